@@ -1,0 +1,4 @@
+"""Containers for TestJack: the podman service, images, worlds, exec and test runs.
+
+Knows nothing of LLMs or the UI.
+"""

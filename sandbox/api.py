@@ -1,0 +1,111 @@
+"""The sandbox's public types. The engine and the agents use only these and `Sandbox`.
+
+A *world* is a prepared snapshot (a committed image) of the task's repo in one state:
+null R, reference R[G] or model R[s], each with T0 applied the way the official evaluator
+applies it. Every run starts a fresh container from the snapshot, so nothing leaks between runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Literal
+
+TestStatus = Literal["passed", "failed", "error", "skipped", "not_found", "timed_out"]
+WorldKind = Literal["null", "reference", "model"]
+
+
+@dataclass(frozen=True)
+class WorldRef:
+    """A prepared world: the snapshot image and what it was made from."""
+
+    task_id: str
+    kind: WorldKind
+    trial_id: str | None
+    image: str  # committed snapshot image (id or tag)
+    workdir: str  # repo path inside the container, e.g. /app or /testbed
+    # Harness files (conftest.py, pytest config, sitecustomize, edited test files) the trial's
+    # patch changed relative to the reference; restored for witness runs and reported.
+    tampered: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.task_id}/{self.kind}" + (f"/{self.trial_id}" if self.trial_id else "")
+
+
+@dataclass(frozen=True)
+class PatchResult:
+    """Outcome of applying a patch while preparing a world."""
+
+    applied: bool
+    method: str  # e.g. "git apply", "git apply --3way", "patch --fuzz", "" when it failed
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    id: str
+    status: TestStatus
+    message: str = ""  # failure text, trimmed
+    duration: float = 0.0
+
+
+@dataclass
+class ExecResult:
+    argv: list[str]
+    exit_code: int | None  # None when killed by timeout
+    timed_out: bool
+    stdout_head: str
+    stdout_tail: str
+    stderr_head: str
+    stderr_tail: str
+    log_path: Path | None  # full output on disk
+    duration: float
+
+    @property
+    def output(self) -> str:
+        """Head and tail of stdout+stderr, for showing to people and agents."""
+        parts = [self.stdout_head]
+        if self.stdout_tail:
+            parts += ["\n[... output cut ...]\n", self.stdout_tail]
+        if self.stderr_head:
+            parts += ["\n[stderr]\n", self.stderr_head]
+        if self.stderr_tail:
+            parts += ["\n[... output cut ...]\n", self.stderr_tail]
+        return "".join(parts)
+
+
+@dataclass
+class TestRun:
+    world: str  # WorldRef.name
+    test_ids: list[str]
+    outcomes: dict[str, TestOutcome]
+    exec: ExecResult
+    files: dict[str, str] = field(default_factory=dict)  # candidate files copied in for this run
+
+    def status(self, test_id: str) -> TestStatus:
+        outcome = self.outcomes.get(test_id)
+        return outcome.status if outcome else "not_found"
+
+    @property
+    def all_passed(self) -> bool:
+        return bool(self.outcomes) and all(o.status == "passed" for o in self.outcomes.values())
+
+    @property
+    def any_failed(self) -> bool:
+        return any(o.status in ("failed", "error", "timed_out") for o in self.outcomes.values())
+
+
+@dataclass(frozen=True)
+class WorldEvent:
+    """What the UI shows about containers: started, command running, output, exit, removed."""
+
+    world: str
+    container: str
+    kind: Literal["created", "running", "output", "exited", "removed", "timeout"]
+    command: str = ""
+    text: str = ""  # output chunk for kind == "output"
+    exit_code: int | None = None
+    image: str = ""
+
+
+WorldListener = Callable[[WorldEvent], None]

@@ -1,0 +1,94 @@
+"""The local base image: Debian bookworm with python3, pytest, coverage and git.
+
+No registry is needed: debootstrap a rootfs, import it, squash a cleanup layer on top.
+Cached by name and recipe hash, so a second call builds nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .podman_conf import podman
+
+BASE_IMAGE = "localhost/testjack-base:bookworm"
+PACKAGES = ("python3", "python3-pytest", "python3-coverage", "git", "ca-certificates")
+# Trimmed from the import: caches and docs only make the image bigger.
+EXCLUDES = ("./var/cache/apt/archives/*.deb", "./var/lib/apt/lists/*", "./usr/share/doc/*",
+            "./usr/share/man/*", "./usr/share/locale/*", "./usr/share/info/*")
+RECIPE = "|".join(PACKAGES + EXCLUDES) + "|v1"
+RECIPE_HASH = hashlib.sha256(RECIPE.encode()).hexdigest()[:12]
+
+
+def _mirror() -> str:
+    candidates = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]
+    for path in candidates:
+        try:
+            text = path.read_text()
+        except OSError:
+            continue
+        for match in re.finditer(r"(?:URIs:\s*|^deb\s+(?:\[[^\]]*\]\s+)?)(\S+/debian)/?\s", text, re.M):
+            return match.group(1)
+    return "http://deb.debian.org/debian"
+
+
+def image_exists(name: str = BASE_IMAGE) -> bool:
+    res = podman("image", "inspect", "--format", "{{index .Labels \"testjack.recipe\"}}", name, check=False)
+    return res.returncode == 0
+
+
+def base_image_ready() -> bool:
+    res = podman("image", "inspect", "--format", "{{index .Labels \"testjack.recipe\"}}", BASE_IMAGE,
+                 check=False)
+    return res.returncode == 0 and res.stdout.decode().strip() == RECIPE_HASH
+
+
+def build_base_image(log=print) -> str:
+    """Build the base image unless the cached one matches the recipe. Returns the image name."""
+    if base_image_ready():
+        return BASE_IMAGE
+    if shutil.which("debootstrap") is None:
+        raise RuntimeError("debootstrap is not installed: apt-get install -y debootstrap")
+    with tempfile.TemporaryDirectory(prefix="testjack-base-") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        log(f"base image: debootstrap bookworm from {_mirror()} (about a minute)")
+        subprocess.run(
+            ["debootstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES), "bookworm",
+             str(rootfs), _mirror()],
+            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        log("base image: importing")
+        tar = subprocess.Popen(
+            ["tar", "-C", str(rootfs), *[f"--exclude={e}" for e in EXCLUDES], "-c", "."],
+            stdout=subprocess.PIPE,
+        )
+        raw = f"localhost/testjack-base-raw:{RECIPE_HASH}"
+        subprocess.run(["podman", "import", "-", raw], stdin=tar.stdout, check=True,
+                       stdout=subprocess.DEVNULL, env=_env())
+        tar.wait()
+        if tar.returncode != 0:
+            raise RuntimeError("tar of the debootstrap rootfs failed")
+        context = Path(tmp) / "ctx"
+        context.mkdir()
+        (context / "Containerfile").write_text(
+            f"FROM {raw}\n"
+            f"LABEL testjack.recipe={RECIPE_HASH}\n"
+            "ENV PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8\n"
+            'CMD ["/bin/bash"]\n'
+        )
+        log("base image: building")
+        podman("build", "--network=none", "-t", BASE_IMAGE, str(context))
+        podman("rmi", raw, check=False)
+    return BASE_IMAGE
+
+
+def _env():
+    from .podman_conf import podman_env
+    return podman_env()
+
+
+if __name__ == "__main__":
+    print(build_base_image())

@@ -1,0 +1,164 @@
+"""What the engine asks of the agents and of the operator.
+
+The scripted demo agents, the operator and the LLM roles all implement these, so the engine
+never knows which one it is talking to. Nothing a role *says* refutes or clears a trial: only
+candidates that the engine executes on both worlds and that are approved count.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Literal, Protocol
+
+from testjack_tui.model import Task, Trial
+
+ReviewLabel = Literal["valid", "questionable", "invalid"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A proposed test file in the repo's own framework."""
+
+    id: str  # stable within a session, e.g. "auth-3.c2" (repairs get a new id with a parent)
+    path: str  # repo-relative path the file is written to, e.g. "tests/test_tj_alias.py"
+    source: str
+    requirement: str  # the clause of P the author says it checks
+    author: Literal["audit", "task_analysis", "operator"]
+    attempt: int = 1  # 1 = first version, 2.. = repairs
+    parent: str | None = None  # the candidate this one repairs
+    test_ids: tuple[str, ...] = ()  # node ids to run; empty = the whole file
+    origin: str = ""  # where it came from (script file, transcript id); shown to the operator
+
+    def run_ids(self) -> list[str]:
+        return list(self.test_ids) or [self.path]
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    clause: str
+    explicit: bool  # quotable from P
+    quote: str = ""  # the words of P, when explicit
+    covered_by_t0: bool | None = None
+    implemented: bool | None = None
+
+
+@dataclass
+class AuditOutcome:
+    candidates: list[Candidate]
+    checklist: list[ChecklistItem] = field(default_factory=list)
+    notes: str = ""  # the agent's own report text (untrusted: shown, never acted on)
+
+
+@dataclass(frozen=True)
+class ReviewVerdict:
+    candidate_id: str
+    label: ReviewLabel
+    requirement: str  # the clause of P this test checks
+    explicit: bool  # P states it (quotable)
+    quote: str = ""
+    reason: str = ""
+    reviewer: str = ""  # who judged: "scripted", a model name, "operator"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    session_id: str
+    task_id: str
+    trial_id: str | None
+    candidate: Candidate
+    verdict: ReviewVerdict
+    reference_status: str  # summary of the run on R[G]
+    model_status: str  # summary of the run on R[s]
+
+
+@dataclass(frozen=True)
+class ApprovalDecision:
+    counts: bool  # True: the candidate becomes a witness
+    label: ReviewLabel  # the label that stands (the reviewer's, or the operator's overrule)
+    by: str  # "auto" or "operator"
+    note: str = ""
+
+
+class WorldTools(Protocol):
+    """Tools bound to one task's worlds, handed to an agent for one session."""
+
+    async def run(self, world: str, command: str, timeout: float = 60) -> str: ...
+    async def read_file(self, world: str, path: str) -> str: ...
+    async def list_files(self, world: str, path: str = ".") -> str: ...
+    async def run_tests(self, world: str, test_ids: list[str], files: dict[str, str] | None = None) -> str: ...
+    def diff(self) -> str: ...
+    def official_tests(self) -> str: ...
+    def evidence(self) -> str: ...
+
+
+Emit = Callable[[Any], None]  # posts an engine event (see events.py)
+
+
+class Ledger(Protocol):
+    """The session's usage ledger and budget guard (implemented by the engine's budget module).
+
+    Agents call `check()` before every LLM request (it raises BudgetExceeded when a limit would
+    be passed) and `record()` after it, before making the next one.
+    """
+
+    def check(self, role: str, model: str, max_tokens: int | None = None) -> None: ...
+
+    def record(self, role: str, model: str, prompt_tokens: int, completion_tokens: int,
+               usd: float, estimated: bool, call_id: str = "", task_id: str = "",
+               trial_id: str | None = None) -> None: ...
+
+
+class BudgetExceeded(Exception):
+    """A limit would be passed; the session pauses and can resume with a raised limit."""
+
+    def __init__(self, limit: str, message: str = ""):
+        self.limit = limit
+        super().__init__(message or f"budget limit reached: {limit}")
+
+
+@dataclass
+class AuditContext:
+    session_id: str
+    task: Task
+    trial: Trial | None  # None for task analysis
+    tools: WorldTools
+    emit: Emit
+    known_witnesses: list[Candidate] = field(default_factory=list)
+    evidence: dict = field(default_factory=dict)
+    ledger: Ledger | None = None
+    # Where this agent session's transcript (JSONL) goes; the TUI shows it.
+    transcript_path: str | None = None
+
+
+class AuditAgent(Protocol):
+    label: str  # shown in the UI, e.g. "scripted (offline demo)" or "gpt-4.1 @ local-vllm"
+
+    async def audit(self, ctx: AuditContext) -> AuditOutcome: ...
+
+    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None:
+        """A new version of a candidate that failed on the reference world, or None to give up."""
+        ...
+
+
+class TaskAnalyst(Protocol):
+    """Solution-blind: sees P, the null world and T0, never G or a trial."""
+
+    label: str
+
+    async def analyse(self, ctx: AuditContext) -> list[Candidate]: ...
+
+    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None: ...
+
+
+class Reviewer(Protocol):
+    """Judges a candidate with P as the sole authority; never sees G's code."""
+
+    label: str
+
+    async def review(self, ctx: AuditContext, candidate: Candidate) -> ReviewVerdict: ...
+
+
+class Approver(Protocol):
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision: ...
+
+
+ApproverFn = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]

@@ -1,0 +1,119 @@
+"""The domain model: benchmarks, tasks and trials as loaded from disk.
+
+Loading never touches containers. Words follow DESIGN.md §2: a task is P (instruction),
+R (environment), G (reference), T0 (official tests); a trial is one agent's patch s with the
+verdict the benchmark recorded for it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+WorldKind = Literal["null", "reference", "model"]
+
+
+@dataclass(frozen=True)
+class Environment:
+    """How to get R: a named image (registry or local) or a Containerfile with its context."""
+
+    image: str | None = None
+    containerfile: Path | None = None
+    context: Path | None = None
+    workdir: str = "/app"
+    # Pinned limits from the task (task.toml [environment]); the sandbox applies its own caps too.
+    memory_mb: int | None = None
+    cpus: float | None = None
+
+
+@dataclass(frozen=True)
+class Reference:
+    """G: a patch, a solve script (run in the repo), or both. Both None: no-reference task."""
+
+    patch: str | None = None
+    solve_script: str | None = None
+
+    @property
+    def present(self) -> bool:
+        return bool(self.patch or self.solve_script)
+
+
+@dataclass(frozen=True)
+class OfficialTests:
+    """T0 and how the official evaluator applies it.
+
+    The evaluator resets the files the test patch touches to their base version, applies the
+    test patch, then runs the fail-to-pass and pass-to-pass ids with the framework's runner.
+    """
+
+    test_patch: str = ""
+    fail_to_pass: tuple[str, ...] = ()
+    pass_to_pass: tuple[str, ...] = ()
+    framework: str = "pytest"
+    test_files: tuple[str, ...] = ()  # files the test patch touches (reset before applying)
+    run_script: str | None = None  # the benchmark's own verifier script (Harbor tests/test.sh)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.fail_to_pass + self.pass_to_pass
+
+
+@dataclass
+class Task:
+    id: str
+    instruction: str  # P
+    environment: Environment  # R
+    reference: Reference  # G
+    tests: OfficialTests  # T0
+    language: str = "python"
+    base_commit: str | None = None
+    source: Path | None = None  # folder or file it was loaded from
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class Trial:
+    id: str
+    task_id: str
+    agent: str
+    model: str
+    patch: str  # s, a unified diff against the task's repo
+    official_pass: bool  # the benchmark's recorded verdict; never overwritten by our re-runs
+    reward: float | None = None
+    trajectory: Path | None = None
+    source: Path | None = None
+    exception: str | None = None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something a loader did not load, with the reason; loaders never drop silently."""
+
+    path: str
+    field: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}: {self.field}: " if self.field else f"{self.path}: "
+        return where + self.reason
+
+
+@dataclass
+class Benchmark:
+    name: str
+    format: str  # "harbor" | "swebench"
+    root: Path
+    tasks: dict[str, Task] = field(default_factory=dict)
+    trials: list[Trial] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    # Ground truth, if the benchmark ships one: used for scoring reports only, never by the engine.
+    labels_path: Path | None = None
+
+    def trials_of(self, task_id: str) -> list[Trial]:
+        return [t for t in self.trials if t.task_id == task_id]
+
+    def passing(self, task_id: str) -> list[Trial]:
+        return [t for t in self.trials if t.task_id == task_id and t.official_pass]
+
+    def models_of(self, task_id: str) -> list[str]:
+        return sorted({t.model for t in self.trials if t.task_id == task_id})

@@ -1,0 +1,17 @@
+"""Shared fixtures. Every test gets its own TESTJACK_HOME so config, data and sessions never
+touch the user's real directories."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "benchmarks" / "demo"
+
+
+@pytest.fixture(autouse=True)
+def testjack_home(tmp_path, monkeypatch):
+    home = tmp_path / "tj-home"
+    monkeypatch.setenv("TESTJACK_HOME", str(home))
+    return home
