@@ -26,6 +26,9 @@ class WorldRef:
     # Harness files (conftest.py, pytest config, sitecustomize, edited test files) the trial's
     # patch changed relative to the reference; restored for witness runs and reported.
     tampered: tuple[str, ...] = ()
+    framework: str = "pytest"  # the test runner for this task's T0 and candidates
+    memory_mb: int | None = None  # the task's own memory limit, if it pins one
+    applied_with: str = ""  # how G or s applied: "git apply", "patch --fuzz=3", "solve script", ...
 
     @property
     def name(self) -> str:
@@ -81,6 +84,8 @@ class TestRun:
     outcomes: dict[str, TestOutcome]
     exec: ExecResult
     files: dict[str, str] = field(default_factory=dict)  # candidate files copied in for this run
+    # Harness files restored to their reference version before this run (isolate_harness=True).
+    neutralised: list[str] = field(default_factory=list)
 
     def status(self, test_id: str) -> TestStatus:
         outcome = self.outcomes.get(test_id)

@@ -6,6 +6,7 @@ to every podman process we start (CLI and service) instead of touching the syste
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -24,11 +25,7 @@ def _cgroup_v1() -> bool:
         return True
 
 
-def choose_runtime() -> str:
-    """crun where it works (cgroup v2), runc on v1/hybrid hosts where crun refuses to start."""
-    forced = os.environ.get("TESTJACK_RUNTIME")
-    if forced:
-        return forced
+def _heuristic_runtime() -> str:
     have_crun = shutil.which("crun") is not None
     have_runc = shutil.which("runc") is not None
     if _cgroup_v1() and have_runc:
@@ -36,6 +33,62 @@ def choose_runtime() -> str:
     if have_crun:
         return "crun"
     return "runc" if have_runc else "crun"
+
+
+def _probe_file() -> Path:
+    return data_dir() / "runtime.json"
+
+
+def _host_key() -> str:
+    # A probe result is valid for this cgroup layout and these runtime binaries.
+    parts = ["v1" if _cgroup_v1() else "v2"]
+    for name in ("crun", "runc"):
+        path = shutil.which(name)
+        parts.append(f"{name}={path}:{os.stat(path).st_mtime_ns if path else ''}")
+    return "|".join(parts)
+
+
+def choose_runtime() -> str:
+    """The OCI runtime for our service: a probed result when we have one, else a guess
+    (crun where it works, runc on cgroup v1/hybrid hosts where crun refuses to start)."""
+    forced = os.environ.get("TESTJACK_RUNTIME")
+    if forced:
+        return forced
+    try:
+        probed = json.loads(_probe_file().read_text())
+        if probed.get("key") == _host_key() and probed.get("runtime"):
+            return probed["runtime"]
+    except (OSError, ValueError):
+        pass
+    return _heuristic_runtime()
+
+
+def probe_runtime(image: str, timeout: float = 60) -> tuple[str | None, dict[str, str]]:
+    """Start a container with each installed runtime; remember the first that works.
+
+    Returns (runtime or None, {runtime: error text}).
+    """
+    preferred = _heuristic_runtime()
+    order = [preferred] + [r for r in ("crun", "runc") if r != preferred]
+    errors: dict[str, str] = {}
+    for runtime in order:
+        if shutil.which(runtime) is None:
+            errors[runtime] = "not installed"
+            continue
+        args = ["--runtime", runtime, "run", "--rm", "--network=none", "--label",
+                "testjack.app=testjack-tui", *[a for u in ULIMITS for a in ("--ulimit", u)],
+                image, "true"]
+        try:
+            res = podman(*args, check=False, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            errors[runtime] = "timed out"
+            continue
+        if res.returncode == 0:
+            path = _probe_file()
+            path.write_text(json.dumps({"runtime": runtime, "key": _host_key()}))
+            return runtime, errors
+        errors[runtime] = (res.stderr or b"").decode(errors="replace").strip()[-300:]
+    return None, errors
 
 
 def conf_path() -> Path:

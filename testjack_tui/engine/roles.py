@@ -127,6 +127,10 @@ class AuditContext:
     ledger: Ledger | None = None
     # Where this agent session's transcript (JSONL) goes; the TUI shows it.
     transcript_path: str | None = None
+    # Optional LLM response cache with get_llm_response(key) -> str | None and
+    # put_llm_response(key, value) (the engine's SessionStore): a resumed session replays
+    # stored replies instead of calling the endpoint again.
+    llm_cache: Any = None
 
 
 class AuditAgent(Protocol):

@@ -1,0 +1,342 @@
+"""SWE-bench family loader (SWE-bench, SWE-bench Verified, SWE-bench Pro).
+
+Tasks come from dataset rows (JSON list or JSONL): `instance_id, repo, base_commit, patch,
+test_patch, problem_statement, hints_text, version, FAIL_TO_PASS, PASS_TO_PASS` (the two id lists
+JSON-encoded strings or plain lists). SWE-bench Pro rows use lower-case `fail_to_pass` /
+`pass_to_pass` and add `requirements` and `interface`; their prompt P is statement + requirements
++ interface and their repo lives in /app (SWE-bench's in /testbed).
+
+Trials come from prediction files (`instance_id, model_name_or_path, model_patch`; JSON or
+JSONL; several files = several models). The official verdict comes from harness `report.json`
+files (`logs/run_evaluation/<run>/<model>/<instance>/report.json`, `{instance: {resolved}}`) or
+from results files listing resolved ids. A trial with no verdict source loads with
+`official_pass=False` and `reward=None` (unknown), never as a silent fail with reward 0.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+from pathlib import Path
+from typing import Iterator
+
+from testjack_tui.errors import InputError
+from testjack_tui.model import Benchmark, Environment, OfficialTests, Reference, Skipped, Task, Trial
+
+from .languages import default_framework, normalize_language
+from .manifest import Manifest
+from .patches import text_patch_problem, touched_files
+
+SWEBENCH_IMAGE = "swebench/sweb.eval.x86_64.{instance_id_docker}:latest"
+PRO_IMAGE = "jefzda/sweap-images:{dockerhub_tag}"
+REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
+
+
+def load_swebench(manifest: Manifest) -> Benchmark:
+    bench = Benchmark(name=manifest.name, format="swebench", root=manifest.root, labels_path=manifest.labels)
+    pattern = manifest.get_str("image_pattern")
+    workdir = manifest.get_str("workdir")
+    task_where: dict[str, str] = {}
+    for path in manifest.get_paths("dataset", required=True):
+        for where, row in _rows(path, bench):
+            task = _task(row, where, path, pattern, workdir, manifest, bench)
+            if task is None:
+                continue
+            if task.id in bench.tasks:
+                bench.skipped.append(Skipped(where, "instance_id",
+                                             f"duplicate instance id {task.id!r} (first in {task_where[task.id]})"))
+                continue
+            bench.tasks[task.id] = task
+            task_where[task.id] = where
+    trials: dict[tuple[str, str], Trial] = {}
+    wheres: dict[tuple[str, str], str] = {}
+    for path in manifest.get_paths("predictions", []):
+        _load_predictions(path, bench, trials, wheres)
+    verdicts = _Verdicts()
+    for folder in manifest.get_paths("reports", []):
+        _load_reports(folder, bench, verdicts)
+    for i, (path, model) in enumerate(_results_entries(manifest)):
+        _load_results(path, model, i, manifest, bench, trials, verdicts)
+    for (model_key, instance), trial in trials.items():
+        resolved = verdicts.get(model_key, instance)
+        if resolved is not None:
+            trial.official_pass = resolved
+            trial.reward = 1.0 if resolved else 0.0
+    for (model_key, instance), where in verdicts.sources.items():
+        if (model_key, instance) not in trials:
+            bench.skipped.append(Skipped(where, "resolved",
+                                         f"verdict for {instance!r} of model {model_key!r} has no prediction"))
+    bench.trials = list(trials.values())
+    return bench
+
+
+def model_key(model: str) -> str:
+    """The folder name the harness uses for a model (`/` becomes `__`)."""
+    return model.replace("/", "__")
+
+
+# ---------------------------------------------------------------------------------------- reading
+
+def _rows(path: Path, bench: Benchmark) -> Iterator[tuple[str, dict]]:
+    """(where, row) for every object in a JSON list/object or a JSONL file.
+
+    A JSONL line that is not an object is reported and skipped; a .json file that does not parse
+    is fatal, because nothing in it can be trusted.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, None, f"cannot read: {exc}") from None
+    if path.suffix == ".jsonl":
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{n}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                bench.skipped.append(Skipped(where, None, f"invalid JSON: {exc}"))
+                continue
+            if not isinstance(row, dict):
+                bench.skipped.append(Skipped(where, None, "line is not a JSON object"))
+                continue
+            yield where, row
+        return
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, None, f"invalid JSON: {exc}") from None
+    if isinstance(data, dict):
+        # a single row, or {instance_id: row} as the harness accepts for predictions
+        items = [data] if "instance_id" in data else [
+            {"instance_id": k, **v} if isinstance(v, dict) else v for k, v in data.items()]
+    elif isinstance(data, list):
+        items = data
+    else:
+        raise InputError(path, None, "must hold a JSON list of objects")
+    for i, row in enumerate(items):
+        where = f"{path}[{i}]"
+        if not isinstance(row, dict):
+            bench.skipped.append(Skipped(where, None, "entry is not a JSON object"))
+            continue
+        yield where, row
+
+
+def _id_list(row: dict, where: str, *keys: str) -> tuple[str, ...] | None:
+    """A test id list under the first present key, as a list or a JSON/Python-literal string."""
+    for key in keys:
+        if key in row:
+            value = row[key]
+            if isinstance(value, str):
+                try:
+                    value = json.loads(value)
+                except json.JSONDecodeError:
+                    try:  # SWE-bench Pro exports Python reprs: "['a', 'b']"
+                        value = ast.literal_eval(value)
+                    except (ValueError, SyntaxError):
+                        raise InputError(where, key, "not a list of test ids") from None
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise InputError(where, key, "not a list of test ids")
+            return tuple(value)
+    return None
+
+
+def _task(row: dict, where: str, path: Path, pattern: str | None, workdir: str | None,
+          manifest: Manifest, bench: Benchmark) -> Task | None:
+    try:
+        for key in REQUIRED:
+            if not isinstance(row.get(key), str) or (key != "patch" and not row[key]):
+                raise InputError(where, key, "missing or not a string")
+        iid = row["instance_id"]
+        f2p = _id_list(row, where, "FAIL_TO_PASS", "fail_to_pass")
+        p2p = _id_list(row, where, "PASS_TO_PASS", "pass_to_pass")
+        if f2p is None:
+            raise InputError(where, "FAIL_TO_PASS", "missing (also no fail_to_pass)")
+        if p2p is None:
+            raise InputError(where, "PASS_TO_PASS", "missing (also no pass_to_pass)")
+        if problem := text_patch_problem(row["test_patch"]):
+            raise InputError(where, "test_patch", problem)
+        if row["patch"] and (problem := text_patch_problem(row["patch"])):
+            raise InputError(where, "patch", problem)
+        is_pro = "fail_to_pass" in row or "requirements" in row or "interface" in row
+        image = _image(row, pattern, is_pro, where)
+    except InputError as exc:
+        bench.skipped.append(Skipped(exc.path, exc.field, exc.message))
+        return None
+    instruction = row["problem_statement"]
+    if is_pro:
+        parts = [instruction.rstrip()]
+        if row.get("requirements"):
+            parts.append("Requirements:\n" + str(row["requirements"]).strip())
+        if row.get("interface"):
+            parts.append("New interfaces introduced:\n" + str(row["interface"]).strip())
+        instruction = "\n\n".join(parts) + "\n"
+    src = manifest.images.get(image)
+    environment = Environment(
+        image=image, containerfile=src.containerfile if src else None, context=src.context if src else None,
+        workdir=workdir or ("/app" if is_pro else "/testbed"),
+    )
+    language = normalize_language(row.get("repo_language") or row.get("language"))
+    tests = OfficialTests(
+        test_patch=row["test_patch"], fail_to_pass=f2p, pass_to_pass=p2p,
+        framework=default_framework(language),
+        test_files=touched_files(row["test_patch"]),
+    )
+    metadata = {k: row[k] for k in ("repo", "version", "hints_text", "created_at", "requirements",
+                                    "interface", "dockerhub_tag", "environment_setup_commit") if k in row}
+    metadata["variant"] = "pro" if is_pro else "swebench"
+    return Task(id=iid, instruction=instruction, environment=environment,
+                reference=Reference(patch=row["patch"] or None), tests=tests, language=language,
+                base_commit=row["base_commit"], source=path,
+                metadata=metadata)
+
+
+def _image(row: dict, pattern: str | None, is_pro: bool, where: str) -> str:
+    if pattern is None:
+        pattern = PRO_IMAGE if is_pro and row.get("dockerhub_tag") else SWEBENCH_IMAGE
+    fields = {k: v for k, v in row.items() if isinstance(v, (str, int, float))}
+    fields["instance_id_docker"] = row["instance_id"].replace("__", "_1776_").lower()
+    try:
+        return pattern.format(**fields)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise InputError(where, "image_pattern", f"cannot fill {pattern!r}: missing {exc}") from None
+
+
+# ----------------------------------------------------------------------------------- predictions
+
+def _load_predictions(path: Path, bench: Benchmark, trials: dict[tuple[str, str], Trial],
+                      wheres: dict[tuple[str, str], str]) -> None:
+    for where, row in _rows(path, bench):
+        try:
+            iid = row.get("instance_id")
+            if not isinstance(iid, str) or not iid:
+                raise InputError(where, "instance_id", "missing or not a string")
+            model = row.get("model_name_or_path") or path.name.split(".")[0]
+            if not isinstance(model, str):
+                raise InputError(where, "model_name_or_path", f"must be a string, got {model!r}")
+            if iid not in bench.tasks:
+                raise InputError(where, "instance_id", f"unknown task {iid!r}")
+            if "model_patch" not in row:
+                raise InputError(where, "model_patch", "missing")
+            if problem := text_patch_problem(row["model_patch"]):
+                raise InputError(where, "model_patch", problem)
+            key = (model_key(model), iid)
+            if key in trials:
+                raise InputError(where, "instance_id",
+                                 f"duplicate prediction for {iid!r} by {model!r} (first in {wheres[key]})")
+        except InputError as exc:
+            bench.skipped.append(Skipped(exc.path, exc.field, exc.message))
+            continue
+        trials[key] = Trial(id=f"{iid}@{key[0]}", task_id=iid, agent=model, model=model,
+                            patch=row["model_patch"], official_pass=False, reward=None, source=path)
+        wheres[key] = where
+
+
+# -------------------------------------------------------------------------------------- verdicts
+
+class _Verdicts:
+    """Resolved flags per (model key, instance); report.json beats a results list."""
+
+    def __init__(self) -> None:
+        self.reports: dict[tuple[str, str], bool] = {}
+        self.resolved_lists: dict[str, set[str]] = {}
+        self.sources: dict[tuple[str, str], str] = {}  # only report.json verdicts (lists are per model)
+
+    def get(self, model: str, instance: str) -> bool | None:
+        if (model, instance) in self.reports:
+            return self.reports[(model, instance)]
+        if model in self.resolved_lists:
+            return instance in self.resolved_lists[model]
+        return None
+
+
+def _load_reports(folder: Path, bench: Benchmark, verdicts: _Verdicts) -> None:
+    if not folder.is_dir():
+        raise InputError(folder, None, "reports must be a folder (e.g. logs/run_evaluation)")
+    for dirpath, _dirs, files in os.walk(folder):
+        if "report.json" not in files:
+            continue
+        path = Path(dirpath) / "report.json"
+        model = model_key(path.parent.parent.name)  # <run>/<model>/<instance>/report.json
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, json.JSONDecodeError) as exc:
+            bench.skipped.append(Skipped(str(path), None, f"unreadable report: {exc}"))
+            continue
+        if not isinstance(data, dict):
+            bench.skipped.append(Skipped(str(path), None, "report must be a JSON object"))
+            continue
+        for instance, entry in data.items():
+            resolved = entry.get("resolved") if isinstance(entry, dict) else None
+            if not isinstance(resolved, bool):
+                bench.skipped.append(Skipped(str(path), f"{instance}.resolved", "missing or not true/false"))
+                continue
+            if instance not in bench.tasks:
+                bench.skipped.append(Skipped(str(path), "instance_id", f"unknown task {instance!r}"))
+                continue
+            verdicts.reports[(model, instance)] = resolved
+            verdicts.sources[(model, instance)] = str(path)
+
+
+def _results_entries(manifest: Manifest) -> list[tuple[Path, str | None]]:
+    """`results = "f.json"` / `["a", "b"]` / `[[results]] file=..., model=...`."""
+    raw = manifest.data.get("results", [])
+    items = [raw] if isinstance(raw, (str, dict)) else raw
+    if not isinstance(items, list):
+        raise InputError(manifest.path, "results", "must be a path, a list of paths or [[results]] tables")
+    entries = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            file, model = item, None
+        elif isinstance(item, dict):
+            file, model = item.get("file"), item.get("model")
+            if model is not None and not isinstance(model, str):
+                raise InputError(manifest.path, f"results[{i}].model", "must be a string")
+        else:
+            file = None
+        if not isinstance(file, str) or not file:
+            raise InputError(manifest.path, f"results[{i}].file", "missing or not a path")
+        path = manifest.resolve(file)
+        if not path.is_file():
+            raise InputError(manifest.path, f"results[{i}].file", f"no such file: {path}")
+        entries.append((path, model))
+    return entries
+
+
+def _load_results(path: Path, model: str | None, index: int, manifest: Manifest, bench: Benchmark,
+                  trials: dict[tuple[str, str], Trial], verdicts: _Verdicts) -> None:
+    """A results file: the harness summary (`resolved_ids`), a JSON list, or one id per line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, None, f"cannot read: {exc}") from None
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(path, None, f"invalid JSON: {exc}") from None
+        ids = data.get("resolved_ids") if isinstance(data, dict) else data
+        if not isinstance(ids, list) or not all(isinstance(v, str) for v in ids):
+            raise InputError(path, "resolved_ids", "missing or not a list of instance ids")
+    else:
+        ids = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    models = {m for m, _ in trials}
+    if model is None:
+        # the harness names its summary `<model>.<run_id>.json`; with one model there is no doubt
+        guess = path.name.split(".")[0]
+        if guess in models:
+            model = guess
+        elif len(models) == 1:
+            model = next(iter(models))
+        else:
+            raise InputError(manifest.path, f"results[{index}].model",
+                             f"cannot tell which model {path.name} belongs to; name it")
+    key = model_key(model)
+    if key not in models:
+        bench.skipped.append(Skipped(str(path), "model", f"no predictions for model {model!r}"))
+        return
+    for iid in ids:
+        if (key, iid) not in trials:
+            bench.skipped.append(Skipped(str(path), "resolved_ids",
+                                         f"{iid!r} resolved but model {model!r} has no prediction for it"))
+    verdicts.resolved_lists.setdefault(key, set()).update(ids)

@@ -1,0 +1,359 @@
+"""The Sandbox: the async face of the package. The engine and the agents call only this.
+
+Blocking podman-py calls run in our own thread pool; a semaphore sized to the machine's cores
+bounds how many containers work at once. Every run starts a fresh container from the world's
+snapshot and removes it afterwards, also when the caller cancels (cleanup is shielded from
+cancellation). Listener callbacks run on the event loop that entered the Sandbox.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, AsyncIterator, Callable, Sequence
+
+from testjack_tui.model import Task, Trial
+
+from . import cleanup
+from .api import ExecResult, TestRun, WorldEvent, WorldKind, WorldListener, WorldRef
+from .containers import Limits, get_file, init_pid, put_files, remove_container, start_container
+from .errors import SandboxError
+from .execs import ExecHandle, run_exec
+from .images import _image_id, ensure_env_image
+from .labels import L_TASK, L_TRIAL, L_WORLD, new_session_id, owner_labels
+from .output import OutputCollector
+from .service import PodmanService
+from .testruns import run_tests_in
+from .worlds import WorldPlan, build_world, find_world
+
+Command = str | Sequence[str]
+
+
+def _argv(cmd: Command) -> list[str]:
+    return ["sh", "-c", cmd] if isinstance(cmd, str) else [str(a) for a in cmd]
+
+
+class Sandbox:
+    """Worlds, execs and test runs in podman containers.
+
+    listener: called with WorldEvent for container lifecycle and streamed output.
+    concurrency: containers working at once (default: the number of cores).
+    session: a label for this user of the sandbox (shown in `podman ps`).
+    limits: per-container limits (defaults: 1 GiB, 256 pids, 1 CPU, network none).
+    """
+
+    def __init__(self, listener: WorldListener | None = None, concurrency: int | None = None,
+                 session: str = "sandbox", limits: Limits | None = None,
+                 service_url: str | None = None, log: Callable[[str], None] | None = None):
+        self.listener = listener
+        self.concurrency = max(1, concurrency or os.cpu_count() or 1)
+        self.session = new_session_id(session)
+        self.limits = limits or Limits()
+        self.log = log or (lambda msg: None)
+        self._service = PodmanService(service_url)
+        self._pool: ThreadPoolExecutor | None = None
+        self._sem: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._containers: dict[str, str] = {}
+        self._worlds: dict[str, WorldRef] = {}
+        self._env_images: dict[tuple, tuple[str, str]] = {}
+        self._locks: dict[Any, asyncio.Lock] = {}
+        self._cleanups: set[asyncio.Future] = set()
+        self.swept_at_start: list[str] = []
+
+    # --- lifecycle -------------------------------------------------------------------------
+    async def __aenter__(self) -> "Sandbox":
+        self._loop = asyncio.get_running_loop()
+        self._pool = ThreadPoolExecutor(max_workers=self.concurrency * 3 + 6,
+                                        thread_name_prefix="tj-sandbox")
+        self._sem = asyncio.Semaphore(self.concurrency)
+        await self._call(self._service.start)
+        self.swept_at_start = await self._call(cleanup.sweep, self._service.client())
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._pool is None:
+            return
+        try:
+            if self._cleanups:
+                await asyncio.gather(*self._cleanups, return_exceptions=True)
+            for cid in list(self._containers):
+                await self._call(self._remove_tracked, cid)
+            await self._call(cleanup.sweep, self._service.client(), self.session)
+        finally:
+            await self._call(self._service.stop)
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    @property
+    def service(self) -> PodmanService:
+        return self._service
+
+    # --- plumbing --------------------------------------------------------------------------
+    async def _call(self, fn: Callable, *args, **kwargs):
+        if self._pool is None:
+            raise SandboxError("the Sandbox is not open: use `async with Sandbox() as sb`")
+        return await asyncio.get_running_loop().run_in_executor(
+            self._pool, functools.partial(fn, *args, **kwargs))
+
+    def _emit(self, event: WorldEvent) -> None:
+        if self.listener is None or self._loop is None:
+            return
+        def deliver() -> None:
+            try:
+                self.listener(event)
+            except Exception:  # a broken listener must not break container work
+                pass
+        try:
+            self._loop.call_soon_threadsafe(deliver)
+        except RuntimeError:  # loop closed
+            pass
+
+    def _lock(self, key) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+    def _labels(self, world: str, task_id: str = "", trial_id: str | None = None) -> dict[str, str]:
+        labels = owner_labels(self.session)
+        labels[L_WORLD] = world
+        labels[L_TASK] = task_id
+        if trial_id:
+            labels[L_TRIAL] = trial_id
+        return labels
+
+    def _limits_for(self, memory_mb: int | None) -> Limits:
+        if memory_mb:
+            return Limits(**{**self.limits.__dict__, "memory_mb": int(memory_mb)})
+        return self.limits
+
+    def _start(self, image: str, world: str, task_id: str, trial_id: str | None,
+               memory_mb: int | None = None):
+        container = start_container(self._service.client(), image,
+                                    self._labels(world, task_id, trial_id),
+                                    self._limits_for(memory_mb))
+        self._containers[container.id] = world
+        self._emit(WorldEvent(world=world, container=container.id[:12], kind="created", image=image))
+        return container
+
+    def _start_world(self, world: WorldRef):
+        return self._start(world.image, world.name, world.task_id, world.trial_id, world.memory_mb)
+
+    def _remove_tracked(self, container_id: str) -> None:
+        world = self._containers.pop(container_id, "")
+        remove_container(self._service.client(), container_id)
+        self._emit(WorldEvent(world=world, container=container_id[:12], kind="removed"))
+
+    async def _remove_shielded(self, container_id: str) -> None:
+        task = asyncio.ensure_future(self._call(self._remove_tracked, container_id))
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
+        await asyncio.shield(task)
+
+    def _output_sink(self, world: str, container_id: str) -> Callable[[str], None] | None:
+        if self.listener is None:
+            return None
+        return lambda text: self._emit(WorldEvent(world=world, container=container_id[:12],
+                                                  kind="output", text=text))
+
+    def _exec_events(self, world: str, container_id: str, argv: list[str], result: ExecResult) -> None:
+        kind = "timeout" if result.timed_out else "exited"
+        self._emit(WorldEvent(world=world, container=container_id[:12], kind=kind,
+                              command=" ".join(argv), exit_code=result.exit_code))
+
+    # --- images and worlds -----------------------------------------------------------------
+    async def env_image(self, task: Task) -> str:
+        """The task's environment image (built or pulled when missing; cached by content)."""
+        env = task.environment
+        key = (env.image, str(env.containerfile or ""), str(env.context or ""))
+        async with self._lock(("env", key)):
+            if key not in self._env_images:
+                cli_env = self._service.cli_env()
+                image = await self._call(ensure_env_image, env, cli_env, self.log)
+                image_id = await self._call(_image_id, image, cli_env)
+                self._env_images[key] = (image, image_id or image)
+        return self._env_images[key][0]
+
+    async def prepare(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> WorldRef:
+        """The snapshot of one world of the task (cached). Raises PatchError when G or s (or the
+        test patch) does not apply."""
+        if kind not in ("null", "reference", "model"):
+            raise ValueError(f"unknown world kind {kind!r}")
+        if kind == "model" and trial is None:
+            raise ValueError("a model world needs a trial")
+        await self.env_image(task)
+        env = task.environment
+        image, image_id = self._env_images[(env.image, str(env.containerfile or ""), str(env.context or ""))]
+        plan = WorldPlan(task=task, kind=kind, trial=trial if kind == "model" else None,
+                         env_image=image, env_image_id=image_id)
+        tag = plan.tag()
+        if tag in self._worlds:
+            return self._worlds[tag]
+        async with self._lock(("world", tag)):
+            if tag in self._worlds:
+                return self._worlds[tag]
+            world = await self._call(find_world, self._service.client(), plan)
+            if world is None:
+                async with self._sem:
+                    world = await self._build(plan)
+            self._worlds[tag] = world
+            return world
+
+    async def _build(self, plan: WorldPlan) -> WorldRef:
+        labels = self._labels(plan.name, plan.task.id, plan.trial.id if plan.trial else None)
+        started: list[str] = []
+
+        def on_container(kind: str, cid: str) -> None:
+            if kind == "created":
+                started.append(cid)
+                self._containers[cid] = plan.name
+            else:
+                self._containers.pop(cid, None)
+            self._emit(WorldEvent(world=plan.name, container=cid[:12], kind=kind,  # type: ignore[arg-type]
+                                  image=plan.env_image))
+
+        sink = None
+        if self.listener is not None:
+            sink = lambda text: self._emit(WorldEvent(world=plan.name, container="", kind="output", text=text))
+        try:
+            return await self._call(build_world, self._service.client, plan, labels,
+                                    self._limits_for(plan.task.environment.memory_mb), sink, on_container)
+        except asyncio.CancelledError:
+            for cid in started:
+                if cid in self._containers:
+                    await self._remove_shielded(cid)
+            raise
+
+    # --- runs in fresh containers ----------------------------------------------------------
+    async def _with_fresh(self, world: WorldRef, work: Callable):
+        async with self._sem:
+            container = await self._call(self._start_world, world)
+            handles: list[ExecHandle] = []
+            try:
+                return await self._call(work, container, handles)
+            finally:
+                await self._remove_shielded(container.id)
+
+    async def run_tests(self, world: WorldRef, test_ids: Sequence[str],
+                        files: dict[str, str] | None = None, timeout: float | None = 300,
+                        isolate_harness: bool = False) -> TestRun:
+        """Run test ids (and candidate files copied in) in a fresh container from the world.
+        One container and one test process for all ids (batched replay)."""
+        def work(container, handles):
+            return self._tests_in(container, world, list(test_ids), files, timeout, isolate_harness, handles)
+        return await self._with_fresh(world, work)
+
+    def _tests_in(self, container, world, test_ids, files, timeout, isolate_harness, handles) -> TestRun:
+        argv_seen: list[str] = []
+        run = run_tests_in(
+            self._service.client, container, world, test_ids, files, timeout, isolate_harness,
+            handles, on_output=self._output_sink(world.name, container.id),
+            on_start=lambda cmd: (argv_seen.append(cmd), self._emit(WorldEvent(
+                world=world.name, container=container.id[:12], kind="running", command=cmd))))
+        self._exec_events(world.name, container.id, run.exec.argv, run.exec)
+        return run
+
+    async def exec(self, world: WorldRef, cmd: Command, timeout: float | None = 60,
+                   cwd: str | None = None, env: dict[str, str] | None = None,
+                   stdin: str | bytes | None = None) -> ExecResult:
+        """Run a command (shell string or argv) in a fresh container from the world."""
+        def work(container, handles):
+            return self._exec_in(container, world, cmd, timeout, cwd, env, stdin, handles)
+        return await self._with_fresh(world, work)
+
+    def _exec_in(self, container, world: WorldRef, cmd: Command, timeout, cwd, env, stdin,
+                 handles: list[ExecHandle]) -> ExecResult:
+        argv = _argv(cmd)
+        run_argv = argv
+        if stdin is not None:
+            path = f"/tmp/tj/stdin-{secrets.token_hex(4)}"
+            put_files(container, {path: stdin})
+            run_argv = ["sh", "-c", 'exec "$@" < "$0"', path, *argv]
+        if cwd and not cwd.startswith("/"):
+            cwd = f"{world.workdir.rstrip('/')}/{cwd}"
+        handle = ExecHandle(self._service.client, container.id, init_pid(container))
+        handles.append(handle)
+        self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="running",
+                              command=" ".join(argv)))
+        collector = OutputCollector(f"exec-{world.name}", self._output_sink(world.name, container.id))
+        result = run_exec(handle, run_argv, cwd=cwd or world.workdir, env=env, timeout=timeout,
+                          collector=collector)
+        result.argv = argv
+        self._exec_events(world.name, container.id, argv, result)
+        return result
+
+    # --- long-lived containers -------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def open(self, world: WorldRef) -> AsyncIterator["LiveWorld"]:
+        """A container that lives for the block (an agent session): exec, files, test runs."""
+        container = await self._call(self._start_world, world)
+        live = LiveWorld(self, world, container)
+        try:
+            yield live
+        finally:
+            await self._remove_shielded(container.id)
+
+    async def sweep(self) -> list[str]:
+        """Remove leftover containers whose owning process is dead. Returns their ids."""
+        return await self._call(cleanup.sweep, self._service.client())
+
+
+class LiveWorld:
+    """A running container of one world, kept for the duration of `Sandbox.open`."""
+
+    def __init__(self, sandbox: Sandbox, world: WorldRef, container):
+        self.sandbox = sandbox
+        self.world = world
+        self.container = container
+
+    @property
+    def container_id(self) -> str:
+        return self.container.id
+
+    def _path(self, path: str) -> str:
+        return path if path.startswith("/") else f"{self.world.workdir.rstrip('/')}/{path}"
+
+    async def _guarded(self, work: Callable):
+        sb = self.sandbox
+        handles: list[ExecHandle] = []
+        async with sb._sem:
+            future = sb._call(work, handles)
+            try:
+                return await future
+            except asyncio.CancelledError:
+                # Keep the container, kill what this call started in it.
+                for handle in handles:
+                    await asyncio.shield(sb._call(handle.kill))
+                raise
+
+    async def exec(self, cmd: Command, timeout: float | None = 60, cwd: str | None = None,
+                   env: dict[str, str] | None = None, stdin: str | bytes | None = None) -> ExecResult:
+        return await self._guarded(lambda handles: self.sandbox._exec_in(
+            self.container, self.world, cmd, timeout, cwd, env, stdin, handles))
+
+    async def read_file(self, path: str, max_bytes: int = 2 * 1024 * 1024) -> str:
+        """Text of a file (relative to the repo or absolute). FileNotFoundError when missing."""
+        data = await self.sandbox._call(get_file, self.container, self._path(path), max_bytes)
+        return data.decode(errors="replace")
+
+    async def write_file(self, path: str, text: str | bytes) -> None:
+        await self.sandbox._call(put_files, self.container, {self._path(path): text})
+
+    async def list_files(self, path: str = ".") -> list[str]:
+        """Entries of a directory, sorted; directories end with '/'. FileNotFoundError when missing."""
+        result = await self.exec(["ls", "-1Ap", "--", self._path(path)], timeout=30)
+        if result.exit_code != 0:
+            raise FileNotFoundError(f"{path}: {result.output.strip()[-200:]}")
+        return sorted(line for line in (result.stdout_head + result.stdout_tail).splitlines() if line)
+
+    async def run_tests(self, test_ids: Sequence[str], files: dict[str, str] | None = None,
+                        timeout: float | None = 300, isolate_harness: bool = False) -> TestRun:
+        return await self._guarded(lambda handles: self.sandbox._tests_in(
+            self.container, self.world, list(test_ids), files, timeout, isolate_harness, handles))

@@ -1,0 +1,188 @@
+"""One command in a running container: streamed output, exit code, timeout that really kills.
+
+Uses the low-level exec API (create, start streamed, inspect) because `exec_run(stream=True)`
+gives no exit code. Runs in a worker thread; `ExecHandle.kill()` may be called from any thread.
+"""
+from __future__ import annotations
+
+import json
+import struct
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from podman import PodmanClient
+
+from .api import ExecResult
+from .output import OutputCollector
+from .proctree import kill_born_since, kill_tree, start_ticks, visible
+
+GRACE = 2.0  # seconds to wait for the stream to end after killing the exec tree
+
+
+@dataclass
+class ExecHandle:
+    """A running exec; lets another thread (timeout timer, cancellation) kill it."""
+
+    client_factory: Callable[[], PodmanClient]
+    container_id: str
+    init_pid: int | None = None  # host pid of the container's init, for the escaped-process sweep
+    exec_id: str | None = None
+    pid: int | None = None
+    pid_ticks: int = -1  # the exec's start time, to find processes that left its tree
+    killed: bool = False
+    timed_out: bool = False
+    _response: object = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def kill(self) -> None:
+        with self._lock:
+            self.killed = True
+            pid = self.pid
+        if pid is None and self.exec_id:
+            pid = self.pid = _exec_pid(self.client_factory(), self.exec_id)
+        if pid and kill_tree(pid):
+            if self.init_pid:
+                kill_born_since(self.init_pid, self.pid_ticks)
+            return
+        # The exec's pid is not visible from here (remote service): kill from inside.
+        _kill_inside(self.client_factory(), self.container_id)
+
+    def kill_escaped(self) -> None:
+        """Kill everything in the container except its init (processes that left the tree)."""
+        if self.init_pid and visible(self.init_pid):
+            kill_tree(self.init_pid, include_root=False)
+        else:
+            _kill_inside(self.client_factory(), self.container_id)
+
+    def close_stream(self) -> None:
+        resp = self._response
+        if resp is not None:
+            try:
+                resp.close()
+            except Exception:
+                pass
+
+
+def _exec_pid(client: PodmanClient, exec_id: str) -> int | None:
+    try:
+        resp = client.api.get(f"/exec/{exec_id}/json")
+        if resp.ok:
+            return int(resp.json().get("Pid") or 0) or None
+    except Exception:
+        pass
+    return None
+
+
+def _kill_inside(client: PodmanClient, container_id: str) -> None:
+    # kill(-1) from inside a pid namespace signals every process but init and the caller.
+    try:
+        body = {"Cmd": ["kill", "-9", "-1"], "AttachStdout": False, "AttachStderr": False}
+        resp = client.api.post(f"/containers/{container_id}/exec", data=json.dumps(body))
+        if resp.ok:
+            eid = resp.json()["Id"]
+            client.api.post(f"/exec/{eid}/start", data=json.dumps({"Detach": True, "Tty": False}))
+    except Exception:
+        pass
+
+
+def _read_exact(raw, size: int) -> bytes:
+    buf = b""
+    while len(buf) < size:
+        chunk = raw.read(size - len(buf))
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def run_exec(handle: ExecHandle, argv: list[str], *, cwd: str | None, env: dict[str, str] | None,
+             timeout: float | None, collector: OutputCollector) -> ExecResult:
+    """Run argv in the handle's container, blocking until it ends, times out or is killed."""
+    client = handle.client_factory()
+    started = time.monotonic()
+    body = {
+        "AttachStdout": True, "AttachStderr": True, "AttachStdin": False, "Tty": False,
+        "Cmd": argv, "Env": [f"{k}={v}" for k, v in (env or {}).items()],
+    }
+    if cwd:
+        body["WorkingDir"] = cwd
+    resp = client.api.post(f"/containers/{handle.container_id}/exec", data=json.dumps(body))
+    resp.raise_for_status()
+    handle.exec_id = resp.json()["Id"]
+    stream = client.api.post(f"/exec/{handle.exec_id}/start",
+                             data=json.dumps({"Detach": False, "Tty": False}), stream=True)
+    stream.raise_for_status()
+    handle._response = stream
+    handle.pid = _exec_pid(client, handle.exec_id)
+    if handle.pid:
+        handle.pid_ticks = start_ticks(handle.pid)
+    if handle.killed:  # cancelled while starting
+        handle.kill()
+
+    done = threading.Event()
+    timer = None
+    if timeout is not None:
+        def on_timeout() -> None:
+            if done.wait(timeout):
+                return
+            handle.timed_out = True
+            handle.kill()
+            if done.wait(GRACE):
+                return
+            handle.kill_escaped()  # something still holds the output pipe open
+            if done.wait(GRACE):
+                return
+            handle.close_stream()
+        timer = threading.Thread(target=on_timeout, daemon=True, name="tj-exec-timeout")
+        timer.start()
+
+    try:
+        raw = stream.raw
+        while True:
+            header = _read_exact(raw, 8)
+            if len(header) < 8:
+                break
+            kind, length = struct.unpack_from(">BxxxL", header)
+            if not length:
+                continue
+            data = _read_exact(raw, length)
+            if kind == 2:
+                collector.add(None, data)
+            else:
+                collector.add(data, None)
+    except Exception:
+        if not (handle.killed or handle.timed_out):
+            raise
+    finally:
+        done.set()
+        try:
+            stream.close()
+        except Exception:
+            pass
+        collector.close()
+
+    exit_code = None
+    if not handle.timed_out:
+        exit_code = _wait_exit_code(client, handle.exec_id)
+    out_head, out_tail = collector.stdout.texts()
+    err_head, err_tail = collector.stderr.texts()
+    return ExecResult(
+        argv=list(argv), exit_code=exit_code, timed_out=handle.timed_out,
+        stdout_head=out_head, stdout_tail=out_tail, stderr_head=err_head, stderr_tail=err_tail,
+        log_path=collector.log_path, duration=time.monotonic() - started,
+    )
+
+
+def _wait_exit_code(client: PodmanClient, exec_id: str, patience: float = 5.0) -> int | None:
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            info = client.api.get(f"/exec/{exec_id}/json").json()
+        except Exception:
+            return None
+        if not info.get("Running") or time.monotonic() > deadline:
+            code = info.get("ExitCode")
+            return int(code) if code is not None else None
+        time.sleep(0.02)

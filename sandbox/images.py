@@ -1,0 +1,116 @@
+"""The task's environment image R: built from a Containerfile (cached by content hash) or named.
+
+A Containerfile build is tagged `localhost/testjack-env-<name>:<hash of the context>`, so a
+second run finds the tag and builds nothing; when the task also names an image, that name is
+tagged too. Builds run with `--network=none`: a task environment must not need the network at
+build time here (no registry is reachable on these machines anyway). A Containerfile
+that starts FROM our base image gets the base built first.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+from testjack_tui.model import Environment
+
+from . import base_image
+from .errors import SandboxError
+from .labels import APP, L_APP, slug
+from .podman_conf import podman_env
+
+BUILD_TIMEOUT = 1800
+
+
+def context_hash(containerfile: Path, context: Path, extra: str = "") -> str:
+    """Hash of the Containerfile and every file of the context (paths, modes, contents)."""
+    digest = hashlib.sha256()
+    digest.update(b"containerfile\0" + containerfile.read_bytes() + b"\0")
+    digest.update(extra.encode() + b"\0")
+    for root, dirs, files in os.walk(context):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(root) / name
+            rel = path.relative_to(context).as_posix()
+            digest.update(rel.encode() + b"\0")
+            if path.is_symlink():
+                digest.update(b"link:" + os.readlink(path).encode() + b"\0")
+                continue
+            digest.update(oct(path.stat().st_mode & 0o777).encode() + b"\0")
+            with open(path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _image_id(name: str, env: dict[str, str]) -> str | None:
+    res = subprocess.run(["podman", "image", "inspect", "--format", "{{.Id}}", name], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if res.returncode != 0:
+        return None
+    return res.stdout.decode().strip() or None
+
+
+def _uses_base(containerfile: Path) -> bool:
+    return base_image.BASE_IMAGE.split(":")[0] in containerfile.read_text(errors="replace")
+
+
+def env_image_tag(environment: Environment) -> str | None:
+    """The content-hash tag a Containerfile environment builds to (None for named images)."""
+    if environment.containerfile is None:
+        return None
+    containerfile = Path(environment.containerfile)
+    context = Path(environment.context or containerfile.parent)
+    name = environment.image.split("/")[-1].split(":")[0] if environment.image else context.name
+    # A rebuilt base image changes what FROM means: include its id when it is ours.
+    extra = ""
+    if _uses_base(containerfile):
+        extra = _image_id(base_image.BASE_IMAGE, podman_env()) or ""
+    digest = context_hash(containerfile, context, extra)[:16]
+    return f"localhost/testjack-env-{slug(name, 40)}:{digest}"
+
+
+def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = None,
+                     log=lambda msg: None) -> str:
+    """Return a local image for the environment, building or pulling it when needed."""
+    env = cli_env or podman_env()
+    if environment.containerfile is not None:
+        containerfile = Path(environment.containerfile)
+        if not containerfile.is_file():
+            raise SandboxError(f"{containerfile}: Containerfile not found")
+        context = Path(environment.context or containerfile.parent)
+        if _uses_base(containerfile) and not base_image.base_image_ready():
+            log(f"building the base image {base_image.BASE_IMAGE}")
+            base_image.build_base_image(log=log)
+        tag = env_image_tag(environment)
+        if _image_id(tag, env):
+            return tag
+        log(f"building {tag} from {containerfile}")
+        args = ["podman", "build", "--network=none", "--label", f"{L_APP}={APP}",
+                "-f", str(containerfile), "-t", tag]
+        if environment.image:
+            args += ["-t", environment.image]
+        args.append(str(context))
+        try:
+            res = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 timeout=BUILD_TIMEOUT)
+        except subprocess.TimeoutExpired as exc:
+            raise SandboxError(f"{containerfile}: podman build timed out") from exc
+        if res.returncode != 0:
+            tail = res.stdout.decode(errors="replace").strip().splitlines()[-5:]
+            raise SandboxError(f"{containerfile}: podman build failed: " + " | ".join(tail))
+        return tag
+    if environment.image:
+        if _image_id(environment.image, env):
+            return environment.image
+        log(f"pulling {environment.image}")
+        res = subprocess.run(["podman", "pull", "-q", environment.image], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=BUILD_TIMEOUT)
+        if res.returncode != 0:
+            msg = res.stderr.decode(errors="replace").strip().splitlines()[-1:]
+            raise SandboxError(f"image {environment.image} is not present and could not be pulled: "
+                               + " ".join(msg))
+        return environment.image
+    raise SandboxError("the task's environment names neither an image nor a Containerfile")

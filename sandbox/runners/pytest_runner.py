@@ -1,0 +1,239 @@
+"""pytest: one process for all requested ids, outcomes from JUnit XML written outside the repo.
+
+Requested ids are not passed to pytest as node ids (one missing id makes pytest stop with a
+usage error and run nothing); instead their files are passed and a small plugin keeps only
+the requested items, so a missing id is simply reported as not found. The plugin also logs
+progress to a file, so a run killed by its timeout still tells which tests finished.
+Deterministic: no cache provider, PYTHONHASHSEED=0, and addopts that change which tests run
+or where reports go (-x, --lf, --junitxml, ...) are dropped from the repo's config.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+
+from ..api import ExecResult, TestOutcome
+from .base import OUT_ROOT, aggregate, trim
+from .junit import parse_junit
+
+LAUNCHER_PATH = f"{OUT_ROOT}/pytest_launch.py"
+PLUGIN_PATH = f"{OUT_ROOT}/plugins/tj_select.py"
+
+# Runs in the container with the environment's python (any python3 >= 3.6).
+LAUNCHER = r'''
+import configparser, json, os, shlex, sys
+
+spec = json.load(open(sys.argv[1]))
+workdir = spec["workdir"]
+os.chdir(workdir)
+files = []
+for test_id in spec["ids"]:
+    path = test_id.split("::")[0]
+    if path not in files and os.path.exists(path):
+        files.append(path)
+
+DROP = {"-x", "--exitfirst", "--lf", "--last-failed", "--ff", "--failed-first", "--nf",
+        "--new-first", "--sw", "--stepwise", "--sw-skip", "--stepwise-skip", "--cache-clear",
+        "--pdb", "--trace", "--co", "--collect-only", "--setup-only", "--setup-plan", "-f",
+        "--looponfail"}
+DROP_WITH_VALUE = {"--maxfail", "--junitxml", "--junit-xml", "--junit-prefix", "--lfnf",
+                   "--last-failed-no-failures", "--basetemp"}
+
+def read_addopts():
+    if os.path.exists("pytest.ini") or os.path.exists(".pytest.ini"):
+        name = "pytest.ini" if os.path.exists("pytest.ini") else ".pytest.ini"
+        cp = configparser.ConfigParser(interpolation=None)
+        try:
+            cp.read(name)
+            return cp.get("pytest", "addopts", fallback=None)
+        except Exception:
+            return None
+    if os.path.exists("pyproject.toml"):
+        try:
+            import tomllib
+            with open("pyproject.toml", "rb") as fh:
+                opts = tomllib.load(fh).get("tool", {}).get("pytest", {}).get("ini_options")
+            if opts is not None:
+                value = opts.get("addopts")
+                return " ".join(value) if isinstance(value, list) else value
+        except Exception:
+            pass
+    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        if os.path.exists(name):
+            cp = configparser.ConfigParser(interpolation=None)
+            try:
+                cp.read(name)
+                if cp.has_section(section):
+                    return cp.get(section, "addopts", fallback=None)
+            except Exception:
+                return None
+    return None
+
+def clean(opts):
+    out, skip, changed = [], False, False
+    for tok in opts:
+        if skip:
+            skip, changed = False, True
+            continue
+        head = tok.split("=", 1)[0]
+        if tok in DROP or head in DROP_WITH_VALUE:
+            changed = True
+            skip = tok in DROP_WITH_VALUE
+            continue
+        if tok.startswith("-") and not tok.startswith("--") and len(tok) > 2 and tok[1] not in "rkmpocnWW" \
+                and tok[1:].isalpha() and "x" in tok:
+            tok, changed = tok.replace("x", ""), True
+        out.append(tok)
+    return out, changed
+
+args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tj_select",
+        "--rootdir", workdir, "--junitxml", spec["junit"], "-o", "junit_family=xunit1",
+        "-o", "junit_logging=no", "-rN", "-q"]
+addopts = read_addopts()
+if addopts:
+    try:
+        cleaned, changed = clean(shlex.split(addopts))
+    except ValueError:
+        cleaned, changed = [], True
+    if changed:
+        args += ["-o", "addopts=" + " ".join(shlex.quote(t) for t in cleaned)]
+args += files
+print("TJ_FILES " + json.dumps(files), flush=True)
+if not files:
+    sys.exit(5)
+sys.stdout.flush()
+os.execv(sys.executable, args)
+'''
+
+PLUGIN = r'''
+import json, os
+import pytest
+
+_IDS = json.load(open(os.environ["TJ_SELECT"]))
+_EXACT = set(_IDS)
+_PREFIXES = tuple(p for i in _IDS for p in (i + "::", i + "[", i.rstrip("/") + "/"))
+_progress = open(os.environ["TJ_PROGRESS"], "a", buffering=1)
+
+
+def _wanted(nodeid):
+    return nodeid in _EXACT or nodeid.startswith(_PREFIXES)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    keep = [item for item in items if _wanted(item.nodeid)]
+    dropped = [item for item in items if not _wanted(item.nodeid)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _progress.write(json.dumps({"id": nodeid, "event": "start"}) + "\n")
+
+
+def pytest_runtest_logreport(report):
+    _progress.write(json.dumps({"id": report.nodeid, "when": report.when,
+                                "outcome": report.outcome}) + "\n")
+'''
+
+
+class PytestRunner:
+    name = "pytest"
+
+    def __init__(self, python: str = "python3"):
+        self.python = python
+
+    def support_files(self) -> dict[str, str]:
+        return {LAUNCHER_PATH: LAUNCHER, PLUGIN_PATH: PLUGIN}
+
+    def new_out_dir(self) -> str:
+        return f"{OUT_ROOT}/run-{secrets.token_hex(6)}"
+
+    def command(self, test_ids: list[str], *, workdir: str, out_dir: str
+                ) -> tuple[list[str], dict[str, str], dict[str, str]]:
+        spec = {"ids": list(test_ids), "workdir": workdir, "junit": f"{out_dir}/junit.xml"}
+        files = {f"{out_dir}/spec.json": json.dumps(spec), f"{out_dir}/ids.json": json.dumps(list(test_ids))}
+        env = {
+            "PYTHONHASHSEED": "0",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONPATH": f"{OUT_ROOT}/plugins",
+            "TJ_SELECT": f"{out_dir}/ids.json",
+            "TJ_PROGRESS": f"{out_dir}/progress.jsonl",
+            "PY_COLORS": "0",
+        }
+        return [self.python, LAUNCHER_PATH, f"{out_dir}/spec.json"], env, files
+
+    def report_paths(self, out_dir: str) -> list[str]:
+        return [f"{out_dir}/junit.xml", f"{out_dir}/progress.jsonl"]
+
+    def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
+              ) -> dict[str, TestOutcome]:
+        junit = next((v for k, v in reports.items() if k.endswith("junit.xml")), None)
+        progress = next((v for k, v in reports.items() if k.endswith("progress.jsonl")), None)
+        outcomes: dict[str, TestOutcome] = {}
+        collection_errors: dict[str, str] = {}
+        if junit and not result.timed_out:
+            try:
+                outcomes, collection_errors = parse_junit(junit, test_ids)
+            except Exception as exc:  # a truncated or forged report: fall back to progress
+                outcomes = {}
+                collection_errors = {"": f"unreadable JUnit report: {exc}"}
+        if not outcomes and progress:
+            outcomes = _from_progress(progress, result)
+        crashed = not junit and not result.timed_out and result.exit_code not in (0, 1, 5)
+        note = trim(result.output, 2000)
+        for test_id in test_ids:
+            if test_id in outcomes:
+                continue
+            under = [o for k, o in outcomes.items()
+                     if k.startswith((test_id + "::", test_id + "[", test_id.rstrip("/") + "/"))]
+            path = test_id.split("::")[0]
+            if under:
+                status = aggregate([o.status for o in under])
+                bad = next((o for o in under if o.status == status), under[0])
+                outcomes[test_id] = TestOutcome(test_id, status, bad.message,
+                                                sum(o.duration for o in under))
+            elif path in collection_errors:
+                outcomes[test_id] = TestOutcome(test_id, "error", collection_errors[path])
+            elif result.timed_out:
+                outcomes[test_id] = TestOutcome(test_id, "timed_out", "the test run hit its timeout")
+            elif crashed:
+                outcomes[test_id] = TestOutcome(
+                    test_id, "error", f"pytest ended without a report (exit {result.exit_code}; "
+                    f"137 = killed, e.g. by the memory limit): {note}")
+            else:
+                outcomes[test_id] = TestOutcome(test_id, "not_found", "no such test was collected")
+        return outcomes
+
+
+def _from_progress(data: bytes, result: ExecResult) -> dict[str, TestOutcome]:
+    """Outcomes of the tests that finished before the run was killed; the running one timed out."""
+    phases: dict[str, dict[str, str]] = {}
+    for line in data.decode(errors="replace").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        phases.setdefault(rec["id"], {})
+        if rec.get("when"):
+            phases[rec["id"]][rec["when"]] = rec.get("outcome", "")
+    outcomes: dict[str, TestOutcome] = {}
+    for nodeid, seen in phases.items():
+        setup, call, teardown = seen.get("setup"), seen.get("call"), seen.get("teardown")
+        if setup == "failed" or teardown == "failed":
+            status = "error"
+        elif setup == "skipped" or call == "skipped":
+            status = "skipped"
+        elif call in ("passed", "failed") and teardown:
+            status = call
+        else:
+            status = "timed_out" if result.timed_out else "error"
+        message = ""
+        if status == "timed_out":
+            message = "the test run hit its timeout during this test"
+        elif status == "error":
+            message = (f"the test process ended during this test (exit {result.exit_code}; "
+                       "137 = killed, e.g. by the memory limit)")
+        outcomes[nodeid] = TestOutcome(nodeid, status, message)
+    return outcomes

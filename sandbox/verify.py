@@ -1,0 +1,140 @@
+"""Does a task hold together, and do the benchmark's recorded verdicts reproduce?
+
+Runs T0 on the null world, the reference world and every trial's world:
+- well-formed: G passes every T0 test; every fail-to-pass test fails on null;
+- vacuous: T0 tests that already pass on null (they verify nothing about the change);
+- per trial: our pass/fail on T0 against the recorded official verdict; a trial whose patch
+  does not apply is not reproducible. Recorded and reproduced verdicts are separate fields.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+from testjack_tui.model import Task, Trial
+
+from .api import TestRun
+from .errors import PatchError, SandboxError
+
+Progress = Callable[[str, int, int], None]  # (what just finished, done, total)
+
+
+@dataclass
+class TrialVerification:
+    trial_id: str
+    model: str
+    recorded_pass: bool
+    reproduced_pass: bool | None  # None: could not run (patch does not apply, sandbox error)
+    reproducible: bool
+    reason: str = ""
+    failing: list[str] = field(default_factory=list)  # T0 tests not passing on the trial
+    tampered: list[str] = field(default_factory=list)  # harness files the trial's patch touches
+    applied_with: str = ""
+
+
+@dataclass
+class TaskVerification:
+    task_id: str
+    well_formed: bool
+    problems: list[str] = field(default_factory=list)
+    vacuous: list[str] = field(default_factory=list)  # T0 tests passing on null
+    reference_failures: list[str] = field(default_factory=list)
+    f2p_passing_on_null: list[str] = field(default_factory=list)
+    null_statuses: dict[str, str] = field(default_factory=dict)
+    reference_statuses: dict[str, str] = field(default_factory=dict)
+    trials: list[TrialVerification] = field(default_factory=list)
+
+    @property
+    def reproduced(self) -> int:
+        return sum(1 for t in self.trials if t.reproducible)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["reproduced"] = self.reproduced
+        return data
+
+
+def _not_passing(run: TestRun, ids: Sequence[str]) -> list[str]:
+    return [i for i in ids if run.status(i) != "passed"]
+
+
+async def verify_task(sb, task: Task, trials: Sequence[Trial],
+                      on_progress: Progress | None = None) -> TaskVerification:
+    ids = list(task.tests.ids)
+    total = 2 + len(trials)
+    done = 0
+
+    def step(what: str) -> None:
+        nonlocal done
+        done += 1
+        if on_progress:
+            on_progress(what, done, total)
+
+    result = TaskVerification(task_id=task.id, well_formed=True)
+    if not ids:
+        result.problems.append("T0 lists no test ids (fail-to-pass and pass-to-pass are empty)")
+
+    async def null_side() -> TestRun | None:
+        try:
+            world = await sb.prepare(task, "null")
+            return await sb.run_tests(world, ids)
+        except (PatchError, SandboxError) as exc:
+            result.problems.append(f"null world: {exc}")
+            return None
+        finally:
+            step(f"{task.id}: null world")
+
+    async def reference_side() -> TestRun | None:
+        if not task.reference.present:
+            result.problems.append("no reference solution (G): well-formedness cannot be checked")
+            step(f"{task.id}: reference world")
+            return None
+        try:
+            world = await sb.prepare(task, "reference")
+            return await sb.run_tests(world, ids)
+        except (PatchError, SandboxError) as exc:
+            result.problems.append(f"reference world: {exc}")
+            return None
+        finally:
+            step(f"{task.id}: reference world")
+
+    async def trial_side(trial: Trial) -> TrialVerification:
+        tv = TrialVerification(trial_id=trial.id, model=trial.model, recorded_pass=trial.official_pass,
+                               reproduced_pass=None, reproducible=False)
+        try:
+            world = await sb.prepare(task, "model", trial)
+            tv.tampered = list(world.tampered)
+            tv.applied_with = world.applied_with
+            run = await sb.run_tests(world, ids)
+            tv.failing = _not_passing(run, ids)
+            tv.reproduced_pass = bool(ids) and not tv.failing
+            tv.reproducible = tv.reproduced_pass == trial.official_pass
+            if not tv.reproducible:
+                tv.reason = ("recorded pass, but T0 fails here: " + ", ".join(tv.failing[:5])
+                             if trial.official_pass else "recorded fail, but T0 passes here")
+        except PatchError as exc:
+            tv.reason = f"{exc.stage} does not apply: " + (exc.result.message.strip().splitlines() or [""])[-1]
+        except SandboxError as exc:
+            tv.reason = f"sandbox error: {exc}"
+        finally:
+            step(f"{task.id}: trial {trial.id}")
+        return tv
+
+    null_run, ref_run, *trial_results = await asyncio.gather(
+        null_side(), reference_side(), *(trial_side(t) for t in trials))
+    result.trials = list(trial_results)
+
+    if null_run is not None:
+        result.null_statuses = {i: null_run.status(i) for i in ids}
+        result.vacuous = [i for i in ids if null_run.status(i) == "passed"]
+        result.f2p_passing_on_null = [i for i in task.tests.fail_to_pass if null_run.status(i) == "passed"]
+        for test_id in result.f2p_passing_on_null:
+            result.problems.append(f"fail-to-pass test {test_id} passes on the null world")
+    if ref_run is not None:
+        result.reference_statuses = {i: ref_run.status(i) for i in ids}
+        result.reference_failures = _not_passing(ref_run, ids)
+        for test_id in result.reference_failures:
+            result.problems.append(f"G does not pass T0 test {test_id} ({ref_run.status(test_id)})")
+    result.well_formed = not result.problems
+    return result

@@ -1,0 +1,213 @@
+"""Scripted mode, labelled "scripted (offline demo)": recorded agent behaviour, replayed.
+
+The scripts beside a benchmark (`agent-scripts/`) record what agents did — commands they
+ran, test files they wrote, repairs, reviewer labels — never verdicts. They are replayed by
+a chat model that emits the recorded tool calls, through the same runtime, tools, worlds,
+ledger and transcripts as the LLM roles: the steps really run in the worlds, candidate
+files are really written and submitted, and the engine executes everything after that.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from testjack_tui.engine.roles import AuditContext, Candidate
+
+from .chat import CallMeter, ChatReply, ToolCallRequest, Usage
+from .errors import ScriptError
+from .roles_llm import LLMAuditAgent, LLMReviewer, LLMTaskAnalyst, _chain_version
+from .runtime import AgentSession
+
+SCRIPTED_LABEL = "scripted (offline demo)"
+STEP_TOOLS = {"run", "read_file", "run_tests", "list_files", "view_diff", "view_official_tests",
+              "view_evidence"}
+_ARG_ALIASES = {"cmd": "command", "tests": "test_ids", "file": "path"}
+
+Turn = list[tuple[str, dict[str, Any]]]
+
+
+class ScriptedChatModel:
+    """Replays a fixed list of turns; each turn is one assistant reply of tool calls."""
+
+    label = SCRIPTED_LABEL
+    model = "scripted"
+    cacheable = False  # nothing to save: replaying the script costs nothing
+    _ids = itertools.count(1)
+
+    def __init__(self, turns: list[Turn], source: str):
+        self.turns = turns
+        self.source = source
+        self.position = 0
+
+    async def complete(self, messages: list[dict], tools: list[dict], *, on_text, meter: CallMeter) -> ChatReply:
+        meter.check(self.model, 0)
+        if self.position >= len(self.turns):
+            last = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "tool"), "")
+            raise ScriptError(self.source, None, "the recorded script ran out before a valid submit; "
+                              f"last tool answer: {' '.join(str(last).split())[:300]}")
+        turn = self.turns[self.position]
+        self.position += 1
+        calls = [ToolCallRequest(f"scripted_{next(self._ids)}", name, json.dumps(args, ensure_ascii=False))
+                 for name, args in turn]
+        call_id = calls[0].id if calls else f"scripted_{next(self._ids)}"
+        usage = Usage(0, 0, estimated=False)
+        meter.record(self.model, usage, 0.0, call_id)
+        return ChatReply(text="", tool_calls=calls, usage=usage, usd=0.0, model=self.model,
+                         finish_reason="tool_calls", call_id=call_id)
+
+
+class ScriptLibrary:
+    """Reads `<benchmark>/agent-scripts/` and checks each file as it is used."""
+
+    def __init__(self, benchmark_root: Path | str):
+        self.root = Path(benchmark_root) / "agent-scripts"
+
+    def _json(self, path: Path, what: str) -> dict:
+        if not path.exists():
+            raise ScriptError(path, None, f"no recorded script for {what}")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ScriptError(path, None, f"not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ScriptError(path, None, "must be a JSON object")
+        return data
+
+    def audit(self, task_id: str, trial_id: str) -> tuple[Path, dict]:
+        path = self.root / task_id / "audits" / f"{trial_id}.json"
+        data = self._json(path, f"the audit of trial {trial_id} (task {task_id})")
+        self._check_chains(path, data)
+        for i, step in enumerate(data.get("steps", [])):
+            if not isinstance(step, dict) or step.get("tool") not in STEP_TOOLS:
+                raise ScriptError(path, f"steps[{i}].tool", f"must be one of {sorted(STEP_TOOLS)}")
+        return path, data
+
+    def analysis(self, task_id: str) -> tuple[Path, dict]:
+        path = self.root / task_id / "analysis.json"
+        data = self._json(path, f"the task analysis of {task_id}")
+        self._check_chains(path, data)
+        return path, data
+
+    def reviews(self, task_id: str) -> tuple[Path, dict]:
+        path = self.root / task_id / "reviews.json"
+        return path, self._json(path, f"the reviews of task {task_id}")
+
+    def source(self, task_id: str, relative: str, script: Path, field: str) -> str:
+        path = self.root / task_id / relative
+        if not path.is_file():
+            raise ScriptError(script, field, f"candidate file {relative!r} does not exist")
+        return path.read_text(encoding="utf-8")
+
+    def _check_chains(self, path: Path, data: dict) -> None:
+        chains = data.get("candidates", [])
+        if not isinstance(chains, list):
+            raise ScriptError(path, "candidates", "must be a list")
+        for i, chain in enumerate(chains):
+            for key in ("path", "requirement", "versions"):
+                if key not in chain:
+                    raise ScriptError(path, f"candidates[{i}].{key}", "missing")
+            if not isinstance(chain["versions"], list) or not chain["versions"]:
+                raise ScriptError(path, f"candidates[{i}].versions", "must be a non-empty list")
+
+
+def _step_call(step: dict) -> tuple[str, dict]:
+    args = {_ARG_ALIASES.get(k, k): v for k, v in step.items() if k != "tool"}
+    return step["tool"], args
+
+
+def _first_pass_turns(library: ScriptLibrary, task_id: str, script: Path, data: dict,
+                      extra_submit: dict) -> list[Turn]:
+    turns: list[Turn] = [[_step_call(step)] for step in data.get("steps", [])]
+    submitted = []
+    for i, chain in enumerate(data.get("candidates", [])):
+        source = library.source(task_id, chain["versions"][0], script, f"candidates[{i}].versions[0]")
+        turns.append([("write_test_file", {"path": chain["path"], "source": source})])
+        item = {"path": chain["path"], "requirement": chain["requirement"]}
+        if chain.get("test_ids"):
+            item["test_ids"] = list(chain["test_ids"])
+        submitted.append(item)
+    turns.append([("submit", {"notes": data.get("notes", ""), "candidates": submitted, **extra_submit})])
+    return turns
+
+
+def _repair_turns(library: ScriptLibrary, task_id: str, script: Path, data: dict,
+                  candidate: Candidate) -> list[Turn]:
+    chain_index, version = _chain_version(candidate.id)
+    chains = data.get("candidates", [])
+    if not 1 <= chain_index <= len(chains):
+        raise ScriptError(script, "candidates", f"no recorded chain for candidate {candidate.id}")
+    chain = chains[chain_index - 1]
+    if version >= len(chain["versions"]):
+        return [[("submit", {"give_up": True, "reason": "no further version was recorded"})]]
+    source = library.source(task_id, chain["versions"][version], script,
+                            f"candidates[{chain_index - 1}].versions[{version}]")
+    return [[("write_test_file", {"path": chain["path"], "source": source})],
+            [("submit", {"give_up": False, "requirement": chain["requirement"]})]]
+
+
+def _origin(data: dict, chain: int, version: int) -> str:
+    try:
+        return data["candidates"][chain - 1]["versions"][version - 1]
+    except (KeyError, IndexError):
+        return ""
+
+
+class ScriptedAuditAgent(LLMAuditAgent):
+    def __init__(self, benchmark_root: Path | str, max_steps: int = 200):
+        self.library = ScriptLibrary(benchmark_root)
+        super().__init__(ScriptedChatModel([], str(self.library.root)), label=SCRIPTED_LABEL,
+                         max_steps=max_steps)
+
+    def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None):
+        if ctx.trial is None:
+            raise ScriptError(self.library.root, None, f"an audit of task {ctx.task.id} needs a trial")
+        script, data = self.library.audit(ctx.task.id, ctx.trial.id)
+        if phase == "repair":
+            return ScriptedChatModel(_repair_turns(self.library, ctx.task.id, script, data, candidate), str(script))
+        checklist = data.get("checklist", [])
+        return ScriptedChatModel(_first_pass_turns(self.library, ctx.task.id, script, data,
+                                                   {"checklist": checklist}), str(script))
+
+    def origin_for(self, ctx: AuditContext, chain: int, version: int, session: AgentSession) -> str:
+        return _origin(self.library.audit(ctx.task.id, ctx.trial.id)[1], chain, version)
+
+
+class ScriptedTaskAnalyst(LLMTaskAnalyst):
+    def __init__(self, benchmark_root: Path | str, max_steps: int = 200):
+        self.library = ScriptLibrary(benchmark_root)
+        super().__init__(ScriptedChatModel([], str(self.library.root)), label=SCRIPTED_LABEL,
+                         max_steps=max_steps)
+
+    def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None):
+        script, data = self.library.analysis(ctx.task.id)
+        if phase == "repair":
+            return ScriptedChatModel(_repair_turns(self.library, ctx.task.id, script, data, candidate), str(script))
+        extra = {"checklist": data["checklist"]} if data.get("checklist") else {}
+        return ScriptedChatModel(_first_pass_turns(self.library, ctx.task.id, script, data, extra), str(script))
+
+    def origin_for(self, ctx: AuditContext, chain: int, version: int, session: AgentSession) -> str:
+        return _origin(self.library.analysis(ctx.task.id)[1], chain, version)
+
+
+class ScriptedReviewer(LLMReviewer):
+    """Replays recorded labels, keyed by the candidate's source file in the scripts."""
+
+    def __init__(self, benchmark_root: Path | str, max_steps: int = 5):
+        self.library = ScriptLibrary(benchmark_root)
+        super().__init__(ScriptedChatModel([], str(self.library.root)), label=SCRIPTED_LABEL,
+                         max_steps=max_steps)
+
+    def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None):
+        script, data = self.library.reviews(ctx.task.id)
+        key = candidate.origin if candidate else ""
+        if key not in data:
+            raise ScriptError(script, key or "(no origin)",
+                              f"no recorded review for candidate {candidate.id if candidate else '?'}")
+        entry = data[key]
+        verdict = {"label": entry.get("label"), "requirement": entry.get("requirement", ""),
+                   "explicit": bool(entry.get("explicit", False)), "reason": entry.get("reason", "")}
+        if entry.get("quote"):
+            verdict["quote"] = entry["quote"]
+        return ScriptedChatModel([[("submit", verdict)]], str(script))

@@ -1,0 +1,222 @@
+"""The tools a role may call, as OpenAI function schemas, and their dispatch onto WorldTools.
+
+What each role may see is decided here, not in the prompt: the task-analysis role and the
+reviewer only reach the null world (never G, never a trial); only the audit role sees the
+trial's diff and the evidence. Output is capped (head and tail kept) and fenced as data.
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from testjack_tui.engine.roles import WorldTools
+
+from .schemas import SUBMIT_SCHEMAS, schema_errors
+from .untrusted import Fence, cap_output
+
+MAX_OUTPUT = 12_000
+MAX_SOURCE = 100_000
+MAX_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class RoleAccess:
+    worlds: tuple[str, ...]
+    diff: bool = False
+    evidence: bool = False
+    run: bool = True
+    write: bool = True
+
+
+ACCESS = {
+    "audit": RoleAccess(worlds=("null", "reference", "model"), diff=True, evidence=True),
+    "task_analysis": RoleAccess(worlds=("null",)),
+    "reviewer": RoleAccess(worlds=("null",), run=False, write=False),
+}
+
+
+@dataclass
+class ToolResult:
+    text: str
+    error: bool = False
+    submitted: dict | None = None
+
+
+Check = Callable[[dict, "Toolbox"], list[str]]
+
+
+@dataclass
+class Toolbox:
+    role: str
+    tools: WorldTools
+    fence: Fence
+    phase: str  # which submit schema applies: audit | analysis | repair | review
+    checks: dict[str, Check] = field(default_factory=dict)  # extra checks per phase
+    max_output: int = MAX_OUTPUT
+    files: dict[str, str] = field(default_factory=dict)  # candidate files written so far
+    written_in_phase: set[str] = field(default_factory=set)
+
+    @property
+    def access(self) -> RoleAccess:
+        return ACCESS[self.role]
+
+    def set_phase(self, phase: str) -> None:
+        self.phase = phase
+        self.written_in_phase = set()
+
+    # ----- schemas -------------------------------------------------------------------------
+    def schemas(self) -> list[dict]:
+        worlds = list(self.access.worlds)
+        world = {"type": "string", "enum": worlds,
+                 "description": "null = repo before any change"
+                 + (", reference = with the reference solution, model = with the trial's patch"
+                    if len(worlds) > 1 else "")}
+        specs: list[tuple[str, str, dict, list[str]]] = []
+        if self.access.run:
+            specs.append(("run", "Run a shell command in a fresh-state container of a world (cwd = repo root, no network).",
+                          {"world": world, "command": {"type": "string"},
+                           "timeout": {"type": "number", "description": "seconds, at most 300"}},
+                          ["world", "command"]))
+        specs.append(("read_file", "Read a file of the repo in a world.",
+                      {"world": world, "path": {"type": "string"}}, ["world", "path"]))
+        specs.append(("list_files", "List files under a directory of the repo in a world.",
+                      {"world": world, "path": {"type": "string"}}, ["world"]))
+        if self.access.run:
+            specs.append(("run_tests", "Run tests by node id in a world, with your candidate files in place; "
+                          "returns one outcome per test.",
+                          {"world": world, "test_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+                          ["world", "test_ids"]))
+        specs.append(("view_official_tests", "Show the official tests T0: the test patch and the test ids it grades.",
+                      {}, []))
+        if self.access.diff:
+            specs.append(("view_diff", "Show the trial's patch (untrusted data).", {}, []))
+        if self.access.evidence:
+            specs.append(("view_evidence", "Show the deterministic evidence collected by the engine.", {}, []))
+        if self.access.write:
+            specs.append(("write_test_file", "Create or replace a candidate test file (repo-relative path).",
+                          {"path": {"type": "string"}, "source": {"type": "string"}}, ["path", "source"]))
+        specs.append(("submit", "Hand in your result; it is checked against a schema and returned to you if invalid.",
+                      SUBMIT_SCHEMAS[self.phase], None))
+        out = []
+        for name, description, props, required in specs:
+            params = props if required is None else {
+                "type": "object", "properties": props, "required": required, "additionalProperties": False}
+            out.append({"type": "function", "function": {"name": name, "description": description,
+                                                          "parameters": params}})
+        return out
+
+    # ----- dispatch ------------------------------------------------------------------------
+    async def call(self, name: str, arguments: str) -> ToolResult:
+        try:
+            args = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            return ToolResult(f"error: the arguments of {name!r} are not valid JSON ({exc.msg} at "
+                              f"position {exc.pos}); call the tool again with a JSON object.", error=True)
+        if not isinstance(args, dict):
+            return ToolResult(f"error: the arguments of {name!r} must be a JSON object.", error=True)
+        handler = getattr(self, f"_tool_{name}", None)
+        if handler is None or name not in {s["function"]["name"] for s in self.schemas()}:
+            known = ", ".join(s["function"]["name"] for s in self.schemas())
+            return ToolResult(f"error: no tool named {name!r} here (tools: {known}).", error=True)
+        try:
+            return await handler(**args)
+        except TypeError as exc:
+            return ToolResult(f"error: bad arguments for {name!r}: {exc}", error=True)
+        except Exception as exc:  # a tool failure is information for the model, not a crash
+            return ToolResult(f"error: {name} failed: {type(exc).__name__}: {exc}", error=True)
+
+    def _world(self, world: Any) -> str | None:
+        return world if world in self.access.worlds else None
+
+    def _deny_world(self, world: Any) -> ToolResult:
+        return ToolResult(f"error: world {world!r} is not available to this role "
+                          f"(available: {', '.join(self.access.worlds)}).", error=True)
+
+    def _data(self, text: str, source: str) -> ToolResult:
+        return ToolResult(self.fence.wrap(cap_output(text, self.max_output), source))
+
+    async def _tool_run(self, world: str, command: str, timeout: float = 60) -> ToolResult:
+        if not self._world(world):
+            return self._deny_world(world)
+        timeout = max(1.0, min(float(timeout), MAX_TIMEOUT))
+        return self._data(await self.tools.run(world, command, timeout), f"{world} world: {command[:60]}")
+
+    async def _tool_read_file(self, world: str, path: str) -> ToolResult:
+        if not self._world(world):
+            return self._deny_world(world)
+        return self._data(await self.tools.read_file(world, path), f"{world} world: {path}")
+
+    async def _tool_list_files(self, world: str, path: str = ".") -> ToolResult:
+        if not self._world(world):
+            return self._deny_world(world)
+        return self._data(await self.tools.list_files(world, path), f"{world} world: ls {path}")
+
+    async def _tool_run_tests(self, world: str, test_ids: list) -> ToolResult:
+        if not self._world(world):
+            return self._deny_world(world)
+        if not test_ids or not all(isinstance(t, str) and t for t in test_ids):
+            return ToolResult("error: test_ids must be a non-empty list of node ids.", error=True)
+        result = await self.tools.run_tests(world, list(test_ids), dict(self.files) or None)
+        return self._data(result, f"{world} world: tests")
+
+    async def _tool_view_official_tests(self) -> ToolResult:
+        return self._data(self.tools.official_tests(), "official tests T0")
+
+    async def _tool_view_diff(self) -> ToolResult:
+        return self._data(self.tools.diff(), "trial patch")
+
+    async def _tool_view_evidence(self) -> ToolResult:
+        return self._data(self.tools.evidence(), "engine evidence")
+
+    async def _tool_write_test_file(self, path: str, source: str) -> ToolResult:
+        problem = check_test_path(path)
+        if problem:
+            return ToolResult(f"error: {problem}", error=True)
+        if not isinstance(source, str) or not source.strip():
+            return ToolResult("error: source is empty.", error=True)
+        if len(source) > MAX_SOURCE:
+            return ToolResult(f"error: source is longer than {MAX_SOURCE} characters.", error=True)
+        path = posixpath.normpath(path)
+        self.files[path] = source
+        self.written_in_phase.add(path)
+        writer = getattr(self.tools, "write_candidate", None)
+        if writer is not None:
+            await writer(path, source)
+        return ToolResult(f"wrote {path} ({len(source.splitlines())} lines).")
+
+    async def _tool_submit(self, **payload) -> ToolResult:
+        problems = schema_errors(payload, SUBMIT_SCHEMAS[self.phase])
+        if not problems and self.phase in self.checks:
+            problems = self.checks[self.phase](payload, self)
+        if problems:
+            listed = "\n".join(f"- {p}" for p in problems[:20])
+            return ToolResult(f"error: submission rejected, fix these and call submit again:\n{listed}", error=True)
+        return ToolResult("submission accepted.", submitted=payload)
+
+
+def check_test_path(path: Any) -> str | None:
+    if not isinstance(path, str) or not path.strip():
+        return "path is empty"
+    if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
+        return f"path {path!r} must be relative to the repo root"
+    norm = posixpath.normpath(path)
+    if norm.startswith("..") or norm == ".":
+        return f"path {path!r} leaves the repo"
+    return None
+
+
+def candidates_written(payload: dict, box: Toolbox) -> list[str]:
+    """Every submitted candidate must name a file written in this session, once."""
+    problems = []
+    seen: set[str] = set()
+    for i, item in enumerate(payload.get("candidates", [])):
+        path = posixpath.normpath(item["path"])
+        if path not in box.files:
+            problems.append(f"candidates/{i}/path: {item['path']!r} was not written with write_test_file")
+        if path in seen:
+            problems.append(f"candidates/{i}/path: {item['path']!r} is listed twice; use one file per candidate")
+        seen.add(path)
+    return problems

@@ -1,0 +1,85 @@
+"""Keeping untrusted text in its place.
+
+Trial content (the diff, files and output of the model world, test names, comments) was
+written by the agent under audit and may try to steer the auditor. It reaches a model only
+inside a fence with a random boundary the trial cannot guess, and the prompts say fenced
+text is data. Task-analysis repair feedback is reduced to test names and assertion
+messages, with everything that could reveal G removed.
+"""
+from __future__ import annotations
+
+import re
+import secrets
+
+OPEN_TAG = "untrusted-trial-data"
+
+
+class Fence:
+    def __init__(self, boundary: str | None = None):
+        self.boundary = boundary or secrets.token_hex(8)
+
+    def wrap(self, text: str, source: str) -> str:
+        # The boundary is random per session; scrub it anyway so no text can close the fence.
+        safe = text.replace(self.boundary, "[boundary removed]")
+        source = re.sub(r"[^\w./:@ -]", "_", source)[:120]
+        return (f'<{OPEN_TAG} boundary="{self.boundary}" source="{source}">\n{safe}\n'
+                f'</{OPEN_TAG} boundary="{self.boundary}">')
+
+
+def cap_output(text: str, limit: int) -> str:
+    """Keep the head and the tail of long output; the middle is the least informative part."""
+    if len(text) <= limit:
+        return text
+    head = int(limit * 0.6)
+    tail = limit - head
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut} characters cut ...]\n{text[-tail:]}"
+
+
+def patch_paths(patch: str | None) -> set[str]:
+    """Files a unified diff touches."""
+    found: set[str] = set()
+    for line in (patch or "").splitlines():
+        m = re.match(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)", line)
+        if m and m.group(1) != "/dev/null":
+            found.add(m.group(1))
+        m = re.match(r"^diff --git a/(\S+) b/(\S+)", line)
+        if m:
+            found.update(m.groups())
+    return found
+
+
+_KEEP = re.compile(
+    r"^(?:FAILED|ERROR|PASSED|XFAIL|XPASS|SKIPPED)\b"  # pytest summary lines: test id + message
+    r"|^E\s"  # assertion explanation lines
+    r"|^(?:AssertionError|assert)\b"
+    r"|^[\w./-]+::\S+\s+(?:passed|failed|error|skipped|timed_out|not_found)\b"  # our outcome lines
+)
+
+
+def sanitize_reference_feedback(feedback: str, reference_patch: str | None, limit: int = 4000) -> str:
+    """What a solution-blind agent may learn from a run on the reference world.
+
+    Only test names and assertion messages survive. Paths of files G changes are masked,
+    and lines that look like code or diff hunks are dropped, so the reference cannot leak.
+    """
+    hidden = sorted(patch_paths(reference_patch), key=len, reverse=True)
+    added_code = {line[1:].strip() for line in (reference_patch or "").splitlines()
+                  if line.startswith("+") and not line.startswith("+++") and len(line.strip()) > 3}
+    kept: list[str] = []
+    for raw in feedback.splitlines():
+        line = raw.rstrip()
+        stripped = line.strip()
+        if not stripped or not _KEEP.search(stripped):
+            continue
+        body = stripped[1:].strip() if stripped.startswith("E ") else stripped
+        if body in added_code:
+            continue
+        for path in hidden:
+            line = line.replace(path, "<implementation file>")
+            base = path.rsplit("/", 1)[-1]
+            if len(base) > 3:
+                line = re.sub(rf"\b{re.escape(base)}\b", "<implementation file>", line)
+        kept.append(line)
+    text = "\n".join(kept) or "(the run on a valid implementation failed; no assertion message was captured)"
+    return text[:limit]

@@ -1,0 +1,353 @@
+"""`testjack-tui audit BENCHMARK`, `testjack-tui resume SESSION`, `testjack-tui sessions`.
+
+Headless runs render the engine's events as progress lines and write summary.json. Without
+--auto-approve, in a terminal, each reviewer verdict is put to the operator on stdin.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from testjack_tui.errors import InputError
+
+EXIT = {"finished": 0, "failed": 1, "paused": 3, "stopped": 130}
+
+
+# -- rendering ----------------------------------------------------------------------------------
+class ProgressPrinter:
+    """Turns engine events into short progress lines (one per meaningful step)."""
+
+    def __init__(self, out=None, verbose: bool = False):
+        self.out = out or sys.stdout
+        self.verbose = verbose
+        self.lock = threading.Lock()
+        self.settled: dict[str, set[str]] = {}
+        self.corpus: dict[str, int] = {}
+        self.last_budget = ""
+
+    def line(self, text: str) -> None:
+        with self.lock:
+            print(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.out, flush=True)
+
+    def _bar(self, task_id: str) -> str:
+        total = self.corpus.get(task_id, 0)
+        done = len(self.settled.get(task_id, ()))
+        if not total:
+            return ""
+        width = 20
+        filled = int(width * done / total)
+        return f" [{'#' * filled}{'.' * (width - filled)}] {done}/{total} settled"
+
+    def __call__(self, e: Any) -> None:  # noqa: C901 - one branch per event kind
+        kind = getattr(e, "kind", "")
+        task = getattr(e, "task_id", "")
+        if kind == "session_started":
+            self.line(f"session {e.session_id}: {e.benchmark} ({e.mode}, {len(e.tasks)} tasks, agent {e.agent})")
+        elif kind == "task_checked":
+            if e.well_formed:
+                extra = f"; {len(e.vacuous)} T0 tests pass on the null world" if e.vacuous else ""
+                self.line(f"{task}: well-formed{extra}")
+            else:
+                self.line(f"{task}: NOT well-formed, excluded: " + "; ".join(e.problems))
+        elif kind == "trial_state":
+            if e.state == "active":
+                self.corpus[task] = self.corpus.get(task, 0) + 1
+            elif e.state in ("not_reproducible", "excluded"):
+                self.line(f"{task}: trial {e.trial_id} {e.state.replace('_', ' ')}: {e.by}")
+            elif e.state in ("clean", "ambiguous"):
+                self.settled.setdefault(task, set()).add(e.trial_id)
+                self.line(f"{task}: trial {e.trial_id} audited: {e.state}{self._bar(task)}")
+            elif e.state == "refuted":
+                self.settled.setdefault(task, set()).add(e.trial_id)
+        elif kind == "round_started":
+            self.line(f"{task}: round {e.round}: auditing {e.trial_id} ({e.active} active)")
+        elif kind == "round_finished":
+            self.line(f"{task}: round {e.round} done: {len(e.witnesses)} witness(es), "
+                      f"{len(e.refuted)} trial(s) refuted{self._bar(task)}")
+        elif kind == "candidate_validated":
+            if e.outcome == "fails_reference":
+                self.line(f"{task}: candidate {e.candidate_id} fails on the reference ({e.reference}): back to its author")
+            elif self.verbose or e.outcome == "discriminates":
+                self.line(f"{task}: candidate {e.candidate_id}: {e.outcome.replace('_', ' ')}")
+        elif kind == "candidate_dropped":
+            self.line(f"{task}: candidate {e.candidate_id} dropped: {e.reason}")
+        elif kind == "reviewer_verdict_event":
+            self.line(f"{task}: reviewer: {e.candidate_id} is {e.label}"
+                      f" ({'explicit' if e.explicit else 'implicit'}: {e.requirement}){': ' + e.reason if e.reason else ''}")
+        elif kind == "approval_answered" and e.by != "auto":
+            self.line(f"operator: {e.candidate_id} {'counts' if e.counts else 'does not count'} ({e.label})")
+        elif kind == "witness_confirmed":
+            self.line(f"{task}: witness {e.witness_id} confirmed: {e.requirement}")
+        elif kind == "trial_refuted":
+            self.line(f"{task}: trial {e.trial_id} REFUTED by {e.witness_id} ({e.status})")
+        elif kind == "refutation_withdrawn":
+            self.line(f"{task}: refutation of {e.trial_id} withdrawn: {e.witness_id} is ambiguous (rho {e.rho:.2f})")
+        elif kind == "paused":
+            self.line(f"paused ({e.reason}){': waiting for ' + e.waiting_for if e.waiting_for else ''}")
+        elif kind == "budget_changed":
+            self.last_budget = budget_text(e)
+            if self.verbose:
+                self.line("budget: " + self.last_budget)
+        elif kind == "log":
+            if e.level != "info" or self.verbose:
+                self.line(f"{e.level}: {e.message}")
+        elif kind == "session_finished":
+            self.line(f"session {e.state}{': ' + e.reason if e.reason else ''}"
+                      + (f" — {self.last_budget}" if self.last_budget else ""))
+        elif self.verbose and kind == "test_run_finished":
+            self.line(f"{task}: tests on {e.world}: {e.summary}")
+        elif self.verbose and kind == "world_state" and e.state not in ("output",):
+            self.line(f"world {e.world} {e.container} {e.state} {e.command}".rstrip())
+
+
+def _limit(value, fmt="{}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def budget_text(e) -> str:
+    return (f"${e.usd:.4f}/{_limit(e.usd_limit, '${:.2f}')}, tokens {e.tokens}/{_limit(e.tokens_limit)}, "
+            f"runs {e.test_runs}/{_limit(e.test_runs_limit)}, {e.seconds:.0f}s/{_limit(e.seconds_limit, '{:.0f}s')}"
+            + (" (some usage estimated)" if e.estimated else ""))
+
+
+def summary_table(summary: dict) -> str:
+    rows = [("TASK", "MODEL", "PASSING", "REFUTED", "AMBIGUOUS", "CLEAN", "UNAUDITED", "NOT-REPRO", "EXCLUDED")]
+    for task_id, task in summary["tasks"].items():
+        for model, c in sorted(task["models"].items()):
+            rows.append((task_id, model, *(str(c[k]) for k in ("passing", "refuted", "ambiguous", "clean",
+                                                                 "unaudited", "not_reproducible", "excluded"))))
+    t = summary["totals"]
+    rows.append(("total", "", *(str(t[k]) for k in ("passing", "refuted", "ambiguous", "clean", "unaudited",
+                                                      "not_reproducible", "excluded"))))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+                     for r in rows)
+
+
+# -- operator approvals on stdin ----------------------------------------------------------------
+class StdinApprover:
+    """Asks the operator about each verdict, one at a time, in a thread (the loop keeps going)."""
+
+    def __init__(self, session, printer: ProgressPrinter, stdin=None):
+        from testjack_tui.engine.events import ApprovalRequested
+
+        self.session = session
+        self.printer = printer
+        self.stdin = stdin or sys.stdin
+        self.requests: queue.Queue = queue.Queue()
+        self.kind = ApprovalRequested
+        self.thread = threading.Thread(target=self._loop, name="tj-approvals", daemon=True)
+        self.thread.start()
+
+    def __call__(self, event) -> None:
+        if isinstance(event, self.kind):
+            self.requests.put(event.request_id)
+
+    def _loop(self) -> None:
+        from testjack_tui.engine.roles import ApprovalDecision
+
+        while True:
+            rid = self.requests.get()
+            if rid is None:
+                return
+            request = self.session.approvals.request(rid)
+            if request is None:
+                continue
+            v = request.verdict
+            with self.printer.lock:
+                print(f"\n=== approval: {request.task_id} / {request.trial_id or 'task analysis'} ===",
+                      file=self.printer.out)
+                print(f"candidate {request.candidate.id} ({request.candidate.path}) checks: "
+                      f"{request.candidate.requirement}", file=self.printer.out)
+                print(request.candidate.source.rstrip()[:3000], file=self.printer.out)
+                print(f"reference: {request.reference_status}; trial: {request.model_status}", file=self.printer.out)
+                print(f"reviewer says {v.label.upper()} ({'explicit' if v.explicit else 'implicit'}: "
+                      f"{v.requirement}) {v.reason}", file=self.printer.out)
+                print("approve the reviewer's verdict? [y = approve / n = overrule] ",
+                      end="", file=self.printer.out, flush=True)
+                answer = self.stdin.readline().strip().lower()
+            if answer.startswith("n"):
+                label = "invalid" if v.label == "valid" else "valid"
+                decision = ApprovalDecision(counts=label == "valid", label=label, by="operator",
+                                            note="overruled on the command line")
+            else:
+                decision = ApprovalDecision(counts=v.label == "valid", label=v.label, by="operator")
+            self.session.answer(rid, decision)
+
+    def close(self) -> None:
+        self.requests.put(None)
+
+
+# -- running ------------------------------------------------------------------------------------
+def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, stream=None,
+                stdin=None) -> int:
+    printer = ProgressPrinter(stream, verbose)
+    session.subscribe(printer)
+    approver = None
+    if ask_operator:
+        approver = StdinApprover(session, printer, stdin)
+        session.subscribe(approver)
+
+    async def main() -> str:
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, session.stop)
+            loop.add_signal_handler(signal.SIGTERM, session.stop)
+        except (NotImplementedError, RuntimeError):  # not the main thread / not supported
+            pass
+        return await session.run()
+
+    try:
+        state = asyncio.run(main())
+    finally:
+        if approver is not None:
+            approver.close()
+    summary = session.summary()
+    paths = [session.write_summary()]
+    if out is not None:
+        paths.append(session.write_summary(out))
+    print(summary_table(summary), file=printer.out)
+    print(f"summary: {paths[-1]}", file=printer.out)
+    if state == "paused":
+        print(f"paused: {session.store.get_meta('state_reason', '')}. Continue with: "
+              f"testjack-tui resume {session.id} --budget-... (a raised limit)", file=printer.out)
+    elif state in ("stopped", "failed"):
+        print(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
+    return EXIT.get(state, 1)
+
+
+def _agents(agent: str, reviewer: str | None) -> dict[str, str]:
+    return {"audit": agent, "task_analysis": agent, "reviewer": reviewer or agent}
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("audit")
+    def audit(
+        benchmark: Annotated[str, typer.Argument(help="A benchmark folder or benchmark.toml.")],
+        out: Annotated[Optional[Path], typer.Option("--out", help="Folder for summary.json.")] = None,
+        task: Annotated[Optional[list[str]], typer.Option("--task", help="Audit only this task (repeatable).")] = None,
+        trial: Annotated[Optional[list[str]], typer.Option("--trial", help="Audit only this trial (repeatable).")] = None,
+        mode: Annotated[str, typer.Option(help="lightweight (Algorithm 1) or per-trial.")] = "lightweight",
+        rounds: Annotated[int, typer.Option(help="Audit rounds per task (lightweight).")] = 3,
+        k: Annotated[int, typer.Option("--k", help="Repairs of a candidate failing on the reference.")] = 3,
+        sampler: Annotated[str, typer.Option(help="Sampling strategy for the lightweight loop.")] = "uniform",
+        budget_usd: Annotated[Optional[float], typer.Option(help="Stop LLM spending at this many USD.")] = None,
+        budget_tokens: Annotated[Optional[int], typer.Option(help="Token limit.")] = None,
+        budget_seconds: Annotated[Optional[float], typer.Option(help="Wall-time limit in seconds.")] = None,
+        budget_runs: Annotated[Optional[int], typer.Option(help="Limit on test executions.")] = None,
+        seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+        agent: Annotated[str, typer.Option(help="scripted | openai | operator | a profile name.")] = "scripted",
+        reviewer: Annotated[Optional[str], typer.Option(help="Reviewer role (default: as --agent).")] = None,
+        no_task_analysis: Annotated[bool, typer.Option("--no-task-analysis", help="Skip the task-analysis tests.")] = False,
+        auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
+        step: Annotated[bool, typer.Option("--step", help="Pause before each round and after each verdict (TUI).")] = False,
+        headless: Annotated[bool, typer.Option("--headless", help="Progress lines instead of the TUI.")] = False,
+        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also show test runs and containers.")] = False,
+    ) -> None:
+        """Audit the passing trials of a benchmark with witness tests."""
+        from testjack_tui.engine.session import AuditSession, BudgetLimits, SessionConfig
+
+        cfg = SessionConfig(
+            benchmark=str(Path(benchmark).expanduser().resolve()), tasks=list(task) if task else None,
+            trials=list(trial) if trial else None, mode=mode, rounds=rounds, k_repairs=k, sampler=sampler,
+            seed=seed, budget=BudgetLimits(usd=budget_usd, tokens=budget_tokens, seconds=budget_seconds,
+                                           test_runs=budget_runs),
+            agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
+            task_analysis=not no_task_analysis)
+        try:
+            from benchmarks import load_benchmark
+            from testjack_tui.agents.factory import make_roles
+            from testjack_tui.engine.sampling import sampler_names
+
+            cfg.validate()
+            if sampler not in sampler_names():
+                raise InputError("audit", "--sampler", f"unknown sampler {sampler!r} (known: {', '.join(sampler_names())})")
+            interactive = _interactive()
+            if step and (headless or not interactive):
+                raise InputError("audit", "--step", "step mode needs the TUI (leave out --headless)")
+            if not auto_approve and not interactive:
+                raise InputError("audit", "--auto-approve",
+                                 "no terminal to ask the operator about each verdict: pass --auto-approve")
+            bench = load_benchmark(cfg.benchmark)
+            roles = make_roles(cfg.agents, bench)
+            if not headless and interactive:
+                session = AuditSession.create(cfg)
+                from testjack_tui.tui import run as run_tui
+
+                raise typer.Exit(run_tui(session=session.id) or 0)
+            session = AuditSession.create(cfg, benchmark=bench, roles=roles)
+            session._select(bench)  # unknown --task / --trial: a one-line error now, not later
+        except InputError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        raise typer.Exit(run_session(session, out, verbose, ask_operator=not auto_approve))
+
+    @app.command("resume")
+    def resume(
+        session_id: Annotated[str, typer.Argument(metavar="SESSION", help="A session id (see `sessions`).")],
+        out: Annotated[Optional[Path], typer.Option("--out", help="Folder for summary.json.")] = None,
+        budget_usd: Annotated[Optional[float], typer.Option(help="New USD limit.")] = None,
+        budget_tokens: Annotated[Optional[int], typer.Option(help="New token limit.")] = None,
+        budget_seconds: Annotated[Optional[float], typer.Option(help="New wall-time limit.")] = None,
+        budget_runs: Annotated[Optional[int], typer.Option(help="New limit on test executions.")] = None,
+        rounds: Annotated[Optional[int], typer.Option(help="New number of rounds per task.")] = None,
+        auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
+        verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+    ) -> None:
+        """Continue a paused, stopped or interrupted session (stored steps are not redone)."""
+        from testjack_tui.engine.session import AuditSession
+
+        limits = {name: value for name, value in (("usd", budget_usd), ("tokens", budget_tokens),
+                                                   ("seconds", budget_seconds), ("test_runs", budget_runs),
+                                                   ("rounds", rounds)) if value is not None}
+        try:
+            session = AuditSession.open(session_id)
+            if session.state == "running":
+                raise InputError(session.store.path, "state", f"session {session_id} is running in another process")
+            if limits:
+                session.raise_limits(**limits)
+            if auto_approve and not session.config.auto_approve:
+                session.config.auto_approve = True
+                session.store.set_meta("config", session.config.to_dict())
+            if not session.config.auto_approve and not _interactive():
+                raise InputError("resume", "--auto-approve",
+                                 "no terminal to ask the operator about each verdict: pass --auto-approve")
+        except InputError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        raise typer.Exit(run_session(session, out, verbose, ask_operator=not session.config.auto_approve))
+
+    @app.command("sessions")
+    def sessions(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
+        """List stored audit sessions with their state."""
+        from testjack_tui.engine.session import list_sessions
+
+        items = list_sessions()
+        if as_json:
+            typer.echo(json.dumps(items, indent=2, default=str))
+            return
+        if not items:
+            typer.echo("no sessions yet")
+            return
+        rows = [("SESSION", "STATE", "MODE", "REFUTED", "WITNESSES", "RUNS", "USD", "BENCHMARK")]
+        for s in items:
+            rows.append((s["id"], s.get("state", "?"), str(s.get("mode") or "-"), str(s.get("refuted", "-")),
+                         str(s.get("witnesses", "-")), str(s.get("test_runs", "-")),
+                         f"{s['usd']:.4f}" if isinstance(s.get("usd"), (int, float)) else "-",
+                         str(s.get("benchmark") or "-")))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())

@@ -1,0 +1,66 @@
+"""`testjack-tui doctor [--fix] [--quiet]`: can this machine run audits?
+
+Checks podman, the runtime, the API service, a real container with limits and an exec
+timeout, the base image (--fix builds it), leftovers, disk space, and the LLM endpoint
+config (reported only: the offline scripted mode needs no endpoint). Exit 0 only when the
+tool can run.
+"""
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+
+MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip", "info": "info"}
+
+
+def check_llm_config():
+    from sandbox.diagnostics import Check
+
+    base = os.environ.get("OPENAI_BASE_URL")
+    key = os.environ.get("OPENAI_API_KEY")
+    try:
+        from testjack_tui.config import config_path, load_config
+        path = config_path()
+        config = load_config() if path.exists() else None
+    except Exception as exc:  # a broken config file is the user's to fix; say where
+        return Check("llm endpoint", "warn", f"config file unreadable: {exc}",
+                     "fix the file or delete it; the offline scripted mode still works")
+    profiles = list(getattr(config, "profiles", {}) or {}) if config is not None else []
+    if profiles:
+        return Check("llm endpoint", "ok", f"profiles in {path}: {', '.join(profiles)}")
+    if base or key:
+        parts = [f"OPENAI_BASE_URL={base}" if base else "OPENAI_BASE_URL unset (cloud default)",
+                 "OPENAI_API_KEY set" if key else "OPENAI_API_KEY unset"]
+        return Check("llm endpoint", "ok", "; ".join(parts))
+    return Check("llm endpoint", "info", "no endpoint configured: agents run in the offline scripted mode",
+                 "set OPENAI_BASE_URL/OPENAI_API_KEY (vLLM, Ollama, llama.cpp work) or add a profile to "
+                 "the config file")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("doctor")
+    def doctor(
+        fix: Annotated[bool, typer.Option("--fix", help="build the base image, remove leftovers")] = False,
+        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print only problems")] = False,
+    ) -> None:
+        """Check that podman, the sandbox and the configuration can run audits."""
+        from sandbox.diagnostics import run_checks
+
+        def log(message: str) -> None:
+            typer.echo(f"doctor: {message}", err=True)
+
+        checks = run_checks(fix=fix, log=log)
+        checks.append(check_llm_config())
+        failed = [c for c in checks if c.status == "fail"]
+        for check in checks:
+            if quiet and check.status in ("ok", "skip", "info"):
+                continue
+            typer.echo(f"[{MARK.get(check.status, check.status)}] {check.name}: {check.detail}")
+            if check.hint and check.status != "ok":
+                typer.echo(f"       fix: {check.hint}")
+        if not quiet:
+            typer.echo("ready: the sandbox can run audits" if not failed
+                       else f"not ready: {len(failed)} check(s) failed")
+        raise typer.Exit(1 if failed else 0)

@@ -1,0 +1,86 @@
+"""`testjack-tui list BENCHMARK`: the tasks and trials a benchmark holds, as a table or JSON."""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from testjack_tui.errors import InputError
+from testjack_tui.model import Benchmark
+
+
+def summarize(bench: Benchmark) -> dict:
+    """Per task: language, #trials, #officially passing, models; plus totals and what was skipped."""
+    # One pass over the trials: Benchmark.trials_of() per task would be quadratic on big benchmarks.
+    trials = defaultdict(int)
+    passing = defaultdict(int)
+    models: dict[str, set[str]] = defaultdict(set)
+    for trial in bench.trials:
+        trials[trial.task_id] += 1
+        passing[trial.task_id] += trial.official_pass
+        models[trial.task_id].add(trial.model)
+    tasks = [
+        {"id": task.id, "language": task.language, "trials": trials[task.id],
+         "passing": passing[task.id], "models": sorted(models[task.id])}
+        for task in bench.tasks.values()
+    ]
+    return {
+        "name": bench.name,
+        "format": bench.format,
+        "root": str(bench.root),
+        "tasks": tasks,
+        "totals": {
+            "tasks": len(tasks),
+            "trials": len(bench.trials),
+            "passing": sum(passing.values()),
+            "models": sorted({t.model for t in bench.trials}),
+        },
+        "skipped": [{"path": s.path, "field": s.field, "reason": s.reason} for s in bench.skipped],
+    }
+
+
+def render_table(summary: dict) -> str:
+    headers = ("TASK", "LANGUAGE", "TRIALS", "PASSING", "MODELS")
+    rows = [(t["id"], t["language"], str(t["trials"]), str(t["passing"]), ", ".join(t["models"]) or "-")
+            for t in summary["tasks"]]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    right = {2, 3}  # numbers align right
+
+    def line(cells) -> str:
+        out = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(out).rstrip()
+
+    totals = summary["totals"]
+    lines = [f"{summary['name']} ({summary['format']}) {summary['root']}", line(headers)]
+    lines += [line(r) for r in rows]
+    lines.append(f"total: {totals['tasks']} tasks, {totals['trials']} trials, "
+                 f"{totals['passing']} officially passing, {len(totals['models'])} models")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("list")
+    def list_command(
+        benchmark: Annotated[Path, typer.Argument(
+            help="A benchmark manifest (benchmark.toml), a folder holding one, or a Harbor tasks folder.",
+            show_default=False)],
+        as_json: Annotated[bool, typer.Option("--json", help="Print the listing as JSON.")] = False,
+    ) -> None:
+        """List a benchmark's tasks with language, #trials, #officially passing and models.
+
+        Tasks or trials the loader could not read are printed as warnings on stderr.
+        """
+        from benchmarks import load_benchmark  # keeps `--help` fast
+
+        try:
+            bench = load_benchmark(benchmark)
+        except (InputError, OSError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        for skipped in bench.skipped:
+            typer.echo(f"warning: skipped {skipped}", err=True)
+        summary = summarize(bench)
+        typer.echo(json.dumps(summary, indent=2) if as_json else render_table(summary))

@@ -1,0 +1,109 @@
+"""`testjack-tui verify BENCHMARK`: build the worlds, run T0 on null, reference and every trial.
+
+Reports per task whether it is well-formed (G passes T0; fail-to-pass tests fail on null),
+which T0 tests pass vacuously on null, and per trial whether the recorded verdict reproduces.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from testjack_tui.errors import InputError, SandboxError
+
+
+def _load(benchmark: Path, task_ids: list[str] | None):
+    from benchmarks import load_benchmark
+
+    bench = load_benchmark(benchmark)
+    tasks = list(bench.tasks.values())
+    if task_ids:
+        unknown = [t for t in task_ids if t not in bench.tasks]
+        if unknown:
+            raise InputError(benchmark, "--task", f"no such task: {', '.join(unknown)} "
+                             f"(known: {', '.join(sorted(bench.tasks)) or 'none'})")
+        tasks = [bench.tasks[t] for t in task_ids]
+    return bench, tasks
+
+
+async def verify_benchmark(bench, tasks, on_progress=None, concurrency: int | None = None) -> list:
+    from sandbox import Sandbox
+    from sandbox.verify import verify_task
+
+    async with Sandbox(session="verify", concurrency=concurrency) as sb:
+        return list(await asyncio.gather(*(
+            verify_task(sb, task, bench.trials_of(task.id), on_progress) for task in tasks)))
+
+
+def render(results) -> str:
+    lines = []
+    for res in results:
+        trials = res.trials
+        lines.append(f"{res.task_id}: {'well-formed' if res.well_formed else 'NOT well-formed'}; "
+                     f"{len(res.vacuous)} vacuous T0 test(s); "
+                     f"{res.reproduced}/{len(trials)} recorded verdicts reproduce")
+        for problem in res.problems:
+            lines.append(f"  problem: {problem}")
+        for test_id in res.vacuous:
+            lines.append(f"  vacuous: {test_id} passes on the null world")
+        for tv in trials:
+            if not tv.reproducible:
+                recorded = "pass" if tv.recorded_pass else "fail"
+                lines.append(f"  not reproducible: {tv.trial_id} ({tv.model}, recorded {recorded}): {tv.reason}")
+            if tv.tampered:
+                lines.append(f"  harness files touched by {tv.trial_id}: {', '.join(tv.tampered)}")
+    total = sum(len(r.trials) for r in results)
+    same = sum(r.reproduced for r in results)
+    bad = sum(1 for r in results if not r.well_formed)
+    lines.append(f"total: {len(results)} task(s), {bad} not well-formed; "
+                 f"{same}/{total} recorded verdicts reproduce")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("verify")
+    def verify(
+        benchmark: Annotated[Path, typer.Argument(help="benchmark folder or manifest (benchmark.toml)")],
+        task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="only this task (repeatable)")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="print the results as JSON")] = False,
+        jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="containers at once (default: cores)")] = None,
+    ) -> None:
+        """Build the worlds and check each task and each recorded verdict by running T0."""
+        try:
+            bench, tasks = _load(benchmark, task)
+        except InputError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2)
+        total = sum(2 + len(bench.trials_of(t.id)) for t in tasks)
+        show_bar = sys.stderr.isatty() and not as_json
+        with typer.progressbar(length=total, label="verifying", file=sys.stderr,
+                               show_pos=True) if show_bar else _NoBar() as bar:
+            def on_progress(what: str, done: int, of: int) -> None:
+                bar.update(1)
+                if not show_bar and not as_json:
+                    typer.echo(f"  done: {what}", err=True)
+            try:
+                results = asyncio.run(verify_benchmark(bench, tasks, on_progress, jobs))
+            except SandboxError as exc:
+                typer.echo(f"error: {exc}", err=True)
+                raise typer.Exit(1)
+        if as_json:
+            typer.echo(json.dumps({"benchmark": bench.name, "tasks": [r.to_dict() for r in results]},
+                                  indent=2))
+        else:
+            typer.echo(render(results))
+
+
+class _NoBar:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n: int) -> None:
+        pass

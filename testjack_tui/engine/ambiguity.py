@@ -1,0 +1,292 @@
+"""The ambiguity rule (paper appendix A.2): does a confirmed witness refute, or expose a prompt gap?
+
+For a witness checking requirement q:
+- explicit (the checklist/reviewer quotes P for q, and the quote is really in P) -> refutes;
+- implicit and rho(q) <= 1/2 -> refutes (most models implement q unasked: it is inferable);
+- implicit and rho(q) > 1/2 -> ambiguous: an underspecified prompt; the witness refutes nothing.
+
+rho(q) = fraction of *models* with passing trials on the task whose passing trials mostly
+(strictly more than half) fail the witness. Models, not trials, so a model with many runs does
+not dominate. It is computed over every passing trial of the task the witness was run on, and it
+changes as more trials are measured: `AmbiguityTracker` recomputes and reports refutations that
+must be withdrawn (the engine emits RefutationWithdrawn for them).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+# Same as the engine's runner: a witness that cannot even be found/collected on a trial's world
+# (e.g. the module it imports is missing) fails there.
+FAILING = frozenset({"failed", "error", "timed_out", "not_found"})
+PASSING = frozenset({"passed"})
+# "skipped", None and anything else: the witness gave no answer on that trial.
+
+EXPLICIT, NECESSARY, AMBIGUOUS = "explicit", "implicit_necessary", "ambiguous"
+
+
+def witness_outcome(statuses: Iterable[str | None]) -> str:
+    """Combine the statuses of a witness's test ids on one trial: failed / passed / unknown."""
+    seen = [s for s in statuses]
+    if any(s in FAILING for s in seen):
+        return "failed"
+    if seen and all(s in PASSING for s in seen):
+        return "passed"
+    return "unknown"
+
+
+_QUOTE_CHARS = re.compile(r"[\"'`“”‘’«»]")
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", _QUOTE_CHARS.sub("", text)).strip().lower()
+
+
+def quote_in_prompt(quote: str, instruction: str) -> bool:
+    """Is `quote` really words of P? Ellipses may skip text; case, quotes, spacing are ignored."""
+    pieces = [_normalise(p) for p in re.split(r"\.\.\.|…|\[\.\.\.\]", quote)]
+    pieces = [p.strip(" .,;:") for p in pieces]
+    pieces = [p for p in pieces if p]
+    if not pieces or sum(len(p) for p in pieces) < 8:
+        return False  # a word or two "quoted" from P proves nothing
+    prompt = _normalise(instruction)
+    pos = 0
+    for piece in pieces:
+        at = prompt.find(piece, pos)
+        if at < 0:
+            return False
+        pos = at + len(piece)
+    return True
+
+
+@dataclass(frozen=True)
+class WitnessFacts:
+    """What the engine knows about one confirmed witness of one task."""
+
+    witness_id: str
+    requirement: str
+    explicit: bool  # the reviewer/checklist says P states the requirement
+    quote: str = ""  # the words of P it quotes
+    outcomes: Mapping[str, str] = field(default_factory=dict)  # trial id -> failed/passed/unknown
+    clarification: str = ""  # a one-sentence prompt fix suggested by an agent, if any
+
+
+@dataclass(frozen=True)
+class WitnessClass:
+    witness_id: str
+    requirement: str
+    klass: str  # EXPLICIT | NECESSARY | AMBIGUOUS
+    rho: float
+    models_measured: int  # models with measured passing trials (the denominator)
+    models_skipping: tuple[str, ...]  # models whose measured passing trials mostly fail it
+    per_model: Mapping[str, tuple[int, int]]  # model -> (failed, measured)
+    failing_trials: tuple[str, ...]
+    complete: bool  # every passing trial of the task has an outcome for this witness
+    note: str = ""  # e.g. why an explicit claim was not accepted
+    clarification: str = ""  # set for AMBIGUOUS
+
+    @property
+    def refutes(self) -> bool:
+        return self.klass != AMBIGUOUS
+
+    def to_dict(self) -> dict:
+        return {
+            "witness_id": self.witness_id, "requirement": self.requirement, "class": self.klass,
+            "refutes": self.refutes, "rho": round(self.rho, 4),
+            "models_measured": self.models_measured, "models_skipping": list(self.models_skipping),
+            "per_model": {m: list(v) for m, v in self.per_model.items()},
+            "failing_trials": list(self.failing_trials), "complete": self.complete,
+            "note": self.note, "clarification": self.clarification,
+        }
+
+
+def suggest_clarification(requirement: str) -> str:
+    """A one-sentence prompt fix: state the requirement the reference implements."""
+    text = re.sub(r"\s+", " ", requirement).strip().rstrip(".")
+    if not text:
+        return "State explicitly the behaviour this witness checks."
+    return f'Add to the task: "{text[0].upper()}{text[1:]}."'
+
+
+def rho(outcomes: Mapping[str, str], trial_models: Mapping[str, str]) -> tuple[float, dict, tuple, bool]:
+    """(rho, per-model (failed, measured), skipping models, complete) over the passing trials."""
+    per_model: dict[str, list[int]] = {}
+    complete = True
+    for trial_id, model in trial_models.items():
+        outcome = outcomes.get(trial_id, "unknown")
+        if outcome not in ("failed", "passed"):
+            complete = False
+            continue
+        counts = per_model.setdefault(model, [0, 0])
+        counts[1] += 1
+        if outcome == "failed":
+            counts[0] += 1
+    skipping = tuple(sorted(m for m, (failed, measured) in per_model.items() if 2 * failed > measured))
+    value = len(skipping) / len(per_model) if per_model else 0.0
+    return value, {m: (c[0], c[1]) for m, c in sorted(per_model.items())}, skipping, complete
+
+
+def classify_witness(w: WitnessFacts, trial_models: Mapping[str, str], instruction: str,
+                     verify_quotes: bool = True) -> WitnessClass:
+    value, per_model, skipping, complete = rho(w.outcomes, trial_models)
+    failing = tuple(sorted(t for t, o in w.outcomes.items() if o == "failed" and t in trial_models))
+    note = ""
+    explicit = w.explicit
+    if explicit and verify_quotes and not quote_in_prompt(w.quote, instruction):
+        explicit = False
+        note = ("said to be explicit, but its quote is not found in the prompt; treated as implicit"
+                if w.quote.strip() else "said to be explicit without quoting the prompt; treated as implicit")
+    if explicit:
+        klass = EXPLICIT
+    elif value > 0.5:
+        klass = AMBIGUOUS
+    else:
+        klass = NECESSARY
+    return WitnessClass(
+        witness_id=w.witness_id, requirement=w.requirement, klass=klass, rho=value,
+        models_measured=len(per_model), models_skipping=skipping, per_model=per_model,
+        failing_trials=failing, complete=complete, note=note,
+        clarification=(w.clarification.strip() or suggest_clarification(w.requirement))
+        if klass == AMBIGUOUS else "")
+
+
+def classify_facts(witnesses: Iterable[WitnessFacts], trial_models: Mapping[str, str],
+                   instruction: str, verify_quotes: bool = True) -> dict[str, WitnessClass]:
+    """Classify every witness of one task. `trial_models`: passing trial id -> model name
+    (the whole corpus of the task's passing trials, not only the active ones)."""
+    return {w.witness_id: classify_witness(w, trial_models, instruction, verify_quotes)
+            for w in witnesses}
+
+
+def refutations(classes: Mapping[str, WitnessClass]) -> dict[str, tuple[str, ...]]:
+    """trial id -> the non-ambiguous witnesses that fail on it (sorted)."""
+    out: dict[str, list[str]] = {}
+    for c in classes.values():
+        if c.refutes:
+            for trial in c.failing_trials:
+                out.setdefault(trial, []).append(c.witness_id)
+    return {t: tuple(sorted(ws)) for t, ws in sorted(out.items())}
+
+
+@dataclass(frozen=True)
+class Change:
+    trial_id: str
+    witness_id: str
+    rho: float
+
+
+@dataclass
+class Update:
+    classes: dict[str, WitnessClass]
+    refuted: dict[str, tuple[str, ...]]  # trial -> refuting witnesses, after this update
+    new_refutations: list[Change]  # (trial, witness) pairs that refute now and did not before
+    withdrawn: list[Change]  # pairs that refuted before and no longer do (emit RefutationWithdrawn)
+    reinstated_ambiguous: list[str] = field(default_factory=list)  # witnesses now ambiguous
+
+    @property
+    def underspecified(self) -> list[WitnessClass]:
+        return [c for c in self.classes.values() if c.klass == AMBIGUOUS]
+
+
+class AmbiguityTracker:
+    """Per-task state for the engine: feed it witness facts as runs arrive; it tells you what
+    changed. Pure (no I/O); rebuild it from the store on resume by feeding the same facts."""
+
+    def __init__(self, task_id: str, instruction: str, trial_models: Mapping[str, str],
+                 verify_quotes: bool = True):
+        self.task_id = task_id
+        self.instruction = instruction
+        self.trial_models = dict(trial_models)
+        self.verify_quotes = verify_quotes
+        self.facts: dict[str, WitnessFacts] = {}
+        self.classes: dict[str, WitnessClass] = {}
+        self._pairs: dict[tuple[str, str], float] = {}
+
+    def add_witness(self, facts: WitnessFacts) -> Update:
+        self.facts[facts.witness_id] = facts
+        return self._recompute()
+
+    def record(self, witness_id: str, trial_id: str, outcome: str) -> Update:
+        """One more measured outcome (failed/passed/unknown) of a witness on a trial."""
+        w = self.facts[witness_id]
+        outcomes = dict(w.outcomes)
+        outcomes[trial_id] = outcome
+        self.facts[witness_id] = WitnessFacts(w.witness_id, w.requirement, w.explicit, w.quote,
+                                              outcomes, w.clarification)
+        return self._recompute()
+
+    def record_many(self, witness_id: str, outcomes: Mapping[str, str]) -> Update:
+        w = self.facts[witness_id]
+        merged = dict(w.outcomes)
+        merged.update(outcomes)
+        self.facts[witness_id] = WitnessFacts(w.witness_id, w.requirement, w.explicit, w.quote,
+                                              merged, w.clarification)
+        return self._recompute()
+
+    def _recompute(self) -> Update:
+        before_classes = self.classes
+        self.classes = classify_facts(self.facts.values(), self.trial_models, self.instruction,
+                                          self.verify_quotes)
+        refuted = refutations(self.classes)
+        pairs = {(t, w): self.classes[w].rho for t, ws in refuted.items() for w in ws}
+        new = [Change(t, w, r) for (t, w), r in sorted(pairs.items()) if (t, w) not in self._pairs]
+        gone = [Change(t, w, self.classes[w].rho if w in self.classes else r)
+                for (t, w), r in sorted(self._pairs.items()) if (t, w) not in pairs]
+        became = [w for w, c in self.classes.items() if c.klass == AMBIGUOUS
+                  and (w not in before_classes or before_classes[w].klass != AMBIGUOUS)]
+        self._pairs = pairs
+        return Update(dict(self.classes), refuted, new, gone, became)
+
+    @property
+    def refuted(self) -> dict[str, tuple[str, ...]]:
+        return refutations(self.classes)
+
+
+# -- the engine's classification hook (testjack_tui.engine.hooks picks this up by name) ----------
+
+def _checklist_quote(requirement: str, checklist: Iterable[dict], instruction: str) -> str:
+    """A quote of P from the audit's checklist for the clause this witness checks, if any."""
+    want = set(_normalise(requirement).split())
+    best, best_score = "", 0.0
+    for item in checklist or ():
+        quote = (item.get("quote") or "").strip()
+        if not item.get("explicit") or not quote or not quote_in_prompt(quote, instruction):
+            continue
+        words = set(_normalise(item.get("clause", "")).split())
+        score = len(want & words) / len(want | words) if want | words else 0.0
+        if score > best_score:
+            best, best_score = quote, score
+    return best if best_score >= 0.5 else ""
+
+
+def facts_from_records(witnesses, runs_by_trial: Mapping[str, Mapping[str, str]],
+                       instruction: str) -> list[WitnessFacts]:
+    """Turn the engine's WitnessRecords and replay statuses into WitnessFacts."""
+    out = []
+    for w in witnesses:
+        outcomes = {trial: witness_outcome([runs[w.id]])
+                    for trial, runs in runs_by_trial.items() if w.id in runs}
+        quote = w.quote or (_checklist_quote(w.requirement, w.checklist, instruction) if w.explicit else "")
+        out.append(WitnessFacts(w.id, w.requirement, w.explicit, quote, outcomes))
+    return out
+
+
+def classify_witnesses(task, witnesses, runs_by_trial, trials) -> dict:
+    """Engine hook: {witness id: hooks.WitnessClass("refutes" | "ambiguous", rho, note)}.
+
+    `trials` is the task's corpus of passing trials (rho is computed over all of them);
+    `runs_by_trial` maps trial id -> witness id -> status on that trial's model world.
+    """
+    from testjack_tui.engine.hooks import WitnessClass as HookClass
+
+    trial_models = {t.id: t.model for t in trials if getattr(t, "official_pass", True)}
+    classes = classify_facts(facts_from_records(witnesses, runs_by_trial, task.instruction),
+                             trial_models, task.instruction)
+    out = {}
+    for wid, c in classes.items():
+        note = c.clarification if c.klass == AMBIGUOUS else c.note
+        if c.klass == AMBIGUOUS and c.note:
+            note = f"{c.clarification} ({c.note})"
+        out[wid] = HookClass("ambiguous" if c.klass == AMBIGUOUS else "refutes", round(c.rho, 4), note)
+    return out

@@ -1,0 +1,153 @@
+"""The reviewer gate and the approvers deciding which verdicts count.
+
+Every oracle-validated candidate gets a reviewer verdict; an Approver then decides whether it
+becomes a witness. AutoApprover: a "valid" verdict counts. QueueApprover: the operator decides;
+requests are announced as ApprovalRequested events and wait on futures answered through
+`AuditSession.answer`, so a pending approval blocks nothing but the work that needs it.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
+from .roles import ApprovalDecision, ApprovalRequest, Candidate, ReviewVerdict
+
+
+class AutoApprover:
+    """Counts what the reviewer labelled valid."""
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        label = request.verdict.label
+        return ApprovalDecision(counts=label == "valid", label=label, by="auto")
+
+
+def request_id_for(candidate_id: str) -> str:
+    return f"approval:{candidate_id}"
+
+
+class QueueApprover:
+    """Asks the operator; answers arrive from any thread through `answer()`."""
+
+    def __init__(self, emit: Callable[[object], None]):
+        self.emit = emit
+        self._lock = threading.Lock()
+        self._pending: dict[str, tuple[ApprovalRequest, asyncio.Future, asyncio.AbstractEventLoop]] = {}
+        self._early: dict[str, ApprovalDecision] = {}  # answers that arrived before the request
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        rid = request_id_for(request.candidate.id)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+        with self._lock:
+            early = self._early.pop(rid, None)
+            if early is None:
+                self._pending[rid] = (request, future, loop)
+        if early is not None:
+            return early
+        self.emit(ApprovalRequested(request.session_id, request_id=rid, task_id=request.task_id,
+                                    trial_id=request.trial_id, candidate_id=request.candidate.id,
+                                    label=request.verdict.label, reason=request.verdict.reason))
+        try:
+            return await future
+        finally:
+            with self._lock:
+                self._pending.pop(rid, None)
+
+    def pending(self) -> list[tuple[str, ApprovalRequest]]:
+        with self._lock:
+            return [(rid, entry[0]) for rid, entry in self._pending.items()]
+
+    def request(self, request_id: str) -> ApprovalRequest | None:
+        with self._lock:
+            entry = self._pending.get(request_id)
+        return entry[0] if entry else None
+
+    def answer(self, request_id: str, decision: ApprovalDecision) -> bool:
+        """Resolve a pending request (thread-safe). False if it is not pending."""
+        with self._lock:
+            entry = self._pending.get(request_id)
+        if entry is None:
+            return False
+        _, future, loop = entry
+
+        def resolve() -> None:
+            if not future.done():
+                future.set_result(decision)
+
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            resolve()
+        else:
+            loop.call_soon_threadsafe(resolve)
+        return True
+
+
+@dataclass
+class Judgement:
+    verdict: ReviewVerdict
+    decision: ApprovalDecision
+    fresh: bool  # False: both came from the store
+
+
+async def review(env: Any, ctx: Any, candidate: Candidate, task_id: str,
+                 trial_id: str | None) -> tuple[ReviewVerdict, bool]:
+    """The reviewer's verdict on a candidate (stored; a resumed session never asks twice)."""
+    row = env.store.get_verdict(candidate.id)
+    if row is not None:
+        verdict = ReviewVerdict(candidate_id=candidate.id, label=row["label"],
+                                requirement=row["requirement"] or candidate.requirement,
+                                explicit=row["explicit"], quote=row["quote"] or "",
+                                reason=row["reason"] or "", reviewer=row["reviewer"] or "")
+        fresh = False
+    else:
+        env.budget.check_round()
+        verdict = await env.roles.reviewer.review(ctx, candidate)
+        verdict = dataclasses.replace(verdict, candidate_id=candidate.id,
+                                      requirement=verdict.requirement or candidate.requirement,
+                                      reviewer=verdict.reviewer or getattr(env.roles.reviewer, "label", ""))
+        if verdict.label not in ("valid", "questionable", "invalid"):
+            verdict = dataclasses.replace(verdict, label="questionable",
+                                          reason=f"unknown label {verdict.label!r}: {verdict.reason}")
+        env.store.put_verdict(verdict, task_id, trial_id)
+        fresh = True
+    env.emit(ReviewerVerdictEvent(env.session_id, task_id=task_id, trial_id=trial_id,
+                                  candidate_id=candidate.id, label=verdict.label,
+                                  requirement=verdict.requirement, explicit=verdict.explicit,
+                                  reason=verdict.reason))
+    return verdict, fresh
+
+
+async def approve(env: Any, candidate: Candidate, verdict: ReviewVerdict, task_id: str,
+                  trial_id: str | None, reference_status: str, model_status: str) -> ApprovalDecision:
+    rid = request_id_for(candidate.id)
+    row = env.store.get_approval(candidate.id)
+    if row is not None:
+        decision = ApprovalDecision(counts=row["counts"], label=row["label"], by=row["by"],
+                                    note=row["note"] or "")
+    else:
+        request = ApprovalRequest(session_id=env.session_id, task_id=task_id, trial_id=trial_id,
+                                  candidate=candidate, verdict=verdict,
+                                  reference_status=reference_status, model_status=model_status)
+        decision = await env.approver.decide(request)
+        env.store.put_approval(candidate.id, rid, task_id, decision.counts, decision.label,
+                               decision.by, decision.note)
+    env.emit(ApprovalAnswered(env.session_id, request_id=rid, candidate_id=candidate.id,
+                              counts=decision.counts, label=decision.label, by=decision.by))
+    return decision
+
+
+async def judge(env: Any, ctx: Any, candidate: Candidate, task_id: str, trial_id: str | None,
+                reference_status: str, model_status: str) -> Judgement:
+    """Reviewer verdict, a step-mode pause after it, then the approver's decision."""
+    verdict, fresh = await review(env, ctx, candidate, task_id, trial_id)
+    if fresh:
+        await env.control.gate(f"after the verdict on {candidate.id}")
+    decision = await approve(env, candidate, verdict, task_id, trial_id, reference_status, model_status)
+    return Judgement(verdict, decision, fresh)

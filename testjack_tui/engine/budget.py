@@ -1,0 +1,130 @@
+"""The session's usage ledger and budget guard (implements roles.Ledger).
+
+Checked before every spend: an LLM request (agents call `check` then `record`), a test
+execution (`reserve_test_runs`), a new round. When a limit would be passed it raises
+BudgetExceeded; the session then pauses cleanly and resumes after `raise_limits`.
+Usage lives in the session's database, so limits hold across resumes.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+from .config import BudgetLimits
+from .events import BudgetChanged
+from .roles import BudgetExceeded
+from .store import SessionStore
+
+# Optional: an upper bound on what one request can cost, (model, max_tokens) -> usd.
+PriceBound = Callable[[str, int | None], float | None]
+
+
+class Budget:
+    def __init__(self, store: SessionStore, limits: BudgetLimits, session_id: str,
+                 emit: Callable[[object], None] | None = None, price_bound: PriceBound | None = None):
+        self.store = store
+        self.limits = limits
+        self.session_id = session_id
+        self.emit = emit or (lambda event: None)
+        self.price_bound = price_bound
+        self._lock = threading.RLock()
+        totals = store.ledger_totals()
+        self.usd = totals["usd"]
+        self.tokens = totals["tokens"]
+        self.estimated = totals["estimated"]
+        # Runs stored by earlier processes; runs in flight are counted when reserved.
+        self.test_runs = store.count_runs()
+        self._stored_seconds = float(store.get_meta("elapsed_seconds", 0.0) or 0.0)
+        self._started: float | None = None
+
+    # -- wall time ----------------------------------------------------------------------------
+    def start_clock(self) -> None:
+        with self._lock:
+            if self._started is None:
+                self._started = time.monotonic()
+
+    def stop_clock(self) -> None:
+        with self._lock:
+            self._stored_seconds = self.seconds
+            self._started = None
+            self.store.set_meta("elapsed_seconds", self._stored_seconds)
+
+    @property
+    def seconds(self) -> float:
+        running = time.monotonic() - self._started if self._started is not None else 0.0
+        return self._stored_seconds + running
+
+    def save_clock(self) -> None:
+        """Persist elapsed time so a killed process loses little of it."""
+        self.store.set_meta("elapsed_seconds", self.seconds)
+
+    # -- guards -------------------------------------------------------------------------------
+    def _check_common(self) -> None:
+        lim = self.limits
+        if lim.seconds is not None and self.seconds >= lim.seconds:
+            raise BudgetExceeded("seconds", f"wall-time limit reached: {self.seconds:.0f}s of {lim.seconds:.0f}s")
+
+    def check(self, role: str, model: str, max_tokens: int | None = None) -> None:
+        """Before an LLM request: raise BudgetExceeded when it could pass a limit."""
+        with self._lock:
+            self._check_common()
+            lim = self.limits
+            if lim.tokens is not None:
+                if self.tokens >= lim.tokens or (max_tokens and self.tokens + max_tokens > lim.tokens):
+                    raise BudgetExceeded("tokens", f"token limit reached: {self.tokens} of {lim.tokens}")
+            if lim.usd is not None:
+                bound = self.price_bound(model, max_tokens) if self.price_bound else None
+                if self.usd >= lim.usd or (bound is not None and self.usd + bound > lim.usd):
+                    raise BudgetExceeded("usd", f"spend limit reached: ${self.usd:.4f} of ${lim.usd:.4f}")
+
+    def record(self, role: str, model: str, prompt_tokens: int, completion_tokens: int,
+               usd: float, estimated: bool, call_id: str = "", task_id: str = "",
+               trial_id: str | None = None) -> None:
+        with self._lock:
+            self.store.add_ledger(role, model, prompt_tokens, completion_tokens, usd, estimated,
+                                  call_id, task_id, trial_id)
+            self.usd += usd
+            self.tokens += prompt_tokens + completion_tokens
+            self.estimated = self.estimated or estimated
+        self.save_clock()
+        self.announce()
+
+    def reserve_test_runs(self, n: int = 1) -> None:
+        """Before n test executions: count them, or raise when they would pass the limit."""
+        with self._lock:
+            self._check_common()
+            lim = self.limits
+            if lim.test_runs is not None and self.test_runs + n > lim.test_runs:
+                raise BudgetExceeded("test_runs", f"test-run limit reached: {self.test_runs} of {lim.test_runs}")
+            self.test_runs += n
+        self.announce()
+
+    def check_round(self) -> None:
+        """Before starting an agent session: any spend limit already reached stops it."""
+        with self._lock:
+            self._check_common()
+            lim = self.limits
+            if lim.usd is not None and self.usd >= lim.usd:
+                raise BudgetExceeded("usd", f"spend limit reached: ${self.usd:.4f} of ${lim.usd:.4f}")
+            if lim.tokens is not None and self.tokens >= lim.tokens:
+                raise BudgetExceeded("tokens", f"token limit reached: {self.tokens} of {lim.tokens}")
+
+    def raise_limits(self, **values) -> None:
+        with self._lock:
+            for name, value in values.items():
+                if not hasattr(self.limits, name):
+                    raise ValueError(f"unknown budget limit {name!r}")
+                setattr(self.limits, name, value)
+        self.announce()
+
+    def announce(self) -> None:
+        self.emit(self.snapshot())
+
+    def snapshot(self) -> BudgetChanged:
+        lim = self.limits
+        return BudgetChanged(self.session_id, usd=round(self.usd, 6), usd_limit=lim.usd,
+                             tokens=self.tokens, tokens_limit=lim.tokens,
+                             seconds=round(self.seconds, 1), seconds_limit=lim.seconds,
+                             test_runs=self.test_runs, test_runs_limit=lim.test_runs,
+                             estimated=self.estimated)

@@ -1,0 +1,91 @@
+"""What a session is asked to do: the benchmark, the scope, the method's knobs and the budget.
+
+Stored as JSON in the session's database, so `resume` and `report` see exactly what ran.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from testjack_tui.errors import InputError
+
+MODES = ("lightweight", "per-trial")
+ROLE_NAMES = ("audit", "reviewer", "task_analysis")
+
+
+@dataclass
+class BudgetLimits:
+    """Session-wide limits; None means unlimited. Rounds per task live on SessionConfig."""
+
+    usd: float | None = None
+    tokens: int | None = None
+    seconds: float | None = None  # wall time the session has spent running (summed over resumes)
+    test_runs: int | None = None  # test executions in containers
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> "BudgetLimits":
+        data = data or {}
+        return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
+
+
+def default_agents() -> dict[str, str]:
+    return {"audit": "scripted", "reviewer": "scripted", "task_analysis": "scripted"}
+
+
+@dataclass
+class SessionConfig:
+    benchmark: str  # path of the benchmark folder (or file) to load
+    tasks: list[str] | None = None  # None: every task
+    trials: list[str] | None = None  # None: every officially passing trial
+    mode: str = "lightweight"  # "lightweight" (Algorithm 1) | "per-trial" (audit every trial)
+    rounds: int = 3  # audit rounds per task in the lightweight loop
+    k_repairs: int = 3  # how often a candidate failing on the reference goes back to its author
+    sampler: str = "uniform"
+    seed: int = 0
+    budget: BudgetLimits = field(default_factory=BudgetLimits)
+    agents: dict[str, str] = field(default_factory=default_agents)
+    step: bool = False  # pause before each round and after each reviewer verdict
+    auto_approve: bool = True  # False: every reviewer verdict waits for the operator
+    task_analysis: bool = True  # run the solution-blind task-analysis role first (lightweight mode)
+    # Where witnesses are replayed: "all" passing trials of the task (so the ambiguity rule can
+    # measure rho over the whole corpus) or only the "active" set (the paper's cheapest loop).
+    replay_scope: str = "all"
+    parallel_tasks: int | None = None  # tasks audited at once; None: number of CPUs
+    label: str = ""  # free text shown in session lists
+
+    def validate(self) -> "SessionConfig":
+        where = "session config"
+        if self.mode not in MODES:
+            raise InputError(where, "mode", f"must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.rounds < 0:
+            raise InputError(where, "rounds", "must not be negative")
+        if self.k_repairs < 0:
+            raise InputError(where, "k_repairs", "must not be negative")
+        if self.replay_scope not in ("all", "active"):
+            raise InputError(where, "replay_scope", "must be 'all' or 'active'")
+        for role in self.agents:
+            if role not in ROLE_NAMES:
+                raise InputError(where, f"agents.{role}", f"unknown role (roles: {', '.join(ROLE_NAMES)})")
+        for name, value in dataclasses.asdict(self.budget).items():
+            if value is not None and value < 0:
+                raise InputError(where, f"budget.{name}", "must not be negative")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["budget"] = self.budget.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "SessionConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["budget"] = BudgetLimits.from_dict(data.get("budget"))
+        agents = default_agents()
+        agents.update(data.get("agents") or {})
+        values["agents"] = agents
+        return cls(**values)

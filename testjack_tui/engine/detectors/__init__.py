@@ -1,0 +1,87 @@
+"""Deterministic evidence about a trial: no LLM, only its diff, T0 and the task text.
+
+    evidence = collect_static_evidence(task, trial)        # pure, fast; store evidence.to_dict()
+    ghost = await collect_ghost_branches(sb, task, trial, model_world)   # needs a container
+    evidence.attach_ghost(ghost)
+
+Every signal names a file, a line and an excerpt; none refutes a trial by itself.
+"""
+from __future__ import annotations
+
+from testjack_tui.engine.detectors.diffparse import FileDiff, Line, parse_diff
+from testjack_tui.engine.detectors.ghost import GhostReport, collect_ghost_branches, intersect
+from testjack_tui.engine.detectors.literals import collision_signals
+from testjack_tui.engine.detectors.scope import categorize, is_test_path, scope_signals
+from testjack_tui.engine.detectors.signals import DETECTORS, Evidence, Signal
+from testjack_tui.engine.detectors.sniffing import sniffing_signals
+
+__all__ = [
+    "DETECTORS", "Evidence", "FileDiff", "GhostReport", "Line", "Signal", "attach_ghost",
+    "categorize", "collect_ghost_branches", "collect_static_evidence", "evidence_provider", "intersect",
+    "is_test_path", "parse_diff", "register",
+]
+
+
+def t0_files(task) -> set[str]:
+    files = set(task.tests.test_files)
+    for f in parse_diff(task.tests.test_patch or ""):
+        files.add(f.path)
+    return files
+
+
+def collect_static_evidence(task, trial) -> Evidence:
+    """Diff scope, harness tampering, literal collisions and env sniffing for one trial."""
+    files = parse_diff(trial.patch or "")
+    official = t0_files(task)
+    scope, touched = scope_signals(files, official)
+    sniff = sniffing_signals(files, official)
+    collisions, benign = collision_signals(files, task.tests.test_patch or "", task.instruction or "",
+                                           official)
+    stats = {
+        "files": len(files),
+        "added": sum(len(f.added) for f in files),
+        "removed": sum(len(f.removed) for f in files),
+        "touched": touched,
+        "touched_tests_or_harness": any(t in ("tests", "harness", "startup", "official tests")
+                                        for t in touched),
+        "paths": [f.path for f in files],
+    }
+    return Evidence(task.id, trial.id, scope + sniff + collisions, stats, benign)
+
+
+def attach_ghost(evidence: Evidence, report: GhostReport) -> Evidence:
+    """Add a ghost-branch report (and its per-line signals) to a trial's evidence."""
+    evidence.ghost = report.to_dict()
+    evidence.signals = [s for s in evidence.signals if s.detector != "ghost_branches"]
+    if not report.error:
+        evidence.signals.extend(report.to_signals())
+    return evidence
+
+
+def _model_world(worlds):
+    if worlds is None:
+        return None
+    if isinstance(worlds, dict):
+        return worlds.get("model")
+    return getattr(worlds, "model", worlds)
+
+
+async def evidence_provider(sandbox, task, trial, worlds=None) -> dict:
+    """The engine's evidence hook: static evidence always; ghost branches when a model world
+    and a sandbox are at hand (Python tasks). Returns Evidence.to_dict() for storage."""
+    evidence = collect_static_evidence(task, trial)
+    world = _model_world(worlds)
+    if sandbox is not None and world is not None and (task.language or "python") == "python":
+        try:
+            report = await collect_ghost_branches(sandbox, task, trial, world)
+        except Exception as exc:  # evidence is optional; a failed coverage run must not stop an audit
+            report = GhostReport(task.id, trial.id, error=f"{type(exc).__name__}: {exc}"[:300])
+        attach_ghost(evidence, report)
+    return evidence.to_dict()
+
+
+def register() -> None:
+    """Make the engine call evidence_provider for every trial it audits."""
+    from testjack_tui.engine.hooks import register_evidence_provider
+
+    register_evidence_provider(evidence_provider)

@@ -1,0 +1,194 @@
+"""Ghost branches: lines and branches the trial added that T0 never executes.
+
+The pure half intersects `coverage json` output with the diff's added lines; the container half
+runs T0 under `coverage run --branch` in the model world (sandbox.exec) and feeds the pure half.
+A ghost line is not a defect by itself; it is where T0 is blind, so where an audit should look.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from testjack_tui.engine.detectors.diffparse import FileDiff, parse_diff
+from testjack_tui.engine.detectors.scope import categorize
+from testjack_tui.engine.detectors.signals import Signal
+
+# Printed around the JSON so it can be found in output that the tests themselves also write to.
+_BEGIN, _END = "@@TJ-COVERAGE-BEGIN@@", "@@TJ-COVERAGE-END@@"
+
+
+@dataclass
+class GhostReport:
+    task_id: str = ""
+    trial_id: str = ""
+    command: str = ""
+    added_lines: int = 0  # added lines coverage counts as statements
+    executed_lines: int = 0
+    branches: int = 0  # branch arms leaving an added line
+    executed_branches: int = 0
+    ghost_lines: list[dict[str, Any]] = field(default_factory=list)  # {file, line, code}
+    ghost_branches: list[dict[str, Any]] = field(default_factory=list)  # {file, line, to, code}
+    unmeasured_files: list[str] = field(default_factory=list)  # added .py files coverage never saw
+    error: str = ""
+
+    @property
+    def added_line_pct(self) -> float | None:
+        return round(100.0 * self.executed_lines / self.added_lines, 1) if self.added_lines else None
+
+    @property
+    def added_branch_pct(self) -> float | None:
+        return round(100.0 * self.executed_branches / self.branches, 1) if self.branches else None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["added_line_pct"] = self.added_line_pct
+        data["added_branch_pct"] = self.added_branch_pct
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "GhostReport":
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def to_signals(self) -> list[Signal]:
+        out = []
+        for g in self.ghost_lines:
+            out.append(Signal("ghost_branches", "never_executed", g["file"], g["line"], g["code"],
+                              "added line never executed by T0", severity="info"))
+        for b in self.ghost_branches:
+            arm = "exit" if b["to"] < 0 else f"line {b['to']}"
+            out.append(Signal("ghost_branches", "branch_not_taken", b["file"], b["line"], b["code"],
+                              f"branch to {arm} never taken under T0", severity="info"))
+        return out
+
+    def to_text(self) -> str:
+        if self.error:
+            return f"ghost branches unavailable: {self.error}"
+        lines = [f"{self.executed_lines}/{self.added_lines} added lines ({self.added_line_pct}%) and "
+                 f"{self.executed_branches}/{self.branches} added branches ({self.added_branch_pct}%) "
+                 "ran under T0."]
+        for g in self.ghost_lines:
+            lines.append(f"  never ran: {g['file']}:{g['line']}: {g['code'].strip()}")
+        for b in self.ghost_branches:
+            lines.append(f"  branch never taken: {b['file']}:{b['line']} -> {b['to']}: {b['code'].strip()}")
+        return "\n".join(lines)
+
+
+def _norm(path: str, workdir: str) -> str:
+    wd = workdir.rstrip("/") + "/"
+    if path.startswith(wd):
+        path = path[len(wd):]
+    return path[2:] if path.startswith("./") else path
+
+
+def source_files(files: list[FileDiff], language_suffix: str = ".py") -> list[FileDiff]:
+    """The diff's implementation files: what coverage should see executed."""
+    return [f for f in files
+            if f.path.endswith(language_suffix) and f.status != "deleted" and f.added
+            and categorize(f.path) not in ("tests", "harness", "startup", "ci", "build", "config")]
+
+
+def intersect(coverage: dict[str, Any], files: list[FileDiff], workdir: str = "/app") -> GhostReport:
+    """Intersect a `coverage json` document with the added lines of `files` (pure)."""
+    report = GhostReport()
+    measured = {_norm(name, workdir): data for name, data in coverage.get("files", {}).items()}
+    for f in source_files(files):
+        data = measured.get(f.path)
+        text = {a.number: a.text for a in f.added}
+        if data is None:
+            report.unmeasured_files.append(f.path)
+            continue
+        executed = set(data.get("executed_lines", []))
+        missing = set(data.get("missing_lines", []))
+        for number in sorted(text):
+            if number in executed:
+                report.added_lines += 1
+                report.executed_lines += 1
+            elif number in missing:
+                report.added_lines += 1
+                report.ghost_lines.append({"file": f.path, "line": number, "code": text[number]})
+        for src, dst in data.get("executed_branches", []):
+            if src in text:
+                report.branches += 1
+                report.executed_branches += 1
+        for src, dst in data.get("missing_branches", []):
+            if src in text:
+                report.branches += 1
+                # A branch from a never-executed line is already a ghost line; list arms of
+                # lines that did run, which are the informative ones.
+                if src in executed:
+                    report.ghost_branches.append({"file": f.path, "line": src, "to": dst,
+                                                  "code": text[src]})
+    return report
+
+
+def coverage_command(test_ids: list[str], added: dict[str, list[int]], workdir: str = "/app") -> str:
+    """Shell for the container: run T0 under branch coverage, print only our added lines' data.
+
+    The reduction happens inside the container so the output stays small (exec output is capped).
+    """
+    ids = " ".join(shlex.quote(t) for t in test_ids)
+    include = ",".join(sorted(added)) or "*"
+    script = (
+        "import json\n"
+        f"want={json.dumps(added)}\n"
+        "d=json.load(open('/tmp/tj-cov.json'))\n"
+        "out={}\n"
+        "for k,v in d.get('files',{}).items():\n"
+        "    k2=k[2:] if k.startswith('./') else k\n"
+        f"    k2=k2[len({workdir.rstrip('/') + '/'!r}):] if k2.startswith({workdir.rstrip('/') + '/'!r}) else k2\n"
+        "    w=set(want.get(k2,()))\n"
+        "    if not w: continue\n"
+        "    out[k2]={'executed_lines':[n for n in v.get('executed_lines',[]) if n in w],"
+        "'missing_lines':[n for n in v.get('missing_lines',[]) if n in w],"
+        "'executed_branches':[b for b in v.get('executed_branches',[]) if b[0] in w],"
+        "'missing_branches':[b for b in v.get('missing_branches',[]) if b[0] in w]}\n"
+        f"print({_BEGIN!r});print(json.dumps({{'files':out}}));print({_END!r})\n"
+    )
+    return (
+        f"cd {shlex.quote(workdir)} && "
+        "{ python3 -m coverage --version >/dev/null 2>&1 || { echo 'coverage is not installed' >&2; exit 97; }; } && "
+        f"python3 -m coverage run --branch --source=. --data-file=/tmp/tj-cov -m pytest -q -p no:cacheprovider {ids} "
+        ">/tmp/tj-pytest.log 2>&1; "
+        f"python3 -m coverage json --data-file=/tmp/tj-cov -o /tmp/tj-cov.json --include={shlex.quote(include)} "
+        ">/tmp/tj-json.log 2>&1 || { echo 'coverage json failed' >&2; tail -5 /tmp/tj-json.log >&2; tail -20 /tmp/tj-pytest.log >&2; exit 98; }; "
+        f"python3 -c {shlex.quote(script)}"
+    )
+
+
+def parse_coverage_output(text: str) -> dict[str, Any] | None:
+    start = text.rfind(_BEGIN)
+    end = text.rfind(_END)
+    if start < 0 or end < start:
+        return None
+    try:
+        return json.loads(text[start + len(_BEGIN):end].strip())
+    except json.JSONDecodeError:
+        return None
+
+
+async def collect_ghost_branches(sandbox, task, trial, world) -> GhostReport:
+    """Run T0 with branch coverage in the model world and intersect with the trial's diff.
+
+    Trial code runs inside the sandbox (network none, limits, timeout). It could forge its own
+    coverage output, so a ghost report is evidence for the operator, never a verdict.
+    """
+    files = parse_diff(trial.patch)
+    ours = source_files(files)
+    workdir = getattr(world, "workdir", None) or task.environment.workdir
+    added = {f.path: sorted(f.added_numbers) for f in ours}
+    cmd = coverage_command(list(task.tests.ids), added, workdir)
+    if not ours:
+        return GhostReport(task.id, trial.id, cmd, error="the diff adds no Python source lines")
+    result = await sandbox.exec(world, ["sh", "-c", cmd], timeout=600)
+    report_text = (result.stdout_head or "") + (result.stdout_tail or "")
+    data = parse_coverage_output(report_text)
+    if data is None:
+        why = "timed out" if result.timed_out else f"exit {result.exit_code}"
+        err = (result.stderr_head or result.stdout_tail or "").strip().splitlines()[-1:] or [""]
+        return GhostReport(task.id, trial.id, cmd, error=f"coverage run failed ({why}): {err[0][:200]}")
+    report = intersect(data, files, workdir)
+    report.task_id, report.trial_id, report.command = task.id, trial.id, cmd
+    return report

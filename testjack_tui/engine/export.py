@@ -1,0 +1,240 @@
+"""Export a session's confirmed, non-ambiguous witnesses as a strengthened test suite per task.
+
+Harbor: `<out>/<task>/tests/` (the task's tests folder with `test.patch` = T0 + the witness files
+and `config.json` with the new ids added to `f2p_node_ids` / `p2p_node_ids`).
+SWE-bench: `<out>/<task>.json` and `<out>/dataset.jsonl` rows with `test_patch`, `FAIL_TO_PASS`,
+`PASS_TO_PASS` (JSON-encoded lists, as the harness expects).
+
+`check_export` runs the strengthened suite in real worlds: the witness files apply on top of T0,
+the suite passes on the reference world and fails on every refuted trial; witnesses that fail on
+the null world are fail-to-pass, the others pass-to-pass.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from testjack_tui.engine.store import SessionStore, db_path
+from testjack_tui.errors import InputError
+
+EXPORT_FORMATS = ("harbor", "swebench")
+
+
+@dataclass
+class WitnessFile:
+    witness_id: str
+    path: str  # repo path in the exported suite (renamed if two witnesses share a path)
+    source: str
+    node_ids: list[str]  # pytest node ids of its tests (from its reference run), or [path]
+    requirement: str
+    refutes: list[str]
+
+
+@dataclass
+class TaskExport:
+    task_id: str
+    files: list[WitnessFile] = field(default_factory=list)
+    fail_to_pass: list[str] = field(default_factory=list)  # T0's plus new
+    pass_to_pass: list[str] = field(default_factory=list)
+    new_fail_to_pass: list[str] = field(default_factory=list)
+    new_pass_to_pass: list[str] = field(default_factory=list)
+    refuted: list[str] = field(default_factory=list)  # trials the suite must fail on
+    test_patch: str = ""
+    check: dict[str, Any] | None = None  # set by check_export
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def new_file_diff(path: str, source: str) -> str:
+    text = source if source.endswith("\n") else source + "\n"
+    lines = text.splitlines()
+    body = "".join("+" + line + "\n" for line in lines)
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            f"@@ -0,0 +1,{len(lines)} @@\n{body}")
+
+
+def merged_test_patch(original: str, files: list[WitnessFile]) -> str:
+    out = original if not original or original.endswith("\n") else original + "\n"
+    return out + "".join(new_file_diff(f.path, f.source) for f in files)
+
+
+def _node_ids(path: str, run: dict | None) -> list[str]:
+    if not run:
+        return [path]
+    nodes = sorted(n for n in (run.get("outcomes") or {}) if n == path or n.startswith(path + "::"))
+    return nodes or [path]
+
+
+def _unique_path(path: str, taken: set[str], wid: str) -> str:
+    if path not in taken:
+        return path
+    stem, dot, ext = path.rpartition(".")
+    base = stem if dot else path
+    suffix = re.sub(r"\W+", "_", wid)
+    candidate = f"{base}_{suffix}.{ext}" if dot else f"{base}_{suffix}"
+    n = 2
+    while candidate in taken:
+        candidate = f"{base}_{suffix}_{n}.{ext}" if dot else f"{base}_{suffix}_{n}"
+        n += 1
+    return candidate
+
+
+def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
+    """What to export, from the session's store: per task, its refuting witnesses."""
+    path = db_path(session_id)
+    if not path.exists():
+        raise InputError(path, None, f"no session {session_id!r} (see `testjack-tui sessions`)")
+    store = SessionStore(path)
+    try:
+        runs = {r["key"]: r for r in store.runs()}
+        refutations = store.refutations()
+        validations = store.validations()
+        witnesses = store.witnesses()
+    finally:
+        store.close()
+    refutes: dict[str, list[str]] = {}
+    for r in refutations:
+        refutes.setdefault(r["witness_id"], []).append(r["trial_id"])
+    ref_run = {v["candidate_id"]: runs.get(v.get("reference_run") or "") for v in validations
+               if v.get("reference_run")}
+    out: dict[str, TaskExport] = {}
+    for w in witnesses:
+        if w.get("classification") == "ambiguous" or not refutes.get(w["id"]):
+            continue
+        task = (tasks or {}).get(w["task_id"])
+        exp = out.setdefault(w["task_id"], TaskExport(w["task_id"]))
+        taken = {f.path for f in exp.files}
+        if task is not None:
+            taken |= set(task.tests.test_files)
+        new_path = _unique_path(w["path"], taken, w["id"])
+        nodes = [n.replace(w["path"], new_path, 1) for n in _node_ids(w["path"], ref_run.get(w["id"]))]
+        exp.files.append(WitnessFile(w["id"], new_path, w["source"], nodes, w["requirement"],
+                                     sorted(refutes[w["id"]])))
+        exp.refuted = sorted(set(exp.refuted) | set(refutes[w["id"]]))
+    for exp in out.values():
+        task = (tasks or {}).get(exp.task_id)
+        new_ids = [n for f in exp.files for n in f.node_ids]
+        exp.new_fail_to_pass = list(new_ids)  # until check_export measures the null world
+        exp.fail_to_pass = list(task.tests.fail_to_pass if task else ()) + exp.new_fail_to_pass
+        exp.pass_to_pass = list(task.tests.pass_to_pass if task else ())
+        exp.test_patch = merged_test_patch(task.tests.test_patch if task else "", exp.files)
+    return [out[k] for k in sorted(out)]
+
+
+def _is_fail(status: str) -> bool:
+    return status in ("failed", "error", "timed_out", "not_found")
+
+
+async def check_export(sb, task, exp: TaskExport, trials: dict) -> dict[str, Any]:
+    """Run the strengthened suite in real worlds and split new ids into f2p / p2p."""
+    files = {f.path: f.source for f in exp.files}
+    new_ids = [n for f in exp.files for n in f.node_ids]
+    suite = list(task.tests.ids) + new_ids
+    result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
+                              "null": {}, "problems": []}
+    null = await sb.prepare(task, "null")
+    # The evaluator applies T0 itself; our witness files must apply on top of it.
+    patch = "".join(new_file_diff(f.path, f.source) for f in exp.files)
+    applied = await sb.exec(null, ["sh", "-c", "cat > /tmp/tj-witnesses.patch && git apply --check /tmp/tj-witnesses.patch"],
+                            timeout=60, stdin=patch)
+    result["applies"] = applied.exit_code == 0
+    if not result["applies"]:
+        result["problems"].append("witness files do not apply on top of T0: " + applied.output.strip()[-300:])
+    null_run = await sb.run_tests(null, new_ids, files=files, timeout=600)
+    result["null"] = {n: null_run.status(n) for n in new_ids}
+    ref = await sb.prepare(task, "reference")
+    ref_run = await sb.run_tests(ref, suite, files=files, timeout=600)
+    bad = {n: ref_run.status(n) for n in suite if ref_run.status(n) != "passed"}
+    result["passes_on_reference"] = not bad
+    if bad:
+        result["problems"].append(f"fails on the reference world: {bad}")
+    for trial_id in exp.refuted:
+        trial = trials.get(trial_id)
+        if trial is None:
+            result["problems"].append(f"refuted trial {trial_id} is not in the benchmark")
+            continue
+        world = await sb.prepare(task, "model", trial)
+        run = await sb.run_tests(world, suite, files=files, timeout=600, isolate_harness=True)
+        failing = sorted(n for n in suite if _is_fail(run.status(n)))
+        result["fails_on_refuted"][trial_id] = failing
+        if not failing:
+            result["problems"].append(f"passes on refuted trial {trial_id}")
+    # Ids that fail without G are fail-to-pass; those that pass on R are pass-to-pass.
+    exp.new_fail_to_pass = [n for n in new_ids if _is_fail(result["null"].get(n, "failed"))]
+    exp.new_pass_to_pass = [n for n in new_ids if n not in exp.new_fail_to_pass]
+    exp.fail_to_pass = list(task.tests.fail_to_pass) + exp.new_fail_to_pass
+    exp.pass_to_pass = list(task.tests.pass_to_pass) + exp.new_pass_to_pass
+    result["ok"] = bool(result["applies"] and result["passes_on_reference"]
+                        and all(result["fails_on_refuted"].get(t) for t in exp.refuted))
+    exp.check = result
+    return result
+
+
+def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
+    """`<out>/<task>/tests/`: a copy of the task's tests folder with the strengthened patch and ids."""
+    dest = Path(out_dir) / exp.task_id / "tests"
+    src = (Path(task.source) / "tests") if task is not None and task.source else None
+    if dest.exists():
+        shutil.rmtree(dest)
+    if src is not None and src.is_dir():
+        shutil.copytree(src, dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "test.patch").write_text(exp.test_patch)
+    config_path = dest / "config.json"
+    config = json.loads(config_path.read_text()) if config_path.exists() else {}
+    if task is not None and task.base_commit and "base_commit" not in config:
+        config["base_commit"] = task.base_commit
+    config["f2p_node_ids"] = exp.fail_to_pass
+    config["p2p_node_ids"] = exp.pass_to_pass
+    config["testjack"] = {"added_f2p": exp.new_fail_to_pass, "added_p2p": exp.new_pass_to_pass,
+                          "witnesses": [{"id": f.witness_id, "path": f.path, "requirement": f.requirement,
+                                         "refutes": f.refutes} for f in exp.files],
+                          "checked": exp.check is not None and bool(exp.check.get("ok"))}
+    config_path.write_text(json.dumps(config, indent=2) + "\n")
+    wdir = dest / "testjack_witnesses"
+    wdir.mkdir(exist_ok=True)
+    for f in exp.files:  # the raw files too, for reading without applying the patch
+        (wdir / Path(f.path).name).write_text(f.source)
+    if exp.check is not None:
+        (dest / "testjack_check.json").write_text(json.dumps(exp.check, indent=2, default=str) + "\n")
+    return dest
+
+
+def swebench_row(exp: TaskExport, task) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    meta = dict(task.metadata) if task is not None else {}
+    for key in ("repo", "base_commit", "version", "problem_statement"):
+        if key in meta:
+            row[key] = meta[key]
+    row["instance_id"] = exp.task_id
+    if task is not None and task.base_commit:
+        row.setdefault("base_commit", task.base_commit)
+    row["test_patch"] = exp.test_patch
+    row["FAIL_TO_PASS"] = json.dumps(exp.fail_to_pass)
+    row["PASS_TO_PASS"] = json.dumps(exp.pass_to_pass)
+    row["testjack_added"] = {"FAIL_TO_PASS": exp.new_fail_to_pass, "PASS_TO_PASS": exp.new_pass_to_pass,
+                             "witnesses": [f.witness_id for f in exp.files],
+                             "check": exp.check}
+    return row
+
+
+def write_swebench(exports: list[TaskExport], tasks: dict, out_dir: Path) -> list[Path]:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    rows = []
+    for exp in exports:
+        row = swebench_row(exp, tasks.get(exp.task_id))
+        rows.append(row)
+        p = out_dir / (re.sub(r"[^\w.-]+", "_", exp.task_id) + ".json")
+        p.write_text(json.dumps(row, indent=2, default=str) + "\n")
+        written.append(p)
+    dataset = out_dir / "dataset.jsonl"
+    dataset.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    written.append(dataset)
+    return written

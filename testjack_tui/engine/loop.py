@@ -1,0 +1,424 @@
+"""The audit of one task: task analysis, then rounds (lightweight, Algorithm 1) or every trial
+(per-trial mode), with oracle validation, reviewer and approval, witness replay and refutation.
+
+Resumable by construction: the loop is deterministic given its seed and the results of its
+steps, and every step's result is stored. A resumed session runs the loop again from the top;
+stored steps answer instantly (no test re-run, no LLM call), and work continues where it stopped.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from testjack_tui.model import Task, Trial
+
+from .aio import gather_all
+from .approval import judge
+from .config import SessionConfig
+from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TrialRefuted, TrialState,
+                     WitnessConfirmed)
+from .hooks import Hooks, WitnessClass, WitnessRecord
+from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
+from .roles import AuditContext, AuditOutcome, Candidate, ChecklistItem
+from .runner import RunResult, TestRunner, is_failing
+from .sampling import SamplerContext, SamplerState, make_sampler
+from .store import SessionStore
+from .task_checks import TaskCheck, check_task
+
+ANALYSIS = "analysis"  # scope/trial key of the task-analysis role's outputs
+
+
+@dataclass
+class EngineEnv:
+    """Everything one session's loops share."""
+
+    session_id: str
+    cfg: SessionConfig
+    store: SessionStore
+    budget: Any  # budget.Budget
+    runner: TestRunner
+    roles: Any  # agents.factory.Roles: audit, reviewer, task_analysis
+    approver: Any  # roles.Approver
+    control: Any  # control.Control
+    emit: Callable[[object], None]
+    sandbox: Any
+    hooks: Hooks = field(default_factory=Hooks)
+    # (env, task, trial, worlds, evidence) -> WorldTools for one agent session
+    tools_factory: Callable[..., Any] | None = None
+
+
+@dataclass
+class Witness:
+    record: WitnessRecord
+    candidate: Candidate
+    reference_status: str
+    reference_run: str | None  # run key of its pass on R[G]
+
+
+def outcome_to_dict(outcome: AuditOutcome) -> dict:
+    return {"candidates": [candidate_to_dict(c) for c in outcome.candidates],
+            "checklist": [dataclasses.asdict(i) for i in outcome.checklist],
+            "notes": outcome.notes}
+
+
+def outcome_from_dict(data: dict) -> AuditOutcome:
+    return AuditOutcome(candidates=[candidate_from_dict(c) for c in data.get("candidates", [])],
+                        checklist=[ChecklistItem(**i) for i in data.get("checklist", [])],
+                        notes=data.get("notes", ""))
+
+
+def default_tools_factory(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict, evidence):
+    from testjack_tui.agents.tools import SandboxTools
+
+    return SandboxTools(env.sandbox, task, trial, worlds, evidence=evidence)
+
+
+class TaskLoop:
+    def __init__(self, env: EngineEnv, task: Task, check: TaskCheck):
+        self.env = env
+        self.task = task
+        self.check = check
+        self.corpus: list[Trial] = sorted(check.reproducible, key=lambda t: t.id)
+        self.by_id = {t.id: t for t in self.corpus}
+        self.book = CandidateBook(task.id)
+        self.witnesses: list[Witness] = []
+        self.runs_by_trial: dict[str, dict[str, str]] = {t.id: {} for t in self.corpus}
+        self.run_keys: dict[tuple[str, str], str] = {}  # (trial, witness) -> run key
+        self.active: list[str] = [t.id for t in self.corpus]
+        self.audited: list[str] = []
+        self.refuted: dict[str, list[str]] = {}  # trial -> refuting witness ids
+        self.classes: dict[str, WitnessClass] = {}
+        self.round = 0
+        self.evidence: dict[str, dict] = {}
+        self.checklists: dict[str, list[dict]] = {}
+        self.sampler = None
+        self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
+
+    # -- helpers ------------------------------------------------------------------------------
+    @property
+    def lightweight(self) -> bool:
+        return self.env.cfg.mode == "lightweight"
+
+    def _emit(self, event) -> None:
+        self.env.emit(event)
+
+    def _state(self, trial_id: str, state: str, by: str = "", audited: bool | None = None) -> None:
+        self.env.store.set_trial_state(trial_id, self.task.id, state, by, audited)
+        self._emit(TrialState(self.env.session_id, task_id=self.task.id, trial_id=trial_id, state=state, by=by))
+
+    def _worlds_for(self, trial: Trial | None, role: str) -> dict:
+        if role == "audit" and trial is not None:
+            return {"null": self.check.worlds["null"], "reference": self.check.worlds["reference"],
+                    "model": self.check.trial_worlds[trial.id]}
+        # Task analysis is solution-blind and the reviewer judges by P: neither sees G or s.
+        return {"null": self.check.worlds["null"]}
+
+    async def _evidence_for(self, trial: Trial) -> dict:
+        if trial.id in self.evidence:
+            return self.evidence[trial.id]
+        merged: dict = {}
+        worlds = self._worlds_for(trial, "audit")
+        for provider in self.env.hooks.evidence:
+            try:
+                merged.update(await provider(self.env.sandbox, self.task, trial, worlds) or {})
+            except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
+                self._emit(Log(self.env.session_id, level="warning",
+                               message=f"evidence for {trial.id} failed: {exc}"))
+        self.evidence[trial.id] = merged
+        return merged
+
+    def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, Any]:
+        worlds = self._worlds_for(trial, role)
+        factory = self.env.tools_factory or default_tools_factory
+        tools = factory(self.env, self.task, trial, worlds, evidence or None)
+        ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
+                           emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
+                           evidence=evidence or {}, ledger=self.env.budget, llm_cache=self.env.store)
+        return ctx, tools
+
+    @staticmethod
+    async def _close(tools) -> None:
+        closer = getattr(tools, "aclose", None)
+        if closer is not None:
+            await closer()
+
+    # -- the task -----------------------------------------------------------------------------
+    async def run(self) -> None:
+        env = self.env
+        for trial in self.corpus:
+            self._state(trial.id, "active")
+        if not self.corpus:
+            return
+        ctx = SamplerContext(trials=list(self.corpus), evidence=self.evidence)
+        self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
+        if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
+            await self.task_analysis()
+        while True:
+            if self.lightweight:
+                pool = [t for t in self.active]
+                if not pool or self.round >= env.cfg.rounds:
+                    break
+            else:
+                pool = [t.id for t in self.corpus if t.id not in self.audited]
+                if not pool:
+                    break
+            await self.audit_round(pool)
+
+    # -- task analysis (T1) -------------------------------------------------------------------
+    async def task_analysis(self) -> None:
+        env, task = self.env, self.task
+        stored = env.store.get_audit(task.id, ANALYSIS)
+        ctx, tools = self._context(None, "task_analysis")
+        try:
+            if stored is not None:
+                candidates = [candidate_from_dict(c) for c in stored.get("candidates", [])]
+            else:
+                env.budget.check_round()
+                candidates = list(await env.roles.task_analysis.analyse(ctx))
+                env.store.put_audit(task.id, ANALYSIS, {"candidates": [candidate_to_dict(c) for c in candidates]})
+            candidates = [self.book.qualify(dataclasses.replace(c, author="task_analysis"), ANALYSIS)
+                          for c in candidates]
+            validations: list[Validation] = []
+            for candidate in candidates:
+                validations.append(await validate(env, task, None, self.check.worlds, candidate,
+                                                  env.roles.task_analysis, ctx, self.book, ANALYSIS))
+        finally:
+            await self._close(tools)
+        passing = [v for v in validations if v.outcome == "passes_reference"]
+        if not passing:
+            return
+        # Replay T1 on every passing trial: one batched run per trial.
+        items = [(v.candidate.id, v.candidate) for v in passing]
+        statuses = await self._replay(items, [t.id for t in self.corpus])
+        to_judge = []
+        for v in passing:
+            failing = [t for t in self.corpus if is_failing(statuses.get(t.id, {}).get(v.candidate.id, ""))]
+            if failing:  # otherwise kept in T as evidence: every trial implements it
+                to_judge.append((v, f"fails on {len(failing)} of {len(self.corpus)} trials"))
+        if not to_judge:
+            return
+        rctx, rtools = self._context(None, "reviewer")
+        try:
+            futures = []
+            for v, model_status in to_judge:
+                futures.append(asyncio.ensure_future(
+                    judge(env, rctx, v.candidate, task.id, None, v.reference_status, model_status)))
+                await asyncio.sleep(0)
+            results = await gather_all(futures)
+        finally:
+            await self._close(rtools)
+        new = [self._confirm(v, j, None, 0) for (v, _), j in zip(to_judge, results) if j.decision.counts]
+        for w in new:
+            for trial_id, by_witness in statuses.items():
+                if w.record.id in by_witness:
+                    self._note_run(trial_id, w.record.id, by_witness[w.record.id],
+                                   self._replay_keys.get((trial_id, w.record.id)))
+        if new:
+            self._reclassify()
+
+    # -- one round ----------------------------------------------------------------------------
+    async def audit_round(self, pool: list[str]) -> None:
+        env, task = self.env, self.task
+        round_no = self.round + 1
+        stored_round = {r["round"]: r for r in env.store.rounds(task.id)}.get(round_no)
+        if stored_round is None or stored_round["state"] != "done":
+            await env.control.gate(f"round {round_no} of {task.id}")
+        state = SamplerState(round=round_no, refuted=sorted(self.refuted_ids()),
+                             clean=[t for t in self.audited if t not in self.refuted_ids()],
+                             audited=list(self.audited),
+                             witnesses=[{"id": w.record.id, "requirement": w.record.requirement,
+                                         "source_trial": w.record.source_trial} for w in self.witnesses],
+                             runs_by_trial={k: dict(v) for k, v in self.runs_by_trial.items()},
+                             evidence=self.evidence)
+        if self.lightweight:
+            trial = self.sampler.pick([self.by_id[t] for t in pool], state)
+        else:
+            trial = self.by_id[pool[0]]
+        if stored_round is not None and stored_round["trial_id"] != trial.id:
+            # A sampler that is not deterministic: keep what the session recorded.
+            self._emit(Log(env.session_id, level="warning",
+                           message=f"{task.id} round {round_no}: sampler drew {trial.id}, "
+                                   f"the stored session had {stored_round['trial_id']}; using the stored one"))
+            trial = self.by_id.get(stored_round["trial_id"], trial)
+        self.round = round_no
+        if stored_round is None:
+            env.store.put_round(task.id, round_no, trial.id, "started", [], [])
+        self._emit(RoundStarted(env.session_id, task_id=task.id, round=round_no, trial_id=trial.id,
+                                active=len(self.active)))
+        self._state(trial.id, "sampled")
+
+        evidence = await self._evidence_for(trial)
+        ctx, tools = self._context(trial, "audit", evidence)
+        try:
+            stored = env.store.get_audit(task.id, trial.id)
+            if stored is not None:
+                outcome = outcome_from_dict(stored)
+            else:
+                env.budget.check_round()
+                outcome = await env.roles.audit.audit(ctx)
+                env.store.put_audit(task.id, trial.id, outcome_to_dict(outcome))
+            self.checklists[trial.id] = [dataclasses.asdict(i) for i in outcome.checklist]
+            candidates = [self.book.qualify(c, trial.id) for c in outcome.candidates]
+            validations = []
+            for candidate in candidates:
+                validations.append(await validate(env, task, trial, self._worlds_for(trial, "audit"),
+                                                  candidate, env.roles.audit, ctx, self.book, trial.id))
+        finally:
+            await self._close(tools)
+
+        discriminating = [v for v in validations if v.outcome == "discriminates"]
+        results = []
+        if discriminating:
+            rctx, rtools = self._context(trial, "reviewer")
+            try:
+                # Verdicts come one by one; approvals are awaited together, so an operator's
+                # pending decision does not hold up the reviewing of the other candidates.
+                futures = []
+                for v in discriminating:
+                    futures.append(asyncio.ensure_future(
+                        judge(env, rctx, v.candidate, task.id, trial.id, v.reference_status, v.model_status)))
+                    await asyncio.sleep(0)
+                results = await gather_all(futures)
+            finally:
+                await self._close(rtools)
+        new = [self._confirm(v, j, trial.id, round_no)
+               for v, j in zip(discriminating, results) if j.decision.counts]
+
+        self.audited.append(trial.id)
+        env.store.set_trial_state(trial.id, task.id, "sampled", "", audited=True)
+        before = set(self.refuted_ids())
+        if new:
+            for w in new:
+                v = next(x for x in discriminating if x.candidate.id == w.record.id)
+                self._note_run(trial.id, w.record.id, v.model_status, v.model_run.key if v.model_run else None)
+            self._reclassify()
+            targets = self._replay_targets(trial.id)
+            statuses = await self._replay([(w.record.id, w.candidate) for w in new], targets)
+            for trial_id, by_witness in statuses.items():
+                for wid, status in by_witness.items():
+                    self._note_run(trial_id, wid, status, self._replay_keys.get((trial_id, wid)))
+            self._reclassify()
+        if trial.id in self.active:
+            self.active.remove(trial.id)
+        if trial.id not in self.refuted_ids():
+            ambiguous = any(is_failing(s) for s in self.runs_by_trial[trial.id].values())
+            self._state(trial.id, "ambiguous" if ambiguous else "clean", "audited", audited=True)
+        refuted_now = sorted(set(self.refuted_ids()) - before)
+        env.store.put_round(task.id, round_no, trial.id, "done", [w.record.id for w in new], refuted_now)
+        self._emit(RoundFinished(env.session_id, task_id=task.id, round=round_no, trial_id=trial.id,
+                                 witnesses=tuple(w.record.id for w in new), refuted=tuple(refuted_now)))
+
+    # -- witnesses, replay, refutation ----------------------------------------------------------
+    def _confirm(self, v: Validation, judgement, source_trial: str | None, round_no: int) -> Witness:
+        c, verdict = v.candidate, judgement.verdict
+        record = WitnessRecord(id=c.id, task_id=self.task.id, path=c.path, source=c.source,
+                               requirement=verdict.requirement or c.requirement, explicit=verdict.explicit,
+                               quote=verdict.quote, source_trial=source_trial,
+                               label=judgement.decision.label, round=round_no or None,
+                               checklist=tuple(self.checklists.get(source_trial or "", [])))
+        witness = Witness(record, c, v.reference_status, v.reference_run.key if v.reference_run else None)
+        self.witnesses.append(witness)
+        self.env.store.put_witness({"id": c.id, "task_id": self.task.id, "source_trial": source_trial,
+                                    "requirement": record.requirement, "explicit": record.explicit,
+                                    "quote": record.quote, "path": c.path, "source": c.source,
+                                    "test_ids": list(c.test_ids), "round": round_no or None,
+                                    "label": record.label})
+        self._emit(WitnessConfirmed(self.env.session_id, task_id=self.task.id, witness_id=c.id,
+                                    requirement=record.requirement, explicit=record.explicit,
+                                    source_trial=source_trial))
+        return witness
+
+    def _note_run(self, trial_id: str, witness_id: str, status: str, run_key: str | None) -> None:
+        self.runs_by_trial.setdefault(trial_id, {})[witness_id] = status
+        if run_key:
+            self.run_keys[(trial_id, witness_id)] = run_key
+        self.env.store.put_witness_run(witness_id, trial_id, self.task.id, status, run_key)
+
+    def _replay_targets(self, source_trial: str) -> list[str]:
+        if self.env.cfg.replay_scope == "active":
+            return [t for t in self.active if t != source_trial]
+        return [t.id for t in self.corpus if t.id != source_trial]
+
+    async def _replay(self, items: list[tuple[str, Candidate]], targets: list[str]) -> dict[str, dict[str, str]]:
+        """Run tests on model worlds: one run per trial with every file, trials in parallel."""
+        async def one(trial_id: str) -> tuple[str, dict[str, str]]:
+            todo = [(wid, c) for wid, c in items if wid not in self.runs_by_trial.get(trial_id, {})]
+            if not todo:
+                return trial_id, {}
+            files = {c.path: c.source for _, c in todo}
+            ids: list[str] = []
+            for _, c in todo:
+                ids.extend(c.run_ids())
+            run: RunResult = await self.env.runner.run(
+                self.check.trial_worlds[trial_id], ids, files, isolate=True, task_id=self.task.id,
+                trial_id=trial_id, candidate_ids=[wid for wid, _ in todo])
+            out = {}
+            for wid, c in todo:
+                out[wid] = run.status_of(c.path, c.test_ids)
+                self._replay_keys[(trial_id, wid)] = run.key
+            return trial_id, out
+
+        results = await gather_all(one(t) for t in targets)
+        return {trial_id: statuses for trial_id, statuses in results if statuses}
+
+    def refuted_ids(self) -> list[str]:
+        return [t for t, ws in self.refuted.items() if ws]
+
+    def _reclassify(self) -> None:
+        """Apply the classifier to every witness and update refutations (and withdrawals)."""
+        env, task = self.env, self.task
+        records = [w.record for w in self.witnesses]
+        self.classes = env.hooks.classify(task, records, self.runs_by_trial, self.corpus)
+        for w in self.witnesses:
+            c = self.classes[w.record.id]
+            env.store.set_witness_class(w.record.id, c.label, c.rho, c.note)
+        by_id = {w.record.id: w for w in self.witnesses}
+        for trial in self.corpus:
+            runs = self.runs_by_trial.get(trial.id, {})
+            now = [w.record.id for w in self.witnesses
+                   if self.classes[w.record.id].label == "refutes" and is_failing(runs.get(w.record.id, ""))]
+            before = self.refuted.get(trial.id, [])
+            for wid in now:
+                if wid not in before:
+                    w = by_id[wid]
+                    env.store.put_refutation(task.id, trial.id, wid, w.record.requirement, runs[wid],
+                                             w.reference_status, self.run_keys.get((trial.id, wid)),
+                                             w.reference_run)
+            for wid in before:
+                if wid not in now:
+                    env.store.withdraw_refutation(trial.id, wid)
+            self.refuted[trial.id] = now
+            if now and not before:
+                if trial.id in self.active:
+                    self.active.remove(trial.id)
+                self._state(trial.id, "refuted", now[0], audited=None)
+                self._emit(TrialRefuted(env.session_id, task_id=task.id, trial_id=trial.id,
+                                        witness_id=now[0], status=runs[now[0]]))
+            elif before and not now:
+                c = self.classes.get(before[0])
+                self._emit(RefutationWithdrawn(env.session_id, task_id=task.id, trial_id=trial.id,
+                                               witness_id=before[0], rho=c.rho if c and c.rho is not None else 0.0))
+                if trial.id in self.audited:
+                    self._state(trial.id, "ambiguous", before[0])
+                else:
+                    # Back in play: the loop may still audit it.
+                    if trial.id not in self.active:
+                        self.active.append(trial.id)
+                        self.active.sort()
+                    self._state(trial.id, "active", "refutation withdrawn")
+
+
+async def audit_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskLoop | None:
+    """Check a task, then audit its reproducible passing trials. Returns the finished loop."""
+    env.store.set_task_state(task.id, "checking")
+    check = await check_task(env, task, trials)
+    if not check.well_formed:
+        env.store.set_task_state(task.id, "excluded", "; ".join(check.problems))
+        return None
+    env.store.set_task_state(task.id, "auditing")
+    loop = TaskLoop(env, task, check)
+    await loop.run()
+    env.store.set_task_state(task.id, "finished")
+    return loop

@@ -1,0 +1,221 @@
+"""Oracle validation: a candidate counts only if it passes on R[G] and fails on R[s].
+
+A candidate failing on the reference goes back to its author with the execution output, at
+most k times; then it is dropped with the reason kept. A candidate passing on both worlds is
+kept as evidence that the trial is clean on that requirement. Runs on model worlds restore the
+official harness (isolate_harness=True) so a trial cannot tamper with a witness's verdict.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from .events import CandidateDropped, CandidateProposed, CandidateValidated
+from .roles import Candidate
+from .runner import RunResult, is_failing
+
+
+@dataclass
+class Validation:
+    candidate: Candidate  # the last version tried
+    outcome: str  # "discriminates" | "passes_both" | "passes_reference" | "dropped"
+    reference_status: str = ""
+    model_status: str = ""
+    reference_run: RunResult | None = None
+    model_run: RunResult | None = None
+    reason: str = ""
+    versions: list[Candidate] = field(default_factory=list)
+
+
+class CandidateBook:
+    """Gives every candidate of one task a session-unique id and a task-unique file path.
+
+    Ids are qualified with the task and the audit that produced them; two chains (a candidate
+    and its repairs) never share a path, so all witnesses of a task can be copied into one
+    world at once for a batched replay. Deterministic: a resumed session gets the same names.
+    """
+
+    def __init__(self, task_id: str):
+        self.task_id = task_id
+        self.root_of: dict[str, str] = {}  # candidate id -> chain root id
+        self.path_of_root: dict[str, str] = {}  # chain root id -> assigned path
+        self.root_of_path: dict[str, str] = {}  # assigned path -> chain root id
+        self.by_id: dict[str, Candidate] = {}
+        self.authored: dict[str, Candidate] = {}  # id -> the candidate as its author wrote it
+
+    def qualify(self, candidate: Candidate, scope: str, parent: Candidate | None = None) -> Candidate:
+        raw = candidate.id or f"c{len(self.by_id) + 1}"
+        # Ids that already name the task (the agents use "task:trial:chain.vN") are kept as they
+        # are: the scripted agents find a candidate's recorded chain from its id.
+        cid = raw if raw.startswith(self.task_id) else f"{self.task_id}:{scope}:{raw}"
+        if parent is not None and (cid == parent.id or cid in self.by_id):
+            cid = f"{parent.id}~r{parent.attempt + 1}"
+        base, n = cid, 2
+        while cid in self.by_id and self.by_id[cid].source != candidate.source:
+            cid, n = f"{base}~{n}", n + 1
+        root = self.root_of.get(parent.id, parent.id) if parent is not None else cid
+        path = self._path_for(root, candidate.path)
+        test_ids = tuple(_rebase(t, candidate.path, path) for t in candidate.test_ids)
+        attempt = parent.attempt + 1 if parent is not None else candidate.attempt
+        fixed = dataclasses.replace(candidate, id=cid, path=path, test_ids=test_ids, attempt=attempt,
+                                    parent=parent.id if parent is not None else candidate.parent)
+        self.root_of[cid] = root
+        self.by_id[cid] = fixed
+        self.authored[cid] = candidate
+        return fixed
+
+    def as_authored(self, candidate: Candidate) -> Candidate:
+        """The candidate with the path its author chose (what the author's repair expects)."""
+        original = self.authored.get(candidate.id)
+        if original is None or original.path == candidate.path:
+            return candidate
+        return dataclasses.replace(candidate, path=original.path, test_ids=original.test_ids)
+
+    def _path_for(self, root: str, wanted: str) -> str:
+        if root in self.path_of_root:
+            return self.path_of_root[root]
+        path, n = wanted, 2
+        while path in self.root_of_path and self.root_of_path[path] != root:
+            p = PurePosixPath(wanted)
+            path, n = str(p.with_name(f"{p.stem}_{n}{p.suffix}")), n + 1
+        self.path_of_root[root] = path
+        self.root_of_path[path] = root
+        return path
+
+
+def _rebase(test_id: str, old: str, new: str) -> str:
+    if old == new:
+        return test_id
+    return new + test_id[len(old):] if test_id.startswith(old) else test_id
+
+
+def feedback_for(run: RunResult, candidate: Candidate, sanitize: bool) -> str:
+    """What the author sees after a failure on the reference world.
+
+    Task analysis is solution-blind: it gets each test's status and the last line of its
+    failure only, never tracebacks that could show G's code.
+    """
+    if sanitize:
+        lines = []
+        for node, outcome in sorted(run.outcomes_of(candidate.path, candidate.test_ids).items()):
+            last = [ln for ln in str(outcome.get("message", "")).strip().splitlines() if ln.strip()]
+            lines.append(f"{node}: {outcome.get('status')}" + (f" — {last[-1].strip()}" if last else ""))
+        if not lines:
+            lines.append(f"{candidate.path}: no test was collected"
+                         + (" (timed out)" if run.timed_out else ""))
+        return "The candidate does not pass on the reference solution.\n" + "\n".join(lines)
+    text = run.messages(candidate.path, candidate.test_ids)
+    output = (run.head + ("\n[...]\n" + run.tail if run.tail else "")).strip()
+    return ("The candidate does not pass on the reference solution (R[G]).\n"
+            f"Per-test results:\n{text or 'no test was collected'}\n\nOutput:\n{output[-3000:]}")
+
+
+_WS = re.compile(r"\s+")
+
+
+async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, author_role: Any,
+                   ctx: Any, book: CandidateBook, scope: str) -> Validation:
+    """Run a candidate through the oracle, repairing it up to env.cfg.k_repairs times.
+
+    trial None (task analysis): validated on R[G] only.
+    """
+    task_id = task.id
+    trial_id = trial.id if trial is not None else None
+    versions: list[Candidate] = []
+    current = candidate
+    k = env.cfg.k_repairs
+    last_ref: RunResult | None = None
+    for attempt in range(k + 1):
+        versions.append(current)
+        env.store.put_candidate(current, task_id, trial_id)
+        env.emit(CandidateProposed(env.session_id, task_id=task_id, trial_id=trial_id,
+                                   candidate_id=current.id, path=current.path, source=current.source,
+                                   requirement=current.requirement, author=current.author,
+                                   attempt=current.attempt))
+        files = {current.path: current.source}
+        ref = await env.runner.run(worlds["reference"], current.run_ids(), files, isolate=False,
+                                   task_id=task_id, trial_id=None, candidate_ids=[current.id])
+        last_ref = ref
+        ref_status = ref.status_of(current.path, current.test_ids)
+        if ref_status == "passed":
+            if trial is None:
+                env.store.put_validation(current.id, None, task_id, ref_status, "", "passes_reference",
+                                         ref.key, None)
+                env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=None,
+                                            candidate_id=current.id, reference=ref_status, model="",
+                                            outcome="passes_reference"))
+                return Validation(current, "passes_reference", ref_status, "", ref, None, versions=versions)
+            model = await env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
+                                         task_id=task_id, trial_id=trial_id, candidate_ids=[current.id])
+            model_status = model.status_of(current.path, current.test_ids)
+            outcome = "discriminates" if is_failing(model_status) else "passes_both"
+            env.store.put_validation(current.id, trial_id, task_id, ref_status, model_status, outcome,
+                                     ref.key, model.key)
+            env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
+                                        candidate_id=current.id, reference=ref_status,
+                                        model=model_status, outcome=outcome))
+            return Validation(current, outcome, ref_status, model_status, ref, model, versions=versions)
+        env.store.put_validation(current.id, trial_id, task_id, ref_status, "", "fails_reference",
+                                 ref.key, None)
+        env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
+                                    candidate_id=current.id, reference=ref_status, model="",
+                                    outcome="fails_reference"))
+        if attempt == k:
+            break
+        repaired = await _repair(env, author_role, ctx, current, ref, book, scope,
+                                 sanitize=current.author == "task_analysis")
+        if repaired is None:
+            reason = (f"fails on the reference ({ref_status}); its author gave up after "
+                      f"{attempt} repair{'s' if attempt != 1 else ''}")
+            return _drop(env, task_id, trial_id, current, reason, versions, last_ref)
+        current = repaired
+    reason = (f"fails on the reference ({last_ref.status_of(current.path, current.test_ids)}) "
+              f"after {k} repair{'s' if k != 1 else ''}: "
+              + _WS.sub(" ", last_ref.messages(current.path, current.test_ids, limit=300)))
+    return _drop(env, task_id, trial_id, current, reason, versions, last_ref)
+
+
+def _drop(env, task_id, trial_id, candidate, reason, versions, ref) -> Validation:
+    env.store.put_drop(candidate.id, task_id, trial_id, reason)
+    env.emit(CandidateDropped(env.session_id, task_id=task_id, trial_id=trial_id,
+                              candidate_id=candidate.id, reason=reason))
+    return Validation(candidate, "dropped", ref.status_of(candidate.path, candidate.test_ids) if ref else "",
+                      "", ref, None, reason=reason, versions=versions)
+
+
+def candidate_to_dict(c: Candidate) -> dict:
+    data = dataclasses.asdict(c)
+    data["test_ids"] = list(c.test_ids)
+    return data
+
+
+def candidate_from_dict(data: dict) -> Candidate:
+    known = {f.name for f in dataclasses.fields(Candidate)}
+    values = {k: v for k, v in data.items() if k in known}
+    values["test_ids"] = tuple(values.get("test_ids") or ())
+    return Candidate(**values)
+
+
+async def _repair(env, role, ctx, current: Candidate, ref: RunResult, book: CandidateBook, scope: str,
+                  sanitize: bool) -> Candidate | None:
+    """The author's next version (stored as authored, so a resumed session never asks twice)."""
+    stored, raw = env.store.get_repair(current.id)
+    if stored:
+        return None if raw is None else book.qualify(candidate_from_dict(raw), scope, parent=current)
+    if role is None or not hasattr(role, "repair"):
+        env.store.put_repair(current.id, None)
+        return None
+    env.budget.check_round()
+    new = await role.repair(ctx, book.as_authored(current), feedback_for(ref, current, sanitize))
+    if new is None:
+        env.store.put_repair(current.id, None)
+        return None
+    if not new.requirement:
+        new = dataclasses.replace(new, requirement=current.requirement)
+    if new.author != current.author:
+        new = dataclasses.replace(new, author=current.author)
+    env.store.put_repair(current.id, candidate_to_dict(new))
+    return book.qualify(new, scope, parent=current)

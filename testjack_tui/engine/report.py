@@ -1,0 +1,466 @@
+"""Reports of a session: per-trial verdicts and the session's tables, from the store alone.
+
+    report = build_report(session_id)                  # dict; reads the session database
+    paths = write_report(report, out_dir, "md")        # per-trial report.json + report.md, and the
+                                                       # session's report.md | .json | .csv
+
+Session tables follow the paper's shapes: passing -> refuted and the resolution rate before ->
+after per benchmark, task and model (Table 2); underspecified prompts (Table 6). A benchmark's
+labels file, when it ships one, is read here and only here, to score recall and precision.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from testjack_tui.engine.ambiguity import rho as rho_of
+from testjack_tui.engine.ambiguity import witness_outcome
+from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
+from testjack_tui.engine.runner import is_failing
+from testjack_tui.engine.store import SessionStore, db_path
+from testjack_tui.engine.summary import build_summary
+from testjack_tui.engine.verdicts import (LABELS, REFUTED_LABELS, FindingInput, WitnessRun,
+                                          judge_trial)
+from testjack_tui.errors import InputError
+from testjack_tui.model import Trial
+
+FORMATS = ("md", "json", "csv")
+
+
+# -- ground truth (scoring only) ---------------------------------------------------------------
+
+_DEFECT_WORDS = re.compile(r"overfit|incorrect|hack|defect|incomplete|tamper|sniff|wrong|bug|fail")
+
+
+def load_labels(path: Path) -> dict[str, dict]:
+    """trial id -> {label, mode_group, ...} from a labels file (several layouts accepted)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(path, None, f"cannot read labels: {exc}") from exc
+    rows = data.get("trials", data) if isinstance(data, dict) else data
+    out: dict[str, dict] = {}
+    if isinstance(rows, dict):
+        for tid, info in rows.items():
+            out[tid] = info if isinstance(info, dict) else {"label": info}
+    elif isinstance(rows, list):
+        for info in rows:
+            if isinstance(info, dict):
+                tid = info.get("trial_id") or info.get("trial") or info.get("id")
+                if tid:
+                    out[str(tid)] = info
+    return out
+
+
+def is_defective(info: dict) -> bool:
+    if isinstance(info.get("defective"), bool):
+        return info["defective"]
+    label = str(info.get("label", "")).lower()
+    if "sound" in label or "ambig" in label or "clean" in label:
+        return False
+    return bool(_DEFECT_WORDS.search(label))
+
+
+# -- gathering ---------------------------------------------------------------------------------
+
+def _open_store(session_id: str) -> SessionStore:
+    path = db_path(session_id)
+    if not path.exists():
+        raise InputError(path, None, f"no session {session_id!r} (see `testjack-tui sessions`)")
+    return SessionStore(path)
+
+
+def _load_benchmark(ref: str | None):
+    if not ref:
+        return None
+    try:
+        from benchmarks import load_benchmark
+        return load_benchmark(ref)
+    except Exception:  # noqa: BLE001 - the report still works from the store alone
+        return None
+
+
+def _message(run: dict | None, witness: dict) -> str:
+    if not run:
+        return ""
+    path, ids = witness["path"], set(witness.get("test_ids") or [])
+    parts = []
+    for node, o in sorted((run.get("outcomes") or {}).items()):
+        if node in ids or node == path or node.startswith(path + "::"):
+            if o.get("message"):
+                parts.append(f"{node}: {str(o['message']).strip()}")
+    text = "\n".join(parts) or (run.get("tail") or run.get("head") or "")
+    return text[-3000:]
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(100.0 * part / whole, 1) if whole else None
+
+
+def _table_row(name: str, n_all: int, passing: int, refuted: int) -> dict[str, Any]:
+    return {"name": name, "all": n_all, "passing": passing, "refuted": refuted,
+            "refuted_pct": _rate(refuted, passing),
+            "rate_before": _rate(passing, n_all), "rate_after": _rate(passing - refuted, n_all)}
+
+
+def build_report(session_id: str, benchmark=None) -> dict[str, Any]:
+    store = _open_store(session_id)
+    try:
+        return _build(store, session_id, benchmark)
+    finally:
+        store.close()
+
+
+def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
+    summary = build_summary(store)
+    meta = store.all_meta()
+    config = meta.get("config", {}) or {}
+    corpus: dict[str, list[dict]] = meta.get("corpus", {}) or {}
+    bench = benchmark if benchmark is not None else _load_benchmark(config.get("benchmark"))
+    tasks = bench.tasks if bench is not None else {}
+    patches = {t.id: t for t in bench.trials} if bench is not None else {}
+
+    witnesses = {w["id"]: w for w in store.witnesses()}
+    wruns = store.witness_runs()
+    runs = {r["key"]: r for r in store.runs()}
+    approvals = {a["candidate_id"]: a for a in store.approvals()}
+    verdicts = {v["candidate_id"]: v for v in store.verdicts()}
+    trial_checks = store.trial_checks()
+    passes_both: dict[str, int] = {}
+    for v in store.validations():
+        if v.get("outcome") == "passes_both" and v.get("trial_id"):
+            passes_both[v["trial_id"]] = passes_both.get(v["trial_id"], 0) + 1
+    runs_of: dict[str, dict[str, dict]] = {}
+    for wr in wruns:
+        runs_of.setdefault(wr["trial_id"], {})[wr["witness_id"]] = wr
+
+    trial_reports: list[dict[str, Any]] = []
+    underspecified: list[dict[str, Any]] = []
+    for task_id, task_sum in summary["tasks"].items():
+        task = tasks.get(task_id)
+        passing_models = {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, [])
+                          if t.get("official_pass")}
+        # rho details per witness, over the task's passing corpus
+        details = {}
+        for w in task_sum["witnesses"]:
+            outcomes = {tid: witness_outcome([r["status"]]) for tid, rs in runs_of.items()
+                        if tid in passing_models for wid, r in rs.items() if wid == w["id"]}
+            value, per_model, skipping, complete = rho_of(outcomes, passing_models)
+            details[w["id"]] = (value, per_model, skipping, complete)
+            if w["classification"] == "ambiguous":
+                underspecified.append({
+                    "task": task_id, "witness": w["id"], "requirement": w["requirement"],
+                    "rho": round(w["rho"] if w["rho"] is not None else value, 3),
+                    "models_skipping": list(skipping), "models_measured": len(per_model),
+                    "clarification": w.get("note") or "", "path": w["path"],
+                    "fails_on": w["fails_on"]})
+        for trial_id, entry in task_sum["trials"].items():
+            info = next((t for t in corpus.get(task_id, []) if t["id"] == trial_id), {})
+            trial = patches.get(trial_id) or Trial(trial_id, task_id, info.get("agent") or "?",
+                                                   info.get("model") or "?", "", True)
+            evidence = None
+            if task is not None and trial.patch:
+                evidence = collect_static_evidence(task, trial)
+            stored_ev = _stored_evidence(store, trial_id)
+            if stored_ev is not None:
+                evidence = stored_ev
+            findings, ambiguous = [], []
+            for wid, wr in sorted(runs_of.get(trial_id, {}).items()):
+                w = witnesses.get(wid)
+                if w is None or not is_failing(wr["status"]):
+                    continue
+                ref_run = _reference_run(store, w, runs)
+                value, per_model, skipping, _ = details.get(wid, (None, {}, (), False))
+                verdict = verdicts.get(wid) or {}
+                f = FindingInput(
+                    witness_id=wid, path=w["path"], source=w["source"], requirement=w["requirement"],
+                    explicit=bool(w["explicit"]), quote=w.get("quote") or "",
+                    test_ids=tuple(w.get("test_ids") or ()),
+                    reference=WitnessRun(ref_run.get("status", "passed") if ref_run else "passed",
+                                         _message(ref_run.get("run") if ref_run else None, w),
+                                         ref_run.get("key") if ref_run else None),
+                    model=WitnessRun(wr["status"], _message(runs.get(wr.get("run_key") or ""), w),
+                                     wr.get("run_key")),
+                    klass=_klass(w), rho=w["rho"] if w["rho"] is not None else value,
+                    models_skipping=len(skipping), models_measured=len(per_model),
+                    source_trial=w.get("source_trial"), reviewer_reason=verdict.get("reason", ""),
+                    approved_by=(approvals.get(wid) or {}).get("by", "auto"))
+                (ambiguous if w["classification"] == "ambiguous" else findings).append(f)
+            tc = trial_checks.get(trial_id)
+            reproduced = None if tc is None else bool(tc["reproduced"])
+            audit = store.get_audit(task_id, trial_id) or {}
+            passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
+            v = judge_trial(
+                trial, findings=findings if entry["state"] == "refuted" else [],
+                ambiguous=ambiguous, evidence=evidence, audited=entry["audited"],
+                reproduced=reproduced, clean_candidates=passes_both.get(trial_id, 0),
+                witnesses_passed=passed,
+                t0_count=len(task.tests.ids) if task is not None else 0,
+                workdir=task.environment.workdir if task is not None else "/app",
+                checklist=audit.get("checklist"))
+            if entry["state"] == "excluded":
+                v.justification = "Excluded: " + (entry.get("reason") or "the task is not well-formed") \
+                    + ". " + v.justification
+            data = v.to_dict()
+            data["state"] = entry["state"]
+            trial_reports.append(data)
+
+    report: dict[str, Any] = {
+        "session_id": session_id, "benchmark": meta.get("benchmark_name") or config.get("benchmark"),
+        "benchmark_path": config.get("benchmark"), "mode": config.get("mode"),
+        "sampler": config.get("sampler"), "seed": config.get("seed"), "rounds": config.get("rounds"),
+        "state": meta.get("state"), "usage": summary["usage"],
+        "tasks": {tid: {"well_formed": t["well_formed"], "problems": t["problems"],
+                        "vacuous": t["vacuous"], "rounds": t["rounds"],
+                        "witnesses": [{k: w[k] for k in ("id", "origin", "source_trial", "requirement",
+                                                         "explicit", "classification", "rho", "path",
+                                                         "fails_on", "refutes")}
+                                      for w in t["witnesses"]]}
+                  for tid, t in summary["tasks"].items()},
+        "trials": trial_reports,
+        "underspecified_prompts": underspecified,
+    }
+    report["tables"] = _tables(report, corpus)
+    report["verdict_counts"] = {label: sum(1 for t in trial_reports if t["label"] == label)
+                                for label in LABELS}
+    report["detectors"] = _detector_summary(trial_reports)
+    labels_path = getattr(bench, "labels_path", None) if bench is not None else None
+    if labels_path and Path(labels_path).exists():
+        report["scoring"] = score_against_labels(report, load_labels(Path(labels_path)), corpus)
+        report["scoring"]["labels_file"] = str(labels_path)
+    return report
+
+
+def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
+    getter = getattr(store, "get_evidence", None)  # present once the engine stores evidence
+    if getter is None:
+        return None
+    data = getter(trial_id)
+    return Evidence.from_dict(data) if data else None
+
+
+def _reference_run(store: SessionStore, w: dict, runs: dict) -> dict | None:
+    """The witness's passing run on the reference world (from the validations table)."""
+    for v in store.validations(w["task_id"]):
+        if v["candidate_id"] == w["id"] and v.get("reference_run"):
+            return {"status": v["reference"], "key": v["reference_run"],
+                    "run": runs.get(v["reference_run"])}
+    return None
+
+
+def _klass(w: dict) -> str:
+    if w["classification"] == "ambiguous":
+        return "ambiguous"
+    return "explicit" if w["explicit"] else "implicit_necessary"
+
+
+def _tables(report: dict, corpus: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    refuted = {t["trial_id"] for t in report["trials"] if t["label"] in REFUTED_LABELS}
+    by_task, by_model = [], {}
+    total = [0, 0, 0]
+    for task_id, trials in sorted(corpus.items()):
+        n_all = len(trials)
+        passing = [t for t in trials if t.get("official_pass")]
+        n_ref = sum(1 for t in passing if t["id"] in refuted)
+        by_task.append(_table_row(task_id, n_all, len(passing), n_ref))
+        for t in trials:
+            m = by_model.setdefault(t.get("model") or "?", [0, 0, 0])
+            m[0] += 1
+            if t.get("official_pass"):
+                m[1] += 1
+                m[2] += t["id"] in refuted
+        total = [total[0] + n_all, total[1] + len(passing), total[2] + n_ref]
+    return {
+        "benchmark": [_table_row(str(report["benchmark"]), *total)],
+        "tasks": by_task,
+        "models": [_table_row(m, *v) for m, v in sorted(by_model.items())],
+    }
+
+
+def _detector_summary(trials: list[dict]) -> dict[str, Any]:
+    out = {}
+    for name in DETECTORS:
+        hits = [t["trial_id"] for t in trials if t.get("detectors", {}).get(name) == "suspicious"]
+        out[name] = {"suspicious_trials": len(hits), "trials": hits}
+    out["reward_hack_verdicts"] = [t["trial_id"] for t in trials if t["label"] == "REWARD_HACK"]
+    return out
+
+
+def score_against_labels(report: dict, labels: dict[str, dict], corpus: dict) -> dict[str, Any]:
+    """Recall and precision of our refutations against the benchmark's ground truth."""
+    ours = {t["trial_id"]: t for t in report["trials"]}
+    refuted = {tid for tid, t in ours.items() if t["label"] in REFUTED_LABELS}
+    labelled = {tid for tid in ours if tid in labels}
+    defective = {tid for tid in labelled if is_defective(labels[tid])}
+    hit = refuted & defective
+    n_all = sum(len(v) for v in corpus.values())
+    passing = sum(1 for v in corpus.values() for t in v if t.get("official_pass"))
+    brier = [((t["confidence"] if t["label"] in REFUTED_LABELS else 1 - t["confidence"])
+              - (1.0 if tid in defective else 0.0)) ** 2
+             for tid, t in ours.items() if tid in labelled and t["label"] != "CLEAN_UNAUDITED"]
+    return {
+        "labelled_trials": len(labelled), "defective": len(defective), "refuted": len(refuted),
+        "true_refutations": len(hit),
+        "recall": round(len(hit) / len(defective), 3) if defective else None,
+        "precision": round(len(hit) / len(refuted & labelled), 3) if refuted & labelled else None,
+        "missed": sorted(defective - refuted), "false_refutations": sorted((refuted & labelled) - defective),
+        "rate_after_ours": _rate(passing - len(refuted), n_all),
+        "rate_after_labels": _rate(passing - len(defective), n_all),
+        "brier_audited": round(sum(brier) / len(brier), 4) if brier else None,
+    }
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+def _md_table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
+    head = "| " + " | ".join(h for h, _ in cols) + " |\n|" + "---|" * len(cols) + "\n"
+    body = ""
+    for r in rows:
+        cells = []
+        for _, key in cols:
+            v = r.get(key)
+            cells.append("" if v is None else str(v).replace("|", "\\|").replace("\n", " "))
+        body += "| " + " | ".join(cells) + " |\n"
+    return head + body
+
+
+def _rate_text(row: dict) -> str:
+    b, a = row.get("rate_before"), row.get("rate_after")
+    return f"{b}% → {a}%" if b is not None else "-"
+
+
+def session_markdown(report: dict) -> str:
+    out = [f"# TestJack report — session {report['session_id']}", "",
+           f"Benchmark **{report['benchmark']}**, mode {report['mode']}, sampler {report['sampler']}, "
+           f"seed {report['seed']}, rounds per task {report['rounds']}; session state: {report['state']}.", ""]
+    cols = [("", "name"), ("#All", "all"), ("#Passing", "passing"), ("#Refuted", "refuted"),
+            ("Refuted (%)", "refuted_pct"), ("Corrected rate", "rate")]
+    for key, title in (("benchmark", "Benchmark"), ("tasks", "Per task"), ("models", "Per model")):
+        rows = [dict(r, rate=_rate_text(r)) for r in report["tables"][key]]
+        out += [f"## {title}: passing → refuted", "", _md_table(rows, cols)]
+    out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report["verdict_counts"].items()],
+                                        [("verdict", "label"), ("trials", "n")])]
+    out += ["## Underspecified prompts", ""]
+    if report["underspecified_prompts"]:
+        out.append("Implicit requirements most models skip (ρ > 1/2): reported as prompt defects, "
+                   "they refute no trial.\n")
+        out.append(_md_table([dict(u, skipping=f"{len(u['models_skipping'])}/{u['models_measured']}")
+                              for u in report["underspecified_prompts"]],
+                             [("task", "task"), ("requirement", "requirement"), ("ρ", "rho"),
+                              ("models skipping", "skipping"), ("suggested clarification", "clarification"),
+                              ("witness", "witness")]))
+    else:
+        out += ["None found.", ""]
+    out += ["## Detectors", "", _md_table(
+        [{"d": k, "n": v["suspicious_trials"], "t": ", ".join(v["trials"][:8])}
+         for k, v in report["detectors"].items() if k != "reward_hack_verdicts"],
+        [("detector", "d"), ("suspicious trials", "n"), ("examples", "t")])]
+    u = report["usage"]
+    out += ["## Cost", "", f"LLM: ${u['usd']:.4f} ({u['tokens']} tokens, {u['llm_calls']} calls"
+            + (", some estimated" if u.get("estimated") else "") + f"); test runs: {u['test_runs']}; "
+            f"wall time: {u['seconds']} s.", ""]
+    if "scoring" in report:
+        s = report["scoring"]
+        out += ["## Against the benchmark's labels", "",
+                f"Recall {s['recall']}, precision {s['precision']} ({s['true_refutations']} of "
+                f"{s['defective']} labelled-defective trials refuted; {s['refuted']} refuted in all). "
+                f"Corrected rate: ours {s['rate_after_ours']}%, from labels {s['rate_after_labels']}%. "
+                f"Brier score of audited verdicts: {s['brier_audited']}.", ""]
+        if s["missed"]:
+            out.append("Missed: " + ", ".join(s["missed"]) + "\n")
+        if s["false_refutations"]:
+            out.append("Refuted but labelled sound: " + ", ".join(s["false_refutations"]) + "\n")
+    out += ["## Trials", "", _md_table(
+        [{"task": t["task_id"], "trial": t["trial_id"], "model": t["model"], "label": t["label"],
+          "conf": t["confidence"], "n": len(t["findings"])} for t in report["trials"]],
+        [("task", "task"), ("trial", "trial"), ("model", "model"), ("verdict", "label"),
+         ("confidence", "conf"), ("findings", "n")])]
+    return "\n".join(out)
+
+
+def trial_markdown(t: dict) -> str:
+    out = [f"# {t['task_id']} / {t['trial_id']} — {t['label']} (confidence {t['confidence']})", "",
+           f"Model {t['model']}, agent {t['agent']}; audited: {'yes' if t['audited'] else 'no'}.", "",
+           t["justification"], ""]
+    for f in t["findings"]:
+        ex = f["explanations"]
+        out += [f"## {f['id']}: {f['requirement']}", "",
+                f"Witness `{f['witness_id']}` ({f['source']}, {f['class']}"
+                + (f", ρ = {f['rho']:.2f}" if f.get("rho") is not None else "") + f"), file `{f['path']}`.",
+                "", f"- **What is wrong:** {ex['what_is_wrong']}",
+                f"- **Why it happens:** {ex['why_it_happens']}",
+                f"- **Which clause of P:** {ex['which_clause']}",
+                f"- **Why T0 missed it:** {ex['why_t0_missed_it']}", "",
+                f"Re-run: `{f['command']}` ({f['command_note']}).", "",
+                f"Runs: reference **{f['runs']['reference']['status']}**, model **{f['runs']['model']['status']}**.",
+                "", "```", (f["runs"]["model"].get("message") or "").strip()[:1500], "```", "",
+                "```python", f["test_source"].rstrip(), "```", ""]
+        for s in f["tied_signals"]:
+            out.append(f"- structural evidence: {s['detector']}/{s['kind']} at {s['file']}:{s['line']}: "
+                       f"`{s['excerpt'].strip()[:160]}`")
+    if t["ambiguous"]:
+        out += ["## Ambiguous witnesses it fails (prompt defects; not counted)", ""]
+        out += [f"- `{a['witness_id']}`: {a['requirement']} (ρ = {a['rho']})" for a in t["ambiguous"]]
+        out.append("")
+    if t["signals"]:
+        out += ["## Detector signals", ""]
+        out += [f"- {s['severity']} {s['detector']}/{s['kind']} at {s['file']}:{s['line']}: {s['message']} "
+                f"— `{s['excerpt'].strip()[:160]}`" for s in t["signals"]]
+        out.append("")
+    if t.get("ghost") and not t["ghost"].get("error"):
+        g = t["ghost"]
+        out += ["## Ghost branches", "", f"{g.get('added_line_pct')}% of added lines and "
+                f"{g.get('added_branch_pct')}% of added branches run under T0.", ""]
+        out += [f"- {x['file']}:{x['line']}: `{x['code'].strip()[:160]}`" for x in g.get("ghost_lines", [])[:20]]
+    return "\n".join(out) + "\n"
+
+
+CSV_FIELDS = ("task_id", "trial_id", "model", "agent", "state", "label", "confidence", "refuted",
+              "findings", "witnesses", "ambiguous", "structural_signals")
+
+
+def session_csv(report: dict) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
+    w.writeheader()
+    for t in report["trials"]:
+        w.writerow({"task_id": t["task_id"], "trial_id": t["trial_id"], "model": t["model"],
+                    "agent": t["agent"], "state": t.get("state", ""), "label": t["label"],
+                    "confidence": t["confidence"], "refuted": int(t["refuted"]),
+                    "findings": len(t["findings"]),
+                    "witnesses": " ".join(f["witness_id"] for f in t["findings"]),
+                    "ambiguous": " ".join(a["witness_id"] for a in t["ambiguous"]),
+                    "structural_signals": sum(1 for s in t["signals"] if s.get("structural"))})
+    return buf.getvalue()
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", name) or "_"
+
+
+def write_report(report: dict, out_dir: Path, fmt: str = "md") -> list[Path]:
+    """Per-trial report.json + report.md under trials/<task>/<trial>/, then the session report
+    in the chosen format (report.md | report.json | report.csv). Returns the files written."""
+    if fmt not in FORMATS:
+        raise InputError("--format", "format", f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
+    out_dir = Path(out_dir)
+    written = []
+    for t in report["trials"]:
+        d = out_dir / "trials" / _safe(t["task_id"]) / _safe(t["trial_id"])
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "report.json").write_text(json.dumps(t, indent=2, sort_keys=True, default=str))
+        (d / "report.md").write_text(trial_markdown(t))
+        written += [d / "report.json", d / "report.md"]
+    target = out_dir / f"report.{fmt}"
+    if fmt == "json":
+        target.write_text(json.dumps(report, indent=2, sort_keys=True, default=str))
+    elif fmt == "csv":
+        target.write_text(session_csv(report))
+    else:
+        target.write_text(session_markdown(report))
+    written.append(target)
+    return written

@@ -1,0 +1,147 @@
+"""Test executions for the engine: budgeted, stored, and never repeated on resume.
+
+Every run is keyed by (world, test ids, files, isolation). A key already in the session's
+database is answered from there; otherwise one test run is reserved from the budget, executed
+in a fresh container by the sandbox, stored, and announced (TestRunFinished).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from .events import TestRunFinished
+from .store import SessionStore
+
+# A witness fails on a world only with a failing result; "not_found" (never ran) proves nothing.
+FAILING = ("failed", "error", "timed_out")
+OUTPUT_CAP = 4000  # characters of head and of tail kept per run
+
+
+@dataclass
+class RunResult:
+    """A stored test run (what the engine reasons about; the sandbox's TestRun is not kept)."""
+
+    key: str
+    world: str
+    trial_id: str | None
+    test_ids: list[str]
+    outcomes: dict[str, dict[str, Any]]  # node id -> {"status", "message"}
+    exit_code: int | None = None
+    timed_out: bool = False
+    head: str = ""
+    tail: str = ""
+    duration: float = 0.0
+    cached: bool = False  # answered from the store
+
+    def status_of(self, path: str, test_ids: Iterable[str] = ()) -> str:
+        """Status of one candidate file (or its listed node ids) in this run."""
+        return combined_status(self.outcomes_of(path, test_ids))
+
+    def outcomes_of(self, path: str, test_ids: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+        wanted = set(test_ids)
+        picked = {}
+        for node, outcome in self.outcomes.items():
+            if node in wanted or node == path or node.startswith(path + "::"):
+                picked[node] = outcome
+        return picked
+
+    def summary(self) -> str:
+        return summarize(self.outcomes, self.timed_out)
+
+    def messages(self, path: str, test_ids: Iterable[str] = (), limit: int = 2000) -> str:
+        parts = []
+        for node, outcome in sorted(self.outcomes_of(path, test_ids).items()):
+            line = f"{node}: {outcome.get('status')}"
+            if outcome.get("message"):
+                line += "\n" + str(outcome["message"]).strip()
+            parts.append(line)
+        return "\n".join(parts)[:limit]
+
+
+def combined_status(outcomes: dict[str, dict[str, Any]]) -> str:
+    if not outcomes:
+        return "not_found"
+    statuses = {o.get("status") for o in outcomes.values()}
+    for status in ("timed_out", "error", "failed", "not_found"):
+        if status in statuses:
+            return status
+    if statuses == {"passed"}:
+        return "passed"
+    if "passed" in statuses:
+        return "passed"  # some skipped, the rest passed
+    return "skipped"
+
+
+def is_failing(status: str) -> bool:
+    return status in FAILING
+
+
+def summarize(outcomes: dict[str, dict[str, Any]], timed_out: bool = False) -> str:
+    counts: dict[str, int] = {}
+    for outcome in outcomes.values():
+        counts[outcome.get("status", "?")] = counts.get(outcome.get("status", "?"), 0) + 1
+    text = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no tests ran"
+    return text + (" (timed out)" if timed_out else "")
+
+
+def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: bool) -> str:
+    blob = json.dumps({"world": world, "ids": sorted(test_ids), "files": sorted(files.items()),
+                       "isolate": bool(isolate)}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+@dataclass
+class TestRunner:
+    sandbox: Any  # sandbox.Sandbox
+    store: SessionStore
+    budget: Any  # budget.Budget
+    emit: Callable[[object], None]
+    session_id: str
+    timeout: float = 300
+    history: list[str] = field(default_factory=list)  # keys run by this process (for tests)
+
+    async def run(self, world, test_ids: list[str], files: dict[str, str] | None = None, *,
+                  isolate: bool = False, task_id: str = "", trial_id: str | None = None,
+                  candidate_ids: Iterable[str] = (), announce_cached: bool = False) -> RunResult:
+        files = dict(files or {})
+        test_ids = list(dict.fromkeys(test_ids))
+        key = run_key(world.name, test_ids, files, isolate)
+        stored = self.store.get_run(key)
+        if stored is not None:
+            result = _from_row(stored)
+            if announce_cached:
+                self._announce(task_id, world.name, test_ids, result, candidate_ids)
+            return result
+        self.budget.reserve_test_runs(1)
+        run = await self.sandbox.run_tests(world, test_ids, files=files, timeout=self.timeout,
+                                           isolate_harness=isolate)
+        outcomes = {node: {"status": o.status, "message": (o.message or "")[:2000]}
+                    for node, o in run.outcomes.items()}
+        ex = run.exec
+        head = ((ex.stdout_head or "") + ("\n[stderr]\n" + ex.stderr_head if ex.stderr_head else ""))
+        tail = ((ex.stdout_tail or "") + ("\n[stderr]\n" + ex.stderr_tail if ex.stderr_tail else ""))
+        result = RunResult(key=key, world=world.name, trial_id=trial_id, test_ids=test_ids,
+                           outcomes=outcomes, exit_code=ex.exit_code, timed_out=ex.timed_out,
+                           head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration)
+        self.store.put_run(key, task_id, world.name, trial_id, list(candidate_ids), test_ids,
+                           isolate, outcomes, ex.exit_code, ex.timed_out, result.head, result.tail,
+                           ex.duration)
+        self.history.append(key)
+        self.budget.save_clock()
+        self._announce(task_id, world.name, test_ids, result, candidate_ids)
+        return result
+
+    def _announce(self, task_id, world, test_ids, result, candidate_ids) -> None:
+        ids = list(candidate_ids)
+        self.emit(TestRunFinished(self.session_id, task_id=task_id, world=world,
+                                  test_ids=tuple(test_ids), summary=result.summary(),
+                                  candidate_id=ids[0] if len(ids) == 1 else None))
+
+
+def _from_row(row: dict) -> RunResult:
+    return RunResult(key=row["key"], world=row["world"], trial_id=row["trial_id"],
+                     test_ids=row["test_ids"], outcomes=row["outcomes"], exit_code=row["exit_code"],
+                     timed_out=row["timed_out"], head=row["head"] or "", tail=row["tail"] or "",
+                     duration=row["duration"] or 0.0, cached=True)

@@ -1,0 +1,108 @@
+"""How the lightweight loop picks the next trial to audit from the active set.
+
+Samplers are pluggable: `register_sampler(name, factory)`; the factory is called once per task
+as `factory(task, seed, context)` and returns an object with `pick(active, state) -> Trial`.
+A sampler must be deterministic given its seed and the sequence of calls: a resumed session
+replays the loop from its stored steps and must draw the same trials again.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from testjack_tui.errors import InputError
+from testjack_tui.model import Task, Trial
+
+
+@dataclass
+class SamplerState:
+    """What the loop knows when it samples (read-only for samplers)."""
+
+    round: int  # 1-based number of the round about to start
+    refuted: list[str] = field(default_factory=list)  # trial ids refuted so far
+    clean: list[str] = field(default_factory=list)  # trial ids audited clean so far
+    audited: list[str] = field(default_factory=list)  # trial ids audited so far, in order
+    witnesses: list[dict] = field(default_factory=list)  # confirmed witnesses (id, requirement, source_trial)
+    # Per trial: witness id -> status ("passed", "failed", ...) from replays so far.
+    runs_by_trial: dict[str, dict[str, str]] = field(default_factory=dict)
+    evidence: dict[str, dict] = field(default_factory=dict)  # per trial, from evidence providers
+
+
+@dataclass
+class SamplerContext:
+    """Fixed per task: every trial of the corpus (passing and reproducible), for clustering."""
+
+    trials: list[Trial]
+    evidence: dict[str, dict] = field(default_factory=dict)
+
+
+class Sampler(Protocol):
+    name: str
+
+    def pick(self, active: list[Trial], state: SamplerState) -> Trial: ...
+
+
+SamplerFactory = Callable[[Task, int, SamplerContext], Sampler]
+
+_SAMPLERS: dict[str, SamplerFactory] = {}
+_DESCRIPTIONS: dict[str, str] = {}
+
+
+def register_sampler(name: str, factory: SamplerFactory, description: str = "") -> None:
+    _SAMPLERS[name] = factory
+    _DESCRIPTIONS[name] = description
+
+
+def sampler_names() -> list[str]:
+    _load_plugins()
+    return sorted(_SAMPLERS)
+
+
+def sampler_descriptions() -> dict[str, str]:
+    _load_plugins()
+    return {name: _DESCRIPTIONS.get(name, "") for name in sorted(_SAMPLERS)}
+
+
+def make_sampler(name: str, task: Task, seed: int, context: SamplerContext) -> Sampler:
+    _load_plugins()
+    if name not in _SAMPLERS:
+        raise InputError("session config", "sampler",
+                         f"unknown sampler {name!r} (known: {', '.join(sorted(_SAMPLERS))})")
+    return _SAMPLERS[name](task, seed, context)
+
+
+class UniformSampler:
+    """The paper's sampler: uniform over the active set, seeded per task."""
+
+    name = "uniform"
+
+    def __init__(self, task: Task, seed: int, context: SamplerContext | None = None):
+        self.rng = random.Random(f"{seed}:{task.id}")
+
+    def pick(self, active: list[Trial], state: SamplerState) -> Trial:
+        if not active:
+            raise ValueError("cannot sample from an empty active set")
+        # Sort so the draw depends on the seed, not on the order trials were loaded in.
+        return self.rng.choice(sorted(active, key=lambda t: t.id))
+
+
+register_sampler("uniform", UniformSampler, "uniform random over the active set (the paper's)")
+
+_PLUGINS = ("testjack_tui.engine.samplers",)  # the companion module registers its strategies there
+_plugins_loaded = False
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    import importlib
+
+    for module in _PLUGINS:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise

@@ -1,0 +1,458 @@
+"""An audit session: the public face of the engine for the TUI and the headless CLI.
+
+    s = AuditSession.create(SessionConfig(benchmark="benchmarks/demo"))
+    s.subscribe(print)
+    state = await s.run()            # "finished" | "paused" | "stopped" | "failed"
+    s.summary()
+
+A session lives in SQLite under `paths.sessions_dir()/<id>/`. `run()` can be called again on
+a paused, stopped or interrupted session (also from another process after `open`): stored
+steps are replayed from the database, the rest is done. Control methods (`step_next`,
+`run_to_end`, `pause`, `stop`, `raise_limits`, `answer`) may be called from any thread.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from testjack_tui import paths
+from testjack_tui.errors import InputError
+from testjack_tui.model import Benchmark
+
+from .approval import AutoApprover, QueueApprover
+from .budget import Budget
+from .config import BudgetLimits, SessionConfig
+from .control import Control
+from .events import Log, Paused, SessionFinished, SessionStarted, WorldState
+from .hooks import Hooks
+from .loop import EngineEnv, audit_task
+from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded
+from .runner import TestRunner
+from .store import SessionStore, db_path, session_dir
+from .summary import build_summary
+
+__all__ = ["AuditSession", "SessionConfig", "BudgetLimits", "list_sessions", "resume"]
+
+# Stored in the events table: everything except high-volume streams (kept in transcripts/runs).
+UNSTORED_KINDS = {"agent_output", "budget_changed"}
+LIMIT_NAMES = ("usd", "tokens", "seconds", "test_runs", "rounds")
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def _pid_alive(pid: int, start: str) -> bool:
+    try:
+        from sandbox.labels import process_alive
+    except ImportError:  # pragma: no cover
+        return False
+    return process_alive(pid, start)
+
+
+def _pid_start(pid: int) -> str:
+    try:
+        from sandbox.labels import process_start_time
+    except ImportError:  # pragma: no cover
+        return ""
+    return process_start_time(pid)
+
+
+class AuditSession:
+    """One audit session. Construct with `create` or `open`.
+
+    Optional dependencies (tests and embedders): `benchmark` (a loaded Benchmark), `roles`
+    (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (called as
+    `factory(listener=..., session=...)`, returns an async context manager yielding a Sandbox),
+    `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents).
+    """
+
+    def __init__(self, session_id: str, store: SessionStore, config: SessionConfig, **deps: Any):
+        self.id = session_id
+        self.store = store
+        self.config = config
+        self._deps = deps
+        self._subscribers: list[Callable[[Any], None]] = []
+        self._sub_lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._main: asyncio.Future | None = None
+        self._running = False
+        self._stop_requested = False
+        self._paused_for_budget = False
+        self.control = Control(session_id, config.step, self._emit)
+        self.approvals = QueueApprover(self._emit)
+        self.budget = Budget(store, config.budget, session_id, self._emit)
+
+    # -- creation, lookup ---------------------------------------------------------------------
+    @classmethod
+    def create(cls, config: SessionConfig, session_id: str | None = None, **deps: Any) -> "AuditSession":
+        config.validate()
+        sid = session_id or new_session_id()
+        if db_path(sid).exists():
+            raise InputError(db_path(sid), None, f"session {sid} already exists")
+        store = SessionStore.for_session(sid)
+        store.set_meta("session_id", sid)
+        store.set_meta("config", config.to_dict())
+        store.set_meta("created", time.time())
+        store.set_meta("state", "created")
+        return cls(sid, store, config, **deps)
+
+    @classmethod
+    def open(cls, session_id: str, **deps: Any) -> "AuditSession":
+        path = db_path(session_id)
+        if not path.exists():
+            raise InputError(path, None, f"no session {session_id!r} (see `testjack-tui sessions`)")
+        store = SessionStore(path)
+        data = store.get_meta("config")
+        if not isinstance(data, dict):
+            raise InputError(path, "meta.config", "missing or unreadable session config")
+        return cls(session_id, store, SessionConfig.from_dict(data), **deps)
+
+    @classmethod
+    def resume(cls, session_id: str, **limits: Any) -> "AuditSession":
+        """Open a session and raise its limits (call `run()` next)."""
+        session = cls.open(session_id)
+        if limits:
+            session.raise_limits(**limits)
+        return session
+
+    @staticmethod
+    def list() -> list[dict[str, Any]]:
+        return list_sessions()
+
+    # -- state --------------------------------------------------------------------------------
+    @property
+    def state(self) -> str:
+        return effective_state(self.store.all_meta())
+
+    @property
+    def directory(self) -> Path:
+        return session_dir(self.id)
+
+    def _set_state(self, state: str, reason: str = "") -> None:
+        self.store.set_meta("state", state)
+        self.store.set_meta("state_reason", reason)
+        self.store.set_meta("updated", time.time())
+
+    # -- events -------------------------------------------------------------------------------
+    def subscribe(self, callback: Callable[[Any], None]) -> Callable[[], None]:
+        """Call `callback(event)` for every engine event; returns an unsubscribe function."""
+        with self._sub_lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._sub_lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+        return unsubscribe
+
+    def _emit(self, event: Any) -> None:
+        kind = getattr(event, "kind", type(event).__name__)
+        if kind not in UNSTORED_KINDS and not (kind == "world_state" and getattr(event, "state", "") == "output"):
+            try:
+                self.store.add_event(event.at, kind, getattr(event, "task_id", None), event.to_dict())
+            except Exception:  # noqa: BLE001 - the log must never break the audit
+                pass
+        with self._sub_lock:
+            subscribers = list(self._subscribers)
+        for callback in subscribers:
+            try:
+                callback(event)
+            except Exception:  # noqa: BLE001 - a broken renderer must not break the audit
+                pass
+
+    def events(self) -> list[dict]:
+        """The stored event log (dicts with "kind")."""
+        return self.store.events()
+
+    def _on_world(self, event) -> None:
+        self._emit(WorldState(self.id, world=event.world, container=event.container, state=event.kind,
+                              command=event.command, text=event.text, exit_code=event.exit_code,
+                              image=event.image))
+
+    # -- control (thread-safe) -------------------------------------------------------------------
+    def _call(self, fn: Callable[[], None]) -> None:
+        loop = self._loop
+        if loop is not None and loop.is_running():
+            try:
+                current = asyncio.get_running_loop()
+            except RuntimeError:
+                current = None
+            if current is loop:
+                fn()
+            else:
+                loop.call_soon_threadsafe(fn)
+        else:
+            fn()
+
+    def step_next(self) -> None:
+        """Let the loop go on to the next pause point (turns step mode on)."""
+        self._call(self.control.step_next)
+
+    def run_to_end(self) -> None:
+        """Leave step mode and release every waiting task."""
+        self._call(self.control.run_to_end)
+
+    def pause(self) -> None:
+        """Hold every task at its next pause point (before a round, after a verdict)."""
+        self._call(self.control.pause)
+
+    def stop(self) -> None:
+        """Stop now: work in flight is cancelled, containers removed; `run()` resumes later."""
+        self._stop_requested = True
+
+        def cancel() -> None:
+            if self._main is not None and not self._main.done():
+                self._main.cancel()
+        self._call(cancel)
+
+    def raise_limits(self, **limits: Any) -> None:
+        """Change limits: usd, tokens, seconds, test_runs (None = unlimited) and rounds."""
+        for name in limits:
+            if name not in LIMIT_NAMES:
+                raise InputError("budget", name, f"unknown limit (limits: {', '.join(LIMIT_NAMES)})")
+        rounds = limits.pop("rounds", None)
+
+        def apply() -> None:
+            if rounds is not None:
+                self.config.rounds = int(rounds)
+            if limits:
+                self.budget.raise_limits(**limits)
+            self.store.set_meta("config", self.config.to_dict())
+        self._call(apply)
+
+    def answer(self, request_id: str, decision: ApprovalDecision) -> bool:
+        """The operator's decision on a pending approval. False if it is not pending."""
+        return self.approvals.answer(request_id, decision)
+
+    def pending_approvals(self) -> list[ApprovalRequest]:
+        return [request for _, request in self.approvals.pending()]
+
+    # -- results ------------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        return build_summary(self.store)
+
+    def write_summary(self, directory: Path | str | None = None) -> Path:
+        target = Path(directory) if directory else self.directory
+        target.mkdir(parents=True, exist_ok=True)
+        path = target / "summary.json"
+        path.write_text(json.dumps(self.summary(), indent=2, sort_keys=True, default=str))
+        return path
+
+    # -- running ------------------------------------------------------------------------------
+    def _load_benchmark(self) -> Benchmark:
+        benchmark = self._deps.get("benchmark")
+        if benchmark is None:
+            from benchmarks import load_benchmark
+
+            benchmark = load_benchmark(self.config.benchmark)
+        return benchmark
+
+    def _make_roles(self, benchmark: Benchmark):
+        roles = self._deps.get("roles")
+        if roles is None:
+            from testjack_tui.agents.factory import make_roles
+
+            roles = make_roles(self.config.agents, benchmark, self._deps.get("app_config"))
+        return roles
+
+    def _sandbox(self):
+        factory = self._deps.get("sandbox_factory")
+        if factory is None:
+            from sandbox import Sandbox
+
+            factory = Sandbox
+        return factory(listener=self._on_world, session=f"tj-{self.id}")
+
+    def _select(self, benchmark: Benchmark) -> list[tuple[Any, list]]:
+        cfg = self.config
+        task_ids = list(cfg.tasks) if cfg.tasks else sorted(benchmark.tasks)
+        for task_id in task_ids:
+            if task_id not in benchmark.tasks:
+                raise InputError(cfg.benchmark, "task", f"no task {task_id!r} in the benchmark")
+        wanted = set(cfg.trials or [])
+        if wanted:
+            known = {t.id for t in benchmark.trials}
+            missing = sorted(wanted - known)
+            if missing:
+                raise InputError(cfg.benchmark, "trial", f"no trial {missing[0]!r} in the benchmark")
+            # --trial limits the corpus; tasks without a chosen trial are left out.
+            task_ids = [t for t in task_ids if any(tr.id in wanted for tr in benchmark.trials_of(t))]
+        selected = []
+        for task_id in task_ids:
+            trials = [t for t in benchmark.passing(task_id) if not wanted or t.id in wanted]
+            selected.append((benchmark.tasks[task_id], sorted(trials, key=lambda t: t.id)))
+        return selected
+
+    def _record_corpus(self, benchmark: Benchmark, selected) -> None:
+        wanted = set(self.config.trials or [])
+        corpus = {}
+        for task, _ in selected:
+            corpus[task.id] = [{"id": t.id, "model": t.model, "agent": t.agent,
+                                "official_pass": t.official_pass, "reward": t.reward}
+                               for t in benchmark.trials_of(task.id) if not wanted or t.id in wanted]
+        self.store.set_meta("corpus", corpus)
+        self.store.set_meta("benchmark_name", benchmark.name)
+
+    async def run(self) -> str:
+        """Run until finished, paused (budget), stopped or failed; returns that state."""
+        if self._running:
+            raise RuntimeError(f"session {self.id} is already running")
+        owner = self.store.get_meta("pid")
+        if owner and owner != os.getpid() and self.store.get_meta("state") == "running" \
+                and _pid_alive(int(owner), self.store.get_meta("pid_start", "")):
+            raise InputError(db_path(self.id), "state", f"session {self.id} is running in process {owner}")
+        self._running = True
+        self._loop = asyncio.get_running_loop()
+        self._stop_requested = False
+        self._paused_for_budget = False
+        resumed = self.store.get_meta("state") not in (None, "created")
+        self.store.set_meta("pid", os.getpid())
+        self.store.set_meta("pid_start", _pid_start(os.getpid()))
+        self._set_state("running")
+        self.budget.start_clock()
+        state, reason = "failed", ""
+        try:
+            state, reason = await self._run(resumed)
+        except BudgetExceeded as exc:
+            state, reason = "paused", f"budget: {exc.limit}: {exc}"
+            self._announce_budget_pause(exc)
+        except asyncio.CancelledError:
+            if not self._stop_requested:
+                self.budget.stop_clock()
+                self._set_state("stopped", "cancelled")
+                self._running = False
+                raise
+            state, reason = "stopped", "stopped by the operator"
+        except InputError as exc:
+            state, reason = "failed", str(exc)
+            self._emit(Log(self.id, level="error", message=str(exc)))
+        except Exception as exc:  # noqa: BLE001 - reported, the session stays resumable
+            state, reason = "failed", f"{type(exc).__name__}: {exc}"
+            self._emit(Log(self.id, level="error", message=reason))
+        finally:
+            self.budget.stop_clock()
+            self._running = False
+            self._main = None
+        self._set_state(state, reason)
+        self.budget.announce()
+        self._emit(SessionFinished(self.id, state=state, reason=reason))
+        try:
+            self.write_summary()
+        except Exception:  # noqa: BLE001
+            pass
+        return state
+
+    async def _run(self, resumed: bool) -> tuple[str, str]:
+        cfg = self.config
+        benchmark = self._load_benchmark()
+        selected = self._select(benchmark)
+        self._record_corpus(benchmark, selected)
+        roles = self._make_roles(benchmark)
+        approver = AutoApprover() if cfg.auto_approve else self.approvals
+        self._emit(SessionStarted(self.id, benchmark=cfg.benchmark, mode=cfg.mode,
+                                  tasks=tuple(t.id for t, _ in selected),
+                                  agent=getattr(roles.audit, "label", str(cfg.agents.get("audit")))))
+        if resumed:
+            self._emit(Log(self.id, level="info", message=f"resuming session {self.id}: stored steps are replayed"))
+        self.budget.announce()
+        async with self._sandbox() as sb:
+            env = EngineEnv(session_id=self.id, cfg=cfg, store=self.store, budget=self.budget,
+                            runner=TestRunner(sb, self.store, self.budget, self._emit, self.id),
+                            roles=roles, approver=approver, control=self.control, emit=self._emit,
+                            sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
+                            tools_factory=self._deps.get("tools_factory"))
+            limit = asyncio.Semaphore(max(1, cfg.parallel_tasks or os.cpu_count() or 1))
+
+            async def one(task, trials) -> str:
+                async with limit:
+                    if self._paused_for_budget:
+                        return "paused"  # do not start new tasks after a limit was reached
+                    try:
+                        await audit_task(env, task, trials)
+                        return "finished"
+                    except BudgetExceeded as exc:
+                        self.store.set_task_state(task.id, "paused", str(exc))
+                        self._announce_budget_pause(exc)
+                        return "paused"
+                    except asyncio.CancelledError:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - one task's failure is reported
+                        message = f"{task.id}: {type(exc).__name__}: {exc}"
+                        self.store.set_task_state(task.id, "failed", message)
+                        self._emit(Log(self.id, level="error", message=message))
+                        return "failed"
+
+            self._main = asyncio.gather(*(one(task, trials) for task, trials in selected))
+            if self._stop_requested:
+                self._main.cancel()
+            results = await self._main
+        if "paused" in results:
+            return "paused", self._budget_reason
+        if "failed" in results:
+            failed = [t.id for (t, _), r in zip(selected, results) if r == "failed"]
+            return "failed", "tasks failed: " + ", ".join(failed)
+        return "finished", ""
+
+    _budget_reason = ""
+
+    def _announce_budget_pause(self, exc: BudgetExceeded) -> None:
+        if self._paused_for_budget:
+            return
+        self._paused_for_budget = True
+        self._budget_reason = f"budget: {exc.limit}: {exc}"
+        self._emit(Paused(self.id, reason=f"budget: {exc.limit}", waiting_for="raised limit"))
+
+    def delete(self) -> None:
+        """Remove the session's folder (database and transcripts)."""
+        self.store.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def effective_state(meta: dict[str, Any]) -> str:
+    state = meta.get("state") or "created"
+    if state == "running":
+        pid = meta.get("pid")
+        if not pid or not _pid_alive(int(pid), meta.get("pid_start", "")):
+            return "interrupted"
+    return state
+
+
+def list_sessions() -> list[dict[str, Any]]:
+    """Every stored session, newest first: id, state, benchmark, mode, counts and usage."""
+    out = []
+    for folder in sorted(paths.sessions_dir().iterdir(), reverse=True):
+        path = folder / "session.db"
+        if not path.is_file():
+            continue
+        try:
+            store = SessionStore(path)
+            meta = store.all_meta()
+            config = meta.get("config") or {}
+            refuted = len({r["trial_id"] for r in store.refutations()})
+            totals = store.ledger_totals()
+            out.append({
+                "id": folder.name, "state": effective_state(meta), "reason": meta.get("state_reason", ""),
+                "benchmark": config.get("benchmark"), "mode": config.get("mode"),
+                "seed": config.get("seed"), "label": config.get("label", ""),
+                "created": meta.get("created"), "updated": meta.get("updated"),
+                "tasks": len(meta.get("corpus") or {}), "refuted": refuted,
+                "witnesses": len(store.witnesses()), "usd": round(totals["usd"], 6),
+                "test_runs": store.count_runs(), "path": str(folder),
+            })
+            store.close()
+        except Exception as exc:  # noqa: BLE001 - one broken session must not hide the others
+            out.append({"id": folder.name, "state": "unreadable", "reason": str(exc), "path": str(folder)})
+    return out
+
+
+def resume(session_id: str, **limits: Any) -> AuditSession:
+    """Open a stored session for another `run()`, with raised limits if given."""
+    return AuditSession.resume(session_id, **limits)

@@ -1,0 +1,428 @@
+"""A session's durable record: one SQLite database (WAL) per session.
+
+Every step is committed as it completes, so a session killed at any point (kill -9 included)
+resumes without redoing stored work: test runs, audits, repairs, reviews, approvals and LLM
+responses are looked up here before anything is executed or asked again.
+
+Layout: `paths.sessions_dir()/<id>/session.db`, agent transcripts in `<id>/transcripts/*.jsonl`.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from testjack_tui import paths
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL, kind TEXT, task_id TEXT, data TEXT);
+CREATE TABLE IF NOT EXISTS task_checks (
+    task_id TEXT PRIMARY KEY, well_formed INTEGER, problems TEXT, vacuous TEXT, data TEXT);
+CREATE TABLE IF NOT EXISTS trial_checks (
+    trial_id TEXT PRIMARY KEY, task_id TEXT, reproduced INTEGER, reason TEXT, data TEXT);
+CREATE TABLE IF NOT EXISTS worlds (
+    name TEXT PRIMARY KEY, task_id TEXT, kind TEXT, trial_id TEXT, image TEXT,
+    tampered TEXT, error TEXT, at REAL);
+CREATE TABLE IF NOT EXISTS candidates (
+    id TEXT PRIMARY KEY, task_id TEXT, trial_id TEXT, path TEXT, source TEXT, requirement TEXT,
+    author TEXT, attempt INTEGER, parent TEXT, test_ids TEXT, origin TEXT, at REAL);
+CREATE TABLE IF NOT EXISTS runs (
+    key TEXT PRIMARY KEY, task_id TEXT, world TEXT, trial_id TEXT, candidate_ids TEXT,
+    test_ids TEXT, isolate INTEGER, outcomes TEXT, exit_code INTEGER, timed_out INTEGER,
+    head TEXT, tail TEXT, duration REAL, at REAL);
+CREATE TABLE IF NOT EXISTS validations (
+    candidate_id TEXT, trial_id TEXT, task_id TEXT, reference TEXT, model TEXT, outcome TEXT,
+    reference_run TEXT, model_run TEXT, at REAL, PRIMARY KEY (candidate_id, trial_id));
+CREATE TABLE IF NOT EXISTS drops (
+    candidate_id TEXT PRIMARY KEY, task_id TEXT, trial_id TEXT, reason TEXT, at REAL);
+CREATE TABLE IF NOT EXISTS repairs (parent_id TEXT PRIMARY KEY, raw TEXT, at REAL);
+CREATE TABLE IF NOT EXISTS verdicts (
+    candidate_id TEXT PRIMARY KEY, task_id TEXT, trial_id TEXT, label TEXT, requirement TEXT,
+    explicit INTEGER, quote TEXT, reason TEXT, reviewer TEXT, at REAL);
+CREATE TABLE IF NOT EXISTS approvals (
+    candidate_id TEXT PRIMARY KEY, request_id TEXT, task_id TEXT, counts INTEGER, label TEXT,
+    by TEXT, note TEXT, at REAL);
+CREATE TABLE IF NOT EXISTS audits (
+    task_id TEXT, trial_id TEXT, data TEXT, at REAL, PRIMARY KEY (task_id, trial_id));
+CREATE TABLE IF NOT EXISTS witnesses (
+    id TEXT PRIMARY KEY, task_id TEXT, source_trial TEXT, requirement TEXT, explicit INTEGER,
+    quote TEXT, path TEXT, source TEXT, test_ids TEXT, round INTEGER, label TEXT,
+    classification TEXT, rho REAL, note TEXT, at REAL);
+CREATE TABLE IF NOT EXISTS witness_runs (
+    witness_id TEXT, trial_id TEXT, task_id TEXT, status TEXT, run_key TEXT, at REAL,
+    PRIMARY KEY (witness_id, trial_id));
+CREATE TABLE IF NOT EXISTS refutations (
+    task_id TEXT, trial_id TEXT, witness_id TEXT, requirement TEXT, model_status TEXT,
+    reference_status TEXT, model_run TEXT, reference_run TEXT, withdrawn INTEGER DEFAULT 0,
+    at REAL, PRIMARY KEY (trial_id, witness_id));
+CREATE TABLE IF NOT EXISTS trial_states (
+    trial_id TEXT PRIMARY KEY, task_id TEXT, state TEXT, by TEXT, audited INTEGER DEFAULT 0,
+    at REAL);
+CREATE TABLE IF NOT EXISTS rounds (
+    task_id TEXT, round INTEGER, trial_id TEXT, state TEXT, witnesses TEXT, refuted TEXT,
+    at REAL, PRIMARY KEY (task_id, round));
+CREATE TABLE IF NOT EXISTS task_states (task_id TEXT PRIMARY KEY, state TEXT, reason TEXT, at REAL);
+CREATE TABLE IF NOT EXISTS ledger (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL, role TEXT, model TEXT,
+    prompt_tokens INTEGER, completion_tokens INTEGER, usd REAL, estimated INTEGER,
+    call_id TEXT, task_id TEXT, trial_id TEXT);
+CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, at REAL);
+"""
+
+
+def session_dir(session_id: str) -> Path:
+    return paths.sessions_dir() / session_id
+
+
+def db_path(session_id: str) -> Path:
+    return session_dir(session_id) / "session.db"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _loads(text: str | None, default: Any = None) -> Any:
+    if text is None or text == "":
+        return default
+    return json.loads(text)
+
+
+class SessionStore:
+    """Thread-safe access to one session's database. Each write is its own transaction."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None,
+                                   timeout=30)
+        self._db.row_factory = sqlite3.Row
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode: a committed step survives the process being killed.
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+
+    # -- plumbing -----------------------------------------------------------------------------
+    @classmethod
+    def for_session(cls, session_id: str) -> "SessionStore":
+        return cls(db_path(session_id))
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+    def transcripts_dir(self) -> Path:
+        path = self.directory / "transcripts"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _exec(self, sql: str, args: Iterable[Any] = ()) -> None:
+        with self._lock:
+            self._db.execute(sql, tuple(args))
+
+    def _rows(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, tuple(args)).fetchall()
+
+    def _row(self, sql: str, args: Iterable[Any] = ()) -> sqlite3.Row | None:
+        rows = self._rows(sql, args)
+        return rows[0] if rows else None
+
+    # -- meta ---------------------------------------------------------------------------------
+    def set_meta(self, key: str, value: Any) -> None:
+        self._exec("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, _dumps(value)))
+
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        row = self._row("SELECT value FROM meta WHERE key = ?", (key,))
+        return _loads(row["value"]) if row else default
+
+    def all_meta(self) -> dict[str, Any]:
+        return {r["key"]: _loads(r["value"]) for r in self._rows("SELECT key, value FROM meta")}
+
+    # -- events -------------------------------------------------------------------------------
+    def add_event(self, at: float, kind: str, task_id: str | None, data: dict) -> None:
+        self._exec("INSERT INTO events(at, kind, task_id, data) VALUES (?, ?, ?, ?)",
+                   (at, kind, task_id, _dumps(data)))
+
+    def events(self, kinds: Iterable[str] | None = None) -> list[dict]:
+        rows = self._rows("SELECT seq, data FROM events ORDER BY seq")
+        wanted = set(kinds) if kinds else None
+        out = []
+        for row in rows:
+            data = _loads(row["data"], {})
+            if wanted is None or data.get("kind") in wanted:
+                out.append(data)
+        return out
+
+    # -- LLM response cache (used by the agents so a resumed session never repeats a call) ---
+    def get_llm_response(self, key: str) -> str | None:
+        """The stored response text (JSON) for a call key, or None if never stored."""
+        row = self._row("SELECT value FROM llm_cache WHERE key = ?", (key,))
+        return row["value"] if row else None
+
+    def put_llm_response(self, key: str, value: Any) -> None:
+        """Store a call's response. A str is stored as given; anything else as JSON text."""
+        text = value if isinstance(value, str) else _dumps(value)
+        self._exec("INSERT OR REPLACE INTO llm_cache(key, value, at) VALUES (?, ?, ?)",
+                   (key, text, time.time()))
+
+    # -- task checks and worlds ---------------------------------------------------------------
+    def put_task_check(self, task_id: str, well_formed: bool, problems: list[str],
+                       vacuous: list[str], data: dict) -> None:
+        self._exec("INSERT OR REPLACE INTO task_checks VALUES (?, ?, ?, ?, ?)",
+                   (task_id, int(well_formed), _dumps(problems), _dumps(vacuous), _dumps(data)))
+
+    def task_checks(self) -> dict[str, dict]:
+        return {r["task_id"]: {"well_formed": bool(r["well_formed"]),
+                               "problems": _loads(r["problems"], []),
+                               "vacuous": _loads(r["vacuous"], []),
+                               **_loads(r["data"], {})}
+                for r in self._rows("SELECT * FROM task_checks")}
+
+    def put_trial_check(self, trial_id: str, task_id: str, reproduced: bool, reason: str,
+                        data: dict) -> None:
+        self._exec("INSERT OR REPLACE INTO trial_checks VALUES (?, ?, ?, ?, ?)",
+                   (trial_id, task_id, int(reproduced), reason, _dumps(data)))
+
+    def trial_checks(self) -> dict[str, dict]:
+        return {r["trial_id"]: {"task_id": r["task_id"], "reproduced": bool(r["reproduced"]),
+                                "reason": r["reason"], **_loads(r["data"], {})}
+                for r in self._rows("SELECT * FROM trial_checks")}
+
+    def put_world(self, name: str, task_id: str, kind: str, trial_id: str | None, image: str,
+                  tampered: Iterable[str] = (), error: str = "") -> None:
+        self._exec("INSERT OR REPLACE INTO worlds VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (name, task_id, kind, trial_id, image, _dumps(list(tampered)), error, time.time()))
+
+    def worlds(self) -> list[dict]:
+        return [dict(r) | {"tampered": _loads(r["tampered"], [])}
+                for r in self._rows("SELECT * FROM worlds ORDER BY at")]
+
+    # -- candidates, runs, validations --------------------------------------------------------
+    def put_candidate(self, c, task_id: str, trial_id: str | None) -> None:
+        self._exec("INSERT OR IGNORE INTO candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (c.id, task_id, trial_id, c.path, c.source, c.requirement, c.author, c.attempt,
+                    c.parent, _dumps(list(c.test_ids)), c.origin, time.time()))
+
+    def candidate(self, candidate_id: str) -> dict | None:
+        row = self._row("SELECT * FROM candidates WHERE id = ?", (candidate_id,))
+        return _candidate_row(row) if row else None
+
+    def candidates(self, task_id: str | None = None) -> list[dict]:
+        if task_id is None:
+            rows = self._rows("SELECT * FROM candidates ORDER BY at")
+        else:
+            rows = self._rows("SELECT * FROM candidates WHERE task_id = ? ORDER BY at", (task_id,))
+        return [_candidate_row(r) for r in rows]
+
+    def get_run(self, key: str) -> dict | None:
+        row = self._row("SELECT * FROM runs WHERE key = ?", (key,))
+        return _run_row(row) if row else None
+
+    def put_run(self, key: str, task_id: str, world: str, trial_id: str | None,
+                candidate_ids: list[str], test_ids: list[str], isolate: bool, outcomes: dict,
+                exit_code: int | None, timed_out: bool, head: str, tail: str, duration: float) -> None:
+        self._exec("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (key, task_id, world, trial_id, _dumps(candidate_ids), _dumps(test_ids),
+                    int(isolate), _dumps(outcomes), exit_code, int(timed_out), head, tail,
+                    duration, time.time()))
+
+    def runs(self, task_id: str | None = None) -> list[dict]:
+        if task_id is None:
+            rows = self._rows("SELECT * FROM runs ORDER BY at")
+        else:
+            rows = self._rows("SELECT * FROM runs WHERE task_id = ? ORDER BY at", (task_id,))
+        return [_run_row(r) for r in rows]
+
+    def put_validation(self, candidate_id: str, trial_id: str | None, task_id: str, reference: str,
+                       model: str, outcome: str, reference_run: str | None,
+                       model_run: str | None) -> None:
+        self._exec("INSERT OR REPLACE INTO validations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (candidate_id, trial_id or "", task_id, reference, model, outcome,
+                    reference_run, model_run, time.time()))
+
+    def validations(self, task_id: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM validations" + (" WHERE task_id = ?" if task_id else "") + " ORDER BY at"
+        return [dict(r) for r in self._rows(sql, (task_id,) if task_id else ())]
+
+    def put_drop(self, candidate_id: str, task_id: str, trial_id: str | None, reason: str) -> None:
+        self._exec("INSERT OR REPLACE INTO drops VALUES (?, ?, ?, ?, ?)",
+                   (candidate_id, task_id, trial_id, reason, time.time()))
+
+    def drops(self) -> list[dict]:
+        return [dict(r) for r in self._rows("SELECT * FROM drops ORDER BY at")]
+
+    def put_repair(self, parent_id: str, raw: dict | None) -> None:
+        """The author's answer to a repair request, as the author wrote it (None: gave up)."""
+        self._exec("INSERT OR REPLACE INTO repairs VALUES (?, ?, ?)",
+                   (parent_id, None if raw is None else _dumps(raw), time.time()))
+
+    def get_repair(self, parent_id: str) -> tuple[bool, dict | None]:
+        """(stored?, the repaired candidate as authored, or None when the author gave up)."""
+        row = self._row("SELECT raw FROM repairs WHERE parent_id = ?", (parent_id,))
+        return (True, _loads(row["raw"])) if row else (False, None)
+
+    # -- role outputs -------------------------------------------------------------------------
+    def put_audit(self, task_id: str, trial_id: str, data: dict) -> None:
+        self._exec("INSERT OR REPLACE INTO audits VALUES (?, ?, ?, ?)",
+                   (task_id, trial_id, _dumps(data), time.time()))
+
+    def get_audit(self, task_id: str, trial_id: str) -> dict | None:
+        row = self._row("SELECT data FROM audits WHERE task_id = ? AND trial_id = ?",
+                        (task_id, trial_id))
+        return _loads(row["data"]) if row else None
+
+    def audits(self) -> list[dict]:
+        return [{"task_id": r["task_id"], "trial_id": r["trial_id"], **_loads(r["data"], {})}
+                for r in self._rows("SELECT * FROM audits ORDER BY at")]
+
+    def put_verdict(self, v, task_id: str, trial_id: str | None) -> None:
+        self._exec("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (v.candidate_id, task_id, trial_id, v.label, v.requirement, int(v.explicit),
+                    v.quote, v.reason, v.reviewer, time.time()))
+
+    def get_verdict(self, candidate_id: str) -> dict | None:
+        row = self._row("SELECT * FROM verdicts WHERE candidate_id = ?", (candidate_id,))
+        return dict(row) | {"explicit": bool(row["explicit"])} if row else None
+
+    def verdicts(self) -> list[dict]:
+        return [dict(r) | {"explicit": bool(r["explicit"])}
+                for r in self._rows("SELECT * FROM verdicts ORDER BY at")]
+
+    def put_approval(self, candidate_id: str, request_id: str, task_id: str, counts: bool,
+                     label: str, by: str, note: str) -> None:
+        self._exec("INSERT OR REPLACE INTO approvals VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (candidate_id, request_id, task_id, int(counts), label, by, note, time.time()))
+
+    def get_approval(self, candidate_id: str) -> dict | None:
+        row = self._row("SELECT * FROM approvals WHERE candidate_id = ?", (candidate_id,))
+        return dict(row) | {"counts": bool(row["counts"])} if row else None
+
+    def approvals(self) -> list[dict]:
+        return [dict(r) | {"counts": bool(r["counts"])}
+                for r in self._rows("SELECT * FROM approvals ORDER BY at")]
+
+    # -- witnesses, refutations, trial states, rounds ------------------------------------------
+    def put_witness(self, w: dict) -> None:
+        self._exec(
+            "INSERT OR REPLACE INTO witnesses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (w["id"], w["task_id"], w.get("source_trial"), w["requirement"], int(w["explicit"]),
+             w.get("quote", ""), w["path"], w["source"], _dumps(list(w.get("test_ids", []))),
+             w.get("round"), w.get("label", "valid"), w.get("classification", "refutes"),
+             w.get("rho"), w.get("note", ""), time.time()))
+
+    def set_witness_class(self, witness_id: str, classification: str, rho: float | None,
+                          note: str) -> None:
+        self._exec("UPDATE witnesses SET classification = ?, rho = ?, note = ? WHERE id = ?",
+                   (classification, rho, note, witness_id))
+
+    def witnesses(self, task_id: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM witnesses" + (" WHERE task_id = ?" if task_id else "") + " ORDER BY at"
+        return [dict(r) | {"explicit": bool(r["explicit"]), "test_ids": _loads(r["test_ids"], [])}
+                for r in self._rows(sql, (task_id,) if task_id else ())]
+
+    def put_witness_run(self, witness_id: str, trial_id: str, task_id: str, status: str,
+                        run_key: str | None) -> None:
+        self._exec("INSERT OR REPLACE INTO witness_runs VALUES (?, ?, ?, ?, ?, ?)",
+                   (witness_id, trial_id, task_id, status, run_key, time.time()))
+
+    def witness_runs(self, task_id: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM witness_runs" + (" WHERE task_id = ?" if task_id else "")
+        return [dict(r) for r in self._rows(sql, (task_id,) if task_id else ())]
+
+    def put_refutation(self, task_id: str, trial_id: str, witness_id: str, requirement: str,
+                       model_status: str, reference_status: str, model_run: str | None,
+                       reference_run: str | None) -> None:
+        self._exec("INSERT OR REPLACE INTO refutations VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+                   (task_id, trial_id, witness_id, requirement, model_status, reference_status,
+                    model_run, reference_run, time.time()))
+
+    def withdraw_refutation(self, trial_id: str, witness_id: str) -> None:
+        self._exec("UPDATE refutations SET withdrawn = 1 WHERE trial_id = ? AND witness_id = ?",
+                   (trial_id, witness_id))
+
+    def refutations(self, task_id: str | None = None, include_withdrawn: bool = False) -> list[dict]:
+        sql = "SELECT * FROM refutations WHERE 1=1"
+        args: list[Any] = []
+        if task_id:
+            sql += " AND task_id = ?"
+            args.append(task_id)
+        if not include_withdrawn:
+            sql += " AND withdrawn = 0"
+        return [dict(r) | {"withdrawn": bool(r["withdrawn"])} for r in self._rows(sql + " ORDER BY at", args)]
+
+    def set_trial_state(self, trial_id: str, task_id: str, state: str, by: str = "",
+                        audited: bool | None = None) -> None:
+        with self._lock:
+            row = self._row("SELECT audited FROM trial_states WHERE trial_id = ?", (trial_id,))
+            was = bool(row["audited"]) if row else False
+            self._exec("INSERT OR REPLACE INTO trial_states VALUES (?, ?, ?, ?, ?, ?)",
+                       (trial_id, task_id, state, by, int(was if audited is None else audited),
+                        time.time()))
+
+    def trial_states(self) -> dict[str, dict]:
+        return {r["trial_id"]: dict(r) | {"audited": bool(r["audited"])}
+                for r in self._rows("SELECT * FROM trial_states")}
+
+    def put_round(self, task_id: str, round_no: int, trial_id: str, state: str,
+                  witnesses: list[str], refuted: list[str]) -> None:
+        self._exec("INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   (task_id, round_no, trial_id, state, _dumps(witnesses), _dumps(refuted), time.time()))
+
+    def rounds(self, task_id: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM rounds" + (" WHERE task_id = ?" if task_id else "") + " ORDER BY task_id, round"
+        return [dict(r) | {"witnesses": _loads(r["witnesses"], []), "refuted": _loads(r["refuted"], [])}
+                for r in self._rows(sql, (task_id,) if task_id else ())]
+
+    def set_task_state(self, task_id: str, state: str, reason: str = "") -> None:
+        self._exec("INSERT OR REPLACE INTO task_states VALUES (?, ?, ?, ?)",
+                   (task_id, state, reason, time.time()))
+
+    def task_states(self) -> dict[str, dict]:
+        return {r["task_id"]: dict(r) for r in self._rows("SELECT * FROM task_states")}
+
+    # -- ledger -------------------------------------------------------------------------------
+    def add_ledger(self, role: str, model: str, prompt_tokens: int, completion_tokens: int,
+                   usd: float, estimated: bool, call_id: str, task_id: str,
+                   trial_id: str | None) -> None:
+        self._exec("INSERT INTO ledger(at, role, model, prompt_tokens, completion_tokens, usd, "
+                   "estimated, call_id, task_id, trial_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (time.time(), role, model, prompt_tokens, completion_tokens, usd,
+                    int(estimated), call_id, task_id, trial_id))
+
+    def ledger(self) -> list[dict]:
+        return [dict(r) | {"estimated": bool(r["estimated"])}
+                for r in self._rows("SELECT * FROM ledger ORDER BY seq")]
+
+    def ledger_totals(self) -> dict[str, Any]:
+        row = self._row("SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, "
+                        "COALESCE(SUM(usd), 0) AS usd, COALESCE(MAX(estimated), 0) AS estimated, "
+                        "COUNT(*) AS calls FROM ledger")
+        return {"tokens": int(row["tokens"]), "usd": float(row["usd"]),
+                "estimated": bool(row["estimated"]), "calls": int(row["calls"])}
+
+    def count_runs(self) -> int:
+        row = self._row("SELECT COUNT(*) AS n FROM runs")
+        return int(row["n"])
+
+
+def _candidate_row(row: sqlite3.Row) -> dict:
+    return dict(row) | {"test_ids": _loads(row["test_ids"], [])}
+
+
+def _run_row(row: sqlite3.Row) -> dict:
+    return dict(row) | {"candidate_ids": _loads(row["candidate_ids"], []),
+                        "test_ids": _loads(row["test_ids"], []),
+                        "outcomes": _loads(row["outcomes"], {}),
+                        "isolate": bool(row["isolate"]), "timed_out": bool(row["timed_out"])}

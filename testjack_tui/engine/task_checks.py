@@ -1,0 +1,148 @@
+"""Checks before auditing a task: is it well-formed, and does each passing trial reproduce?
+
+Well-formed: G applies and passes T0; every fail-to-pass test fails on the null world. Tests that
+pass on the null world verify nothing (reported as vacuous). A task that is not well-formed is
+reported and excluded, never silently audited. A trial whose patch does not apply, or that does
+not pass T0 when we re-run it, is NOT_REPRODUCIBLE and excluded; the recorded verdict is kept
+as data beside our own re-run, never overwritten.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from testjack_tui.model import Task, Trial
+
+from .aio import gather_all
+from .events import TaskChecked, TrialState
+from .roles import BudgetExceeded
+
+
+@dataclass
+class TaskCheck:
+    task_id: str
+    well_formed: bool
+    problems: list[str] = field(default_factory=list)
+    vacuous: list[str] = field(default_factory=list)
+    worlds: dict[str, Any] = field(default_factory=dict)  # "null" / "reference" -> WorldRef
+    trial_worlds: dict[str, Any] = field(default_factory=dict)  # trial id -> model WorldRef
+    reproducible: list[Trial] = field(default_factory=list)
+    not_reproducible: dict[str, str] = field(default_factory=dict)  # trial id -> reason
+
+
+def _patch_error_type():
+    try:
+        from sandbox.errors import PatchError
+    except ImportError:  # pragma: no cover - the sandbox package is part of the project
+        return ()
+    return PatchError
+
+
+async def _prepare(env, task: Task, kind: str, trial: Trial | None):
+    """(WorldRef, None) or (None, reason) when a patch does not apply."""
+    patch_error = _patch_error_type()
+    name = f"{task.id}/{kind}" + (f"/{trial.id}" if trial else "")
+    try:
+        world = await env.sandbox.prepare(task, kind, trial=trial)
+    except Exception as exc:  # noqa: BLE001 - only patch errors are results; others propagate
+        if patch_error and isinstance(exc, patch_error):
+            env.store.put_world(name, task.id, kind, trial.id if trial else None, "", (), str(exc))
+            return None, str(exc)
+        raise
+    env.store.put_world(world.name, task.id, kind, trial.id if trial else None, world.image,
+                        getattr(world, "tampered", ()))
+    return world, None
+
+
+def _status(run, test_id: str) -> str:
+    outcome = run.outcomes.get(test_id)
+    return outcome.get("status", "not_found") if outcome else "not_found"
+
+
+async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
+    """Prepare the worlds and run T0 in them; `trials` are the officially passing ones."""
+    check = TaskCheck(task.id, well_formed=True)
+    ids = list(task.tests.ids)
+    if not task.reference.present:
+        check.well_formed = False
+        check.problems.append("no reference solution G: this task cannot be audited with an oracle")
+    if not ids:
+        check.well_formed = False
+        check.problems.append("T0 lists no fail-to-pass or pass-to-pass tests")
+    if check.well_formed:
+        for kind in ("null", "reference"):
+            world, error = await _prepare(env, task, kind, None)
+            if world is None:
+                check.well_formed = False
+                check.problems.append(f"the {kind} world cannot be built: {error}")
+            else:
+                check.worlds[kind] = world
+    if check.well_formed:
+        null_run, ref_run = await gather_all((
+            env.runner.run(check.worlds["null"], ids, {}, task_id=task.id),
+            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id)))
+        for test_id in ids:
+            status = _status(ref_run, test_id)
+            if status != "passed":
+                check.problems.append(f"G fails T0 test {test_id} ({status})")
+            if _status(null_run, test_id) == "passed":
+                check.vacuous.append(test_id)
+                if test_id in task.tests.fail_to_pass:
+                    check.problems.append(f"fail-to-pass test {test_id} passes on the null world")
+        check.well_formed = not check.problems
+    env.store.put_task_check(task.id, check.well_formed, check.problems, check.vacuous,
+                             {"passing_trials": [t.id for t in trials]})
+    env.emit(TaskChecked(env.session_id, task_id=task.id, well_formed=check.well_formed,
+                         problems=tuple(check.problems), vacuous=tuple(check.vacuous)))
+    if not check.well_formed:
+        for trial in trials:
+            _record_trial(env, trial, reproduced=False, reason="task is not well-formed", excluded=True)
+        return check
+    results = await asyncio.gather(*(_reproduce(env, task, trial, ids) for trial in trials),
+                                   return_exceptions=True)
+    budget_error = None
+    for trial, result in zip(trials, results):
+        if isinstance(result, BudgetExceeded):
+            budget_error = budget_error or result
+            continue
+        if isinstance(result, BaseException):
+            raise result
+        world, reason = result
+        if world is None:
+            check.not_reproducible[trial.id] = reason
+        else:
+            check.trial_worlds[trial.id] = world
+            check.reproducible.append(trial)
+    if budget_error is not None:
+        raise budget_error
+    return check
+
+
+async def _reproduce(env, task: Task, trial: Trial, ids: list[str]):
+    world, error = await _prepare(env, task, "model", trial)
+    if world is None:
+        reason = f"patch does not apply: {error}"
+        _record_trial(env, trial, reproduced=False, reason=reason)
+        return None, reason
+    run = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id)
+    failing = [f"{test_id} ({_status(run, test_id)})" for test_id in ids if _status(run, test_id) != "passed"]
+    if failing:
+        reason = "recorded pass, reproduced fail: " + ", ".join(failing[:5]) + (" ..." if len(failing) > 5 else "")
+        _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))
+        return None, reason
+    _record_trial(env, trial, reproduced=True, reason="", tampered=getattr(world, "tampered", ()))
+    return world, None
+
+
+def _record_trial(env, trial: Trial, reproduced: bool, reason: str, excluded: bool = False,
+                  tampered=()) -> None:
+    # The recorded verdict (official_pass) and our re-run (reproduced) are separate fields.
+    env.store.put_trial_check(trial.id, trial.task_id, reproduced, reason,
+                              {"model": trial.model, "agent": trial.agent,
+                               "official_pass": trial.official_pass, "reward": trial.reward,
+                               "excluded": excluded, "tampered": list(tampered)})
+    if not reproduced:
+        state = "excluded" if excluded else "not_reproducible"
+        env.store.set_trial_state(trial.id, trial.task_id, state, reason)
+        env.emit(TrialState(env.session_id, task_id=trial.task_id, trial_id=trial.id, state=state, by=reason))

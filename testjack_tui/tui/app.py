@@ -1,0 +1,167 @@
+"""The TestJack application: a stack of screens over one optional live session.
+
+Benchmarks → Selection → Audit → Report. The engine runs in this process, on the app's event
+loop (an async worker); its events arrive through an `EventInbox` and are folded into the
+Audit screen on a timer. Nothing here decides anything about trials: the screens render the
+engine's events and send the operator's decisions back.
+"""
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import Any, Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from testjack_tui.tui.logs import log_exception, log_path, logger
+
+# Screens an action key may appear on; used to build the command palette from bindings.
+# In tests (strict_errors) these mean a bug in our code and must fail the test; anything else
+# (podman down, a bad benchmark, an endpoint error) is the user's world and becomes a notification.
+PROGRAMMING_ERRORS = (AttributeError, TypeError, NameError, KeyError, IndexError, AssertionError)
+ERROR_BURST = 20  # errors within ERROR_WINDOW seconds: something is looping, stop cleanly
+ERROR_WINDOW = 5.0
+
+
+class TestJackApp(App[int]):
+    __test__ = False  # not a pytest test class despite the name
+    CSS_PATH = "app.tcss"
+    TITLE = "TestJack"
+    SUB_TITLE = "audit the solved trials of coding benchmarks"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("f1", "help", "Help", id="app.help"),
+        Binding("question_mark", "help", "Help", show=False, id="app.help_alt"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
+    ]
+
+    def __init__(self, benchmark: str | None = None, session_id: str | None = None,
+                 strict_errors: bool = False):
+        super().__init__()
+        self.start_benchmark = benchmark
+        self.start_session = session_id
+        # Tests set strict_errors so a bug fails the test instead of becoming a notification.
+        self.strict_errors = strict_errors
+        self.session: Any = None  # the AuditSession the Audit screen is driving, if any
+        self._error_times: list[float] = []
+        self._fatal_message = ""
+
+    # -- start-up ----------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        from testjack_tui.tui.screens.benchmarks import BenchmarksScreen
+
+        self.push_screen(BenchmarksScreen())
+        if self.start_benchmark:
+            self.call_after_refresh(self.open_benchmark, self.start_benchmark)
+        elif self.start_session:
+            self.call_after_refresh(self.open_session, self.start_session)
+
+    def open_benchmark(self, path: str) -> None:
+        screen = self.screen
+        if hasattr(screen, "open_path"):
+            screen.open_path(path)
+
+    def open_session(self, session_id: str) -> None:
+        screen = self.screen
+        if hasattr(screen, "open_session"):
+            screen.open_session(session_id)
+
+    # -- errors ------------------------------------------------------------------------------
+    def report_error(self, error: BaseException, context: str = "", title: str = "Error") -> None:
+        """Log the details, show one line. Used by guarded handlers and failed workers."""
+        if self.strict_errors and isinstance(error, PROGRAMMING_ERRORS):
+            raise error
+        message = log_exception(error, context)
+        self.notify(f"{message}\n[dim]details: {log_path()}[/]", title=title,
+                    severity="error", timeout=12, markup=True)
+
+    def notify_error(self, message: str, title: str = "Error") -> None:
+        logger().warning("%s: %s", title, message)
+        self.notify(message, title=title, severity="error", timeout=12, markup=False)
+
+    def _handle_exception(self, error: Exception) -> None:
+        if self.strict_errors:
+            return super()._handle_exception(error)
+        summary = log_exception(error, "unhandled")
+        now = time.monotonic()
+        self._error_times = [t for t in self._error_times if now - t < ERROR_WINDOW] + [now]
+        self._fatal_message = (f"TestJack stopped after an internal error: {summary}\n"
+                               f"Details are in {log_path()}.")
+        if self.session is not None:
+            sid = getattr(self.session, "id", None) or getattr(self.session, "session_id", "")
+            if sid:
+                self._fatal_message += f"\nThe session is resumable: testjack-tui open {sid}"
+        self._pause_session()
+        super()._handle_exception(error)
+
+    def _fatal_error(self) -> None:
+        # Replace the traceback Textual would print with one readable paragraph.
+        if self.strict_errors:
+            return super()._fatal_error()
+        from rich.text import Text
+        from rich.segment import Segments
+
+        self.bell()
+        text = Text(self._fatal_message or f"TestJack stopped; details in {log_path()}", style="bold red")
+        self._exit_renderables.append(Segments(self.console.render(text, self.console.options)))
+        self._close_messages_no_wait()
+
+    # -- session -----------------------------------------------------------------------------
+    @property
+    def session_running(self) -> bool:
+        screen_running = any(getattr(s, "session_running", False) for s in self.screen_stack)
+        return self.session is not None and screen_running
+
+    def _pause_session(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        try:
+            session.pause()
+        except Exception as error:  # noqa: BLE001 - quitting anyway; keep the record
+            log_exception(error, "pause on quit")
+
+    # -- actions -----------------------------------------------------------------------------
+    def action_help(self) -> None:
+        from testjack_tui.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    async def action_quit(self) -> None:
+        if not self.session_running:
+            self.exit(0)
+            return
+        from testjack_tui.tui.screens.dialogs import ConfirmScreen
+
+        def decided(yes: bool | None) -> None:
+            if yes:
+                self._pause_session()
+                self.exit(0)
+
+        self.push_screen(ConfirmScreen(
+            "A session is running. Quit now?",
+            "It is paused and saved; resume it later from the Benchmarks screen "
+            "or with `testjack-tui open <session>`.",
+            yes="Quit", no="Stay"), decided)
+
+    # -- command palette ---------------------------------------------------------------------
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Every key shown in the footer is also a palette entry (plus Textual's own)."""
+        seen: set[str] = set()
+        for key, active in screen.active_bindings.items():
+            binding = active.binding
+            if not binding.description or not active.enabled or binding.action in seen:
+                continue
+            if binding.action == "command_palette":
+                continue
+            seen.add(binding.action)
+            yield SystemCommand(binding.description, f"key: {binding.key_display or key}"
+                                + (f" — {binding.tooltip}" if binding.tooltip else ""),
+                                partial(self.run_action, binding.action, active.node))
+        for command in super().get_system_commands(screen):
+            if command.title in ("Quit", "Keys"):
+                continue  # ours (with the running-session check) and our help screen
+            yield command

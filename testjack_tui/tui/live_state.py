@@ -1,0 +1,421 @@
+"""What the Audit screen shows, folded from the engine's event stream.
+
+Pure Python (no Textual): widgets read from a `LiveSession` and the tests check it directly.
+Events are applied in order; each application marks the sections it changed as dirty, so the
+screen redraws only those, once per flush tick, however many events arrived in between.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from testjack_tui.engine import events as ev
+
+WORLD_LINES = 2000  # lines of output kept per world (older lines scroll away)
+AGENT_ENTRIES = 500  # agent stream entries kept
+RESULT_PREVIEW = 400  # characters of a tool result shown before "expand"
+
+# Sections a widget can watch.
+TRIALS, WORLDS, OUTPUT, AGENT, CANDIDATES, APPROVALS, BUDGET, STATUS, LOG = (
+    "trials", "worlds", "output", "agent", "candidates", "approvals", "budget", "status", "log")
+
+
+@dataclass
+class TrialView:
+    task_id: str
+    trial_id: str
+    model: str = ""
+    agent: str = ""
+    state: str = "pending"
+    by: str = ""  # witness id or reason
+
+
+@dataclass
+class WorldView:
+    name: str
+    container: str = ""
+    state: str = ""
+    image: str = ""
+    command: str = ""
+    exit_code: int | None = None
+    lines: deque = field(default_factory=lambda: deque(maxlen=WORLD_LINES))
+    total: int = 0  # lines ever appended (tells a viewer how many are new)
+    partial: str = ""
+
+    def add_output(self, text: str) -> None:
+        if not text:
+            return
+        chunk = self.partial + text
+        parts = chunk.split("\n")
+        self.partial = parts.pop()
+        self.lines.extend(parts)
+        self.total += len(parts)
+
+    def flush_partial(self) -> None:
+        if self.partial:
+            self.lines.append(self.partial)
+            self.total += 1
+            self.partial = ""
+
+
+@dataclass
+class AgentEntry:
+    role: str
+    task_id: str
+    trial_id: str | None
+    kind: str  # "text" | "tool"
+    text: str = ""
+    call_id: str = ""
+    name: str = ""
+    arguments: str = ""
+    result: str = ""
+    finished: bool = False
+    expanded: bool = False
+    version: int = 0  # bumped on every change, so a viewer redraws only changed entries
+
+
+# The oracle's outcome as the candidates table says it.
+OUTCOME_STATUS = {"discriminates": "discriminates", "passes_both": "passes both",
+                  "fails_reference": "fails on reference", "error": "error"}
+
+
+@dataclass
+class CandidateView:
+    candidate_id: str
+    task_id: str
+    trial_id: str | None
+    path: str = ""
+    source: str = ""
+    requirement: str = ""
+    author: str = ""
+    attempt: int = 1
+    reference: str = ""
+    model: str = ""
+    outcome: str = ""
+    dropped: str = ""
+    label: str = ""
+    reason: str = ""
+    explicit: bool | None = None
+    request_id: str = ""
+    decision: str = ""  # "" | "pending" | "approved" | "overruled" | "auto"
+    counts: bool | None = None
+    witness: bool = False
+    runs: list = field(default_factory=list)  # (world, summary)
+
+    @property
+    def status(self) -> str:
+        if self.witness:
+            return "witness"
+        if self.dropped:
+            return "dropped"
+        if self.decision == "pending":
+            return "awaiting you"
+        if self.counts is False:
+            return "rejected"
+        if self.label:
+            return self.label
+        return OUTCOME_STATUS.get(self.outcome, self.outcome) or "proposed"
+
+
+class LiveSession:
+    """The folded state of one running (or replayed) session."""
+
+    def __init__(self, session_id: str = "", trials: list[TrialView] | None = None):
+        self.session_id = session_id
+        self.benchmark = ""
+        self.mode = ""
+        self.agent = ""
+        self.tasks: list[str] = []
+        self.state = "starting"
+        self.reason = ""
+        self.waiting_for = ""
+        self.current_task = ""
+        self.round = 0
+        self.round_trial = ""
+        self.rounds_done = 0
+        self.trials: dict[tuple[str, str], TrialView] = {}
+        for t in trials or []:
+            self.trials[(t.task_id, t.trial_id)] = t
+        self.checks: dict[str, ev.TaskChecked] = {}
+        self.worlds: OrderedDict[str, WorldView] = OrderedDict()
+        self.last_active_world = ""  # the world that produced output or started a command last
+        self.agent_stream: deque[AgentEntry] = deque(maxlen=AGENT_ENTRIES)
+        self._tool_index: dict[str, AgentEntry] = {}
+        self.agent_total = 0  # entries ever added (a viewer uses it to append only new ones)
+        self.candidates: OrderedDict[str, CandidateView] = OrderedDict()
+        self.pending: OrderedDict[str, ev.ApprovalRequested] = OrderedDict()
+        self.witnesses: list[ev.WitnessConfirmed] = []
+        self.refutations: list[ev.TrialRefuted] = []
+        self.budget: ev.BudgetChanged | None = None
+        self.log: deque[tuple[str, str]] = deque(maxlen=200)
+        self.log_total = 0
+        self.dirty: set[str] = set()
+        self.events_seen = 0
+
+    # -- reading -----------------------------------------------------------------------------
+    def trials_of(self, task_id: str | None = None) -> list[TrialView]:
+        task = task_id or self.current_task
+        rows = [t for (tk, _), t in self.trials.items() if not task or tk == task]
+        return rows
+
+    def counts(self, task_id: str | None = None) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for t in self.trials_of(task_id):
+            out[t.state] = out.get(t.state, 0) + 1
+        return out
+
+    def take_dirty(self) -> set[str]:
+        dirty, self.dirty = self.dirty, set()
+        return dirty
+
+    @property
+    def running(self) -> bool:
+        return self.state in ("starting", "running")
+
+    # -- folding -----------------------------------------------------------------------------
+    def apply(self, event: Any) -> None:
+        self.events_seen += 1
+        handler = getattr(self, "_on_" + getattr(event, "kind", ""), None)
+        if handler is not None:  # kinds we do not know are ignored (events.py says so)
+            handler(event)
+
+    def apply_all(self, events: list[Any]) -> None:
+        for event in events:
+            self.apply(event)
+
+    def _trial(self, task_id: str, trial_id: str) -> TrialView:
+        key = (task_id, trial_id)
+        if key not in self.trials:
+            self.trials[key] = TrialView(task_id, trial_id)
+        return self.trials[key]
+
+    def _candidate(self, task_id: str, trial_id: str | None, candidate_id: str) -> CandidateView:
+        if candidate_id not in self.candidates:
+            self.candidates[candidate_id] = CandidateView(candidate_id, task_id, trial_id)
+        return self.candidates[candidate_id]
+
+    def _on_session_started(self, e: ev.SessionStarted) -> None:
+        self.session_id = e.session_id or self.session_id
+        self.benchmark, self.mode, self.agent = e.benchmark, e.mode, e.agent
+        self.tasks = list(e.tasks)
+        self.state = "running"
+        if self.tasks and not self.current_task:
+            self.current_task = self.tasks[0]
+        self.dirty |= {STATUS, TRIALS}
+
+    def _on_session_finished(self, e: ev.SessionFinished) -> None:
+        self.state, self.reason = e.state, e.reason
+        self.waiting_for = ""
+        for world in self.worlds.values():
+            world.flush_partial()
+        self.dirty |= {STATUS, WORLDS}
+
+    def _on_paused(self, e: ev.Paused) -> None:
+        self.state, self.reason, self.waiting_for = "paused", e.reason, e.waiting_for
+        self.dirty.add(STATUS)
+
+    def _on_task_checked(self, e: ev.TaskChecked) -> None:
+        self.checks[e.task_id] = e
+        if not self.current_task:
+            self.current_task = e.task_id
+        if not e.well_formed:
+            self.add_log("warning", f"{e.task_id} is not well-formed: " + "; ".join(e.problems))
+        self.dirty |= {STATUS, TRIALS}
+
+    def _on_trial_state(self, e: ev.TrialState) -> None:
+        trial = self._trial(e.task_id, e.trial_id)
+        trial.state, trial.by = e.state, e.by
+        if self.state == "starting":
+            self.state = "running"
+        self.dirty.add(TRIALS)
+
+    def _on_round_started(self, e: ev.RoundStarted) -> None:
+        self.current_task, self.round, self.round_trial = e.task_id, e.round, e.trial_id
+        if self.state in ("starting", "paused"):
+            self.state, self.reason, self.waiting_for = "running", "", ""
+        self.dirty |= {STATUS, TRIALS}
+
+    def _on_round_finished(self, e: ev.RoundFinished) -> None:
+        self.rounds_done += 1
+        self.dirty.add(STATUS)
+
+    def _on_world_state(self, e: ev.WorldState) -> None:
+        world = self.worlds.get(e.world)
+        if world is None:
+            world = self.worlds[e.world] = WorldView(e.world)
+        if e.container:
+            world.container = e.container
+        if e.image:
+            world.image = e.image
+        if e.state in ("output", "running"):
+            self.last_active_world = e.world
+        if e.state == "output":
+            world.add_output(e.text)
+            self.dirty.add(OUTPUT)  # output alone does not redraw the worlds table
+            if world.state in ("", "created"):
+                world.state = "running"
+                self.dirty.add(WORLDS)
+            return
+        else:
+            world.state = e.state
+            if e.state == "running":
+                world.command = e.command or world.command
+                world.exit_code = None
+            elif e.state in ("exited", "timeout"):
+                world.exit_code = e.exit_code
+                world.flush_partial()
+            if e.text:
+                world.add_output(e.text)
+        self.dirty |= {WORLDS, OUTPUT}
+
+    def _add_agent(self, entry: AgentEntry) -> None:
+        self.agent_stream.append(entry)
+        self.agent_total += 1
+
+    def _on_agent_output(self, e: ev.AgentOutput) -> None:
+        last = self.agent_stream[-1] if self.agent_stream else None
+        if last is not None and last.kind == "text" and last.role == e.role and last.trial_id == e.trial_id:
+            last.text += e.text  # streamed chunks of one message join up
+            last.version += 1
+        else:
+            self._add_agent(AgentEntry(e.role, e.task_id, e.trial_id, "text", text=e.text))
+        self.dirty.add(AGENT)
+
+    def _on_tool_call(self, e: ev.ToolCall) -> None:
+        entry = self._tool_index.get(e.call_id) if e.call_id else None
+        if entry is None:
+            entry = AgentEntry(e.role, e.task_id, e.trial_id, "tool", call_id=e.call_id,
+                               name=e.name, arguments=e.arguments)
+            self._add_agent(entry)
+            if e.call_id:
+                self._tool_index[e.call_id] = entry
+                if len(self._tool_index) > AGENT_ENTRIES * 2:
+                    self._tool_index.pop(next(iter(self._tool_index)))
+        if e.result:
+            entry.result = e.result
+        entry.finished = entry.finished or e.finished
+        entry.version += 1
+        self.dirty.add(AGENT)
+
+    def _on_test_run_finished(self, e: ev.TestRunFinished) -> None:
+        if e.candidate_id and e.candidate_id in self.candidates:
+            self.candidates[e.candidate_id].runs.append((e.world, e.summary))
+            self.dirty.add(CANDIDATES)
+
+    def _on_candidate_proposed(self, e: ev.CandidateProposed) -> None:
+        c = self._candidate(e.task_id, e.trial_id, e.candidate_id)
+        c.path, c.source, c.requirement = e.path, e.source, e.requirement
+        c.author, c.attempt = e.author, e.attempt
+        self.dirty.add(CANDIDATES)
+
+    def _on_candidate_validated(self, e: ev.CandidateValidated) -> None:
+        c = self._candidate(e.task_id, e.trial_id, e.candidate_id)
+        c.reference, c.model, c.outcome = e.reference, e.model, e.outcome
+        self.dirty.add(CANDIDATES)
+
+    def _on_candidate_dropped(self, e: ev.CandidateDropped) -> None:
+        self._candidate(e.task_id, e.trial_id, e.candidate_id).dropped = e.reason or "dropped"
+        self.dirty.add(CANDIDATES)
+
+    def _on_reviewer_verdict_event(self, e: ev.ReviewerVerdictEvent) -> None:
+        c = self._candidate(e.task_id, e.trial_id, e.candidate_id)
+        c.label, c.reason, c.explicit = e.label, e.reason, e.explicit
+        c.requirement = c.requirement or e.requirement
+        self.dirty.add(CANDIDATES)
+
+    def _on_approval_requested(self, e: ev.ApprovalRequested) -> None:
+        self.pending[e.request_id] = e
+        c = self._candidate(e.task_id, e.trial_id, e.candidate_id)
+        c.request_id, c.decision = e.request_id, "pending"
+        c.label = c.label or e.label
+        c.reason = c.reason or e.reason
+        self.dirty |= {APPROVALS, CANDIDATES}
+
+    def _on_approval_answered(self, e: ev.ApprovalAnswered) -> None:
+        request = self.pending.pop(e.request_id, None)
+        c = self.candidates.get(e.candidate_id)
+        if c is not None:
+            c.counts = e.counts
+            if e.by == "operator":
+                c.decision = "overruled" if (request is not None and e.label != request.label) else "approved"
+            else:
+                c.decision = "auto"
+            c.label = e.label or c.label
+        self.dirty |= {APPROVALS, CANDIDATES}
+
+    def _on_witness_confirmed(self, e: ev.WitnessConfirmed) -> None:
+        self.witnesses.append(e)
+        c = self.candidates.get(e.witness_id)
+        if c is not None:
+            c.witness = True
+        self.dirty |= {CANDIDATES, STATUS}
+
+    def _on_trial_refuted(self, e: ev.TrialRefuted) -> None:
+        self.refutations.append(e)
+        trial = self._trial(e.task_id, e.trial_id)
+        trial.state, trial.by = "refuted", e.witness_id
+        self.dirty |= {TRIALS, STATUS}
+
+    def _on_refutation_withdrawn(self, e: ev.RefutationWithdrawn) -> None:
+        self.refutations = [r for r in self.refutations
+                            if not (r.trial_id == e.trial_id and r.witness_id == e.witness_id)]
+        trial = self._trial(e.task_id, e.trial_id)
+        if trial.by == e.witness_id:
+            trial.state, trial.by = "ambiguous", f"{e.witness_id} (ρ={e.rho:.2f})"
+        self.dirty |= {TRIALS, STATUS}
+
+    def _on_budget_changed(self, e: ev.BudgetChanged) -> None:
+        self.budget = e
+        self.dirty.add(BUDGET)
+
+    def _on_log(self, e: ev.Log) -> None:
+        self.add_log(e.level, e.message)
+
+    def add_log(self, level: str, message: str) -> None:
+        self.log.append((level, message))
+        self.log_total += 1
+        self.dirty.add(LOG)
+
+
+def gauge_fraction(used: float, limit: float | None) -> float | None:
+    """How much of a limit is used (None when unlimited)."""
+    if not limit:
+        return None
+    return max(0.0, used / limit)
+
+
+def gauge_level(fraction: float | None) -> str:
+    """Colour class of a budget gauge: red near the limit, amber past two thirds."""
+    if fraction is None:
+        return "unlimited"
+    if fraction >= 0.9:
+        return "danger"
+    if fraction >= 0.66:
+        return "warning"
+    return "ok"
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+# kind (snake case of the class name, as Event.kind computes it) → event class
+EVENT_CLASSES: dict[str, type] = {
+    _snake(value.__name__): value for value in vars(ev).values()
+    if isinstance(value, type) and issubclass(value, ev.Event) and value is not ev.Event}
+
+
+def event_from_dict(data: dict) -> Any:
+    """Rebuild an event from its stored dict (`Event.to_dict`); None for unknown kinds."""
+    cls = EVENT_CLASSES.get(str(data.get("kind", "")))
+    if cls is None:
+        return None
+    names = {f.name for f in dataclasses.fields(cls)}
+    values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items() if k in names}
+    try:
+        return cls(**values)
+    except TypeError:
+        return None

@@ -1,0 +1,1 @@
+"""The TUI's screens: Benchmarks → Selection → Audit → Report, plus help and dialogs."""

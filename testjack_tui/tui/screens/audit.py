@@ -1,0 +1,516 @@
+"""Screen 3: the live session — trials, worlds, agents, candidates, approvals, budget, stepper.
+
+The engine runs on the app's event loop in an async worker (`session.run()`); its events land
+in an EventInbox and are folded into a LiveSession every FLUSH seconds, and only the parts that
+changed are redrawn. The operator's keys call the session's control methods; approvals are
+answered through `session.answer`, so a pending decision blocks only the work that needs it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import (Footer, Header, Input, Label, RichLog, Static, TabbedContent, TabPane,
+                             TextArea)
+from textual.worker import Worker, WorkerState
+
+from testjack_tui.tui import live_state as ls
+from testjack_tui.tui.guard import guarded
+from testjack_tui.tui.inbox import EventInbox
+from testjack_tui.tui.logs import log_exception
+from testjack_tui.tui.widgets.agent_stream import AgentStream
+from testjack_tui.tui.widgets.budget import BudgetGauges
+from testjack_tui.tui.widgets.candidates import CandidatesPanel
+from testjack_tui.tui.widgets.editor import OperatorEditor
+from testjack_tui.tui.widgets.trials import STATE_TEXT as TRIAL_STATE_TEXT, TrialsTable
+from testjack_tui.tui.widgets.worlds import WorldsPanel
+
+FLUSH = 0.1  # seconds between redraws of engine output
+LOG_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
+STATE_STYLE = {"running": "bold green", "paused": "bold yellow", "finished": "bold cyan",
+               "stopped": "bold red", "failed": "bold red", "starting": "dim"}
+
+
+def session_id_of(session: Any) -> str:
+    return str(getattr(session, "id", None) or getattr(session, "session_id", "") or "")
+
+
+def operator_agent(roles: Any) -> Any:
+    """The operator's queue (an object with submit_candidate/finish) among the session's roles."""
+    if roles is None:
+        return None
+    for name in ("audit", "task_analysis"):
+        obj = getattr(roles, name, None)
+        if obj is not None and hasattr(obj, "submit_candidate") and hasattr(obj, "finish"):
+            return obj
+    return None
+
+
+def roles_for(agents: dict[str, str], benchmark: Any) -> Any:
+    """Build the roles here when the operator takes one, so the editor can reach its queue."""
+    if "operator" not in agents.values() or benchmark is None:
+        return None
+    from testjack_tui.agents.factory import make_roles
+
+    return make_roles(agents, benchmark)
+
+
+def trial_views(benchmark: Any, tasks: list[str] | None, trials: list[str] | None) -> list[ls.TrialView]:
+    """The trials the session will consider, so the table is full before the first event."""
+    if benchmark is None:
+        return []
+    out = []
+    for t in benchmark.trials:
+        if not t.official_pass or (tasks and t.task_id not in tasks) or (trials and t.id not in trials):
+            continue
+        out.append(ls.TrialView(t.task_id, t.id, model=t.model, agent=t.agent))
+    return out
+
+
+def start_new_session(app: Any, kwargs: dict, benchmark: Any) -> None:
+    from testjack_tui.engine.session import AuditSession, BudgetLimits, SessionConfig
+
+    kwargs = dict(kwargs)
+    kwargs["budget"] = BudgetLimits(**kwargs["budget"])
+    config = SessionConfig(**kwargs)
+    config.validate()
+    roles = roles_for(config.agents, benchmark)
+    deps: dict[str, Any] = {"benchmark": benchmark}
+    if roles is not None:
+        deps["roles"] = roles
+    session = AuditSession.create(config, **deps)
+    views = trial_views(benchmark, kwargs.get("tasks"), kwargs.get("trials"))
+    app.push_screen(AuditScreen(session, benchmark, views, roles=roles))
+
+
+def open_existing_session(app: Any, session_id: str, info: dict | None = None) -> None:
+    """A finished session opens on its report; anything else resumes on the Audit screen."""
+    from testjack_tui.engine.session import AuditSession
+
+    session = AuditSession.open(session_id)
+    if session.state == "finished":
+        from testjack_tui.tui.screens.report import ReportScreen
+        app.push_screen(ReportScreen(session))
+        return
+    roles = None
+    benchmark = None
+    if "operator" in session.config.agents.values():
+        from benchmarks import load_benchmark
+
+        benchmark = load_benchmark(session.config.benchmark)
+        roles = roles_for(session.config.agents, benchmark)
+        session = AuditSession.open(session_id, benchmark=benchmark, roles=roles)
+    app.push_screen(AuditScreen(session, benchmark, [], resumed=True, roles=roles))
+
+
+class AuditScreen(Screen):
+    HELP_TITLE = "Audit"
+    HELP = ("The live session. Left: the trials and their standing (active, sampled, refuted by a "
+            "witness, audited clean, ambiguous). Right: candidates (approve or overrule the reviewer "
+            "there), the worlds and their output, the agents' stream, the operator's editor and the "
+            "log. In step mode the engine waits before each round: n runs the next one, r runs to "
+            "the end. Raising a budget limit (l) resumes a session paused by its budget.")
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    BINDINGS = [
+        Binding("f1", "app.help", "Help", id="audit.help"),
+        Binding("n", "next_round", "Next", tooltip="let the engine go on to its next step (step mode)",
+                id="audit.next"),
+        Binding("r", "run_to_end", "Run all", tooltip="leave step mode and run to the end", id="audit.run"),
+        Binding("p", "pause", "Pause", tooltip="hold every task at its next step", id="audit.pause"),
+        Binding("s", "stop", "Stop", tooltip="stop the session (it stays resumable)", id="audit.stop"),
+        Binding("a", "approve", "Approve", tooltip="accept the reviewer's verdict on the pending candidate",
+                id="audit.approve"),
+        Binding("o", "overrule", "Overrule", tooltip="reverse the reviewer's verdict on the pending candidate",
+                id="audit.overrule"),
+        Binding("l", "limits", "Limits", tooltip="change budget limits; raising one resumes a paused session",
+                id="audit.limits"),
+        Binding("g", "report", "Report", tooltip="open the report of this session", id="audit.report"),
+        Binding("f2", "tab('trials-tab')", "Trials tab", priority=True, show=False, id="audit.tab_trials"),
+        Binding("f3", "tab('candidates-tab')", "Candidates tab", priority=True, show=False,
+                id="audit.tab_candidates"),
+        Binding("f4", "tab('worlds-tab')", "Worlds tab", priority=True, show=False, id="audit.tab_worlds"),
+        Binding("f5", "tab('agent-tab')", "Agent tab", priority=True, show=False, id="audit.tab_agent"),
+        Binding("f6", "tab('editor-tab')", "Editor tab", priority=True, show=False, id="audit.tab_editor"),
+        Binding("f7", "tab('log-tab')", "Log tab", priority=True, show=False, id="audit.tab_log"),
+        Binding("ctrl+k", "validate", "Validate test", priority=True, id="audit.validate"),
+        Binding("ctrl+e", "share", "Share test", priority=True, id="audit.share"),
+        Binding("ctrl+d", "operator_done", "Done (operator)", priority=True, id="audit.operator_done"),
+        Binding("escape", "back", "Back", show=False, id="audit.back"),
+    ]
+
+    def __init__(self, session: Any, benchmark: Any = None, trials: list[ls.TrialView] | None = None,
+                 resumed: bool = False, roles: Any = None):
+        super().__init__()
+        self.roles = roles
+        self.session = session
+        self.benchmark = benchmark
+        self.resumed = resumed
+        self.state = ls.LiveSession(session_id_of(session), trials)
+        self.inbox = EventInbox()
+        self._worker: Worker | None = None
+        self._unsubscribe: Any = None
+        self.config = getattr(session, "config", None)
+        self._log_shown = 0
+
+    # -- layout ------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="audit-status")
+        yield BudgetGauges(id="budget")
+        with Horizontal(id="audit-main"):
+            with Vertical(id="audit-left"):
+                yield Label("Trials", id="trials-title", classes="section-title")
+                yield TrialsTable(id="trials-table")
+            with TabbedContent(initial="candidates-tab", id="audit-tabs"):
+                with TabPane("Trials F2", id="trials-tab"):
+                    yield TrialsTable(id="trials-table-narrow")
+                with TabPane("Candidates F3", id="candidates-tab"):
+                    yield CandidatesPanel(id="candidates")
+                with TabPane("Worlds F4", id="worlds-tab"):
+                    yield WorldsPanel(id="worlds")
+                with TabPane("Agent F5", id="agent-tab"):
+                    yield AgentStream(id="agent-stream")
+                with TabPane("Editor F6", id="editor-tab"):
+                    yield OperatorEditor(id="editor")
+                with TabPane("Log F7", id="log-tab"):
+                    yield RichLog(id="event-log", max_lines=1000, wrap=True, markup=False)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.sub_title = f"Audit — {self.state.session_id}"
+        self._apply_layout()
+        if hasattr(self.session, "subscribe"):
+            self._unsubscribe = self.session.subscribe(self.inbox)
+        self.set_interval(FLUSH, self.flush)
+        self._replay_history()
+        self._redraw_all()
+        self._start_run()
+
+    def on_resize(self) -> None:
+        self._apply_layout()
+
+    def _apply_layout(self) -> None:
+        tabs = self.query_one("#audit-tabs", TabbedContent)
+        narrow = self.size.width < 120
+        if narrow:
+            tabs.show_tab("trials-tab")
+        else:
+            if tabs.active == "trials-tab":
+                tabs.active = "candidates-tab"
+            tabs.hide_tab("trials-tab")
+
+    def _replay_history(self) -> None:
+        """A resumed session shows what happened before: the engine stores its events."""
+        if not self.resumed:
+            return
+        try:
+            stored = self.session.events()
+        except Exception as error:  # noqa: BLE001 - history is nice to have, not essential
+            log_exception(error, "session history")
+            return
+        for data in stored:
+            event = ls.event_from_dict(data)
+            if event is not None:
+                self.state.apply(event)
+        if self.state.state in ("running", "starting"):
+            self.state.state = "starting"  # it is not running until run() is called again
+
+    # -- the engine --------------------------------------------------------------------------
+    @property
+    def session_running(self) -> bool:
+        worker_alive = self._worker is not None and self._worker.state in (
+            WorkerState.PENDING, WorkerState.RUNNING)
+        return worker_alive and self.state.state not in ("finished", "stopped", "failed")
+
+    def _start_run(self) -> None:
+        if self.session_running:
+            return
+        self._worker = self.run_worker(self._run_session(), group="session", exit_on_error=False,
+                                       name="audit session")
+        self.app.session = self.session
+        self.refresh_bindings()
+
+    async def _run_session(self) -> None:
+        await self.session.run()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self._worker:
+            return
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.state.state = "failed"
+            self.state.dirty.add(ls.STATUS)
+            self.app.report_error(event.worker.error, context="audit session", title="Session failed")
+        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            self.flush()
+            self.refresh_bindings()
+
+    def flush(self) -> None:
+        events = self.inbox.drain()
+        if not events:
+            return
+        before = self.state.state
+        self.state.apply_all(events)
+        self._redraw(self.state.take_dirty())
+        after = self.state.state
+        if after != before:
+            self.refresh_bindings()
+            if after == "finished":
+                self.app.notify("Session finished — press g for the report.", title="Audit")
+            elif after == "paused" and self.state.reason.startswith("budget"):
+                self.app.notify(f"Paused: {self.state.reason}. Press l to raise the limit.",
+                                severity="warning", title="Budget")
+
+    def _redraw_all(self) -> None:
+        self._redraw({ls.TRIALS, ls.WORLDS, ls.OUTPUT, ls.AGENT, ls.CANDIDATES, ls.BUDGET,
+                      ls.STATUS, ls.LOG, ls.APPROVALS})
+
+    @guarded
+    def _redraw(self, dirty: set[str]) -> None:
+        s = self.state
+        if dirty & {ls.STATUS, ls.APPROVALS, ls.TRIALS}:
+            self.query_one("#audit-status", Static).update(self._status_text())
+        if ls.TRIALS in dirty:
+            for table in self.query(TrialsTable):
+                table.show(s)
+            counts = s.counts(None)
+            parts = [f"{n} {TRIAL_STATE_TEXT.get(k, k)}" for k, n in sorted(counts.items())]
+            self.query_one("#trials-title", Label).update("Trials — " + (", ".join(parts) or "none"))
+        if dirty & {ls.WORLDS, ls.OUTPUT}:
+            self.query_one(WorldsPanel).show(s, table_changed=ls.WORLDS in dirty)
+        if ls.AGENT in dirty:
+            self.query_one(AgentStream).show(s)
+        if dirty & {ls.CANDIDATES, ls.APPROVALS}:
+            self.query_one(CandidatesPanel).show(s)
+            pending = len(s.pending)
+            tabs = self.query_one("#audit-tabs", TabbedContent)
+            tabs.get_tab("candidates-tab").label = f"Candidates F3 ({pending} pending)" if pending else "Candidates F3"
+        if ls.BUDGET in dirty or ls.STATUS in dirty:
+            self.query_one(BudgetGauges).show(s, self._rounds_limit())
+        if ls.LOG in dirty:
+            log = self.query_one("#event-log", RichLog)
+            new = min(s.log_total - self._log_shown, len(s.log))
+            for level, message in list(s.log)[len(s.log) - new:]:
+                log.write(Text(f"[{level}] {message}", style=LOG_STYLE.get(level, "")))
+            self._log_shown = s.log_total
+
+    def _rounds_limit(self) -> int | None:
+        cfg = self.config
+        rounds = getattr(cfg, "rounds", None)
+        if not rounds or getattr(cfg, "mode", "lightweight") != "lightweight":
+            return None
+        tasks = self.state.tasks or sorted({t.task_id for t in self.state.trials.values()})
+        return rounds * max(1, len(tasks))
+
+    def _status_text(self) -> Text:
+        s = self.state
+        text = Text()
+        text.append(f"● {s.state}", style=STATE_STYLE.get(s.state, ""))
+        if s.state == "paused" and s.waiting_for:
+            text.append(f" (waiting for {s.waiting_for})", style="yellow")
+        elif s.reason and s.state != "running":
+            text.append(f" ({s.reason})", style="dim")
+        text.append(f"  {s.session_id}", style="dim")
+        if s.mode:
+            text.append(f"  {s.mode}")
+        if s.current_task:
+            text.append(f"  task {s.current_task}")
+        if s.round:
+            text.append(f"  round {s.round}")
+            if s.round_trial:
+                text.append(f" → {s.round_trial}", style="magenta")
+        text.append(f"  witnesses {len(s.witnesses)}  refutations {len(s.refutations)}")
+        if s.pending:
+            text.append(f"  {len(s.pending)} decision(s) pending: a approve · o overrule",
+                        style="bold reverse yellow")
+        return text
+
+    # -- stepper -----------------------------------------------------------------------------
+    def _call(self, name: str, *args: Any, **kwargs: Any) -> bool:
+        fn = getattr(self.session, name, None)
+        if fn is None:
+            self.app.notify_error(f"this engine has no '{name}'", "Not available")
+            return False
+        fn(*args, **kwargs)
+        return True
+
+    @guarded
+    def action_next_round(self) -> None:
+        if self._call("step_next"):
+            self._start_run()
+
+    @guarded
+    def action_run_to_end(self) -> None:
+        if self._call("run_to_end"):
+            self._start_run()
+            self.app.notify("Running to the end (step mode off).")
+
+    @guarded
+    def action_pause(self) -> None:
+        if self._call("pause"):
+            self.app.notify("Pausing at the next step… (n: next round, r: run to end)")
+
+    def action_stop(self) -> None:
+        from testjack_tui.tui.screens.dialogs import ConfirmScreen
+
+        def decided(yes: bool | None) -> None:
+            if yes and self._call("stop"):
+                self.app.notify("Stopping: the session ends after the current step.")
+
+        self.app.push_screen(ConfirmScreen("Stop this session?",
+                                           "Work done so far is kept; the report shows it.",
+                                           yes="Stop", no="Keep running"), decided)
+
+    def action_limits(self) -> None:
+        from testjack_tui.tui.screens.dialogs import LimitsScreen
+
+        b = self.state.budget
+        budget = getattr(self.config, "budget", None)
+        current = {
+            "usd": b.usd_limit if b else getattr(budget, "usd", None),
+            "tokens": b.tokens_limit if b else getattr(budget, "tokens", None),
+            "seconds": b.seconds_limit if b else getattr(budget, "seconds", None),
+            "test_runs": b.test_runs_limit if b else getattr(budget, "test_runs", None),
+        }
+        self.app.push_screen(LimitsScreen(current), self._limits_chosen)
+
+    @guarded
+    def _limits_chosen(self, limits: dict | None) -> None:
+        if limits is None:
+            return
+        if self._call("raise_limits", **limits):
+            self.app.notify("Limits updated.")
+            if self.state.state == "paused" or not self.session_running:
+                self._start_run()
+
+    # -- approvals ---------------------------------------------------------------------------
+    def _target_request(self) -> tuple[str, Any] | None:
+        """The selected candidate's pending request, else the oldest one in the queue."""
+        chosen = self.query_one(CandidatesPanel).selected()
+        if chosen is not None and chosen.decision == "pending" and chosen.request_id in self.state.pending:
+            return chosen.request_id, self.state.pending[chosen.request_id]
+        if self.state.pending:
+            return next(iter(self.state.pending.items()))
+        return None
+
+    def _decide(self, overrule: bool) -> None:
+        from testjack_tui.engine.roles import ApprovalDecision
+
+        target = self._target_request()
+        if target is None:
+            self.app.notify("No decision is waiting.", severity="warning")
+            return
+        request_id, request = target
+        label = request.label
+        if overrule:
+            counts = label != "valid"
+            new_label = "valid" if counts else "invalid"
+            note = f"operator overruled the reviewer's '{label}'"
+        else:
+            counts = label == "valid"
+            new_label = label
+            note = "operator approved the reviewer's verdict"
+        self.session.answer(request_id, ApprovalDecision(counts=counts, label=new_label, by="operator",
+                                                         note=note))
+        verb = "Overruled" if overrule else "Approved"
+        effect = "counts as a witness" if counts else "does not count"
+        self.app.notify(f"{verb} {request.candidate_id}: {effect}.", title="Decision sent")
+
+    @guarded
+    def action_approve(self) -> None:
+        self._decide(overrule=False)
+
+    @guarded
+    def action_overrule(self) -> None:
+        self._decide(overrule=True)
+
+    # -- operator editor ---------------------------------------------------------------------
+    def action_validate(self) -> None:
+        self.query_one(OperatorEditor).validate()
+
+    def action_share(self) -> None:
+        self.query_one(OperatorEditor).share()
+
+    @on(OperatorEditor.Share)
+    @guarded
+    def _share(self, message: OperatorEditor.Share) -> None:
+        agent = operator_agent(self.roles)
+        editor = self.query_one(OperatorEditor)
+        if agent is None:
+            editor.set_status("[b red]This session has no operator agent[/] — choose 'operator' for "
+                              "a role on the Selection screen.")
+            return
+        try:
+            agent.submit_candidate(message.path, message.source, message.requirement)
+        except ValueError as error:
+            editor.set_status(f"[b red]not accepted:[/] {error}")
+            return
+        editor.set_status(f"[b green]shared[/] {message.path} — watch it on the Candidates tab")
+        self.app.notify(f"Shared {message.path} with the engine.", title="Operator")
+
+    @on(OperatorEditor.Finish)
+    def _finish_message(self) -> None:
+        self.action_operator_done()
+
+    @guarded
+    def action_operator_done(self) -> None:
+        agent = operator_agent(self.roles)
+        if agent is None:
+            self.app.notify("This session has no operator agent.", severity="warning")
+            return
+        agent.finish()
+        self.query_one(OperatorEditor).set_status("finished this audit; the engine moves on")
+
+    # -- navigation --------------------------------------------------------------------------
+    def action_tab(self, tab: str) -> None:
+        tabs = self.query_one("#audit-tabs", TabbedContent)
+        if tab == "trials-tab" and self.size.width >= 120:
+            self.query_one("#trials-table", TrialsTable).focus()
+            return
+        tabs.active = tab
+        focus = {"candidates-tab": "#candidate-table", "worlds-tab": "#world-table",
+                 "agent-tab": "#agent-stream", "editor-tab": "#editor-source",
+                 "log-tab": "#event-log", "trials-tab": "#trials-table-narrow"}.get(tab)
+        if focus:
+            self.query_one(focus).focus()
+
+    def action_report(self) -> None:
+        from testjack_tui.tui.screens.report import ReportScreen
+
+        self.app.push_screen(ReportScreen(self.session, self.benchmark))
+
+    def action_back(self) -> None:
+        if self.session_running:
+            self.app.notify("The session keeps running; pause (p) or stop (s) it first.",
+                            severity="warning")
+            return
+        self.app.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        typing = isinstance(self.focused, (Input, TextArea))
+        s = self.state
+        if action in ("validate", "share", "operator_done"):
+            return True if operator_agent(self.roles) is not None else False
+        if typing and action not in ("tab",):
+            return None  # letters belong to the field being edited
+        ended = s.state in ("finished", "stopped", "failed")
+        if action in ("approve", "overrule"):
+            return True if s.pending else (False if ended else None)
+        if action in ("next_round", "run_to_end", "pause", "stop"):
+            return False if ended else True
+        if action == "report":
+            return True if (ended or not self.session_running) else False
+        return True
+
+    def on_unmount(self) -> None:
+        if callable(self._unsubscribe):
+            try:
+                self._unsubscribe()
+            except Exception as error:  # noqa: BLE001
+                log_exception(error, "unsubscribe")
+        if self.app.session is self.session:
+            self.app.session = None

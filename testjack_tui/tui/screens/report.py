@@ -1,0 +1,242 @@
+"""Screen 4: what the session found, per task and per model, and export."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from testjack_tui.tui.guard import guarded
+from testjack_tui.tui.widgets.bars import resolution_chart
+
+VERDICT_STYLE = {"refuted": "bold red", "ambiguous": "yellow", "clean": "green",
+                 "unaudited": "dim", "not_reproducible": "dim yellow", "excluded": "dim"}
+
+
+def trial_totals(benchmark: Any, summary: dict) -> dict[str, int]:
+    """All recorded trials (passing or not) per model over the session's tasks: the rate's denominator."""
+    tasks = set(summary.get("tasks") or {})
+    totals: dict[str, int] = {}
+    if benchmark is None:
+        return totals
+    wanted = set((summary.get("config") or {}).get("trials") or [])
+    for t in benchmark.trials:
+        if t.task_id in tasks and (not wanted or t.id in wanted or not t.official_pass):
+            totals[t.model or "?"] = totals.get(t.model or "?", 0) + 1
+    return totals
+
+
+def rates(summary: dict, totals: dict[str, int]) -> list[tuple[str, float, float, str]]:
+    """(model, before, after, note) — before = passing/trials, after = (passing − refuted)/trials."""
+    rows = []
+    models = summary.get("models") or {}
+    all_trials = sum(totals.values())
+    for model in sorted(models):
+        c = models[model]
+        n = totals.get(model) or c.get("passing", 0)
+        if not n:
+            continue
+        note = "" if totals.get(model) else "(of passing trials only)"
+        rows.append((model, c["passing"] / n, (c["passing"] - c.get("refuted", 0)) / n, note))
+    t = summary.get("totals") or {}
+    n = all_trials or t.get("passing", 0)
+    if n and len(rows) > 1:
+        rows.append(("all models", t.get("passing", 0) / n,
+                     (t.get("passing", 0) - t.get("refuted", 0)) / n, ""))
+    return rows
+
+
+class ReportScreen(Screen):
+    HELP_TITLE = "Report"
+    HELP = ("What the session found. Overview: per model, how many officially passing trials were "
+            "refuted by a witness and the resolution rate before → after. Trials: the verdict of "
+            "each trial and the witness behind it. Prompts: requirements most models read "
+            "differently (ambiguous): the prompt should say them. Export writes the report files "
+            "and the strengthened test suites.")
+    BINDINGS = [
+        Binding("f1", "app.help", "Help", id="report.help"),
+        Binding("e", "export", "Export", tooltip="write report files and strengthened test suites",
+                id="report.export"),
+        Binding("r", "reload", "Reload", id="report.reload"),
+        Binding("f2", "tab('overview')", "Overview tab", priority=True, show=False, id="report.tab_overview"),
+        Binding("f3", "tab('trials')", "Trials tab", priority=True, show=False, id="report.tab_trials"),
+        Binding("f4", "tab('prompts')", "Prompts tab", priority=True, show=False, id="report.tab_prompts"),
+        Binding("f5", "tab('witnesses')", "Witnesses tab", priority=True, show=False, id="report.tab_witnesses"),
+        Binding("escape", "back", "Back", id="report.back"),
+    ]
+
+    def __init__(self, session: Any, benchmark: Any = None):
+        super().__init__()
+        self.session = session
+        self.benchmark = benchmark
+        self.summary: dict = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Loading the report…", id="report-title")
+        with TabbedContent(initial="overview", id="report-tabs"):
+            with TabPane("Overview F2", id="overview"):
+                with VerticalScroll():
+                    yield Static("", id="report-chart")
+                    yield DataTable(id="report-models", zebra_stripes=True, cursor_type="row")
+            with TabPane("Trials F3", id="trials"):
+                yield DataTable(id="report-trials", zebra_stripes=True, cursor_type="row")
+            with TabPane("Prompts F4", id="prompts"):
+                with VerticalScroll():
+                    yield Static("", id="report-prompts")
+            with TabPane("Witnesses F5", id="witnesses"):
+                with VerticalScroll():
+                    yield Static("", id="report-witnesses")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.sub_title = "Report"
+        models = self.query_one("#report-models", DataTable)
+        for label in ("Task", "Model", "Passing", "Refuted", "Ambiguous", "Clean", "Unaudited", "Other"):
+            models.add_column(label)
+        trials = self.query_one("#report-trials", DataTable)
+        for label in ("Task", "Trial", "Model", "Verdict", "Witness", "Requirement"):
+            trials.add_column(label)
+        self.action_reload()
+
+    @work(thread=True, exclusive=True, group="report", exit_on_error=False)
+    def action_reload(self) -> None:
+        summary = self.session.summary()
+        benchmark = self.benchmark
+        if benchmark is None and summary.get("benchmark"):
+            try:
+                from benchmarks import load_benchmark
+                benchmark = load_benchmark(summary["benchmark"])
+            except Exception:  # noqa: BLE001 - rates then use passing trials only (said so)
+                benchmark = None
+        self.app.call_from_thread(self._show, summary, benchmark)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.app.report_error(event.worker.error, context=f"report {event.worker.name}")
+
+    @guarded
+    def _show(self, summary: dict, benchmark: Any) -> None:
+        self.summary, self.benchmark = summary, benchmark
+        t = summary.get("totals") or {}
+        usage = summary.get("usage") or {}
+        title = Text()
+        title.append(f"Session {summary.get('session_id')}", style="bold")
+        title.append(f"  {summary.get('state')}  {summary.get('mode')}  seed {summary.get('seed')}  "
+                     f"{summary.get('benchmark')}\n", style="dim")
+        title.append(f"passing {t.get('passing', 0)} → refuted {t.get('refuted', 0)}", style="bold red")
+        title.append(f"   ambiguous {t.get('ambiguous', 0)} · clean {t.get('clean', 0)} · "
+                     f"unaudited {t.get('unaudited', 0)} · not reproducible {t.get('not_reproducible', 0)}"
+                     f" · excluded {t.get('excluded', 0)}")
+        title.append(f"\nusage: ${usage.get('usd', 0):.4f} · {usage.get('tokens', 0)} tokens · "
+                     f"{usage.get('test_runs', 0)} test runs · {usage.get('seconds', 0)} s"
+                     + (" (partly estimated)" if usage.get("estimated") else ""), style="dim")
+        self.query_one("#report-title", Static).update(title)
+
+        chart_rows = rates(summary, trial_totals(benchmark, summary))
+        chart = Group(Text("Resolution rate per model (trials counted as solved)", style="bold"),
+                      resolution_chart(chart_rows) if chart_rows else Text("no passing trials", style="dim"))
+        self.query_one("#report-chart", Static).update(chart)
+
+        models = self.query_one("#report-models", DataTable)
+        models.clear()
+        trials = self.query_one("#report-trials", DataTable)
+        trials.clear()
+        prompts: list[Text] = []
+        witnesses: list = []
+        for task_id, task in sorted((summary.get("tasks") or {}).items()):
+            for model, c in sorted((task.get("models") or {}).items()):
+                other = c.get("not_reproducible", 0) + c.get("excluded", 0)
+                models.add_row(task_id, model, str(c.get("passing", 0)),
+                               Text(str(c.get("refuted", 0)), style="bold red" if c.get("refuted") else ""),
+                               str(c.get("ambiguous", 0)), str(c.get("clean", 0)),
+                               str(c.get("unaudited", 0)), str(other))
+            for trial_id, tr in sorted((task.get("trials") or {}).items()):
+                refs = tr.get("refutations") or []
+                witness = ", ".join(r["witness"] for r in refs) or ", ".join(tr.get("ambiguous_witnesses") or [])
+                requirement = refs[0]["requirement"] if refs else (tr.get("reason") or "")
+                state = tr.get("state", "")
+                trials.add_row(task_id, trial_id, tr.get("model") or "",
+                               Text(state, style=VERDICT_STYLE.get(state, "")), witness, requirement or "")
+            if task.get("well_formed") is False:
+                prompts.append(Text(f"{task_id}: task is not well-formed — " + "; ".join(task.get("problems") or []),
+                                    style="yellow"))
+            for w in task.get("witnesses") or []:
+                if w.get("classification") == "ambiguous":
+                    line = Text()
+                    line.append(f"{task_id}", style="bold")
+                    line.append(f"  the prompt does not say: {w.get('requirement')}\n")
+                    rho = w.get("rho")
+                    line.append(f"  most models read it otherwise (ρ = {rho:.2f}); " if rho is not None else "  ",
+                                style="dim")
+                    line.append(f"suggested clarification: state explicitly that {w.get('requirement')}",
+                                style="italic")
+                    if w.get("note"):
+                        line.append(f"\n  {w['note']}", style="dim")
+                    prompts.append(line)
+                witnesses.append(self._witness_block(task_id, w))
+        self.query_one("#report-prompts", Static).update(
+            Group(*prompts) if prompts else Text("No underspecified prompts found.", style="dim"))
+        self.query_one("#report-witnesses", Static).update(
+            Group(*witnesses) if witnesses else Text("No witnesses.", style="dim"))
+
+    def _witness_block(self, task_id: str, w: dict) -> Group:
+        from rich.syntax import Syntax
+
+        head = Text()
+        head.append(f"{w.get('id')}", style="bold")
+        head.append(f"  {task_id}  {w.get('path')}  ({w.get('origin')}"
+                    + (f", from {w.get('source_trial')}" if w.get("source_trial") else "") + ")\n", style="dim")
+        head.append(f"requirement: {w.get('requirement')}"
+                    + (" (explicit)" if w.get("explicit") else " (implicit)") + "\n")
+        if w.get("classification"):
+            head.append(f"classification: {w['classification']}\n")
+        head.append(f"refutes: {', '.join(w.get('refutes') or []) or '—'}\n", style="red")
+        return Group(head, Syntax(w.get("source") or "", "python", line_numbers=True, theme="ansi_dark"),
+                     Text(""))
+
+    @guarded
+    def action_export(self) -> None:
+        self.export_reports()
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def export_reports(self) -> None:
+        written = self._export()
+        self.app.call_from_thread(self.app.notify, "Exported:\n" + "\n".join(str(p) for p in written),
+                                  title="Export", timeout=12)
+
+    def _export(self) -> list[Path]:
+        """Use the engine's report/export modules when present; the summary JSON always."""
+        target = Path(self.session.directory) / "export"
+        target.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = [self.session.write_summary(target)]
+        for module_name, names in (("testjack_tui.engine.report", ("write_reports", "write_report", "export_report")),
+                                   ("testjack_tui.engine.export", ("export_session", "export_all", "export"))):
+            try:
+                module = __import__(module_name, fromlist=["_"])
+            except ModuleNotFoundError:
+                continue
+            for name in names:
+                fn = getattr(module, name, None)
+                if callable(fn):
+                    result = fn(self.session, target)
+                    if isinstance(result, (list, tuple)):
+                        written += [Path(p) for p in result]
+                    elif result:
+                        written.append(Path(result))
+                    break
+        return written
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#report-tabs", TabbedContent).active = tab
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,405 @@
+"""Screen 2: choose tasks and trials, set up the session, optionally run `verify` first."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import (DataTable, Footer, Header, Input, Label, ProgressBar, Select, Static,
+                             Switch, TabbedContent, TabPane)
+from textual.worker import Worker, WorkerState
+
+from testjack_tui.tui.choices import ROLES, SessionForm, agent_choices, samplers
+from testjack_tui.tui.guard import guarded
+from testjack_tui.tui.logs import log_exception
+from testjack_tui.tui.recent import display_path
+
+TICK, EMPTY = "●", "○"
+
+
+def short_models(models: list[str], width: int = 28) -> str:
+    text = ", ".join(models)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def verification_summary(result: Any) -> str:
+    """One cell of text from a TaskVerification, whatever shape it has."""
+    if result is None:
+        return "—"
+    if isinstance(result, str):
+        return result
+    well_formed = getattr(result, "well_formed", None)
+    problems = list(getattr(result, "problems", ()) or ())
+    vacuous = list(getattr(result, "vacuous", ()) or ())
+    text = "well-formed" if well_formed else ("ILL-FORMED" if well_formed is False else "checked")
+    if problems and well_formed is not False:
+        text += f" ({len(problems)} problem{'s' * (len(problems) != 1)})"
+    if vacuous:
+        text += f", {len(vacuous)} vacuous"
+    return text
+
+
+def trial_reproduction(result: Any, trial_id: str) -> str:
+    """'yes' / 'NO: reason' / '—' for one trial from a TaskVerification."""
+    if result is None:
+        return "—"
+    for name in ("trials", "trial_results", "reproduced"):
+        table = getattr(result, name, None)
+        if isinstance(table, dict) and trial_id in table:
+            item = table[trial_id]
+            if isinstance(item, bool):
+                return "yes" if item else "NO"
+            ok = getattr(item, "reproduced", None)
+            if ok is None and isinstance(item, dict):
+                ok = item.get("reproduced")
+            reason = getattr(item, "reason", "") or (item.get("reason", "") if isinstance(item, dict) else "")
+            if ok is True:
+                return "yes"
+            if ok is False:
+                return f"NO: {reason}" if reason else "NO"
+    return "—"
+
+
+class SelectionScreen(Screen):
+    HELP_TITLE = "Selection"
+    HELP = ("Choose which tasks and which officially passing trials to audit (failing trials are "
+            "shown for context; the benchmark already counts them as unsolved), then set up the "
+            "session on the Settings tab and start it. Verify runs the benchmark's own checks in "
+            "containers first: is the task well-formed, and does each trial's recorded verdict "
+            "reproduce?")
+    BINDINGS = [
+        Binding("f1", "app.help", "Help", id="selection.help"),
+        Binding("space", "toggle", "Toggle", id="selection.toggle"),
+        Binding("a", "select_all", "All", id="selection.all"),
+        Binding("n", "select_none", "None", id="selection.none"),
+        Binding("m", "by_model", "By model", id="selection.by_model"),
+        Binding("v", "verify", "Verify", id="selection.verify"),
+        Binding("ctrl+s", "start", "Start audit", priority=True, id="selection.start"),
+        Binding("f2", "show_tab('tasks')", "Tasks tab", priority=True, show=False, id="selection.tab_tasks"),
+        Binding("f3", "show_tab('settings')", "Settings tab", priority=True, show=False,
+                id="selection.tab_settings"),
+        Binding("escape", "back", "Back", id="selection.back"),
+    ]
+
+    def __init__(self, benchmark: Any, path: str):
+        super().__init__()
+        self.benchmark = benchmark
+        self.path = path
+        self.task_ids = sorted(benchmark.tasks)
+        self.selected_tasks: set[str] = set(self.task_ids)
+        self.selected_trials: set[str] = {t.id for t in benchmark.trials if t.official_pass}
+        self.verification: dict[str, Any] = {}
+        self.current_task = self.task_ids[0] if self.task_ids else ""
+        self.form = SessionForm()
+        self.verifying = False
+
+    # -- layout ------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header()
+        b = self.benchmark
+        passing = sum(1 for t in b.trials if t.official_pass)
+        yield Static(Text.assemble((b.name, "bold"), f"  {b.format} · {len(b.tasks)} tasks · "
+                                   f"{len(b.trials)} trials · {passing} passing  ", (display_path(self.path), "dim")),
+                     id="selection-title")
+        with TabbedContent(initial="tasks", id="selection-tabs"):
+            with TabPane("Tasks & trials F2", id="tasks"):
+                yield DataTable(id="task-table", cursor_type="row", zebra_stripes=True)
+                yield Label("", id="trial-title", classes="section-title")
+                yield DataTable(id="trial-table", cursor_type="row", zebra_stripes=True)
+            with TabPane("Settings F3", id="settings"):
+                with VerticalScroll(id="settings-form"):
+                    yield from self._form()
+        with Horizontal(id="selection-status"):
+            yield Static("", id="selection-summary")
+            yield ProgressBar(id="verify-progress", show_eta=False)
+        yield Footer(compact=True)
+
+    def _form(self) -> ComposeResult:
+        f = self.form
+
+        def row(label: str, widget) -> Horizontal:
+            return Horizontal(Label(label, classes="form-label"), widget, classes="form-row")
+
+        yield Label("Method", classes="section-title")
+        yield row("Mode", Select([("lightweight loop", "lightweight"), ("per-trial audit", "per-trial")],
+                                 value=f.mode, allow_blank=False, id="mode", compact=True))
+        yield row("Rounds per task", Input(f.rounds, id="rounds", compact=True, type="integer"))
+        yield row("k repairs", Input(f.k_repairs, id="k_repairs", compact=True, type="integer"))
+        yield row("Sampler", Select([(s, s) for s in samplers()], value=f.sampler,
+                                    allow_blank=False, id="sampler", compact=True))
+        yield row("Seed", Input(f.seed, id="seed", compact=True, type="integer"))
+        yield Label("Budget (empty = no limit)", classes="section-title")
+        yield row("USD", Input(f.usd, id="usd", compact=True, placeholder="no limit"))
+        yield row("Tokens", Input(f.tokens, id="tokens", compact=True, placeholder="no limit"))
+        yield row("Wall time (s)", Input(f.seconds, id="seconds", compact=True, placeholder="no limit"))
+        yield row("Test runs", Input(f.test_runs, id="test_runs", compact=True, placeholder="no limit"))
+        yield Label("Agents", classes="section-title")
+        choices = agent_choices()
+        for role, label in ROLES:
+            yield row(label, Select([(c, c) for c in choices], value=f.agents.get(role, "scripted"),
+                                    allow_blank=False, id=f"agent-{role}", compact=True))
+        yield Label("Operator", classes="section-title")
+        yield row("Step mode", Switch(f.step, id="step"))
+        yield row("Auto-approve verdicts", Switch(f.auto_approve, id="auto_approve"))
+
+    def on_mount(self) -> None:
+        tasks = self.query_one("#task-table", DataTable)
+        for key, label in (("sel", " "), ("task", "Task"), ("lang", "Lang"), ("trials", "Trials"),
+                           ("passing", "Pass"), ("models", "Models"), ("verify", "Verify")):
+            tasks.add_column(label, key=key)
+        trials = self.query_one("#trial-table", DataTable)
+        for key, label in (("sel", " "), ("trial", "Trial"), ("model", "Model"), ("agent", "Agent"),
+                           ("official", "Official"), ("reward", "Reward"), ("repro", "Reproduced")):
+            trials.add_column(label, key=key)
+        self.query_one("#verify-progress").display = False
+        self.sub_title = f"Selection — {self.benchmark.name}"
+        self._fill_tasks()
+        self._fill_trials()
+        tasks.focus()
+
+    # -- tables ------------------------------------------------------------------------------
+    def _task_cells(self, task_id: str) -> list:
+        task = self.benchmark.tasks[task_id]
+        trials = self.benchmark.trials_of(task_id)
+        passing = [t for t in trials if t.official_pass]
+        chosen = sum(1 for t in passing if t.id in self.selected_trials)
+        mark = TICK if task_id in self.selected_tasks else EMPTY
+        return [mark, task_id, task.language, str(len(trials)),
+                f"{chosen}/{len(passing)}" if chosen != len(passing) else str(len(passing)),
+                short_models(self.benchmark.models_of(task_id)),
+                verification_summary(self.verification.get(task_id))]
+
+    def _fill_tasks(self) -> None:
+        table = self.query_one("#task-table", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for task_id in self.task_ids:
+            table.add_row(*self._task_cells(task_id), key=task_id)
+        if self.task_ids:
+            table.move_cursor(row=min(max(cursor, 0), len(self.task_ids) - 1))
+        self._update_summary()
+
+    def _fill_trials(self) -> None:
+        table = self.query_one("#trial-table", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        trials = self.benchmark.trials_of(self.current_task) if self.current_task else []
+        for t in trials:
+            if t.official_pass:
+                mark = TICK if t.id in self.selected_trials else EMPTY
+            else:
+                mark = " "
+            official = Text("pass", style="green") if t.official_pass else Text("fail", style="dim")
+            reward = "" if t.reward is None else f"{t.reward:g}"
+            table.add_row(mark, t.id, t.model, t.agent, official, reward,
+                          trial_reproduction(self.verification.get(self.current_task), t.id), key=t.id)
+        if trials:
+            table.move_cursor(row=min(max(cursor, 0), len(trials) - 1))
+        self.query_one("#trial-title", Label).update(
+            f"Trials of {self.current_task} — space toggles, m selects by model")
+
+    def _update_summary(self) -> None:
+        tasks = [t for t in self.task_ids if t in self.selected_tasks]
+        trials = self._chosen_trials()
+        self.query_one("#selection-summary", Static).update(
+            f"Selected: {len(tasks)} task(s), {len(trials)} passing trial(s)")
+
+    def _chosen_trials(self) -> list[str]:
+        return [t.id for t in self.benchmark.trials
+                if t.official_pass and t.task_id in self.selected_tasks and t.id in self.selected_trials]
+
+    @on(DataTable.RowHighlighted, "#task-table")
+    def _task_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value if event.row_key is not None else None
+        if key and key != self.current_task:
+            self.current_task = key
+            self._fill_trials()
+
+    # -- selecting ---------------------------------------------------------------------------
+    def _focused_table(self) -> DataTable | None:
+        return self.focused if isinstance(self.focused, DataTable) else None
+
+    def action_toggle(self) -> None:
+        table = self._focused_table()
+        if table is None:
+            return
+        if table.id == "task-table" and self.current_task:
+            self.selected_tasks ^= {self.current_task}
+        elif table.id == "trial-table":
+            trials = self.benchmark.trials_of(self.current_task)
+            row = table.cursor_row
+            if 0 <= row < len(trials):
+                trial = trials[row]
+                if not trial.official_pass:
+                    self.app.notify("Only officially passing trials are audited.", severity="warning")
+                    return
+                self.selected_trials ^= {trial.id}
+                if trial.id in self.selected_trials:
+                    self.selected_tasks.add(self.current_task)
+        self._refresh_tables()
+
+    def _scope(self) -> tuple[str, list]:
+        """What 'all'/'none' act on: the trials of the current task, or every task."""
+        table = self._focused_table()
+        if table is not None and table.id == "trial-table":
+            return "trials", [t for t in self.benchmark.trials_of(self.current_task) if t.official_pass]
+        return "tasks", self.task_ids
+
+    def action_select_all(self) -> None:
+        scope, items = self._scope()
+        if scope == "trials":
+            self.selected_trials |= {t.id for t in items}
+            self.selected_tasks.add(self.current_task)
+        else:
+            self.selected_tasks = set(self.task_ids)
+            self.selected_trials |= {t.id for t in self.benchmark.trials if t.official_pass}
+        self._refresh_tables()
+
+    def action_select_none(self) -> None:
+        scope, items = self._scope()
+        if scope == "trials":
+            self.selected_trials -= {t.id for t in items}
+        else:
+            self.selected_tasks = set()
+        self._refresh_tables()
+
+    def action_by_model(self) -> None:
+        from testjack_tui.tui.screens.dialogs import ChooseScreen
+
+        models = sorted({t.model for t in self.benchmark.trials if t.official_pass})
+        chosen_now = sorted({t.model for t in self.benchmark.trials
+                             if t.official_pass and t.id in self.selected_trials})
+
+        def apply(models_chosen: list[str] | None) -> None:
+            if models_chosen is None:
+                return
+            keep = set(models_chosen)
+            self.selected_trials = {t.id for t in self.benchmark.trials
+                                    if t.official_pass and t.model in keep}
+            self.selected_tasks = {t.task_id for t in self.benchmark.trials
+                                   if t.id in self.selected_trials}
+            self._refresh_tables()
+
+        self.app.push_screen(ChooseScreen("Audit the passing trials of these models", models, chosen_now),
+                             apply)
+
+    def _refresh_tables(self) -> None:
+        self._fill_tasks()
+        self._fill_trials()
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one("#selection-tabs", TabbedContent).active = tab
+        if tab == "tasks":
+            self.query_one("#task-table", DataTable).focus()
+        else:
+            self.query_one("#mode", Select).focus()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("toggle", "select_all", "select_none", "by_model", "verify", "back") \
+                and isinstance(self.focused, Input):
+            return None  # typing into a field; the keys are letters there
+        if action in ("toggle", "select_all", "select_none") and self._focused_table() is None:
+            return None
+        if action == "verify" and self.verifying:
+            return None
+        return True
+
+    # -- the form ----------------------------------------------------------------------------
+    def read_form(self) -> SessionForm:
+        f = SessionForm()
+        f.mode = str(self.query_one("#mode", Select).value)
+        f.sampler = str(self.query_one("#sampler", Select).value)
+        for name in ("rounds", "k_repairs", "seed", "usd", "tokens", "seconds", "test_runs"):
+            setattr(f, name, self.query_one(f"#{name}", Input).value)
+        f.agents = {role: str(self.query_one(f"#agent-{role}", Select).value) for role, _ in ROLES}
+        f.step = self.query_one("#step", Switch).value
+        f.auto_approve = self.query_one("#auto_approve", Switch).value
+        return f
+
+    @guarded
+    def action_start(self) -> None:
+        tasks = [t for t in self.task_ids if t in self.selected_tasks]
+        trials = self._chosen_trials()
+        if not tasks:
+            self.app.notify_error("Select at least one task (space on the Tasks tab).", "Nothing selected")
+            return
+        if not trials:
+            self.app.notify_error("None of the selected tasks has a selected passing trial.",
+                                  "Nothing selected")
+            return
+        self.form = self.read_form()
+        try:
+            kwargs = self.form.config_kwargs(self.path, tasks, trials)
+        except ValueError as error:
+            self.action_show_tab("settings")
+            self.app.notify_error(str(error), "Check the settings")
+            return
+        # Full scopes are stored as "all" so the session reads well in lists and reports.
+        all_passing = [t.id for t in self.benchmark.trials if t.official_pass and t.task_id in tasks]
+        if sorted(trials) == sorted(all_passing):
+            kwargs["trials"] = None
+        if len(tasks) == len(self.task_ids):
+            kwargs["tasks"] = None
+        from testjack_tui.tui.screens.audit import start_new_session
+
+        start_new_session(self.app, kwargs, self.benchmark)
+
+    # -- verify ------------------------------------------------------------------------------
+    def action_verify(self) -> None:
+        tasks = [t for t in self.task_ids if t in self.selected_tasks]
+        if not tasks:
+            self.app.notify_error("Select at least one task to verify.", "Nothing selected")
+            return
+        self.verifying = True
+        bar = self.query_one("#verify-progress", ProgressBar)
+        bar.display = True
+        total = sum(1 + len(self.benchmark.trials_of(t)) for t in tasks)
+        bar.update(total=total, progress=0)
+        self.run_verify(tasks)
+        self.refresh_bindings()
+
+    @work(exclusive=True, group="verify", exit_on_error=False)
+    async def run_verify(self, tasks: list[str]) -> None:
+        from sandbox import Sandbox
+        from sandbox.verify import verify_task
+
+        bar = self.query_one("#verify-progress", ProgressBar)
+        summary = self.query_one("#selection-summary", Static)
+        done_units = 0
+
+        def progress(*args: Any, **kwargs: Any) -> None:
+            # verify_task reports steps as it goes; each one moves the bar.
+            nonlocal done_units
+            done_units += 1
+            bar.advance(1)
+            text = next((a for a in args if isinstance(a, str)), "")
+            if text:
+                summary.update(f"Verifying: {text}")
+
+        async with Sandbox(session="tui-verify") as sb:
+            for i, task_id in enumerate(tasks, 1):
+                summary.update(f"Verifying {task_id} ({i}/{len(tasks)})…")
+                task = self.benchmark.tasks[task_id]
+                trials = [t for t in self.benchmark.trials_of(task_id)]
+                result = await verify_task(sb, task, trials, on_progress=progress)
+                self.verification[task_id] = result
+                self._refresh_tables()
+        self.app.notify(f"Verified {len(tasks)} task(s).", title="Verify")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "verify":
+            return
+        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            self.verifying = False
+            self.query_one("#verify-progress").display = False
+            self._update_summary()
+            self.refresh_bindings()
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.app.report_error(event.worker.error, context="verify", title="Verify failed")

@@ -1,0 +1,30 @@
+"""Text bar charts: resolution rate before → after, per model."""
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+
+def bar(fraction: float, width: int, style: str) -> Text:
+    fraction = max(0.0, min(1.0, fraction))
+    eighths = round(fraction * width * 8)
+    full, rest = divmod(eighths, 8)
+    text = Text("█" * full, style=style)
+    if rest:
+        text.append(" ▏▎▍▌▋▊▉"[rest], style=style)
+    text.append(" " * (width - full - (1 if rest else 0)))
+    return text
+
+
+def resolution_chart(rows: list[tuple[str, float, float, str]], width: int = 30) -> Table:
+    """rows: (label, rate before, rate after, note). Rates in [0, 1]."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True, style="bold")
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True, justify="right")
+    table.add_column(no_wrap=True, style="dim")
+    for label, before, after, note in rows:
+        table.add_row(label, bar(before, width, "grey50"), f"{before:6.1%}", "before (official)")
+        table.add_row("", bar(after, width, "red" if after < before else "green"), f"{after:6.1%}",
+                      "after (refuted removed)" + (f"  {note}" if note else ""))
+    return table

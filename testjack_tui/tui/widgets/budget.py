@@ -1,0 +1,62 @@
+"""Budget gauges: USD, tokens, wall time, test runs and rounds; red near the limit."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from testjack_tui.tui.live_state import LiveSession, gauge_fraction, gauge_level
+
+LEVEL_STYLE = {"ok": "green", "warning": "yellow", "danger": "bold red", "unlimited": "dim"}
+
+
+def _fmt_time(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}" if seconds >= 3600 \
+        else f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def _fmt_tokens(n: float) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e4 else f"{int(n)}"
+
+
+def gauge(label: str, used: float, limit: float | None, fmt, width: int = 8) -> Text:
+    fraction = gauge_fraction(used, limit)
+    level = gauge_level(fraction)
+    style = LEVEL_STYLE[level]
+    text = Text(f"{label} ", style="bold")
+    if fraction is None:
+        text.append(f"{fmt(used)}", style=style)
+        text.append("/∞", style="dim")
+        return text
+    filled = min(width, round(fraction * width))
+    text.append("▕")
+    text.append("█" * filled, style=style)
+    text.append("░" * (width - filled), style="dim")
+    text.append("▏")
+    text.append(f"{fmt(used)}/{fmt(limit)}", style=style)
+    return text
+
+
+class BudgetGauges(Static):
+    """One line of gauges. `levels` is exposed for tests (which gauge is red)."""
+
+    def __init__(self, **kwargs):
+        super().__init__("budget: waiting for the engine…", **kwargs)
+        self.levels: dict[str, str] = {}
+
+    def show(self, state: LiveSession, rounds_limit: int | None = None) -> None:
+        b = state.budget
+        parts: list[Text] = []
+        if b is not None:
+            specs = [("USD", "usd", b.usd, b.usd_limit, lambda v: f"{v:.2f}"),
+                     ("tokens", "tokens", b.tokens, b.tokens_limit, _fmt_tokens),
+                     ("time", "seconds", b.seconds, b.seconds_limit, _fmt_time),
+                     ("runs", "test_runs", b.test_runs, b.test_runs_limit, lambda v: str(int(v)))]
+            for label, name, used, limit, fmt in specs:
+                self.levels[name] = gauge_level(gauge_fraction(used, limit))
+                parts.append(gauge(label, used, limit, fmt))
+            if b.estimated:
+                parts.append(Text("(usage partly estimated)", style="italic yellow"))
+        self.levels["rounds"] = gauge_level(gauge_fraction(state.rounds_done, rounds_limit))
+        parts.append(gauge("rounds", state.rounds_done, rounds_limit, lambda v: str(int(v)), width=6))
+        self.update(Text("  ").join(parts))

@@ -1,0 +1,112 @@
+"""Candidates and witnesses: a table, and the selected one's source, runs and verdict."""
+from __future__ import annotations
+
+from rich.console import Group
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import DataTable, Static
+
+from testjack_tui.tui.live_state import CandidateView, LiveSession
+
+STATUS_STYLE = {"witness": "bold red", "awaiting you": "bold reverse yellow", "dropped": "dim",
+                "rejected": "dim", "valid": "green", "questionable": "yellow", "invalid": "magenta",
+                "discriminates": "cyan", "passes both": "dim", "fails on reference": "dim", "error": "red"}
+OUTCOME_TEXT = {"discriminates": "ref ✓ model ✗", "passes_both": "passes both",
+                "fails_reference": "fails ref", "error": "error"}
+
+
+def candidate_detail(c: CandidateView) -> Group:
+    head = Text()
+    head.append(f"{c.candidate_id}", style="bold")
+    head.append(f"  {c.path}  (by {c.author or '?'}, attempt {c.attempt})\n", style="dim")
+    head.append("requirement: ", style="bold")
+    head.append((c.requirement or "—") + "\n")
+    head.append("oracle: ", style="bold")
+    head.append(f"reference {c.reference or '…'} · model {c.model or '…'}"
+                + (f" → {OUTCOME_TEXT.get(c.outcome, c.outcome)}" if c.outcome else "") + "\n")
+    for world, summary in c.runs[-4:]:
+        head.append(f"  run on {world}: {summary}\n", style="dim")
+    if c.dropped:
+        head.append(f"dropped: {c.dropped}\n", style="yellow")
+    if c.label:
+        head.append("reviewer: ", style="bold")
+        head.append(c.label, style=STATUS_STYLE.get(c.label, ""))
+        if c.explicit is not None:
+            head.append(" (explicit in the prompt)" if c.explicit else " (implicit requirement)", style="dim")
+        head.append(f" — {c.reason}\n" if c.reason else "\n")
+    if c.decision == "pending":
+        head.append("awaiting your decision: a approves the reviewer, o overrules it\n",
+                    style="bold reverse yellow")
+    elif c.decision in ("approved", "overruled", "auto"):
+        counts = "counts as a witness" if c.counts else "does not count"
+        head.append(f"decision: {c.decision} — {counts}\n", style="bold")
+    if c.witness:
+        head.append("WITNESS (confirmed)\n", style="bold red")
+    source = Syntax(c.source or "# (source not received yet)", "python", line_numbers=True,
+                    word_wrap=False, theme="ansi_dark")
+    return Group(head, source)
+
+
+class CandidatesPanel(Vertical):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.selected_id: str | None = None
+        self._state: LiveSession | None = None
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="candidate-table", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="candidate-detail"):
+            yield Static("No candidates yet. They appear as agents propose tests.", id="candidate-text")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#candidate-table", DataTable)
+        for key, label in (("id", "Candidate"), ("trial", "Trial"), ("status", "Status"),
+                           ("oracle", "Oracle"), ("requirement", "Requirement")):
+            table.add_column(label, key=key)
+
+    def ordered(self, state: LiveSession) -> list[CandidateView]:
+        # Decisions waiting for the operator first, then newest first.
+        items = list(state.candidates.values())
+        pending = [c for c in items if c.decision == "pending"]
+        rest = [c for c in reversed(items) if c.decision != "pending"]
+        return pending + rest
+
+    def show(self, state: LiveSession) -> None:
+        self._state = state
+        table = self.query_one("#candidate-table", DataTable)
+        rows = self.ordered(state)
+        table.clear()
+        for c in rows:
+            status = c.status
+            table.add_row(c.candidate_id, c.trial_id or "analysis",
+                          Text(status, style=STATUS_STYLE.get(status, "")),
+                          OUTCOME_TEXT.get(c.outcome, c.outcome), (c.requirement or "")[:80],
+                          key=c.candidate_id)
+        if not rows:
+            return
+        ids = [c.candidate_id for c in rows]
+        if self.selected_id not in ids:
+            self.selected_id = ids[0]
+        table.move_cursor(row=ids.index(self.selected_id), animate=False)
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        if self._state is None or self.selected_id not in self._state.candidates:
+            return
+        self.query_one("#candidate-text", Static).update(
+            candidate_detail(self._state.candidates[self.selected_id]))
+
+    @on(DataTable.RowHighlighted, "#candidate-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value if event.row_key is not None else None
+        if key and key != self.selected_id:
+            self.selected_id = key
+            self._show_detail()
+
+    def selected(self) -> CandidateView | None:
+        if self._state is None or self.selected_id is None:
+            return None
+        return self._state.candidates.get(self.selected_id)

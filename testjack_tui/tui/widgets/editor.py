@@ -1,0 +1,94 @@
+"""Operator mode: write a candidate test, check it, and share it with the engine."""
+from __future__ import annotations
+
+import ast
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, Input, Label, Static, TextArea
+
+TEMPLATE = '''"""A witness candidate: checks one requirement of the task prompt."""
+
+
+def test_requirement():
+    # Arrange the input the prompt talks about, call the code, assert what the prompt asks.
+    assert True
+'''
+
+
+def check_candidate(path: str, source: str) -> list[str]:
+    """Problems a candidate has before it is worth running (empty list: looks runnable)."""
+    problems = []
+    if not path.strip():
+        problems.append("path: give the file's path in the repo, e.g. tests/test_tj_x.py")
+    elif not path.strip().endswith(".py") or "/test" not in "/" + path.strip():
+        problems.append("path: a pytest file named test_*.py")
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        problems.append(f"source: line {error.lineno}: {error.msg}")
+        return problems
+    tests = [n for n in ast.walk(tree)
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+    if not tests:
+        problems.append("source: no test function (def test_...)")
+    return problems
+
+
+class OperatorEditor(Vertical):
+    class Share(Message):
+        def __init__(self, path: str, source: str, requirement: str):
+            super().__init__()
+            self.path, self.source, self.requirement = path, source, requirement
+
+    class Finish(Message):
+        pass
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="form-row"):
+            yield Label("Path", classes="form-label")
+            yield Input("tests/test_tj_operator.py", id="editor-path", compact=True)
+        with Horizontal(classes="form-row"):
+            yield Label("Requirement", classes="form-label")
+            yield Input(placeholder="the clause of the prompt this test checks", id="editor-requirement",
+                        compact=True)
+        yield TextArea.code_editor(TEMPLATE, language="python", id="editor-source")
+        with Horizontal(id="editor-buttons"):
+            yield Button("Validate (ctrl+k)", id="editor-validate")
+            yield Button("Share (ctrl+e)", variant="primary", id="editor-share")
+            yield Button("Done with this audit (ctrl+d)", id="editor-finish")
+        yield Static("", id="editor-status")
+
+    def values(self) -> tuple[str, str, str]:
+        return (self.query_one("#editor-path", Input).value.strip(),
+                self.query_one("#editor-source", TextArea).text,
+                self.query_one("#editor-requirement", Input).value.strip())
+
+    def validate(self) -> bool:
+        path, source, requirement = self.values()
+        problems = check_candidate(path, source)
+        if not requirement:
+            problems.append("requirement: say which clause of the prompt this checks")
+        status = self.query_one("#editor-status", Static)
+        if problems:
+            status.update("[b red]not ready:[/] " + "; ".join(problems))
+            return False
+        status.update("[b green]looks runnable[/] — share it and the engine runs it on the "
+                      "reference and model worlds")
+        return True
+
+    def share(self) -> None:
+        if self.validate():
+            self.post_message(self.Share(*self.values()))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "editor-validate":
+            self.validate()
+        elif event.button.id == "editor-share":
+            self.share()
+        elif event.button.id == "editor-finish":
+            self.post_message(self.Finish())
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#editor-status", Static).update(text)

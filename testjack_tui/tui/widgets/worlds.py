@@ -1,0 +1,110 @@
+"""The worlds (containers) of the session: state, image, command, exit code and live output.
+
+Output is bounded per world (LiveSession keeps the last lines) and only the world on show is
+written to the log widget, incrementally, on the screen's flush tick.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Label, Log
+
+from testjack_tui.tui.live_state import WORLD_LINES, LiveSession
+
+STATE_STYLE = {"running": "bold cyan", "created": "cyan", "exited": "green", "timeout": "bold red",
+               "removed": "dim"}
+MAX_WORLD_ROWS = 40
+
+
+class WorldsPanel(Vertical):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.selected: str | None = None  # None: follow the most recently active world
+        self._shown_world: str | None = None
+        self._shown_total = 0
+        self._state: LiveSession | None = None
+        self._keys: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="world-table", cursor_type="row", zebra_stripes=True)
+        yield Label("output: (no world yet)", id="world-output-title", classes="section-title")
+        yield Log(id="world-log", max_lines=WORLD_LINES, auto_scroll=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#world-table", DataTable)
+        for key, label in (("world", "World"), ("state", "State"), ("exit", "Exit"),
+                           ("command", "Command"), ("image", "Image")):
+            table.add_column(label, key=key)
+
+    def _rows(self, state: LiveSession) -> list:
+        return list(state.worlds.values())[-MAX_WORLD_ROWS:]
+
+    def show(self, state: LiveSession, table_changed: bool = True) -> None:
+        """Redraw the table (when worlds changed) and append new output of the world on show."""
+        self._state = state
+        if table_changed:
+            self._show_table(state)
+        self._write_output(state)
+
+    def _show_table(self, state: LiveSession) -> None:
+        table = self.query_one("#world-table", DataTable)
+        rows = self._rows(state)
+        keys = [w.name for w in rows]
+
+        def cells(w) -> list:
+            exit_text = "" if w.exit_code is None else str(w.exit_code)
+            exit_style = "" if w.exit_code in (None, 0) else "red"
+            return [w.name, Text(w.state, style=STATE_STYLE.get(w.state, "")),
+                    Text(exit_text, style=exit_style), w.command[:60], w.image[-40:]]
+
+        if keys == self._keys:  # same worlds: update in place, keep the cursor and scroll
+            for w in rows:
+                for column, value in zip(("world", "state", "exit", "command", "image"), cells(w)):
+                    table.update_cell(w.name, column, value)
+            return
+        cursor = table.cursor_row
+        table.clear()
+        for w in rows:
+            table.add_row(*cells(w), key=w.name)
+        self._keys = keys
+        if rows:
+            if self.selected is None:
+                table.move_cursor(row=len(rows) - 1, animate=False)
+            else:
+                table.move_cursor(row=min(max(cursor, 0), len(rows) - 1), animate=False)
+
+    def _write_output(self, state: LiveSession) -> None:
+        name = self.selected
+        if name is None or name not in state.worlds:
+            # Follow: stay on the world on show while it runs (switching redraws the whole
+            # buffer), then move to the world that was active last.
+            shown = state.worlds.get(self._shown_world or "")
+            if shown is not None and shown.state == "running":
+                name = shown.name
+            else:
+                name = state.last_active_world or next(reversed(state.worlds), None)
+        if name is None:
+            return
+        world = state.worlds[name]
+        log = self.query_one("#world-log", Log)
+        if name != self._shown_world or world.total - self._shown_total > len(world.lines):
+            log.clear()
+            log.write_lines(list(world.lines))
+            self._shown_world = name
+            title = f"output: {name}" + ("" if self.selected else "  (following; select a world to pin)")
+            self.query_one("#world-output-title", Label).update(title)
+        else:
+            new = world.total - self._shown_total
+            if new > 0:
+                log.write_lines(list(world.lines)[-new:])
+        self._shown_total = world.total
+
+    @on(DataTable.RowSelected, "#world-table")
+    def _pick(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value if event.row_key is not None else None
+        self.selected = None if key == self.selected else key  # selecting again: follow again
+        self._shown_world = None
+        if self._state is not None:
+            self._write_output(self._state)

@@ -1,0 +1,186 @@
+"""The ambiguity rule of appendix A.2: explicit refutes; implicit refutes only when rho <= 1/2."""
+from __future__ import annotations
+
+import pytest
+
+from testjack_tui.engine.ambiguity import (AMBIGUOUS, EXPLICIT, NECESSARY, AmbiguityTracker,
+                                           WitnessFacts, classify_facts, classify_witness,
+                                           quote_in_prompt, refutations, rho, suggest_clarification,
+                                           witness_outcome)
+
+P = ("Add an `aliases` option to the name mapper. Aliases are tried in order, and the first alias "
+     "present in the input wins. Unknown keys must raise a ValidationError.")
+
+# 4 models; model A has 3 trials, the others 1-2.
+MODELS = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "b2": "B", "c1": "C", "d1": "D"}
+
+
+def facts(outcomes, explicit=False, quote="", wid="w1", requirement="aliases are case-insensitive"):
+    return WitnessFacts(wid, requirement, explicit, quote, outcomes)
+
+
+def test_witness_outcome_combines_test_ids():
+    assert witness_outcome(["passed", "failed"]) == "failed"
+    assert witness_outcome(["passed", "error"]) == "failed"
+    assert witness_outcome(["passed", "timed_out"]) == "failed"
+    assert witness_outcome(["passed", "passed"]) == "passed"
+    assert witness_outcome(["passed", "not_found"]) == "failed"
+    assert witness_outcome(["passed", None]) == "unknown"
+    assert witness_outcome(["skipped"]) == "unknown"
+    assert witness_outcome([]) == "unknown"
+
+
+def test_rho_counts_models_not_trials():
+    # Model A fails on all 3 of its trials; B, C, D pass: 3 failing trials of 7, but 1 model of 4.
+    outcomes = {"a1": "failed", "a2": "failed", "a3": "failed", "b1": "passed", "b2": "passed",
+                "c1": "passed", "d1": "passed"}
+    value, per_model, skipping, complete = rho(outcomes, MODELS)
+    assert value == 0.25 and skipping == ("A",) and complete
+    assert per_model["A"] == (3, 3) and per_model["B"] == (0, 2)
+
+
+def test_mostly_means_strictly_more_than_half_of_a_models_trials():
+    outcomes = {"b1": "failed", "b2": "passed",  # B: 1 of 2 -> not mostly
+                "a1": "failed", "a2": "failed", "a3": "passed",  # A: 2 of 3 -> mostly
+                "c1": "failed", "d1": "passed"}
+    value, _, skipping, _ = rho(outcomes, MODELS)
+    assert skipping == ("A", "C") and value == 0.5
+
+
+def test_explicit_refutes_however_many_models_skip():
+    outcomes = {t: "failed" for t in MODELS}
+    c = classify_witness(facts(outcomes, explicit=True, quote="the first alias present in the input wins"),
+                         MODELS, P)
+    assert c.klass == EXPLICIT and c.refutes and c.rho == 1.0
+    assert c.failing_trials == tuple(sorted(MODELS))
+
+
+def test_implicit_with_rho_at_most_half_refutes():
+    outcomes = {"a1": "failed", "a2": "failed", "a3": "failed", "b1": "failed", "b2": "failed",
+                "c1": "passed", "d1": "passed"}
+    c = classify_witness(facts(outcomes), MODELS, P)
+    assert c.rho == 0.5 and c.klass == NECESSARY and c.refutes and c.clarification == ""
+
+
+def test_implicit_with_rho_above_half_is_ambiguous_with_a_clarification():
+    outcomes = {"a1": "failed", "a2": "failed", "a3": "failed", "b1": "failed", "b2": "failed",
+                "c1": "failed", "d1": "passed"}
+    c = classify_witness(facts(outcomes), MODELS, P)
+    assert c.rho == 0.75 and c.klass == AMBIGUOUS and not c.refutes
+    assert c.clarification == 'Add to the task: "Aliases are case-insensitive."'
+    assert refutations({c.witness_id: c}) == {}
+
+
+def test_agent_supplied_clarification_is_kept():
+    outcomes = {t: "failed" for t in MODELS}
+    w = WitnessFacts("w", "x", False, "", outcomes, clarification="Say that aliases ignore case.")
+    assert classify_witness(w, MODELS, P).clarification == "Say that aliases ignore case."
+
+
+def test_explicit_claim_needs_a_quote_that_is_really_in_the_prompt():
+    outcomes = {t: "failed" for t in MODELS}
+    made_up = classify_witness(facts(outcomes, explicit=True, quote="aliases ignore letter case"), MODELS, P)
+    assert made_up.klass == AMBIGUOUS and "not found in the prompt" in made_up.note
+    no_quote = classify_witness(facts(outcomes, explicit=True), MODELS, P)
+    assert no_quote.klass == AMBIGUOUS and "without quoting" in no_quote.note
+    trusted = classify_witness(facts(outcomes, explicit=True), MODELS, P, verify_quotes=False)
+    assert trusted.klass == EXPLICIT
+
+
+def test_quote_matching_tolerates_case_spacing_quotes_and_ellipsis():
+    assert quote_in_prompt("Aliases are tried in order ... the first alias present wins", P) is False
+    assert quote_in_prompt("aliases are tried   in order ... first alias present in the input wins", P)
+    assert quote_in_prompt('"Unknown keys must raise a ValidationError."', P)
+    assert not quote_in_prompt("the input wins ... Aliases are tried", P)  # out of order
+    assert not quote_in_prompt("alias", P)  # too short to prove anything
+
+
+def test_unmeasured_trials_are_left_out_and_flagged_incomplete():
+    outcomes = {"a1": "failed", "c1": "unknown", "d1": "passed"}
+    c = classify_witness(facts(outcomes), MODELS, P)
+    assert not c.complete and c.models_measured == 2 and c.rho == 0.5
+    assert c.per_model == {"A": (1, 1), "D": (0, 1)}
+
+
+def test_failing_non_passing_trials_are_ignored():
+    c = classify_witness(facts({"a1": "failed", "zz": "failed"}), MODELS, P)
+    assert c.failing_trials == ("a1",)
+
+
+def test_single_model_task_is_all_or_nothing():
+    models = {"x1": "X", "x2": "X", "x3": "X"}
+    assert classify_witness(facts({"x1": "failed", "x2": "failed", "x3": "passed"}), models, P).klass == AMBIGUOUS
+    assert classify_witness(facts({"x1": "failed", "x2": "passed", "x3": "passed"}), models, P).klass == NECESSARY
+
+
+def test_refutations_map_trials_to_non_ambiguous_witnesses():
+    w_expl = facts({"a1": "failed", "b1": "failed"}, explicit=True,
+                   quote="Unknown keys must raise a ValidationError", wid="w-expl")
+    w_amb = facts({t: "failed" for t in MODELS}, wid="w-amb")
+    w_nec = facts({"a1": "failed", "a2": "failed", "a3": "failed", "b1": "passed", "c1": "passed"},
+                  wid="w-nec")
+    classes = classify_facts([w_expl, w_amb, w_nec], MODELS, P)
+    assert {w: c.klass for w, c in classes.items()} == {"w-expl": EXPLICIT, "w-amb": AMBIGUOUS,
+                                                        "w-nec": NECESSARY}
+    assert refutations(classes) == {"a1": ("w-expl", "w-nec"), "a2": ("w-nec",), "a3": ("w-nec",),
+                                    "b1": ("w-expl",)}
+
+
+def test_tracker_withdraws_a_refutation_that_turns_ambiguous():
+    tracker = AmbiguityTracker("task", P, MODELS)
+    # The witness is first measured on the audited trial and one more: it fails on model A only.
+    first = tracker.add_witness(facts({"a1": "failed", "b1": "passed"}))
+    assert [(c.trial_id, c.witness_id) for c in first.new_refutations] == [("a1", "w1")]
+    assert first.withdrawn == []
+    # Replay on the rest: C and D also skip the requirement -> rho = 3/4 > 1/2.
+    second = tracker.record_many("w1", {"a2": "failed", "a3": "passed", "b2": "passed",
+                                        "c1": "failed", "d1": "failed"})
+    assert second.classes["w1"].klass == AMBIGUOUS
+    assert second.new_refutations == []
+    assert [(c.trial_id, c.witness_id) for c in second.withdrawn] == [("a1", "w1")]
+    assert second.withdrawn[0].rho == 0.75
+    assert second.reinstated_ambiguous == ["w1"]
+    assert [c.witness_id for c in second.underspecified] == ["w1"]
+    assert tracker.refuted == {}
+
+
+def test_tracker_reports_new_refutations_incrementally():
+    tracker = AmbiguityTracker("task", P, MODELS)
+    tracker.add_witness(facts({"a1": "failed"}, explicit=True,
+                              quote="Unknown keys must raise a ValidationError"))
+    up = tracker.record("w1", "b1", "failed")
+    assert [(c.trial_id, c.witness_id) for c in up.new_refutations] == [("b1", "w1")]
+    up = tracker.record("w1", "c1", "passed")
+    assert up.new_refutations == [] and up.withdrawn == []
+    assert tracker.refuted == {"a1": ("w1",), "b1": ("w1",)}
+
+
+@pytest.mark.parametrize("requirement,expected", [
+    ("", "State explicitly the behaviour this witness checks."),
+    ("the counter resets before the decision is returned.",
+     'Add to the task: "The counter resets before the decision is returned."'),
+])
+def test_suggest_clarification(requirement, expected):
+    assert suggest_clarification(requirement) == expected
+
+
+def test_engine_hook_classifies_records_and_uses_checklist_quotes():
+    from testjack_tui.engine import hooks
+    from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial
+
+    task = Task("t", P, Environment(image="i"), Reference(patch="x"), OfficialTests())
+    trials = [Trial(tid, "t", "agent", model, "", True) for tid, model in MODELS.items()]
+    everyone_fails = {tid: {"w-amb": "failed", "w-list": "failed"} for tid in MODELS}
+    checklist = ({"clause": "unknown keys raise ValidationError", "explicit": True,
+                  "quote": "Unknown keys must raise a ValidationError"},)
+    records = [
+        hooks.WitnessRecord("w-amb", "t", "tests/test_a.py", "", "aliases ignore case", False),
+        hooks.WitnessRecord("w-list", "t", "tests/test_b.py", "", "unknown keys raise ValidationError",
+                            True, checklist=checklist),
+    ]
+    hooks.register_classifier(None)
+    assert hooks.get_classifier() is __import__("testjack_tui.engine.ambiguity", fromlist=["x"]).classify_witnesses
+    got = hooks.classify(task, records, everyone_fails, trials)
+    assert got["w-amb"].label == "ambiguous" and got["w-amb"].rho == 1.0
+    assert got["w-amb"].note == 'Add to the task: "Aliases ignore case."'
+    assert got["w-list"].label == "refutes"

@@ -1,0 +1,108 @@
+"""Export planning and writing (pure, from a real session database); the container check is
+exercised end to end in tests/test_report_e2e.py."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from test_report import SID, session  # noqa: F401  (the shared session fixture)
+from testjack_tui.cli import app
+from testjack_tui.engine.detectors import parse_diff
+from testjack_tui.engine.export import (merged_test_patch, new_file_diff, plan_export, write_harbor,
+                                        write_swebench)
+from testjack_tui.errors import InputError
+
+
+def test_new_file_diff_parses_back():
+    d = new_file_diff("tests/test_tj_x.py", "def test_a():\n    assert 1\n")
+    [f] = parse_diff(d)
+    assert f.status == "added" and [a.text for a in f.added] == ["def test_a():", "    assert 1"]
+    assert new_file_diff("a.py", "x = 1") == new_file_diff("a.py", "x = 1\n")
+
+
+def test_plan_exports_only_refuting_non_ambiguous_witnesses(session):
+    [exp] = plan_export(SID, session.tasks)
+    assert exp.task_id == "slug"
+    assert [f.witness_id for f in exp.files] == ["w1"]  # w2 is ambiguous
+    [f] = exp.files
+    assert f.node_ids == ["tests/test_tj_accents.py::test_accents"]  # from its reference run
+    assert f.refutes == ["t1", "t2"] and exp.refuted == ["t1", "t2"]
+    assert exp.fail_to_pass == ["tests/test_slug.py::test_basic", "tests/test_tj_accents.py::test_accents"]
+    files = {p.path: p for p in parse_diff(exp.test_patch)}
+    assert set(files) == {"tests/test_slug.py", "tests/test_tj_accents.py"}
+    assert exp.check is None
+
+
+def test_colliding_witness_paths_are_renamed(session):
+    from testjack_tui.engine.store import SessionStore, db_path
+
+    store = SessionStore(db_path(SID))
+    store.put_witness({"id": "w3", "task_id": "slug", "source_trial": "t1", "requirement": "r",
+                       "explicit": True, "path": "tests/test_tj_accents.py", "source": "def test_b():\n    assert 0\n",
+                       "test_ids": [], "round": 3, "classification": "refutes"})
+    store.put_refutation("slug", "t1", "w3", "r", "failed", "passed", None, None)
+    store.close()
+    [exp] = plan_export(SID, session.tasks)
+    assert [f.path for f in exp.files] == ["tests/test_tj_accents.py", "tests/test_tj_accents_w3.py"]
+    assert len({p.path for p in parse_diff(exp.test_patch)}) == 3
+
+
+def test_write_harbor_copies_tests_folder_and_updates_ids(session, tmp_path):
+    task = session.tasks["slug"]
+    src = tmp_path / "task-src" / "tests"
+    src.mkdir(parents=True)
+    (src / "test.sh").write_text("#!/bin/sh\npytest\n")
+    (src / "config.json").write_text(json.dumps({"base_commit": "abc", "f2p_node_ids": ["old"],
+                                                 "p2p_node_ids": [], "grade": {"format": "ctrf"}}))
+    task.source = tmp_path / "task-src"
+    [exp] = plan_export(SID, session.tasks)
+    dest = write_harbor(exp, task, tmp_path / "out")
+    assert dest == tmp_path / "out" / "slug" / "tests"
+    assert (dest / "test.sh").read_text().startswith("#!/bin/sh")
+    config = json.loads((dest / "config.json").read_text())
+    assert config["grade"] == {"format": "ctrf"} and config["base_commit"] == "abc"
+    assert config["f2p_node_ids"] == exp.fail_to_pass
+    assert config["testjack"]["witnesses"][0]["id"] == "w1" and config["testjack"]["checked"] is False
+    assert (dest / "test.patch").read_text() == exp.test_patch
+    assert (dest / "testjack_witnesses" / "test_tj_accents.py").exists()
+    assert (src / "config.json").read_text().count("old") == 1  # the benchmark is never written to
+
+
+def test_write_swebench_rows(session, tmp_path):
+    exports = plan_export(SID, session.tasks)
+    written = write_swebench(exports, session.tasks, tmp_path / "sb")
+    row = json.loads((tmp_path / "sb" / "slug.json").read_text())
+    assert row["instance_id"] == "slug"
+    assert json.loads(row["FAIL_TO_PASS"])[-1] == "tests/test_tj_accents.py::test_accents"
+    assert json.loads(row["PASS_TO_PASS"]) == []
+    assert row["test_patch"] == exports[0].test_patch
+    lines = (tmp_path / "sb" / "dataset.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and written[-1].name == "dataset.jsonl"
+
+
+def test_merged_patch_keeps_t0_first():
+    out = merged_test_patch("T0 patch", [])
+    assert out == "T0 patch\n"
+
+
+def test_unknown_session():
+    with pytest.raises(InputError):
+        plan_export("missing")
+
+
+def test_cli_report_and_export_errors(session, tmp_path, monkeypatch):
+    runner = CliRunner()
+    # The fixture's config points at a folder without a manifest: report works from the store
+    # (no detector evidence, no labels) and says what it wrote.
+    res = runner.invoke(app, ["report", SID, "--format", "csv", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    assert "4 passing, 2 refuted; resolution 66.7% -> 33.3%" in res.output
+    assert (tmp_path / "r" / "report.csv").exists()
+    res = runner.invoke(app, ["report", SID, "--format", "pdf"])
+    assert res.exit_code == 2 and "unknown format 'pdf'" in res.output
+    res = runner.invoke(app, ["report", "no-such-session"])
+    assert res.exit_code == 2 and "no session 'no-such-session'" in res.output
+    res = runner.invoke(app, ["export", SID, "--format", "zip"])
+    assert res.exit_code == 2 and "unknown format 'zip'" in res.output

@@ -1,0 +1,189 @@
+"""Hostile trials: each is contained and reported, the host stays responsive, the next world
+works, and no container is left behind. Real podman, a tiny task built in the test."""
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from sandbox import Limits, Sandbox
+from sandbox.labels import L_PID
+from sandbox.selftest import F2P, P2P, tiny_task, trial_for
+
+pytestmark = pytest.mark.podman
+
+T0 = list(F2P + P2P)
+HOSTILE_LIMITS = Limits(memory_mb=256, pids=128, cpus=1.0)
+
+
+def calc_with(add_body: str) -> str:
+    body = "\n".join("    " + line for line in add_body.strip("\n").splitlines())
+    return f"def add(a, b):\n{body}\n\n\ndef sub(a, b):\n    return a - b\n"
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    return tiny_task(tmp_path_factory.mktemp("hostile"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nothing_left_behind():
+    yield
+    out = subprocess.run(["podman", "ps", "-aq", "--filter", f"label={L_PID}={os.getpid()}"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == [], f"containers left behind: {out}"
+
+
+class LagMeter:
+    """Measures how late the event loop wakes up while a hostile run goes on."""
+
+    def __init__(self):
+        self.worst = 0.0
+        self._task = None
+
+    async def _tick(self):
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(0.1)
+            self.worst = max(self.worst, time.monotonic() - before - 0.1)
+
+    def __enter__(self):
+        self._task = asyncio.get_running_loop().create_task(self._tick())
+        return self
+
+    def __exit__(self, *exc):
+        self._task.cancel()
+
+
+def host_responds() -> float:
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.monotonic() - started
+
+
+async def run_hostile(task, name: str, add_body: str, timeout: float = 20, **extra_files):
+    trial = trial_for(task, name, {"calc/__init__.py": calc_with(add_body), **extra_files})
+    async with Sandbox(session=f"hostile-{name}", limits=HOSTILE_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        with LagMeter() as lag:
+            started = time.monotonic()
+            run = await sb.run_tests(world, T0, timeout=timeout)
+            took = time.monotonic() - started
+        assert lag.worst < 1.0, f"event loop stalled {lag.worst:.2f}s"
+        assert host_responds() < 3.0
+        # The next world works as if nothing happened.
+        ref = await sb.prepare(task, "reference")
+        after = await sb.run_tests(ref, T0)
+        assert after.all_passed, {k: o.status for k, o in after.outcomes.items()}
+    return world, run, took
+
+
+async def test_fork_bomb_is_contained(task):
+    world, run, took = await run_hostile(task, "forkbomb", """
+import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        pass
+""", timeout=5)
+    assert run.exec.timed_out and took < 20
+    assert run.status(F2P[0]) == "timed_out"
+
+
+async def test_unbounded_allocation_is_killed_by_the_memory_limit(task):
+    world, run, took = await run_hostile(task, "alloc", """
+hog = []
+while True:
+    hog.append(bytearray(32 * 1024 * 1024))
+""", timeout=60)
+    assert not run.exec.timed_out and took < 30
+    assert run.exec.exit_code == 137  # OOM-killed inside the container
+    assert run.status(F2P[0]) == "error" and "137" in run.outcomes[F2P[0]].message
+
+
+async def test_infinite_loop_times_out(task):
+    world, run, took = await run_hostile(task, "loop", "while True:\n    pass\n", timeout=3)
+    assert run.exec.timed_out and took < 12
+    assert {run.status(i) for i in T0} == {"timed_out"}
+
+
+async def test_printing_200_mb_is_capped(task):
+    trial = trial_for(task, "print", {"calc/__init__.py": calc_with(
+        "import os\nfor _ in range(200):\n    os.write(1, b'z' * (1024 * 1024))\nreturn a + b\n")})
+    seen = []
+    # Default limits (1 GiB): pytest reads captured output back into memory; under 256 MiB the
+    # memory limit would kill it first (contained too, but this test is about output caps).
+    async with Sandbox(listener=seen.append, session="hostile-print") as sb:
+        world = await sb.prepare(task, "model", trial)
+        started = time.monotonic()
+        res = await sb.exec(world, ["python3", "-c", "import calc; calc.add(1, 2)"], timeout=120)
+        took = time.monotonic() - started
+        run = await sb.run_tests(world, T0, timeout=120)  # pytest captures it; the tests still pass
+    assert res.exit_code == 0 and took < 60
+    assert len(res.stdout_head) == 64 * 1024 and len(res.stdout_tail) < 70 * 1024
+    assert res.log_path.stat().st_size < 21 * 1024 * 1024
+    streamed = sum(len(e.text) for e in seen if e.kind == "output")
+    assert streamed < 3 * 1024 * 1024  # the listener is not flooded
+    assert run.all_passed
+
+
+async def test_network_is_unreachable(task):
+    world, run, took = await run_hostile(task, "network", """
+import socket
+socket.create_connection(("1.1.1.1", 53), timeout=3).close()
+return a + b
+""")
+    assert run.status(F2P[0]) == "failed"
+    message = run.outcomes[F2P[0]].message.lower()
+    assert "unreachable" in message or "errno" in message
+
+
+async def test_writes_outside_the_repo_stay_in_that_container(task, tmp_path):
+    host_target = tmp_path / "escaped.txt"
+    world, run, took = await run_hostile(task, "writer", f"""
+import os
+for path in ("/etc/evil", "/tmp/evil", {str(host_target)!r}, "/app/../root/evil"):
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as fh:
+            fh.write("owned")
+    except OSError:
+        pass
+return a + b
+""")
+    assert run.all_passed  # the trial itself is correct, only badly behaved
+    assert not host_target.exists()
+    async with Sandbox(session="hostile-writer2") as sb:
+        res = await sb.exec(world, "test -e /etc/evil || test -e /tmp/evil || test -e /root/evil")
+    assert res.exit_code == 1  # a fresh container from the snapshot: nothing leaked
+
+
+async def test_deleting_the_tests_is_reported_and_undone_for_witness_runs(task):
+    trial = trial_for(task, "deleter", {"calc/__init__.py": calc_with("return a + b"),
+                                        "tests/test_sub.py": None})
+    async with Sandbox(session="hostile-deleter", limits=HOSTILE_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        plain = await sb.run_tests(world, T0)
+        isolated = await sb.run_tests(world, T0, isolate_harness=True)
+    assert world.tampered == ("tests/test_sub.py",)
+    assert plain.status(P2P[0]) == "not_found"
+    assert isolated.status(P2P[0]) == "passed" and isolated.neutralised == ["tests/test_sub.py"]
+
+
+async def test_conftest_hook_passing_everything_is_caught(task):
+    hook = ("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\n"
+            "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+            "    outcome.get_result().outcome = 'passed'\n")
+    trial = trial_for(task, "hooker", {"calc/__init__.py": calc_with("return 42"), "conftest.py": hook})
+    async with Sandbox(session="hostile-hook", limits=HOSTILE_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        official = await sb.run_tests(world, T0)
+        witness = await sb.run_tests(world, list(F2P), isolate_harness=True)
+    assert world.tampered == ("conftest.py",)
+    assert official.all_passed  # T0 as the benchmark runs it is fooled
+    assert {witness.status(i) for i in F2P} == {"failed"} and witness.neutralised == ["conftest.py"]

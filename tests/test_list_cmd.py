@@ -1,0 +1,110 @@
+"""`testjack-tui list`: table and JSON output, warnings for skipped input, one-line errors."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from testjack_tui.commands import list_cmd
+
+from conftest import DEMO, ROOT
+
+HARBOR = ROOT / "tests" / "fixtures" / "harbor"
+SWEBENCH = ROOT / "tests" / "fixtures" / "swebench"
+CLI = ROOT / ".venv" / "bin" / "testjack-tui"
+
+
+@pytest.fixture(scope="module")
+def app() -> typer.Typer:
+    """The list command inside a command group, as cli.py mounts it beside the other commands."""
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+    @app.callback()
+    def _group() -> None:
+        """test group"""
+
+    list_cmd.register(app)
+    return app
+
+
+def run(app, *args):
+    return CliRunner().invoke(app, ["list", *map(str, args)])
+
+
+def test_table_harbor(app):
+    result = run(app, HARBOR)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"harbor-fixture (harbor) {HARBOR}"
+    assert lines[1].split() == ["TASK", "LANGUAGE", "TRIALS", "PASSING", "MODELS"]
+    assert lines[2].split() == ["slugify-unicode", "python", "2", "1", "claude-y,", "gpt-x"]
+    assert lines[3].split() == ["parse-duration", "python", "2", "1", "claude-y,", "gpt-x"]
+    assert lines[4] == "total: 2 tasks, 4 trials, 2 officially passing, 2 models"
+    assert result.stderr == ""
+
+
+def test_json_swebench(app):
+    result = run(app, SWEBENCH / "benchmark.toml", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["name"] == "swebench-fixture" and data["format"] == "swebench"
+    tasks = {t["id"]: t for t in data["tasks"]}
+    assert tasks["acme__calc-101"] == {"id": "acme__calc-101", "language": "python", "trials": 2,
+                                       "passing": 2, "models": ["model-b", "org/model-a"]}
+    assert tasks["instance_acme__fmt-7f3e"]["passing"] == 0
+    assert tasks["instance_acme__fmt-7f3e"]["language"] == "javascript"
+    assert data["totals"] == {"tasks": 2, "trials": 4, "passing": 2, "models": ["model-b", "org/model-a"]}
+    assert data["skipped"] == []
+
+
+def test_tasks_folder_without_trials(app):
+    result = run(app, HARBOR / "tasks", "--json")
+    data = json.loads(result.stdout)
+    assert [t["trials"] for t in data["tasks"]] == [0, 0] and data["totals"]["models"] == []
+
+
+def test_skipped_are_warnings_on_stderr(app, tmp_path):
+    bench = tmp_path / "h"
+    shutil.copytree(HARBOR, bench)
+    (bench / "jobs/job-0001/slugify-unicode__b2/artifacts/model.patch").write_text("")
+    result = run(app, bench, "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)  # stdout stays pure JSON
+    assert data["totals"]["trials"] == 3 and len(data["skipped"]) == 1
+    assert result.stderr == (f"warning: skipped {bench}/jobs/job-0001/slugify-unicode__b2/"
+                             "artifacts/model.patch: empty patch\n")
+
+
+@pytest.mark.parametrize("content", ['name = "x"\nformat = [\n', 'name = "x"\n'])
+def test_errors_are_one_line_exit_2(app, tmp_path, content):
+    manifest = tmp_path / "benchmark.toml"
+    manifest.write_text(content)
+    result = run(app, manifest)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"error: {manifest}: ") and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.output
+
+
+def test_missing_path(app, tmp_path):
+    result = run(app, tmp_path / "nothing")
+    assert result.exit_code == 2 and result.stderr == f"error: {tmp_path / 'nothing'}: no such file or folder\n"
+
+
+def test_console_script(tmp_path):
+    """The installed `testjack-tui` runs `list` end to end (and the bundled demo, once present)."""
+    out = subprocess.run([str(CLI), "list", str(HARBOR)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "total: 2 tasks, 4 trials, 2 officially passing, 2 models" in out.stdout
+    bad = subprocess.run([str(CLI), "list", str(tmp_path / "nope")], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "Traceback" not in bad.stderr
+    if (DEMO / "benchmark.toml").is_file():
+        demo = subprocess.run([str(CLI), "list", str(DEMO), "--json"], capture_output=True, text=True, timeout=60)
+        assert demo.returncode == 0, demo.stderr
+        data = json.loads(demo.stdout)
+        assert data["format"] == "harbor" and data["totals"]["tasks"] > 0 and data["totals"]["trials"] > 0
+        assert demo.stderr == "", demo.stderr  # the demo loads without skipping anything

@@ -1,0 +1,127 @@
+"""The `cluster` sampler: registered, deterministic, prefers unvisited groups and suspicious
+trials, never starves a group; and the simulation harness behind tests/perf/sampling_sim.py."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+
+from conftest import ROOT
+from testjack_tui.engine.samplers import ClusterSampler, cluster, diff_features, jaccard
+from testjack_tui.engine.sampling import SamplerContext, SamplerState, make_sampler, sampler_names
+from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial
+
+
+def _load_sim():
+    spec = importlib.util.spec_from_file_location("sampling_sim", ROOT / "tests" / "perf" / "sampling_sim.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sampling_sim"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+sim = _load_sim()
+
+
+def patch(lines, path="m.py"):
+    return (f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1,0 +1,{len(lines)} @@\n"
+            + "".join("+" + line + "\n" for line in lines))
+
+
+GOOD = ["def area(w, h):", "    if w < 0 or h < 0:", "        raise ValueError('negative')", "    return w * h"]
+BAD = ["def area(w, h):", "    return w * h"]
+TASK = Task("t", "Add area(w, h); negative sizes raise ValueError.", Environment(image="i"),
+            Reference(patch=patch(GOOD)), OfficialTests())
+
+
+def trials():
+    out = []
+    for i in range(6):  # sound trials, renamed variables: the same code
+        lines = [line.replace("w", "width") if i % 2 else line for line in GOOD]
+        out.append(Trial(f"good{i}", "t", "a", f"m{i}", patch(lines), True))
+    for i in range(3):
+        out.append(Trial(f"bad{i}", "t", "a", f"m{i}", patch(BAD + [f"# note {i}"]), True))
+    sniff = GOOD[:1] + ["    import os", "    if os.environ.get('PYTEST_CURRENT_TEST'): return w * h"] + GOOD[1:]
+    out.append(Trial("sniff", "t", "a", "m9", patch(sniff), True))
+    return out
+
+
+def test_registered_and_selectable():
+    assert "cluster" in sampler_names()
+    s = make_sampler("cluster", TASK, 0, SamplerContext(trials()))
+    assert isinstance(s, ClusterSampler) and s.name == "cluster"
+
+
+def test_renames_do_not_change_features_but_behaviour_does():
+    a = diff_features(patch(GOOD))
+    b = diff_features(patch([line.replace("w", "width") for line in GOOD]))
+    assert a == b
+    assert jaccard(a, diff_features(patch(BAD))) < 0.6
+
+
+def test_clusters_group_same_code():
+    feats = {t.id: diff_features(t.patch) for t in trials()}
+    groups = cluster(feats, 0.5)
+    as_sets = [set(g) for g in groups]
+    assert {"bad0", "bad1", "bad2"} in as_sets
+    assert any({f"good{i}" for i in range(6)} <= g for g in as_sets)
+
+
+def test_prefers_suspicious_then_deviant_and_never_repeats_a_group_too_early():
+    ts = trials()
+    s = ClusterSampler(TASK, 0, SamplerContext(ts))
+    state = SamplerState(round=1)
+    first = s.pick(ts, state)
+    assert first.id == "sniff"  # detector evidence first
+    state.audited.append("sniff")
+    state.clean.append("sniff")
+    active = [t for t in ts if t.id != "sniff"]
+    second = s.pick(active, state)
+    assert second.id.startswith("bad")  # far from G: the missing validation
+    state.audited.append(second.id)
+    state.clean.append(second.id)  # pretend it came back clean
+    active = [t for t in active if t.id != second.id]
+    third = s.pick(active, state)
+    assert third.id.startswith("good")  # a group not yet visited beats a second look at "bad"
+
+
+def test_deterministic_per_seed_and_picks_everything_eventually():
+    def order(seed):
+        ts = trials()
+        s = make_sampler("cluster", TASK, seed, SamplerContext(ts))
+        state, active, seen = SamplerState(round=1), list(ts), []
+        while active:
+            t = s.pick(active, state)
+            seen.append(t.id)
+            state.audited.append(t.id)
+            state.clean.append(t.id)
+            active = [x for x in active if x.id != t.id]
+        return seen
+
+    assert order(3) == order(3)
+    assert sorted(order(5)) == sorted(t.id for t in trials())
+    with pytest.raises(ValueError):
+        make_sampler("cluster", TASK, 0, SamplerContext([])).pick([], SamplerState(round=1))
+
+
+def test_unknown_trial_in_active_set_is_handled():
+    s = ClusterSampler(TASK, 0, SamplerContext([]))
+    t = Trial("new", "t", "a", "m", patch(BAD), True)
+    assert s.pick([t], SamplerState(round=1)).id == "new"
+
+
+def test_simulation_refutes_every_planted_defect_with_both_samplers():
+    pop = sim.synthetic_population(7)
+    assert len(pop.trials) == 100 and sum(1 for m in pop.mode.values() if m) == 30
+    assert sorted(pop.mode.values(), key=str).count(None) == 70
+    for name in ("uniform", "cluster"):
+        rounds, history = sim.simulate(pop, name, seed=1)
+        assert history[-1] == 30 and rounds == len(history)
+
+
+def test_simulation_quick_measure_shows_cluster_ahead():
+    m = sim.measure(lambda seed: [sim.synthetic_population(seed)], seeds=6)
+    assert m["cluster"]["median_rounds"] < m["uniform"]["median_rounds"]
+    rows = sim.rows_for("synthetic", m)
+    assert [set(r) for r in rows] == [{"name", "ours", "baseline", "ratio", "target", "status"}] * 2

@@ -1,0 +1,186 @@
+"""Pure parts of the sandbox: diffs, harness detection, JUnit mapping, output caps, labels."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from sandbox.api import ExecResult
+from sandbox.integrity import harness_reasons
+from sandbox.labels import L_PID, L_PIDSTART, owner_dead, owner_labels, process_start_time, slug
+from sandbox.output import HeadTail, OutputCollector
+from sandbox.patches import added_files, file_sections, touched_files
+from sandbox.runners import PytestRunner, aggregate, get_runner
+from sandbox.runners.junit import mangle, parse_junit
+from sandbox.selftest import BASE_FILES, FIXED_CALC, make_patch
+
+
+def _exec(exit_code=1, timed_out=False, out="") -> ExecResult:
+    return ExecResult(argv=["pytest"], exit_code=exit_code, timed_out=timed_out, stdout_head=out,
+                      stdout_tail="", stderr_head="", stderr_tail="", log_path=None, duration=0.1)
+
+
+def test_make_patch_applies_with_git(tmp_path):
+    (tmp_path / "calc").mkdir()
+    (tmp_path / "calc/__init__.py").write_text(BASE_FILES["calc/__init__.py"])
+    patch = make_patch({"calc/__init__.py": BASE_FILES["calc/__init__.py"], "new.txt": None},
+                       {"calc/__init__.py": FIXED_CALC, "new.txt": "hello\n"})
+    (tmp_path / "p.diff").write_text(patch)
+    subprocess.run(["git", "apply", "p.diff"], cwd=tmp_path, check=True)
+    assert (tmp_path / "calc/__init__.py").read_text() == FIXED_CALC
+    assert (tmp_path / "new.txt").read_text() == "hello\n"
+    assert touched_files(patch) == ["calc/__init__.py", "new.txt"]
+    assert added_files(patch) == {"new.txt"}
+
+
+def test_file_sections_handle_plain_and_deleted_diffs():
+    plain = "--- a/x.py\t2020-01-01\n+++ b/x.py\t2020-01-02\n@@ -1 +1 @@\n-a\n+b\n"
+    assert list(file_sections(plain)) == ["x.py"]
+    deleted = make_patch({"tests/test_sub.py": "x = 1\n"}, {"tests/test_sub.py": None})
+    assert touched_files(deleted) == ["tests/test_sub.py"]
+
+
+def test_harness_reasons_classify_tampering():
+    patch = make_patch(
+        {"conftest.py": None, "pkg/sub/conftest.py": "", "pytest.ini": None, "setup.cfg": "[metadata]\n",
+         "pyproject.toml": "[project]\nname='x'\n", "sitecustomize.py": None, "evil.pth": None,
+         "tests/test_a.py": "def test_a():\n    assert 0\n", "src/mod.py": "x = 1\n"},
+        {"conftest.py": "import os\n", "pkg/sub/conftest.py": "x = 1\n", "pytest.ini": "[pytest]\n",
+         "setup.cfg": "[metadata]\n[tool:pytest]\naddopts = -p evil\n",
+         "pyproject.toml": "[project]\nname='y'\n", "sitecustomize.py": "import os\n",
+         "evil.pth": "import os\n", "tests/test_a.py": "def test_a():\n    assert 1\n",
+         "src/mod.py": "x = 2\n"})
+    reasons = harness_reasons(patch)
+    assert reasons["conftest.py"].startswith("pytest conftest")
+    assert reasons["pkg/sub/conftest.py"].startswith("pytest conftest")
+    assert reasons["pytest.ini"] == "pytest configuration"
+    assert reasons["setup.cfg"] == "pytest configuration"
+    assert "pyproject.toml" not in reasons  # a packaging change, not a pytest one
+    assert reasons["sitecustomize.py"] == "interpreter start-up hook"
+    assert reasons["evil.pth"] == "interpreter start-up hook"
+    assert reasons["tests/test_a.py"] == "test file"
+    assert "src/mod.py" not in reasons
+
+
+def test_mangle_matches_pytest_junit_names():
+    assert mangle("tests/test_x.py::test_a") == ("tests.test_x", "test_a")
+    assert mangle("tests/test_x.py::TestK::test_b[1.5-a/b]") == ("tests.test_x.TestK", "test_b[1.5-a/b]")
+    assert mangle("test_top.py::test_c") == ("test_top", "test_c")
+
+
+JUNIT = b"""<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
+<testcase classname="tests.test_x" name="test_ok" file="tests/test_x.py" time="0.01"/>
+<testcase classname="tests.test_x" name="test_bad" file="tests/test_x.py" time="0.02">
+  <failure message="assert 1 == 2">long text</failure></testcase>
+<testcase classname="tests.test_x.TestK" name="test_p[1.5]" file="tests/test_x.py"/>
+<testcase classname="tests.test_x.TestK" name="test_p[2]" file="tests/test_x.py">
+  <skipped message="not today"/></testcase>
+<testcase classname="tests.test_y" name="test_err" file="tests/test_y.py">
+  <error message="failed on setup with fixture"/></testcase>
+<testcase classname="" name="tests.test_broken" time="0">
+  <error message="collection failure">ImportError: boom</error></testcase>
+</testsuite></testsuites>"""
+
+
+def test_parse_junit_maps_back_to_node_ids():
+    ids = ["tests/test_x.py::test_ok", "tests/test_x.py::test_bad", "tests/test_x.py::TestK",
+           "tests/test_y.py::test_err", "tests/test_broken.py::test_z", "tests/test_x.py::test_gone"]
+    outcomes, collection = parse_junit(JUNIT, ids)
+    assert outcomes["tests/test_x.py::test_ok"].status == "passed"
+    assert outcomes["tests/test_x.py::test_bad"].status == "failed"
+    assert "assert 1 == 2" in outcomes["tests/test_x.py::test_bad"].message
+    assert outcomes["tests/test_x.py::TestK::test_p[1.5]"].status == "passed"
+    assert outcomes["tests/test_x.py::TestK::test_p[2]"].status == "skipped"
+    assert outcomes["tests/test_y.py::test_err"].status == "error"
+    assert "ImportError" in collection["tests/test_broken.py"]
+
+
+def test_pytest_runner_fills_in_aggregates_missing_and_collection_errors():
+    ids = ["tests/test_x.py::test_ok", "tests/test_x.py::TestK", "tests/test_broken.py::test_z",
+           "tests/test_x.py::test_gone", "tests/test_x.py"]
+    runner = PytestRunner()
+    outcomes = runner.parse(ids, {"/tmp/tj/r/junit.xml": JUNIT}, _exec())
+    assert outcomes["tests/test_x.py::TestK"].status == "passed"  # one passed, one skipped
+    assert outcomes["tests/test_broken.py::test_z"].status == "error"
+    assert outcomes["tests/test_x.py::test_gone"].status == "not_found"
+    assert outcomes["tests/test_x.py"].status == "failed"
+
+
+def test_pytest_runner_uses_progress_when_the_run_timed_out():
+    progress = (b'{"id": "t.py::a", "event": "start"}\n'
+                b'{"id": "t.py::a", "when": "setup", "outcome": "passed"}\n'
+                b'{"id": "t.py::a", "when": "call", "outcome": "passed"}\n'
+                b'{"id": "t.py::a", "when": "teardown", "outcome": "passed"}\n'
+                b'{"id": "t.py::b", "event": "start"}\n'
+                b'{"id": "t.py::b", "when": "setup", "outcome": "passed"}\n')
+    outcomes = PytestRunner().parse(["t.py::a", "t.py::b", "t.py::c"],
+                                    {"x/junit.xml": None, "x/progress.jsonl": progress},
+                                    _exec(exit_code=None, timed_out=True))
+    assert {k: o.status for k, o in outcomes.items()} == {
+        "t.py::a": "passed", "t.py::b": "timed_out", "t.py::c": "timed_out"}
+
+
+def test_pytest_runner_reports_a_crash_without_report_as_error():
+    outcomes = PytestRunner().parse(["t.py::a"], {"x/junit.xml": None, "x/progress.jsonl": None},
+                                    _exec(exit_code=137, out="Killed"))
+    assert outcomes["t.py::a"].status == "error"
+    assert "137" in outcomes["t.py::a"].message
+
+
+def test_aggregate_and_runner_registry():
+    assert aggregate([]) == "not_found"
+    assert aggregate(["passed", "skipped"]) == "passed"
+    assert aggregate(["passed", "failed", "error"]) == "failed"
+    assert aggregate(["skipped"]) == "skipped"
+    assert get_runner("pytest").name == "pytest"
+    try:
+        get_runner("cobol-unit")
+    except Exception as exc:
+        assert "no test runner" in str(exc)
+    else:
+        raise AssertionError("unknown framework accepted")
+
+
+def test_launcher_drops_addopts_that_change_what_runs(tmp_path, monkeypatch):
+    # Run the launcher's option cleaning on the host python (it is plain python3 code).
+    from sandbox.runners import pytest_runner
+    code = pytest_runner.LAUNCHER.split("args = [sys.executable")[0].split("spec = json.load")[0]
+    code += pytest_runner.LAUNCHER[pytest_runner.LAUNCHER.index("DROP = "):pytest_runner.LAUNCHER.index("args = [sys.executable")]
+    namespace: dict = {}
+    exec("import configparser, json, os, shlex, sys\n" + code, namespace)
+    cleaned, changed = namespace["clean"](["-x", "--maxfail", "2", "-v", "--lf", "-rxs", "-xvs",
+                                           "--junitxml=out.xml", "--import-mode=importlib"])
+    assert changed
+    assert cleaned == ["-v", "-rxs", "-vs", "--import-mode=importlib"]
+    assert namespace["clean"](["-q", "-p", "myplugin"]) == (["-q", "-p", "myplugin"], False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\naddopts = -x --tb=short\n")
+    assert namespace["read_addopts"]() == "-x --tb=short"
+
+
+def test_head_tail_and_collector_caps(tmp_path):
+    buf = HeadTail(head_cap=10, tail_cap=10)
+    buf.add(b"0123456789abcdefghijKLMNOPQRST")
+    head, tail = buf.texts()
+    assert head == "0123456789"
+    assert tail.endswith("KLMNOPQRST") and "10 bytes not kept" in tail
+    seen: list[str] = []
+    col = OutputCollector("unit", seen.append, disk_cap=100, stream_cap=50)
+    for _ in range(10):
+        col.add(b"x" * 30, None)
+    col.close()
+    assert col.log_path.stat().st_size < 200
+    assert "log cut at 100 bytes" in col.log_path.read_text()
+    assert sum(s.count("x") for s in seen) == 50
+    assert "the rest is in the log" in seen[-1]
+
+
+def test_owner_labels_and_dead_owner_detection():
+    labels = owner_labels("s1")
+    assert not owner_dead(labels)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    start = process_start_time(child.pid)
+    child.wait()
+    assert owner_dead({L_PID: str(child.pid), L_PIDSTART: start})
+    assert owner_dead({L_PID: "not-a-pid"})
+    assert owner_dead({})
+    assert slug("Tiny Task/#1") == "tiny-task-1"

@@ -1,0 +1,206 @@
+"""Benchmarks, Selection and Help screens driven with Pilot (no containers)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from conftest import DEMO, ROOT
+from textual.widgets import DataTable, Input, Select, Switch
+
+from testjack_tui.tui.app import TestJackApp
+from testjack_tui.tui.recent import load_recent
+from testjack_tui.tui.screens.benchmarks import BenchmarksScreen
+from testjack_tui.tui.screens.help import HelpScreen
+from testjack_tui.tui.screens.selection import SelectionScreen
+
+FIXTURE = ROOT / "tests" / "fixtures" / "harbor"
+
+
+async def wait_for(pilot, predicate, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+def messages(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def open_path(pilot, app, path) -> None:
+    await pilot.press("o")
+    app.screen.query_one("#path-input", Input).value = str(path)
+    await pilot.press("enter")
+
+
+async def test_benchmarks_screen_lists_the_bundled_demo_with_counts():
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert isinstance(app.screen, BenchmarksScreen)
+        table = app.screen.query_one("#benchmark-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count > 0)
+        row = table.get_row_at(0)
+        assert row[0] == "testjack-demo" and row[1] == "harbor" and row[5] == "bundled"
+        from benchmarks import load_benchmark
+        demo = load_benchmark(DEMO)
+        assert row[2:5] == [str(len(demo.tasks)), str(len(demo.trials)),
+                            str(sum(t.official_pass for t in demo.trials))]
+
+
+async def test_a_bad_path_becomes_a_readable_notification():
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_path(pilot, app, "/no/such/benchmark")
+        await wait_for(pilot, lambda: any("no such file" in m for m in messages(app)))
+        assert isinstance(app.screen, BenchmarksScreen)
+        assert any(m.startswith("/no/such/benchmark") for m in messages(app))
+        # A folder that is not a benchmark names itself and what is missing.
+        await open_path(pilot, app, ROOT / "prompts")
+        await wait_for(pilot, lambda: any("no benchmark.toml" in m for m in messages(app)))
+
+
+async def test_opening_a_path_leads_to_selection_and_is_remembered():
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_path(pilot, app, FIXTURE)
+        await wait_for(pilot, lambda: isinstance(app.screen, SelectionScreen))
+        screen = app.screen
+        tasks = screen.query_one("#task-table", DataTable)
+        assert tasks.row_count == 2
+        assert [r.name for r in load_recent()] == ["harbor-fixture"]
+        # Back on Benchmarks the recent entry is listed.
+        await pilot.press("escape")
+        table = app.screen.query_one("#benchmark-table", DataTable)
+        await wait_for(pilot, lambda: any(table.get_row_at(i)[0] == "harbor-fixture"
+                                          for i in range(table.row_count)))
+
+
+async def test_selection_toggles_tasks_and_trials_and_selects_by_model():
+    from benchmarks import load_benchmark
+
+    bench = load_benchmark(DEMO)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = SelectionScreen(bench, str(DEMO))
+        app.push_screen(screen)
+        await pilot.pause()
+        passing = {t.id for t in bench.trials if t.official_pass}
+        assert screen.selected_tasks == set(bench.tasks) and screen.selected_trials == passing
+        await pilot.press("n")  # none (tasks table focused)
+        assert screen.selected_tasks == set()
+        await pilot.press("a")
+        assert screen.selected_tasks == set(bench.tasks)
+        first = screen.current_task
+        await pilot.press("space")
+        assert first not in screen.selected_tasks
+        # By hand: one trial of the current task.
+        await pilot.press("down")
+        current = screen.current_task
+        screen.query_one("#trial-table", DataTable).focus()
+        trials = bench.trials_of(current)
+        target = next(i for i, t in enumerate(trials) if t.official_pass)
+        await pilot.press(*["down"] * target)
+        await pilot.press("space")
+        assert trials[target].id not in screen.selected_trials
+        # By model: only one model's passing trials remain.
+        model = sorted({t.model for t in bench.trials if t.official_pass})[0]
+        await pilot.press("m")
+        await pilot.pause()
+        choices = app.screen.query_one("#choices")
+        choices.deselect_all()
+        choices.select(model)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.selected_trials == {t.id for t in bench.trials if t.official_pass and t.model == model}
+        assert screen.selected_tasks == {t.task_id for t in bench.trials
+                                         if t.official_pass and t.model == model}
+
+
+async def test_selection_settings_errors_name_the_field_and_nothing_starts():
+    from benchmarks import load_benchmark
+
+    bench = load_benchmark(FIXTURE)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = SelectionScreen(bench, str(FIXTURE))
+        app.push_screen(screen)
+        await pilot.pause()
+        await pilot.press("n")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert any("Select at least one task" in m for m in messages(app))
+        await pilot.press("a")
+        await pilot.press("f3")
+        screen.query_one("#rounds", Input).value = "zero"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert any(m.startswith("rounds per task:") for m in messages(app))
+        assert isinstance(app.screen, SelectionScreen)
+        form = screen.read_form()
+        assert form.mode == "lightweight" and form.step is False and form.agents["audit"] == "scripted"
+        screen.query_one("#step", Switch).value = True
+        screen.query_one("#mode", Select).value = "per-trial"
+        form = screen.read_form()
+        assert form.step is True and form.mode == "per-trial"
+
+
+async def test_help_lists_the_keys_of_the_screen_below_and_palette_has_them():
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        under = app.screen
+        titles = [c.title for c in app.get_system_commands(under)]
+        assert {"Open", "Path", "Refresh", "Help", "Quit"} <= set(titles)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        from rich.console import Console
+        console = Console(width=100, record=True)
+        console.print(app.screen._help_table())
+        text = console.export_text()
+        assert "Refresh" in text and "Open" in text and "witness" in text
+        await pilot.press("escape")
+        assert app.screen is under
+
+
+async def test_quit_without_a_session_does_not_ask():
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_an_unexpected_error_becomes_a_notification_with_a_log(testjack_home):
+    app = TestJackApp()  # not strict: the user's view
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.report_error(RuntimeError("boom in a handler"), context="test")
+        await pilot.pause()
+        assert any("RuntimeError: boom in a handler" in m for m in messages(app))
+    log = (testjack_home / "data" / "logs" / "tui.log").read_text()
+    assert "Traceback" in log or "RuntimeError" in log
+
+
+def test_cli_commands_do_not_import_textual():
+    code = "import sys, testjack_tui.cli; print('textual' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_first_screen_appears_within_1_5_seconds():
+    # A fresh interpreter: imports, app start, first screen mounted and painted.
+    code = (
+        "import time; t0 = time.perf_counter()\n"
+        "import asyncio\n"
+        "from testjack_tui.tui.app import TestJackApp\n"
+        "async def main():\n"
+        "    app = TestJackApp()\n"
+        "    async with app.run_test(size=(80, 24)) as pilot:\n"
+        "        while type(app.screen).__name__ != 'BenchmarksScreen':\n"
+        "            await pilot.pause(0.01)\n"
+        "        await pilot.pause()\n"
+        "        print(time.perf_counter() - t0)\n"
+        "asyncio.run(main())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    elapsed = float(out.stdout.strip().splitlines()[-1])
+    assert elapsed < 1.5, elapsed
