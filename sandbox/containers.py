@@ -49,13 +49,24 @@ class Limits:
 
 def start_container(client: PodmanClient, image: str, labels: dict[str, str], limits: Limits,
                     name: str | None = None):
-    """Create and start a keep-alive container from image. Returns the container object."""
-    kwargs = limits.create_kwargs()
-    container = client.containers.create(image, command=list(KEEPALIVE), labels=labels,
-                                         name=name, detach=True, **kwargs)
+    """Create and start a keep-alive container from image. Returns the container object.
+
+    Uses the create endpoint directly: podman-py's create() inspects the new container once
+    more, which costs a round trip on every test run.
+    """
+    from podman import api
+    from podman.errors import ImageNotFound
+
+    manager = client.containers
+    payload = {"image": image, "command": list(KEEPALIVE), "labels": labels, "name": name,
+               **limits.create_kwargs()}
+    body = api.prepare_body(manager._render_payload(payload))
+    response = client.api.post("/containers/create", headers={"content-type": "application/json"},
+                               data=body)
+    response.raise_for_status(not_found=ImageNotFound)
+    container = manager.prepare_model({"Id": response.json()["Id"]})
     try:
-        container.start()
-        container.reload()
+        container.start()  # no reload: the init pid is looked up only if a kill needs it
     except Exception:
         remove_container(client, container.id)
         raise
@@ -131,3 +142,24 @@ def get_file(container, path: str, max_bytes: int = 64 * 1024 * 1024) -> bytes:
             if member.isdir():
                 raise IsADirectoryError(path)
     raise FileNotFoundError(path)
+
+
+def get_dir(container, path: str, max_bytes: int = 64 * 1024 * 1024) -> dict[str, bytes]:
+    """Regular files under a directory in the container, by path relative to it ({} if missing)."""
+    try:
+        stream, _stat = container.get_archive(path)
+    except NotFound:
+        return {}
+    data = bytearray()
+    for chunk in stream:
+        data += chunk
+        if len(data) > max_bytes + 1024 * 1024:
+            raise SandboxError(f"{path} is larger than {max_bytes} bytes")
+    files: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(bytes(data))) as tar:
+        for member in tar:
+            if member.isfile():
+                fh = tar.extractfile(member)
+                rel = member.name.split("/", 1)[1] if "/" in member.name else member.name
+                files[rel] = fh.read() if fh else b""
+    return files

@@ -237,9 +237,18 @@ class Sandbox:
             container = await self._call(self._start_world, world)
             handles: list[ExecHandle] = []
             try:
-                return await self._call(work, container, handles)
-            finally:
+                result = await self._call(work, container, handles)
+            except BaseException:
                 await self._remove_shielded(container.id)
+                raise
+        # The result does not wait for the removal; close() waits for all of them.
+        self._remove_later(container.id)
+        return result
+
+    def _remove_later(self, container_id: str) -> None:
+        task = asyncio.ensure_future(self._call(self._remove_tracked, container_id))
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
 
     async def run_tests(self, world: WorldRef, test_ids: Sequence[str],
                         files: dict[str, str] | None = None, timeout: float | None = 300,

@@ -152,7 +152,7 @@ def check_disk() -> Check:
         root = (res.stdout or b"").decode().strip()
         if res.returncode == 0 and root:
             places["image storage"] = root
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, OSError):  # podman missing or hung: the cache still counts
         pass
     worst = None
     for what, path in places.items():

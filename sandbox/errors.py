@@ -15,6 +15,14 @@ class PatchError(SandboxError):
         self.world_name = world_name
         self.result = result
         self.stage = stage  # "reference", "trial", "solve script" or "test patch"
-        detail = result.message.strip().splitlines()
         super().__init__(f"{world_name}: the {stage} does not apply"
-                         + (f": {detail[-1]}" if detail else ""))
+                         + (f": {self.summary}" if self.summary else ""))
+
+    @property
+    def summary(self) -> str:
+        """The first error git reported (later fallbacks' errors are in result.message)."""
+        lines = [line.strip() for line in self.result.message.strip().splitlines() if line.strip()]
+        errors = [line for line in lines if line.startswith("error:")]
+        if errors:
+            return errors[0]
+        return lines[-1] if lines else ""

@@ -36,6 +36,16 @@ class ExecHandle:
     _response: object = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def container_init_pid(self) -> int | None:
+        """Host pid of the container's init, looked up only when a kill needs it."""
+        if self.init_pid is None:
+            try:
+                info = self.client_factory().api.get(f"/containers/{self.container_id}/json").json()
+                self.init_pid = int(info.get("State", {}).get("Pid") or 0) or None
+            except Exception:
+                return None
+        return self.init_pid
+
     def kill(self) -> None:
         with self._lock:
             self.killed = True
@@ -43,16 +53,18 @@ class ExecHandle:
         if pid is None and self.exec_id:
             pid = self.pid = _exec_pid(self.client_factory(), self.exec_id)
         if pid and kill_tree(pid):
-            if self.init_pid:
-                kill_born_since(self.init_pid, self.pid_ticks)
+            init = self.container_init_pid()
+            if init:
+                kill_born_since(init, self.pid_ticks)
             return
         # The exec's pid is not visible from here (remote service): kill from inside.
         _kill_inside(self.client_factory(), self.container_id)
 
     def kill_escaped(self) -> None:
         """Kill everything in the container except its init (processes that left the tree)."""
-        if self.init_pid and visible(self.init_pid):
-            kill_tree(self.init_pid, include_root=False)
+        init = self.container_init_pid()
+        if init and visible(init):
+            kill_tree(init, include_root=False)
         else:
             _kill_inside(self.client_factory(), self.container_id)
 

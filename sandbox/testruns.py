@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .api import ExecResult, TestRun, WorldRef
-from .containers import get_file, init_pid, put_files
+from .containers import get_dir, init_pid, put_files
 from .execs import ExecHandle, run_exec
 from .output import OutputCollector
 from .prepare_script import RESTORE
@@ -36,10 +36,17 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
     out_dir = runner.new_out_dir()
     test_ids = list(dict.fromkeys(test_ids))
     argv, env, run_files = runner.command(test_ids, workdir=world.workdir, out_dir=out_dir)
-    put_files(container, {**runner.support_files(), **run_files})
-    neutralised = restore_harness(client_factory, container, world, handles) if isolate_harness else []
-    if files:
-        put_files(container, files, base=world.workdir)
+    support = dict(run_files)  # the runner's own files are in the snapshot already
+    neutralised: list[str] = []
+    if isolate_harness and world.tampered:
+        # Restore first, then copy candidates in: a candidate may replace a restored file.
+        put_files(container, support)
+        neutralised = restore_harness(client_factory, container, world, handles)
+        support = {}
+    repo = world.workdir.rstrip("/")
+    to_copy = {**support, **{f"{repo}/{p}": text for p, text in (files or {}).items()}}
+    if to_copy:
+        put_files(container, to_copy)
     handle = ExecHandle(client_factory, container.id, init_pid(container))
     handles.append(handle)
     if on_start:
@@ -47,12 +54,10 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
     collector = OutputCollector(f"tests-{world.name}", on_output)
     result: ExecResult = run_exec(handle, argv, cwd=world.workdir, env=env, timeout=timeout,
                                   collector=collector)
-    reports: dict[str, bytes | None] = {}
-    for path in runner.report_paths(out_dir):
-        try:
-            reports[path] = get_file(container, path)
-        except (FileNotFoundError, IsADirectoryError):
-            reports[path] = None
+    # One copy-out of the run's report directory instead of one per report file.
+    found = get_dir(container, out_dir)
+    reports: dict[str, bytes | None] = {
+        path: found.get(path[len(out_dir) + 1:]) for path in runner.report_paths(out_dir)}
     outcomes = runner.parse(test_ids, reports, result)
     return TestRun(world=world.name, test_ids=test_ids, outcomes=outcomes, exec=result,
                    files=dict(files or {}), neutralised=neutralised)

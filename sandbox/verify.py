@@ -30,6 +30,7 @@ class TrialVerification:
     reason: str = ""
     failing: list[str] = field(default_factory=list)  # T0 tests not passing on the trial
     tampered: list[str] = field(default_factory=list)  # harness files the trial's patch touches
+    undone_by_t0: list[str] = field(default_factory=list)  # of those, files T0's reset puts back
     applied_with: str = ""
 
 
@@ -105,6 +106,8 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
         try:
             world = await sb.prepare(task, "model", trial)
             tv.tampered = list(world.tampered)
+            t0_files = set(task.tests.test_files)
+            tv.undone_by_t0 = [f for f in world.tampered if f in t0_files]
             tv.applied_with = world.applied_with
             run = await sb.run_tests(world, ids)
             tv.failing = _not_passing(run, ids)
@@ -114,7 +117,7 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
                 tv.reason = ("recorded pass, but T0 fails here: " + ", ".join(tv.failing[:5])
                              if trial.official_pass else "recorded fail, but T0 passes here")
         except PatchError as exc:
-            tv.reason = f"{exc.stage} does not apply: " + (exc.result.message.strip().splitlines() or [""])[-1]
+            tv.reason = f"{exc.stage} does not apply: {exc.summary}"
         except SandboxError as exc:
             tv.reason = f"sandbox error: {exc}"
         finally:

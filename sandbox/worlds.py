@@ -27,12 +27,22 @@ from .integrity import harness_reasons
 from .labels import APP, L_APP, L_TASK, L_TRIAL, L_WORLD, slug
 from .output import OutputCollector
 from .patches import touched_files
+from .runners import get_runner
 
 WORLD_REPO = "localhost/testjack-world"
 L_TAMPERED = "testjack.tampered"
 L_APPLIED = "testjack.applied"
 L_WORKDIR = "testjack.workdir"
 PREPARE_TIMEOUT = 900  # solve scripts may build things
+
+
+def runner_support_files(framework: str | None) -> dict[str, str]:
+    """The runner's files to bake into snapshots; none for a framework without a runner yet
+    (such worlds still serve exec and agent sessions)."""
+    try:
+        return get_runner(framework or "pytest").support_files()
+    except SandboxError:
+        return {}
 
 
 @dataclass
@@ -75,7 +85,8 @@ class WorldPlan:
 
     def digest(self) -> str:
         stage, content = self.main_patch()
-        parts = [prepare_script.VERSION, self.env_image_id, self.kind, stage, content,
+        support = "".join(k + v for k, v in sorted(runner_support_files(self.task.tests.framework).items()))
+        parts = [prepare_script.VERSION, support, self.env_image_id, self.kind, stage, content,
                  self.task.tests.test_patch or "", "\n".join(self.test_files()),
                  self.task.base_commit or "", self.task.environment.workdir]
         if self.kind == "model":
@@ -151,6 +162,8 @@ def build_world(client_factory: Callable, plan: WorldPlan, labels: dict[str, str
             "/tmp/tj/harness_candidates": "".join(
                 f"{'test' if why == 'test file' else 'hook'} {path}\n" for path, why in candidates.items()),
         }
+        # The test runner's launcher and plugin live in the snapshot: no copy-in per test run.
+        files.update(runner_support_files(task.tests.framework))
         if stage == "patch":
             files["/tmp/tj/main.patch"] = _with_newline(content)
         elif stage == "solve":

@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 import threading
 
-import pytest
 
 from engine_fakes import (FakeAnalyst, FakeAudit, FakeReviewer, FakeRoles, FakeSandbox, cand,
                           make_benchmark, make_task, make_trial, tools_factory)
 from testjack_tui.engine.events import (ApprovalRequested, CandidateDropped, Paused, RoundFinished,
-                                        TaskChecked, TrialRefuted)
+                                        TaskChecked)
 from testjack_tui.engine.hooks import Hooks, WitnessClass, default_classifier
 from testjack_tui.engine.roles import ApprovalDecision
 from testjack_tui.engine.session import AuditSession, SessionConfig

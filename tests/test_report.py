@@ -118,6 +118,7 @@ def test_report_tables_verdicts_and_scoring(session):
     assert u["task"] == "slug" and u["rho"] == 1.0 and u["models_skipping"] == ["m1", "m2", "m3"]
     assert u["clarification"] == 'Add to the task: "Repeated dashes collapse."'
     assert r["detectors"]["env_sniffing"]["trials"] == ["t1"]
+    assert r["tables"]["underspecified"] == [{"benchmark": "demo-mini", "tasks": "1 / 1", "names": "slug"}]
     s = r["scoring"]
     assert (s["recall"], s["precision"]) == (1.0, 1.0)
     assert s["rate_after_ours"] == s["rate_after_labels"] == 33.3
@@ -155,10 +156,17 @@ def test_labels_layouts(tmp_path):
     p.write_text(json.dumps([{"trial_id": "a", "label": "overfit_incomplete"}, {"trial": "b", "label": "sound"}]))
     got = load_labels(p)
     assert is_defective(got["a"]) and not is_defective(got["b"])
-    p.write_text(json.dumps({"c": "reward_hack", "d": {"label": "x", "defective": True}}))
+    p.write_text(json.dumps({"c": "reward_hack", "d": {"label": "sound", "defective": True}}))
     got = load_labels(p)
     assert is_defective(got["c"]) and is_defective(got["d"])
-    assert not is_defective({"label": "ambiguous"})
+    assert not is_defective({"label": "ambiguous"}) and not is_defective({"label": "officially_failing"})
+    # the demo's layout: failure modes listed, labels are mode names
+    p.write_text(json.dumps({"about": "x", "failure_modes": ["constant_literal"], "labels": ["sound"],
+                             "trials": {"e": {"label": "constant_literal"}, "f": {"label": "sound_incidental"},
+                                        "g": {"label": "not_reproducible"}}}))
+    got = load_labels(p)
+    assert set(got) == {"e", "f", "g"}
+    assert is_defective(got["e"]) and not is_defective(got["f"]) and not is_defective(got["g"])
     p.write_text("{broken")
     with pytest.raises(InputError, match="cannot read labels"):
         load_labels(p)

@@ -6,7 +6,7 @@ import sys
 import time
 
 from conftest import DEMO, ROOT
-from textual.widgets import DataTable, Input, Select, Switch
+from textual.widgets import DataTable, Input, Select, Checkbox
 
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.recent import load_recent
@@ -140,7 +140,7 @@ async def test_selection_settings_errors_name_the_field_and_nothing_starts():
         assert isinstance(app.screen, SelectionScreen)
         form = screen.read_form()
         assert form.mode == "lightweight" and form.step is False and form.agents["audit"] == "scripted"
-        screen.query_one("#step", Switch).value = True
+        screen.query_one("#step", Checkbox).value = True
         screen.query_one("#mode", Select).value = "per-trial"
         form = screen.read_form()
         assert form.step is True and form.mode == "per-trial"

@@ -185,3 +185,11 @@ def test_operator_candidates_are_checked_before_sharing():
     problems = check_candidate("src/x.txt", "def test_x(:\n")
     assert any(p.startswith("path:") for p in problems) and any("line 1" in p for p in problems)
     assert check_candidate("tests/test_a.py", "x = 1\n") == ["source: no test function (def test_...)"]
+
+
+def test_world_names_are_shortened_for_the_table():
+    assert ls.short_world("merge/model/merge__orca__1") == "model orca__1"
+    assert ls.short_world("merge/reference") == "reference"
+    assert ls.short_world("odd") == "odd"
+    assert ls.short_id("merge:merge__orca__1:1.v2", "merge") == "orca__1:1.v2"
+    assert ls.short_id("merge__orca__1", "merge") == "orca__1"

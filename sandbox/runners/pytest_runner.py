@@ -23,9 +23,12 @@ PLUGIN_PATH = f"{OUT_ROOT}/plugins/tj_select.py"
 LAUNCHER = r'''
 import configparser, json, os, shlex, sys
 
-spec = json.load(open(sys.argv[1]))
+spec = json.loads(os.environ["TJ_SPEC"]) if os.environ.get("TJ_SPEC") else json.load(open(sys.argv[1]))
 workdir = spec["workdir"]
 os.chdir(workdir)
+out_dir = os.path.dirname(spec["junit"])
+if not os.path.isdir(out_dir):
+    os.makedirs(out_dir)
 files = []
 for test_id in spec["ids"]:
     path = test_id.split("::")[0]
@@ -101,15 +104,19 @@ args += files
 print("TJ_FILES " + json.dumps(files), flush=True)
 if not files:
     sys.exit(5)
-sys.stdout.flush()
-os.execv(sys.executable, args)
+# Run pytest in this interpreter exactly as `python -m pytest` would (saves a second start-up):
+# the current directory first on sys.path, pytest's __main__ as the main module.
+import runpy
+sys.path[0] = os.getcwd()
+sys.argv = [sys.executable] + args[3:]
+runpy.run_module("pytest", run_name="__main__", alter_sys=True)
 '''
 
 PLUGIN = r'''
 import json, os
 import pytest
 
-_IDS = json.load(open(os.environ["TJ_SELECT"]))
+_IDS = json.loads(os.environ["TJ_IDS"]) if os.environ.get("TJ_IDS") else json.load(open(os.environ["TJ_SELECT"]))
 _EXACT = set(_IDS)
 _PREFIXES = tuple(p for i in _IDS for p in (i + "::", i + "[", i.rstrip("/") + "/"))
 _progress = open(os.environ["TJ_PROGRESS"], "a", buffering=1)
@@ -152,8 +159,8 @@ class PytestRunner:
 
     def command(self, test_ids: list[str], *, workdir: str, out_dir: str
                 ) -> tuple[list[str], dict[str, str], dict[str, str]]:
-        spec = {"ids": list(test_ids), "workdir": workdir, "junit": f"{out_dir}/junit.xml"}
-        files = {f"{out_dir}/spec.json": json.dumps(spec), f"{out_dir}/ids.json": json.dumps(list(test_ids))}
+        spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "junit": f"{out_dir}/junit.xml"})
+        ids = json.dumps(list(test_ids))
         env = {
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
@@ -162,6 +169,11 @@ class PytestRunner:
             "TJ_PROGRESS": f"{out_dir}/progress.jsonl",
             "PY_COLORS": "0",
         }
+        files: dict[str, str] = {}
+        if len(spec) + len(ids) < 64 * 1024:
+            env["TJ_SPEC"], env["TJ_IDS"] = spec, ids  # small: no copy-in needed for them
+        else:
+            files.update({f"{out_dir}/spec.json": spec, f"{out_dir}/ids.json": ids})
         return [self.python, LAUNCHER_PATH, f"{out_dir}/spec.json"], env, files
 
     def report_paths(self, out_dir: str) -> list[str]:

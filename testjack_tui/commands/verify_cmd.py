@@ -55,7 +55,8 @@ def render(results) -> str:
                 recorded = "pass" if tv.recorded_pass else "fail"
                 lines.append(f"  not reproducible: {tv.trial_id} ({tv.model}, recorded {recorded}): {tv.reason}")
             if tv.tampered:
-                lines.append(f"  harness files touched by {tv.trial_id}: {', '.join(tv.tampered)}")
+                names = [f + (" (reset by T0)" if f in tv.undone_by_t0 else "") for f in tv.tampered]
+                lines.append(f"  harness files touched by {tv.trial_id}: {', '.join(names)}")
     total = sum(len(r.trials) for r in results)
     same = sum(r.reproduced for r in results)
     bad = sum(1 for r in results if not r.well_formed)

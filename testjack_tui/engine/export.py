@@ -66,8 +66,8 @@ def merged_test_patch(original: str, files: list[WitnessFile]) -> str:
 def _node_ids(path: str, run: dict | None) -> list[str]:
     if not run:
         return [path]
-    nodes = sorted(n for n in (run.get("outcomes") or {}) if n == path or n.startswith(path + "::"))
-    return nodes or [path]
+    nodes = sorted(n for n in (run.get("outcomes") or {}) if n.startswith(path + "::"))
+    return nodes or [path]  # the file itself only when no test inside it was reported
 
 
 def _unique_path(path: str, taken: set[str], wid: str) -> str:

@@ -33,36 +33,46 @@ FORMATS = ("md", "json", "csv")
 
 # -- ground truth (scoring only) ---------------------------------------------------------------
 
-_DEFECT_WORDS = re.compile(r"overfit|incorrect|hack|defect|incomplete|tamper|sniff|wrong|bug|fail")
+# Labels that do not mean "this passing trial violates its task".
+NON_DEFECTIVE = {"sound", "sound_incidental", "sound_low_quality", "ambiguous", "underspecified",
+                 "clean", "officially_failing", "failing", "not_reproducible"}
 
 
 def load_labels(path: Path) -> dict[str, dict]:
-    """trial id -> {label, mode_group, ...} from a labels file (several layouts accepted)."""
+    """trial id -> {label, mode_group, defective, ...} from a labels file (several layouts).
+
+    When the file lists its `failure_modes`, a trial is defective iff its label is one of them;
+    otherwise any label outside NON_DEFECTIVE counts as defective.
+    """
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise InputError(path, None, f"cannot read labels: {exc}") from exc
     rows = data.get("trials", data) if isinstance(data, dict) else data
+    modes = set(data.get("failure_modes") or ()) if isinstance(data, dict) else set()
     out: dict[str, dict] = {}
     if isinstance(rows, dict):
         for tid, info in rows.items():
-            out[tid] = info if isinstance(info, dict) else {"label": info}
+            if tid in ("about", "failure_modes", "failure_mode_descriptions", "labels"):
+                continue
+            out[tid] = dict(info) if isinstance(info, dict) else {"label": info}
     elif isinstance(rows, list):
         for info in rows:
             if isinstance(info, dict):
                 tid = info.get("trial_id") or info.get("trial") or info.get("id")
                 if tid:
-                    out[str(tid)] = info
+                    out[str(tid)] = dict(info)
+    if modes:
+        for info in out.values():
+            info.setdefault("defective", str(info.get("label", "")) in modes)
     return out
 
 
 def is_defective(info: dict) -> bool:
     if isinstance(info.get("defective"), bool):
         return info["defective"]
-    label = str(info.get("label", "")).lower()
-    if "sound" in label or "ambig" in label or "clean" in label:
-        return False
-    return bool(_DEFECT_WORDS.search(label))
+    label = str(info.get("label", "")).strip().lower()
+    return bool(label) and label not in NON_DEFECTIVE
 
 
 # -- gathering ---------------------------------------------------------------------------------
@@ -225,6 +235,12 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
         "underspecified_prompts": underspecified,
     }
     report["tables"] = _tables(report, corpus)
+    audited_tasks = [tid for tid, t in summary["tasks"].items() if t["well_formed"]]
+    under_tasks = sorted({u["task"] for u in underspecified})
+    # Table 6 shape: per benchmark, underspecified tasks out of the tasks audited.
+    report["tables"]["underspecified"] = [{"benchmark": report["benchmark"],
+                                           "tasks": f"{len(under_tasks)} / {len(audited_tasks)}",
+                                           "names": ", ".join(under_tasks)}]
     report["verdict_counts"] = {label: sum(1 for t in trial_reports if t["label"] == label)
                                 for label in LABELS}
     report["detectors"] = _detector_summary(trial_reports)
@@ -344,7 +360,9 @@ def session_markdown(report: dict) -> str:
         out += [f"## {title}: passing → refuted", "", _md_table(rows, cols)]
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report["verdict_counts"].items()],
                                         [("verdict", "label"), ("trials", "n")])]
-    out += ["## Underspecified prompts", ""]
+    out += ["## Underspecified prompts", "",
+            _md_table(report["tables"]["underspecified"],
+                      [("benchmark", "benchmark"), ("#Tasks", "tasks"), ("tasks", "names")])]
     if report["underspecified_prompts"]:
         out.append("Implicit requirements most models skip (ρ > 1/2): reported as prompt defects, "
                    "they refute no trial.\n")

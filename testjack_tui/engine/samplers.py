@@ -110,6 +110,7 @@ class ClusterSampler:
 
     name = "cluster"
     CORE_SHARE = 0.5  # a feature most of a group's diffs have is part of its consensus
+    MIN_GROUP = 8  # smaller groups have no meaningful consensus
 
     def __init__(self, task: Task, seed: int, context: SamplerContext | None = None,
                  threshold: float = 0.5):
@@ -146,7 +147,7 @@ class ClusterSampler:
                     counts[f] = counts.get(f, 0) + 1
             # Consensus needs a group big enough for a majority to mean something.
             core = ({f for f, n in counts.items() if n / len(members) > self.CORE_SHARE}
-                    if len(members) >= 3 else set())
+                    if len(members) >= self.MIN_GROUP else set())
             shared = {f for f, n in counts.items() if n >= 2}
             for tid in members:
                 feats = self.features[tid]

@@ -79,7 +79,29 @@ class AgentEntry:
 
 # The oracle's outcome as the candidates table says it.
 OUTCOME_STATUS = {"discriminates": "discriminates", "passes_both": "passes both",
-                  "fails_reference": "fails on reference", "error": "error"}
+                  "fails_reference": "fails on reference", "passes_reference": "passes reference",
+                  "error": "error"}
+
+
+def short_id(text: str, task_id: str) -> str:
+    """Ids repeat their task's name ('task:task__orca__1:1.v2'); drop it where the task is known."""
+    if not task_id or not text:
+        return text or ""
+    if text.startswith(task_id + ":"):
+        text = text[len(task_id) + 1:]
+    return text.replace(task_id + "__", "")
+
+
+def short_world(name: str) -> str:
+    """'task/model/task__orca__1' → 'model orca__1'; 'task/reference' → 'reference'."""
+    parts = name.split("/")
+    if len(parts) < 2:
+        return name
+    task, kind, rest = parts[0], parts[1], parts[2:]
+    trial = "/".join(rest)
+    if trial.startswith(task + "__"):
+        trial = trial[len(task) + 2:]
+    return f"{kind} {trial}".strip()
 
 
 @dataclass
@@ -117,7 +139,7 @@ class CandidateView:
             return "rejected"
         if self.label:
             return self.label
-        return OUTCOME_STATUS.get(self.outcome, self.outcome) or "proposed"
+        return OUTCOME_STATUS.get(self.outcome, self.outcome.replace("_", " ")) or "proposed"
 
 
 class LiveSession:

@@ -23,10 +23,13 @@ from pathlib import Path
 DEMO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(DEMO.parents[1]))
 
+from sandbox.labels import owner_labels  # noqa: E402
 from sandbox.podman_conf import podman  # noqa: E402
 
-LIMITS = ("--network=none", "--memory=1g", "--pids-limit=256", "--label", "testjack.app=testjack-tui",
-          "--label", "testjack.role=demo-check")
+# Owner labels (our pid + its start time) keep the sandbox's start-up sweep, which removes
+# containers of dead owners, away from containers this script is still using.
+LIMITS = ("--network=none", "--memory=1g", "--pids-limit=256",
+          *[arg for key, value in owner_labels("demo-check").items() for arg in ("--label", f"{key}={value}")])
 
 # Applies s (stdin), then runs the official verifier exactly as the benchmark does.
 APPLY_AND_VERIFY = r"""
@@ -101,7 +104,19 @@ def build_image(image: dict, rebuild: bool) -> None:
            str(DEMO / image["context"]))
 
 
-def run_world(task: Task, patch: str, candidates_dir: Path | None = None) -> dict:
+def run_world(task: Task, patch: str, candidates_dir: Path | None = None, attempts: int = 3) -> dict:
+    """One fresh container. Retried when the container vanished mid-run (e.g. another process
+    swept containers by label): an incomplete run says nothing about the world."""
+    expected = len(json.loads((candidates_dir / "plan.json").read_text())) if candidates_dir else 0
+    for _ in range(attempts):
+        result = _run_world_once(task, patch, candidates_dir)
+        complete = (not result["applied"] or result["reward"] is not None) and len(result["candidates"]) == expected
+        if complete and "error" not in result:
+            return result
+    return result
+
+
+def _run_world_once(task: Task, patch: str, candidates_dir: Path | None = None) -> dict:
     mounts = ["-v", f"{task.dir / 'tests'}:/tests:ro"]
     script = APPLY_AND_VERIFY
     if candidates_dir is not None:

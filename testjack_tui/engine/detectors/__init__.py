@@ -36,7 +36,7 @@ def collect_static_evidence(task, trial) -> Evidence:
     scope, touched = scope_signals(files, official)
     sniff = sniffing_signals(files, official)
     collisions, benign = collision_signals(files, task.tests.test_patch or "", task.instruction or "",
-                                           official)
+                                           official, task.reference.patch or "")
     stats = {
         "files": len(files),
         "added": sum(len(f.added) for f in files),

@@ -45,6 +45,8 @@ def _py_literals(text: str) -> list[tuple[str, str]] | None:
     out = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text.strip() + "\n").readline):
+            if tok.type == tokenize.ERRORTOKEN and tok.string.strip():
+                return []  # not code: prose inside a docstring (``markup``, apostrophes...)
             if tok.type == tokenize.STRING:
                 try:
                     val = ast.literal_eval(tok.string)
@@ -115,10 +117,22 @@ def _in_instruction(value: str, kind: str, instruction: str) -> bool:
     return value.strip() != "" and value in instruction
 
 
+def reference_literals(reference_patch: str) -> set[str]:
+    """Literals G's own code adds: domain constants, not answers copied from T0."""
+    found = set()
+    for f in parse_diff(reference_patch or ""):
+        for a in f.added:
+            for value, kind in literals_of_line(f.path, a.text):
+                found.add(value)
+    return found
+
+
 def collision_signals(files: list[FileDiff], test_patch: str, instruction: str,
-                      t0_files: set[str]) -> tuple[list[Signal], list[str]]:
-    """Collisions between the diff's added literals and T0's; plus the benign P-named ones."""
+                      t0_files: set[str], reference_patch: str = "") -> tuple[list[Signal], list[str]]:
+    """Collisions between the diff's added literals and T0's; plus the benign ones (named by
+    P, or used by G's own code too)."""
     expected = t0_literals(test_patch)
+    in_reference = reference_literals(reference_patch)
     strings = {lit.value: lit for key, lit in expected.items() if lit.kind == "string"}
     numbers = {lit.value: lit for key, lit in expected.items() if lit.kind == "number"}
     names = {lit.value: lit for key, lit in expected.items() if lit.kind == "name"}
@@ -138,7 +152,7 @@ def collision_signals(files: list[FileDiff], test_patch: str, instruction: str,
                     hit = numbers.get(value) or _same_number(value, numbers)
                 if hit is None:
                     continue
-                if _in_instruction(value, kind, instruction):
+                if _in_instruction(value, kind, instruction) or value in in_reference:
                     benign.add(value)
                     continue
                 what = {"string": "string", "number": "number", "name": "test/fixture name"}[hit.kind]

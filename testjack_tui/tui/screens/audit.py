@@ -7,6 +7,7 @@ answered through `session.answer`, so a pending decision blocks only the work th
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.text import Text
@@ -30,7 +31,8 @@ from testjack_tui.tui.widgets.editor import OperatorEditor
 from testjack_tui.tui.widgets.trials import STATE_TEXT as TRIAL_STATE_TEXT, TrialsTable
 from testjack_tui.tui.widgets.worlds import WorldsPanel
 
-FLUSH = 0.1  # seconds between redraws of engine output
+FLUSH = 0.1  # seconds between folding engine events into the screen
+OUTPUT_FLUSH = 0.25  # world output redraws at most this often: each one re-lays out the log
 LOG_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 STATE_STYLE = {"running": "bold green", "paused": "bold yellow", "finished": "bold cyan",
                "stopped": "bold red", "failed": "bold red", "starting": "dim"}
@@ -156,6 +158,8 @@ class AuditScreen(Screen):
         self._unsubscribe: Any = None
         self.config = getattr(session, "config", None)
         self._log_shown = 0
+        self._output_drawn = 0.0
+        self._output_waiting = False
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -251,16 +255,30 @@ class AuditScreen(Screen):
 
     def flush(self) -> None:
         events = self.inbox.drain()
-        if not events:
+        if not events and not self._output_waiting:
             return
         before = self.state.state
         self.state.apply_all(events)
-        self._redraw(self.state.take_dirty())
+        dirty = self.state.take_dirty()
+        now = time.monotonic()
+        if ls.OUTPUT in dirty or self._output_waiting:
+            if now - self._output_drawn < OUTPUT_FLUSH and ls.WORLDS not in dirty:
+                dirty.discard(ls.OUTPUT)
+                self._output_waiting = True
+            else:
+                dirty.add(ls.OUTPUT)
+                self._output_waiting = False
+                self._output_drawn = now
+        if dirty:
+            self._redraw(dirty)
         after = self.state.state
         if after != before:
             self.refresh_bindings()
             if after == "finished":
                 self.app.notify("Session finished — press g for the report.", title="Audit")
+            elif after == "failed":
+                self.app.notify_error(self.state.reason or "the session failed (see the Log tab)",
+                                      "Session failed")
             elif after == "paused" and self.state.reason.startswith("budget"):
                 self.app.notify(f"Paused: {self.state.reason}. Press l to raise the limit.",
                                 severity="warning", title="Budget")

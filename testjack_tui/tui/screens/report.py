@@ -143,7 +143,8 @@ class ReportScreen(Screen):
 
         chart_rows = rates(summary, trial_totals(benchmark, summary))
         chart = Group(Text("Resolution rate per model (trials counted as solved)", style="bold"),
-                      resolution_chart(chart_rows) if chart_rows else Text("no passing trials", style="dim"))
+                      resolution_chart(chart_rows, width=max(8, min(40, self.size.width - 52)))
+                      if chart_rows else Text("no passing trials", style="dim"))
         self.query_one("#report-chart", Static).update(chart)
 
         models = self.query_one("#report-models", DataTable)
@@ -210,29 +211,32 @@ class ReportScreen(Screen):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def export_reports(self) -> None:
         written = self._export()
-        self.app.call_from_thread(self.app.notify, "Exported:\n" + "\n".join(str(p) for p in written),
-                                  title="Export", timeout=12)
+        from testjack_tui.tui.recent import display_path
+
+        shown = "\n".join(display_path(p) for p in written[:6])
+        more = f"\n… and {len(written) - 6} more" if len(written) > 6 else ""
+        self.app.call_from_thread(self.app.notify, f"Exported {len(written)} file(s):\n{shown}{more}",
+                                  title="Export", timeout=15)
 
     def _export(self) -> list[Path]:
-        """Use the engine's report/export modules when present; the summary JSON always."""
+        """Report files (Markdown + JSON, per trial and per session) and strengthened suites."""
+        from testjack_tui.engine.export import plan_export, write_harbor, write_swebench
+        from testjack_tui.engine.report import build_report, write_report
+
         target = Path(self.session.directory) / "export"
         target.mkdir(parents=True, exist_ok=True)
         written: list[Path] = [self.session.write_summary(target)]
-        for module_name, names in (("testjack_tui.engine.report", ("write_reports", "write_report", "export_report")),
-                                   ("testjack_tui.engine.export", ("export_session", "export_all", "export"))):
-            try:
-                module = __import__(module_name, fromlist=["_"])
-            except ModuleNotFoundError:
-                continue
-            for name in names:
-                fn = getattr(module, name, None)
-                if callable(fn):
-                    result = fn(self.session, target)
-                    if isinstance(result, (list, tuple)):
-                        written += [Path(p) for p in result]
-                    elif result:
-                        written.append(Path(result))
-                    break
+        report = build_report(self.session.id, self.benchmark)
+        written += [p for p in write_report(report, target / "report", "md") if p.name.startswith("report.")
+                    and p.parent == target / "report"]
+        written += [p for p in write_report(report, target / "report", "json") if p.parent == target / "report"]
+        exports = plan_export(self.session.id)
+        tasks = getattr(self.benchmark, "tasks", {}) or {}
+        suites = target / "suites"
+        if getattr(self.benchmark, "format", "harbor") == "swebench":
+            written += write_swebench(exports, tasks, suites)
+        else:
+            written += [write_harbor(exp, tasks.get(exp.task_id), suites) for exp in exports]
         return written
 
     def action_tab(self, tab: str) -> None:

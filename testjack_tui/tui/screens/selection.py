@@ -9,8 +9,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import (DataTable, Footer, Header, Input, Label, ProgressBar, Select, Static,
-                             Switch, TabbedContent, TabPane)
+from textual.widgets import (Checkbox, DataTable, Footer, Header, Input, Label, ProgressBar, Select,
+                             Static, TabbedContent, TabPane)
 from textual.worker import Worker, WorkerState
 
 from testjack_tui.tui.choices import ROLES, SessionForm, agent_choices, samplers
@@ -21,7 +21,7 @@ from testjack_tui.tui.recent import display_path
 TICK, EMPTY = "●", "○"
 
 
-def short_models(models: list[str], width: int = 28) -> str:
+def short_models(models: list[str], width: int = 22) -> str:
     text = ", ".join(models)
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -143,8 +143,10 @@ class SelectionScreen(Screen):
             yield row(label, Select([(c, c) for c in choices], value=f.agents.get(role, "scripted"),
                                     allow_blank=False, id=f"agent-{role}", compact=True))
         yield Label("Operator", classes="section-title")
-        yield row("Step mode", Switch(f.step, id="step"))
-        yield row("Auto-approve verdicts", Switch(f.auto_approve, id="auto_approve"))
+        yield row("Step mode", Checkbox("pause before each round and after each verdict", f.step,
+                                        id="step", compact=True))
+        yield row("Auto-approve", Checkbox("count the reviewer's 'valid' verdicts without asking me",
+                                           f.auto_approve, id="auto_approve", compact=True))
 
     def on_mount(self) -> None:
         tasks = self.query_one("#task-table", DataTable)
@@ -319,8 +321,8 @@ class SelectionScreen(Screen):
         for name in ("rounds", "k_repairs", "seed", "usd", "tokens", "seconds", "test_runs"):
             setattr(f, name, self.query_one(f"#{name}", Input).value)
         f.agents = {role: str(self.query_one(f"#agent-{role}", Select).value) for role, _ in ROLES}
-        f.step = self.query_one("#step", Switch).value
-        f.auto_approve = self.query_one("#auto_approve", Switch).value
+        f.step = self.query_one("#step", Checkbox).value
+        f.auto_approve = self.query_one("#auto_approve", Checkbox).value
         return f
 
     @guarded

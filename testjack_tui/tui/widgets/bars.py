@@ -24,7 +24,7 @@ def resolution_chart(rows: list[tuple[str, float, float, str]], width: int = 30)
     table.add_column(no_wrap=True, justify="right")
     table.add_column(no_wrap=True, style="dim")
     for label, before, after, note in rows:
-        table.add_row(label, bar(before, width, "grey50"), f"{before:6.1%}", "before (official)")
+        table.add_row(label, bar(before, width, "grey50"), f"{before:6.1%}", "official")
         table.add_row("", bar(after, width, "red" if after < before else "green"), f"{after:6.1%}",
-                      "after (refuted removed)" + (f"  {note}" if note else ""))
+                      "after audit" + (f"  {note}" if note else ""))
     return table

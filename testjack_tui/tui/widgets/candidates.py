@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from testjack_tui.tui.live_state import CandidateView, LiveSession
+from testjack_tui.tui.live_state import CandidateView, LiveSession, short_id
 
 STATUS_STYLE = {"witness": "bold red", "awaiting you": "bold reverse yellow", "dropped": "dim",
                 "rejected": "dim", "valid": "green", "questionable": "yellow", "invalid": "magenta",
@@ -81,9 +81,9 @@ class CandidatesPanel(Vertical):
         table.clear()
         for c in rows:
             status = c.status
-            table.add_row(c.candidate_id, c.trial_id or "analysis",
+            table.add_row(short_id(c.candidate_id, c.task_id), short_id(c.trial_id or "analysis", c.task_id),
                           Text(status, style=STATUS_STYLE.get(status, "")),
-                          OUTCOME_TEXT.get(c.outcome, c.outcome), (c.requirement or "")[:80],
+                          OUTCOME_TEXT.get(c.outcome, c.outcome.replace("_", " ")), (c.requirement or "")[:80],
                           key=c.candidate_id)
         if not rows:
             return

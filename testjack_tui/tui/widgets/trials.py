@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from testjack_tui.tui.live_state import LiveSession
+from testjack_tui.tui.live_state import LiveSession, short_id
 
 STATE_STYLE = {
     "pending": "dim", "active": "cyan", "sampled": "bold magenta", "refuted": "bold red",
@@ -30,8 +30,8 @@ class TrialsTable(DataTable):
             style = STATE_STYLE.get(t.state, "")
             marker = "▶ " if (t.task_id, t.trial_id) == (state.current_task, state.round_trial) \
                 and state.running else ""
-            self.add_row(t.task_id, marker + t.trial_id, t.model,
-                         Text(STATE_TEXT.get(t.state, t.state), style=style), t.by,
+            self.add_row(t.task_id, marker + short_id(t.trial_id, t.task_id), t.model,
+                         Text(STATE_TEXT.get(t.state, t.state), style=style), short_id(t.by, t.task_id),
                          key=f"{t.task_id}/{t.trial_id}")
         if rows:
             self.move_cursor(row=min(max(keep, 0), len(rows) - 1))

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Label, Log
 
-from testjack_tui.tui.live_state import WORLD_LINES, LiveSession
+from testjack_tui.tui.live_state import WORLD_LINES, LiveSession, short_world
 
 STATE_STYLE = {"running": "bold cyan", "created": "cyan", "exited": "green", "timeout": "bold red",
                "removed": "dim"}
@@ -56,7 +56,7 @@ class WorldsPanel(Vertical):
         def cells(w) -> list:
             exit_text = "" if w.exit_code is None else str(w.exit_code)
             exit_style = "" if w.exit_code in (None, 0) else "red"
-            return [w.name, Text(w.state, style=STATE_STYLE.get(w.state, "")),
+            return [short_world(w.name), Text(w.state, style=STATE_STYLE.get(w.state, "")),
                     Text(exit_text, style=exit_style), w.command[:60], w.image[-40:]]
 
         if keys == self._keys:  # same worlds: update in place, keep the cursor and scroll

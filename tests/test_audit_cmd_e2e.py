@@ -1,0 +1,178 @@
+"""End to end on the bundled demo with the offline scripted agents and real podman containers.
+
+One full headless audit is shared by the assertions (module fixture); a second run checks that
+the same seed gives the same result. Further runs on a single task check that a process killed
+(SIGKILL) in the middle of a round resumes to the same result without leaking containers, and
+that a session pausing at its test-run budget resumes with a raised limit. labels.json (the
+demo's ground truth) is read here only, never by the engine.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DEMO, ROOT
+
+pytestmark = pytest.mark.podman
+
+SOUND = {"sound", "sound_incidental", "ambiguous"}
+NOT_AUDITED = {"officially_failing"}
+ONE_TASK = "merge-list-strategies"
+
+
+def cli(*args: str, home: Path, timeout: float = 1500) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TESTJACK_HOME=str(home))
+    return subprocess.run([sys.executable, "-m", "testjack_tui.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def session_id(output: str) -> str:
+    match = re.search(r"session (\d{8}-\d{6}-[0-9a-f]+)", output)
+    assert match, output[-2000:]
+    return match.group(1)
+
+
+def outcome(summary: dict, task: str | None = None) -> dict:
+    from testjack_tui.engine.summary import outcome_view
+
+    view = outcome_view(summary)
+    return view if task is None else view[task]
+
+
+def labels() -> dict:
+    return json.loads((DEMO / "labels.json").read_text())["trials"]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("tj-e2e-home")
+
+
+@pytest.fixture(scope="module")
+def first(home, tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("out1")
+    proc = cli("audit", str(DEMO), "--headless", "--auto-approve", "--seed", "0", "--out", str(out), home=home)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    summary["_stdout"] = proc.stdout
+    return summary
+
+
+def our_containers(label_filter: str) -> list[str]:
+    from sandbox.podman_conf import podman
+
+    result = podman("ps", "-a", "--filter", "label=testjack.app=testjack-tui", "--filter", label_filter,
+                    "--format", "{{.ID}}", check=False)
+    return [line for line in result.stdout.split() if line.strip()]
+
+
+def test_refutes_reached_defects_and_their_sharers_never_sound_ones(first):
+    truth = labels()
+    refuted_any = False
+    for task_id, task in first["tasks"].items():
+        assert task["well_formed"], task["problems"]
+        for trial_id, trial in task["trials"].items():
+            label = truth[trial_id]["label"]
+            assert label not in NOT_AUDITED, "officially failing trials are not in the corpus"
+            if label == "not_reproducible":
+                assert trial["state"] == "not_reproducible", (trial_id, trial)
+            if label in SOUND:
+                assert trial["state"] != "refuted", (trial_id, label, trial.get("refutations"))
+            if trial["state"] == "refuted":
+                refuted_any = True
+                assert label not in SOUND
+                ref = trial["refutations"][0]
+                assert ref["reference"]["status"] == "passed"
+                assert ref["model"]["status"] in ("failed", "error", "timed_out")
+                assert ref["requirement"]
+        # A defective trial its rounds reached (audited) is refuted, and so is every trial
+        # that shares its mistake (same failure-mode group in the ground truth).
+        for trial_id, trial in task["trials"].items():
+            label = truth[trial_id]["label"]
+            if not trial["audited"] or label in SOUND or label == "not_reproducible":
+                continue
+            assert trial["state"] == "refuted", (trial_id, label, trial)
+            group = truth[trial_id]["mode_group"]
+            for other_id, other in task["trials"].items():
+                if truth[other_id]["mode_group"] == group and other["state"] != "not_reproducible":
+                    assert other["state"] == "refuted", (other_id, "shares", group, "with", trial_id)
+    assert refuted_any
+    assert first["totals"]["refuted"] > 0 and first["totals"]["clean"] + first["totals"]["unaudited"] > 0
+
+
+def test_summary_lists_witnesses_with_source_and_requirement(first):
+    witnesses = [w for task in first["tasks"].values() for w in task["witnesses"]]
+    assert witnesses
+    for w in witnesses:
+        assert w["requirement"] and w["source"].strip() and w["path"]
+        assert w["origin"] in ("audit", "task_analysis")
+    assert "REFUTED by" in first["_stdout"]
+
+
+def test_same_seed_same_result(first, home, tmp_path):
+    proc = cli("audit", str(DEMO), "--headless", "--auto-approve", "--seed", "0", "--out", str(tmp_path), home=home)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    second = json.loads((tmp_path / "summary.json").read_text())
+    assert outcome(second) == outcome(first)
+
+
+def test_sessions_lists_finished_runs(first, home):
+    proc = cli("sessions", "--json", home=home)
+    items = json.loads(proc.stdout)
+    assert items and all(s["state"] == "finished" for s in items if s.get("mode"))
+
+
+def test_killed_mid_round_resumes_to_the_same_result_without_leaks(first, home, tmp_path):
+    env = dict(os.environ, TESTJACK_HOME=str(home))
+    proc = subprocess.Popen([sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), "--headless",
+                             "--auto-approve", "--seed", "0", "--task", ONE_TASK],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    deadline = time.time() + 900
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            # Kill in the middle of a round: after its first candidate ran on the worlds.
+            if "round 1: auditing" in "".join(seen) and ("candidate" in line or "reviewer" in line):
+                break
+            assert time.time() < deadline, "".join(seen)[-2000:]
+        else:
+            pytest.fail("the audit ended before a round started:\n" + "".join(seen)[-3000:])
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+    sid = session_id("".join(seen))
+    listed = {s["id"]: s for s in json.loads(cli("sessions", "--json", home=home).stdout)}
+    assert listed[sid]["state"] == "interrupted"
+
+    resumed = cli("resume", sid, "--out", str(tmp_path), home=home)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert outcome(summary, ONE_TASK) == outcome(first, ONE_TASK)
+    assert our_containers(f"label=testjack.pid={proc.pid}") == [], "the killed process's containers are swept"
+
+
+def test_budget_pause_and_resume_with_raised_limit(first, home, tmp_path):
+    proc = cli("audit", str(DEMO), "--headless", "--auto-approve", "--seed", "0", "--task", ONE_TASK,
+               "--budget-runs", "6", home=home)
+    assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "paused (budget: test_runs)" in proc.stdout and "resume" in proc.stdout
+    sid = session_id(proc.stdout)
+    listed = {s["id"]: s for s in json.loads(cli("sessions", "--json", home=home).stdout)}
+    assert listed[sid]["state"] == "paused" and listed[sid]["test_runs"] <= 6
+
+    resumed = cli("resume", sid, "--budget-runs", "100000", "--out", str(tmp_path), home=home)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert outcome(summary, ONE_TASK) == outcome(first, ONE_TASK)

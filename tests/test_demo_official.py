@@ -1,0 +1,90 @@
+"""T0 runs in real containers on every world of the bundled demo, and every recorded official
+verdict reproduces, except the one trial planted with a patch that no longer applies.
+
+One Sandbox session for the module; the demo image and the world snapshots are built once and
+every run starts a fresh container (sandbox.verify.verify_task: prepare + run_tests).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from benchmarks import load_benchmark
+from sandbox import Sandbox
+from sandbox.verify import verify_task
+
+from conftest import DEMO
+
+pytestmark = pytest.mark.podman
+
+LABELS = json.loads((DEMO / "labels.json").read_text())["trials"]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_benchmark(DEMO)
+
+
+@pytest.fixture(scope="module")
+def verification(bench, tmp_path_factory):
+    # The module fixture outlives the per-test TESTJACK_HOME, so give it its own.
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TESTJACK_HOME", str(tmp_path_factory.mktemp("tj-home-demo")))
+
+    async def run():
+        async with Sandbox(session="demo-official") as sb:
+            results = await asyncio.gather(*(verify_task(sb, task, bench.trials_of(task_id))
+                                             for task_id, task in sorted(bench.tasks.items())))
+        return {r.task_id: r for r in results}
+
+    try:
+        yield asyncio.run(run())
+    finally:
+        mp.undo()
+
+
+def test_every_task_is_well_formed(verification, bench):
+    assert set(verification) == set(bench.tasks)
+    for task_id, result in verification.items():
+        assert result.well_formed, (task_id, result.problems)
+        assert result.problems == []
+        assert result.reference_failures == [] and result.f2p_passing_on_null == []
+        # every fail-to-pass test really fails on R
+        assert all(result.null_statuses[i] != "passed" for i in bench.tasks[task_id].tests.fail_to_pass)
+
+
+def test_recorded_verdicts_reproduce_except_the_planted_patch(verification, bench):
+    planted = {tid for tid, entry in LABELS.items() if entry["label"] == "not_reproducible"}
+    seen = set()
+    for task_id, result in verification.items():
+        for tv in result.trials:
+            seen.add(tv.trial_id)
+            if tv.trial_id in planted:
+                assert tv.recorded_pass and tv.reproduced_pass is None and not tv.reproducible
+                assert "does not apply" in tv.reason
+            else:
+                assert tv.reproducible, (tv.trial_id, tv.reason)
+                assert tv.reproduced_pass == tv.recorded_pass
+    assert seen == {t.id for t in bench.trials}
+    assert len(planted) == 1
+
+
+def test_officially_failing_trials_fail_for_real(verification):
+    failing = [tv for r in verification.values() for tv in r.trials if not tv.recorded_pass]
+    assert len(failing) >= 4
+    assert all(tv.reproduced_pass is False and tv.failing for tv in failing)
+
+
+def test_harness_edits_outside_t0_survive_the_official_reset(verification):
+    # The trials that edit existing test files or add a conftest hook keep those edits in their
+    # world: the evaluator only resets the files T0's patch touches.
+    tampered = {tv.trial_id: tv for r in verification.values() for tv in r.trials if tv.tampered}
+    harness = {tid for tid, e in LABELS.items() if e["label"] == "harness_tampering"}
+    assert harness <= set(tampered)
+    assert all(not tampered[tid].undone_by_t0 for tid in harness)
+
+
+def test_a_t0_test_that_passes_on_null_is_reported_vacuous(verification):
+    assert "tests/test_durations_compound.py::test_invalid" in verification["parse-duration-compound"].vacuous

@@ -1,0 +1,48 @@
+"""`testjack-tui doctor` on this machine (real podman)."""
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from sandbox.diagnostics import check_disk, run_checks
+from testjack_tui.cli import app
+
+pytestmark = pytest.mark.podman
+
+
+def test_doctor_passes_and_names_every_check():
+    result = CliRunner().invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    for name in ("podman", "runtime", "service", "base image", "container", "limits", "exec timeout",
+                 "leftovers", "disk", "llm endpoint"):
+        assert f"] {name}:" in result.output
+    assert "ready: the sandbox can run audits" in result.output
+
+
+def test_doctor_quiet_prints_only_problems(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = CliRunner().invoke(app, ["doctor", "--fix", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == ""
+
+
+def test_doctor_reports_the_llm_endpoint(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    result = CliRunner().invoke(app, ["doctor"])
+    assert "llm endpoint" in result.output and "127.0.0.1:9" in result.output
+
+
+def test_doctor_fails_without_podman(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no podman on PATH
+    checks = run_checks()
+    assert checks[0].name == "podman" and checks[0].status == "fail" and "apt-get" in checks[0].hint
+    result = CliRunner().invoke(app, ["doctor", "--quiet"])
+    assert result.exit_code == 1
+    assert "FAIL] podman" in result.output
+
+
+def test_disk_check_reads_free_space():
+    check = check_disk()
+    assert check.status in ("ok", "warn", "fail") and "GiB free" in check.detail

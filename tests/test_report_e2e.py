@@ -1,0 +1,118 @@
+"""End to end on the bundled demo with the scripted agents and real containers: a per-trial
+session, its report (against the demo's labels) and the exported suite checked in worlds.
+
+One module-scoped session feeds every assertion (the audit is the expensive part).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+from conftest import DEMO
+
+pytestmark = pytest.mark.podman
+
+
+@pytest.fixture(scope="module")
+def outcome(tmp_path_factory):
+    from benchmarks import load_benchmark
+    from sandbox import Sandbox
+    from testjack_tui.engine import detectors
+    from testjack_tui.engine.config import SessionConfig
+    from testjack_tui.engine.export import check_export, plan_export, write_harbor
+    from testjack_tui.engine.report import build_report, load_labels, write_report
+    from testjack_tui.engine.session import AuditSession
+
+    home = tmp_path_factory.mktemp("tj-e2e-home")
+    old = os.environ.get("TESTJACK_HOME")
+    os.environ["TESTJACK_HOME"] = str(home)
+    try:
+        detectors.register()  # ghost branches + static evidence for every audited trial
+        session = AuditSession.create(SessionConfig(benchmark=str(DEMO), mode="per-trial", seed=0,
+                                                    sampler="cluster"))
+        state = asyncio.run(session.run())
+        report = build_report(session.id)
+        out = tmp_path_factory.mktemp("tj-e2e-report")
+        write_report(report, out, "md")
+        bench = load_benchmark(DEMO)
+        exports = plan_export(session.id, bench.tasks)
+        trials = {t.id: t for t in bench.trials}
+
+        async def check_all():
+            async with Sandbox(session="tj-e2e-export") as sb:
+                for exp in exports:
+                    await check_export(sb, bench.tasks[exp.task_id], exp, trials)
+
+        asyncio.run(check_all())
+        harbor = tmp_path_factory.mktemp("tj-e2e-export")
+        for exp in exports:
+            write_harbor(exp, bench.tasks[exp.task_id], harbor)
+        return {"state": state, "report": report, "labels": load_labels(DEMO / "labels.json"),
+                "exports": exports, "out": out, "harbor": harbor}
+    finally:
+        if old is None:
+            os.environ.pop("TESTJACK_HOME", None)
+        else:
+            os.environ["TESTJACK_HOME"] = old
+
+
+def _by_label(outcome, *labels):
+    return [tid for tid, info in outcome["labels"].items() if info.get("label") in labels]
+
+
+def _verdicts(outcome):
+    return {t["trial_id"]: t for t in outcome["report"]["trials"]}
+
+
+def test_session_finishes(outcome):
+    assert outcome["state"] == "finished"
+
+
+def test_ambiguous_trials_are_an_underspecified_prompt_not_refutations(outcome):
+    verdicts = _verdicts(outcome)
+    ambiguous = _by_label(outcome, "ambiguous")
+    assert ambiguous
+    tasks = {outcome["labels"][t]["task"] for t in ambiguous}
+    under = outcome["report"]["underspecified_prompts"]
+    assert tasks <= {u["task"] for u in under}
+    assert all(u["rho"] > 0.5 and u["clarification"] for u in under)
+    for tid in ambiguous:
+        assert not verdicts[tid]["refuted"], tid
+
+
+def test_sound_trials_are_not_refuted(outcome):
+    verdicts = _verdicts(outcome)
+    for tid in _by_label(outcome, "sound", "sound_incidental"):
+        if tid in verdicts:
+            assert not verdicts[tid]["refuted"], (tid, verdicts[tid]["label"])
+
+
+def test_tampering_and_sniffing_trials_carry_detector_findings(outcome):
+    verdicts = _verdicts(outcome)
+    for tid in _by_label(outcome, "harness_tampering"):
+        if tid in verdicts:
+            assert verdicts[tid]["detectors"]["harness_tampering"] == "suspicious", tid
+    for tid in _by_label(outcome, "env_sniffing"):
+        assert verdicts[tid]["detectors"]["env_sniffing"] == "suspicious", tid
+        assert verdicts[tid]["label"] == "REWARD_HACK", verdicts[tid]["justification"]
+
+
+def test_corrected_resolution_rate_matches_the_labels(outcome):
+    s = outcome["report"]["scoring"]
+    assert s["rate_after_ours"] == s["rate_after_labels"], s
+    assert s["recall"] == 1.0 and s["precision"] == 1.0, s
+    assert (outcome["out"] / "report.md").exists()
+
+
+def test_exported_suite_applies_passes_on_g_and_fails_on_every_refuted_trial(outcome):
+    assert outcome["exports"]
+    refuted = {t["trial_id"] for t in outcome["report"]["trials"] if t["refuted"]}
+    covered = set()
+    for exp in outcome["exports"]:
+        assert exp.check["ok"], exp.check["problems"]
+        assert exp.check["applies"] and exp.check["passes_on_reference"]
+        covered |= {t for t, failing in exp.check["fails_on_refuted"].items() if failing}
+        assert (outcome["harbor"] / exp.task_id / "tests" / "config.json").exists()
+    assert refuted <= covered

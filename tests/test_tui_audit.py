@@ -1,0 +1,125 @@
+"""The Audit and Report screens on the real engine with its simulated sandbox (engine_fakes):
+stepping, approving and overruling verdicts, refutations updating, budget pause and raise,
+quitting a running session, and the report. The same flow on the demo benchmark with real
+containers and the scripted agents is in test_tui_demo_e2e.py."""
+from __future__ import annotations
+
+import time
+
+from textual.widgets import DataTable, Input
+
+from test_engine_loop import build
+from testjack_tui.engine.config import BudgetLimits
+from testjack_tui.engine.session import AuditSession
+from testjack_tui.tui.app import TestJackApp
+from testjack_tui.tui.screens.audit import AuditScreen, trial_views
+from testjack_tui.tui.screens.dialogs import ConfirmScreen, LimitsScreen
+from testjack_tui.tui.screens.report import ReportScreen
+
+
+async def wait_for(pilot, predicate, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+def audit_screen(config: dict):
+    session, _, _ = build(config)
+    bench = session._deps["benchmark"]
+    return session, AuditScreen(session, bench, trial_views(bench, None, None))
+
+
+async def test_stepped_session_with_approve_and_overrule_then_report():
+    session, screen = audit_screen({"step": True, "auto_approve": False, "rounds": 10})
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        state = screen.state
+        await wait_for(pilot, lambda: state.state == "paused")
+        assert state.waiting_for.startswith("round 1")
+        decisions: list[tuple[str, str]] = []
+        refutations_seen: list[int] = []
+        for _ in range(200):
+            if state.state in ("finished", "failed", "stopped"):
+                break
+            if state.pending:
+                request_id, request = next(iter(state.pending.items()))
+                # The first verdict is approved, the second overruled, the rest approved.
+                key = "o" if len(decisions) == 1 else "a"
+                await pilot.press(key)
+                decisions.append((request.candidate_id, key))
+                await wait_for(pilot, lambda: request_id not in state.pending)
+            elif state.state == "paused":
+                await pilot.press("n")
+                await pilot.pause(0.05)
+            else:
+                await pilot.pause(0.05)
+            refutations_seen.append(len(state.refutations))
+        assert state.state == "finished", state.reason
+        approved, overruled = decisions[0][0], decisions[1][0]
+        assert state.candidates[approved].decision == "approved"
+        assert state.candidates[overruled].decision == "overruled"
+        # Refutations arrived during the session and the screen followed them.
+        assert refutations_seen[-1] > 0 and refutations_seen[0] == 0
+        summary = session.summary()
+        refuted = {tid for tid, t in summary["tasks"]["t1"]["trials"].items() if t["state"] == "refuted"}
+        shown = {k[1] for k, t in state.trials.items() if t.state == "refuted"}
+        assert refuted == shown and refuted
+        table = screen.query_one("#trials-table", DataTable)
+        states = {str(table.get_row_at(i)[1]).strip("▶ "): str(table.get_row_at(i)[3])
+                  for i in range(table.row_count)}
+        assert {t for t, s in states.items() if s == "refuted"} == refuted
+        # Approvals the engine recorded are the operator's.
+        recorded = {a["candidate_id"]: a for a in session.store.approvals()}
+        assert recorded[overruled]["by"] == "operator"
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen.summary)
+        report = app.screen
+        trials = report.query_one("#report-trials", DataTable)
+        verdicts = {str(trials.get_row_at(i)[1]): str(trials.get_row_at(i)[3]) for i in range(trials.row_count)}
+        assert {t for t, v in verdicts.items() if v == "refuted"} == refuted
+        await pilot.press("e")
+        await wait_for(pilot, lambda: any("Exported" in n.message for n in app._notifications))
+        assert (session.directory / "export" / "summary.json").is_file()
+
+
+async def test_budget_pause_then_raising_the_limit_resumes():
+    session, screen = audit_screen({"budget": BudgetLimits(test_runs=4), "rounds": 10})
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(screen)
+        state = screen.state
+        await wait_for(pilot, lambda: state.state == "paused" and state.reason.startswith("budget"))
+        gauges = screen.query_one("#budget")
+        assert gauges.levels["test_runs"] == "danger"
+        await pilot.press("l")
+        assert isinstance(app.screen, LimitsScreen)
+        app.screen.query_one("#limit-test_runs", Input).value = ""
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: state.state == "finished", timeout=20)
+        assert session.summary()["state"] == "finished"
+
+
+async def test_quitting_a_running_session_asks_and_leaves_it_resumable():
+    session, screen = audit_screen({"step": True, "rounds": 10})
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "paused")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # stay
+        assert app.screen is screen
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+    info = {s["id"]: s for s in AuditSession.list()}[session.id]
+    assert info["state"] in ("stopped", "paused", "interrupted")
+    # It can run again and finish.
+    again = AuditSession.open(session.id, **session._deps)
+    again.run_to_end()
+    assert await again.run() == "finished"

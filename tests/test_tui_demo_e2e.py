@@ -1,0 +1,83 @@
+"""The main flow on the bundled demo with real containers and the scripted agents: open the
+demo, select a task, start a stepped session, approve one verdict and overrule another, watch
+refutations arrive, finish, open the report."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from textual.widgets import DataTable, Input, Checkbox
+
+from testjack_tui.tui.app import TestJackApp
+from testjack_tui.tui.screens.audit import AuditScreen
+from testjack_tui.tui.screens.report import ReportScreen
+from testjack_tui.tui.screens.selection import SelectionScreen
+
+TASK = "merge-list-strategies"
+
+
+async def wait_for(pilot, predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.1)
+
+
+@pytest.mark.podman
+async def test_demo_flow_open_select_step_approve_overrule_finish_report():
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        table = app.screen.query_one("#benchmark-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count > 0)
+        table.focus()
+        await pilot.press("enter")  # the bundled demo is the first row
+        await wait_for(pilot, lambda: isinstance(app.screen, SelectionScreen))
+        selection = app.screen
+        await pilot.press("n")  # no task ...
+        tasks = selection.query_one("#task-table", DataTable)
+        tasks.move_cursor(row=selection.task_ids.index(TASK))
+        await pilot.pause()
+        await pilot.press("space")  # ... but this one
+        assert selection.selected_tasks == {TASK}
+        await pilot.press("f3")
+        selection.query_one("#rounds", Input).value = "2"
+        selection.query_one("#step", Checkbox).value = True
+        selection.query_one("#auto_approve", Checkbox).value = False
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, AuditScreen))
+        audit = app.screen
+        state = audit.state
+        decisions: list[tuple[str, str, str]] = []
+        refutation_counts: list[int] = []
+        deadline = time.monotonic() + 900
+        while state.state not in ("finished", "failed", "stopped"):
+            assert time.monotonic() < deadline, "the demo session did not finish"
+            if state.pending:
+                request_id, request = next(iter(state.pending.items()))
+                key = "o" if len(decisions) == 1 else "a"
+                await pilot.press(key)
+                decisions.append((request.candidate_id, request.label, key))
+                await wait_for(pilot, lambda: request_id not in state.pending)
+            elif state.state == "paused":
+                await pilot.press("n")
+                await pilot.pause(0.2)
+            else:
+                await pilot.pause(0.2)
+            refutation_counts.append(len(state.refutations))
+        assert state.state == "finished", state.reason
+        assert len(decisions) >= 2, decisions
+        assert state.candidates[decisions[0][0]].decision == "approved"
+        assert state.candidates[decisions[1][0]].decision == "overruled"
+        # The worlds were real containers and their output reached the screen.
+        assert state.worlds and any(w.total for w in state.worlds.values())
+        summary = audit.session.summary()
+        refuted = {t for t, v in summary["tasks"][TASK]["trials"].items() if v["state"] == "refuted"}
+        assert refuted == {k[1] for k, t in state.trials.items() if t.state == "refuted"}
+        assert refuted and refutation_counts[0] == 0  # refutations arrived while we watched
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen.summary)
+        trials = app.screen.query_one("#report-trials", DataTable)
+        shown = {str(trials.get_row_at(i)[1]) for i in range(trials.row_count)
+                 if str(trials.get_row_at(i)[3]) == "refuted"}
+        assert shown == refuted
