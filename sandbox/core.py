@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import os
 import secrets
@@ -70,8 +71,14 @@ class Sandbox:
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency * 3 + 6,
                                         thread_name_prefix="tj-sandbox")
         self._sem = asyncio.Semaphore(self.concurrency)
-        await self._call(self._service.start)
-        self.swept_at_start = await self._call(cleanup.sweep, self._service.client())
+        try:
+            await self._call(self._service.start)
+            self.swept_at_start = await self._call(cleanup.sweep, self._service.client())
+        except BaseException:
+            await asyncio.get_running_loop().run_in_executor(self._pool, self._service.stop)
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+            raise
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -131,7 +138,7 @@ class Sandbox:
 
     def _limits_for(self, memory_mb: int | None) -> Limits:
         if memory_mb:
-            return Limits(**{**self.limits.__dict__, "memory_mb": int(memory_mb)})
+            return dataclasses.replace(self.limits, memory_mb=int(memory_mb))
         return self.limits
 
     def _start(self, image: str, world: str, task_id: str, trial_id: str | None,

@@ -68,22 +68,25 @@ def test_clusters_group_same_code():
     assert any({f"good{i}" for i in range(6)} <= g for g in as_sets)
 
 
-def test_prefers_suspicious_then_deviant_and_never_repeats_a_group_too_early():
-    ts = trials()
+ALT = ["import math", "def area(w, h):", "    math.prod([w, h])", "    assert min(w, h) >= 0, 'no'",
+       "    return math.prod((w, h))"]
+
+
+def test_suspicious_first_then_one_trial_per_group_before_any_second_look():
+    ts = trials() + [Trial("alt", "t", "a", "m7", patch(ALT), True)]
     s = ClusterSampler(TASK, 0, SamplerContext(ts))
-    state = SamplerState(round=1)
-    first = s.pick(ts, state)
-    assert first.id == "sniff"  # detector evidence first
-    state.audited.append("sniff")
-    state.clean.append("sniff")
-    active = [t for t in ts if t.id != "sniff"]
-    second = s.pick(active, state)
-    assert second.id.startswith("bad")  # far from G: the missing validation
-    state.audited.append(second.id)
-    state.clean.append(second.id)  # pretend it came back clean
-    active = [t for t in active if t.id != second.id]
-    third = s.pick(active, state)
-    assert third.id.startswith("good")  # a group not yet visited beats a second look at "bad"
+    groups = {tid: gi for gi, g in enumerate(s.groups) for tid in g}
+    assert len(set(groups.values())) == 3  # goods (+ sniff), bads, alt
+    state, active, picked = SamplerState(round=1), list(ts), []
+    for _ in range(3):
+        t = s.pick(active, state)
+        picked.append(t.id)
+        state.audited.append(t.id)
+        state.clean.append(t.id)
+        active = [x for x in active if x.id != t.id]
+    assert picked[0] == "sniff"  # detector evidence first
+    assert len({groups[t] for t in picked}) == 3  # then the groups nobody looked at yet
+    assert any(t.startswith("bad") for t in picked)
 
 
 def test_deterministic_per_seed_and_picks_everything_eventually():

@@ -11,6 +11,7 @@ from sandbox import Sandbox
 from sandbox.selftest import BASE_FILES, F2P, FIXED_CALC, P2P, T0_FILE, make_patch, tiny_task, trial_for
 from sandbox.verify import verify_task
 from testjack_tui.cli import app
+from testjack_tui.model import OfficialTests, Reference
 
 pytestmark = pytest.mark.podman
 
@@ -51,9 +52,9 @@ async def test_verify_task_reports_well_formedness_vacuous_tests_and_reproductio
 
 async def test_verify_task_flags_an_ill_formed_task(tmp_path):
     # G fixes nothing and T0's fail-to-pass test already passes on null.
-    bad_task = tiny_task(tmp_path, task_id="ill", reference=__import__("sandbox.selftest").selftest.Reference(
+    bad_task = tiny_task(tmp_path, task_id="ill", reference=Reference(
         patch=make_patch({"README": None}, {"README": "docs\n"})))
-    bad_task.tests = type(bad_task.tests)(
+    bad_task.tests = OfficialTests(
         test_patch=bad_task.tests.test_patch, fail_to_pass=F2P + P2P, pass_to_pass=(),
         test_files=bad_task.tests.test_files)
     async with Sandbox(session="t-verify-ill") as sb:

@@ -108,6 +108,8 @@ if not files:
 # the current directory first on sys.path, pytest's __main__ as the main module.
 import runpy
 sys.path[0] = os.getcwd()
+# Our selection plugin; appended (not PYTHONPATH) so the image's own PYTHONPATH stays intact.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins"))
 sys.argv = [sys.executable] + args[3:]
 runpy.run_module("pytest", run_name="__main__", alter_sys=True)
 '''
@@ -164,7 +166,6 @@ class PytestRunner:
         env = {
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONPATH": f"{OUT_ROOT}/plugins",
             "TJ_SELECT": f"{out_dir}/ids.json",
             "TJ_PROGRESS": f"{out_dir}/progress.jsonl",
             "PY_COLORS": "0",

@@ -1,14 +1,19 @@
 """Samplers that beat uniform: spend fewer audit rounds on clean trials, reach failure modes sooner.
 
-`cluster` groups a task's passing trials by what their diffs do (token shingles of the changed
-lines, files touched, detector signals) and audits one trial per group before auditing any group
-twice: a failure mode shared by many trials is usually one group, and one audit of it refutes
-the whole group by replay. Ties go to suspicious trials (detector signals) and to diffs far from
-the reference patch. Groups audited clean fall back, but no group is starved: once every group was
-visited, the group with the fewest audits per active member goes next.
+`cluster` groups a task's passing trials by what their diffs do (token trigrams of the changed
+lines with local names blanked, files touched, detector signals). A failure mode shared by many
+trials is usually one group, and one audit of it refutes the whole group by replay, so every
+group gets one audit before any group gets a second. Within that order a trial scores by:
+- detector suspicion (tampering, sniffing, literal collisions);
+- deviation from its group's consensus (what most diffs in a big group do and this one lacks);
+- shortfall against the reference patch (a much smaller diff often implements only the tested
+  surface);
+- novelty: unlike every trial already audited clean (similar code is probably clean too);
+discounted by the audits already spent on its group, so no group is starved.
 
 Only what the engine knows is used: diffs, the reference patch, detector evidence and the
-outcomes of audits and replays. Deterministic for a given seed (ties broken by a seeded RNG).
+outcomes of audits. Deterministic for a given seed (ties broken by a seeded RNG).
+tests/perf/sampling_sim.py measures it against uniform.
 """
 from __future__ import annotations
 
@@ -94,6 +99,13 @@ def cluster(features: dict[str, frozenset[str]], threshold: float = 0.5) -> list
     return sorted(groups, key=lambda g: g[0])
 
 
+def _source_lines(patch: str) -> int:
+    """Added lines of implementation code (tests, config and docs-like files left out)."""
+    from testjack_tui.engine.detectors import categorize
+
+    return sum(len(f.added) for f in parse_diff(patch or "") if categorize(f.path) is None)
+
+
 def _evidence_of(task: Task, trial: Trial, given: dict | None) -> Evidence:
     if given:
         try:
@@ -111,6 +123,8 @@ class ClusterSampler:
     name = "cluster"
     CORE_SHARE = 0.5  # a feature most of a group's diffs have is part of its consensus
     MIN_GROUP = 8  # smaller groups have no meaningful consensus
+    SHORTFALL_WEIGHT = 1.0
+    VISITED_PENALTY = 10.0  # larger than any score: visited groups only after all unvisited ones
 
     def __init__(self, task: Task, seed: int, context: SamplerContext | None = None,
                  threshold: float = 0.5):
@@ -121,6 +135,8 @@ class ClusterSampler:
         self._given = dict(context.evidence) if context else {}
         self.features: dict[str, frozenset[str]] = {}
         self.suspicion: dict[str, float] = {}
+        self.shortfall: dict[str, float] = {}
+        self._reference_size = _source_lines(task.reference.patch or "")
         self.signals: dict[str, frozenset[str]] = {}
         for t in trials:
             self._describe(t)
@@ -135,6 +151,10 @@ class ClusterSampler:
         ev = _evidence_of(self.task, trial, self._given.get(trial.id))
         self.features[trial.id] = diff_features(trial.patch)
         self.suspicion[trial.id] = ev.suspicion_score()
+        # A diff much smaller than G's often implements only the surface T0 touches.
+        size = _source_lines(trial.patch)
+        self.shortfall[trial.id] = (max(0.0, min(1.0, 1.0 - size / self._reference_size))
+                                    if self._reference_size else 0.0)
         self.signals[trial.id] = frozenset(f"sig:{s.detector}/{s.kind}" for s in ev.signals
                                            if s.severity in ("suspicious", "high"))
 
@@ -189,9 +209,12 @@ class ClusterSampler:
             novelty = 1.0 - seen
             gi = self.group_of[t.id]
             pressure = group_audits.get(gi, 0) / len(self.groups[gi])
-            interest = 0.1 + self.deviation[t.id] + min(1.0, self.suspicion[t.id] / 3.0)
+            interest = (0.1 + self.deviation[t.id] + min(1.0, self.suspicion[t.id] / 3.0)
+                        + self.SHORTFALL_WEIGHT * self.shortfall[t.id])
             score = interest * (0.2 + novelty) / (1.0 + pressure)
-            ranked.append((round(score, 9), t.id))
+            # Groups nobody audited yet come first: a failure mode is usually one group.
+            visited = 1 if group_audits.get(gi, 0) else 0
+            ranked.append((round(score, 9) - visited * self.VISITED_PENALTY, t.id))
         ranked.sort(key=lambda item: (-item[0], item[1]))
         return ranked
 
