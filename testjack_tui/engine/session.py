@@ -86,6 +86,7 @@ class AuditSession:
         self._running = False
         self._stop_requested = False
         self._paused_for_budget = False
+        self._budget_reason = ""
         self.control = Control(session_id, config.step, self._emit)
         self.approvals = QueueApprover(self._emit)
         self.budget = Budget(store, config.budget, session_id, self._emit)
@@ -400,8 +401,6 @@ class AuditSession:
             failed = [t.id for (t, _), r in zip(selected, results) if r == "failed"]
             return "failed", "tasks failed: " + ", ".join(failed)
         return "finished", ""
-
-    _budget_reason = ""
 
     def _announce_budget_pause(self, exc: BudgetExceeded) -> None:
         if self._paused_for_budget:

@@ -2,7 +2,8 @@
 
     evidence = collect_static_evidence(task, trial)        # pure, fast; store evidence.to_dict()
     ghost = await collect_ghost_branches(sb, task, trial, model_world)   # needs a container
-    evidence.attach_ghost(ghost)
+    attach_ghost(evidence, ghost)
+    data = await evidence_provider(sb, task, trial, {"model": world})    # both, for the engine hook
 
 Every signal names a file, a line and an excerpt; none refutes a trial by itself.
 """
