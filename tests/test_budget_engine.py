@@ -37,10 +37,28 @@ def test_llm_limits_are_checked_before_the_call(tmp_path):
 
 def test_price_bound_prevents_a_call_that_could_overspend(tmp_path):
     budget = make_budget(tmp_path, usd=1.0)
-    budget.price_bound = lambda model, max_tokens: 0.6
+    budget.price_bound = lambda model, max_tokens, prompt_tokens: 0.6
     budget.record("audit", "m", 10, 10, 0.5, False)
     with pytest.raises(BudgetExceeded):
         budget.check("audit", "m", max_tokens=100)
+
+
+def test_the_config_pricing_bounds_the_next_call(tmp_path):
+    """With the pricing table, the largest prompt so far plus max_tokens bounds the next call."""
+    from testjack_tui.config import Price
+    from testjack_tui.engine.budget import price_bound_from
+
+    class Config:
+        def price(self, model):
+            return Price(input_per_mtok=1000.0, output_per_mtok=1000.0) if model == "m" else None
+
+    budget = make_budget(tmp_path, usd=1.0)
+    budget.price_bound = price_bound_from(Config())
+    budget.record("audit", "m", 400, 10, 0.41, False)
+    budget.check("audit", "m", max_tokens=100)  # 0.41 + (400 + 100) / 1000 = 0.91: allowed
+    with pytest.raises(BudgetExceeded):
+        budget.check("audit", "m", max_tokens=300)  # 0.41 + 0.7 > 1.0
+    budget.check("audit", "unpriced", max_tokens=10_000)  # unknown price: only the spent total counts
 
 
 def test_test_runs_are_reserved_exactly(tmp_path):

@@ -17,7 +17,8 @@ from .roles import BudgetExceeded
 from .store import SessionStore
 
 # Optional: an upper bound on what one request can cost, (model, max_tokens) -> usd.
-PriceBound = Callable[[str, int | None], float | None]
+# (model, max completion tokens, prompt tokens) -> the most the call can cost, None if unknown
+PriceBound = Callable[[str, int | None, int], float | None]
 
 
 class Budget:
@@ -37,6 +38,8 @@ class Budget:
         self.test_runs = store.count_runs()
         self._stored_seconds = float(store.get_meta("elapsed_seconds", 0.0) or 0.0)
         self._started: float | None = None
+        # The largest prompt seen so far stands in for the next one when bounding a call's cost.
+        self.largest_prompt = store.largest_prompt()
 
     # -- wall time ----------------------------------------------------------------------------
     def start_clock(self) -> None:
@@ -74,7 +77,7 @@ class Budget:
                 if self.tokens >= lim.tokens or (max_tokens and self.tokens + max_tokens > lim.tokens):
                     raise BudgetExceeded("tokens", f"token limit reached: {self.tokens} of {lim.tokens}")
             if lim.usd is not None:
-                bound = self.price_bound(model, max_tokens) if self.price_bound else None
+                bound = self.price_bound(model, max_tokens, self.largest_prompt) if self.price_bound else None
                 if self.usd >= lim.usd or (bound is not None and self.usd + bound > lim.usd):
                     raise BudgetExceeded("usd", f"spend limit reached: ${self.usd:.4f} of ${lim.usd:.4f}")
 
@@ -85,6 +88,7 @@ class Budget:
             self.store.add_ledger(role, model, prompt_tokens, completion_tokens, usd, estimated,
                                   call_id, task_id, trial_id)
             self.usd += usd
+            self.largest_prompt = max(self.largest_prompt, prompt_tokens)
             self.tokens += prompt_tokens + completion_tokens
             self.estimated = self.estimated or estimated
         self.save_clock()
@@ -128,3 +132,15 @@ class Budget:
                              seconds=round(self.seconds, 1), seconds_limit=lim.seconds,
                              test_runs=self.test_runs, test_runs_limit=lim.test_runs,
                              estimated=self.estimated)
+
+
+def price_bound_from(config) -> PriceBound:
+    """Bound a call's cost with the config's pricing table, so one call cannot pass the USD limit."""
+
+    def bound(model: str, max_tokens: int | None, prompt_tokens: int) -> float | None:
+        price = config.price(model) if config is not None else None
+        if price is None or not max_tokens:
+            return None
+        return price.cost(prompt_tokens, max_tokens)
+
+    return bound

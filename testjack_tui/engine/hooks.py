@@ -99,7 +99,17 @@ def register_evidence_provider(fn: EvidenceProvider) -> None:
 
 
 def evidence_providers() -> list[EvidenceProvider]:
-    return list(_evidence_providers)
+    """The registered providers, or else the detectors package's, discovered like the classifier."""
+    if _evidence_providers:
+        return list(_evidence_providers)
+    try:
+        module = importlib.import_module("testjack_tui.engine.detectors")
+    except ModuleNotFoundError as exc:
+        if exc.name != "testjack_tui.engine.detectors":
+            raise
+        return []
+    provider = getattr(module, "evidence_provider", None)
+    return [provider] if provider else []
 
 
 @dataclass

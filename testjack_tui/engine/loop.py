@@ -118,6 +118,10 @@ class TaskLoop:
     async def _evidence_for(self, trial: Trial) -> dict:
         if trial.id in self.evidence:
             return self.evidence[trial.id]
+        stored = self.env.store.get_evidence(trial.id)
+        if stored is not None:  # computed before an interruption: the detectors are deterministic
+            self.evidence[trial.id] = stored
+            return stored
         merged: dict = {}
         worlds = self._worlds_for(trial, "audit")
         for provider in self.env.hooks.evidence:
@@ -127,6 +131,7 @@ class TaskLoop:
                 self._emit(Log(self.env.session_id, level="warning",
                                message=f"evidence for {trial.id} failed: {exc}"))
         self.evidence[trial.id] = merged
+        self.env.store.put_evidence(self.task.id, trial.id, merged)
         return merged
 
     def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, Any]:

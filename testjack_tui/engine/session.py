@@ -27,7 +27,7 @@ from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark
 
 from .approval import AutoApprover, QueueApprover
-from .budget import Budget
+from .budget import Budget, price_bound_from
 from .config import BudgetLimits, SessionConfig
 from .control import Control
 from .events import Log, Paused, SessionFinished, SessionStarted, WorldState
@@ -89,7 +89,16 @@ class AuditSession:
         self._budget_reason = ""
         self.control = Control(session_id, config.step, self._emit)
         self.approvals = QueueApprover(self._emit)
-        self.budget = Budget(store, config.budget, session_id, self._emit)
+        self.budget = Budget(store, config.budget, session_id, self._emit,
+                             price_bound=price_bound_from(self._app_config()))
+
+    def _app_config(self):
+        """The user's config (profiles, pricing); tests pass their own as `app_config`."""
+        if "app_config" not in self._deps:
+            from testjack_tui.config import load_config
+
+            self._deps["app_config"] = load_config()  # a bad file: InputError naming file and field
+        return self._deps["app_config"]
 
     # -- creation, lookup ---------------------------------------------------------------------
     @classmethod
@@ -261,7 +270,7 @@ class AuditSession:
         if roles is None:
             from testjack_tui.agents.factory import make_roles
 
-            roles = make_roles(self.config.agents, benchmark, self._deps.get("app_config"))
+            roles = make_roles(self.config.agents, benchmark, self._app_config())
         return roles
 
     def _sandbox(self):
@@ -357,7 +366,9 @@ class AuditSession:
         selected = self._select(benchmark)
         self._record_corpus(benchmark, selected)
         roles = self._make_roles(benchmark)
-        approver = AutoApprover() if cfg.auto_approve else self.approvals
+        # An operator reviewer has no label of its own: its verdicts always go to the operator.
+        defers = getattr(roles.reviewer, "defers_to_approver", False)
+        approver = AutoApprover() if cfg.auto_approve and not defers else self.approvals
         self._emit(SessionStarted(self.id, benchmark=cfg.benchmark, mode=cfg.mode,
                                   tasks=tuple(t.id for t, _ in selected),
                                   agent=getattr(roles.audit, "label", str(cfg.agents.get("audit")))))

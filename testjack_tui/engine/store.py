@@ -71,6 +71,7 @@ CREATE TABLE IF NOT EXISTS ledger (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL, role TEXT, model TEXT,
     prompt_tokens INTEGER, completion_tokens INTEGER, usd REAL, estimated INTEGER,
     call_id TEXT, task_id TEXT, trial_id TEXT);
+CREATE TABLE IF NOT EXISTS evidence (trial_id TEXT PRIMARY KEY, task_id TEXT, data TEXT, at REAL);
 CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, at REAL);
 """
 
@@ -283,6 +284,14 @@ class SessionStore:
                         (task_id, trial_id))
         return _loads(row["data"]) if row else None
 
+    def put_evidence(self, task_id: str, trial_id: str, data: dict) -> None:
+        self._exec("INSERT OR REPLACE INTO evidence VALUES (?, ?, ?, ?)",
+                   (trial_id, task_id, _dumps(data), time.time()))
+
+    def get_evidence(self, trial_id: str) -> dict | None:
+        row = self._row("SELECT data FROM evidence WHERE trial_id = ?", (trial_id,))
+        return _loads(row["data"]) if row else None
+
     def audits(self) -> list[dict]:
         return [{"task_id": r["task_id"], "trial_id": r["trial_id"], **_loads(r["data"], {})}
                 for r in self._rows("SELECT * FROM audits ORDER BY at")]
@@ -411,6 +420,10 @@ class SessionStore:
                         "COUNT(*) AS calls FROM ledger")
         return {"tokens": int(row["tokens"]), "usd": float(row["usd"]),
                 "estimated": bool(row["estimated"]), "calls": int(row["calls"])}
+
+    def largest_prompt(self) -> int:
+        row = self._row("SELECT COALESCE(MAX(prompt_tokens), 0) AS n FROM ledger")
+        return int(row["n"])
 
     def count_runs(self) -> int:
         row = self._row("SELECT COUNT(*) AS n FROM runs")

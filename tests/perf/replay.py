@@ -12,6 +12,9 @@ naive — a fresh `podman run --rm -i --network=none IMAGE` per (trial, witness)
 bare  — the test processes alone: `python3 -m pytest` on the W witness files timed inside an
         already running container of each source trial, summed over the A trials and divided
         by the cores.
+floor — context: `podman run --rm -i` of each trial's world snapshot that writes the W files
+        and runs pytest (sampled trials, scaled to A): what one fresh container per trial costs
+        at least with the podman CLI, to tell container overhead from our own.
 
 A = the task's passing trials (9), and a synthetic 200-trial task whose trials copy those
 patches round-robin (quick mode: 24). World snapshots are built before the timing starts (the
@@ -22,13 +25,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import shlex
+import shutil
 import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .common import CORES, fmt_s, median, ratio, row
+from .common import CORES, fmt_s, ratio, row
 from .demo import DEMO_TASK, demo_benchmark, passing_trials, synthetic_trials, witnesses
 
 SPEEDUP_TARGET = 5.0  # ours must be >= 5x faster than naive at W=20, A=200
@@ -95,22 +99,20 @@ BARE_SCRIPT = ('s=$(date +%s%N); python3 -m pytest -q -p no:cacheprovider "$@" >
                'e=$(date +%s%N); echo "TJ_BARE $(( (e - s) / 1000 ))"')
 
 
-async def _bare(sb, trial_worlds, sources, ws) -> dict[tuple[int, str], float]:
-    """Seconds of the bare pytest process per (W, source trial id): median of `repeats`."""
+async def _bare(sb, trial_worlds, sources, w: int) -> dict[str, float]:
+    """Seconds of one bare pytest process on the W witness files, per source trial, timed
+    inside a running container of that trial's world (the first run in that container, as
+    every replay run is a first run)."""
     out = {}
+    files = witnesses(w)
     for trial in sources:
         async with sb.open(trial_worlds[trial.id]) as live:
-            for w in ws:
-                files = witnesses(w)
-                for path, text in files.items():
-                    await live.write_file(path, text)
-                samples = []
-                for _ in range(2):
-                    res = await live.exec(["sh", "-c", BARE_SCRIPT, "bare", *files], timeout=300)
-                    text = res.stdout_head + res.stdout_tail
-                    line = next(ln for ln in text.splitlines() if ln.startswith("TJ_BARE "))
-                    samples.append(int(line.split()[1]) / 1e6)
-                out[(w, trial.id)] = min(samples)
+            for path, text in files.items():
+                await live.write_file(path, text)
+            res = await live.exec(["sh", "-c", BARE_SCRIPT, "bare", *files], timeout=300)
+            text = res.stdout_head + res.stdout_tail
+            line = next(ln for ln in text.splitlines() if ln.startswith("TJ_BARE "))
+            out[trial.id] = int(line.split()[1]) / 1e6
     return out
 
 
@@ -118,59 +120,86 @@ def _source_id(trial) -> str:
     return trial.id.split("--", 1)[1] if trial.id.startswith("perf-copy-") else trial.id
 
 
-# -- naive: podman run per (trial, witness) ---------------------------------------------------
+# -- podman run helpers (naive baseline and the container-per-trial floor) ----------------------
+
+def _labels() -> list[str]:
+    from sandbox.labels import owner_labels
+
+    out = []
+    for key, value in owner_labels("perf-cli").items():
+        out += ["--label", f"{key}={value}"]
+    return out
+
+
+def _put(path: str, text: str) -> str:
+    data = base64.b64encode(text.encode()).decode()
+    return f"echo {data} | base64 -d > {shlex.quote(path)}\n"
+
 
 def _naive_script(task, trial, witness_path: str, witness_src: str) -> str:
-    def put(path: str, text: str) -> str:
-        data = base64.b64encode(text.encode()).decode()
-        return f"echo {data} | base64 -d > {shlex.quote(path)}\n"
-
     # The official evaluator's order: trial patch, reset the files T0's patch touches, apply it.
     return (
         "set -e\ncd " + shlex.quote(task.environment.workdir) + "\n"
-        + put("/tmp/model.patch", trial.patch) + put("/tmp/test.patch", task.tests.test_patch)
+        + _put("/tmp/model.patch", trial.patch) + _put("/tmp/test.patch", task.tests.test_patch)
         + "git apply --whitespace=nowarn /tmp/model.patch || exit 90\n"
         + "for f in $(git apply --numstat /tmp/test.patch | cut -f3); do "
           "git checkout -q HEAD -- \"$f\" 2>/dev/null || rm -f \"$f\"; done\n"
         + "git apply --whitespace=nowarn /tmp/test.patch || exit 91\n"
-        + put(witness_path, witness_src)
+        + _put(witness_path, witness_src)
         + "set +e\npython3 -m pytest -q -p no:cacheprovider " + shlex.quote(witness_path)
-        + " >/dev/null 2>&1\necho TJ_NAIVE $?\n"
+        + " >/dev/null 2>&1\necho TJ_DONE $?\n"
     )
 
 
-def _naive_one(env: dict, image: str, script: str) -> None:
-    proc = subprocess.run(["podman", "run", "--rm", "-i", "--network=none", image, "bash", "-s"],
-                          input=script, text=True, capture_output=True, env=env, timeout=600)
-    if proc.returncode != 0 or "TJ_NAIVE" not in proc.stdout:
-        raise RuntimeError(f"naive replay run failed ({proc.returncode}): {proc.stderr[-300:]}")
+def _floor_script(workdir: str, files: dict[str, str]) -> str:
+    # The world snapshot already holds s and T0: only the witnesses go in, one pytest runs.
+    return ("set -e\ncd " + shlex.quote(workdir) + "\n" + "".join(_put(p, t) for p, t in files.items())
+            + "set +e\npython3 -m pytest -q -p no:cacheprovider "
+            + " ".join(shlex.quote(p) for p in files) + " >/dev/null 2>&1\necho TJ_DONE $?\n")
 
 
-def _naive_sample(env, image, task, trials, files, pairs: int) -> tuple[float, int]:
-    """(wall seconds per pair with `cores` at a time, pairs run)."""
+def _podman_run(env: dict, image: str, script: str) -> None:
+    proc = subprocess.run(["podman", "run", "--rm", "-i", "--network=none", *_labels(), image,
+                           "bash", "-s"], input=script, text=True, capture_output=True, env=env,
+                          timeout=600)
+    if proc.returncode != 0 or "TJ_DONE" not in proc.stdout:
+        raise RuntimeError(f"podman run failed ({proc.returncode}): {proc.stderr[-300:]}")
+
+
+def _parallel_wall(env: dict, jobs: list[tuple[str, str]]) -> float:
+    """Wall seconds for (image, script) jobs run `cores` at a time."""
+    t = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=CORES) as pool:
+        list(pool.map(lambda job: _podman_run(env, *job), jobs))
+    return time.perf_counter() - t
+
+
+def _naive_per_pair(env, image, task, trials, files, pairs: int) -> float:
     items = list(files.items())
     jobs = []
     for k in range(pairs):
         trial = trials[(k * 7) % len(trials)]  # spread over trials and witnesses
         path, src = items[k % len(items)]
-        jobs.append(_naive_script(task, trial, path, src))
-    _naive_one(env, image, jobs[0])  # warm-up
-    t = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=CORES) as pool:
-        list(pool.map(lambda s: _naive_one(env, image, s), jobs))
-    return (time.perf_counter() - t) / pairs, pairs
+        jobs.append((image, _naive_script(task, trial, path, src)))
+    return _parallel_wall(env, jobs) / pairs
+
+
+def _floor_per_trial(env, trials, worlds, files, count: int) -> float:
+    picked = [trials[(k * 7) % len(trials)] for k in range(count)]
+    jobs = [(worlds[t.id].image, _floor_script(worlds[t.id].workdir, files)) for t in picked]
+    return _parallel_wall(env, jobs) / count
 
 
 # -- the measurement --------------------------------------------------------------------------
 
 async def _measure(quick: bool) -> list[dict]:
-    from sandbox import Sandbox
-
-    from sandbox import PatchError
+    from sandbox import PatchError, Sandbox
 
     bench = demo_benchmark()
     task = bench.tasks[DEMO_TASK]
     synth_n = 24 if quick else 200
+    naive_pairs = 8 if quick else 24
+    floor_trials = 4 if quick else 12
     rows: list[dict] = []
     home = Path(tempfile.mkdtemp(prefix="tj-perf-replay-"))
     async with Sandbox(session="perf-replay") as sb:
@@ -191,41 +220,65 @@ async def _measure(quick: bool) -> list[dict]:
         for tr, w in zip(demo_trials + synth, prepared):
             worlds[tr.id] = w
         prep = time.perf_counter() - t
-        populations = [(f"A={len(demo_trials)} (demo, reproducible passing)", demo_trials),
-                       (f"A={synth_n} (synthetic copies)", synth)]
         rows.append(row(f"2 replay: world snapshots for {len(worlds)} trials (context)", fmt_s(prep),
                         None, None, "-", None,
                         note="Sandbox.prepare of every model world before timing (cached images are found, not rebuilt)"))
         env = sb.service.cli_env()
         image = await sb.env_image(task)
+        big_files = witnesses(max(WS))
+        # Naive per-pair cost, measured before and after our runs (the machine's load drifts).
+        naive_costs = [await asyncio.to_thread(_naive_per_pair, env, image, task, demo_trials,
+                                               big_files, naive_pairs)]
 
-        bare = await _bare(sb, worlds, demo_trials, WS)
-        naive_pairs = 8 if quick else 30
-        per_pair, n_pairs = await asyncio.to_thread(
-            _naive_sample, env, image, task, demo_trials, witnesses(max(WS)), naive_pairs)
-
-        for label, trials in populations:
+        measured = []  # (label, trials, w, ours, statuses, bare per source, floor per trial)
+        for label, trials in ((f"A={len(demo_trials)} demo", demo_trials),
+                              (f"A={synth_n} synthetic", synth)):
             for w in WS:
-                files = witnesses(w)
-                ours, statuses = await _ours(sb, task, trials, worlds, files, home)
-                naive = per_pair * w * len(trials)
-                bare_total = sum(bare[(w, _source_id(tr))] for tr in trials) / CORES
-                # The targets are set for W=20 on the big population (200; 24 in quick mode).
-                big = w == max(WS) and trials is synth
-                failed = sum(1 for st in statuses.values() for s in st.values() if s != "passed")
-                r_naive = ratio(ours, naive)
-                rows.append(row(
-                    f"2 replay W={w} {label} vs naive", fmt_s(ours), fmt_s(naive), r_naive,
-                    f"<= {1 / SPEEDUP_TARGET:.1f}x (>= {SPEEDUP_TARGET:.0f}x faster)" if big else "-",
-                    (r_naive is not None and r_naive <= 1 / SPEEDUP_TARGET) if big else None,
-                    note=f"{w * len(trials)} witness runs ({failed} failing); naive scaled from "
-                         f"{n_pairs} sampled pairs at {fmt_s(per_pair)}/pair, {CORES} at a time"))
-                r_bare = ratio(ours, bare_total)
-                rows.append(row(
-                    f"2 replay W={w} {label} vs bare tests/{CORES} cores", fmt_s(ours),
-                    fmt_s(bare_total), r_bare, f"<= {BARE_TARGET}x" if big else "-",
-                    (r_bare is not None and r_bare <= BARE_TARGET) if big else None,
-                    note="bare = pytest process time inside running containers, summed, / cores"))
+                ours, statuses = await _ours(sb, task, trials, worlds, witnesses(w), home)
+                bare = floor = None
+                if w == max(WS) or not quick:
+                    bare = await _bare(sb, worlds, demo_trials, w)
+                if w == max(WS):
+                    floor = await asyncio.to_thread(_floor_per_trial, env, trials, worlds,
+                                                    witnesses(w), floor_trials)
+                measured.append((label, trials, w, ours, statuses, bare, floor))
+        naive_costs.append(await asyncio.to_thread(_naive_per_pair, env, image, task, demo_trials,
+                                                   big_files, naive_pairs))
+    shutil.rmtree(home, ignore_errors=True)
+    per_pair = sum(naive_costs) / len(naive_costs)
+
+    for label, trials, w, ours, statuses, bare, floor in measured:
+        # The targets are set for W=20 on the big population (200; 24 in quick mode).
+        big = w == max(WS) and trials is synth
+        runs = w * len(trials)
+        failing = sum(1 for st in statuses.values() for s in st.values() if s != "passed")
+        naive = per_pair * runs
+        r = ratio(ours, naive)
+        rows.append(row(
+            f"2 replay W={w} {label} vs naive", fmt_s(ours), fmt_s(naive), r,
+            f"<= {1 / SPEEDUP_TARGET:.1f}x (>= {SPEEDUP_TARGET:.0f}x faster)" if big else "-",
+            (r is not None and r <= 1 / SPEEDUP_TARGET) if big else None,
+            note=f"{runs} witness runs ({failing} not passing); naive = {runs} x "
+                 f"{fmt_s(per_pair)}/pair, per-pair cost from {2 * naive_pairs} sampled pairs "
+                 f"({CORES} at a time) before and after"))
+        if bare is not None:
+            bare_total = sum(bare[_source_id(tr)] for tr in trials) / CORES
+            r = ratio(ours, bare_total)
+            rows.append(row(
+                f"2 replay W={w} {label} vs bare tests/{CORES} cores", fmt_s(ours),
+                fmt_s(bare_total), r, f"<= {BARE_TARGET}x" if big else "-",
+                (r is not None and r <= BARE_TARGET) if big else None,
+                note="bare = one pytest process per trial on the W files, timed inside a running "
+                     "container of the source trial right after our run, summed, / cores"))
+        if floor is not None:
+            floor_total = floor * len(trials)
+            r = ratio(ours, floor_total)
+            rows.append(row(
+                f"2 replay W={w} {label} vs podman-run floor (context)", fmt_s(ours),
+                fmt_s(floor_total), r, "-", None,
+                note=f"floor = `podman run --rm -i` of the trial's world snapshot that writes the "
+                     f"W files and runs pytest, {floor_trials} sampled trials, scaled to A: the "
+                     f"least a fresh container per trial can cost"))
     return rows
 
 

@@ -19,6 +19,7 @@ TARGET = 1.3
 
 async def _measure(rounds: int) -> tuple[list[float], list[float], str]:
     from sandbox import Sandbox
+    from sandbox.labels import owner_labels
 
     bench = demo_benchmark()
     task = bench.tasks[DEMO_TASK]
@@ -26,7 +27,9 @@ async def _measure(rounds: int) -> tuple[list[float], list[float], str]:
     async with Sandbox(session="perf-world-start") as sb:
         world = await sb.prepare(task, "reference")
         env = sb.service.cli_env()
-        argv = ["podman", "run", "--rm", "--network=none", world.image, "true"]
+        # Our owner labels on the raw run too (team rule: every container is labelled ours).
+        labels = [a for k, v in owner_labels("perf-cli").items() for a in ("--label", f"{k}={v}")]
+        argv = ["podman", "run", "--rm", "--network=none", *labels, world.image, "true"]
         # One warm-up of each: page cache, service connection pool.
         await sb.exec(world, ["true"])
         subprocess.run(argv, env=env, check=True, capture_output=True)
