@@ -17,7 +17,7 @@ floor — context: `podman run --rm -i` of each trial's world snapshot that writ
         at least with the podman CLI, to tell container overhead from our own.
 
 A = the task's passing trials (9), and a synthetic 200-trial task whose trials copy those
-patches round-robin (quick mode: 24). World snapshots are built before the timing starts (the
+patches round-robin (quick mode: 16 trials, W=20 only; bare times only for it). World snapshots are built before the timing starts (the
 engine builds them when it checks the task); their build time is reported as context.
 """
 from __future__ import annotations
@@ -197,9 +197,10 @@ async def _measure(quick: bool) -> list[dict]:
 
     bench = demo_benchmark()
     task = bench.tasks[DEMO_TASK]
-    synth_n = 24 if quick else 200
-    naive_pairs = 8 if quick else 24
+    synth_n = 16 if quick else 200
+    naive_pairs = 6 if quick else 24
     floor_trials = 4 if quick else 12
+    synth_ws = (max(WS),) if quick else WS  # quick: the synthetic task only at W=20
     rows: list[dict] = []
     home = Path(tempfile.mkdtemp(prefix="tj-perf-replay-"))
     async with Sandbox(session="perf-replay") as sb:
@@ -231,12 +232,12 @@ async def _measure(quick: bool) -> list[dict]:
                                                big_files, naive_pairs)]
 
         measured = []  # (label, trials, w, ours, statuses, bare per source, floor per trial)
-        for label, trials in ((f"A={len(demo_trials)} demo", demo_trials),
-                              (f"A={synth_n} synthetic", synth)):
-            for w in WS:
+        for label, trials, ws in ((f"A={len(demo_trials)} demo", demo_trials, WS),
+                                  (f"A={synth_n} synthetic", synth, synth_ws)):
+            for w in ws:
                 ours, statuses = await _ours(sb, task, trials, worlds, witnesses(w), home)
                 bare = floor = None
-                if w == max(WS) or not quick:
+                if not quick or trials is synth:
                     bare = await _bare(sb, worlds, demo_trials, w)
                 if w == max(WS):
                     floor = await asyncio.to_thread(_floor_per_trial, env, trials, worlds,
@@ -248,7 +249,7 @@ async def _measure(quick: bool) -> list[dict]:
     per_pair = sum(naive_costs) / len(naive_costs)
 
     for label, trials, w, ours, statuses, bare, floor in measured:
-        # The targets are set for W=20 on the big population (200; 24 in quick mode).
+        # The targets are set for W=20 on the big population (200; 16 in quick mode).
         big = w == max(WS) and trials is synth
         runs = w * len(trials)
         failing = sum(1 for st in statuses.values() for s in st.values() if s != "passed")

@@ -63,7 +63,7 @@ class CandidatesPanel(Vertical):
 
     def on_mount(self) -> None:
         table = self.query_one("#candidate-table", DataTable)
-        for key, label in (("id", "Candidate"), ("trial", "Trial"), ("status", "Status"),
+        for key, label in (("task", "Task"), ("id", "Candidate"), ("trial", "Trial"), ("status", "Status"),
                            ("oracle", "Oracle"), ("requirement", "Requirement")):
             table.add_column(label, key=key)
 
@@ -81,7 +81,9 @@ class CandidatesPanel(Vertical):
         table.clear()
         for c in rows:
             status = c.status
-            table.add_row(short_id(c.candidate_id, c.task_id), short_id(c.trial_id or "analysis", c.task_id),
+            # Several tasks run at once and their candidate ids repeat: the task keeps rows apart.
+            task = c.task_id if len(c.task_id) <= 16 else c.task_id[:15] + "…"
+            table.add_row(task, short_id(c.candidate_id, c.task_id), short_id(c.trial_id or "analysis", c.task_id),
                           Text(status, style=STATUS_STYLE.get(status, "")),
                           OUTCOME_TEXT.get(c.outcome, c.outcome.replace("_", " ")), (c.requirement or "")[:80],
                           key=c.candidate_id)
