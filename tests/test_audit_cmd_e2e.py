@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -118,10 +119,16 @@ def test_summary_lists_witnesses_with_source_and_requirement(first):
     assert "REFUTED by" in first["_stdout"]
 
 
-def test_same_seed_same_result(first, home, tmp_path):
-    proc = cli("audit", str(DEMO), "--headless", "--auto-approve", "--seed", "0", "--out", str(tmp_path), home=home)
+def test_same_seed_same_result_even_without_the_labels_file(first, home, tmp_path):
+    # The second run audits a copy of the demo with its ground-truth labels deleted: the labels
+    # are for scoring only, so nothing may change.
+    copy = tmp_path / "demo-without-labels"
+    shutil.copytree(DEMO, copy)
+    (copy / "labels.json").unlink()
+    out = tmp_path / "out"
+    proc = cli("audit", str(copy), "--headless", "--auto-approve", "--seed", "0", "--out", str(out), home=home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    second = json.loads((tmp_path / "summary.json").read_text())
+    second = json.loads((out / "summary.json").read_text())
     assert outcome(second) == outcome(first)
 
 

@@ -1,10 +1,13 @@
-"""Responsiveness under load: 8 worlds streaming 2,000 lines a second in total while the
+"""The Audit screen under load: 8 worlds streaming 2,000 lines a second in total while the
 operator presses keys. Events enter the Audit screen exactly where the engine delivers them
-(the session's subscriber inbox), from another thread, as the sandbox's listeners do."""
+(the session's subscriber inbox), from another thread, as the sandbox's listeners do.
+
+Behaviour only: every key takes effect and output stays bounded and current. How fast the keys
+take effect is measured, against the idle app, by `python -m tests.perf` (tests/perf/ui_lag.py);
+no absolute times are asserted here."""
 from __future__ import annotations
 
 import asyncio
-import statistics
 import threading
 import time
 
@@ -18,7 +21,7 @@ from testjack_tui.tui.screens.audit import AuditScreen, trial_views
 
 WORLDS = 8
 LINES_PER_SECOND = 2000
-SECONDS = 3.0
+KEYS = 12
 
 
 def stream(inbox, session_id: str, stop: threading.Event, sent: list[int]) -> None:
@@ -37,7 +40,7 @@ def stream(inbox, session_id: str, stop: threading.Event, sent: list[int]) -> No
         time.sleep(max(0.0, next_at - time.monotonic()))
 
 
-async def test_keys_stay_responsive_while_8_worlds_stream_2000_lines_per_second():
+async def test_keys_take_effect_and_output_stays_bounded_while_8_worlds_stream():
     session, _, _ = build({"step": True})
     bench = session._deps["benchmark"]
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
@@ -53,32 +56,26 @@ async def test_keys_stay_responsive_while_8_worlds_stream_2000_lines_per_second(
         producer = threading.Thread(target=stream, args=(screen.inbox, session.id, stop, sent))
         producer.start()
         tabs = screen.query_one("#audit-tabs")
-        latencies = []
-        started = time.monotonic()
+        switched = 0
         try:
-            # Each key switches tabs; latency = key posted → the screen has acted on it.
-            # (Pilot.press also waits for the CPU to go idle, which it never does under load.)
+            # Each key switches tabs; wait until the screen has acted on it. (Pilot.press also
+            # waits for the CPU to go idle, which it never does under load.)
             keys = [("f3", "candidates-tab"), ("f5", "agent-tab"), ("f4", "worlds-tab")]
-            while time.monotonic() - started < SECONDS:
-                key, expected = keys[len(latencies) % len(keys)]
-                t0 = time.perf_counter()
+            for i in range(KEYS):
+                key, expected = keys[i % len(keys)]
                 app.post_message(events.Key(key, None))
+                deadline = time.monotonic() + 30  # a hang guard, not a speed requirement
                 while tabs.active != expected:
-                    await asyncio.sleep(0.002)
-                latencies.append(time.perf_counter() - t0)
+                    assert time.monotonic() < deadline, f"key {key} never switched to {expected}"
+                    await asyncio.sleep(0.005)
+                switched += 1
                 await asyncio.sleep(0.05)
         finally:
             stop.set()
             producer.join()
         await pilot.pause(0.3)
-        rate = sent[0] / (time.monotonic() - started)
-        assert rate > LINES_PER_SECOND * 0.8, rate  # the load really was there
-        worst = max(latencies)
-        p90 = statistics.quantiles(latencies, n=10)[-1]
-        assert len(latencies) > 10
-        median = statistics.median(latencies)
-        # Measured 10-70 ms on an idle 2-core machine; the bounds leave room for a busy CI box.
-        assert median < 0.1 and p90 < 0.25 and worst < 1.0, (median, p90, worst)
+        assert switched == KEYS
+        assert sent[0] > 0  # the stream really ran while the keys were pressed
         # Output is kept, bounded per world, and what is shown is the newest.
         shown = screen.state.worlds["t1/model/w0"]
         assert len(shown.lines) == min(WORLD_LINES, shown.total)

@@ -187,10 +187,10 @@ def test_cli_commands_do_not_import_textual():
     assert out.stdout.strip() == "False"
 
 
-def test_first_screen_appears_within_1_5_seconds():
-    # A fresh interpreter: imports, app start, first screen mounted and painted.
+def test_first_screen_appears_in_a_fresh_interpreter():
+    # Imports, app start, first screen mounted and painted. How long that takes is measured
+    # against a bare `import textual` by `python -m tests.perf` (tests/perf/ui_lag.py).
     code = (
-        "import time; t0 = time.perf_counter()\n"
         "import asyncio\n"
         "from testjack_tui.tui.app import TestJackApp\n"
         "async def main():\n"
@@ -199,8 +199,8 @@ def test_first_screen_appears_within_1_5_seconds():
         "        while type(app.screen).__name__ != 'BenchmarksScreen':\n"
         "            await pilot.pause(0.01)\n"
         "        await pilot.pause()\n"
-        "        print(time.perf_counter() - t0)\n"
+        "        print(type(app.screen).__name__)\n"
         "asyncio.run(main())\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
-    elapsed = float(out.stdout.strip().splitlines()[-1])
-    assert elapsed < 1.5, elapsed
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         check=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "BenchmarksScreen"

@@ -170,12 +170,20 @@ class StdinApprover:
                       f"{request.candidate.requirement}", file=self.printer.out)
                 print(request.candidate.source.rstrip()[:3000], file=self.printer.out)
                 print(f"reference: {request.reference_status}; trial: {request.model_status}", file=self.printer.out)
-                print(f"reviewer says {v.label.upper()} ({'explicit' if v.explicit else 'implicit'}: "
-                      f"{v.requirement}) {v.reason}", file=self.printer.out)
-                print("approve the reviewer's verdict? [y = approve / n = overrule] ",
-                      end="", file=self.printer.out, flush=True)
+                if v.reviewer == "operator":  # no reviewer's label to approve: the operator judges
+                    print(f"does it check a requirement of the task prompt ({v.requirement})? "
+                          "[y = valid, it counts / n = invalid] ", end="", file=self.printer.out, flush=True)
+                else:
+                    print(f"reviewer says {v.label.upper()} ({'explicit' if v.explicit else 'implicit'}: "
+                          f"{v.requirement}) {v.reason}", file=self.printer.out)
+                    print("approve the reviewer's verdict? [y = approve / n = overrule] ",
+                          end="", file=self.printer.out, flush=True)
                 answer = self.stdin.readline().strip().lower()
-            if answer.startswith("n"):
+            if v.reviewer == "operator":
+                valid = answer.startswith("y")
+                decision = ApprovalDecision(counts=valid, label="valid" if valid else "invalid", by="operator",
+                                            note="judged by the operator on the command line")
+            elif answer.startswith("n"):
                 label = "invalid" if v.label == "valid" else "valid"
                 decision = ApprovalDecision(counts=label == "valid", label=label, by="operator",
                                             note="overruled on the command line")
@@ -229,6 +237,11 @@ def _agents(agent: str, reviewer: str | None) -> dict[str, str]:
     return {"audit": agent, "task_analysis": agent, "reviewer": reviewer or agent}
 
 
+def _asks_operator(cfg) -> bool:
+    # The operator reviewer's verdicts always go to the operator, --auto-approve or not.
+    return not cfg.auto_approve or cfg.agents.get("reviewer") == "operator"
+
+
 def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
@@ -241,7 +254,7 @@ def register(app: typer.Typer) -> None:
         task: Annotated[Optional[list[str]], typer.Option("--task", help="Audit only this task (repeatable).")] = None,
         trial: Annotated[Optional[list[str]], typer.Option("--trial", help="Audit only this trial (repeatable).")] = None,
         mode: Annotated[str, typer.Option(help="lightweight (Algorithm 1) or per-trial.")] = "lightweight",
-        rounds: Annotated[int, typer.Option(help="Audit rounds per task (lightweight).")] = 3,
+        rounds: Annotated[Optional[int], typer.Option(help="Audit rounds per task (lightweight; default 3).")] = None,
         k: Annotated[int, typer.Option("--k", help="Repairs of a candidate failing on the reference.")] = 3,
         sampler: Annotated[str, typer.Option(help="Sampling strategy for the lightweight loop.")] = "uniform",
         budget_usd: Annotated[Optional[float], typer.Option(help="Stop LLM spending at this many USD.")] = None,
@@ -249,20 +262,32 @@ def register(app: typer.Typer) -> None:
         budget_seconds: Annotated[Optional[float], typer.Option(help="Wall-time limit in seconds.")] = None,
         budget_runs: Annotated[Optional[int], typer.Option(help="Limit on test executions.")] = None,
         seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
-        agent: Annotated[str, typer.Option(help="scripted | openai | operator | a profile name.")] = "scripted",
+        agent: Annotated[Optional[str], typer.Option(
+            help="scripted | openai | operator | a profile name (default: scripted; operator with --candidate).")] = None,
         reviewer: Annotated[Optional[str], typer.Option(help="Reviewer role (default: as --agent).")] = None,
         no_task_analysis: Annotated[bool, typer.Option("--no-task-analysis", help="Skip the task-analysis tests.")] = False,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
         step: Annotated[bool, typer.Option("--step", help="Pause before each round and after each verdict (TUI).")] = False,
         headless: Annotated[bool, typer.Option("--headless", help="Progress lines instead of the TUI.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also show test runs and containers.")] = False,
+        candidate: Annotated[Optional[list[Path]], typer.Option(
+            "--candidate", help="Operator mode, headless: your test file, checked on the trials "
+                                "(repeatable; with --trial, the trials to check it on first).")] = None,
+        candidate_path: Annotated[Optional[list[str]], typer.Option(
+            "--candidate-path", help="Where --candidate goes in the repo (default tests/test_tj_<name>.py).")] = None,
+        requirement: Annotated[Optional[list[str]], typer.Option(
+            "--requirement", help="The clause of the prompt --candidate checks (one, or one per file).")] = None,
     ) -> None:
         """Audit the passing trials of a benchmark with witness tests."""
         from testjack_tui.engine.session import AuditSession, BudgetLimits, SessionConfig
 
+        if agent is None:
+            agent = "operator" if candidate else "scripted"
+
         cfg = SessionConfig(
             benchmark=str(Path(benchmark).expanduser().resolve()), tasks=list(task) if task else None,
-            trials=list(trial) if trial else None, mode=mode, rounds=rounds, k_repairs=k, sampler=sampler,
+            trials=list(trial) if trial else None, mode=mode, rounds=3 if rounds is None else rounds,
+            k_repairs=k, sampler=sampler,
             seed=seed, budget=BudgetLimits(usd=budget_usd, tokens=budget_tokens, seconds=budget_seconds,
                                            test_runs=budget_runs),
             agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
@@ -276,6 +301,16 @@ def register(app: typer.Typer) -> None:
             if sampler not in sampler_names():
                 raise InputError("audit", "--sampler", f"unknown sampler {sampler!r} (known: {', '.join(sampler_names())})")
             interactive = _interactive()
+            operator_files = None
+            if candidate or candidate_path or requirement or agent == "operator":
+                from . import operator_input
+
+                operator_files = operator_input.prepare(agent, candidate, candidate_path, requirement,
+                                                        headless, interactive)
+                headless = headless or operator_files is not None
+            if cfg.agents["reviewer"] == "operator" and not interactive:
+                raise InputError("audit", "--reviewer", "the operator reviewer asks on a terminal and there "
+                                 "is none: pass --reviewer scripted, openai or a profile name")
             if step and (headless or not interactive):
                 raise InputError("audit", "--step", "step mode needs the TUI (leave out --headless)")
             if not auto_approve and not interactive:
@@ -283,6 +318,8 @@ def register(app: typer.Typer) -> None:
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
             bench = load_benchmark(cfg.benchmark)
             roles = make_roles(cfg.agents, bench)
+            if operator_files is not None:
+                roles = operator_input.attach(bench, cfg, roles, operator_files, rounds is not None)
             if not headless and interactive:
                 session = AuditSession.create(cfg)
                 from testjack_tui.tui import run as run_tui
@@ -293,7 +330,7 @@ def register(app: typer.Typer) -> None:
         except InputError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        raise typer.Exit(run_session(session, out, verbose, ask_operator=not auto_approve))
+        raise typer.Exit(run_session(session, out, verbose, ask_operator=_asks_operator(cfg)))
 
     @app.command("resume")
     def resume(
@@ -322,13 +359,18 @@ def register(app: typer.Typer) -> None:
             if auto_approve and not session.config.auto_approve:
                 session.config.auto_approve = True
                 session.store.set_meta("config", session.config.to_dict())
+            if session.config.agents.get("audit") == "operator":
+                raise InputError(session.store.path, "agents.audit", "this session takes its candidates from the "
+                                 "operator: resume it in the TUI (testjack-tui tui, then open the session)")
+            if session.config.agents.get("reviewer") == "operator" and not _interactive():
+                raise InputError("resume", "--reviewer", "the operator reviewer asks on a terminal and there is none")
             if not session.config.auto_approve and not _interactive():
                 raise InputError("resume", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
         except InputError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        raise typer.Exit(run_session(session, out, verbose, ask_operator=not session.config.auto_approve))
+        raise typer.Exit(run_session(session, out, verbose, ask_operator=_asks_operator(session.config)))
 
     @app.command("sessions")
     def sessions(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:

@@ -56,6 +56,9 @@ class SessionConfig:
     replay_scope: str = "all"
     parallel_tasks: int | None = None  # tasks audited at once; None: number of CPUs
     label: str = ""  # free text shown in session lists
+    # Trials the lightweight loop audits first, in this order, before it samples (the operator
+    # chose them: `audit --agent operator --trial ID`); the corpus stays every passing trial.
+    audit_first: list[str] | None = None
 
     def validate(self) -> "SessionConfig":
         where = "session config"

@@ -134,6 +134,23 @@ class TaskLoop:
         self.env.store.put_evidence(self.task.id, trial.id, merged)
         return merged
 
+    def _static_evidence(self) -> dict[str, dict]:
+        """Static detector evidence of every trial, for the sampler: pure functions of the diff,
+        T0 and P (no containers), so it is computed for the whole corpus at task start; the
+        ghost-branch part needs a world and comes with _evidence_for when a trial is audited."""
+        try:
+            from .detectors import collect_static_evidence
+        except ModuleNotFoundError:
+            return {}
+        out: dict[str, dict] = {}
+        for trial in self.corpus:
+            try:
+                out[trial.id] = collect_static_evidence(self.task, trial).to_dict()
+            except Exception as exc:  # noqa: BLE001 - evidence only orders the sampling
+                self._emit(Log(self.env.session_id, level="warning",
+                               message=f"static evidence for {trial.id} failed: {exc}"))
+        return out
+
     def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, Any]:
         worlds = self._worlds_for(trial, role)
         factory = self.env.tools_factory or default_tools_factory
@@ -156,7 +173,8 @@ class TaskLoop:
             self._state(trial.id, "active")
         if not self.corpus:
             return
-        ctx = SamplerContext(trials=list(self.corpus), evidence=self.evidence)
+        ctx = SamplerContext(trials=list(self.corpus), evidence=self.evidence,
+                             static_evidence=self._static_evidence() if self.lightweight else {})
         self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
             await self.task_analysis()
@@ -237,7 +255,10 @@ class TaskLoop:
                                          "source_trial": w.record.source_trial} for w in self.witnesses],
                              runs_by_trial={k: dict(v) for k, v in self.runs_by_trial.items()},
                              evidence=self.evidence)
-        if self.lightweight:
+        chosen = [t for t in (env.cfg.audit_first or []) if t in pool]
+        if self.lightweight and chosen:
+            trial = self.by_id[chosen[0]]  # the operator's pick comes before the sampler's
+        elif self.lightweight:
             trial = self.sampler.pick([self.by_id[t] for t in pool], state)
         else:
             trial = self.by_id[pool[0]]

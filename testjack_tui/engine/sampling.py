@@ -34,7 +34,12 @@ class SamplerContext:
     """Fixed per task: every trial of the corpus (passing and reproducible), for clustering."""
 
     trials: list[Trial]
+    # Full evidence (static + ghost branches) of the trials audited so far; the loop fills it
+    # as audits start, so a sampler may read it at every pick.
     evidence: dict[str, dict] = field(default_factory=dict)
+    # Static detector evidence (Evidence.to_dict(): diff scope, tampering, literal collisions,
+    # sniffing) of EVERY trial of the corpus, computed at task start: no containers needed.
+    static_evidence: dict[str, dict] = field(default_factory=dict)
 
 
 class Sampler(Protocol):

@@ -160,6 +160,10 @@ class AuditScreen(Screen):
         self._log_shown = 0
         self._output_drawn = 0.0
         self._output_waiting = False
+        self._operator_waiting: tuple | None = None  # (task, trial) while the engine waits for a test
+        agents = getattr(self.config, "agents", None) or {}
+        # With the operator as reviewer there is no reviewer's label to approve: a = valid, o = invalid.
+        self.operator_judges = agents.get("reviewer") == "operator"
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -254,6 +258,7 @@ class AuditScreen(Screen):
             self.refresh_bindings()
 
     def flush(self) -> None:
+        self._watch_operator()
         events = self.inbox.drain()
         if not events and not self._output_waiting:
             return
@@ -343,9 +348,33 @@ class AuditScreen(Screen):
                 text.append(f" → {s.round_trial}", style="magenta")
         text.append(f"  witnesses {len(s.witnesses)}  refutations {len(s.refutations)}")
         if s.pending:
-            text.append(f"  {len(s.pending)} decision(s) pending: a approve · o overrule",
+            keys = "a valid · o invalid" if self.operator_judges else "a approve · o overrule"
+            text.append(f"  {len(s.pending)} decision(s) pending: {keys}", style="bold reverse yellow")
+        if self._operator_waiting:
+            task, trial = self._operator_waiting
+            text.append(f"  waiting for your test on {trial or 'the task analysis of ' + task} (F6)",
                         style="bold reverse yellow")
         return text
+
+    def _watch_operator(self) -> None:
+        """Tell the operator when the engine starts or stops waiting for their candidate tests."""
+        agent = operator_agent(self.roles)
+        waiting = getattr(agent, "waiting_for", None) if agent is not None else None
+        if waiting == self._operator_waiting:
+            return
+        self._operator_waiting = waiting
+        self.query_one("#audit-status", Static).update(self._status_text())
+        if waiting is None:
+            return
+        task, trial = waiting
+        what = f"trial {trial}" if trial else f"the task analysis of {task} (solution-blind)"
+        self.query_one(OperatorEditor).set_status(
+            f"[b yellow]The engine waits for your tests on {what}.[/] Write one, ctrl+k checks it, "
+            "ctrl+e shares it; ctrl+d when you have no more.")
+        tabs = self.query_one("#audit-tabs", TabbedContent)
+        if tabs.active != "editor-tab":
+            self.action_tab("editor-tab")
+        self.app.notify(f"Your turn: write a test for {what} in the Editor (F6).", title="Operator")
 
     # -- stepper -----------------------------------------------------------------------------
     def _call(self, name: str, *args: Any, **kwargs: Any) -> bool:
@@ -424,7 +453,11 @@ class AuditScreen(Screen):
             return
         request_id, request = target
         label = request.label
-        if overrule:
+        if self.operator_judges:  # the operator is the reviewer: a = valid, o = invalid
+            counts = not overrule
+            new_label = "valid" if counts else "invalid"
+            note = "judged by the operator"
+        elif overrule:
             counts = label != "valid"
             new_label = "valid" if counts else "invalid"
             note = f"operator overruled the reviewer's '{label}'"
@@ -434,7 +467,7 @@ class AuditScreen(Screen):
             note = "operator approved the reviewer's verdict"
         self.session.answer(request_id, ApprovalDecision(counts=counts, label=new_label, by="operator",
                                                          note=note))
-        verb = "Overruled" if overrule else "Approved"
+        verb = ("Judged" if self.operator_judges else "Overruled" if overrule else "Approved")
         effect = "counts as a witness" if counts else "does not count"
         self.app.notify(f"{verb} {request.candidate_id}: {effect}.", title="Decision sent")
 

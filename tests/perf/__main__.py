@@ -1,0 +1,116 @@
+"""Performance measurements of TestJack TUI, side by side with their baselines (issue 9).
+
+    python -m tests.perf            # everything, full sizes (< 15 minutes on 2 cores)
+    python -m tests.perf --quick    # smaller sizes (< 3 minutes); exit 1 only on a missed target
+    python -m tests.perf --only 2 4 # some measurements (numbers as in the table)
+
+Prints one table: name, our figure, the baseline's figure, ratio (ours / baseline), target,
+status; then what each row measured and on what. Machines are noisy: ratios from the same run
+are the figures to trust, absolute times are context. Rows whose target is an absolute wall time
+(marked *) do not decide the exit status of --quick; the full run gates on every target.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+
+from .common import CORES, print_table
+
+MEASUREMENTS = {
+    "1": ("world start", "world_start"),
+    "2": ("witness replay", "replay"),
+    "3": ("loading", "loading"),
+    "4": ("UI under load, first screen", "ui_lag"),
+    "5": ("sampling", "sampling_sim"),
+    "6": ("memory", "memory"),
+}
+# Names every full table holds (the quick test checks them).
+EXPECTED_PREFIXES = ("1 world start", "2 replay", "3 load+list", "4 UI key->screen lag",
+                     "4b first screen", "5 sampling", "6 peak RSS")
+
+
+def _run_one(number: str, quick: bool) -> list[dict]:
+    title, module_name = MEASUREMENTS[number]
+    t = time.perf_counter()
+    try:
+        module = __import__(f"tests.perf.{module_name}", fromlist=["run"])
+        rows = module.run(quick)
+    except Exception as exc:  # one broken measurement must not hide the others
+        traceback.print_exc()
+        return [{"name": f"{number} {title}", "ours": None, "baseline": None, "ratio": None,
+                 "target": "-", "status": "ERROR", "gate": True,
+                 "note": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"}]
+    if number == "5":  # sampling_sim names its rows by population; number them like the rest
+        for r in rows:
+            r["name"] = f"5 sampling {r['name']}"
+            r.setdefault("note", "simulated lightweight loop with the labels as a perfect auditor, "
+                                 "uniform vs the `cluster` sampler over seeds (tests/perf/sampling_sim.py)")
+    elapsed = time.perf_counter() - t
+    print(f"[perf] {number} {title}: {elapsed:.0f} s", file=sys.stderr, flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.perf", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes; for CI (< 3 minutes)")
+    parser.add_argument("--only", nargs="+", choices=sorted(MEASUREMENTS), help="run only these")
+    args = parser.parse_args(argv)
+    wanted = args.only or sorted(MEASUREMENTS)
+
+    own_home = None
+    if not os.environ.get("TESTJACK_HOME"):  # sessions and config of this run stay out of yours
+        own_home = tempfile.mkdtemp(prefix="tj-perf-home-")
+        os.environ["TESTJACK_HOME"] = own_home
+    started, load0 = time.perf_counter(), os.getloadavg()[0]
+    rows: list[dict] = []
+    try:
+        # Timing measurements one after another, alone on the machine (as far as we control it).
+        for number in [n for n in wanted if n not in ("5", "6")]:
+            rows += _run_one(number, args.quick)
+        # Sampling (a simulation: counts rounds, not seconds) and memory (peak RSS, not time)
+        # are not timings: run them side by side.
+        late: dict[str, list[dict]] = {}
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            memory = pool.submit(_run_one, "6", args.quick) if "6" in wanted else None
+            if "5" in wanted:
+                late["5"] = _run_one("5", args.quick)
+            if memory is not None:
+                late["6"] = memory.result()
+        rows += late.get("5", []) + late.get("6", [])
+    finally:
+        if own_home:
+            shutil.rmtree(own_home, ignore_errors=True)
+    wall = time.perf_counter() - started
+
+    print(f"TestJack perf ({'quick' if args.quick else 'full'}): {CORES} cores, load average "
+          f"{load0:.1f} at start, {os.getloadavg()[0]:.1f} at end, {wall:.0f} s in all. "
+          f"ratio = ours / baseline.")
+    print_table(rows, quick=args.quick)
+    print("\nWhat each row measured:")
+    for r in rows:
+        if r.get("note"):
+            print(f"- {r['name']}: {r['note']}")
+
+    def failing(r: dict) -> bool:
+        if r["status"] == "ERROR":
+            return True
+        if r["status"] != "FAIL":
+            return False
+        return not (args.quick and r.get("gate") is False)
+
+    missed = [r["name"] for r in rows if failing(r)]
+    if missed:
+        print(f"\nMISSED {len(missed)} target(s): " + "; ".join(missed))
+        return 1
+    print("\nAll gating targets met.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

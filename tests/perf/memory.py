@@ -1,0 +1,41 @@
+"""6. Memory: peak RSS of a headless audit of the whole demo benchmark
+(`testjack-tui audit benchmarks/demo --headless --auto-approve --agent scripted --seed 0 --out DIR`;
+quick mode: one task), for our process alone (wait4 rusage of that process: the podman service
+it starts and the containers are excluded). Target <= 300 MB. Baseline for context: the same
+interpreter listing the demo (`testjack-tui list benchmarks/demo`), i.e. the CLI's floor.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from .common import PYTHON, ROOT, child_peak_rss_mb, fmt_mb, fmt_s, ratio, row
+from .demo import DEMO, DEMO_TASK
+
+TARGET_MB = 300.0
+
+
+def run(quick: bool = False) -> list[dict]:
+    out = Path(tempfile.mkdtemp(prefix="tj-perf-audit-"))
+    try:
+        argv = [PYTHON, "-m", "testjack_tui.cli", "audit", str(DEMO), "--headless", "--auto-approve",
+                "--agent", "scripted", "--seed", "0", "--out", str(out)]
+        if quick:
+            argv += ["--task", DEMO_TASK]
+        res, wall, rss = child_peak_rss_mb(argv, cwd=ROOT)
+        if res.returncode != 0:
+            raise RuntimeError(f"audit exited {res.returncode}: {res.stderr.decode()[-500:]!r}")
+        summary = json.loads((out / "summary.json").read_text())
+        base, _, base_rss = child_peak_rss_mb([PYTHON, "-m", "testjack_tui.cli", "list", str(DEMO)], cwd=ROOT)
+        if base.returncode != 0:
+            raise RuntimeError(f"list exited {base.returncode}: {base.stderr.decode()[-300:]!r}")
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    tasks = len(summary.get("tasks", {})) if isinstance(summary.get("tasks"), dict) else "?"
+    scope = f"task {DEMO_TASK}" if quick else "whole demo"
+    return [row(f"6 peak RSS, headless audit of the {scope}", fmt_mb(rss), fmt_mb(base_rss),
+                ratio(rss, base_rss), f"<= {TARGET_MB:g} MB", rss <= TARGET_MB,
+                note=f"scripted agents, auto-approve, seed 0; {tasks} tasks audited in {fmt_s(wall)}; "
+                     f"baseline = `testjack-tui list benchmarks/demo`; our process only")]

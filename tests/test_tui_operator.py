@@ -1,0 +1,113 @@
+"""Operator mode in the TUI on the bundled demo with real containers: the operator is the audit
+agent, the task analyst and the reviewer. They skip the task analysis, write a witness in the
+editor, check and share it, judge it valid, and see the trial refuted by it."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from textual.widgets import DataTable, Input, Select, Static, TextArea
+
+from testjack_tui.tui.app import TestJackApp
+from testjack_tui.tui.screens.audit import AuditScreen, operator_agent
+from testjack_tui.tui.screens.selection import SelectionScreen
+
+TASK = "recordset-metadata"
+TRIAL = "recordset-metadata__kestrel__1"  # where() drops the metadata (labels.json: records-where-meta)
+BODY = '''from recordkit.records import RecordSet
+
+
+def test_where_keeps_the_metadata():
+    rows = RecordSet([{"k": "a"}, {"k": "b"}], meta={"licence": "CC-BY", "n": 2})
+'''
+LAST_LINE = 'assert rows.where(lambda r: r["k"] == "b").meta == {"licence": "CC-BY", "n": 2}'
+
+
+async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not reached in time")
+        await pilot.pause(0.1)
+
+
+@pytest.mark.podman
+async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_trial():
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(100, 32)) as pilot:
+        table = app.screen.query_one("#benchmark-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count > 0, what="the benchmark list")
+        table.focus()
+        await pilot.press("enter")  # the bundled demo
+        await wait_for(pilot, lambda: isinstance(app.screen, SelectionScreen), what="the Selection screen")
+        selection = app.screen
+        await pilot.press("n")  # no task ...
+        tasks = selection.query_one("#task-table", DataTable)
+        tasks.move_cursor(row=selection.task_ids.index(TASK))
+        await pilot.pause()
+        trials = selection.query_one("#trial-table", DataTable)
+        trials.focus()
+        await pilot.press("n")  # ... none of its trials ...
+        ids = [t.id for t in selection.benchmark.trials_of(TASK)]
+        trials.move_cursor(row=ids.index(TRIAL))
+        await pilot.pause()
+        await pilot.press("space")  # ... but this one
+        assert selection._chosen_trials() == [TRIAL]
+        await pilot.press("f3")
+        selection.query_one("#rounds", Input).value = "1"
+        for role in ("audit", "reviewer", "task_analysis"):
+            selection.query_one(f"#agent-{role}", Select).value = "operator"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, AuditScreen), what="the Audit screen")
+        audit = app.screen
+        agent = operator_agent(audit.roles)
+        state = audit.state
+        status = audit.query_one("#editor-status", Static)
+
+        # The solution-blind task analysis asks first: the operator has nothing for it.
+        await wait_for(pilot, lambda: agent.waiting_for == (TASK, None), timeout=300,
+                       what="the task analysis waiting for the operator")
+        await pilot.pause(0.3)
+        assert "task analysis" in str(status.render())
+        await pilot.press("ctrl+d")
+
+        # The audit of the chosen trial waits for the operator's test; the editor is in front.
+        await wait_for(pilot, lambda: agent.waiting_for == (TASK, TRIAL), timeout=300,
+                       what="the audit waiting for the operator")
+        await pilot.pause(0.3)
+        assert audit.query_one("#audit-tabs").active == "editor-tab"
+        assert TRIAL in str(audit.query_one("#audit-status", Static).render())
+        source = audit.query_one("#editor-source", TextArea)
+        assert source.has_focus
+        source.load_text(BODY)
+        source.move_cursor(source.document.end)
+        await pilot.press("space", "space", "space", "space", *LAST_LINE)  # typed by the operator
+        requirement = audit.query_one("#editor-requirement", Input)
+        requirement.focus()
+        await pilot.press(*"where keeps the metadata")
+        path = audit.query_one("#editor-path", Input)
+        path.value = "tests/test_tj_where_meta.py"
+        await pilot.press("ctrl+k")
+        assert "looks runnable" in str(status.render())
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+        assert "shared" in str(status.render())
+        await pilot.press("ctrl+d")  # no more tests for this trial
+
+        # The engine ran it on both worlds; the operator is the reviewer: a = valid.
+        await wait_for(pilot, lambda: state.pending, timeout=300, what="the verdict request")
+        request_id, request = next(iter(state.pending.items()))
+        candidate = state.candidates[request.candidate_id]
+        assert "licence" in candidate.source and candidate.path == "tests/test_tj_where_meta.py"
+        assert candidate.outcome == "discriminates"
+        await pilot.press("a")
+        await wait_for(pilot, lambda: state.state in ("finished", "failed"), timeout=300,
+                       what="the end of the session")
+        assert state.state == "finished", state.reason
+        assert [w.witness_id for w in state.witnesses] == [request.candidate_id]
+        assert [r.trial_id for r in state.refutations] == [TRIAL]
+        assert state.trials[(TASK, TRIAL)].state == "refuted"
+        summary = audit.session.summary()
+        assert summary["tasks"][TASK]["trials"][TRIAL]["state"] == "refuted"
+        approvals = audit.session.store.approvals()
+        assert [(a["by"], a["label"], a["counts"]) for a in approvals] == [("operator", "valid", True)]
