@@ -1,5 +1,6 @@
 """The `cluster` sampler: registered, deterministic, prefers unvisited groups and suspicious
-trials, never starves a group; and the simulation harness behind tests/perf/sampling_sim.py."""
+trials, never starves a group; and the simulation harness behind tests/perf/sampling_sim.py.
+The ranking's finer rules are in test_sampler_ranking.py, the engine wiring in test_sampler_engine.py."""
 from __future__ import annotations
 
 import importlib.util
@@ -128,5 +129,6 @@ def test_simulation_quick_measure_shows_cluster_ahead():
     assert m["cluster"]["median_rounds"] < m["uniform"]["median_rounds"]
     rows = sim.rows_for("synthetic", m)
     keys = {"name", "ours", "baseline", "ratio", "target", "status"}
-    assert [set(r) for r in rows] == [keys, keys | {"note"}, keys | {"note"}]
+    assert [set(r) for r in rows] == [keys, keys, keys | {"note"}, keys | {"note"}]
+    assert [r["status"] for r in rows[:2]] == ["INFO", "INFO"]  # the label-knowing bounds
     assert m["oracle-bound"]["median_rounds"] <= m["cluster"]["median_rounds"]

@@ -68,8 +68,7 @@ async def test_stepped_session_with_approve_and_overrule_then_report():
         shown = {k[1] for k, t in state.trials.items() if t.state == "refuted"}
         assert refuted == shown and refuted
         table = screen.query_one("#trials-table", DataTable)
-        states = {str(table.get_row_at(i)[1]).strip("▶ "): str(table.get_row_at(i)[3])
-                  for i in range(table.row_count)}
+        states = {key.value.split("/", 1)[1]: str(table.get_cell(key, "state")) for key in table.rows}
         assert {t for t, s in states.items() if s == "refuted"} == refuted
         # Approvals the engine recorded are the operator's.
         recorded = {a["candidate_id"]: a for a in session.store.approvals()}
@@ -78,7 +77,7 @@ async def test_stepped_session_with_approve_and_overrule_then_report():
         await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen.summary)
         report = app.screen
         trials = report.query_one("#report-trials", DataTable)
-        verdicts = {str(trials.get_row_at(i)[1]): str(trials.get_row_at(i)[3]) for i in range(trials.row_count)}
+        verdicts = {key.value: str(trials.get_cell(key, "verdict")) for key in trials.rows}
         assert {t for t, v in verdicts.items() if v == "refuted"} == refuted
         await pilot.press("e")
         await wait_for(pilot, lambda: any("Exported" in n.message for n in app._notifications))

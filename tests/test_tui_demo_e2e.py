@@ -78,6 +78,5 @@ async def test_demo_flow_open_select_step_approve_overrule_finish_report():
         await pilot.press("g")
         await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen.summary)
         trials = app.screen.query_one("#report-trials", DataTable)
-        shown = {str(trials.get_row_at(i)[1]) for i in range(trials.row_count)
-                 if str(trials.get_row_at(i)[3]) == "refuted"}
+        shown = {key.value for key in trials.rows if str(trials.get_cell(key, "verdict")) == "refuted"}
         assert shown == refuted

@@ -84,7 +84,7 @@ async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_tria
         await pilot.press("space", "space", "space", "space", *LAST_LINE)  # typed by the operator
         requirement = audit.query_one("#editor-requirement", Input)
         requirement.focus()
-        await pilot.press(*"where keeps the metadata")
+        await pilot.press(*'where keeps meta: "the new record sets returned by select and where"')
         path = audit.query_one("#editor-path", Input)
         path.value = "tests/test_tj_where_meta.py"
         await pilot.press("ctrl+k")
@@ -100,11 +100,15 @@ async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_tria
         candidate = state.candidates[request.candidate_id]
         assert "licence" in candidate.source and candidate.path == "tests/test_tj_where_meta.py"
         assert candidate.outcome == "discriminates"
+        await pilot.press("f3")  # to the Candidates tab (letters would go to the editor's fields)
+        assert audit.query_one("#audit-tabs").active == "candidates-tab"
         await pilot.press("a")
         await wait_for(pilot, lambda: state.state in ("finished", "failed"), timeout=300,
                        what="the end of the session")
         assert state.state == "finished", state.reason
-        assert [w.witness_id for w in state.witnesses] == [request.candidate_id]
+        # The requirement quotes the prompt, so the witness is explicit and refutes on its own
+        # (an implicit one failing on every trial of the only model selected would be ambiguous).
+        assert [(w.witness_id, w.explicit) for w in state.witnesses] == [(request.candidate_id, True)]
         assert [r.trial_id for r in state.refutations] == [TRIAL]
         assert state.trials[(TASK, TRIAL)].state == "refuted"
         summary = audit.session.summary()

@@ -57,3 +57,79 @@ def test_selection_settings_tab_80x24(snap_compare, monkeypatch):
         await pilot.pause()
 
     assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(80, 24), run_before=open_settings)
+
+
+# -- a finished session on the engine's simulated sandbox (tests/engine_fakes.py) ----------------
+SNAP_SESSION = "20260101-120000-5a9e01"  # fixed: the id is on screen
+
+
+class _FrozenClock:
+    """Budget wall time reads this clock: the session's 'time' gauge stays at 0:00."""
+
+    @staticmethod
+    def monotonic() -> float:
+        return 1000.0
+
+    time = staticmethod(time.time)
+
+
+def _finished_session(monkeypatch):
+    from test_engine_loop import build
+    from testjack_tui.engine import budget
+
+    monkeypatch.setattr(budget, "time", _FrozenClock)
+    session, _, _ = build({"seed": 1, "rounds": 10}, session_id=SNAP_SESSION)
+    return session, session._deps["benchmark"]
+
+
+async def _until(pilot, predicate, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await pilot.pause(0.05)
+
+
+def test_audit_screen_finished_session_80x24(snap_compare, monkeypatch):
+    from testjack_tui.tui.screens.audit import AuditScreen, trial_views
+
+    session, bench = _finished_session(monkeypatch)
+
+    async def run_session(pilot) -> None:
+        screen = AuditScreen(session, bench, trial_views(bench, None, None))
+        await pilot.app.push_screen(screen)
+        await _until(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)  # the last flush and redraw
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(80, 24), run_before=run_session)
+
+
+def _report(monkeypatch, tab: str | None):
+    from testjack_tui.tui.screens.report import ReportScreen
+
+    session, bench = _finished_session(monkeypatch)
+
+    async def open_report(pilot) -> None:
+        import asyncio
+
+        assert await asyncio.to_thread(lambda: asyncio.run(session.run())) == "finished"
+        screen = ReportScreen(session, bench)
+        await pilot.app.push_screen(screen)
+        await _until(pilot, lambda: bool(screen.summary))
+        if tab:
+            await pilot.press(tab)
+        await pilot.pause()
+
+    return open_report
+
+
+def test_report_screen_overview_100x30(snap_compare, monkeypatch):
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(100, 30),
+                        run_before=_report(monkeypatch, None))
+
+
+def test_report_screen_trials_tab_80x24(snap_compare, monkeypatch):
+    # At 80 columns the verdict is the second column and stays in view.
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(80, 24),
+                        run_before=_report(monkeypatch, "f3"))

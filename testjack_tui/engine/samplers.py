@@ -1,29 +1,40 @@
 """Samplers that beat uniform: spend fewer audit rounds on clean trials, reach failure modes sooner.
 
 `cluster` groups a task's passing trials by what their diffs do (token trigrams of the changed
-lines with local names blanked, files touched, detector signals). A failure mode shared by many
-trials is usually one group, and one audit of it refutes the whole group by replay, so every
-group gets one audit before any group gets a second. Within that order a trial scores by:
-- detector suspicion (tampering, sniffing, literal collisions);
-- deviation from its group's consensus (what most diffs in a big group do and this one lacks);
-- shortfall against the reference patch (a much smaller diff often implements only the tested
-  surface);
-- novelty: unlike every trial already audited clean (similar code is probably clean too);
-discounted by the audits already spent on its group, so no group is starved.
+lines with local names blanked, files touched). A failure mode shared by many trials is usually
+one group, and one audit of it refutes the whole group by replay, so groups nobody audited yet
+come first. Each active trial gets a suspicion score from what the engine knows about it
+(`TrialProfile`):
+- static detector evidence, which the loop computes for every trial at task start: harness
+  tampering, test-environment sniffing and literal collisions (structural), and edits to existing
+  tests, harness, CI or build files;
+- ghost branches (share of added lines T0 never runs), once a coverage run is available;
+- source files touched outside the reference patch's file set;
+- a diff much smaller than the reference patch (it often implements only the tested surface);
+- deviation from its group's consensus (what most diffs of a big group do and this one lacks).
+The score is discounted when the trial resembles a trial already audited clean (similar code is
+probably clean too) and when it already fails a known witness that did not refute it (its finding
+is known: an ambiguous reading), and the audits already spent on its group are subtracted, so no
+group is starved: see `ClusterSampler.rank`. Scores within `TIE` of the best are a tie, broken by
+the seeded RNG: weak evidence must not become a fixed blind spot.
 
-Only what the engine knows is used: diffs, the reference patch, detector evidence and the
-outcomes of audits. Deterministic for a given seed (ties broken by a seeded RNG).
+Only what the engine knows is used -- diffs, the reference patch, T0, detector evidence, audit
+and replay outcomes -- never trial ids, model names or labels. Deterministic for a given seed.
 tests/perf/sampling_sim.py measures it against uniform.
 """
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import keyword
+import math
 import random
 import re
+from dataclasses import dataclass
 
 from testjack_tui.engine.detectors import collect_static_evidence, parse_diff
 from testjack_tui.engine.detectors.signals import Evidence
+from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.sampling import SamplerContext, SamplerState, register_sampler
 from testjack_tui.model import Task, Trial
 
@@ -106,25 +117,69 @@ def _source_lines(patch: str) -> int:
     return sum(len(f.added) for f in parse_diff(patch or "") if categorize(f.path) is None)
 
 
-def _evidence_of(task: Task, trial: Trial, given: dict | None) -> Evidence:
-    if given:
-        try:
-            return Evidence.from_dict(given)
-        except (TypeError, ValueError):
-            pass
+def _evidence(task: Task, trial: Trial, *given: dict | None) -> Evidence:
+    """The first usable evidence dict given, else static evidence computed here (cheap)."""
+    for data in given:
+        if data:
+            try:
+                return Evidence.from_dict(data)
+            except (TypeError, ValueError):
+                continue
     return collect_static_evidence(task, trial)
 
 
+def _ghost_share(data: dict | None) -> float | None:
+    """Share of the diff's added lines T0 never executes, when a coverage run produced it."""
+    ghost = (data or {}).get("ghost") or {}
+    pct = ghost.get("added_line_pct")
+    if ghost.get("error") or pct is None:
+        return None
+    return max(0.0, min(1.0, 1.0 - float(pct) / 100.0))
+
+
+@dataclass(frozen=True)
+class TrialProfile:
+    """Engine-visible reasons to audit a trial soon, each in 0..1 (see the module docstring)."""
+
+    detectors: float = 0.0  # structural detector signals; one saturates it
+    scope: float = 0.0  # edits existing tests / harness / CI / build / config files
+    outside: float = 0.0  # share of source files touched that the reference patch does not touch
+    size: float = 0.0  # shortfall: how much smaller the diff is than the reference's (log2 / 2)
+    deviation: float = 0.0  # share of its group's consensus it lacks (normalised per task)
+    ghost: float | None = None  # share of added lines T0 never runs (None: not measured)
+
+    WEIGHTS = {"detectors": 2.0, "scope": 0.6, "outside": 0.3, "size": 0.3, "deviation": 1.0,
+               "ghost": 0.5}
+
+    def score(self) -> float:
+        w = self.WEIGHTS
+        total = (w["detectors"] * self.detectors + w["scope"] * self.scope + w["outside"] * self.outside
+                 + w["size"] * self.size + w["deviation"] * self.deviation)
+        return total + (w["ghost"] * self.ghost if self.ghost is not None else 0.0)
+
+    @classmethod
+    def max_score(cls) -> float:
+        return sum(cls.WEIGHTS.values())
+
+
+def _source_files(patch: str) -> set[str]:
+    from testjack_tui.engine.detectors import categorize
+
+    return {f.path for f in parse_diff(patch or "") if categorize(f.path) is None}
+
+
 class ClusterSampler:
-    """Groups (by diff similarity) + deviation from each group's consensus + detector suspicion,
-    discounted by similarity to trials already audited clean and by audits already spent on
-    the group. See the module docstring for why."""
+    """Groups (by diff similarity) + engine-visible suspicion, discounted by resemblance to
+    trials audited clean, by known non-refuting witness failures and by the audits already spent
+    on the group. See the module docstring for why."""
 
     name = "cluster"
     CORE_SHARE = 0.5  # a feature most of a group's diffs have is part of its consensus
     MIN_GROUP = 8  # smaller groups have no meaningful consensus
-    SHORTFALL_WEIGHT = 1.0
-    VISITED_PENALTY = 10.0  # larger than any score: visited groups only after all unvisited ones
+    BASE = 0.1  # every trial keeps some interest: nothing is ruled out by missing evidence
+    VISIT_PENALTY = 1.0  # per audit already spent on the trial's group
+    EXPLAINED = 0.25  # factor for a trial that already fails a known, non-refuting witness
+    TIE = 0.05  # priorities this close to the best are a tie, broken by the seeded RNG
 
     def __init__(self, task: Task, seed: int, context: SamplerContext | None = None,
                  threshold: float = 0.5):
@@ -132,11 +187,13 @@ class ClusterSampler:
         self.rng = random.Random(f"{seed}:{task.id}:cluster")
         self.threshold = threshold
         trials = list(context.trials) if context else []
-        self._given = dict(context.evidence) if context else {}
-        self.features: dict[str, frozenset[str]] = {}
-        self.suspicion: dict[str, float] = {}
-        self.shortfall: dict[str, float] = {}
+        self._static = dict(context.static_evidence) if context else {}
+        # The loop's live dict: full evidence (with ghost branches) as trials get audited.
+        self._live = context.evidence if context else {}
         self._reference_size = _source_lines(task.reference.patch or "")
+        self._reference_files = _source_files(task.reference.patch or "")
+        self.features: dict[str, frozenset[str]] = {}
+        self.static: dict[str, TrialProfile] = {}
         self.signals: dict[str, frozenset[str]] = {}
         for t in trials:
             self._describe(t)
@@ -144,17 +201,33 @@ class ClusterSampler:
         self.group_of = {tid: gi for gi, g in enumerate(self.groups) for tid in g}
         self.deviation: dict[str, float] = {}
         self.signature: dict[str, frozenset[str]] = {}
+        self.has_consensus: dict[str, bool] = {}
         self._profile()
 
     # -- what we know about each trial ------------------------------------------------------
     def _describe(self, trial: Trial) -> None:
-        ev = _evidence_of(self.task, trial, self._given.get(trial.id))
+        ev = _evidence(self.task, trial, self._static.get(trial.id), self._live.get(trial.id))
         self.features[trial.id] = diff_features(trial.patch)
-        self.suspicion[trial.id] = ev.suspicion_score()
-        # A diff much smaller than G's often implements only the surface T0 touches.
+        structural = sum(1 for s in ev.signals if s.structural and s.severity in ("suspicious", "high"))
+        other = sum(1 for s in ev.signals if not s.structural and s.severity in ("suspicious", "high"))
+        # Scope: changes to files that decide how tests run or what they check; a new test file
+        # of the trial's own is normal (severity info) and does not count.
+        scope = sum(1 for s in ev.signals
+                    if s.detector in ("diff_scope", "harness_tampering") and s.severity != "info")
+        files = _source_files(trial.patch)
         size = _source_lines(trial.patch)
-        self.shortfall[trial.id] = (max(0.0, min(1.0, 1.0 - size / self._reference_size))
-                                    if self._reference_size else 0.0)
+        # A diff much smaller than G's often implements only the surface T0 touches; a bigger
+        # one is not suspicious by itself (own helpers, docs, defensive code).
+        if self._reference_size and size:
+            size_gap = min(1.0, max(0.0, -math.log2(size / self._reference_size)) / 2.0)
+        else:
+            size_gap = 1.0 if self._reference_size else 0.0  # no source change at all
+        self.static[trial.id] = TrialProfile(
+            detectors=min(1.0, structural + 0.5 * other),
+            scope=min(1.0, 0.5 * scope),
+            outside=(len(files - self._reference_files) / len(files)) if files and self._reference_files else 0.0,
+            size=size_gap,
+        )
         self.signals[trial.id] = frozenset(f"sig:{s.detector}/{s.kind}" for s in ev.signals
                                            if s.severity in ("suspicious", "high"))
 
@@ -166,14 +239,15 @@ class ClusterSampler:
                 for f in self.features[tid]:
                     counts[f] = counts.get(f, 0) + 1
             # Consensus needs a group big enough for a majority to mean something.
-            core = ({f for f, n in counts.items() if n / len(members) > self.CORE_SHARE}
-                    if len(members) >= self.MIN_GROUP else set())
+            big = len(members) >= self.MIN_GROUP
+            core = {f for f, n in counts.items() if n / len(members) > self.CORE_SHARE} if big else set()
             shared = {f for f, n in counts.items() if n >= 2}
             for tid in members:
                 feats = self.features[tid]
                 missing = core - feats
                 extra = (feats - core) & shared
                 self.deviation[tid] = len(missing) / len(core) if core else 0.0
+                self.has_consensus[tid] = bool(core)
                 self.signature[tid] = (frozenset("-" + f for f in missing)
                                        | frozenset("+" + f for f in extra) | self.signals[tid])
         top = max(self.deviation.values(), default=0.0)
@@ -188,33 +262,55 @@ class ClusterSampler:
                 self.groups.append([t.id])
                 self.group_of[t.id] = len(self.groups) - 1
                 self.deviation[t.id] = 0.0
+                self.has_consensus[t.id] = False
                 self.signature[t.id] = self.signals[t.id]
+
+    def profile(self, trial_id: str, state: SamplerState | None = None) -> TrialProfile:
+        """The trial's profile now: static parts, its group deviation, ghost branches if known."""
+        live = (state.evidence if state is not None and state.evidence else self._live) or {}
+        return dataclasses.replace(self.static[trial_id], deviation=self.deviation.get(trial_id, 0.0),
+                                   ghost=_ghost_share(live.get(trial_id)))
+
+    def _resemblance(self, a: str, b: str) -> float:
+        """How alike two trials' choices are: deviation signatures within a group that has a
+        consensus (sharing the consensus says nothing), whole diffs otherwise."""
+        if self.has_consensus.get(a) and self.has_consensus.get(b):
+            return jaccard(self.signature[a], self.signature[b])
+        return jaccard(self.features[a], self.features[b])
 
     # -- choosing ---------------------------------------------------------------------------
     def rank(self, active: list[Trial], state: SamplerState) -> list[tuple[float, str]]:
-        """(score, trial id) for every active trial, best first."""
+        """(priority, trial id) for every active trial, best first.
+
+        priority = interest - VISIT_PENALTY x (audits spent on the trial's group), where
+        interest = (BASE + profile score) x resemblance discount x explained discount, in
+        [0, BASE + TrialProfile.max_score()]. So a group is never starved: while it has active
+        trials, no other group gets more than ceil(max interest / VISIT_PENALTY) audits beyond its.
+        """
         self._ensure(active)
-        audited = set(state.audited) | set(state.clean)
-        clean = [tid for tid in dict.fromkeys(list(state.clean)) if tid in self.signature]
+        audited = list(dict.fromkeys(list(state.audited) + list(state.clean)))
+        refuted = set(state.refuted)
+        clean = [tid for tid in audited if tid not in refuted and tid in self.features]
+        # Audits that found nothing weigh on their group. One that refuted its trial does not:
+        # the group's other active members passed its witnesses on replay, so they do not
+        # share that failure and are no more likely clean than before.
         group_audits: dict[int, int] = {}
-        for tid in audited:
+        for tid in clean:
             if tid in self.group_of:
                 gi = self.group_of[tid]
                 group_audits[gi] = group_audits.get(gi, 0) + 1
         ranked = []
         for t in active:
-            sig = self.signature[t.id]
             # Similar to a trial audited clean -> probably clean too (same choices, same code).
-            seen = max((jaccard(sig, self.signature[c]) for c in clean), default=0.0)
-            novelty = 1.0 - seen
-            gi = self.group_of[t.id]
-            pressure = group_audits.get(gi, 0) / len(self.groups[gi])
-            interest = (0.1 + self.deviation[t.id] + min(1.0, self.suspicion[t.id] / 3.0)
-                        + self.SHORTFALL_WEIGHT * self.shortfall[t.id])
-            score = interest * (0.2 + novelty) / (1.0 + pressure)
-            # Groups nobody audited yet come first: a failure mode is usually one group.
-            visited = 1 if group_audits.get(gi, 0) else 0
-            ranked.append((round(score, 9) - visited * self.VISITED_PENALTY, t.id))
+            seen = max((self._resemblance(t.id, c) for c in clean), default=0.0)
+            # Fails a witness that did not refute it: what is wrong with it is already known.
+            runs = state.runs_by_trial.get(t.id, {})
+            explained = any(is_failing(status) for status in runs.values())
+            interest = (self.BASE + self.profile(t.id, state).score()) * (0.5 + 0.5 * (1.0 - seen))
+            if explained:
+                interest *= self.EXPLAINED
+            visits = group_audits.get(self.group_of[t.id], 0)
+            ranked.append((round(interest - self.VISIT_PENALTY * visits, 9), t.id))
         ranked.sort(key=lambda item: (-item[0], item[1]))
         return ranked
 
@@ -223,7 +319,7 @@ class ClusterSampler:
             raise ValueError("cannot sample from an empty active set")
         ranked = self.rank(active, state)
         best = ranked[0][0]
-        tied = sorted(tid for score, tid in ranked if score == best)
+        tied = sorted(tid for score, tid in ranked if score >= best - self.TIE)
         chosen = self.rng.choice(tied)
         return next(t for t in active if t.id == chosen)
 

@@ -138,14 +138,31 @@ class TestJackApp(App[int]):
 
         def decided(yes: bool | None) -> None:
             if yes:
-                self._pause_session()
-                self.exit(0)
+                self.run_worker(self._stop_then_exit(), group="quit", exit_on_error=False)
 
         self.push_screen(ConfirmScreen(
             "A session is running. Quit now?",
-            "It is paused and saved; resume it later from the Benchmarks screen "
+            "It is stopped and saved; resume it later from the Benchmarks screen "
             "or with `testjack-tui open <session>`.",
             yes="Quit", no="Stay"), decided)
+
+    async def _stop_then_exit(self, timeout: float = 30.0) -> None:
+        """Stop the session and let its sandbox remove its containers, then exit: leaving the
+        event loop while the sandbox is still running would leave containers behind."""
+        import asyncio
+
+        session = self.session
+        self.notify("Stopping the session and removing its containers…", title="Quit")
+        try:
+            if session is not None:
+                session.stop()
+        except Exception as error:  # noqa: BLE001 - quitting anyway; keep the record
+            log_exception(error, "stop on quit")
+        workers = [w for s in self.screen_stack if (w := getattr(s, "_worker", None)) is not None]
+        deadline = time.monotonic() + timeout
+        while any(not w.is_finished for w in workers) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        self.exit(0)
 
     # -- command palette ---------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

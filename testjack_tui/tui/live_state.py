@@ -233,7 +233,7 @@ class LiveSession:
         self.waiting_for = ""
         for world in self.worlds.values():
             world.flush_partial()
-        self.dirty |= {STATUS, WORLDS}
+        self.dirty |= {STATUS, WORLDS, TRIALS}  # TRIALS: the "▶ current round" marker goes
 
     def _on_paused(self, e: ev.Paused) -> None:
         self.state, self.reason, self.waiting_for = "paused", e.reason, e.waiting_for

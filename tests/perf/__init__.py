@@ -1,0 +1,1 @@
+"""Performance measurements with their baselines, side by side: `python -m tests.perf [--quick]`."""

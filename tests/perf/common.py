@@ -59,12 +59,6 @@ def quantile(xs, q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def timed(fn, *args, **kwargs) -> float:
-    t = time.perf_counter()
-    fn(*args, **kwargs)
-    return time.perf_counter() - t
-
-
 # Runs `-m module args` or `-c code args` as __main__ and writes the process's VmHWM (peak RSS
 # of its own address space, KiB) to $TJ_PERF_HWM at exit. Not wait4's ru_maxrss: Linux carries
 # the parent's high-water mark over fork+exec into it, so a child of a 100 MB runner would never

@@ -146,7 +146,7 @@ def run(quick: bool = False) -> list[dict]:
         row(f"3 load+list {tasks} tasks/{trials} trials peak RSS", fmt_mb(max(ours_rss)),
             fmt_mb(max(floor_rss)), ratio(max(ours_rss), max(floor_rss)),
             f"<= {RSS_TARGET:g} MB{size}", max(ours_rss) <= RSS_TARGET,
-            note=what + "; peak RSS of the process itself (wait4 rusage)"),
+            note=what + "; peak RSS (VmHWM) of the listing process itself"),
     ]
 
 

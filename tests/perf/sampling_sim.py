@@ -9,9 +9,14 @@ Faithful to the real loop (testjack_tui/engine/loop.py):
   static detector evidence of every trial (computed at task start), and each round it gets a
   SamplerState with the refuted / clean / audited trials, the witnesses and their replay runs.
 - The labels play the auditor and nothing else: auditing a defective trial yields one witness per
-  failure mode it has (its mode_group plus the groups in "also", except groups that are only
-  ever an ambiguous reading), which refutes every active trial having that mode; auditing any
-  other trial yields nothing and the trial leaves the active set as clean.
+  failure mode it has (its mode_group plus the groups in "also"), which refutes every active
+  trial having that mode; a mode that is only ever an ambiguous reading of the prompt yields a
+  witness that fails its trials on replay but refutes none (the ambiguity rule); auditing a
+  sound trial yields nothing. An audited trial that is not refuted leaves the active set as clean.
+Two label-knowing samplers give context (INFO rows, never targets): `oracle-bound` (audits the
+trial that refutes the most defects) and `detectors-bound` (knows the labels but can tell trials
+apart only by their detector evidence, uniform within a class): how far detector evidence can
+take any sampler.
 
 Measured over many seeds, per population:
 - rounds to refute every planted defect left after T1 (median, summed over the tasks; lower is better);
@@ -57,6 +62,8 @@ class Population:
     trials: list[Trial]
     mode: dict[str, str | None]  # trial id -> mode_group (None: not defective); truth, auditor only
     also: dict[str, tuple[str, ...]] = field(default_factory=dict)  # further modes a trial has
+    # Readings of an underspecified prompt a trial takes (ambiguous: witnessed, never refuting).
+    readings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     refuting: set[str] | None = None  # modes whose witnesses refute (None: every mode)
     # What T1 did, as the engine saw it: its confirmed refuting witnesses and their replay runs.
     t1_witnesses: list[dict] = field(default_factory=list)
@@ -69,6 +76,10 @@ class Population:
             return set()
         modes = {self.mode[trial_id], *self.also.get(trial_id, ())}
         return modes if self.refuting is None else modes & self.refuting
+
+    def witnessed(self, trial_id: str) -> set[str]:
+        """Every mode a perfect audit of the trial turns into a witness, refuting or not."""
+        return self.modes_of(trial_id) | set(self.readings.get(trial_id, ()))
 
     def defective(self) -> set[str]:
         return {t.id for t in self.trials if self.mode.get(t.id)}
@@ -104,6 +115,39 @@ class OracleBound:
         return max(sorted(active, key=lambda t: t.id), key=gain)
 
 
+class DetectorsBound:
+    """Not a sampler anyone can use either: it knows the labels, but may tell trials apart only
+    by what the detectors say about them (the kinds of signals of low severity and above, and
+    whether the trial already fails a known non-refuting witness). Each round it picks the class
+    of identical detector evidence whose audit refutes the most defective trials on average, and
+    a trial uniformly within it. So it is what the best sampler reaches when the detectors are
+    all it can tell trials apart by: diff similarity would have to do the rest."""
+
+    name = "detectors-bound"
+
+    def __init__(self, pop: Population, seed: int):
+        self.pop = pop
+        self.rng = random.Random(f"{seed}:{pop.task.id}:detectors-bound")
+        self.kinds = {tid: frozenset((sig["detector"], sig["kind"]) for sig in ev.get("signals", [])
+                                     if sig.get("severity") != "info")
+                      for tid, ev in pop.static_evidence().items()}
+
+    def pick(self, active: list[Trial], state: SamplerState) -> Trial:
+        classes: dict[tuple, list[Trial]] = {}
+        for t in sorted(active, key=lambda t: t.id):
+            runs = state.runs_by_trial.get(t.id, {})
+            explained = any(status in FAILING for status in runs.values())
+            classes.setdefault((self.kinds.get(t.id, frozenset()), explained), []).append(t)
+
+        def gain(t: Trial) -> int:
+            modes = self.pop.modes_of(t.id)
+            return sum(1 for x in active if modes & self.pop.modes_of(x.id))
+
+        best = max(sorted(classes, key=repr),
+                   key=lambda k: sum(gain(t) for t in classes[k]) / len(classes[k]))
+        return self.rng.choice(classes[best])
+
+
 @dataclass
 class SimResult:
     rounds: int  # rounds until every defect was refuted (or the active set ran out)
@@ -118,6 +162,8 @@ class SimResult:
 def simulate_loop(pop: Population, sampler_name: str, seed: int, max_rounds: int | None = None) -> SimResult:
     if sampler_name == "oracle-bound":
         sampler = OracleBound(pop)
+    elif sampler_name == "detectors-bound":
+        sampler = DetectorsBound(pop, seed)
     else:
         ctx = SamplerContext(trials=list(pop.trials), evidence={}, static_evidence=pop.static_evidence())
         sampler = make_sampler(sampler_name, pop.task, seed, ctx)
@@ -138,15 +184,16 @@ def simulate_loop(pop: Population, sampler_name: str, seed: int, max_rounds: int
         state.round = rounds
         chosen = sampler.pick(active, state)
         state.audited.append(chosen.id)
-        modes = pop.modes_of(chosen.id)
+        refuting = pop.modes_of(chosen.id)
         hit: set[str] = set()
-        for n, mode in enumerate(sorted(modes)):
+        for n, mode in enumerate(sorted(pop.witnessed(chosen.id))):
             wid = f"w{rounds}.{n}"
             state.witnesses.append({"id": wid, "requirement": mode, "source_trial": chosen.id})
-            failing = {t.id for t in active if mode in pop.modes_of(t.id)}
+            failing = {t.id for t in active if mode in pop.witnessed(t.id)}
             for t in active:  # replay on the active set
                 state.runs_by_trial.setdefault(t.id, {})[wid] = "failed" if t.id in failing else "passed"
-            hit |= failing
+            if mode in refuting:  # an ambiguous witness fails trials but refutes none
+                hit |= failing
         if hit:
             state.refuted.extend(sorted(hit))
         else:
@@ -390,7 +437,8 @@ def demo_populations(t1: bool = True) -> list[Population] | None:
     # A mode that only non-defective trials have as theirs (an ambiguous reading) never refutes,
     # even where a defective trial has it too ("also").
     primary = {info.get("mode_group") for info in labels.values() if is_defective(info)}
-    benign_only = {info.get("mode_group") for info in labels.values() if not is_defective(info)} - primary
+    benign_only = {info.get("mode_group") for info in labels.values() if not is_defective(info)}
+    benign_only -= primary | {None}
     refuting = primary | {m for info in labels.values() if is_defective(info) for m in info.get("also", [])}
     refuting -= benign_only | {None}
     pops = []
@@ -400,11 +448,13 @@ def demo_populations(t1: bool = True) -> list[Population] | None:
         if recorded.get("reproducible"):  # the real loop's corpus: reproducible passing trials
             keep = set(recorded["reproducible"])
             passing = [t for t in passing if t.id in keep]
-        truth, also = {}, {}
+        truth, also, readings = {}, {}, {}
         for t in passing:
             info = labels.get(t.id, {})
             truth[t.id] = (info.get("mode_group") or info.get("label")) if is_defective(info) else None
             also[t.id] = tuple(info.get("also", []))
+            mine = [info.get("mode_group")] + list(info.get("also", []))
+            readings[t.id] = tuple(m for m in mine if m in benign_only)
         witnesses, runs = [], {}
         if t1:
             for wid, w in sorted(recorded.get("t1_witnesses", {}).items()):
@@ -415,14 +465,14 @@ def demo_populations(t1: bool = True) -> list[Population] | None:
                     if trial_id in truth:
                         runs.setdefault(trial_id, {})[wid] = status
         if any(truth.values()):
-            pops.append(Population(task, passing, truth, also, refuting | {m for m in truth.values() if m},
-                                   witnesses, runs))
+            pops.append(Population(task, passing, truth, also, readings,
+                                   refuting | {m for m in truth.values() if m}, witnesses, runs))
     return pops or None
 
 
 # -- measurement -----------------------------------------------------------------------------
 
-SAMPLERS = ("uniform", "cluster", "oracle-bound")
+SAMPLERS = ("uniform", "cluster", "oracle-bound", "detectors-bound")
 
 
 def measure(populations_for_seed, seeds: int, samplers=SAMPLERS) -> dict[str, dict[str, float]]:
@@ -458,6 +508,11 @@ def rows_for(label: str, m: dict[str, dict[str, float]]) -> list[dict]:
         {"name": f"{label}: label-knowing lower bound (rounds | recall@3)",
          "ours": bound_r, "baseline": base_r, "ratio": bound_ratio,
          "target": f"recall@3 {round(bound_c, 3)}", "status": "INFO"},
+        # Context: the best a sampler can do when detector evidence is all that tells trials apart.
+        {"name": f"{label}: label-knowing, detectors-only bound (rounds | recall@3)",
+         "ours": m["detectors-bound"]["median_rounds"], "baseline": base_r,
+         "ratio": round(m["detectors-bound"]["median_rounds"] / base_r, 3) if base_r else 0.0,
+         "target": f"recall@3 {round(m['detectors-bound']['recall3'], 3)}", "status": "INFO"},
         {"name": f"{label}: median rounds to refute all defects", "ours": ours_r, "baseline": base_r,
          "ratio": round(r_ratio, 3), "target": f"<= {ROUNDS_TARGET}",
          "status": "PASS" if r_ratio <= ROUNDS_TARGET else "FAIL",
@@ -466,7 +521,8 @@ def rows_for(label: str, m: dict[str, dict[str, float]]) -> list[dict]:
         {"name": f"{label}: recall after 3 rounds per task", "ours": round(ours_c, 3),
          "baseline": round(base_c, 3), "ratio": round(c_ratio, 3), "target": f">= {RECALL_TARGET}",
          "status": "PASS" if c_ratio >= RECALL_TARGET else "FAIL",
-         "note": f"a sampler that knew the labels reaches {round(bound_c, 3)}"},
+         "note": (f"a sampler that knew the labels reaches {round(bound_c, 3)} "
+                  f"({round(bound_c / base_c, 3) if base_c else '-'}x: the most any sampler can get)")},
     ]
     ours_s, base_s = m["cluster"]["sampler_recall3"], m["uniform"]["sampler_recall3"]
     if ours_s != ours_c or base_s != base_c:

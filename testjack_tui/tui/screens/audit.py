@@ -125,9 +125,11 @@ class AuditScreen(Screen):
         Binding("r", "run_to_end", "Run all", tooltip="leave step mode and run to the end", id="audit.run"),
         Binding("p", "pause", "Pause", tooltip="hold every task at its next step", id="audit.pause"),
         Binding("s", "stop", "Stop", tooltip="stop the session (it stays resumable)", id="audit.stop"),
-        Binding("a", "approve", "Approve", tooltip="accept the reviewer's verdict on the pending candidate",
+        Binding("a", "approve", "Approve", tooltip="accept the reviewer's verdict on the pending candidate "
+                "(with the operator as reviewer: valid)",
                 id="audit.approve"),
-        Binding("o", "overrule", "Overrule", tooltip="reverse the reviewer's verdict on the pending candidate",
+        Binding("o", "overrule", "Overrule", tooltip="reverse the reviewer's verdict on the pending candidate "
+                "(with the operator as reviewer: invalid)",
                 id="audit.overrule"),
         Binding("l", "limits", "Limits", tooltip="change budget limits; raising one resumes a paused session",
                 id="audit.limits"),
@@ -139,9 +141,12 @@ class AuditScreen(Screen):
         Binding("f5", "tab('agent-tab')", "Agent tab", priority=True, show=False, id="audit.tab_agent"),
         Binding("f6", "tab('editor-tab')", "Editor tab", priority=True, show=False, id="audit.tab_editor"),
         Binding("f7", "tab('log-tab')", "Log tab", priority=True, show=False, id="audit.tab_log"),
-        Binding("ctrl+k", "validate", "Validate test", priority=True, id="audit.validate"),
-        Binding("ctrl+e", "share", "Share test", priority=True, id="audit.share"),
-        Binding("ctrl+d", "operator_done", "Done (operator)", priority=True, id="audit.operator_done"),
+        Binding("ctrl+k", "validate", "Check", tooltip="check the test in the editor before sharing it",
+                priority=True, id="audit.validate"),
+        Binding("ctrl+e", "share", "Share", tooltip="hand the test in the editor to the engine", priority=True,
+                id="audit.share"),
+        Binding("ctrl+d", "operator_done", "Done", tooltip="no more tests for the audit that waits",
+                priority=True, id="audit.operator_done"),
         Binding("escape", "back", "Back", show=False, id="audit.back"),
     ]
 
@@ -190,6 +195,7 @@ class AuditScreen(Screen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self.query_one(CandidatesPanel).operator_judges = self.operator_judges
         self.sub_title = f"Audit — {self.state.session_id}"
         self._apply_layout()
         if hasattr(self.session, "subscribe"):
@@ -277,8 +283,12 @@ class AuditScreen(Screen):
         if dirty:
             self._redraw(dirty)
         after = self.state.state
+        if ls.APPROVALS in dirty and after == before:
+            self.refresh_bindings()  # approve/overrule appear and go with pending decisions
         if after != before:
             self.refresh_bindings()
+            if after in ("finished", "stopped", "failed", "paused"):
+                self._settle_trials()
             if after == "finished":
                 self.app.notify("Session finished — press g for the report.", title="Audit")
             elif after == "failed":
@@ -287,6 +297,25 @@ class AuditScreen(Screen):
             elif after == "paused" and self.state.reason.startswith("budget"):
                 self.app.notify(f"Paused: {self.state.reason}. Press l to raise the limit.",
                                 severity="warning", title="Budget")
+
+    @guarded
+    def _settle_trials(self) -> None:
+        """Take the trials' final standing from the session's summary, as the report shows it:
+        the loop's events leave unsampled trials 'active', and an ambiguous-only witness failing
+        on a trial that was never audited makes it 'ambiguous' there."""
+        summary = getattr(self.session, "summary", None)
+        if summary is None:
+            return
+        changed = False
+        for task_id, task in (summary().get("tasks") or {}).items():
+            for trial_id, trial in (task.get("trials") or {}).items():
+                view = self.state.trials.get((task_id, trial_id))
+                final = trial.get("state")
+                if view is not None and final and view.state != final and view.state in ("active", "pending", "sampled"):
+                    view.state = final
+                    changed = True
+        if changed:
+            self._redraw({ls.TRIALS})
 
     def _redraw_all(self) -> None:
         self._redraw({ls.TRIALS, ls.WORLDS, ls.OUTPUT, ls.AGENT, ls.CANDIDATES, ls.BUDGET,
@@ -345,11 +374,11 @@ class AuditScreen(Screen):
         if s.round:
             text.append(f"  round {s.round}")
             if s.round_trial:
-                text.append(f" → {s.round_trial}", style="magenta")
+                text.append(f" → {ls.short_id(s.round_trial, s.current_task)}", style="magenta")
         text.append(f"  witnesses {len(s.witnesses)}  refutations {len(s.refutations)}")
         if s.pending:
             keys = "a valid · o invalid" if self.operator_judges else "a approve · o overrule"
-            text.append(f"  {len(s.pending)} decision(s) pending: {keys}", style="bold reverse yellow")
+            text.append(f"  {len(s.pending)} decision(s) pending (F3): {keys}", style="bold reverse yellow")
         if self._operator_waiting:
             task, trial = self._operator_waiting
             text.append(f"  waiting for your test on {trial or 'the task analysis of ' + task} (F6)",
@@ -363,6 +392,7 @@ class AuditScreen(Screen):
         if waiting == self._operator_waiting:
             return
         self._operator_waiting = waiting
+        self.refresh_bindings()
         self.query_one("#audit-status", Static).update(self._status_text())
         if waiting is None:
             return
@@ -542,20 +572,42 @@ class AuditScreen(Screen):
         self.app.pop_screen()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        typing = isinstance(self.focused, (Input, TextArea))
+        # The footer shows only the keys that do something now, so it fits 80 columns.
         s = self.state
         if action in ("validate", "share", "operator_done"):
-            return True if operator_agent(self.roles) is not None else False
-        if typing and action not in ("tab",):
-            return None  # letters belong to the field being edited
+            if operator_agent(self.roles) is None:
+                return False
+            return True if (self._active_tab() == "editor-tab" or self._operator_waiting) else False
+        if isinstance(self.focused, (Input, TextArea)) and action not in ("tab", "back"):
+            return False  # letters belong to the field being edited
         ended = s.state in ("finished", "stopped", "failed")
         if action in ("approve", "overrule"):
-            return True if s.pending else (False if ended else None)
-        if action in ("next_round", "run_to_end", "pause", "stop"):
-            return False if ended else True
+            return bool(s.pending)
+        if action == "next_round":
+            return not ended and (s.state in ("paused", "starting") or self._step_mode())
+        if action == "run_to_end":
+            return not ended and (s.state == "paused" or self._step_mode())
+        if action == "pause":
+            return not ended and s.state != "paused" and not self._step_mode()
+        if action == "stop":
+            return not ended
         if action == "report":
-            return True if (ended or not self.session_running) else False
+            return ended or not self.session_running
         return True
+
+    def _active_tab(self) -> str:
+        try:
+            return self.query_one("#audit-tabs", TabbedContent).active
+        except Exception:  # noqa: BLE001 - not composed yet
+            return ""
+
+    def _step_mode(self) -> bool:
+        control = getattr(self.session, "control", None)
+        return bool(getattr(control, "step", getattr(self.config, "step", False)))
+
+    @on(TabbedContent.TabActivated)
+    def _tab_changed(self) -> None:
+        self.refresh_bindings()
 
     def on_unmount(self) -> None:
         if callable(self._unsubscribe):

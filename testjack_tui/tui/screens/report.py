@@ -15,6 +15,8 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 from textual.worker import Worker, WorkerState
 
 from testjack_tui.tui.guard import guarded
+from testjack_tui.tui.live_state import short_id
+from testjack_tui.tui.recent import display_path
 from testjack_tui.tui.widgets.bars import resolution_chart
 
 VERDICT_STYLE = {"refuted": "bold red", "ambiguous": "yellow", "clean": "green",
@@ -102,10 +104,31 @@ class ReportScreen(Screen):
         models = self.query_one("#report-models", DataTable)
         for label in ("Task", "Model", "Passing", "Refuted", "Ambiguous", "Clean", "Unaudited", "Other"):
             models.add_column(label)
-        trials = self.query_one("#report-trials", DataTable)
-        for label in ("Task", "Trial", "Model", "Verdict", "Witness", "Requirement"):
-            trials.add_column(label)
+        self._trial_layout: tuple | None = None
         self.action_reload()
+
+    def on_resize(self) -> None:
+        if self.summary:
+            self._show(self.summary, self.benchmark)
+
+    def _trial_columns(self, several_tasks: bool) -> bool:
+        """Columns of the Trials tab for this width. The verdict comes right after the trial so
+        it is always in view; the Task column (the trial id already starts with the task) only
+        on wide screens when there are several tasks. Returns whether trial ids are shortened."""
+        wide = self.size.width >= 120
+        with_task = wide and several_tasks
+        layout = (with_task, wide)
+        table = self.query_one("#report-trials", DataTable)
+        if layout != self._trial_layout:
+            self._trial_layout = layout
+            table.clear(columns=True)
+            columns = [("trial", "Trial"), ("verdict", "Verdict"), ("witness", "Witness"), ("model", "Model"),
+                       ("requirement", "Requirement")]
+            if with_task:
+                columns.insert(0, ("task", "Task"))
+            for key, label in columns:
+                table.add_column(label, key=key)
+        return with_task
 
     @work(thread=True, exclusive=True, group="report", exit_on_error=False)
     def action_reload(self) -> None:
@@ -130,15 +153,16 @@ class ReportScreen(Screen):
         usage = summary.get("usage") or {}
         title = Text()
         title.append(f"Session {summary.get('session_id')}", style="bold")
-        title.append(f"  {summary.get('state')}  {summary.get('mode')}  seed {summary.get('seed')}  "
-                     f"{summary.get('benchmark')}\n", style="dim")
+        title.append(f"  {summary.get('state')}  {summary.get('mode')}  seed {summary.get('seed')}\n", style="dim")
         title.append(f"passing {t.get('passing', 0)} → refuted {t.get('refuted', 0)}", style="bold red")
-        title.append(f"   ambiguous {t.get('ambiguous', 0)} · clean {t.get('clean', 0)} · "
+        title.append("\n" if self.size.width < 110 else "   ")
+        title.append(f"ambiguous {t.get('ambiguous', 0)} · clean {t.get('clean', 0)} · "
                      f"unaudited {t.get('unaudited', 0)} · not reproducible {t.get('not_reproducible', 0)}"
                      f" · excluded {t.get('excluded', 0)}")
         title.append(f"\nusage: ${usage.get('usd', 0):.4f} · {usage.get('tokens', 0)} tokens · "
                      f"{usage.get('test_runs', 0)} test runs · {usage.get('seconds', 0)} s"
-                     + (" (partly estimated)" if usage.get("estimated") else ""), style="dim")
+                     + (" (partly estimated)" if usage.get("estimated") else "")
+                     + f" · {display_path(summary.get('benchmark') or '')}", style="dim")
         self.query_one("#report-title", Static).update(title)
 
         chart_rows = rates(summary, trial_totals(benchmark, summary))
@@ -150,10 +174,12 @@ class ReportScreen(Screen):
         models = self.query_one("#report-models", DataTable)
         models.clear()
         trials = self.query_one("#report-trials", DataTable)
+        task_items = sorted((summary.get("tasks") or {}).items())
+        with_task = self._trial_columns(len(task_items) > 1)
         trials.clear()
         prompts: list[Text] = []
         witnesses: list = []
-        for task_id, task in sorted((summary.get("tasks") or {}).items()):
+        for task_id, task in task_items:
             for model, c in sorted((task.get("models") or {}).items()):
                 other = c.get("not_reproducible", 0) + c.get("excluded", 0)
                 models.add_row(task_id, model, str(c.get("passing", 0)),
@@ -162,11 +188,16 @@ class ReportScreen(Screen):
                                str(c.get("unaudited", 0)), str(other))
             for trial_id, tr in sorted((task.get("trials") or {}).items()):
                 refs = tr.get("refutations") or []
-                witness = ", ".join(r["witness"] for r in refs) or ", ".join(tr.get("ambiguous_witnesses") or [])
+                witness = ", ".join(short_id(r["witness"], task_id) for r in refs) \
+                    or ", ".join(short_id(w, task_id) for w in tr.get("ambiguous_witnesses") or [])
                 requirement = refs[0]["requirement"] if refs else (tr.get("reason") or "")
                 state = tr.get("state", "")
-                trials.add_row(task_id, trial_id, tr.get("model") or "",
-                               Text(state, style=VERDICT_STYLE.get(state, "")), witness, requirement or "")
+                cells = [short_id(trial_id, task_id) if with_task else trial_id,
+                         Text(state, style=VERDICT_STYLE.get(state, "")), witness, tr.get("model") or "",
+                         (requirement or "")[:120]]
+                if with_task:
+                    cells.insert(0, task_id)
+                trials.add_row(*cells, key=trial_id)
             if task.get("well_formed") is False:
                 prompts.append(Text(f"{task_id}: task is not well-formed — " + "; ".join(task.get("problems") or []),
                                     style="yellow"))
@@ -211,12 +242,18 @@ class ReportScreen(Screen):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def export_reports(self) -> None:
         written = self._export()
-        from testjack_tui.tui.recent import display_path
+        target = Path(self.session.directory) / "export"
 
-        shown = "\n".join(display_path(p) for p in written[:6])
+        def shown(path: Path) -> str:
+            try:
+                return str(path.relative_to(target))
+            except ValueError:
+                return display_path(path)
+
+        names = "\n".join(shown(p) for p in written[:6])
         more = f"\n… and {len(written) - 6} more" if len(written) > 6 else ""
-        self.app.call_from_thread(self.app.notify, f"Exported {len(written)} file(s):\n{shown}{more}",
-                                  title="Export", timeout=15)
+        self.app.call_from_thread(self.app.notify, f"Exported {len(written)} file(s) to {display_path(target)}:\n"
+                                  f"{names}{more}", title="Export", timeout=15)
 
     def _export(self) -> list[Path]:
         """Report files (Markdown + JSON, per trial and per session) and strengthened suites."""

@@ -15,6 +15,7 @@ from textual.worker import Worker, WorkerState
 
 from testjack_tui.tui.choices import ROLES, SessionForm, agent_choices, samplers
 from testjack_tui.tui.guard import guarded
+from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.logs import log_exception
 from testjack_tui.tui.recent import display_path
 
@@ -64,6 +65,17 @@ def trial_reproduction(result: Any, trial_id: str) -> str:
     return "—"
 
 
+SWITCHES = {
+    "step": ("pause before each round and after each verdict", "run without pausing"),
+    "auto_approve": ("'valid' verdicts count without asking me", "I approve every verdict"),
+}
+
+
+def switch_label(name: str, value: bool) -> str:
+    on_text, off_text = SWITCHES[name]
+    return f"on: {on_text}" if value else f"off: {off_text}"
+
+
 class SelectionScreen(Screen):
     HELP_TITLE = "Selection"
     HELP = ("Choose which tasks and which officially passing trials to audit (failing trials are "
@@ -73,16 +85,19 @@ class SelectionScreen(Screen):
             "reproduce?")
     BINDINGS = [
         Binding("f1", "app.help", "Help", id="selection.help"),
-        Binding("space", "toggle", "Toggle", id="selection.toggle"),
+        Binding("space", "toggle", "Pick", tooltip="select or leave out the task or trial under the cursor",
+                id="selection.toggle"),
         Binding("a", "select_all", "All", id="selection.all"),
         Binding("n", "select_none", "None", id="selection.none"),
-        Binding("m", "by_model", "By model", id="selection.by_model"),
+        Binding("m", "by_model", "Models", tooltip="select the passing trials of chosen models",
+                id="selection.by_model"),
         Binding("v", "verify", "Verify", id="selection.verify"),
-        Binding("ctrl+s", "start", "Start audit", priority=True, id="selection.start"),
+        Binding("ctrl+s", "start", "Start", tooltip="start the audit session", priority=True,
+                id="selection.start"),
         Binding("f2", "show_tab('tasks')", "Tasks tab", priority=True, show=False, id="selection.tab_tasks"),
         Binding("f3", "show_tab('settings')", "Settings tab", priority=True, show=False,
                 id="selection.tab_settings"),
-        Binding("escape", "back", "Back", id="selection.back"),
+        Binding("escape", "back", "Back", show=False, id="selection.back"),
     ]
 
     def __init__(self, benchmark: Any, path: str):
@@ -143,10 +158,15 @@ class SelectionScreen(Screen):
             yield row(label, Select([(c, c) for c in choices], value=f.agents.get(role, "scripted"),
                                     allow_blank=False, id=f"agent-{role}", compact=True))
         yield Label("Operator", classes="section-title")
-        yield row("Step mode", Checkbox("pause before each round and after each verdict", f.step,
-                                        id="step", compact=True))
-        yield row("Auto-approve", Checkbox("count the reviewer's 'valid' verdicts without asking me",
-                                           f.auto_approve, id="auto_approve", compact=True))
+        yield row("Step mode", Checkbox(switch_label("step", f.step), f.step, id="step", compact=True))
+        yield row("Auto-approve", Checkbox(switch_label("auto_approve", f.auto_approve), f.auto_approve,
+                                           id="auto_approve", compact=True))
+
+    @on(Checkbox.Changed)
+    def _switch_changed(self, event: Checkbox.Changed) -> None:
+        # The box itself differs only by colour; the words say on or off (also in a text capture).
+        if event.checkbox.id in SWITCHES:
+            event.checkbox.label = switch_label(event.checkbox.id, event.value)
 
     def on_mount(self) -> None:
         tasks = self.query_one("#task-table", DataTable)
@@ -197,7 +217,8 @@ class SelectionScreen(Screen):
                 mark = " "
             official = Text("pass", style="green") if t.official_pass else Text("fail", style="dim")
             reward = "" if t.reward is None else f"{t.reward:g}"
-            table.add_row(mark, t.id, t.model, t.agent, official, reward,
+            # The title names the task; the id without its task prefix leaves room for the rest.
+            table.add_row(mark, short_id(t.id, self.current_task), t.model, t.agent, official, reward,
                           trial_reproduction(self.verification.get(self.current_task), t.id), key=t.id)
         if trials:
             table.move_cursor(row=min(max(cursor, 0), len(trials) - 1))
@@ -293,6 +314,16 @@ class SelectionScreen(Screen):
         self._fill_tasks()
         self._fill_trials()
 
+    def _on_settings(self) -> bool:
+        try:
+            return self.query_one("#selection-tabs", TabbedContent).active == "settings"
+        except Exception:  # noqa: BLE001 - not composed yet
+            return False
+
+    @on(TabbedContent.TabActivated)
+    def _tab_changed(self) -> None:
+        self.refresh_bindings()
+
     def action_show_tab(self, tab: str) -> None:
         self.query_one("#selection-tabs", TabbedContent).active = tab
         if tab == "tasks":
@@ -304,6 +335,8 @@ class SelectionScreen(Screen):
         self.app.pop_screen()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("toggle", "select_all", "select_none", "by_model") and self._on_settings():
+            return False  # they act on the tables: not shown on the Settings tab (the footer fits 80 columns)
         if action in ("toggle", "select_all", "select_none", "by_model", "verify", "back") \
                 and isinstance(self.focused, Input):
             return None  # typing into a field; the keys are letters there

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from testjack_tui.tui.widgets.tables import clear_rows
 from testjack_tui.tui.live_state import CandidateView, LiveSession, short_id
 
 STATUS_STYLE = {"witness": "bold red", "awaiting you": "bold reverse yellow", "dropped": "dim",
@@ -18,7 +19,7 @@ OUTCOME_TEXT = {"discriminates": "ref ✓ model ✗", "passes_both": "passes bot
                 "fails_reference": "fails ref", "error": "error"}
 
 
-def candidate_detail(c: CandidateView) -> Group:
+def candidate_detail(c: CandidateView, operator_judges: bool = False) -> Group:
     head = Text()
     head.append(f"{c.candidate_id}", style="bold")
     head.append(f"  {c.path}  (by {c.author or '?'}, attempt {c.attempt})\n", style="dim")
@@ -38,8 +39,9 @@ def candidate_detail(c: CandidateView) -> Group:
             head.append(" (explicit in the prompt)" if c.explicit else " (implicit requirement)", style="dim")
         head.append(f" — {c.reason}\n" if c.reason else "\n")
     if c.decision == "pending":
-        head.append("awaiting your decision: a approves the reviewer, o overrules it\n",
-                    style="bold reverse yellow")
+        hint = ("awaiting your judgement: a = valid (counts as a witness), o = invalid\n" if operator_judges
+                else "awaiting your decision: a approves the reviewer, o overrules it\n")
+        head.append(hint, style="bold reverse yellow")
     elif c.decision in ("approved", "overruled", "auto"):
         counts = "counts as a witness" if c.counts else "does not count"
         head.append(f"decision: {c.decision} — {counts}\n", style="bold")
@@ -55,6 +57,10 @@ class CandidatesPanel(Vertical):
         super().__init__(**kwargs)
         self.selected_id: str | None = None
         self._state: LiveSession | None = None
+        self.operator_judges = False  # the operator is the reviewer: a = valid, o = invalid
+        # The detail follows the top row (pending decisions, else the newest candidate) until
+        # the operator moves the cursor themselves.
+        self.follow = True
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="candidate-table", cursor_type="row", zebra_stripes=True)
@@ -62,10 +68,20 @@ class CandidatesPanel(Vertical):
             yield Static("No candidates yet. They appear as agents propose tests.", id="candidate-text")
 
     def on_mount(self) -> None:
+        self.with_task: bool | None = None
+        self._columns(True)
+
+    def _columns(self, with_task: bool) -> None:
+        # The Task column only when the session spans several tasks: their candidate ids repeat.
+        if with_task == self.with_task:
+            return
+        self.with_task = with_task
         table = self.query_one("#candidate-table", DataTable)
+        table.clear(columns=True)
         for key, label in (("task", "Task"), ("id", "Candidate"), ("trial", "Trial"), ("status", "Status"),
                            ("oracle", "Oracle"), ("requirement", "Requirement")):
-            table.add_column(label, key=key)
+            if key != "task" or with_task:
+                table.add_column(label, key=key)
 
     def ordered(self, state: LiveSession) -> list[CandidateView]:
         # Decisions waiting for the operator first, then newest first.
@@ -78,19 +94,20 @@ class CandidatesPanel(Vertical):
         self._state = state
         table = self.query_one("#candidate-table", DataTable)
         rows = self.ordered(state)
-        table.clear()
+        self._columns(len({c.task_id for c in rows} | set(state.tasks)) > 1)
+        clear_rows(table)
         for c in rows:
             status = c.status
-            # Several tasks run at once and their candidate ids repeat: the task keeps rows apart.
-            task = c.task_id if len(c.task_id) <= 16 else c.task_id[:15] + "…"
-            table.add_row(task, short_id(c.candidate_id, c.task_id), short_id(c.trial_id or "analysis", c.task_id),
-                          Text(status, style=STATUS_STYLE.get(status, "")),
-                          OUTCOME_TEXT.get(c.outcome, c.outcome.replace("_", " ")), (c.requirement or "")[:80],
-                          key=c.candidate_id)
+            cells = [short_id(c.candidate_id, c.task_id), short_id(c.trial_id or "analysis", c.task_id),
+                     Text(status, style=STATUS_STYLE.get(status, "")),
+                     OUTCOME_TEXT.get(c.outcome, c.outcome.replace("_", " ")), (c.requirement or "")[:80]]
+            if self.with_task:
+                cells.insert(0, c.task_id if len(c.task_id) <= 16 else c.task_id[:15] + "…")
+            table.add_row(*cells, key=c.candidate_id)
         if not rows:
             return
         ids = [c.candidate_id for c in rows]
-        if self.selected_id not in ids:
+        if self.follow or self.selected_id not in ids:
             self.selected_id = ids[0]
         table.move_cursor(row=ids.index(self.selected_id), animate=False)
         self._show_detail()
@@ -99,7 +116,14 @@ class CandidatesPanel(Vertical):
         if self._state is None or self.selected_id not in self._state.candidates:
             return
         self.query_one("#candidate-text", Static).update(
-            candidate_detail(self._state.candidates[self.selected_id]))
+            candidate_detail(self._state.candidates[self.selected_id], self.operator_judges))
+
+    def on_key(self, event) -> None:
+        if event.key in ("up", "down", "pageup", "pagedown", "home", "end"):
+            self.follow = False
+
+    def on_click(self) -> None:
+        self.follow = False
 
     @on(DataTable.RowHighlighted, "#candidate-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -4,34 +4,55 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from testjack_tui.tui.widgets.tables import clear_rows
 from testjack_tui.tui.live_state import LiveSession, short_id
 
 STATE_STYLE = {
     "pending": "dim", "active": "cyan", "sampled": "bold magenta", "refuted": "bold red",
     "clean": "green", "ambiguous": "yellow", "not_reproducible": "dim yellow", "excluded": "dim",
+    "unaudited": "dim",
 }
 STATE_TEXT = {"clean": "audited clean", "ambiguous": "ambiguous only",
               "not_reproducible": "not reproducible"}
 
 
+COLUMNS = (("task", "Task"), ("trial", "Trial"), ("model", "Model"), ("state", "State"),
+           ("by", "Refuted by / note"))
+
+
 class TrialsTable(DataTable):
+    """Trial ids are shown without their task prefix; the Task column appears only when the
+    session spans several tasks (with one task it would repeat the same name on every row)."""
+
+    with_task: bool | None = None
+
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
-        for key, label in (("task", "Task"), ("trial", "Trial"), ("model", "Model"),
-                           ("state", "State"), ("by", "Refuted by / note")):
-            self.add_column(label, key=key)
+        self._columns(True)
+
+    def _columns(self, with_task: bool) -> None:
+        if with_task == self.with_task:
+            return
+        self.with_task = with_task
+        self.clear(columns=True)
+        for key, label in COLUMNS:
+            if key != "task" or with_task:
+                self.add_column(label, key=key)
 
     def show(self, state: LiveSession) -> None:
         rows = sorted(state.trials.values(), key=lambda t: (t.task_id, t.trial_id))
         keep = self.cursor_row
-        self.clear()
+        self._columns(len({t.task_id for t in rows} | set(state.tasks)) > 1)
+        clear_rows(self)
         for t in rows:
             style = STATE_STYLE.get(t.state, "")
             marker = "▶ " if (t.task_id, t.trial_id) == (state.current_task, state.round_trial) \
                 and state.running else ""
-            self.add_row(t.task_id, marker + short_id(t.trial_id, t.task_id), t.model,
-                         Text(STATE_TEXT.get(t.state, t.state), style=style), short_id(t.by, t.task_id),
-                         key=f"{t.task_id}/{t.trial_id}")
+            cells = [marker + short_id(t.trial_id, t.task_id), t.model,
+                     Text(STATE_TEXT.get(t.state, t.state), style=style), short_id(t.by, t.task_id)]
+            if self.with_task:
+                cells.insert(0, t.task_id if len(t.task_id) <= 16 else t.task_id[:15] + "…")
+            self.add_row(*cells, key=f"{t.task_id}/{t.trial_id}")
         if rows:
             self.move_cursor(row=min(max(keep, 0), len(rows) - 1))
