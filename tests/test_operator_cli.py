@@ -227,3 +227,15 @@ def test_operator_writes_and_approves_on_a_terminal(home, witness_file, tmp_path
     hit = refuted(summary)
     assert set(group) <= hit and not hit & sound_trials()
     assert summary["tasks"][TASK]["witnesses"][0]["source_trial"] == group[-1]
+
+
+def test_the_operator_reviewer_marks_a_requirement_explicit_only_when_it_quotes_the_prompt():
+    from testjack_tui.agents.operator import quote_in_prompt
+
+    prompt = (DEMO / "tasks" / TASK / "instruction.md").read_text()
+    # Markup and spacing of the prompt do not matter; the words do.
+    assert quote_in_prompt("the new record sets returned by `select` and `where`", prompt)
+    assert quote_in_prompt('where(): "the new record sets returned by select and where"', prompt) \
+        == "the new record sets returned by select and where"
+    assert quote_in_prompt(REQUIREMENT, prompt) == ""  # a paraphrase is implicit
+    assert quote_in_prompt('"a number"', prompt) == ""  # too short to say where a clause comes from

@@ -311,7 +311,8 @@ class AuditScreen(Screen):
             for trial_id, trial in (task.get("trials") or {}).items():
                 view = self.state.trials.get((task_id, trial_id))
                 final = trial.get("state")
-                if view is not None and final and view.state != final and view.state in ("active", "pending", "sampled"):
+                unsettled = view is not None and view.state in ("active", "pending", "sampled")
+                if unsettled and final and view.state != final:
                     view.state = final
                     changed = True
         if changed:

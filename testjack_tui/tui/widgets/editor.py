@@ -51,7 +51,8 @@ class OperatorEditor(Vertical):
             yield Input("tests/test_tj_operator.py", id="editor-path", compact=True)
         with Horizontal(classes="form-row"):
             yield Label("Requirement", classes="form-label")
-            yield Input(placeholder='the clause it checks; "quote the prompt" to make it explicit', id="editor-requirement",
+            yield Input(placeholder='the clause it checks; "quote the prompt" to make it explicit',
+                        id="editor-requirement",
                         compact=True)
         yield TextArea.code_editor(TEMPLATE, language="python", id="editor-source")
         with Horizontal(id="editor-buttons"):
