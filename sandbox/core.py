@@ -159,6 +159,8 @@ class Sandbox:
         self._emit(WorldEvent(world=world, container=container_id[:12], kind="removed"))
 
     async def _remove_shielded(self, container_id: str) -> None:
+        if self._pool is None:  # already closed: close() swept our containers by label
+            return
         task = asyncio.ensure_future(self._call(self._remove_tracked, container_id))
         self._cleanups.add(task)
         task.add_done_callback(self._cleanups.discard)

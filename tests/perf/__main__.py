@@ -7,7 +7,8 @@
 Prints one table: name, our figure, the baseline's figure, ratio (ours / baseline), target,
 status; then what each row measured and on what. Machines are noisy: ratios from the same run
 are the figures to trust, absolute times are context. Rows whose target is an absolute wall time
-(marked *) do not decide the exit status of --quick; the full run gates on every target.
+(marked *) and targets out of reach on this machine or recorded as known misses (marked †, with the
+reason) do not decide the exit status of --quick; the full run gates on every target.
 """
 from __future__ import annotations
 

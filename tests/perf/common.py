@@ -118,7 +118,7 @@ def print_table(rows: list[dict], quick: bool = False, out=sys.stdout) -> None:
     for r in rows:
         status = r.get("status", "")
         if quick and r.get("gate") is False and status in ("PASS", "FAIL"):
-            status += "*"
+            status += "†" if r.get("gate_reason") else "*"
         shown.append({**r, "status": status})
     cells = [HEADER] + [tuple("-" if r.get(h) is None else str(r.get(h)) for h in HEADER) for r in shown]
     widths = [max(len(c[i]) for c in cells) for i in range(len(HEADER))]
@@ -126,6 +126,10 @@ def print_table(rows: list[dict], quick: bool = False, out=sys.stdout) -> None:
         print("  ".join(v.ljust(w) for v, w in zip(c, widths)).rstrip(), file=out)
         if i == 0:
             print("  ".join("-" * w for w in widths), file=out)
-    if quick and any(r.get("gate") is False for r in rows):
+    if quick and any(r.get("gate") is False and not r.get("gate_reason") for r in rows):
         print("* absolute wall-time target: reported, not gating in --quick (noisy CI machines); "
               "the full run gates on it", file=out)
+    for r in rows:
+        if quick and r.get("gate") is False and r.get("gate_reason"):
+            print(f"† {r['name']}: {r['gate_reason']}; reported, not gating in --quick; "
+                  "the full run gates on it", file=out)
