@@ -193,3 +193,18 @@ def test_world_names_are_shortened_for_the_table():
     assert ls.short_world("odd") == "odd"
     assert ls.short_id("merge:merge__orca__1:1.v2", "merge") == "orca__1:1.v2"
     assert ls.short_id("merge__orca__1", "merge") == "orca__1"
+
+
+def test_verification_cells_read_the_real_verify_result():
+    from sandbox.verify import TaskVerification, TrialVerification
+    from testjack_tui.tui.screens.selection import trial_reproduction, verification_summary
+
+    result = TaskVerification(task_id="t", well_formed=True, vacuous=["tests/test_a.py::test_x"], trials=[
+        TrialVerification("t__a__1", "m", True, True, True),
+        TrialVerification("t__a__2", "m", True, None, False, reason="trial patch does not apply"),
+    ])
+    assert verification_summary(None) == "—"
+    assert verification_summary(result) == "ok 1/2, 1 vacuous"
+    assert trial_reproduction(result, "t__a__1") == "yes"
+    assert trial_reproduction(result, "t__a__2") == "NO: trial patch does not apply"
+    assert trial_reproduction(result, "unknown") == "—"

@@ -1,7 +1,7 @@
 """Screen 2: choose tasks and trials, set up the session, optionally run `verify` first."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -19,6 +19,9 @@ from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.logs import log_exception
 from testjack_tui.tui.recent import display_path
 
+if TYPE_CHECKING:
+    from sandbox.verify import TaskVerification
+
 TICK, EMPTY = "●", "○"
 
 
@@ -27,41 +30,27 @@ def short_models(models: list[str], width: int = 22) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def verification_summary(result: Any) -> str:
-    """One cell of text from a TaskVerification, whatever shape it has."""
+def verification_summary(result: TaskVerification | None) -> str:
+    """One cell: is the task well-formed, and how many recorded verdicts reproduce."""
     if result is None:
         return "—"
-    if isinstance(result, str):
-        return result
-    well_formed = getattr(result, "well_formed", None)
-    problems = list(getattr(result, "problems", ()) or ())
-    vacuous = list(getattr(result, "vacuous", ()) or ())
-    text = "well-formed" if well_formed else ("ILL-FORMED" if well_formed is False else "checked")
-    if problems and well_formed is not False:
-        text += f" ({len(problems)} problem{'s' * (len(problems) != 1)})"
-    if vacuous:
-        text += f", {len(vacuous)} vacuous"
+    text = "ok" if result.well_formed else "ILL-FORMED"
+    reproduced = sum(1 for t in result.trials if t.reproducible)
+    text += f" {reproduced}/{len(result.trials)}"
+    if result.vacuous:
+        text += f", {len(result.vacuous)} vacuous"
     return text
 
 
-def trial_reproduction(result: Any, trial_id: str) -> str:
-    """'yes' / 'NO: reason' / '—' for one trial from a TaskVerification."""
+def trial_reproduction(result: TaskVerification | None, trial_id: str) -> str:
+    """'yes' / 'NO: reason' / '—' (not verified yet) for one trial."""
     if result is None:
         return "—"
-    for name in ("trials", "trial_results", "reproduced"):
-        table = getattr(result, name, None)
-        if isinstance(table, dict) and trial_id in table:
-            item = table[trial_id]
-            if isinstance(item, bool):
-                return "yes" if item else "NO"
-            ok = getattr(item, "reproduced", None)
-            if ok is None and isinstance(item, dict):
-                ok = item.get("reproduced")
-            reason = getattr(item, "reason", "") or (item.get("reason", "") if isinstance(item, dict) else "")
-            if ok is True:
+    for item in result.trials:
+        if item.trial_id == trial_id:
+            if item.reproducible:
                 return "yes"
-            if ok is False:
-                return f"NO: {reason}" if reason else "NO"
+            return f"NO: {item.reason}" if item.reason else "NO"
     return "—"
 
 
@@ -170,8 +159,9 @@ class SelectionScreen(Screen):
 
     def on_mount(self) -> None:
         tasks = self.query_one("#task-table", DataTable)
+        # Verify before Models: at 80 columns the models list is what gets cut, not the verdict.
         for key, label in (("sel", " "), ("task", "Task"), ("lang", "Lang"), ("trials", "Trials"),
-                           ("passing", "Pass"), ("models", "Models"), ("verify", "Verify")):
+                           ("passing", "Pass"), ("verify", "Verify"), ("models", "Models")):
             tasks.add_column(label, key=key)
         trials = self.query_one("#trial-table", DataTable)
         for key, label in (("sel", " "), ("trial", "Trial"), ("model", "Model"), ("agent", "Agent"),
@@ -192,8 +182,8 @@ class SelectionScreen(Screen):
         mark = TICK if task_id in self.selected_tasks else EMPTY
         return [mark, task_id, task.language, str(len(trials)),
                 f"{chosen}/{len(passing)}" if chosen != len(passing) else str(len(passing)),
-                short_models(self.benchmark.models_of(task_id)),
-                verification_summary(self.verification.get(task_id))]
+                verification_summary(self.verification.get(task_id)),
+                short_models(self.benchmark.models_of(task_id))]
 
     def _fill_tasks(self) -> None:
         table = self.query_one("#task-table", DataTable)
@@ -395,7 +385,8 @@ class SelectionScreen(Screen):
         self.verifying = True
         bar = self.query_one("#verify-progress", ProgressBar)
         bar.display = True
-        total = sum(1 + len(self.benchmark.trials_of(t)) for t in tasks)
+        # verify_task reports one step for the null world, one for the reference, one per trial.
+        total = sum(2 + len(self.benchmark.trials_of(t)) for t in tasks)
         bar.update(total=total, progress=0)
         self.run_verify(tasks)
         self.refresh_bindings()
