@@ -14,30 +14,13 @@ import time
 from textual import events
 
 from test_engine_loop import build
+from tests.perf.ui_lag import WORLDS, stream_world_output
 from testjack_tui.engine.events import WorldState
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.live_state import WORLD_LINES
 from testjack_tui.tui.screens.audit import AuditScreen, trial_views
 
-WORLDS = 8
-LINES_PER_SECOND = 2000
 KEYS = 12
-
-
-def stream(inbox, session_id: str, stop: threading.Event, sent: list[int]) -> None:
-    batch = 20  # lines per event: the sandbox forwards output in chunks
-    interval = batch * WORLDS / LINES_PER_SECOND
-    n = 0
-    next_at = time.monotonic()
-    while not stop.is_set():
-        for w in range(WORLDS):
-            text = "".join(f"world {w} line {n + i}: collecting tests ... ok\n" for i in range(batch))
-            inbox.put(WorldState(session_id, world=f"t1/model/w{w}", container=f"c{w}", state="output",
-                                 text=text))
-        n += batch
-        sent[0] += batch * WORLDS
-        next_at += interval
-        time.sleep(max(0.0, next_at - time.monotonic()))
 
 
 async def test_keys_take_effect_and_output_stays_bounded_while_8_worlds_stream():
@@ -53,7 +36,7 @@ async def test_keys_take_effect_and_output_stays_bounded_while_8_worlds_stream()
                                         state="running", command="pytest -q", image="img"))
         await pilot.press("f4")  # the Worlds tab: output on screen while it streams
         stop, sent = threading.Event(), [0]
-        producer = threading.Thread(target=stream, args=(screen.inbox, session.id, stop, sent))
+        producer = threading.Thread(target=stream_world_output, args=(screen.inbox, session.id, stop, sent))
         producer.start()
         tabs = screen.query_one("#audit-tabs")
         switched = 0

@@ -188,19 +188,10 @@ def test_cli_commands_do_not_import_textual():
 
 
 def test_first_screen_appears_in_a_fresh_interpreter():
-    # Imports, app start, first screen mounted and painted. How long that takes is measured
-    # against a bare `import textual` by `python -m tests.perf` (tests/perf/ui_lag.py).
-    code = (
-        "import asyncio\n"
-        "from testjack_tui.tui.app import TestJackApp\n"
-        "async def main():\n"
-        "    app = TestJackApp()\n"
-        "    async with app.run_test(size=(80, 24)) as pilot:\n"
-        "        while type(app.screen).__name__ != 'BenchmarksScreen':\n"
-        "            await pilot.pause(0.01)\n"
-        "        await pilot.pause()\n"
-        "        print(type(app.screen).__name__)\n"
-        "asyncio.run(main())\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+    # The same script tests/perf/ui_lag.py times against a bare `import textual`: imports, app
+    # start, first screen mounted and painted. Here only that it gets there.
+    from tests.perf.ui_lag import FIRST_SCREEN
+
+    out = subprocess.run([sys.executable, "-c", FIRST_SCREEN], capture_output=True, text=True, cwd=ROOT,
                          check=True, timeout=120)
-    assert out.stdout.strip().splitlines()[-1] == "BenchmarksScreen"
+    assert float(out.stdout.strip().splitlines()[-1]) > 0

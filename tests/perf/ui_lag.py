@@ -28,7 +28,7 @@ P99_TARGET = 0.200
 FIRST_SCREEN_TARGET = 1.5
 
 
-def _stream(inbox, session_id: str, stop: threading.Event, sent: list[int]) -> None:
+def stream_world_output(inbox, session_id: str, stop: threading.Event, sent: list[int]) -> None:
     from testjack_tui.engine.events import WorldState
 
     batch = 20  # lines per event: the sandbox forwards output in chunks
@@ -70,7 +70,7 @@ async def _latencies(samples: int, load: bool) -> tuple[list[float], float]:
                                         state="running", command="pytest -q", image="img"))
         await pilot.press("f4")  # the Worlds tab: output on screen while it streams
         stop, sent = threading.Event(), [0]
-        producer = threading.Thread(target=_stream, args=(screen.inbox, session.id, stop, sent))
+        producer = threading.Thread(target=stream_world_output, args=(screen.inbox, session.id, stop, sent))
         started = time.monotonic()
         if load:
             producer.start()
