@@ -43,7 +43,10 @@ class HelpScreen(ModalScreen[None]):
         keys.add_column(style="bold cyan", no_wrap=True)
         keys.add_column()
         seen = set()
-        for key, active in self.over.active_bindings.items():
+        # The screen's and the app's own keys first; the focused widget's navigation keys after.
+        ordered = sorted(self.over.active_bindings.values(),
+                         key=lambda a: 0 if a.node is self.over or a.node is self.app else 1)
+        for active in ordered:
             b = active.binding
             if not b.description or (b.action, b.description) in seen:
                 continue
