@@ -1,5 +1,8 @@
-"""A test run inside a container (blocking): copy runner files and candidates in, optionally
-restore tampered harness files, run all ids in one process, copy reports out, parse."""
+"""A test run inside a container (blocking): optionally restore tampered harness files, put
+the candidates in, run all ids in one process, read the reports back, parse.
+
+Small candidate sets travel with the exec and the reports come back on its stdout
+(sandbox/trailer.py); otherwise they are copied in and out with put/get archive."""
 from __future__ import annotations
 
 from typing import Callable
@@ -10,6 +13,8 @@ from .execs import ExecHandle, run_exec
 from .output import OutputCollector
 from .prepare_script import RESTORE
 from .runners import get_runner
+from .runners.pytest_runner import RESTORED_LOG
+from .trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
 from .worlds import read_restored
 
 
@@ -37,27 +42,65 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
     test_ids = list(dict.fromkeys(test_ids))
     argv, env, run_files = runner.command(test_ids, workdir=world.workdir, out_dir=out_dir)
     support = dict(run_files)  # the runner's own files are in the snapshot already
-    neutralised: list[str] = []
-    if isolate_harness and world.tampered:
-        # Restore first, then copy candidates in: a candidate may replace a restored file.
-        put_files(container, support)
-        neutralised = restore_harness(client_factory, container, world, handles)
-        support = {}
     repo = world.workdir.rstrip("/")
-    to_copy = {**support, **{f"{repo}/{p}": text for p, text in (files or {}).items()}}
-    if to_copy:
-        put_files(container, to_copy)
-    handle = ExecHandle(client_factory, container.id, init_pid(container))
-    handles.append(handle)
+    candidates = {f"{repo}/{p}": text for p, text in (files or {}).items()}
+    restore = isolate_harness and bool(world.tampered)
     if on_start:
         on_start(" ".join(argv))
-    collector = OutputCollector(f"tests-{world.name}", on_output)
-    result: ExecResult = run_exec(handle, argv, cwd=world.workdir, env=env, timeout=timeout,
-                                  collector=collector)
-    # One copy-out of the run's report directory instead of one per report file.
-    found = get_dir(container, out_dir)
-    reports: dict[str, bytes | None] = {
-        path: found.get(path[len(out_dir) + 1:]) for path in runner.report_paths(out_dir)}
+    # Small inputs go in with the exec (the harness restore too) and the reports come back on
+    # its stdout: no archive round trips and no extra exec. Large inputs, or a runner without
+    # that ability, take the archive path.
+    inline = getattr(runner, "inline_command", None)
+    report = None
+    neutralised: list[str] | None = None
+    if inline is not None and inline_size({**support, **candidates}) <= INLINE_LIMIT:
+        mark = new_mark()
+        restore_argv = ["bash", "-c", RESTORE, "restore", world.workdir] if restore else None
+        run_argv, run_env = inline(argv, env, encode_files({**support, **candidates}), mark, out_dir,
+                                   restore=restore_argv)
+        collector = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
+        result = _run(client_factory, container, handles, run_argv, world.workdir, run_env, timeout,
+                      collector)
+        report = collector.report
+        if report is not None and report.get("restore_failed") is not None:
+            from .errors import SandboxError
+            raise SandboxError(f"{world.name}: restoring harness files failed: "
+                               f"{report['restore_failed'][-300:]}")
+        if restore and report is not None:
+            # Restored by the wrapper. (Without a trailer its output is read from disk below.)
+            neutralised = read_restored(report.get("restored") or "")
+            restore = False
+        if report is not None and report.get("error"):
+            # The wrapper could not write the files (e.g. the image runs as a user who may not
+            # write there): copy them in the way that always works and run again.
+            report, inline = None, None
+    if inline is None or inline_size({**support, **candidates}) > INLINE_LIMIT:
+        if restore:
+            # Restore first, then copy candidates in: a candidate may replace a restored file.
+            put_files(container, support)
+            neutralised = restore_harness(client_factory, container, world, handles)
+            support = {}
+        put_files(container, {**support, **candidates})
+        collector = OutputCollector(f"tests-{world.name}", on_output)
+        result = _run(client_factory, container, handles, argv, world.workdir, env, timeout,
+                      collector)
+    result.argv = list(argv)
+    if report is not None:
+        found = report["reports"]
+        reports: dict[str, bytes | None] = {path: found.get(path) for path in runner.report_paths(out_dir)}
+    else:
+        # One copy-out of the run's report directory instead of one per report file.
+        found = get_dir(container, out_dir)
+        reports = {path: found.get(path[len(out_dir) + 1:]) for path in runner.report_paths(out_dir)}
+        if neutralised is None and isolate_harness and world.tampered:
+            neutralised = read_restored((found.get(RESTORED_LOG) or b"").decode(errors="replace"))
     outcomes = runner.parse(test_ids, reports, result)
     return TestRun(world=world.name, test_ids=test_ids, outcomes=outcomes, exec=result,
-                   files=dict(files or {}), neutralised=neutralised)
+                   files=dict(files or {}), neutralised=neutralised or [])
+
+
+def _run(client_factory: Callable, container, handles: list[ExecHandle], argv: list[str],
+         workdir: str, env: dict[str, str], timeout: float | None, collector) -> ExecResult:
+    handle = ExecHandle(client_factory, container.id, init_pid(container))
+    handles.append(handle)
+    return run_exec(handle, argv, cwd=workdir, env=env, timeout=timeout, collector=collector)

@@ -18,6 +18,7 @@ from .junit import parse_junit
 
 LAUNCHER_PATH = f"{OUT_ROOT}/pytest_launch.py"
 PLUGIN_PATH = f"{OUT_ROOT}/plugins/tj_select.py"
+RESTORED_LOG = "restored.txt"  # the harness restore's output, for runs that end without a trailer
 
 # Runs in the container with the environment's python (any python3 >= 3.6).
 LAUNCHER = r'''
@@ -147,6 +148,88 @@ def pytest_runtest_logreport(report):
 '''
 
 
+# Runs as `python3 -c WRAPPER` (not a support file: the world snapshots stay as they are).
+# Writes the files passed in TJ_FILES, runs the launcher in this interpreter, then writes the
+# report files to stdout as a trailer (sandbox/trailer.py) so the host needs no copy-in or
+# copy-out. Its own environment variables are removed before any test code runs.
+WRAPPER = r"""
+import base64, json, os, sys
+
+def _tj_trailer(mark, body):
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        data = mark.encode() + base64.b64encode(json.dumps(body).encode()) + mark.encode() + b"END\n"
+        while data:
+            data = data[os.write(1, data):]
+    except BaseException:
+        pass
+
+def _tj_write(files):
+    for path, b64 in files.items():
+        data = base64.b64decode(b64)
+        folder = os.path.dirname(path)
+        if folder and not os.path.isdir(folder):
+            os.makedirs(folder)
+        if os.path.islink(path) or os.path.isfile(path):
+            os.unlink(path)  # replace, as a copy-in does; never write through a symlink
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(path, 0o644)
+
+def _tj_restore(spec):
+    # The harness restore (sandbox/prepare_script.RESTORE) before the candidates go in.
+    import subprocess
+    proc = subprocess.Popen(spec["argv"], cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        err += b"\nrestore timed out"
+        proc.returncode = proc.returncode or 124
+    out, err = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    if proc.returncode != 0:
+        return None, out + err
+    folder = os.path.dirname(spec["log"])
+    if not os.path.isdir(folder):
+        os.makedirs(folder)
+    with open(spec["log"], "w") as fh:
+        fh.write(out)
+    return out, None
+
+_tj = json.loads(os.environ.pop("TJ_WRAP"))
+_tj_restored = None
+if _tj.get("restore"):
+    _tj_restored, _tj_failed = _tj_restore(_tj["restore"])
+    if _tj_failed is not None:
+        _tj_trailer(_tj["mark"], {"restore_failed": _tj_failed})
+        sys.exit(95)
+try:
+    _tj_write(json.loads(os.environ.pop("TJ_FILES", None) or "{}"))
+except Exception as exc:
+    _tj_trailer(_tj["mark"], {"error": "%s: %s" % (type(exc).__name__, exc), "restored": _tj_restored})
+    sys.exit(96)
+sys.argv = list(_tj["argv"])
+try:
+    import runpy
+    runpy.run_path(sys.argv[0], run_name="__main__")
+finally:
+    _tj_reports = {}
+    for _tj_path in _tj["reports"]:
+        try:
+            with open(_tj_path, "rb") as _tj_fh:
+                _tj_reports[_tj_path] = base64.b64encode(_tj_fh.read()).decode()
+        except (IOError, OSError):
+            _tj_reports[_tj_path] = None
+    _tj_trailer(_tj["mark"], {"reports": _tj_reports, "restored": _tj_restored})
+"""
+
+
 class PytestRunner:
     name = "pytest"
 
@@ -176,6 +259,21 @@ class PytestRunner:
         else:
             files.update({f"{out_dir}/spec.json": spec, f"{out_dir}/ids.json": ids})
         return [self.python, LAUNCHER_PATH, f"{out_dir}/spec.json"], env, files
+
+    def inline_command(self, argv: list[str], env: dict[str, str], files_json: str, mark: str,
+                       out_dir: str, restore: list[str] | None = None
+                       ) -> tuple[list[str], dict[str, str]]:
+        """argv and env that run `restore` (argv; its stdout also goes to out_dir/restored.txt),
+        write `files_json` (trailer.encode_files) before the run and return the reports as a
+        stdout trailer marked `mark` (see sandbox/trailer.py)."""
+        spec: dict = {"mark": mark, "argv": argv[1:], "reports": self.report_paths(out_dir)}
+        if restore:
+            spec["restore"] = {"argv": list(restore), "log": f"{out_dir}/{RESTORED_LOG}"}
+        wrap = json.dumps(spec)
+        env = {**env, "TJ_WRAP": wrap}
+        if files_json != "{}":
+            env["TJ_FILES"] = files_json
+        return [argv[0], "-c", WRAPPER], env
 
     def report_paths(self, out_dir: str) -> list[str]:
         return [f"{out_dir}/junit.xml", f"{out_dir}/progress.jsonl"]
