@@ -168,7 +168,7 @@ def check_disk() -> Check:
     gib = free / 2**30
     if gib < 1:
         return Check("disk", "fail", f"{gib:.1f} GiB free for {what} ({path})",
-                     "free space: podman image prune; remove old localhost/testjack-world images")
+                     "free space: `testjack-tui doctor --prune all` removes cached world snapshots")
     if gib < 5:
         return Check("disk", "warn", f"{gib:.1f} GiB free for {what} ({path})",
                      "worlds are image snapshots; podman image prune frees space")

@@ -46,3 +46,28 @@ def test_doctor_fails_without_podman(monkeypatch, tmp_path):
 def test_disk_check_reads_free_space():
     check = check_disk()
     assert check.status in ("ok", "warn", "fail") and "GiB free" in check.detail
+
+
+@pytest.mark.podman
+def test_prune_removes_only_the_named_tasks_world_snapshots():
+    import uuid
+
+    from sandbox.base_image import BASE_IMAGE
+    from sandbox.podman_conf import podman
+    from sandbox.prune import world_snapshots
+    from sandbox.worlds import WORLD_REPO
+
+    mine = f"prunetest-{uuid.uuid4().hex[:8]}"
+    other = f"prunekeep-{uuid.uuid4().hex[:8]}"
+    for tag in (f"{mine}-null-a", f"{mine}-model-b", f"{other}-null-a"):
+        podman("tag", BASE_IMAGE, f"{WORLD_REPO}:{tag}")
+    try:
+        result = CliRunner().invoke(app, ["doctor", "--quiet", "--prune", mine])
+        assert "pruned 2 world snapshot(s)" in result.output, result.output
+        left = world_snapshots()
+        assert not [n for n in left if mine in n]
+        assert f"{WORLD_REPO}:{other}-null-a" in left
+    finally:
+        podman("rmi", f"{WORLD_REPO}:{other}-null-a", check=False)
+        for tag in (f"{mine}-null-a", f"{mine}-model-b"):
+            podman("rmi", f"{WORLD_REPO}:{tag}", check=False)

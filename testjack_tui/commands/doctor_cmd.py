@@ -44,9 +44,19 @@ def register(app: typer.Typer) -> None:
     def doctor(
         fix: Annotated[bool, typer.Option("--fix", help="build the base image, remove leftovers")] = False,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print only problems")] = False,
+        prune: Annotated[str | None, typer.Option(
+            "--prune", metavar="TASK|all",
+            help="remove cached world snapshots of tasks whose id starts with TASK ('all': every one)")] = None,
     ) -> None:
         """Check that podman, the sandbox and the configuration can run audits."""
         from sandbox.diagnostics import run_checks
+
+        if prune is not None:
+            from sandbox.prune import prune_world_snapshots
+
+            removed, kept = prune_world_snapshots("" if prune == "all" else prune)
+            typer.echo(f"pruned {len(removed)} world snapshot(s)"
+                       + (f"; {len(kept)} in use by containers were kept" if kept else ""))
 
         def log(message: str) -> None:
             typer.echo(f"doctor: {message}", err=True)
