@@ -36,7 +36,7 @@ def check_llm_config():
         return Check("llm endpoint", "ok", "; ".join(parts))
     return Check("llm endpoint", "info", "no endpoint configured: agents run in the offline scripted mode",
                  "set OPENAI_BASE_URL/OPENAI_API_KEY (vLLM, Ollama, llama.cpp work) or add a profile to "
-                 "the config file")
+                 f"the config file {path}")
 
 
 def register(app: typer.Typer) -> None:
