@@ -79,8 +79,7 @@ async def test_cluster_sampler_audits_the_sniffing_trial_first(seed):
 
 def test_demo_simulation_starts_after_task_analysis():
     pops = sim.demo_populations()
-    if pops is None:
-        pytest.skip("benchmarks/demo is not in this checkout")
+    assert pops is not None, "benchmarks/demo/labels.json is missing"
     fixture = sim.load_t1()
     assert fixture is not None, "tests/perf/demo_t1.json is missing"
     for pop in pops:

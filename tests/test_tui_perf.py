@@ -8,54 +8,24 @@ no absolute times are asserted here."""
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 
-from textual import events
-
-from test_engine_loop import build
-from tests.perf.ui_lag import WORLDS, stream_world_output
-from testjack_tui.engine.events import WorldState
-from testjack_tui.tui.app import TestJackApp
+from tests.perf.ui_lag import TAB_KEYS, WORLDS, streaming_audit_app, switch_tab
 from testjack_tui.tui.live_state import WORLD_LINES
-from testjack_tui.tui.screens.audit import AuditScreen, trial_views
 
 KEYS = 12
 
 
 async def test_keys_take_effect_and_output_stays_bounded_while_8_worlds_stream():
-    session, _, _ = build({"step": True})
-    bench = session._deps["benchmark"]
-    screen = AuditScreen(session, bench, trial_views(bench, None, None))
-    app = TestJackApp(strict_errors=True)
-    async with app.run_test(size=(200, 50)) as pilot:
-        app.push_screen(screen)
-        await pilot.pause(0.3)
-        for w in range(WORLDS):
-            screen.inbox.put(WorldState(session.id, world=f"t1/model/w{w}", container=f"c{w}",
-                                        state="running", command="pytest -q", image="img"))
-        await pilot.press("f4")  # the Worlds tab: output on screen while it streams
-        stop, sent = threading.Event(), [0]
-        producer = threading.Thread(target=stream_world_output, args=(screen.inbox, session.id, stop, sent))
-        producer.start()
-        tabs = screen.query_one("#audit-tabs")
+    async with streaming_audit_app(load=True) as (app, pilot, screen, sent, stop_stream):
         switched = 0
         try:
-            # Each key switches tabs; wait until the screen has acted on it. (Pilot.press also
-            # waits for the CPU to go idle, which it never does under load.)
-            keys = [("f3", "candidates-tab"), ("f5", "agent-tab"), ("f4", "worlds-tab")]
             for i in range(KEYS):
-                key, expected = keys[i % len(keys)]
-                app.post_message(events.Key(key, None))
-                deadline = time.monotonic() + 30  # a hang guard, not a speed requirement
-                while tabs.active != expected:
-                    assert time.monotonic() < deadline, f"key {key} never switched to {expected}"
-                    await asyncio.sleep(0.005)
+                key, expected = TAB_KEYS[i % len(TAB_KEYS)]
+                await switch_tab(app, screen, key, expected, timeout=30)  # a hang guard, not a speed requirement
                 switched += 1
                 await asyncio.sleep(0.05)
         finally:
-            stop.set()
-            producer.join()
+            stop_stream()
         await pilot.pause(0.3)
         assert switched == KEYS
         assert sent[0] > 0  # the stream really ran while the keys were pressed

@@ -14,6 +14,7 @@ until the tab is active and the screen has been refreshed after it (`call_after_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 import threading
@@ -46,12 +47,17 @@ def stream_world_output(inbox, session_id: str, stop: threading.Event, sent: lis
         time.sleep(max(0.0, next_at - time.monotonic()))
 
 
-async def _latencies(samples: int, load: bool) -> tuple[list[float], float]:
-    """Key-to-refresh latencies and the line rate actually streamed (0 when idle)."""
+TAB_KEYS = [("f3", "candidates-tab"), ("f5", "agent-tab"), ("f4", "worlds-tab")]
+
+
+@contextlib.asynccontextmanager
+async def streaming_audit_app(load: bool):
+    """The Audit screen of a session on the simulated sandbox, 8 worlds running, the Worlds tab
+    shown; with load, a thread streams their output. Yields (app, pilot, screen, sent, stop_stream):
+    stop_stream() ends the stream while the app keeps running."""
     if str(ROOT / "tests") not in sys.path:
         sys.path.insert(0, str(ROOT / "tests"))
     from test_engine_loop import build  # the TUI tests' session on a simulated sandbox
-    from textual import events
 
     from testjack_tui.engine.events import WorldState
     from testjack_tui.tui.app import TestJackApp
@@ -61,7 +67,6 @@ async def _latencies(samples: int, load: bool) -> tuple[list[float], float]:
     bench = session._deps["benchmark"]
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
-    loop = asyncio.get_running_loop()
     async with app.run_test(size=(200, 50)) as pilot:
         app.push_screen(screen)
         await pilot.pause(0.3)
@@ -71,31 +76,50 @@ async def _latencies(samples: int, load: bool) -> tuple[list[float], float]:
         await pilot.press("f4")  # the Worlds tab: output on screen while it streams
         stop, sent = threading.Event(), [0]
         producer = threading.Thread(target=stream_world_output, args=(screen.inbox, session.id, stop, sent))
-        started = time.monotonic()
+        def stop_stream() -> None:
+            stop.set()
+            if producer.is_alive():
+                producer.join()
+
         if load:
             producer.start()
-            await asyncio.sleep(0.5)  # let the stream reach its rate first
-        tabs = screen.query_one("#audit-tabs")
-        keys = [("f3", "candidates-tab"), ("f5", "agent-tab"), ("f4", "worlds-tab")]
-        out: list[float] = []
         try:
-            while len(out) < samples:
-                key, expected = keys[len(out) % len(keys)]
-                t0 = time.perf_counter()
-                app.post_message(events.Key(key, None))
-                deadline = t0 + 10
-                while tabs.active != expected:
-                    if time.perf_counter() > deadline:
-                        raise RuntimeError(f"key {key} did not switch to {expected}")
-                    await asyncio.sleep(0.001)
-                painted = loop.create_future()
-                app.call_after_refresh(lambda: painted.done() or painted.set_result(time.perf_counter()))
-                out.append(await asyncio.wait_for(painted, 10) - t0)
-                await asyncio.sleep(0.03)
+            yield app, pilot, screen, sent, stop_stream
         finally:
-            stop.set()
-            if load:
-                producer.join()
+            stop_stream()
+
+
+async def switch_tab(app, screen, key: str, expected: str, timeout: float) -> None:
+    """Post a key and wait until the screen has acted on it. (Pilot.press also waits for the CPU
+    to go idle, which it never does under load.)"""
+    from textual import events
+
+    tabs = screen.query_one("#audit-tabs")
+    app.post_message(events.Key(key, None))
+    deadline = time.perf_counter() + timeout
+    while tabs.active != expected:
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"key {key} did not switch to {expected}")
+        await asyncio.sleep(0.001)
+
+
+async def _latencies(samples: int, load: bool) -> tuple[list[float], float]:
+    """Key-to-refresh latencies and the line rate actually streamed (0 when idle)."""
+    loop = asyncio.get_running_loop()
+    async with streaming_audit_app(load) as (app, pilot, screen, sent, stop_stream):
+        started = time.monotonic()
+        if load:
+            await asyncio.sleep(0.5)  # let the stream reach its rate first
+        out: list[float] = []
+        while len(out) < samples:
+            key, expected = TAB_KEYS[len(out) % len(TAB_KEYS)]
+            t0 = time.perf_counter()
+            await switch_tab(app, screen, key, expected, timeout=10)
+            painted = loop.create_future()
+            app.call_after_refresh(lambda: painted.done() or painted.set_result(time.perf_counter()))
+            out.append(await asyncio.wait_for(painted, 10) - t0)
+            await asyncio.sleep(0.03)
+        stop_stream()
         rate = sent[0] / (time.monotonic() - started) if load else 0.0
         await pilot.pause(0.1)
     return out, rate
