@@ -76,29 +76,25 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
     if not ids:
         result.problems.append("T0 lists no test ids (fail-to-pass and pass-to-pass are empty)")
 
-    async def null_side() -> TestRun | None:
+    async def world_side(kind: str) -> TestRun | None:
         try:
-            world = await sb.prepare(task, "null")
+            world = await sb.prepare(task, kind)
             return await sb.run_tests(world, ids)
         except (PatchError, SandboxError) as exc:
-            result.problems.append(f"null world: {exc}")
+            result.problems.append(f"{kind} world: {exc}")
             return None
         finally:
-            step(f"{task.id}: null world")
+            step(f"{task.id}: {kind} world")
+
+    async def null_side() -> TestRun | None:
+        return await world_side("null")
 
     async def reference_side() -> TestRun | None:
         if not task.reference.present:
             result.problems.append("no reference solution (G): well-formedness cannot be checked")
             step(f"{task.id}: reference world")
             return None
-        try:
-            world = await sb.prepare(task, "reference")
-            return await sb.run_tests(world, ids)
-        except (PatchError, SandboxError) as exc:
-            result.problems.append(f"reference world: {exc}")
-            return None
-        finally:
-            step(f"{task.id}: reference world")
+        return await world_side("reference")
 
     async def trial_side(trial: Trial) -> TrialVerification:
         tv = TrialVerification(trial_id=trial.id, model=trial.model, recorded_pass=trial.official_pass,

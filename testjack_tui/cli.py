@@ -1,7 +1,7 @@
 """The `testjack-tui` command line (typer).
 
-With no command it opens the TUI. Each command lives in its own module under
-`testjack_tui/commands/` with a `register(app)` function, so features land independently.
+With no command it opens the TUI. Each command group lives in its own module under
+`testjack_tui/commands/` with a `register(app)` function.
 """
 from __future__ import annotations
 
@@ -21,13 +21,7 @@ app = typer.Typer(
 COMMAND_MODULES = ("tui_cmd", "list_cmd", "doctor_cmd", "verify_cmd", "audit_cmd", "report_cmd")
 
 for _name in COMMAND_MODULES:
-    try:
-        _module = importlib.import_module(f"testjack_tui.commands.{_name}")
-    except ModuleNotFoundError as exc:  # a command module not written yet
-        if exc.name != f"testjack_tui.commands.{_name}":
-            raise
-        continue
-    _module.register(app)
+    importlib.import_module(f"testjack_tui.commands.{_name}").register(app)
 
 
 def main() -> None:

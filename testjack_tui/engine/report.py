@@ -252,10 +252,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
 
 
 def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
-    getter = getattr(store, "get_evidence", None)  # present once the engine stores evidence
-    if getter is None:
-        return None
-    data = getter(trial_id)
+    data = store.get_evidence(trial_id)
     return Evidence.from_dict(data) if data else None
 
 

@@ -12,6 +12,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from sandbox.errors import PatchError
 from testjack_tui.model import Task, Trial
 
 from .aio import gather_all
@@ -31,25 +32,14 @@ class TaskCheck:
     not_reproducible: dict[str, str] = field(default_factory=dict)  # trial id -> reason
 
 
-def _patch_error_type():
-    try:
-        from sandbox.errors import PatchError
-    except ImportError:  # pragma: no cover - the sandbox package is part of the project
-        return ()
-    return PatchError
-
-
 async def _prepare(env, task: Task, kind: str, trial: Trial | None):
-    """(WorldRef, None) or (None, reason) when a patch does not apply."""
-    patch_error = _patch_error_type()
+    """(WorldRef, None) or (None, reason) when a patch does not apply; other errors propagate."""
     name = f"{task.id}/{kind}" + (f"/{trial.id}" if trial else "")
     try:
         world = await env.sandbox.prepare(task, kind, trial=trial)
-    except Exception as exc:  # noqa: BLE001 - only patch errors are results; others propagate
-        if patch_error and isinstance(exc, patch_error):
-            env.store.put_world(name, task.id, kind, trial.id if trial else None, "", (), str(exc))
-            return None, str(exc)
-        raise
+    except PatchError as exc:
+        env.store.put_world(name, task.id, kind, trial.id if trial else None, "", (), str(exc))
+        return None, str(exc)
     env.store.put_world(world.name, task.id, kind, trial.id if trial else None, world.image,
                         getattr(world, "tampered", ()))
     return world, None

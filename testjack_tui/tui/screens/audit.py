@@ -198,8 +198,7 @@ class AuditScreen(Screen):
         self.query_one(CandidatesPanel).operator_judges = self.operator_judges
         self.sub_title = f"Audit — {self.state.session_id}"
         self._apply_layout()
-        if hasattr(self.session, "subscribe"):
-            self._unsubscribe = self.session.subscribe(self.inbox)
+        self._unsubscribe = self.session.subscribe(self.inbox)
         self.set_interval(FLUSH, self.flush)
         self._replay_history()
         self._redraw_all()
