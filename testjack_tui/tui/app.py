@@ -90,9 +90,7 @@ class TestJackApp(App[int]):
         self._fatal_message = (f"TestJack stopped after an internal error: {summary}\n"
                                f"Details are in {log_path()}.")
         if self.session is not None:
-            sid = getattr(self.session, "id", None) or getattr(self.session, "session_id", "")
-            if sid:
-                self._fatal_message += f"\nThe session is resumable: testjack-tui open {sid}"
+            self._fatal_message += f"\nThe session is resumable: testjack-tui open {self.session.id}"
         self._pause_session()
         super()._handle_exception(error)
 

@@ -38,10 +38,6 @@ STATE_STYLE = {"running": "bold green", "paused": "bold yellow", "finished": "bo
                "stopped": "bold red", "failed": "bold red", "starting": "dim"}
 
 
-def session_id_of(session: Any) -> str:
-    return str(getattr(session, "id", None) or getattr(session, "session_id", "") or "")
-
-
 def operator_agent(roles: Any) -> Any:
     """The operator's queue (an object with submit_candidate/finish) among the session's roles."""
     if roles is None:
@@ -157,16 +153,16 @@ class AuditScreen(Screen):
         self.session = session
         self.benchmark = benchmark
         self.resumed = resumed
-        self.state = ls.LiveSession(session_id_of(session), trials)
+        self.state = ls.LiveSession(session.id, trials)
         self.inbox = EventInbox()
         self._worker: Worker | None = None
         self._unsubscribe: Any = None
-        self.config = getattr(session, "config", None)
+        self.config = session.config
         self._log_shown = 0
         self._output_drawn = 0.0
         self._output_waiting = False
         self._operator_waiting: tuple | None = None  # (task, trial) while the engine waits for a test
-        agents = getattr(self.config, "agents", None) or {}
+        agents = self.config.agents
         # With the operator as reviewer there is no reviewer's label to approve: a = valid, o = invalid.
         self.operator_judges = agents.get("reviewer") == "operator"
 
@@ -302,11 +298,8 @@ class AuditScreen(Screen):
         """Take the trials' final standing from the session's summary, as the report shows it:
         the loop's events leave unsampled trials 'active', and an ambiguous-only witness failing
         on a trial that was never audited makes it 'ambiguous' there."""
-        summary = getattr(self.session, "summary", None)
-        if summary is None:
-            return
         changed = False
-        for task_id, task in (summary().get("tasks") or {}).items():
+        for task_id, task in (self.session.summary().get("tasks") or {}).items():
             for trial_id, trial in (task.get("trials") or {}).items():
                 view = self.state.trials.get((task_id, trial_id))
                 final = trial.get("state")
@@ -352,8 +345,8 @@ class AuditScreen(Screen):
 
     def _rounds_limit(self) -> int | None:
         cfg = self.config
-        rounds = getattr(cfg, "rounds", None)
-        if not rounds or getattr(cfg, "mode", "lightweight") != "lightweight":
+        rounds = cfg.rounds
+        if not rounds or cfg.mode != "lightweight":
             return None
         tasks = self.state.tasks or sorted({t.task_id for t in self.state.trials.values()})
         return rounds * max(1, len(tasks))
@@ -407,35 +400,28 @@ class AuditScreen(Screen):
         self.app.notify(f"Your turn: write a test for {what} in the Editor (F6).", title="Operator")
 
     # -- stepper -----------------------------------------------------------------------------
-    def _call(self, name: str, *args: Any, **kwargs: Any) -> bool:
-        fn = getattr(self.session, name, None)
-        if fn is None:
-            self.app.notify_error(f"this engine has no '{name}'", "Not available")
-            return False
-        fn(*args, **kwargs)
-        return True
-
     @guarded
     def action_next_round(self) -> None:
-        if self._call("step_next"):
-            self._start_run()
+        self.session.step_next()
+        self._start_run()
 
     @guarded
     def action_run_to_end(self) -> None:
-        if self._call("run_to_end"):
-            self._start_run()
-            self.app.notify("Running to the end (step mode off).")
+        self.session.run_to_end()
+        self._start_run()
+        self.app.notify("Running to the end (step mode off).")
 
     @guarded
     def action_pause(self) -> None:
-        if self._call("pause"):
-            self.app.notify("Pausing at the next step… (n: next round, r: run to end)")
+        self.session.pause()
+        self.app.notify("Pausing at the next step… (n: next round, r: run to end)")
 
     def action_stop(self) -> None:
         from testjack_tui.tui.screens.dialogs import ConfirmScreen
 
         def decided(yes: bool | None) -> None:
-            if yes and self._call("stop"):
+            if yes:
+                self.session.stop()
                 self.app.notify("Stopping: the session ends after the current step.")
 
         self.app.push_screen(ConfirmScreen("Stop this session?",
@@ -446,12 +432,12 @@ class AuditScreen(Screen):
         from testjack_tui.tui.screens.dialogs import LimitsScreen
 
         b = self.state.budget
-        budget = getattr(self.config, "budget", None)
+        budget = self.config.budget
         current = {
-            "usd": b.usd_limit if b else getattr(budget, "usd", None),
-            "tokens": b.tokens_limit if b else getattr(budget, "tokens", None),
-            "seconds": b.seconds_limit if b else getattr(budget, "seconds", None),
-            "test_runs": b.test_runs_limit if b else getattr(budget, "test_runs", None),
+            "usd": b.usd_limit if b else budget.usd,
+            "tokens": b.tokens_limit if b else budget.tokens,
+            "seconds": b.seconds_limit if b else budget.seconds,
+            "test_runs": b.test_runs_limit if b else budget.test_runs,
         }
         self.app.push_screen(LimitsScreen(current), self._limits_chosen)
 
@@ -459,10 +445,10 @@ class AuditScreen(Screen):
     def _limits_chosen(self, limits: dict | None) -> None:
         if limits is None:
             return
-        if self._call("raise_limits", **limits):
-            self.app.notify("Limits updated.")
-            if self.state.state == "paused" or not self.session_running:
-                self._start_run()
+        self.session.raise_limits(**limits)
+        self.app.notify("Limits updated.")
+        if self.state.state == "paused" or not self.session_running:
+            self._start_run()
 
     # -- approvals ---------------------------------------------------------------------------
     def _target_request(self) -> tuple[str, Any] | None:
@@ -602,8 +588,7 @@ class AuditScreen(Screen):
             return ""
 
     def _step_mode(self) -> bool:
-        control = getattr(self.session, "control", None)
-        return bool(getattr(control, "step", getattr(self.config, "step", False)))
+        return self.session.control.step
 
     @on(TabbedContent.TabActivated)
     def _tab_changed(self) -> None:
