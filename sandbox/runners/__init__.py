@@ -1,19 +1,30 @@
-"""Test runners by framework name."""
+"""Test runners by framework name (the names tasks use, and their aliases)."""
 from __future__ import annotations
 
 from .base import Runner, aggregate
+from .go_runner import GoTestRunner
 from .pytest_runner import PytestRunner
 
-RUNNERS: dict[str, type] = {"pytest": PytestRunner}
+RUNNERS: dict[str, type] = {"pytest": PytestRunner, "go test": GoTestRunner}
+ALIASES = {"py.test": "pytest", "go": "go test", "gotest": "go test", "go-test": "go test",
+           "go_test": "go test", "testing": "go test"}
+
+
+def runner_name(framework: str | None) -> str | None:
+    """The runner a framework name means, or None when there is none for it."""
+    name = (framework or "pytest").strip().lower()
+    name = ALIASES.get(name, name)
+    return name if name in RUNNERS else None
 
 
 def get_runner(framework: str = "pytest") -> Runner:
-    try:
-        return RUNNERS[framework or "pytest"]()
-    except KeyError as exc:
+    name = runner_name(framework)
+    if name is None:
         from ..errors import SandboxError
         raise SandboxError(f"no test runner for framework {framework!r} "
-                           f"(known: {', '.join(sorted(RUNNERS))})") from exc
+                           f"(known: {', '.join(sorted(RUNNERS))})")
+    return RUNNERS[name]()
 
 
-__all__ = ["Runner", "PytestRunner", "get_runner", "aggregate", "RUNNERS"]
+__all__ = ["Runner", "PytestRunner", "GoTestRunner", "get_runner", "runner_name", "aggregate",
+           "RUNNERS"]
