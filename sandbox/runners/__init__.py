@@ -26,5 +26,21 @@ def get_runner(framework: str = "pytest") -> Runner:
     return RUNNERS[name]()
 
 
-__all__ = ["Runner", "PytestRunner", "GoTestRunner", "get_runner", "runner_name", "aggregate",
+def grader_ids(framework: str | None, path: str, outcomes: dict) -> list[str]:
+    """The ids the benchmark's own grader uses for the tests of one witness file, read from a
+    run's outcome keys (see each runner's `grader_ids`)."""
+    name = runner_name(framework) or "pytest"
+    return RUNNERS[name].grader_ids(path, outcomes)
+
+
+def placement_hint(language: str, framework: str | None) -> str:
+    """For the agents: the language, the runner, where witness files go, how ids look."""
+    name = runner_name(framework)
+    if name is None:
+        return (f"language {language}; no test runner for {framework!r} here, so candidate tests "
+                "cannot be run or validated")
+    return f"language {language}, runner {name}: {RUNNERS[name].witness_hint}"
+
+
+__all__ = ["Runner", "PytestRunner", "GoTestRunner", "get_runner", "runner_name", "placement_hint", "grader_ids", "aggregate",
            "RUNNERS"]
