@@ -8,6 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from sandbox.backend import BACKENDS
 from testjack_tui.errors import InputError
 
 MODES = ("lightweight", "per-trial")
@@ -62,6 +63,10 @@ class SessionConfig:
     # Mutation evidence: at most this many mutants of each audited trial's added lines run under
     # T0 (one budgeted test run each); 0 turns it off. See engine/detectors/mutation.py.
     mutants: int = 0
+    # Where sandbox operations run: "local" podman (default) or "ray" (a Ray cluster's nodes,
+    # each running podman); the engine and the LLM calls stay in this process either way.
+    backend: str = "local"
+    ray_address: str | None = None  # "auto", "ray://HOST:10001", "HOST:6379"; None: a local Ray
 
     def validate(self) -> "SessionConfig":
         where = "session config"
@@ -73,6 +78,8 @@ class SessionConfig:
             raise InputError(where, "mutants", "must not be negative")
         if self.k_repairs < 0:
             raise InputError(where, "k_repairs", "must not be negative")
+        if self.backend not in BACKENDS:
+            raise InputError(where, "backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.replay_scope not in ("all", "active"):
             raise InputError(where, "replay_scope", "must be 'all' or 'active'")
         for role in self.agents:

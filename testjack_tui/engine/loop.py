@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
 from .aio import gather_all
@@ -43,7 +44,7 @@ class EngineEnv:
     approver: Any  # roles.Approver
     control: Any  # control.Control
     emit: Callable[[object], None]
-    sandbox: Any
+    sandbox: SandboxBackend
     hooks: Hooks = field(default_factory=Hooks)
     # (env, task, trial, worlds, evidence) -> WorldTools for one agent session
     tools_factory: Callable[..., Any] | None = None
