@@ -87,6 +87,7 @@ class WorldState(Event):
     text: str = ""
     exit_code: int | None = None
     image: str = ""
+    node: str = ""  # the cluster node running the container ("" on the local backend)
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox.backend import SandboxBackend
 from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
+from testjack_tui.model import Task
 
 EXPORT_FORMATS = ("harbor", "swebench")
 
@@ -135,7 +137,7 @@ def _is_fail(status: str) -> bool:
     return status in ("failed", "error", "timed_out", "not_found")
 
 
-async def check_export(sb, task, exp: TaskExport, trials: dict) -> dict[str, Any]:
+async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict) -> dict[str, Any]:
     """Run the strengthened suite in real worlds and split new ids into f2p / p2p."""
     files = {f.path: f.source for f in exp.files}
     new_ids = [n for f in exp.files for n in f.node_ids]
