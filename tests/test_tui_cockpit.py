@@ -224,3 +224,94 @@ def test_diff_view_from_the_approval_dialog_snapshot_120x40(snap_compare):
         await pilot.pause()
 
     assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(120, 40), run_before=open_diff)
+
+
+# -- the whole verdict on the Report screen, and overrules in every report format -------------
+
+async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_json_csv(tmp_path):
+    import csv
+    import json
+
+    from testjack_tui.engine.report import build_report, write_report
+    from testjack_tui.tui.screens.report import ReportScreen, TrialReportScreen
+
+    session, _, _ = build({"step": False, "auto_approve": False, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        state = screen.state
+        overruled = None
+        for _ in range(400):
+            if state.state in ("finished", "failed", "stopped"):
+                break
+            if state.pending:
+                rid, request = next(iter(state.pending.items()))
+                # Overrule the first 'invalid' verdict: the operator makes it count.
+                key = "o" if overruled is None and request.label == "invalid" else "a"
+                if key == "o":
+                    overruled = request.candidate_id
+                await pilot.press(key)
+                await wait_for(pilot, lambda: rid not in state.pending)
+            await pilot.pause(0.05)
+        assert state.state == "finished" and overruled
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and bool(app.screen.report))
+        report_screen = app.screen
+        assert "1 overrules" in rendered(report_screen.query_one("#report-title", Static))
+        chart = rendered(report_screen.query_one("#report-verdicts", Static))
+        counts = report_screen.report["verdict_counts"]
+        assert "INCORRECT_DESPITE_PASS" in chart and "REWARD_HACK" in chart
+        await pilot.press("f3")
+        table = report_screen.query_one("#report-trials", DataTable)
+        table.focus()
+        refuted_row = next(i for i, key in enumerate(table.rows) if str(table.get_cell(key, "verdict")) == "refuted")
+        table.move_cursor(row=refuted_row)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, TrialReportScreen))
+        shown = app.screen.markdown
+        assert "## F-01" in shown and "**What is wrong:**" in shown and "Re-run: `" in shown
+        assert app.screen.verdict["label"] in ("INCORRECT_DESPITE_PASS", "OVERFIT_INCOMPLETE", "REWARD_HACK")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is report_screen)
+    assert sum(counts.values()) == 7
+    report = build_report(session.id, bench)
+    decision = next(d for d in report["decisions"] if d["candidate"] == overruled)
+    assert decision["decision"] == "overruled" and decision["reviewer_label"] == "invalid" and decision["counts"]
+    md = write_report(report, tmp_path, "md")[-1].read_text()
+    assert "## Operator decisions" in md and "overruling the reviewer" in md and overruled in md
+    data = json.loads(write_report(report, tmp_path, "json")[-1].read_text())
+    assert any(d["decision"] == "overruled" for d in data["decisions"])
+    rows = list(csv.DictReader(write_report(report, tmp_path, "csv")[-1].open()))
+    assert any(f"{overruled}:overruled" in r["decisions"] for r in rows)
+    trial_md = next(p for p in tmp_path.glob("trials/*/*/report.md") if overruled.split(":")[1] in str(p))
+    assert "Decision: OVERRULED by the operator (the reviewer said invalid)" in trial_md.read_text()
+    from testjack_tui.engine.export import plan_export, write_harbor
+
+    exports = plan_export(session.id, bench.tasks)
+    files = {f.witness_id: f for exp in exports for f in exp.files}
+    assert files[overruled].decision["decision"] == "overruled"
+    config = json.loads((write_harbor(exports[0], None, tmp_path / "suite") / "config.json").read_text())
+    assert any(w["decision"]["decision"] == "overruled" for w in config["testjack"]["witnesses"])
+
+
+def test_report_row_detail_snapshot_100x30(snap_compare, monkeypatch):
+    import asyncio
+
+    from test_tui_snapshots import _finished_session, _until
+    from testjack_tui.tui.screens.report import ReportScreen
+
+    session, bench = _finished_session(monkeypatch)
+
+    async def open_row(pilot) -> None:
+        assert await asyncio.to_thread(lambda: asyncio.run(session.run())) == "finished"
+        screen = ReportScreen(session, bench)
+        await pilot.app.push_screen(screen)
+        await _until(pilot, lambda: bool(screen.report))
+        await pilot.press("f3")
+        screen.query_one("#report-trials", DataTable).focus()
+        await pilot.press("enter")  # a1: refuted
+        await pilot.pause()
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(100, 30), run_before=open_row)
