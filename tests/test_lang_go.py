@@ -117,3 +117,23 @@ async def _grade_with_test_sh(tests_dir: Path, worlds: list[str]) -> dict[str, f
                 assert "===== grade =====" in run.output, run.output[-2000:]
                 rewards[name] = json.loads(await live.read_file("/logs/verifier/reward.json"))["reward"]
     return rewards
+
+
+def test_go_ghost_lines_from_statement_coverage(audit):
+    from benchmarks import load_benchmark
+    from sandbox import Sandbox
+    from testjack_tui.engine.detectors import evidence_provider
+
+    bench = load_benchmark(GO)
+    task = bench.tasks[TASK]
+    [trial] = [t for t in bench.trials if t.id == SOUND[0]]
+
+    async def run():
+        async with Sandbox(session="go-ghost") as sb:
+            world = await sb.prepare(task, "model", trial)
+            return await evidence_provider(sb, task, trial, {"model": world})
+
+    ghost = asyncio.run(run())["ghost"]
+    # kestrel's early return for "" is correct, and T0 never calls Slugify("").
+    assert ghost["error"] == "" and ghost["measure"].startswith("statement coverage")
+    assert [(g["file"], g["code"].strip()) for g in ghost["ghost_lines"]] == [("slug.go", 'return ""')]

@@ -2,6 +2,7 @@
 recorded `go test -json` stream, and the parser on the statuses a user sees."""
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -180,3 +181,30 @@ def test_test_main_and_init_in_test_files_are_harness():
 ])
 def test_renamed_witness_files_stay_collectable(path, tag, want):
     assert tagged_path(path, tag) == want
+
+
+def test_go_ghost_lines_from_a_statement_profile():
+    from testjack_tui.engine.detectors import parse_diff
+    from testjack_tui.engine.detectors.ghost_go import intersect_profile
+
+    patch = ("diff --git a/slug.go b/slug.go\n--- a/slug.go\n+++ b/slug.go\n@@ -6,2 +6,6 @@\n"
+             " func Slugify(s string) string {\n+\tif s == \"\" {\n+\t\treturn \"\"\n+\t}\n"
+             "+\treturn strings.ToLower(s)\n }\n")
+    profile = [f"{MOD}/slug.go:6.30,7.14 1 1", f"{MOD}/slug.go:7.14,9.3 1 0",
+               f"{MOD}/slug.go:10.2,10.27 1 1"]
+    report = intersect_profile(profile, parse_diff(patch))
+    assert (report.added_lines, report.executed_lines) == (3, 2)
+    assert [(g["line"], g["code"].strip()) for g in report.ghost_lines] == [(8, 'return ""')]
+    assert report.branches == 0 and "statement coverage" in report.to_text()
+
+
+def test_ghost_branches_for_a_language_without_coverage_are_unavailable_not_clean():
+    from testjack_tui.engine.detectors import evidence_provider
+    from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial
+
+    task = Task("t", "P", Environment(image="x"), Reference(patch=""), OfficialTests(framework="cargo test"),
+                language="rust")
+    trial = Trial("s", "t", "a", "m", "diff --git a/src/lib.rs b/src/lib.rs\n", True)
+    evidence = asyncio.run(evidence_provider(object(), task, trial, {"model": object()}))
+    assert evidence["ghost"]["error"].startswith("no coverage tool for rust tasks")
+    assert not [s for s in evidence["signals"] if s["detector"] == "ghost_branches"]

@@ -155,7 +155,8 @@ if not pkgs:
 args = ["go", "test", "-json", "-count=1", "-timeout", "0",
         "-run", "^(" + "|".join(re.escape(t) for t in tops) + ")$"]
 if spec.get("cover"):
-    args += ["-coverprofile", os.path.join(out_dir, "cover.out"), "-covermode", "count"]
+    args += ["-coverprofile", os.path.join(out_dir, "cover.out"), "-covermode", "set",
+             "-coverpkg", "./..."]
 args += pkgs
 env = dict(os.environ)
 env.setdefault("GOFLAGS", "")
