@@ -245,6 +245,7 @@ class AuditScreen(Screen):
         self.refresh_bindings()
 
     async def _run_session(self) -> None:
+        self.session.operator_present = True  # questionable verdicts come to this screen's queue
         await self.session.run()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
