@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any, Mapping
 
+from sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
 NO_TRIAL = "(no trial in this session)"
@@ -97,7 +98,7 @@ def format_exec(result: Any) -> str:
 
 
 class SandboxTools:
-    def __init__(self, sandbox: Any, task: Task, trial: Trial | None, worlds: Mapping[str, Any],
+    def __init__(self, sandbox: SandboxBackend, task: Task, trial: Trial | None, worlds: Mapping[str, Any],
                  evidence: str | Mapping | None = None, budget: Any = None):
         self.sandbox = sandbox
         self.budget = budget  # engine Budget: reserve_test_runs() before each execution
