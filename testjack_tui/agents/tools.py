@@ -21,7 +21,7 @@ from testjack_tui.model import Task, Trial
 NO_TRIAL = "(no trial in this session)"
 
 
-_LOCATION = re.compile(r"^\s*([\w./-]+\.\w+):(\d+):?")
+_LOCATION = re.compile(r"^([\w./-]+\.\w+):(\d+)(:|$)")
 STATUS_ORDER = ("failed", "error", "timed_out", "not_found", "skipped", "passed")
 
 
@@ -41,7 +41,7 @@ def failure_lines(message: str, limit: int = 8) -> list[str]:
                 asserted.append(text)
         m = _LOCATION.match(stripped)
         if m:
-            where = f"{m.group(1)}:{m.group(2)}" + stripped[m.end():].rstrip()
+            where = stripped
     if not asserted:
         for line in lines:
             text = line.strip()

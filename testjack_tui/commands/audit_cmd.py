@@ -239,9 +239,12 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
     printer = ProgressPrinter(stream, verbose)
     session.subscribe(printer)
     approver = None
-    if ask_operator:
+    # Under --auto-approve a person at the terminal still gets the QUESTIONABLE / HUMAN_REVIEW
+    # verdicts; without one they wait in the session as queued.
+    if ask_operator or (stdin is None and stream is None and _interactive()):
         approver = StdinApprover(session, printer, stdin)
         session.subscribe(approver)
+        session.operator_present = True
 
     async def main() -> str:
         loop = asyncio.get_running_loop()
