@@ -124,6 +124,15 @@ async def review(env: Any, ctx: Any, candidate: Candidate, task_id: str,
     return verdict, fresh
 
 
+def approver_for(env: Any, task_id: str) -> Any:
+    """The session's approver, except that a verdict resting on an independent implementation G′
+    (no-reference mode) goes to the operator whenever one is at the TUI, auto-approval or not."""
+    operator = getattr(env, "operator_approver", None)
+    if operator is not None and task_id in getattr(env, "independent_tasks", ()):
+        return operator
+    return env.approver
+
+
 async def approve(env: Any, candidate: Candidate, verdict: ReviewVerdict, task_id: str,
                   trial_id: str | None, reference_status: str, model_status: str) -> ApprovalDecision:
     rid = request_id_for(candidate.id)
@@ -135,7 +144,7 @@ async def approve(env: Any, candidate: Candidate, verdict: ReviewVerdict, task_i
         request = ApprovalRequest(session_id=env.session_id, task_id=task_id, trial_id=trial_id,
                                   candidate=candidate, verdict=verdict,
                                   reference_status=reference_status, model_status=model_status)
-        decision = await env.approver.decide(request)
+        decision = await approver_for(env, task_id).decide(request)
         env.store.put_approval(candidate.id, rid, task_id, decision.counts, decision.label,
                                decision.by, decision.note)
     env.emit(ApprovalAnswered(env.session_id, request_id=rid, candidate_id=candidate.id,

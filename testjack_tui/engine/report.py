@@ -21,6 +21,7 @@ from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
 from testjack_tui.engine.detectors.mutation import MutationReport
+from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
@@ -219,6 +220,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
             data = v.to_dict()
             data["state"] = entry["state"]
             data["mutation"] = (store.get_evidence(trial_id) or {}).get("mutation")
+            mark_independent(data, independent_reference(store, task_id), store.directory)
             trial_reports.append(data)
 
     report: dict[str, Any] = {
@@ -251,6 +253,23 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
         report["scoring"] = score_against_labels(report, load_labels(Path(labels_path)), corpus)
         report["scoring"]["labels_file"] = str(labels_path)
     return report
+
+
+INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this
+
+
+def mark_independent(data: dict, record: dict | None, folder: Path) -> None:
+    """A verdict on a task audited against an independent implementation G′ (no reference
+    solution) says so, and its confidence is scaled into its own, lower band."""
+    data["reference"] = "benchmark"
+    if not record or not record.get("ok"):
+        return
+    data["reference"] = "independent"
+    data["confidence"] = round(data["confidence"] * INDEPENDENT_BAND, 2)
+    data["justification"] = (data["justification"] + " Validated against an independent implementation "
+                             "G′ written from the prompt, not the benchmark's reference solution (the task "
+                             "has none, or the session ignored it): a weaker oracle. G′: "
+                             f"{Path(folder) / 'independent-references' / (_safe(data['task_id']) + '.patch')}.")
 
 
 def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
