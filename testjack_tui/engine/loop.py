@@ -216,7 +216,8 @@ class TaskLoop:
         if not self.corpus:
             return
         ctx = SamplerContext(trials=list(self.corpus), evidence=self.evidence,
-                             static_evidence=self._static_evidence() if self.lightweight else {})
+                             static_evidence=self._static_evidence() if self.lightweight else {},
+                             features=self.features)
         self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
             await self.task_analysis()
@@ -248,7 +249,7 @@ class TaskLoop:
                           "suspicious_features": list(getattr(result, "suspicious_features", []) or []),
                           "notes": getattr(result, "notes", "")}
                 env.store.put_audit(task.id, ANALYSIS, stored)
-            self.features = list(stored.get("suspicious_features") or [])
+            self.features[:] = list(stored.get("suspicious_features") or [])  # the sampler reads this list
             self.checklists[ANALYSIS] = [
                 {"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
                  "covered_by_t0": {"none": False}.get(row.get("coverage"), True if row.get("coverage") else None),

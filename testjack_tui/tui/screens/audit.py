@@ -418,6 +418,8 @@ class AuditScreen(Screen):
                         text.append("  │  ", style="dim")
                     text.append(f"{task}: ", style="bold")
                     text.append(line, style="yellow" if line.startswith("waits") else "")
+        if s.running and s.model_waits:
+            text.append("\n" + "  │  ".join(list(s.model_waits.values())[-3:]), style="dim")
         return text
 
     def _budget_reason(self) -> str:
