@@ -21,6 +21,7 @@ from .config import SessionConfig
 from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TrialRefuted, TrialState,
                      WitnessConfirmed, WitnessReplayed)
 from .hooks import Hooks, WitnessClass, WitnessRecord
+from .no_reference import ensure_reference
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
 from .runner import RunResult, TestRunner, combined_status, is_failing
@@ -48,6 +49,10 @@ class EngineEnv:
     hooks: Hooks = field(default_factory=Hooks)
     # (env, task, trial, worlds, evidence) -> WorldTools for one agent session
     tools_factory: Callable[..., Any] | None = None
+    # The operator's queue when someone is at the TUI (None headless): verdicts that must be
+    # seen by a person even under auto-approval go there.
+    operator_approver: Any = None
+    independent_tasks: set[str] = field(default_factory=set)  # audited against G′ (no reference)
 
 
 @dataclass
@@ -525,6 +530,14 @@ class TaskLoop:
 async def audit_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskLoop | None:
     """Check a task, then audit its reproducible passing trials. Returns the finished loop."""
     env.store.set_task_state(task.id, "checking")
+    task, problem = await ensure_reference(env, task, env.tools_factory or default_tools_factory)
+    if problem:
+        env.store.put_task_check(task.id, False, [problem], [], {})
+        env.store.set_task_state(task.id, "excluded", problem)
+        env.emit(Log(env.session_id, level="warning", message=f"{task.id}: excluded: {problem}"))
+        return None
+    if task.reference.independent:
+        env.independent_tasks.add(task.id)
     check = await check_task(env, task, trials)
     if not check.well_formed:
         env.store.set_task_state(task.id, "excluded", "; ".join(check.problems))
