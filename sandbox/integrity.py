@@ -3,8 +3,10 @@
 A conftest hook can turn every failure into a pass; pytest config can add options or plugins;
 sitecustomize/usercustomize and .pth files run at interpreter start; an edited test file can
 weaken tests. The same holds per ecosystem: in Go a `TestMain` or an `init()` in a `_test.go`
-file runs before every test of its package (and can flip package state or exit early). For
-witness runs (isolate_harness=True) these are restored to the reference
+file runs before every test of its package (and can flip package state or exit early); in
+jest/vitest the config and its setup files, global setup and reporters run around every test;
+in Rust a build script runs before compiling the crate and `.cargo/config.toml` changes flags
+and runners. For witness runs (isolate_harness=True) these are restored to the reference
 version before the tests run, and what was restored is reported.
 """
 from __future__ import annotations
@@ -17,6 +19,10 @@ from .patches import file_sections
 PYTEST_CONFIG = {"pytest.ini", ".pytest.ini"}
 MAYBE_PYTEST_CONFIG = {"pyproject.toml", "setup.cfg", "tox.ini"}
 STARTUP_HOOKS = {"sitecustomize.py", "usercustomize.py"}
+# jest/vitest/mocha configuration (setupFiles, globalSetup, reporters, testPathIgnorePatterns).
+_JS_CONFIG = re.compile(r"^(vitest|vite|jest|vitest\.workspace|vitest\.setup|jest\.setup|setupTests)"
+                        r"(\.config)?\.[cm]?[jt]sx?$|^\.mocharc(\.[a-z]+)?$|^\.babelrc$|^babel\.config\.[cm]?js$")
+_ENV_FILES = re.compile(r"^\.env(\.[\w.-]+)?$")
 _GO_HOOK = re.compile(r"^\+\s*func\s+(TestMain\s*\(|init\s*\(\s*\))", re.M)
 
 
@@ -24,7 +30,9 @@ def is_test_path(path: str) -> bool:
     parts = path.split("/")
     name = parts[-1]
     return (any(p in ("tests", "test", "testing") for p in parts[:-1])
-            or bool(re.match(r"test_.*\.py$", name)) or name.endswith(("_test.py", "_test.go")))
+            or bool(re.match(r"test_.*\.py$", name)) or name.endswith(("_test.py", "_test.go"))
+            or bool(re.search(r"\.(test|spec)\.[cm]?[jt]sx?$", name))
+            or any(p == "__tests__" for p in parts[:-1]))
 
 
 def harness_reasons(patch: str) -> dict[str, str]:
@@ -41,6 +49,14 @@ def harness_reasons(patch: str) -> dict[str, str]:
             found[path] = "pytest configuration"
         elif name in STARTUP_HOOKS or name.endswith(".pth"):
             found[path] = "interpreter start-up hook"
+        elif _JS_CONFIG.match(name):
+            found[path] = "JavaScript test configuration (setup files, reporters, test selection)"
+        elif name == "package.json" and re.search(r'^[+-].*"(jest|vitest|mocha|ava)"\s*:', text, re.M):
+            found[path] = "test runner configuration in package.json"
+        elif name == "build.rs" or path.startswith(".cargo/") or "/.cargo/" in path:
+            found[path] = "Rust build script or cargo configuration (runs before the tests compile)"
+        elif _ENV_FILES.match(name):
+            found[path] = "environment file read by the test setup"
         elif name.endswith("_test.go") and _GO_HOOK.search(text):
             found[path] = "Go TestMain/init in a test file (runs before every test of the package)"
         elif is_test_path(path):

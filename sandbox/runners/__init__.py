@@ -3,11 +3,14 @@ from __future__ import annotations
 
 from .base import Runner, aggregate
 from .go_runner import GoTestRunner
+from .node_runner import JestRunner, NodeTestRunner
 from .pytest_runner import PytestRunner
 
-RUNNERS: dict[str, type] = {"pytest": PytestRunner, "go test": GoTestRunner}
+RUNNERS: dict[str, type] = {"pytest": PytestRunner, "go test": GoTestRunner,
+                            "vitest": NodeTestRunner, "jest": JestRunner}
 ALIASES = {"py.test": "pytest", "go": "go test", "gotest": "go test", "go-test": "go test",
-           "go_test": "go test", "testing": "go test"}
+           "go_test": "go test", "testing": "go test", "vitest-junit-to-ctrf": "vitest",
+           "jest-ctrf-json-reporter": "jest", "ts-jest": "jest"}
 
 
 def runner_name(framework: str | None) -> str | None:
