@@ -15,7 +15,8 @@ import pytest
 from conftest import ROOT
 from lang_e2e import cli, grade_with_test_sh
 
-pytestmark = pytest.mark.podman
+# Under load the shared audit session alone can take minutes: a wider limit than the default.
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
 
 RS = ROOT / "tests" / "fixtures" / "rust"
 TASK = "roman-numerals"
