@@ -230,7 +230,7 @@ def test_operator_writes_and_approves_on_a_terminal(home, witness_file, tmp_path
 
 
 def test_the_operator_reviewer_marks_a_requirement_explicit_only_when_it_quotes_the_prompt():
-    from testjack_tui.agents.operator import quote_in_prompt
+    from testjack_tui.agents.operator import prompt_quote as quote_in_prompt
 
     prompt = (DEMO / "tasks" / TASK / "instruction.md").read_text()
     # Markup and spacing of the prompt do not matter; the words do.

@@ -255,7 +255,7 @@ def register(app: typer.Typer) -> None:
         trial: Annotated[Optional[list[str]], typer.Option("--trial", help="Audit only this trial (repeatable).")] = None,
         mode: Annotated[str, typer.Option(help="lightweight (Algorithm 1) or per-trial.")] = "lightweight",
         rounds: Annotated[Optional[int], typer.Option(help="Audit rounds per task (lightweight; default 3).")] = None,
-        k: Annotated[int, typer.Option("--k", help="Repairs of a candidate failing on the reference.")] = 3,
+        k: Annotated[int, typer.Option("--k", help="k: repair attempts after the first candidate (the paper's k = 3). A candidate failing on the reference world goes back to its author with that world's failure output (never the reference code), at most k times.")] = 3,
         sampler: Annotated[str, typer.Option(help="Sampling strategy for the lightweight loop.")] = "uniform",
         budget_usd: Annotated[Optional[float], typer.Option(help="Stop LLM spending at this many USD.")] = None,
         budget_tokens: Annotated[Optional[int], typer.Option(help="Token limit.")] = None,

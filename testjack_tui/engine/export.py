@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from testjack_tui.engine.runner import witness_fails
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
 
@@ -126,10 +127,6 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
     return [out[k] for k in sorted(out)]
 
 
-def _is_fail(status: str) -> bool:
-    return status in ("failed", "error", "timed_out", "not_found")
-
-
 async def check_export(sb, task, exp: TaskExport, trials: dict) -> dict[str, Any]:
     """Run the strengthened suite in real worlds and split new ids into f2p / p2p."""
     files = {f.path: f.source for f in exp.files}
@@ -160,12 +157,12 @@ async def check_export(sb, task, exp: TaskExport, trials: dict) -> dict[str, Any
             continue
         world = await sb.prepare(task, "model", trial)
         run = await sb.run_tests(world, suite, files=files, timeout=600, isolate_harness=True)
-        failing = sorted(n for n in suite if _is_fail(run.status(n)))
+        failing = sorted(n for n in suite if witness_fails(run.status(n)))
         result["fails_on_refuted"][trial_id] = failing
         if not failing:
             result["problems"].append(f"passes on refuted trial {trial_id}")
     # Ids that fail without G are fail-to-pass; those that pass on R are pass-to-pass.
-    exp.new_fail_to_pass = [n for n in new_ids if _is_fail(result["null"].get(n, "failed"))]
+    exp.new_fail_to_pass = [n for n in new_ids if witness_fails(result["null"].get(n, "failed"))]
     exp.new_pass_to_pass = [n for n in new_ids if n not in exp.new_fail_to_pass]
     exp.fail_to_pass = list(task.tests.fail_to_pass) + exp.new_fail_to_pass
     exp.pass_to_pass = list(task.tests.pass_to_pass) + exp.new_pass_to_pass

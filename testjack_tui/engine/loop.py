@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from testjack_tui.model import Task, Trial
 
+from . import harness_effect
 from .aio import gather_all
 from .approval import judge
 from .config import SessionConfig
@@ -76,17 +77,23 @@ def default_tools_factory(env: EngineEnv, task: Task, trial: Trial | None, world
 
 
 class TaskLoop:
-    def __init__(self, env: EngineEnv, task: Task, check: TaskCheck):
+    """One task's audit. `corpus`: every reproducible passing trial of the task (witnesses are
+    replayed on all of them, so rho is the same whatever was selected); `selected`: the trials
+    the user chose to audit and label (all of them unless `--trial` narrowed it)."""
+
+    def __init__(self, env: EngineEnv, task: Task, check: TaskCheck, selected: set[str] | None = None):
         self.env = env
         self.task = task
         self.check = check
         self.corpus: list[Trial] = sorted(check.reproducible, key=lambda t: t.id)
+        self.selected = {t.id for t in self.corpus} if selected is None else \
+            {t.id for t in self.corpus if t.id in selected}
         self.by_id = {t.id: t for t in self.corpus}
         self.book = CandidateBook(task.id)
         self.witnesses: list[Witness] = []
         self.runs_by_trial: dict[str, dict[str, str]] = {t.id: {} for t in self.corpus}
         self.run_keys: dict[tuple[str, str], str] = {}  # (trial, witness) -> run key
-        self.active: list[str] = [t.id for t in self.corpus]
+        self.active: list[str] = [t.id for t in self.corpus if t.id in self.selected]
         self.audited: list[str] = []
         self.refuted: dict[str, list[str]] = {}  # trial -> refuting witness ids
         self.classes: dict[str, WitnessClass] = {}
@@ -130,11 +137,12 @@ class TaskLoop:
             except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
                 self._emit(Log(self.env.session_id, level="warning",
                                message=f"evidence for {trial.id} failed: {exc}"))
+        merged = harness_effect.attach(merged, self.env.store.proofs(trial.id).get(trial.id, []))
         self.evidence[trial.id] = merged
         self.env.store.put_evidence(self.task.id, trial.id, merged)
         return merged
 
-    def _static_evidence(self) -> dict[str, dict]:
+    def _static_evidence(self, trials: list[Trial]) -> dict[str, dict]:
         """Static detector evidence of every trial, for the sampler: pure functions of the diff,
         T0 and P (no containers), so it is computed for the whole corpus at task start; the
         ghost-branch part needs a world and comes with _evidence_for when a trial is audited."""
@@ -143,7 +151,7 @@ class TaskLoop:
         except ModuleNotFoundError:
             return {}
         out: dict[str, dict] = {}
-        for trial in self.corpus:
+        for trial in trials:
             try:
                 out[trial.id] = collect_static_evidence(self.task, trial).to_dict()
             except Exception as exc:  # noqa: BLE001 - evidence only orders the sampling
@@ -168,13 +176,23 @@ class TaskLoop:
 
     # -- the task -----------------------------------------------------------------------------
     async def run(self) -> None:
+        """Lightweight: rounds of sample, audit, share. Per-trial (the paper's per-trial audit):
+        every selected trial is audited on its own and refuted only by its own audit's
+        witnesses; witnesses still run on every trial, for rho only."""
         env = self.env
         for trial in self.corpus:
-            self._state(trial.id, "active")
-        if not self.corpus:
+            if trial.id in self.selected:
+                self._state(trial.id, "active")
+        if not self.selected:
             return
-        ctx = SamplerContext(trials=list(self.corpus), evidence=self.evidence,
-                             static_evidence=self._static_evidence() if self.lightweight else {})
+        # Proof of harness tampering for every trial that changed harness files: T0 re-run
+        # with them restored (one run per such trial, stored, never repeated on resume).
+        await gather_all(harness_effect.measure(env, self.task, t, self.check.trial_worlds[t.id],
+                                                self.check.flaky)
+                         for t in self.corpus if t.id in self.selected)
+        chosen = [t for t in self.corpus if t.id in self.selected]
+        ctx = SamplerContext(trials=chosen, evidence=self.evidence,
+                             static_evidence=self._static_evidence(chosen) if self.lightweight else {})
         self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
             await self.task_analysis()
@@ -184,7 +202,7 @@ class TaskLoop:
                 if not pool or self.round >= env.cfg.rounds:
                     break
             else:
-                pool = [t.id for t in self.corpus if t.id not in self.audited]
+                pool = [t.id for t in self.corpus if t.id in self.selected and t.id not in self.audited]
                 if not pool:
                     break
             await self.audit_round(pool)
@@ -364,7 +382,9 @@ class TaskLoop:
 
     def _replay_targets(self, source_trial: str) -> list[str]:
         if self.env.cfg.replay_scope == "active":
-            return [t for t in self.active if t != source_trial]
+            # unselected trials are always measured: rho needs them
+            return [t.id for t in self.corpus if t.id != source_trial
+                    and (t.id in self.active or t.id not in self.selected)]
         return [t.id for t in self.corpus if t.id != source_trial]
 
     async def _replay(self, items: list[tuple[str, Candidate]], targets: list[str]) -> dict[str, dict[str, str]]:
@@ -402,9 +422,12 @@ class TaskLoop:
             env.store.set_witness_class(w.record.id, c.label, c.rho, c.note)
         by_id = {w.record.id: w for w in self.witnesses}
         for trial in self.corpus:
+            if trial.id not in self.selected:
+                continue  # measured for rho only; its verdict was not asked for
             runs = self.runs_by_trial.get(trial.id, {})
             now = [w.record.id for w in self.witnesses
-                   if self.classes[w.record.id].label == "refutes" and is_failing(runs.get(w.record.id, ""))]
+                   if self.classes[w.record.id].label == "refutes" and is_failing(runs.get(w.record.id, ""))
+                   and (self.lightweight or w.record.source_trial == trial.id)]
             before = self.refuted.get(trial.id, [])
             for wid in now:
                 if wid not in before:
@@ -436,15 +459,20 @@ class TaskLoop:
                     self._state(trial.id, "active", "refutation withdrawn")
 
 
-async def audit_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskLoop | None:
-    """Check a task, then audit its reproducible passing trials. Returns the finished loop."""
+async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
+                     population: list[Trial] | None = None) -> TaskLoop | None:
+    """Check a task, then audit its reproducible passing `trials`. `population`: every passing
+    trial of the task in the benchmark (default: `trials`); witnesses run on all of it so the
+    ambiguity rule's rho does not depend on the selection. Returns the finished loop."""
     env.store.set_task_state(task.id, "checking")
-    check = await check_task(env, task, trials)
+    chosen = {t.id for t in trials}
+    everyone = list(trials) + [t for t in (population or []) if t.id not in chosen]
+    check = await check_task(env, task, sorted(everyone, key=lambda t: t.id))
     if not check.well_formed:
         env.store.set_task_state(task.id, "excluded", "; ".join(check.problems))
         return None
     env.store.set_task_state(task.id, "auditing")
-    loop = TaskLoop(env, task, check)
+    loop = TaskLoop(env, task, check, selected=chosen)
     await loop.run()
     env.store.set_task_state(task.id, "finished")
     return loop

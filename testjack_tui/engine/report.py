@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from testjack_tui.engine import harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
@@ -140,6 +141,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
     approvals = {a["candidate_id"]: a for a in store.approvals()}
     verdicts = {v["candidate_id"]: v for v in store.verdicts()}
     trial_checks = store.trial_checks()
+    proofs = store.proofs()
     passes_both: dict[str, int] = {}
     for v in store.validations():
         if v.get("outcome") == "passes_both" and v.get("trial_id"):
@@ -152,8 +154,9 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
     underspecified: list[dict[str, Any]] = []
     for task_id, task_sum in summary["tasks"].items():
         task = tasks.get(task_id)
-        passing_models = {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, [])
-                          if t.get("official_pass")}
+        # rho's denominator: every passing trial of the task (the session's population)
+        passing_models = (meta.get("population") or {}).get(task_id) or \
+            {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, []) if t.get("official_pass")}
         # rho details per witness, over the task's passing corpus
         details = {}
         for w in task_sum["witnesses"]:
@@ -178,6 +181,11 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
             stored_ev = _stored_evidence(store, trial_id)
             if stored_ev is not None:
                 evidence = stored_ev
+            if evidence is None and proofs.get(trial_id):
+                evidence = Evidence(task_id, trial_id)
+            if evidence is not None:
+                evidence = Evidence.from_dict(harness_effect.attach(
+                    evidence.to_dict(), proofs.get(trial_id, [])))
             findings, ambiguous = [], []
             for wid, wr in sorted(runs_of.get(trial_id, {}).items()):
                 w = witnesses.get(wid)
@@ -225,7 +233,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
         "sampler": config.get("sampler"), "seed": config.get("seed"), "rounds": config.get("rounds"),
         "state": meta.get("state"), "usage": summary["usage"],
         "tasks": {tid: {"well_formed": t["well_formed"], "problems": t["problems"],
-                        "vacuous": t["vacuous"], "rounds": t["rounds"],
+                        "vacuous": t["vacuous"], "flaky": t.get("flaky", []), "rounds": t["rounds"],
                         "witnesses": [{k: w[k] for k in ("id", "origin", "source_trial", "requirement",
                                                          "explicit", "classification", "rho", "path",
                                                          "fails_on", "refutes")}
@@ -355,6 +363,11 @@ def session_markdown(report: dict) -> str:
     for key, title in (("benchmark", "Benchmark"), ("tasks", "Per task"), ("models", "Per model")):
         rows = [dict(r, rate=_rate_text(r)) for r in report["tables"][key]]
         out += [f"## {title}: passing → refuted", "", _md_table(rows, cols)]
+    flaky = [(tid, t["flaky"]) for tid, t in report["tasks"].items() if t.get("flaky")]
+    if flaky:
+        out += ["## Flaky T0 tests", "", "Outcome differed between two runs of the same world; left "
+                "out of well-formedness and reproduction.", ""]
+        out += [f"- {tid}: {', '.join(ids)}" for tid, ids in flaky] + [""]
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report["verdict_counts"].items()],
                                         [("verdict", "label"), ("trials", "n")])]
     out += ["## Underspecified prompts", "",

@@ -11,11 +11,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from sandbox.runners.base import aggregate
+
 from .events import TestRunFinished
 from .store import SessionStore
 
-# A witness fails on a world only with a failing result; "not_found" (never ran) proves nothing.
-FAILING = ("failed", "error", "timed_out")
+# A witness fails on a trial when its tests do not pass there: they fail, error, time out, or are
+# not found (not collected) although they ran and passed on the reference. "skipped" is no answer.
+FAILING = ("failed", "error", "timed_out", "not_found")
 OUTPUT_CAP = 4000  # characters of head and of tail kept per run
 
 
@@ -61,21 +64,17 @@ class RunResult:
 
 
 def combined_status(outcomes: dict[str, dict[str, Any]]) -> str:
-    if not outcomes:
-        return "not_found"
-    statuses = {o.get("status") for o in outcomes.values()}
-    for status in ("timed_out", "error", "failed", "not_found"):
-        if status in statuses:
-            return status
-    if statuses == {"passed"}:
-        return "passed"
-    if "passed" in statuses:
-        return "passed"  # some skipped, the rest passed
-    return "skipped"
+    """One status for a witness's test ids on one run (the sandbox's one combiner)."""
+    return aggregate([o.get("status") or "not_found" for o in outcomes.values()])
 
 
-def is_failing(status: str) -> bool:
+def witness_fails(status: str | None) -> bool:
+    """Does this witness fail on this trial? The one rule: refutation, the ambiguity rule's
+    rho, the summary and the export all ask it, so not_found, error and timed_out count alike."""
     return status in FAILING
+
+
+is_failing = witness_fails  # the name the engine's older call sites use
 
 
 def summarize(outcomes: dict[str, dict[str, Any]], timed_out: bool = False) -> str:
@@ -86,9 +85,13 @@ def summarize(outcomes: dict[str, dict[str, Any]], timed_out: bool = False) -> s
     return text + (" (timed out)" if timed_out else "")
 
 
-def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: bool) -> str:
-    blob = json.dumps({"world": world, "ids": sorted(test_ids), "files": sorted(files.items()),
-                       "isolate": bool(isolate)}, sort_keys=True)
+def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: bool,
+            repeat: int = 0) -> str:
+    data = {"world": world, "ids": sorted(test_ids), "files": sorted(files.items()),
+            "isolate": bool(isolate)}
+    if repeat:
+        data["repeat"] = repeat  # the n-th re-run of the same inputs (flaky control)
+    blob = json.dumps(data, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -104,10 +107,12 @@ class TestRunner:
 
     async def run(self, world, test_ids: list[str], files: dict[str, str] | None = None, *,
                   isolate: bool = False, task_id: str = "", trial_id: str | None = None,
-                  candidate_ids: Iterable[str] = (), announce_cached: bool = False) -> RunResult:
+                  candidate_ids: Iterable[str] = (), announce_cached: bool = False,
+                  repeat: int = 0) -> RunResult:
+        """One test run; `repeat` > 0 asks for a fresh re-run of the same inputs."""
         files = dict(files or {})
         test_ids = list(dict.fromkeys(test_ids))
-        key = run_key(world.name, test_ids, files, isolate)
+        key = run_key(world.name, test_ids, files, isolate, repeat)
         stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)

@@ -309,6 +309,9 @@ class AuditSession:
                                 "official_pass": t.official_pass, "reward": t.reward}
                                for t in benchmark.trials_of(task.id) if not wanted or t.id in wanted]
         self.store.set_meta("corpus", corpus)
+        # The ambiguity rule's population: every passing trial of each selected task.
+        self.store.set_meta("population", {task.id: {t.id: t.model for t in benchmark.passing(task.id)}
+                                           for task, _ in selected})
         self.store.set_meta("benchmark_name", benchmark.name)
 
     async def run(self) -> str:
@@ -388,7 +391,8 @@ class AuditSession:
                     if self._paused_for_budget:
                         return "paused"  # do not start new tasks after a limit was reached
                     try:
-                        await audit_task(env, task, trials)
+                        # rho is over every passing trial of the task, selected or not
+                        await audit_task(env, task, trials, population=benchmark.passing(task.id))
                         return "finished"
                     except BudgetExceeded as exc:
                         self.store.set_task_state(task.id, "paused", str(exc))

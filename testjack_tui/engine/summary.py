@@ -122,6 +122,7 @@ def build_summary(store: SessionStore) -> dict[str, Any]:
             "well_formed": None if check is None else check["well_formed"],
             "problems": [] if check is None else check["problems"],
             "vacuous": [] if check is None else check["vacuous"],
+            "flaky": [] if check is None else list(check.get("flaky") or []),
             "rounds": [{"round": r["round"], "trial_id": r["trial_id"], "state": r["state"],
                         "witnesses": r["witnesses"], "refuted": r["refuted"]}
                        for r in rounds if r["task_id"] == task_id],

@@ -5,6 +5,10 @@ pass on the null world verify nothing (reported as vacuous). A task that is not 
 reported and excluded, never silently audited. A trial whose patch does not apply, or that does
 not pass T0 when we re-run it, is NOT_REPRODUCIBLE and excluded; the recorded verdict is kept
 as data beside our own re-run, never overwritten.
+
+Flaky T0 tests: null and reference run T0 twice; a test whose outcome differs between two runs
+of the same world (there, or on a trial's world re-run after a failure) is marked flaky and
+left out of well-formedness and reproduction. The flaky tests are named in the task check.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ class TaskCheck:
     well_formed: bool
     problems: list[str] = field(default_factory=list)
     vacuous: list[str] = field(default_factory=list)
+    flaky: list[str] = field(default_factory=list)  # T0 tests whose outcome differs between runs
     worlds: dict[str, Any] = field(default_factory=dict)  # "null" / "reference" -> WorldRef
     trial_worlds: dict[str, Any] = field(default_factory=dict)  # trial id -> model WorldRef
     reproducible: list[Trial] = field(default_factory=list)
@@ -69,10 +74,16 @@ async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
             else:
                 check.worlds[kind] = world
     if check.well_formed:
-        null_run, ref_run = await gather_all((
+        null_run, ref_run, null_again, ref_again = await gather_all((
             env.runner.run(check.worlds["null"], ids, {}, task_id=task.id),
-            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id)))
+            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id),
+            env.runner.run(check.worlds["null"], ids, {}, task_id=task.id, repeat=1),
+            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id, repeat=1)))
+        check.flaky = [t for t in ids if _status(null_run, t) != _status(null_again, t)
+                       or _status(ref_run, t) != _status(ref_again, t)]
         for test_id in ids:
+            if test_id in check.flaky:
+                continue
             status = _status(ref_run, test_id)
             if status != "passed":
                 check.problems.append(f"G fails T0 test {test_id} ({status})")
@@ -81,15 +92,16 @@ async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
                 if test_id in task.tests.fail_to_pass:
                     check.problems.append(f"fail-to-pass test {test_id} passes on the null world")
         check.well_formed = not check.problems
+    stable = [t for t in ids if t not in check.flaky]
     env.store.put_task_check(task.id, check.well_formed, check.problems, check.vacuous,
-                             {"passing_trials": [t.id for t in trials]})
+                             {"passing_trials": [t.id for t in trials], "flaky": list(check.flaky)})
     env.emit(TaskChecked(env.session_id, task_id=task.id, well_formed=check.well_formed,
                          problems=tuple(check.problems), vacuous=tuple(check.vacuous)))
     if not check.well_formed:
         for trial in trials:
             _record_trial(env, trial, reproduced=False, reason="task is not well-formed", excluded=True)
         return check
-    results = await asyncio.gather(*(_reproduce(env, task, trial, ids) for trial in trials),
+    results = await asyncio.gather(*(_reproduce(env, task, trial, stable) for trial in trials),
                                    return_exceptions=True)
     budget_error = None
     for trial, result in zip(trials, results):
@@ -98,7 +110,10 @@ async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
             continue
         if isinstance(result, BaseException):
             raise result
-        world, reason = result
+        world, reason = result[:2]
+        for test_id in result[2] if len(result) > 2 else ():
+            if test_id not in check.flaky:
+                check.flaky.append(test_id)
         if world is None:
             check.not_reproducible[trial.id] = reason
         else:
@@ -106,23 +121,33 @@ async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
             check.reproducible.append(trial)
     if budget_error is not None:
         raise budget_error
+    if check.flaky:  # some only showed on a trial's world: keep the stored check complete
+        env.store.put_task_check(task.id, check.well_formed, check.problems, check.vacuous,
+                                 {"passing_trials": [t.id for t in trials], "flaky": list(check.flaky)})
     return check
 
 
 async def _reproduce(env, task: Task, trial: Trial, ids: list[str]):
+    """(world, None, flaky ids) or (None, reason, flaky ids)."""
     world, error = await _prepare(env, task, "model", trial)
     if world is None:
         reason = f"patch does not apply: {error}"
         _record_trial(env, trial, reproduced=False, reason=reason)
-        return None, reason
+        return None, reason, []
     run = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id)
-    failing = [f"{test_id} ({_status(run, test_id)})" for test_id in ids if _status(run, test_id) != "passed"]
+    bad = [t for t in ids if _status(run, t) != "passed"]
+    newly_flaky: list[str] = []
+    if bad:  # a failure is believed only if a re-run of the same world shows it again
+        again = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id, repeat=1)
+        newly_flaky = [t for t in ids if _status(run, t) != _status(again, t)]
+        bad = [t for t in bad if t not in newly_flaky]
+    failing = [f"{test_id} ({_status(run, test_id)})" for test_id in bad]
     if failing:
         reason = "recorded pass, reproduced fail: " + ", ".join(failing[:5]) + (" ..." if len(failing) > 5 else "")
         _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))
-        return None, reason
+        return None, reason, newly_flaky
     _record_trial(env, trial, reproduced=True, reason="", tampered=getattr(world, "tampered", ()))
-    return world, None
+    return world, None, newly_flaky
 
 
 def _record_trial(env, trial: Trial, reproduced: bool, reason: str, excluded: bool = False,

@@ -11,7 +11,7 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from testjack_tui.engine.detectors.diffparse import FileDiff, parse_diff
+from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.engine.detectors.scope import categorize
 from testjack_tui.engine.detectors.signals import Signal
 
