@@ -370,3 +370,17 @@ async def test_a_flaky_t0_test_is_named_and_left_out_of_well_formedness():
     summary = session.summary()["tasks"][T]
     assert summary["well_formed"] is True and summary["problems"] == []
     assert summary["flaky"] == ["tests/test_t0.py::test_p2p"]
+
+
+async def test_an_operator_test_is_shared_like_a_witness_even_when_the_sampled_trial_passes_it():
+    task, trials, chains = scenario()
+    # The operator audits the sound trial a3 and hands in an "alias" test: it passes there, so
+    # only running it on the other passing trials shows what it refutes.
+    chains = {"a3": [[cand(T, "a3", 1, "alias", author="operator")]]}
+    session, sandbox, roles = build({"rounds": 1, "audit_first": ["a3"]}, task=task, trials=trials,
+                                    chains=chains)
+    assert await session.run() == "finished"
+    st = states(session.summary())
+    assert roles.audit.audits == ["a3"]
+    assert st["a1"] == "refuted" and st["a2"] == "refuted"  # never sampled, refuted by the shared test
+    assert st["a3"] == "clean" and st["a5"] == "unaudited"

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from testjack_tui.engine import dedup
 from testjack_tui.engine.runner import witness_fails
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
@@ -98,14 +99,16 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         witnesses = store.witnesses()
     finally:
         store.close()
+    canonical = dedup.group(witnesses)
     refutes: dict[str, list[str]] = {}
-    for r in refutations:
-        refutes.setdefault(r["witness_id"], []).append(r["trial_id"])
+    for r in refutations:  # a duplicate's refutations belong to its first copy
+        refutes.setdefault(canonical.get(r["witness_id"], r["witness_id"]), []).append(r["trial_id"])
     ref_run = {v["candidate_id"]: runs.get(v.get("reference_run") or "") for v in validations
                if v.get("reference_run")}
     out: dict[str, TaskExport] = {}
     for w in witnesses:
-        if w.get("classification") == "ambiguous" or not refutes.get(w["id"]):
+        if w.get("classification") == "ambiguous" or not refutes.get(w["id"]) \
+                or canonical[w["id"]] != w["id"]:
             continue
         task = (tasks or {}).get(w["task_id"])
         exp = out.setdefault(w["task_id"], TaskExport(w["task_id"]))
@@ -115,7 +118,7 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         new_path = _unique_path(w["path"], taken, w["id"])
         nodes = [n.replace(w["path"], new_path, 1) for n in _node_ids(w["path"], ref_run.get(w["id"]))]
         exp.files.append(WitnessFile(w["id"], new_path, w["source"], nodes, w["requirement"],
-                                     sorted(refutes[w["id"]])))
+                                     sorted(set(refutes[w["id"]]))))
         exp.refuted = sorted(set(exp.refuted) | set(refutes[w["id"]]))
     for exp in out.values():
         task = (tasks or {}).get(exp.task_id)

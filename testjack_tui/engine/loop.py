@@ -329,10 +329,13 @@ class TaskLoop:
                 await self._close(rtools)
         new = [self._confirm(v, j, trial.id, round_no)
                for v, j in zip(discriminating, results) if j.decision.counts]
+        shared = await self._share_operator_tests(trial, round_no, validations)
 
         self.audited.append(trial.id)
         env.store.set_trial_state(trial.id, task.id, "sampled", "", audited=True)
         before = set(self.refuted_ids())
+        if shared:
+            self._reclassify()
         if new:
             for w in new:
                 v = next(x for x in discriminating if x.candidate.id == w.record.id)
@@ -350,9 +353,46 @@ class TaskLoop:
             ambiguous = any(is_failing(s) for s in self.runs_by_trial[trial.id].values())
             self._state(trial.id, "ambiguous" if ambiguous else "clean", "audited", audited=True)
         refuted_now = sorted(set(self.refuted_ids()) - before)
+        new = shared + new
         env.store.put_round(task.id, round_no, trial.id, "done", [w.record.id for w in new], refuted_now)
         self._emit(RoundFinished(env.session_id, task_id=task.id, round=round_no, trial_id=trial.id,
                                  witnesses=tuple(w.record.id for w in new), refuted=tuple(refuted_now)))
+
+    async def _share_operator_tests(self, trial: Trial, round_no: int,
+                                    validations: list[Validation]) -> list[Witness]:
+        """Operator tests are shared like witnesses: one that passes on R[G] but not fail on the
+        sampled trial still runs on every other passing trial of the task (lightweight loop);
+        where it fails, it goes to the reviewer and approval like any candidate."""
+        if not self.lightweight:
+            return []
+        passing = [v for v in validations if v.outcome == "passes_both" and v.candidate.author == "operator"]
+        if not passing:
+            return []
+        statuses = await self._replay([(v.candidate.id, v.candidate) for v in passing],
+                                      [t.id for t in self.corpus if t.id != trial.id])
+        to_judge = []
+        for v in passing:
+            failing = sorted(t for t, by in statuses.items() if is_failing(by.get(v.candidate.id, "")))
+            if failing:
+                to_judge.append((v, f"fails on {', '.join(failing[:5])}", failing))
+        confirmed: list[Witness] = []
+        if to_judge:
+            rctx, rtools = self._context(trial, "reviewer")
+            try:
+                results = await gather_all(judge(self.env, rctx, v.candidate, self.task.id, trial.id,
+                                                  v.reference_status, status) for v, status, _ in to_judge)
+            finally:
+                await self._close(rtools)
+            confirmed = [self._confirm(v, j, trial.id, round_no)
+                         for (v, _, _), j in zip(to_judge, results) if j.decision.counts]
+        for w in confirmed:
+            v = next(x for x in passing if x.candidate.id == w.record.id)
+            self._note_run(trial.id, w.record.id, v.model_status, v.model_run.key if v.model_run else None)
+            for trial_id, by_witness in statuses.items():
+                if w.record.id in by_witness:
+                    self._note_run(trial_id, w.record.id, by_witness[w.record.id],
+                                   self._replay_keys.get((trial_id, w.record.id)))
+        return confirmed
 
     # -- witnesses, replay, refutation ----------------------------------------------------------
     def _confirm(self, v: Validation, judgement, source_trial: str | None, round_no: int) -> Witness:

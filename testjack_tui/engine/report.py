@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from testjack_tui.engine import harness_effect
+from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
@@ -136,6 +136,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
     patches = {t.id: t for t in bench.trials} if bench is not None else {}
 
     witnesses = {w["id"]: w for w in store.witnesses()}
+    canonical = dedup.group(store.witnesses())
     wruns = store.witness_runs()
     runs = {r["key"]: r for r in store.runs()}
     approvals = {a["candidate_id"]: a for a in store.approvals()}
@@ -187,10 +188,12 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
                 evidence = Evidence.from_dict(harness_effect.attach(
                     evidence.to_dict(), proofs.get(trial_id, [])))
             findings, ambiguous = [], []
+            counted: set[str] = set()
             for wid, wr in sorted(runs_of.get(trial_id, {}).items()):
                 w = witnesses.get(wid)
-                if w is None or not is_failing(wr["status"]):
-                    continue
+                if w is None or not is_failing(wr["status"]) or canonical.get(wid, wid) in counted:
+                    continue  # one copy per witness
+                counted.add(canonical.get(wid, wid))
                 ref_run = _reference_run(store, w, runs)
                 value, per_model, skipping, _ = details.get(wid, (None, {}, (), False))
                 verdict = verdicts.get(wid) or {}
@@ -236,7 +239,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
                         "vacuous": t["vacuous"], "flaky": t.get("flaky", []), "rounds": t["rounds"],
                         "witnesses": [{k: w[k] for k in ("id", "origin", "source_trial", "requirement",
                                                          "explicit", "classification", "rho", "path",
-                                                         "fails_on", "refutes")}
+                                                         "fails_on", "refutes", "duplicates")}
                                       for w in t["witnesses"]]}
                   for tid, t in summary["tasks"].items()},
         "trials": trial_reports,
@@ -370,6 +373,13 @@ def session_markdown(report: dict) -> str:
         out += [f"- {tid}: {', '.join(ids)}" for tid, ids in flaky] + [""]
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report["verdict_counts"].items()],
                                         [("verdict", "label"), ("trials", "n")])]
+    rows = [{"task": tid, "witness": w["id"], "requirement": w["requirement"], "class": w["classification"],
+             "refutes": ", ".join(w["refutes"]) or "-", "copies": len(w.get("duplicates") or []) + 1}
+            for tid, t in report["tasks"].items() for w in t["witnesses"]]
+    if rows:
+        out += ["## Witnesses (one copy each) and the trials they refute", "",
+                _md_table(rows, [("task", "task"), ("witness", "witness"), ("requirement", "requirement"),
+                                 ("class", "class"), ("refutes", "refutes"), ("copies found", "copies")])]
     out += ["## Underspecified prompts", "",
             _md_table(report["tables"]["underspecified"],
                       [("benchmark", "benchmark"), ("#Tasks", "tasks"), ("tasks", "names")])]
