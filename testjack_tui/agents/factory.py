@@ -56,6 +56,13 @@ def make_roles(agents: dict[str, str], benchmark: Any, config: Config | None = N
         raise InputError("agents", ", ".join(sorted(unknown)), f"unknown role (roles: {', '.join(ROLE_NAMES)})")
     choices = {role: (agents.get(role) or "scripted") for role in ROLE_NAMES}
     root = _root(benchmark)
+    scripted = sorted(role for role, choice in choices.items() if choice == "scripted")
+    if scripted and not (root / "agent-scripts").is_dir():
+        # before any world is built: the scripted agents can only replay recordings
+        raise InputError(root / "agent-scripts", None,
+                         f"the scripted agent ({', '.join(scripted)}) replays recorded agent behaviour and this "
+                         "benchmark has no recordings: use --agent openai, a profile name, or operator "
+                         "(--candidate FILE)")
     operator = OperatorAuditAgent()
     built: dict[str, Any] = {}
     for role, choice in choices.items():

@@ -273,6 +273,10 @@ def register(app: typer.Typer) -> None:
         candidate: Annotated[Optional[list[Path]], typer.Option(
             "--candidate", help="Operator mode, headless: your test file, checked on the trials "
                                 "(repeatable; with --trial, the trials to check it on first).")] = None,
+        verdicts: Annotated[Optional[Path], typer.Option(
+            "--verdicts", help="The operator's judgements in advance (TOML/JSON: candidate id, path or "
+                               "file name -> valid/invalid/questionable + note): approvals are answered "
+                               "from FILE, no terminal needed (CI). Unnamed candidates do not count.")] = None,
         candidate_path: Annotated[Optional[list[str]], typer.Option(
             "--candidate-path", help="Where --candidate goes in the repo (default tests/test_tj_<name>.py).")] = None,
         requirement: Annotated[Optional[list[str]], typer.Option(
@@ -308,12 +312,21 @@ def register(app: typer.Typer) -> None:
                 operator_files = operator_input.prepare(agent, candidate, candidate_path, requirement,
                                                         headless, interactive)
                 headless = headless or operator_files is not None
-            if cfg.agents["reviewer"] == "operator" and not interactive:
+            table = None
+            if verdicts is not None:
+                from testjack_tui.engine.approval import TableApprover
+
+                from .verdicts_file import load_verdicts
+
+                table = TableApprover(load_verdicts(verdicts), str(verdicts))
+                cfg.auto_approve = False  # every verdict goes to the table
+                headless = True
+            if cfg.agents["reviewer"] == "operator" and not interactive and table is None:
                 raise InputError("audit", "--reviewer", "the operator reviewer asks on a terminal and there "
                                  "is none: pass --reviewer scripted, openai or a profile name")
             if step and (headless or not interactive):
                 raise InputError("audit", "--step", "step mode needs the TUI (leave out --headless)")
-            if not auto_approve and not interactive:
+            if not auto_approve and not interactive and table is None:
                 raise InputError("audit", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
             bench = load_benchmark(cfg.benchmark)
@@ -325,12 +338,14 @@ def register(app: typer.Typer) -> None:
                 from testjack_tui.tui import run as run_tui
 
                 raise typer.Exit(run_tui(session=session.id) or 0)
-            session = AuditSession.create(cfg, benchmark=bench, roles=roles)
+            session = AuditSession.create(cfg, benchmark=bench, roles=roles,
+                                          **({"approver": table} if table is not None else {}))
             session._select(bench)  # unknown --task / --trial: a one-line error now, not later
         except InputError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        raise typer.Exit(run_session(session, out, verbose, ask_operator=_asks_operator(cfg)))
+        raise typer.Exit(run_session(session, out, verbose,
+                                     ask_operator=table is None and _asks_operator(cfg)))
 
     @app.command("resume")
     def resume(

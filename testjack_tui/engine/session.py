@@ -71,7 +71,8 @@ class AuditSession:
     Optional dependencies (tests and embedders): `benchmark` (a loaded Benchmark), `roles`
     (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (called as
     `factory(listener=..., session=...)`, returns an async context manager yielding a Sandbox),
-    `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents).
+    `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents),
+    `approver` (answers approvals instead of the operator, e.g. `TableApprover` for --verdicts).
     """
 
     def __init__(self, session_id: str, store: SessionStore, config: SessionConfig, **deps: Any):
@@ -371,7 +372,8 @@ class AuditSession:
         roles = self._make_roles(benchmark)
         # An operator reviewer has no label of its own: its verdicts always go to the operator.
         defers = getattr(roles.reviewer, "defers_to_approver", False)
-        approver = AutoApprover() if cfg.auto_approve and not defers else self.approvals
+        approver = self._deps.get("approver") or (
+            AutoApprover() if cfg.auto_approve and not defers else self.approvals)
         self._emit(SessionStarted(self.id, benchmark=cfg.benchmark, mode=cfg.mode,
                                   tasks=tuple(t.id for t, _ in selected),
                                   agent=getattr(roles.audit, "label", str(cfg.agents.get("audit")))))
