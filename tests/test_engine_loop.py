@@ -384,3 +384,22 @@ async def test_an_operator_test_is_shared_like_a_witness_even_when_the_sampled_t
     assert roles.audit.audits == ["a3"]
     assert st["a1"] == "refuted" and st["a2"] == "refuted"  # never sampled, refuted by the shared test
     assert st["a3"] == "clean" and st["a5"] == "unaudited"
+
+
+async def test_report_compares_the_lightweight_loop_with_per_trial_audit():
+    from testjack_tui.engine.report import build_report, session_markdown
+
+    full, _, _ = build({"mode": "per-trial"})
+    assert await full.run() == "finished"
+    light, _, _ = build({"rounds": 1, "audit_first": ["a1"]})
+    assert await light.run() == "finished"
+    task, trials, _ = scenario()
+    report = build_report(light.id, benchmark=make_benchmark([task], trials))
+    c = report["comparison"]
+    assert (c["lightweight_session"], c["per_trial_session"]) == (light.id, full.id)
+    # per-trial refutes a1, a2 (alias) and a4 (quote); one lightweight round finds alias only
+    assert c["refuted_per_trial"] == 3 and c["missed"] == ["a4"] and c["recall"] == round(2 / 3, 4)
+    assert 0 < c["cost_test_runs"] < 1
+    assert "Recall of the lightweight loop: **66.7%**" in session_markdown(report)
+    # the same comparison from the per-trial side
+    assert build_report(full.id, benchmark=make_benchmark([task], trials))["comparison"]["recall"] == c["recall"]

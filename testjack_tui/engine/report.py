@@ -19,6 +19,7 @@ from typing import Any
 
 from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
+from testjack_tui.engine.compare import mode_comparison
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
 from testjack_tui.engine.runner import is_failing
@@ -118,15 +119,17 @@ def _table_row(name: str, n_all: int, passing: int, refuted: int) -> dict[str, A
             "rate_before": _rate(passing, n_all), "rate_after": _rate(passing - refuted, n_all)}
 
 
-def build_report(session_id: str, benchmark=None) -> dict[str, Any]:
+def build_report(session_id: str, benchmark=None, compare_with: str | None = None) -> dict[str, Any]:
+    """The session's report. With a finished session of the other mode on the same benchmark
+    (found automatically, or `compare_with`), it includes lightweight-vs-per-trial recall and cost."""
     store = _open_store(session_id)
     try:
-        return _build(store, session_id, benchmark)
+        return _build(store, session_id, benchmark, compare_with)
     finally:
         store.close()
 
 
-def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
+def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | None = None) -> dict[str, Any]:
     summary = build_summary(store)
     meta = store.all_meta()
     config = meta.get("config", {}) or {}
@@ -255,6 +258,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
     report["verdict_counts"] = {label: sum(1 for t in trial_reports if t["label"] == label)
                                 for label in LABELS}
     report["detectors"] = _detector_summary(trial_reports)
+    report["comparison"] = mode_comparison(session_id, summary, compare_with)
     labels_path = getattr(bench, "labels_path", None) if bench is not None else None
     if labels_path and Path(labels_path).exists():
         report["scoring"] = score_against_labels(report, load_labels(Path(labels_path)), corpus)
@@ -401,6 +405,19 @@ def session_markdown(report: dict) -> str:
     out += ["## Cost", "", f"LLM: ${u['usd']:.4f} ({u['tokens']} tokens, {u['llm_calls']} calls"
             + (", some estimated" if u.get("estimated") else "") + f"); test runs: {u['test_runs']}; "
             f"wall time: {u['seconds']} s.", ""]
+    c = report.get("comparison")
+    if c:
+        def pct(v):
+            return "n/a" if v is None else f"{100 * v:.1f}%"
+        out += ["## Lightweight loop against per-trial audit", "",
+                f"Sessions {c['lightweight_session']} (lightweight) and {c['per_trial_session']} (per-trial), "
+                f"{c['trials']} passing trials in both. Recall of the lightweight loop: **{pct(c['recall'])}** "
+                f"({c['refuted_lightweight']} refuted; {c['refuted_per_trial']} by per-trial audit) at "
+                f"**{pct(c['cost_usd'] if c['cost_usd'] is not None else c['cost_test_runs'])}** of the cost "
+                f"(LLM dollars {pct(c['cost_usd'])}, test runs {pct(c['cost_test_runs'])}, "
+                f"wall time {pct(c['cost_seconds'])}).", ""]
+        if c["missed"]:
+            out.append("Refuted by per-trial audit only: " + ", ".join(c["missed"]) + "\n")
     if "scoring" in report:
         s = report["scoring"]
         out += ["## Against the benchmark's labels", "",
