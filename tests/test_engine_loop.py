@@ -403,3 +403,19 @@ async def test_report_compares_the_lightweight_loop_with_per_trial_audit():
     assert "Recall of the lightweight loop: **66.7%**" in session_markdown(report)
     # the same comparison from the per-trial side
     assert build_report(full.id, benchmark=make_benchmark([task], trials))["comparison"]["recall"] == c["recall"]
+
+
+async def test_report_has_a_requirements_checklist_with_coverage_and_witnesses():
+    from testjack_tui.engine.report import build_report, session_markdown
+
+    session, _, _ = build({"mode": "per-trial"})
+    await session.run()
+    task, trials, _ = scenario()
+    report = build_report(session.id, benchmark=make_benchmark([task], trials))
+    items = {i["clause"]: i for i in report["checklists"][T]}
+    alias = items["handles alias"]
+    assert alias["explicit"] and set(alias["from"]) >= {"a1", "a2"}
+    requirement = {w["id"]: w["requirement"] for w in report["tasks"][T]["witnesses"]}
+    assert alias["witnesses"] and {requirement[w] for w in alias["witnesses"]} == {"handles alias"}
+    assert "handles quote" in items and items["handles quote"]["witnesses"]
+    assert "## Requirements checklist" in session_markdown(report)

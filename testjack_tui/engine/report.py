@@ -248,6 +248,8 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
         "trials": trial_reports,
         "underspecified_prompts": underspecified,
     }
+    report["checklists"] = {tid: requirements_checklist(store, tid, t["witnesses"])
+                            for tid, t in summary["tasks"].items()}
     report["tables"] = _tables(report, corpus)
     audited_tasks = [tid for tid, t in summary["tasks"].items() if t["well_formed"]]
     under_tasks = sorted({u["task"] for u in underspecified})
@@ -264,6 +266,51 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
         report["scoring"] = score_against_labels(report, load_labels(Path(labels_path)), corpus)
         report["scoring"]["labels_file"] = str(labels_path)
     return report
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9_]+", (text or "").lower())) - {"the", "a", "an", "of", "to", "and", "is", "it"}
+
+
+def _same_clause(a: str, b: str) -> bool:
+    wa, wb = _words(a), _words(b)
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.5
+
+
+def requirements_checklist(store: SessionStore, task_id: str, witnesses: list[dict]) -> list[dict]:
+    """The task's requirements from every audit's checklist (and the witnesses' own requirements),
+    each with whether T0 covers it, which audited trials implement it, and its witnesses."""
+    items: list[dict] = []
+
+    def entry(clause: str) -> dict:
+        for item in items:
+            if _same_clause(item["clause"], clause):
+                return item
+        item = {"clause": clause.strip(), "explicit": False, "quote": "", "covered_by_t0": None,
+                "implemented": {}, "witnesses": [], "from": []}
+        items.append(item)
+        return item
+
+    for audit in store.audits():
+        if audit.get("task_id") != task_id:
+            continue
+        for c in audit.get("checklist") or []:
+            if not (c.get("clause") or "").strip():
+                continue
+            item = entry(c["clause"])
+            item["explicit"] = item["explicit"] or bool(c.get("explicit"))
+            item["quote"] = item["quote"] or (c.get("quote") or "")
+            if c.get("covered_by_t0") is not None:
+                item["covered_by_t0"] = bool(item["covered_by_t0"]) or bool(c["covered_by_t0"])
+            if c.get("implemented") is not None:
+                item["implemented"][audit["trial_id"]] = bool(c["implemented"])
+            item["from"].append(audit["trial_id"])
+    for w in witnesses:
+        item = entry(w["requirement"])
+        item["witnesses"].append(w["id"])
+        if w.get("explicit"):
+            item["explicit"] = True
+    return items
 
 
 def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
@@ -377,6 +424,16 @@ def session_markdown(report: dict) -> str:
         out += [f"- {tid}: {', '.join(ids)}" for tid, ids in flaky] + [""]
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report["verdict_counts"].items()],
                                         [("verdict", "label"), ("trials", "n")])]
+    check_rows = [{"task": tid, "clause": i["clause"], "p": "explicit" if i["explicit"] else "implicit",
+                   "t0": {True: "yes", False: "no", None: "?"}[i["covered_by_t0"]],
+                   "impl": f"{sum(i['implemented'].values())}/{len(i['implemented'])}" if i["implemented"] else "-",
+                   "w": ", ".join(i["witnesses"]) or "-"}
+                  for tid, items in (report.get("checklists") or {}).items() for i in items]
+    if check_rows:
+        out += ["## Requirements checklist", "", "Each requirement of P from the audits' checklists, "
+                "whether T0 covers it, how many audited trials implement it, and its witnesses.", "",
+                _md_table(check_rows, [("task", "task"), ("requirement", "clause"), ("in P", "p"),
+                                       ("T0 covers", "t0"), ("implemented", "impl"), ("witnesses", "w")])]
     rows = [{"task": tid, "witness": w["id"], "requirement": w["requirement"], "class": w["classification"],
              "refutes": ", ".join(w["refutes"]) or "-", "copies": len(w.get("duplicates") or []) + 1}
             for tid, t in report["tasks"].items() for w in t["witnesses"]]
