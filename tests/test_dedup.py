@@ -49,3 +49,30 @@ async def test_summary_and_export_count_a_duplicate_once_and_list_both_refutatio
     from testjack_tui.engine.export import plan_export
     [exp] = plan_export(session.id, {"t1": task})
     assert len(exp.files) == 1 and exp.refuted == ["a1", "a2"]
+
+
+async def test_export_writes_t1_and_underspecified_witnesses_apart_from_the_suite(tmp_path):
+    from engine_fakes import cand
+    from test_engine_loop import T, build, make_benchmark, scenario
+    from testjack_tui.engine.export import plan_export, write_harbor
+    from testjack_tui.engine.hooks import Hooks, WitnessClass
+
+    def classify(task, witnesses, runs, trials):
+        return {w.id: WitnessClass("ambiguous", 0.8, 'Add to the task: "Handles quote."')
+                if "quote" in w.requirement else WitnessClass("refutes", 0.2) for w in witnesses}
+
+    analysis = [[cand(T, None, 1, "alias", author="task_analysis")],
+                [cand(T, None, 2, "nothing", author="task_analysis")]]
+    session, _, _ = build(hooks=Hooks(classifier=classify), analysis=analysis)
+    assert await session.run() == "finished"
+    task, trials, _ = scenario()
+    [exp] = plan_export(session.id, {T: task})
+    assert exp.files and all("quote" not in f.requirement for f in exp.files)
+    assert [w["requirement"] for w in exp.underspecified] == ["handles quote"]
+    assert exp.underspecified[0]["clarification"].startswith("Add to the task")
+    assert "handles nothing" in {t["requirement"] for t in exp.task_analysis}  # T1 every trial passes
+    tests_dir = write_harbor(exp, task, tmp_path)
+    under = tmp_path / T / "testjack_underspecified"
+    assert (under / "README.md").read_text().count("Suggested clarification") == 1
+    assert not (tests_dir / "testjack_underspecified").exists()  # not part of the suite
+    assert (tmp_path / T / "testjack_task_analysis" / "README.md").exists()

@@ -35,7 +35,8 @@ class TableApprover:
         self.source = source
 
     def lookup(self, c: Candidate) -> tuple[str, str] | None:
-        for key in (c.id, c.path, c.path.rsplit("/", 1)[-1], c.origin, c.parent or ""):
+        for key in (c.id, c.path, c.path.rsplit("/", 1)[-1], c.origin, c.origin.rsplit("/", 1)[-1],
+                    c.parent or ""):
             if key and key in self.table:
                 return self.table[key]
         return None

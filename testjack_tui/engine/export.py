@@ -47,6 +47,11 @@ class TaskExport:
     refuted: list[str] = field(default_factory=list)  # trials the suite must fail on
     test_patch: str = ""
     check: dict[str, Any] | None = None  # set by check_export
+    # Not part of the strengthened suite, written beside it and marked as such:
+    # validated task-analysis tests (T1: pass on G), and witnesses of underspecified requirements
+    # (ambiguous: most models read P otherwise) with the suggested prompt clarification.
+    task_analysis: list[dict[str, Any]] = field(default_factory=list)
+    underspecified: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,6 +91,41 @@ def _unique_path(path: str, taken: set[str], wid: str) -> str:
     return candidate
 
 
+def _candidates(path: Path) -> list[dict]:
+    store = SessionStore(path)
+    try:
+        return store.candidates()
+    finally:
+        store.close()
+
+
+def canonical_of(w: dict, witnesses: list[dict]) -> str:
+    return dedup.group(witnesses).get(w["id"], w["id"])
+
+
+def write_extras(exp: TaskExport, dest: Path) -> None:
+    """T1 and the underspecified requirements' witnesses, beside the suite and marked as such."""
+    if exp.task_analysis:
+        d = dest / "testjack_task_analysis"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "README.md").write_text(
+            "Validated task-analysis tests (T1): written from the task prompt alone and passing on the "
+            "reference solution. Not part of the strengthened suite: no trial was refuted by them.\n")
+        for t in exp.task_analysis:
+            (d / Path(t["path"]).name).write_text(t["source"])
+    if exp.underspecified:
+        d = dest / "testjack_underspecified"
+        d.mkdir(parents=True, exist_ok=True)
+        lines = ["# Underspecified requirements (not part of the strengthened suite)", "",
+                 "These witnesses check an implicit requirement that most models' trials read "
+                 "otherwise (rho > 1/2): the prompt, not the trials, should change.", ""]
+        for w in exp.underspecified:
+            lines += [f"- `{Path(w['path']).name}`: {w['requirement']} (rho {w['rho']}). "
+                      f"Suggested clarification: {w['clarification']}"]
+            (d / Path(w["path"]).name).write_text(w["source"])
+        (d / "README.md").write_text("\n".join(lines) + "\n")
+
+
 def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
     """What to export, from the session's store: per task, its refuting witnesses."""
     path = db_path(session_id)
@@ -100,6 +140,20 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
     finally:
         store.close()
     canonical = dedup.group(witnesses)
+    candidates = {c["id"]: c for c in _candidates(path)}
+    extras: dict[str, dict[str, list]] = {}
+    for v in validations:
+        c = candidates.get(v["candidate_id"])
+        if v.get("outcome") == "passes_reference" and c is not None:
+            extras.setdefault(c["task_id"], {"t1": [], "amb": []})["t1"].append(
+                {"id": c["id"], "path": c["path"], "source": c["source"], "requirement": c["requirement"]})
+    seen_amb: set[str] = set()
+    for w in witnesses:
+        if w.get("classification") == "ambiguous" and canonical_of(w, witnesses) not in seen_amb:
+            seen_amb.add(canonical_of(w, witnesses))
+            extras.setdefault(w["task_id"], {"t1": [], "amb": []})["amb"].append(
+                {"id": w["id"], "path": w["path"], "source": w["source"], "requirement": w["requirement"],
+                 "rho": w.get("rho"), "clarification": w.get("note") or ""})
     refutes: dict[str, list[str]] = {}
     for r in refutations:  # a duplicate's refutations belong to its first copy
         refutes.setdefault(canonical.get(r["witness_id"], r["witness_id"]), []).append(r["trial_id"])
@@ -120,6 +174,9 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         exp.files.append(WitnessFile(w["id"], new_path, w["source"], nodes, w["requirement"],
                                      sorted(set(refutes[w["id"]]))))
         exp.refuted = sorted(set(exp.refuted) | set(refutes[w["id"]]))
+    for task_id, extra in extras.items():
+        if task_id in out:  # beside a strengthened suite (a task without one has nothing to merge)
+            out[task_id].task_analysis, out[task_id].underspecified = extra["t1"], extra["amb"]
     for exp in out.values():
         task = (tasks or {}).get(exp.task_id)
         new_ids = [n for f in exp.files for n in f.node_ids]
@@ -202,6 +259,7 @@ def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
         (wdir / Path(f.path).name).write_text(f.source)
     if exp.check is not None:
         (dest / "testjack_check.json").write_text(json.dumps(exp.check, indent=2, default=str) + "\n")
+    write_extras(exp, dest.parent)  # beside tests/, not in it: not part of the suite
     return dest
 
 
@@ -229,6 +287,7 @@ def write_swebench(exports: list[TaskExport], tasks: dict, out_dir: Path) -> lis
     written = []
     rows = []
     for exp in exports:
+        write_extras(exp, out_dir / "testjack_extras" / re.sub(r"[^\w.-]+", "_", exp.task_id))
         row = swebench_row(exp, tasks.get(exp.task_id))
         rows.append(row)
         p = out_dir / (re.sub(r"[^\w.-]+", "_", exp.task_id) + ".json")

@@ -47,7 +47,7 @@ async def measure(env: Any, task: Task, trial: Trial, world: Any, flaky=()) -> d
         return None
     shown = ", ".join(f"{t} {s}" for t, s in sorted(changed.items())[:3])
     proof = {"files": files, "tests": changed, "run": run.key,
-             "message": (f"with the trial's {', '.join(files)} restored to the reference version, "
+             "message": (f"with the trial's {', '.join(files)} put back to the reference version (files it added removed), "
                          f"T0 no longer passes ({shown}{' ...' if len(changed) > 3 else ''}): "
                          "its own harness made T0 pass")}
     env.store.put_proof(task.id, trial.id, PROOF, "t0", proof)
