@@ -82,7 +82,8 @@ class Toolbox:
                     if len(worlds) > 1 else "")}
         specs: list[tuple[str, str, dict, list[str]]] = []
         if self.access.run:
-            specs.append(("run", "Run a shell command in a fresh-state container of a world (cwd = repo root, no network).",
+            specs.append(("run", "Run a shell command (sh) in a container of the world (cwd = repo root, no network; "
+                          "state persists within this session; `python` runs python3).",
                           {"world": world, "command": {"type": "string"},
                            "timeout": {"type": "number", "description": "seconds, at most 300"}},
                           ["world", "command"]))
