@@ -180,3 +180,12 @@ def test_python_runs_python3_where_only_python3_exists(tmp_path):
     out = subprocess.run([sh, "-c", with_shims("python -c 'print(6 * 7)'")], capture_output=True, text=True,
                          env={"PATH": str(tmp_path)})
     assert out.stdout.strip() == "42", out.stderr
+
+
+def test_failure_location_is_the_repo_frame_not_the_interpreter():
+    from testjack_tui.agents.tools import failure_lines
+
+    message = ("tests/test_tj_x.py:30: in test_it\n    assert asyncio.run(main()) == 10\n"
+               "/usr/lib/python3.11/asyncio/base_events.py:653: in run_until_complete\n"
+               "    return future.result()\nE   assert False")
+    assert failure_lines(message) == ["at tests/test_tj_x.py:30: in test_it", "assert False"]

@@ -47,7 +47,8 @@ def failure_lines(message: str, limit: int = 8) -> list[str]:
             if text and text not in asserted:
                 asserted.append(text)
         m = _LOCATION.match(stripped)
-        if m:
+        # The deepest frame in the repo (a relative path), not the interpreter's own files.
+        if m and (not where or not m.group(1).startswith("/")):
             where = stripped
     if not asserted:
         for line in lines:
