@@ -90,6 +90,7 @@ class AuditSession:
         self._budget_reason = ""
         self.control = Control(session_id, config.step, self._emit)
         self.approvals = QueueApprover(self._emit)
+        self.operator_present = False  # set by a front end that answers approval requests
         self.budget = Budget(store, config.budget, session_id, self._emit,
                              price_bound=price_bound_from(self._app_config()))
 
@@ -368,7 +369,10 @@ class AuditSession:
         roles = self._make_roles(benchmark)
         # An operator reviewer has no label of its own: its verdicts always go to the operator.
         defers = getattr(roles.reviewer, "defers_to_approver", False)
-        approver = AutoApprover() if cfg.auto_approve and not defers else self.approvals
+        # Under --auto-approve, QUESTIONABLE / HUMAN_REVIEW verdicts still go to the operator's
+        # queue when someone answers it (the TUI, a terminal); otherwise they are kept as queued.
+        queue = self.approvals if self.operator_present else None
+        approver = AutoApprover(queue) if cfg.auto_approve and not defers else self.approvals
         self._emit(SessionStarted(self.id, benchmark=cfg.benchmark, mode=cfg.mode,
                                   tasks=tuple(t.id for t, _ in selected),
                                   agent=getattr(roles.audit, "label", str(cfg.agents.get("audit")))))

@@ -170,6 +170,7 @@ class LiveSession:
         self.agent_stream: deque[AgentEntry] = deque(maxlen=AGENT_ENTRIES)
         self._tool_index: dict[str, AgentEntry] = {}
         self.agent_total = 0  # entries ever added (a viewer uses it to append only new ones)
+        self.model_waits: dict[tuple, str] = {}  # (role, task, trial) -> "waiting on m (45s)"
         self.candidates: OrderedDict[str, CandidateView] = OrderedDict()
         self.pending: OrderedDict[str, ev.ApprovalRequested] = OrderedDict()
         # Keyed, so replaying stored history and then running again never counts twice.
@@ -374,6 +375,20 @@ class LiveSession:
         else:
             self._add_agent(AgentEntry(e.role, e.task_id, e.trial_id, "text", text=e.text))
         self.dirty.add(AGENT)
+
+    def _on_agent_progress(self, e: ev.AgentProgress) -> None:
+        key = (e.role, e.task_id, e.trial_id)
+        if e.state in ("waiting", "streaming"):
+            self.model_waits[key] = (f"{e.role}: waiting on {e.model} ({e.elapsed:.0f}s)" if e.state == "waiting"
+                                     else f"{e.role}: {e.model} answering ({e.received} chars, {e.elapsed:.0f}s)")
+        else:
+            self.model_waits.pop(key, None)
+        if e.state == "retrying":
+            self.add_log("warning", f"{e.role} {e.task_id}/{e.trial_id or 'analysis'}: attempt {e.attempt} of "
+                                    f"{e.max_attempts} failed: {e.reason}; retrying in {e.delay:.0f}s")
+        elif e.state == "failed":
+            self.add_log("error", f"{e.role} {e.task_id}/{e.trial_id or 'analysis'}: {e.reason}")
+        self.dirty.add(STATUS)
 
     def _on_tool_call(self, e: ev.ToolCall) -> None:
         entry = self._tool_index.get(e.call_id) if e.call_id else None

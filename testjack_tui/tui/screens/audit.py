@@ -269,6 +269,7 @@ class AuditScreen(Screen):
         self.refresh_bindings()
 
     async def _run_session(self) -> None:
+        self.session.operator_present = True  # questionable verdicts come to this screen's queue
         await self.session.run()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -426,6 +427,8 @@ class AuditScreen(Screen):
                         text.append("  │  ", style="dim")
                     text.append(f"{task}: ", style="bold")
                     text.append(line, style="yellow" if line.startswith("waits") else "")
+        if s.running and s.model_waits:
+            text.append("\n" + "  │  ".join(list(s.model_waits.values())[-3:]), style="dim")
         return text
 
     def _budget_reason(self) -> str:
