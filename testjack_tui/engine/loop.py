@@ -21,6 +21,7 @@ from .config import SessionConfig
 from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TrialRefuted, TrialState,
                      WitnessConfirmed, WitnessReplayed)
 from .hooks import Hooks, WitnessClass, WitnessRecord
+from .no_reference import ensure_reference
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
 from .runner import RunResult, TestRunner, combined_status, is_failing
@@ -48,6 +49,10 @@ class EngineEnv:
     hooks: Hooks = field(default_factory=Hooks)
     # (env, task, trial, worlds, evidence) -> WorldTools for one agent session
     tools_factory: Callable[..., Any] | None = None
+    # The operator's queue when someone is at the TUI (None headless): verdicts that must be
+    # seen by a person even under auto-approval go there.
+    operator_approver: Any = None
+    independent_tasks: set[str] = field(default_factory=set)  # audited against G′ (no reference)
 
 
 @dataclass
@@ -211,7 +216,8 @@ class TaskLoop:
         if not self.corpus:
             return
         ctx = SamplerContext(trials=list(self.corpus), evidence=self.evidence,
-                             static_evidence=self._static_evidence() if self.lightweight else {})
+                             static_evidence=self._static_evidence() if self.lightweight else {},
+                             features=self.features)
         self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
             await self.task_analysis()
@@ -243,7 +249,7 @@ class TaskLoop:
                           "suspicious_features": list(getattr(result, "suspicious_features", []) or []),
                           "notes": getattr(result, "notes", "")}
                 env.store.put_audit(task.id, ANALYSIS, stored)
-            self.features = list(stored.get("suspicious_features") or [])
+            self.features[:] = list(stored.get("suspicious_features") or [])  # the sampler reads this list
             self.checklists[ANALYSIS] = [
                 {"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
                  "covered_by_t0": {"none": False}.get(row.get("coverage"), True if row.get("coverage") else None),
@@ -524,6 +530,14 @@ class TaskLoop:
 async def audit_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskLoop | None:
     """Check a task, then audit its reproducible passing trials. Returns the finished loop."""
     env.store.set_task_state(task.id, "checking")
+    task, problem = await ensure_reference(env, task, env.tools_factory or default_tools_factory)
+    if problem:
+        env.store.put_task_check(task.id, False, [problem], [], {})
+        env.store.set_task_state(task.id, "excluded", problem)
+        env.emit(Log(env.session_id, level="warning", message=f"{task.id}: excluded: {problem}"))
+        return None
+    if task.reference.independent:
+        env.independent_tasks.add(task.id)
     check = await check_task(env, task, trials)
     if not check.well_formed:
         env.store.set_task_state(task.id, "excluded", "; ".join(check.problems))

@@ -80,7 +80,7 @@ def start_new_session(app: Any, kwargs: dict, benchmark: Any) -> None:
     config = SessionConfig(**kwargs)
     config.validate()
     roles = roles_for(config.agents, benchmark)
-    deps: dict[str, Any] = {"benchmark": benchmark}
+    deps: dict[str, Any] = {"benchmark": benchmark, "operator": True}  # someone is at the TUI
     if roles is not None:
         deps["roles"] = roles
     session = AuditSession.create(config, **deps)
@@ -104,7 +104,7 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
     """A finished session opens on its report; anything else resumes on the Audit screen."""
     from testjack_tui.engine.session import AuditSession
 
-    session = AuditSession.open(session_id)
+    session = AuditSession.open(session_id, operator=True)
     if session.state == "finished":
         from testjack_tui.tui.screens.report import ReportScreen
         app.push_screen(ReportScreen(session))

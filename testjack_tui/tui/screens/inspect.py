@@ -55,11 +55,21 @@ def _ghosts_for(path: str, ghosts: dict[str, set[int]]) -> set[int]:
     return set()
 
 
+def surviving_mutants(evidence: dict | None) -> dict[str, dict[int, list[str]]]:
+    """file -> line -> mutated versions of that line T0 still passes (stored mutation evidence)."""
+    out: dict[str, dict[int, list[str]]] = {}
+    for s in ((evidence or {}).get("mutation") or {}).get("survivors") or []:
+        out.setdefault(s.get("file", ""), {}).setdefault(int(s.get("line") or 0), []).append(
+            str(s.get("mutated", "")).strip())
+    return out
+
+
 def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str, Any]]:
     """The diff as renderables, and facts for tests: {"files": {path: kind}, "ghost": {path: [lines]}}."""
     files = parse_diff(patch or "")
     ghosts = ghost_lines(evidence)
-    facts: dict[str, Any] = {"files": {}, "ghost": {}}
+    mutants = surviving_mutants(evidence)
+    facts: dict[str, Any] = {"files": {}, "ghost": {}, "mutants": {}}
     if not files:
         return Group(Text("This trial's patch is empty or not a unified diff.", style="dim")), facts
     by_kind: dict[str, list] = {}
@@ -79,6 +89,14 @@ def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str
     else:
         summary.append("\nno coverage evidence for this trial yet (ghost lines appear once it is audited)",
                        style="dim")
+    mutation = (evidence or {}).get("mutation")
+    if mutation and mutation.get("error"):
+        summary.append(f"\nmutation evidence unavailable: {clean(mutation['error'])[:160]}", style="dim")
+    elif mutation:
+        count = sum(len(v) for lines in mutants.values() for v in lines.values())
+        summary.append(f"\n{count} surviving mutant(s) of {mutation.get('generated', 0)} "
+                       f"({mutation.get('run', 0)} run under T0): lines T0 does not pin down, marked ⚑",
+                       style="italic yellow")
     parts.append(summary)
     drawn = 0
     for kind in KIND_ORDER:
@@ -93,6 +111,9 @@ def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str
             file_ghosts = _ghosts_for(f.path, ghosts)
             if file_ghosts:
                 facts["ghost"][f.path] = sorted(file_ghosts)
+            file_mutants = mutants.get(f.path, {})
+            if file_mutants:
+                facts["mutants"][f.path] = sorted(file_mutants)
             for tag, number, code_text in f.rows:
                 drawn += 1
                 if drawn > MAX_DIFF_LINES:
@@ -112,6 +133,9 @@ def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str
                 row.append_text(code)
                 if ghost:
                     row.append("   ← T0 never runs this", style="italic magenta")
+                if tag == "+" and number in file_mutants:
+                    row.append(f"   ⚑ T0 still passes with: {clean(file_mutants[number][0])[:80]}",
+                               style="italic yellow")
                 if background:
                     row.stylize(background)
                 parts.append(row)
