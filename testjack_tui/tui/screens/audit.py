@@ -114,7 +114,7 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
     # Loaded once here: the run needs it, and the prompt and diff views show it.
     benchmark = load_benchmark(session.config.benchmark)
     roles = roles_for(session.config.agents, benchmark)
-    session = AuditSession.open(session_id, benchmark=benchmark,
+    session = AuditSession.open(session_id, benchmark=benchmark, operator=True,
                                 **({"roles": roles} if roles is not None else {}))
     app.push_screen(AuditScreen(session, benchmark, stored_trial_views(session.store), resumed=True,
                                 roles=roles))
