@@ -196,3 +196,40 @@ class DiffScreen(_ViewScreen):
 
 def missing(what: str) -> Text:
     return untrusted(f"{what} is not available: the benchmark could not be loaded.", style="yellow")
+
+
+def run_view(run: dict | None, witness_id: str, trial_id: str, status: str, path: str = "") -> Group:
+    """A stored test run: status per test (with messages), exit code, and the output's head and tail."""
+    parts: list[Any] = []
+    head = Text()
+    head.append(f"{witness_id} on {trial_id}: ", style="bold")
+    head.append(status or "not run yet", style="bold red" if status and status != "passed" else "green")
+    parts.append(head)
+    if run is None:
+        parts.append(Text("No stored run for this cell yet: it fills in when the witness is replayed "
+                          "on this trial.", style="dim"))
+        return Group(*parts)
+    parts.append(Text(f"world {run.get('world')} · exit {run.get('exit_code')} · "
+                      f"{run.get('duration') or 0:.1f} s" + (" · timed out" if run.get("timed_out") else ""),
+                      style="dim"))
+    outcomes = run.get("outcomes") or {}
+    for node, outcome in sorted(outcomes.items()):
+        if path and not (node == path or node.startswith(path + "::")):
+            continue
+        line = Text(f"  {outcome.get('status', '?'):9} ", style="red" if outcome.get("status") != "passed" else "green")
+        line.append_text(untrusted(node))
+        parts.append(line)
+        if outcome.get("message"):
+            parts.append(untrusted("      " + str(outcome["message"]).strip().replace("\n", "\n      "), style="dim"))
+    for title, text in (("output (head)", run.get("head") or ""), ("output (tail)", run.get("tail") or "")):
+        if text.strip():
+            parts.append(Text(f"\n{title}", style="bold"))
+            parts.append(untrusted(text.rstrip()))
+    return Group(*parts)
+
+
+class RunScreen(_ViewScreen):
+    """One cell of the replay matrix: the witness's run on one trial."""
+
+    def __init__(self, run: dict | None, witness_id: str, trial_id: str, status: str, path: str = ""):
+        super().__init__(f"Run of {witness_id} on {trial_id}", run_view(run, witness_id, trial_id, status, path))
