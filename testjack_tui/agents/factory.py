@@ -16,6 +16,7 @@ from testjack_tui.config import DEFAULT_BASE_URL, Config, Profile, config_path, 
 from testjack_tui.errors import InputError
 
 from .chat import OpenAIChatModel
+from .independent import IndependentImplementer, ScriptedImplementer
 from .operator import OperatorAuditAgent, OperatorReviewer
 from .roles_llm import LLMAuditAgent, LLMReviewer, LLMTaskAnalyst
 from .scripted import ScriptedAuditAgent, ScriptedReviewer, ScriptedTaskAnalyst
@@ -28,10 +29,13 @@ class Roles:
     audit: Any  # roles.AuditAgent
     reviewer: Any  # roles.Reviewer
     task_analysis: Any  # roles.TaskAnalyst
+    # Writes G′ for tasks without a reference (no-reference mode); None: such tasks are excluded.
+    implementer: Any = None  # independent.IndependentImplementer
 
     async def aclose(self) -> None:
         """Close endpoint clients; call when the session ends."""
-        for role in {id(r): r for r in (self.audit, self.reviewer, self.task_analysis)}.values():
+        roles = (self.audit, self.reviewer, self.task_analysis, self.implementer)
+        for role in {id(r): r for r in roles if r is not None}.values():
             closer = getattr(role, "aclose", None)
             if closer is not None:
                 await closer()
@@ -117,4 +121,8 @@ def make_roles(agents: dict[str, str], benchmark: Any, config: Config | None = N
             model = _chat_model(config, role, choice, limiters)
             kind = {"audit": LLMAuditAgent, "reviewer": LLMReviewer, "task_analysis": LLMTaskAnalyst}[role]
             built[role] = kind(model)
+            if role == "task_analysis":
+                built["implementer"] = IndependentImplementer(model)
+        if role == "task_analysis" and choice == "scripted":
+            built["implementer"] = ScriptedImplementer(root)
     return Roles(**built)

@@ -47,6 +47,12 @@ def _framework(ctx: AuditContext) -> str:
     return ctx.task.tests.framework or "pytest"
 
 
+def _placement(ctx: AuditContext) -> str:
+    """Where witness files go and how run_tests names them, from the task's runner."""
+    from sandbox.runners import placement_hint
+    return placement_hint(ctx.task.language, _framework(ctx))
+
+
 def _official_tests_block(ctx: AuditContext, fence: Fence) -> str:
     return fence.wrap(cap_output(ctx.tools.official_tests(), 12_000), "official tests T0")
 
@@ -243,6 +249,7 @@ class LLMAuditAgent(_SessionRole):
             official_tests=_official_tests_block(ctx, fence),
             diff=fence.wrap(cap_output(ctx.tools.diff(), 30_000), "trial patch"),
             boundary=fence.boundary, framework=_framework(ctx), workdir=ctx.task.environment.workdir,
+            placement=_placement(ctx),
             max_steps=self.max_steps, known_witnesses=known)
 
     def _new_session(self, ctx: AuditContext) -> AgentSession:
@@ -281,7 +288,7 @@ class LLMTaskAnalyst(_SessionRole):
         system, user = render(
             "task_analysis", task_id=ctx.task.id, instruction=ctx.task.instruction,
             official_tests=_official_tests_block(ctx, fence), boundary=fence.boundary,
-            framework=_framework(ctx), max_steps=self.max_steps)
+            framework=_framework(ctx), placement=_placement(ctx), max_steps=self.max_steps)
         check = analysis_structure if self.strict else candidates_written
         session = self._open(ctx, "analysis", system, fence, {"analysis": check})
         session.first_user = user

@@ -185,8 +185,25 @@ REVIEW_SUBMIT: dict[str, Any] = {
     },
 }
 
+REFERENCE_SUBMIT: dict[str, Any] = {
+    "type": "object",
+    "required": ["files", "notes"],
+    "additionalProperties": False,
+    "properties": {
+        "files": {
+            "type": "array", "minItems": 1,
+            "description": "Every source file your implementation adds or changes, whole.",
+            "items": {"type": "object", "required": ["path", "content"], "additionalProperties": False,
+                      "properties": {"path": {"type": "string", "minLength": 1,
+                                              "description": "repo-relative path"},
+                                     "content": {"type": "string", "description": "the whole new file"}}},
+        },
+        "notes": {"type": "string", "description": "how you read P where it leaves room"},
+    },
+}
+
 SUBMIT_SCHEMAS = {"audit": AUDIT_SUBMIT, "analysis": ANALYSIS_SUBMIT, "repair": REPAIR_SUBMIT,
-                  "review": REVIEW_SUBMIT}
+                  "review": REVIEW_SUBMIT, "reference": REFERENCE_SUBMIT}
 
 
 def schema_errors(payload: Any, schema: dict) -> list[str]:

@@ -327,6 +327,10 @@ def register(app: typer.Typer) -> None:
         mutants: Annotated[int, typer.Option(
             "--mutants", help="Mutation evidence: run up to N mutants of each audited trial's added "
                               "lines under T0 (one test run each, counted in --budget-runs); 0: off.")] = 0,
+        no_reference: Annotated[bool, typer.Option(
+            "--no-reference", help="Ignore the tasks' reference solutions G: audit against an independent "
+                                   "implementation G′ the task-analysis role writes from the prompt (weaker "
+                                   "verdicts, marked as such). Tasks without G use this mode anyway.")] = False,
         no_task_analysis: Annotated[bool, typer.Option("--no-task-analysis", help="Skip the task-analysis tests.")] = False,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
         step: Annotated[bool, typer.Option("--step", help="Pause before each round and after each verdict (TUI).")] = False,
@@ -353,7 +357,8 @@ def register(app: typer.Typer) -> None:
             seed=seed, budget=BudgetLimits(usd=budget_usd, tokens=budget_tokens, seconds=budget_seconds,
                                            test_runs=budget_runs),
             agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
-            task_analysis=not no_task_analysis, mutants=mutants)
+            task_analysis=not no_task_analysis, mutants=mutants,
+            no_reference=no_reference)
         try:
             from benchmarks import load_benchmark
             from testjack_tui.agents.factory import make_roles

@@ -165,6 +165,15 @@ async def review(env: Any, ctx: Any, candidate: Candidate, task_id: str,
     return verdict, fresh
 
 
+def approver_for(env: Any, task_id: str) -> Any:
+    """The session's approver, except that a verdict resting on an independent implementation G′
+    (no-reference mode) goes to the operator whenever one is at the TUI, auto-approval or not."""
+    operator = getattr(env, "operator_approver", None)
+    if operator is not None and task_id in getattr(env, "independent_tasks", ()):
+        return operator
+    return env.approver
+
+
 def review_key(candidate_id: str) -> str:
     """Where a verdict's structured part (cases, coverage, overall) is stored (audits table)."""
     return f"review:{candidate_id}"
@@ -183,7 +192,7 @@ async def approve(env: Any, candidate: Candidate, verdict: ReviewVerdict, task_i
         request = ApprovalRequest(session_id=env.session_id, task_id=task_id, trial_id=trial_id,
                                   candidate=candidate, verdict=verdict,
                                   reference_status=reference_status, model_status=model_status)
-        decision = await env.approver.decide(request)
+        decision = await approver_for(env, task_id).decide(request)
         kind = decision_kind(verdict.label, decision, judges)
         env.store.put_approval(candidate.id, rid, task_id, decision.counts, decision.label,
                                decision.by, decision.note, reviewer_label=verdict.label,

@@ -21,6 +21,7 @@ from .config import SessionConfig
 from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TrialRefuted, TrialState,
                      WitnessConfirmed, WitnessReplayed)
 from .hooks import Hooks, WitnessClass, WitnessRecord
+from .no_reference import ensure_reference
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
 from .runner import RunResult, TestRunner, combined_status, is_failing
@@ -49,6 +50,10 @@ class EngineEnv:
     hooks: Hooks = field(default_factory=Hooks)
     # (env, task, trial, worlds, evidence) -> WorldTools for one agent session
     tools_factory: Callable[..., Any] | None = None
+    # The operator's queue when someone is at the TUI (None headless): verdicts that must be
+    # seen by a person even under auto-approval go there.
+    operator_approver: Any = None
+    independent_tasks: set[str] = field(default_factory=set)  # audited against G′ (no reference)
 
 
 @dataclass
@@ -87,12 +92,6 @@ def _cases_of(outcomes: dict, candidate: Candidate) -> dict:
     if any(n != candidate.path for n in picked):
         picked.pop(candidate.path, None)
     return picked
-
-
-def default_tools_factory(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict, evidence):
-    from testjack_tui.agents.tools import SandboxTools
-
-    return SandboxTools(env.sandbox, task, trial, worlds, evidence=evidence, budget=env.budget)
 
 
 class TaskLoop:
@@ -190,7 +189,7 @@ class TaskLoop:
 
     def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, Any]:
         worlds = self._worlds_for(trial, role)
-        factory = self.env.tools_factory or default_tools_factory
+        factory = self.env.tools_factory
         tools = factory(self.env, self.task, trial, worlds, evidence or None)
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
@@ -522,6 +521,14 @@ class TaskLoop:
 async def audit_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskLoop | None:
     """Check a task, then audit its reproducible passing trials. Returns the finished loop."""
     env.store.set_task_state(task.id, "checking")
+    task, problem = await ensure_reference(env, task, env.tools_factory)
+    if problem:
+        env.store.put_task_check(task.id, False, [problem], [], {})
+        env.store.set_task_state(task.id, "excluded", problem)
+        env.emit(Log(env.session_id, level="warning", message=f"{task.id}: excluded: {problem}"))
+        return None
+    if task.reference.independent:
+        env.independent_tasks.add(task.id)
     check = await check_task(env, task, trials)
     if not check.well_formed:
         env.store.set_task_state(task.id, "excluded", "; ".join(check.problems))

@@ -22,6 +22,7 @@ from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
 from testjack_tui.engine.detectors.mutation import MutationReport
+from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
@@ -235,6 +236,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
             for finding in data["findings"]:
                 finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
             data["mutation"] = (store.get_evidence(trial_id) or {}).get("mutation")
+            mark_independent(data, independent_reference(store, task_id), store.directory)
             data["agent_audit"] = ({"findings": agent_findings, "nothing_found": audit.get("nothing_found"),
                                     "notes": audit.get("notes", "")} if audit else None)
             data["reviews"] = reviews.get(trial_id, [])
@@ -276,6 +278,23 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
         report["scoring"] = score_against_labels(report, load_labels(Path(labels_path)), corpus)
         report["scoring"]["labels_file"] = str(labels_path)
     return report
+
+
+INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this
+
+
+def mark_independent(data: dict, record: dict | None, folder: Path) -> None:
+    """A verdict on a task audited against an independent implementation G′ (no reference
+    solution) says so, and its confidence is scaled into its own, lower band."""
+    data["reference"] = "benchmark"
+    if not record or not record.get("ok"):
+        return
+    data["reference"] = "independent"
+    data["confidence"] = round(data["confidence"] * INDEPENDENT_BAND, 2)
+    data["justification"] = (data["justification"] + " Validated against an independent implementation "
+                             "G′ written from the prompt, not the benchmark's reference solution (the task "
+                             "has none, or the session ignored it): a weaker oracle. G′: "
+                             f"{Path(folder) / 'independent-references' / (_safe(data['task_id']) + '.patch')}.")
 
 
 def decisions_table(approvals: list[dict], verdicts: dict[str, dict]) -> list[dict[str, Any]]:
