@@ -62,7 +62,7 @@ class SessionConfig:
     audit_first: list[str] | None = None
     # Where sandbox operations run: "local" podman (default) or "ray" (a Ray cluster's nodes,
     # each running podman); the engine and the LLM calls stay in this process either way.
-    backend: str = "local"
+    backend: str | None = None  # None: the config file's [sandbox] backend, else "local"
     ray_address: str | None = None  # "auto", "ray://HOST:10001", "HOST:6379"; None: a local Ray
 
     def validate(self) -> "SessionConfig":
@@ -73,7 +73,7 @@ class SessionConfig:
             raise InputError(where, "rounds", "must not be negative")
         if self.k_repairs < 0:
             raise InputError(where, "k_repairs", "must not be negative")
-        if self.backend not in BACKENDS:
+        if self.backend is not None and self.backend not in BACKENDS:
             raise InputError(where, "backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.replay_scope not in ("all", "active"):
             raise InputError(where, "replay_scope", "must be 'all' or 'active'")
@@ -95,6 +95,7 @@ class SessionConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["budget"] = BudgetLimits.from_dict(data.get("budget"))
+        values["backend"] = values.get("backend") or "local"  # stored before backends existed
         agents = default_agents()
         agents.update(data.get("agents") or {})
         values["agents"] = agents
