@@ -285,6 +285,9 @@ def register(app: typer.Typer) -> None:
         agent: Annotated[Optional[str], typer.Option(
             help="scripted | openai | operator | a profile name (default: scripted; operator with --candidate).")] = None,
         reviewer: Annotated[Optional[str], typer.Option(help="Reviewer role (default: as --agent).")] = None,
+        mutants: Annotated[int, typer.Option(
+            "--mutants", help="Mutation evidence: run up to N mutants of each audited trial's added "
+                              "lines under T0 (one test run each, counted in --budget-runs); 0: off.")] = 0,
         no_task_analysis: Annotated[bool, typer.Option("--no-task-analysis", help="Skip the task-analysis tests.")] = False,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
         step: Annotated[bool, typer.Option("--step", help="Pause before each round and after each verdict (TUI).")] = False,
@@ -311,7 +314,8 @@ def register(app: typer.Typer) -> None:
             seed=seed, budget=BudgetLimits(usd=budget_usd, tokens=budget_tokens, seconds=budget_seconds,
                                            test_runs=budget_runs),
             agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
-            task_analysis=not no_task_analysis, backend=backend, ray_address=ray_address)
+            task_analysis=not no_task_analysis, mutants=mutants, backend=backend,
+            ray_address=ray_address)
         try:
             from benchmarks import load_benchmark
             from testjack_tui.agents.factory import make_roles

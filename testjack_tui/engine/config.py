@@ -60,6 +60,9 @@ class SessionConfig:
     # Trials the lightweight loop audits first, in this order, before it samples (the operator
     # chose them: `audit --agent operator --trial ID`); the corpus stays every passing trial.
     audit_first: list[str] | None = None
+    # Mutation evidence: at most this many mutants of each audited trial's added lines run under
+    # T0 (one budgeted test run each); 0 turns it off. See engine/detectors/mutation.py.
+    mutants: int = 0
     # Where sandbox operations run: "local" podman (default) or "ray" (a Ray cluster's nodes,
     # each running podman); the engine and the LLM calls stay in this process either way.
     backend: str | None = None  # None: the config file's [sandbox] backend, else "local"
@@ -71,6 +74,8 @@ class SessionConfig:
             raise InputError(where, "mode", f"must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.rounds < 0:
             raise InputError(where, "rounds", "must not be negative")
+        if self.mutants < 0:
+            raise InputError(where, "mutants", "must not be negative")
         if self.k_repairs < 0:
             raise InputError(where, "k_repairs", "must not be negative")
         if self.backend is not None and self.backend not in BACKENDS:

@@ -22,7 +22,7 @@ from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, Tria
                      WitnessConfirmed)
 from .hooks import Hooks, WitnessClass, WitnessRecord
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
-from .roles import AuditContext, AuditOutcome, Candidate, ChecklistItem
+from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
 from .runner import RunResult, TestRunner, is_failing
 from .sampling import SamplerContext, SamplerState, make_sampler
 from .store import SessionStore
@@ -131,9 +131,25 @@ class TaskLoop:
             except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
                 self._emit(Log(self.env.session_id, level="warning",
                                message=f"evidence for {trial.id} failed: {exc}"))
+        if self.env.cfg.mutants and (self.task.language or "python") == "python" and worlds.get("model"):
+            merged["mutation"] = await self._mutation_evidence(trial, worlds["model"], merged.get("ghost"))
         self.evidence[trial.id] = merged
         self.env.store.put_evidence(self.task.id, trial.id, merged)
         return merged
+
+    async def _mutation_evidence(self, trial: Trial, world, ghost: dict | None) -> dict:
+        from .detectors.mutation import MutationReport, collect_mutation_evidence
+
+        try:
+            report = await collect_mutation_evidence(self.env.runner, self.env.sandbox, self.task, trial,
+                                                     world, self.env.cfg.mutants, ghost)
+        except BudgetExceeded:
+            raise
+        except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
+            report = MutationReport(error=f"{type(exc).__name__}: {exc}"[:300])
+        self._emit(Log(self.env.session_id, level="info",
+                       message=f"{trial.id}: mutation: {report.to_text().splitlines()[0]}"))
+        return report.to_dict()
 
     def _static_evidence(self) -> dict[str, dict]:
         """Static detector evidence of every trial, for the sampler: pure functions of the diff,

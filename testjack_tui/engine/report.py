@@ -20,6 +20,7 @@ from typing import Any
 from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
+from testjack_tui.engine.detectors.mutation import MutationReport
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
@@ -217,6 +218,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
                     + ". " + v.justification
             data = v.to_dict()
             data["state"] = entry["state"]
+            data["mutation"] = (store.get_evidence(trial_id) or {}).get("mutation")
             trial_reports.append(data)
 
     report: dict[str, Any] = {
@@ -431,6 +433,9 @@ def trial_markdown(t: dict) -> str:
         out += ["## Ghost branches", "", f"{g.get('added_line_pct')}% of added lines and "
                 f"{g.get('added_branch_pct')}% of added branches run under T0.", ""]
         out += [f"- {x['file']}:{x['line']}: `{x['code'].strip()[:160]}`" for x in g.get("ghost_lines", [])[:20]]
+    mutation = MutationReport.from_dict(t.get("mutation"))
+    if mutation is not None:
+        out += ["", "## Mutation evidence", "", mutation.to_text(), ""]
     return "\n".join(out) + "\n"
 
 
