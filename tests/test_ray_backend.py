@@ -78,6 +78,22 @@ def cluster(home):
     c.shutdown()
 
 
+def test_doctor_checks_every_node_of_the_cluster(cluster, home):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    c, _ = cluster
+    proc = subprocess.run([sys.executable, "-m", "testjack_tui.cli", "doctor", "--backend", "ray",
+                           "--ray-address", c.address], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, TESTJACK_HOME=str(home)))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "3 node(s) alive, 3 offer testjack_slot (3 slots)" in proc.stdout
+    assert proc.stdout.count(": podman: podman version") == 3, proc.stdout
+    assert proc.stdout.count(": base image: present") == 3
+
+
 @pytest.fixture(scope="module")
 def on_ray(local, cluster) -> dict:
     """The same audit on the Ray backend; the first worker node to run a replay is killed then."""

@@ -39,7 +39,7 @@ def test_backend_choice_survives_the_stored_config():
     cfg = SessionConfig(benchmark="b", backend="ray", ray_address="auto").validate()
     again = SessionConfig.from_dict(cfg.to_dict())
     assert (again.backend, again.ray_address) == ("ray", "auto")
-    assert SessionConfig.from_dict({"benchmark": "b"}).backend == "local"  # sessions from before
+    assert SessionConfig.from_dict({"benchmark": "b"}).backend_name == "local"  # sessions from before
 
 
 def test_config_file_sandbox_table_sets_the_default_backend(tmp_path):

@@ -90,6 +90,11 @@ class SessionConfig:
                 raise InputError(where, f"budget.{name}", "must not be negative")
         return self
 
+    @property
+    def backend_name(self) -> str:
+        """The sandbox backend this session runs on (sessions stored before backends: local)."""
+        return self.backend or "local"
+
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["budget"] = self.budget.to_dict()
@@ -100,7 +105,6 @@ class SessionConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["budget"] = BudgetLimits.from_dict(data.get("budget"))
-        values["backend"] = values.get("backend") or "local"  # stored before backends existed
         agents = default_agents()
         agents.update(data.get("agents") or {})
         values["agents"] = agents

@@ -286,7 +286,7 @@ class AuditSession:
         factory: BackendFactory | None = self._deps.get("sandbox_factory")
         if factory is not None:
             return factory(listener=self._on_world, session=f"tj-{self.id}")
-        return make_backend(self.config.backend or "local", listener=self._on_world, session=f"tj-{self.id}",
+        return make_backend(self.config.backend_name, listener=self._on_world, session=f"tj-{self.id}",
                             ray_address=self.config.ray_address)
 
     def _select(self, benchmark: Benchmark) -> list[tuple[Any, list]]:
