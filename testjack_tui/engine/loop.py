@@ -19,7 +19,7 @@ from .aio import gather_all
 from .approval import judge
 from .config import SessionConfig
 from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TrialRefuted, TrialState,
-                     WitnessConfirmed)
+                     WitnessConfirmed, WitnessReplayed)
 from .hooks import Hooks, WitnessClass, WitnessRecord
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
@@ -264,7 +264,7 @@ class TaskLoop:
         round_no = self.round + 1
         stored_round = {r["round"]: r for r in env.store.rounds(task.id)}.get(round_no)
         if stored_round is None or stored_round["state"] != "done":
-            await env.control.gate(f"round {round_no} of {task.id}")
+            await env.control.gate(f"round {round_no} of {task.id}", task.id)
         state = SamplerState(round=round_no, refuted=sorted(self.refuted_ids()),
                              clean=[t for t in self.audited if t not in self.refuted_ids()],
                              audited=list(self.audited),
@@ -378,6 +378,8 @@ class TaskLoop:
         if run_key:
             self.run_keys[(trial_id, witness_id)] = run_key
         self.env.store.put_witness_run(witness_id, trial_id, self.task.id, status, run_key)
+        self._emit(WitnessReplayed(self.env.session_id, task_id=self.task.id, witness_id=witness_id,
+                                   trial_id=trial_id, status=status, run_key=run_key))
 
     def _replay_targets(self, source_trial: str) -> list[str]:
         if self.env.cfg.replay_scope == "active":

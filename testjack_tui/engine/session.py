@@ -454,15 +454,17 @@ def list_sessions() -> list[dict[str, Any]]:
             store = SessionStore(path)
             meta = store.all_meta()
             config = meta.get("config") or {}
-            refuted = len({r["trial_id"] for r in store.refutations()})
+            counts = store.counts()
             totals = store.ledger_totals()
             out.append({
                 "id": folder.name, "state": effective_state(meta), "reason": meta.get("state_reason", ""),
                 "benchmark": config.get("benchmark"), "mode": config.get("mode"),
                 "seed": config.get("seed"), "label": config.get("label", ""),
                 "created": meta.get("created"), "updated": meta.get("updated"),
-                "tasks": len(meta.get("corpus") or {}), "refuted": refuted,
-                "witnesses": len(store.witnesses()), "usd": round(totals["usd"], 6),
+                "tasks": len(meta.get("corpus") or {}), "refuted": counts["refuted"],
+                "witnesses": counts["witnesses"], "rounds": counts["rounds"],
+                "decisions": counts["decisions"], "overrules": counts["overrules"],
+                "usd": round(totals["usd"], 6),
                 "test_runs": store.count_runs(), "path": str(folder),
             })
             store.close()
