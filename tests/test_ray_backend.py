@@ -9,13 +9,16 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 
 import pytest
 
 from conftest import DEMO
 
-ray = pytest.importorskip("ray", reason="the ray extra is installed by .ci/setup")
-pytestmark = pytest.mark.podman
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # the cluster reports nothing home
+import ray  # noqa: E402 - the ray extra; .ci/setup installs it
+# Two audits of one task and a cluster on a small shared machine: generous, not unbounded.
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]
 
 TASK = "cache-async-memoize"
 SLOTS = {"testjack_slot": 1}
@@ -25,7 +28,7 @@ STORE_MB = 80 * 1024 * 1024
 def audit_config(backend: str):
     from testjack_tui.engine.session import SessionConfig
 
-    return SessionConfig(benchmark=str(DEMO), tasks=[TASK], seed=0, backend=backend,
+    return SessionConfig(benchmark=str(DEMO), tasks=[TASK], seed=0, backend=backend, rounds=1,
                          agents={"audit": "scripted", "reviewer": "scripted", "task_analysis": "scripted"})
 
 
@@ -95,7 +98,7 @@ def test_doctor_checks_every_node_of_the_cluster(cluster, home):
 
 
 @pytest.fixture(scope="module")
-def on_ray(local, cluster) -> dict:
+def on_ray(local, cluster, home) -> dict:
     """The same audit on the Ray backend; the first worker node to run a replay is killed then."""
     from sandbox.backend import make_backend
     from testjack_tui.engine.session import AuditSession
@@ -109,8 +112,13 @@ def on_ray(local, cluster) -> dict:
         backends.append(make_backend("ray", **kw))
         return backends[-1]
 
+    trace = open(home / "ray-audit-events.log", "a")
+
     def watch(event) -> None:
         kind = getattr(event, "kind", "")
+        trace.write(f"{time.strftime('%H:%M:%S')} {kind} {getattr(event, 'world', '')} "
+                    f"{getattr(event, 'state', '')} {getattr(event, 'node', '')} {getattr(event, 'text', '')[:80]}\n")
+        trace.flush()
         if kind == "witness_confirmed":
             confirmed.set()
         if kind != "world_state" or not event.node:

@@ -208,3 +208,12 @@ def test_verification_cells_read_the_real_verify_result():
     assert trial_reproduction(result, "t__a__1") == "yes"
     assert trial_reproduction(result, "t__a__2") == "NO: trial patch does not apply"
     assert trial_reproduction(result, "unknown") == "—"
+
+
+def test_worlds_remember_the_cluster_node_that_runs_them():
+    state = ls.LiveSession(S)
+    state.apply(ev.WorldState(S, world="t/model/a", container="c1", state="created", node="10.0.0.7/aaaaaa"))
+    state.apply(ev.WorldState(S, world="t/model/a", container="c1", state="exited", exit_code=0))
+    state.apply(ev.WorldState(S, world="t/null", container="c2", state="running"))
+    assert state.worlds["t/model/a"].node == "10.0.0.7/aaaaaa"  # kept when later events omit it
+    assert state.worlds["t/null"].node == ""  # the local backend names no node

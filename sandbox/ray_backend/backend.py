@@ -102,6 +102,8 @@ class RayBackend:
             if address:
                 ray.init(address=address, logging_level="WARNING", log_to_driver=False)
             else:
+                # A Ray of our own reports nothing home: our machines reach no network.
+                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
                 cores = os.cpu_count() or 1
                 ray.init(num_cpus=cores, resources={SLOT_RESOURCE: cores}, include_dashboard=False,
                          logging_level="WARNING", log_to_driver=False)
