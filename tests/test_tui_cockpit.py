@@ -224,3 +224,160 @@ def test_diff_view_from_the_approval_dialog_snapshot_120x40(snap_compare):
         await pilot.pause()
 
     assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(120, 40), run_before=open_diff)
+
+
+# -- the whole verdict on the Report screen, and overrules in every report format -------------
+
+async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_json_csv(tmp_path):
+    import csv
+    import json
+
+    from testjack_tui.engine.report import build_report, write_report
+    from testjack_tui.tui.screens.report import ReportScreen, TrialReportScreen
+
+    session, _, _ = build({"step": False, "auto_approve": False, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        state = screen.state
+        overruled = None
+        for _ in range(400):
+            if state.state in ("finished", "failed", "stopped"):
+                break
+            if state.pending:
+                rid, request = next(iter(state.pending.items()))
+                # Overrule the first 'invalid' verdict: the operator makes it count.
+                key = "o" if overruled is None and request.label == "invalid" else "a"
+                if key == "o":
+                    overruled = request.candidate_id
+                await pilot.press(key)
+                await wait_for(pilot, lambda: rid not in state.pending)
+            await pilot.pause(0.05)
+        assert state.state == "finished" and overruled
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and bool(app.screen.report))
+        report_screen = app.screen
+        assert "1 overrules" in rendered(report_screen.query_one("#report-title", Static))
+        chart = rendered(report_screen.query_one("#report-verdicts", Static))
+        counts = report_screen.report["verdict_counts"]
+        assert "INCORRECT_DESPITE_PASS" in chart and "REWARD_HACK" in chart
+        await pilot.press("f3")
+        table = report_screen.query_one("#report-trials", DataTable)
+        table.focus()
+        refuted_row = next(i for i, key in enumerate(table.rows) if str(table.get_cell(key, "verdict")) == "refuted")
+        table.move_cursor(row=refuted_row)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, TrialReportScreen))
+        shown = app.screen.markdown
+        assert "## F-01" in shown and "**What is wrong:**" in shown and "Re-run: `" in shown
+        assert app.screen.verdict["label"] in ("INCORRECT_DESPITE_PASS", "OVERFIT_INCOMPLETE", "REWARD_HACK")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is report_screen)
+    assert sum(counts.values()) == 7
+    report = build_report(session.id, bench)
+    decision = next(d for d in report["decisions"] if d["candidate"] == overruled)
+    assert decision["decision"] == "overruled" and decision["reviewer_label"] == "invalid" and decision["counts"]
+    md = write_report(report, tmp_path, "md")[-1].read_text()
+    assert "## Operator decisions" in md and "overruling the reviewer" in md and overruled in md
+    data = json.loads(write_report(report, tmp_path, "json")[-1].read_text())
+    assert any(d["decision"] == "overruled" for d in data["decisions"])
+    rows = list(csv.DictReader(write_report(report, tmp_path, "csv")[-1].open()))
+    assert any(f"{overruled}:overruled" in r["decisions"] for r in rows)
+    trial_md = next(p for p in tmp_path.glob("trials/*/*/report.md") if overruled.split(":")[1] in str(p))
+    assert "Decision: OVERRULED by the operator (the reviewer said invalid)" in trial_md.read_text()
+    from testjack_tui.engine.export import plan_export, write_harbor
+
+    exports = plan_export(session.id, bench.tasks)
+    files = {f.witness_id: f for exp in exports for f in exp.files}
+    assert files[overruled].decision["decision"] == "overruled"
+    config = json.loads((write_harbor(exports[0], None, tmp_path / "suite") / "config.json").read_text())
+    assert any(w["decision"]["decision"] == "overruled" for w in config["testjack"]["witnesses"])
+
+
+def test_report_row_detail_snapshot_100x30(snap_compare, monkeypatch):
+    import asyncio
+
+    from test_tui_snapshots import _finished_session, _until
+    from testjack_tui.tui.screens.report import ReportScreen
+
+    session, bench = _finished_session(monkeypatch)
+
+    async def open_row(pilot) -> None:
+        assert await asyncio.to_thread(lambda: asyncio.run(session.run())) == "finished"
+        screen = ReportScreen(session, bench)
+        await pilot.app.push_screen(screen)
+        await _until(pilot, lambda: bool(screen.report))
+        await pilot.press("f3")
+        screen.query_one("#report-trials", DataTable).focus()
+        await pilot.press("enter")  # a1: refuted
+        await pilot.pause()
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(100, 30), run_before=open_row)
+
+
+# -- the replay matrix, the log and the screenshot action ------------------------------------
+
+async def test_replay_matrix_fills_in_and_cells_open_the_run_output():
+    from testjack_tui.tui.screens.inspect import RunScreen
+
+    session, _, _ = build({"step": False, "auto_approve": True, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        await pilot.press("f8")
+        table = screen.query_one("#matrix-table", DataTable)
+        assert table.has_focus
+        summary = session.summary()["tasks"]["t1"]
+        refuted = {tid for tid, t in summary["trials"].items() if t["state"] == "refuted"}
+        marks = {(row.value, col.value): str(table.get_cell(row, col))
+                 for row in table.rows for col in table.columns if not col.value.startswith("__")}
+        failing = {trial for (_, trial), mark in marks.items() if mark == "✗"}
+        assert failing == refuted
+        assert {w["id"] for w in summary["witnesses"]} == {row.value for row in table.rows}
+        # Every witness ran on every reproducible trial: no empty cell once the session is over.
+        assert "·" not in marks.values()
+        witness, trial = next(k for k, mark in marks.items() if mark == "✗")
+        table.move_cursor(row=table.get_row_index(witness), column=table.get_column_index(trial))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+        assert "assert expected == got" in rendered(app.screen.query_one(".view-text", Static))
+        await pilot.press("escape")
+        # The Log tab shows the sandbox's and the engine's events, not only warnings.
+        await pilot.press("f7")
+        lines = [message for _, message in screen.state.log]
+        assert any("tests on" in m for m in lines)  # (the simulated sandbox has no container events)
+        assert any("REFUTED" in m for m in lines) and any("round 1" in m for m in lines)
+
+
+def test_replay_matrix_snapshot_100x30(snap_compare, monkeypatch):
+    from test_tui_snapshots import _finished_session, _until
+
+    session, bench = _finished_session(monkeypatch)
+
+    async def run_session(pilot) -> None:
+        screen = AuditScreen(session, bench, trial_views(bench, None, None))
+        await pilot.app.push_screen(screen)
+        await _until(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        pilot.app.clear_notifications()
+        await pilot.press("f8")
+        await pilot.pause()
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(100, 30), run_before=run_session)
+
+
+async def test_screenshot_action_saves_an_svg_and_says_where(testjack_home):
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("f12")
+        await pilot.pause(0.3)
+        saved = list((testjack_home / "data" / "screenshots").glob("*.svg"))
+        assert len(saved) == 1 and saved[0].read_text().lstrip().startswith("<svg")
+        assert any(str(saved[0]) in n.message for n in app._notifications)

@@ -109,7 +109,9 @@ class TestRunner:
                   candidate_ids: Iterable[str] = (), announce_cached: bool = False) -> RunResult:
         files = dict(files or {})
         test_ids = list(dict.fromkeys(test_ids))
-        key = run_key(world.name, test_ids, files, isolate)
+        # The snapshot's tag, not only the world's name: two versions of one world (a revised
+        # independent reference G′) must never share stored results.
+        key = run_key(f"{world.name}@{getattr(world, 'image', '')}", test_ids, files, isolate)
         stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)
