@@ -90,6 +90,10 @@ class RayBackend:
         self._plans: dict[str, tuple[Task, WorldKind, Trial | None]] = {}
         self._homes: dict[str, Node] = {}
         self._refs: dict[str, WorldRef] = {}  # as prepared on its home node
+        # What the engine sees: the first ref of each world. A node building the world again
+        # after a loss may tag its snapshot differently (its own base image id); run keys hold
+        # the tag, so the engine keeps one identity while the node-local ref does the work.
+        self._stable: dict[str, WorldRef] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._lost: tuple[type[BaseException], ...] = ()
 
@@ -223,7 +227,7 @@ class RayBackend:
         name = world_name(task.id, kind, trial)
         self._plans[name] = (task, kind, trial if kind == "model" else None)
         world, _ = await self._placed(name)
-        return world
+        return self._stable.setdefault(name, world)
 
     async def _placed(self, name: str) -> tuple[WorldRef, Node]:
         """The world on a live node: its home, or prepared again on another node."""
@@ -309,6 +313,7 @@ class RayBackend:
     async def remove(self, world: WorldRef) -> bool:
         node = self._homes.pop(world.name, None)
         self._refs.pop(world.name, None)
+        self._stable.pop(world.name, None)
         if node is None or not node.alive:
             return True
         node.worlds -= 1

@@ -33,9 +33,7 @@ class ProgressPrinter:
         self.settled: dict[str, set[str]] = {}
         self.corpus: dict[str, int] = {}
         self.last_budget = ""
-<<<<<<< HEAD
         self.world_nodes: dict[str, str] = {}  # world -> cluster node last seen running it
-=======
         self.progress_shown: dict[tuple, tuple[float, str]] = {}  # (role, task, trial) -> (elapsed, state) shown
 
     PROGRESS_EVERY = 30.0  # seconds between "still waiting" lines of one agent request
@@ -67,7 +65,6 @@ class ProgressPrinter:
                 self.line(f"{who}: {e.model} is answering ({e.received} characters in {e.elapsed:.0f}s)")
         elif e.state == "done" and self.verbose:
             self.line(f"{who}: {e.model} answered ({e.received} characters in {e.elapsed:.0f}s)")
->>>>>>> main
 
     def line(self, text: str) -> None:
         with self.lock:
@@ -378,13 +375,8 @@ def register(app: typer.Typer) -> None:
             seed=seed, budget=BudgetLimits(usd=budget_usd, tokens=budget_tokens, seconds=budget_seconds,
                                            test_runs=budget_runs),
             agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
-<<<<<<< HEAD
-            task_analysis=not no_task_analysis, mutants=mutants, backend=backend,
-            ray_address=ray_address)
-=======
             task_analysis=not no_task_analysis, mutants=mutants,
-            no_reference=no_reference)
->>>>>>> main
+            no_reference=no_reference, backend=backend, ray_address=ray_address)
         try:
             from benchmarks import load_benchmark
             from testjack_tui.agents.factory import make_roles
