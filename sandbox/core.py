@@ -268,13 +268,15 @@ class Sandbox:
             return self._tests_in(container, world, list(test_ids), files, timeout, isolate_harness, handles)
         return await self._with_fresh(world, work)
 
-    def _tests_in(self, container, world, test_ids, files, timeout, isolate_harness, handles) -> TestRun:
+    def _tests_in(self, container, world, test_ids, files, timeout, isolate_harness, handles,
+                  rename: bool = True) -> TestRun:
         argv_seen: list[str] = []
         run = run_tests_in(
             self._service.client, container, world, test_ids, files, timeout, isolate_harness,
             handles, on_output=self._output_sink(world.name, container.id),
             on_start=lambda cmd: (argv_seen.append(cmd), self._emit(WorldEvent(
-                world=world.name, container=container.id[:12], kind="running", command=cmd))))
+                world=world.name, container=container.id[:12], kind="running", command=cmd))),
+            rename=rename)
         self._exec_events(world.name, container.id, run.exec.argv, run.exec)
         return run
 
@@ -374,4 +376,5 @@ class LiveWorld:
     async def run_tests(self, test_ids: Sequence[str], files: dict[str, str] | None = None,
                         timeout: float | None = 300, isolate_harness: bool = False) -> TestRun:
         return await self._guarded(lambda handles: self.sandbox._tests_in(
-            self.container, self.world, list(test_ids), files, timeout, isolate_harness, handles))
+            self.container, self.world, list(test_ids), files, timeout, isolate_harness, handles,
+            rename=False))

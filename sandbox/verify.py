@@ -32,6 +32,8 @@ class TrialVerification:
     tampered: list[str] = field(default_factory=list)  # harness files the trial's patch touches
     undone_by_t0: list[str] = field(default_factory=list)  # of those, files T0's reset puts back
     applied_with: str = ""
+    # The canaries of the trial's T0 run came out wrong: its code forged test reports.
+    proven_tampering: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -109,7 +111,10 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
             tv.failing = _not_passing(run, ids)
             tv.reproduced_pass = bool(ids) and not tv.failing
             tv.reproducible = tv.reproduced_pass == trial.official_pass
-            if not tv.reproducible:
+            if run.canaries == "tampered":
+                tv.proven_tampering = list(run.tampering)
+                tv.reason = "proven tampering (canary_tampering): " + "; ".join(run.tampering)
+            elif not tv.reproducible:
                 tv.reason = ("recorded pass, but T0 fails here: " + ", ".join(tv.failing[:5])
                              if trial.official_pass else "recorded fail, but T0 passes here")
         except PatchError as exc:

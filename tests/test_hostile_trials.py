@@ -7,12 +7,20 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from sandbox import Limits, Sandbox
 from sandbox.labels import L_PID
 from sandbox.selftest import F2P, P2P, tiny_task, trial_for
+
+HOSTILE = Path(__file__).parent / "fixtures" / "hostile"
+
+
+def hostile_source(name: str) -> str:
+    """A committed hostile trial file (tests/fixtures/hostile/trials)."""
+    return (HOSTILE / "trials" / name).read_text()
 
 pytestmark = pytest.mark.podman
 
@@ -176,14 +184,53 @@ async def test_deleting_the_tests_is_reported_and_undone_for_witness_runs(task):
 
 
 async def test_conftest_hook_passing_everything_is_caught(task):
-    hook = ("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\n"
-            "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
-            "    outcome.get_result().outcome = 'passed'\n")
-    trial = trial_for(task, "hooker", {"calc/__init__.py": calc_with("return 42"), "conftest.py": hook})
+    trial = trial_for(task, "hooker", {"calc/__init__.py": calc_with("return 42"),
+                                       "conftest.py": hostile_source("conftest_pass_all.py")})
     async with Sandbox(session="hostile-hook", limits=HOSTILE_LIMITS) as sb:
         world = await sb.prepare(task, "model", trial)
         official = await sb.run_tests(world, T0)
         witness = await sb.run_tests(world, list(F2P), isolate_harness=True)
     assert world.tampered == ("conftest.py",)
-    assert official.all_passed  # T0 as the benchmark runs it is fooled
+    # T0 as the benchmark runs it would be fooled; the canaries prove the tampering and void it.
+    assert official.canaries == "tampered" and not official.all_passed
+    assert {official.status(i) for i in T0} == {"unverifiable"}
+    assert any("must fail was reported passed" in p for p in official.tampering)
+    # With the harness restored, the witness run is clean and the failure is real.
+    assert witness.canaries == "ok"
     assert {witness.status(i) for i in F2P} == {"failed"} and witness.neutralised == ["conftest.py"]
+
+
+WITNESS = {"tests/test_witness_add.py": "from calc import add\n\n\ndef test_add_sums():\n"
+                                        "    assert add(20, 22) == 42\n"}
+
+
+async def test_forged_trailer_and_rewritten_report_are_never_certified(task):
+    """The trial hunts for the report trailer's mark (parent environ and memory, every process,
+    its own objects) and rewrites the JUnit report at exit: the mark is out of its reach and the
+    canaries catch the rewritten report."""
+    trial = trial_for(task, "forger", {"calc/__init__.py": hostile_source("forged_trailer.py")})
+    async with Sandbox(session="hostile-forger", limits=HOSTILE_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        official = await sb.run_tests(world, T0)
+        witness = await sb.run_tests(world, list(WITNESS), files=WITNESS, isolate_harness=True)
+    assert "HOSTILE-MARKS-FOUND 0" in official.exec.output
+    for run in (official, witness):
+        assert run.canaries == "tampered", run.tampering
+        assert not any(o.status == "passed" for o in run.outcomes.values())
+    # Reported under the name its author gave it.
+    assert "tests/test_witness_add.py" in witness.outcomes
+    assert all(k.startswith("tests/test_witness_add.py") for k in witness.outcomes)
+    assert "tests/test_witness_add.py" not in witness.exec.output  # ran under a random name
+
+
+async def test_library_level_pytest_patch_is_never_certified(task):
+    """Library code (not a harness file, nothing to restore) patches pytest's reports with the
+    module name built from chr(): the witness run is void, never a pass."""
+    trial = trial_for(task, "patcher", {"calc/__init__.py": hostile_source("pytest_patch_chr.py")})
+    async with Sandbox(session="hostile-patcher", limits=HOSTILE_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        witness = await sb.run_tests(world, list(WITNESS), files=WITNESS, isolate_harness=True)
+    assert world.tampered == ()
+    assert witness.canaries == "tampered"
+    assert witness.status("tests/test_witness_add.py") == "unverifiable"
+    assert "proven tampering" in witness.outcomes["tests/test_witness_add.py"].message

@@ -54,6 +54,8 @@ def render(results) -> str:
             if not tv.reproducible:
                 recorded = "pass" if tv.recorded_pass else "fail"
                 lines.append(f"  not reproducible: {tv.trial_id} ({tv.model}, recorded {recorded}): {tv.reason}")
+            if tv.proven_tampering and tv.reproducible:
+                lines.append(f"  proven tampering by {tv.trial_id}: {'; '.join(tv.proven_tampering)}")
             if tv.tampered:
                 names = [f + (" (reset by T0)" if f in tv.undone_by_t0 else "") for f in tv.tampered]
                 lines.append(f"  harness files touched by {tv.trial_id}: {', '.join(names)}")

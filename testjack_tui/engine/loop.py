@@ -23,6 +23,7 @@ from .hooks import Hooks, WitnessClass, WitnessRecord
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, Candidate, ChecklistItem
 from .runner import RunResult, TestRunner, is_failing
+from .tampering import with_canary_evidence
 from .sampling import SamplerContext, SamplerState, make_sampler
 from .store import SessionStore
 from .task_checks import TaskCheck, check_task
@@ -120,6 +121,7 @@ class TaskLoop:
             return self.evidence[trial.id]
         stored = self.env.store.get_evidence(trial.id)
         if stored is not None:  # computed before an interruption: the detectors are deterministic
+            stored = with_canary_evidence(self.env.store, trial.id, stored)
             self.evidence[trial.id] = stored
             return stored
         merged: dict = {}
@@ -130,8 +132,9 @@ class TaskLoop:
             except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
                 self._emit(Log(self.env.session_id, level="warning",
                                message=f"evidence for {trial.id} failed: {exc}"))
-        self.evidence[trial.id] = merged
         self.env.store.put_evidence(self.task.id, trial.id, merged)
+        merged = with_canary_evidence(self.env.store, trial.id, merged)
+        self.evidence[trial.id] = merged
         return merged
 
     def _static_evidence(self) -> dict[str, dict]:

@@ -21,6 +21,7 @@ from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
 from testjack_tui.engine.runner import is_failing
+from testjack_tui.engine.tampering import with_canary_evidence
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
 from testjack_tui.engine.verdicts import (LABELS, REFUTED_LABELS, FindingInput, WitnessRun,
@@ -252,7 +253,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
 
 
 def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
-    data = store.get_evidence(trial_id)
+    data = with_canary_evidence(store, trial_id, store.get_evidence(trial_id))
     return Evidence.from_dict(data) if data else None
 
 

@@ -14,7 +14,9 @@ from typing import Any, Callable, Iterable
 from .events import TestRunFinished
 from .store import SessionStore
 
-# A witness fails on a world only with a failing result; "not_found" (never ran) proves nothing.
+# A witness fails on a world only with a failing result; "not_found" (never ran) proves nothing,
+# and "unverifiable" (the run's canaries showed its reports cannot be trusted) neither passes
+# nor fails.
 FAILING = ("failed", "error", "timed_out")
 OUTPUT_CAP = 4000  # characters of head and of tail kept per run
 
@@ -34,6 +36,12 @@ class RunResult:
     tail: str = ""
     duration: float = 0.0
     cached: bool = False  # answered from the store
+    canaries: str = ""  # "ok" | "tampered" | "unverifiable" | "" (no canaries: not a model world)
+    tampering: list[str] = field(default_factory=list)  # what the canaries showed, when not "ok"
+
+    @property
+    def proven_tampering(self) -> bool:
+        return self.canaries == "tampered"
 
     def status_of(self, path: str, test_ids: Iterable[str] = ()) -> str:
         """Status of one candidate file (or its listed node ids) in this run."""
@@ -64,7 +72,7 @@ def combined_status(outcomes: dict[str, dict[str, Any]]) -> str:
     if not outcomes:
         return "not_found"
     statuses = {o.get("status") for o in outcomes.values()}
-    for status in ("timed_out", "error", "failed", "not_found"):
+    for status in ("unverifiable", "timed_out", "error", "failed", "not_found"):
         if status in statuses:
             return status
     if statuses == {"passed"}:
@@ -111,6 +119,8 @@ class TestRunner:
         stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)
+            for check in self.store.canary_checks(key=key):
+                result.canaries, result.tampering = check["verdict"], check["problems"]
             if announce_cached:
                 self._announce(task_id, world.name, test_ids, result, candidate_ids)
             return result
@@ -125,6 +135,12 @@ class TestRunner:
         result = RunResult(key=key, world=world.name, trial_id=trial_id, test_ids=test_ids,
                            outcomes=outcomes, exit_code=ex.exit_code, timed_out=ex.timed_out,
                            head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration)
+        result.canaries = getattr(run, "canaries", "")
+        result.tampering = list(getattr(run, "tampering", []) or [])
+        if result.canaries and result.canaries != "ok":
+            # Before the run itself: a resumed session finds both or re-runs.
+            self.store.put_canary_check(key, task_id, trial_id, world.name, result.canaries,
+                                        result.tampering)
         self.store.put_run(key, task_id, world.name, trial_id, list(candidate_ids), test_ids,
                            isolate, outcomes, ex.exit_code, ex.timed_out, result.head, result.tail,
                            ex.duration)

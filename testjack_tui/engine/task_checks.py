@@ -117,6 +117,10 @@ async def _reproduce(env, task: Task, trial: Trial, ids: list[str]):
         return None, reason
     run = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id)
     failing = [f"{test_id} ({_status(run, test_id)})" for test_id in ids if _status(run, test_id) != "passed"]
+    if getattr(run, "proven_tampering", False):
+        reason = "proven tampering (canary_tampering): " + "; ".join(run.tampering)
+        _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))
+        return None, reason
     if failing:
         reason = "recorded pass, reproduced fail: " + ", ".join(failing[:5]) + (" ..." if len(failing) > 5 else "")
         _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))
