@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from testjack_tui.safe_text import echo
+
 MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip", "info": "info"}
 
 
@@ -55,11 +57,11 @@ def register(app: typer.Typer) -> None:
             from sandbox.prune import prune_world_snapshots
 
             removed, kept = prune_world_snapshots("" if prune == "all" else prune)
-            typer.echo(f"pruned {len(removed)} world snapshot(s)"
+            echo(f"pruned {len(removed)} world snapshot(s)"
                        + (f"; {len(kept)} in use by containers were kept" if kept else ""))
 
         def log(message: str) -> None:
-            typer.echo(f"doctor: {message}", err=True)
+            echo(f"doctor: {message}", err=True)
 
         checks = run_checks(fix=fix, log=log)
         checks.append(check_llm_config())
@@ -67,10 +69,10 @@ def register(app: typer.Typer) -> None:
         for check in checks:
             if quiet and check.status in ("ok", "skip", "info"):
                 continue
-            typer.echo(f"[{MARK.get(check.status, check.status)}] {check.name}: {check.detail}")
+            echo(f"[{MARK.get(check.status, check.status)}] {check.name}: {check.detail}")
             if check.hint and check.status != "ok":
-                typer.echo(f"       fix: {check.hint}")
+                echo(f"       fix: {check.hint}")
         if not quiet:
-            typer.echo("ready: the sandbox can run audits" if not failed
+            echo("ready: the sandbox can run audits" if not failed
                        else f"not ready: {len(failed)} check(s) failed")
         raise typer.Exit(1 if failed else 0)

@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from testjack_tui.safe_text import echo
+
 from testjack_tui.errors import InputError, SandboxError
 
 
@@ -44,16 +46,16 @@ def register(app: typer.Typer) -> None:
             target = out or _default_out(session, "report")
             files = write_report(report, target, fmt)
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         row = report["tables"]["benchmark"][0]
-        typer.echo(f"{row['name']}: {row['passing']} passing, {row['refuted']} refuted; "
+        echo(f"{row['name']}: {row['passing']} passing, {row['refuted']} refuted; "
                    f"resolution {row['rate_before']}% -> {row['rate_after']}%; "
                    f"{len(report['underspecified_prompts'])} underspecified prompt finding(s)")
         if "scoring" in report:
             s = report["scoring"]
-            typer.echo(f"against labels: recall {s['recall']}, precision {s['precision']}")
-        typer.echo(f"wrote {files[-1]} and {len(files) - 1} per-trial files under {Path(target) / 'trials'}")
+            echo(f"against labels: recall {s['recall']}, precision {s['precision']}")
+        echo(f"wrote {files[-1]} and {len(files) - 1} per-trial files under {Path(target) / 'trials'}")
 
     @app.command("export")
     def export_command(
@@ -72,15 +74,15 @@ def register(app: typer.Typer) -> None:
             target = out or _default_out(session, "export")
             summary = asyncio.run(run_export(session, fmt, Path(target), check))
         except (InputError, SandboxError) as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         for task_id, info in summary["tasks"].items():
             status = "checked ok" if info.get("ok") else ("not checked" if info.get("ok") is None else "CHECK FAILED")
-            typer.echo(f"{task_id}: {info['witnesses']} witness file(s), +{len(info['added_f2p'])} f2p, "
+            echo(f"{task_id}: {info['witnesses']} witness file(s), +{len(info['added_f2p'])} f2p, "
                        f"+{len(info['added_p2p'])} p2p; {status}")
             for problem in info.get("problems", []):
-                typer.echo(f"  problem: {problem}", err=True)
-        typer.echo(f"wrote {target}")
+                echo(f"  problem: {problem}", err=True)
+        echo(f"wrote {target}")
         if any(info.get("ok") is False for info in summary["tasks"].values()):
             raise typer.Exit(1)
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from testjack_tui import paths
+from testjack_tui.errors import InputError
+from testjack_tui.safe_paths import id_problem
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -80,6 +82,9 @@ CREATE TABLE IF NOT EXISTS canary_checks (
 
 
 def session_dir(session_id: str) -> Path:
+    problem = id_problem(session_id) or ("has a '/'" if "/" in session_id else None)
+    if problem:
+        raise InputError("session", "id", problem)
     return paths.sessions_dir() / session_id
 
 

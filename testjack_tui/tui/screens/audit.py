@@ -20,6 +20,7 @@ from textual.widgets import (Footer, Header, Input, Label, RichLog, Static, Tabb
                              TextArea)
 from textual.worker import Worker, WorkerState
 
+from testjack_tui.safe_text import safe_text
 from testjack_tui.tui import live_state as ls
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.inbox import EventInbox
@@ -340,7 +341,7 @@ class AuditScreen(Screen):
             log = self.query_one("#event-log", RichLog)
             new = min(s.log_total - self._log_shown, len(s.log))
             for level, message in list(s.log)[len(s.log) - new:]:
-                log.write(Text(f"[{level}] {message}", style=LOG_STYLE.get(level, "")))
+                log.write(Text(safe_text(f"[{level}] {message}"), style=LOG_STYLE.get(level, "")))
             self._log_shown = s.log_total
 
     def _rounds_limit(self) -> int | None:
