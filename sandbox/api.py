@@ -64,6 +64,7 @@ class ExecResult:
     stderr_tail: str
     log_path: Path | None  # full output on disk
     duration: float
+    limit_hit: str = ""  # "disk" when the run was killed for writing past the disk limit
 
     @property
     def output(self) -> str:

@@ -40,7 +40,8 @@ def restore_harness(client_factory: Callable, container, world: WorldRef,
 def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids: list[str],
                  files: dict[str, str] | None, timeout: float | None, isolate_harness: bool,
                  handles: list[ExecHandle], on_output: Callable[[str], None] | None = None,
-                 on_start: Callable[[str], None] | None = None, rename: bool = True) -> TestRun:
+                 on_start: Callable[[str], None] | None = None, rename: bool = True,
+                 cpu_seconds: int | None = None) -> TestRun:
     runner = get_runner(world.framework)
     out_dir = runner.new_out_dir()
     test_ids = list(dict.fromkeys(test_ids))
@@ -72,7 +73,7 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
         mark = new_mark()
         restore_argv = ["bash", "-c", RESTORE, "restore", world.workdir] if restore else None
         run_argv, run_env = inline(argv, env, encode_files({**support, **candidates}), mark, out_dir,
-                                   restore=restore_argv)
+                                   restore=restore_argv, cpu_seconds=cpu_seconds)
         collector = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
         result = _run(client_factory, container, handles, run_argv, world.workdir, run_env, timeout,
                       collector)

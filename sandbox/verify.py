@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
-from testjack_tui.model import Task, Trial
+from testjack_tui.model import Task, Trial, t0_timeout
 
 from .api import TestRun
 from .errors import PatchError, SandboxError
@@ -81,7 +81,7 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
     async def world_side(kind: str) -> TestRun | None:
         try:
             world = await sb.prepare(task, kind)
-            return await sb.run_tests(world, ids)
+            return await sb.run_tests(world, ids, timeout=t0_timeout(task))
         except (PatchError, SandboxError) as exc:
             result.problems.append(f"{kind} world: {exc}")
             return None
@@ -107,7 +107,7 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
             t0_files = set(task.tests.test_files)
             tv.undone_by_t0 = [f for f in world.tampered if f in t0_files]
             tv.applied_with = world.applied_with
-            run = await sb.run_tests(world, ids)
+            run = await sb.run_tests(world, ids, timeout=t0_timeout(task))
             tv.failing = _not_passing(run, ids)
             tv.reproduced_pass = bool(ids) and not tv.failing
             tv.reproducible = tv.reproduced_pass == trial.official_pass

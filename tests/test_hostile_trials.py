@@ -3,6 +3,7 @@ works, and no container is left behind. Real podman, a tiny task built in the te
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
@@ -234,3 +235,46 @@ async def test_library_level_pytest_patch_is_never_certified(task):
     assert witness.canaries == "tampered"
     assert witness.status("tests/test_witness_add.py") == "unverifiable"
     assert "proven tampering" in witness.outcomes["tests/test_witness_add.py"].message
+
+
+DISK_LIMITS = Limits(memory_mb=256, pids=128, cpus=1.0, disk_mb=256, file_mb=64)
+
+
+async def test_disk_fill_is_killed_at_the_disk_limit(task):
+    """Overlay on ext4 has no quota: the writable layer is measured while the run goes on and
+    the run is killed past disk_mb; one file cannot pass file_mb (RLIMIT_FSIZE)."""
+    trial = trial_for(task, "filler", {"calc/__init__.py": hostile_source("disk_fill.py")})
+    async with Sandbox(session="hostile-disk", limits=DISK_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        started = time.monotonic()
+        run = await sb.run_tests(world, T0, timeout=120)
+        took = time.monotonic() - started
+        big = await sb.exec(world, ["python3", "-c", "open('/tmp/big', 'wb').write(bytes(100 << 20))"])
+    assert run.exec.limit_hit == "disk" and not run.exec.timed_out and took < 60
+    assert run.status(F2P[0]) != "passed" and "disk limit" in run.outcomes[F2P[0]].message
+    assert big.exit_code != 0 and big.limit_hit == ""  # stopped by the file-size limit
+
+
+async def test_task_memory_request_is_capped_by_the_ceiling(task):
+    """A task asking for memory_mb = 3000 gets at most the configured ceiling."""
+    hungry = dataclasses.replace(task, environment=dataclasses.replace(task.environment, memory_mb=3000))
+    trial = trial_for(hungry, "hog", {"calc/__init__.py": hostile_source("memory_hog.py")})
+    limits = dataclasses.replace(HOSTILE_LIMITS, max_memory_mb=384)
+    async with Sandbox(session="hostile-memory", limits=limits) as sb:
+        world = await sb.prepare(hungry, "model", trial)
+        run = await sb.run_tests(world, list(F2P), timeout=60)
+    assert world.memory_mb == 3000
+    assert run.exec.exit_code == 137 and run.status(F2P[0]) != "passed"
+
+
+async def test_cpu_hog_is_stopped_by_its_cpu_time_limit(task):
+    """A run's test process gets a CPU-time limit (a share of its timeout): a busy loop frees its
+    slot long before the wall-clock timeout."""
+    trial = trial_for(task, "cpuhog", {"calc/__init__.py": calc_with("while True:\n    pass\n")})
+    limits = dataclasses.replace(HOSTILE_LIMITS, cpu_share=0.01, min_cpu_seconds=1)
+    async with Sandbox(session="hostile-cpu", limits=limits) as sb:
+        world = await sb.prepare(task, "model", trial)
+        run = await sb.run_tests(world, list(F2P), timeout=120)
+    # Stopped by its 1.2 CPU seconds, not by the 120 s timeout (wall time depends on the load).
+    assert not run.exec.timed_out and run.exec.exit_code == 152  # SIGXCPU
+    assert run.status(F2P[0]) != "passed"

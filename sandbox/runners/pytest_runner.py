@@ -241,7 +241,15 @@ try:
 except Exception as exc:
     _tj_trailer(_tj["mark"], {"error": "%s: %s" % (type(exc).__name__, exc), "restored": _tj_restored})
     sys.exit(96)
-_tj_code = subprocess.call([sys.executable] + list(_tj["argv"]), env=_tj_env, close_fds=True)
+def _tj_limit_cpu():
+    # The run's CPU-time limit (SIGXCPU past it): a CPU hog cannot hold its slot for the whole
+    # wall-clock timeout. Without CAP_SYS_RESOURCE the tests cannot raise it again.
+    if _tj.get("cpu"):
+        import resource
+        resource.setrlimit(resource.RLIMIT_CPU, (int(_tj["cpu"]), int(_tj["cpu"]) + 2))
+
+_tj_code = subprocess.call([sys.executable] + list(_tj["argv"]), env=_tj_env, close_fds=True,
+                           preexec_fn=_tj_limit_cpu)
 _tj_reports = {}
 for _tj_path in _tj["reports"]:
     try:
@@ -277,12 +285,13 @@ class PytestRunner:
         return [self.python, LAUNCHER_PATH, f"{out_dir}/spec.json"], env, files
 
     def inline_command(self, argv: list[str], env: dict[str, str], files_json: str, mark: str,
-                       out_dir: str, restore: list[str] | None = None
+                       out_dir: str, restore: list[str] | None = None, cpu_seconds: int | None = None
                        ) -> tuple[list[str], dict[str, str]]:
         """argv and env that run `restore` (argv; its stdout also goes to out_dir/restored.txt),
         write `files_json` (trailer.encode_files) before the run and return the reports as a
         stdout trailer marked `mark` (see sandbox/trailer.py)."""
-        spec: dict = {"mark": mark, "argv": argv[1:], "reports": self.report_paths(out_dir)}
+        spec: dict = {"mark": mark, "argv": argv[1:], "reports": self.report_paths(out_dir),
+                      "cpu": cpu_seconds}
         if restore:
             spec["restore"] = {"argv": list(restore), "log": f"{out_dir}/{RESTORED_LOG}"}
         wrap = json.dumps(spec)
@@ -328,7 +337,7 @@ class PytestRunner:
             elif crashed:
                 outcomes[test_id] = TestOutcome(
                     test_id, "error", f"pytest ended without a report (exit {result.exit_code}; "
-                    f"137 = killed, e.g. by the memory limit): {note}")
+                    f"137 = killed, e.g. by the memory or disk limit; 152 = its CPU-time limit): {note}")
             else:
                 outcomes[test_id] = TestOutcome(test_id, "not_found", "no such test was collected")
         return outcomes
@@ -361,6 +370,6 @@ def _from_progress(data: bytes, result: ExecResult) -> dict[str, TestOutcome]:
             message = "the test run hit its timeout during this test"
         elif status == "error":
             message = (f"the test process ended during this test (exit {result.exit_code}; "
-                       "137 = killed, e.g. by the memory limit)")
+                       "137 = killed, e.g. by the memory or disk limit; 152 = its CPU-time limit)")
         outcomes[nodeid] = TestOutcome(nodeid, status, message)
     return outcomes

@@ -6,12 +6,16 @@ in a fresh container by the sandbox, stored, and announced (TestRunFinished).
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from testjack_tui.model import t0_timeout  # noqa: F401 - the engine's T0 runs use it
+
 from .events import TestRunFinished
+from .roles import BudgetExceeded
 from .store import SessionStore
 
 # A witness fails on a world only with a failing result; "not_found" (never ran) proves nothing,
@@ -19,6 +23,7 @@ from .store import SessionStore
 # nor fails.
 FAILING = ("failed", "error", "timed_out")
 OUTPUT_CAP = 4000  # characters of head and of tail kept per run
+WITNESS_TIMEOUT = 180.0  # seconds for candidate and witness runs (T0 runs use the task's own)
 
 
 @dataclass
@@ -107,12 +112,13 @@ class TestRunner:
     budget: Any  # budget.Budget
     emit: Callable[[object], None]
     session_id: str
-    timeout: float = 300
+    timeout: float = WITNESS_TIMEOUT
     history: list[str] = field(default_factory=list)  # keys run by this process (for tests)
 
     async def run(self, world, test_ids: list[str], files: dict[str, str] | None = None, *,
                   isolate: bool = False, task_id: str = "", trial_id: str | None = None,
-                  candidate_ids: Iterable[str] = (), announce_cached: bool = False) -> RunResult:
+                  candidate_ids: Iterable[str] = (), announce_cached: bool = False,
+                  timeout: float | None = None) -> RunResult:
         files = dict(files or {})
         test_ids = list(dict.fromkeys(test_ids))
         key = run_key(world.name, test_ids, files, isolate)
@@ -125,8 +131,19 @@ class TestRunner:
                 self._announce(task_id, world.name, test_ids, result, candidate_ids)
             return result
         self.budget.reserve_test_runs(1)
-        run = await self.sandbox.run_tests(world, test_ids, files=files, timeout=self.timeout,
-                                           isolate_harness=isolate)
+        job = self.sandbox.run_tests(world, test_ids, files=files, timeout=timeout or self.timeout,
+                                     isolate_harness=isolate)
+        left = self.budget.seconds_left()
+        if left is None:
+            run = await job
+        else:
+            # The wall-time budget holds during a run too: a hanging trial is stopped at the
+            # limit (the container is removed), not at the end of its own timeout.
+            try:
+                run = await asyncio.wait_for(job, timeout=max(0.0, left))
+            except asyncio.TimeoutError:
+                raise BudgetExceeded("seconds", f"wall-time limit reached during a test run on {world.name}: "
+                                     f"{self.budget.seconds:.0f}s of {self.budget.limits.seconds:.0f}s") from None
         outcomes = {node: {"status": o.status, "message": (o.message or "")[:2000]}
                     for node, o in run.outcomes.items()}
         ex = run.exec
