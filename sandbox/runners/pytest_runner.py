@@ -265,6 +265,12 @@ sys.exit(128 - _tj_code if _tj_code < 0 else _tj_code)
 class PytestRunner:
     name = "pytest"
     canaries = True  # sandbox/canaries.py writes pytest test files
+    witness_hint = ("for example `tests/test_tj_<topic>.py`; run_tests takes the file's path or "
+                    "`path::test_name`")
+
+    @staticmethod
+    def grader_ids(path: str, outcomes: dict) -> list[str]:
+        return sorted(n for n in outcomes if n.startswith(path + "::"))
 
     def __init__(self, python: str = "python3"):
         self.python = python

@@ -35,6 +35,37 @@ class ProgressPrinter:
         self.settled: dict[str, set[str]] = {}
         self.corpus: dict[str, int] = {}
         self.last_budget = ""
+        self.progress_shown: dict[tuple, tuple[float, str]] = {}  # (role, task, trial) -> (elapsed, state) shown
+
+    PROGRESS_EVERY = 30.0  # seconds between "still waiting" lines of one agent request
+
+    def _agent_progress(self, e: Any) -> None:
+        who = f"{e.role} {e.task_id}/{e.trial_id or 'analysis'}"
+        key = (e.role, e.task_id, e.trial_id)
+        if e.state == "retrying":
+            self.line(f"{who}: {e.model}: attempt {e.attempt} of {e.max_attempts} failed: {e.reason}; "
+                      f"retrying in {e.delay:.0f}s")
+        elif e.state == "failed":
+            self.line(f"{who}: {e.model}: request failed after {e.attempt} attempt(s): {e.reason}")
+        elif e.state in ("waiting", "streaming"):
+            if e.elapsed <= 0:
+                self.progress_shown[key] = (0.0, "waiting")
+                if self.verbose:
+                    self.line(f"{who}: asking {e.model}")
+                return
+            shown_at, shown_state = self.progress_shown.get(key, (0.0, "waiting"))
+            # A line every PROGRESS_EVERY seconds, and one when the first tokens arrive after a
+            # wait that was long enough to be reported.
+            first_tokens = e.state == "streaming" and shown_state == "waiting" and shown_at > 0
+            if e.elapsed - shown_at < self.PROGRESS_EVERY and not first_tokens:
+                return
+            self.progress_shown[key] = (e.elapsed, e.state)
+            if e.state == "waiting":
+                self.line(f"{who}: waiting on {e.model} ({e.elapsed:.0f}s, nothing received yet)")
+            else:
+                self.line(f"{who}: {e.model} is answering ({e.received} characters in {e.elapsed:.0f}s)")
+        elif e.state == "done" and self.verbose:
+            self.line(f"{who}: {e.model} answered ({e.received} characters in {e.elapsed:.0f}s)")
 
     def line(self, text: str) -> None:
         with self.lock:
@@ -93,6 +124,8 @@ class ProgressPrinter:
             self.line(f"{task}: trial {e.trial_id} REFUTED by {e.witness_id} ({e.status})")
         elif kind == "refutation_withdrawn":
             self.line(f"{task}: refutation of {e.trial_id} withdrawn: {e.witness_id} is ambiguous (rho {e.rho:.2f})")
+        elif kind == "agent_progress":
+            self._agent_progress(e)
         elif kind == "paused":
             self.line(f"paused ({e.reason}){': waiting for ' + e.waiting_for if e.waiting_for else ''}")
         elif kind == "budget_changed":
@@ -136,6 +169,12 @@ def summary_table(summary: dict) -> str:
 
 
 # -- operator approvals on stdin ----------------------------------------------------------------
+def _one_block(text: str, limit: int = 600) -> str:
+    """Untrusted text for one terminal line block: control characters out, length capped."""
+    clean = "".join(ch if ch == "\n" or ch.isprintable() else " " for ch in text.strip())
+    return clean[:limit] + ("…" if len(clean) > limit else "")
+
+
 class StdinApprover:
     """Asks the operator about each verdict, one at a time, in a thread (the loop keeps going)."""
 
@@ -155,7 +194,7 @@ class StdinApprover:
             self.requests.put(event.request_id)
 
     def _loop(self) -> None:
-        from testjack_tui.engine.roles import ApprovalDecision
+        from testjack_tui.services.approvals import approval_context, operator_decision
 
         while True:
             rid = self.requests.get()
@@ -165,32 +204,31 @@ class StdinApprover:
             if request is None:
                 continue
             v = request.verdict
+            judges = v.reviewer == "operator"  # no reviewer's label to approve: the operator judges
+            facts = approval_context(self.session.store, request.candidate.id)
             with self.printer.lock:
-                print_safe(f"\n=== approval: {request.task_id} / {request.trial_id or 'task analysis'} ===",
-                      file=self.printer.out)
+                out = self.printer.out
+                print_safe(f"\n=== approval: {request.task_id} / {request.trial_id or 'task analysis'} ===", file=out)
                 print_safe(f"candidate {request.candidate.id} ({request.candidate.path}) checks: "
-                      f"{request.candidate.requirement}", file=self.printer.out)
-                print_safe(request.candidate.source.rstrip()[:3000], file=self.printer.out)
-                print_safe(f"reference: {request.reference_status}; trial: {request.model_status}", file=self.printer.out)
-                if v.reviewer == "operator":  # no reviewer's label to approve: the operator judges
+                      f"{request.candidate.requirement}", file=out)
+                print_safe(request.candidate.source.rstrip()[:3000], file=out)
+                print_safe(f"reference: {request.reference_status}; trial: {request.model_status}", file=out)
+                if facts.model.message:
+                    print_safe("on the trial: " + _one_block(facts.model.message), file=out)
+                if facts.quote:
+                    print_safe(f"the prompt says: \"{_one_block(facts.quote)}\"", file=out)
+                if judges:
                     print_safe(f"does it check a requirement of the task prompt ({v.requirement})? "
-                          "[y = valid, it counts / n = invalid] ", end="", file=self.printer.out, flush=True)
+                          "[y = valid, it counts / n = invalid] ", end="", file=out, flush=True)
                 else:
                     print_safe(f"reviewer says {v.label.upper()} ({'explicit' if v.explicit else 'implicit'}: "
-                          f"{v.requirement}) {v.reason}", file=self.printer.out)
+                          f"{v.requirement}) {v.reason}", file=out)
                     print_safe("approve the reviewer's verdict? [y = approve / n = overrule] ",
-                          end="", file=self.printer.out, flush=True)
+                          end="", file=out, flush=True)
                 answer = self.stdin.readline().strip().lower()
-            if v.reviewer == "operator":
-                valid = answer.startswith("y")
-                decision = ApprovalDecision(counts=valid, label="valid" if valid else "invalid", by="operator",
-                                            note="judged by the operator on the command line")
-            elif answer.startswith("n"):
-                label = "invalid" if v.label == "valid" else "valid"
-                decision = ApprovalDecision(counts=label == "valid", label=label, by="operator",
-                                            note="overruled on the command line")
-            else:
-                decision = ApprovalDecision(counts=v.label == "valid", label=v.label, by="operator")
+            overrule = answer.startswith("n") if not judges else not answer.startswith("y")
+            decision = operator_decision(v.label, overrule=overrule, operator_judges=judges,
+                                         where="on the command line")
             self.session.answer(rid, decision)
 
     def close(self) -> None:
@@ -203,9 +241,12 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
     printer = ProgressPrinter(stream, verbose)
     session.subscribe(printer)
     approver = None
-    if ask_operator:
+    # Under --auto-approve a person at the terminal still gets the QUESTIONABLE / HUMAN_REVIEW
+    # verdicts; without one they wait in the session as queued.
+    if ask_operator or (stdin is None and stream is None and _interactive()):
         approver = StdinApprover(session, printer, stdin)
         session.subscribe(approver)
+        session.operator_present = True
 
     async def main() -> str:
         loop = asyncio.get_running_loop()
@@ -233,6 +274,18 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
     elif state in ("stopped", "failed"):
         print_safe(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
     return EXIT.get(state, 1)
+
+
+def _print_agents(agents: dict[str, str]) -> None:
+    """Say at start-up what each role's agent resolved to (endpoint, model, limits)."""
+    if all(choice in ("scripted", "operator") for choice in agents.values()):
+        return
+    from testjack_tui.agents.factory import describe_role
+    from testjack_tui.config import load_config
+
+    config = load_config()
+    for role in ("task_analysis", "audit", "reviewer"):
+        echo("agent " + describe_role(config, role, agents.get(role) or "scripted"))
 
 
 def _agents(agent: str, reviewer: str | None) -> dict[str, str]:
@@ -265,8 +318,19 @@ def register(app: typer.Typer) -> None:
         budget_runs: Annotated[Optional[int], typer.Option(help="Limit on test executions.")] = None,
         seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
         agent: Annotated[Optional[str], typer.Option(
-            help="scripted | openai | operator | a profile name (default: scripted; operator with --candidate).")] = None,
+            help="scripted | openai | operator | a profile name (default: scripted; operator with --candidate). "
+                 "openai = for each role the profile [roles] names in the config file (see `doctor`), else "
+                 "the profile 'default', which comes from [profiles.default] or, without it, from "
+                 "OPENAI_BASE_URL, OPENAI_API_KEY and TESTJACK_MODEL; the start-up lines say what each "
+                 "role resolved to.")] = None,
         reviewer: Annotated[Optional[str], typer.Option(help="Reviewer role (default: as --agent).")] = None,
+        mutants: Annotated[int, typer.Option(
+            "--mutants", help="Mutation evidence: run up to N mutants of each audited trial's added "
+                              "lines under T0 (one test run each, counted in --budget-runs); 0: off.")] = 0,
+        no_reference: Annotated[bool, typer.Option(
+            "--no-reference", help="Ignore the tasks' reference solutions G: audit against an independent "
+                                   "implementation G′ the task-analysis role writes from the prompt (weaker "
+                                   "verdicts, marked as such). Tasks without G use this mode anyway.")] = False,
         no_task_analysis: Annotated[bool, typer.Option("--no-task-analysis", help="Skip the task-analysis tests.")] = False,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
         step: Annotated[bool, typer.Option("--step", help="Pause before each round and after each verdict (TUI).")] = False,
@@ -293,7 +357,8 @@ def register(app: typer.Typer) -> None:
             seed=seed, budget=BudgetLimits(usd=budget_usd, tokens=budget_tokens, seconds=budget_seconds,
                                            test_runs=budget_runs),
             agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
-            task_analysis=not no_task_analysis)
+            task_analysis=not no_task_analysis, mutants=mutants,
+            no_reference=no_reference)
         try:
             from benchmarks import load_benchmark
             from testjack_tui.agents.factory import make_roles
@@ -322,6 +387,7 @@ def register(app: typer.Typer) -> None:
             for skipped in bench.skipped:  # the same one line per bad input as `list`
                 echo(f"warning: skipped {skipped}", err=True)
             roles = make_roles(cfg.agents, bench)
+            _print_agents(cfg.agents)
             if operator_files is not None:
                 roles = operator_input.attach(bench, cfg, roles, operator_files, rounds is not None)
             if not headless and interactive:
@@ -388,10 +454,12 @@ def register(app: typer.Typer) -> None:
         if not items:
             echo("no sessions yet")
             return
-        rows = [("SESSION", "STATE", "MODE", "REFUTED", "WITNESSES", "RUNS", "USD", "BENCHMARK")]
+        rows = [("SESSION", "STATE", "MODE", "REFUTED", "WITNESSES", "ROUNDS", "OVERRULES", "RUNS", "USD",
+                 "BENCHMARK")]
         for s in items:
             rows.append((s["id"], s.get("state", "?"), str(s.get("mode") or "-"), str(s.get("refuted", "-")),
-                         str(s.get("witnesses", "-")), str(s.get("test_runs", "-")),
+                         str(s.get("witnesses", "-")), str(s.get("rounds", "-")), str(s.get("overrules", "-")),
+                         str(s.get("test_runs", "-")),
                          f"{s['usd']:.4f}" if isinstance(s.get("usd"), (int, float)) else "-",
                          str(s.get("benchmark") or "-")))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

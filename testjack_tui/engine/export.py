@@ -19,8 +19,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox.backend import SandboxBackend
+from testjack_tui.engine.approval import decision_record
+from testjack_tui.engine.oracle import tagged_path
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
+from testjack_tui.model import Task
 from testjack_tui.safe_paths import check_inside, inside, path_part
 
 EXPORT_FORMATS = ("harbor", "swebench")
@@ -31,9 +35,12 @@ class WitnessFile:
     witness_id: str
     path: str  # repo path in the exported suite (renamed if two witnesses share a path)
     source: str
-    node_ids: list[str]  # pytest node ids of its tests (from its reference run), or [path]
+    node_ids: list[str]  # grader ids of its tests (from its reference run), or [path]
     requirement: str
     refutes: list[str]
+    # Who let it count: {"by", "decision" (approved | overruled | judged | auto), "reviewer_label",
+    # "note", "at"}; a maintainer merging the suite should know an operator overrode the reviewer.
+    decision: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -65,23 +72,24 @@ def merged_test_patch(original: str, files: list[WitnessFile]) -> str:
     return out + "".join(new_file_diff(f.path, f.source) for f in files)
 
 
-def _node_ids(path: str, run: dict | None) -> list[str]:
+def _node_ids(path: str, run: dict | None, framework: str | None = None) -> list[str]:
+    """The ids the benchmark's grader gives the tests of a witness file, from its reference run
+    (pytest: `path::test`; go test: `<import path>.TestName`)."""
     if not run:
         return [path]
-    nodes = sorted(n for n in (run.get("outcomes") or {}) if n.startswith(path + "::"))
+    from sandbox.runners import grader_ids
+    nodes = grader_ids(framework, path, run.get("outcomes") or {})
     return nodes or [path]  # the file itself only when no test inside it was reported
 
 
 def _unique_path(path: str, taken: set[str], wid: str) -> str:
     if path not in taken:
         return path
-    stem, dot, ext = path.rpartition(".")
-    base = stem if dot else path
     suffix = re.sub(r"\W+", "_", wid)
-    candidate = f"{base}_{suffix}.{ext}" if dot else f"{base}_{suffix}"
+    candidate = tagged_path(path, suffix)
     n = 2
     while candidate in taken:
-        candidate = f"{base}_{suffix}_{n}.{ext}" if dot else f"{base}_{suffix}_{n}"
+        candidate = tagged_path(path, f"{suffix}_{n}")
         n += 1
     return candidate
 
@@ -97,6 +105,7 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         refutations = store.refutations()
         validations = store.validations()
         witnesses = store.witnesses()
+        approvals = {a["candidate_id"]: a for a in store.approvals()}
     finally:
         store.close()
     refutes: dict[str, list[str]] = {}
@@ -114,9 +123,11 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         if task is not None:
             taken |= set(task.tests.test_files)
         new_path = _unique_path(w["path"], taken, w["id"])
-        nodes = [n.replace(w["path"], new_path, 1) for n in _node_ids(w["path"], ref_run.get(w["id"]))]
+        framework = task.tests.framework if task is not None else None
+        nodes = [n.replace(w["path"], new_path, 1)
+                 for n in _node_ids(w["path"], ref_run.get(w["id"]), framework)]
         exp.files.append(WitnessFile(w["id"], new_path, w["source"], nodes, w["requirement"],
-                                     sorted(refutes[w["id"]])))
+                                     sorted(refutes[w["id"]]), decision_record(approvals.get(w["id"]))))
         exp.refuted = sorted(set(exp.refuted) | set(refutes[w["id"]]))
     for exp in out.values():
         task = (tasks or {}).get(exp.task_id)
@@ -132,7 +143,7 @@ def _is_fail(status: str) -> bool:
     return status in ("failed", "error", "timed_out", "not_found")
 
 
-async def check_export(sb, task, exp: TaskExport, trials: dict) -> dict[str, Any]:
+async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict) -> dict[str, Any]:
     """Run the strengthened suite in real worlds and split new ids into f2p / p2p."""
     files = {f.path: f.source for f in exp.files}
     new_ids = [n for f in exp.files for n in f.node_ids]
@@ -197,7 +208,7 @@ def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
     config["p2p_node_ids"] = exp.pass_to_pass
     config["testjack"] = {"added_f2p": exp.new_fail_to_pass, "added_p2p": exp.new_pass_to_pass,
                           "witnesses": [{"id": f.witness_id, "path": f.path, "requirement": f.requirement,
-                                         "refutes": f.refutes} for f in exp.files],
+                                         "refutes": f.refutes, "decision": f.decision} for f in exp.files],
                           "checked": exp.check is not None and bool(exp.check.get("ok"))}
     config_path.write_text(json.dumps(config, indent=2) + "\n")
     wdir = dest / "testjack_witnesses"
@@ -223,6 +234,7 @@ def swebench_row(exp: TaskExport, task) -> dict[str, Any]:
     row["PASS_TO_PASS"] = json.dumps(exp.pass_to_pass)
     row["testjack_added"] = {"FAIL_TO_PASS": exp.new_fail_to_pass, "PASS_TO_PASS": exp.new_pass_to_pass,
                              "witnesses": [f.witness_id for f in exp.files],
+                             "decisions": {f.witness_id: f.decision for f in exp.files},
                              "check": exp.check}
     return row
 

@@ -18,8 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from testjack_tui.engine.ambiguity import rho as rho_of
+from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
+from testjack_tui.engine.detectors.mutation import MutationReport
+from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.tampering import with_canary_evidence
 from testjack_tui.safe_paths import check_inside, inside
@@ -98,9 +101,15 @@ def _load_benchmark(ref: str | None):
 
 
 def _message(run: dict | None, witness: dict) -> str:
+    return run_message(run, witness["path"], witness.get("test_ids") or ())
+
+
+def run_message(run: dict | None, path: str, test_ids=()) -> str:
+    """What a stored run says about one test file: its tests' failure messages, else the
+    output's tail. Untrusted text (it comes from a trial's world)."""
     if not run:
         return ""
-    path, ids = witness["path"], set(witness.get("test_ids") or [])
+    ids = set(test_ids)
     parts = []
     for node, o in sorted((run.get("outcomes") or {}).items()):
         if node in ids or node == path or node.startswith(path + "::"):
@@ -153,6 +162,8 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
 
     trial_reports: list[dict[str, Any]] = []
     underspecified: list[dict[str, Any]] = []
+    analysis = {tid: store.get_audit(tid, "analysis") or {} for tid in summary["tasks"]}
+    reviews = structured_reviews(store, verdicts)
     for task_id, task_sum in summary["tasks"].items():
         task = tasks.get(task_id)
         passing_models = {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, [])
@@ -206,6 +217,11 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
             tc = trial_checks.get(trial_id)
             reproduced = None if tc is None else bool(tc["reproduced"])
             audit = store.get_audit(task_id, trial_id) or {}
+            agent_findings = audit.get("findings") or []
+            for f in findings:
+                mine = _agent_finding(f.witness_id, agent_findings)
+                if mine is not None:
+                    f.explanations = agent_explanations(mine)
             passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
             v = judge_trial(
                 trial, findings=findings if entry["state"] == "refuted" else [],
@@ -214,12 +230,19 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
                 witnesses_passed=passed,
                 t0_count=len(task.tests.ids) if task is not None else 0,
                 workdir=task.environment.workdir if task is not None else "/app",
-                checklist=audit.get("checklist"))
+                checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
             if entry["state"] == "excluded":
                 v.justification = "Excluded: " + (entry.get("reason") or "the task is not well-formed") \
                     + ". " + v.justification
             data = v.to_dict()
             data["state"] = entry["state"]
+            for finding in data["findings"]:
+                finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
+            data["mutation"] = (store.get_evidence(trial_id) or {}).get("mutation")
+            mark_independent(data, independent_reference(store, task_id), store.directory)
+            data["agent_audit"] = ({"findings": agent_findings, "nothing_found": audit.get("nothing_found"),
+                                    "notes": audit.get("notes", "")} if audit else None)
+            data["reviews"] = reviews.get(trial_id, [])
             trial_reports.append(data)
 
     report: dict[str, Any] = {
@@ -232,10 +255,16 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
                         "witnesses": [{k: w[k] for k in ("id", "origin", "source_trial", "requirement",
                                                          "explicit", "classification", "rho", "path",
                                                          "fails_on", "refutes")}
-                                      for w in t["witnesses"]]}
+                                      for w in t["witnesses"]],
+                        "traceability": (analysis.get(tid) or {}).get("traceability") or [],
+                        "suspicious_features": (analysis.get(tid) or {}).get("suspicious_features") or []}
                   for tid, t in summary["tasks"].items()},
         "trials": trial_reports,
         "underspecified_prompts": underspecified,
+        "decisions": decisions_table(store.approvals(), verdicts),
+        "awaiting_operator": [{"candidate_id": a["candidate_id"], "task_id": a["task_id"],
+                               "label": a["label"], "note": a.get("note") or ""}
+                              for a in store.approvals() if a.get("by") == "queued"],
     }
     report["tables"] = _tables(report, corpus)
     audited_tasks = [tid for tid, t in summary["tasks"].items() if t["well_formed"]]
@@ -252,6 +281,97 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
         report["scoring"] = score_against_labels(report, load_labels(Path(labels_path)), corpus)
         report["scoring"]["labels_file"] = str(labels_path)
     return report
+
+
+INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this
+
+
+def mark_independent(data: dict, record: dict | None, folder: Path) -> None:
+    """A verdict on a task audited against an independent implementation G′ (no reference
+    solution) says so, and its confidence is scaled into its own, lower band."""
+    data["reference"] = "benchmark"
+    if not record or not record.get("ok"):
+        return
+    data["reference"] = "independent"
+    data["confidence"] = round(data["confidence"] * INDEPENDENT_BAND, 2)
+    data["justification"] = (data["justification"] + " Validated against an independent implementation "
+                             "G′ written from the prompt, not the benchmark's reference solution (the task "
+                             "has none, or the session ignored it): a weaker oracle. G′: "
+                             f"{Path(folder) / 'independent-references' / (_safe(data['task_id']) + '.patch')}.")
+
+
+def decisions_table(approvals: list[dict], verdicts: dict[str, dict]) -> list[dict[str, Any]]:
+    """Every decision a person took (operator approvals, overrules, judgements), oldest first:
+    who decided what about which candidate, against what the reviewer said."""
+    out = []
+    for a in approvals:
+        if a.get("by") != "operator":
+            continue
+        record = decision_record(a)
+        verdict = verdicts.get(a["candidate_id"]) or {}
+        out.append({"candidate": a["candidate_id"], "task": a.get("task_id") or "",
+                    "trial": a.get("trial_id") or verdict.get("trial_id") or "",
+                    "requirement": verdict.get("requirement") or "",
+                    "reviewer_label": record["reviewer_label"] or verdict.get("label") or "",
+                    "decision": record["decision"], "label": a.get("label") or "",
+                    "counts": bool(a.get("counts")), "by": record["by"], "note": record["note"],
+                    "at": _iso(record["at"])})
+    return out
+
+
+def _iso(at: float | None) -> str:
+    if not at:
+        return ""
+    import datetime
+
+    return datetime.datetime.fromtimestamp(float(at), datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _chain(candidate_id: str) -> str:
+    """A candidate's chain (its repairs and kept subsets share it): the id without .vN / ~rN."""
+    return re.sub(r"(\.v\d+)?(~r?\d+)*$", "", candidate_id or "")
+
+
+def _agent_finding(witness_id: str, agent_findings: list[dict]) -> dict | None:
+    for item in agent_findings:
+        if item.get("candidate_id") and _chain(item["candidate_id"]) == _chain(witness_id):
+            return item
+    return None
+
+
+def agent_explanations(item: dict) -> dict[str, str]:
+    """The audit agent's explanation of a finding its witness confirmed. Why T0 missed it stays
+    the engine's (from recorded coverage only); the agent's view of that is shown as its own."""
+    out = {"why_it_happens": f"{item.get('what', '')} — {item.get('why', '')}".strip(" —"),
+           "which_clause": f'P states: "{item["clause"]}"' if item.get("clause") else ""}
+    return {k: v for k, v in out.items() if v}
+
+
+def analysis_checklist(analysis: dict | None) -> list[dict]:
+    """The task analysis's traceability matrix as recorded coverage ({clause, covered_by_t0})."""
+    out = []
+    for row in (analysis or {}).get("traceability") or []:
+        coverage = row.get("coverage")
+        out.append({"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
+                    "covered_by_t0": None if coverage is None else coverage != "none",
+                    "t0_tests": list(row.get("t0_tests") or [])})
+    return out
+
+
+def structured_reviews(store: SessionStore, verdicts: dict) -> dict[str, list[dict]]:
+    """trial id -> the reviewer's structured verdicts (overall, per case) on its candidates."""
+    from testjack_tui.engine.approval import review_key
+
+    out: dict[str, list[dict]] = {}
+    for cid, v in verdicts.items():
+        data = store.get_audit(v.get("task_id") or "", review_key(cid))
+        if not data:
+            continue
+        out.setdefault(v.get("trial_id") or "analysis", []).append({
+            "candidate_id": cid, "label": v.get("label"), "overall": data.get("overall", ""),
+            "cases": data.get("cases") or [], "keep": data.get("keep") or [],
+            "coverage": data.get("coverage") or []})
+    return out
 
 
 def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
@@ -360,6 +480,16 @@ def session_markdown(report: dict) -> str:
         out += [f"## {title}: passing → refuted", "", _md_table(rows, cols)]
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report["verdict_counts"].items()],
                                         [("verdict", "label"), ("trials", "n")])]
+    decisions = report.get("decisions") or []
+    overrules = [d for d in decisions if d["decision"] == "overruled"]
+    out += ["## Operator decisions", ""]
+    if decisions:
+        out.append(f"{len(decisions)} decision(s) by the operator, {len(overrules)} overruling the reviewer.\n")
+        out.append(_md_table([dict(d, counts="yes" if d["counts"] else "no") for d in decisions],
+                             [("candidate", "candidate"), ("trial", "trial"), ("reviewer said", "reviewer_label"),
+                              ("decision", "decision"), ("counts", "counts"), ("note", "note"), ("at (UTC)", "at")]))
+    else:
+        out += ["None: every verdict was decided automatically (valid verdicts count).", ""]
     out += ["## Underspecified prompts", "",
             _md_table(report["tables"]["underspecified"],
                       [("benchmark", "benchmark"), ("#Tasks", "tasks"), ("tasks", "names")])]
@@ -392,6 +522,21 @@ def session_markdown(report: dict) -> str:
             out.append("Missed: " + ", ".join(s["missed"]) + "\n")
         if s["false_refutations"]:
             out.append("Refuted but labelled sound: " + ", ".join(s["false_refutations"]) + "\n")
+    for tid, task in report["tasks"].items():
+        if task.get("traceability"):
+            out += [f"## Task analysis of {tid}: requirement ↔ T0", "", _md_table(
+                [dict(r, tests=", ".join(r.get("t0_tests") or []) or "-") for r in task["traceability"]],
+                [("requirement", "requirement"), ("explicit", "explicit"), ("T0 tests", "tests"),
+                 ("coverage", "coverage")])]
+        if task.get("suspicious_features"):
+            out += [f"Suspicious-patch features for {tid}:", "", _md_table(
+                task["suspicious_features"],
+                [("id", "id"), ("requirement", "requirement"), ("pattern", "pattern"),
+                 ("why suspicious", "why_suspicious"), ("false positives", "false_positives")])]
+    if report.get("awaiting_operator"):
+        out += ["## Waiting for the operator (QUESTIONABLE / HUMAN_REVIEW: not counted)", ""]
+        out += [f"- `{a['candidate_id']}` ({a['task_id']}): {a['label']}" for a in report["awaiting_operator"]]
+        out.append("")
     out += ["## Trials", "", _md_table(
         [{"task": t["task_id"], "trial": t["trial_id"], "model": t["model"], "label": t["label"],
           "conf": t["confidence"], "n": len(t["findings"])} for t in report["trials"]],
@@ -414,12 +559,32 @@ def trial_markdown(t: dict) -> str:
                 f"- **Which clause of P:** {ex['which_clause']}",
                 f"- **Why T0 missed it:** {ex['why_t0_missed_it']}", "",
                 f"Re-run: `{f['command']}` ({f['command_note']}).", "",
+                decision_line(f.get("decision")), "",
                 f"Runs: reference **{f['runs']['reference']['status']}**, model **{f['runs']['model']['status']}**.",
                 "", "```", (f["runs"]["model"].get("message") or "").strip()[:1500], "```", "",
                 "```python", f["test_source"].rstrip(), "```", ""]
         for s in f["tied_signals"]:
             out.append(f"- structural evidence: {s['detector']}/{s['kind']} at {s['file']}:{s['line']}: "
                        f"`{s['excerpt'].strip()[:160]}`")
+    audit = t.get("agent_audit")
+    if audit:
+        out += ["## The audit agent's findings (explanations; only executed witnesses count)", ""]
+        if audit.get("nothing_found"):
+            out += ["The audit agent found nothing wrong with this trial.", ""]
+        for item in audit.get("findings") or []:
+            out += [f"- **{item.get('what')}** — {item.get('why')} (P: \"{item.get('clause')}\"); evidence: "
+                    f"`{item.get('witness')}` fails with `{str(item.get('failing_assertion', '')).strip()[:200]}`; "
+                    f"T0 missed it: {str(item.get('t0_missed', '')).replace('_', ' ')}"
+                    + (f" ({item['t0_missed_detail']})" if item.get("t0_missed_detail") else "")]
+        out.append("")
+    if t.get("reviews"):
+        out += ["## Reviewer verdicts per case", ""]
+        for r in t["reviews"]:
+            out.append(f"- `{r['candidate_id']}`: {r['overall'] or r['label']}"
+                       + (f", kept: {', '.join(r['keep'])}" if r.get("keep") else ""))
+            out += [f"    - {c.get('label')} `{c.get('test_id')}` ({c.get('scope')}, overfitting "
+                    f"{c.get('overfitting')}): {c.get('reason')}" for c in r["cases"]]
+        out.append("")
     if t["ambiguous"]:
         out += ["## Ambiguous witnesses it fails (prompt defects; not counted)", ""]
         out += [f"- `{a['witness_id']}`: {a['requirement']} (ρ = {a['rho']})" for a in t["ambiguous"]]
@@ -434,11 +599,25 @@ def trial_markdown(t: dict) -> str:
         out += ["## Ghost branches", "", f"{g.get('added_line_pct')}% of added lines and "
                 f"{g.get('added_branch_pct')}% of added branches run under T0.", ""]
         out += [f"- {x['file']}:{x['line']}: `{x['code'].strip()[:160]}`" for x in g.get("ghost_lines", [])[:20]]
+    mutation = MutationReport.from_dict(t.get("mutation"))
+    if mutation is not None:
+        out += ["", "## Mutation evidence", "", mutation.to_text(), ""]
     return "\n".join(out) + "\n"
 
 
+def decision_line(d: dict | None) -> str:
+    """One sentence: who let a witness count."""
+    if not d or d.get("decision") in (None, "", "auto"):
+        return "Decision: counted automatically (the reviewer labelled it valid)."
+    said = f" (the reviewer said {d['reviewer_label']})" if d.get("reviewer_label") else ""
+    when = f" at {_iso(d['at'])}" if d.get("at") else ""
+    verb = {"overruled": "OVERRULED by the operator", "judged": "judged valid by the operator (as reviewer)",
+            "approved": "approved by the operator"}.get(d["decision"], d["decision"])
+    return f"Decision: {verb}{said}{when}" + (f": {d['note']}" if d.get("note") else ".")
+
+
 CSV_FIELDS = ("task_id", "trial_id", "model", "agent", "state", "label", "confidence", "refuted",
-              "findings", "witnesses", "ambiguous", "structural_signals")
+              "findings", "witnesses", "ambiguous", "structural_signals", "decisions")
 
 
 def session_csv(report: dict) -> str:
@@ -453,7 +632,9 @@ def session_csv(report: dict) -> str:
                     "findings": len(t["findings"]),
                     "witnesses": " ".join(f["witness_id"] for f in t["findings"]),
                     "ambiguous": " ".join(a["witness_id"] for a in t["ambiguous"]),
-                    "structural_signals": sum(1 for s in t["signals"] if s.get("structural"))}.items()})
+                    "structural_signals": sum(1 for s in t["signals"] if s.get("structural")),
+                    "decisions": " ".join(f"{f['witness_id']}:{(f.get('decision') or {}).get('decision', 'auto')}"
+                                          for f in t["findings"])}.items()})
     return buf.getvalue()
 
 

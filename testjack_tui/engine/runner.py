@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from sandbox.backend import SandboxBackend
 from testjack_tui.model import t0_timeout  # noqa: F401 - the engine's T0 runs use it
 
 from .events import TestRunFinished
@@ -107,7 +108,7 @@ def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: boo
 
 @dataclass
 class TestRunner:
-    sandbox: Any  # sandbox.Sandbox
+    sandbox: SandboxBackend
     store: SessionStore
     budget: Any  # budget.Budget
     emit: Callable[[object], None]
@@ -121,7 +122,9 @@ class TestRunner:
                   timeout: float | None = None) -> RunResult:
         files = dict(files or {})
         test_ids = list(dict.fromkeys(test_ids))
-        key = run_key(world.name, test_ids, files, isolate)
+        # The snapshot's tag, not only the world's name: two versions of one world (a revised
+        # independent reference G′) must never share stored results.
+        key = run_key(f"{world.name}@{getattr(world, 'image', '')}", test_ids, files, isolate)
         stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)

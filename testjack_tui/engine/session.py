@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from sandbox.backend import BackendFactory, SandboxBackend, make_backend
 from testjack_tui import paths
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark
@@ -69,8 +70,8 @@ class AuditSession:
     """One audit session. Construct with `create` or `open`.
 
     Optional dependencies (tests and embedders): `benchmark` (a loaded Benchmark), `roles`
-    (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (called as
-    `factory(listener=..., session=...)`, returns an async context manager yielding a Sandbox),
+    (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (a
+    `sandbox.backend.BackendFactory`; default: the backend named by the config, local or ray),
     `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents).
     """
 
@@ -89,6 +90,7 @@ class AuditSession:
         self._budget_reason = ""
         self.control = Control(session_id, config.step, self._emit)
         self.approvals = QueueApprover(self._emit)
+        self.operator_present = False  # set by a front end that answers approval requests
         self.budget = Budget(store, config.budget, session_id, self._emit,
                              price_bound=price_bound_from(self._app_config()))
 
@@ -185,7 +187,7 @@ class AuditSession:
     def _on_world(self, event) -> None:
         self._emit(WorldState(self.id, world=event.world, container=event.container, state=event.kind,
                               command=event.command, text=event.text, exit_code=event.exit_code,
-                              image=event.image))
+                              image=event.image, node=event.node))
 
     # -- control (thread-safe) -------------------------------------------------------------------
     def _call(self, fn: Callable[[], None]) -> None:
@@ -273,13 +275,12 @@ class AuditSession:
             roles = make_roles(self.config.agents, benchmark, self._app_config())
         return roles
 
-    def _sandbox(self):
-        factory = self._deps.get("sandbox_factory")
-        if factory is None:
-            from sandbox import Sandbox
-
-            factory = Sandbox
-        return factory(listener=self._on_world, session=f"tj-{self.id}")
+    def _sandbox(self) -> SandboxBackend:
+        factory: BackendFactory | None = self._deps.get("sandbox_factory")
+        if factory is not None:
+            return factory(listener=self._on_world, session=f"tj-{self.id}")
+        return make_backend(self.config.backend, listener=self._on_world, session=f"tj-{self.id}",
+                            ray_address=self.config.ray_address)
 
     def _select(self, benchmark: Benchmark) -> list[tuple[Any, list]]:
         cfg = self.config
@@ -368,7 +369,10 @@ class AuditSession:
         roles = self._make_roles(benchmark)
         # An operator reviewer has no label of its own: its verdicts always go to the operator.
         defers = getattr(roles.reviewer, "defers_to_approver", False)
-        approver = AutoApprover() if cfg.auto_approve and not defers else self.approvals
+        # Under --auto-approve, QUESTIONABLE / HUMAN_REVIEW verdicts still go to the operator's
+        # queue when someone answers it (the TUI, a terminal); otherwise they are kept as queued.
+        queue = self.approvals if self.operator_present else None
+        approver = AutoApprover(queue) if cfg.auto_approve and not defers else self.approvals
         self._emit(SessionStarted(self.id, benchmark=cfg.benchmark, mode=cfg.mode,
                                   tasks=tuple(t.id for t, _ in selected),
                                   agent=getattr(roles.audit, "label", str(cfg.agents.get("audit")))))
@@ -380,7 +384,8 @@ class AuditSession:
                             runner=TestRunner(sb, self.store, self.budget, self._emit, self.id),
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
-                            tools_factory=self._deps.get("tools_factory"))
+                            tools_factory=self._deps.get("tools_factory"),
+                            operator_approver=self.approvals if self._deps.get("operator") else None)
             limit = asyncio.Semaphore(max(1, cfg.parallel_tasks or os.cpu_count() or 1))
 
             async def one(task, trials) -> str:
@@ -446,15 +451,17 @@ def list_sessions() -> list[dict[str, Any]]:
             store = SessionStore(path)
             meta = store.all_meta()
             config = meta.get("config") or {}
-            refuted = len({r["trial_id"] for r in store.refutations()})
+            counts = store.counts()
             totals = store.ledger_totals()
             out.append({
                 "id": folder.name, "state": effective_state(meta), "reason": meta.get("state_reason", ""),
                 "benchmark": config.get("benchmark"), "mode": config.get("mode"),
                 "seed": config.get("seed"), "label": config.get("label", ""),
                 "created": meta.get("created"), "updated": meta.get("updated"),
-                "tasks": len(meta.get("corpus") or {}), "refuted": refuted,
-                "witnesses": len(store.witnesses()), "usd": round(totals["usd"], 6),
+                "tasks": len(meta.get("corpus") or {}), "refuted": counts["refuted"],
+                "witnesses": counts["witnesses"], "rounds": counts["rounds"],
+                "decisions": counts["decisions"], "overrules": counts["overrules"],
+                "usd": round(totals["usd"], 6),
                 "test_runs": store.count_runs(), "path": str(folder),
             })
             store.close()
