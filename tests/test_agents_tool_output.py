@@ -6,7 +6,7 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 
 import pytest
-from agents_worlds import FileWorlds, make_ctx, make_task, make_trial
+from agents_worlds import make_ctx, make_task, make_trial
 from fake_openai_server import FakeOpenAIServer, Reply
 
 from sandbox.api import ExecResult

@@ -11,7 +11,6 @@ null world and no trial, so nothing here can show it G or a trial's patch.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from typing import Any, Mapping
 

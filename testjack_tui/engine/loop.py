@@ -94,12 +94,6 @@ def _cases_of(outcomes: dict, candidate: Candidate) -> dict:
     return picked
 
 
-def default_tools_factory(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict, evidence):
-    from testjack_tui.agents.tools import SandboxTools
-
-    return SandboxTools(env.sandbox, task, trial, worlds, evidence=evidence, budget=env.budget)
-
-
 class TaskLoop:
     def __init__(self, env: EngineEnv, task: Task, check: TaskCheck):
         self.env = env
@@ -197,7 +191,7 @@ class TaskLoop:
 
     def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, Any]:
         worlds = self._worlds_for(trial, role)
-        factory = self.env.tools_factory or default_tools_factory
+        factory = self.env.tools_factory
         tools = factory(self.env, self.task, trial, worlds, evidence or None)
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
@@ -533,7 +527,7 @@ class TaskLoop:
 async def audit_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskLoop | None:
     """Check a task, then audit its reproducible passing trials. Returns the finished loop."""
     env.store.set_task_state(task.id, "checking")
-    task, problem = await ensure_reference(env, task, env.tools_factory or default_tools_factory)
+    task, problem = await ensure_reference(env, task, env.tools_factory)
     if problem:
         env.store.put_task_check(task.id, False, [problem], [], {})
         env.store.set_task_state(task.id, "excluded", problem)

@@ -25,7 +25,7 @@ from testjack_tui.engine.detectors.mutation import MutationReport
 from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.tampering import with_canary_evidence
-from testjack_tui.safe_paths import check_inside, inside
+from testjack_tui.safe_paths import check_inside, inside, path_part
 from testjack_tui.safe_text import safe_text
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
@@ -297,7 +297,7 @@ def mark_independent(data: dict, record: dict | None, folder: Path) -> None:
     data["justification"] = (data["justification"] + " Validated against an independent implementation "
                              "G′ written from the prompt, not the benchmark's reference solution (the task "
                              "has none, or the session ignored it): a weaker oracle. G′: "
-                             f"{Path(folder) / 'independent-references' / (_safe(data['task_id']) + '.patch')}.")
+                             f"{Path(folder) / 'independent-references' / (path_part(data['task_id']) + '.patch')}.")
 
 
 def decisions_table(approvals: list[dict], verdicts: dict[str, dict]) -> list[dict[str, Any]]:

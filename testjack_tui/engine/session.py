@@ -37,6 +37,7 @@ from .loop import EngineEnv, audit_task
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
+from .wiring import wiring
 from .summary import build_summary
 
 __all__ = ["AuditSession", "SessionConfig", "BudgetLimits", "list_sessions", "resume"]
@@ -270,9 +271,8 @@ class AuditSession:
     def _make_roles(self, benchmark: Benchmark):
         roles = self._deps.get("roles")
         if roles is None:
-            from testjack_tui.agents.factory import make_roles
-
-            roles = make_roles(self.config.agents, benchmark, self._app_config())
+            factory = self._deps.get("roles_factory") or wiring().roles_factory
+            roles = factory(self.config.agents, benchmark, self._app_config())
         return roles
 
     def _sandbox(self) -> SandboxBackend:
@@ -384,7 +384,7 @@ class AuditSession:
                             runner=TestRunner(sb, self.store, self.budget, self._emit, self.id),
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
-                            tools_factory=self._deps.get("tools_factory"),
+                            tools_factory=self._deps.get("tools_factory") or wiring().tools_factory,
                             operator_approver=self.approvals if self._deps.get("operator") else None)
             limit = asyncio.Semaphore(max(1, cfg.parallel_tasks or os.cpu_count() or 1))
 

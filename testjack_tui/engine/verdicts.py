@@ -137,7 +137,7 @@ def _first_line(message: str) -> str:
 
 
 def _error_line(message: str) -> str:
-    lines = [re.sub(r"^E\s+", "", l.strip()) for l in message.splitlines() if l.strip()]
+    lines = [re.sub(r"^E\s+", "", ln.strip()) for ln in message.splitlines() if ln.strip()]
     for line in lines:
         if re.search(r"(Error|Exception|assert)", line):
             return line[:240]

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -20,15 +20,16 @@ from textual.widgets import (DataTable, Footer, Header, Input, Label, RichLog, S
                              TabPane, TextArea)
 from textual.worker import Worker, WorkerState
 
-from testjack_tui.safe_text import safe_text
 from testjack_tui.tui import live_state as ls
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.inbox import EventInbox
 from testjack_tui.tui.logs import log_exception
+from testjack_tui.tui.text import untrusted
 from testjack_tui.tui.widgets.agent_stream import AgentStream
 from testjack_tui.tui.widgets.budget import BudgetGauges
 from testjack_tui.tui.widgets.candidates import CandidatesPanel
 from testjack_tui.tui.widgets.editor import OperatorEditor
+from testjack_tui.tui.widgets.matrix import ReplayMatrix
 from testjack_tui.tui.widgets.trials import STATE_TEXT as TRIAL_STATE_TEXT, TrialsTable
 from testjack_tui.tui.widgets.worlds import WorldsPanel
 
@@ -113,7 +114,7 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
     # Loaded once here: the run needs it, and the prompt and diff views show it.
     benchmark = load_benchmark(session.config.benchmark)
     roles = roles_for(session.config.agents, benchmark)
-    session = AuditSession.open(session_id, benchmark=benchmark,
+    session = AuditSession.open(session_id, benchmark=benchmark, operator=True,
                                 **({"roles": roles} if roles is not None else {}))
     app.push_screen(AuditScreen(session, benchmark, stored_trial_views(session.store), resumed=True,
                                 roles=roles))
@@ -156,6 +157,7 @@ class AuditScreen(Screen):
         Binding("f5", "tab('agent-tab')", "Agent tab", priority=True, show=False, id="audit.tab_agent"),
         Binding("f6", "tab('editor-tab')", "Editor tab", priority=True, show=False, id="audit.tab_editor"),
         Binding("f7", "tab('log-tab')", "Log tab", priority=True, show=False, id="audit.tab_log"),
+        Binding("f8", "tab('matrix-tab')", "Replay matrix tab", priority=True, show=False, id="audit.tab_matrix"),
         Binding("ctrl+k", "validate", "Check", tooltip="check the test in the editor before sharing it",
                 priority=True, id="audit.validate"),
         Binding("ctrl+e", "share", "Share", tooltip="hand the test in the editor to the engine", priority=True,
@@ -208,6 +210,8 @@ class AuditScreen(Screen):
                     yield OperatorEditor(id="editor")
                 with TabPane("Log F7", id="log-tab"):
                     yield RichLog(id="event-log", max_lines=1000, wrap=True, markup=False)
+                with TabPane("Matrix F8", id="matrix-tab"):
+                    yield ReplayMatrix(id="matrix")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -303,8 +307,8 @@ class AuditScreen(Screen):
             self.refresh_bindings()  # approve/overrule appear and go with pending decisions
         if after != before:
             self.refresh_bindings()
-            if after in ("finished", "stopped", "failed", "paused"):
-                self._settle_trials()
+            if after in ("finished", "stopped", "failed"):
+                self._settle_trials()  # a pause (step, budget) leaves trials in play
             if after == "finished":
                 self.app.notify("Session finished — press g for the report.", title="Audit")
             elif after == "failed":
@@ -357,11 +361,15 @@ class AuditScreen(Screen):
             tabs.get_tab("candidates-tab").label = f"Candidates F3 ({pending} pending)" if pending else "Candidates F3"
         if ls.BUDGET in dirty or ls.STATUS in dirty:
             self.query_one(BudgetGauges).show(s, self._rounds_limit(), self._stored_counts["rounds"])
+        if ls.MATRIX in dirty or ls.TRIALS in dirty or ls.STATUS in dirty:
+            self.query_one(ReplayMatrix).show(s)
         if ls.LOG in dirty:
             log = self.query_one("#event-log", RichLog)
             new = min(s.log_total - self._log_shown, len(s.log))
             for level, message in list(s.log)[len(s.log) - new:]:
-                log.write(Text(safe_text(f"[{level}] {message}"), style=LOG_STYLE.get(level, "")))
+                line = Text(time.strftime("%H:%M:%S ", time.localtime()), style="dim")
+                line.append_text(untrusted(f"[{level}] {message}", style=LOG_STYLE.get(level, "")))
+                log.write(line)
             self._log_shown = s.log_total
 
     def _rounds_limit(self) -> int | None:
@@ -635,6 +643,16 @@ class AuditScreen(Screen):
         elif c is not None and c.trial_id:
             self.action_diff(c.trial_id)
 
+    @on(ReplayMatrix.OpenRun)
+    @guarded
+    def _open_run(self, message: ReplayMatrix.OpenRun) -> None:
+        from testjack_tui.tui.screens.inspect import RunScreen
+
+        run = self.session.store.get_run(message.run_key) if message.run_key else None
+        witness = next((w for w in self.session.store.witnesses(message.task_id) if w["id"] == message.witness_id), None)
+        self.app.push_screen(RunScreen(run, message.witness_id, message.trial_id, message.status,
+                                       witness["path"] if witness else ""))
+
     @on(DataTable.RowSelected, "TrialsTable")
     def _trial_chosen(self, event: DataTable.RowSelected) -> None:
         key = event.row_key.value if event.row_key is not None else ""
@@ -694,7 +712,8 @@ class AuditScreen(Screen):
         tabs.active = tab
         focus = {"candidates-tab": "#candidate-table", "worlds-tab": "#world-table",
                  "agent-tab": "#agent-stream", "editor-tab": "#editor-source",
-                 "log-tab": "#event-log", "trials-tab": "#trials-table-narrow"}.get(tab)
+                 "log-tab": "#event-log", "trials-tab": "#trials-table-narrow",
+                 "matrix-tab": "#matrix-table"}.get(tab)
         if focus:
             self.query_one(focus).focus()
 
