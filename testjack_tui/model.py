@@ -1,6 +1,6 @@
 """The domain model: benchmarks, tasks and trials as loaded from disk.
 
-Loading never touches containers. Words follow DESIGN.md §2: a task is P (instruction),
+Loading never touches containers. Words as in docs/architecture.md: a task is P (instruction),
 R (environment), G (reference), T0 (official tests); a trial is one agent's patch s with the
 verdict the benchmark recorded for it.
 """

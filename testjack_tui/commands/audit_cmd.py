@@ -35,6 +35,7 @@ class ProgressPrinter:
         self.settled: dict[str, set[str]] = {}
         self.corpus: dict[str, int] = {}
         self.last_budget = ""
+        self.world_nodes: dict[str, str] = {}  # world -> cluster node last seen running it
         self.progress_shown: dict[tuple, tuple[float, str]] = {}  # (role, task, trial) -> (elapsed, state) shown
 
     PROGRESS_EVERY = 30.0  # seconds between "still waiting" lines of one agent request
@@ -140,8 +141,21 @@ class ProgressPrinter:
                       + (f" — {self.last_budget}" if self.last_budget else ""))
         elif self.verbose and kind == "test_run_finished":
             self.line(f"{task}: tests on {e.world}: {e.summary}")
+        elif kind == "world_state" and getattr(e, "node", "") and e.state != "output":
+            self._world_node(e)
         elif self.verbose and kind == "world_state" and e.state not in ("output",):
             self.line(f"world {e.world} {e.container} {e.state} {e.command}".rstrip())
+
+    def _world_node(self, e: Any) -> None:
+        """On a cluster: where each world runs, once per move, and lost nodes."""
+        if e.state == "removed" and not e.container and e.text:
+            self.line(f"warning: {e.text}")
+            return
+        if self.verbose:
+            self.line(f"world {e.world} {e.container} {e.state} on {e.node} {e.command}".rstrip())
+        elif e.world and self.world_nodes.get(e.world) != e.node:
+            self.line(f"world {e.world} on node {e.node}")
+        self.world_nodes[e.world] = e.node
 
 
 def _limit(value, fmt="{}") -> str:
@@ -317,6 +331,12 @@ def register(app: typer.Typer) -> None:
         budget_seconds: Annotated[Optional[float], typer.Option(help="Wall-time limit in seconds.")] = None,
         budget_runs: Annotated[Optional[int], typer.Option(help="Limit on test executions.")] = None,
         seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+        backend: Annotated[Optional[str], typer.Option(
+            help="Where worlds and test runs go: local podman or a ray cluster (default: the config "
+                 "file's [sandbox] backend, else local).")] = None,
+        ray_address: Annotated[Optional[str], typer.Option(
+            "--ray-address", help="The Ray cluster for --backend ray: auto, ray://HOST:10001 or HOST:6379 "
+                                  "(default: [sandbox] ray_address, RAY_ADDRESS, else a Ray started here).")] = None,
         agent: Annotated[Optional[str], typer.Option(
             help="scripted | openai | operator | a profile name (default: scripted; operator with --candidate). "
                  "openai = for each role the profile [roles] names in the config file (see `doctor`), else "
@@ -358,7 +378,7 @@ def register(app: typer.Typer) -> None:
                                            test_runs=budget_runs),
             agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
             task_analysis=not no_task_analysis, mutants=mutants,
-            no_reference=no_reference)
+            no_reference=no_reference, backend=backend, ray_address=ray_address)
         try:
             from benchmarks import load_benchmark
             from testjack_tui.agents.factory import make_roles
@@ -413,6 +433,8 @@ def register(app: typer.Typer) -> None:
         rounds: Annotated[Optional[int], typer.Option(help="New number of rounds per task.")] = None,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+        ray_address: Annotated[Optional[str], typer.Option(
+            "--ray-address", help="The session's Ray cluster moved: its new address.")] = None,
     ) -> None:
         """Continue a paused, stopped or interrupted session (stored steps are not redone)."""
         from testjack_tui.engine.session import AuditSession
@@ -426,6 +448,9 @@ def register(app: typer.Typer) -> None:
                 raise InputError(session.store.path, "state", f"session {session_id} is running in another process")
             if limits:
                 session.raise_limits(**limits)
+            if ray_address:
+                session.config.ray_address = ray_address
+                session.store.set_meta("config", session.config.to_dict())
             if auto_approve and not session.config.auto_approve:
                 session.config.auto_approve = True
                 session.store.set_meta("config", session.config.to_dict())

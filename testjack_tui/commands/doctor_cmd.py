@@ -41,6 +41,15 @@ def check_llm_config():
                  f"the config file {path}")
 
 
+def _configured_ray_address() -> str | None:
+    try:
+        from testjack_tui.config import load_config
+
+        return load_config().ray_address
+    except Exception:  # noqa: BLE001 - reported by the llm endpoint check
+        return None
+
+
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(
@@ -49,9 +58,18 @@ def register(app: typer.Typer) -> None:
         prune: Annotated[str | None, typer.Option(
             "--prune", metavar="TASK|all",
             help="remove cached world snapshots of tasks whose id starts with TASK ('all': every one)")] = None,
+        backend: Annotated[str, typer.Option(
+            help="local: this machine; ray: every node of the Ray cluster (podman, base image, disk)")] = "local",
+        ray_address: Annotated[str | None, typer.Option(
+            "--ray-address", help="the Ray cluster (default: [sandbox] ray_address, RAY_ADDRESS, auto)")] = None,
     ) -> None:
         """Check that podman, the sandbox and the configuration can run audits."""
+        from sandbox.backend import BACKENDS
         from sandbox.diagnostics import run_checks
+
+        if backend not in BACKENDS:
+            echo(f"error: --backend: must be one of {', '.join(BACKENDS)}, got {backend!r}", err=True)
+            raise typer.Exit(2)
 
         if prune is not None:
             from sandbox.prune import prune_world_snapshots
@@ -63,7 +81,12 @@ def register(app: typer.Typer) -> None:
         def log(message: str) -> None:
             echo(f"doctor: {message}", err=True)
 
-        checks = run_checks(fix=fix, log=log)
+        if backend == "ray":
+            from sandbox.ray_backend.doctor import cluster_checks
+
+            checks = cluster_checks(ray_address or _configured_ray_address())
+        else:
+            checks = run_checks(fix=fix, log=log)
         checks.append(check_llm_config())
         failed = [c for c in checks if c.status == "fail"]
         for check in checks:

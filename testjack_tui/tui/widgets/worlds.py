@@ -36,7 +36,7 @@ class WorldsPanel(Vertical):
     def on_mount(self) -> None:
         table = self.query_one("#world-table", DataTable)
         for key, label in (("world", "World"), ("state", "State"), ("exit", "Exit"),
-                           ("command", "Command"), ("image", "Image")):
+                           ("command", "Command"), ("image", "Image"), ("node", "Node")):
             table.add_column(label, key=key)
 
     def _rows(self, state: LiveSession) -> list:
@@ -58,11 +58,11 @@ class WorldsPanel(Vertical):
             exit_text = "" if w.exit_code is None else str(w.exit_code)
             exit_style = "" if w.exit_code in (None, 0) else "red"
             return [short_world(w.name), Text(w.state, style=STATE_STYLE.get(w.state, "")),
-                    Text(exit_text, style=exit_style), w.command[:60], w.image[-40:]]
+                    Text(exit_text, style=exit_style), w.command[:60], w.image[-40:], w.node]
 
         if keys == self._keys:  # same worlds: update in place, keep the cursor and scroll
             for w in rows:
-                for column, value in zip(("world", "state", "exit", "command", "image"), cells(w)):
+                for column, value in zip(("world", "state", "exit", "command", "image", "node"), cells(w)):
                     table.update_cell(w.name, column, value)
             return
         cursor = table.cursor_row
