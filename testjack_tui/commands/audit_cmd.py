@@ -17,6 +17,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from testjack_tui.safe_text import echo, print_safe
+
 from testjack_tui.errors import InputError
 
 EXIT = {"finished": 0, "failed": 1, "paused": 3, "stopped": 130}
@@ -68,7 +70,7 @@ class ProgressPrinter:
 
     def line(self, text: str) -> None:
         with self.lock:
-            print(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.out, flush=True)
+            print_safe(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.out, flush=True)
 
     def _bar(self, task_id: str) -> str:
         total = self.corpus.get(task_id, 0)
@@ -222,22 +224,22 @@ class StdinApprover:
             facts = approval_context(self.session.store, request.candidate.id)
             with self.printer.lock:
                 out = self.printer.out
-                print(f"\n=== approval: {request.task_id} / {request.trial_id or 'task analysis'} ===", file=out)
-                print(f"candidate {request.candidate.id} ({request.candidate.path}) checks: "
+                print_safe(f"\n=== approval: {request.task_id} / {request.trial_id or 'task analysis'} ===", file=out)
+                print_safe(f"candidate {request.candidate.id} ({request.candidate.path}) checks: "
                       f"{request.candidate.requirement}", file=out)
-                print(request.candidate.source.rstrip()[:3000], file=out)
-                print(f"reference: {request.reference_status}; trial: {request.model_status}", file=out)
+                print_safe(request.candidate.source.rstrip()[:3000], file=out)
+                print_safe(f"reference: {request.reference_status}; trial: {request.model_status}", file=out)
                 if facts.model.message:
-                    print("on the trial: " + _one_block(facts.model.message), file=out)
+                    print_safe("on the trial: " + _one_block(facts.model.message), file=out)
                 if facts.quote:
-                    print(f"the prompt says: \"{_one_block(facts.quote)}\"", file=out)
+                    print_safe(f"the prompt says: \"{_one_block(facts.quote)}\"", file=out)
                 if judges:
-                    print(f"does it check a requirement of the task prompt ({v.requirement})? "
+                    print_safe(f"does it check a requirement of the task prompt ({v.requirement})? "
                           "[y = valid, it counts / n = invalid] ", end="", file=out, flush=True)
                 else:
-                    print(f"reviewer says {v.label.upper()} ({'explicit' if v.explicit else 'implicit'}: "
+                    print_safe(f"reviewer says {v.label.upper()} ({'explicit' if v.explicit else 'implicit'}: "
                           f"{v.requirement}) {v.reason}", file=out)
-                    print("approve the reviewer's verdict? [y = approve / n = overrule] ",
+                    print_safe("approve the reviewer's verdict? [y = approve / n = overrule] ",
                           end="", file=out, flush=True)
                 answer = self.stdin.readline().strip().lower()
             overrule = answer.startswith("n") if not judges else not answer.startswith("y")
@@ -280,13 +282,13 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
     paths = [session.write_summary()]
     if out is not None:
         paths.append(session.write_summary(out))
-    print(summary_table(summary), file=printer.out)
-    print(f"summary: {paths[-1]}", file=printer.out)
+    print_safe(summary_table(summary), file=printer.out)
+    print_safe(f"summary: {paths[-1]}", file=printer.out)
     if state == "paused":
-        print(f"paused: {session.store.get_meta('state_reason', '')}. Continue with: "
+        print_safe(f"paused: {session.store.get_meta('state_reason', '')}. Continue with: "
               f"testjack-tui resume {session.id} --budget-... (a raised limit)", file=printer.out)
     elif state in ("stopped", "failed"):
-        print(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
+        print_safe(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
     return EXIT.get(state, 1)
 
 
@@ -299,7 +301,7 @@ def _print_agents(agents: dict[str, str]) -> None:
 
     config = load_config()
     for role in ("task_analysis", "audit", "reviewer"):
-        typer.echo("agent " + describe_role(config, role, agents.get(role) or "scripted"))
+        echo("agent " + describe_role(config, role, agents.get(role) or "scripted"))
 
 
 def _agents(agent: str, reviewer: str | None) -> dict[str, str]:
@@ -404,6 +406,8 @@ def register(app: typer.Typer) -> None:
                 raise InputError("audit", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
             bench = load_benchmark(cfg.benchmark)
+            for skipped in bench.skipped:  # the same one line per bad input as `list`
+                echo(f"warning: skipped {skipped}", err=True)
             roles = make_roles(cfg.agents, bench)
             _print_agents(cfg.agents)
             if operator_files is not None:
@@ -416,7 +420,7 @@ def register(app: typer.Typer) -> None:
             session = AuditSession.create(cfg, benchmark=bench, roles=roles)
             session._select(bench)  # unknown --task / --trial: a one-line error now, not later
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         raise typer.Exit(run_session(session, out, verbose, ask_operator=_asks_operator(cfg)))
 
@@ -461,7 +465,7 @@ def register(app: typer.Typer) -> None:
                 raise InputError("resume", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         raise typer.Exit(run_session(session, out, verbose, ask_operator=_asks_operator(session.config)))
 
@@ -472,10 +476,10 @@ def register(app: typer.Typer) -> None:
 
         items = list_sessions()
         if as_json:
-            typer.echo(json.dumps(items, indent=2, default=str))
+            echo(json.dumps(items, indent=2, default=str))
             return
         if not items:
-            typer.echo("no sessions yet")
+            echo("no sessions yet")
             return
         rows = [("SESSION", "STATE", "MODE", "REFUTED", "WITNESSES", "ROUNDS", "OVERRULES", "RUNS", "USD",
                  "BENCHMARK")]
@@ -487,4 +491,4 @@ def register(app: typer.Typer) -> None:
                          str(s.get("benchmark") or "-")))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
-            typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+            echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())

@@ -25,6 +25,7 @@ from .no_reference import ensure_reference
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
 from .runner import RunResult, TestRunner, combined_status, is_failing
+from .tampering import with_canary_evidence
 from .verdicts import analysis_checklist
 from .sampling import SamplerContext, SamplerState, make_sampler
 from .store import SessionStore
@@ -140,6 +141,7 @@ class TaskLoop:
             return self.evidence[trial.id]
         stored = self.env.store.get_evidence(trial.id)
         if stored is not None:  # computed before an interruption: the detectors are deterministic
+            stored = with_canary_evidence(self.env.store, trial.id, stored)
             self.evidence[trial.id] = stored
             return stored
         merged: dict = {}
@@ -152,8 +154,9 @@ class TaskLoop:
                                message=f"evidence for {trial.id} failed: {exc}"))
         if self.env.cfg.mutants and (self.task.language or "python") == "python" and worlds.get("model"):
             merged["mutation"] = await self._mutation_evidence(trial, worlds["model"], merged.get("ghost"))
-        self.evidence[trial.id] = merged
         self.env.store.put_evidence(self.task.id, trial.id, merged)
+        merged = with_canary_evidence(self.env.store, trial.id, merged)
+        self.evidence[trial.id] = merged
         return merged
 
     async def _mutation_evidence(self, trial: Trial, world, ghost: dict | None) -> dict:
