@@ -2,7 +2,9 @@
 
 A conftest hook can turn every failure into a pass; pytest config can add options or plugins;
 sitecustomize/usercustomize and .pth files run at interpreter start; an edited test file can
-weaken tests. For witness runs (isolate_harness=True) these are restored to the reference
+weaken tests. The same holds per ecosystem: in Go a `TestMain` or an `init()` in a `_test.go`
+file runs before every test of its package (and can flip package state or exit early). For
+witness runs (isolate_harness=True) these are restored to the reference
 version before the tests run, and what was restored is reported. Which files count is the one
 classification in `testjack_tui.repo_files` (the evidence reports the same set).
 """

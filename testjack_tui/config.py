@@ -10,7 +10,8 @@ is built from OPENAI_API_KEY / OPENAI_BASE_URL / TESTJACK_MODEL.
     model = "gpt-4.1"
     max_tokens = 4096
     temperature = 0.0
-    timeout = 120
+    timeout = 120                       # seconds without a byte of reply before a retry
+    concurrency = 4
 
     [roles]
     audit = "default"
@@ -20,6 +21,10 @@ is built from OPENAI_API_KEY / OPENAI_BASE_URL / TESTJACK_MODEL.
     [pricing."gpt-4.1"]
     input_per_mtok = 2.0
     output_per_mtok = 8.0
+
+    [sandbox]
+    backend = "ray"            # where worlds and test runs go: "local" (default) or "ray"
+    ray_address = "auto"       # the Ray cluster (ray://HOST:10001, HOST:6379, auto)
 """
 from __future__ import annotations
 
@@ -51,6 +56,11 @@ class Profile:
     timeout: float = 120.0
     max_retries: int = 4
     retry_backoff: float = 1.0  # seconds before the first retry; doubles each time
+    concurrency: int = 4  # requests in flight at once on this profile, all roles together
+    # How a role hands in its result: "json_schema" (response_format with the result's JSON
+    # schema), "tool" (a submit tool call), or "auto" (json_schema, falling back to the tool
+    # when the endpoint rejects response_format).
+    structured_output: str = "auto"
 
     def api_key(self) -> str:
         # Local servers (vLLM, Ollama, llama.cpp) accept any key; the client insists on one.
@@ -75,6 +85,8 @@ class Config:
     profiles: dict[str, Profile] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)  # role -> profile name
     pricing: dict[str, Price] = field(default_factory=dict)  # model -> price
+    backend: str = "local"  # [sandbox] backend: the default for new sessions
+    ray_address: str | None = None  # [sandbox] ray_address
     path: Path | None = None
     document: tomlkit.TOMLDocument | None = None  # the parsed file, kept to preserve comments
 
@@ -105,8 +117,9 @@ def _env_profile() -> Profile:
 
 
 _NUMBER_FIELDS = {"max_tokens": int, "temperature": float, "timeout": float,
-                  "max_retries": int, "retry_backoff": float}
-_TEXT_FIELDS = ("base_url", "api_key_env", "model")
+                  "max_retries": int, "retry_backoff": float, "concurrency": int}
+_TEXT_FIELDS = ("base_url", "api_key_env", "model", "structured_output")
+STRUCTURED_OUTPUT = ("auto", "json_schema", "tool")
 
 
 def _parse_profile(path: Path, name: str, table) -> Profile:
@@ -117,6 +130,8 @@ def _parse_profile(path: Path, name: str, table) -> Profile:
         if key in _TEXT_FIELDS:
             if not isinstance(raw, str) or not raw:
                 raise InputError(path, where, "must be a non-empty string")
+            if key == "structured_output" and raw not in STRUCTURED_OUTPUT:
+                raise InputError(path, where, f"must be one of {', '.join(STRUCTURED_OUTPUT)}")
             values[key] = str(raw)
         elif key in _NUMBER_FIELDS:
             kind = _NUMBER_FIELDS[key]
@@ -165,12 +180,31 @@ def load_config(path: Path | None = None) -> Config:
             except (KeyError, TypeError, ValueError):
                 raise InputError(path, f'pricing."{model}"',
                                  "needs numbers input_per_mtok and output_per_mtok") from None
+        _parse_sandbox(path, document.get("sandbox", {}), config)
     if "default" not in config.profiles:
         config.profiles["default"] = _env_profile()
     for role, profile in config.roles.items():
         if profile not in config.profiles:
             raise InputError(path, f"roles.{role}", f"names profile {profile!r}, which is not defined")
     return config
+
+
+def _parse_sandbox(path: Path, table, config: Config) -> None:
+    from sandbox.backend import BACKENDS
+
+    if not hasattr(table, "items"):
+        raise InputError(path, "sandbox", "must be a table")
+    for key, value in dict(table).items():
+        if key == "backend":
+            if value not in BACKENDS:
+                raise InputError(path, "sandbox.backend", f"must be one of {', '.join(BACKENDS)}, got {value!r}")
+            config.backend = str(value)
+        elif key == "ray_address":
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(path, "sandbox.ray_address", "must be a non-empty string")
+            config.ray_address = str(value)
+        else:
+            raise InputError(path, f"sandbox.{key}", "unknown key (keys: backend, ray_address)")
 
 
 def _profile_table(profile: Profile, table=None):

@@ -31,6 +31,9 @@ class FileDiff:
     removed: list[Line] = field(default_factory=list)
     binary: bool = False
     text: str = field(default="", repr=False, compare=False)  # this file's section of the diff
+    # Every hunk line in order, for viewers: (tag "+" | "-" | " " | "@", number, text); the
+    # number is the new file's for "+" and context, the old file's for "-"; "@" starts a hunk.
+    rows: list[tuple[str, int, str]] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def added_numbers(self) -> set[int]:
@@ -61,12 +64,18 @@ def _convert(pf: PatchedFile) -> FileDiff | None:
     out = FileDiff(path=path, old_path=old, status=status, binary=bool(pf.is_binary_file),
                    text=str(pf))
     for hunk in pf:
+        out.rows.append(("@", hunk.target_start, f"@@ -{hunk.source_start},{hunk.source_length} "
+                                                 f"+{hunk.target_start},{hunk.target_length} @@{hunk.section_header and ' ' + hunk.section_header}"))
         for line in hunk:
             text = line.value.rstrip("\n").rstrip("\r") if line.value.endswith("\n") else line.value
             if line.is_added:
                 out.added.append(Line(line.target_line_no, text))
+                out.rows.append(("+", line.target_line_no, text))
             elif line.is_removed:
                 out.removed.append(Line(line.source_line_no, text))
+                out.rows.append(("-", line.source_line_no, text))
+            elif line.is_context:
+                out.rows.append((" ", line.target_line_no, text))
     return out
 
 

@@ -44,7 +44,9 @@ CONFTEST = "pytest conftest (hooks and fixtures)"
 PLUGIN = "pytest plugin or entry point"
 PYTEST_CONFIG = "pytest configuration"
 STARTUP = "interpreter start-up hook"
+GO_HOOK = "Go TestMain/init in a test file (runs before every test of the package)"
 TEST_FILE = "test file"
+_GO_HOOK = re.compile(r"^\s*func\s+(TestMain\s*\(|init\s*\(\s*\))")
 
 
 def is_test_path(path: str) -> bool:
@@ -102,7 +104,9 @@ def harness_kind(f: FileDiff) -> str | None:
     if name.endswith(".py") and any(PYTEST_HOOK.match(t) or PLUGIN_REGISTRATION.search(t)
                                     for t in (line.text for line in f.added)):
         return CONFTEST if is_test_path(f.path) else PLUGIN
-    if is_test_path(f.path) and name.endswith(".py"):
+    if name.endswith("_test.go") and any(_GO_HOOK.match(line.text) for line in f.added):
+        return GO_HOOK
+    if is_test_path(f.path) and name.endswith((".py", "_test.go")):
         return TEST_FILE
     return None
 

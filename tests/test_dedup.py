@@ -53,7 +53,7 @@ async def test_summary_and_export_count_a_duplicate_once_and_list_both_refutatio
 
 async def test_export_writes_t1_and_underspecified_witnesses_apart_from_the_suite(tmp_path):
     from engine_fakes import cand
-    from test_engine_loop import T, build, make_benchmark, scenario
+    from test_engine_loop import T, build, scenario
     from testjack_tui.engine.export import plan_export, write_harbor
     from testjack_tui.engine.hooks import Hooks, WitnessClass
 

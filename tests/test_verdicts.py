@@ -29,18 +29,32 @@ def sig(detector, kind, file="textkit/slug.py", structural=True, severity="high"
 
 
 def test_refuted_by_a_wrong_value_is_incorrect_despite_pass_with_four_explanations():
-    v = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=4)
+    recorded = [{"clause": "Non-ASCII letters are transliterated.", "explicit": True, "covered_by_t0": False}]
+    v = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=4, checklist=recorded)
     assert v.label == INCORRECT_DESPITE_PASS and v.refuted
     [f] = v.findings
     assert f["source"] == "audit of trial t9"
-    assert f["command"] == "cd /app && python -m pytest -q -p no:cacheprovider tests/test_tj_unicode.py::test_unicode"
+    assert f["command"] == "cd /app && python3 -m pytest -q -p no:cacheprovider tests/test_tj_unicode.py::test_unicode"
     assert f["runs"]["reference"]["status"] == "passed" and f["runs"]["model"]["status"] == "failed"
     ex = f["explanations"]
     assert set(ex) == {"what_is_wrong", "why_it_happens", "which_clause", "why_t0_missed_it"}
     assert "assert 'a-va' == 'ca-va'" in ex["what_is_wrong"]
     assert ex["which_clause"] == 'P states it: "transliterate non-ASCII letters"'
-    assert "None of T0's 4 tests" in ex["why_t0_missed_it"]
+    assert "recorded coverage says no T0 test asserts this requirement" in ex["why_t0_missed_it"]
     assert 0.8 < v.confidence <= 0.97
+
+
+def test_no_coverage_claim_without_a_recorded_coverage():
+    # Nothing recorded: the report must not claim that T0 lacks a check it may well have.
+    [f] = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=8).findings
+    assert "None of T0" not in f["explanations"]["why_t0_missed_it"]
+    assert "not recorded" in f["explanations"]["why_t0_missed_it"]
+    # Recorded as covered (the case the issue saw): no "no test asserts it" either.
+    covered = [{"clause": "non-ASCII letters are transliterated", "covered_by_t0": True,
+                "t0_tests": ["tests/test_slug.py::test_accents"]}]
+    [f] = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=8, checklist=covered).findings
+    assert "no T0 test" not in f["explanations"]["why_t0_missed_it"]
+    assert "tests/test_slug.py::test_accents" in f["explanations"]["why_t0_missed_it"]
 
 
 def test_missing_surface_is_overfit_incomplete():
@@ -172,3 +186,16 @@ def test_detectors_that_did_not_run_say_so():
     assert status["ghost_branches"] == "not measured" and status["harness_effect"] == "not measured"
     failed = Evidence("slug", "t1", [], ghost={"error": "coverage missing"})
     assert failed.detector_status()["ghost_branches"] == "unavailable"
+
+
+def test_coverage_is_found_through_the_quote_when_agents_word_the_requirement_differently():
+    from testjack_tui.engine.verdicts import analysis_checklist
+
+    # The task analysis wrote the matrix; the reviewer named the witness's requirement in its own
+    # words. Both quote P: that is the link.
+    matrix = analysis_checklist({"traceability": [
+        {"requirement": "accents become ASCII", "explicit": True, "quote": "transliterate non-ASCII letters",
+         "t0_tests": [], "coverage": "none"}]})
+    [f] = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=8, checklist=matrix).findings
+    assert "recorded coverage says no T0 test asserts this requirement (accents become ASCII)" in \
+        f["explanations"]["why_t0_missed_it"]

@@ -36,12 +36,13 @@ class Runner(Protocol):
 
 def aggregate(statuses: list[TestStatus]) -> TestStatus:
     """The status of a group of tests (a file, a class, a parametrized id, a witness's ids) from
-    theirs: the worst one decides, in the order timed_out, failed, error, not_found; all skipped
+    theirs: the worst one decides, in the order unverifiable (a void run), timed_out, failed, error,
+    not_found; all skipped
     is skipped; otherwise passed. The engine's "does this witness fail on this trial" rule
     (`testjack_tui.engine.runner.witness_fails`) reads this one status."""
     if not statuses:
         return "not_found"
-    for status in ("timed_out", "failed", "error", "not_found"):
+    for status in ("unverifiable", "timed_out", "failed", "error", "not_found"):
         if status in statuses:
             return status
     if all(s == "skipped" for s in statuses):

@@ -17,6 +17,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from testjack_tui.safe_text import echo, print_safe
+
 from testjack_tui.errors import InputError
 
 EXIT = {"finished": 0, "failed": 1, "paused": 3, "stopped": 130}
@@ -33,10 +35,42 @@ class ProgressPrinter:
         self.settled: dict[str, set[str]] = {}
         self.corpus: dict[str, int] = {}
         self.last_budget = ""
+        self.world_nodes: dict[str, str] = {}  # world -> cluster node last seen running it
+        self.progress_shown: dict[tuple, tuple[float, str]] = {}  # (role, task, trial) -> (elapsed, state) shown
+
+    PROGRESS_EVERY = 30.0  # seconds between "still waiting" lines of one agent request
+
+    def _agent_progress(self, e: Any) -> None:
+        who = f"{e.role} {e.task_id}/{e.trial_id or 'analysis'}"
+        key = (e.role, e.task_id, e.trial_id)
+        if e.state == "retrying":
+            self.line(f"{who}: {e.model}: attempt {e.attempt} of {e.max_attempts} failed: {e.reason}; "
+                      f"retrying in {e.delay:.0f}s")
+        elif e.state == "failed":
+            self.line(f"{who}: {e.model}: request failed after {e.attempt} attempt(s): {e.reason}")
+        elif e.state in ("waiting", "streaming"):
+            if e.elapsed <= 0:
+                self.progress_shown[key] = (0.0, "waiting")
+                if self.verbose:
+                    self.line(f"{who}: asking {e.model}")
+                return
+            shown_at, shown_state = self.progress_shown.get(key, (0.0, "waiting"))
+            # A line every PROGRESS_EVERY seconds, and one when the first tokens arrive after a
+            # wait that was long enough to be reported.
+            first_tokens = e.state == "streaming" and shown_state == "waiting" and shown_at > 0
+            if e.elapsed - shown_at < self.PROGRESS_EVERY and not first_tokens:
+                return
+            self.progress_shown[key] = (e.elapsed, e.state)
+            if e.state == "waiting":
+                self.line(f"{who}: waiting on {e.model} ({e.elapsed:.0f}s, nothing received yet)")
+            else:
+                self.line(f"{who}: {e.model} is answering ({e.received} characters in {e.elapsed:.0f}s)")
+        elif e.state == "done" and self.verbose:
+            self.line(f"{who}: {e.model} answered ({e.received} characters in {e.elapsed:.0f}s)")
 
     def line(self, text: str) -> None:
         with self.lock:
-            print(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.out, flush=True)
+            print_safe(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.out, flush=True)
 
     def _bar(self, task_id: str) -> str:
         total = self.corpus.get(task_id, 0)
@@ -83,6 +117,8 @@ class ProgressPrinter:
         elif kind == "reviewer_verdict_event":
             self.line(f"{task}: reviewer: {e.candidate_id} is {e.label}"
                       f" ({'explicit' if e.explicit else 'implicit'}: {e.requirement}){': ' + e.reason if e.reason else ''}")
+        elif kind == "approval_answered" and e.by == "queued":
+            self.line(f"{task or 'queued'}: {e.candidate_id} is {e.label}: left for the operator, not counted")
         elif kind == "approval_answered" and e.by != "auto":
             self.line(f"operator: {e.candidate_id} {'counts' if e.counts else 'does not count'} ({e.label})")
         elif kind == "witness_confirmed":
@@ -91,6 +127,8 @@ class ProgressPrinter:
             self.line(f"{task}: trial {e.trial_id} REFUTED by {e.witness_id} ({e.status})")
         elif kind == "refutation_withdrawn":
             self.line(f"{task}: refutation of {e.trial_id} withdrawn: {e.witness_id} is ambiguous (rho {e.rho:.2f})")
+        elif kind == "agent_progress":
+            self._agent_progress(e)
         elif kind == "paused":
             self.line(f"paused ({e.reason}){': waiting for ' + e.waiting_for if e.waiting_for else ''}")
         elif kind == "budget_changed":
@@ -105,8 +143,21 @@ class ProgressPrinter:
                       + (f" — {self.last_budget}" if self.last_budget else ""))
         elif self.verbose and kind == "test_run_finished":
             self.line(f"{task}: tests on {e.world}: {e.summary}")
+        elif kind == "world_state" and getattr(e, "node", "") and e.state != "output":
+            self._world_node(e)
         elif self.verbose and kind == "world_state" and e.state not in ("output",):
             self.line(f"world {e.world} {e.container} {e.state} {e.command}".rstrip())
+
+    def _world_node(self, e: Any) -> None:
+        """On a cluster: where each world runs, once per move, and lost nodes."""
+        if e.state == "removed" and not e.container and e.text:
+            self.line(f"warning: {e.text}")
+            return
+        if self.verbose:
+            self.line(f"world {e.world} {e.container} {e.state} on {e.node} {e.command}".rstrip())
+        elif e.world and self.world_nodes.get(e.world) != e.node:
+            self.line(f"world {e.world} on node {e.node}")
+        self.world_nodes[e.world] = e.node
 
 
 def _limit(value, fmt="{}") -> str:
@@ -134,6 +185,12 @@ def summary_table(summary: dict) -> str:
 
 
 # -- operator approvals on stdin ----------------------------------------------------------------
+def _one_block(text: str, limit: int = 600) -> str:
+    """Untrusted text for one terminal line block: control characters out, length capped."""
+    clean = "".join(ch if ch == "\n" or ch.isprintable() else " " for ch in text.strip())
+    return clean[:limit] + ("…" if len(clean) > limit else "")
+
+
 class StdinApprover:
     """Asks the operator about each verdict, one at a time, in a thread (the loop keeps going)."""
 
@@ -153,7 +210,7 @@ class StdinApprover:
             self.requests.put(event.request_id)
 
     def _loop(self) -> None:
-        from testjack_tui.engine.roles import ApprovalDecision
+        from testjack_tui.services.approvals import approval_context, operator_decision
 
         while True:
             rid = self.requests.get()
@@ -163,32 +220,31 @@ class StdinApprover:
             if request is None:
                 continue
             v = request.verdict
+            judges = v.reviewer == "operator"  # no reviewer's label to approve: the operator judges
+            facts = approval_context(self.session.store, request.candidate.id)
             with self.printer.lock:
-                print(f"\n=== approval: {request.task_id} / {request.trial_id or 'task analysis'} ===",
-                      file=self.printer.out)
-                print(f"candidate {request.candidate.id} ({request.candidate.path}) checks: "
-                      f"{request.candidate.requirement}", file=self.printer.out)
-                print(request.candidate.source.rstrip()[:3000], file=self.printer.out)
-                print(f"reference: {request.reference_status}; trial: {request.model_status}", file=self.printer.out)
-                if v.reviewer == "operator":  # no reviewer's label to approve: the operator judges
-                    print(f"does it check a requirement of the task prompt ({v.requirement})? "
-                          "[y = valid, it counts / n = invalid] ", end="", file=self.printer.out, flush=True)
+                out = self.printer.out
+                print_safe(f"\n=== approval: {request.task_id} / {request.trial_id or 'task analysis'} ===", file=out)
+                print_safe(f"candidate {request.candidate.id} ({request.candidate.path}) checks: "
+                      f"{request.candidate.requirement}", file=out)
+                print_safe(request.candidate.source.rstrip()[:3000], file=out)
+                print_safe(f"reference: {request.reference_status}; trial: {request.model_status}", file=out)
+                if facts.model.message:
+                    print_safe("on the trial: " + _one_block(facts.model.message), file=out)
+                if facts.quote:
+                    print_safe(f"the prompt says: \"{_one_block(facts.quote)}\"", file=out)
+                if judges:
+                    print_safe(f"does it check a requirement of the task prompt ({v.requirement})? "
+                          "[y = valid, it counts / n = invalid] ", end="", file=out, flush=True)
                 else:
-                    print(f"reviewer says {v.label.upper()} ({'explicit' if v.explicit else 'implicit'}: "
-                          f"{v.requirement}) {v.reason}", file=self.printer.out)
-                    print("approve the reviewer's verdict? [y = approve / n = overrule] ",
-                          end="", file=self.printer.out, flush=True)
+                    print_safe(f"reviewer says {v.label.upper()} ({'explicit' if v.explicit else 'implicit'}: "
+                          f"{v.requirement}) {v.reason}", file=out)
+                    print_safe("approve the reviewer's verdict? [y = approve / n = overrule] ",
+                          end="", file=out, flush=True)
                 answer = self.stdin.readline().strip().lower()
-            if v.reviewer == "operator":
-                valid = answer.startswith("y")
-                decision = ApprovalDecision(counts=valid, label="valid" if valid else "invalid", by="operator",
-                                            note="judged by the operator on the command line")
-            elif answer.startswith("n"):
-                label = "invalid" if v.label == "valid" else "valid"
-                decision = ApprovalDecision(counts=label == "valid", label=label, by="operator",
-                                            note="overruled on the command line")
-            else:
-                decision = ApprovalDecision(counts=v.label == "valid", label=v.label, by="operator")
+            overrule = answer.startswith("n") if not judges else not answer.startswith("y")
+            decision = operator_decision(v.label, overrule=overrule, operator_judges=judges,
+                                         where="on the command line")
             self.session.answer(rid, decision)
 
     def close(self) -> None:
@@ -201,9 +257,12 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
     printer = ProgressPrinter(stream, verbose)
     session.subscribe(printer)
     approver = None
-    if ask_operator:
+    # Under --auto-approve a person at the terminal still gets the QUESTIONABLE / HUMAN_REVIEW
+    # verdicts; without one they wait in the session as queued.
+    if ask_operator or (stdin is None and stream is None and _interactive()):
         approver = StdinApprover(session, printer, stdin)
         session.subscribe(approver)
+        session.operator_present = True
 
     async def main() -> str:
         loop = asyncio.get_running_loop()
@@ -223,14 +282,26 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
     paths = [session.write_summary()]
     if out is not None:
         paths.append(session.write_summary(out))
-    print(summary_table(summary), file=printer.out)
-    print(f"summary: {paths[-1]}", file=printer.out)
+    print_safe(summary_table(summary), file=printer.out)
+    print_safe(f"summary: {paths[-1]}", file=printer.out)
     if state == "paused":
-        print(f"paused: {session.store.get_meta('state_reason', '')}. Continue with: "
+        print_safe(f"paused: {session.store.get_meta('state_reason', '')}. Continue with: "
               f"testjack-tui resume {session.id} --budget-... (a raised limit)", file=printer.out)
     elif state in ("stopped", "failed"):
-        print(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
+        print_safe(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
     return EXIT.get(state, 1)
+
+
+def _print_agents(agents: dict[str, str]) -> None:
+    """Say at start-up what each role's agent resolved to (endpoint, model, limits)."""
+    if all(choice in ("scripted", "operator") for choice in agents.values()):
+        return
+    from testjack_tui.agents.factory import describe_role
+    from testjack_tui.config import load_config
+
+    config = load_config()
+    for role in ("task_analysis", "audit", "reviewer"):
+        echo("agent " + describe_role(config, role, agents.get(role) or "scripted"))
 
 
 def _agents(agent: str, reviewer: str | None) -> dict[str, str]:
@@ -262,9 +333,26 @@ def register(app: typer.Typer) -> None:
         budget_seconds: Annotated[Optional[float], typer.Option(help="Wall-time limit in seconds.")] = None,
         budget_runs: Annotated[Optional[int], typer.Option(help="Limit on test executions.")] = None,
         seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+        backend: Annotated[Optional[str], typer.Option(
+            help="Where worlds and test runs go: local podman or a ray cluster (default: the config "
+                 "file's [sandbox] backend, else local).")] = None,
+        ray_address: Annotated[Optional[str], typer.Option(
+            "--ray-address", help="The Ray cluster for --backend ray: auto, ray://HOST:10001 or HOST:6379 "
+                                  "(default: [sandbox] ray_address, RAY_ADDRESS, else a Ray started here).")] = None,
         agent: Annotated[Optional[str], typer.Option(
-            help="scripted | openai | operator | a profile name (default: scripted; operator with --candidate).")] = None,
+            help="scripted | openai | operator | a profile name (default: scripted; operator with --candidate). "
+                 "openai = for each role the profile [roles] names in the config file (see `doctor`), else "
+                 "the profile 'default', which comes from [profiles.default] or, without it, from "
+                 "OPENAI_BASE_URL, OPENAI_API_KEY and TESTJACK_MODEL; the start-up lines say what each "
+                 "role resolved to.")] = None,
         reviewer: Annotated[Optional[str], typer.Option(help="Reviewer role (default: as --agent).")] = None,
+        mutants: Annotated[int, typer.Option(
+            "--mutants", help="Mutation evidence: run up to N mutants of each audited trial's added "
+                              "lines under T0 (one test run each, counted in --budget-runs); 0: off.")] = 0,
+        no_reference: Annotated[bool, typer.Option(
+            "--no-reference", help="Ignore the tasks' reference solutions G: audit against an independent "
+                                   "implementation G′ the task-analysis role writes from the prompt (weaker "
+                                   "verdicts, marked as such). Tasks without G use this mode anyway.")] = False,
         no_task_analysis: Annotated[bool, typer.Option("--no-task-analysis", help="Skip the task-analysis tests.")] = False,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
         step: Annotated[bool, typer.Option("--step", help="Pause before each round and after each verdict (TUI).")] = False,
@@ -295,10 +383,11 @@ def register(app: typer.Typer) -> None:
             seed=seed, budget=BudgetLimits(usd=budget_usd, tokens=budget_tokens, seconds=budget_seconds,
                                            test_runs=budget_runs),
             agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
-            task_analysis=not no_task_analysis)
+            task_analysis=not no_task_analysis, mutants=mutants,
+            no_reference=no_reference, backend=backend, ray_address=ray_address)
         try:
             from benchmarks import load_benchmark
-            from testjack_tui.agents.factory import make_roles
+            from testjack_tui.agents.factory import make_roles, require_recordings
             from testjack_tui.engine.sampling import sampler_names
 
             cfg.validate()
@@ -330,7 +419,11 @@ def register(app: typer.Typer) -> None:
                 raise InputError("audit", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
             bench = load_benchmark(cfg.benchmark)
+            for skipped in bench.skipped:  # the same one line per bad input as `list`
+                echo(f"warning: skipped {skipped}", err=True)
+            require_recordings(cfg.agents, bench)
             roles = make_roles(cfg.agents, bench)
+            _print_agents(cfg.agents)
             if operator_files is not None:
                 roles = operator_input.attach(bench, cfg, roles, operator_files, rounds is not None)
             if not headless and interactive:
@@ -342,7 +435,7 @@ def register(app: typer.Typer) -> None:
                                           **({"approver": table} if table is not None else {}))
             session._select(bench)  # unknown --task / --trial: a one-line error now, not later
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         raise typer.Exit(run_session(session, out, verbose,
                                      ask_operator=table is None and _asks_operator(cfg)))
@@ -358,6 +451,8 @@ def register(app: typer.Typer) -> None:
         rounds: Annotated[Optional[int], typer.Option(help="New number of rounds per task.")] = None,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+        ray_address: Annotated[Optional[str], typer.Option(
+            "--ray-address", help="The session's Ray cluster moved: its new address.")] = None,
     ) -> None:
         """Continue a paused, stopped or interrupted session (stored steps are not redone)."""
         from testjack_tui.engine.session import AuditSession
@@ -371,6 +466,9 @@ def register(app: typer.Typer) -> None:
                 raise InputError(session.store.path, "state", f"session {session_id} is running in another process")
             if limits:
                 session.raise_limits(**limits)
+            if ray_address:
+                session.config.ray_address = ray_address
+                session.store.set_meta("config", session.config.to_dict())
             if auto_approve and not session.config.auto_approve:
                 session.config.auto_approve = True
                 session.store.set_meta("config", session.config.to_dict())
@@ -383,7 +481,7 @@ def register(app: typer.Typer) -> None:
                 raise InputError("resume", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         raise typer.Exit(run_session(session, out, verbose, ask_operator=_asks_operator(session.config)))
 
@@ -394,17 +492,19 @@ def register(app: typer.Typer) -> None:
 
         items = list_sessions()
         if as_json:
-            typer.echo(json.dumps(items, indent=2, default=str))
+            echo(json.dumps(items, indent=2, default=str))
             return
         if not items:
-            typer.echo("no sessions yet")
+            echo("no sessions yet")
             return
-        rows = [("SESSION", "STATE", "MODE", "REFUTED", "WITNESSES", "RUNS", "USD", "BENCHMARK")]
+        rows = [("SESSION", "STATE", "MODE", "REFUTED", "WITNESSES", "ROUNDS", "OVERRULES", "RUNS", "USD",
+                 "BENCHMARK")]
         for s in items:
             rows.append((s["id"], s.get("state", "?"), str(s.get("mode") or "-"), str(s.get("refuted", "-")),
-                         str(s.get("witnesses", "-")), str(s.get("test_runs", "-")),
+                         str(s.get("witnesses", "-")), str(s.get("rounds", "-")), str(s.get("overrules", "-")),
+                         str(s.get("test_runs", "-")),
                          f"{s['usd']:.4f}" if isinstance(s.get("usd"), (int, float)) else "-",
                          str(s.get("benchmark") or "-")))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
-            typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+            echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())

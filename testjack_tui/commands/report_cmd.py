@@ -7,11 +7,12 @@ swebench), checked in real containers unless --no-check.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from testjack_tui.safe_text import echo
 
 from testjack_tui.errors import InputError, SandboxError
 
@@ -50,87 +51,49 @@ def register(app: typer.Typer) -> None:
             target = out or _default_out(session, "report")
             files = write_report(report, target, fmt)
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         row = report["tables"]["benchmark"][0]
-        typer.echo(f"{row['name']}: {row['passing']} passing, {row['refuted']} refuted; "
+        echo(f"{row['name']}: {row['passing']} passing, {row['refuted']} refuted; "
                    f"resolution {row['rate_before']}% -> {row['rate_after']}%; "
                    f"{len(report['underspecified_prompts'])} underspecified prompt finding(s)")
         if "scoring" in report:
             s = report["scoring"]
-            typer.echo(f"against labels: recall {s['recall']}, precision {s['precision']}")
+            echo(f"against labels: recall {s['recall']}, precision {s['precision']}")
         c = report.get("comparison")
         if c:
             cost = c["cost_usd"] if c["cost_usd"] is not None else c["cost_test_runs"]
-            typer.echo(f"lightweight vs per-trial: recall {c['recall']} at {cost} of the cost "
-                       f"(test runs {c['cost_test_runs']}, wall time {c['cost_seconds']})")
-        typer.echo(f"wrote {files[-1]} and {len(files) - 1} per-trial files under {Path(target) / 'trials'}")
+            echo(f"lightweight vs per-trial: recall {c['recall']} at {cost} of the cost "
+                 f"(test runs {c['cost_test_runs']}, wall time {c['cost_seconds']})")
+        echo(f"wrote {files[-1]} and {len(files) - 1} per-trial files under {Path(target) / 'trials'}")
 
     @app.command("export")
     def export_command(
         session: Annotated[str, typer.Argument(help="Session id (see `testjack-tui sessions`).", show_default=False)],
         fmt: Annotated[str, typer.Option("--format", help="harbor or swebench.")] = "harbor",
         out: Annotated[Path | None, typer.Option("--out", help="Folder to write into (default: the session's folder/export).")] = None,
+        git_repo: Annotated[Path | None, typer.Option("--git", help="Commit the witness files on a new branch "
+                                                      "testjack/SESSION of this clone of the task repository.")] = None,
         check: Annotated[bool, typer.Option("--check/--no-check",
                                             help="Run the strengthened suite in containers: passes on G, fails on every refuted trial.")] = True,
     ) -> None:
         """Export confirmed, non-ambiguous witnesses as a strengthened test suite per task."""
         from testjack_tui.engine.export import EXPORT_FORMATS
+        from testjack_tui.services.exporting import export_lines, run_export
 
         try:
             if fmt not in EXPORT_FORMATS:
                 raise InputError("export", "--format", f"unknown format {fmt!r} (use one of {', '.join(EXPORT_FORMATS)})")
-            target = out or _default_out(session, "export")
+            if git_repo is not None:
+                fmt = "git"
+            target = git_repo or out or _default_out(session, "export")
             summary = asyncio.run(run_export(session, fmt, Path(target), check))
         except (InputError, SandboxError) as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        for task_id, info in summary["tasks"].items():
-            status = "checked ok" if info.get("ok") else ("not checked" if info.get("ok") is None else "CHECK FAILED")
-            typer.echo(f"{task_id}: {info['witnesses']} witness file(s), +{len(info['added_f2p'])} f2p, "
-                       f"+{len(info['added_p2p'])} p2p; {status}")
-            for problem in info.get("problems", []):
-                typer.echo(f"  problem: {problem}", err=True)
-        typer.echo(f"wrote {target}")
+        for level, line in export_lines(summary):
+            echo(line, err=level == "error" and line.startswith("  problem"))
+        echo(f"committed on branch {summary['branch']} of {target}" if summary.get("branch")
+             else f"wrote {target}")
         if any(info.get("ok") is False for info in summary["tasks"].values()):
             raise typer.Exit(1)
-
-
-async def run_export(session_id: str, fmt: str, out: Path, check: bool) -> dict:
-    """Plan, optionally check in containers, and write the export; returns a summary dict."""
-    from testjack_tui.engine.export import check_export, plan_export, write_harbor, write_swebench
-    from testjack_tui.engine.store import SessionStore, db_path
-
-    path = db_path(session_id)
-    if not path.exists():
-        raise InputError(path, None, f"no session {session_id!r} (see `testjack-tui sessions`)")
-    store = SessionStore(path)
-    try:
-        config = store.get_meta("config", {}) or {}
-    finally:
-        store.close()
-    from benchmarks import load_benchmark
-
-    bench = load_benchmark(config.get("benchmark", ""))
-    exports = plan_export(session_id, bench.tasks)
-    trials = {t.id: t for t in bench.trials}
-    if check and exports:
-        from sandbox import Sandbox
-
-        async with Sandbox(session=f"export-{session_id}") as sb:
-            for exp in exports:
-                await check_export(sb, bench.tasks[exp.task_id], exp, trials)
-    out.mkdir(parents=True, exist_ok=True)
-    if fmt == "harbor":
-        for exp in exports:
-            write_harbor(exp, bench.tasks.get(exp.task_id), out)
-    else:
-        write_swebench(exports, bench.tasks, out)
-    summary = {"session_id": session_id, "format": fmt, "tasks": {
-        exp.task_id: {"witnesses": len(exp.files), "added_f2p": exp.new_fail_to_pass,
-                      "added_p2p": exp.new_pass_to_pass, "refuted": exp.refuted,
-                      "ok": None if exp.check is None else exp.check.get("ok"),
-                      "problems": [] if exp.check is None else exp.check.get("problems", [])}
-        for exp in exports}}
-    (out / "export.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return summary

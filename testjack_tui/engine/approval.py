@@ -14,15 +14,48 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
-from .roles import ApprovalDecision, ApprovalRequest, Candidate, ReviewVerdict
+from .roles import ApprovalDecision, ApprovalRequest, Candidate, ReviewVerdict, needs_operator
+
+QUEUED_NOTE = "questionable or HUMAN_REVIEW: left for the operator, not counted automatically"
 
 
 class AutoApprover:
-    """Counts what the reviewer labelled valid."""
+    """Counts what the reviewer labelled valid (and did not drop). QUESTIONABLE and HUMAN_REVIEW
+    verdicts go to the operator's queue even so: answered there when an operator is present
+    (`queue`), otherwise recorded as queued (by "queued") and not counted."""
+
+    def __init__(self, queue: "QueueApprover | None" = None):
+        self.queue = queue
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
-        label = request.verdict.label
-        return ApprovalDecision(counts=label == "valid", label=label, by="auto")
+        verdict = request.verdict
+        if needs_operator(verdict):
+            if self.queue is not None:
+                return await self.queue.decide(request)
+            return ApprovalDecision(counts=False, label=verdict.label, by="queued", note=QUEUED_NOTE)
+        counts = verdict.label == "valid" and verdict.overall != "DROP_ALL"
+        return ApprovalDecision(counts=counts, label=verdict.label, by="auto")
+
+
+def decision_kind(reviewer_label: str, decision: ApprovalDecision, reviewer_is_operator: bool = False) -> str:
+    """How a decision relates to the reviewer: "auto" (nobody asked), "judged" (the operator was
+    the reviewer), "approved" (the operator let the reviewer's verdict stand) or "overruled"
+    (the operator changed whether the candidate counts)."""
+    if decision.by != "operator":
+        return "auto"
+    if reviewer_is_operator:
+        return "judged"
+    return "approved" if decision.counts == (reviewer_label == "valid") else "overruled"
+
+
+def decision_record(approval: dict | None) -> dict[str, Any]:
+    """The stored approval as reports and exports show it (no decision stored: auto)."""
+    if not approval:
+        return {"by": "auto", "decision": "auto", "reviewer_label": "", "note": "", "at": None}
+    return {"by": approval.get("by") or "auto", "decision": approval.get("decision") or
+            ("auto" if approval.get("by") != "operator" else "approved"),
+            "reviewer_label": approval.get("reviewer_label") or "", "note": approval.get("note") or "",
+            "at": approval.get("at")}
 
 
 class TableApprover:
@@ -127,10 +160,15 @@ async def review(env: Any, ctx: Any, candidate: Candidate, task_id: str,
     """The reviewer's verdict on a candidate (stored; a resumed session never asks twice)."""
     row = env.store.get_verdict(candidate.id)
     if row is not None:
+        structured = env.store.get_audit(task_id, review_key(candidate.id)) or {}
         verdict = ReviewVerdict(candidate_id=candidate.id, label=row["label"],
                                 requirement=row["requirement"] or candidate.requirement,
                                 explicit=row["explicit"], quote=row["quote"] or "",
-                                reason=row["reason"] or "", reviewer=row["reviewer"] or "")
+                                reason=row["reason"] or "", reviewer=row["reviewer"] or "",
+                                overall=structured.get("overall", ""),
+                                cases=tuple(structured.get("cases") or ()),
+                                coverage=tuple(structured.get("coverage") or ()),
+                                keep=tuple(structured.get("keep") or ()))
         fresh = False
     else:
         env.budget.check_round()
@@ -142,6 +180,9 @@ async def review(env: Any, ctx: Any, candidate: Candidate, task_id: str,
             verdict = dataclasses.replace(verdict, label="questionable",
                                           reason=f"unknown label {verdict.label!r}: {verdict.reason}")
         env.store.put_verdict(verdict, task_id, trial_id)
+        env.store.put_audit(task_id, review_key(candidate.id), {
+            "candidate_id": candidate.id, "trial_id": trial_id, "overall": verdict.overall,
+            "cases": list(verdict.cases), "coverage": list(verdict.coverage), "keep": list(verdict.keep)})
         fresh = True
     env.emit(ReviewerVerdictEvent(env.session_id, task_id=task_id, trial_id=trial_id,
                                   candidate_id=candidate.id, label=verdict.label,
@@ -150,22 +191,41 @@ async def review(env: Any, ctx: Any, candidate: Candidate, task_id: str,
     return verdict, fresh
 
 
+def approver_for(env: Any, task_id: str) -> Any:
+    """The session's approver, except that a verdict resting on an independent implementation G′
+    (no-reference mode) goes to the operator whenever one is at the TUI, auto-approval or not."""
+    operator = getattr(env, "operator_approver", None)
+    if operator is not None and task_id in getattr(env, "independent_tasks", ()):
+        return operator
+    return env.approver
+
+
+def review_key(candidate_id: str) -> str:
+    """Where a verdict's structured part (cases, coverage, overall) is stored (audits table)."""
+    return f"review:{candidate_id}"
+
+
 async def approve(env: Any, candidate: Candidate, verdict: ReviewVerdict, task_id: str,
                   trial_id: str | None, reference_status: str, model_status: str) -> ApprovalDecision:
     rid = request_id_for(candidate.id)
     row = env.store.get_approval(candidate.id)
+    judges = getattr(env.roles.reviewer, "defers_to_approver", False)
     if row is not None:
         decision = ApprovalDecision(counts=row["counts"], label=row["label"], by=row["by"],
                                     note=row["note"] or "")
+        kind = row.get("decision") or decision_kind(verdict.label, decision, judges)
     else:
         request = ApprovalRequest(session_id=env.session_id, task_id=task_id, trial_id=trial_id,
                                   candidate=candidate, verdict=verdict,
                                   reference_status=reference_status, model_status=model_status)
-        decision = await env.approver.decide(request)
+        decision = await approver_for(env, task_id).decide(request)
+        kind = decision_kind(verdict.label, decision, judges)
         env.store.put_approval(candidate.id, rid, task_id, decision.counts, decision.label,
-                               decision.by, decision.note)
+                               decision.by, decision.note, reviewer_label=verdict.label,
+                               decision=kind, trial_id=trial_id)
     env.emit(ApprovalAnswered(env.session_id, request_id=rid, candidate_id=candidate.id,
-                              counts=decision.counts, label=decision.label, by=decision.by))
+                              counts=decision.counts, label=decision.label, by=decision.by,
+                              reviewer_label=verdict.label, decision=kind, note=decision.note))
     return decision
 
 
@@ -174,6 +234,6 @@ async def judge(env: Any, ctx: Any, candidate: Candidate, task_id: str, trial_id
     """Reviewer verdict, a step-mode pause after it, then the approver's decision."""
     verdict, fresh = await review(env, ctx, candidate, task_id, trial_id)
     if fresh:
-        await env.control.gate(f"after the verdict on {candidate.id}")
+        await env.control.gate(f"after the verdict on {candidate.id}", task_id)
     decision = await approve(env, candidate, verdict, task_id, trial_id, reference_status, model_status)
     return Judgement(verdict, decision, fresh)

@@ -8,6 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from sandbox.backend import BACKENDS
 from testjack_tui.errors import InputError
 
 MODES = ("lightweight", "per-trial")
@@ -59,6 +60,16 @@ class SessionConfig:
     # Trials the lightweight loop audits first, in this order, before it samples (the operator
     # chose them: `audit --agent operator --trial ID`); the corpus stays every passing trial.
     audit_first: list[str] | None = None
+    # Mutation evidence: at most this many mutants of each audited trial's added lines run under
+    # T0 (one budgeted test run each); 0 turns it off. See engine/detectors/mutation.py.
+    mutants: int = 0
+    # No-reference mode for every task: ignore G and audit against an independent implementation
+    # G′ written from P (tasks without G get that mode anyway). See engine/no_reference.py.
+    no_reference: bool = False
+    # Where sandbox operations run: "local" podman (default) or "ray" (a Ray cluster's nodes,
+    # each running podman); the engine and the LLM calls stay in this process either way.
+    backend: str | None = None  # None: the config file's [sandbox] backend, else "local"
+    ray_address: str | None = None  # "auto", "ray://HOST:10001", "HOST:6379"; None: a local Ray
 
     def validate(self) -> "SessionConfig":
         where = "session config"
@@ -66,8 +77,12 @@ class SessionConfig:
             raise InputError(where, "mode", f"must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.rounds < 0:
             raise InputError(where, "rounds", "must not be negative")
+        if self.mutants < 0:
+            raise InputError(where, "mutants", "must not be negative")
         if self.k_repairs < 0:
             raise InputError(where, "k_repairs", "must not be negative")
+        if self.backend is not None and self.backend not in BACKENDS:
+            raise InputError(where, "backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.replay_scope not in ("all", "active"):
             raise InputError(where, "replay_scope", "must be 'all' or 'active'")
         for role in self.agents:
@@ -77,6 +92,11 @@ class SessionConfig:
             if value is not None and value < 0:
                 raise InputError(where, f"budget.{name}", "must not be negative")
         return self
+
+    @property
+    def backend_name(self) -> str:
+        """The sandbox backend this session runs on (sessions stored before backends: local)."""
+        return self.backend or "local"
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -12,16 +12,22 @@ the null world are fail-to-pass, the others pass-to-pass.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox.backend import SandboxBackend
 from testjack_tui.engine import dedup
+from testjack_tui.engine.approval import decision_record
+from testjack_tui.engine.oracle import tagged_path
 from testjack_tui.engine.runner import witness_fails
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
+from testjack_tui.model import Task
+from testjack_tui.safe_paths import check_inside, inside, path_part
 
 EXPORT_FORMATS = ("harbor", "swebench")
 
@@ -31,9 +37,12 @@ class WitnessFile:
     witness_id: str
     path: str  # repo path in the exported suite (renamed if two witnesses share a path)
     source: str
-    node_ids: list[str]  # pytest node ids of its tests (from its reference run), or [path]
+    node_ids: list[str]  # grader ids of its tests (from its reference run), or [path]
     requirement: str
     refutes: list[str]
+    # Who let it count: {"by", "decision" (approved | overruled | judged | auto), "reviewer_label",
+    # "note", "at"}; a maintainer merging the suite should know an operator overrode the reviewer.
+    decision: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,23 +79,24 @@ def merged_test_patch(original: str, files: list[WitnessFile]) -> str:
     return out + "".join(new_file_diff(f.path, f.source) for f in files)
 
 
-def _node_ids(path: str, run: dict | None) -> list[str]:
+def _node_ids(path: str, run: dict | None, framework: str | None = None) -> list[str]:
+    """The ids the benchmark's grader gives the tests of a witness file, from its reference run
+    (pytest: `path::test`; go test: `<import path>.TestName`)."""
     if not run:
         return [path]
-    nodes = sorted(n for n in (run.get("outcomes") or {}) if n.startswith(path + "::"))
+    from sandbox.runners import grader_ids
+    nodes = grader_ids(framework, path, run.get("outcomes") or {})
     return nodes or [path]  # the file itself only when no test inside it was reported
 
 
 def _unique_path(path: str, taken: set[str], wid: str) -> str:
     if path not in taken:
         return path
-    stem, dot, ext = path.rpartition(".")
-    base = stem if dot else path
     suffix = re.sub(r"\W+", "_", wid)
-    candidate = f"{base}_{suffix}.{ext}" if dot else f"{base}_{suffix}"
+    candidate = tagged_path(path, suffix)
     n = 2
     while candidate in taken:
-        candidate = f"{base}_{suffix}_{n}.{ext}" if dot else f"{base}_{suffix}_{n}"
+        candidate = tagged_path(path, f"{suffix}_{n}")
         n += 1
     return candidate
 
@@ -112,7 +122,7 @@ def write_extras(exp: TaskExport, dest: Path) -> None:
             "Validated task-analysis tests (T1): written from the task prompt alone and passing on the "
             "reference solution. Not part of the strengthened suite: no trial was refuted by them.\n")
         for t in exp.task_analysis:
-            (d / Path(t["path"]).name).write_text(t["source"])
+            check_inside(dest, d / path_part(Path(t["path"]).name)).write_text(t["source"])
     if exp.underspecified:
         d = dest / "testjack_underspecified"
         d.mkdir(parents=True, exist_ok=True)
@@ -122,7 +132,7 @@ def write_extras(exp: TaskExport, dest: Path) -> None:
         for w in exp.underspecified:
             lines += [f"- `{Path(w['path']).name}`: {w['requirement']} (rho {w['rho']}). "
                       f"Suggested clarification: {w['clarification']}"]
-            (d / Path(w["path"]).name).write_text(w["source"])
+            check_inside(dest, d / path_part(Path(w["path"]).name)).write_text(w["source"])
         (d / "README.md").write_text("\n".join(lines) + "\n")
 
 
@@ -137,6 +147,7 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         refutations = store.refutations()
         validations = store.validations()
         witnesses = store.witnesses()
+        approvals = {a["candidate_id"]: a for a in store.approvals()}
     finally:
         store.close()
     canonical = dedup.group(witnesses)
@@ -170,9 +181,11 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         if task is not None:
             taken |= set(task.tests.test_files)
         new_path = _unique_path(w["path"], taken, w["id"])
-        nodes = [n.replace(w["path"], new_path, 1) for n in _node_ids(w["path"], ref_run.get(w["id"]))]
+        framework = task.tests.framework if task is not None else None
+        nodes = [n.replace(w["path"], new_path, 1)
+                 for n in _node_ids(w["path"], ref_run.get(w["id"]), framework)]
         exp.files.append(WitnessFile(w["id"], new_path, w["source"], nodes, w["requirement"],
-                                     sorted(set(refutes[w["id"]]))))
+                                     sorted(set(refutes[w["id"]])), decision_record(approvals.get(w["id"]))))
         exp.refuted = sorted(set(exp.refuted) | set(refutes[w["id"]]))
     for task_id, extra in extras.items():
         if task_id in out:  # beside a strengthened suite (a task without one has nothing to merge)
@@ -187,7 +200,7 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
     return [out[k] for k in sorted(out)]
 
 
-async def check_export(sb, task, exp: TaskExport, trials: dict) -> dict[str, Any]:
+async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict) -> dict[str, Any]:
     """Run the strengthened suite in real worlds and split new ids into f2p / p2p."""
     files = {f.path: f.source for f in exp.files}
     new_ids = [n for f in exp.files for n in f.node_ids]
@@ -234,12 +247,14 @@ async def check_export(sb, task, exp: TaskExport, trials: dict) -> dict[str, Any
 
 def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
     """`<out>/<task>/tests/`: a copy of the task's tests folder with the strengthened patch and ids."""
-    dest = Path(out_dir) / exp.task_id / "tests"
+    dest = inside(out_dir, exp.task_id, "tests")
     src = (Path(task.source) / "tests") if task is not None and task.source else None
     if dest.exists():
         shutil.rmtree(dest)
     if src is not None and src.is_dir():
-        shutil.copytree(src, dest)
+        # Symlinks stay behind: copied, they would point (and our writes would go) anywhere.
+        shutil.copytree(src, dest, ignore=lambda d, names: [n for n in names
+                                                             if os.path.islink(os.path.join(d, n))])
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "test.patch").write_text(exp.test_patch)
     config_path = dest / "config.json"
@@ -250,13 +265,13 @@ def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
     config["p2p_node_ids"] = exp.pass_to_pass
     config["testjack"] = {"added_f2p": exp.new_fail_to_pass, "added_p2p": exp.new_pass_to_pass,
                           "witnesses": [{"id": f.witness_id, "path": f.path, "requirement": f.requirement,
-                                         "refutes": f.refutes} for f in exp.files],
+                                         "refutes": f.refutes, "decision": f.decision} for f in exp.files],
                           "checked": exp.check is not None and bool(exp.check.get("ok"))}
     config_path.write_text(json.dumps(config, indent=2) + "\n")
     wdir = dest / "testjack_witnesses"
     wdir.mkdir(exist_ok=True)
     for f in exp.files:  # the raw files too, for reading without applying the patch
-        (wdir / Path(f.path).name).write_text(f.source)
+        check_inside(out_dir, wdir / path_part(Path(f.path).name)).write_text(f.source)
     if exp.check is not None:
         (dest / "testjack_check.json").write_text(json.dumps(exp.check, indent=2, default=str) + "\n")
     write_extras(exp, dest.parent)  # beside tests/, not in it: not part of the suite
@@ -277,6 +292,7 @@ def swebench_row(exp: TaskExport, task) -> dict[str, Any]:
     row["PASS_TO_PASS"] = json.dumps(exp.pass_to_pass)
     row["testjack_added"] = {"FAIL_TO_PASS": exp.new_fail_to_pass, "PASS_TO_PASS": exp.new_pass_to_pass,
                              "witnesses": [f.witness_id for f in exp.files],
+                             "decisions": {f.witness_id: f.decision for f in exp.files},
                              "check": exp.check}
     return row
 
@@ -287,10 +303,10 @@ def write_swebench(exports: list[TaskExport], tasks: dict, out_dir: Path) -> lis
     written = []
     rows = []
     for exp in exports:
-        write_extras(exp, out_dir / "testjack_extras" / re.sub(r"[^\w.-]+", "_", exp.task_id))
+        write_extras(exp, out_dir / "testjack_extras" / path_part(exp.task_id))
         row = swebench_row(exp, tasks.get(exp.task_id))
         rows.append(row)
-        p = out_dir / (re.sub(r"[^\w.-]+", "_", exp.task_id) + ".json")
+        p = check_inside(out_dir, out_dir / (path_part(exp.task_id) + ".json"))
         p.write_text(json.dumps(row, indent=2, default=str) + "\n")
         written.append(p)
     dataset = out_dir / "dataset.jsonl"

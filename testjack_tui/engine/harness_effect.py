@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from testjack_tui.model import Task, Trial
+from testjack_tui.model import Task, Trial, t0_timeout
 
 from .runner import witness_fails
 
@@ -38,7 +38,8 @@ async def measure(env: Any, task: Task, trial: Trial, world: Any, flaky=()) -> d
     if any(p.get("kind") == MEASURED for p in stored):
         return next((p for p in stored if p.get("kind") == PROOF), None)
     ids = [t for t in task.tests.ids if t not in set(flaky)]
-    run = await env.runner.run(world, ids, {}, isolate=True, task_id=task.id, trial_id=trial.id)
+    run = await env.runner.run(world, ids, {}, isolate=True, task_id=task.id, trial_id=trial.id,
+                               timeout=t0_timeout(task))
     changed = {tid: run.status_of(tid, [tid]) for tid in ids
                if witness_fails(run.status_of(tid, [tid]))}
     env.store.put_proof(task.id, trial.id, MEASURED, "t0", {"files": files, "run": run.key,

@@ -25,7 +25,7 @@ from .runner import RunResult, is_failing
 @dataclass
 class Validation:
     candidate: Candidate  # the last version tried
-    outcome: str  # "discriminates" | "passes_both" | "passes_reference" | "dropped"
+    outcome: str  # "discriminates" | "passes_both" | "passes_reference" | "dropped" | "unverifiable"
     reference_status: str = ""
     model_status: str = ""
     reference_run: RunResult | None = None
@@ -83,11 +83,25 @@ class CandidateBook:
             return self.path_of_root[root]
         path, n = wanted, 2
         while path in self.root_of_path and self.root_of_path[path] != root:
-            p = PurePosixPath(wanted)
-            path, n = str(p.with_name(f"{p.stem}_{n}{p.suffix}")), n + 1
+            path, n = tagged_path(wanted, str(n)), n + 1
         self.path_of_root[root] = path
         self.root_of_path[path] = root
         return path
+
+
+# Name endings a test runner needs to collect a file (Go compiles only *_test.go as tests;
+# jest/vitest collect *.test.ts / *.spec.js); a tag goes before them.
+_TEST_SUFFIX = re.compile(r"(_test\.go|\.(?:test|spec)\.[cm]?[jt]sx?)$")
+
+
+def tagged_path(path: str, tag: str) -> str:
+    """`path` with `_<tag>` added to its name where the runner still collects it:
+    tests/test_x.py -> tests/test_x_2.py, pkg/x_test.go -> pkg/x_2_test.go."""
+    p = PurePosixPath(path)
+    match = _TEST_SUFFIX.search(p.name)
+    if match:
+        return str(p.with_name(f"{p.name[:match.start()]}_{tag}{match.group(1)}"))
+    return str(p.with_name(f"{p.stem}_{tag}{p.suffix}"))
 
 
 def _rebase(test_id: str, old: str, new: str) -> str:
@@ -155,7 +169,11 @@ async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, au
             model = await env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
                                          task_id=task_id, trial_id=trial_id, candidate_ids=[current.id])
             model_status = model.status_of(current.path, current.test_ids)
-            outcome = "discriminates" if is_failing(model_status) else "passes_both"
+            # A void run (its canaries caught the trial forging reports) is neither a pass nor a
+            # failure: the witness is unverifiable on this trial, never counted as passing it.
+            outcome = ("unverifiable" if model.canaries in ("tampered", "unverifiable")
+                       and model_status == "unverifiable" else
+                       "discriminates" if is_failing(model_status) else "passes_both")
             if outcome == "discriminates":
                 flaky = await _flaky(env, task_id, trial_id, worlds, current, files)
                 if flaky:

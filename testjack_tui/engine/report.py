@@ -20,13 +20,19 @@ from typing import Any
 from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.compare import mode_comparison
+from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
+from testjack_tui.engine.detectors.mutation import MutationReport
+from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
+from testjack_tui.engine.tampering import with_canary_evidence
+from testjack_tui.safe_paths import check_inside, inside, path_part
+from testjack_tui.safe_text import safe_text
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
 from testjack_tui.engine.verdicts import (LABELS, REFUTED_LABELS, FindingInput, WitnessRun,
-                                          judge_trial)
+                                          analysis_checklist, judge_trial)
 from testjack_tui.errors import InputError
 from testjack_tui.model import Trial
 
@@ -97,9 +103,15 @@ def _load_benchmark(ref: str | None):
 
 
 def _message(run: dict | None, witness: dict) -> str:
+    return run_message(run, witness["path"], witness.get("test_ids") or ())
+
+
+def run_message(run: dict | None, path: str, test_ids=()) -> str:
+    """What a stored run says about one test file: its tests' failure messages, else the
+    output's tail. Untrusted text (it comes from a trial's world)."""
     if not run:
         return ""
-    path, ids = witness["path"], set(witness.get("test_ids") or [])
+    ids = set(test_ids)
     parts = []
     for node, o in sorted((run.get("outcomes") or {}).items()):
         if node in ids or node == path or node.startswith(path + "::"):
@@ -156,6 +168,8 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
 
     trial_reports: list[dict[str, Any]] = []
     underspecified: list[dict[str, Any]] = []
+    analysis = {tid: store.get_audit(tid, "analysis") or {} for tid in summary["tasks"]}
+    reviews = structured_reviews(store, verdicts)
     for task_id, task_sum in summary["tasks"].items():
         task = tasks.get(task_id)
         # rho's denominator: every passing trial of the task (the session's population)
@@ -217,6 +231,11 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
             tc = trial_checks.get(trial_id)
             reproduced = None if tc is None else bool(tc["reproduced"])
             audit = store.get_audit(task_id, trial_id) or {}
+            agent_findings = audit.get("findings") or []
+            for f in findings:
+                mine = _agent_finding(f.witness_id, agent_findings)
+                if mine is not None:
+                    f.explanations = agent_explanations(mine)
             passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
             v = judge_trial(
                 trial, findings=findings if entry["state"] == "refuted" else [],
@@ -225,12 +244,19 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
                 witnesses_passed=passed,
                 t0_count=len(task.tests.ids) if task is not None else 0,
                 workdir=task.environment.workdir if task is not None else "/app",
-                checklist=audit.get("checklist"))
+                checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
             if entry["state"] == "excluded":
                 v.justification = "Excluded: " + (entry.get("reason") or "the task is not well-formed") \
                     + ". " + v.justification
             data = v.to_dict()
             data["state"] = entry["state"]
+            for finding in data["findings"]:
+                finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
+            data["mutation"] = (store.get_evidence(trial_id) or {}).get("mutation")
+            mark_independent(data, independent_reference(store, task_id), store.directory)
+            data["agent_audit"] = ({"findings": agent_findings, "nothing_found": audit.get("nothing_found"),
+                                    "notes": audit.get("notes", "")} if audit else None)
+            data["reviews"] = reviews.get(trial_id, [])
             trial_reports.append(data)
 
     report: dict[str, Any] = {
@@ -243,10 +269,16 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
                         "witnesses": [{k: w[k] for k in ("id", "origin", "source_trial", "requirement",
                                                          "explicit", "classification", "rho", "path",
                                                          "fails_on", "refutes", "duplicates")}
-                                      for w in t["witnesses"]]}
+                                      for w in t["witnesses"]],
+                        "traceability": (analysis.get(tid) or {}).get("traceability") or [],
+                        "suspicious_features": (analysis.get(tid) or {}).get("suspicious_features") or []}
                   for tid, t in summary["tasks"].items()},
         "trials": trial_reports,
         "underspecified_prompts": underspecified,
+        "decisions": decisions_table(store.approvals(), verdicts),
+        "awaiting_operator": [{"candidate_id": a["candidate_id"], "task_id": a["task_id"],
+                               "label": a["label"], "note": a.get("note") or ""}
+                              for a in store.approvals() if a.get("by") == "queued"],
     }
     report["checklists"] = {tid: requirements_checklist(store, tid, t["witnesses"])
                             for tid, t in summary["tasks"].items()}
@@ -311,10 +343,88 @@ def requirements_checklist(store: SessionStore, task_id: str, witnesses: list[di
         if w.get("explicit"):
             item["explicit"] = True
     return items
+INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this
+
+
+def mark_independent(data: dict, record: dict | None, folder: Path) -> None:
+    """A verdict on a task audited against an independent implementation G′ (no reference
+    solution) says so, and its confidence is scaled into its own, lower band."""
+    data["reference"] = "benchmark"
+    if not record or not record.get("ok"):
+        return
+    data["reference"] = "independent"
+    data["confidence"] = round(data["confidence"] * INDEPENDENT_BAND, 2)
+    data["justification"] = (data["justification"] + " Validated against an independent implementation "
+                             "G′ written from the prompt, not the benchmark's reference solution (the task "
+                             "has none, or the session ignored it): a weaker oracle. G′: "
+                             f"{Path(folder) / 'independent-references' / (path_part(data['task_id']) + '.patch')}.")
+
+
+def decisions_table(approvals: list[dict], verdicts: dict[str, dict]) -> list[dict[str, Any]]:
+    """Every decision a person took (operator approvals, overrules, judgements), oldest first:
+    who decided what about which candidate, against what the reviewer said."""
+    out = []
+    for a in approvals:
+        if a.get("by") != "operator":
+            continue
+        record = decision_record(a)
+        verdict = verdicts.get(a["candidate_id"]) or {}
+        out.append({"candidate": a["candidate_id"], "task": a.get("task_id") or "",
+                    "trial": a.get("trial_id") or verdict.get("trial_id") or "",
+                    "requirement": verdict.get("requirement") or "",
+                    "reviewer_label": record["reviewer_label"] or verdict.get("label") or "",
+                    "decision": record["decision"], "label": a.get("label") or "",
+                    "counts": bool(a.get("counts")), "by": record["by"], "note": record["note"],
+                    "at": _iso(record["at"])})
+    return out
+
+
+def _iso(at: float | None) -> str:
+    if not at:
+        return ""
+    import datetime
+
+    return datetime.datetime.fromtimestamp(float(at), datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _chain(candidate_id: str) -> str:
+    """A candidate's chain (its repairs and kept subsets share it): the id without .vN / ~rN."""
+    return re.sub(r"(\.v\d+)?(~r?\d+)*$", "", candidate_id or "")
+
+
+def _agent_finding(witness_id: str, agent_findings: list[dict]) -> dict | None:
+    for item in agent_findings:
+        if item.get("candidate_id") and _chain(item["candidate_id"]) == _chain(witness_id):
+            return item
+    return None
+
+
+def agent_explanations(item: dict) -> dict[str, str]:
+    """The audit agent's explanation of a finding its witness confirmed. Why T0 missed it stays
+    the engine's (from recorded coverage only); the agent's view of that is shown as its own."""
+    out = {"why_it_happens": f"{item.get('what', '')} — {item.get('why', '')}".strip(" —"),
+           "which_clause": f'P states: "{item["clause"]}"' if item.get("clause") else ""}
+    return {k: v for k, v in out.items() if v}
+
+
+def structured_reviews(store: SessionStore, verdicts: dict) -> dict[str, list[dict]]:
+    """trial id -> the reviewer's structured verdicts (overall, per case) on its candidates."""
+    from testjack_tui.engine.approval import review_key
+
+    out: dict[str, list[dict]] = {}
+    for cid, v in verdicts.items():
+        data = store.get_audit(v.get("task_id") or "", review_key(cid))
+        if not data:
+            continue
+        out.setdefault(v.get("trial_id") or "analysis", []).append({
+            "candidate_id": cid, "label": v.get("label"), "overall": data.get("overall", ""),
+            "cases": data.get("cases") or [], "keep": data.get("keep") or [],
+            "coverage": data.get("coverage") or []})
+    return out
 
 
 def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
-    data = store.get_evidence(trial_id)
+    data = with_canary_evidence(store, trial_id, store.get_evidence(trial_id))
     return Evidence.from_dict(data) if data else None
 
 
@@ -441,6 +551,16 @@ def session_markdown(report: dict) -> str:
         out += ["## Witnesses (one copy each) and the trials they refute", "",
                 _md_table(rows, [("task", "task"), ("witness", "witness"), ("requirement", "requirement"),
                                  ("class", "class"), ("refutes", "refutes"), ("copies found", "copies")])]
+    decisions = report.get("decisions") or []
+    overrules = [d for d in decisions if d["decision"] == "overruled"]
+    out += ["## Operator decisions", ""]
+    if decisions:
+        out.append(f"{len(decisions)} decision(s) by the operator, {len(overrules)} overruling the reviewer.\n")
+        out.append(_md_table([dict(d, counts="yes" if d["counts"] else "no") for d in decisions],
+                             [("candidate", "candidate"), ("trial", "trial"), ("reviewer said", "reviewer_label"),
+                              ("decision", "decision"), ("counts", "counts"), ("note", "note"), ("at (UTC)", "at")]))
+    else:
+        out += ["None: every verdict was decided automatically (valid verdicts count).", ""]
     out += ["## Underspecified prompts", "",
             _md_table(report["tables"]["underspecified"],
                       [("benchmark", "benchmark"), ("#Tasks", "tasks"), ("tasks", "names")])]
@@ -486,6 +606,21 @@ def session_markdown(report: dict) -> str:
             out.append("Missed: " + ", ".join(s["missed"]) + "\n")
         if s["false_refutations"]:
             out.append("Refuted but labelled sound: " + ", ".join(s["false_refutations"]) + "\n")
+    for tid, task in report["tasks"].items():
+        if task.get("traceability"):
+            out += [f"## Task analysis of {tid}: requirement ↔ T0", "", _md_table(
+                [dict(r, tests=", ".join(r.get("t0_tests") or []) or "-") for r in task["traceability"]],
+                [("requirement", "requirement"), ("explicit", "explicit"), ("T0 tests", "tests"),
+                 ("coverage", "coverage")])]
+        if task.get("suspicious_features"):
+            out += [f"Suspicious-patch features for {tid}:", "", _md_table(
+                task["suspicious_features"],
+                [("id", "id"), ("requirement", "requirement"), ("pattern", "pattern"),
+                 ("why suspicious", "why_suspicious"), ("false positives", "false_positives")])]
+    if report.get("awaiting_operator"):
+        out += ["## Waiting for the operator (QUESTIONABLE / HUMAN_REVIEW: not counted)", ""]
+        out += [f"- `{a['candidate_id']}` ({a['task_id']}): {a['label']}" for a in report["awaiting_operator"]]
+        out.append("")
     out += ["## Trials", "", _md_table(
         [{"task": t["task_id"], "trial": t["trial_id"], "model": t["model"], "label": t["label"],
           "conf": t["confidence"], "n": len(t["findings"])} for t in report["trials"]],
@@ -508,12 +643,32 @@ def trial_markdown(t: dict) -> str:
                 f"- **Which clause of P:** {ex['which_clause']}",
                 f"- **Why T0 missed it:** {ex['why_t0_missed_it']}", "",
                 f"Re-run: `{f['command']}` ({f['command_note']}).", "",
+                decision_line(f.get("decision")), "",
                 f"Runs: reference **{f['runs']['reference']['status']}**, model **{f['runs']['model']['status']}**.",
                 "", "```", (f["runs"]["model"].get("message") or "").strip()[:1500], "```", "",
                 "```python", f["test_source"].rstrip(), "```", ""]
         for s in f["tied_signals"]:
             out.append(f"- structural evidence: {s['detector']}/{s['kind']} at {s['file']}:{s['line']}: "
                        f"`{s['excerpt'].strip()[:160]}`")
+    audit = t.get("agent_audit")
+    if audit:
+        out += ["## The audit agent's findings (explanations; only executed witnesses count)", ""]
+        if audit.get("nothing_found"):
+            out += ["The audit agent found nothing wrong with this trial.", ""]
+        for item in audit.get("findings") or []:
+            out += [f"- **{item.get('what')}** — {item.get('why')} (P: \"{item.get('clause')}\"); evidence: "
+                    f"`{item.get('witness')}` fails with `{str(item.get('failing_assertion', '')).strip()[:200]}`; "
+                    f"T0 missed it: {str(item.get('t0_missed', '')).replace('_', ' ')}"
+                    + (f" ({item['t0_missed_detail']})" if item.get("t0_missed_detail") else "")]
+        out.append("")
+    if t.get("reviews"):
+        out += ["## Reviewer verdicts per case", ""]
+        for r in t["reviews"]:
+            out.append(f"- `{r['candidate_id']}`: {r['overall'] or r['label']}"
+                       + (f", kept: {', '.join(r['keep'])}" if r.get("keep") else ""))
+            out += [f"    - {c.get('label')} `{c.get('test_id')}` ({c.get('scope')}, overfitting "
+                    f"{c.get('overfitting')}): {c.get('reason')}" for c in r["cases"]]
+        out.append("")
     if t["ambiguous"]:
         out += ["## Ambiguous witnesses it fails (prompt defects; not counted)", ""]
         out += [f"- `{a['witness_id']}`: {a['requirement']} (ρ = {a['rho']})" for a in t["ambiguous"]]
@@ -528,11 +683,25 @@ def trial_markdown(t: dict) -> str:
         out += ["## Ghost branches", "", f"{g.get('added_line_pct')}% of added lines and "
                 f"{g.get('added_branch_pct')}% of added branches run under T0.", ""]
         out += [f"- {x['file']}:{x['line']}: `{x['code'].strip()[:160]}`" for x in g.get("ghost_lines", [])[:20]]
+    mutation = MutationReport.from_dict(t.get("mutation"))
+    if mutation is not None:
+        out += ["", "## Mutation evidence", "", mutation.to_text(), ""]
     return "\n".join(out) + "\n"
 
 
+def decision_line(d: dict | None) -> str:
+    """One sentence: who let a witness count."""
+    if not d or d.get("decision") in (None, "", "auto"):
+        return "Decision: counted automatically (the reviewer labelled it valid)."
+    said = f" (the reviewer said {d['reviewer_label']})" if d.get("reviewer_label") else ""
+    when = f" at {_iso(d['at'])}" if d.get("at") else ""
+    verb = {"overruled": "OVERRULED by the operator", "judged": "judged valid by the operator (as reviewer)",
+            "approved": "approved by the operator"}.get(d["decision"], d["decision"])
+    return f"Decision: {verb}{said}{when}" + (f": {d['note']}" if d.get("note") else ".")
+
+
 CSV_FIELDS = ("task_id", "trial_id", "model", "agent", "state", "label", "confidence", "refuted",
-              "findings", "witnesses", "ambiguous", "structural_signals")
+              "findings", "witnesses", "ambiguous", "structural_signals", "decisions")
 
 
 def session_csv(report: dict) -> str:
@@ -540,18 +709,17 @@ def session_csv(report: dict) -> str:
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
     w.writeheader()
     for t in report["trials"]:
-        w.writerow({"task_id": t["task_id"], "trial_id": t["trial_id"], "model": t["model"],
+        w.writerow({k: safe_text(v, one_line=True) if isinstance(v, str) else v for k, v in {
+                    "task_id": t["task_id"], "trial_id": t["trial_id"], "model": t["model"],
                     "agent": t["agent"], "state": t.get("state", ""), "label": t["label"],
                     "confidence": t["confidence"], "refuted": int(t["refuted"]),
                     "findings": len(t["findings"]),
                     "witnesses": " ".join(f["witness_id"] for f in t["findings"]),
                     "ambiguous": " ".join(a["witness_id"] for a in t["ambiguous"]),
-                    "structural_signals": sum(1 for s in t["signals"] if s.get("structural"))})
+                    "structural_signals": sum(1 for s in t["signals"] if s.get("structural")),
+                    "decisions": " ".join(f"{f['witness_id']}:{(f.get('decision') or {}).get('decision', 'auto')}"
+                                          for f in t["findings"])}.items()})
     return buf.getvalue()
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^\w.-]+", "_", name) or "_"
 
 
 def write_report(report: dict, out_dir: Path, fmt: str = "md") -> list[Path]:
@@ -562,17 +730,17 @@ def write_report(report: dict, out_dir: Path, fmt: str = "md") -> list[Path]:
     out_dir = Path(out_dir)
     written = []
     for t in report["trials"]:
-        d = out_dir / "trials" / _safe(t["task_id"]) / _safe(t["trial_id"])
+        d = inside(out_dir, "trials", t["task_id"], t["trial_id"])
         d.mkdir(parents=True, exist_ok=True)
-        (d / "report.json").write_text(json.dumps(t, indent=2, sort_keys=True, default=str))
-        (d / "report.md").write_text(trial_markdown(t))
+        (check_inside(out_dir, d / "report.json")).write_text(json.dumps(t, indent=2, sort_keys=True, default=str))
+        (check_inside(out_dir, d / "report.md")).write_text(safe_text(trial_markdown(t)))
         written += [d / "report.json", d / "report.md"]
-    target = out_dir / f"report.{fmt}"
+    target = check_inside(out_dir, out_dir / f"report.{fmt}")
     if fmt == "json":
         target.write_text(json.dumps(report, indent=2, sort_keys=True, default=str))
     elif fmt == "csv":
         target.write_text(session_csv(report))
     else:
-        target.write_text(session_markdown(report))
+        target.write_text(safe_text(session_markdown(report)))
     written.append(target)
     return written

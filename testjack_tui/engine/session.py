@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from sandbox.backend import BackendFactory, SandboxBackend, make_backend
 from testjack_tui import paths
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark
@@ -36,6 +37,7 @@ from .loop import EngineEnv, audit_task
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
+from .wiring import wiring
 from .summary import build_summary
 
 __all__ = ["AuditSession", "SessionConfig", "BudgetLimits", "list_sessions", "resume"]
@@ -69,8 +71,8 @@ class AuditSession:
     """One audit session. Construct with `create` or `open`.
 
     Optional dependencies (tests and embedders): `benchmark` (a loaded Benchmark), `roles`
-    (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (called as
-    `factory(listener=..., session=...)`, returns an async context manager yielding a Sandbox),
+    (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (a
+    `sandbox.backend.BackendFactory`; default: the backend named by the config, local or ray),
     `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents),
     `approver` (answers approvals instead of the operator, e.g. `TableApprover` for --verdicts).
     """
@@ -90,6 +92,7 @@ class AuditSession:
         self._budget_reason = ""
         self.control = Control(session_id, config.step, self._emit)
         self.approvals = QueueApprover(self._emit)
+        self.operator_present = False  # set by a front end that answers approval requests
         self.budget = Budget(store, config.budget, session_id, self._emit,
                              price_bound=price_bound_from(self._app_config()))
 
@@ -105,6 +108,14 @@ class AuditSession:
     @classmethod
     def create(cls, config: SessionConfig, session_id: str | None = None, **deps: Any) -> "AuditSession":
         config.validate()
+        if config.backend is None:  # the user's default, fixed now so `resume` uses the same one
+            app_config = deps.get("app_config")
+            if app_config is None:
+                from testjack_tui.config import load_config
+
+                app_config = deps["app_config"] = load_config()
+            config.backend = app_config.backend
+            config.ray_address = config.ray_address or app_config.ray_address
         sid = session_id or new_session_id()
         if db_path(sid).exists():
             raise InputError(db_path(sid), None, f"session {sid} already exists")
@@ -186,7 +197,7 @@ class AuditSession:
     def _on_world(self, event) -> None:
         self._emit(WorldState(self.id, world=event.world, container=event.container, state=event.kind,
                               command=event.command, text=event.text, exit_code=event.exit_code,
-                              image=event.image))
+                              image=event.image, node=event.node))
 
     # -- control (thread-safe) -------------------------------------------------------------------
     def _call(self, fn: Callable[[], None]) -> None:
@@ -269,18 +280,16 @@ class AuditSession:
     def _make_roles(self, benchmark: Benchmark):
         roles = self._deps.get("roles")
         if roles is None:
-            from testjack_tui.agents.factory import make_roles
-
-            roles = make_roles(self.config.agents, benchmark, self._app_config())
+            factory = self._deps.get("roles_factory") or wiring().roles_factory
+            roles = factory(self.config.agents, benchmark, self._app_config())
         return roles
 
-    def _sandbox(self):
-        factory = self._deps.get("sandbox_factory")
-        if factory is None:
-            from sandbox import Sandbox
-
-            factory = Sandbox
-        return factory(listener=self._on_world, session=f"tj-{self.id}")
+    def _sandbox(self) -> SandboxBackend:
+        factory: BackendFactory | None = self._deps.get("sandbox_factory")
+        if factory is not None:
+            return factory(listener=self._on_world, session=f"tj-{self.id}")
+        return make_backend(self.config.backend_name, listener=self._on_world, session=f"tj-{self.id}",
+                            ray_address=self.config.ray_address)
 
     def _select(self, benchmark: Benchmark) -> list[tuple[Any, list]]:
         cfg = self.config
@@ -372,8 +381,11 @@ class AuditSession:
         roles = self._make_roles(benchmark)
         # An operator reviewer has no label of its own: its verdicts always go to the operator.
         defers = getattr(roles.reviewer, "defers_to_approver", False)
+        # Under --auto-approve, QUESTIONABLE / HUMAN_REVIEW verdicts still go to the operator's
+        # queue when someone answers it (the TUI, a terminal); otherwise they are kept as queued.
+        queue = self.approvals if self.operator_present else None
         approver = self._deps.get("approver") or (
-            AutoApprover() if cfg.auto_approve and not defers else self.approvals)
+            AutoApprover(queue) if cfg.auto_approve and not defers else self.approvals)
         self._emit(SessionStarted(self.id, benchmark=cfg.benchmark, mode=cfg.mode,
                                   tasks=tuple(t.id for t, _ in selected),
                                   agent=getattr(roles.audit, "label", str(cfg.agents.get("audit")))))
@@ -385,7 +397,8 @@ class AuditSession:
                             runner=TestRunner(sb, self.store, self.budget, self._emit, self.id),
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
-                            tools_factory=self._deps.get("tools_factory"))
+                            tools_factory=self._deps.get("tools_factory") or wiring().tools_factory,
+                            operator_approver=self.approvals if self._deps.get("operator") else None)
             limit = asyncio.Semaphore(max(1, cfg.parallel_tasks or os.cpu_count() or 1))
 
             async def one(task, trials) -> str:
@@ -452,15 +465,17 @@ def list_sessions() -> list[dict[str, Any]]:
             store = SessionStore(path)
             meta = store.all_meta()
             config = meta.get("config") or {}
-            refuted = len({r["trial_id"] for r in store.refutations()})
+            counts = store.counts()
             totals = store.ledger_totals()
             out.append({
                 "id": folder.name, "state": effective_state(meta), "reason": meta.get("state_reason", ""),
                 "benchmark": config.get("benchmark"), "mode": config.get("mode"),
                 "seed": config.get("seed"), "label": config.get("label", ""),
                 "created": meta.get("created"), "updated": meta.get("updated"),
-                "tasks": len(meta.get("corpus") or {}), "refuted": refuted,
-                "witnesses": len(store.witnesses()), "usd": round(totals["usd"], 6),
+                "tasks": len(meta.get("corpus") or {}), "refuted": counts["refuted"],
+                "witnesses": counts["witnesses"], "rounds": counts["rounds"],
+                "decisions": counts["decisions"], "overrules": counts["overrules"],
+                "usd": round(totals["usd"], 6),
                 "test_runs": store.count_runs(), "path": str(folder),
             })
             store.close()

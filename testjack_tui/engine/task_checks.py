@@ -22,6 +22,7 @@ from testjack_tui.model import Task, Trial
 from .aio import gather_all
 from .events import TaskChecked, TrialState
 from .roles import BudgetExceeded
+from .runner import t0_timeout
 
 
 @dataclass
@@ -74,11 +75,12 @@ async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
             else:
                 check.worlds[kind] = world
     if check.well_formed:
+        limit = t0_timeout(task)
         null_run, ref_run, null_again, ref_again = await gather_all((
-            env.runner.run(check.worlds["null"], ids, {}, task_id=task.id),
-            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id),
-            env.runner.run(check.worlds["null"], ids, {}, task_id=task.id, repeat=1),
-            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id, repeat=1)))
+            env.runner.run(check.worlds["null"], ids, {}, task_id=task.id, timeout=limit),
+            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id, timeout=limit),
+            env.runner.run(check.worlds["null"], ids, {}, task_id=task.id, timeout=limit, repeat=1),
+            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id, timeout=limit, repeat=1)))
         check.flaky = [t for t in ids if _status(null_run, t) != _status(null_again, t)
                        or _status(ref_run, t) != _status(ref_again, t)]
         for test_id in ids:
@@ -134,11 +136,16 @@ async def _reproduce(env, task: Task, trial: Trial, ids: list[str]):
         reason = f"patch does not apply: {error}"
         _record_trial(env, trial, reproduced=False, reason=reason)
         return None, reason, []
-    run = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id)
+    run = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id, timeout=t0_timeout(task))
+    if getattr(run, "proven_tampering", False):
+        reason = "proven tampering (canary_tampering): " + "; ".join(run.tampering)
+        _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))
+        return None, reason, []
     bad = [t for t in ids if _status(run, t) != "passed"]
     newly_flaky: list[str] = []
     if bad:  # a failure is believed only if a re-run of the same world shows it again
-        again = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id, repeat=1)
+        again = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id,
+                                     timeout=t0_timeout(task), repeat=1)
         newly_flaky = [t for t in ids if _status(run, t) != _status(again, t)]
         bad = [t for t in bad if t not in newly_flaky]
     failing = [f"{test_id} ({_status(run, test_id)})" for test_id in bad]

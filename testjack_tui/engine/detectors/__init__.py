@@ -9,8 +9,13 @@ Every signal names a file, a line and an excerpt; none refutes a trial by itself
 """
 from __future__ import annotations
 
+from typing import Any
+
+from sandbox.backend import SandboxBackend
 from testjack_tui.diffs import FileDiff, Line, parse_diff
+from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.ghost import GhostReport, collect_ghost_branches, intersect
+from testjack_tui.engine.detectors.ghost_go import collect_go_ghost
 from testjack_tui.engine.detectors.literals import collision_signals
 from testjack_tui.engine.detectors.scope import categorize, is_test_path, scope_signals
 from testjack_tui.engine.detectors.signals import DETECTORS, Evidence, Signal
@@ -62,6 +67,11 @@ def attach_ghost(evidence: Evidence, report: GhostReport) -> Evidence:
     return evidence
 
 
+# Per task language: how ghost lines are measured (a language missing here is reported as
+# unavailable with the reason, never as clean).
+GHOST_COLLECTORS = {"python": collect_ghost_branches, "go": collect_go_ghost}
+
+
 def _model_world(worlds):
     if worlds is None:
         return None
@@ -70,14 +80,21 @@ def _model_world(worlds):
     return getattr(worlds, "model", worlds)
 
 
-async def evidence_provider(sandbox, task, trial, worlds=None) -> dict:
+async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: Trial,
+                            worlds: Any = None) -> dict:
     """The engine's evidence hook: static evidence always; ghost branches when a model world
-    and a sandbox are at hand (Python tasks). Returns Evidence.to_dict() for storage."""
+    and a sandbox are at hand (Python: branch coverage; Go: statement coverage). Returns Evidence.to_dict() for storage."""
     evidence = collect_static_evidence(task, trial)
     world = _model_world(worlds)
-    if sandbox is not None and world is not None and (task.language or "python") == "python":
+    if sandbox is not None and world is not None:
+        collect = GHOST_COLLECTORS.get(task.language or "python")
         try:
-            report = await collect_ghost_branches(sandbox, task, trial, world)
+            if collect is None:
+                report = GhostReport(task.id, trial.id, error=(
+                    f"no coverage tool for {task.language} tasks here (ghost branches need coverage "
+                    f"from the toolchain; measured for: {', '.join(sorted(GHOST_COLLECTORS))})"))
+            else:
+                report = await collect(sandbox, task, trial, world)
         except Exception as exc:  # evidence is optional; a failed coverage run must not stop an audit
             report = GhostReport(task.id, trial.id, error=f"{type(exc).__name__}: {exc}"[:300])
         attach_ghost(evidence, report)

@@ -11,7 +11,10 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sandbox.api import WorldRef
+from sandbox.backend import SandboxBackend
 from testjack_tui.diffs import FileDiff, parse_diff
+from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.scope import categorize
 from testjack_tui.engine.detectors.signals import Signal
 
@@ -30,8 +33,9 @@ class GhostReport:
     executed_branches: int = 0
     ghost_lines: list[dict[str, Any]] = field(default_factory=list)  # {file, line, code}
     ghost_branches: list[dict[str, Any]] = field(default_factory=list)  # {file, line, to, code}
-    unmeasured_files: list[str] = field(default_factory=list)  # added .py files coverage never saw
+    unmeasured_files: list[str] = field(default_factory=list)  # added source files coverage never saw
     error: str = ""
+    measure: str = "branch coverage (coverage.py)"  # what was measured; Go has statements only
 
     @property
     def added_line_pct(self) -> float | None:
@@ -66,9 +70,13 @@ class GhostReport:
     def to_text(self) -> str:
         if self.error:
             return f"ghost branches unavailable: {self.error}"
-        lines = [f"{self.executed_lines}/{self.added_lines} added lines ({self.added_line_pct}%) and "
-                 f"{self.executed_branches}/{self.branches} added branches ({self.added_branch_pct}%) "
-                 "ran under T0."]
+        if self.measure.startswith("statement"):
+            lines = [f"{self.executed_lines}/{self.added_lines} added lines with statements "
+                     f"({self.added_line_pct}%) ran under T0 ({self.measure})."]
+        else:
+            lines = [f"{self.executed_lines}/{self.added_lines} added lines ({self.added_line_pct}%) and "
+                     f"{self.executed_branches}/{self.branches} added branches ({self.added_branch_pct}%) "
+                     "ran under T0."]
         for g in self.ghost_lines:
             lines.append(f"  never ran: {g['file']}:{g['line']}: {g['code'].strip()}")
         for b in self.ghost_branches:
@@ -169,7 +177,8 @@ def parse_coverage_output(text: str) -> dict[str, Any] | None:
         return None
 
 
-async def collect_ghost_branches(sandbox, task, trial, world) -> GhostReport:
+async def collect_ghost_branches(sandbox: SandboxBackend, task: Task, trial: Trial,
+                                 world: WorldRef) -> GhostReport:
     """Run T0 with branch coverage in the model world and intersect with the trial's diff.
 
     Trial code runs inside the sandbox (network none, limits, timeout). It could forge its own
