@@ -34,6 +34,17 @@ class RunResult:
     tail: str = ""
     duration: float = 0.0
     cached: bool = False  # answered from the store
+    flow: str = "direct"  # T0 runs: "official" (the benchmark's verifier) or "direct"
+    reported: int = 0  # T0 runs: test ids the run's reports named
+    reward: float | None = None  # T0 runs through the benchmark's verifier: its reward
+
+    def status(self, test_id: str) -> str:
+        outcome = self.outcomes.get(test_id)
+        return outcome.get("status", "not_found") if outcome else "not_found"
+
+    @property
+    def output(self) -> str:
+        return self.head + ("\n" + self.tail if self.tail else "")
 
     def status_of(self, path: str, test_ids: Iterable[str] = ()) -> str:
         """Status of one candidate file (or its listed node ids) in this run."""
@@ -107,7 +118,28 @@ class TestRunner:
                   candidate_ids: Iterable[str] = (), announce_cached: bool = False) -> RunResult:
         files = dict(files or {})
         test_ids = list(dict.fromkeys(test_ids))
-        key = run_key(world.name, test_ids, files, isolate)
+        return await self._run(world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
+                               announce_cached, run_key(world.name, test_ids, files, isolate),
+                               lambda: self.sandbox.run_tests(world, test_ids, files=files,
+                                                              timeout=self.timeout,
+                                                              isolate_harness=isolate))
+
+    async def run_t0(self, task, world, trial=None) -> RunResult:
+        """T0 in a world as sandbox.t0 runs it: the benchmark's own verifier flow when the task
+        ships one, our runner otherwise; outcomes keyed by T0's ids as the benchmark writes them."""
+        from sandbox.t0 import run_t0
+
+        test_ids = list(dict.fromkeys(task.tests.ids))
+        flow = "official" if task.tests.evaluator is not None else "direct"
+        key = run_key(f"t0-{flow}:{world.name}", test_ids, {}, False)
+        result = await self._run(world, test_ids, {}, False, task.id, trial.id if trial else None, (),
+                                 False, key, lambda: run_t0(self.sandbox, task, world, trial,
+                                                            timeout=self.timeout))
+        result.flow = flow
+        return result
+
+    async def _run(self, world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
+                   announce_cached, key, execute) -> RunResult:
         stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)
@@ -115,8 +147,7 @@ class TestRunner:
                 self._announce(task_id, world.name, test_ids, result, candidate_ids)
             return result
         self.budget.reserve_test_runs(1)
-        run = await self.sandbox.run_tests(world, test_ids, files=files, timeout=self.timeout,
-                                           isolate_harness=isolate)
+        run = await execute()
         outcomes = {node: {"status": o.status, "message": (o.message or "")[:2000]}
                     for node, o in run.outcomes.items()}
         ex = run.exec
@@ -124,7 +155,9 @@ class TestRunner:
         tail = ((ex.stdout_tail or "") + ("\n[stderr]\n" + ex.stderr_tail if ex.stderr_tail else ""))
         result = RunResult(key=key, world=world.name, trial_id=trial_id, test_ids=test_ids,
                            outcomes=outcomes, exit_code=ex.exit_code, timed_out=ex.timed_out,
-                           head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration)
+                           head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration,
+                           flow=getattr(run, "flow", "direct"), reported=getattr(run, "reported", 0),
+                           reward=getattr(run, "reward", None))
         self.store.put_run(key, task_id, world.name, trial_id, list(candidate_ids), test_ids,
                            isolate, outcomes, ex.exit_code, ex.timed_out, result.head, result.tail,
                            ex.duration)

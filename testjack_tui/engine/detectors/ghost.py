@@ -179,7 +179,9 @@ async def collect_ghost_branches(sandbox, task, trial, world) -> GhostReport:
     ours = source_files(files)
     workdir = getattr(world, "workdir", None) or task.environment.workdir
     added = {f.path: sorted(f.added_numbers) for f in ours}
-    cmd = coverage_command(list(task.tests.ids), added, workdir)
+    from sandbox.t0 import direct_ids  # T0 ids as pytest node ids (a benchmark may write JUnit ids)
+
+    cmd = coverage_command(list(dict.fromkeys(direct_ids(task).values())), added, workdir)
     if not ours:
         return GhostReport(task.id, trial.id, cmd, error="the diff adds no Python source lines")
     result = await sandbox.exec(world, ["sh", "-c", cmd], timeout=600)
