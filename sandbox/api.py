@@ -125,6 +125,7 @@ class WorldEvent:
     text: str = ""  # output chunk for kind == "output"
     exit_code: int | None = None
     image: str = ""
+    node: str = ""  # the Ray node running the container ("" on the local backend)
 
 
 WorldListener = Callable[[WorldEvent], None]

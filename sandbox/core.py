@@ -26,6 +26,7 @@ from .execs import ExecHandle, run_exec
 from .images import _image_id, ensure_env_image
 from .labels import L_TASK, L_TRIAL, L_WORLD, new_session_id, owner_labels
 from .output import OutputCollector
+from .podman_conf import podman
 from .service import PodmanService
 from .official import run_official_in
 from .testruns import run_tests_in
@@ -376,6 +377,12 @@ class Sandbox:
             yield live
         finally:
             await self._remove_shielded(container.id)
+
+    async def remove(self, world: WorldRef) -> bool:
+        """Drop the world's snapshot image; False when a running container still uses it."""
+        self._worlds.pop(world.image, None)
+        res = await self._call(podman, "rmi", world.image, check=False)
+        return res.returncode == 0
 
     async def sweep(self) -> list[str]:
         """Remove leftover containers whose owning process is dead. Returns their ids."""

@@ -108,8 +108,8 @@ async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_tria
         assert state.state == "finished", state.reason
         # The requirement quotes the prompt, so the witness is explicit and refutes on its own
         # (an implicit one failing on every trial of the only model selected would be ambiguous).
-        assert [(w.witness_id, w.explicit) for w in state.witnesses] == [(request.candidate_id, True)]
-        assert [r.trial_id for r in state.refutations] == [TRIAL]
+        assert [(w.witness_id, w.explicit) for w in state.witnesses.values()] == [(request.candidate_id, True)]
+        assert [r.trial_id for r in state.refutations.values()] == [TRIAL]
         assert state.trials[(TASK, TRIAL)].state == "refuted"
         summary = audit.session.summary()
         assert summary["tasks"][TASK]["trials"][TRIAL]["state"] == "refuted"

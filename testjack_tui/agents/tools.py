@@ -14,6 +14,7 @@ import contextlib
 import json
 from typing import Any, Mapping
 
+from sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
 NO_TRIAL = "(no trial in this session)"
@@ -47,7 +48,7 @@ def format_exec(result: Any) -> str:
 
 
 class SandboxTools:
-    def __init__(self, sandbox: Any, task: Task, trial: Trial | None, worlds: Mapping[str, Any],
+    def __init__(self, sandbox: SandboxBackend, task: Task, trial: Trial | None, worlds: Mapping[str, Any],
                  evidence: str | Mapping | None = None):
         self.sandbox = sandbox
         self.task = task

@@ -134,6 +134,12 @@ def summary_table(summary: dict) -> str:
 
 
 # -- operator approvals on stdin ----------------------------------------------------------------
+def _one_block(text: str, limit: int = 600) -> str:
+    """Untrusted text for one terminal line block: control characters out, length capped."""
+    clean = "".join(ch if ch == "\n" or ch.isprintable() else " " for ch in text.strip())
+    return clean[:limit] + ("…" if len(clean) > limit else "")
+
+
 class StdinApprover:
     """Asks the operator about each verdict, one at a time, in a thread (the loop keeps going)."""
 
@@ -153,7 +159,7 @@ class StdinApprover:
             self.requests.put(event.request_id)
 
     def _loop(self) -> None:
-        from testjack_tui.engine.roles import ApprovalDecision
+        from testjack_tui.services.approvals import approval_context, operator_decision
 
         while True:
             rid = self.requests.get()
@@ -163,32 +169,31 @@ class StdinApprover:
             if request is None:
                 continue
             v = request.verdict
+            judges = v.reviewer == "operator"  # no reviewer's label to approve: the operator judges
+            facts = approval_context(self.session.store, request.candidate.id)
             with self.printer.lock:
-                print(f"\n=== approval: {request.task_id} / {request.trial_id or 'task analysis'} ===",
-                      file=self.printer.out)
+                out = self.printer.out
+                print(f"\n=== approval: {request.task_id} / {request.trial_id or 'task analysis'} ===", file=out)
                 print(f"candidate {request.candidate.id} ({request.candidate.path}) checks: "
-                      f"{request.candidate.requirement}", file=self.printer.out)
-                print(request.candidate.source.rstrip()[:3000], file=self.printer.out)
-                print(f"reference: {request.reference_status}; trial: {request.model_status}", file=self.printer.out)
-                if v.reviewer == "operator":  # no reviewer's label to approve: the operator judges
+                      f"{request.candidate.requirement}", file=out)
+                print(request.candidate.source.rstrip()[:3000], file=out)
+                print(f"reference: {request.reference_status}; trial: {request.model_status}", file=out)
+                if facts.model.message:
+                    print("on the trial: " + _one_block(facts.model.message), file=out)
+                if facts.quote:
+                    print(f"the prompt says: \"{_one_block(facts.quote)}\"", file=out)
+                if judges:
                     print(f"does it check a requirement of the task prompt ({v.requirement})? "
-                          "[y = valid, it counts / n = invalid] ", end="", file=self.printer.out, flush=True)
+                          "[y = valid, it counts / n = invalid] ", end="", file=out, flush=True)
                 else:
                     print(f"reviewer says {v.label.upper()} ({'explicit' if v.explicit else 'implicit'}: "
-                          f"{v.requirement}) {v.reason}", file=self.printer.out)
+                          f"{v.requirement}) {v.reason}", file=out)
                     print("approve the reviewer's verdict? [y = approve / n = overrule] ",
-                          end="", file=self.printer.out, flush=True)
+                          end="", file=out, flush=True)
                 answer = self.stdin.readline().strip().lower()
-            if v.reviewer == "operator":
-                valid = answer.startswith("y")
-                decision = ApprovalDecision(counts=valid, label="valid" if valid else "invalid", by="operator",
-                                            note="judged by the operator on the command line")
-            elif answer.startswith("n"):
-                label = "invalid" if v.label == "valid" else "valid"
-                decision = ApprovalDecision(counts=label == "valid", label=label, by="operator",
-                                            note="overruled on the command line")
-            else:
-                decision = ApprovalDecision(counts=v.label == "valid", label=v.label, by="operator")
+            overrule = answer.startswith("n") if not judges else not answer.startswith("y")
+            decision = operator_decision(v.label, overrule=overrule, operator_judges=judges,
+                                         where="on the command line")
             self.session.answer(rid, decision)
 
     def close(self) -> None:
@@ -265,6 +270,9 @@ def register(app: typer.Typer) -> None:
         agent: Annotated[Optional[str], typer.Option(
             help="scripted | openai | operator | a profile name (default: scripted; operator with --candidate).")] = None,
         reviewer: Annotated[Optional[str], typer.Option(help="Reviewer role (default: as --agent).")] = None,
+        mutants: Annotated[int, typer.Option(
+            "--mutants", help="Mutation evidence: run up to N mutants of each audited trial's added "
+                              "lines under T0 (one test run each, counted in --budget-runs); 0: off.")] = 0,
         no_task_analysis: Annotated[bool, typer.Option("--no-task-analysis", help="Skip the task-analysis tests.")] = False,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
         step: Annotated[bool, typer.Option("--step", help="Pause before each round and after each verdict (TUI).")] = False,
@@ -291,7 +299,7 @@ def register(app: typer.Typer) -> None:
             seed=seed, budget=BudgetLimits(usd=budget_usd, tokens=budget_tokens, seconds=budget_seconds,
                                            test_runs=budget_runs),
             agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
-            task_analysis=not no_task_analysis)
+            task_analysis=not no_task_analysis, mutants=mutants)
         try:
             from benchmarks import load_benchmark
             from testjack_tui.agents.factory import make_roles
@@ -384,10 +392,12 @@ def register(app: typer.Typer) -> None:
         if not items:
             typer.echo("no sessions yet")
             return
-        rows = [("SESSION", "STATE", "MODE", "REFUTED", "WITNESSES", "RUNS", "USD", "BENCHMARK")]
+        rows = [("SESSION", "STATE", "MODE", "REFUTED", "WITNESSES", "ROUNDS", "OVERRULES", "RUNS", "USD",
+                 "BENCHMARK")]
         for s in items:
             rows.append((s["id"], s.get("state", "?"), str(s.get("mode") or "-"), str(s.get("refuted", "-")),
-                         str(s.get("witnesses", "-")), str(s.get("test_runs", "-")),
+                         str(s.get("witnesses", "-")), str(s.get("rounds", "-")), str(s.get("overrules", "-")),
+                         str(s.get("test_runs", "-")),
                          f"{s['usd']:.4f}" if isinstance(s.get("usd"), (int, float)) else "-",
                          str(s.get("benchmark") or "-")))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -7,7 +7,6 @@ swebench), checked in real containers unless --no-check.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -65,6 +64,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export confirmed, non-ambiguous witnesses as a strengthened test suite per task."""
         from testjack_tui.engine.export import EXPORT_FORMATS
+        from testjack_tui.services.exporting import export_lines, run_export
 
         try:
             if fmt not in EXPORT_FORMATS:
@@ -74,52 +74,8 @@ def register(app: typer.Typer) -> None:
         except (InputError, SandboxError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        for task_id, info in summary["tasks"].items():
-            status = "checked ok" if info.get("ok") else ("not checked" if info.get("ok") is None else "CHECK FAILED")
-            typer.echo(f"{task_id}: {info['witnesses']} witness file(s), +{len(info['added_f2p'])} f2p, "
-                       f"+{len(info['added_p2p'])} p2p; {status}")
-            for problem in info.get("problems", []):
-                typer.echo(f"  problem: {problem}", err=True)
+        for level, line in export_lines(summary):
+            typer.echo(line, err=level == "error" and line.startswith("  problem"))
         typer.echo(f"wrote {target}")
         if any(info.get("ok") is False for info in summary["tasks"].values()):
             raise typer.Exit(1)
-
-
-async def run_export(session_id: str, fmt: str, out: Path, check: bool) -> dict:
-    """Plan, optionally check in containers, and write the export; returns a summary dict."""
-    from testjack_tui.engine.export import check_export, plan_export, write_harbor, write_swebench
-    from testjack_tui.engine.store import SessionStore, db_path
-
-    path = db_path(session_id)
-    if not path.exists():
-        raise InputError(path, None, f"no session {session_id!r} (see `testjack-tui sessions`)")
-    store = SessionStore(path)
-    try:
-        config = store.get_meta("config", {}) or {}
-    finally:
-        store.close()
-    from benchmarks import load_benchmark
-
-    bench = load_benchmark(config.get("benchmark", ""))
-    exports = plan_export(session_id, bench.tasks)
-    trials = {t.id: t for t in bench.trials}
-    if check and exports:
-        from sandbox import Sandbox
-
-        async with Sandbox(session=f"export-{session_id}") as sb:
-            for exp in exports:
-                await check_export(sb, bench.tasks[exp.task_id], exp, trials)
-    out.mkdir(parents=True, exist_ok=True)
-    if fmt == "harbor":
-        for exp in exports:
-            write_harbor(exp, bench.tasks.get(exp.task_id), out)
-    else:
-        write_swebench(exports, bench.tasks, out)
-    summary = {"session_id": session_id, "format": fmt, "tasks": {
-        exp.task_id: {"witnesses": len(exp.files), "added_f2p": exp.new_fail_to_pass,
-                      "added_p2p": exp.new_pass_to_pass, "refuted": exp.refuted,
-                      "ok": None if exp.check is None else exp.check.get("ok"),
-                      "problems": [] if exp.check is None else exp.check.get("problems", [])}
-        for exp in exports}}
-    (out / "export.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return summary

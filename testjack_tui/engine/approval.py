@@ -25,6 +25,27 @@ class AutoApprover:
         return ApprovalDecision(counts=label == "valid", label=label, by="auto")
 
 
+def decision_kind(reviewer_label: str, decision: ApprovalDecision, reviewer_is_operator: bool = False) -> str:
+    """How a decision relates to the reviewer: "auto" (nobody asked), "judged" (the operator was
+    the reviewer), "approved" (the operator let the reviewer's verdict stand) or "overruled"
+    (the operator changed whether the candidate counts)."""
+    if decision.by != "operator":
+        return "auto"
+    if reviewer_is_operator:
+        return "judged"
+    return "approved" if decision.counts == (reviewer_label == "valid") else "overruled"
+
+
+def decision_record(approval: dict | None) -> dict[str, Any]:
+    """The stored approval as reports and exports show it (no decision stored: auto)."""
+    if not approval:
+        return {"by": "auto", "decision": "auto", "reviewer_label": "", "note": "", "at": None}
+    return {"by": approval.get("by") or "auto", "decision": approval.get("decision") or
+            ("auto" if approval.get("by") != "operator" else "approved"),
+            "reviewer_label": approval.get("reviewer_label") or "", "note": approval.get("note") or "",
+            "at": approval.get("at")}
+
+
 def request_id_for(candidate_id: str) -> str:
     return f"approval:{candidate_id}"
 
@@ -128,18 +149,23 @@ async def approve(env: Any, candidate: Candidate, verdict: ReviewVerdict, task_i
                   trial_id: str | None, reference_status: str, model_status: str) -> ApprovalDecision:
     rid = request_id_for(candidate.id)
     row = env.store.get_approval(candidate.id)
+    judges = getattr(env.roles.reviewer, "defers_to_approver", False)
     if row is not None:
         decision = ApprovalDecision(counts=row["counts"], label=row["label"], by=row["by"],
                                     note=row["note"] or "")
+        kind = row.get("decision") or decision_kind(verdict.label, decision, judges)
     else:
         request = ApprovalRequest(session_id=env.session_id, task_id=task_id, trial_id=trial_id,
                                   candidate=candidate, verdict=verdict,
                                   reference_status=reference_status, model_status=model_status)
         decision = await env.approver.decide(request)
+        kind = decision_kind(verdict.label, decision, judges)
         env.store.put_approval(candidate.id, rid, task_id, decision.counts, decision.label,
-                               decision.by, decision.note)
+                               decision.by, decision.note, reviewer_label=verdict.label,
+                               decision=kind, trial_id=trial_id)
     env.emit(ApprovalAnswered(env.session_id, request_id=rid, candidate_id=candidate.id,
-                              counts=decision.counts, label=decision.label, by=decision.by))
+                              counts=decision.counts, label=decision.label, by=decision.by,
+                              reviewer_label=verdict.label, decision=kind, note=decision.note))
     return decision
 
 
@@ -148,6 +174,6 @@ async def judge(env: Any, ctx: Any, candidate: Candidate, task_id: str, trial_id
     """Reviewer verdict, a step-mode pause after it, then the approver's decision."""
     verdict, fresh = await review(env, ctx, candidate, task_id, trial_id)
     if fresh:
-        await env.control.gate(f"after the verdict on {candidate.id}")
+        await env.control.gate(f"after the verdict on {candidate.id}", task_id)
     decision = await approve(env, candidate, verdict, task_id, trial_id, reference_status, model_status)
     return Judgement(verdict, decision, fresh)

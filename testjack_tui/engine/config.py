@@ -8,6 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from sandbox.backend import BACKENDS
 from testjack_tui.errors import InputError
 
 MODES = ("lightweight", "per-trial")
@@ -59,6 +60,13 @@ class SessionConfig:
     # Trials the lightweight loop audits first, in this order, before it samples (the operator
     # chose them: `audit --agent operator --trial ID`); the corpus stays every passing trial.
     audit_first: list[str] | None = None
+    # Mutation evidence: at most this many mutants of each audited trial's added lines run under
+    # T0 (one budgeted test run each); 0 turns it off. See engine/detectors/mutation.py.
+    mutants: int = 0
+    # Where sandbox operations run: "local" podman (default) or "ray" (a Ray cluster's nodes,
+    # each running podman); the engine and the LLM calls stay in this process either way.
+    backend: str = "local"
+    ray_address: str | None = None  # "auto", "ray://HOST:10001", "HOST:6379"; None: a local Ray
 
     def validate(self) -> "SessionConfig":
         where = "session config"
@@ -66,8 +74,12 @@ class SessionConfig:
             raise InputError(where, "mode", f"must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.rounds < 0:
             raise InputError(where, "rounds", "must not be negative")
+        if self.mutants < 0:
+            raise InputError(where, "mutants", "must not be negative")
         if self.k_repairs < 0:
             raise InputError(where, "k_repairs", "must not be negative")
+        if self.backend not in BACKENDS:
+            raise InputError(where, "backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.replay_scope not in ("all", "active"):
             raise InputError(where, "replay_scope", "must be 'all' or 'active'")
         for role in self.agents:

@@ -31,14 +31,14 @@ class Control:
     def waiting(self) -> int:
         return self._waiting
 
-    async def gate(self, waiting_for: str) -> None:
+    async def gate(self, waiting_for: str, task_id: str = "") -> None:
         if not (self.step or self.hold):
             return
         cond = self._condition()
         async with cond:
             self._waiting += 1
             self.emit(Paused(self.session_id, reason="step" if self.step and not self.hold else "operator",
-                             waiting_for=waiting_for))
+                             waiting_for=waiting_for, task_id=task_id))
             try:
                 while (self.step or self.hold) and self._tokens == 0:
                     await cond.wait()

@@ -87,6 +87,7 @@ class WorldState(Event):
     text: str = ""
     exit_code: int | None = None
     image: str = ""
+    node: str = ""  # the cluster node running the container ("" on the local backend)
 
 
 @dataclass(frozen=True)
@@ -178,8 +179,11 @@ class ApprovalAnswered(Event):
     request_id: str
     candidate_id: str
     counts: bool
-    label: str
-    by: str
+    label: str  # the label that stands
+    by: str  # "auto" | "operator"
+    reviewer_label: str = ""  # what the reviewer said
+    decision: str = ""  # "approved" | "overruled" | "judged" | "auto" (approval.decision_kind)
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,17 @@ class WitnessConfirmed(Event):
     requirement: str
     explicit: bool
     source_trial: str | None  # trial whose audit produced it; None for task analysis
+
+
+@dataclass(frozen=True)
+class WitnessReplayed(Event):
+    """A confirmed witness ran on one trial's model world (one cell of the replay matrix)."""
+
+    task_id: str
+    witness_id: str
+    trial_id: str
+    status: str  # passed / failed / error / not_found ... (runner statuses)
+    run_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +241,7 @@ class BudgetChanged(Event):
 class Paused(Event):
     reason: str  # "budget: usd" | "step" | "operator"
     waiting_for: str = ""  # "next round" | "approval" | "raised limit"
+    task_id: str = ""  # the task that waits ("" = the whole session)
 
 
 @dataclass(frozen=True)

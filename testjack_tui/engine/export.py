@@ -19,8 +19,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox.backend import SandboxBackend
+from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
+from testjack_tui.model import Task
 
 EXPORT_FORMATS = ("harbor", "swebench")
 
@@ -33,6 +36,9 @@ class WitnessFile:
     node_ids: list[str]  # pytest node ids of its tests (from its reference run), or [path]
     requirement: str
     refutes: list[str]
+    # Who let it count: {"by", "decision" (approved | overruled | judged | auto), "reviewer_label",
+    # "note", "at"}; a maintainer merging the suite should know an operator overrode the reviewer.
+    decision: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -96,6 +102,7 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         refutations = store.refutations()
         validations = store.validations()
         witnesses = store.witnesses()
+        approvals = {a["candidate_id"]: a for a in store.approvals()}
     finally:
         store.close()
     refutes: dict[str, list[str]] = {}
@@ -115,7 +122,7 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         new_path = _unique_path(w["path"], taken, w["id"])
         nodes = [n.replace(w["path"], new_path, 1) for n in _node_ids(w["path"], ref_run.get(w["id"]))]
         exp.files.append(WitnessFile(w["id"], new_path, w["source"], nodes, w["requirement"],
-                                     sorted(refutes[w["id"]])))
+                                     sorted(refutes[w["id"]]), decision_record(approvals.get(w["id"]))))
         exp.refuted = sorted(set(exp.refuted) | set(refutes[w["id"]]))
     for exp in out.values():
         task = (tasks or {}).get(exp.task_id)
@@ -131,7 +138,7 @@ def _is_fail(status: str) -> bool:
     return status in ("failed", "error", "timed_out", "not_found")
 
 
-async def check_export(sb, task, exp: TaskExport, trials: dict) -> dict[str, Any]:
+async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict) -> dict[str, Any]:
     """Run the strengthened suite in real worlds and split new ids into f2p / p2p.
 
     A task with its own evaluator is judged by it instead (engine.export_official): the
@@ -201,7 +208,7 @@ def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
     config["p2p_node_ids"] = exp.pass_to_pass
     config["testjack"] = {"added_f2p": exp.new_fail_to_pass, "added_p2p": exp.new_pass_to_pass,
                           "witnesses": [{"id": f.witness_id, "path": f.path, "requirement": f.requirement,
-                                         "refutes": f.refutes} for f in exp.files],
+                                         "refutes": f.refutes, "decision": f.decision} for f in exp.files],
                           "checked": exp.check is not None and bool(exp.check.get("ok"))}
     config_path.write_text(json.dumps(config, indent=2) + "\n")
     wdir = dest / "testjack_witnesses"
@@ -227,6 +234,7 @@ def swebench_row(exp: TaskExport, task) -> dict[str, Any]:
     row["PASS_TO_PASS"] = json.dumps(exp.pass_to_pass)
     row["testjack_added"] = {"FAIL_TO_PASS": exp.new_fail_to_pass, "PASS_TO_PASS": exp.new_pass_to_pass,
                              "witnesses": [f.witness_id for f in exp.files],
+                             "decisions": {f.witness_id: f.decision for f in exp.files},
                              "check": exp.check}
     return row
 

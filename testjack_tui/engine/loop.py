@@ -12,16 +12,17 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
 from .aio import gather_all
 from .approval import judge
 from .config import SessionConfig
 from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TrialRefuted, TrialState,
-                     WitnessConfirmed)
+                     WitnessConfirmed, WitnessReplayed)
 from .hooks import Hooks, WitnessClass, WitnessRecord
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
-from .roles import AuditContext, AuditOutcome, Candidate, ChecklistItem
+from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
 from .runner import RunResult, TestRunner, is_failing
 from .sampling import SamplerContext, SamplerState, make_sampler
 from .store import SessionStore
@@ -43,7 +44,7 @@ class EngineEnv:
     approver: Any  # roles.Approver
     control: Any  # control.Control
     emit: Callable[[object], None]
-    sandbox: Any
+    sandbox: SandboxBackend
     hooks: Hooks = field(default_factory=Hooks)
     # (env, task, trial, worlds, evidence) -> WorldTools for one agent session
     tools_factory: Callable[..., Any] | None = None
@@ -130,9 +131,25 @@ class TaskLoop:
             except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
                 self._emit(Log(self.env.session_id, level="warning",
                                message=f"evidence for {trial.id} failed: {exc}"))
+        if self.env.cfg.mutants and (self.task.language or "python") == "python" and worlds.get("model"):
+            merged["mutation"] = await self._mutation_evidence(trial, worlds["model"], merged.get("ghost"))
         self.evidence[trial.id] = merged
         self.env.store.put_evidence(self.task.id, trial.id, merged)
         return merged
+
+    async def _mutation_evidence(self, trial: Trial, world, ghost: dict | None) -> dict:
+        from .detectors.mutation import MutationReport, collect_mutation_evidence
+
+        try:
+            report = await collect_mutation_evidence(self.env.runner, self.env.sandbox, self.task, trial,
+                                                     world, self.env.cfg.mutants, ghost)
+        except BudgetExceeded:
+            raise
+        except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
+            report = MutationReport(error=f"{type(exc).__name__}: {exc}"[:300])
+        self._emit(Log(self.env.session_id, level="info",
+                       message=f"{trial.id}: mutation: {report.to_text().splitlines()[0]}"))
+        return report.to_dict()
 
     def _static_evidence(self) -> dict[str, dict]:
         """Static detector evidence of every trial, for the sampler: pure functions of the diff,
@@ -247,7 +264,7 @@ class TaskLoop:
         round_no = self.round + 1
         stored_round = {r["round"]: r for r in env.store.rounds(task.id)}.get(round_no)
         if stored_round is None or stored_round["state"] != "done":
-            await env.control.gate(f"round {round_no} of {task.id}")
+            await env.control.gate(f"round {round_no} of {task.id}", task.id)
         state = SamplerState(round=round_no, refuted=sorted(self.refuted_ids()),
                              clean=[t for t in self.audited if t not in self.refuted_ids()],
                              audited=list(self.audited),
@@ -361,6 +378,8 @@ class TaskLoop:
         if run_key:
             self.run_keys[(trial_id, witness_id)] = run_key
         self.env.store.put_witness_run(witness_id, trial_id, self.task.id, status, run_key)
+        self._emit(WitnessReplayed(self.env.session_id, task_id=self.task.id, witness_id=witness_id,
+                                   trial_id=trial_id, status=status, run_key=run_key))
 
     def _replay_targets(self, source_trial: str) -> list[str]:
         if self.env.cfg.replay_scope == "active":

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from testjack_tui.engine.ambiguity import rho as rho_of
+from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
+from testjack_tui.engine.detectors.mutation import MutationReport
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
@@ -95,9 +97,15 @@ def _load_benchmark(ref: str | None):
 
 
 def _message(run: dict | None, witness: dict) -> str:
+    return run_message(run, witness["path"], witness.get("test_ids") or ())
+
+
+def run_message(run: dict | None, path: str, test_ids=()) -> str:
+    """What a stored run says about one test file: its tests' failure messages, else the
+    output's tail. Untrusted text (it comes from a trial's world)."""
     if not run:
         return ""
-    path, ids = witness["path"], set(witness.get("test_ids") or [])
+    ids = set(test_ids)
     parts = []
     for node, o in sorted((run.get("outcomes") or {}).items()):
         if node in ids or node == path or node.startswith(path + "::"):
@@ -217,6 +225,9 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
                     + ". " + v.justification
             data = v.to_dict()
             data["state"] = entry["state"]
+            for finding in data["findings"]:
+                finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
+            data["mutation"] = (store.get_evidence(trial_id) or {}).get("mutation")
             trial_reports.append(data)
 
     report: dict[str, Any] = {
@@ -233,6 +244,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
                   for tid, t in summary["tasks"].items()},
         "trials": trial_reports,
         "underspecified_prompts": underspecified,
+        "decisions": decisions_table(store.approvals(), verdicts),
     }
     report["tables"] = _tables(report, corpus)
     audited_tasks = [tid for tid, t in summary["tasks"].items() if t["well_formed"]]
@@ -249,6 +261,33 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
         report["scoring"] = score_against_labels(report, load_labels(Path(labels_path)), corpus)
         report["scoring"]["labels_file"] = str(labels_path)
     return report
+
+
+def decisions_table(approvals: list[dict], verdicts: dict[str, dict]) -> list[dict[str, Any]]:
+    """Every decision a person took (operator approvals, overrules, judgements), oldest first:
+    who decided what about which candidate, against what the reviewer said."""
+    out = []
+    for a in approvals:
+        if a.get("by") != "operator":
+            continue
+        record = decision_record(a)
+        verdict = verdicts.get(a["candidate_id"]) or {}
+        out.append({"candidate": a["candidate_id"], "task": a.get("task_id") or "",
+                    "trial": a.get("trial_id") or verdict.get("trial_id") or "",
+                    "requirement": verdict.get("requirement") or "",
+                    "reviewer_label": record["reviewer_label"] or verdict.get("label") or "",
+                    "decision": record["decision"], "label": a.get("label") or "",
+                    "counts": bool(a.get("counts")), "by": record["by"], "note": record["note"],
+                    "at": _iso(record["at"])})
+    return out
+
+
+def _iso(at: float | None) -> str:
+    if not at:
+        return ""
+    import datetime
+
+    return datetime.datetime.fromtimestamp(float(at), datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
@@ -357,6 +396,16 @@ def session_markdown(report: dict) -> str:
         out += [f"## {title}: passing → refuted", "", _md_table(rows, cols)]
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report["verdict_counts"].items()],
                                         [("verdict", "label"), ("trials", "n")])]
+    decisions = report.get("decisions") or []
+    overrules = [d for d in decisions if d["decision"] == "overruled"]
+    out += ["## Operator decisions", ""]
+    if decisions:
+        out.append(f"{len(decisions)} decision(s) by the operator, {len(overrules)} overruling the reviewer.\n")
+        out.append(_md_table([dict(d, counts="yes" if d["counts"] else "no") for d in decisions],
+                             [("candidate", "candidate"), ("trial", "trial"), ("reviewer said", "reviewer_label"),
+                              ("decision", "decision"), ("counts", "counts"), ("note", "note"), ("at (UTC)", "at")]))
+    else:
+        out += ["None: every verdict was decided automatically (valid verdicts count).", ""]
     out += ["## Underspecified prompts", "",
             _md_table(report["tables"]["underspecified"],
                       [("benchmark", "benchmark"), ("#Tasks", "tasks"), ("tasks", "names")])]
@@ -411,6 +460,7 @@ def trial_markdown(t: dict) -> str:
                 f"- **Which clause of P:** {ex['which_clause']}",
                 f"- **Why T0 missed it:** {ex['why_t0_missed_it']}", "",
                 f"Re-run: `{f['command']}` ({f['command_note']}).", "",
+                decision_line(f.get("decision")), "",
                 f"Runs: reference **{f['runs']['reference']['status']}**, model **{f['runs']['model']['status']}**.",
                 "", "```", (f["runs"]["model"].get("message") or "").strip()[:1500], "```", "",
                 "```python", f["test_source"].rstrip(), "```", ""]
@@ -431,11 +481,25 @@ def trial_markdown(t: dict) -> str:
         out += ["## Ghost branches", "", f"{g.get('added_line_pct')}% of added lines and "
                 f"{g.get('added_branch_pct')}% of added branches run under T0.", ""]
         out += [f"- {x['file']}:{x['line']}: `{x['code'].strip()[:160]}`" for x in g.get("ghost_lines", [])[:20]]
+    mutation = MutationReport.from_dict(t.get("mutation"))
+    if mutation is not None:
+        out += ["", "## Mutation evidence", "", mutation.to_text(), ""]
     return "\n".join(out) + "\n"
 
 
+def decision_line(d: dict | None) -> str:
+    """One sentence: who let a witness count."""
+    if not d or d.get("decision") in (None, "", "auto"):
+        return "Decision: counted automatically (the reviewer labelled it valid)."
+    said = f" (the reviewer said {d['reviewer_label']})" if d.get("reviewer_label") else ""
+    when = f" at {_iso(d['at'])}" if d.get("at") else ""
+    verb = {"overruled": "OVERRULED by the operator", "judged": "judged valid by the operator (as reviewer)",
+            "approved": "approved by the operator"}.get(d["decision"], d["decision"])
+    return f"Decision: {verb}{said}{when}" + (f": {d['note']}" if d.get("note") else ".")
+
+
 CSV_FIELDS = ("task_id", "trial_id", "model", "agent", "state", "label", "confidence", "refuted",
-              "findings", "witnesses", "ambiguous", "structural_signals")
+              "findings", "witnesses", "ambiguous", "structural_signals", "decisions")
 
 
 def session_csv(report: dict) -> str:
@@ -449,7 +513,9 @@ def session_csv(report: dict) -> str:
                     "findings": len(t["findings"]),
                     "witnesses": " ".join(f["witness_id"] for f in t["findings"]),
                     "ambiguous": " ".join(a["witness_id"] for a in t["ambiguous"]),
-                    "structural_signals": sum(1 for s in t["signals"] if s.get("structural"))})
+                    "structural_signals": sum(1 for s in t["signals"] if s.get("structural")),
+                    "decisions": " ".join(f"{f['witness_id']}:{(f.get('decision') or {}).get('decision', 'auto')}"
+                                          for f in t["findings"])})
     return buf.getvalue()
 
 

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from sandbox.backend import SandboxBackend
+
 from .events import TestRunFinished
 from .store import SessionStore
 
@@ -105,7 +107,7 @@ def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: boo
 
 @dataclass
 class TestRunner:
-    sandbox: Any  # sandbox.Sandbox
+    sandbox: SandboxBackend
     store: SessionStore
     budget: Any  # budget.Budget
     emit: Callable[[object], None]

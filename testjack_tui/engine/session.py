@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from sandbox.backend import BackendFactory, SandboxBackend, make_backend
 from testjack_tui import paths
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark
@@ -69,8 +70,8 @@ class AuditSession:
     """One audit session. Construct with `create` or `open`.
 
     Optional dependencies (tests and embedders): `benchmark` (a loaded Benchmark), `roles`
-    (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (called as
-    `factory(listener=..., session=...)`, returns an async context manager yielding a Sandbox),
+    (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (a
+    `sandbox.backend.BackendFactory`; default: the backend named by the config, local or ray),
     `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents).
     """
 
@@ -185,7 +186,7 @@ class AuditSession:
     def _on_world(self, event) -> None:
         self._emit(WorldState(self.id, world=event.world, container=event.container, state=event.kind,
                               command=event.command, text=event.text, exit_code=event.exit_code,
-                              image=event.image))
+                              image=event.image, node=event.node))
 
     # -- control (thread-safe) -------------------------------------------------------------------
     def _call(self, fn: Callable[[], None]) -> None:
@@ -273,13 +274,12 @@ class AuditSession:
             roles = make_roles(self.config.agents, benchmark, self._app_config())
         return roles
 
-    def _sandbox(self):
-        factory = self._deps.get("sandbox_factory")
-        if factory is None:
-            from sandbox import Sandbox
-
-            factory = Sandbox
-        return factory(listener=self._on_world, session=f"tj-{self.id}")
+    def _sandbox(self) -> SandboxBackend:
+        factory: BackendFactory | None = self._deps.get("sandbox_factory")
+        if factory is not None:
+            return factory(listener=self._on_world, session=f"tj-{self.id}")
+        return make_backend(self.config.backend, listener=self._on_world, session=f"tj-{self.id}",
+                            ray_address=self.config.ray_address)
 
     def _select(self, benchmark: Benchmark) -> list[tuple[Any, list]]:
         cfg = self.config
@@ -446,15 +446,17 @@ def list_sessions() -> list[dict[str, Any]]:
             store = SessionStore(path)
             meta = store.all_meta()
             config = meta.get("config") or {}
-            refuted = len({r["trial_id"] for r in store.refutations()})
+            counts = store.counts()
             totals = store.ledger_totals()
             out.append({
                 "id": folder.name, "state": effective_state(meta), "reason": meta.get("state_reason", ""),
                 "benchmark": config.get("benchmark"), "mode": config.get("mode"),
                 "seed": config.get("seed"), "label": config.get("label", ""),
                 "created": meta.get("created"), "updated": meta.get("updated"),
-                "tasks": len(meta.get("corpus") or {}), "refuted": refuted,
-                "witnesses": len(store.witnesses()), "usd": round(totals["usd"], 6),
+                "tasks": len(meta.get("corpus") or {}), "refuted": counts["refuted"],
+                "witnesses": counts["witnesses"], "rounds": counts["rounds"],
+                "decisions": counts["decisions"], "overrules": counts["overrules"],
+                "usd": round(totals["usd"], 6),
                 "test_runs": store.count_runs(), "path": str(folder),
             })
             store.close()

@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS verdicts (
     explicit INTEGER, quote TEXT, reason TEXT, reviewer TEXT, at REAL);
 CREATE TABLE IF NOT EXISTS approvals (
     candidate_id TEXT PRIMARY KEY, request_id TEXT, task_id TEXT, counts INTEGER, label TEXT,
-    by TEXT, note TEXT, at REAL);
+    by TEXT, note TEXT, at REAL, reviewer_label TEXT DEFAULT '', decision TEXT DEFAULT '',
+    trial_id TEXT);
 CREATE TABLE IF NOT EXISTS audits (
     task_id TEXT, trial_id TEXT, data TEXT, at REAL, PRIMARY KEY (task_id, trial_id));
 CREATE TABLE IF NOT EXISTS witnesses (
@@ -74,6 +75,14 @@ CREATE TABLE IF NOT EXISTS ledger (
 CREATE TABLE IF NOT EXISTS evidence (trial_id TEXT PRIMARY KEY, task_id TEXT, data TEXT, at REAL);
 CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, at REAL);
 """
+
+# Columns added after a table was first created: (table, column, declaration). A database
+# written by an older version gets them on open; rows it holds read as the defaults.
+ADDED_COLUMNS = (
+    ("approvals", "reviewer_label", "TEXT DEFAULT ''"),
+    ("approvals", "decision", "TEXT DEFAULT ''"),
+    ("approvals", "trial_id", "TEXT"),
+)
 
 
 def session_dir(session_id: str) -> Path:
@@ -109,6 +118,13 @@ class SessionStore:
             # NORMAL in WAL mode: a committed step survives the process being killed.
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
+            self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        for table, column, declaration in ADDED_COLUMNS:
+            have = {r["name"] for r in self._db.execute(f"PRAGMA table_info({table})")}
+            if column not in have:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     # -- plumbing -----------------------------------------------------------------------------
     @classmethod
@@ -310,9 +326,15 @@ class SessionStore:
                 for r in self._rows("SELECT * FROM verdicts ORDER BY at")]
 
     def put_approval(self, candidate_id: str, request_id: str, task_id: str, counts: bool,
-                     label: str, by: str, note: str) -> None:
-        self._exec("INSERT OR REPLACE INTO approvals VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (candidate_id, request_id, task_id, int(counts), label, by, note, time.time()))
+                     label: str, by: str, note: str, reviewer_label: str = "", decision: str = "",
+                     trial_id: str | None = None) -> None:
+        """Who decided what: the reviewer's label, the label that stands, and the decision
+        ("approved" | "overruled" | "judged" | "auto", see approval.decision_kind)."""
+        self._exec("INSERT OR REPLACE INTO approvals(candidate_id, request_id, task_id, counts, label, "
+                   "by, note, at, reviewer_label, decision, trial_id) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (candidate_id, request_id, task_id, int(counts), label, by, note, time.time(),
+                    reviewer_label, decision, trial_id))
 
     def get_approval(self, candidate_id: str) -> dict | None:
         row = self._row("SELECT * FROM approvals WHERE candidate_id = ?", (candidate_id,))
@@ -424,6 +446,18 @@ class SessionStore:
     def largest_prompt(self) -> int:
         row = self._row("SELECT COALESCE(MAX(prompt_tokens), 0) AS n FROM ledger")
         return int(row["n"])
+
+    def counts(self) -> dict[str, int]:
+        """The session's headline numbers, as the header, `sessions` and the report label them:
+        confirmed witnesses, refuted trials (distinct, refutations not withdrawn), finished
+        rounds, and decisions the operator took (of them overrules)."""
+        row = self._row(
+            "SELECT (SELECT COUNT(*) FROM witnesses) AS witnesses, "
+            "(SELECT COUNT(DISTINCT trial_id) FROM refutations WHERE withdrawn = 0) AS refuted, "
+            "(SELECT COUNT(*) FROM rounds WHERE state = 'done') AS rounds, "
+            "(SELECT COUNT(*) FROM approvals WHERE by = 'operator') AS decisions, "
+            "(SELECT COUNT(*) FROM approvals WHERE decision = 'overruled') AS overrules")
+        return {k: int(row[k]) for k in ("witnesses", "refuted", "rounds", "decisions", "overrules")}
 
     def count_runs(self) -> int:
         row = self._row("SELECT COUNT(*) AS n FROM runs")

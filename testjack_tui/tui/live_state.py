@@ -19,8 +19,8 @@ AGENT_ENTRIES = 500  # agent stream entries kept
 RESULT_PREVIEW = 400  # characters of a tool result shown before "expand"
 
 # Sections a widget can watch.
-TRIALS, WORLDS, OUTPUT, AGENT, CANDIDATES, APPROVALS, BUDGET, STATUS, LOG = (
-    "trials", "worlds", "output", "agent", "candidates", "approvals", "budget", "status", "log")
+TRIALS, WORLDS, OUTPUT, AGENT, CANDIDATES, APPROVALS, BUDGET, STATUS, LOG, MATRIX = (
+    "trials", "worlds", "output", "agent", "candidates", "approvals", "budget", "status", "log", "matrix")
 
 
 @dataclass
@@ -122,7 +122,10 @@ class CandidateView:
     reason: str = ""
     explicit: bool | None = None
     request_id: str = ""
-    decision: str = ""  # "" | "pending" | "approved" | "overruled" | "auto"
+    decision: str = ""  # "" | "pending" | "approved" | "overruled" | "judged" | "auto"
+    reviewer_label: str = ""  # what the reviewer said (the label that stands is `label`)
+    note: str = ""
+    decided_at: float | None = None
     counts: bool | None = None
     witness: bool = False
     runs: list = field(default_factory=list)  # (world, summary)
@@ -169,8 +172,14 @@ class LiveSession:
         self.agent_total = 0  # entries ever added (a viewer uses it to append only new ones)
         self.candidates: OrderedDict[str, CandidateView] = OrderedDict()
         self.pending: OrderedDict[str, ev.ApprovalRequested] = OrderedDict()
-        self.witnesses: list[ev.WitnessConfirmed] = []
-        self.refutations: list[ev.TrialRefuted] = []
+        # Keyed, so replaying stored history and then running again never counts twice.
+        self.witnesses: dict[str, ev.WitnessConfirmed] = {}
+        self.refutations: dict[tuple[str, str], ev.TrialRefuted] = {}
+        self.rounds_finished: set[tuple[str, int]] = set()
+        self.task_round: dict[str, tuple[int, str]] = {}  # task -> (round, trial) being audited
+        self.task_paused: dict[str, str] = {}  # task -> what it waits for
+        # The replay matrix: (task, witness, trial) -> (status, run key).
+        self.replays: dict[tuple[str, str, str], tuple[str, str | None]] = {}
         self.budget: ev.BudgetChanged | None = None
         self.log: deque[tuple[str, str]] = deque(maxlen=200)
         self.log_total = 0
@@ -200,7 +209,13 @@ class LiveSession:
     # -- folding -----------------------------------------------------------------------------
     def apply(self, event: Any) -> None:
         self.events_seen += 1
-        handler = getattr(self, "_on_" + getattr(event, "kind", ""), None)
+        kind = getattr(event, "kind", "")
+        task_id = getattr(event, "task_id", "")
+        if task_id and kind != "paused" and task_id in self.task_paused:
+            # Any step of a task means it is no longer held at its gate.
+            del self.task_paused[task_id]
+            self.dirty.add(STATUS)
+        handler = getattr(self, "_on_" + kind, None)
         if handler is not None:  # kinds we do not know are ignored (events.py says so)
             handler(event)
 
@@ -223,7 +238,8 @@ class LiveSession:
         self.session_id = e.session_id or self.session_id
         self.benchmark, self.mode, self.agent = e.benchmark, e.mode, e.agent
         self.tasks = list(e.tasks)
-        self.state = "running"
+        self.state, self.reason, self.waiting_for = "running", "", ""
+        self.task_paused.clear()
         if self.tasks and not self.current_task:
             self.current_task = self.tasks[0]
         self.dirty |= {STATUS, TRIALS}
@@ -237,7 +253,29 @@ class LiveSession:
 
     def _on_paused(self, e: ev.Paused) -> None:
         self.state, self.reason, self.waiting_for = "paused", e.reason, e.waiting_for
+        if e.task_id:
+            self.task_paused[e.task_id] = e.waiting_for
         self.dirty.add(STATUS)
+
+    def limits_raised(self) -> None:
+        """The operator raised a limit: a budget pause no longer holds (the run resumes)."""
+        if self.reason.startswith("budget"):
+            self.reason, self.waiting_for = "limits raised", ""
+            self.dirty.add(STATUS)
+
+    def task_line(self, task_id: str) -> str:
+        """What one task is doing, for the status line."""
+        if task_id in self.task_paused:
+            return f"waits: {self.task_paused[task_id]}"
+        if any(r.task_id == task_id for r in self.pending.values()):
+            return "waits for your decision"
+        check = self.checks.get(task_id)
+        if check is not None and not check.well_formed:
+            return "not well-formed, excluded"
+        if task_id in self.task_round:
+            number, trial = self.task_round[task_id]
+            return f"round {number} → {short_id(trial, task_id)}"
+        return "checking the task" if self.running else ""
 
     def _on_task_checked(self, e: ev.TaskChecked) -> None:
         self.checks[e.task_id] = e
@@ -256,13 +294,19 @@ class LiveSession:
 
     def _on_round_started(self, e: ev.RoundStarted) -> None:
         self.current_task, self.round, self.round_trial = e.task_id, e.round, e.trial_id
+        self.task_round[e.task_id] = (e.round, e.trial_id)
         if self.state in ("starting", "paused"):
             self.state, self.reason, self.waiting_for = "running", "", ""
         self.dirty |= {STATUS, TRIALS}
 
     def _on_round_finished(self, e: ev.RoundFinished) -> None:
-        self.rounds_done += 1
+        self.rounds_finished.add((e.task_id, e.round))
+        self.rounds_done = len(self.rounds_finished)
         self.dirty.add(STATUS)
+
+    def _on_witness_replayed(self, e: ev.WitnessReplayed) -> None:
+        self.replays[(e.task_id, e.witness_id, e.trial_id)] = (e.status, e.run_key)
+        self.dirty.add(MATRIX)
 
     def _on_world_state(self, e: ev.WorldState) -> None:
         world = self.worlds.get(e.world)
@@ -361,29 +405,39 @@ class LiveSession:
         c = self.candidates.get(e.candidate_id)
         if c is not None:
             c.counts = e.counts
-            if e.by == "operator":
-                c.decision = "overruled" if (request is not None and e.label != request.label) else "approved"
+            reviewer_label = e.reviewer_label or (request.label if request is not None else c.label)
+            # The engine says which decision it was (approval.decision_kind); events stored by
+            # an older version do not, and are read the same way.
+            if e.decision:
+                c.decision = e.decision
+            elif e.by == "operator":
+                c.decision = "approved" if e.counts == (reviewer_label == "valid") else "overruled"
             else:
                 c.decision = "auto"
+            c.reviewer_label = reviewer_label
+            c.note, c.decided_at = e.note, e.at
             c.label = e.label or c.label
-        self.dirty |= {APPROVALS, CANDIDATES}
+        self.dirty |= {APPROVALS, CANDIDATES, STATUS}
 
     def _on_witness_confirmed(self, e: ev.WitnessConfirmed) -> None:
-        self.witnesses.append(e)
+        self.witnesses[e.witness_id] = e
         c = self.candidates.get(e.witness_id)
         if c is not None:
             c.witness = True
-        self.dirty |= {CANDIDATES, STATUS}
+        self.dirty |= {CANDIDATES, STATUS, MATRIX}
 
     def _on_trial_refuted(self, e: ev.TrialRefuted) -> None:
-        self.refutations.append(e)
+        self.refutations[(e.trial_id, e.witness_id)] = e
         trial = self._trial(e.task_id, e.trial_id)
         trial.state, trial.by = "refuted", e.witness_id
         self.dirty |= {TRIALS, STATUS}
 
+    @property
+    def refuted_trials(self) -> int:
+        return len({trial for trial, _ in self.refutations})
+
     def _on_refutation_withdrawn(self, e: ev.RefutationWithdrawn) -> None:
-        self.refutations = [r for r in self.refutations
-                            if not (r.trial_id == e.trial_id and r.witness_id == e.witness_id)]
+        self.refutations.pop((e.trial_id, e.witness_id), None)
         trial = self._trial(e.task_id, e.trial_id)
         if trial.by == e.witness_id:
             trial.state, trial.by = "ambiguous", f"{e.witness_id} (ρ={e.rho:.2f})"

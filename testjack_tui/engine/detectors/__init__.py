@@ -9,6 +9,10 @@ Every signal names a file, a line and an excerpt; none refutes a trial by itself
 """
 from __future__ import annotations
 
+from typing import Any
+
+from sandbox.backend import SandboxBackend
+from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.diffparse import FileDiff, Line, parse_diff
 from testjack_tui.engine.detectors.ghost import GhostReport, collect_ghost_branches, intersect
 from testjack_tui.engine.detectors.literals import collision_signals
@@ -67,7 +71,8 @@ def _model_world(worlds):
     return getattr(worlds, "model", worlds)
 
 
-async def evidence_provider(sandbox, task, trial, worlds=None) -> dict:
+async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: Trial,
+                            worlds: Any = None) -> dict:
     """The engine's evidence hook: static evidence always; ghost branches when a model world
     and a sandbox are at hand (Python tasks). Returns Evidence.to_dict() for storage."""
     evidence = collect_static_evidence(task, trial)

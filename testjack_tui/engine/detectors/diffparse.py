@@ -26,6 +26,9 @@ class FileDiff:
     added: list[Line] = field(default_factory=list)
     removed: list[Line] = field(default_factory=list)
     binary: bool = False
+    # Every hunk line in order, for viewers: (tag "+" | "-" | " " | "@", number, text); the
+    # number is the new file's for "+" and context, the old file's for "-"; "@" starts a hunk.
+    rows: list[tuple[str, int, str]] = field(default_factory=list, repr=False, compare=False)
     header_done: bool = field(default=False, repr=False, compare=False)  # "+++" line seen
 
     @property
@@ -52,6 +55,7 @@ def parse_diff(patch: str) -> list[FileDiff]:
         in_hunk = current is not None and (old_left > 0 or new_left > 0)
         if in_hunk and raw[:1] in ("+", "-", " ", ""):
             tag, text = raw[:1], raw[1:]
+            current.rows.append((tag or " ", old_no if tag == "-" else new_no, text))
             if tag == "+":
                 current.added.append(Line(new_no, text))
                 new_no += 1
@@ -104,6 +108,7 @@ def parse_diff(patch: str) -> list[FileDiff]:
             current.binary = True
         hunk = _HUNK.match(raw)
         if hunk:
+            current.rows.append(("@", int(hunk.group(3)), raw))
             old_no = int(hunk.group(1))
             old_left = int(hunk.group(2)) if hunk.group(2) is not None else 1
             new_no = int(hunk.group(3))

@@ -11,6 +11,9 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sandbox.api import WorldRef
+from sandbox.backend import SandboxBackend
+from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.diffparse import FileDiff, parse_diff
 from testjack_tui.engine.detectors.scope import categorize
 from testjack_tui.engine.detectors.signals import Signal
@@ -169,7 +172,8 @@ def parse_coverage_output(text: str) -> dict[str, Any] | None:
         return None
 
 
-async def collect_ghost_branches(sandbox, task, trial, world) -> GhostReport:
+async def collect_ghost_branches(sandbox: SandboxBackend, task: Task, trial: Trial,
+                                 world: WorldRef) -> GhostReport:
     """Run T0 with branch coverage in the model world and intersect with the trial's diff.
 
     Trial code runs inside the sandbox (network none, limits, timeout). It could forge its own

@@ -16,8 +16,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import (Footer, Header, Input, Label, RichLog, Static, TabbedContent, TabPane,
-                             TextArea)
+from textual.widgets import (DataTable, Footer, Header, Input, Label, RichLog, Static, TabbedContent,
+                             TabPane, TextArea)
 from textual.worker import Worker, WorkerState
 
 from testjack_tui.tui import live_state as ls
@@ -86,6 +86,18 @@ def start_new_session(app: Any, kwargs: dict, benchmark: Any) -> None:
     app.push_screen(AuditScreen(session, benchmark, views, roles=roles))
 
 
+def stored_trial_views(store: Any) -> list[ls.TrialView]:
+    """The session's passing trials with model and agent, from its own record (the corpus it
+    stored when it started): a reopened session shows them before the benchmark is read."""
+    views = []
+    for task_id, trials in sorted((store.get_meta("corpus") or {}).items()):
+        for t in trials:
+            if t.get("official_pass"):
+                views.append(ls.TrialView(task_id, t["id"], model=t.get("model") or "",
+                                          agent=t.get("agent") or ""))
+    return views
+
+
 def open_existing_session(app: Any, session_id: str, info: dict | None = None) -> None:
     """A finished session opens on its report; anything else resumes on the Audit screen."""
     from testjack_tui.engine.session import AuditSession
@@ -95,15 +107,15 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
         from testjack_tui.tui.screens.report import ReportScreen
         app.push_screen(ReportScreen(session))
         return
-    roles = None
-    benchmark = None
-    if "operator" in session.config.agents.values():
-        from benchmarks import load_benchmark
+    from benchmarks import load_benchmark
 
-        benchmark = load_benchmark(session.config.benchmark)
-        roles = roles_for(session.config.agents, benchmark)
-        session = AuditSession.open(session_id, benchmark=benchmark, roles=roles)
-    app.push_screen(AuditScreen(session, benchmark, [], resumed=True, roles=roles))
+    # Loaded once here: the run needs it, and the prompt and diff views show it.
+    benchmark = load_benchmark(session.config.benchmark)
+    roles = roles_for(session.config.agents, benchmark)
+    session = AuditSession.open(session_id, benchmark=benchmark,
+                                **({"roles": roles} if roles is not None else {}))
+    app.push_screen(AuditScreen(session, benchmark, stored_trial_views(session.store), resumed=True,
+                                roles=roles))
 
 
 class AuditScreen(Screen):
@@ -121,6 +133,8 @@ class AuditScreen(Screen):
         Binding("r", "run_to_end", "Run all", tooltip="leave step mode and run to the end", id="audit.run"),
         Binding("p", "pause", "Pause", tooltip="hold every task at its next step", id="audit.pause"),
         Binding("s", "stop", "Stop", tooltip="stop the session (it stays resumable)", id="audit.stop"),
+        Binding("v", "review", "Review", tooltip="open the pending decision: the candidate, its runs, the "
+                "reviewer's quote of the prompt, the prompt and the diff", id="audit.review"),
         Binding("a", "approve", "Approve", tooltip="accept the reviewer's verdict on the pending candidate "
                 "(with the operator as reviewer: valid)",
                 id="audit.approve"),
@@ -130,6 +144,10 @@ class AuditScreen(Screen):
         Binding("l", "limits", "Limits", tooltip="change budget limits; raising one resumes a paused session",
                 id="audit.limits"),
         Binding("g", "report", "Report", tooltip="open the report of this session", id="audit.report"),
+        Binding("i", "prompt", "Prompt", tooltip="the task prompt P of the selected trial or candidate",
+                id="audit.prompt"),
+        Binding("d", "diff", "Diff", tooltip="the diff of the selected trial (ghost lines marked)",
+                id="audit.diff"),
         Binding("f2", "tab('trials-tab')", "Trials tab", priority=True, show=False, id="audit.tab_trials"),
         Binding("f3", "tab('candidates-tab')", "Candidates tab", priority=True, show=False,
                 id="audit.tab_candidates"),
@@ -162,6 +180,7 @@ class AuditScreen(Screen):
         self._output_drawn = 0.0
         self._output_waiting = False
         self._operator_waiting: tuple | None = None  # (task, trial) while the engine waits for a test
+        self._stored_counts = {"witnesses": 0, "refuted": 0, "rounds": 0, "decisions": 0, "overrules": 0}
         agents = self.config.agents
         # With the operator as reviewer there is no reviewer's label to approve: a = valid, o = invalid.
         self.operator_judges = agents.get("reviewer") == "operator"
@@ -335,7 +354,7 @@ class AuditScreen(Screen):
             tabs = self.query_one("#audit-tabs", TabbedContent)
             tabs.get_tab("candidates-tab").label = f"Candidates F3 ({pending} pending)" if pending else "Candidates F3"
         if ls.BUDGET in dirty or ls.STATUS in dirty:
-            self.query_one(BudgetGauges).show(s, self._rounds_limit())
+            self.query_one(BudgetGauges).show(s, self._rounds_limit(), self._stored_counts["rounds"])
         if ls.LOG in dirty:
             log = self.query_one("#event-log", RichLog)
             new = min(s.log_total - self._log_shown, len(s.log))
@@ -351,32 +370,66 @@ class AuditScreen(Screen):
         tasks = self.state.tasks or sorted({t.task_id for t in self.state.trials.values()})
         return rounds * max(1, len(tasks))
 
+    def _counts(self) -> dict[str, int]:
+        """The headline numbers from the session's store: the same the report and `sessions`
+        show, however many times events were replayed."""
+        try:
+            self._stored_counts = self.session.store.counts()
+        except Exception as error:  # noqa: BLE001 - a closed store: keep the last numbers
+            log_exception(error, "store counts")
+        return self._stored_counts
+
     def _status_text(self) -> Text:
         s = self.state
         text = Text()
-        text.append(f"● {s.state}", style=STATE_STYLE.get(s.state, ""))
-        if s.state == "paused" and s.waiting_for:
-            text.append(f" (waiting for {s.waiting_for})", style="yellow")
-        elif s.reason and s.state != "running":
-            text.append(f" ({s.reason})", style="dim")
-        text.append(f"  {s.session_id}", style="dim")
-        if s.mode:
-            text.append(f"  {s.mode}")
-        if s.current_task:
-            text.append(f"  task {s.current_task}")
-        if s.round:
-            text.append(f"  round {s.round}")
-            if s.round_trial:
-                text.append(f" → {ls.short_id(s.round_trial, s.current_task)}", style="magenta")
-        text.append(f"  witnesses {len(s.witnesses)}  refutations {len(s.refutations)}")
         if s.pending:
-            keys = "a valid · o invalid" if self.operator_judges else "a approve · o overrule"
-            text.append(f"  {len(s.pending)} decision(s) pending (F3): {keys}", style="bold reverse yellow")
+            n = len(s.pending)
+            keys = "v review · a valid · o invalid" if self.operator_judges else "v review · a approve · o overrule"
+            text.append(f" {n} decision{'s' if n != 1 else ''} waiting for you ({keys}) ",
+                        style="bold reverse yellow")
+            text.append(" ")
         if self._operator_waiting:
             task, trial = self._operator_waiting
-            text.append(f"  waiting for your test on {trial or 'the task analysis of ' + task} (F6)",
+            text.append(f" waiting for your test on {trial or 'the task analysis of ' + task} (F6) ",
                         style="bold reverse yellow")
+            text.append(" ")
+        text.append(f"● {s.state}", style=STATE_STYLE.get(s.state, ""))
+        if s.state == "paused" and s.reason.startswith("budget"):
+            text.append(f" ({self._budget_reason()} — l raises it)", style="yellow")
+        elif s.reason and s.state not in ("running", "paused"):
+            text.append(f" ({s.reason})", style="dim")
+        counts = self._counts()
+        limit = self._rounds_limit()
+        text.append(f"  refuted {counts['refuted']} · witnesses {counts['witnesses']} · "
+                    f"rounds {counts['rounds']}" + (f"/{limit}" if limit else ""))
+        if counts.get("overrules"):
+            text.append(f" · overrules {counts['overrules']}", style="magenta")
+        if s.mode:
+            text.append(f"  {s.mode}", style="dim")
+        tasks = s.tasks or sorted({t.task_id for t in s.trials.values()})
+        if s.running or s.state == "paused":
+            lines = [(t, s.task_line(t)) for t in tasks]
+            lines = [(t, line) for t, line in lines if line]
+            if lines:
+                text.append("\n")
+                for i, (task, line) in enumerate(lines):
+                    if i:
+                        text.append("  │  ", style="dim")
+                    text.append(f"{task}: ", style="bold")
+                    text.append(line, style="yellow" if line.startswith("waits") else "")
         return text
+
+    def _budget_reason(self) -> str:
+        """The limit that paused the session, in the gauge's own numbers."""
+        b = self.state.budget
+        name = self.state.reason.split(":", 1)[1].strip() if ":" in self.state.reason else ""
+        if b is None or not name:
+            return self.state.reason
+        used, limit = {"usd": (f"${b.usd:.2f}", b.usd_limit), "tokens": (str(b.tokens), b.tokens_limit),
+                       "seconds": (f"{b.seconds:.0f}s", b.seconds_limit),
+                       "test_runs": (str(b.test_runs), b.test_runs_limit)}.get(name, ("", None))
+        label = name.replace("_", " ")
+        return f"{label} limit reached: {used} of {limit}" if limit is not None else f"{label} limit reached"
 
     def _watch_operator(self) -> None:
         """Tell the operator when the engine starts or stops waiting for their candidate tests."""
@@ -402,6 +455,13 @@ class AuditScreen(Screen):
     # -- stepper -----------------------------------------------------------------------------
     @guarded
     def action_next_round(self) -> None:
+        if self.state.pending and self.session.control.waiting == 0 and self.session_running:
+            # Nothing is held at a step gate: every task waits for the operator's decisions.
+            n = len(self.state.pending)
+            self.app.notify(f"n has nothing to step: the engine waits for {n} decision"
+                            f"{'s' if n != 1 else ''} of yours — v reviews, a approves, o overrules.",
+                            severity="warning", title="Waiting for you")
+            return
         self.session.step_next()
         self._start_run()
 
@@ -409,7 +469,13 @@ class AuditScreen(Screen):
     def action_run_to_end(self) -> None:
         self.session.run_to_end()
         self._start_run()
-        self.app.notify("Running to the end (step mode off).")
+        if self.state.pending:
+            n = len(self.state.pending)
+            self.app.notify(f"Step mode off, but {n} decision{'s' if n != 1 else ''} still wait for you "
+                            "(v reviews): the tasks behind them stay put until you decide.",
+                            severity="warning", title="Run all")
+        else:
+            self.app.notify("Running to the end (step mode off).")
 
     @guarded
     def action_pause(self) -> None:
@@ -446,6 +512,8 @@ class AuditScreen(Screen):
         if limits is None:
             return
         self.session.raise_limits(**limits)
+        self.state.limits_raised()
+        self._redraw({ls.STATUS, ls.BUDGET})
         self.app.notify("Limits updated.")
         if self.state.state == "paused" or not self.session_running:
             self._start_run()
@@ -460,32 +528,113 @@ class AuditScreen(Screen):
             return next(iter(self.state.pending.items()))
         return None
 
-    def _decide(self, overrule: bool) -> None:
-        from testjack_tui.engine.roles import ApprovalDecision
+    def _decide(self, overrule: bool, request_id: str | None = None, note: str = "") -> None:
+        from testjack_tui.services.approvals import operator_decision
 
-        target = self._target_request()
+        target = self._target_request() if request_id is None else (
+            (request_id, self.state.pending[request_id]) if request_id in self.state.pending else None)
         if target is None:
             self.app.notify("No decision is waiting.", severity="warning")
             return
         request_id, request = target
-        label = request.label
-        if self.operator_judges:  # the operator is the reviewer: a = valid, o = invalid
-            counts = not overrule
-            new_label = "valid" if counts else "invalid"
-            note = "judged by the operator"
-        elif overrule:
-            counts = label != "valid"
-            new_label = "valid" if counts else "invalid"
-            note = f"operator overruled the reviewer's '{label}'"
-        else:
-            counts = label == "valid"
-            new_label = label
-            note = "operator approved the reviewer's verdict"
-        self.session.answer(request_id, ApprovalDecision(counts=counts, label=new_label, by="operator",
-                                                         note=note))
+        decision = operator_decision(request.label, overrule=overrule, operator_judges=self.operator_judges,
+                                     note=note, where="in the TUI")
+        self.session.answer(request_id, decision)
         verb = ("Judged" if self.operator_judges else "Overruled" if overrule else "Approved")
-        effect = "counts as a witness" if counts else "does not count"
+        effect = "counts as a witness" if decision.counts else "does not count"
         self.app.notify(f"{verb} {request.candidate_id}: {effect}.", title="Decision sent")
+
+    @guarded
+    def action_review(self, request_id: str | None = None) -> None:
+        """Open the approval dialog on the selected (or oldest) pending decision."""
+        target = self._target_request() if request_id is None else (
+            (request_id, self.state.pending[request_id]) if request_id in self.state.pending else None)
+        if target is None:
+            self.app.notify("No decision is waiting.", severity="warning")
+            return
+        from testjack_tui.services.approvals import approval_context
+        from testjack_tui.tui.screens.approval import ApprovalScreen
+
+        rid, request = target
+        ctx = approval_context(self.session.store, request.candidate_id, self._task_of(request.task_id),
+                               self._trial_of(request.trial_id))
+        if not ctx.label:
+            ctx.label = request.label
+        if not ctx.reason:
+            ctx.reason = request.reason
+
+        def decided(answer: tuple[str, str] | None) -> None:
+            if answer is None or rid not in self.state.pending:
+                return
+            choice, note = answer
+            self._decide(choice == "overrule", request_id=rid, note=note)
+
+        self.app.push_screen(ApprovalScreen(ctx, self.operator_judges, task=self._task_of(request.task_id),
+                                            trial=self._trial_of(request.trial_id),
+                                            evidence=self._evidence_of(request.trial_id),
+                                            waiting=len(self.state.pending)), decided)
+
+    # -- what the operator judges: prompt and diff ---------------------------------------------
+    def _task_of(self, task_id: str | None) -> Any:
+        tasks = self.benchmark.tasks if self.benchmark is not None else {}
+        return tasks.get(task_id or "")
+
+    def _trial_of(self, trial_id: str | None) -> Any:
+        if self.benchmark is None or not trial_id:
+            return None
+        return next((t for t in self.benchmark.trials if t.id == trial_id), None)
+
+    def _evidence_of(self, trial_id: str | None) -> dict | None:
+        return self.session.store.get_evidence(trial_id) if trial_id else None
+
+    def _selected_target(self) -> tuple[str, str | None]:
+        """(task, trial) the prompt / diff keys act on: the focused table's row."""
+        focused = self.focused
+        if isinstance(focused, TrialsTable) and focused.row_count:
+            key = focused.coordinate_to_cell_key(focused.cursor_coordinate).row_key.value or ""
+            task, _, trial = key.partition("/")
+            return task, trial
+        chosen = self.query_one(CandidatesPanel).selected()
+        if chosen is not None:
+            return chosen.task_id, chosen.trial_id
+        trial = self.state.round_trial or None
+        return self.state.current_task, trial
+
+    @guarded
+    def action_prompt(self) -> None:
+        from testjack_tui.tui.screens.inspect import PromptScreen
+
+        task_id, _ = self._selected_target()
+        task = self._task_of(task_id) or self._task_of(self.state.current_task)
+        if task is None:
+            self.app.notify("The prompt is not available: the benchmark is not loaded.", severity="warning")
+            return
+        self.app.push_screen(PromptScreen(task))
+
+    @guarded
+    def action_diff(self, trial_id: str | None = None) -> None:
+        from testjack_tui.tui.screens.inspect import DiffScreen
+
+        trial_id = trial_id or self._selected_target()[1]
+        trial = self._trial_of(trial_id)
+        if trial is None:
+            self.app.notify("Select a trial (or a candidate aimed at one) to see its diff.", severity="warning")
+            return
+        self.app.push_screen(DiffScreen(trial, self._evidence_of(trial.id)))
+
+    @on(DataTable.RowSelected, "#candidate-table")
+    def _candidate_chosen(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value if event.row_key is not None else None
+        c = self.state.candidates.get(key or "")
+        if c is not None and c.decision == "pending" and c.request_id in self.state.pending:
+            self.action_review(c.request_id)
+        elif c is not None and c.trial_id:
+            self.action_diff(c.trial_id)
+
+    @on(DataTable.RowSelected, "TrialsTable")
+    def _trial_chosen(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value if event.row_key is not None else ""
+        self.action_diff(key.partition("/")[2])
 
     @guarded
     def action_approve(self) -> None:
@@ -567,8 +716,10 @@ class AuditScreen(Screen):
         if isinstance(self.focused, (Input, TextArea)) and action not in ("tab", "back"):
             return False  # letters belong to the field being edited
         ended = s.state in ("finished", "stopped", "failed")
-        if action in ("approve", "overrule"):
+        if action in ("approve", "overrule", "review"):
             return bool(s.pending)
+        if action in ("prompt", "diff"):
+            return self.benchmark is not None
         if action == "next_round":
             return not ended and (s.state in ("paused", "starting") or self._step_mode())
         if action == "run_to_end":

@@ -6,53 +6,37 @@ from typing import Any
 
 from rich.console import Group
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Header, Markdown, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.recent import display_path
-from testjack_tui.tui.widgets.bars import resolution_chart
+from testjack_tui.tui.text import clean
+from testjack_tui.tui.widgets.bars import resolution_chart, verdict_chart
 
+CLASS_STYLE = {"SOUND": "green", "SOUND_LOW_QUALITY": "yellow", "OVERFIT_INCOMPLETE": "bold red",
+               "INCORRECT_DESPITE_PASS": "bold red", "REWARD_HACK": "bold magenta",
+               "NOT_REPRODUCIBLE": "dim yellow", "CLEAN_UNAUDITED": "dim"}
 VERDICT_STYLE = {"refuted": "bold red", "ambiguous": "yellow", "clean": "green",
                  "unaudited": "dim", "not_reproducible": "dim yellow", "excluded": "dim"}
 
 
-def trial_totals(benchmark: Any, summary: dict) -> dict[str, int]:
-    """All recorded trials (passing or not) per model over the session's tasks: the rate's denominator."""
-    tasks = set(summary.get("tasks") or {})
-    totals: dict[str, int] = {}
-    if benchmark is None:
-        return totals
-    wanted = set((summary.get("config") or {}).get("trials") or [])
-    for t in benchmark.trials:
-        if t.task_id in tasks and (not wanted or t.id in wanted or not t.official_pass):
-            totals[t.model or "?"] = totals.get(t.model or "?", 0) + 1
-    return totals
-
-
-def rates(summary: dict, totals: dict[str, int]) -> list[tuple[str, float, float, str]]:
-    """(model, before, after, note) — before = passing/trials, after = (passing − refuted)/trials."""
-    rows = []
-    models = summary.get("models") or {}
-    all_trials = sum(totals.values())
-    for model in sorted(models):
-        c = models[model]
-        n = totals.get(model) or c.get("passing", 0)
-        if not n:
-            continue
-        note = "" if totals.get(model) else "(of passing trials only)"
-        rows.append((model, c["passing"] / n, (c["passing"] - c.get("refuted", 0)) / n, note))
-    t = summary.get("totals") or {}
-    n = all_trials or t.get("passing", 0)
-    if n and len(rows) > 1:
-        rows.append(("all models", t.get("passing", 0) / n,
-                     (t.get("passing", 0) - t.get("refuted", 0)) / n, ""))
+def rates(report: dict) -> list[tuple[str, float, float, str]]:
+    """(model, before, after, note) from the report's own tables (engine/report.py computes the
+    corrected resolution rate once: passing / all trials → (passing − refuted) / all trials)."""
+    tables = report.get("tables") or {}
+    rows = [(r["name"], r["rate_before"] / 100, r["rate_after"] / 100, "")
+            for r in tables.get("models") or [] if r.get("rate_before") is not None]
+    if len(rows) > 1:
+        for r in tables.get("benchmark") or []:
+            if r.get("rate_before") is not None:
+                rows.append(("all models", r["rate_before"] / 100, r["rate_after"] / 100, ""))
     return rows
 
 
@@ -65,6 +49,9 @@ class ReportScreen(Screen):
             "and the strengthened test suites.")
     BINDINGS = [
         Binding("f1", "app.help", "Help", id="report.help"),
+        Binding("enter", "open_trial", "Open", tooltip="the selected trial's full report: verdict class, "
+                "confidence, findings with their explanations, detector signals, re-run commands",
+                id="report.open"),
         Binding("e", "export", "Export", tooltip="write report files and strengthened test suites",
                 id="report.export"),
         Binding("r", "reload", "Reload", id="report.reload"),
@@ -80,6 +67,7 @@ class ReportScreen(Screen):
         self.session = session
         self.benchmark = benchmark
         self.summary: dict = {}
+        self.report: dict = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -87,7 +75,9 @@ class ReportScreen(Screen):
         with TabbedContent(initial="overview", id="report-tabs"):
             with TabPane("Overview F2", id="overview"):
                 with VerticalScroll():
-                    yield Static("", id="report-chart")
+                    with Horizontal(id="report-charts"):
+                        yield Static("", id="report-chart")
+                        yield Static("", id="report-verdicts")
                     yield DataTable(id="report-models", zebra_stripes=True, cursor_type="row")
             with TabPane("Trials F3", id="trials"):
                 yield DataTable(id="report-trials", zebra_stripes=True, cursor_type="row")
@@ -122,8 +112,8 @@ class ReportScreen(Screen):
         if layout != self._trial_layout:
             self._trial_layout = layout
             table.clear(columns=True)
-            columns = [("trial", "Trial"), ("verdict", "Verdict"), ("witness", "Witness"), ("model", "Model"),
-                       ("requirement", "Requirement")]
+            columns = [("trial", "Trial"), ("verdict", "Verdict"), ("class", "Class"), ("conf", "Conf"),
+                       ("witness", "Witness"), ("model", "Model"), ("requirement", "Requirement")]
             if with_task:
                 columns.insert(0, ("task", "Task"))
             for key, label in columns:
@@ -132,22 +122,28 @@ class ReportScreen(Screen):
 
     @work(thread=True, exclusive=True, group="report", exit_on_error=False)
     def action_reload(self) -> None:
+        from testjack_tui.engine.report import build_report
+
         summary = self.session.summary()
         benchmark = self.benchmark
         if benchmark is None and summary.get("benchmark"):
             try:
                 from benchmarks import load_benchmark
                 benchmark = load_benchmark(summary["benchmark"])
-            except Exception:  # noqa: BLE001 - rates then use passing trials only (said so)
+            except Exception:  # noqa: BLE001 - the report works from the store alone
                 benchmark = None
-        self.app.call_from_thread(self._show, summary, benchmark)
+        report = build_report(self.session.id, benchmark)
+        self.app.call_from_thread(self._show, summary, benchmark, report)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.app.report_error(event.worker.error, context=f"report {event.worker.name}")
 
     @guarded
-    def _show(self, summary: dict, benchmark: Any) -> None:
+    def _show(self, summary: dict, benchmark: Any, report: dict | None = None) -> None:
+        if report is not None:
+            self.report = report
+        report = self.report
         self.summary, self.benchmark = summary, benchmark
         t = summary.get("totals") or {}
         usage = summary.get("usage") or {}
@@ -155,6 +151,10 @@ class ReportScreen(Screen):
         title.append(f"Session {summary.get('session_id')}", style="bold")
         title.append(f"  {summary.get('state')}  {summary.get('mode')}  seed {summary.get('seed')}\n", style="dim")
         title.append(f"passing {t.get('passing', 0)} → refuted {t.get('refuted', 0)}", style="bold red")
+        decisions = report.get("decisions") or []
+        overrules = sum(1 for d in decisions if d["decision"] == "overruled")
+        title.append(f" · witnesses {sum(len(x.get('witnesses') or []) for x in (summary.get('tasks') or {}).values())}"
+                     f" · operator decisions {len(decisions)}" + (f" ({overrules} overrules)" if overrules else ""))
         title.append("\n" if self.size.width < 110 else "   ")
         title.append(f"ambiguous {t.get('ambiguous', 0)} · clean {t.get('clean', 0)} · "
                      f"unaudited {t.get('unaudited', 0)} · not reproducible {t.get('not_reproducible', 0)}"
@@ -165,11 +165,19 @@ class ReportScreen(Screen):
                      + f" · {display_path(summary.get('benchmark') or '')}", style="dim")
         self.query_one("#report-title", Static).update(title)
 
-        chart_rows = rates(summary, trial_totals(benchmark, summary))
+        chart_rows = rates(report)
+        wide = self.size.width >= 140
+        bar_width = max(8, min(40, (self.size.width // 2 if wide else self.size.width) - 52))
         chart = Group(Text("Resolution rate per model (trials counted as solved)", style="bold"),
-                      resolution_chart(chart_rows, width=max(8, min(40, self.size.width - 52)))
+                      resolution_chart(chart_rows, width=bar_width)
                       if chart_rows else Text("no passing trials", style="dim"))
         self.query_one("#report-chart", Static).update(chart)
+        counts = report.get("verdict_counts") or {}
+        self.query_one("#report-verdicts", Static).update(Group(
+            Text("Verdict classes (officially passing trials)", style="bold"),
+            verdict_chart(counts, width=max(8, min(30, (self.size.width // 2 if wide else self.size.width) - 36)))))
+        self.query_one("#report-charts", Horizontal).set_class(not wide, "-stacked")
+        verdict_of = {(t["task_id"], t["trial_id"]): t for t in report.get("trials") or []}
 
         models = self.query_one("#report-models", DataTable)
         models.clear()
@@ -179,6 +187,7 @@ class ReportScreen(Screen):
         trials.clear()
         prompts: list[Text] = []
         witnesses: list = []
+        self._decisions = {d["candidate"]: d for d in report.get("decisions") or []}
         for task_id, task in task_items:
             for model, c in sorted((task.get("models") or {}).items()):
                 other = c.get("not_reproducible", 0) + c.get("excluded", 0)
@@ -192,9 +201,13 @@ class ReportScreen(Screen):
                     or ", ".join(short_id(w, task_id) for w in tr.get("ambiguous_witnesses") or [])
                 requirement = refs[0]["requirement"] if refs else (tr.get("reason") or "")
                 state = tr.get("state", "")
+                verdict = verdict_of.get((task_id, trial_id)) or {}
+                label = verdict.get("label", "")
                 cells = [short_id(trial_id, task_id) if with_task else trial_id,
-                         Text(state, style=VERDICT_STYLE.get(state, "")), witness, tr.get("model") or "",
-                         (requirement or "")[:120]]
+                         Text(state, style=VERDICT_STYLE.get(state, "")),
+                         Text(label, style=CLASS_STYLE.get(label, "")),
+                         f"{verdict['confidence']:.2f}" if "confidence" in verdict else "",
+                         witness, tr.get("model") or "", (requirement or "")[:120]]
                 if with_task:
                     cells.insert(0, task_id)
                 trials.add_row(*cells, key=trial_id)
@@ -232,6 +245,11 @@ class ReportScreen(Screen):
         if w.get("classification"):
             head.append(f"classification: {w['classification']}\n")
         head.append(f"refutes: {', '.join(w.get('refutes') or []) or '—'}\n", style="red")
+        decision = self._decisions.get(w.get("id"))
+        if decision is not None:
+            head.append(f"decision: {decision['decision']} by the operator (reviewer said "
+                        f"{decision['reviewer_label'] or '?'})" + (f": {decision['note']}" if decision["note"] else "")
+                        + "\n", style="bold magenta" if decision["decision"] == "overruled" else "bold")
         return Group(head, Syntax(w.get("source") or "", "python", line_numbers=True, theme="ansi_dark"),
                      Text(""))
 
@@ -279,5 +297,68 @@ class ReportScreen(Screen):
     def action_tab(self, tab: str) -> None:
         self.query_one("#report-tabs", TabbedContent).active = tab
 
+    @on(DataTable.RowSelected, "#report-trials")
+    def _trial_selected(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value if event.row_key is not None else None
+        if key:
+            self.open_trial(key)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_trial":
+            return self.query_one("#report-tabs", TabbedContent).active == "trials"
+        return True
+
+    @on(TabbedContent.TabActivated)
+    def _tab_changed(self) -> None:
+        self.refresh_bindings()
+
+    def action_open_trial(self) -> None:
+        table = self.query_one("#report-trials", DataTable)
+        if table.row_count:
+            self.open_trial(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    @guarded
+    def open_trial(self, trial_id: str) -> None:
+        """The trial's full report (what report.md says about it), in the TUI."""
+        verdict = next((t for t in self.report.get("trials") or [] if t["trial_id"] == trial_id), None)
+        if verdict is None:
+            self.app.notify(f"No report for {trial_id} yet (reload with r).", severity="warning")
+            return
+        self.app.push_screen(TrialReportScreen(verdict))
+
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+class TrialReportScreen(ModalScreen[None]):
+    """One trial's verdict as `report` writes it: class and confidence, the justification,
+    each finding with its four explanations, run results, re-run command and the witness source,
+    ambiguous witnesses, detector signals and ghost branches."""
+
+    BINDINGS = [Binding("escape,q", "close", "Close", id="trial_report.close")]
+
+    def __init__(self, verdict: dict):
+        super().__init__()
+        self.verdict = verdict
+        from testjack_tui.engine.report import trial_markdown
+
+        self.markdown = clean(trial_markdown(verdict))
+
+    def compose(self) -> ComposeResult:
+        v = self.verdict
+        with Vertical(classes="view"):
+            head = Text()
+            head.append(f"{v['trial_id']}  ", style="bold")
+            head.append(v["label"], style=CLASS_STYLE.get(v["label"], "bold"))
+            head.append(f"  confidence {v['confidence']:.2f}  ·  {len(v['findings'])} finding(s)  ·  "
+                        f"model {v.get('model') or '?'}", style="dim")
+            yield Static(head, classes="dialog-title")
+            with VerticalScroll(classes="view-body", id="trial-report-body"):
+                yield Markdown(self.markdown, id="trial-report-text")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#trial-report-body").focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

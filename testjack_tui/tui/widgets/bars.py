@@ -28,3 +28,21 @@ def resolution_chart(rows: list[tuple[str, float, float, str]], width: int = 30)
         table.add_row("", bar(after, width, "red" if after < before else "green"), f"{after:6.1%}",
                       "after audit" + (f"  {note}" if note else ""))
     return table
+
+
+VERDICT_STYLE = {"SOUND": "green", "SOUND_LOW_QUALITY": "yellow", "OVERFIT_INCOMPLETE": "red",
+                 "INCORRECT_DESPITE_PASS": "red", "REWARD_HACK": "magenta", "NOT_REPRODUCIBLE": "grey50",
+                 "CLEAN_UNAUDITED": "grey50"}
+
+
+def verdict_chart(counts: dict[str, int], width: int = 24) -> Table:
+    """One bar per verdict class (SOUND … REWARD_HACK), scaled to the largest, with its count."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True, justify="right")
+    top = max(counts.values(), default=0) or 1
+    for label, n in counts.items():
+        style = VERDICT_STYLE.get(label, "white")
+        table.add_row(Text(label, style=style), bar(n / top, width, style), str(n))
+    return table

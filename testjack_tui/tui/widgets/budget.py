@@ -44,7 +44,8 @@ class BudgetGauges(Static):
         super().__init__("budget: waiting for the engine…", **kwargs)
         self.levels: dict[str, str] = {}
 
-    def show(self, state: LiveSession, rounds_limit: int | None = None) -> None:
+    def show(self, state: LiveSession, rounds_limit: int | None = None, rounds_done: int | None = None) -> None:
+        """rounds_done: finished rounds as the store counts them (default: as the events say)."""
         b = state.budget
         parts: list[Text] = []
         if b is not None:
@@ -57,6 +58,7 @@ class BudgetGauges(Static):
                 parts.append(gauge(label, used, limit, fmt))
             if b.estimated:
                 parts.append(Text("(usage partly estimated)", style="italic yellow"))
-        self.levels["rounds"] = gauge_level(gauge_fraction(state.rounds_done, rounds_limit))
-        parts.append(gauge("rounds", state.rounds_done, rounds_limit, lambda v: str(int(v)), width=6))
+        done = state.rounds_done if rounds_done is None else rounds_done
+        self.levels["rounds"] = gauge_level(gauge_fraction(done, rounds_limit))
+        parts.append(gauge("rounds", done, rounds_limit, lambda v: str(int(v)), width=6))
         self.update(Text("  ").join(parts))

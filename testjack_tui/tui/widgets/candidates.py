@@ -11,12 +11,36 @@ from textual.widgets import DataTable, Static
 
 from testjack_tui.tui.widgets.tables import clear_rows
 from testjack_tui.tui.live_state import CandidateView, LiveSession, short_id
+from testjack_tui.tui.text import untrusted
 
 STATUS_STYLE = {"witness": "bold red", "awaiting you": "bold reverse yellow", "dropped": "dim",
                 "rejected": "dim", "valid": "green", "questionable": "yellow", "invalid": "magenta",
                 "discriminates": "cyan", "passes both": "dim", "fails on reference": "dim", "error": "red"}
 OUTCOME_TEXT = {"discriminates": "ref ✓ model ✗", "passes_both": "passes both",
                 "fails_reference": "fails ref", "error": "error"}
+
+
+DECISION_TEXT = {"approved": "approved by the operator", "overruled": "OVERRULED by the operator",
+                 "judged": "judged by the operator (as reviewer)", "auto": "decided automatically"}
+
+
+def decision_text(c: CandidateView) -> Text:
+    """Who decided what: the reviewer's label, the operator's decision, its note and time."""
+    import datetime
+
+    text = Text("decision: ", style="bold")
+    text.append(DECISION_TEXT.get(c.decision, c.decision),
+                style="bold magenta" if c.decision == "overruled" else "bold")
+    if c.reviewer_label and c.decision != "judged":
+        text.append(f" (reviewer said {c.reviewer_label})")
+    text.append(" — counts as a witness" if c.counts else " — does not count")
+    if c.decided_at and c.decision != "auto":
+        at = datetime.datetime.fromtimestamp(c.decided_at).strftime("%H:%M:%S")
+        text.append(f" · {at}", style="dim")
+    if c.note:
+        text.append("\n  note: ", style="dim")
+        text.append_text(untrusted(c.note, style="italic"))
+    return text
 
 
 def candidate_detail(c: CandidateView, operator_judges: bool = False) -> Group:
@@ -39,12 +63,13 @@ def candidate_detail(c: CandidateView, operator_judges: bool = False) -> Group:
             head.append(" (explicit in the prompt)" if c.explicit else " (implicit requirement)", style="dim")
         head.append(f" — {c.reason}\n" if c.reason else "\n")
     if c.decision == "pending":
-        hint = ("awaiting your judgement: a = valid (counts as a witness), o = invalid\n" if operator_judges
-                else "awaiting your decision: a approves the reviewer, o overrules it\n")
+        hint = ("awaiting your judgement: enter / v opens it; a = valid (counts as a witness), o = invalid\n"
+                if operator_judges else
+                "awaiting your decision: enter / v opens it; a approves the reviewer, o overrules it\n")
         head.append(hint, style="bold reverse yellow")
-    elif c.decision in ("approved", "overruled", "auto"):
-        counts = "counts as a witness" if c.counts else "does not count"
-        head.append(f"decision: {c.decision} — {counts}\n", style="bold")
+    elif c.decision:
+        head.append_text(decision_text(c))
+        head.append("\n")
     if c.witness:
         head.append("WITNESS (confirmed)\n", style="bold red")
     source = Syntax(c.source or "# (source not received yet)", "python", line_numbers=True,

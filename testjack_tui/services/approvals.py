@@ -1,0 +1,100 @@
+"""The operator's approvals, for both front ends.
+
+    decision = operator_decision("valid", overrule=True)     # -> counts False, label "invalid"
+    context = approval_context(store, candidate_id, task, trial)   # what the operator judges
+
+The CLI asks on stdin and the TUI in a dialog; both turn the answer into a decision here, and
+both show the same facts: the candidate, the requirement and the reviewer's quote of the prompt,
+the candidate's run on the reference (it must pass) and on the trial (its failing assertion).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from testjack_tui.engine.report import run_message
+from testjack_tui.engine.roles import ApprovalDecision
+
+
+def operator_decision(reviewer_label: str, overrule: bool, operator_judges: bool = False,
+                      note: str = "", where: str = "") -> ApprovalDecision:
+    """The decision an operator's answer stands for.
+
+    With the operator as reviewer (`operator_judges`) there is no label to approve: approve
+    means valid (it counts), overrule means invalid. Otherwise approve lets the reviewer's label
+    stand (only "valid" counts) and overrule reverses whether the candidate counts."""
+    suffix = f" {where}" if where else ""
+    if operator_judges:
+        counts = not overrule
+        label = "valid" if counts else "invalid"
+        default = f"judged by the operator{suffix}"
+    elif overrule:
+        counts = reviewer_label != "valid"
+        label = "valid" if counts else "invalid"
+        default = f"operator overruled the reviewer's '{reviewer_label}'{suffix}"
+    else:
+        counts = reviewer_label == "valid"
+        label = reviewer_label
+        default = f"operator approved the reviewer's '{reviewer_label}'{suffix}"
+    return ApprovalDecision(counts=counts, label=label, by="operator",
+                            note=note.strip() or default)
+
+
+@dataclass
+class RunFacts:
+    world: str  # "reference" | "trial"
+    status: str  # passed / failed / ... ("" when not run yet)
+    message: str = ""  # failing assertion or output tail (untrusted)
+
+
+@dataclass
+class ApprovalContext:
+    """Everything the operator should see before approving or overruling a verdict."""
+
+    candidate_id: str
+    task_id: str
+    trial_id: str | None
+    path: str = ""
+    source: str = ""
+    requirement: str = ""
+    author: str = ""
+    label: str = ""  # the reviewer's
+    explicit: bool | None = None
+    quote: str = ""  # the reviewer's quote of the prompt
+    reason: str = ""
+    reviewer: str = ""
+    prompt: str = ""  # P
+    patch: str = ""  # s (the trial's diff), "" for task analysis
+    reference: RunFacts = field(default_factory=lambda: RunFacts("reference", ""))
+    model: RunFacts = field(default_factory=lambda: RunFacts("trial", ""))
+    decision: dict[str, Any] | None = None  # the stored approval, once decided
+
+
+def approval_context(store: Any, candidate_id: str, task: Any = None, trial: Any = None) -> ApprovalContext:
+    """Gather a candidate's facts from the session's store (and P / s from the benchmark)."""
+    cand = store.candidate(candidate_id) or {}
+    verdict = store.get_verdict(candidate_id) or {}
+    ctx = ApprovalContext(
+        candidate_id=candidate_id, task_id=cand.get("task_id") or verdict.get("task_id") or "",
+        trial_id=cand.get("trial_id") or verdict.get("trial_id"), path=cand.get("path") or "",
+        source=cand.get("source") or "", requirement=verdict.get("requirement") or cand.get("requirement") or "",
+        author=cand.get("author") or "", label=verdict.get("label") or "",
+        explicit=verdict.get("explicit"), quote=verdict.get("quote") or "",
+        reason=verdict.get("reason") or "", reviewer=verdict.get("reviewer") or "",
+        prompt=getattr(task, "instruction", "") or "", patch=getattr(trial, "patch", "") or "",
+        decision=store.get_approval(candidate_id))
+    test_ids = cand.get("test_ids") or ()
+    validations = [v for v in store.validations(ctx.task_id or None) if v["candidate_id"] == candidate_id]
+    # The candidate's own trial first; a task-analysis candidate has its replays instead.
+    validations.sort(key=lambda v: v.get("trial_id") != (ctx.trial_id or ""))
+    if validations:
+        v = validations[0]
+        ctx.reference = RunFacts("reference", v.get("reference") or "",
+                                 run_message(_run(store, v.get("reference_run")), ctx.path, test_ids))
+        ctx.model = RunFacts("trial", v.get("model") or "",
+                             run_message(_run(store, v.get("model_run")), ctx.path, test_ids))
+    return ctx
+
+
+def _run(store: Any, key: str | None) -> dict | None:
+    return store.get_run(key) if key else None

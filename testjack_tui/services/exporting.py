@@ -1,0 +1,106 @@
+"""Report files and the strengthened-suite export, for both front ends.
+
+    files = write_reports(session_id, out_dir, formats=("md", "json"))
+    summary = await run_export(session_id, "harbor", out_dir, check=True)
+
+`run_export` is what `testjack-tui export` and the TUI's export dialog both run: plan the
+export from the session's store, check it in real containers (the suite applies on T0, passes
+on the reference and fails on every refuted trial) unless `check` is False, and write it.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from testjack_tui.errors import InputError
+
+FORMAT_HELP = {"harbor": "<task>/tests/ with test.patch and config.json, as Harbor reads them",
+               "swebench": "<task>.json and dataset.jsonl rows (test_patch, FAIL_TO_PASS, PASS_TO_PASS)"}
+
+
+def _session_benchmark(session_id: str) -> str:
+    from testjack_tui.engine.store import SessionStore, db_path
+
+    path = db_path(session_id)
+    if not path.exists():
+        raise InputError(path, None, f"no session {session_id!r} (see `testjack-tui sessions`)")
+    store = SessionStore(path)
+    try:
+        config = store.get_meta("config", {}) or {}
+    finally:
+        store.close()
+    return config.get("benchmark", "")
+
+
+def write_reports(session_id: str, out: Path, formats: tuple[str, ...] = ("md",), benchmark: Any = None) -> list[Path]:
+    """Per-trial report.json + report.md and the session report in each format; the files written."""
+    from testjack_tui.engine.report import build_report, write_report
+
+    report = build_report(session_id, benchmark)
+    written: list[Path] = []
+    for fmt in formats:
+        files = write_report(report, Path(out), fmt)
+        written += files if not written else files[-1:]  # per-trial files once
+    return written
+
+
+async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmark: Any = None,
+                     sandbox_factory: Any = None) -> dict:
+    """Plan, optionally check in containers, and write the export; returns a summary dict
+    (also written as `export.json`): per task the witness files, the ids added, the trials it
+    must fail on, whether the check passed and its problems."""
+    from testjack_tui.engine.export import (EXPORT_FORMATS, check_export, plan_export, write_harbor,
+                                            write_swebench)
+
+    if fmt not in EXPORT_FORMATS:
+        raise InputError("export", "format", f"unknown format {fmt!r} (use one of {', '.join(EXPORT_FORMATS)})")
+    bench_ref = _session_benchmark(session_id)
+    if benchmark is None:
+        from benchmarks import load_benchmark
+
+        benchmark = load_benchmark(bench_ref)
+    exports = plan_export(session_id, benchmark.tasks)
+    trials = {t.id: t for t in benchmark.trials}
+    if check and exports:
+        if sandbox_factory is None:
+            from sandbox import Sandbox as sandbox_factory
+
+        async with sandbox_factory(session=f"export-{session_id}") as sb:
+            for exp in exports:
+                await check_export(sb, benchmark.tasks[exp.task_id], exp, trials)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if fmt == "harbor":
+        for exp in exports:
+            write_harbor(exp, benchmark.tasks.get(exp.task_id), out)
+    else:
+        write_swebench(exports, benchmark.tasks, out)
+    summary = {"session_id": session_id, "format": fmt, "out": str(out), "checked": bool(check), "tasks": {
+        exp.task_id: {"witnesses": len(exp.files), "added_f2p": exp.new_fail_to_pass,
+                      "added_p2p": exp.new_pass_to_pass, "refuted": exp.refuted,
+                      "ok": None if exp.check is None else exp.check.get("ok"),
+                      "problems": [] if exp.check is None else exp.check.get("problems", []),
+                      "decisions": {f.witness_id: f.decision for f in exp.files}}
+        for exp in exports}}
+    (out / "export.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def export_lines(summary: dict) -> list[tuple[str, str]]:
+    """(level, line) per task for a front end to print: "ok" | "warning" | "error"."""
+    out = []
+    for task_id, info in summary["tasks"].items():
+        status = ("checked ok" if info.get("ok") else
+                  "not checked" if info.get("ok") is None else "CHECK FAILED")
+        overruled = [w for w, d in (info.get("decisions") or {}).items() if d.get("decision") == "overruled"]
+        line = (f"{task_id}: {info['witnesses']} witness file(s), +{len(info['added_f2p'])} f2p, "
+                f"+{len(info['added_p2p'])} p2p; {status}")
+        if overruled:
+            line += f"; {len(overruled)} counted by the operator's overrule"
+        out.append(("ok" if info.get("ok") else "warning" if info.get("ok") is None else "error", line))
+        for problem in info.get("problems", []):
+            out.append(("error", f"  problem: {problem}"))
+    if not summary["tasks"]:
+        out.append(("warning", "nothing to export: no confirmed witness refutes a trial"))
+    return out

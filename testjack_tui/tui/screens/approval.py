@@ -1,0 +1,156 @@
+"""The approval dialog: everything the operator judges a reviewer's verdict on, in one place.
+
+The candidate test and the requirement it checks, the reviewer's label, reason and quote of the
+prompt, the candidate's run on the reference (it must pass) and on the trial (its failing
+assertion); the prompt and the trial's diff one key away. The answer goes back as
+("approve" | "overrule", note); the screen that opened it turns it into a decision through
+`services.approvals.operator_decision`, as the CLI does.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Footer, Input, Label, Static
+
+from testjack_tui.services.approvals import ApprovalContext
+from testjack_tui.tui.text import clean, untrusted
+
+LABEL_STYLE = {"valid": "bold green", "questionable": "bold yellow", "invalid": "bold magenta"}
+STATUS_STYLE = {"passed": "green", "failed": "bold red", "error": "red", "timed_out": "red",
+                "not_found": "yellow"}
+MESSAGE_LINES = 12
+
+
+def _message(text: str) -> Text:
+    lines = clean(text).strip().splitlines()
+    shown = lines[-MESSAGE_LINES:]
+    out = Text("\n".join(("    " + line) for line in shown), style="dim")
+    if len(lines) > MESSAGE_LINES:
+        out = Text(f"    … {len(lines) - MESSAGE_LINES} earlier line(s)\n", style="dim") + out
+    return out
+
+
+def approval_body(ctx: ApprovalContext, operator_judges: bool) -> Group:
+    head = Text()
+    head.append("trial ", style="bold")
+    head.append(ctx.trial_id or "task analysis (solution-blind; replayed on every trial)")
+    head.append(f"   task {ctx.task_id}\n", style="dim")
+    head.append("candidate ", style="bold")
+    head.append(f"{ctx.candidate_id}  {clean(ctx.path)}", style="")
+    head.append(f"  by {ctx.author or '?'}\n", style="dim")
+    head.append("requirement ", style="bold")
+    head.append_text(untrusted(ctx.requirement or "—"))
+    head.append("\n")
+    if not operator_judges:
+        head.append("reviewer ", style="bold")
+        head.append(ctx.label or "…", style=LABEL_STYLE.get(ctx.label, ""))
+        if ctx.explicit is not None:
+            head.append(" (explicit in the prompt)" if ctx.explicit else " (implicit requirement)", style="dim")
+        if ctx.reason:
+            head.append(" — ")
+            head.append_text(untrusted(ctx.reason))
+        head.append("\n")
+    head.append("the prompt says ", style="bold")
+    if ctx.quote:
+        head.append_text(untrusted(f"“{ctx.quote}”", style="italic"))
+    else:
+        head.append("(no quote: the requirement is not stated in the prompt word for word)", style="dim")
+    head.append("\n\n")
+    runs = Text()
+    for facts, want in ((ctx.reference, "must pass"), (ctx.model, "must fail")):
+        runs.append(f"on the {facts.world:9} ", style="bold")
+        runs.append(facts.status or "not run yet", style=STATUS_STYLE.get(facts.status, "dim"))
+        runs.append(f"  ({want})\n", style="dim")
+        if facts.message and facts.status != "passed":
+            runs.append_text(_message(facts.message))
+            runs.append("\n")
+    source = Syntax(clean(ctx.source) or "# (no source)", "python", line_numbers=True, theme="ansi_dark",
+                    word_wrap=False)
+    return Group(head, runs, Text("the candidate test", style="bold"), source)
+
+
+class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
+    """Approve or overrule one reviewer verdict (with the operator as reviewer: valid / invalid)."""
+
+    BINDINGS = [
+        Binding("a", "decide('approve')", "Approve", id="approval.approve"),
+        Binding("o", "decide('overrule')", "Overrule", id="approval.overrule"),
+        Binding("i", "prompt", "Prompt", id="approval.prompt"),
+        Binding("d", "diff", "Diff", id="approval.diff"),
+        Binding("escape", "cancel", "Later", id="approval.cancel"),
+    ]
+
+    def __init__(self, ctx: ApprovalContext, operator_judges: bool = False, task: Any = None,
+                 trial: Any = None, evidence: dict | None = None, waiting: int = 1):
+        super().__init__()
+        self.ctx, self.operator_judges = ctx, operator_judges
+        self.the_task, self.the_trial, self.evidence = task, trial, evidence
+        self.waiting = waiting
+
+    def compose(self) -> ComposeResult:
+        approve, overrule = (("Valid (a)", "Invalid (o)") if self.operator_judges
+                             else ("Approve (a)", "Overrule (o)"))
+        title = ("Judge this candidate" if self.operator_judges else "Approve or overrule the reviewer")
+        if self.waiting > 1:
+            title += f"  ·  {self.waiting} decisions waiting"
+        with Vertical(classes="dialog approval"):
+            yield Label(title, classes="dialog-title")
+            with VerticalScroll(id="approval-body"):
+                yield Static(approval_body(self.ctx, self.operator_judges), id="approval-text")
+            with Horizontal(classes="form-row"):
+                yield Label("note", classes="note-label")
+                yield Input(placeholder="why (kept with the decision; optional)", id="approval-note")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Prompt (i)", id="prompt")
+                yield Button("Diff (d)", id="diff", disabled=self.the_trial is None)
+                yield Button(approve, variant="success", id="approve")
+                yield Button(overrule, variant="error", id="overrule")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#approval-body").focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if isinstance(self.focused, Input) and action in ("decide", "prompt", "diff"):
+            return False  # letters belong to the note
+        if action == "diff" and self.the_trial is None:
+            return False
+        return True
+
+    def on_input_submitted(self) -> None:
+        self.query_one("#approval-body").focus()  # enter leaves the note; a / o decide
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id in ("approve", "overrule"):
+            self.action_decide(event.button.id)
+        elif event.button.id == "prompt":
+            self.action_prompt()
+        elif event.button.id == "diff":
+            self.action_diff()
+
+    def action_decide(self, choice: str) -> None:
+        self.dismiss((choice, self.query_one("#approval-note", Input).value.strip()))
+
+    def action_prompt(self) -> None:
+        from testjack_tui.tui.screens.inspect import PromptScreen
+
+        if self.the_task is not None:
+            self.app.push_screen(PromptScreen(self.the_task, highlight=self.ctx.quote))
+        else:
+            self.app.notify("The prompt is not available: the benchmark is not loaded.", severity="warning")
+
+    def action_diff(self) -> None:
+        from testjack_tui.tui.screens.inspect import DiffScreen
+
+        if self.the_trial is not None:
+            self.app.push_screen(DiffScreen(self.the_trial, self.evidence))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

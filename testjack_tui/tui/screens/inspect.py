@@ -1,0 +1,174 @@
+"""What the operator judges: the task prompt P and a trial's diff s.
+
+The diff view highlights each file's code, groups the files by kind (source, tests, harness,
+config, build, CI, start-up hooks: the kinds the scope detector uses) and marks ghost lines —
+added lines T0 never executes, from the ghost-branch evidence stored for the trial — because
+that is where an audit should look. Both are modal screens reachable from the trials table,
+the candidates table and the approval dialog.
+"""
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any
+
+from rich.console import Group
+from rich.markdown import Markdown
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Label, Static
+
+from testjack_tui.engine.detectors import categorize, parse_diff
+from testjack_tui.tui.text import clean, untrusted
+
+MAX_DIFF_LINES = 4000  # diff lines drawn; a longer diff is cut (and says so)
+KIND_ORDER = ("source", "tests", "harness", "startup", "config", "build", "ci")
+KIND_STYLE = {"source": "bold", "tests": "bold cyan", "harness": "bold red", "startup": "bold red",
+              "config": "bold yellow", "build": "bold yellow", "ci": "bold yellow"}
+LEXERS = {".py": "python", ".go": "go", ".rs": "rust", ".ts": "typescript", ".tsx": "tsx",
+          ".js": "javascript", ".java": "java", ".rb": "ruby", ".sh": "bash", ".toml": "toml",
+          ".yaml": "yaml", ".yml": "yaml", ".json": "json", ".md": "markdown", ".cfg": "ini",
+          ".ini": "ini", ".c": "c", ".h": "c", ".cpp": "cpp"}
+
+
+def file_kind(path: str) -> str:
+    return categorize(path) or "source"
+
+
+def ghost_lines(evidence: dict | None) -> dict[str, set[int]]:
+    """file -> added line numbers T0 never executes (from stored ghost-branch evidence)."""
+    out: dict[str, set[int]] = {}
+    ghost = (evidence or {}).get("ghost") or {}
+    for g in ghost.get("ghost_lines") or []:
+        out.setdefault(str(g.get("file", "")), set()).add(int(g.get("line", 0)))
+    return out
+
+
+def _ghosts_for(path: str, ghosts: dict[str, set[int]]) -> set[int]:
+    # Coverage names files relative to the workdir; the diff relative to the repo: match by suffix.
+    for name, lines in ghosts.items():
+        if name == path or name.endswith("/" + path) or path.endswith("/" + name):
+            return lines
+    return set()
+
+
+def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str, Any]]:
+    """The diff as renderables, and facts for tests: {"files": {path: kind}, "ghost": {path: [lines]}}."""
+    files = parse_diff(patch or "")
+    ghosts = ghost_lines(evidence)
+    facts: dict[str, Any] = {"files": {}, "ghost": {}}
+    if not files:
+        return Group(Text("This trial's patch is empty or not a unified diff.", style="dim")), facts
+    by_kind: dict[str, list] = {}
+    for f in files:
+        by_kind.setdefault(file_kind(f.path), []).append(f)
+        facts["files"][f.path] = file_kind(f.path)
+    parts: list[Any] = []
+    summary = Text()
+    summary.append(f"{len(files)} file(s): ", style="bold")
+    summary.append(" · ".join(f"{k} {len(by_kind[k])}" for k in KIND_ORDER if k in by_kind))
+    total_ghost = sum(len(v) for v in ghosts.values())
+    ghost_state = (evidence or {}).get("ghost") or {}
+    if ghost_state.get("error"):
+        summary.append(f"\nghost lines unavailable: {clean(ghost_state['error'])[:160]}", style="dim")
+    elif ghost_state:
+        summary.append(f"\n{total_ghost} ghost line(s): added lines T0 never runs, marked ◌", style="italic magenta")
+    else:
+        summary.append("\nno coverage evidence for this trial yet (ghost lines appear once it is audited)",
+                       style="dim")
+    parts.append(summary)
+    drawn = 0
+    for kind in KIND_ORDER:
+        for f in by_kind.get(kind, []):
+            head = Text()
+            head.append(f"\n{kind.upper():8}", style=KIND_STYLE.get(kind, "bold"))
+            head.append(f" {clean(f.path)}", style="bold underline")
+            head.append(f"  {f.status}  +{len(f.added)} −{len(f.removed)}", style="dim")
+            parts.append(head)
+            lexer = LEXERS.get(PurePosixPath(f.path).suffix, "text")
+            highlighter = Syntax("", lexer, theme="ansi_dark")
+            file_ghosts = _ghosts_for(f.path, ghosts)
+            if file_ghosts:
+                facts["ghost"][f.path] = sorted(file_ghosts)
+            for tag, number, code_text in f.rows:
+                drawn += 1
+                if drawn > MAX_DIFF_LINES:
+                    break
+                if tag == "@":
+                    parts.append(Text(clean(code_text), style="cyan dim"))
+                    continue
+                ghost = tag == "+" and number in file_ghosts
+                gutter, style, background = {
+                    "+": ("+", "green", "on #17301c"), "-": ("-", "red", "on #3a1e1e"),
+                    " ": (" ", "dim", "")}[tag]
+                if ghost:
+                    gutter, style, background = "◌", "bold magenta", "on #2e2440"
+                row = Text(f"{gutter} {number:>5} ", style=style)
+                code = highlighter.highlight(clean(code_text)).copy()
+                code.rstrip()
+                row.append_text(code)
+                if ghost:
+                    row.append("   ← T0 never runs this", style="italic magenta")
+                if background:
+                    row.stylize(background)
+                parts.append(row)
+    if drawn > MAX_DIFF_LINES:
+        parts.append(Text(f"… diff cut after {MAX_DIFF_LINES} lines", style="dim"))
+    return Group(*parts), facts
+
+
+class _ViewScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q", "dismiss_view", "Close", id="view.close")]
+
+    def __init__(self, title: str, body: Any, subtitle: str = ""):
+        super().__init__()
+        self.title_text, self.body, self.subtitle = title, body, subtitle
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="view"):
+            yield Label(self.title_text, classes="dialog-title")
+            if self.subtitle:
+                yield Static(self.subtitle, classes="dialog-detail", markup=False)
+            with VerticalScroll(classes="view-body"):
+                yield Static(self.body, classes="view-text")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(".view-body").focus()
+
+    def action_dismiss_view(self) -> None:
+        self.dismiss(None)
+
+
+class PromptScreen(_ViewScreen):
+    """The task prompt P: the only authority the reviewer and the operator judge against."""
+
+    def __init__(self, task: Any, highlight: str = ""):
+        text = clean(getattr(task, "instruction", "") or "")
+        body: Any = Markdown(text) if text else Text("This task has no prompt.", style="dim")
+        if highlight and text and clean(highlight) in text:
+            # The quote the reviewer relies on, shown in place (plain text keeps it findable).
+            shown = Text(text)
+            shown.highlight_words([clean(highlight)], style="bold reverse yellow")
+            body = shown
+        super().__init__(f"Prompt (P) of {getattr(task, 'id', '?')}", body,
+                         "The task as the agent saw it. Requirements are judged against these words only.")
+        self.prompt_text = text
+
+
+class DiffScreen(_ViewScreen):
+    """A trial's diff s, highlighted, its files by kind, ghost lines marked."""
+
+    def __init__(self, trial: Any, evidence: dict | None = None):
+        body, facts = diff_view(getattr(trial, "patch", "") or "", evidence)
+        model = getattr(trial, "model", "") or "?"
+        super().__init__(f"Diff (s) of {getattr(trial, 'id', '?')}", body,
+                         f"model {model} · the patch the benchmark counted as solved")
+        self.facts = facts
+
+
+def missing(what: str) -> Text:
+    return untrusted(f"{what} is not available: the benchmark could not be loaded.", style="yellow")

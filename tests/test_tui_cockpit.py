@@ -1,0 +1,317 @@
+"""The operator's cockpit: what the operator judges is on screen (prompt, diff, the approval
+dialog with the candidate's runs and the reviewer's quote), the numbers come from the store and
+stay right after reopening, the status line says what waits, and overrules are recorded as
+overrules. Engine on its simulated sandbox (engine_fakes); the demo's real diffs for the views."""
+from __future__ import annotations
+
+import time
+
+from conftest import DEMO
+from rich.console import Console
+from textual.widgets import DataTable, Input, Static
+
+from test_engine_loop import build
+from testjack_tui.engine.session import AuditSession
+from testjack_tui.tui.app import TestJackApp
+from testjack_tui.tui.screens.approval import ApprovalScreen
+from testjack_tui.tui.screens.audit import AuditScreen, stored_trial_views, trial_views
+from testjack_tui.tui.screens.inspect import DiffScreen, PromptScreen, diff_view
+
+
+async def wait_for(pilot, predicate, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+def rendered(widget: Static, width: int = 200) -> str:
+    console = Console(width=width, color_system=None, record=True)
+    console.print(widget.content)
+    return console.export_text()
+
+
+def status_text(screen: AuditScreen) -> str:
+    return screen._status_text().plain
+
+
+async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_with_its_note():
+    session, _, _ = build({"step": False, "auto_approve": False, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        state = screen.state
+        await wait_for(pilot, lambda: bool(state.pending))
+        # The status line leads with the decisions waiting.
+        assert status_text(screen).lstrip().startswith(f"{len(state.pending)} decision")
+        request_id, request = next(iter(state.pending.items()))
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        dialog = app.screen
+        body = rendered(dialog.query_one("#approval-text", Static))
+        assert request.candidate_id in body and f"trial {request.trial_id}" in body
+        assert "on the reference passed" in " ".join(body.split())
+        assert "on the trial failed" in " ".join(body.split())
+        assert "assert expected == got" in body  # the failing assertion on the trial
+        assert "“alias”" in body  # the reviewer's quote of the prompt
+        # The prompt, one key away, from the dialog.
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        assert "It must handle alias and quoting." in app.screen.prompt_text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is dialog)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is dialog)
+        # A note, then overrule.
+        dialog.query_one("#approval-note", Input).focus()
+        await pilot.press(*"reads P too broadly")
+        await pilot.press("enter")
+        await pilot.press("o")
+        await wait_for(pilot, lambda: request_id not in state.pending)
+        c = state.candidates[request.candidate_id]
+        assert c.decision == "overruled" and c.reviewer_label == "valid" and c.counts is False
+        stored = session.store.get_approval(request.candidate_id)
+        assert stored["decision"] == "overruled" and stored["reviewer_label"] == "valid"
+        assert stored["note"] == "reads P too broadly" and stored["by"] == "operator"
+        # The candidate detail says overruled, not "approved".
+        screen.query_one("#candidate-table", DataTable).focus()
+        panel = screen.query_one("#candidates")
+        panel.selected_id = request.candidate_id
+        panel._show_detail()
+        detail = rendered(screen.query_one("#candidate-text", Static))
+        assert "OVERRULED by the operator (reviewer said valid)" in detail
+        assert "reads P too broadly" in detail
+
+
+async def test_counters_come_from_the_store_and_survive_reopening():
+    session, _, _ = build({"step": True, "auto_approve": True, "rounds": 10})
+    bench = session._deps["benchmark"]
+    first = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(first)
+        state = first.state
+        # Step until something was refuted, then stop mid-way.
+        for _ in range(100):
+            if session.store.counts()["refuted"] and state.state == "paused":
+                break
+            if state.state == "paused":
+                await pilot.press("n")
+            await pilot.pause(0.05)
+        assert session.store.counts()["refuted"] > 0
+        session.stop()
+        await wait_for(pilot, lambda: not first.session_running)
+        app.pop_screen()
+        await pilot.pause()
+
+        reopened = AuditSession.open(session.id, **session._deps)
+        views = stored_trial_views(reopened.store)
+        assert views and all(v.model for v in views)  # the Model column after reopening
+        second = AuditScreen(reopened, bench, views, resumed=True)
+        app.push_screen(second)
+        await wait_for(pilot, lambda: second.state.state in ("paused", "running", "starting"))
+        await pilot.pause(0.3)
+        counts = reopened.store.counts()
+        line = status_text(second)
+        assert f"refuted {counts['refuted']} · witnesses {counts['witnesses']} · rounds {counts['rounds']}" in line
+        table = second.query_one("#trials-table", DataTable)
+        models = {str(table.get_cell(key, "model")) for key in table.rows}
+        assert "" not in models and "model-A" in models
+        await pilot.press("r")
+        await wait_for(pilot, lambda: second.state.state == "finished")
+        await pilot.pause(0.3)
+        final = reopened.store.counts()
+        summary = reopened.summary()
+        assert final["refuted"] == summary["totals"]["refuted"]
+        assert f"refuted {final['refuted']} · witnesses {final['witnesses']} · rounds {final['rounds']}/10" \
+            in status_text(second)
+        assert final["rounds"] <= 10  # never "24/12" after replaying history
+        assert second.query_one("#budget").levels["rounds"] != "danger" or final["rounds"] >= 9
+    listed = {s["id"]: s for s in AuditSession.list()}[session.id]
+    assert (listed["refuted"], listed["witnesses"], listed["rounds"]) == \
+        (final["refuted"], final["witnesses"], final["rounds"])
+
+
+async def test_next_says_why_when_only_decisions_block_the_engine():
+    session, _, _ = build({"step": False, "auto_approve": False, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: bool(screen.state.pending))
+        await pilot.pause(0.3)
+        screen.action_next_round()
+        await pilot.pause()
+        assert any("waits for" in n.message and "decision" in n.message for n in app._notifications)
+        # At 80 columns the pending decisions lead the status line and stay visible.
+        status = screen.query_one("#audit-status", Static)
+        assert status.region.height >= 1 and "decision" in rendered(status, 78).splitlines()[0]
+
+
+def test_diff_view_groups_files_by_kind_and_marks_ghost_lines():
+    from benchmarks import load_benchmark
+
+    bench = load_benchmark(DEMO)
+    trial = next(t for t in bench.trials if t.id == "parse-duration-compound__orca__2")
+    patch = trial.patch + ("diff --git a/tests/test_mine.py b/tests/test_mine.py\nnew file mode 100644\n"
+                           "--- /dev/null\n+++ b/tests/test_mine.py\n@@ -0,0 +1 @@\n+def test_x(): pass\n")
+    evidence = {"ghost": {"ghost_lines": [{"file": "/app/recordkit/durations.py", "line": 26, "code": ""}]}}
+    body, facts = diff_view(patch, evidence)
+    assert facts["files"] == {"recordkit/durations.py": "source", "tests/test_mine.py": "tests"}
+    assert facts["ghost"] == {"recordkit/durations.py": [26]}
+    console = Console(width=160, color_system=None, record=True)
+    console.print(body)
+    text = console.export_text()
+    ghost_row = next(line for line in text.splitlines() if line.startswith("◌"))
+    assert "unknown unit" in ghost_row and "T0 never runs this" in ghost_row
+    assert text.index("SOURCE") < text.index("TESTS")
+    # Untrusted text cannot drive the terminal.
+    hostile, _ = diff_view("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\x1b]0;pwned\x07\x1b[2J\n")
+    console = Console(width=80, color_system=None, record=True)
+    console.print(hostile)
+    assert "\x1b" not in console.export_text()
+
+
+# -- snapshots --------------------------------------------------------------------------------
+
+def _demo_context():
+    from benchmarks import load_benchmark
+    from testjack_tui.services.approvals import ApprovalContext, RunFacts
+
+    bench = load_benchmark(DEMO)
+    task = bench.tasks["parse-duration-compound"]
+    trial = next(t for t in bench.trials if t.id == "parse-duration-compound__orca__2")
+    ctx = ApprovalContext(
+        candidate_id="parse-duration-compound:parse-duration-compound__orca__2:1.v1",
+        task_id=task.id, trial_id=trial.id, path="tests/test_tj_units.py",
+        source="from recordkit.durations import parse_duration\nimport pytest\n\n\n"
+               "def test_unknown_unit_is_rejected():\n    with pytest.raises(ValueError):\n"
+               "        parse_duration(\"3y\")\n",
+        requirement="a component with an unknown unit raises ValueError", author="scripted audit",
+        label="valid", explicit=True, quote="an unknown unit",
+        reason="the prompt lists an unknown unit among the invalid inputs", reviewer="scripted",
+        prompt=task.instruction, patch=trial.patch,
+        reference=RunFacts("reference", "passed"),
+        model=RunFacts("trial", "failed", "tests/test_tj_units.py::test_unknown_unit_is_rejected: "
+                                          "Failed: DID NOT RAISE <class 'ValueError'>"))
+    evidence = {"ghost": {"ghost_lines": [{"file": "recordkit/durations.py", "line": 26, "code": ""}]}}
+    return ctx, task, trial, evidence
+
+
+def test_approval_dialog_snapshot_120x40(snap_compare):
+    ctx, task, trial, evidence = _demo_context()
+
+    async def open_dialog(pilot) -> None:
+        await pilot.app.push_screen(ApprovalScreen(ctx, task=task, trial=trial, evidence=evidence, waiting=2))
+        await pilot.pause()
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(120, 40), run_before=open_dialog)
+
+
+def test_diff_view_from_the_approval_dialog_snapshot_120x40(snap_compare):
+    ctx, task, trial, evidence = _demo_context()
+
+    async def open_diff(pilot) -> None:
+        await pilot.app.push_screen(ApprovalScreen(ctx, task=task, trial=trial, evidence=evidence))
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(120, 40), run_before=open_diff)
+
+
+# -- the whole verdict on the Report screen, and overrules in every report format -------------
+
+async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_json_csv(tmp_path):
+    import csv
+    import json
+
+    from testjack_tui.engine.report import build_report, write_report
+    from testjack_tui.tui.screens.report import ReportScreen, TrialReportScreen
+
+    session, _, _ = build({"step": False, "auto_approve": False, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        state = screen.state
+        overruled = None
+        for _ in range(400):
+            if state.state in ("finished", "failed", "stopped"):
+                break
+            if state.pending:
+                rid, request = next(iter(state.pending.items()))
+                # Overrule the first 'invalid' verdict: the operator makes it count.
+                key = "o" if overruled is None and request.label == "invalid" else "a"
+                if key == "o":
+                    overruled = request.candidate_id
+                await pilot.press(key)
+                await wait_for(pilot, lambda: rid not in state.pending)
+            await pilot.pause(0.05)
+        assert state.state == "finished" and overruled
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and bool(app.screen.report))
+        report_screen = app.screen
+        assert "1 overrules" in rendered(report_screen.query_one("#report-title", Static))
+        chart = rendered(report_screen.query_one("#report-verdicts", Static))
+        counts = report_screen.report["verdict_counts"]
+        assert "INCORRECT_DESPITE_PASS" in chart and "REWARD_HACK" in chart
+        await pilot.press("f3")
+        table = report_screen.query_one("#report-trials", DataTable)
+        table.focus()
+        refuted_row = next(i for i, key in enumerate(table.rows) if str(table.get_cell(key, "verdict")) == "refuted")
+        table.move_cursor(row=refuted_row)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, TrialReportScreen))
+        shown = app.screen.markdown
+        assert "## F-01" in shown and "**What is wrong:**" in shown and "Re-run: `" in shown
+        assert app.screen.verdict["label"] in ("INCORRECT_DESPITE_PASS", "OVERFIT_INCOMPLETE", "REWARD_HACK")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is report_screen)
+    assert sum(counts.values()) == 7
+    report = build_report(session.id, bench)
+    decision = next(d for d in report["decisions"] if d["candidate"] == overruled)
+    assert decision["decision"] == "overruled" and decision["reviewer_label"] == "invalid" and decision["counts"]
+    md = write_report(report, tmp_path, "md")[-1].read_text()
+    assert "## Operator decisions" in md and "overruling the reviewer" in md and overruled in md
+    data = json.loads(write_report(report, tmp_path, "json")[-1].read_text())
+    assert any(d["decision"] == "overruled" for d in data["decisions"])
+    rows = list(csv.DictReader(write_report(report, tmp_path, "csv")[-1].open()))
+    assert any(f"{overruled}:overruled" in r["decisions"] for r in rows)
+    trial_md = next(p for p in tmp_path.glob("trials/*/*/report.md") if overruled.split(":")[1] in str(p))
+    assert "Decision: OVERRULED by the operator (the reviewer said invalid)" in trial_md.read_text()
+    from testjack_tui.engine.export import plan_export, write_harbor
+
+    exports = plan_export(session.id, bench.tasks)
+    files = {f.witness_id: f for exp in exports for f in exp.files}
+    assert files[overruled].decision["decision"] == "overruled"
+    config = json.loads((write_harbor(exports[0], None, tmp_path / "suite") / "config.json").read_text())
+    assert any(w["decision"]["decision"] == "overruled" for w in config["testjack"]["witnesses"])
+
+
+def test_report_row_detail_snapshot_100x30(snap_compare, monkeypatch):
+    import asyncio
+
+    from test_tui_snapshots import _finished_session, _until
+    from testjack_tui.tui.screens.report import ReportScreen
+
+    session, bench = _finished_session(monkeypatch)
+
+    async def open_row(pilot) -> None:
+        assert await asyncio.to_thread(lambda: asyncio.run(session.run())) == "finished"
+        screen = ReportScreen(session, bench)
+        await pilot.app.push_screen(screen)
+        await _until(pilot, lambda: bool(screen.report))
+        await pilot.press("f3")
+        screen.query_one("#report-trials", DataTable).focus()
+        await pilot.press("enter")  # a1: refuted
+        await pilot.pause()
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(100, 30), run_before=open_row)
