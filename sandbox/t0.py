@@ -1,7 +1,8 @@
 """One T0 run in one world, with outcomes keyed by T0's ids as the benchmark writes them.
 
-A task that ships its own evaluator (`task.tests.evaluator`) is judged by it
-(sandbox.official). Otherwise our own runner runs the tests in the prepared world; ids a
+A task that ships its own evaluator (`task.tests.evaluator`) is judged by it: a Harbor task by
+its own verifier flow (sandbox.official), a SWE-bench task by the harness's test command and log
+parser for its repository (benchmarks/swebench_harness.py). Otherwise our own runner runs the tests in the prepared world; ids a
 benchmark writes as JUnit `classname.name` are mapped to pytest node ids and the outcomes
 mapped back (sandbox.test_ids), so nothing downstream sees a second id scheme.
 
@@ -12,10 +13,11 @@ more with our runner, which collects file by file, so the other tests' statuses 
 from __future__ import annotations
 
 import dataclasses
+import shlex
 
 from testjack_tui.model import Task, Trial
 
-from .api import TestOutcome, TestRun, WorldRef
+from .api import ExecResult, TestOutcome, TestRun, WorldRef
 from .grader_reports import MISSING
 from .runners import RUNNERS
 from .test_ids import is_pytest_id, junit_to_pytest
@@ -49,11 +51,48 @@ def has_direct_runner(task: Task) -> bool:
     return (task.tests.framework or "pytest") in RUNNERS
 
 
+def full_log(result: ExecResult, cap: int = 64 * 1024 * 1024) -> str:
+    """The whole output of a command (its log on disk), not only the head and tail kept in memory."""
+    if result.log_path is not None:
+        try:
+            with open(result.log_path, "rb") as fh:
+                return fh.read(cap).decode(errors="replace")
+        except OSError:
+            pass
+    return result.output
+
+
+async def run_swebench(sb, task: Task, world: WorldRef, timeout: float | None = 1800) -> TestRun:
+    """The harness's test command in the prepared world (patch and T0 applied as the harness
+    applies them), statuses from the repository's log parser (benchmarks/swebench_harness.py)."""
+    from benchmarks.swebench_harness import ACTIVATE, parse_log
+
+    ev = task.tests.evaluator
+    ids = list(dict.fromkeys(task.tests.ids))
+    cmd = f"{ACTIVATE}; cd {shlex.quote(world.workdir)} && {ev.test_command}"
+    result = await sb.exec(world, ["bash", "-c", cmd], timeout=timeout)
+    parsed = parse_log(ev.log_parser, full_log(result))
+    outcomes = {}
+    for test_id in ids:
+        status = parsed.get(test_id)
+        if status is not None:
+            outcomes[test_id] = TestOutcome(test_id, status)
+        elif result.timed_out:
+            outcomes[test_id] = TestOutcome(test_id, "timed_out", "the test command hit its timeout")
+        else:
+            outcomes[test_id] = TestOutcome(test_id, "not_found", "missing from the test log")
+    return TestRun(world=world.name, test_ids=ids, outcomes=outcomes, exec=result, flow="official",
+                   reported=len(parsed))
+
+
 async def run_t0(sb, task: Task, world: WorldRef, trial: Trial | None = None,
                  timeout: float | None = 600) -> TestRun:
     """T0 in `world` (a prepared world of `task`; `trial` for a model world)."""
     ids = list(dict.fromkeys(task.tests.ids))
-    if task.tests.evaluator is None or not hasattr(sb, "run_official"):
+    ev = task.tests.evaluator
+    if ev is not None and ev.kind == "swebench":
+        return await run_swebench(sb, task, world, timeout)
+    if ev is None or not hasattr(sb, "run_official"):
         return await run_direct(sb, task, world, ids, timeout)
     run = await sb.run_official(task, world.kind, trial)
     if world.kind != "null" or not has_direct_runner(task):

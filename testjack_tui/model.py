@@ -46,19 +46,24 @@ class Evaluator:
     `/logs/artifacts/model.patch`, `bash /tests/test.sh` runs with the verifier's timeout, and
     per-test outcomes come from the reports `tests/config.json`'s `grade` section names
     (`junit`: `classname.name`; `ctrf`: `suite.name` or `name`), the reward from
-    `/logs/verifier/reward.json` or `reward.txt`.
+    `/logs/verifier/reward.json` or `reward.txt`. SWE-bench: the harness's per-repository test
+    command on the test directives, statuses from its log parser.
     """
 
-    kind: str  # "harbor"
-    tests_dir: Path
-    report_format: str  # "junit" | "ctrf"
-    reports: tuple[str, ...]
+    kind: str  # "harbor" | "swebench"
+    tests_dir: Path | None = None  # Harbor: the task's tests/ folder
+    report_format: str = "junit"  # "junit" | "ctrf" (Harbor reports) | "log" (SWE-bench log parser)
+    reports: tuple[str, ...] = ()
     node_id: str = "name"  # ctrf only: "suite.name" | "name"
     timeout_sec: float = 1800.0
     separate: bool = False  # [verifier] environment_mode = "separate"
     network_mode: str = "no-network"
     verifier_image: str | None = None  # [verifier.environment] docker_image
     verifier_containerfile: Path | None = None  # tests/Dockerfile in separate mode
+    # SWE-bench: the harness's test command for the repository and its log parser's name
+    # (SWE-bench: "pytest", "pytest_options", "django", "sympy"; see benchmarks/swebench_harness.py).
+    test_command: str = ""
+    log_parser: str = ""
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ def render(results) -> str:
     lines = []
     for res in results:
         trials = res.trials
-        flow = {"official": "T0 by the benchmark's own verifier",
+        flow = {"official": "T0 by the benchmark's own evaluator",
                 "direct": "T0 by our runner"}.get(getattr(res, "flow", ""), "")
         lines.append(f"{res.task_id}: {'well-formed' if res.well_formed else 'NOT well-formed'}; "
                      f"{len(res.vacuous)} vacuous T0 test(s); "
