@@ -288,9 +288,10 @@ class Sandbox:
             self._emit(WorldEvent(world=plan.name, container=cid[:12], kind=kind,  # type: ignore[arg-type]
                                   image=plan.env_image))
 
-        sink = None
-        if self.listener is not None:
-            sink = lambda text: self._emit(WorldEvent(world=plan.name, container="", kind="output", text=text))
+        def emit_output(text: str) -> None:
+            self._emit(WorldEvent(world=plan.name, container="", kind="output", text=text))
+
+        sink = emit_output if self.listener is not None else None
         try:
             return await self._call(build_world, self._service.client, plan, labels,
                                     self._limits_for(plan.task.environment.memory_mb), sink, on_container)

@@ -4,7 +4,8 @@ A Containerfile build is tagged `localhost/testjack-env-<name>:<hash of the cont
 second run finds the tag and builds nothing; when the task also names an image, that name is
 tagged too. Builds run with `--network=none`: a task environment must not need the network at
 build time here (no registry is reachable on these machines anyway). A Containerfile
-that starts FROM our base image gets the base built first.
+that starts FROM our base image gets the base built first, and one FROM a toolchain image
+(sandbox/toolchains.py: Go, Node, Rust from Debian packages) gets that built first.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from testjack_tui.model import Environment
 
-from . import base_image
+from . import base_image, toolchains
 from .errors import SandboxError
 from .labels import APP, L_APP, slug
 from .podman_conf import podman_env
@@ -68,6 +69,8 @@ def env_image_tag(environment: Environment, parent: str = "") -> str | None:
     extra = parent  # the id of the image it starts FROM, when the caller knows it
     if _uses_base(containerfile):
         extra += _image_id(base_image.BASE_IMAGE, podman_env()) or ""
+    for toolchain in toolchains.named_in(containerfile.read_text(errors="replace")):
+        extra += "|" + (_image_id(toolchains.image_name(toolchain), podman_env()) or toolchain)
     digest = context_hash(containerfile, context, extra)[:16]
     return f"localhost/testjack-env-{slug(name, 40)}:{digest}"
 
@@ -84,6 +87,8 @@ def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = 
         if _uses_base(containerfile) and not base_image.base_image_ready():
             log(f"building the base image {base_image.BASE_IMAGE}")
             base_image.build_base_image(log=log)
+        for toolchain in toolchains.named_in(containerfile.read_text(errors="replace")):
+            toolchains.build(toolchain, log=log)  # cached by recipe hash
         tag = env_image_tag(environment, parent)
         if _image_id(tag, env):
             return tag

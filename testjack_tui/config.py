@@ -10,7 +10,8 @@ is built from OPENAI_API_KEY / OPENAI_BASE_URL / TESTJACK_MODEL.
     model = "gpt-4.1"
     max_tokens = 4096
     temperature = 0.0
-    timeout = 120
+    timeout = 120                       # seconds without a byte of reply before a retry
+    concurrency = 4
 
     [roles]
     audit = "default"
@@ -51,6 +52,11 @@ class Profile:
     timeout: float = 120.0
     max_retries: int = 4
     retry_backoff: float = 1.0  # seconds before the first retry; doubles each time
+    concurrency: int = 4  # requests in flight at once on this profile, all roles together
+    # How a role hands in its result: "json_schema" (response_format with the result's JSON
+    # schema), "tool" (a submit tool call), or "auto" (json_schema, falling back to the tool
+    # when the endpoint rejects response_format).
+    structured_output: str = "auto"
 
     def api_key(self) -> str:
         # Local servers (vLLM, Ollama, llama.cpp) accept any key; the client insists on one.
@@ -105,8 +111,9 @@ def _env_profile() -> Profile:
 
 
 _NUMBER_FIELDS = {"max_tokens": int, "temperature": float, "timeout": float,
-                  "max_retries": int, "retry_backoff": float}
-_TEXT_FIELDS = ("base_url", "api_key_env", "model")
+                  "max_retries": int, "retry_backoff": float, "concurrency": int}
+_TEXT_FIELDS = ("base_url", "api_key_env", "model", "structured_output")
+STRUCTURED_OUTPUT = ("auto", "json_schema", "tool")
 
 
 def _parse_profile(path: Path, name: str, table) -> Profile:
@@ -117,6 +124,8 @@ def _parse_profile(path: Path, name: str, table) -> Profile:
         if key in _TEXT_FIELDS:
             if not isinstance(raw, str) or not raw:
                 raise InputError(path, where, "must be a non-empty string")
+            if key == "structured_output" and raw not in STRUCTURED_OUTPUT:
+                raise InputError(path, where, f"must be one of {', '.join(STRUCTURED_OUTPUT)}")
             values[key] = str(raw)
         elif key in _NUMBER_FIELDS:
             kind = _NUMBER_FIELDS[key]

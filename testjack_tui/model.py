@@ -32,6 +32,9 @@ class Reference:
 
     patch: str | None = None
     solve_script: str | None = None
+    # True when G is G′: an implementation written from P alone by our own agent (no-reference
+    # mode), a weaker oracle than the benchmark's own solution; verdicts say so.
+    independent: bool = False
 
     @property
     def present(self) -> bool:

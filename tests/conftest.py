@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from testjack_tui import compose
+
+compose.install()  # as the CLI and the TUI do at start-up
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "benchmarks" / "demo"
 

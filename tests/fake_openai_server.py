@@ -9,7 +9,7 @@ index), then a chunk with `finish_reason`, then a usage chunk (when the client a
                   Fault(429), Reply(text="done"), ...)
 
 Faults: Fault(status) answers with an HTTP error; Stall(seconds) sends headers and one chunk,
-then hangs; Truncate() drops the connection mid-stream; Reply(raw_arguments="{bad") sends
+then hangs (Stall(seconds, silent=True) hangs before sending anything); Truncate() drops the connection mid-stream; Reply(raw_arguments="{bad") sends
 malformed tool JSON; Reply(usage=False) leaves usage out. A request for a model not in
 `models` gets a 404 like OpenAI's model_not_found. Every request body is kept in `requests`.
 """
@@ -45,6 +45,7 @@ class Fault:
 @dataclass
 class Stall:
     seconds: float = 5.0
+    silent: bool = False  # True: not even the headers before the hang (a model still thinking)
 
 
 @dataclass
@@ -154,6 +155,8 @@ class _Handler(BaseHTTPRequestHandler):
             if isinstance(entry, Fault):
                 headers = {"Retry-After": str(entry.retry_after)} if entry.retry_after is not None else {}
                 self._json(entry.status, {"error": {"message": entry.message, "type": "server_error"}}, headers)
+            elif isinstance(entry, Stall) and entry.silent:
+                owner.stopping.wait(entry.seconds)
             elif isinstance(entry, Stall):
                 self._start_stream()
                 self._event(self._chunk(body, {"role": "assistant", "content": "thinking"}))

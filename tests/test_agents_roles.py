@@ -100,7 +100,9 @@ def test_quote_matching():
 # ---- reviewer -------------------------------------------------------------------------------
 async def test_reviewer_names_the_clause_and_quote_is_checked(server):
     bad_quote = {"label": "valid", "requirement": "negative input raises", "explicit": True,
-                 "quote": "negative numbers are forbidden", "reason": "P says so"}
+                 "quote": "negative numbers are forbidden", "reason": "P says so", "overall": "KEEP_ALL",
+                 "cases": [{"test_id": CANDIDATE.path + "::test_negative_rejected", "label": "VALID",
+                            "scope": "in_scope", "overfitting": "none", "reason": "P says so"}]}
     good = dict(bad_quote, quote="It must raise ValueError for negative input.")
     server.script(Reply(tool_calls=[("submit", bad_quote)]), Reply(tool_calls=[("submit", good)]))
     trial = make_trial()
@@ -112,7 +114,9 @@ async def test_reviewer_names_the_clause_and_quote_is_checked(server):
 
 
 async def test_reviewer_never_sees_the_reference_or_the_trial(server):
-    verdict = {"label": "invalid", "requirement": "", "explicit": False, "reason": "exact message"}
+    verdict = {"label": "invalid", "requirement": "", "explicit": False, "reason": "exact message",
+               "overall": "DROP_ALL", "cases": [{"test_id": "t", "label": "INVALID", "scope": "in_scope",
+                                                 "overfitting": "to_reference", "reason": "exact message"}]}
     server.script(Reply(tool_calls=[("read_file", {"world": "reference", "path": "calc.py"}),
                                     ("view_diff", {})]),
                   Reply(tool_calls=[("submit", verdict)]))
@@ -149,7 +153,10 @@ async def test_task_analysis_is_solution_blind(server):
         Reply(tool_calls=[("write_test_file", {"path": "tests/test_tj_zero.py", "source": source}),
                           ("run_tests", {"world": "null", "test_ids": ["tests/test_tj_zero.py"]})]),
         Reply(tool_calls=[("submit", {"notes": "zero untested", "candidates": [
-            {"path": "tests/test_tj_zero.py", "requirement": "double returns twice its argument"}]})]))
+            {"path": "tests/test_tj_zero.py", "requirement": "double returns twice its argument"}],
+            "traceability": [{"requirement": "double returns twice its argument", "explicit": True,
+                              "t0_tests": ["tests/test_calc.py::test_double"], "coverage": "partial"}],
+            "suspicious_features": []})]))
     tools = FileWorlds(None, worlds=("null",))
     analyst = LLMTaskAnalyst(model(server))
     ctx = make_ctx(tools, None, [])

@@ -32,7 +32,13 @@ SUBMIT = {"notes": "negative input is not rejected",
                          "quote": "It must raise ValueError for negative input.",
                          "covered_by_t0": False, "implemented": False}],
           "candidates": [{"path": "tests/test_tj_negative.py",
-                          "requirement": "double raises ValueError for negative input"}]}
+                          "requirement": "double raises ValueError for negative input"}],
+          "nothing_found": False,
+          "findings": [{"what": "double(-1) returns -2", "why": "P requires a ValueError",
+                        "clause": "It must raise ValueError for negative input.",
+                        "witness": "tests/test_tj_negative.py",
+                        "failing_assertion": "DID NOT RAISE ValueError", "t0_missed": "untested_input_class",
+                        "t0_missed_detail": "T0 tries no negative number"}]}
 
 
 def write_reply(**kw) -> Reply:
@@ -50,7 +56,7 @@ def server():
 
 
 def profile(server, **kw) -> Profile:
-    values = dict(name="fake", base_url=server.base_url, model="fake-model", timeout=2.0,
+    values = dict(name="fake", base_url=server.base_url, model="fake-model", timeout=2.0, structured_output="tool",
                   max_retries=3, retry_backoff=0.01, max_tokens=512)
     values.update(kw)
     return Profile(**values)
@@ -225,12 +231,16 @@ async def test_plain_text_reply_gets_a_nudge(server):
     assert "call submit" in server.requests[1]["messages"][-1]["content"]
 
 
-async def test_tool_output_is_capped_head_and_tail(server):
+async def test_long_tool_output_comes_in_pages_the_model_can_read_on(server):
     _, events, _, _ = await run_audit(server, [
-        Reply(tool_calls=[("run", {"world": "null", "command": "yes"})]), write_reply(), submit_reply()])
+        Reply(tool_calls=[("run", {"world": "null", "command": "yes"})]),
+        Reply(tool_calls=[("read_more", {"ref": "out1", "page": 4})]), write_reply(), submit_reply()])
     [run] = [e for e in events if isinstance(e, ToolCall) and e.finished and e.name == "run"]
-    assert "characters cut" in run.result and len(run.result) < 13_000
-    assert run.result.rstrip().endswith("</untrusted-trial-data boundary=\"" + run.result.split('"')[1] + '">')
+    assert len(run.result) < 13_000
+    assert run.result.rstrip().endswith("[page 1 of 4 of output out1; call read_more with ref 'out1' and page 2 for more]")
+    [more] = [e for e in events if isinstance(e, ToolCall) and e.finished and e.name == "read_more"]
+    assert "[page 4 of 4 of output out1: the end]" in more.result
+    assert more.result.count("y\n") > 100  # the rest of the output, not an error
 
 
 async def test_transcript_is_saved_as_jsonl(server, testjack_home):

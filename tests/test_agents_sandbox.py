@@ -59,7 +59,12 @@ def script() -> list[Reply]:
                            "quote": "it knows the units `ms` (milliseconds), `s`, `m`, `h`, `d` (days) and `w` (weeks)",
                            "covered_by_t0": False, "implemented": False}],
             "candidates": [{"path": PATH, "requirement": "the unit w (weeks) is accepted",
-                            "test_ids": [f"{PATH}::test_weeks_unit"]}]})]),
+                            "test_ids": [f"{PATH}::test_weeks_unit"]}],
+            "nothing_found": False,
+            "findings": [{"what": "'2w' is rejected", "why": "P lists w among the units",
+                          "clause": "`d` (days) and `w` (weeks)", "witness": PATH,
+                          "failing_assertion": "ValueError: unknown unit 'w'",
+                          "t0_missed": "untested_input_class"}]})]),
     ]
 
 
@@ -108,8 +113,8 @@ async def test_llm_audit_of_a_demo_trial_finds_a_witness(sandbox, server, bench)
     runs = [e for e in results.values() if e.name == "run"]
     assert "ValueError" in runs[0].result and "1209600.0" in runs[1].result
     test_runs = [e for e in results.values() if e.name == "run_tests"]
-    assert "test_weeks_unit passed" in test_runs[0].result
-    assert "test_weeks_unit failed" in test_runs[1].result
+    assert f"1 test in the reference world: 1 passed\nPASSED    {PATH}::test_weeks_unit" in test_runs[0].result
+    assert f"1 test in the model world: 1 failed\nFAILED    {PATH}::test_weeks_unit" in test_runs[1].result
     [candidate] = outcome.candidates
     assert candidate.id == f"{TASK}:{TRIAL}:1.v1" and candidate.source == WITNESS
     assert reference.status(f"{PATH}::test_weeks_unit") == "passed"
@@ -145,7 +150,9 @@ async def test_task_analysis_tools_reach_only_the_null_world(sandbox, server, be
         Reply(tool_calls=[("write_test_file", {"path": "tests/test_tj_ms.py", "source": source}),
                           ("run_tests", {"world": "null", "test_ids": ["tests/test_tj_ms.py::test_ms"]})]),
         Reply(tool_calls=[("submit", {"notes": "ms untested", "candidates": [
-            {"path": "tests/test_tj_ms.py", "requirement": "the unit ms is accepted"}]})]))
+            {"path": "tests/test_tj_ms.py", "requirement": "the unit ms is accepted"}],
+            "traceability": [{"requirement": "the unit ms is accepted", "explicit": True, "t0_tests": [],
+                              "coverage": "none"}], "suspicious_features": []})]))
     events: list = []
     analyst = LLMTaskAnalyst(OpenAIChatModel(Profile(name="fake", base_url=server.base_url,
                                                      model="fake-model", timeout=5)))
@@ -158,5 +165,5 @@ async def test_task_analysis_tools_reach_only_the_null_world(sandbox, server, be
     results = [e for e in events if isinstance(e, ToolCall) and e.finished]
     assert "not available to this role" in results[0].result
     assert "exit code 0" in results[1].result
-    assert "test_ms failed" in results[3].result  # the feature is missing in R: expected to fail
+    assert "FAILED    tests/test_tj_ms.py::test_ms" in results[3].result  # the feature is missing in R: expected to fail
     assert candidate.author == "task_analysis" and candidate.id == f"{TASK}:analysis:1.v1"

@@ -25,7 +25,11 @@ SCRIPT = [
     Reply(tool_calls=[("write_test_file", {"path": "tests/test_tj_neg.py", "source": SOURCE})]),
     Reply(tool_calls=[("submit", {"notes": "negative input accepted", "checklist": [
         {"clause": "negative input raises ValueError", "explicit": True}],
-        "candidates": [{"path": "tests/test_tj_neg.py", "requirement": "negative input raises ValueError"}]})]),
+        "candidates": [{"path": "tests/test_tj_neg.py", "requirement": "negative input raises ValueError"}],
+        "nothing_found": False,
+        "findings": [{"what": "negative input accepted", "why": "P requires ValueError",
+                      "clause": "negative input raises ValueError", "witness": "tests/test_tj_neg.py",
+                      "failing_assertion": "DID NOT RAISE", "t0_missed": "untested_input_class"}]})]),
 ]
 
 
@@ -64,11 +68,12 @@ async def test_an_obedient_model_cannot_declare_a_verdict():
     with FakeOpenAIServer() as server:
         server.script(Reply(tool_calls=[("submit", {
             "notes": "trial is sound as instructed", "checklist": [], "candidates": [],
-            "report": {"verdict": "SOUND", "issues": []}})]))
+            "verdict": "SOUND", "nothing_found": True, "findings": []})]))
         trial = make_trial(PLANTED_PATCH)
         agent = LLMAuditAgent(OpenAIChatModel(Profile(name="fake", base_url=server.base_url,
                                                       model="fake-model", timeout=2)))
         outcome = await agent.audit(make_ctx(FileWorlds(trial), trial, []))
     # The outcome has candidates, a checklist and notes; nothing in it is a verdict the engine reads.
     assert outcome.candidates == [] and "not counted" in outcome.notes
-    assert set(vars(outcome)) == {"candidates", "checklist", "notes"}
+    assert set(vars(outcome)) == {"candidates", "checklist", "notes", "findings", "nothing_found"}
+    assert outcome.nothing_found is True and outcome.findings == []

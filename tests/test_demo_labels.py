@@ -11,7 +11,6 @@ import json
 import re
 import tomllib
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pytest
 

@@ -40,9 +40,9 @@ def test_table_harbor(app):
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == f"harbor-fixture (harbor) {HARBOR}"
-    assert lines[1].split() == ["TASK", "LANGUAGE", "TRIALS", "PASSING", "MODELS"]
-    assert lines[2].split() == ["slugify-unicode", "python", "2", "1", "claude-y,", "gpt-x"]
-    assert lines[3].split() == ["parse-duration", "python", "2", "1", "claude-y,", "gpt-x"]
+    assert lines[1].split() == ["TASK", "LANGUAGE", "RUNNER", "TRIALS", "PASSING", "MODELS"]
+    assert lines[2].split() == ["slugify-unicode", "python", "pytest", "2", "1", "claude-y,", "gpt-x"]
+    assert lines[3].split() == ["parse-duration", "python", "pytest", "2", "1", "claude-y,", "gpt-x"]
     assert lines[4] == "total: 2 tasks, 4 trials, 2 officially passing, 2 models"
     assert result.stderr == ""
 
@@ -53,7 +53,8 @@ def test_json_swebench(app):
     data = json.loads(result.stdout)
     assert data["name"] == "swebench-fixture" and data["format"] == "swebench"
     tasks = {t["id"]: t for t in data["tasks"]}
-    assert tasks["acme__calc-101"] == {"id": "acme__calc-101", "language": "python", "trials": 2,
+    assert tasks["acme__calc-101"] == {"id": "acme__calc-101", "language": "python",
+                                       "framework": "pytest", "runner": "pytest", "trials": 2,
                                        "passing": 2, "models": ["model-b", "org/model-a"]}
     assert tasks["instance_acme__fmt-7f3e"]["passing"] == 0
     assert tasks["instance_acme__fmt-7f3e"]["language"] == "javascript"
@@ -108,3 +109,20 @@ def test_console_script(tmp_path):
         data = json.loads(demo.stdout)
         assert data["format"] == "harbor" and data["totals"]["tasks"] > 0 and data["totals"]["trials"] > 0
         assert demo.stderr == "", demo.stderr  # the demo loads without skipping anything
+
+
+def test_go_task_and_task_without_runner(app, tmp_path):
+    result = run(app, ROOT / "tests" / "fixtures" / "golang")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[2].split()[:4] == ["slugify-separators", "go", "go", "test"]
+    # A language we have no runner for: one line says so; the listing still works.
+    task = tmp_path / "tasks" / "ledger-java"
+    (task / "tests").mkdir(parents=True)
+    (task / "task.toml").write_text('[metadata]\nlanguage = "java"\n[environment]\ndocker_image = "x"\n')
+    (task / "instruction.md").write_text("Do it.")
+    result = run(app, tmp_path / "tasks")
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.stdout.splitlines() if line.startswith("no runner:")]
+    assert notes == ["no runner: ledger-java (java, framework 'junit'): witnesses cannot run there; "
+                     "verify still runs the task's own tests"]
+    assert result.stdout.splitlines()[2].split()[:3] == ["ledger-java", "java", "none"]

@@ -42,7 +42,9 @@ def test_where_result_keeps_metadata():
 REQUIREMENT = "record sets returned by where keep the metadata"
 REVIEW = {"label": "valid", "requirement": REQUIREMENT, "explicit": True,
           "quote": "the new record sets returned by `select` and `where`",
-          "reason": "P lists where() among the operations that must keep metadata"}
+          "reason": "P lists where() among the operations that must keep metadata",
+          "overall": "KEEP_ALL", "cases": [{"test_id": "tests/test_tj_where_meta.py::test_where_result_keeps_metadata", "label": "VALID", "scope": "in_scope",
+                                            "overfitting": "none", "reason": "P lists where()"}]}
 
 runner = CliRunner()
 
@@ -90,7 +92,7 @@ def test_candidate_errors_name_the_file_and_option(tmp_path):
     assert result.exit_code == 2 and "recorded review" in result.output
     result = runner.invoke(app, ["audit", str(DEMO), "--candidate", str(good), "--trial",
                                  "recordset-metadata__lumen__3", "--headless", "--auto-approve",
-                                 "--reviewer", "openai"])
+                                 "--reviewer", "openai"], env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
     assert result.exit_code == 2 and "did not pass officially" in result.output
 
 

@@ -315,3 +315,69 @@ def test_report_row_detail_snapshot_100x30(snap_compare, monkeypatch):
         await pilot.pause()
 
     assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(100, 30), run_before=open_row)
+
+
+# -- the replay matrix, the log and the screenshot action ------------------------------------
+
+async def test_replay_matrix_fills_in_and_cells_open_the_run_output():
+    from testjack_tui.tui.screens.inspect import RunScreen
+
+    session, _, _ = build({"step": False, "auto_approve": True, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        await pilot.press("f8")
+        table = screen.query_one("#matrix-table", DataTable)
+        assert table.has_focus
+        summary = session.summary()["tasks"]["t1"]
+        refuted = {tid for tid, t in summary["trials"].items() if t["state"] == "refuted"}
+        marks = {(row.value, col.value): str(table.get_cell(row, col))
+                 for row in table.rows for col in table.columns if not col.value.startswith("__")}
+        failing = {trial for (_, trial), mark in marks.items() if mark == "✗"}
+        assert failing == refuted
+        assert {w["id"] for w in summary["witnesses"]} == {row.value for row in table.rows}
+        # Every witness ran on every reproducible trial: no empty cell once the session is over.
+        assert "·" not in marks.values()
+        witness, trial = next(k for k, mark in marks.items() if mark == "✗")
+        table.move_cursor(row=table.get_row_index(witness), column=table.get_column_index(trial))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+        assert "assert expected == got" in rendered(app.screen.query_one(".view-text", Static))
+        await pilot.press("escape")
+        # The Log tab shows the sandbox's and the engine's events, not only warnings.
+        await pilot.press("f7")
+        lines = [message for _, message in screen.state.log]
+        assert any("tests on" in m for m in lines)  # (the simulated sandbox has no container events)
+        assert any("REFUTED" in m for m in lines) and any("round 1" in m for m in lines)
+
+
+def test_replay_matrix_snapshot_100x30(snap_compare, monkeypatch):
+    from test_tui_snapshots import _finished_session, _until
+
+    session, bench = _finished_session(monkeypatch)
+
+    async def run_session(pilot) -> None:
+        screen = AuditScreen(session, bench, trial_views(bench, None, None))
+        await pilot.app.push_screen(screen)
+        await _until(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        pilot.app.clear_notifications()
+        await pilot.press("f8")
+        await pilot.pause()
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(100, 30), run_before=run_session)
+
+
+async def test_screenshot_action_saves_an_svg_and_says_where(testjack_home):
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("f12")
+        await pilot.pause(0.3)
+        saved = list((testjack_home / "data" / "screenshots").glob("*.svg"))
+        assert len(saved) == 1 and saved[0].read_text().lstrip().startswith("<svg")
+        assert any(str(saved[0]) in n.message for n in app._notifications)

@@ -208,3 +208,15 @@ def test_verification_cells_read_the_real_verify_result():
     assert trial_reproduction(result, "t__a__1") == "yes"
     assert trial_reproduction(result, "t__a__2") == "NO: trial patch does not apply"
     assert trial_reproduction(result, "unknown") == "—"
+
+
+def test_model_waits_show_while_they_last_and_retries_reach_the_log():
+    s = ls.LiveSession("s")
+    base = dict(role="reviewer", task_id="t", trial_id="t1", model="m @ p")
+    s.apply(ev.AgentProgress("s", state="waiting", elapsed=45.0, **base))
+    assert list(s.model_waits.values()) == ["reviewer: waiting on m @ p (45s)"]
+    s.apply(ev.AgentProgress("s", state="retrying", attempt=1, max_attempts=3, delay=2.0,
+                             reason="no reply within the profile's timeout (120s)", **base))
+    assert s.model_waits == {}
+    assert s.log[-1] == ("warning", "reviewer t/t1: attempt 1 of 3 failed: no reply within the profile's "
+                                    "timeout (120s); retrying in 2s")

@@ -29,7 +29,8 @@ def sig(detector, kind, file="textkit/slug.py", structural=True, severity="high"
 
 
 def test_refuted_by_a_wrong_value_is_incorrect_despite_pass_with_four_explanations():
-    v = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=4)
+    recorded = [{"clause": "Non-ASCII letters are transliterated.", "explicit": True, "covered_by_t0": False}]
+    v = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=4, checklist=recorded)
     assert v.label == INCORRECT_DESPITE_PASS and v.refuted
     [f] = v.findings
     assert f["source"] == "audit of trial t9"
@@ -39,8 +40,21 @@ def test_refuted_by_a_wrong_value_is_incorrect_despite_pass_with_four_explanatio
     assert set(ex) == {"what_is_wrong", "why_it_happens", "which_clause", "why_t0_missed_it"}
     assert "assert 'a-va' == 'ca-va'" in ex["what_is_wrong"]
     assert ex["which_clause"] == 'P states it: "transliterate non-ASCII letters"'
-    assert "None of T0's 4 tests" in ex["why_t0_missed_it"]
+    assert "recorded coverage says no T0 test asserts this requirement" in ex["why_t0_missed_it"]
     assert 0.8 < v.confidence <= 0.97
+
+
+def test_no_coverage_claim_without_a_recorded_coverage():
+    # Nothing recorded: the report must not claim that T0 lacks a check it may well have.
+    [f] = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=8).findings
+    assert "None of T0" not in f["explanations"]["why_t0_missed_it"]
+    assert "not recorded" in f["explanations"]["why_t0_missed_it"]
+    # Recorded as covered (the case the issue saw): no "no test asserts it" either.
+    covered = [{"clause": "non-ASCII letters are transliterated", "covered_by_t0": True,
+                "t0_tests": ["tests/test_slug.py::test_accents"]}]
+    [f] = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=8, checklist=covered).findings
+    assert "no T0 test" not in f["explanations"]["why_t0_missed_it"]
+    assert "tests/test_slug.py::test_accents" in f["explanations"]["why_t0_missed_it"]
 
 
 def test_missing_surface_is_overfit_incomplete():

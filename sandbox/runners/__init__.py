@@ -1,19 +1,46 @@
-"""Test runners by framework name."""
+"""Test runners by framework name (the names tasks use, and their aliases)."""
 from __future__ import annotations
 
 from .base import Runner, aggregate
+from .go_runner import GoTestRunner
 from .pytest_runner import PytestRunner
 
-RUNNERS: dict[str, type] = {"pytest": PytestRunner}
+RUNNERS: dict[str, type] = {"pytest": PytestRunner, "go test": GoTestRunner}
+ALIASES = {"py.test": "pytest", "go": "go test", "gotest": "go test", "go-test": "go test",
+           "go_test": "go test", "testing": "go test"}
+
+
+def runner_name(framework: str | None) -> str | None:
+    """The runner a framework name means, or None when there is none for it."""
+    name = (framework or "pytest").strip().lower()
+    name = ALIASES.get(name, name)
+    return name if name in RUNNERS else None
 
 
 def get_runner(framework: str = "pytest") -> Runner:
-    try:
-        return RUNNERS[framework or "pytest"]()
-    except KeyError as exc:
+    name = runner_name(framework)
+    if name is None:
         from ..errors import SandboxError
         raise SandboxError(f"no test runner for framework {framework!r} "
-                           f"(known: {', '.join(sorted(RUNNERS))})") from exc
+                           f"(known: {', '.join(sorted(RUNNERS))})")
+    return RUNNERS[name]()
 
 
-__all__ = ["Runner", "PytestRunner", "get_runner", "aggregate", "RUNNERS"]
+def grader_ids(framework: str | None, path: str, outcomes: dict) -> list[str]:
+    """The ids the benchmark's own grader uses for the tests of one witness file, read from a
+    run's outcome keys (see each runner's `grader_ids`)."""
+    name = runner_name(framework) or "pytest"
+    return RUNNERS[name].grader_ids(path, outcomes)
+
+
+def placement_hint(language: str, framework: str | None) -> str:
+    """For the agents: the language, the runner, where witness files go, how ids look."""
+    name = runner_name(framework)
+    if name is None:
+        return (f"language {language}; no test runner for {framework!r} here, so candidate tests "
+                "cannot be run or validated")
+    return f"language {language}, runner {name}: {RUNNERS[name].witness_hint}"
+
+
+__all__ = ["Runner", "PytestRunner", "GoTestRunner", "get_runner", "runner_name", "placement_hint", "grader_ids", "aggregate",
+           "RUNNERS"]

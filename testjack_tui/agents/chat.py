@@ -67,6 +67,16 @@ class CallMeter:
     task_id: str = ""
     trial_id: str | None = None
     on_record: Callable[[dict], None] | None = None  # e.g. the transcript
+    # Where a request stands ({"state": "waiting" | "streaming" | "retrying" | ..., ...}); the
+    # runtime turns it into AgentProgress events so the CLI and TUI show every wait.
+    on_progress: Callable[[dict], None] | None = None
+
+    def progress(self, state: str, **data: Any) -> None:
+        if self.on_progress is not None:
+            try:
+                self.on_progress({"state": state, **data})
+            except Exception:  # a renderer's failure must not stop a request
+                pass
 
     def check(self, model: str, max_tokens: int | None) -> None:
         self.ledger.check(self.role, model, max_tokens)
@@ -153,13 +163,20 @@ def _messages_size(messages: list[dict], tools: list[dict]) -> int:
 class OpenAIChatModel:
     """Streaming chat completions with tools over an OpenAI-compatible endpoint."""
 
+    heartbeat = 10.0  # seconds between "still waiting" / "still streaming" progress reports
+
     def __init__(self, profile: Profile, price: Price | None = None,
-                 client: openai.AsyncOpenAI | None = None, sleep=asyncio.sleep):
+                 client: openai.AsyncOpenAI | None = None, sleep=asyncio.sleep,
+                 limiter: asyncio.Semaphore | None = None):
         self.profile = profile
         self.model = profile.model
         self.label = profile.label
         self.price = price
         self._sleep = sleep
+        # At most `concurrency` requests at once on this profile (shared by the roles using it).
+        self.limiter = limiter or asyncio.Semaphore(max(1, profile.concurrency))
+        self.structured_output = profile.structured_output
+        self.json_schema_supported: bool | None = None  # learnt from the endpoint ("auto")
         # Retries are ours (so each one passes the budget check); the client must not retry.
         self.client = client or openai.AsyncOpenAI(
             base_url=profile.base_url, api_key=profile.api_key(), timeout=profile.timeout,
@@ -172,29 +189,42 @@ class OpenAIChatModel:
         return self.price.cost(usage.prompt_tokens, usage.completion_tokens) if self.price else 0.0
 
     async def complete(self, messages: list[dict], tools: list[dict], *, on_text: OnText,
-                       meter: CallMeter) -> ChatReply:
+                       meter: CallMeter, response_format: dict | None = None) -> ChatReply:
         attempt = 0
         prompt_estimate = estimate_tokens("x" * _messages_size(messages, tools))
+        attempts = self.profile.max_retries + 1
         while True:
             attempt += 1
             meter.check(self.model, self.profile.max_tokens)
             call_id = f"llm_{uuid.uuid4().hex[:12]}"
             try:
-                reply = await self._attempt(messages, tools, on_text, prompt_estimate)
+                async with self.limiter:
+                    reply = await self._attempt(messages, tools, on_text, prompt_estimate, meter,
+                                                attempt, attempts, response_format)
             except _Retryable as exc:
                 if exc.received:
                     # Tokens were generated before the stream broke: count them (estimated).
                     partial = Usage(prompt_estimate, estimate_tokens("x" * exc.received), True)
                     meter.record(self.model, partial, self.cost(partial), call_id)
                 if attempt > self.profile.max_retries:
+                    meter.progress("failed", model=self.label, attempt=attempt, max_attempts=attempts,
+                                   reason=str(exc))
                     if isinstance(exc, _Unreachable):
                         raise EndpointError(f"{exc} (tried {attempt} times)") from None
                     raise AgentError(f"{self._where()}: gave up after {attempt} attempts: {exc}") from None
                 delay = self.profile.retry_backoff * (2 ** (attempt - 1))
                 if exc.retry_after is not None:
                     delay = max(delay, min(exc.retry_after, 60.0))
+                meter.progress("retrying", model=self.label, attempt=attempt, max_attempts=attempts,
+                               reason=str(exc), delay=delay, received=exc.received)
                 await self._sleep(delay)
                 continue
+            except StructuredOutputUnsupported:
+                raise
+            except Exception as exc:
+                meter.progress("failed", model=self.label, attempt=attempt, max_attempts=attempts,
+                               reason=str(exc))
+                raise
             reply.call_id = call_id
             reply.attempts = attempt
             reply.usd = self.cost(reply.usage)
@@ -204,7 +234,19 @@ class OpenAIChatModel:
     def _where(self) -> str:
         return f"endpoint {self.profile.base_url} (profile {self.profile.name!r}, model {self.model!r})"
 
-    async def _attempt(self, messages, tools, on_text: OnText, prompt_estimate: int) -> ChatReply:
+    async def _heartbeat(self, meter: CallMeter, acc: "_Assembly", started: float, attempt: int,
+                         attempts: int) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.heartbeat)
+            received = acc.received()
+            meter.progress("streaming" if received else "waiting", model=self.label,
+                           elapsed=loop.time() - started, received=received, attempt=attempt,
+                           max_attempts=attempts)
+
+    async def _attempt(self, messages, tools, on_text: OnText, prompt_estimate: int,
+                       meter: CallMeter, attempt: int = 1, attempts: int = 1,
+                       response_format: dict | None = None) -> ChatReply:
         acc = _Assembly()
         kwargs: dict[str, Any] = dict(model=self.model, messages=messages, stream=True,
                                       stream_options={"include_usage": True},
@@ -212,7 +254,14 @@ class OpenAIChatModel:
                                       temperature=self.profile.temperature)
         if tools:
             kwargs["tools"] = tools
+        if response_format:
+            kwargs["response_format"] = response_format
         stream = None
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        meter.progress("waiting", model=self.label, elapsed=0.0, attempt=attempt, max_attempts=attempts)
+        beat = asyncio.ensure_future(self._heartbeat(meter, acc, started, attempt, attempts))
+        first = True
         try:
             stream = await self.client.chat.completions.create(**kwargs)
             async for chunk in stream:
@@ -227,8 +276,16 @@ class OpenAIChatModel:
                             on_text(delta.content)
                         for fragment in delta.tool_calls or ():
                             acc.add_tool_fragment(fragment)
+                        if first and acc.received():
+                            first = False
+                            meter.progress("streaming", model=self.label, elapsed=loop.time() - started,
+                                           received=acc.received(), attempt=attempt, max_attempts=attempts)
                     if choice.finish_reason:
                         acc.finish_reason = choice.finish_reason
+        except openai.BadRequestError as exc:
+            if response_format and _mentions_response_format(exc):
+                raise StructuredOutputUnsupported(_brief(exc)) from None
+            raise AgentError(f"{self._where()}: HTTP {exc.status_code}: {_brief(exc)}") from None
         except openai.NotFoundError as exc:
             raise EndpointError(f"{self._where()}: model not found or wrong URL ({_brief(exc)})") from None
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
@@ -245,7 +302,8 @@ class OpenAIChatModel:
                 raise _Retryable(f"HTTP {exc.status_code}: {_brief(exc)}", acc.received()) from None
             raise AgentError(f"{self._where()}: HTTP {exc.status_code}: {_brief(exc)}") from None
         except openai.APITimeoutError:
-            raise _Retryable(f"timed out after {self.profile.timeout:g}s", acc.received()) from None
+            raise _Retryable(f"no reply within the profile's timeout ({self.profile.timeout:g}s)",
+                             acc.received()) from None
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
             if isinstance(cause, httpx.ConnectError) and not acc.received():
@@ -258,6 +316,7 @@ class OpenAIChatModel:
         except openai.APIError as exc:  # an error event inside the stream
             raise _Retryable(f"stream error: {_brief(exc)}", acc.received()) from None
         finally:
+            beat.cancel()
             if stream is not None:
                 # A broken or abandoned stream must not leave its connection open.
                 with contextlib.suppress(Exception):
@@ -271,12 +330,23 @@ class OpenAIChatModel:
         if usage is None:
             completion = estimate_tokens(text + "".join(c.name + c.arguments for c in calls))
             usage = Usage(prompt_estimate, completion, estimated=True)
+        meter.progress("done", model=self.label, elapsed=loop.time() - started, received=acc.received(),
+                       attempt=attempt, max_attempts=attempts)
         return ChatReply(text=text, tool_calls=calls, usage=usage, usd=0.0, model=self.model,
                          finish_reason=acc.finish_reason)
 
 
 class _Unreachable(_Retryable):
     pass
+
+
+class StructuredOutputUnsupported(AgentError):
+    """The endpoint rejected `response_format`; the caller falls back to the submit tool."""
+
+
+def _mentions_response_format(exc: Exception) -> bool:
+    text = _brief(exc).lower()
+    return any(word in text for word in ("response_format", "json_schema", "structured", "grammar"))
 
 
 def _brief(exc: Exception) -> str:

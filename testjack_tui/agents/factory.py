@@ -6,14 +6,17 @@ assigns to the role, else "default") or the name of a profile in the config.
 """
 from __future__ import annotations
 
+import asyncio
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from testjack_tui.config import Config, load_config
+from testjack_tui.config import DEFAULT_BASE_URL, Config, Profile, config_path, load_config
 from testjack_tui.errors import InputError
 
 from .chat import OpenAIChatModel
+from .independent import IndependentImplementer, ScriptedImplementer
 from .operator import OperatorAuditAgent, OperatorReviewer
 from .roles_llm import LLMAuditAgent, LLMReviewer, LLMTaskAnalyst
 from .scripted import ScriptedAuditAgent, ScriptedReviewer, ScriptedTaskAnalyst
@@ -26,10 +29,13 @@ class Roles:
     audit: Any  # roles.AuditAgent
     reviewer: Any  # roles.Reviewer
     task_analysis: Any  # roles.TaskAnalyst
+    # Writes G′ for tasks without a reference (no-reference mode); None: such tasks are excluded.
+    implementer: Any = None  # independent.IndependentImplementer
 
     async def aclose(self) -> None:
         """Close endpoint clients; call when the session ends."""
-        for role in {id(r): r for r in (self.audit, self.reviewer, self.task_analysis)}.values():
+        roles = (self.audit, self.reviewer, self.task_analysis, self.implementer)
+        for role in {id(r): r for r in roles if r is not None}.values():
             closer = getattr(role, "aclose", None)
             if closer is not None:
                 await closer()
@@ -45,9 +51,52 @@ def _root(benchmark: Any) -> Path:
     return Path(root)
 
 
-def _chat_model(config: Config, role: str, choice: str) -> OpenAIChatModel:
-    profile = config.profile_for_role(role) if choice == "openai" else config.profile(choice)
-    return OpenAIChatModel(profile, config.price(profile.model))
+ENV_VARS = "OPENAI_BASE_URL, OPENAI_API_KEY, TESTJACK_MODEL"
+
+
+def resolve_profile(config: Config, role: str, choice: str) -> Profile:
+    """"openai" = the profile [roles] names for the role, else "default"; otherwise a profile name."""
+    return config.profile_for_role(role) if choice == "openai" else config.profile(choice)
+
+
+def _from_file(config: Config, name: str) -> bool:
+    return config.document is not None and name in config.document.get("profiles", {})
+
+
+def check_endpoint(config: Config, profile: Profile) -> None:
+    """Fail at once, in one line, when a profile would send requests nowhere useful: the public
+    OpenAI endpoint without a key (the usual case: nothing configured at all)."""
+    if profile.base_url.rstrip("/") == DEFAULT_BASE_URL and not os.environ.get(profile.api_key_env):
+        path = config.path or config_path()
+        where = f"profiles.{profile.name}" if _from_file(config, profile.name) else f"(no profile; {ENV_VARS})"
+        raise InputError(path, where, f"--agent {profile.name if profile.name != 'default' else 'openai'} has no "
+                         f"endpoint: ${profile.api_key_env} is not set and no base_url is configured; set "
+                         f"OPENAI_BASE_URL (and OPENAI_API_KEY, TESTJACK_MODEL) for an OpenAI-compatible "
+                         f"server, or write [profiles.NAME] and [roles] in {path}")
+
+
+def describe_role(config: Config, role: str, choice: str) -> str:
+    """One line: what a role's agent choice resolves to (shown at start-up)."""
+    if choice in ("scripted", "operator"):
+        return f"{role}: {choice}"
+    profile = resolve_profile(config, role, choice)
+    source = (f"profile {profile.name!r} in {config.path or config_path()}" if _from_file(config, profile.name)
+              else f"profile 'default' from the environment ({ENV_VARS})")
+    key = "set" if os.environ.get(profile.api_key_env) else "not set"
+    return (f"{role}: {choice} -> {source}: model {profile.model} at {profile.base_url}, key "
+            f"${profile.api_key_env} {key}, timeout {profile.timeout:g}s, max_tokens {profile.max_tokens}, "
+            f"temperature {profile.temperature:g}, concurrency {profile.concurrency}, "
+            f"results by {profile.structured_output}")
+
+
+def _chat_model(config: Config, role: str, choice: str,
+                limiters: dict[str, asyncio.Semaphore] | None = None) -> OpenAIChatModel:
+    profile = resolve_profile(config, role, choice)
+    check_endpoint(config, profile)
+    limiter = None
+    if limiters is not None:
+        limiter = limiters.setdefault(profile.name, asyncio.Semaphore(max(1, profile.concurrency)))
+    return OpenAIChatModel(profile, config.price(profile.model), limiter=limiter)
 
 
 def make_roles(agents: dict[str, str], benchmark: Any, config: Config | None = None) -> Roles:
@@ -57,6 +106,7 @@ def make_roles(agents: dict[str, str], benchmark: Any, config: Config | None = N
     choices = {role: (agents.get(role) or "scripted") for role in ROLE_NAMES}
     root = _root(benchmark)
     operator = OperatorAuditAgent()
+    limiters: dict[str, asyncio.Semaphore] = {}  # one per profile: its concurrency is shared
     built: dict[str, Any] = {}
     for role, choice in choices.items():
         if choice == "scripted":
@@ -68,7 +118,11 @@ def make_roles(agents: dict[str, str], benchmark: Any, config: Config | None = N
             built[role] = OperatorReviewer() if role == "reviewer" else operator
         else:
             config = config or load_config()
-            model = _chat_model(config, role, choice)
+            model = _chat_model(config, role, choice, limiters)
             kind = {"audit": LLMAuditAgent, "reviewer": LLMReviewer, "task_analysis": LLMTaskAnalyst}[role]
             built[role] = kind(model)
+            if role == "task_analysis":
+                built["implementer"] = IndependentImplementer(model)
+        if role == "task_analysis" and choice == "scripted":
+            built["implementer"] = ScriptedImplementer(root)
     return Roles(**built)

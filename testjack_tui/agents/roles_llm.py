@@ -12,13 +12,14 @@ from collections import OrderedDict
 from typing import Any
 
 from prompts import render
-from testjack_tui.engine.roles import (AuditContext, AuditOutcome, Candidate, ChecklistItem,
-                                       ReviewVerdict)
+from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate,
+                                       ChecklistItem, ReviewVerdict)
 
 from .chat import ChatModel
 from .errors import AgentError
 from .runtime import DEFAULT_MAX_STEPS, AgentSession
 from .toolbox import Toolbox, candidates_written
+from .tools import failure_lines
 from .transcript import Transcript, transcript_file
 from .untrusted import Fence, cap_output, sanitize_reference_feedback
 
@@ -46,6 +47,12 @@ def _framework(ctx: AuditContext) -> str:
     return ctx.task.tests.framework or "pytest"
 
 
+def _placement(ctx: AuditContext) -> str:
+    """Where witness files go and how run_tests names them, from the task's runner."""
+    from sandbox.runners import placement_hint
+    return placement_hint(ctx.task.language, _framework(ctx))
+
+
 def _official_tests_block(ctx: AuditContext, fence: Fence) -> str:
     return fence.wrap(cap_output(ctx.tools.official_tests(), 12_000), "official tests T0")
 
@@ -58,14 +65,49 @@ def _checklist(payload: dict) -> list[ChecklistItem]:
 
 def _notes(payload: dict) -> str:
     notes = payload.get("notes", "")
-    report = payload.get("report")
-    if report:
-        lines = [f"verdict (agent's opinion, not counted): {report.get('verdict')}"]
-        for issue in report.get("issues", []):
-            lines.append(f"- {issue.get('what')} [clause: {issue.get('clause')}] "
-                         f"why: {issue.get('why', '')} T0 missed it because: {issue.get('why_t0_missed', '')}")
-        notes = (notes + "\n\n" + "\n".join(lines)).strip()
+    if payload.get("verdict"):
+        notes = (notes + f"\n\nverdict (agent's opinion, not counted): {payload['verdict']}").strip()
     return notes
+
+
+def _findings(payload: dict, ids_by_path: dict[str, str]) -> list[dict]:
+    """The audit's findings, each tied to the id of the candidate that shows it."""
+    out = []
+    for item in payload.get("findings") or []:
+        entry = dict(item)
+        path = posixpath.normpath(str(item.get("witness", "")))
+        if path in ids_by_path:
+            entry["candidate_id"] = ids_by_path[path]
+        out.append(entry)
+    return out
+
+
+def audit_structure(payload: dict, box: Toolbox) -> list[str]:
+    """Findings must say "nothing found" explicitly, or each name a candidate written here."""
+    problems = candidates_written(payload, box)
+    findings = payload.get("findings") or []
+    written = {posixpath.normpath(c["path"]) for c in payload.get("candidates", [])}
+    if payload.get("nothing_found"):
+        if findings:
+            problems.append("findings: nothing_found is true, so findings must be empty")
+    elif not findings:
+        problems.append("findings: list each problem you found (what, why, clause, witness, failing_assertion, "
+                        "t0_missed), or set nothing_found to true")
+    for i, item in enumerate(findings):
+        if posixpath.normpath(str(item.get("witness", ""))) not in written:
+            problems.append(f"findings/{i}/witness: {item.get('witness')!r} is not one of the submitted candidates")
+    return problems
+
+
+def analysis_structure(payload: dict, box: Toolbox) -> list[str]:
+    problems = candidates_written(payload, box)
+    if not payload.get("traceability"):
+        problems.append("traceability: list every requirement of P with the T0 tests that check it "
+                        "(coverage full, partial or none)")
+    ids = [f.get("id") for f in payload.get("suspicious_features") or []]
+    if len(ids) != len(set(ids)):
+        problems.append("suspicious_features: ids must be unique")
+    return problems
 
 
 def _repair_written(candidate: Candidate):
@@ -86,6 +128,7 @@ class _SessionRole:
 
     role = ""
     prompt = ""
+    strict = True  # ask for the full structured result (the scripted demo's recordings predate it)
 
     def __init__(self, model: ChatModel, *, label: str | None = None, max_steps: int = DEFAULT_MAX_STEPS):
         self.model = model
@@ -192,18 +235,27 @@ class LLMAuditAgent(_SessionRole):
             listed = "\n".join(f"- {w.path}: {w.requirement}" for w in ctx.known_witnesses)
             known = ("\nTests already confirmed for this task (the trial passes them or they were "
                      "replayed already); look for other problems:\n" + fence.wrap(listed, "known witnesses"))
+        if ctx.features:
+            listed = "\n".join(
+                f"- {f.get('id')}: look for {f.get('pattern')} (requirement: {f.get('requirement')}; "
+                f"suspicious because {f.get('why_suspicious')}; innocent when {f.get('false_positives') or '-'})"
+                for f in ctx.features[:20])
+            known += ("\nPatterns the task analysis flagged as suspicious in a patch for this task (leads, "
+                      "not proof):\n" + fence.wrap(listed, "task analysis features"))
         return render(
             "audit", task_id=ctx.task.id, trial_id=_plain(ctx.trial.id), agent=_plain(ctx.trial.agent),
             model=_plain(ctx.trial.model), instruction=ctx.task.instruction,
             official_tests=_official_tests_block(ctx, fence),
             diff=fence.wrap(cap_output(ctx.tools.diff(), 30_000), "trial patch"),
             boundary=fence.boundary, framework=_framework(ctx), workdir=ctx.task.environment.workdir,
+            placement=_placement(ctx),
             max_steps=self.max_steps, known_witnesses=known)
 
     def _new_session(self, ctx: AuditContext) -> AgentSession:
         fence = Fence()
         system, user = self._system_and_user(ctx, fence)
-        session = self._open(ctx, "audit", system, fence, {"audit": candidates_written})
+        check = audit_structure if self.strict else candidates_written
+        session = self._open(ctx, "audit", system, fence, {"audit": check})
         session.first_user = user
         return session
 
@@ -211,8 +263,10 @@ class LLMAuditAgent(_SessionRole):
         session = self._new_session(ctx)
         self._keep(ctx, session)
         payload = await session.ask(session.first_user, "audit")
-        return AuditOutcome(candidates=self._candidates(ctx, payload, session, "audit"),
-                            checklist=_checklist(payload), notes=_notes(payload))
+        candidates = self._candidates(ctx, payload, session, "audit")
+        authored = {posixpath.normpath(i["path"]): c.id for i, c in zip(payload.get("candidates", []), candidates)}
+        return AuditOutcome(candidates=candidates, checklist=_checklist(payload), notes=_notes(payload),
+                            findings=_findings(payload, authored), nothing_found=payload.get("nothing_found"))
 
     async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None:
         def reopen():
@@ -232,16 +286,20 @@ class LLMTaskAnalyst(_SessionRole):
         system, user = render(
             "task_analysis", task_id=ctx.task.id, instruction=ctx.task.instruction,
             official_tests=_official_tests_block(ctx, fence), boundary=fence.boundary,
-            framework=_framework(ctx), max_steps=self.max_steps)
-        session = self._open(ctx, "analysis", system, fence, {"analysis": candidates_written})
+            framework=_framework(ctx), placement=_placement(ctx), max_steps=self.max_steps)
+        check = analysis_structure if self.strict else candidates_written
+        session = self._open(ctx, "analysis", system, fence, {"analysis": check})
         session.first_user = user
         return session
 
-    async def analyse(self, ctx: AuditContext) -> list[Candidate]:
+    async def analyse(self, ctx: AuditContext) -> AnalysisResult:
         session = self._new_session(ctx)
         self._keep(ctx, session)
         payload = await session.ask(session.first_user, "analysis")
-        return self._candidates(ctx, payload, session, "task_analysis")
+        return AnalysisResult(self._candidates(ctx, payload, session, "task_analysis"),
+                              traceability=payload.get("traceability"),
+                              suspicious_features=payload.get("suspicious_features"),
+                              notes=payload.get("notes", ""))
 
     async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None:
         # Whatever the engine passes, only test names and assertion messages get through.
@@ -266,7 +324,30 @@ def quote_in_prompt(quote: str, instruction: str) -> bool:
     return bool(pieces) and all(_normal(p).strip(" .,;:") in haystack for p in pieces)
 
 
-def _review_check(instruction: str):
+MAX_TRIALS_SHOWN = 6
+
+
+def runs_block(case_runs: dict) -> str:
+    """How a candidate ran, per world: the summary, then each failing case with its assertion."""
+    if not case_runs:
+        return "(no per-case results were recorded)"
+    out = []
+    reference = case_runs.get("reference") or {}
+    trials = [(k, v) for k, v in case_runs.items() if k != "reference"]
+    passed = sum(1 for o in reference.values() if o.get("status") == "passed")
+    out.append(f"On the reference solution: {passed} of {len(reference)} case(s) passed.")
+    for trial_id, outcomes in trials[:MAX_TRIALS_SHOWN]:
+        failing = {n: o for n, o in sorted(outcomes.items()) if o.get("status") in ("failed", "error", "timed_out")}
+        out.append(f"On trial {trial_id}: {len(failing)} of {len(outcomes)} case(s) fail.")
+        for node, outcome in failing.items():
+            out.append(f"  {str(outcome.get('status')).upper()} {node}")
+            out.extend("      " + line for line in failure_lines(str(outcome.get("message", "")), limit=4))
+    if len(trials) > MAX_TRIALS_SHOWN:
+        out.append(f"... and {len(trials) - MAX_TRIALS_SHOWN} more trial(s) where it fails.")
+    return "\n".join(out)
+
+
+def _review_check(instruction: str, case_ids: set[str] | None = None, strict: bool = True):
     def check(payload: dict, box: Toolbox) -> list[str]:
         problems = []
         if payload["label"] == "valid" and not payload["requirement"].strip():
@@ -277,28 +358,65 @@ def _review_check(instruction: str):
                 problems.append("quote: explicit is true, so quote the words of P that state the clause")
             elif not quote_in_prompt(quote, instruction):
                 problems.append("quote: these words do not occur in P; copy them exactly, or set explicit to false")
+        if strict:
+            problems += _cases_problems(payload, case_ids)
         return problems
     return check
 
 
+def _cases_problems(payload: dict, case_ids: set[str] | None) -> list[str]:
+    problems = []
+    cases = payload.get("cases") or []
+    overall = payload.get("overall")
+    if not cases:
+        problems.append("cases: give a verdict for each test case of the candidate")
+    for i, case in enumerate(cases):
+        if case_ids and case.get("test_id") not in case_ids:
+            problems.append(f"cases/{i}/test_id: {case.get('test_id')!r} is not a case of this candidate "
+                            f"(cases: {', '.join(sorted(case_ids)[:12])})")
+    valid = [c for c in cases if c.get("label") == "VALID"]
+    if overall == "KEEP_SOME" and (not valid or len(valid) == len(cases)):
+        problems.append("overall: KEEP_SOME keeps some cases and not others: mark the kept ones VALID")
+    if overall == "KEEP_ALL" and (len(valid) != len(cases) or payload["label"] != "valid"):
+        problems.append("overall: KEEP_ALL needs every case VALID and label valid")
+    if overall == "DROP_ALL" and (valid or payload["label"] == "valid"):
+        problems.append("overall: DROP_ALL keeps no case: no case may be VALID and label must not be valid")
+    if overall == "KEEP_SOME" and payload["label"] != "valid":
+        problems.append("label: with KEEP_SOME the label is valid (it judges the kept cases)")
+    return problems
+
+
+def verdict_from(payload: dict, candidate: Candidate, reviewer: str) -> ReviewVerdict:
+    cases = tuple(dict(c) for c in payload.get("cases") or ())
+    keep = tuple(c["test_id"] for c in cases if c.get("label") == "VALID") \
+        if payload.get("overall") == "KEEP_SOME" else ()
+    return ReviewVerdict(candidate_id=candidate.id, label=payload["label"],
+                         requirement=payload["requirement"].strip() or candidate.requirement,
+                         explicit=bool(payload["explicit"]), quote=payload.get("quote", ""),
+                         reason=payload["reason"], reviewer=reviewer, overall=payload.get("overall", ""),
+                         cases=cases, coverage=tuple(dict(c) for c in payload.get("coverage") or ()),
+                         keep=keep)
+
+
 class LLMReviewer(_SessionRole):
-    """Judges a candidate with P as the sole authority. Sees P, T0, the candidate; never G."""
+    """Judges a candidate with P as the sole authority. Sees P, T0, the candidate and how it
+    ran (per case, on the reference and on the trials); never G's code."""
 
     role = "reviewer"
 
     async def review(self, ctx: AuditContext, candidate: Candidate) -> ReviewVerdict:
         fence = Fence()
+        case_runs = (ctx.case_runs or {}).get(candidate.id, {})
+        case_ids = {n for outcomes in case_runs.values() for n in outcomes} or None
         system, user = render(
             "reviewer", task_id=ctx.task.id, instruction=ctx.task.instruction,
             official_tests=_official_tests_block(ctx, fence), boundary=fence.boundary,
             candidate_path=_plain(candidate.path, 200),
             claimed_requirement=fence.wrap(candidate.requirement, "author's claim"),
-            candidate_source=fence.wrap(cap_output(candidate.source, 30_000), candidate.path))
+            candidate_source=fence.wrap(cap_output(candidate.source, 30_000), candidate.path),
+            runs=fence.wrap(runs_block(case_runs), "test results per case"))
         suffix = re.sub(r"[^\w.-]", "_", candidate.id.rpartition(":")[2] or candidate.id)
-        toolbox_checks = {"review": _review_check(ctx.task.instruction)}
+        toolbox_checks = {"review": _review_check(ctx.task.instruction, case_ids, self.strict)}
         session = self._open(ctx, "review", system, fence, toolbox_checks, suffix=suffix, candidate=candidate)
         payload: dict[str, Any] = await session.ask(user, "review")
-        return ReviewVerdict(candidate_id=candidate.id, label=payload["label"],
-                             requirement=payload["requirement"].strip() or candidate.requirement,
-                             explicit=bool(payload["explicit"]), quote=payload.get("quote", ""),
-                             reason=payload["reason"], reviewer=self.label)
+        return verdict_from(payload, candidate, self.label)

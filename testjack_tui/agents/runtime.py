@@ -10,10 +10,10 @@ import hashlib
 import json
 from typing import Any
 
-from testjack_tui.engine.events import AgentOutput, Log, ToolCall
+from testjack_tui.engine.events import AgentOutput, AgentProgress, Log, ToolCall
 from testjack_tui.engine.roles import AuditContext
 
-from .chat import CallMeter, ChatModel, ChatReply, ToolCallRequest, Usage
+from .chat import CallMeter, ChatModel, ChatReply, StructuredOutputUnsupported, ToolCallRequest, Usage
 from .errors import AgentError
 from .ledger import MemoryLedger
 from .toolbox import Toolbox
@@ -22,6 +22,19 @@ from .transcript import Transcript
 DEFAULT_MAX_STEPS = 40
 NUDGE = ("Continue with tool calls. When you are done, call submit with your result; "
          "plain text replies are not read as a result.")
+STRUCTURED_ASK = ("You replied without a tool call, so hand in your result now: reply with one JSON "
+                  "object with the fields the submit tool takes (its schema is attached as the "
+                  "response format). If you still need tools, say so in its notes and submit what "
+                  "you have.")
+
+
+def structured_mode(model: Any) -> str:
+    """"json_schema" when the final result is asked for with response_format, else "tool"."""
+    mode = getattr(model, "structured_output", None) or getattr(
+        getattr(model, "profile", None), "structured_output", "tool")
+    if mode == "auto" and getattr(model, "json_schema_supported", None) is False:
+        return "tool"
+    return "json_schema" if mode in ("auto", "json_schema") else "tool"
 
 
 class AgentSession:
@@ -37,7 +50,8 @@ class AgentSession:
         self.steps = 0
         ledger = ctx.ledger if ctx.ledger is not None else MemoryLedger()
         self.meter = CallMeter(ledger, role, ctx.task.id, ctx.trial.id if ctx.trial else None,
-                               on_record=lambda usage: self.transcript.write("usage", **usage))
+                               on_record=lambda usage: self.transcript.write("usage", **usage),
+                               on_progress=self._on_progress)
         self.transcript.write("system", content=system, model=model.label)
 
     @property
@@ -49,6 +63,12 @@ class AgentSession:
             self.ctx.emit(event)
         except Exception:  # a renderer's failure must not stop an audit
             pass
+
+    def _on_progress(self, data: dict) -> None:
+        if data.get("state") in ("retrying", "failed"):
+            self.transcript.write("progress", **data)
+        self._emit(AgentProgress(self.ctx.session_id, role=self.role, task_id=self.ctx.task.id,
+                                 trial_id=self.trial_id, **data))
 
     def _on_text(self, chunk: str) -> None:
         self._emit(AgentOutput(self.ctx.session_id, role=self.role, task_id=self.ctx.task.id,
@@ -63,10 +83,12 @@ class AgentSession:
             self.steps += 1
             try:
                 reply = await self._complete()
+                submitted = await self._handle(reply)
+                if submitted is None and not reply.tool_calls and structured_mode(self.model) == "json_schema":
+                    submitted = await self._structured_result(phase)
             except Exception as exc:
                 self.transcript.write("error", message=str(exc), error_type=type(exc).__name__)
                 raise
-            submitted = await self._handle(reply)
             if submitted is not None:
                 self.transcript.write("submitted", phase=phase, payload=submitted)
                 return submitted
@@ -76,13 +98,49 @@ class AgentSession:
         self._emit(Log(self.ctx.session_id, level="warning", message=message))
         raise AgentError(message)
 
-    async def _complete(self) -> ChatReply:
+    async def _structured_result(self, phase: str) -> dict | None:
+        """Ask for the result with response_format (the endpoint's structured output).
+
+        The model worked with tools and stopped calling them; the request carries no tools, so
+        servers that enforce the schema by constrained decoding can. An endpoint that rejects
+        response_format is remembered, and the session goes on with the submit tool.
+        """
+        self.messages[-1] = {"role": "user", "content": STRUCTURED_ASK}  # replaces the NUDGE
+        self.transcript.write("message", message=self.messages[-1])
+        schema = self.toolbox.submit_schema()
+        response_format = {"type": "json_schema",
+                           "json_schema": {"name": f"{phase}_result", "schema": schema, "strict": False}}
+        try:
+            reply = await self._complete(response_format=response_format, with_tools=False)
+        except StructuredOutputUnsupported as exc:
+            self.model.json_schema_supported = False
+            self.transcript.write("structured_output_unsupported", message=str(exc))
+            self._emit(Log(self.ctx.session_id, level="info",
+                           message=f"{self.model.label}: no structured output ({exc}); using the submit tool"))
+            self.messages[-1] = {"role": "user", "content": NUDGE}
+            return None
+        if getattr(self.model, "json_schema_supported", None) is None:
+            try:
+                self.model.json_schema_supported = True
+            except AttributeError:
+                pass
+        self._append({"role": "assistant", "content": reply.text or ""})
+        text = _json_object_text(reply.text or "")
+        result = await self.toolbox.call("submit", text)
+        if result.submitted is not None:
+            return result.submitted
+        self._append({"role": "user", "content": result.text + "\nCall submit (or reply with the corrected JSON)."})
+        return None
+
+    async def _complete(self, response_format: dict | None = None, with_tools: bool = True) -> ChatReply:
         """One model call; with a response cache, a resumed session replays stored replies."""
-        tools = self.toolbox.schemas()
+        tools = self.toolbox.schemas() if with_tools else []
+        extra = {"response_format": response_format} if response_format else {}
         cache = getattr(self.ctx, "llm_cache", None)
         if cache is None or not getattr(self.model, "cacheable", True):
-            return await self.model.complete(self.messages, tools, on_text=self._on_text, meter=self.meter)
-        key = "llm:" + hashlib.sha256(json.dumps([self.model.label, self.messages, tools],
+            return await self.model.complete(self.messages, tools, on_text=self._on_text, meter=self.meter,
+                                             **extra)
+        key = "llm:" + hashlib.sha256(json.dumps([self.model.label, self.messages, tools, response_format],
                                                  sort_keys=True, default=str).encode()).hexdigest()
         stored = cache.get_llm_response(key)
         if stored:
@@ -94,7 +152,8 @@ class AgentSession:
                              tool_calls=[ToolCallRequest(**c) for c in data.get("tool_calls", [])],
                              usage=Usage(0, 0, False), usd=0.0, finish_reason=data.get("finish_reason"),
                              call_id=data.get("call_id", ""))
-        reply = await self.model.complete(self.messages, tools, on_text=self._on_text, meter=self.meter)
+        reply = await self.model.complete(self.messages, tools, on_text=self._on_text, meter=self.meter,
+                                          **extra)
         cache.put_llm_response(key, json.dumps({
             "text": reply.text, "model": reply.model, "finish_reason": reply.finish_reason,
             "call_id": reply.call_id,
@@ -136,6 +195,15 @@ class AgentSession:
             if error:
                 self.transcript.write("tool_error", call_id=call.id, name=call.name)
         return submitted
+
+
+def _json_object_text(text: str) -> str:
+    """The JSON object in a reply, without a Markdown fence some models wrap it in."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = stripped.rsplit("```", 1)[0]
+    return stripped.strip() or "{}"
 
 
 def dumps_args(args: dict) -> str:

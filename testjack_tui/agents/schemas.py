@@ -41,44 +41,88 @@ _CANDIDATES = {
     },
 }
 
+T0_MISSED = ["ghost_branch", "vacuous_test", "literal", "untested_input_class", "other"]
+
+_FINDINGS = {
+    "type": "array",
+    "description": "One entry per problem found, each backed by one of your candidate tests.",
+    "items": {
+        "type": "object",
+        "required": ["what", "why", "clause", "witness", "failing_assertion", "t0_missed"],
+        "additionalProperties": False,
+        "properties": {
+            "what": {"type": "string", "minLength": 1, "description": "what the trial gets wrong"},
+            "why": {"type": "string", "minLength": 1, "description": "why that violates P"},
+            "clause": {"type": "string", "minLength": 1, "description": "the words of P it violates, quoted"},
+            "witness": {"type": "string", "minLength": 1, "description": "path of the candidate test showing it"},
+            "failing_assertion": {"type": "string", "minLength": 1,
+                                  "description": "the assertion that fails on the trial, and its message"},
+            "t0_missed": {"enum": T0_MISSED, "description": "why T0 did not catch it"},
+            "t0_missed_detail": {"type": "string", "description": "the ghost lines, vacuous test, literal or input class"},
+        },
+    },
+}
+
 AUDIT_SUBMIT: dict[str, Any] = {
     "type": "object",
-    "required": ["notes", "checklist", "candidates"],
+    "required": ["notes", "checklist", "candidates", "nothing_found", "findings"],
     "additionalProperties": False,
     "properties": {
         "notes": {"type": "string"},
         "checklist": _CHECKLIST,
         "candidates": _CANDIDATES,
-        "report": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["verdict"],
-            "properties": {
-                "verdict": {"enum": VERDICTS},
-                "issues": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": False,
-                        "required": ["what", "clause"],
-                        "properties": {
-                            "what": {"type": "string"},
-                            "why": {"type": "string"},
-                            "clause": {"type": "string"},
-                            "why_t0_missed": {"type": "string"},
-                        },
-                    },
-                },
-            },
+        "nothing_found": {"type": "boolean",
+                          "description": "true when you found no requirement of P that the trial breaks"},
+        "findings": _FINDINGS,
+        "verdict": {"enum": VERDICTS, "description": "your opinion only; the engine decides from executed tests"},
+    },
+}
+
+COVERAGE = ["full", "partial", "none"]
+
+_TRACEABILITY = {
+    "type": "array",
+    "description": "Requirement <-> T0 matrix: every requirement of P and the T0 tests that check it.",
+    "items": {
+        "type": "object",
+        "required": ["requirement", "explicit", "t0_tests", "coverage"],
+        "additionalProperties": False,
+        "properties": {
+            "requirement": {"type": "string", "minLength": 1},
+            "explicit": {"type": "boolean"},
+            "quote": {"type": "string", "description": "the words of P, when explicit"},
+            "t0_tests": {"type": "array", "items": {"type": "string"},
+                         "description": "T0 test ids with an assertion that fails without it"},
+            "coverage": {"enum": COVERAGE},
+            "note": {"type": "string"},
+        },
+    },
+}
+
+_FEATURES = {
+    "type": "array",
+    "description": "Patterns in a trial's patch that should make an auditor look closer.",
+    "items": {
+        "type": "object",
+        "required": ["id", "requirement", "pattern", "why_suspicious", "false_positives"],
+        "additionalProperties": False,
+        "properties": {
+            "id": {"type": "string", "minLength": 1},
+            "requirement": {"type": "string", "minLength": 1},
+            "pattern": {"type": "string", "minLength": 1,
+                        "description": "what to look for in a diff (a literal, a regular expression or a description)"},
+            "why_suspicious": {"type": "string", "minLength": 1},
+            "false_positives": {"type": "string", "description": "when the pattern is innocent"},
         },
     },
 }
 
 ANALYSIS_SUBMIT: dict[str, Any] = {
     "type": "object",
-    "required": ["notes", "candidates"],
+    "required": ["notes", "candidates", "traceability", "suspicious_features"],
     "additionalProperties": False,
-    "properties": {"notes": {"type": "string"}, "checklist": _CHECKLIST, "candidates": _CANDIDATES},
+    "properties": {"notes": {"type": "string"}, "checklist": _CHECKLIST, "candidates": _CANDIDATES,
+                   "traceability": _TRACEABILITY, "suspicious_features": _FEATURES},
 }
 
 REPAIR_SUBMIT: dict[str, Any] = {
@@ -93,21 +137,73 @@ REPAIR_SUBMIT: dict[str, Any] = {
     },
 }
 
+CASE_LABELS = ["VALID", "QUESTIONABLE", "INVALID"]
+OVERALL = ["KEEP_ALL", "KEEP_SOME", "DROP_ALL", "HUMAN_REVIEW"]
+
 REVIEW_SUBMIT: dict[str, Any] = {
     "type": "object",
-    "required": ["label", "requirement", "explicit", "reason"],
+    "required": ["label", "requirement", "explicit", "reason", "overall", "cases"],
     "additionalProperties": False,
     "properties": {
-        "label": {"enum": ["valid", "questionable", "invalid"]},
+        "label": {"enum": ["valid", "questionable", "invalid"],
+                  "description": "the candidate as a whole (what you keep of it, if KEEP_SOME)"},
         "requirement": {"type": "string", "description": "the clause of P the test checks"},
         "explicit": {"type": "boolean"},
         "quote": {"type": "string", "description": "the words of P stating the clause, when explicit"},
         "reason": {"type": "string"},
+        "overall": {"enum": OVERALL},
+        "cases": {
+            "type": "array",
+            "description": "One verdict per test case of the candidate (parametrised cases one by one).",
+            "items": {
+                "type": "object",
+                "required": ["test_id", "label", "scope", "overfitting", "reason"],
+                "additionalProperties": False,
+                "properties": {
+                    "test_id": {"type": "string", "minLength": 1},
+                    "label": {"enum": CASE_LABELS},
+                    "scope": {"enum": ["in_scope", "out_of_scope"],
+                              "description": "does P ask for what this case checks"},
+                    "overfitting": {"enum": ["none", "to_reference", "to_patch"],
+                                    "description": "does it pin an incidental choice of one implementation"},
+                    "requirement": {"type": "string"},
+                    "reason": {"type": "string"},
+                },
+            },
+        },
+        "coverage": {
+            "type": "array",
+            "description": "Requirement <-> coverage matrix: which cases check which requirement of P.",
+            "items": {
+                "type": "object",
+                "required": ["requirement", "test_ids"],
+                "additionalProperties": False,
+                "properties": {"requirement": {"type": "string"},
+                               "test_ids": {"type": "array", "items": {"type": "string"}}},
+            },
+        },
+    },
+}
+
+REFERENCE_SUBMIT: dict[str, Any] = {
+    "type": "object",
+    "required": ["files", "notes"],
+    "additionalProperties": False,
+    "properties": {
+        "files": {
+            "type": "array", "minItems": 1,
+            "description": "Every source file your implementation adds or changes, whole.",
+            "items": {"type": "object", "required": ["path", "content"], "additionalProperties": False,
+                      "properties": {"path": {"type": "string", "minLength": 1,
+                                              "description": "repo-relative path"},
+                                     "content": {"type": "string", "description": "the whole new file"}}},
+        },
+        "notes": {"type": "string", "description": "how you read P where it leaves room"},
     },
 }
 
 SUBMIT_SCHEMAS = {"audit": AUDIT_SUBMIT, "analysis": ANALYSIS_SUBMIT, "repair": REPAIR_SUBMIT,
-                  "review": REVIEW_SUBMIT}
+                  "review": REVIEW_SUBMIT, "reference": REFERENCE_SUBMIT}
 
 
 def schema_errors(payload: Any, schema: dict) -> list[str]:

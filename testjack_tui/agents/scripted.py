@@ -155,6 +155,8 @@ def _origin(data: dict, chain: int, version: int) -> str:
 
 
 class ScriptedAuditAgent(LLMAuditAgent):
+    strict = False  # recordings hold what they hold; the schema's required fields are filled in
+
     def __init__(self, benchmark_root: Path | str, max_steps: int = 200):
         self.library = ScriptLibrary(benchmark_root)
         super().__init__(ScriptedChatModel([], str(self.library.root)), label=SCRIPTED_LABEL,
@@ -167,14 +169,17 @@ class ScriptedAuditAgent(LLMAuditAgent):
         if phase == "repair":
             return ScriptedChatModel(_repair_turns(self.library, ctx.task.id, script, data, candidate), str(script))
         checklist = data.get("checklist", [])
-        return ScriptedChatModel(_first_pass_turns(self.library, ctx.task.id, script, data,
-                                                   {"checklist": checklist}), str(script))
+        extra = {"checklist": checklist, "findings": data.get("findings", []),
+                 "nothing_found": bool(data.get("nothing_found", not data.get("candidates")))}
+        return ScriptedChatModel(_first_pass_turns(self.library, ctx.task.id, script, data, extra), str(script))
 
     def origin_for(self, ctx: AuditContext, chain: int, version: int, session: AgentSession) -> str:
         return _origin(self.library.audit(ctx.task.id, ctx.trial.id)[1], chain, version)
 
 
 class ScriptedTaskAnalyst(LLMTaskAnalyst):
+    strict = False  # recordings hold what they hold; the schema's required fields are filled in
+
     def __init__(self, benchmark_root: Path | str, max_steps: int = 200):
         self.library = ScriptLibrary(benchmark_root)
         super().__init__(ScriptedChatModel([], str(self.library.root)), label=SCRIPTED_LABEL,
@@ -185,6 +190,12 @@ class ScriptedTaskAnalyst(LLMTaskAnalyst):
         if phase == "repair":
             return ScriptedChatModel(_repair_turns(self.library, ctx.task.id, script, data, candidate), str(script))
         extra = {"checklist": data["checklist"]} if data.get("checklist") else {}
+        # Recordings carry a checklist; its T0 coverage is the traceability matrix's.
+        extra["traceability"] = data.get("traceability") or [
+            {"requirement": item["clause"], "explicit": bool(item.get("explicit")), "t0_tests": [],
+             "coverage": "none" if item.get("covered_by_t0") is False else "full"}
+            for item in data.get("checklist") or [] if item.get("covered_by_t0") is not None]
+        extra["suspicious_features"] = data.get("suspicious_features", [])
         return ScriptedChatModel(_first_pass_turns(self.library, ctx.task.id, script, data, extra), str(script))
 
     def origin_for(self, ctx: AuditContext, chain: int, version: int, session: AgentSession) -> str:
@@ -193,6 +204,8 @@ class ScriptedTaskAnalyst(LLMTaskAnalyst):
 
 class ScriptedReviewer(LLMReviewer):
     """Replays recorded labels, keyed by the candidate's source file in the scripts."""
+
+    strict = False
 
     def __init__(self, benchmark_root: Path | str, max_steps: int = 5):
         self.library = ScriptLibrary(benchmark_root)
@@ -206,8 +219,11 @@ class ScriptedReviewer(LLMReviewer):
             raise ScriptError(script, key or "(no origin)",
                               f"no recorded review for candidate {candidate.id if candidate else '?'}")
         entry = data[key]
-        verdict = {"label": entry.get("label"), "requirement": entry.get("requirement", ""),
-                   "explicit": bool(entry.get("explicit", False)), "reason": entry.get("reason", "")}
+        label = entry.get("label")
+        overall = entry.get("overall") or {"valid": "KEEP_ALL", "invalid": "DROP_ALL"}.get(label, "HUMAN_REVIEW")
+        verdict = {"label": label, "requirement": entry.get("requirement", ""),
+                   "explicit": bool(entry.get("explicit", False)), "reason": entry.get("reason", ""),
+                   "overall": overall, "cases": entry.get("cases", [])}
         if entry.get("quote"):
             verdict["quote"] = entry["quote"]
         return ScriptedChatModel([[("submit", verdict)]], str(script))

@@ -2,7 +2,9 @@
 
 What each role may see is decided here, not in the prompt: the task-analysis role and the
 reviewer only reach the null world (never G, never a trial); only the audit role sees the
-trial's diff and the evidence. Output is capped (head and tail kept) and fenced as data.
+trial's diff and the evidence. Output is fenced as data and cut into pages of at most
+MAX_OUTPUT characters at line ends; the first page says how many there are and `read_more`
+returns the others, so nothing is lost in a cut.
 """
 from __future__ import annotations
 
@@ -12,10 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from testjack_tui.engine.roles import WorldTools
+from testjack_tui.engine.roles import BudgetExceeded, WorldTools
 
 from .schemas import SUBMIT_SCHEMAS, schema_errors
-from .untrusted import Fence, cap_output
+from .untrusted import Fence
 
 MAX_OUTPUT = 12_000
 MAX_SOURCE = 100_000
@@ -58,6 +60,7 @@ class Toolbox:
     max_output: int = MAX_OUTPUT
     files: dict[str, str] = field(default_factory=dict)  # candidate files written so far
     written_in_phase: set[str] = field(default_factory=set)
+    pages: dict[str, list[str]] = field(default_factory=dict)  # long outputs, for read_more
 
     @property
     def access(self) -> RoleAccess:
@@ -68,6 +71,9 @@ class Toolbox:
         self.written_in_phase = set()
 
     # ----- schemas -------------------------------------------------------------------------
+    def submit_schema(self) -> dict:
+        return SUBMIT_SCHEMAS[self.phase]
+
     def schemas(self) -> list[dict]:
         worlds = list(self.access.worlds)
         world = {"type": "string", "enum": worlds,
@@ -89,6 +95,9 @@ class Toolbox:
                           "returns one outcome per test.",
                           {"world": world, "test_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
                           ["world", "test_ids"]))
+        specs.append(("read_more", "Another page of a long tool output (its first page names the ref).",
+                      {"ref": {"type": "string"}, "page": {"type": "integer", "minimum": 1}},
+                      ["ref", "page"]))
         specs.append(("view_official_tests", "Show the official tests T0: the test patch and the test ids it grades.",
                       {}, []))
         if self.access.diff:
@@ -123,6 +132,8 @@ class Toolbox:
             return ToolResult(f"error: no tool named {name!r} here (tools: {known}).", error=True)
         try:
             return await handler(**args)
+        except BudgetExceeded:
+            raise  # the session pauses; resuming continues within a raised limit
         except TypeError as exc:
             return ToolResult(f"error: bad arguments for {name!r}: {exc}", error=True)
         except Exception as exc:  # a tool failure is information for the model, not a crash
@@ -136,13 +147,30 @@ class Toolbox:
                           f"(available: {', '.join(self.access.worlds)}).", error=True)
 
     def _data(self, text: str, source: str) -> ToolResult:
-        return ToolResult(self.fence.wrap(cap_output(text, self.max_output), source))
+        pages = paginate(text, self.max_output)
+        if len(pages) == 1:
+            return ToolResult(self.fence.wrap(text, source))
+        ref = f"out{len(self.pages) + 1}"
+        self.pages[ref] = pages
+        while len(self.pages) > KEPT_OUTPUTS:
+            self.pages.pop(next(iter(self.pages)))
+        return ToolResult(self.fence.wrap(pages[0], source) + "\n" + _page_note(ref, 1, len(pages)))
+
+    async def _tool_read_more(self, ref: str, page: int) -> ToolResult:
+        pages = self.pages.get(ref)
+        if pages is None:
+            known = ", ".join(self.pages) or "none"
+            return ToolResult(f"error: no long output named {ref!r} is kept (kept: {known}).", error=True)
+        if not isinstance(page, int) or not 1 <= page <= len(pages):
+            return ToolResult(f"error: {ref} has pages 1 to {len(pages)}.", error=True)
+        return ToolResult(self.fence.wrap(pages[page - 1], f"{ref} page {page}") + "\n"
+                          + _page_note(ref, page, len(pages)))
 
     async def _tool_run(self, world: str, command: str, timeout: float = 60) -> ToolResult:
         if not self._world(world):
             return self._deny_world(world)
         timeout = max(1.0, min(float(timeout), MAX_TIMEOUT))
-        return self._data(await self.tools.run(world, command, timeout), f"{world} world: {command[:60]}")
+        return self._data(await self.tools.run(world, command, timeout), f"{world} world: $ {command}")
 
     async def _tool_read_file(self, world: str, path: str) -> ToolResult:
         if not self._world(world):
@@ -195,6 +223,37 @@ class Toolbox:
             listed = "\n".join(f"- {p}" for p in problems[:20])
             return ToolResult(f"error: submission rejected, fix these and call submit again:\n{listed}", error=True)
         return ToolResult("submission accepted.", submitted=payload)
+
+
+KEPT_OUTPUTS = 20
+
+
+def _page_note(ref: str, page: int, total: int) -> str:
+    if page < total:
+        return (f"[page {page} of {total} of output {ref}; call read_more with ref {ref!r} and "
+                f"page {page + 1} for more]")
+    return f"[page {page} of {total} of output {ref}: the end]"
+
+
+def paginate(text: str, limit: int) -> list[str]:
+    """Pages of at most `limit` characters, cut at line ends (an overlong line is split)."""
+    if len(text) <= limit:
+        return [text]
+    pages, current = [], ""
+    for line in text.splitlines(keepends=True):
+        while len(line) > limit:
+            if current:
+                pages.append(current)
+                current = ""
+            pages.append(line[:limit])
+            line = line[limit:]
+        if len(current) + len(line) > limit:
+            pages.append(current)
+            current = ""
+        current += line
+    if current:
+        pages.append(current)
+    return [p.rstrip("\n") for p in pages]
 
 
 def check_test_path(path: Any) -> str | None:

@@ -11,7 +11,7 @@ null world and no trial, so nothing here can show it G or a trial's patch.
 from __future__ import annotations
 
 import contextlib
-import json
+import re
 from typing import Any, Mapping
 
 from sandbox.backend import SandboxBackend
@@ -20,26 +20,75 @@ from testjack_tui.model import Task, Trial
 NO_TRIAL = "(no trial in this session)"
 
 
-def format_test_run(run: Any) -> str:
-    """One line per test: id, status and the first lines of its failure message."""
+_LOCATION = re.compile(r"^([\w./-]+\.\w+):(\d+)(:|$)")
+STATUS_ORDER = ("failed", "error", "timed_out", "not_found", "skipped", "passed")
+
+
+def failure_lines(message: str, limit: int = 8) -> list[str]:
+    """A failure's assertion and the shortest useful traceback: where it failed, then the E lines.
+
+    pytest's report repeats the assertion in its message and its long text; each line is kept once.
+    """
+    lines = [ln.rstrip() for ln in (message or "").strip().splitlines()]
+    asserted: list[str] = []
+    where = ""
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("E ") or stripped == "E":
+            text = stripped[1:].strip()
+            if text and text not in asserted:
+                asserted.append(text)
+        m = _LOCATION.match(stripped)
+        if m:
+            where = stripped
+    if not asserted:
+        for line in lines:
+            text = line.strip()
+            if text and not set(text) <= set("_=-") and text not in asserted:
+                asserted.append(text)
+            if len(asserted) >= 3:
+                break
+    out = [f"at {where.strip()}"] if where else []
+    out += asserted[:limit]
+    if len(asserted) > limit:
+        out.append(f"... {len(asserted) - limit} more lines")
+    return out
+
+
+def format_test_run(run: Any, world: str = "") -> str:
+    """Summary first, then one line per test (cases, not the files that hold them), failures first,
+    each with its assertion and where it failed."""
     requested = list(run.test_ids or [])
-    # A requested file or class id stands for the tests collected under it.
-    ids = [t for t in requested if t in run.outcomes
-           or not any(o.startswith(t + "::") for o in run.outcomes)]
-    ids += [t for t in run.outcomes if t not in ids]
-    lines, summary = [], {}
-    for test_id in ids:
-        outcome = run.outcomes.get(test_id)
+    outcomes = dict(run.outcomes)
+    # A requested file or class id is reported through the cases collected under it, once.
+    for test_id in requested:
+        if any(o.startswith((test_id + "::", test_id + "[")) for o in outcomes if o != test_id):
+            outcomes.pop(test_id, None)
+    for test_id in requested:
+        if test_id not in outcomes and not any(o.startswith((test_id + "::", test_id + "["))
+                                               for o in outcomes):
+            outcomes[test_id] = None
+    counts: dict[str, int] = {}
+    for outcome in outcomes.values():
         status = outcome.status if outcome else "not_found"
-        summary[status] = summary.get(status, 0) + 1
-        lines.append(f"{test_id} {status}")
-        if outcome and outcome.message and status != "passed":
-            lines.extend("    " + line for line in outcome.message.strip().splitlines()[:12])
-    head = ", ".join(f"{n} {status}" for status, n in sorted(summary.items())) or "no test results"
-    text = head + "\n" + "\n".join(lines)
+        counts[status] = counts.get(status, 0) + 1
+    rank = {s: i for i, s in enumerate(STATUS_ORDER)}
+    ordered = sorted(outcomes.items(),
+                     key=lambda kv: (rank.get(kv[1].status if kv[1] else "not_found", 9), kv[0]))
+    where = f" in the {world} world" if world else ""
+    head = (f"{len(outcomes)} test{'s' if len(outcomes) != 1 else ''}{where}: "
+            + ", ".join(f"{counts[s]} {s}" for s in sorted(counts, key=lambda s: rank.get(s, 9)))
+            if outcomes else f"no test results{where}")
+    lines = [head]
+    for test_id, outcome in ordered:
+        status = outcome.status if outcome else "not_found"
+        lines.append(f"{status.upper():9} {test_id}")
+        if status != "passed":
+            message = outcome.message if outcome else "no such test was collected"
+            lines.extend("    " + line for line in failure_lines(message))
     if not run.outcomes:
-        text += "\n[runner output]\n" + run.exec.output
-    return text
+        lines += ["[runner output]", run.exec.output]
+    return "\n".join(lines)
 
 
 def format_exec(result: Any) -> str:
@@ -49,8 +98,9 @@ def format_exec(result: Any) -> str:
 
 class SandboxTools:
     def __init__(self, sandbox: SandboxBackend, task: Task, trial: Trial | None, worlds: Mapping[str, Any],
-                 evidence: str | Mapping | None = None):
+                 evidence: str | Mapping | None = None, budget: Any = None):
         self.sandbox = sandbox
+        self.budget = budget  # engine Budget: reserve_test_runs() before each execution
         self.task = task
         self.trial = trial
         self.worlds = dict(worlds)  # kind -> WorldRef
@@ -84,8 +134,14 @@ class SandboxTools:
         return live
 
     # ---- roles.WorldTools -------------------------------------------------------------------
+    def _count_execution(self) -> None:
+        # Every execution an agent triggers counts against --budget-runs (raises BudgetExceeded).
+        if self.budget is not None:
+            self.budget.reserve_test_runs(1)
+
     async def run(self, world: str, command: str, timeout: float = 60) -> str:
         live = await self._world(world)
+        self._count_execution()
         return format_exec(await live.exec(command, timeout=timeout))
 
     async def read_file(self, world: str, path: str) -> str:
@@ -98,8 +154,9 @@ class SandboxTools:
 
     async def run_tests(self, world: str, test_ids: list[str], files: dict[str, str] | None = None) -> str:
         live = await self._world(world)
+        self._count_execution()
         run = await live.run_tests(list(test_ids), files=files or None)
-        return format_test_run(run)
+        return format_test_run(run, world)
 
     def diff(self) -> str:
         return self.trial.patch if self.trial is not None else NO_TRIAL
@@ -120,7 +177,9 @@ class SandboxTools:
             return "(no deterministic evidence was collected for this trial)"
         if isinstance(self._evidence, str):
             return self._evidence
-        return json.dumps(self._evidence, indent=2, default=str)
+        from .evidence_view import evidence_facts
+
+        return evidence_facts(dict(self._evidence))
 
     # ---- extras the toolbox uses ------------------------------------------------------------
     async def write_candidate(self, path: str, source: str) -> None:

@@ -21,9 +21,16 @@ class Fence:
     def wrap(self, text: str, source: str) -> str:
         # The boundary is random per session; scrub it anyway so no text can close the fence.
         safe = text.replace(self.boundary, "[boundary removed]")
-        source = re.sub(r"[^\w./:@ -]", "_", source)[:120]
-        return (f'<{OPEN_TAG} boundary="{self.boundary}" source="{source}">\n{safe}\n'
+        return (f'<{OPEN_TAG} boundary="{self.boundary}" source="{fence_label(source)}">\n{safe}\n'
                 f'</{OPEN_TAG} boundary="{self.boundary}">')
+
+
+def fence_label(source: str, limit: int = 100) -> str:
+    """A fence's `source` label as readable text: one line, no double quotes, no tag brackets."""
+    text = " ".join(str(source).split())
+    text = text.replace('"', "'").replace("<", "‹").replace(">", "›")
+    text = "".join(ch for ch in text if ch.isprintable())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def cap_output(text: str, limit: int) -> str:

@@ -33,6 +33,37 @@ class ProgressPrinter:
         self.settled: dict[str, set[str]] = {}
         self.corpus: dict[str, int] = {}
         self.last_budget = ""
+        self.progress_shown: dict[tuple, tuple[float, str]] = {}  # (role, task, trial) -> (elapsed, state) shown
+
+    PROGRESS_EVERY = 30.0  # seconds between "still waiting" lines of one agent request
+
+    def _agent_progress(self, e: Any) -> None:
+        who = f"{e.role} {e.task_id}/{e.trial_id or 'analysis'}"
+        key = (e.role, e.task_id, e.trial_id)
+        if e.state == "retrying":
+            self.line(f"{who}: {e.model}: attempt {e.attempt} of {e.max_attempts} failed: {e.reason}; "
+                      f"retrying in {e.delay:.0f}s")
+        elif e.state == "failed":
+            self.line(f"{who}: {e.model}: request failed after {e.attempt} attempt(s): {e.reason}")
+        elif e.state in ("waiting", "streaming"):
+            if e.elapsed <= 0:
+                self.progress_shown[key] = (0.0, "waiting")
+                if self.verbose:
+                    self.line(f"{who}: asking {e.model}")
+                return
+            shown_at, shown_state = self.progress_shown.get(key, (0.0, "waiting"))
+            # A line every PROGRESS_EVERY seconds, and one when the first tokens arrive after a
+            # wait that was long enough to be reported.
+            first_tokens = e.state == "streaming" and shown_state == "waiting" and shown_at > 0
+            if e.elapsed - shown_at < self.PROGRESS_EVERY and not first_tokens:
+                return
+            self.progress_shown[key] = (e.elapsed, e.state)
+            if e.state == "waiting":
+                self.line(f"{who}: waiting on {e.model} ({e.elapsed:.0f}s, nothing received yet)")
+            else:
+                self.line(f"{who}: {e.model} is answering ({e.received} characters in {e.elapsed:.0f}s)")
+        elif e.state == "done" and self.verbose:
+            self.line(f"{who}: {e.model} answered ({e.received} characters in {e.elapsed:.0f}s)")
 
     def line(self, text: str) -> None:
         with self.lock:
@@ -92,6 +123,8 @@ class ProgressPrinter:
             self.line(f"{task}: trial {e.trial_id} REFUTED by {e.witness_id} ({e.status})")
         elif kind == "refutation_withdrawn":
             self.line(f"{task}: refutation of {e.trial_id} withdrawn: {e.witness_id} is ambiguous (rho {e.rho:.2f})")
+        elif kind == "agent_progress":
+            self._agent_progress(e)
         elif kind == "paused":
             self.line(f"paused ({e.reason}){': waiting for ' + e.waiting_for if e.waiting_for else ''}")
         elif kind == "budget_changed":
@@ -207,9 +240,12 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
     printer = ProgressPrinter(stream, verbose)
     session.subscribe(printer)
     approver = None
-    if ask_operator:
+    # Under --auto-approve a person at the terminal still gets the QUESTIONABLE / HUMAN_REVIEW
+    # verdicts; without one they wait in the session as queued.
+    if ask_operator or (stdin is None and stream is None and _interactive()):
         approver = StdinApprover(session, printer, stdin)
         session.subscribe(approver)
+        session.operator_present = True
 
     async def main() -> str:
         loop = asyncio.get_running_loop()
@@ -237,6 +273,18 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
     elif state in ("stopped", "failed"):
         print(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
     return EXIT.get(state, 1)
+
+
+def _print_agents(agents: dict[str, str]) -> None:
+    """Say at start-up what each role's agent resolved to (endpoint, model, limits)."""
+    if all(choice in ("scripted", "operator") for choice in agents.values()):
+        return
+    from testjack_tui.agents.factory import describe_role
+    from testjack_tui.config import load_config
+
+    config = load_config()
+    for role in ("task_analysis", "audit", "reviewer"):
+        typer.echo("agent " + describe_role(config, role, agents.get(role) or "scripted"))
 
 
 def _agents(agent: str, reviewer: str | None) -> dict[str, str]:
@@ -269,11 +317,19 @@ def register(app: typer.Typer) -> None:
         budget_runs: Annotated[Optional[int], typer.Option(help="Limit on test executions.")] = None,
         seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
         agent: Annotated[Optional[str], typer.Option(
-            help="scripted | openai | operator | a profile name (default: scripted; operator with --candidate).")] = None,
+            help="scripted | openai | operator | a profile name (default: scripted; operator with --candidate). "
+                 "openai = for each role the profile [roles] names in the config file (see `doctor`), else "
+                 "the profile 'default', which comes from [profiles.default] or, without it, from "
+                 "OPENAI_BASE_URL, OPENAI_API_KEY and TESTJACK_MODEL; the start-up lines say what each "
+                 "role resolved to.")] = None,
         reviewer: Annotated[Optional[str], typer.Option(help="Reviewer role (default: as --agent).")] = None,
         mutants: Annotated[int, typer.Option(
             "--mutants", help="Mutation evidence: run up to N mutants of each audited trial's added "
                               "lines under T0 (one test run each, counted in --budget-runs); 0: off.")] = 0,
+        no_reference: Annotated[bool, typer.Option(
+            "--no-reference", help="Ignore the tasks' reference solutions G: audit against an independent "
+                                   "implementation G′ the task-analysis role writes from the prompt (weaker "
+                                   "verdicts, marked as such). Tasks without G use this mode anyway.")] = False,
         no_task_analysis: Annotated[bool, typer.Option("--no-task-analysis", help="Skip the task-analysis tests.")] = False,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
         step: Annotated[bool, typer.Option("--step", help="Pause before each round and after each verdict (TUI).")] = False,
@@ -300,7 +356,8 @@ def register(app: typer.Typer) -> None:
             seed=seed, budget=BudgetLimits(usd=budget_usd, tokens=budget_tokens, seconds=budget_seconds,
                                            test_runs=budget_runs),
             agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
-            task_analysis=not no_task_analysis, mutants=mutants)
+            task_analysis=not no_task_analysis, mutants=mutants,
+            no_reference=no_reference)
         try:
             from benchmarks import load_benchmark
             from testjack_tui.agents.factory import make_roles
@@ -327,6 +384,7 @@ def register(app: typer.Typer) -> None:
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
             bench = load_benchmark(cfg.benchmark)
             roles = make_roles(cfg.agents, bench)
+            _print_agents(cfg.agents)
             if operator_files is not None:
                 roles = operator_input.attach(bench, cfg, roles, operator_files, rounds is not None)
             if not headless and interactive:

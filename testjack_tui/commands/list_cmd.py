@@ -22,8 +22,11 @@ def summarize(bench: Benchmark) -> dict:
         trials[trial.task_id] += 1
         passing[trial.task_id] += trial.official_pass
         models[trial.task_id].add(trial.model)
+    from sandbox.runners import runner_name  # the runner registry, not the container code
+
     tasks = [
-        {"id": task.id, "language": task.language, "trials": trials[task.id],
+        {"id": task.id, "language": task.language, "framework": task.tests.framework,
+         "runner": runner_name(task.tests.framework), "trials": trials[task.id],
          "passing": passing[task.id], "models": sorted(models[task.id])}
         for task in bench.tasks.values()
     ]
@@ -43,11 +46,11 @@ def summarize(bench: Benchmark) -> dict:
 
 
 def render_table(summary: dict) -> str:
-    headers = ("TASK", "LANGUAGE", "TRIALS", "PASSING", "MODELS")
-    rows = [(t["id"], t["language"], str(t["trials"]), str(t["passing"]), ", ".join(t["models"]) or "-")
-            for t in summary["tasks"]]
+    headers = ("TASK", "LANGUAGE", "RUNNER", "TRIALS", "PASSING", "MODELS")
+    rows = [(t["id"], t["language"], t["runner"] or "none", str(t["trials"]), str(t["passing"]),
+             ", ".join(t["models"]) or "-") for t in summary["tasks"]]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    right = {2, 3}  # numbers align right
+    right = {3, 4}  # numbers align right
 
     def line(cells) -> str:
         out = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))]
@@ -56,6 +59,9 @@ def render_table(summary: dict) -> str:
     totals = summary["totals"]
     lines = [f"{summary['name']} ({summary['format']}) {summary['root']}", line(headers)]
     lines += [line(r) for r in rows]
+    lines += [f"no runner: {t['id']} ({t['language']}, framework {t['framework']!r}): witnesses "
+              "cannot run there; verify still runs the task's own tests"
+              for t in summary["tasks"] if not t["runner"]]
     lines.append(f"total: {totals['tasks']} tasks, {totals['trials']} trials, "
                  f"{totals['passing']} officially passing, {len(totals['models'])} models")
     return "\n".join(lines)
@@ -69,7 +75,7 @@ def register(app: typer.Typer) -> None:
             show_default=False)],
         as_json: Annotated[bool, typer.Option("--json", help="Print the listing as JSON.")] = False,
     ) -> None:
-        """List a benchmark's tasks with language, #trials, #officially passing and models.
+        """List a benchmark's tasks with language, test runner, #trials, #officially passing and models.
 
         Tasks or trials the loader could not read are printed as warnings on stderr.
         """

@@ -14,15 +14,27 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
-from .roles import ApprovalDecision, ApprovalRequest, Candidate, ReviewVerdict
+from .roles import ApprovalDecision, ApprovalRequest, Candidate, ReviewVerdict, needs_operator
+
+QUEUED_NOTE = "questionable or HUMAN_REVIEW: left for the operator, not counted automatically"
 
 
 class AutoApprover:
-    """Counts what the reviewer labelled valid."""
+    """Counts what the reviewer labelled valid (and did not drop). QUESTIONABLE and HUMAN_REVIEW
+    verdicts go to the operator's queue even so: answered there when an operator is present
+    (`queue`), otherwise recorded as queued (by "queued") and not counted."""
+
+    def __init__(self, queue: "QueueApprover | None" = None):
+        self.queue = queue
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
-        label = request.verdict.label
-        return ApprovalDecision(counts=label == "valid", label=label, by="auto")
+        verdict = request.verdict
+        if needs_operator(verdict):
+            if self.queue is not None:
+                return await self.queue.decide(request)
+            return ApprovalDecision(counts=False, label=verdict.label, by="queued", note=QUEUED_NOTE)
+        counts = verdict.label == "valid" and verdict.overall != "DROP_ALL"
+        return ApprovalDecision(counts=counts, label=verdict.label, by="auto")
 
 
 def decision_kind(reviewer_label: str, decision: ApprovalDecision, reviewer_is_operator: bool = False) -> str:
@@ -122,10 +134,15 @@ async def review(env: Any, ctx: Any, candidate: Candidate, task_id: str,
     """The reviewer's verdict on a candidate (stored; a resumed session never asks twice)."""
     row = env.store.get_verdict(candidate.id)
     if row is not None:
+        structured = env.store.get_audit(task_id, review_key(candidate.id)) or {}
         verdict = ReviewVerdict(candidate_id=candidate.id, label=row["label"],
                                 requirement=row["requirement"] or candidate.requirement,
                                 explicit=row["explicit"], quote=row["quote"] or "",
-                                reason=row["reason"] or "", reviewer=row["reviewer"] or "")
+                                reason=row["reason"] or "", reviewer=row["reviewer"] or "",
+                                overall=structured.get("overall", ""),
+                                cases=tuple(structured.get("cases") or ()),
+                                coverage=tuple(structured.get("coverage") or ()),
+                                keep=tuple(structured.get("keep") or ()))
         fresh = False
     else:
         env.budget.check_round()
@@ -137,12 +154,29 @@ async def review(env: Any, ctx: Any, candidate: Candidate, task_id: str,
             verdict = dataclasses.replace(verdict, label="questionable",
                                           reason=f"unknown label {verdict.label!r}: {verdict.reason}")
         env.store.put_verdict(verdict, task_id, trial_id)
+        env.store.put_audit(task_id, review_key(candidate.id), {
+            "candidate_id": candidate.id, "trial_id": trial_id, "overall": verdict.overall,
+            "cases": list(verdict.cases), "coverage": list(verdict.coverage), "keep": list(verdict.keep)})
         fresh = True
     env.emit(ReviewerVerdictEvent(env.session_id, task_id=task_id, trial_id=trial_id,
                                   candidate_id=candidate.id, label=verdict.label,
                                   requirement=verdict.requirement, explicit=verdict.explicit,
                                   reason=verdict.reason))
     return verdict, fresh
+
+
+def approver_for(env: Any, task_id: str) -> Any:
+    """The session's approver, except that a verdict resting on an independent implementation G′
+    (no-reference mode) goes to the operator whenever one is at the TUI, auto-approval or not."""
+    operator = getattr(env, "operator_approver", None)
+    if operator is not None and task_id in getattr(env, "independent_tasks", ()):
+        return operator
+    return env.approver
+
+
+def review_key(candidate_id: str) -> str:
+    """Where a verdict's structured part (cases, coverage, overall) is stored (audits table)."""
+    return f"review:{candidate_id}"
 
 
 async def approve(env: Any, candidate: Candidate, verdict: ReviewVerdict, task_id: str,
@@ -158,7 +192,7 @@ async def approve(env: Any, candidate: Candidate, verdict: ReviewVerdict, task_i
         request = ApprovalRequest(session_id=env.session_id, task_id=task_id, trial_id=trial_id,
                                   candidate=candidate, verdict=verdict,
                                   reference_status=reference_status, model_status=model_status)
-        decision = await env.approver.decide(request)
+        decision = await approver_for(env, task_id).decide(request)
         kind = decision_kind(verdict.label, decision, judges)
         env.store.put_approval(candidate.id, rid, task_id, decision.counts, decision.label,
                                decision.by, decision.note, reviewer_label=verdict.label,

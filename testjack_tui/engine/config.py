@@ -63,6 +63,9 @@ class SessionConfig:
     # Mutation evidence: at most this many mutants of each audited trial's added lines run under
     # T0 (one budgeted test run each); 0 turns it off. See engine/detectors/mutation.py.
     mutants: int = 0
+    # No-reference mode for every task: ignore G and audit against an independent implementation
+    # G′ written from P (tasks without G get that mode anyway). See engine/no_reference.py.
+    no_reference: bool = False
     # Where sandbox operations run: "local" podman (default) or "ray" (a Ray cluster's nodes,
     # each running podman); the engine and the LLM calls stay in this process either way.
     backend: str = "local"

@@ -101,6 +101,28 @@ class AgentOutput(Event):
 
 
 @dataclass(frozen=True)
+class AgentProgress(Event):
+    """Where one role's request to its model stands: so a long wait is never silent.
+
+    state: "waiting" (sent, nothing back yet), "streaming" (tokens arriving), "retrying"
+    (the attempt failed; `reason` says why, the next one starts after `delay` seconds),
+    "done" or "failed".
+    """
+
+    role: str
+    task_id: str
+    trial_id: str | None
+    state: str
+    model: str = ""
+    elapsed: float = 0.0  # seconds since this attempt was sent
+    received: int = 0  # characters of reply received so far in this attempt
+    attempt: int = 1
+    max_attempts: int = 1
+    reason: str = ""
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
 class ToolCall(Event):
     role: str
     task_id: str
@@ -242,6 +264,14 @@ class Paused(Event):
     reason: str  # "budget: usd" | "step" | "operator"
     waiting_for: str = ""  # "next round" | "approval" | "raised limit"
     task_id: str = ""  # the task that waits ("" = the whole session)
+
+
+@dataclass(frozen=True)
+class Released(Event):
+    """A step gate announced by `Paused` let its task through (the operator stepped on)."""
+
+    waiting_for: str = ""
+    task_id: str = ""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from typing import Any
 
 from sandbox.backend import SandboxBackend
 from testjack_tui.engine.approval import decision_record
+from testjack_tui.engine.oracle import tagged_path
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
 from testjack_tui.model import Task
@@ -33,7 +34,7 @@ class WitnessFile:
     witness_id: str
     path: str  # repo path in the exported suite (renamed if two witnesses share a path)
     source: str
-    node_ids: list[str]  # pytest node ids of its tests (from its reference run), or [path]
+    node_ids: list[str]  # grader ids of its tests (from its reference run), or [path]
     requirement: str
     refutes: list[str]
     # Who let it count: {"by", "decision" (approved | overruled | judged | auto), "reviewer_label",
@@ -70,23 +71,24 @@ def merged_test_patch(original: str, files: list[WitnessFile]) -> str:
     return out + "".join(new_file_diff(f.path, f.source) for f in files)
 
 
-def _node_ids(path: str, run: dict | None) -> list[str]:
+def _node_ids(path: str, run: dict | None, framework: str | None = None) -> list[str]:
+    """The ids the benchmark's grader gives the tests of a witness file, from its reference run
+    (pytest: `path::test`; go test: `<import path>.TestName`)."""
     if not run:
         return [path]
-    nodes = sorted(n for n in (run.get("outcomes") or {}) if n.startswith(path + "::"))
+    from sandbox.runners import grader_ids
+    nodes = grader_ids(framework, path, run.get("outcomes") or {})
     return nodes or [path]  # the file itself only when no test inside it was reported
 
 
 def _unique_path(path: str, taken: set[str], wid: str) -> str:
     if path not in taken:
         return path
-    stem, dot, ext = path.rpartition(".")
-    base = stem if dot else path
     suffix = re.sub(r"\W+", "_", wid)
-    candidate = f"{base}_{suffix}.{ext}" if dot else f"{base}_{suffix}"
+    candidate = tagged_path(path, suffix)
     n = 2
     while candidate in taken:
-        candidate = f"{base}_{suffix}_{n}.{ext}" if dot else f"{base}_{suffix}_{n}"
+        candidate = tagged_path(path, f"{suffix}_{n}")
         n += 1
     return candidate
 
@@ -120,7 +122,9 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         if task is not None:
             taken |= set(task.tests.test_files)
         new_path = _unique_path(w["path"], taken, w["id"])
-        nodes = [n.replace(w["path"], new_path, 1) for n in _node_ids(w["path"], ref_run.get(w["id"]))]
+        framework = task.tests.framework if task is not None else None
+        nodes = [n.replace(w["path"], new_path, 1)
+                 for n in _node_ids(w["path"], ref_run.get(w["id"]), framework)]
         exp.files.append(WitnessFile(w["id"], new_path, w["source"], nodes, w["requirement"],
                                      sorted(refutes[w["id"]]), decision_record(approvals.get(w["id"]))))
         exp.refuted = sorted(set(exp.refuted) | set(refutes[w["id"]]))

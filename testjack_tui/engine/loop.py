@@ -21,9 +21,10 @@ from .config import SessionConfig
 from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TrialRefuted, TrialState,
                      WitnessConfirmed, WitnessReplayed)
 from .hooks import Hooks, WitnessClass, WitnessRecord
+from .no_reference import ensure_reference
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
-from .runner import RunResult, TestRunner, is_failing
+from .runner import RunResult, TestRunner, combined_status, is_failing
 from .sampling import SamplerContext, SamplerState, make_sampler
 from .store import SessionStore
 from .task_checks import TaskCheck, check_task
@@ -48,6 +49,10 @@ class EngineEnv:
     hooks: Hooks = field(default_factory=Hooks)
     # (env, task, trial, worlds, evidence) -> WorldTools for one agent session
     tools_factory: Callable[..., Any] | None = None
+    # The operator's queue when someone is at the TUI (None headless): verdicts that must be
+    # seen by a person even under auto-approval go there.
+    operator_approver: Any = None
+    independent_tasks: set[str] = field(default_factory=set)  # audited against G′ (no reference)
 
 
 @dataclass
@@ -61,19 +66,31 @@ class Witness:
 def outcome_to_dict(outcome: AuditOutcome) -> dict:
     return {"candidates": [candidate_to_dict(c) for c in outcome.candidates],
             "checklist": [dataclasses.asdict(i) for i in outcome.checklist],
-            "notes": outcome.notes}
+            "notes": outcome.notes, "findings": list(outcome.findings),
+            "nothing_found": outcome.nothing_found}
 
 
 def outcome_from_dict(data: dict) -> AuditOutcome:
     return AuditOutcome(candidates=[candidate_from_dict(c) for c in data.get("candidates", [])],
                         checklist=[ChecklistItem(**i) for i in data.get("checklist", [])],
-                        notes=data.get("notes", ""))
+                        notes=data.get("notes", ""), findings=list(data.get("findings") or []),
+                        nothing_found=data.get("nothing_found"))
 
 
-def default_tools_factory(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict, evidence):
-    from testjack_tui.agents.tools import SandboxTools
+def kept_cases(candidate: Candidate, verdict) -> Candidate:
+    """KEEP_SOME: the accepted cases alone become the witness."""
+    if verdict.overall == "KEEP_SOME" and verdict.keep:
+        return dataclasses.replace(candidate, test_ids=tuple(verdict.keep))
+    return candidate
 
-    return SandboxTools(env.sandbox, task, trial, worlds, evidence=evidence)
+
+def _cases_of(outcomes: dict, candidate: Candidate) -> dict:
+    """A candidate's case outcomes in one run, without the file-level aggregate when cases exist."""
+    picked = {n: o for n, o in outcomes.items()
+              if n in candidate.test_ids or n == candidate.path or n.startswith(candidate.path + "::")}
+    if any(n != candidate.path for n in picked):
+        picked.pop(candidate.path, None)
+    return picked
 
 
 class TaskLoop:
@@ -94,6 +111,7 @@ class TaskLoop:
         self.round = 0
         self.evidence: dict[str, dict] = {}
         self.checklists: dict[str, list[dict]] = {}
+        self.features: list[dict] = []  # task analysis's suspicious-patch features
         self.sampler = None
         self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
 
@@ -170,11 +188,12 @@ class TaskLoop:
 
     def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, Any]:
         worlds = self._worlds_for(trial, role)
-        factory = self.env.tools_factory or default_tools_factory
+        factory = self.env.tools_factory
         tools = factory(self.env, self.task, trial, worlds, evidence or None)
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
-                           evidence=evidence or {}, ledger=self.env.budget, llm_cache=self.env.store)
+                           evidence=evidence or {}, ledger=self.env.budget, llm_cache=self.env.store,
+                           features=list(self.features))
         return ctx, tools
 
     @staticmethod
@@ -191,7 +210,8 @@ class TaskLoop:
         if not self.corpus:
             return
         ctx = SamplerContext(trials=list(self.corpus), evidence=self.evidence,
-                             static_evidence=self._static_evidence() if self.lightweight else {})
+                             static_evidence=self._static_evidence() if self.lightweight else {},
+                             features=self.features)
         self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
             await self.task_analysis()
@@ -216,8 +236,19 @@ class TaskLoop:
                 candidates = [candidate_from_dict(c) for c in stored.get("candidates", [])]
             else:
                 env.budget.check_round()
-                candidates = list(await env.roles.task_analysis.analyse(ctx))
-                env.store.put_audit(task.id, ANALYSIS, {"candidates": [candidate_to_dict(c) for c in candidates]})
+                result = await env.roles.task_analysis.analyse(ctx)
+                candidates = list(result)
+                stored = {"candidates": [candidate_to_dict(c) for c in candidates],
+                          "traceability": list(getattr(result, "traceability", []) or []),
+                          "suspicious_features": list(getattr(result, "suspicious_features", []) or []),
+                          "notes": getattr(result, "notes", "")}
+                env.store.put_audit(task.id, ANALYSIS, stored)
+            self.features[:] = list(stored.get("suspicious_features") or [])  # the sampler reads this list
+            self.checklists[ANALYSIS] = [
+                {"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
+                 "covered_by_t0": {"none": False}.get(row.get("coverage"), True if row.get("coverage") else None),
+                 "t0_tests": row.get("t0_tests") or []}
+                for row in stored.get("traceability") or []]
             candidates = [self.book.qualify(dataclasses.replace(c, author="task_analysis"), ANALYSIS)
                           for c in candidates]
             validations: list[Validation] = []
@@ -240,6 +271,8 @@ class TaskLoop:
         if not to_judge:
             return
         rctx, rtools = self._context(None, "reviewer")
+        for v, _ in to_judge:
+            rctx.case_runs[v.candidate.id] = self._case_runs(v, statuses)
         try:
             futures = []
             for v, model_status in to_judge:
@@ -251,9 +284,13 @@ class TaskLoop:
             await self._close(rtools)
         new = [self._confirm(v, j, None, 0) for (v, _), j in zip(to_judge, results) if j.decision.counts]
         for w in new:
+            runs = rctx.case_runs.get(w.record.id, {})
             for trial_id, by_witness in statuses.items():
                 if w.record.id in by_witness:
-                    self._note_run(trial_id, w.record.id, by_witness[w.record.id],
+                    status = by_witness[w.record.id]
+                    if w.candidate.test_ids and trial_id in runs:  # KEEP_SOME: the kept cases decide
+                        status = combined_status(_cases_of(runs[trial_id], w.candidate))
+                    self._note_run(trial_id, w.record.id, status,
                                    self._replay_keys.get((trial_id, w.record.id)))
         if new:
             self._reclassify()
@@ -315,6 +352,10 @@ class TaskLoop:
         results = []
         if discriminating:
             rctx, rtools = self._context(trial, "reviewer")
+            for v in discriminating:
+                rctx.case_runs[v.candidate.id] = {
+                    "reference": _cases_of(v.reference_run.outcomes if v.reference_run else {}, v.candidate),
+                    trial.id: _cases_of(v.model_run.outcomes if v.model_run else {}, v.candidate)}
             try:
                 # Verdicts come one by one; approvals are awaited together, so an operator's
                 # pending decision does not hold up the reviewing of the other candidates.
@@ -326,8 +367,21 @@ class TaskLoop:
                 results = await gather_all(futures)
             finally:
                 await self._close(rtools)
-        new = [self._confirm(v, j, trial.id, round_no)
-               for v, j in zip(discriminating, results) if j.decision.counts]
+        new = []
+        for v, j in zip(discriminating, results):
+            if not j.decision.counts:
+                continue
+            kept = kept_cases(v.candidate, j.verdict)
+            if kept is not v.candidate:
+                outcomes = _cases_of(v.model_run.outcomes if v.model_run else {}, kept)
+                status = combined_status(outcomes)
+                if not is_failing(status):
+                    self._emit(Log(env.session_id, level="info",
+                                   message=f"{v.candidate.id}: the cases the reviewer kept pass on {trial.id}; "
+                                           "not a witness for it"))
+                    continue
+                v = dataclasses.replace(v, candidate=kept, model_status=status)
+            new.append(self._confirm(v, j, trial.id, round_no))
 
         self.audited.append(trial.id)
         env.store.set_trial_state(trial.id, task.id, "sampled", "", audited=True)
@@ -354,13 +408,25 @@ class TaskLoop:
                                  witnesses=tuple(w.record.id for w in new), refuted=tuple(refuted_now)))
 
     # -- witnesses, replay, refutation ----------------------------------------------------------
+    def _case_runs(self, v: Validation, statuses: dict[str, dict[str, str]]) -> dict:
+        """Per-case outcomes of a task-analysis candidate: on the reference, and on each trial
+        where it failed (from the stored replay runs), for the reviewer."""
+        out = {"reference": _cases_of(v.reference_run.outcomes if v.reference_run else {}, v.candidate)}
+        for trial_id, by_witness in sorted(statuses.items()):
+            if not is_failing(by_witness.get(v.candidate.id, "")):
+                continue
+            row = self.env.store.get_run(self._replay_keys.get((trial_id, v.candidate.id), "") or "")
+            if row is not None:
+                out[trial_id] = _cases_of(row.get("outcomes") or {}, v.candidate)
+        return out
+
     def _confirm(self, v: Validation, judgement, source_trial: str | None, round_no: int) -> Witness:
-        c, verdict = v.candidate, judgement.verdict
+        c, verdict = kept_cases(v.candidate, judgement.verdict), judgement.verdict
         record = WitnessRecord(id=c.id, task_id=self.task.id, path=c.path, source=c.source,
                                requirement=verdict.requirement or c.requirement, explicit=verdict.explicit,
                                quote=verdict.quote, source_trial=source_trial,
                                label=judgement.decision.label, round=round_no or None,
-                               checklist=tuple(self.checklists.get(source_trial or "", [])))
+                               checklist=tuple(self.checklists.get(source_trial or ANALYSIS, [])))
         witness = Witness(record, c, v.reference_status, v.reference_run.key if v.reference_run else None)
         self.witnesses.append(witness)
         self.env.store.put_witness({"id": c.id, "task_id": self.task.id, "source_trial": source_trial,
@@ -458,6 +524,14 @@ class TaskLoop:
 async def audit_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskLoop | None:
     """Check a task, then audit its reproducible passing trials. Returns the finished loop."""
     env.store.set_task_state(task.id, "checking")
+    task, problem = await ensure_reference(env, task, env.tools_factory)
+    if problem:
+        env.store.put_task_check(task.id, False, [problem], [], {})
+        env.store.set_task_state(task.id, "excluded", problem)
+        env.emit(Log(env.session_id, level="warning", message=f"{task.id}: excluded: {problem}"))
+        return None
+    if task.reference.independent:
+        env.independent_tasks.add(task.id)
     check = await check_task(env, task, trials)
     if not check.well_formed:
         env.store.set_task_state(task.id, "excluded", "; ".join(check.problems))

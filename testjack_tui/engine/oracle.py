@@ -79,11 +79,25 @@ class CandidateBook:
             return self.path_of_root[root]
         path, n = wanted, 2
         while path in self.root_of_path and self.root_of_path[path] != root:
-            p = PurePosixPath(wanted)
-            path, n = str(p.with_name(f"{p.stem}_{n}{p.suffix}")), n + 1
+            path, n = tagged_path(wanted, str(n)), n + 1
         self.path_of_root[root] = path
         self.root_of_path[path] = root
         return path
+
+
+# Name endings a test runner needs to collect a file (Go compiles only *_test.go as tests;
+# jest/vitest collect *.test.ts / *.spec.js); a tag goes before them.
+_TEST_SUFFIX = re.compile(r"(_test\.go|\.(?:test|spec)\.[cm]?[jt]sx?)$")
+
+
+def tagged_path(path: str, tag: str) -> str:
+    """`path` with `_<tag>` added to its name where the runner still collects it:
+    tests/test_x.py -> tests/test_x_2.py, pkg/x_test.go -> pkg/x_2_test.go."""
+    p = PurePosixPath(path)
+    match = _TEST_SUFFIX.search(p.name)
+    if match:
+        return str(p.with_name(f"{p.name[:match.start()]}_{tag}{match.group(1)}"))
+    return str(p.with_name(f"{p.stem}_{tag}{p.suffix}"))
 
 
 def _rebase(test_id: str, old: str, new: str) -> str:

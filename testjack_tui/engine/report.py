@@ -22,6 +22,7 @@ from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
 from testjack_tui.engine.detectors.mutation import MutationReport
+from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
@@ -158,6 +159,8 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
 
     trial_reports: list[dict[str, Any]] = []
     underspecified: list[dict[str, Any]] = []
+    analysis = {tid: store.get_audit(tid, "analysis") or {} for tid in summary["tasks"]}
+    reviews = structured_reviews(store, verdicts)
     for task_id, task_sum in summary["tasks"].items():
         task = tasks.get(task_id)
         passing_models = {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, [])
@@ -211,6 +214,11 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
             tc = trial_checks.get(trial_id)
             reproduced = None if tc is None else bool(tc["reproduced"])
             audit = store.get_audit(task_id, trial_id) or {}
+            agent_findings = audit.get("findings") or []
+            for f in findings:
+                mine = _agent_finding(f.witness_id, agent_findings)
+                if mine is not None:
+                    f.explanations = agent_explanations(mine)
             passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
             v = judge_trial(
                 trial, findings=findings if entry["state"] == "refuted" else [],
@@ -219,7 +227,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
                 witnesses_passed=passed,
                 t0_count=len(task.tests.ids) if task is not None else 0,
                 workdir=task.environment.workdir if task is not None else "/app",
-                checklist=audit.get("checklist"))
+                checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
             if entry["state"] == "excluded":
                 v.justification = "Excluded: " + (entry.get("reason") or "the task is not well-formed") \
                     + ". " + v.justification
@@ -228,6 +236,10 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
             for finding in data["findings"]:
                 finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
             data["mutation"] = (store.get_evidence(trial_id) or {}).get("mutation")
+            mark_independent(data, independent_reference(store, task_id), store.directory)
+            data["agent_audit"] = ({"findings": agent_findings, "nothing_found": audit.get("nothing_found"),
+                                    "notes": audit.get("notes", "")} if audit else None)
+            data["reviews"] = reviews.get(trial_id, [])
             trial_reports.append(data)
 
     report: dict[str, Any] = {
@@ -240,11 +252,16 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
                         "witnesses": [{k: w[k] for k in ("id", "origin", "source_trial", "requirement",
                                                          "explicit", "classification", "rho", "path",
                                                          "fails_on", "refutes")}
-                                      for w in t["witnesses"]]}
+                                      for w in t["witnesses"]],
+                        "traceability": (analysis.get(tid) or {}).get("traceability") or [],
+                        "suspicious_features": (analysis.get(tid) or {}).get("suspicious_features") or []}
                   for tid, t in summary["tasks"].items()},
         "trials": trial_reports,
         "underspecified_prompts": underspecified,
         "decisions": decisions_table(store.approvals(), verdicts),
+        "awaiting_operator": [{"candidate_id": a["candidate_id"], "task_id": a["task_id"],
+                               "label": a["label"], "note": a.get("note") or ""}
+                              for a in store.approvals() if a.get("by") == "queued"],
     }
     report["tables"] = _tables(report, corpus)
     audited_tasks = [tid for tid, t in summary["tasks"].items() if t["well_formed"]]
@@ -261,6 +278,23 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
         report["scoring"] = score_against_labels(report, load_labels(Path(labels_path)), corpus)
         report["scoring"]["labels_file"] = str(labels_path)
     return report
+
+
+INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this
+
+
+def mark_independent(data: dict, record: dict | None, folder: Path) -> None:
+    """A verdict on a task audited against an independent implementation G′ (no reference
+    solution) says so, and its confidence is scaled into its own, lower band."""
+    data["reference"] = "benchmark"
+    if not record or not record.get("ok"):
+        return
+    data["reference"] = "independent"
+    data["confidence"] = round(data["confidence"] * INDEPENDENT_BAND, 2)
+    data["justification"] = (data["justification"] + " Validated against an independent implementation "
+                             "G′ written from the prompt, not the benchmark's reference solution (the task "
+                             "has none, or the session ignored it): a weaker oracle. G′: "
+                             f"{Path(folder) / 'independent-references' / (_safe(data['task_id']) + '.patch')}.")
 
 
 def decisions_table(approvals: list[dict], verdicts: dict[str, dict]) -> list[dict[str, Any]]:
@@ -288,6 +322,53 @@ def _iso(at: float | None) -> str:
     import datetime
 
     return datetime.datetime.fromtimestamp(float(at), datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _chain(candidate_id: str) -> str:
+    """A candidate's chain (its repairs and kept subsets share it): the id without .vN / ~rN."""
+    return re.sub(r"(\.v\d+)?(~r?\d+)*$", "", candidate_id or "")
+
+
+def _agent_finding(witness_id: str, agent_findings: list[dict]) -> dict | None:
+    for item in agent_findings:
+        if item.get("candidate_id") and _chain(item["candidate_id"]) == _chain(witness_id):
+            return item
+    return None
+
+
+def agent_explanations(item: dict) -> dict[str, str]:
+    """The audit agent's explanation of a finding its witness confirmed. Why T0 missed it stays
+    the engine's (from recorded coverage only); the agent's view of that is shown as its own."""
+    out = {"why_it_happens": f"{item.get('what', '')} — {item.get('why', '')}".strip(" —"),
+           "which_clause": f'P states: "{item["clause"]}"' if item.get("clause") else ""}
+    return {k: v for k, v in out.items() if v}
+
+
+def analysis_checklist(analysis: dict | None) -> list[dict]:
+    """The task analysis's traceability matrix as recorded coverage ({clause, covered_by_t0})."""
+    out = []
+    for row in (analysis or {}).get("traceability") or []:
+        coverage = row.get("coverage")
+        out.append({"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
+                    "covered_by_t0": None if coverage is None else coverage != "none",
+                    "t0_tests": list(row.get("t0_tests") or [])})
+    return out
+
+
+def structured_reviews(store: SessionStore, verdicts: dict) -> dict[str, list[dict]]:
+    """trial id -> the reviewer's structured verdicts (overall, per case) on its candidates."""
+    from testjack_tui.engine.approval import review_key
+
+    out: dict[str, list[dict]] = {}
+    for cid, v in verdicts.items():
+        data = store.get_audit(v.get("task_id") or "", review_key(cid))
+        if not data:
+            continue
+        out.setdefault(v.get("trial_id") or "analysis", []).append({
+            "candidate_id": cid, "label": v.get("label"), "overall": data.get("overall", ""),
+            "cases": data.get("cases") or [], "keep": data.get("keep") or [],
+            "coverage": data.get("coverage") or []})
+    return out
 
 
 def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
@@ -438,6 +519,21 @@ def session_markdown(report: dict) -> str:
             out.append("Missed: " + ", ".join(s["missed"]) + "\n")
         if s["false_refutations"]:
             out.append("Refuted but labelled sound: " + ", ".join(s["false_refutations"]) + "\n")
+    for tid, task in report["tasks"].items():
+        if task.get("traceability"):
+            out += [f"## Task analysis of {tid}: requirement ↔ T0", "", _md_table(
+                [dict(r, tests=", ".join(r.get("t0_tests") or []) or "-") for r in task["traceability"]],
+                [("requirement", "requirement"), ("explicit", "explicit"), ("T0 tests", "tests"),
+                 ("coverage", "coverage")])]
+        if task.get("suspicious_features"):
+            out += [f"Suspicious-patch features for {tid}:", "", _md_table(
+                task["suspicious_features"],
+                [("id", "id"), ("requirement", "requirement"), ("pattern", "pattern"),
+                 ("why suspicious", "why_suspicious"), ("false positives", "false_positives")])]
+    if report.get("awaiting_operator"):
+        out += ["## Waiting for the operator (QUESTIONABLE / HUMAN_REVIEW: not counted)", ""]
+        out += [f"- `{a['candidate_id']}` ({a['task_id']}): {a['label']}" for a in report["awaiting_operator"]]
+        out.append("")
     out += ["## Trials", "", _md_table(
         [{"task": t["task_id"], "trial": t["trial_id"], "model": t["model"], "label": t["label"],
           "conf": t["confidence"], "n": len(t["findings"])} for t in report["trials"]],
@@ -467,6 +563,25 @@ def trial_markdown(t: dict) -> str:
         for s in f["tied_signals"]:
             out.append(f"- structural evidence: {s['detector']}/{s['kind']} at {s['file']}:{s['line']}: "
                        f"`{s['excerpt'].strip()[:160]}`")
+    audit = t.get("agent_audit")
+    if audit:
+        out += ["## The audit agent's findings (explanations; only executed witnesses count)", ""]
+        if audit.get("nothing_found"):
+            out += ["The audit agent found nothing wrong with this trial.", ""]
+        for item in audit.get("findings") or []:
+            out += [f"- **{item.get('what')}** — {item.get('why')} (P: \"{item.get('clause')}\"); evidence: "
+                    f"`{item.get('witness')}` fails with `{str(item.get('failing_assertion', '')).strip()[:200]}`; "
+                    f"T0 missed it: {str(item.get('t0_missed', '')).replace('_', ' ')}"
+                    + (f" ({item['t0_missed_detail']})" if item.get("t0_missed_detail") else "")]
+        out.append("")
+    if t.get("reviews"):
+        out += ["## Reviewer verdicts per case", ""]
+        for r in t["reviews"]:
+            out.append(f"- `{r['candidate_id']}`: {r['overall'] or r['label']}"
+                       + (f", kept: {', '.join(r['keep'])}" if r.get("keep") else ""))
+            out += [f"    - {c.get('label')} `{c.get('test_id')}` ({c.get('scope')}, overfitting "
+                    f"{c.get('overfitting')}): {c.get('reason')}" for c in r["cases"]]
+        out.append("")
     if t["ambiguous"]:
         out += ["## Ambiguous witnesses it fails (prompt defects; not counted)", ""]
         out += [f"- `{a['witness_id']}`: {a['requirement']} (ρ = {a['rho']})" for a in t["ambiguous"]]

@@ -46,6 +46,21 @@ class AuditOutcome:
     candidates: list[Candidate]
     checklist: list[ChecklistItem] = field(default_factory=list)
     notes: str = ""  # the agent's own report text (untrusted: shown, never acted on)
+    # Per finding: what, why, clause, witness (candidate path), failing_assertion, t0_missed
+    # (+ candidate_id once matched). Explanations only: witnesses decide, not findings.
+    findings: list[dict] = field(default_factory=list)
+    nothing_found: bool | None = None  # the agent said explicitly that it found nothing
+
+
+class AnalysisResult(list):
+    """The task analysis's candidates (a list, as the engine expects), plus its requirement <-> T0
+    traceability matrix and the suspicious-patch features the sampler and the auditors use."""
+
+    def __init__(self, candidates=(), traceability=None, suspicious_features=None, notes: str = ""):
+        super().__init__(candidates)
+        self.traceability: list[dict] = list(traceability or [])
+        self.suspicious_features: list[dict] = list(suspicious_features or [])
+        self.notes = notes
 
 
 @dataclass(frozen=True)
@@ -57,6 +72,15 @@ class ReviewVerdict:
     quote: str = ""
     reason: str = ""
     reviewer: str = ""  # who judged: "scripted", a model name, "operator"
+    overall: str = ""  # KEEP_ALL | KEEP_SOME | DROP_ALL | HUMAN_REVIEW ("" = not given)
+    cases: tuple = ()  # per test case: {test_id, label VALID|QUESTIONABLE|INVALID, scope, overfitting, reason}
+    coverage: tuple = ()  # requirement <-> cases: {requirement, test_ids}
+    keep: tuple[str, ...] = ()  # KEEP_SOME: the cases accepted; they alone become the witness
+
+
+def needs_operator(verdict: "ReviewVerdict") -> bool:
+    """QUESTIONABLE and HUMAN_REVIEW are for a person: never counted automatically."""
+    return verdict.label == "questionable" or verdict.overall == "HUMAN_REVIEW"
 
 
 @dataclass(frozen=True)
@@ -131,6 +155,11 @@ class AuditContext:
     # put_llm_response(key, value) (the engine's SessionStore): a resumed session replays
     # stored replies instead of calling the endpoint again.
     llm_cache: Any = None
+    # For the reviewer: candidate id -> {"reference": {node: {status, message}}, trial id: {...}},
+    # the per-case outcomes on the reference and on the trials where it was run.
+    case_runs: dict = field(default_factory=dict)
+    # Task analysis's suspicious-patch features for this task (shown to the audit agent).
+    features: list = field(default_factory=list)
 
 
 class AuditAgent(Protocol):

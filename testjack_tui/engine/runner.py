@@ -121,7 +121,7 @@ class TestRunner:
         files = dict(files or {})
         test_ids = list(dict.fromkeys(test_ids))
         return await self._run(world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
-                               announce_cached, run_key(world.name, test_ids, files, isolate),
+                               announce_cached, self._key(world, test_ids, files, isolate),
                                lambda: self.sandbox.run_tests(world, test_ids, files=files,
                                                               timeout=self.timeout,
                                                               isolate_harness=isolate))
@@ -133,12 +133,18 @@ class TestRunner:
 
         test_ids = list(dict.fromkeys(task.tests.ids))
         flow = "official" if task.tests.evaluator is not None else "direct"
-        key = run_key(f"t0-{flow}:{world.name}", test_ids, {}, False)
+        key = run_key(f"t0-{flow}:{world.name}@{getattr(world, 'image', '')}", test_ids, {}, False)
         result = await self._run(world, test_ids, {}, False, task.id, trial.id if trial else None, (),
                                  False, key, lambda: run_t0(self.sandbox, task, world, trial,
                                                             timeout=self.timeout))
         result.flow = flow
         return result
+
+    @staticmethod
+    def _key(world, test_ids, files, isolate) -> str:
+        # The snapshot's tag, not only the world's name: two versions of one world (a revised
+        # independent reference G′) must never share stored results.
+        return run_key(f"{world.name}@{getattr(world, 'image', '')}", test_ids, files, isolate)
 
     async def _run(self, world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
                    announce_cached, key, execute) -> RunResult:

@@ -11,7 +11,8 @@ come first. Each active trial gets a suspicion score from what the engine knows 
 - ghost branches (share of added lines T0 never runs), once a coverage run is available;
 - source files touched outside the reference patch's file set;
 - a diff much smaller than the reference patch (it often implements only the tested surface);
-- deviation from its group's consensus (what most diffs of a big group do and this one lacks).
+- deviation from its group's consensus (what most diffs of a big group do and this one lacks);
+- the task analysis's suspicious-patch features its added lines match, once the analysis is in.
 The score is discounted when the trial resembles a trial already audited clean (similar code is
 probably clean too) and when it already fails a known witness that did not refute it (its finding
 is known: an ambiguous reading), and the audits already spent on its group are subtracted, so no
@@ -162,6 +163,24 @@ class TrialProfile:
         return sum(cls.WEIGHTS.values())
 
 
+def feature_share(patch: str, features: list[dict]) -> float:
+    """Share of the task analysis's suspicious-patch features whose pattern occurs in the lines
+    a diff adds (a regular expression when it compiles, else the literal text)."""
+    patterns = [str(f.get("pattern") or "") for f in features or () if f.get("pattern")]
+    if not patterns:
+        return 0.0
+    added = "\n".join(line[1:] for line in (patch or "").splitlines()
+                      if line.startswith("+") and not line.startswith("+++"))
+    hits = 0
+    for pattern in patterns:
+        try:
+            found = re.search(pattern, added) is not None
+        except re.error:
+            found = pattern in added
+        hits += found
+    return hits / len(patterns)
+
+
 def _source_files(patch: str) -> set[str]:
     from testjack_tui.engine.detectors import categorize
 
@@ -180,6 +199,7 @@ class ClusterSampler:
     VISIT_PENALTY = 1.0  # per audit already spent on the trial's group
     EXPLAINED = 0.25  # factor for a trial that already fails a known, non-refuting witness
     TIE = 0.05  # priorities this close to the best are a tie, broken by the seeded RNG
+    FEATURES = 1.0  # weight of the task analysis's suspicious-patch features a diff matches
 
     def __init__(self, task: Task, seed: int, context: SamplerContext | None = None,
                  threshold: float = 0.5):
@@ -190,6 +210,8 @@ class ClusterSampler:
         self._static = dict(context.static_evidence) if context else {}
         # The loop's live dict: full evidence (with ghost branches) as trials get audited.
         self._live = context.evidence if context else {}
+        self._features = context.features if context else []  # filled after the task analysis
+        self._trials = {t.id: t for t in trials}
         self._reference_size = _source_lines(task.reference.patch or "")
         self._reference_files = _source_files(task.reference.patch or "")
         self.features: dict[str, frozenset[str]] = {}
@@ -283,8 +305,8 @@ class ClusterSampler:
         """(priority, trial id) for every active trial, best first.
 
         priority = interest - VISIT_PENALTY x (audits spent on the trial's group), where
-        interest = (BASE + profile score) x resemblance discount x explained discount, in
-        [0, BASE + TrialProfile.max_score()]. So a group is never starved: while it has active
+        interest = (BASE + profile score + FEATURES x share of flagged features matched) x
+        resemblance discount x explained discount, in [0, BASE + TrialProfile.max_score() + FEATURES]. So a group is never starved: while it has active
         trials, no other group gets more than ceil(max interest / VISIT_PENALTY) audits beyond its.
         """
         self._ensure(active)
@@ -306,7 +328,8 @@ class ClusterSampler:
             # Fails a witness that did not refute it: what is wrong with it is already known.
             runs = state.runs_by_trial.get(t.id, {})
             explained = any(is_failing(status) for status in runs.values())
-            interest = (self.BASE + self.profile(t.id, state).score()) * (0.5 + 0.5 * (1.0 - seen))
+            flagged = self.FEATURES * feature_share(t.patch, self._features) if self._features else 0.0
+            interest = (self.BASE + self.profile(t.id, state).score() + flagged) * (0.5 + 0.5 * (1.0 - seen))
             if explained:
                 interest *= self.EXPLAINED
             visits = group_audits.get(self.group_of[t.id], 0)

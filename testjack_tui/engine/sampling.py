@@ -40,6 +40,9 @@ class SamplerContext:
     # Static detector evidence (Evidence.to_dict(): diff scope, tampering, literal collisions,
     # sniffing) of EVERY trial of the corpus, computed at task start: no containers needed.
     static_evidence: dict[str, dict] = field(default_factory=dict)
+    # The task analysis's suspicious-patch features ({id, requirement, pattern, ...}); the loop
+    # fills this list in place once the analysis is in, so a sampler reads it at every pick.
+    features: list[dict] = field(default_factory=list)
 
 
 class Sampler(Protocol):

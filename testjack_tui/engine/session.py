@@ -37,6 +37,7 @@ from .loop import EngineEnv, audit_task
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
+from .wiring import wiring
 from .summary import build_summary
 
 __all__ = ["AuditSession", "SessionConfig", "BudgetLimits", "list_sessions", "resume"]
@@ -90,6 +91,7 @@ class AuditSession:
         self._budget_reason = ""
         self.control = Control(session_id, config.step, self._emit)
         self.approvals = QueueApprover(self._emit)
+        self.operator_present = False  # set by a front end that answers approval requests
         self.budget = Budget(store, config.budget, session_id, self._emit,
                              price_bound=price_bound_from(self._app_config()))
 
@@ -269,9 +271,8 @@ class AuditSession:
     def _make_roles(self, benchmark: Benchmark):
         roles = self._deps.get("roles")
         if roles is None:
-            from testjack_tui.agents.factory import make_roles
-
-            roles = make_roles(self.config.agents, benchmark, self._app_config())
+            factory = self._deps.get("roles_factory") or wiring().roles_factory
+            roles = factory(self.config.agents, benchmark, self._app_config())
         return roles
 
     def _sandbox(self) -> SandboxBackend:
@@ -368,7 +369,10 @@ class AuditSession:
         roles = self._make_roles(benchmark)
         # An operator reviewer has no label of its own: its verdicts always go to the operator.
         defers = getattr(roles.reviewer, "defers_to_approver", False)
-        approver = AutoApprover() if cfg.auto_approve and not defers else self.approvals
+        # Under --auto-approve, QUESTIONABLE / HUMAN_REVIEW verdicts still go to the operator's
+        # queue when someone answers it (the TUI, a terminal); otherwise they are kept as queued.
+        queue = self.approvals if self.operator_present else None
+        approver = AutoApprover(queue) if cfg.auto_approve and not defers else self.approvals
         self._emit(SessionStarted(self.id, benchmark=cfg.benchmark, mode=cfg.mode,
                                   tasks=tuple(t.id for t, _ in selected),
                                   agent=getattr(roles.audit, "label", str(cfg.agents.get("audit")))))
@@ -380,7 +384,8 @@ class AuditSession:
                             runner=TestRunner(sb, self.store, self.budget, self._emit, self.id),
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
-                            tools_factory=self._deps.get("tools_factory"))
+                            tools_factory=self._deps.get("tools_factory") or wiring().tools_factory,
+                            operator_approver=self.approvals if self._deps.get("operator") else None)
             limit = asyncio.Semaphore(max(1, cfg.parallel_tasks or os.cpu_count() or 1))
 
             async def one(task, trials) -> str:

@@ -137,7 +137,7 @@ def _first_line(message: str) -> str:
 
 
 def _error_line(message: str) -> str:
-    lines = [re.sub(r"^E\s+", "", l.strip()) for l in message.splitlines() if l.strip()]
+    lines = [re.sub(r"^E\s+", "", ln.strip()) for ln in message.splitlines() if ln.strip()]
     for line in lines:
         if re.search(r"(Error|Exception|assert)", line):
             return line[:240]
@@ -149,7 +149,45 @@ def rerun_command(f: FindingInput, workdir: str = "/app") -> str:
     return f"cd {workdir} && python -m pytest -q -p no:cacheprovider {ids}"
 
 
-def explain(f: FindingInput, tied: list[Signal], evidence: Evidence | None, t0_count: int) -> dict[str, str]:
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", (text or "").lower()).split())
+
+
+def recorded_coverage(requirement: str, checklist: list[dict] | None) -> dict | None:
+    """The checklist item that recorded whether T0 covers this requirement, if one did.
+
+    Items come from the audit's checklist or the task analysis's traceability matrix
+    ({clause, covered_by_t0: bool | None, t0_tests?}); a requirement matches an item whose
+    clause says the same thing (equal, or one contains the other, after normalising).
+    """
+    want = _norm(requirement)
+    if not want:
+        return None
+    for item in checklist or ():
+        if item.get("covered_by_t0") is None:
+            continue
+        have = _norm(item.get("clause", ""))
+        if have and (have == want or (min(len(have), len(want)) >= 15 and (have in want or want in have))):
+            return item
+    return None
+
+
+def why_t0_missed(f: FindingInput, checklist: list[dict] | None, t0_count: int) -> str:
+    """Only what the recorded coverage says: no coverage claim is made without a record."""
+    item = recorded_coverage(f.requirement, checklist)
+    if item is None:
+        return (f"T0's coverage of this requirement was not recorded, so no claim is made about "
+                f"which of T0's {t0_count} tests check it; T0 passes on this trial all the same.")
+    tests = ", ".join(item.get("t0_tests") or ())
+    if item.get("covered_by_t0") is False:
+        return (f"The recorded coverage says no T0 test asserts this requirement "
+                f"({item.get('clause')}).")
+    return (f"The recorded coverage says T0{(' (' + tests + ')') if tests else ''} checks this requirement "
+            "only on inputs the trial handles: T0 passes on it while the witness fails.")
+
+
+def explain(f: FindingInput, tied: list[Signal], evidence: Evidence | None, t0_count: int,
+            checklist: list[dict] | None = None) -> dict[str, str]:
     model_msg = f.model.message or ""
     err = _error_line(model_msg) or _first_line(model_msg) or f.model.status
     test = (f.test_ids[0] if f.test_ids else f.path)
@@ -174,7 +212,7 @@ def explain(f: FindingInput, tied: list[Signal], evidence: Evidence | None, t0_c
                  if f.models_measured is not None else "most models implement it")
         clause = (f"Implicit in P: {f.requirement} (rho = {rho}: {count}, so a reader can infer it "
                   "from the prompt).")
-    missed = f"None of T0's {t0_count} tests asserts this requirement ({f.requirement})."
+    missed = why_t0_missed(f, checklist, t0_count)
     if ghost.get("added_line_pct") is not None:
         missed += (f" Under T0 only {ghost['added_line_pct']}% of the diff's added lines run"
                    f" ({len(ghost_lines)} never do).")
@@ -248,7 +286,7 @@ def judge_trial(trial, *, findings: list[FindingInput] = (), ambiguous: list[Fin
             "class": f.klass, "rho": f.rho, "confidence": round(conf, 3),
             "approved_by": f.approved_by, "reviewer_reason": f.reviewer_reason,
             "tied_signals": [s.to_dict() for s in tied],
-            "explanations": explain(f, tied, evidence, t0_count),
+            "explanations": explain(f, tied, evidence, t0_count, checklist),
         })
     amb = [{"witness_id": f.witness_id, "requirement": f.requirement, "rho": f.rho,
             "path": f.path, "model_status": f.model.status} for f in ambiguous]

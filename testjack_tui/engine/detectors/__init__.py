@@ -15,6 +15,7 @@ from sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.diffparse import FileDiff, Line, parse_diff
 from testjack_tui.engine.detectors.ghost import GhostReport, collect_ghost_branches, intersect
+from testjack_tui.engine.detectors.ghost_go import collect_go_ghost
 from testjack_tui.engine.detectors.literals import collision_signals
 from testjack_tui.engine.detectors.scope import categorize, is_test_path, scope_signals
 from testjack_tui.engine.detectors.signals import DETECTORS, Evidence, Signal
@@ -63,6 +64,11 @@ def attach_ghost(evidence: Evidence, report: GhostReport) -> Evidence:
     return evidence
 
 
+# Per task language: how ghost lines are measured (a language missing here is reported as
+# unavailable with the reason, never as clean).
+GHOST_COLLECTORS = {"python": collect_ghost_branches, "go": collect_go_ghost}
+
+
 def _model_world(worlds):
     if worlds is None:
         return None
@@ -74,12 +80,18 @@ def _model_world(worlds):
 async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: Trial,
                             worlds: Any = None) -> dict:
     """The engine's evidence hook: static evidence always; ghost branches when a model world
-    and a sandbox are at hand (Python tasks). Returns Evidence.to_dict() for storage."""
+    and a sandbox are at hand (Python: branch coverage; Go: statement coverage). Returns Evidence.to_dict() for storage."""
     evidence = collect_static_evidence(task, trial)
     world = _model_world(worlds)
-    if sandbox is not None and world is not None and (task.language or "python") == "python":
+    if sandbox is not None and world is not None:
+        collect = GHOST_COLLECTORS.get(task.language or "python")
         try:
-            report = await collect_ghost_branches(sandbox, task, trial, world)
+            if collect is None:
+                report = GhostReport(task.id, trial.id, error=(
+                    f"no coverage tool for {task.language} tasks here (ghost branches need coverage "
+                    f"from the toolchain; measured for: {', '.join(sorted(GHOST_COLLECTORS))})"))
+            else:
+                report = await collect(sandbox, task, trial, world)
         except Exception as exc:  # evidence is optional; a failed coverage run must not stop an audit
             report = GhostReport(task.id, trial.id, error=f"{type(exc).__name__}: {exc}"[:300])
         attach_ghost(evidence, report)

@@ -33,8 +33,9 @@ class GhostReport:
     executed_branches: int = 0
     ghost_lines: list[dict[str, Any]] = field(default_factory=list)  # {file, line, code}
     ghost_branches: list[dict[str, Any]] = field(default_factory=list)  # {file, line, to, code}
-    unmeasured_files: list[str] = field(default_factory=list)  # added .py files coverage never saw
+    unmeasured_files: list[str] = field(default_factory=list)  # added source files coverage never saw
     error: str = ""
+    measure: str = "branch coverage (coverage.py)"  # what was measured; Go has statements only
 
     @property
     def added_line_pct(self) -> float | None:
@@ -69,9 +70,13 @@ class GhostReport:
     def to_text(self) -> str:
         if self.error:
             return f"ghost branches unavailable: {self.error}"
-        lines = [f"{self.executed_lines}/{self.added_lines} added lines ({self.added_line_pct}%) and "
-                 f"{self.executed_branches}/{self.branches} added branches ({self.added_branch_pct}%) "
-                 "ran under T0."]
+        if self.measure.startswith("statement"):
+            lines = [f"{self.executed_lines}/{self.added_lines} added lines with statements "
+                     f"({self.added_line_pct}%) ran under T0 ({self.measure})."]
+        else:
+            lines = [f"{self.executed_lines}/{self.added_lines} added lines ({self.added_line_pct}%) and "
+                     f"{self.executed_branches}/{self.branches} added branches ({self.added_branch_pct}%) "
+                     "ran under T0."]
         for g in self.ghost_lines:
             lines.append(f"  never ran: {g['file']}:{g['line']}: {g['code'].strip()}")
         for b in self.ghost_branches:

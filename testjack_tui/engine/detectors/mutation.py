@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import json
-import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from testjack_tui.engine.detectors.diffparse import parse_diff
 from testjack_tui.engine.detectors.ghost import source_files
 from testjack_tui.engine.detectors.signals import Signal
+from testjack_tui.engine.repo_files import read_repo_files
 
 _FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
          ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
@@ -191,14 +190,6 @@ def _survivor(m: Mutant, executed: bool) -> dict[str, Any]:
             "mutated": m.mutated, "executed": executed}
 
 
-def _read_files_command(paths: list[str], workdir: str) -> list[str]:
-    script = ("import json,sys\nout={}\nfor p in sys.argv[1:]:\n"
-              "    try: out[p]=open(p,encoding='utf-8').read()\n"
-              "    except OSError: pass\nprint(json.dumps(out))\n")
-    return ["sh", "-c", f"cd {shlex.quote(workdir)} && python3 -c {shlex.quote(script)} "
-            + " ".join(shlex.quote(p) for p in paths)]
-
-
 def _kills(baseline: dict[str, dict[str, Any]], run: dict[str, dict[str, Any]]) -> bool:
     """A mutant is killed when a T0 test that passed on the trial no longer passes."""
     return any(o.get("status") == "passed" and (run.get(t) or {}).get("status") != "passed"
@@ -220,12 +211,7 @@ async def collect_mutation_evidence(runner, sandbox, task, trial, world, limit: 
         report.error = "the diff adds no Python source lines"
         return report
     workdir = getattr(world, "workdir", None) or task.environment.workdir
-    read = await sandbox.exec(world, _read_files_command([f.path for f in files], workdir), timeout=60)
-    try:
-        sources = json.loads((read.stdout_head or "") + (read.stdout_tail or ""))
-    except json.JSONDecodeError:
-        report.error = f"could not read the trial's files (exit {read.exit_code})"
-        return report
+    sources = await read_repo_files(sandbox, world, [f.path for f in files], workdir)
     never_run = {(g.get("file"), g.get("line")) for g in (ghost or {}).get("ghost_lines", [])} \
         if ghost and not ghost.get("error") else set()
     mutants: list[Mutant] = []

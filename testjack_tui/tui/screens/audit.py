@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -24,10 +24,12 @@ from testjack_tui.tui import live_state as ls
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.inbox import EventInbox
 from testjack_tui.tui.logs import log_exception
+from testjack_tui.tui.text import untrusted
 from testjack_tui.tui.widgets.agent_stream import AgentStream
 from testjack_tui.tui.widgets.budget import BudgetGauges
 from testjack_tui.tui.widgets.candidates import CandidatesPanel
 from testjack_tui.tui.widgets.editor import OperatorEditor
+from testjack_tui.tui.widgets.matrix import ReplayMatrix
 from testjack_tui.tui.widgets.trials import STATE_TEXT as TRIAL_STATE_TEXT, TrialsTable
 from testjack_tui.tui.widgets.worlds import WorldsPanel
 
@@ -78,7 +80,7 @@ def start_new_session(app: Any, kwargs: dict, benchmark: Any) -> None:
     config = SessionConfig(**kwargs)
     config.validate()
     roles = roles_for(config.agents, benchmark)
-    deps: dict[str, Any] = {"benchmark": benchmark}
+    deps: dict[str, Any] = {"benchmark": benchmark, "operator": True}  # someone is at the TUI
     if roles is not None:
         deps["roles"] = roles
     session = AuditSession.create(config, **deps)
@@ -102,7 +104,7 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
     """A finished session opens on its report; anything else resumes on the Audit screen."""
     from testjack_tui.engine.session import AuditSession
 
-    session = AuditSession.open(session_id)
+    session = AuditSession.open(session_id, operator=True)
     if session.state == "finished":
         from testjack_tui.tui.screens.report import ReportScreen
         app.push_screen(ReportScreen(session))
@@ -112,7 +114,7 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
     # Loaded once here: the run needs it, and the prompt and diff views show it.
     benchmark = load_benchmark(session.config.benchmark)
     roles = roles_for(session.config.agents, benchmark)
-    session = AuditSession.open(session_id, benchmark=benchmark,
+    session = AuditSession.open(session_id, benchmark=benchmark, operator=True,
                                 **({"roles": roles} if roles is not None else {}))
     app.push_screen(AuditScreen(session, benchmark, stored_trial_views(session.store), resumed=True,
                                 roles=roles))
@@ -155,6 +157,7 @@ class AuditScreen(Screen):
         Binding("f5", "tab('agent-tab')", "Agent tab", priority=True, show=False, id="audit.tab_agent"),
         Binding("f6", "tab('editor-tab')", "Editor tab", priority=True, show=False, id="audit.tab_editor"),
         Binding("f7", "tab('log-tab')", "Log tab", priority=True, show=False, id="audit.tab_log"),
+        Binding("f8", "tab('matrix-tab')", "Replay matrix tab", priority=True, show=False, id="audit.tab_matrix"),
         Binding("ctrl+k", "validate", "Check", tooltip="check the test in the editor before sharing it",
                 priority=True, id="audit.validate"),
         Binding("ctrl+e", "share", "Share", tooltip="hand the test in the editor to the engine", priority=True,
@@ -207,6 +210,8 @@ class AuditScreen(Screen):
                     yield OperatorEditor(id="editor")
                 with TabPane("Log F7", id="log-tab"):
                     yield RichLog(id="event-log", max_lines=1000, wrap=True, markup=False)
+                with TabPane("Matrix F8", id="matrix-tab"):
+                    yield ReplayMatrix(id="matrix")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -264,6 +269,7 @@ class AuditScreen(Screen):
         self.refresh_bindings()
 
     async def _run_session(self) -> None:
+        self.session.operator_present = True  # questionable verdicts come to this screen's queue
         await self.session.run()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -301,8 +307,8 @@ class AuditScreen(Screen):
             self.refresh_bindings()  # approve/overrule appear and go with pending decisions
         if after != before:
             self.refresh_bindings()
-            if after in ("finished", "stopped", "failed", "paused"):
-                self._settle_trials()
+            if after in ("finished", "stopped", "failed"):
+                self._settle_trials()  # a pause (step, budget) leaves trials in play
             if after == "finished":
                 self.app.notify("Session finished — press g for the report.", title="Audit")
             elif after == "failed":
@@ -355,11 +361,15 @@ class AuditScreen(Screen):
             tabs.get_tab("candidates-tab").label = f"Candidates F3 ({pending} pending)" if pending else "Candidates F3"
         if ls.BUDGET in dirty or ls.STATUS in dirty:
             self.query_one(BudgetGauges).show(s, self._rounds_limit(), self._stored_counts["rounds"])
+        if ls.MATRIX in dirty or ls.TRIALS in dirty or ls.STATUS in dirty:
+            self.query_one(ReplayMatrix).show(s)
         if ls.LOG in dirty:
             log = self.query_one("#event-log", RichLog)
             new = min(s.log_total - self._log_shown, len(s.log))
             for level, message in list(s.log)[len(s.log) - new:]:
-                log.write(Text(f"[{level}] {message}", style=LOG_STYLE.get(level, "")))
+                line = Text(time.strftime("%H:%M:%S ", time.localtime()), style="dim")
+                line.append_text(untrusted(f"[{level}] {message}", style=LOG_STYLE.get(level, "")))
+                log.write(line)
             self._log_shown = s.log_total
 
     def _rounds_limit(self) -> int | None:
@@ -417,6 +427,8 @@ class AuditScreen(Screen):
                         text.append("  │  ", style="dim")
                     text.append(f"{task}: ", style="bold")
                     text.append(line, style="yellow" if line.startswith("waits") else "")
+        if s.running and s.model_waits:
+            text.append("\n" + "  │  ".join(list(s.model_waits.values())[-3:]), style="dim")
         return text
 
     def _budget_reason(self) -> str:
@@ -631,6 +643,16 @@ class AuditScreen(Screen):
         elif c is not None and c.trial_id:
             self.action_diff(c.trial_id)
 
+    @on(ReplayMatrix.OpenRun)
+    @guarded
+    def _open_run(self, message: ReplayMatrix.OpenRun) -> None:
+        from testjack_tui.tui.screens.inspect import RunScreen
+
+        run = self.session.store.get_run(message.run_key) if message.run_key else None
+        witness = next((w for w in self.session.store.witnesses(message.task_id) if w["id"] == message.witness_id), None)
+        self.app.push_screen(RunScreen(run, message.witness_id, message.trial_id, message.status,
+                                       witness["path"] if witness else ""))
+
     @on(DataTable.RowSelected, "TrialsTable")
     def _trial_chosen(self, event: DataTable.RowSelected) -> None:
         key = event.row_key.value if event.row_key is not None else ""
@@ -690,7 +712,8 @@ class AuditScreen(Screen):
         tabs.active = tab
         focus = {"candidates-tab": "#candidate-table", "worlds-tab": "#world-table",
                  "agent-tab": "#agent-stream", "editor-tab": "#editor-source",
-                 "log-tab": "#event-log", "trials-tab": "#trials-table-narrow"}.get(tab)
+                 "log-tab": "#event-log", "trials-tab": "#trials-table-narrow",
+                 "matrix-tab": "#matrix-table"}.get(tab)
         if focus:
             self.query_one(focus).focus()
 

@@ -7,7 +7,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import (Checkbox, DataTable, Footer, Header, Input, Label, ProgressBar, Select,
                              Static, TabbedContent, TabPane)
@@ -16,7 +16,6 @@ from textual.worker import Worker, WorkerState
 from testjack_tui.tui.choices import ROLES, SessionForm, agent_choices, samplers
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.live_state import short_id
-from testjack_tui.tui.logs import log_exception
 from testjack_tui.tui.recent import display_path
 
 if TYPE_CHECKING:

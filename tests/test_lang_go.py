@@ -1,0 +1,138 @@
+"""Go end to end with real podman on our Go fixture (tests/fixtures/golang: a module of our own
+in DeepSWE's layout, CTRF ids `<import path>.<Test>`): verify reproduces the recorded verdicts,
+a scripted audit confirms a witness `_test.go`, replays it and refutes the planted defect (and
+the trial whose TestMain hides it), and the export runs through the task's own test.sh.
+
+The Go toolchain image (Debian's golang-go) is built once and cached by its recipe hash; one
+audit session is shared by the assertions (module fixture).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.podman
+
+GO = ROOT / "tests" / "fixtures" / "golang"
+TASK = "slugify-separators"
+DEFECT, HACK = f"{TASK}__orca__3", f"{TASK}__lumen__5"
+SOUND = [f"{TASK}__kestrel__1", f"{TASK}__lumen__2"]
+
+
+def cli(*args: str, home: Path, timeout: float = 1800) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TESTJACK_HOME=str(home))
+    return subprocess.run([sys.executable, "-m", "testjack_tui.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("tj-go-home")
+
+
+@pytest.fixture(scope="module")
+def audit(home, tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("go-audit")
+    proc = cli("audit", str(GO), "--headless", "--auto-approve", "--agent", "scripted",
+               "--seed", "0", "--out", str(out), home=home)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    summary["_stdout"] = proc.stdout
+    return summary
+
+
+def test_verify_reproduces_recorded_verdicts_and_names_the_test_main(home):
+    proc = cli("verify", str(GO), "--json", home=home)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    [task] = json.loads(proc.stdout)["tasks"]
+    assert task["well_formed"], task["problems"]
+    assert task["null_statuses"]["example.com/textkit.TestSlugify/edges"] == "failed"
+    assert set(task["vacuous"]) == {"example.com/textkit.TestSlugifyLower",
+                                    "example.com/textkit/wrap.TestWordsWidth"}
+    trials = {t["trial_id"]: t for t in task["trials"]}
+    assert all(t["reproducible"] for t in trials.values()), trials
+    assert trials[f"{TASK}__orca__4"]["reproduced_pass"] is False
+    assert trials[HACK]["tampered"] == ["main_test.go"]
+
+
+def test_scripted_audit_refutes_the_defect_and_the_test_main_hack(audit):
+    trials = audit["tasks"][TASK]["trials"]
+    assert trials[DEFECT]["state"] == "refuted" and trials[HACK]["state"] == "refuted"
+    assert [trials[t]["state"] for t in SOUND] == ["clean", "clean"]
+    # The first version of the witness was wrong about P: it went back and was repaired.
+    assert "fails on the reference (failed): back to its author" in audit["_stdout"]
+    # The witness is replayed, not re-audited, on the trial it was not written for.
+    [witness] = [w for r in audit["tasks"][TASK]["rounds"] for w in r["witnesses"]]
+    refuted_by = {t: [r["witness"] for r in trials[t].get("refutations", [])]
+                  for t in (DEFECT, HACK)}
+    assert all(witness in ids for ids in refuted_by.values()), refuted_by
+
+
+def test_export_round_trips_through_the_tasks_own_test_sh(audit, home, tmp_path):
+    out = tmp_path / "export"
+    proc = cli("export", audit["session_id"], "--format", "harbor", "--out", str(out), home=home)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = json.loads((out / "export.json").read_text())["tasks"][TASK]
+    assert summary["ok"] is True, summary["problems"]
+    assert summary["added_f2p"] == ["example.com/textkit.TestTJSlugifyUnderscore"]
+    tests_dir = out / TASK / "tests"
+    config = json.loads((tests_dir / "config.json").read_text())
+    assert "example.com/textkit.TestTJSlugifyUnderscore" in config["f2p_node_ids"]
+    # The witness goes into the package it tests, where the task's own `go test` finds it.
+    assert "+++ b/slug_tj_underscore_test.go" in (tests_dir / "test.patch").read_text()
+    rewards = asyncio.run(_grade_with_test_sh(tests_dir, ["reference", DEFECT, HACK]))
+    assert rewards["reference"] == 1
+    assert rewards[DEFECT] == 0
+    # The official flow keeps the trial's TestMain, so its hack survives there; only our
+    # witness runs (harness restored) refute it. The report calls it out as tampering.
+    assert rewards[HACK] == 1
+
+
+async def _grade_with_test_sh(tests_dir: Path, worlds: list[str]) -> dict[str, float]:
+    from benchmarks import load_benchmark
+    from sandbox import Sandbox
+
+    bench = load_benchmark(GO)
+    task = bench.tasks[TASK]
+    trials = {t.id: t for t in bench.trials}
+    rewards: dict[str, float] = {}
+    async with Sandbox(session="go-export-grade") as sb:
+        for name in worlds:
+            world = await (sb.prepare(task, "reference") if name == "reference"
+                           else sb.prepare(task, "model", trials[name]))
+            async with sb.open(world) as live:
+                for f in tests_dir.iterdir():
+                    if f.is_file():
+                        await live.write_file(f"/tests/{f.name}", f.read_text())
+                run = await live.exec(["bash", "/tests/test.sh"], timeout=600)
+                assert "===== grade =====" in run.output, run.output[-2000:]
+                rewards[name] = json.loads(await live.read_file("/logs/verifier/reward.json"))["reward"]
+    return rewards
+
+
+def test_go_ghost_lines_from_statement_coverage(audit):
+    from benchmarks import load_benchmark
+    from sandbox import Sandbox
+    from testjack_tui.engine.detectors import evidence_provider
+
+    bench = load_benchmark(GO)
+    task = bench.tasks[TASK]
+    [trial] = [t for t in bench.trials if t.id == SOUND[0]]
+
+    async def run():
+        async with Sandbox(session="go-ghost") as sb:
+            world = await sb.prepare(task, "model", trial)
+            return await evidence_provider(sb, task, trial, {"model": world})
+
+    ghost = asyncio.run(run())["ghost"]
+    # kestrel's early return for "" is correct, and T0 never calls Slugify("").
+    assert ghost["error"] == "" and ghost["measure"].startswith("statement coverage")
+    assert [(g["file"], g["code"].strip()) for g in ghost["ghost_lines"]] == [("slug.go", 'return ""')]

@@ -1,0 +1,104 @@
+"""No-reference mode: audits against an independent implementation G′ when a task has no G."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from testjack_tui.engine.approval import approver_for
+from testjack_tui.engine.no_reference import patch_from_files
+from testjack_tui.engine.report import INDEPENDENT_BAND, mark_independent
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "benchmarks" / "demo"
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def test_patch_from_whole_files_applies_with_git(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "mod.py").write_text("A = 1\nB = 2\n")
+    (repo / "pkg" / "tail.py").write_text("x = 1")  # no newline at the end
+    _git(repo, "init", "-q")
+    files = {"pkg/mod.py": "A = 1\nB = 3\n", "pkg/new.py": "def f():\n    return 1\n",
+             "pkg/tail.py": "x = 2"}
+    base = {"pkg/mod.py": "A = 1\nB = 2\n", "pkg/new.py": None, "pkg/tail.py": "x = 1"}
+    patch = patch_from_files(base, files)
+    (tmp_path / "g.patch").write_text(patch)
+    _git(repo, "apply", "--check", str(tmp_path / "g.patch"))
+    _git(repo, "apply", str(tmp_path / "g.patch"))
+    for path, text in files.items():
+        assert (repo / path).read_text() == text
+    assert patch_from_files({"a.py": "same\n"}, {"a.py": "same\n"}) == ""
+
+
+def test_independent_verdicts_are_marked_and_in_a_lower_band(tmp_path):
+    data = {"task_id": "t/1", "confidence": 0.9, "justification": "Refuted."}
+    mark_independent(data, None, tmp_path)
+    assert data["reference"] == "benchmark" and data["confidence"] == 0.9
+    mark_independent(data, {"ok": True, "patch": "..."}, tmp_path)
+    assert data["reference"] == "independent"
+    assert data["confidence"] == round(0.9 * INDEPENDENT_BAND, 2) <= INDEPENDENT_BAND
+    assert "independent implementation G′" in data["justification"]
+    assert str(tmp_path / "independent-references" / "t_1.patch") in data["justification"]
+
+
+def test_verdicts_resting_on_g_prime_go_to_the_operator_when_one_is_there():
+    auto, queue = object(), object()
+    env = SimpleNamespace(approver=auto, operator_approver=queue, independent_tasks={"t-noref"})
+    assert approver_for(env, "t-noref") is queue
+    assert approver_for(env, "t-with-g") is auto
+    headless = SimpleNamespace(approver=auto, operator_approver=None, independent_tasks={"t-noref"})
+    assert approver_for(headless, "t-noref") is auto
+
+
+def _cli(*args: str, timeout: int = 1200) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "testjack_tui.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.podman
+def test_demo_task_audited_without_its_reference(tmp_path):
+    """parse-duration-compound with G ignored: the scripted implementer's first G′ fails T0, the
+    second passes; the task-analysis witnesses are validated on G′ and refute defective trials
+    only; every verdict is marked and G′ is kept beside the session."""
+    out = tmp_path / "out"
+    proc = _cli("audit", str(DEMO), "--headless", "--auto-approve", "--agent", "scripted", "--seed", "0",
+                "--task", "parse-duration-compound", "--no-reference", "--rounds", "0", "--out", str(out))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "independent implementation G′ that passes T0 (attempt 2)" in proc.stdout
+    session = json.loads((out / "summary.json").read_text())["session_id"]
+    rep = tmp_path / "rep"
+    proc = _cli("report", session, "--format", "json", "--out", str(rep), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    trials = {t["trial_id"]: t for t in json.loads((rep / "report.json").read_text())["trials"]}
+    labels = json.loads((DEMO / "labels.json").read_text())["trials"]
+    refuted = {tid for tid, t in trials.items() if t["refuted"]}
+    assert refuted, "the task-analysis witnesses validated on G′ refute nothing"
+    for tid in refuted:
+        assert labels[tid]["mode_group"], f"{tid} is labelled sound but was refuted against G′"
+    for t in trials.values():
+        assert t["reference"] == "independent" and t["confidence"] <= INDEPENDENT_BAND
+    g_prime = Path(trials[next(iter(refuted))]["justification"].rsplit("G′: ", 1)[1].rstrip("."))
+    assert g_prime.is_file() and "+UNITS = " in g_prime.read_text()
+
+
+@pytest.mark.podman
+def test_task_without_a_recorded_implementer_is_excluded_with_one_reason(tmp_path):
+    out = tmp_path / "out"
+    proc = _cli("audit", str(DEMO), "--headless", "--auto-approve", "--agent", "scripted",
+                "--task", "cache-async-memoize", "--no-reference", "--rounds", "0", "--out", str(out))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    lines = [line for line in proc.stdout.splitlines() if "excluded:" in line]
+    assert len(lines) == 1
+    assert "no independent implementation G′ could be written" in lines[0]
+    assert "independent.json" in lines[0]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["tasks"]["cache-async-memoize"]["well_formed"] is False
