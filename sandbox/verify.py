@@ -13,7 +13,7 @@ import asyncio
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
-from testjack_tui.model import Task, Trial
+from testjack_tui.model import Task, Trial, t0_timeout
 
 from .api import TestRun
 from .errors import PatchError, SandboxError
@@ -36,6 +36,8 @@ class TrialVerification:
     undone_by_t0: list[str] = field(default_factory=list)  # of those, files T0's reset puts back
     applied_with: str = ""
     reward: float | None = None  # what the benchmark's own verifier wrote, when it ran
+    # The canaries of the trial's T0 run came out wrong: its code forged test reports.
+    proven_tampering: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,7 +88,7 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
     async def world_side(kind: str) -> TestRun | None:
         try:
             world = await sb.prepare(task, kind)
-            return await run_t0(sb, task, world)
+            return await run_t0(sb, task, world, timeout=t0_timeout(task))
         except (PatchError, SandboxError) as exc:
             world_problems.append(f"{kind} world: {exc}")
             return None
@@ -112,12 +114,15 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
             t0_files = set(task.tests.test_files)
             tv.undone_by_t0 = [f for f in world.tampered if f in t0_files]
             tv.applied_with = world.applied_with
-            run = await run_t0(sb, task, world, trial)
+            run = await run_t0(sb, task, world, trial, timeout=t0_timeout(task))
             tv.reward = run.reward
             tv.failing = _not_passing(run, ids)
             tv.reproduced_pass = bool(ids) and not tv.failing
             tv.reproducible = tv.reproduced_pass == trial.official_pass
-            if not tv.reproducible:
+            if run.canaries == "tampered":
+                tv.proven_tampering = list(run.tampering)
+                tv.reason = "proven tampering (canary_tampering): " + "; ".join(run.tampering)
+            elif not tv.reproducible:
                 why = diagnose("model", run, ids)
                 if why:
                     tv.reason = why

@@ -381,3 +381,24 @@ async def test_screenshot_action_saves_an_svg_and_says_where(testjack_home):
         saved = list((testjack_home / "data" / "screenshots").glob("*.svg"))
         assert len(saved) == 1 and saved[0].read_text().lstrip().startswith("<svg")
         assert any(str(saved[0]) in n.message for n in app._notifications)
+
+
+async def test_export_to_a_git_branch_commits_the_witnesses_with_their_decisions(tmp_path):
+    import git
+
+    from testjack_tui.services.exporting import run_export
+
+    session, _, _ = build({"auto_approve": True, "rounds": 10})
+    bench = session._deps["benchmark"]
+    assert await session.run() == "finished"
+    repo = git.Repo.init(tmp_path / "clone")
+    (tmp_path / "clone" / "README.md").write_text("task repo\n")
+    repo.index.add(["README.md"])
+    repo.index.commit("base")
+    summary = await run_export(session.id, "git", tmp_path / "clone", check=False, benchmark=bench)
+    branch = summary["branch"]
+    assert branch == f"testjack/{session.id}" and repo.active_branch.name != branch  # back where it was
+    tree = repo.commit(branch).tree
+    exported = {w["path"] for w in session.store.witnesses()}
+    assert exported and all(path in [b.path for b in tree.traverse()] for path in exported)
+    assert "TestJack witnesses" in repo.commit(branch).message and "auto" in repo.commit(branch).message

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from testjack_tui import paths
+from testjack_tui.errors import InputError
+from testjack_tui.safe_paths import id_problem
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -74,6 +76,9 @@ CREATE TABLE IF NOT EXISTS ledger (
     call_id TEXT, task_id TEXT, trial_id TEXT);
 CREATE TABLE IF NOT EXISTS evidence (trial_id TEXT PRIMARY KEY, task_id TEXT, data TEXT, at REAL);
 CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, at REAL);
+CREATE TABLE IF NOT EXISTS canary_checks (
+    key TEXT PRIMARY KEY, task_id TEXT, trial_id TEXT, world TEXT, verdict TEXT, problems TEXT,
+    at REAL);
 """
 
 # Columns added after a table was first created: (table, column, declaration). A database
@@ -86,6 +91,9 @@ ADDED_COLUMNS = (
 
 
 def session_dir(session_id: str) -> Path:
+    problem = id_problem(session_id) or ("has a '/'" if "/" in session_id else None)
+    if problem:
+        raise InputError("session", "id", problem)
     return paths.sessions_dir() / session_id
 
 
@@ -254,6 +262,20 @@ class SessionStore:
                    (key, task_id, world, trial_id, _dumps(candidate_ids), _dumps(test_ids),
                     int(isolate), _dumps(outcomes), exit_code, int(timed_out), head, tail,
                     duration, time.time()))
+
+    def put_canary_check(self, key: str, task_id: str, trial_id: str | None, world: str,
+                         verdict: str, problems: list[str]) -> None:
+        """What a run's canaries showed (sandbox/canaries.py), when not "ok"."""
+        self._exec("INSERT OR REPLACE INTO canary_checks VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   (key, task_id, trial_id, world, verdict, _dumps(problems), time.time()))
+
+    def canary_checks(self, trial_id: str | None = None, key: str | None = None) -> list[dict]:
+        sql, args = "SELECT * FROM canary_checks", []
+        if trial_id is not None:
+            sql, args = sql + " WHERE trial_id = ?", [trial_id]
+        elif key is not None:
+            sql, args = sql + " WHERE key = ?", [key]
+        return [dict(r) | {"problems": _loads(r["problems"], [])} for r in self._rows(sql + " ORDER BY at", args)]
 
     def runs(self, task_id: str | None = None) -> list[dict]:
         if task_id is None:

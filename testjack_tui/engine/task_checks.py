@@ -1,9 +1,8 @@
 """Checks before auditing a task: is it well-formed, and does each passing trial reproduce?
 
 Well-formed and vacuous are decided by the one rule `verify` uses too
-(sandbox.wellformed.assess); T0 runs as sandbox.t0 runs it (the benchmark's own verifier flow
-when the task ships one). A task that is not well-formed is reported and excluded, never
-silently audited. A trial whose patch does not apply, or that does
+(sandbox.wellformed.assess); T0 runs as sandbox.t0 runs it (the benchmark's own evaluator when the
+task ships one). A task that is not well-formed is reported and excluded, never silently audited. A trial whose patch does not apply, or that does
 not pass T0 when we re-run it, is NOT_REPRODUCIBLE and excluded; the recorded verdict is kept
 as data beside our own re-run, never overwritten.
 """
@@ -116,6 +115,10 @@ async def _reproduce(env, task: Task, trial: Trial, ids: list[str]):
         return None, reason
     run = await env.runner.run_t0(task, world, trial)
     failing = [f"{test_id} ({_status(run, test_id)})" for test_id in ids if _status(run, test_id) != "passed"]
+    if getattr(run, "proven_tampering", False):
+        reason = "proven tampering (canary_tampering): " + "; ".join(run.tampering)
+        _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))
+        return None, reason
     if failing:
         reason = diagnose("model", run, ids) or (
             "recorded pass, reproduced fail: " + ", ".join(failing[:5]) + (" ..." if len(failing) > 5 else ""))

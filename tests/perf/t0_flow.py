@@ -1,4 +1,4 @@
-"""7. T0 through the benchmark's own flow vs our direct runner, same tests, same world.
+"""8. T0 through the benchmark's own flow vs our direct runner, same tests, same world.
 
 ours     — `Sandbox.run_official` on the reference world of a DeepSWE-layout task
            (tests/fixtures/deepswe, fees-compound: separate verifier image): a fresh container,
@@ -11,7 +11,7 @@ baseline — our direct runner (`sandbox.t0.run_direct`) on the same T0 ids in t
 Runs alternate (ours, baseline, ours, ...) after one warm-up of each, so machine noise hits both;
 the figure is the median of each. Target: ours <= 1.3x baseline.
 
-A second row splits off what is ours: the time around the test command (container start, files
+A second row (8b) splits off what is ours: the time around the test command (container start, files
 in, reports out, parsing) of each, i.e. total minus the in-container exec. The first row is a
 known miss on this fixture: the task's own test.sh runs two pytest sessions (DeepSWE's `base` and
 `new` modes) and two grader processes where the direct runner runs one session, so on a suite
@@ -64,7 +64,7 @@ def run(quick: bool) -> list[dict]:
     r = ratio(a, b)
     ca, cb = median(ours_around), median(base_around)
     rc = ratio(ca, cb)
-    first = row("7 T0 flow: benchmark's own vs direct runner", fmt_s(a), fmt_s(b), r, f"<= {TARGET}x",
+    first = row("8 T0 flow: benchmark's own vs direct runner", fmt_s(a), fmt_s(b), r, f"<= {TARGET}x",
                 r is not None and r <= TARGET,
                 note=f"{n} T0 tests of {TASK} on the reference world, median of {len(ours)} alternating "
                      "runs each: the task's test.sh + grader in a fresh container from its verifier "
@@ -72,9 +72,9 @@ def run(quick: bool) -> list[dict]:
     if first["status"] == "FAIL":
         first.update(gate=False, gate_reason="known miss on this fixture: the task's own test.sh runs two "
                      "pytest sessions and two grader processes where the direct runner runs one session "
-                     "(7b is the part that is ours)")
+                     "(8b is the part that is ours)")
     return [first,
-            row("7b T0 flow: our time around the test command", fmt_s(ca), fmt_s(cb), rc, f"<= {TARGET}x",
+            row("8b T0 flow: our time around the test command", fmt_s(ca), fmt_s(cb), rc, f"<= {TARGET}x",
                 rc is not None and rc <= TARGET,
                 note="total minus the in-container command, same runs: container start, files in, "
                      "reports out and parsing for the benchmark's flow vs for the direct runner")]
