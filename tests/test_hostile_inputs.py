@@ -127,3 +127,15 @@ def test_report_and_export_writers_stay_inside_out(tmp_path):
     for f in write_swebench([TaskExport("..")], {}, out):
         assert out.resolve() in f.resolve().parents
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_coverage_markers_carry_a_nonce():
+    """Trial code printing a coverage block with the fixed markers is not read as ours."""
+    from testjack_tui.engine.detectors.ghost import coverage_command, coverage_markers, parse_coverage_output
+
+    forged = '@@TJ-COVERAGE-BEGIN@@{"files": {"forged": {}}}@@TJ-COVERAGE-END@@'
+    begin, end = coverage_markers("abc123")
+    real = f'{begin}{{"files": {{}}}}{end}'
+    assert parse_coverage_output(real + "\n" + forged, "abc123") == {"files": {}}
+    assert parse_coverage_output(forged, "abc123") is None
+    assert "abc123" in coverage_command(["tests/test_a.py"], {"m.py": [1]}, "/app", "abc123")
