@@ -139,3 +139,22 @@ def test_coverage_markers_carry_a_nonce():
     assert parse_coverage_output(real + "\n" + forged, "abc123") == {"files": {}}
     assert parse_coverage_output(forged, "abc123") is None
     assert "abc123" in coverage_command(["tests/test_a.py"], {"m.py": [1]}, "/app", "abc123")
+
+
+def test_the_snapshot_build_lock_is_machine_wide():
+    """A second holder (another session, another process) waits; a released lock is free."""
+    import subprocess
+    import sys
+
+    from sandbox import machine_lock
+
+    fd = machine_lock.try_acquire("world:test-tag")
+    assert fd is not None
+    other = subprocess.run([sys.executable, "-c", "from sandbox import machine_lock; "
+                            "print(machine_lock.try_acquire('world:test-tag'))"],
+                           capture_output=True, text=True, check=True)
+    assert other.stdout.strip() == "None"
+    machine_lock.release(fd)
+    again = machine_lock.try_acquire("world:test-tag")
+    assert again is not None
+    machine_lock.release(again)
