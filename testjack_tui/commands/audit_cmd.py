@@ -117,6 +117,8 @@ class ProgressPrinter:
         elif kind == "reviewer_verdict_event":
             self.line(f"{task}: reviewer: {e.candidate_id} is {e.label}"
                       f" ({'explicit' if e.explicit else 'implicit'}: {e.requirement}){': ' + e.reason if e.reason else ''}")
+        elif kind == "approval_answered" and e.by == "queued":
+            self.line(f"{task or 'queued'}: {e.candidate_id} is {e.label}: left for the operator, not counted")
         elif kind == "approval_answered" and e.by != "auto":
             self.line(f"operator: {e.candidate_id} {'counts' if e.counts else 'does not count'} ({e.label})")
         elif kind == "witness_confirmed":

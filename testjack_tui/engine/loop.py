@@ -26,6 +26,7 @@ from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
 from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
 from .tampering import with_canary_evidence
+from .verdicts import analysis_checklist
 from .sampling import SamplerContext, SamplerState, make_sampler
 from .store import SessionStore
 from .task_checks import TaskCheck, check_task
@@ -250,11 +251,7 @@ class TaskLoop:
                           "notes": getattr(result, "notes", "")}
                 env.store.put_audit(task.id, ANALYSIS, stored)
             self.features[:] = list(stored.get("suspicious_features") or [])  # the sampler reads this list
-            self.checklists[ANALYSIS] = [
-                {"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
-                 "covered_by_t0": {"none": False}.get(row.get("coverage"), True if row.get("coverage") else None),
-                 "t0_tests": row.get("t0_tests") or []}
-                for row in stored.get("traceability") or []]
+            self.checklists[ANALYSIS] = analysis_checklist(stored)
             candidates = [self.book.qualify(dataclasses.replace(c, author="task_analysis"), ANALYSIS)
                           for c in candidates]
             validations: list[Validation] = []

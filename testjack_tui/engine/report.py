@@ -30,7 +30,7 @@ from testjack_tui.safe_text import safe_text
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
 from testjack_tui.engine.verdicts import (LABELS, REFUTED_LABELS, FindingInput, WitnessRun,
-                                          judge_trial)
+                                          analysis_checklist, judge_trial)
 from testjack_tui.errors import InputError
 from testjack_tui.model import Trial
 
@@ -345,17 +345,6 @@ def agent_explanations(item: dict) -> dict[str, str]:
     out = {"why_it_happens": f"{item.get('what', '')} — {item.get('why', '')}".strip(" —"),
            "which_clause": f'P states: "{item["clause"]}"' if item.get("clause") else ""}
     return {k: v for k, v in out.items() if v}
-
-
-def analysis_checklist(analysis: dict | None) -> list[dict]:
-    """The task analysis's traceability matrix as recorded coverage ({clause, covered_by_t0})."""
-    out = []
-    for row in (analysis or {}).get("traceability") or []:
-        coverage = row.get("coverage")
-        out.append({"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
-                    "covered_by_t0": None if coverage is None else coverage != "none",
-                    "t0_tests": list(row.get("t0_tests") or [])})
-    return out
 
 
 def structured_reviews(store: SessionStore, verdicts: dict) -> dict[str, list[dict]]:
