@@ -25,7 +25,7 @@ from .hooks import Hooks, WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
-from .runner import RunResult, TestRunner, combined_status, is_failing
+from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
 from .tampering import with_canary_evidence
 from .verdicts import analysis_checklist
 from .sampling import SamplerContext, SamplerState, make_sampler
@@ -121,6 +121,7 @@ class TaskLoop:
         self.evidence: dict[str, dict] = {}
         self.checklists: dict[str, list[dict]] = {}
         self.features: list[dict] = []  # task analysis's suspicious-patch features
+        self.judged: list[dict] = []  # candidates reviewed and not counted (shown to later audits)
         self.sampler = None
         self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
 
@@ -153,9 +154,12 @@ class TaskLoop:
             return stored
         merged: dict = {}
         worlds = self._worlds_for(trial, "audit")
+        counted = CountedSandbox(self.env.sandbox, self.env.budget)
         for provider in self.env.hooks.evidence:
             try:
-                merged.update(await provider(self.env.sandbox, self.task, trial, worlds) or {})
+                merged.update(await provider(counted, self.task, trial, worlds) or {})
+            except BudgetExceeded:
+                raise  # pause now; the evidence is computed on resume
             except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
                 self._emit(Log(self.env.session_id, level="warning",
                                message=f"evidence for {trial.id} failed: {exc}"))
@@ -205,7 +209,7 @@ class TaskLoop:
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
                            evidence=evidence or {}, ledger=self.env.budget, llm_cache=self.env.store,
-                           features=list(self.features))
+                           features=list(self.features), judged=list(self.judged))
         return ctx, tools
 
     @staticmethod
@@ -388,6 +392,8 @@ class TaskLoop:
         new = []
         for v, j in zip(discriminating, results):
             if not j.decision.counts:
+                self.judged.append({"requirement": v.candidate.requirement, "label": j.decision.label,
+                                    "by": j.decision.by, "reason": j.verdict.reason})
                 continue
             kept = kept_cases(v.candidate, j.verdict)
             if kept is not v.candidate:

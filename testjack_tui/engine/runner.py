@@ -46,6 +46,17 @@ class RunResult:
     cached: bool = False  # answered from the store
     canaries: str = ""  # "ok" | "tampered" | "unverifiable" | "" (no canaries: not a model world)
     tampering: list[str] = field(default_factory=list)  # what the canaries showed, when not "ok"
+    flow: str = "direct"  # T0 runs: "official" (the benchmark's evaluator) or "direct"
+    reported: int = 0  # T0 runs: test ids the run's reports named
+    reward: float | None = None  # T0 runs through the benchmark's verifier: its reward
+
+    def status(self, test_id: str) -> str:
+        outcome = self.outcomes.get(test_id)
+        return outcome.get("status", "not_found") if outcome else "not_found"
+
+    @property
+    def output(self) -> str:
+        return self.head + ("\n" + self.tail if self.tail else "")
 
     @property
     def proven_tampering(self) -> bool:
@@ -128,6 +139,29 @@ class TestRunner:
         # The snapshot's tag, not only the world's name: two versions of one world (a revised
         # independent reference G′) must never share stored results.
         key = run_key(f"{world.name}@{getattr(world, 'image', '')}", test_ids, files, isolate, repeat)
+        return await self._run(world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
+                               announce_cached, key,
+                               lambda: self.sandbox.run_tests(world, test_ids, files=files,
+                                                              timeout=timeout or self.timeout,
+                                                              isolate_harness=isolate))
+
+    async def run_t0(self, task, world, trial=None, repeat: int = 0) -> RunResult:
+        """T0 in a world as sandbox.t0 runs it: the benchmark's own evaluator when the task ships
+        one, our runner otherwise; outcomes keyed by T0's ids as the benchmark writes them.
+        `repeat` > 0: a fresh re-run of the same world (flaky T0 tests)."""
+        from sandbox.t0 import run_t0
+
+        test_ids = list(dict.fromkeys(task.tests.ids))
+        flow = "official" if task.tests.evaluator is not None else "direct"
+        key = run_key(f"t0-{flow}:{world.name}@{getattr(world, 'image', '')}", test_ids, {}, False, repeat)
+        result = await self._run(world, test_ids, {}, False, task.id, trial.id if trial else None, (),
+                                 False, key, lambda: run_t0(self.sandbox, task, world, trial,
+                                                            timeout=t0_timeout(task)))
+        result.flow = flow
+        return result
+
+    async def _run(self, world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
+                   announce_cached, key, execute) -> RunResult:
         stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)
@@ -137,8 +171,7 @@ class TestRunner:
                 self._announce(task_id, world.name, test_ids, result, candidate_ids)
             return result
         self.budget.reserve_test_runs(1)
-        job = self.sandbox.run_tests(world, test_ids, files=files, timeout=timeout or self.timeout,
-                                     isolate_harness=isolate)
+        job = execute()
         left = self.budget.seconds_left()
         if left is None:
             run = await job
@@ -157,7 +190,9 @@ class TestRunner:
         tail = ((ex.stdout_tail or "") + ("\n[stderr]\n" + ex.stderr_tail if ex.stderr_tail else ""))
         result = RunResult(key=key, world=world.name, trial_id=trial_id, test_ids=test_ids,
                            outcomes=outcomes, exit_code=ex.exit_code, timed_out=ex.timed_out,
-                           head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration)
+                           head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration,
+                           flow=getattr(run, "flow", "direct"), reported=getattr(run, "reported", 0),
+                           reward=getattr(run, "reward", None))
         result.canaries = getattr(run, "canaries", "")
         result.tampering = list(getattr(run, "tampering", []) or [])
         if result.canaries and result.canaries != "ok":
@@ -184,3 +219,23 @@ def _from_row(row: dict) -> RunResult:
                      test_ids=row["test_ids"], outcomes=row["outcomes"], exit_code=row["exit_code"],
                      timed_out=row["timed_out"], head=row["head"] or "", tail=row["tail"] or "",
                      duration=row["duration"] or 0.0, cached=True)
+
+
+class CountedSandbox:
+    """The sandbox as detectors (evidence providers) see it: each exec or test run they start
+    runs trial code and counts against --budget-runs like the engine's own runs."""
+
+    def __init__(self, sandbox: Any, budget: Any):
+        self._sandbox = sandbox
+        self._budget = budget
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sandbox, name)
+
+    async def exec(self, *args, **kwargs):
+        self._budget.reserve_test_runs(1)
+        return await self._sandbox.exec(*args, **kwargs)
+
+    async def run_tests(self, *args, **kwargs):
+        self._budget.reserve_test_runs(1)
+        return await self._sandbox.run_tests(*args, **kwargs)
