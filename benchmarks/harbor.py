@@ -18,12 +18,14 @@ the manifest lowers the threshold.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
 
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark, Environment, OfficialTests, Reference, Skipped, Task, Trial
+from testjack_tui.safe_paths import id_problem
 
 from .languages import default_framework, normalize_language
 from .manifest import ImageSource, Manifest, read_toml
@@ -127,8 +129,8 @@ def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
     env_sec = _section(data, "environment", toml_path)
 
     task_id = task_sec.get("name", task_sec.get("id", folder.name))
-    if not isinstance(task_id, str) or not task_id:
-        raise InputError(toml_path, "task.name", f"must be a non-empty string, got {task_id!r}")
+    if problem := id_problem(task_id):
+        raise InputError(toml_path, "task.name", problem)
 
     instruction_path = folder / "instruction.md"
     instruction = _read_text(instruction_path, required=True)
@@ -162,6 +164,9 @@ def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
         run_script=_read_text(folder / "tests" / "test.sh"),
     )
     base_commit = config.get("base_commit") or meta.get("base_commit")
+    if base_commit is not None and not isinstance(base_commit, str):
+        raise InputError(config_path if config.get("base_commit") else toml_path, "base_commit",
+                         f"must be a string (a commit hash), got {base_commit!r}")
     metadata = {
         "metadata": meta, "verifier": verifier, "agent": agent, "environment": env_sec,
         "collect": verifier.get("collect", []), "grade": grade, "schema_version": version,
@@ -175,6 +180,8 @@ def _environment(folder: Path, toml_path: Path, env: dict, images: dict[str, Ima
     if image is not None and not isinstance(image, str):
         raise InputError(toml_path, "environment.docker_image", f"must be a string, got {image!r}")
     workdir = env.get("workdir", DEFAULT_WORKDIR)
+    if not isinstance(workdir, str) or not workdir.startswith("/") or "\x00" in workdir:
+        raise InputError(toml_path, "environment.workdir", f"must be an absolute path, got {workdir!r}")
     limits = {"memory_mb": _memory_mb(env, toml_path), "cpus": _cpus(env, toml_path)}
     if image and image in images:
         src = images[image]
@@ -243,6 +250,8 @@ def _read_json_object(path: Path) -> dict:
         value = json.loads(path.read_bytes())
     except json.JSONDecodeError as exc:
         raise InputError(path, None, f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(path, None, "JSON nested too deeply to read") from None
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc}") from None
     if not isinstance(value, dict):
@@ -255,7 +264,7 @@ def _id_list(config: dict, key: str, path: Path) -> tuple[str, ...]:
     if isinstance(value, str):  # some exports JSON-encode the list
         try:
             value = json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise InputError(path, key, "a string that is not a JSON list") from None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InputError(path, key, "must be a list of test ids")
@@ -269,8 +278,13 @@ def load_trials(job_root: Path, bench: Benchmark, aliases: dict[str, str], artif
     """Read trials under a jobs folder (`<job>/<trial>/result.json`) or a single job folder."""
     seen: dict[str, Path] = {t.id: t.source for t in bench.trials if t.source}
     job_dirs = [job_root] if _is_job_dir(job_root) else _subdirs(job_root)
+    if not job_dirs:
+        bench.skipped.append(Skipped(str(job_root), "jobs", "the jobs folder is empty: no trials"))
     for job in job_dirs:
-        for trial_dir in _subdirs(job):
+        trial_dirs = _subdirs(job)
+        if not trial_dirs:
+            bench.skipped.append(Skipped(str(job), "trials", "job folder holds no trial folders"))
+        for trial_dir in trial_dirs:
             result = trial_dir / "result.json"
             if not os.path.isfile(result):
                 bench.skipped.append(Skipped(str(trial_dir), "result.json", "trial folder has no result.json"))
@@ -302,7 +316,7 @@ def _is_job_dir(folder: Path) -> bool:
         if result.is_file():
             try:
                 return "task_name" in json.loads(result.read_bytes())
-            except (OSError, ValueError, TypeError):
+            except (OSError, ValueError, TypeError, RecursionError):
                 return False
     return False
 
@@ -317,8 +331,8 @@ def _read_trial(trial_dir: Path, result: Path, bench: Benchmark, aliases: dict[s
     if task_id is None:
         raise InputError(result, "task_name", f"unknown task {task_name!r}")
     trial_id = info.get("trial_name") or trial_dir.name
-    if not isinstance(trial_id, str):
-        raise InputError(result, "trial_name", f"must be a string, got {trial_id!r}")
+    if problem := id_problem(trial_id):
+        raise InputError(result, "trial_name", problem)
 
     agent_info = info.get("agent_info")
     if not isinstance(agent_info, dict):
@@ -338,6 +352,11 @@ def _read_trial(trial_dir: Path, result: Path, bench: Benchmark, aliases: dict[s
     official_pass = exception is None and reward is not None and reward >= threshold
 
     patch_path = trial_dir / artifact
+    if patch_path.is_symlink() or os.path.islink(trial_dir):
+        real = patch_path.resolve()
+        root = bench.root.resolve()
+        if real != root and root not in real.parents:
+            raise InputError(patch_path, None, f"a symlink leaving the benchmark folder (to {real}): refused")
     try:
         data = patch_path.read_bytes()
     except FileNotFoundError:
@@ -391,4 +410,6 @@ def _reward(verifier: Any, path: Path, exception: str | None) -> float | None:
         value = next(iter(rewards.values()))
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(path, "verifier_result.rewards.reward", f"missing or not a number: {value!r}")
+    if not math.isfinite(value):
+        raise InputError(path, "verifier_result.rewards.reward", f"not a finite number: {value!r}")
     return float(value)

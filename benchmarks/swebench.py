@@ -22,6 +22,7 @@ from typing import Iterator
 
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark, Environment, OfficialTests, Reference, Skipped, Task, Trial
+from testjack_tui.safe_paths import id_problem
 
 from .languages import default_framework, normalize_language
 from .manifest import Manifest
@@ -94,7 +95,7 @@ def _rows(path: Path, bench: Benchmark) -> Iterator[tuple[str, dict]]:
             where = f"{path}:{n}"
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError as exc:
+            except (json.JSONDecodeError, RecursionError) as exc:
                 bench.skipped.append(Skipped(where, None, f"invalid JSON: {exc}"))
                 continue
             if not isinstance(row, dict):
@@ -104,7 +105,7 @@ def _rows(path: Path, bench: Benchmark) -> Iterator[tuple[str, dict]]:
         return
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise InputError(path, None, f"invalid JSON: {exc}") from None
     if isinstance(data, dict):
         # a single row, or {instance_id: row} as the harness accepts for predictions
@@ -130,10 +131,10 @@ def _id_list(row: dict, where: str, *keys: str) -> tuple[str, ...] | None:
             if isinstance(value, str):
                 try:
                     value = json.loads(value)
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, RecursionError):
                     try:  # SWE-bench Pro exports Python reprs: "['a', 'b']"
                         value = ast.literal_eval(value)
-                    except (ValueError, SyntaxError):
+                    except (ValueError, SyntaxError, RecursionError, MemoryError):
                         raise InputError(where, key, "not a list of test ids") from None
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise InputError(where, key, "not a list of test ids")
@@ -148,6 +149,8 @@ def _task(row: dict, where: str, path: Path, pattern: str | None, workdir: str |
             if not isinstance(row.get(key), str) or (key != "patch" and not row[key]):
                 raise InputError(where, key, "missing or not a string")
         iid = row["instance_id"]
+        if problem := id_problem(iid):
+            raise InputError(where, "instance_id", problem)
         f2p = _id_list(row, where, "FAIL_TO_PASS", "fail_to_pass")
         p2p = _id_list(row, where, "PASS_TO_PASS", "pass_to_pass")
         if f2p is None:
@@ -260,7 +263,7 @@ def _load_reports(folder: Path, bench: Benchmark, verdicts: _Verdicts) -> None:
         model = model_key(path.parent.parent.name)  # <run>/<model>/<instance>/report.json
         try:
             data = json.loads(path.read_bytes())
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, json.JSONDecodeError, RecursionError) as exc:
             bench.skipped.append(Skipped(str(path), None, f"unreadable report: {exc}"))
             continue
         if not isinstance(data, dict):
@@ -313,7 +316,7 @@ def _load_results(path: Path, model: str | None, index: int, manifest: Manifest,
     if path.suffix == ".json":
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise InputError(path, None, f"invalid JSON: {exc}") from None
         ids = data.get("resolved_ids") if isinstance(data, dict) else data
         if not isinstance(ids, list) or not all(isinstance(v, str) for v in ids):

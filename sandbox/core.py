@@ -20,7 +20,8 @@ from testjack_tui.model import Task, Trial
 
 from . import cleanup
 from .api import ExecResult, TestRun, WorldEvent, WorldKind, WorldListener, WorldRef
-from .containers import Limits, get_file, init_pid, put_files, remove_container, start_container
+from .containers import (Limits, disk_used, get_file, init_pid, put_files, remove_container,
+                         start_container, upper_dir)
 from .errors import SandboxError
 from .execs import ExecHandle, run_exec
 from .images import _image_id, ensure_env_image
@@ -32,6 +33,7 @@ from .testruns import run_tests_in
 from .worlds import WorldPlan, build_world, find_world
 
 Command = str | Sequence[str]
+DISK_POLL = 0.5  # seconds between measurements of a working container's writable layer
 
 
 def _argv(cmd: Command) -> list[str]:
@@ -138,9 +140,7 @@ class Sandbox:
         return labels
 
     def _limits_for(self, memory_mb: int | None) -> Limits:
-        if memory_mb:
-            return dataclasses.replace(self.limits, memory_mb=int(memory_mb))
-        return self.limits
+        return self.limits.for_task(memory_mb)
 
     def _start(self, image: str, world: str, task_id: str, trial_id: str | None,
                memory_mb: int | None = None):
@@ -248,12 +248,49 @@ class Sandbox:
             container = await self._call(self._start_world, world)
             handles: list[ExecHandle] = []
             try:
-                result = await self._call(work, container, handles)
+                result = await self._guard_disk(container.id, handles, self._call(work, container, handles))
             except BaseException:
                 await self._remove_shielded(container.id)
                 raise
         # The result does not wait for the removal; close() waits for all of them.
         self._remove_later(container.id)
+        return result
+
+    async def _guard_disk(self, container_id: str, handles: list[ExecHandle], work):
+        """Await work while measuring the container's writable layer; past limits.disk_mb the
+        commands it runs are killed and the result says so (limit_hit = "disk")."""
+        tripped: list[int] = []
+        limit = self.limits.disk_mb * 1024 * 1024
+
+        async def guard() -> None:
+            upper = await self._call(upper_dir, self._service.client(), container_id)
+            if upper is None:
+                return
+            while True:
+                await asyncio.sleep(DISK_POLL)
+                used = await self._call(disk_used, upper, limit)
+                if used > limit:
+                    tripped.append(used)
+                    for handle in list(handles):
+                        await self._call(handle.kill)
+                    return
+
+        watcher = asyncio.ensure_future(guard())
+        try:
+            result = await work
+        finally:
+            watcher.cancel()
+        if tripped:
+            note = (f"\n[testjack: killed: the container wrote more than {self.limits.disk_mb} MiB "
+                    "(disk limit)]\n")
+            ex = result.exec if isinstance(result, TestRun) else result
+            if isinstance(ex, ExecResult):
+                ex.limit_hit = "disk"
+                ex.stderr_tail = (ex.stderr_tail or "") + note
+            if isinstance(result, TestRun):
+                result.outcomes = {k: o if o.status == "passed" else
+                                   dataclasses.replace(o, message=note.strip() + " " + o.message)
+                                   for k, o in result.outcomes.items()}
         return result
 
     def _remove_later(self, container_id: str) -> None:
@@ -270,13 +307,15 @@ class Sandbox:
             return self._tests_in(container, world, list(test_ids), files, timeout, isolate_harness, handles)
         return await self._with_fresh(world, work)
 
-    def _tests_in(self, container, world, test_ids, files, timeout, isolate_harness, handles) -> TestRun:
+    def _tests_in(self, container, world, test_ids, files, timeout, isolate_harness, handles,
+                  rename: bool = True) -> TestRun:
         argv_seen: list[str] = []
         run = run_tests_in(
             self._service.client, container, world, test_ids, files, timeout, isolate_harness,
             handles, on_output=self._output_sink(world.name, container.id),
             on_start=lambda cmd: (argv_seen.append(cmd), self._emit(WorldEvent(
-                world=world.name, container=container.id[:12], kind="running", command=cmd))))
+                world=world.name, container=container.id[:12], kind="running", command=cmd))),
+            rename=rename, cpu_seconds=self.limits.cpu_seconds_for(timeout))
         self._exec_events(world.name, container.id, run.exec.argv, run.exec)
         return run
 
@@ -352,7 +391,7 @@ class LiveWorld:
         async with sb._sem:
             future = sb._call(work, handles)
             try:
-                return await future
+                return await sb._guard_disk(self.container.id, handles, future)
             except asyncio.CancelledError:
                 # Keep the container, kill what this call started in it.
                 for handle in handles:
@@ -382,4 +421,5 @@ class LiveWorld:
     async def run_tests(self, test_ids: Sequence[str], files: dict[str, str] | None = None,
                         timeout: float | None = 300, isolate_harness: bool = False) -> TestRun:
         return await self._guarded(lambda handles: self.sandbox._tests_in(
-            self.container, self.world, list(test_ids), files, timeout, isolate_harness, handles))
+            self.container, self.world, list(test_ids), files, timeout, isolate_harness, handles,
+            rename=False))

@@ -1,6 +1,6 @@
 """The domain model: benchmarks, tasks and trials as loaded from disk.
 
-Loading never touches containers. Words follow DESIGN.md §2: a task is P (instruction),
+Loading never touches containers. Words as in docs/architecture.md: a task is P (instruction),
 R (environment), G (reference), T0 (official tests); a trial is one agent's patch s with the
 verdict the benchmark recorded for it.
 """
@@ -120,3 +120,16 @@ class Benchmark:
 
     def models_of(self, task_id: str) -> list[str]:
         return sorted({t.model for t in self.trials if t.task_id == task_id})
+
+
+SWEBENCH_TIMEOUT = 1800.0  # the SWE-bench harness's default, for tasks that name none
+
+
+def t0_timeout(task: Task, default: float = SWEBENCH_TIMEOUT) -> float:
+    """How long T0 may run on a world: the task's `[verifier] timeout_sec` (Harbor), else the
+    SWE-bench harness's default. (Candidate and witness runs have their own, shorter default.)"""
+    verifier = (task.metadata or {}).get("verifier") or {}
+    value = verifier.get("timeout_sec") if isinstance(verifier, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf"):
+        return float(value)
+    return default

@@ -39,4 +39,56 @@ def test_backend_choice_survives_the_stored_config():
     cfg = SessionConfig(benchmark="b", backend="ray", ray_address="auto").validate()
     again = SessionConfig.from_dict(cfg.to_dict())
     assert (again.backend, again.ray_address) == ("ray", "auto")
-    assert SessionConfig.from_dict({"benchmark": "b"}).backend == "local"  # sessions from before
+    assert SessionConfig.from_dict({"benchmark": "b"}).backend_name == "local"  # sessions from before
+
+
+def test_config_file_sandbox_table_sets_the_default_backend(tmp_path):
+    from testjack_tui.config import load_config
+    from testjack_tui.engine.session import AuditSession
+
+    path = tmp_path / "config.toml"
+    path.write_text('[sandbox]\nbackend = "ray"\nray_address = "ray://head:10001"\n')
+    config = load_config(path)
+    assert (config.backend, config.ray_address) == ("ray", "ray://head:10001")
+    session = AuditSession.create(SessionConfig(benchmark="b"), app_config=config)
+    stored = SessionConfig.from_dict(session.store.get_meta("config"))
+    assert (stored.backend, stored.ray_address) == ("ray", "ray://head:10001")  # resume keeps it
+    explicit = AuditSession.create(SessionConfig(benchmark="b", backend="local"), app_config=config)
+    assert explicit.config.backend == "local"
+
+    path.write_text('[sandbox]\nbackend = "kubernetes"\n')
+    with pytest.raises(InputError) as err:
+        load_config(path)
+    assert str(path) in str(err.value) and "sandbox.backend" in str(err.value)
+
+
+def test_headless_progress_names_the_node_of_each_world_once_per_move():
+    import io
+
+    from testjack_tui.commands.audit_cmd import ProgressPrinter
+    from testjack_tui.engine.events import WorldState
+
+    out = io.StringIO()
+    printer = ProgressPrinter(out=out)
+    for node, state in (("10.0.0.7/aaaaaa", "created"), ("10.0.0.7/aaaaaa", "running"),
+                        ("10.0.0.8/bbbbbb", "running")):
+        printer(WorldState("s", world="t/model/x", container="c1", state=state, node=node))
+    printer(WorldState("s", world="t/model/x", container="", state="removed", node="10.0.0.7/aaaaaa",
+                       text="node 10.0.0.7/aaaaaa lost (ActorDiedError); its runs in flight are retried"))
+    printer(WorldState("s", world="t/null", container="c2", state="running"))  # local: no node lines
+    lines = [line.split("] ", 1)[1] for line in out.getvalue().splitlines()]
+    assert lines == ["world t/model/x on node 10.0.0.7/aaaaaa", "world t/model/x on node 10.0.0.8/bbbbbb",
+                     "warning: node 10.0.0.7/aaaaaa lost (ActorDiedError); its runs in flight are retried"]
+
+
+def test_cli_rejects_an_unknown_backend_in_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from testjack_tui.cli import app
+    from conftest import DEMO
+
+    result = CliRunner().invoke(app, ["audit", str(DEMO), "--headless", "--auto-approve", "--backend", "k8s"])
+    assert result.exit_code == 2
+    assert "backend" in result.output and "k8s" in result.output
+    result = CliRunner().invoke(app, ["doctor", "--backend", "k8s"])
+    assert result.exit_code == 2 and "--backend" in result.output

@@ -34,7 +34,7 @@ def test_refuted_by_a_wrong_value_is_incorrect_despite_pass_with_four_explanatio
     assert v.label == INCORRECT_DESPITE_PASS and v.refuted
     [f] = v.findings
     assert f["source"] == "audit of trial t9"
-    assert f["command"] == "cd /app && python -m pytest -q -p no:cacheprovider tests/test_tj_unicode.py::test_unicode"
+    assert f["command"] == "cd /app && python3 -m pytest -q -p no:cacheprovider tests/test_tj_unicode.py::test_unicode"
     assert f["runs"]["reference"]["status"] == "passed" and f["runs"]["model"]["status"] == "failed"
     ex = f["explanations"]
     assert set(ex) == {"what_is_wrong", "why_it_happens", "which_clause", "why_t0_missed_it"}
@@ -145,3 +145,16 @@ def test_implicit_clause_explanation_cites_rho_and_agent_text_overrides():
 def test_verdict_serialises():
     d = judge_trial(TRIAL, findings=[finding()]).to_dict()
     assert d["label"] in LABELS and d["refuted"] is True and d["findings"][0]["id"] == "F-01"
+
+
+def test_coverage_is_found_through_the_quote_when_agents_word_the_requirement_differently():
+    from testjack_tui.engine.verdicts import analysis_checklist
+
+    # The task analysis wrote the matrix; the reviewer named the witness's requirement in its own
+    # words. Both quote P: that is the link.
+    matrix = analysis_checklist({"traceability": [
+        {"requirement": "accents become ASCII", "explicit": True, "quote": "transliterate non-ASCII letters",
+         "t0_tests": [], "coverage": "none"}]})
+    [f] = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=8, checklist=matrix).findings
+    assert "recorded coverage says no T0 test asserts this requirement (accents become ASCII)" in \
+        f["explanations"]["why_t0_missed_it"]

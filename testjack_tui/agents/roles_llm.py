@@ -233,8 +233,9 @@ class LLMAuditAgent(_SessionRole):
         known = ""
         if ctx.known_witnesses:
             listed = "\n".join(f"- {w.path}: {w.requirement}" for w in ctx.known_witnesses)
-            known = ("\nTests already confirmed for this task (the trial passes them or they were "
-                     "replayed already); look for other problems:\n" + fence.wrap(listed, "known witnesses"))
+            known = ("\nTests already confirmed for this task (this trial passed them when they were "
+                     "replayed); look for other problems. Their files are in place for `run_tests` in "
+                     "every world, at these paths:\n" + fence.wrap(listed, "known witnesses"))
         if ctx.features:
             listed = "\n".join(
                 f"- {f.get('id')}: look for {f.get('pattern')} (requirement: {f.get('requirement')}; "
@@ -256,6 +257,7 @@ class LLMAuditAgent(_SessionRole):
         system, user = self._system_and_user(ctx, fence)
         check = audit_structure if self.strict else candidates_written
         session = self._open(ctx, "audit", system, fence, {"audit": check})
+        session.toolbox.support_files = {w.path: w.source for w in ctx.known_witnesses}
         session.first_user = user
         return session
 

@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from testjack_tui.safe_text import echo
+
 from testjack_tui.errors import InputError, SandboxError
 
 
@@ -43,16 +45,16 @@ def register(app: typer.Typer) -> None:
             target = out or _default_out(session, "report")
             files = write_report(report, target, fmt)
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         row = report["tables"]["benchmark"][0]
-        typer.echo(f"{row['name']}: {row['passing']} passing, {row['refuted']} refuted; "
+        echo(f"{row['name']}: {row['passing']} passing, {row['refuted']} refuted; "
                    f"resolution {row['rate_before']}% -> {row['rate_after']}%; "
                    f"{len(report['underspecified_prompts'])} underspecified prompt finding(s)")
         if "scoring" in report:
             s = report["scoring"]
-            typer.echo(f"against labels: recall {s['recall']}, precision {s['precision']}")
-        typer.echo(f"wrote {files[-1]} and {len(files) - 1} per-trial files under {Path(target) / 'trials'}")
+            echo(f"against labels: recall {s['recall']}, precision {s['precision']}")
+        echo(f"wrote {files[-1]} and {len(files) - 1} per-trial files under {Path(target) / 'trials'}")
 
     @app.command("export")
     def export_command(
@@ -76,11 +78,11 @@ def register(app: typer.Typer) -> None:
             target = git_repo or out or _default_out(session, "export")
             summary = asyncio.run(run_export(session, fmt, Path(target), check))
         except (InputError, SandboxError) as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         for level, line in export_lines(summary):
-            typer.echo(line, err=level == "error" and line.startswith("  problem"))
-        typer.echo(f"committed on branch {summary['branch']} of {target}" if summary.get("branch")
-                   else f"wrote {target}")
+            echo(line, err=level == "error" and line.startswith("  problem"))
+        echo(f"committed on branch {summary['branch']} of {target}" if summary.get("branch")
+             else f"wrote {target}")
         if any(info.get("ok") is False for info in summary["tasks"].values()):
             raise typer.Exit(1)

@@ -13,6 +13,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from testjack_tui.safe_text import echo
+
 from testjack_tui.errors import InputError, SandboxError
 
 
@@ -54,6 +56,8 @@ def render(results) -> str:
             if not tv.reproducible:
                 recorded = "pass" if tv.recorded_pass else "fail"
                 lines.append(f"  not reproducible: {tv.trial_id} ({tv.model}, recorded {recorded}): {tv.reason}")
+            if tv.proven_tampering and tv.reproducible:
+                lines.append(f"  proven tampering by {tv.trial_id}: {'; '.join(tv.proven_tampering)}")
             if tv.tampered:
                 names = [f + (" (reset by T0)" if f in tv.undone_by_t0 else "") for f in tv.tampered]
                 lines.append(f"  harness files touched by {tv.trial_id}: {', '.join(names)}")
@@ -77,8 +81,10 @@ def register(app: typer.Typer) -> None:
         try:
             bench, tasks = _load(benchmark, task)
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2)
+        for skipped in bench.skipped:  # the same one line per bad input as `list`
+            echo(f"warning: skipped {skipped}", err=True)
         total = sum(2 + len(bench.trials_of(t.id)) for t in tasks)
         show_bar = sys.stderr.isatty() and not as_json
         with typer.progressbar(length=total, label="verifying", file=sys.stderr,
@@ -86,17 +92,17 @@ def register(app: typer.Typer) -> None:
             def on_progress(what: str, done: int, of: int) -> None:
                 bar.update(1)
                 if not show_bar and not as_json:
-                    typer.echo(f"  done: {what}", err=True)
+                    echo(f"  done: {what}", err=True)
             try:
                 results = asyncio.run(verify_benchmark(bench, tasks, on_progress, jobs))
             except SandboxError as exc:
-                typer.echo(f"error: {exc}", err=True)
+                echo(f"error: {exc}", err=True)
                 raise typer.Exit(1)
         if as_json:
-            typer.echo(json.dumps({"benchmark": bench.name, "tasks": [r.to_dict() for r in results]},
+            echo(json.dumps({"benchmark": bench.name, "tasks": [r.to_dict() for r in results]},
                                   indent=2))
         else:
-            typer.echo(render(results))
+            echo(render(results))
 
 
 class _NoBar:

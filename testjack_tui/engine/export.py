@@ -12,6 +12,7 @@ the null world are fail-to-pass, the others pass-to-pass.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from dataclasses import asdict, dataclass, field
@@ -24,6 +25,7 @@ from testjack_tui.engine.oracle import tagged_path
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
 from testjack_tui.model import Task
+from testjack_tui.safe_paths import check_inside, inside, path_part
 
 EXPORT_FORMATS = ("harbor", "swebench")
 
@@ -188,12 +190,14 @@ async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: 
 
 def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
     """`<out>/<task>/tests/`: a copy of the task's tests folder with the strengthened patch and ids."""
-    dest = Path(out_dir) / exp.task_id / "tests"
+    dest = inside(out_dir, exp.task_id, "tests")
     src = (Path(task.source) / "tests") if task is not None and task.source else None
     if dest.exists():
         shutil.rmtree(dest)
     if src is not None and src.is_dir():
-        shutil.copytree(src, dest)
+        # Symlinks stay behind: copied, they would point (and our writes would go) anywhere.
+        shutil.copytree(src, dest, ignore=lambda d, names: [n for n in names
+                                                             if os.path.islink(os.path.join(d, n))])
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "test.patch").write_text(exp.test_patch)
     config_path = dest / "config.json"
@@ -210,7 +214,7 @@ def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
     wdir = dest / "testjack_witnesses"
     wdir.mkdir(exist_ok=True)
     for f in exp.files:  # the raw files too, for reading without applying the patch
-        (wdir / Path(f.path).name).write_text(f.source)
+        check_inside(out_dir, wdir / path_part(Path(f.path).name)).write_text(f.source)
     if exp.check is not None:
         (dest / "testjack_check.json").write_text(json.dumps(exp.check, indent=2, default=str) + "\n")
     return dest
@@ -243,7 +247,7 @@ def write_swebench(exports: list[TaskExport], tasks: dict, out_dir: Path) -> lis
     for exp in exports:
         row = swebench_row(exp, tasks.get(exp.task_id))
         rows.append(row)
-        p = out_dir / (re.sub(r"[^\w.-]+", "_", exp.task_id) + ".json")
+        p = check_inside(out_dir, out_dir / (path_part(exp.task_id) + ".json"))
         p.write_text(json.dumps(row, indent=2, default=str) + "\n")
         written.append(p)
     dataset = out_dir / "dataset.jsonl"

@@ -25,6 +25,8 @@ from .no_reference import ensure_reference
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
 from .runner import RunResult, TestRunner, combined_status, is_failing
+from .tampering import with_canary_evidence
+from .verdicts import analysis_checklist
 from .sampling import SamplerContext, SamplerState, make_sampler
 from .store import SessionStore
 from .task_checks import TaskCheck, check_task
@@ -139,6 +141,7 @@ class TaskLoop:
             return self.evidence[trial.id]
         stored = self.env.store.get_evidence(trial.id)
         if stored is not None:  # computed before an interruption: the detectors are deterministic
+            stored = with_canary_evidence(self.env.store, trial.id, stored)
             self.evidence[trial.id] = stored
             return stored
         merged: dict = {}
@@ -151,8 +154,9 @@ class TaskLoop:
                                message=f"evidence for {trial.id} failed: {exc}"))
         if self.env.cfg.mutants and (self.task.language or "python") == "python" and worlds.get("model"):
             merged["mutation"] = await self._mutation_evidence(trial, worlds["model"], merged.get("ghost"))
-        self.evidence[trial.id] = merged
         self.env.store.put_evidence(self.task.id, trial.id, merged)
+        merged = with_canary_evidence(self.env.store, trial.id, merged)
+        self.evidence[trial.id] = merged
         return merged
 
     async def _mutation_evidence(self, trial: Trial, world, ghost: dict | None) -> dict:
@@ -244,11 +248,7 @@ class TaskLoop:
                           "notes": getattr(result, "notes", "")}
                 env.store.put_audit(task.id, ANALYSIS, stored)
             self.features[:] = list(stored.get("suspicious_features") or [])  # the sampler reads this list
-            self.checklists[ANALYSIS] = [
-                {"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
-                 "covered_by_t0": {"none": False}.get(row.get("coverage"), True if row.get("coverage") else None),
-                 "t0_tests": row.get("t0_tests") or []}
-                for row in stored.get("traceability") or []]
+            self.checklists[ANALYSIS] = analysis_checklist(stored)
             candidates = [self.book.qualify(dataclasses.replace(c, author="task_analysis"), ANALYSIS)
                           for c in candidates]
             validations: list[Validation] = []

@@ -21,7 +21,7 @@ from .runner import RunResult, is_failing
 @dataclass
 class Validation:
     candidate: Candidate  # the last version tried
-    outcome: str  # "discriminates" | "passes_both" | "passes_reference" | "dropped"
+    outcome: str  # "discriminates" | "passes_both" | "passes_reference" | "dropped" | "unverifiable"
     reference_status: str = ""
     model_status: str = ""
     reference_run: RunResult | None = None
@@ -165,7 +165,11 @@ async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, au
             model = await env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
                                          task_id=task_id, trial_id=trial_id, candidate_ids=[current.id])
             model_status = model.status_of(current.path, current.test_ids)
-            outcome = "discriminates" if is_failing(model_status) else "passes_both"
+            # A void run (its canaries caught the trial forging reports) is neither a pass nor a
+            # failure: the witness is unverifiable on this trial, never counted as passing it.
+            outcome = ("unverifiable" if model.canaries in ("tampered", "unverifiable")
+                       and model_status == "unverifiable" else
+                       "discriminates" if is_failing(model_status) else "passes_both")
             env.store.put_validation(current.id, trial_id, task_id, ref_status, model_status, outcome,
                                      ref.key, model.key)
             env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,

@@ -24,10 +24,13 @@ from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_ev
 from testjack_tui.engine.detectors.mutation import MutationReport
 from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
+from testjack_tui.engine.tampering import with_canary_evidence
+from testjack_tui.safe_paths import check_inside, inside, path_part
+from testjack_tui.safe_text import safe_text
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
 from testjack_tui.engine.verdicts import (LABELS, REFUTED_LABELS, FindingInput, WitnessRun,
-                                          judge_trial)
+                                          analysis_checklist, judge_trial)
 from testjack_tui.errors import InputError
 from testjack_tui.model import Trial
 
@@ -294,7 +297,7 @@ def mark_independent(data: dict, record: dict | None, folder: Path) -> None:
     data["justification"] = (data["justification"] + " Validated against an independent implementation "
                              "G′ written from the prompt, not the benchmark's reference solution (the task "
                              "has none, or the session ignored it): a weaker oracle. G′: "
-                             f"{Path(folder) / 'independent-references' / (_safe(data['task_id']) + '.patch')}.")
+                             f"{Path(folder) / 'independent-references' / (path_part(data['task_id']) + '.patch')}.")
 
 
 def decisions_table(approvals: list[dict], verdicts: dict[str, dict]) -> list[dict[str, Any]]:
@@ -344,17 +347,6 @@ def agent_explanations(item: dict) -> dict[str, str]:
     return {k: v for k, v in out.items() if v}
 
 
-def analysis_checklist(analysis: dict | None) -> list[dict]:
-    """The task analysis's traceability matrix as recorded coverage ({clause, covered_by_t0})."""
-    out = []
-    for row in (analysis or {}).get("traceability") or []:
-        coverage = row.get("coverage")
-        out.append({"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
-                    "covered_by_t0": None if coverage is None else coverage != "none",
-                    "t0_tests": list(row.get("t0_tests") or [])})
-    return out
-
-
 def structured_reviews(store: SessionStore, verdicts: dict) -> dict[str, list[dict]]:
     """trial id -> the reviewer's structured verdicts (overall, per case) on its candidates."""
     from testjack_tui.engine.approval import review_key
@@ -372,7 +364,7 @@ def structured_reviews(store: SessionStore, verdicts: dict) -> dict[str, list[di
 
 
 def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
-    data = store.get_evidence(trial_id)
+    data = with_canary_evidence(store, trial_id, store.get_evidence(trial_id))
     return Evidence.from_dict(data) if data else None
 
 
@@ -622,7 +614,8 @@ def session_csv(report: dict) -> str:
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
     w.writeheader()
     for t in report["trials"]:
-        w.writerow({"task_id": t["task_id"], "trial_id": t["trial_id"], "model": t["model"],
+        w.writerow({k: safe_text(v, one_line=True) if isinstance(v, str) else v for k, v in {
+                    "task_id": t["task_id"], "trial_id": t["trial_id"], "model": t["model"],
                     "agent": t["agent"], "state": t.get("state", ""), "label": t["label"],
                     "confidence": t["confidence"], "refuted": int(t["refuted"]),
                     "findings": len(t["findings"]),
@@ -630,12 +623,8 @@ def session_csv(report: dict) -> str:
                     "ambiguous": " ".join(a["witness_id"] for a in t["ambiguous"]),
                     "structural_signals": sum(1 for s in t["signals"] if s.get("structural")),
                     "decisions": " ".join(f"{f['witness_id']}:{(f.get('decision') or {}).get('decision', 'auto')}"
-                                          for f in t["findings"])})
+                                          for f in t["findings"])}.items()})
     return buf.getvalue()
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^\w.-]+", "_", name) or "_"
 
 
 def write_report(report: dict, out_dir: Path, fmt: str = "md") -> list[Path]:
@@ -646,17 +635,17 @@ def write_report(report: dict, out_dir: Path, fmt: str = "md") -> list[Path]:
     out_dir = Path(out_dir)
     written = []
     for t in report["trials"]:
-        d = out_dir / "trials" / _safe(t["task_id"]) / _safe(t["trial_id"])
+        d = inside(out_dir, "trials", t["task_id"], t["trial_id"])
         d.mkdir(parents=True, exist_ok=True)
-        (d / "report.json").write_text(json.dumps(t, indent=2, sort_keys=True, default=str))
-        (d / "report.md").write_text(trial_markdown(t))
+        (check_inside(out_dir, d / "report.json")).write_text(json.dumps(t, indent=2, sort_keys=True, default=str))
+        (check_inside(out_dir, d / "report.md")).write_text(safe_text(trial_markdown(t)))
         written += [d / "report.json", d / "report.md"]
-    target = out_dir / f"report.{fmt}"
+    target = check_inside(out_dir, out_dir / f"report.{fmt}")
     if fmt == "json":
         target.write_text(json.dumps(report, indent=2, sort_keys=True, default=str))
     elif fmt == "csv":
         target.write_text(session_csv(report))
     else:
-        target.write_text(session_markdown(report))
+        target.write_text(safe_text(session_markdown(report)))
     written.append(target)
     return written

@@ -6,19 +6,25 @@ in a fresh container by the sandbox, stored, and announced (TestRunFinished).
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from sandbox.backend import SandboxBackend
+from testjack_tui.model import t0_timeout  # noqa: F401 - the engine's T0 runs use it
 
 from .events import TestRunFinished
+from .roles import BudgetExceeded
 from .store import SessionStore
 
-# A witness fails on a world only with a failing result; "not_found" (never ran) proves nothing.
+# A witness fails on a world only with a failing result; "not_found" (never ran) proves nothing,
+# and "unverifiable" (the run's canaries showed its reports cannot be trusted) neither passes
+# nor fails.
 FAILING = ("failed", "error", "timed_out")
 OUTPUT_CAP = 4000  # characters of head and of tail kept per run
+WITNESS_TIMEOUT = 180.0  # seconds for candidate and witness runs (T0 runs use the task's own)
 
 
 @dataclass
@@ -36,6 +42,12 @@ class RunResult:
     tail: str = ""
     duration: float = 0.0
     cached: bool = False  # answered from the store
+    canaries: str = ""  # "ok" | "tampered" | "unverifiable" | "" (no canaries: not a model world)
+    tampering: list[str] = field(default_factory=list)  # what the canaries showed, when not "ok"
+
+    @property
+    def proven_tampering(self) -> bool:
+        return self.canaries == "tampered"
 
     def status_of(self, path: str, test_ids: Iterable[str] = ()) -> str:
         """Status of one candidate file (or its listed node ids) in this run."""
@@ -66,7 +78,7 @@ def combined_status(outcomes: dict[str, dict[str, Any]]) -> str:
     if not outcomes:
         return "not_found"
     statuses = {o.get("status") for o in outcomes.values()}
-    for status in ("timed_out", "error", "failed", "not_found"):
+    for status in ("unverifiable", "timed_out", "error", "failed", "not_found"):
         if status in statuses:
             return status
     if statuses == {"passed"}:
@@ -101,12 +113,13 @@ class TestRunner:
     budget: Any  # budget.Budget
     emit: Callable[[object], None]
     session_id: str
-    timeout: float = 300
+    timeout: float = WITNESS_TIMEOUT
     history: list[str] = field(default_factory=list)  # keys run by this process (for tests)
 
     async def run(self, world, test_ids: list[str], files: dict[str, str] | None = None, *,
                   isolate: bool = False, task_id: str = "", trial_id: str | None = None,
-                  candidate_ids: Iterable[str] = (), announce_cached: bool = False) -> RunResult:
+                  candidate_ids: Iterable[str] = (), announce_cached: bool = False,
+                  timeout: float | None = None) -> RunResult:
         files = dict(files or {})
         test_ids = list(dict.fromkeys(test_ids))
         # The snapshot's tag, not only the world's name: two versions of one world (a revised
@@ -115,12 +128,25 @@ class TestRunner:
         stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)
+            for check in self.store.canary_checks(key=key):
+                result.canaries, result.tampering = check["verdict"], check["problems"]
             if announce_cached:
                 self._announce(task_id, world.name, test_ids, result, candidate_ids)
             return result
         self.budget.reserve_test_runs(1)
-        run = await self.sandbox.run_tests(world, test_ids, files=files, timeout=self.timeout,
-                                           isolate_harness=isolate)
+        job = self.sandbox.run_tests(world, test_ids, files=files, timeout=timeout or self.timeout,
+                                     isolate_harness=isolate)
+        left = self.budget.seconds_left()
+        if left is None:
+            run = await job
+        else:
+            # The wall-time budget holds during a run too: a hanging trial is stopped at the
+            # limit (the container is removed), not at the end of its own timeout.
+            try:
+                run = await asyncio.wait_for(job, timeout=max(0.0, left))
+            except asyncio.TimeoutError:
+                raise BudgetExceeded("seconds", f"wall-time limit reached during a test run on {world.name}: "
+                                     f"{self.budget.seconds:.0f}s of {self.budget.limits.seconds:.0f}s") from None
         outcomes = {node: {"status": o.status, "message": (o.message or "")[:2000]}
                     for node, o in run.outcomes.items()}
         ex = run.exec
@@ -129,6 +155,12 @@ class TestRunner:
         result = RunResult(key=key, world=world.name, trial_id=trial_id, test_ids=test_ids,
                            outcomes=outcomes, exit_code=ex.exit_code, timed_out=ex.timed_out,
                            head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration)
+        result.canaries = getattr(run, "canaries", "")
+        result.tampering = list(getattr(run, "tampering", []) or [])
+        if result.canaries and result.canaries != "ok":
+            # Before the run itself: a resumed session finds both or re-runs.
+            self.store.put_canary_check(key, task_id, trial_id, world.name, result.canaries,
+                                        result.tampering)
         self.store.put_run(key, task_id, world.name, trial_id, list(candidate_ids), test_ids,
                            isolate, outcomes, ex.exit_code, ex.timed_out, result.head, result.tail,
                            ex.duration)

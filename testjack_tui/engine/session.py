@@ -107,6 +107,14 @@ class AuditSession:
     @classmethod
     def create(cls, config: SessionConfig, session_id: str | None = None, **deps: Any) -> "AuditSession":
         config.validate()
+        if config.backend is None:  # the user's default, fixed now so `resume` uses the same one
+            app_config = deps.get("app_config")
+            if app_config is None:
+                from testjack_tui.config import load_config
+
+                app_config = deps["app_config"] = load_config()
+            config.backend = app_config.backend
+            config.ray_address = config.ray_address or app_config.ray_address
         sid = session_id or new_session_id()
         if db_path(sid).exists():
             raise InputError(db_path(sid), None, f"session {sid} already exists")
@@ -279,7 +287,7 @@ class AuditSession:
         factory: BackendFactory | None = self._deps.get("sandbox_factory")
         if factory is not None:
             return factory(listener=self._on_world, session=f"tj-{self.id}")
-        return make_backend(self.config.backend, listener=self._on_world, session=f"tj-{self.id}",
+        return make_backend(self.config.backend_name, listener=self._on_world, session=f"tj-{self.id}",
                             ray_address=self.config.ray_address)
 
     def _select(self, benchmark: Benchmark) -> list[tuple[Any, list]]:

@@ -18,6 +18,7 @@ from testjack_tui.model import Task, Trial
 from .aio import gather_all
 from .events import TaskChecked, TrialState
 from .roles import BudgetExceeded
+from .runner import t0_timeout
 
 
 @dataclass
@@ -70,8 +71,8 @@ async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
                 check.worlds[kind] = world
     if check.well_formed:
         null_run, ref_run = await gather_all((
-            env.runner.run(check.worlds["null"], ids, {}, task_id=task.id),
-            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id)))
+            env.runner.run(check.worlds["null"], ids, {}, task_id=task.id, timeout=t0_timeout(task)),
+            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id, timeout=t0_timeout(task))))
         for test_id in ids:
             status = _status(ref_run, test_id)
             if status != "passed":
@@ -115,8 +116,12 @@ async def _reproduce(env, task: Task, trial: Trial, ids: list[str]):
         reason = f"patch does not apply: {error}"
         _record_trial(env, trial, reproduced=False, reason=reason)
         return None, reason
-    run = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id)
+    run = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id, timeout=t0_timeout(task))
     failing = [f"{test_id} ({_status(run, test_id)})" for test_id in ids if _status(run, test_id) != "passed"]
+    if getattr(run, "proven_tampering", False):
+        reason = "proven tampering (canary_tampering): " + "; ".join(run.tampering)
+        _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))
+        return None, reason
     if failing:
         reason = "recorded pass, reproduced fail: " + ", ".join(failing[:5]) + (" ..." if len(failing) > 5 else "")
         _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))

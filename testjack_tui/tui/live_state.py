@@ -39,6 +39,7 @@ class WorldView:
     container: str = ""
     state: str = ""
     image: str = ""
+    node: str = ""  # the cluster node running it (Ray backend); "" on this machine
     command: str = ""
     exit_code: int | None = None
     lines: deque = field(default_factory=lambda: deque(maxlen=WORLD_LINES))
@@ -338,6 +339,8 @@ class LiveSession:
             world.container = e.container
         if e.image:
             world.image = e.image
+        if e.node:
+            world.node = e.node
         if e.state in ("output", "running"):
             self.last_active_world = e.world
         if e.state == "output":
