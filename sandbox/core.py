@@ -18,7 +18,7 @@ from typing import Any, AsyncIterator, Callable, Sequence
 
 from testjack_tui.model import Task, Trial
 
-from . import cleanup
+from . import cleanup, machine_lock
 from .api import ExecResult, TestRun, WorldEvent, WorldKind, WorldListener, WorldRef
 from .containers import (Limits, disk_used, get_file, init_pid, put_files, remove_container,
                          start_container, upper_dir)
@@ -34,6 +34,7 @@ from .worlds import WorldPlan, build_world, find_world
 
 Command = str | Sequence[str]
 DISK_POLL = 0.5  # seconds between measurements of a working container's writable layer
+LOCK_POLL = 0.2  # seconds between tries of a world snapshot's machine-wide build lock
 
 
 def _argv(cmd: Command) -> list[str]:
@@ -211,8 +212,16 @@ class Sandbox:
                 return self._worlds[tag]
             world = await self._call(find_world, self._service.client(), plan)
             if world is None:
-                async with self._sem:
-                    world = await self._build(plan)
+                # Machine-wide: another session may be building this very snapshot.
+                while (fd := await self._call(machine_lock.try_acquire, f"world:{tag}")) is None:
+                    await asyncio.sleep(LOCK_POLL)
+                try:
+                    world = await self._call(find_world, self._service.client(), plan)
+                    if world is None:
+                        async with self._sem:
+                            world = await self._build(plan)
+                finally:
+                    await asyncio.shield(self._call(machine_lock.release, fd))
             self._worlds[tag] = world
             return world
 

@@ -127,3 +127,34 @@ def test_report_and_export_writers_stay_inside_out(tmp_path):
     for f in write_swebench([TaskExport("..")], {}, out):
         assert out.resolve() in f.resolve().parents
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_coverage_markers_carry_a_nonce():
+    """Trial code printing a coverage block with the fixed markers is not read as ours."""
+    from testjack_tui.engine.detectors.ghost import coverage_command, coverage_markers, parse_coverage_output
+
+    forged = '@@TJ-COVERAGE-BEGIN@@{"files": {"forged": {}}}@@TJ-COVERAGE-END@@'
+    begin, end = coverage_markers("abc123")
+    real = f'{begin}{{"files": {{}}}}{end}'
+    assert parse_coverage_output(real + "\n" + forged, "abc123") == {"files": {}}
+    assert parse_coverage_output(forged, "abc123") is None
+    assert "abc123" in coverage_command(["tests/test_a.py"], {"m.py": [1]}, "/app", "abc123")
+
+
+def test_the_snapshot_build_lock_is_machine_wide():
+    """A second holder (another session, another process) waits; a released lock is free."""
+    import subprocess
+    import sys
+
+    from sandbox import machine_lock
+
+    fd = machine_lock.try_acquire("world:test-tag")
+    assert fd is not None
+    other = subprocess.run([sys.executable, "-c", "from sandbox import machine_lock; "
+                            "print(machine_lock.try_acquire('world:test-tag'))"],
+                           capture_output=True, text=True, check=True)
+    assert other.stdout.strip() == "None"
+    machine_lock.release(fd)
+    again = machine_lock.try_acquire("world:test-tag")
+    assert again is not None
+    machine_lock.release(again)

@@ -24,7 +24,7 @@ from .hooks import Hooks, WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
-from .runner import RunResult, TestRunner, combined_status, is_failing
+from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
 from .tampering import with_canary_evidence
 from .verdicts import analysis_checklist
 from .sampling import SamplerContext, SamplerState, make_sampler
@@ -146,9 +146,12 @@ class TaskLoop:
             return stored
         merged: dict = {}
         worlds = self._worlds_for(trial, "audit")
+        counted = CountedSandbox(self.env.sandbox, self.env.budget)
         for provider in self.env.hooks.evidence:
             try:
-                merged.update(await provider(self.env.sandbox, self.task, trial, worlds) or {})
+                merged.update(await provider(counted, self.task, trial, worlds) or {})
+            except BudgetExceeded:
+                raise  # pause now; the evidence is computed on resume
             except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
                 self._emit(Log(self.env.session_id, level="warning",
                                message=f"evidence for {trial.id} failed: {exc}"))

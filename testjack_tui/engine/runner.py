@@ -181,3 +181,23 @@ def _from_row(row: dict) -> RunResult:
                      test_ids=row["test_ids"], outcomes=row["outcomes"], exit_code=row["exit_code"],
                      timed_out=row["timed_out"], head=row["head"] or "", tail=row["tail"] or "",
                      duration=row["duration"] or 0.0, cached=True)
+
+
+class CountedSandbox:
+    """The sandbox as detectors (evidence providers) see it: each exec or test run they start
+    runs trial code and counts against --budget-runs like the engine's own runs."""
+
+    def __init__(self, sandbox: Any, budget: Any):
+        self._sandbox = sandbox
+        self._budget = budget
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sandbox, name)
+
+    async def exec(self, *args, **kwargs):
+        self._budget.reserve_test_runs(1)
+        return await self._sandbox.exec(*args, **kwargs)
+
+    async def run_tests(self, *args, **kwargs):
+        self._budget.reserve_test_runs(1)
+        return await self._sandbox.run_tests(*args, **kwargs)
