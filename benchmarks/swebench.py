@@ -21,12 +21,14 @@ from pathlib import Path
 from typing import Iterator
 
 from testjack_tui.errors import InputError
-from testjack_tui.model import Benchmark, Environment, OfficialTests, Reference, Skipped, Task, Trial
+from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, Skipped, Task,
+                                Trial)
 from testjack_tui.safe_paths import id_problem
 
 from .languages import default_framework, normalize_language
 from .manifest import Manifest
 from .patches import text_patch_problem, touched_files
+from .swebench_harness import test_command
 
 SWEBENCH_IMAGE = "swebench/sweb.eval.x86_64.{instance_id_docker}:latest"
 PRO_IMAGE = "jefzda/sweap-images:{dockerhub_tag}"
@@ -180,10 +182,16 @@ def _task(row: dict, where: str, path: Path, pattern: str | None, workdir: str |
         workdir=workdir or ("/app" if is_pro else "/testbed"),
     )
     language = normalize_language(row.get("repo_language") or row.get("language"))
+    test_files = touched_files(row["test_patch"])
+    evaluator = None
+    if language == "python" and not is_pro:
+        # The harness's own command and log parser; ids are in that parser's scheme.
+        command, parser = test_command(row["repo"], str(row.get("version", "")), list(test_files))
+        evaluator = Evaluator(kind="swebench", report_format="log", test_command=command, log_parser=parser)
     tests = OfficialTests(
         test_patch=row["test_patch"], fail_to_pass=f2p, pass_to_pass=p2p,
         framework=default_framework(language),
-        test_files=touched_files(row["test_patch"]),
+        test_files=test_files, evaluator=evaluator,
     )
     metadata = {k: row[k] for k in ("repo", "version", "hints_text", "created_at", "requirements",
                                     "interface", "dockerhub_tag", "environment_setup_commit") if k in row}

@@ -215,3 +215,15 @@ async def test_known_witnesses_are_in_place_for_the_auditors_test_runs(server):
     await LLMAuditAgent(model(server)).audit(ctx)
     assert ("run_tests", "model", ("tests/test_tj_zero.py",), ("tests/test_tj_zero.py",)) in tools.calls
     assert "Their files are in place for `run_tests`" in server.requests[0]["messages"][0]["content"]
+
+
+async def test_later_audits_are_told_what_was_judged_and_not_counted(server):
+    server.script(write_reply(), Reply(tool_calls=[("submit", SUBMIT)]))
+    trial = make_trial()
+    ctx = make_ctx(FileWorlds(trial), trial, [])
+    ctx.judged = [{"requirement": "a cancelled first caller's run is cached", "label": "questionable",
+                   "by": "queued", "reason": "P says nothing about cancellation"}]
+    await LLMAuditAgent(model(server)).audit(ctx)
+    system = server.requests[0]["messages"][0]["content"]
+    assert ("- a cancelled first caller's run is cached — questionable (waiting for the operator): "
+            "P says nothing about cancellation") in system

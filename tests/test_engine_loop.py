@@ -150,7 +150,7 @@ async def test_not_well_formed_task_is_reported_and_excluded():
     await session.run()
     checked = {e.task_id: e for e in events if isinstance(e, TaskChecked)}
     assert checked["bad"].well_formed is False
-    assert any("G fails T0" in p for p in checked["bad"].problems)
+    assert any("G does not pass T0" in p for p in checked["bad"].problems)
     summary = session.summary()
     assert summary["tasks"]["bad"]["trials"]["z1"]["state"] == "excluded"
     assert "z1" not in roles.audit.audits

@@ -236,6 +236,14 @@ class LLMAuditAgent(_SessionRole):
             known = ("\nTests already confirmed for this task (this trial passed them when they were "
                      "replayed); look for other problems. Their files are in place for `run_tests` in "
                      "every world, at these paths:\n" + fence.wrap(listed, "known witnesses"))
+        if ctx.judged:
+            listed = "\n".join(
+                f"- {j.get('requirement')} — {j.get('label')}"
+                + (" (waiting for the operator)" if j.get("by") == "queued" else "") + f": {j.get('reason')}"
+                for j in ctx.judged[-10:])
+            known += ("\nCandidates of earlier audits of this task that were judged and do not count (do not "
+                      "submit the same test again; a new reading needs a new argument from P):\n"
+                      + fence.wrap(listed, "earlier verdicts"))
         if ctx.features:
             listed = "\n".join(
                 f"- {f.get('id')}: look for {f.get('pattern')} (requirement: {f.get('requirement')}; "

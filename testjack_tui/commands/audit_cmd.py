@@ -88,7 +88,8 @@ class ProgressPrinter:
             self.line(f"session {e.session_id}: {e.benchmark} ({e.mode}, {len(e.tasks)} tasks, agent {e.agent})")
         elif kind == "task_checked":
             if e.well_formed:
-                extra = f"; {len(e.vacuous)} T0 tests pass on the null world" if e.vacuous else ""
+                extra = (f"; {len(e.vacuous)} vacuous T0 test(s): added or changed by T0 and already "
+                         "passing on the null world" if e.vacuous else "")
                 self.line(f"{task}: well-formed{extra}")
             else:
                 self.line(f"{task}: NOT well-formed, excluded: " + "; ".join(e.problems))

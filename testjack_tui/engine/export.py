@@ -5,7 +5,8 @@ and `config.json` with the new ids added to `f2p_node_ids` / `p2p_node_ids`).
 SWE-bench: `<out>/<task>.json` and `<out>/dataset.jsonl` rows with `test_patch`, `FAIL_TO_PASS`,
 `PASS_TO_PASS` (JSON-encoded lists, as the harness expects).
 
-`check_export` runs the strengthened suite in real worlds: the witness files apply on top of T0,
+`check_export` runs the strengthened suite in real worlds (through the task's own test.sh and
+grader when it ships them, see engine/export_official.py): the witness files apply on top of T0,
 the suite passes on the reference world and fails on every refuted trial; witnesses that fail on
 the null world are fail-to-pass, the others pass-to-pass.
 """
@@ -144,7 +145,14 @@ def _is_fail(status: str) -> bool:
 
 
 async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict) -> dict[str, Any]:
-    """Run the strengthened suite in real worlds and split new ids into f2p / p2p."""
+    """Run the strengthened suite in real worlds and split new ids into f2p / p2p.
+
+    A task with its own evaluator is judged by it instead (engine.export_official): the
+    exported task's unmodified test.sh + grader must give G reward 1 and every refuted trial 0."""
+    from .export_official import roundtrip_official, supports
+
+    if supports(task):
+        return await roundtrip_official(sb, task, exp, trials)
     files = {f.path: f.source for f in exp.files}
     new_ids = [n for f in exp.files for n in f.node_ids]
     suite = list(task.tests.ids) + new_ids

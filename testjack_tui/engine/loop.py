@@ -114,6 +114,7 @@ class TaskLoop:
         self.evidence: dict[str, dict] = {}
         self.checklists: dict[str, list[dict]] = {}
         self.features: list[dict] = []  # task analysis's suspicious-patch features
+        self.judged: list[dict] = []  # candidates reviewed and not counted (shown to later audits)
         self.sampler = None
         self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
 
@@ -200,7 +201,7 @@ class TaskLoop:
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
                            evidence=evidence or {}, ledger=self.env.budget, llm_cache=self.env.store,
-                           features=list(self.features))
+                           features=list(self.features), judged=list(self.judged))
         return ctx, tools
 
     @staticmethod
@@ -373,6 +374,8 @@ class TaskLoop:
         new = []
         for v, j in zip(discriminating, results):
             if not j.decision.counts:
+                self.judged.append({"requirement": v.candidate.requirement, "label": j.decision.label,
+                                    "by": j.decision.by, "reason": j.verdict.reason})
                 continue
             kept = kept_cases(v.candidate, j.verdict)
             if kept is not v.candidate:

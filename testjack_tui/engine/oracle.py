@@ -109,14 +109,17 @@ def _rebase(test_id: str, old: str, new: str) -> str:
 def feedback_for(run: RunResult, candidate: Candidate, sanitize: bool) -> str:
     """What the author sees after a failure on the reference world.
 
-    Task analysis is solution-blind: it gets each test's status and the last line of its
-    failure only, never tracebacks that could show G's code.
+    Task analysis is solution-blind: it gets each test's status and its assertion message (the
+    `E` lines pytest writes, else the last line of the failure), never tracebacks that could
+    show G's code.
     """
     if sanitize:
         lines = []
         for node, outcome in sorted(run.outcomes_of(candidate.path, candidate.test_ids).items()):
-            last = [ln for ln in str(outcome.get("message", "")).strip().splitlines() if ln.strip()]
-            lines.append(f"{node}: {outcome.get('status')}" + (f" — {last[-1].strip()}" if last else ""))
+            text = [ln.strip() for ln in str(outcome.get("message", "")).strip().splitlines() if ln.strip()]
+            asserted = list(dict.fromkeys(ln[1:].strip() for ln in text if ln.startswith("E ")))[:3]
+            shown = " / ".join(asserted) if asserted else (text[-1] if text else "")
+            lines.append(f"{node}: {outcome.get('status')}" + (f" — {shown}" if shown else ""))
         if not lines:
             lines.append(f"{candidate.path}: no test was collected"
                          + (" (timed out)" if run.timed_out else ""))

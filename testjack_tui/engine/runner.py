@@ -44,6 +44,17 @@ class RunResult:
     cached: bool = False  # answered from the store
     canaries: str = ""  # "ok" | "tampered" | "unverifiable" | "" (no canaries: not a model world)
     tampering: list[str] = field(default_factory=list)  # what the canaries showed, when not "ok"
+    flow: str = "direct"  # T0 runs: "official" (the benchmark's evaluator) or "direct"
+    reported: int = 0  # T0 runs: test ids the run's reports named
+    reward: float | None = None  # T0 runs through the benchmark's verifier: its reward
+
+    def status(self, test_id: str) -> str:
+        outcome = self.outcomes.get(test_id)
+        return outcome.get("status", "not_found") if outcome else "not_found"
+
+    @property
+    def output(self) -> str:
+        return self.head + ("\n" + self.tail if self.tail else "")
 
     @property
     def proven_tampering(self) -> bool:
@@ -125,6 +136,28 @@ class TestRunner:
         # The snapshot's tag, not only the world's name: two versions of one world (a revised
         # independent reference G′) must never share stored results.
         key = run_key(f"{world.name}@{getattr(world, 'image', '')}", test_ids, files, isolate)
+        return await self._run(world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
+                               announce_cached, key,
+                               lambda: self.sandbox.run_tests(world, test_ids, files=files,
+                                                              timeout=timeout or self.timeout,
+                                                              isolate_harness=isolate))
+
+    async def run_t0(self, task, world, trial=None) -> RunResult:
+        """T0 in a world as sandbox.t0 runs it: the benchmark's own evaluator when the task ships
+        one, our runner otherwise; outcomes keyed by T0's ids as the benchmark writes them."""
+        from sandbox.t0 import run_t0
+
+        test_ids = list(dict.fromkeys(task.tests.ids))
+        flow = "official" if task.tests.evaluator is not None else "direct"
+        key = run_key(f"t0-{flow}:{world.name}@{getattr(world, 'image', '')}", test_ids, {}, False)
+        result = await self._run(world, test_ids, {}, False, task.id, trial.id if trial else None, (),
+                                 False, key, lambda: run_t0(self.sandbox, task, world, trial,
+                                                            timeout=t0_timeout(task)))
+        result.flow = flow
+        return result
+
+    async def _run(self, world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
+                   announce_cached, key, execute) -> RunResult:
         stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)
@@ -134,8 +167,7 @@ class TestRunner:
                 self._announce(task_id, world.name, test_ids, result, candidate_ids)
             return result
         self.budget.reserve_test_runs(1)
-        job = self.sandbox.run_tests(world, test_ids, files=files, timeout=timeout or self.timeout,
-                                     isolate_harness=isolate)
+        job = execute()
         left = self.budget.seconds_left()
         if left is None:
             run = await job
@@ -154,7 +186,9 @@ class TestRunner:
         tail = ((ex.stdout_tail or "") + ("\n[stderr]\n" + ex.stderr_tail if ex.stderr_tail else ""))
         result = RunResult(key=key, world=world.name, trial_id=trial_id, test_ids=test_ids,
                            outcomes=outcomes, exit_code=ex.exit_code, timed_out=ex.timed_out,
-                           head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration)
+                           head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration,
+                           flow=getattr(run, "flow", "direct"), reported=getattr(run, "reported", 0),
+                           reward=getattr(run, "reward", None))
         result.canaries = getattr(run, "canaries", "")
         result.tampering = list(getattr(run, "tampering", []) or [])
         if result.canaries and result.canaries != "ok":

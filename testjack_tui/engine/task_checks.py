@@ -1,8 +1,8 @@
 """Checks before auditing a task: is it well-formed, and does each passing trial reproduce?
 
-Well-formed: G applies and passes T0; every fail-to-pass test fails on the null world. Tests that
-pass on the null world verify nothing (reported as vacuous). A task that is not well-formed is
-reported and excluded, never silently audited. A trial whose patch does not apply, or that does
+Well-formed and vacuous are decided by the one rule `verify` uses too
+(sandbox.wellformed.assess); T0 runs as sandbox.t0 runs it (the benchmark's own evaluator when the
+task ships one). A task that is not well-formed is reported and excluded, never silently audited. A trial whose patch does not apply, or that does
 not pass T0 when we re-run it, is NOT_REPRODUCIBLE and excluded; the recorded verdict is kept
 as data beside our own re-run, never overwritten.
 """
@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.errors import PatchError
+from sandbox.wellformed import assess, diagnose
 from testjack_tui.model import Task, Trial
 
 from .aio import gather_all
 from .events import TaskChecked, TrialState
 from .roles import BudgetExceeded
-from .runner import t0_timeout
 
 
 @dataclass
@@ -69,21 +69,18 @@ async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
                 check.problems.append(f"the {kind} world cannot be built: {error}")
             else:
                 check.worlds[kind] = world
+    guards: list[str] = []
     if check.well_formed:
         null_run, ref_run = await gather_all((
-            env.runner.run(check.worlds["null"], ids, {}, task_id=task.id, timeout=t0_timeout(task)),
-            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id, timeout=t0_timeout(task))))
-        for test_id in ids:
-            status = _status(ref_run, test_id)
-            if status != "passed":
-                check.problems.append(f"G fails T0 test {test_id} ({status})")
-            if _status(null_run, test_id) == "passed":
-                check.vacuous.append(test_id)
-                if test_id in task.tests.fail_to_pass:
-                    check.problems.append(f"fail-to-pass test {test_id} passes on the null world")
+            env.runner.run_t0(task, check.worlds["null"]),
+            env.runner.run_t0(task, check.worlds["reference"])))
+        verdict = assess(task, null_run, ref_run)
+        check.problems.extend(verdict.problems)
+        check.vacuous = verdict.vacuous
+        guards = verdict.regression_guards
         check.well_formed = not check.problems
     env.store.put_task_check(task.id, check.well_formed, check.problems, check.vacuous,
-                             {"passing_trials": [t.id for t in trials]})
+                             {"passing_trials": [t.id for t in trials], "regression_guards": guards})
     env.emit(TaskChecked(env.session_id, task_id=task.id, well_formed=check.well_formed,
                          problems=tuple(check.problems), vacuous=tuple(check.vacuous)))
     if not check.well_formed:
@@ -116,14 +113,15 @@ async def _reproduce(env, task: Task, trial: Trial, ids: list[str]):
         reason = f"patch does not apply: {error}"
         _record_trial(env, trial, reproduced=False, reason=reason)
         return None, reason
-    run = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id, timeout=t0_timeout(task))
+    run = await env.runner.run_t0(task, world, trial)
     failing = [f"{test_id} ({_status(run, test_id)})" for test_id in ids if _status(run, test_id) != "passed"]
     if getattr(run, "proven_tampering", False):
         reason = "proven tampering (canary_tampering): " + "; ".join(run.tampering)
         _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))
         return None, reason
     if failing:
-        reason = "recorded pass, reproduced fail: " + ", ".join(failing[:5]) + (" ..." if len(failing) > 5 else "")
+        reason = diagnose("model", run, ids) or (
+            "recorded pass, reproduced fail: " + ", ".join(failing[:5]) + (" ..." if len(failing) > 5 else ""))
         _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))
         return None, reason
     _record_trial(env, trial, reproduced=True, reason="", tampered=getattr(world, "tampered", ()))
