@@ -20,6 +20,7 @@ from typing import Any
 from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.compare import mode_comparison
+from testjack_tui.engine.requirements import requirements_table
 from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
@@ -280,8 +281,8 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
                                "label": a["label"], "note": a.get("note") or ""}
                               for a in store.approvals() if a.get("by") == "queued"],
     }
-    report["checklists"] = {tid: requirements_checklist(store, tid, t["witnesses"])
-                            for tid, t in summary["tasks"].items()}
+    report["checklists"] = {tid: [row.to_dict() for row in requirements_table(store, tid)]
+                            for tid in summary["tasks"]}
     report["tables"] = _tables(report, corpus)
     audited_tasks = [tid for tid, t in summary["tasks"].items() if t["well_formed"]]
     under_tasks = sorted({u["task"] for u in underspecified})
@@ -300,49 +301,6 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
     return report
 
 
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9_]+", (text or "").lower())) - {"the", "a", "an", "of", "to", "and", "is", "it"}
-
-
-def _same_clause(a: str, b: str) -> bool:
-    wa, wb = _words(a), _words(b)
-    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.5
-
-
-def requirements_checklist(store: SessionStore, task_id: str, witnesses: list[dict]) -> list[dict]:
-    """The task's requirements from every audit's checklist (and the witnesses' own requirements),
-    each with whether T0 covers it, which audited trials implement it, and its witnesses."""
-    items: list[dict] = []
-
-    def entry(clause: str) -> dict:
-        for item in items:
-            if _same_clause(item["clause"], clause):
-                return item
-        item = {"clause": clause.strip(), "explicit": False, "quote": "", "covered_by_t0": None,
-                "implemented": {}, "witnesses": [], "from": []}
-        items.append(item)
-        return item
-
-    for audit in store.audits():
-        if audit.get("task_id") != task_id:
-            continue
-        for c in audit.get("checklist") or []:
-            if not (c.get("clause") or "").strip():
-                continue
-            item = entry(c["clause"])
-            item["explicit"] = item["explicit"] or bool(c.get("explicit"))
-            item["quote"] = item["quote"] or (c.get("quote") or "")
-            if c.get("covered_by_t0") is not None:
-                item["covered_by_t0"] = bool(item["covered_by_t0"]) or bool(c["covered_by_t0"])
-            if c.get("implemented") is not None:
-                item["implemented"][audit["trial_id"]] = bool(c["implemented"])
-            item["from"].append(audit["trial_id"])
-    for w in witnesses:
-        item = entry(w["requirement"])
-        item["witnesses"].append(w["id"])
-        if w.get("explicit"):
-            item["explicit"] = True
-    return items
 INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this
 
 
