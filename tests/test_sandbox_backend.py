@@ -90,5 +90,7 @@ def test_cli_rejects_an_unknown_backend_in_one_line(tmp_path):
     result = CliRunner().invoke(app, ["audit", str(DEMO), "--headless", "--auto-approve", "--backend", "k8s"])
     assert result.exit_code == 2
     assert "backend" in result.output and "k8s" in result.output
+    result = CliRunner().invoke(app, ["verify", str(DEMO), "--backend", "k8s"])
+    assert result.exit_code == 2 and "--backend" in result.output and "k8s" in result.output
     result = CliRunner().invoke(app, ["doctor", "--backend", "k8s"])
     assert result.exit_code == 2 and "--backend" in result.output
