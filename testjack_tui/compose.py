@@ -13,12 +13,16 @@ from testjack_tui.engine.wiring import Wiring, install_wiring
 def sandbox_tools(env: Any, task: Any, trial: Any, worlds: dict, evidence: Any) -> Any:
     from testjack_tui.agents.tools import SandboxTools
 
-    return SandboxTools(env.sandbox, task, trial, worlds, evidence=evidence)
+    # The engine's budget: every execution an agent triggers counts against --budget-runs.
+    return SandboxTools(env.sandbox, task, trial, worlds, evidence=evidence,
+                        budget=getattr(env, "budget", None))
 
 
 def make_roles(agents: dict[str, str], benchmark: Any, config: Any = None) -> Any:
     from testjack_tui.agents.factory import make_roles as build
+    from testjack_tui.agents.factory import require_recordings
 
+    require_recordings(agents, benchmark)  # a session's roles: fail before any world is built
     return build(agents, benchmark, config)
 
 

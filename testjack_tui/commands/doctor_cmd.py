@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from testjack_tui.safe_text import echo
+
 MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip", "info": "info"}
 
 
@@ -66,18 +68,18 @@ def register(app: typer.Typer) -> None:
         from sandbox.diagnostics import run_checks
 
         if backend not in BACKENDS:
-            typer.echo(f"error: --backend: must be one of {', '.join(BACKENDS)}, got {backend!r}", err=True)
+            echo(f"error: --backend: must be one of {', '.join(BACKENDS)}, got {backend!r}", err=True)
             raise typer.Exit(2)
 
         if prune is not None:
             from sandbox.prune import prune_world_snapshots
 
             removed, kept = prune_world_snapshots("" if prune == "all" else prune)
-            typer.echo(f"pruned {len(removed)} world snapshot(s)"
+            echo(f"pruned {len(removed)} world snapshot(s)"
                        + (f"; {len(kept)} in use by containers were kept" if kept else ""))
 
         def log(message: str) -> None:
-            typer.echo(f"doctor: {message}", err=True)
+            echo(f"doctor: {message}", err=True)
 
         if backend == "ray":
             from sandbox.ray_backend.doctor import cluster_checks
@@ -90,10 +92,10 @@ def register(app: typer.Typer) -> None:
         for check in checks:
             if quiet and check.status in ("ok", "skip", "info"):
                 continue
-            typer.echo(f"[{MARK.get(check.status, check.status)}] {check.name}: {check.detail}")
+            echo(f"[{MARK.get(check.status, check.status)}] {check.name}: {check.detail}")
             if check.hint and check.status != "ok":
-                typer.echo(f"       fix: {check.hint}")
+                echo(f"       fix: {check.hint}")
         if not quiet:
-            typer.echo("ready: the sandbox can run audits" if not failed
+            echo("ready: the sandbox can run audits" if not failed
                        else f"not ready: {len(failed)} check(s) failed")
         raise typer.Exit(1 if failed else 0)

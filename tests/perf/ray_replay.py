@@ -1,4 +1,4 @@
-"""8. The Ray backend's overhead per run, and a scaling model from measured per-run costs.
+"""9. The Ray backend's overhead per run, and a scaling model from measured per-run costs.
 
 Replay of W=20 witnesses over A trials of one demo task (A = 200 synthetic trials copying the
 demo's patches, about 40 minutes on 2 cores; quick mode: 8) through the engine's replay
@@ -108,7 +108,7 @@ async def _measure(quick: bool) -> list[dict]:
         raise RuntimeError("the Ray backend's replay statuses differ from the local backend's")
     runs = len(local_statuses)
     r = ratio(ray_wall, local_wall)
-    rows = [row(f"8 ray replay W={W} A={runs} on {NODES} local nodes vs local backend", fmt_s(ray_wall),
+    rows = [row(f"9 ray replay W={W} A={runs} on {NODES} local nodes vs local backend", fmt_s(ray_wall),
                 fmt_s(local_wall), r, f"<= {OVERHEAD_TARGET}x", r is not None and r <= OVERHEAD_TARGET,
                 gate=not quick,
                 note=f"{runs} replay runs (one container per trial, {W} witness files each), {SLOTS} "
@@ -119,7 +119,7 @@ async def _measure(quick: bool) -> list[dict]:
     ceiling = 1 / dispatch if dispatch > 0 else float("inf")
     for n in MODEL_NODES:
         rate = min(n * MODEL_SLOTS_PER_NODE / (per_run + overhead), ceiling)
-        rows.append(row(f"8 ray model: {n} node(s) x {MODEL_SLOTS_PER_NODE} slots", f"{rate:.1f} runs/s",
+        rows.append(row(f"9 ray model: {n} node(s) x {MODEL_SLOTS_PER_NODE} slots", f"{rate:.1f} runs/s",
                         f"{MODEL_SLOTS_PER_NODE / per_run:.1f} runs/s one local machine", None, "-", None,
                         note=f"model from this run: {fmt_s(per_run)} per run per slot + {fmt_s(overhead)} "
                              f"Ray overhead, dispatch ceiling {ceiling:.0f} runs/s "

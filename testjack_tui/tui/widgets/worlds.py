@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Label, Log
 
+from testjack_tui.safe_text import safe_text
 from testjack_tui.tui.live_state import WORLD_LINES, LiveSession, short_world
 
 STATE_STYLE = {"running": "bold cyan", "created": "cyan", "exited": "green", "timeout": "bold red",
@@ -91,14 +92,14 @@ class WorldsPanel(Vertical):
         log = self.query_one("#world-log", Log)
         if name != self._shown_world or world.total - self._shown_total > len(world.lines):
             log.clear()
-            log.write_lines(list(world.lines))
+            log.write_lines([safe_text(line) for line in world.lines])
             self._shown_world = name
-            title = f"output: {name}" + ("" if self.selected else "  (following; select a world to pin)")
-            self.query_one("#world-output-title", Label).update(title)
+            title = f"output: {safe_text(name, one_line=True)}" + ("" if self.selected else "  (following; select a world to pin)")
+            self.query_one("#world-output-title", Label).update(Text(title))  # no markup from ids
         else:
             new = world.total - self._shown_total
             if new > 0:
-                log.write_lines(list(world.lines)[-new:])
+                log.write_lines([safe_text(line) for line in list(world.lines)[-new:]])
         self._shown_total = world.total
 
     @on(DataTable.RowSelected, "#world-table")
