@@ -72,6 +72,11 @@ class NodeSandbox:
         except PatchError as exc:  # its constructor takes more than a message: send the parts
             return ("patch_error", exc.world_name, exc.result, exc.stage)
 
+    async def run_official(self, digest: str, bundle_box: list, kind: WorldKind,
+                           trial: Trial | None) -> TestRun:
+        task = await self._task(digest, bundle_box)
+        return await self._sb.run_official(task, kind, trial)
+
     async def run_tests(self, world: WorldRef, test_ids: Sequence[str], files: dict[str, str] | None,
                         timeout: float | None, isolate_harness: bool) -> TestRun:
         return await self._sb.run_tests(world, test_ids, files=files, timeout=timeout,
