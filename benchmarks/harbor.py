@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from testjack_tui.errors import InputError
-from testjack_tui.model import (Benchmark, Environment, OfficialTests, Reference, ReferenceProgram, Skipped,
-                                Task, Trial)
+from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, ReferenceProgram,
+                                Skipped, Task, Trial)
 from testjack_tui.safe_paths import id_problem
 
 from .languages import default_framework, normalize_language
@@ -163,6 +163,7 @@ def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
         framework=str(framework),
         test_files=touched_files(test_patch),
         run_script=_read_text(folder / "tests" / "test.sh"),
+        evaluator=_evaluator(folder, toml_path, config_path, grade, verifier),
     )
     base_commit = config.get("base_commit") or meta.get("base_commit")
     if base_commit is not None and not isinstance(base_commit, str):
@@ -197,6 +198,46 @@ def _reference_program(folder: Path, toml_path: Path, data: dict) -> ReferencePr
     if image is not None and (not isinstance(image, str) or not image.strip()):
         raise InputError(toml_path, "reference_program.image", f"must be an image name, got {image!r}")
     return ReferenceProgram(command=tuple(command), files=folder / files, image=image)
+
+
+GRADE_FORMATS = ("junit", "ctrf")
+CTRF_NODE_IDS = ("suite.name", "name")
+
+
+def _evaluator(folder: Path, toml_path: Path, config_path: Path, grade: dict,
+               verifier: dict) -> Evaluator | None:
+    """The task's own T0 flow: `tests/test.sh` plus a `grade` section naming its reports.
+
+    Without both, T0 runs through our own runner (ids then must be pytest node ids or JUnit
+    `classname.name` ids, mapped by sandbox.test_ids)."""
+    tests_dir = folder / "tests"
+    if not (tests_dir / "test.sh").is_file() or not grade.get("reports"):
+        return None
+    fmt = grade.get("format", "ctrf")
+    if fmt not in GRADE_FORMATS:
+        raise InputError(config_path, "grade.format", f"unknown report format {fmt!r} "
+                         f"(known: {', '.join(GRADE_FORMATS)})")
+    reports = grade["reports"]
+    if not isinstance(reports, list) or not all(isinstance(r, str) and r for r in reports):
+        raise InputError(config_path, "grade.reports", "must be a list of report paths")
+    node_id = grade.get("node_id", "name")
+    if fmt == "ctrf" and node_id not in CTRF_NODE_IDS:
+        raise InputError(config_path, "grade.node_id", f"must be one of {', '.join(CTRF_NODE_IDS)}, "
+                         f"got {node_id!r}")
+    timeout = verifier.get("timeout_sec", 1800.0)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise InputError(toml_path, "verifier.timeout_sec", f"must be a positive number, got {timeout!r}")
+    mode = verifier.get("environment_mode", "shared")
+    if mode not in ("shared", "separate"):
+        raise InputError(toml_path, "verifier.environment_mode", f"must be shared or separate, got {mode!r}")
+    venv = verifier.get("environment") if isinstance(verifier.get("environment"), dict) else {}
+    image = venv.get("docker_image") or None
+    recipe = next((tests_dir / n for n in ("Dockerfile", "Containerfile") if (tests_dir / n).is_file()), None)
+    return Evaluator(kind="harbor", tests_dir=tests_dir, report_format=fmt, reports=tuple(reports),
+                     node_id=str(node_id), timeout_sec=float(timeout), separate=mode == "separate",
+                     network_mode=str(verifier.get("network_mode", "no-network")),
+                     verifier_image=str(image) if image else None,
+                     verifier_containerfile=recipe if mode == "separate" else None)
 
 
 def _environment(folder: Path, toml_path: Path, env: dict, images: dict[str, ImageSource]) -> Environment:

@@ -92,10 +92,24 @@ class TestRun:
     # "unverifiable" (passes are void); "" when the run had none.
     canaries: str = ""
     tampering: list[str] = field(default_factory=list)  # what the canaries showed, when not "ok"
+    # How T0 ran: "official" (the benchmark's own verifier script and report parser) or
+    # "direct" (our runner); with the official flow, the reward the verifier wrote and how
+    # many test ids its reports named (whether or not T0 lists them).
+    flow: str = "direct"
+    reward: float | None = None
+    reported: int = 0
 
     def status(self, test_id: str) -> TestStatus:
         outcome = self.outcomes.get(test_id)
         return outcome.status if outcome else "not_found"
+
+    @property
+    def output(self) -> str:
+        return self.exec.output if self.exec is not None else ""
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.exec.exit_code if self.exec is not None else None
 
     @property
     def all_passed(self) -> bool:

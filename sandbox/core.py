@@ -16,7 +16,7 @@ import secrets
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, AsyncIterator, Callable, Sequence
 
-from testjack_tui.model import Task, Trial
+from testjack_tui.model import Environment, Task, Trial
 
 from . import cleanup, machine_lock
 from .api import ExecResult, TestRun, WorldEvent, WorldKind, WorldListener, WorldRef
@@ -29,6 +29,7 @@ from .labels import L_TASK, L_TRIAL, L_WORLD, new_session_id, owner_labels
 from .output import OutputCollector
 from .podman_conf import podman
 from .service import PodmanService
+from .official import run_official_in
 from .testruns import run_tests_in
 from .worlds import WorldPlan, build_world, find_world
 
@@ -191,6 +192,64 @@ class Sandbox:
                 image_id = await self._call(_image_id, image, cli_env)
                 self._env_images[key] = (image, image_id or image)
         return self._env_images[key][0]
+
+    async def verifier_image(self, task: Task) -> str:
+        """The image the task's own verifier runs in: R itself (shared mode), or in separate mode
+        the named verifier image when present or pullable, else one built from tests/Dockerfile
+        on top of R (cached by content and R's id)."""
+        image = await self.env_image(task)
+        ev = task.tests.evaluator
+        if ev is None or not ev.separate or not (ev.verifier_image or ev.verifier_containerfile):
+            return image
+        key = ("verifier", task.id, ev.verifier_image, str(ev.verifier_containerfile or ""))
+        async with self._lock(key):
+            if key in self._env_images:
+                return self._env_images[key][0]
+            cli_env = self._service.cli_env()
+            built = None
+            if ev.verifier_image:
+                try:
+                    built = await self._call(ensure_env_image, Environment(image=ev.verifier_image),
+                                             cli_env, self.log)
+                except SandboxError:
+                    if ev.verifier_containerfile is None:
+                        raise
+            if built is None:
+                parent = await self._call(_image_id, image, cli_env) or image
+                recipe = Environment(containerfile=ev.verifier_containerfile,
+                                     context=ev.verifier_containerfile.parent)
+                built = await self._call(ensure_env_image, recipe, cli_env, self.log, parent)
+            self._env_images[key] = (built, built)
+        return built
+
+    async def run_official(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> TestRun:
+        """T0 through the benchmark's own verifier flow (sandbox.official) in a fresh container
+        from the verifier image; outcomes keyed by T0's ids exactly as the benchmark writes them."""
+        if kind == "model" and trial is None:
+            raise ValueError("a model world needs a trial")
+        image = await self.verifier_image(task)
+        trial_id = trial.id if kind == "model" and trial else None
+        name = f"{task.id}/{kind}" + (f"/{trial_id}" if trial_id else "")
+
+        def work(container, handles):
+            run = run_official_in(
+                self._service.client, container, task, kind, trial if kind == "model" else None,
+                name, handles, on_output=self._output_sink(name, container.id),
+                on_start=lambda cmd: self._emit(WorldEvent(world=name, container=container.id[:12],
+                                                           kind="running", command=cmd)))
+            self._exec_events(name, container.id, run.exec.argv, run.exec)
+            return run
+
+        async with self._sem:
+            container = await self._call(self._start, image, name, task.id, trial_id,
+                                         task.environment.memory_mb)
+            try:
+                result = await self._call(work, container, [])
+            except BaseException:
+                await self._remove_shielded(container.id)
+                raise
+        self._remove_later(container.id)
+        return result
 
     async def prepare(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> WorldRef:
         """The snapshot of one world of the task (cached). Raises PatchError when G or s (or the

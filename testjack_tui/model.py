@@ -42,6 +42,34 @@ class Reference:
 
 
 @dataclass(frozen=True)
+class Evaluator:
+    """The benchmark's own T0 flow, when it ships one; T0's truth is what it says.
+
+    Harbor: the task's `tests/` folder goes to `/tests`, the patch to
+    `/logs/artifacts/model.patch`, `bash /tests/test.sh` runs with the verifier's timeout, and
+    per-test outcomes come from the reports `tests/config.json`'s `grade` section names
+    (`junit`: `classname.name`; `ctrf`: `suite.name` or `name`), the reward from
+    `/logs/verifier/reward.json` or `reward.txt`. SWE-bench: the harness's per-repository test
+    command on the test directives, statuses from its log parser.
+    """
+
+    kind: str  # "harbor" | "swebench"
+    tests_dir: Path | None = None  # Harbor: the task's tests/ folder
+    report_format: str = "junit"  # "junit" | "ctrf" (Harbor reports) | "log" (SWE-bench log parser)
+    reports: tuple[str, ...] = ()
+    node_id: str = "name"  # ctrf only: "suite.name" | "name"
+    timeout_sec: float = 1800.0
+    separate: bool = False  # [verifier] environment_mode = "separate"
+    network_mode: str = "no-network"
+    verifier_image: str | None = None  # [verifier.environment] docker_image
+    verifier_containerfile: Path | None = None  # tests/Dockerfile in separate mode
+    # SWE-bench: the harness's test command for the repository and its log parser's name
+    # (SWE-bench: "pytest", "pytest_options", "django", "sympy"; see benchmarks/swebench_harness.py).
+    test_command: str = ""
+    log_parser: str = ""
+
+
+@dataclass(frozen=True)
 class OfficialTests:
     """T0 and how the official evaluator applies it.
 
@@ -55,6 +83,7 @@ class OfficialTests:
     framework: str = "pytest"
     test_files: tuple[str, ...] = ()  # files the test patch touches (reset before applying)
     run_script: str | None = None  # the benchmark's own verifier script (Harbor tests/test.sh)
+    evaluator: Evaluator | None = None  # how the benchmark itself runs T0 (None: our runner)
 
     @property
     def ids(self) -> tuple[str, ...]:

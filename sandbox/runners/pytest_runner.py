@@ -4,7 +4,8 @@ Requested ids are not passed to pytest as node ids (one missing id makes pytest 
 usage error and run nothing); instead their files are passed and a small plugin keeps only
 the requested items, so a missing id is simply reported as not found. The plugin also logs
 progress to a file, so a run killed by its timeout still tells which tests finished.
-Deterministic: no cache provider, PYTHONHASHSEED=0, and addopts that change which tests run
+A file that does not collect (it imports an API the change adds) does not stop the others
+(`--continue-on-collection-errors`). Deterministic: no cache provider, PYTHONHASHSEED=0, and addopts that change which tests run
 or where reports go (-x, --lf, --junitxml, ...) are dropped from the repo's config.
 """
 from __future__ import annotations
@@ -98,7 +99,7 @@ def clean(opts):
 
 args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tj_select",
         "--rootdir", workdir, "--junitxml", spec["junit"], "-o", "junit_family=xunit1",
-        "-o", "junit_logging=no", "-rN", "-q"]
+        "-o", "junit_logging=no", "-rN", "-q", "--continue-on-collection-errors"]
 addopts = read_addopts()
 if addopts:
     try:

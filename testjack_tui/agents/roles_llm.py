@@ -12,6 +12,7 @@ from collections import OrderedDict
 from typing import Any
 
 from prompts import render
+from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate,
                                        ChecklistItem, ReviewVerdict)
 
@@ -248,6 +249,14 @@ class LLMAuditAgent(_SessionRole):
             known = ("\nTests already confirmed for this task (this trial passed them when they were "
                      "replayed); look for other problems. Their files are in place for `run_tests` in "
                      "every world, at these paths:\n" + fence.wrap(listed, "known witnesses"))
+        if ctx.judged:
+            listed = "\n".join(
+                f"- {j.get('requirement')} — {j.get('label')}"
+                + (" (waiting for the operator)" if j.get("by") == "queued" else "") + f": {j.get('reason')}"
+                for j in ctx.judged[-10:])
+            known += ("\nCandidates of earlier audits of this task that were judged and do not count (do not "
+                      "submit the same test again; a new reading needs a new argument from P):\n"
+                      + fence.wrap(listed, "earlier verdicts"))
         if ctx.features:
             listed = "\n".join(
                 f"- {f.get('id')}: look for {f.get('pattern')} (requirement: {f.get('requirement')}; "
@@ -327,18 +336,6 @@ class LLMTaskAnalyst(_SessionRole):
             session._append({"role": "user", "content": session.first_user})
             return session
         return await self._repair(ctx, candidate, clean, "task_analysis", reopen)
-
-
-def _normal(text: str) -> str:
-    text = re.sub(r"[`*_\"'“”‘’]", "", text.lower())
-    return " ".join(text.split())
-
-
-def quote_in_prompt(quote: str, instruction: str) -> bool:
-    """True when every piece of the quote (split at ellipses) occurs in P."""
-    haystack = _normal(instruction)
-    pieces = [p for p in re.split(r"\.\.\.|…", quote) if _normal(p)]
-    return bool(pieces) and all(_normal(p).strip(" .,;:") in haystack for p in pieces)
 
 
 MAX_TRIALS_SHOWN = 6

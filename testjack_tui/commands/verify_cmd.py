@@ -24,11 +24,14 @@ def _load(benchmark: Path, task_ids: list[str] | None):
     bench = load_benchmark(benchmark)
     tasks = list(bench.tasks.values())
     if task_ids:
-        unknown = [t for t in task_ids if t not in bench.tasks]
+        # A task is named by its id or by its folder (DeepSWE ids carry an "org/" prefix).
+        by_name = {**{t.source.name: t.id for t in tasks if t.source is not None},
+                   **{t: t for t in bench.tasks}}
+        unknown = [t for t in task_ids if t not in by_name]
         if unknown:
             raise InputError(benchmark, "--task", f"no such task: {', '.join(unknown)} "
                              f"(known: {', '.join(sorted(bench.tasks)) or 'none'})")
-        tasks = [bench.tasks[t] for t in task_ids]
+        tasks = [bench.tasks[by_name[t]] for t in task_ids]
     return bench, tasks
 
 
@@ -45,13 +48,20 @@ def render(results) -> str:
     lines = []
     for res in results:
         trials = res.trials
+        flow = {"official": "T0 by the benchmark's own evaluator",
+                "direct": "T0 by our runner"}.get(getattr(res, "flow", ""), "")
         lines.append(f"{res.task_id}: {'well-formed' if res.well_formed else 'NOT well-formed'}; "
                      f"{len(res.vacuous)} vacuous T0 test(s); "
-                     f"{res.reproduced}/{len(trials)} recorded verdicts reproduce")
+                     f"{res.reproduced}/{len(trials)} recorded verdicts reproduce"
+                     + (f" ({flow})" if flow else ""))
         for problem in res.problems:
             lines.append(f"  problem: {problem}")
         for test_id in res.vacuous:
-            lines.append(f"  vacuous: {test_id} passes on the null world")
+            lines.append(f"  vacuous: {test_id} is added or changed by T0 but already passes on the null world")
+        guards = getattr(res, "regression_guards", [])
+        if guards:
+            lines.append(f"  {len(guards)} older pass-to-pass test(s) pass on the null world too "
+                         "(regression guards; they verify nothing about a trial)")
         for tv in trials:
             if not tv.reproducible:
                 recorded = "pass" if tv.recorded_pass else "fail"

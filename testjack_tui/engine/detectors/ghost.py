@@ -14,8 +14,8 @@ from typing import Any
 
 from sandbox.api import WorldRef
 from sandbox.backend import SandboxBackend
+from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.model import Task, Trial
-from testjack_tui.engine.detectors.diffparse import FileDiff, parse_diff
 from testjack_tui.engine.detectors.scope import categorize
 from testjack_tui.engine.detectors.signals import Signal
 
@@ -204,8 +204,10 @@ async def collect_ghost_branches(sandbox: SandboxBackend, task: Task, trial: Tri
     ours = source_files(files)
     workdir = getattr(world, "workdir", None) or task.environment.workdir
     added = {f.path: sorted(f.added_numbers) for f in ours}
+    from sandbox.t0 import direct_ids  # T0 ids as pytest node ids (a benchmark may write JUnit ids)
+
     nonce = new_nonce()
-    cmd = coverage_command(list(task.tests.ids), added, workdir, nonce)
+    cmd = coverage_command(list(dict.fromkeys(direct_ids(task).values())), added, workdir, nonce)
     if not ours:
         return GhostReport(task.id, trial.id, cmd, error="the diff adds no Python source lines")
     result = await sandbox.exec(world, ["sh", "-c", cmd], timeout=600)
