@@ -59,7 +59,7 @@ async def _measure(reps: int) -> tuple[list[float], list[float], int]:
 
 
 def run(quick: bool) -> list[dict]:
-    ours, base, ours_around, base_around, n = asyncio.run(_measure(2 if quick else 6))
+    ours, base, ours_around, base_around, n = asyncio.run(_measure(3 if quick else 6))
     a, b = median(ours), median(base)
     r = ratio(a, b)
     ca, cb = median(ours_around), median(base_around)
