@@ -26,7 +26,7 @@ from .execs import ExecHandle, run_exec
 from .integrity import harness_reasons
 from .labels import APP, L_APP, L_TASK, L_TRIAL, L_WORLD, slug
 from .output import OutputCollector
-from .patches import touched_files
+from testjack_tui.diffs import touched_files
 from .runners import get_runner
 
 WORLD_REPO = "localhost/testjack-world"

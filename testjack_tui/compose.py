@@ -20,7 +20,9 @@ def sandbox_tools(env: Any, task: Any, trial: Any, worlds: dict, evidence: Any) 
 
 def make_roles(agents: dict[str, str], benchmark: Any, config: Any = None) -> Any:
     from testjack_tui.agents.factory import make_roles as build
+    from testjack_tui.agents.factory import require_recordings
 
+    require_recordings(agents, benchmark)  # a session's roles: fail before any world is built
     return build(agents, benchmark, config)
 
 

@@ -227,3 +227,14 @@ async def test_later_audits_are_told_what_was_judged_and_not_counted(server):
     system = server.requests[0]["messages"][0]["content"]
     assert ("- a cancelled first caller's run is cached — questionable (waiting for the operator): "
             "P says nothing about cancellation") in system
+
+
+async def test_any_rejection_of_the_structured_request_falls_back_to_the_tool(server):
+    # e.g. a server that wants `tools` whenever the history holds tool calls
+    server.script(Reply(text="Done."), Fault(400, "tool messages need tools"), Reply(tool_calls=[("submit", REVIEW)]))
+    trial = make_trial()
+    ctx = make_ctx(FileWorlds(trial), trial, [])
+    ctx.case_runs = {CANDIDATE.id: CASES}
+    chat = model(server, "auto")
+    verdict = await LLMReviewer(chat).review(ctx, CANDIDATE)
+    assert verdict.overall == "KEEP_SOME" and chat.json_schema_supported is False

@@ -402,3 +402,60 @@ async def test_export_to_a_git_branch_commits_the_witnesses_with_their_decisions
     exported = {w["path"] for w in session.store.witnesses()}
     assert exported and all(path in [b.path for b in tree.traverse()] for path in exported)
     assert "TestJack witnesses" in repo.commit(branch).message and "auto" in repo.commit(branch).message
+
+
+async def test_requirements_panel_lists_requirements_with_their_witnesses():
+    session, _, _ = build({"step": False, "auto_approve": True, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        await pilot.press("f9")
+        await pilot.pause()
+        panel = screen.query_one("#requirements")
+        rows = {r.clause: r for r in panel.rows}
+        # The audits' checklist names "handles alias"; its witness fails on the trials missing it.
+        alias = rows["handles alias"]
+        assert alias.explicit is True and alias.witnesses
+        assert {"a1", "a2"} <= alias.failing_trials
+        table = screen.query_one("#requirements-table", DataTable)
+        assert table.row_count == len(panel.rows)
+
+
+async def test_editor_names_its_target_lists_queued_tests_and_lets_the_operator_leave():
+    from engine_fakes import FakeRoles
+    from textual.widgets import TextArea
+
+    from testjack_tui.agents.operator import OperatorAuditAgent
+
+    session, _, fake = build({"step": False, "auto_approve": True, "rounds": 1})
+    roles = FakeRoles(OperatorAuditAgent(), fake.reviewer, fake.task_analysis)
+    session._deps["roles"] = roles
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None), roles=roles)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: roles.audit.waiting_for is not None)
+        await pilot.pause(0.3)
+        task, trial = roles.audit.waiting_for
+        editor = screen.query_one("#editor")
+        assert f"aimed at: trial {trial}" in str(editor.query_one("#editor-target", Static).content)
+        source = editor.query_one("#editor-source", TextArea)
+        assert source.has_focus  # the engine waits: the editor took the focus
+        source.text = "# REQ alias\ndef test_alias():\n    assert False\n"
+        editor.query_one("#editor-requirement").value = "handles alias"
+        await pilot.press("ctrl+e")
+        await pilot.pause(0.2)
+        queue = str(editor.query_one("#editor-queue", Static).content)
+        assert "tests/test_tj_operator.py" in queue and f"→ {trial}" in queue
+        # The shared test is not lost in the editor: Tab indents, ctrl+o leaves.
+        source.focus()
+        await pilot.press("ctrl+o")
+        assert not source.has_focus
+        await pilot.press("ctrl+d")
+        await wait_for(pilot, lambda: any(c.author == "operator" for c in screen.state.candidates.values()))
+        assert editor.queued == []

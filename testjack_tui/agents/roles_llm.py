@@ -12,6 +12,7 @@ from collections import OrderedDict
 from typing import Any
 
 from prompts import render
+from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate,
                                        ChecklistItem, ReviewVerdict)
 
@@ -320,18 +321,6 @@ class LLMTaskAnalyst(_SessionRole):
             session._append({"role": "user", "content": session.first_user})
             return session
         return await self._repair(ctx, candidate, clean, "task_analysis", reopen)
-
-
-def _normal(text: str) -> str:
-    text = re.sub(r"[`*_\"'“”‘’]", "", text.lower())
-    return " ".join(text.split())
-
-
-def quote_in_prompt(quote: str, instruction: str) -> bool:
-    """True when every piece of the quote (split at ellipses) occurs in P."""
-    haystack = _normal(instruction)
-    pieces = [p for p in re.split(r"\.\.\.|…", quote) if _normal(p)]
-    return bool(pieces) and all(_normal(p).strip(" .,;:") in haystack for p in pieces)
 
 
 MAX_TRIALS_SHOWN = 6

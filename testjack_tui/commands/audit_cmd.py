@@ -327,7 +327,7 @@ def register(app: typer.Typer) -> None:
         trial: Annotated[Optional[list[str]], typer.Option("--trial", help="Audit only this trial (repeatable).")] = None,
         mode: Annotated[str, typer.Option(help="lightweight (Algorithm 1) or per-trial.")] = "lightweight",
         rounds: Annotated[Optional[int], typer.Option(help="Audit rounds per task (lightweight; default 3).")] = None,
-        k: Annotated[int, typer.Option("--k", help="Repairs of a candidate failing on the reference.")] = 3,
+        k: Annotated[int, typer.Option("--k", help="k: repair attempts after the first candidate (the paper's k = 3). A candidate failing on the reference world goes back to its author with that world's failure output (never the reference code), at most k times.")] = 3,
         sampler: Annotated[str, typer.Option(help="Sampling strategy for the lightweight loop.")] = "uniform",
         budget_usd: Annotated[Optional[float], typer.Option(help="Stop LLM spending at this many USD.")] = None,
         budget_tokens: Annotated[Optional[int], typer.Option(help="Token limit.")] = None,
@@ -362,6 +362,10 @@ def register(app: typer.Typer) -> None:
         candidate: Annotated[Optional[list[Path]], typer.Option(
             "--candidate", help="Operator mode, headless: your test file, checked on the trials "
                                 "(repeatable; with --trial, the trials to check it on first).")] = None,
+        verdicts: Annotated[Optional[Path], typer.Option(
+            "--verdicts", help="The operator's judgements in advance (TOML/JSON: candidate id, path or "
+                               "file name -> valid/invalid/questionable + note): approvals are answered "
+                               "from FILE, no terminal needed (CI). Unnamed candidates do not count.")] = None,
         candidate_path: Annotated[Optional[list[str]], typer.Option(
             "--candidate-path", help="Where --candidate goes in the repo (default tests/test_tj_<name>.py).")] = None,
         requirement: Annotated[Optional[list[str]], typer.Option(
@@ -384,7 +388,7 @@ def register(app: typer.Typer) -> None:
             no_reference=no_reference, backend=backend, ray_address=ray_address)
         try:
             from benchmarks import load_benchmark
-            from testjack_tui.agents.factory import make_roles
+            from testjack_tui.agents.factory import make_roles, require_recordings
             from testjack_tui.engine.sampling import sampler_names
 
             cfg.validate()
@@ -398,17 +402,27 @@ def register(app: typer.Typer) -> None:
                 operator_files = operator_input.prepare(agent, candidate, candidate_path, requirement,
                                                         headless, interactive)
                 headless = headless or operator_files is not None
-            if cfg.agents["reviewer"] == "operator" and not interactive:
+            table = None
+            if verdicts is not None:
+                from testjack_tui.engine.approval import TableApprover
+
+                from .verdicts_file import load_verdicts
+
+                table = TableApprover(load_verdicts(verdicts), str(verdicts))
+                cfg.auto_approve = False  # every verdict goes to the table
+                headless = True
+            if cfg.agents["reviewer"] == "operator" and not interactive and table is None:
                 raise InputError("audit", "--reviewer", "the operator reviewer asks on a terminal and there "
                                  "is none: pass --reviewer scripted, openai or a profile name")
             if step and (headless or not interactive):
                 raise InputError("audit", "--step", "step mode needs the TUI (leave out --headless)")
-            if not auto_approve and not interactive:
+            if not auto_approve and not interactive and table is None:
                 raise InputError("audit", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
             bench = load_benchmark(cfg.benchmark)
             for skipped in bench.skipped:  # the same one line per bad input as `list`
                 echo(f"warning: skipped {skipped}", err=True)
+            require_recordings(cfg.agents, bench)
             roles = make_roles(cfg.agents, bench)
             _print_agents(cfg.agents)
             if operator_files is not None:
@@ -418,12 +432,14 @@ def register(app: typer.Typer) -> None:
                 from testjack_tui.tui import run as run_tui
 
                 raise typer.Exit(run_tui(session=session.id) or 0)
-            session = AuditSession.create(cfg, benchmark=bench, roles=roles)
+            session = AuditSession.create(cfg, benchmark=bench, roles=roles,
+                                          **({"approver": table} if table is not None else {}))
             session._select(bench)  # unknown --task / --trial: a one-line error now, not later
         except InputError as exc:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        raise typer.Exit(run_session(session, out, verbose, ask_operator=_asks_operator(cfg)))
+        raise typer.Exit(run_session(session, out, verbose,
+                                     ask_operator=table is None and _asks_operator(cfg)))
 
     @app.command("resume")
     def resume(

@@ -29,19 +29,25 @@ def register(app: typer.Typer) -> None:
         session: Annotated[str, typer.Argument(help="Session id (see `testjack-tui sessions`).", show_default=False)],
         fmt: Annotated[str, typer.Option("--format", help="Session report format: md, json or csv.")] = "md",
         out: Annotated[Path | None, typer.Option("--out", help="Folder to write into (default: the session's folder/report).")] = None,
+        compare: Annotated[str | None, typer.Option(
+            "--compare", help="A session of the other mode (lightweight / per-trial) on the same benchmark; "
+                              "default: the newest finished one, if any.")] = None,
     ) -> None:
         """Write per-trial verdicts and the session's tables (resolution before -> after).
 
         Per trial: report.json + report.md. Per session: passing -> refuted and the resolution
-        rate per benchmark, task and model; underspecified prompts; detectors; cost; and, when
-        the benchmark ships labels, recall and precision against them.
+        rate per benchmark, task and model; underspecified prompts; detectors; cost; when the
+        benchmark ships labels, recall and precision against them; and, when a session of the other
+        mode exists, the lightweight loop's recall and cost against per-trial audit.
         """
         from testjack_tui.engine.report import FORMATS, build_report, write_report
 
         try:
             if fmt not in FORMATS:
                 raise InputError("report", "--format", f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
-            report = build_report(session)
+            if compare is not None and not _default_out(compare, "session.db").exists():
+                raise InputError("report", "--compare", f"no session {compare!r} (see `testjack-tui sessions`)")
+            report = build_report(session, compare_with=compare)
             target = out or _default_out(session, "report")
             files = write_report(report, target, fmt)
         except InputError as exc:
@@ -54,6 +60,11 @@ def register(app: typer.Typer) -> None:
         if "scoring" in report:
             s = report["scoring"]
             echo(f"against labels: recall {s['recall']}, precision {s['precision']}")
+        c = report.get("comparison")
+        if c:
+            cost = c["cost_usd"] if c["cost_usd"] is not None else c["cost_test_runs"]
+            echo(f"lightweight vs per-trial: recall {c['recall']} at {cost} of the cost "
+                 f"(test runs {c['cost_test_runs']}, wall time {c['cost_seconds']})")
         echo(f"wrote {files[-1]} and {len(files) - 1} per-trial files under {Path(target) / 'trials'}")
 
     @app.command("export")

@@ -44,7 +44,7 @@ class SessionConfig:
     trials: list[str] | None = None  # None: every officially passing trial
     mode: str = "lightweight"  # "lightweight" (Algorithm 1) | "per-trial" (audit every trial)
     rounds: int = 3  # audit rounds per task in the lightweight loop
-    k_repairs: int = 3  # how often a candidate failing on the reference goes back to its author
+    k_repairs: int = 3  # repair attempts after the first candidate (the paper's k); a repair sees R[G]'s failure output
     sampler: str = "uniform"
     seed: int = 0
     budget: BudgetLimits = field(default_factory=BudgetLimits)

@@ -1,9 +1,13 @@
 """Oracle validation: a candidate counts only if it passes on R[G] and fails on R[s].
 
 A candidate failing on the reference goes back to its author with the execution output, at
-most k times; then it is dropped with the reason kept. A candidate passing on both worlds is
-kept as evidence that the trial is clean on that requirement. Runs on model worlds restore the
-official harness (isolate_harness=True) so a trial cannot tamper with a witness's verdict.
+most k times (k = repair attempts after the first candidate); then it is dropped with the reason
+kept. A candidate passing on both worlds is kept as evidence that the trial is clean on that
+requirement. Runs on model worlds restore the official harness (isolate_harness=True) so a
+trial cannot tamper with a witness's verdict.
+
+Flaky control: a discriminating candidate must pass on R[G] in REFERENCE_RUNS runs and fail on
+R[s] again on a re-run; otherwise it is dropped as flaky, with the runs named in the reason.
 """
 from __future__ import annotations
 
@@ -173,6 +177,12 @@ async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, au
             outcome = ("unverifiable" if model.canaries in ("tampered", "unverifiable")
                        and model_status == "unverifiable" else
                        "discriminates" if is_failing(model_status) else "passes_both")
+            if outcome == "discriminates":
+                flaky = await _flaky(env, task_id, trial_id, worlds, current, files)
+                if flaky:
+                    env.store.put_validation(current.id, trial_id, task_id, ref_status, model_status,
+                                             "flaky", ref.key, model.key)
+                    return _drop(env, task_id, trial_id, current, flaky, versions, ref)
             env.store.put_validation(current.id, trial_id, task_id, ref_status, model_status, outcome,
                                      ref.key, model.key)
             env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
@@ -197,6 +207,28 @@ async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, au
               f"after {k} repair{'s' if k != 1 else ''}: "
               + _WS.sub(" ", last_ref.messages(current.path, current.test_ids, limit=300)))
     return _drop(env, task_id, trial_id, current, reason, versions, last_ref)
+
+
+REFERENCE_RUNS = 3  # passes on R[G] this many times before it may count
+
+
+async def _flaky(env, task_id, trial_id, worlds, current: Candidate, files: dict) -> str:
+    """Why a discriminating candidate is flaky, or "" when it is stable."""
+    for n in range(1, REFERENCE_RUNS):
+        again = await env.runner.run(worlds["reference"], current.run_ids(), files, isolate=False,
+                                     task_id=task_id, trial_id=None, candidate_ids=[current.id],
+                                     repeat=n)
+        status = again.status_of(current.path, current.test_ids)
+        if status != "passed":
+            return (f"flaky: passed on the reference world, then {status} on re-run {n + 1} of "
+                    f"{REFERENCE_RUNS}")
+    model = await env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
+                                 task_id=task_id, trial_id=trial_id, candidate_ids=[current.id],
+                                 repeat=1)
+    status = model.status_of(current.path, current.test_ids)
+    if not is_failing(status):
+        return f"flaky: failed on the trial's world, then {status} on a re-run"
+    return ""
 
 
 def _drop(env, task_id, trial_id, candidate, reason, versions, ref) -> Validation:

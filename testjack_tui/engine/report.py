@@ -17,7 +17,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
+from testjack_tui.engine.compare import mode_comparison
+from testjack_tui.engine.requirements import requirements_table
 from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
@@ -129,15 +132,17 @@ def _table_row(name: str, n_all: int, passing: int, refuted: int) -> dict[str, A
             "rate_before": _rate(passing, n_all), "rate_after": _rate(passing - refuted, n_all)}
 
 
-def build_report(session_id: str, benchmark=None) -> dict[str, Any]:
+def build_report(session_id: str, benchmark=None, compare_with: str | None = None) -> dict[str, Any]:
+    """The session's report. With a finished session of the other mode on the same benchmark
+    (found automatically, or `compare_with`), it includes lightweight-vs-per-trial recall and cost."""
     store = _open_store(session_id)
     try:
-        return _build(store, session_id, benchmark)
+        return _build(store, session_id, benchmark, compare_with)
     finally:
         store.close()
 
 
-def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
+def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | None = None) -> dict[str, Any]:
     summary = build_summary(store)
     meta = store.all_meta()
     config = meta.get("config", {}) or {}
@@ -147,11 +152,13 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
     patches = {t.id: t for t in bench.trials} if bench is not None else {}
 
     witnesses = {w["id"]: w for w in store.witnesses()}
+    canonical = dedup.group(store.witnesses())
     wruns = store.witness_runs()
     runs = {r["key"]: r for r in store.runs()}
     approvals = {a["candidate_id"]: a for a in store.approvals()}
     verdicts = {v["candidate_id"]: v for v in store.verdicts()}
     trial_checks = store.trial_checks()
+    proofs = store.proofs()
     passes_both: dict[str, int] = {}
     for v in store.validations():
         if v.get("outcome") == "passes_both" and v.get("trial_id"):
@@ -166,8 +173,9 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
     reviews = structured_reviews(store, verdicts)
     for task_id, task_sum in summary["tasks"].items():
         task = tasks.get(task_id)
-        passing_models = {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, [])
-                          if t.get("official_pass")}
+        # rho's denominator: every passing trial of the task (the session's population)
+        passing_models = (meta.get("population") or {}).get(task_id) or \
+            {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, []) if t.get("official_pass")}
         # rho details per witness, over the task's passing corpus
         details = {}
         for w in task_sum["witnesses"]:
@@ -192,11 +200,18 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
             stored_ev = _stored_evidence(store, trial_id)
             if stored_ev is not None:
                 evidence = stored_ev
+            if evidence is None and proofs.get(trial_id):
+                evidence = Evidence(task_id, trial_id)
+            if evidence is not None:
+                evidence = Evidence.from_dict(harness_effect.attach(
+                    evidence.to_dict(), proofs.get(trial_id, [])))
             findings, ambiguous = [], []
+            counted: set[str] = set()
             for wid, wr in sorted(runs_of.get(trial_id, {}).items()):
                 w = witnesses.get(wid)
-                if w is None or not is_failing(wr["status"]):
-                    continue
+                if w is None or not is_failing(wr["status"]) or canonical.get(wid, wid) in counted:
+                    continue  # one copy per witness
+                counted.add(canonical.get(wid, wid))
                 ref_run = _reference_run(store, w, runs)
                 value, per_model, skipping, _ = details.get(wid, (None, {}, (), False))
                 verdict = verdicts.get(wid) or {}
@@ -251,10 +266,10 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
         "sampler": config.get("sampler"), "seed": config.get("seed"), "rounds": config.get("rounds"),
         "state": meta.get("state"), "usage": summary["usage"],
         "tasks": {tid: {"well_formed": t["well_formed"], "problems": t["problems"],
-                        "vacuous": t["vacuous"], "rounds": t["rounds"],
+                        "vacuous": t["vacuous"], "flaky": t.get("flaky", []), "rounds": t["rounds"],
                         "witnesses": [{k: w[k] for k in ("id", "origin", "source_trial", "requirement",
                                                          "explicit", "classification", "rho", "path",
-                                                         "fails_on", "refutes")}
+                                                         "fails_on", "refutes", "duplicates")}
                                       for w in t["witnesses"]],
                         "traceability": (analysis.get(tid) or {}).get("traceability") or [],
                         "suspicious_features": (analysis.get(tid) or {}).get("suspicious_features") or []}
@@ -266,6 +281,8 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
                                "label": a["label"], "note": a.get("note") or ""}
                               for a in store.approvals() if a.get("by") == "queued"],
     }
+    report["checklists"] = {tid: [row.to_dict() for row in requirements_table(store, tid)]
+                            for tid in summary["tasks"]}
     report["tables"] = _tables(report, corpus)
     audited_tasks = [tid for tid, t in summary["tasks"].items() if t["well_formed"]]
     under_tasks = sorted({u["task"] for u in underspecified})
@@ -276,6 +293,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
     report["verdict_counts"] = {label: sum(1 for t in trial_reports if t["label"] == label)
                                 for label in LABELS}
     report["detectors"] = _detector_summary(trial_reports)
+    report["comparison"] = mode_comparison(session_id, summary, compare_with)
     labels_path = getattr(bench, "labels_path", None) if bench is not None else None
     if labels_path and Path(labels_path).exists():
         report["scoring"] = score_against_labels(report, load_labels(Path(labels_path)), corpus)
@@ -467,8 +485,30 @@ def session_markdown(report: dict) -> str:
     for key, title in (("benchmark", "Benchmark"), ("tasks", "Per task"), ("models", "Per model")):
         rows = [dict(r, rate=_rate_text(r)) for r in report["tables"][key]]
         out += [f"## {title}: passing → refuted", "", _md_table(rows, cols)]
+    flaky = [(tid, t["flaky"]) for tid, t in report["tasks"].items() if t.get("flaky")]
+    if flaky:
+        out += ["## Flaky T0 tests", "", "Outcome differed between two runs of the same world; left "
+                "out of well-formedness and reproduction.", ""]
+        out += [f"- {tid}: {', '.join(ids)}" for tid, ids in flaky] + [""]
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report["verdict_counts"].items()],
                                         [("verdict", "label"), ("trials", "n")])]
+    check_rows = [{"task": tid, "clause": i["clause"], "p": "explicit" if i["explicit"] else "implicit",
+                   "t0": {True: "yes", False: "no", None: "?"}[i["covered_by_t0"]],
+                   "impl": f"{sum(i['implemented'].values())}/{len(i['implemented'])}" if i["implemented"] else "-",
+                   "w": ", ".join(i["witnesses"]) or "-"}
+                  for tid, items in (report.get("checklists") or {}).items() for i in items]
+    if check_rows:
+        out += ["## Requirements checklist", "", "Each requirement of P from the audits' checklists, "
+                "whether T0 covers it, how many audited trials implement it, and its witnesses.", "",
+                _md_table(check_rows, [("task", "task"), ("requirement", "clause"), ("in P", "p"),
+                                       ("T0 covers", "t0"), ("implemented", "impl"), ("witnesses", "w")])]
+    rows = [{"task": tid, "witness": w["id"], "requirement": w["requirement"], "class": w["classification"],
+             "refutes": ", ".join(w["refutes"]) or "-", "copies": len(w.get("duplicates") or []) + 1}
+            for tid, t in report["tasks"].items() for w in t["witnesses"]]
+    if rows:
+        out += ["## Witnesses (one copy each) and the trials they refute", "",
+                _md_table(rows, [("task", "task"), ("witness", "witness"), ("requirement", "requirement"),
+                                 ("class", "class"), ("refutes", "refutes"), ("copies found", "copies")])]
     decisions = report.get("decisions") or []
     overrules = [d for d in decisions if d["decision"] == "overruled"]
     out += ["## Operator decisions", ""]
@@ -500,6 +540,19 @@ def session_markdown(report: dict) -> str:
     out += ["## Cost", "", f"LLM: ${u['usd']:.4f} ({u['tokens']} tokens, {u['llm_calls']} calls"
             + (", some estimated" if u.get("estimated") else "") + f"); test runs: {u['test_runs']}; "
             f"wall time: {u['seconds']} s.", ""]
+    c = report.get("comparison")
+    if c:
+        def pct(v):
+            return "n/a" if v is None else f"{100 * v:.1f}%"
+        out += ["## Lightweight loop against per-trial audit", "",
+                f"Sessions {c['lightweight_session']} (lightweight) and {c['per_trial_session']} (per-trial), "
+                f"{c['trials']} passing trials in both. Recall of the lightweight loop: **{pct(c['recall'])}** "
+                f"({c['refuted_lightweight']} refuted; {c['refuted_per_trial']} by per-trial audit) at "
+                f"**{pct(c['cost_usd'] if c['cost_usd'] is not None else c['cost_test_runs'])}** of the cost "
+                f"(LLM dollars {pct(c['cost_usd'])}, test runs {pct(c['cost_test_runs'])}, "
+                f"wall time {pct(c['cost_seconds'])}).", ""]
+        if c["missed"]:
+            out.append("Refuted by per-trial audit only: " + ", ".join(c["missed"]) + "\n")
     if "scoring" in report:
         s = report["scoring"]
         out += ["## Against the benchmark's labels", "",

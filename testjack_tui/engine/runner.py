@@ -13,16 +13,18 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from sandbox.backend import SandboxBackend
+from sandbox.runners.base import aggregate
 from testjack_tui.model import t0_timeout  # noqa: F401 - the engine's T0 runs use it
 
 from .events import TestRunFinished
 from .roles import BudgetExceeded
 from .store import SessionStore
 
-# A witness fails on a world only with a failing result; "not_found" (never ran) proves nothing,
+# A witness fails on a trial when its tests do not pass there: they fail, error, time out, or are
+# not found (not collected) although they ran and passed on the reference. "skipped" is no answer,
 # and "unverifiable" (the run's canaries showed its reports cannot be trusted) neither passes
 # nor fails.
-FAILING = ("failed", "error", "timed_out")
+FAILING = ("failed", "error", "timed_out", "not_found")
 OUTPUT_CAP = 4000  # characters of head and of tail kept per run
 WITNESS_TIMEOUT = 180.0  # seconds for candidate and witness runs (T0 runs use the task's own)
 
@@ -86,21 +88,17 @@ class RunResult:
 
 
 def combined_status(outcomes: dict[str, dict[str, Any]]) -> str:
-    if not outcomes:
-        return "not_found"
-    statuses = {o.get("status") for o in outcomes.values()}
-    for status in ("unverifiable", "timed_out", "error", "failed", "not_found"):
-        if status in statuses:
-            return status
-    if statuses == {"passed"}:
-        return "passed"
-    if "passed" in statuses:
-        return "passed"  # some skipped, the rest passed
-    return "skipped"
+    """One status for a witness's test ids on one run (the sandbox's one combiner)."""
+    return aggregate([o.get("status") or "not_found" for o in outcomes.values()])
 
 
-def is_failing(status: str) -> bool:
+def witness_fails(status: str | None) -> bool:
+    """Does this witness fail on this trial? The one rule: refutation, the ambiguity rule's
+    rho, the summary and the export all ask it, so not_found, error and timed_out count alike."""
     return status in FAILING
+
+
+is_failing = witness_fails  # the name the engine's older call sites use
 
 
 def summarize(outcomes: dict[str, dict[str, Any]], timed_out: bool = False) -> str:
@@ -111,9 +109,13 @@ def summarize(outcomes: dict[str, dict[str, Any]], timed_out: bool = False) -> s
     return text + (" (timed out)" if timed_out else "")
 
 
-def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: bool) -> str:
-    blob = json.dumps({"world": world, "ids": sorted(test_ids), "files": sorted(files.items()),
-                       "isolate": bool(isolate)}, sort_keys=True)
+def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: bool,
+            repeat: int = 0) -> str:
+    data = {"world": world, "ids": sorted(test_ids), "files": sorted(files.items()),
+            "isolate": bool(isolate)}
+    if repeat:
+        data["repeat"] = repeat  # the n-th re-run of the same inputs (flaky control)
+    blob = json.dumps(data, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -130,26 +132,28 @@ class TestRunner:
     async def run(self, world, test_ids: list[str], files: dict[str, str] | None = None, *,
                   isolate: bool = False, task_id: str = "", trial_id: str | None = None,
                   candidate_ids: Iterable[str] = (), announce_cached: bool = False,
-                  timeout: float | None = None) -> RunResult:
+                  timeout: float | None = None, repeat: int = 0) -> RunResult:
+        """One test run; `repeat` > 0 asks for a fresh re-run of the same inputs."""
         files = dict(files or {})
         test_ids = list(dict.fromkeys(test_ids))
         # The snapshot's tag, not only the world's name: two versions of one world (a revised
         # independent reference G′) must never share stored results.
-        key = run_key(f"{world.name}@{getattr(world, 'image', '')}", test_ids, files, isolate)
+        key = run_key(f"{world.name}@{getattr(world, 'image', '')}", test_ids, files, isolate, repeat)
         return await self._run(world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
                                announce_cached, key,
                                lambda: self.sandbox.run_tests(world, test_ids, files=files,
                                                               timeout=timeout or self.timeout,
                                                               isolate_harness=isolate))
 
-    async def run_t0(self, task, world, trial=None) -> RunResult:
+    async def run_t0(self, task, world, trial=None, repeat: int = 0) -> RunResult:
         """T0 in a world as sandbox.t0 runs it: the benchmark's own evaluator when the task ships
-        one, our runner otherwise; outcomes keyed by T0's ids as the benchmark writes them."""
+        one, our runner otherwise; outcomes keyed by T0's ids as the benchmark writes them.
+        `repeat` > 0: a fresh re-run of the same world (flaky T0 tests)."""
         from sandbox.t0 import run_t0
 
         test_ids = list(dict.fromkeys(task.tests.ids))
         flow = "official" if task.tests.evaluator is not None else "direct"
-        key = run_key(f"t0-{flow}:{world.name}@{getattr(world, 'image', '')}", test_ids, {}, False)
+        key = run_key(f"t0-{flow}:{world.name}@{getattr(world, 'image', '')}", test_ids, {}, False, repeat)
         result = await self._run(world, test_ids, {}, False, task.id, trial.id if trial else None, (),
                                  False, key, lambda: run_t0(self.sandbox, task, world, trial,
                                                             timeout=t0_timeout(task)))

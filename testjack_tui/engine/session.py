@@ -73,7 +73,8 @@ class AuditSession:
     Optional dependencies (tests and embedders): `benchmark` (a loaded Benchmark), `roles`
     (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (a
     `sandbox.backend.BackendFactory`; default: the backend named by the config, local or ray),
-    `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents).
+    `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents),
+    `approver` (answers approvals instead of the operator, e.g. `TableApprover` for --verdicts).
     """
 
     def __init__(self, session_id: str, store: SessionStore, config: SessionConfig, **deps: Any):
@@ -318,6 +319,9 @@ class AuditSession:
                                 "official_pass": t.official_pass, "reward": t.reward}
                                for t in benchmark.trials_of(task.id) if not wanted or t.id in wanted]
         self.store.set_meta("corpus", corpus)
+        # The ambiguity rule's population: every passing trial of each selected task.
+        self.store.set_meta("population", {task.id: {t.id: t.model for t in benchmark.passing(task.id)}
+                                           for task, _ in selected})
         self.store.set_meta("benchmark_name", benchmark.name)
 
     async def run(self) -> str:
@@ -380,7 +384,8 @@ class AuditSession:
         # Under --auto-approve, QUESTIONABLE / HUMAN_REVIEW verdicts still go to the operator's
         # queue when someone answers it (the TUI, a terminal); otherwise they are kept as queued.
         queue = self.approvals if self.operator_present else None
-        approver = AutoApprover(queue) if cfg.auto_approve and not defers else self.approvals
+        approver = self._deps.get("approver") or (
+            AutoApprover(queue) if cfg.auto_approve and not defers else self.approvals)
         self._emit(SessionStarted(self.id, benchmark=cfg.benchmark, mode=cfg.mode,
                                   tasks=tuple(t.id for t, _ in selected),
                                   agent=getattr(roles.audit, "label", str(cfg.agents.get("audit")))))
@@ -401,7 +406,8 @@ class AuditSession:
                     if self._paused_for_budget:
                         return "paused"  # do not start new tasks after a limit was reached
                     try:
-                        await audit_task(env, task, trials)
+                        # rho is over every passing trial of the task, selected or not
+                        await audit_task(env, task, trials, population=benchmark.passing(task.id))
                         return "finished"
                     except BudgetExceeded as exc:
                         self.store.set_task_state(task.id, "paused", str(exc))

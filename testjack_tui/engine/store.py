@@ -79,6 +79,9 @@ CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL,
 CREATE TABLE IF NOT EXISTS canary_checks (
     key TEXT PRIMARY KEY, task_id TEXT, trial_id TEXT, world TEXT, verdict TEXT, problems TEXT,
     at REAL);
+CREATE TABLE IF NOT EXISTS proofs (
+    trial_id TEXT, task_id TEXT, kind TEXT, key TEXT, data TEXT, at REAL,
+    PRIMARY KEY (trial_id, kind, key));
 """
 
 # The schema's version, kept in the database (PRAGMA user_version). Opening a database runs
@@ -344,6 +347,22 @@ class SessionStore:
     def get_evidence(self, trial_id: str) -> dict | None:
         row = self._row("SELECT data FROM evidence WHERE trial_id = ?", (trial_id,))
         return _loads(row["data"]) if row else None
+
+    def put_proof(self, task_id: str, trial_id: str, kind: str, key: str, data: dict) -> None:
+        """Executed proof that a trial games its tests (see engine.verdicts.PROOF_KINDS):
+        "harness_effect" from the restore-and-rerun of T0, "canary" from the hostile-trials
+        canaries. One row per (trial, kind, key); storing it again replaces it."""
+        self._exec("INSERT OR REPLACE INTO proofs (trial_id, task_id, kind, key, data, at) "
+                   "VALUES (?, ?, ?, ?, ?, ?)",
+                   (trial_id, task_id, kind, key, _dumps(dict(data, kind=kind)), time.time()))
+
+    def proofs(self, trial_id: str | None = None) -> dict[str, list[dict]]:
+        """trial id -> its stored proofs (oldest first)."""
+        sql = "SELECT trial_id, data FROM proofs" + (" WHERE trial_id = ?" if trial_id else "") + " ORDER BY at"
+        out: dict[str, list[dict]] = {}
+        for r in self._rows(sql, (trial_id,) if trial_id else ()):
+            out.setdefault(r["trial_id"], []).append(_loads(r["data"], {}))
+        return out
 
     def audits(self) -> list[dict]:
         return [{"task_id": r["task_id"], "trial_id": r["trial_id"], **_loads(r["data"], {})}

@@ -276,7 +276,7 @@ class LiveSession:
         held = self.task_paused.get(task_id)
         if held:
             more = f" (+{len(held) - 1} more)" if len(held) > 1 else ""
-            return f"waits: {held[0]}{more} — n steps on"
+            return f"waits: {held[0]}{more} (n)"
         if any(r.task_id == task_id for r in self.pending.values()):
             return "waits for your decision"
         check = self.checks.get(task_id)

@@ -14,8 +14,8 @@ from typing import Any
 
 from sandbox.api import WorldRef
 from sandbox.backend import SandboxBackend
+from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.model import Task, Trial
-from testjack_tui.engine.detectors.diffparse import FileDiff, parse_diff
 from testjack_tui.engine.detectors.scope import categorize
 from testjack_tui.engine.detectors.signals import Signal
 

@@ -30,9 +30,13 @@ from testjack_tui.tui.widgets.budget import BudgetGauges
 from testjack_tui.tui.widgets.candidates import CandidatesPanel
 from testjack_tui.tui.widgets.editor import OperatorEditor
 from testjack_tui.tui.widgets.matrix import ReplayMatrix
+from testjack_tui.tui.widgets.requirements import RequirementsPanel
 from testjack_tui.tui.widgets.trials import STATE_TEXT as TRIAL_STATE_TEXT, TrialsTable
 from testjack_tui.tui.widgets.worlds import WorldsPanel
 
+TAB_TITLES = {"trials-tab": ("Trials", "F2"), "candidates-tab": ("Candidates", "F3"), "worlds-tab": ("Worlds", "F4"),
+              "agent-tab": ("Agent", "F5"), "editor-tab": ("Editor", "F6"), "log-tab": ("Log", "F7"),
+              "matrix-tab": ("Matrix", "F8"), "requirements-tab": ("Reqs", "F9")}
 FLUSH = 0.1  # seconds between folding engine events into the screen
 OUTPUT_FLUSH = 0.25  # world output redraws at most this often: each one re-lays out the log
 LOG_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
@@ -129,7 +133,9 @@ class AuditScreen(Screen):
             "the end. Raising a budget limit (l) resumes a session paused by its budget.")
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     BINDINGS = [
-        Binding("f1", "app.help", "Help", id="audit.help"),
+        # Help (F1), approve and overrule stay out of the footer so it fits 80 columns: the status
+        # line names a / o whenever a decision waits, and F1 works everywhere.
+        Binding("f1", "app.help", "Help", show=False, id="audit.help"),
         Binding("n", "next_round", "Next", tooltip="let the engine go on to its next step (step mode)",
                 id="audit.next"),
         Binding("r", "run_to_end", "Run all", tooltip="leave step mode and run to the end", id="audit.run"),
@@ -138,10 +144,10 @@ class AuditScreen(Screen):
         Binding("v", "review", "Review", tooltip="open the pending decision: the candidate, its runs, the "
                 "reviewer's quote of the prompt, the prompt and the diff", id="audit.review"),
         Binding("a", "approve", "Approve", tooltip="accept the reviewer's verdict on the pending candidate "
-                "(with the operator as reviewer: valid)",
+                "(with the operator as reviewer: valid)", show=False,
                 id="audit.approve"),
         Binding("o", "overrule", "Overrule", tooltip="reverse the reviewer's verdict on the pending candidate "
-                "(with the operator as reviewer: invalid)",
+                "(with the operator as reviewer: invalid)", show=False,
                 id="audit.overrule"),
         Binding("l", "limits", "Limits", tooltip="change budget limits; raising one resumes a paused session",
                 id="audit.limits"),
@@ -158,12 +164,16 @@ class AuditScreen(Screen):
         Binding("f6", "tab('editor-tab')", "Editor tab", priority=True, show=False, id="audit.tab_editor"),
         Binding("f7", "tab('log-tab')", "Log tab", priority=True, show=False, id="audit.tab_log"),
         Binding("f8", "tab('matrix-tab')", "Replay matrix tab", priority=True, show=False, id="audit.tab_matrix"),
+        Binding("f9", "tab('requirements-tab')", "Requirements tab", priority=True, show=False,
+                id="audit.tab_requirements"),
         Binding("ctrl+k", "validate", "Check", tooltip="check the test in the editor before sharing it",
                 priority=True, id="audit.validate"),
         Binding("ctrl+e", "share", "Share", tooltip="hand the test in the editor to the engine", priority=True,
                 id="audit.share"),
         Binding("ctrl+d", "operator_done", "Done", tooltip="no more tests for the audit that waits",
                 priority=True, id="audit.operator_done"),
+        Binding("ctrl+o", "leave_editor", "Leave editor", priority=True,
+                tooltip="move out of the editor's source (Tab indents there)", id="audit.leave_editor"),
         Binding("escape", "back", "Back", show=False, id="audit.back"),
     ]
 
@@ -212,6 +222,8 @@ class AuditScreen(Screen):
                     yield RichLog(id="event-log", max_lines=1000, wrap=True, markup=False)
                 with TabPane("Matrix F8", id="matrix-tab"):
                     yield ReplayMatrix(id="matrix")
+                with TabPane("Reqs F9", id="requirements-tab"):
+                    yield RequirementsPanel(id="requirements")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -227,8 +239,17 @@ class AuditScreen(Screen):
     def on_resize(self) -> None:
         self._apply_layout()
 
+    def _tab_label(self, tab: str) -> str:
+        """Tab titles carry their F-key where there is room (the keys work everywhere)."""
+        name, key = TAB_TITLES[tab]
+        if tab == "candidates-tab" and self.state.pending:
+            name = f"{name} ({len(self.state.pending)} pending)"
+        return name if self.size.width < 100 else f"{name} {key}"
+
     def _apply_layout(self) -> None:
         tabs = self.query_one("#audit-tabs", TabbedContent)
+        for tab in TAB_TITLES:
+            tabs.get_tab(tab).label = self._tab_label(tab)
         narrow = self.size.width < 120
         if narrow:
             tabs.show_tab("trials-tab")
@@ -356,13 +377,14 @@ class AuditScreen(Screen):
             self.query_one(AgentStream).show(s)
         if dirty & {ls.CANDIDATES, ls.APPROVALS}:
             self.query_one(CandidatesPanel).show(s)
-            pending = len(s.pending)
             tabs = self.query_one("#audit-tabs", TabbedContent)
-            tabs.get_tab("candidates-tab").label = f"Candidates F3 ({pending} pending)" if pending else "Candidates F3"
+            tabs.get_tab("candidates-tab").label = self._tab_label("candidates-tab")
         if ls.BUDGET in dirty or ls.STATUS in dirty:
             self.query_one(BudgetGauges).show(s, self._rounds_limit(), self._stored_counts["rounds"])
         if ls.MATRIX in dirty or ls.TRIALS in dirty or ls.STATUS in dirty:
             self.query_one(ReplayMatrix).show(s)
+            if self._active_tab() == "requirements-tab":
+                self._show_requirements()  # reads the store: only while on show
         if ls.LOG in dirty:
             log = self.query_one("#event-log", RichLog)
             new = min(s.log_total - self._log_shown, len(s.log))
@@ -450,6 +472,7 @@ class AuditScreen(Screen):
         if waiting == self._operator_waiting:
             return
         self._operator_waiting = waiting
+        self.query_one(OperatorEditor).set_target(waiting)
         self.refresh_bindings()
         self.query_one("#audit-status", Static).update(self._status_text())
         if waiting is None:
@@ -643,6 +666,11 @@ class AuditScreen(Screen):
         elif c is not None and c.trial_id:
             self.action_diff(c.trial_id)
 
+    @guarded
+    def _show_requirements(self) -> None:
+        self.query_one(RequirementsPanel).show(self.session.store, self.query_one(ReplayMatrix).task_id
+                                               or self.state.current_task)
+
     @on(ReplayMatrix.OpenRun)
     @guarded
     def _open_run(self, message: ReplayMatrix.OpenRun) -> None:
@@ -687,7 +715,11 @@ class AuditScreen(Screen):
         except ValueError as error:
             editor.set_status(f"[b red]not accepted:[/] {error}")
             return
-        editor.set_status(f"[b green]shared[/] {message.path} — watch it on the Candidates tab")
+        waiting = self._operator_waiting
+        target = (waiting[1] or f"task analysis of {waiting[0]}") if waiting else "the next audit"
+        editor.add_queued(target, message.path, message.requirement)
+        editor.set_status(f"[b green]shared[/] {message.path} — queued; ctrl+d when you have no more, "
+                          "then watch it on the Candidates tab")
         self.app.notify(f"Shared {message.path} with the engine.", title="Operator")
 
     @on(OperatorEditor.Finish)
@@ -701,7 +733,11 @@ class AuditScreen(Screen):
             self.app.notify("This session has no operator agent.", severity="warning")
             return
         agent.finish()
-        self.query_one(OperatorEditor).set_status("finished this audit; the engine moves on")
+        editor = self.query_one(OperatorEditor)
+        n = len(editor.queued)
+        editor.clear_queued()
+        editor.set_status(f"handed {n} test(s) to the engine; it runs them on the reference and model "
+                          "worlds (Candidates tab)" if n else "finished this audit; the engine moves on")
 
     # -- navigation --------------------------------------------------------------------------
     def action_tab(self, tab: str) -> None:
@@ -713,7 +749,9 @@ class AuditScreen(Screen):
         focus = {"candidates-tab": "#candidate-table", "worlds-tab": "#world-table",
                  "agent-tab": "#agent-stream", "editor-tab": "#editor-source",
                  "log-tab": "#event-log", "trials-tab": "#trials-table-narrow",
-                 "matrix-tab": "#matrix-table"}.get(tab)
+                 "matrix-tab": "#matrix-table", "requirements-tab": "#requirements-table"}.get(tab)
+        if tab == "requirements-tab":
+            self._show_requirements()
         if focus:
             self.query_one(focus).focus()
 
@@ -721,6 +759,9 @@ class AuditScreen(Screen):
         from testjack_tui.tui.screens.report import ReportScreen
 
         self.app.push_screen(ReportScreen(self.session, self.benchmark))
+
+    def action_leave_editor(self) -> None:
+        self.query_one("#editor-share").focus()
 
     def action_back(self) -> None:
         if self.session_running:
@@ -732,6 +773,8 @@ class AuditScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The footer shows only the keys that do something now, so it fits 80 columns.
         s = self.state
+        if action == "leave_editor":
+            return isinstance(self.focused, TextArea)
         if action in ("validate", "share", "operator_done"):
             if operator_agent(self.roles) is None:
                 return False
