@@ -32,7 +32,9 @@ def test_components_separated_by_spaces():
 '''
 REVIEW = {"label": "valid", "requirement": REQUIREMENT, "explicit": True,
           "quote": "and also separated by spaces, such as `1h 30m`",
-          "reason": "P allows space-separated components"}
+          "reason": "P allows space-separated components", "overall": "KEEP_ALL",
+          "cases": [{"test_id": "tests/test_tj_spaces.py::test_components_separated_by_spaces", "label": "VALID",
+                     "scope": "in_scope", "overfitting": "none", "reason": "P gives `1h 30m` as an example"}]}
 WITNESS_ID = "tests.test_fees.test_components_separated_by_spaces"
 
 
