@@ -25,8 +25,9 @@ from .containers import (Limits, disk_used, get_file, init_pid, put_files, remov
 from .errors import SandboxError
 from .execs import ExecHandle, run_exec
 from .images import _image_id, ensure_env_image
-from .labels import L_TASK, L_TRIAL, L_WORLD, new_session_id, owner_labels
+from .labels import L_TASK, L_TRIAL, L_WORLD, lease_path, new_session_id, owner_labels
 from .output import OutputCollector
+from .reaper import Lease, start_reaper, stop_reaper
 from .podman_conf import podman
 from .service import PodmanService
 from .official import run_official_in
@@ -69,6 +70,8 @@ class Sandbox:
         self._locks: dict[Any, asyncio.Lock] = {}
         self._cleanups: set[asyncio.Future] = set()
         self.swept_at_start: list[str] = []
+        self._reaper = None  # sandbox/reaper.py: cleans up after us if we are killed
+        self._lease = Lease(lease_path(self.session))
 
     # --- lifecycle -------------------------------------------------------------------------
     async def __aenter__(self) -> "Sandbox":
@@ -76,11 +79,17 @@ class Sandbox:
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency * 3 + 6,
                                         thread_name_prefix="tj-sandbox")
         self._sem = asyncio.Semaphore(self.concurrency)
+        self._lease.start()
         try:
             await self._call(self._service.start)
+            if self._reaper is None:
+                self._reaper = start_reaper(self._service.owned_pid())
             self.swept_at_start = await self._call(cleanup.sweep, self._service.client())
         except BaseException:
             await asyncio.get_running_loop().run_in_executor(self._pool, self._service.stop)
+            stop_reaper(self._reaper)
+            self._reaper = None
+            self._lease.stop()
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
             raise
@@ -100,6 +109,9 @@ class Sandbox:
             await self._call(cleanup.sweep, self._service.client(), self.session)
         finally:
             await self._call(self._service.stop)
+            stop_reaper(self._reaper)
+            self._reaper = None
+            self._lease.stop()
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 

@@ -38,12 +38,17 @@ TESTS_MOUNT = "/tests"
 MAX_TESTS_BYTES = 32 * 1024 * 1024
 REPORT_CAP = 48 * 1024 * 1024  # bytes of /logs/verifier brought back through the trailer
 
-# Runs as `python3 -c WRAPPER` (the verifier images of Harbor tasks that grade with a Python
+# Runs as `python3 -I -S -c WRAPPER` (isolated: none of the repo's code loads in it; the verifier images of Harbor tasks that grade with a Python
 # grader have python3): writes the files passed in TJ_FILES, runs the task's test.sh with our
 # variables removed from its environment, then writes /logs/verifier back as a stdout trailer
 # (sandbox/trailer.py). No archive round trips for small tests folders.
 WRAPPER = r"""
 import base64, json, os, subprocess, sys
+try:  # the trailer's mark stays out of the verifier's reach (see runners/pytest_runner.WRAPPER)
+    import ctypes
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+except Exception:
+    pass
 spec = json.loads(os.environ.pop("TJ_WRAP"))
 files = json.loads(os.environ.pop("TJ_FILES", None) or "{}")
 for path, b64 in files.items():
@@ -162,7 +167,7 @@ def run_official_in(client_factory: Callable, container, task: Task, kind: str, 
         extra = [p for p in evaluator.reports if not p.startswith(VERIFIER_DIR + "/")]
         wrap = {"mark": mark, "argv": argv, "collect": VERIFIER_DIR, "extra": extra, "cap": REPORT_CAP}
         collector = TrailerSplitter(OutputCollector(f"t0-{world_name}", on_output), mark)
-        result = _exec(client_factory, container, handles, ["python3", "-c", WRAPPER], task, evaluator,
+        result = _exec(client_factory, container, handles, ["python3", "-I", "-S", "-c", WRAPPER], task, evaluator,
                        {"TJ_WRAP": json.dumps(wrap), "TJ_FILES": encode_files(files)}, collector)
         if collector.report is not None:
             found = {k: v for k, v in collector.report["reports"].items() if v is not None}

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
+from testjack_tui.diffs import parse_diff
 from testjack_tui.model import Task
 
 from .test_ids import file_of
@@ -53,30 +54,24 @@ class Assessment:
 
 
 def changed_tests(test_patch: str) -> tuple[set[str], dict[str, set[str]]]:
-    """(files the test patch creates, {file: names of functions/classes it adds or edits})."""
+    """(files the test patch creates, {file: names of functions/classes it adds or edits}),
+    read from the one diff parser (`testjack_tui.diffs`)."""
     new_files: set[str] = set()
     changed: dict[str, set[str]] = {}
-    current_file = ""
-    current_def = ""
-    for line in test_patch.splitlines():
-        if line.startswith("diff --git "):
-            match = re.match(r'diff --git "?a/.*?"? "?b/(.*?)"?$', line)
-            current_file = match.group(1) if match else ""
-            current_def = ""
-        elif line.startswith("new file mode") and current_file:
-            new_files.add(current_file)
-        elif line.startswith("+++ ") or line.startswith("--- "):
-            continue
-        elif line.startswith("@@"):
-            context = line.split("@@", 2)[-1]
-            match = _DEF.match(context)
-            current_def = match.group(1) if match else ""
-        elif line[:1] in (" ", "+", "-") and current_file:
-            match = _DEF.match(line[1:])
-            if match and line[0] in (" ", "+"):
+    for f in parse_diff(test_patch):
+        if f.status == "added":
+            new_files.add(f.path)
+        current_def = ""
+        for tag, _number, text in f.rows:
+            if tag == "@":
+                match = _DEF.match(text.split("@@", 2)[-1])
+                current_def = match.group(1) if match else ""
+                continue
+            match = _DEF.match(text)
+            if match and tag in (" ", "+"):
                 current_def = match.group(1)
-            if line[0] in "+-" and current_def and line[1:].strip():
-                changed.setdefault(current_file, set()).add(current_def)
+            if tag in "+-" and current_def and text.strip():
+                changed.setdefault(f.path, set()).add(current_def)
     return new_files, changed
 
 

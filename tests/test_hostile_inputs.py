@@ -158,3 +158,20 @@ def test_the_snapshot_build_lock_is_machine_wide():
     again = machine_lock.try_acquire("world:test-tag")
     assert again is not None
     machine_lock.release(again)
+
+
+def test_the_sweep_reads_a_lease_not_a_pid(tmp_path):
+    """A container whose owner's pid is invisible (another pid namespace) but whose lease is
+    renewed is alive; a lease nobody renews any more is a leftover."""
+    import os
+    import time as clock
+
+    from sandbox.labels import L_LEASE, L_PID, LEASE_TTL, owner_dead
+
+    lease = tmp_path / "s.lease"
+    lease.write_text("")
+    labels = {L_PID: "999999999", L_LEASE: str(lease)}  # no such pid here
+    assert not owner_dead(labels)
+    old = clock.time() - LEASE_TTL - 5
+    os.utime(lease, (old, old))
+    assert owner_dead(labels)

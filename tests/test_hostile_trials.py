@@ -278,3 +278,52 @@ async def test_cpu_hog_is_stopped_by_its_cpu_time_limit(task):
     # Stopped by its 1.2 CPU seconds, not by the 120 s timeout (wall time depends on the load).
     assert not run.exec.timed_out and run.exec.exit_code == 152  # SIGXCPU
     assert run.status(F2P[0]) != "passed"
+
+
+OWNER = """
+import asyncio, os, sys
+from sandbox import Sandbox
+from sandbox.selftest import tiny_task
+from pathlib import Path
+
+async def main():
+    task = tiny_task(Path(sys.argv[1]))
+    async with Sandbox(session="hostile-killed") as sb:
+        world = await sb.prepare(task, "reference")
+        async with sb.open(world):
+            print("READY", sb.service.owned_pid(), flush=True)
+            await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+def test_kill_9_leaves_no_container_and_no_service_for_long(tmp_path):
+    """After a kill -9 of its owner, the reaper removes the owner's keep-alive container and
+    stops its private podman service within seconds (not at the next start-up)."""
+    import signal
+
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path)], stdout=subprocess.PIPE,
+                             text=True, cwd=Path(__file__).resolve().parent.parent)
+    try:
+        line = ""
+        deadline = time.monotonic() + 300
+        while not line.startswith("READY") and time.monotonic() < deadline:
+            line = owner.stdout.readline()
+            assert line or owner.poll() is None, "the owner died before it was ready"
+        service = int(line.split()[1])
+        mine = ["podman", "ps", "-aq", "--filter", f"label={L_PID}={owner.pid}"]
+        assert subprocess.run(mine, capture_output=True, text=True).stdout.split()
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            left = subprocess.run(mine, capture_output=True, text=True).stdout.split()
+            service_alive = os.path.exists(f"/proc/{service}")
+            if not left and not service_alive:
+                break
+            time.sleep(1)
+        assert not left and not service_alive, (left, service_alive)
+    finally:
+        if owner.poll() is None:
+            owner.kill()

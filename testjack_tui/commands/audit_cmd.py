@@ -325,7 +325,7 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Optional[Path], typer.Option("--out", help="Folder for summary.json.")] = None,
         task: Annotated[Optional[list[str]], typer.Option("--task", help="Audit only this task (repeatable).")] = None,
         trial: Annotated[Optional[list[str]], typer.Option("--trial", help="Audit only this trial (repeatable).")] = None,
-        mode: Annotated[str, typer.Option(help="lightweight (Algorithm 1) or per-trial.")] = "lightweight",
+        mode: Annotated[str, typer.Option(help="lightweight (Algorithm 1: sample, audit, share witnesses) or per-trial (the paper's per-trial audit: every passing trial audited on its own, refuted only by its own witnesses).")] = "lightweight",
         rounds: Annotated[Optional[int], typer.Option(help="Audit rounds per task (lightweight; default 3).")] = None,
         k: Annotated[int, typer.Option("--k", help="k: repair attempts after the first candidate (the paper's k = 3). A candidate failing on the reference world goes back to its author with that world's failure output (never the reference code), at most k times.")] = 3,
         sampler: Annotated[str, typer.Option(help="Sampling strategy for the lightweight loop.")] = "uniform",

@@ -57,7 +57,10 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print only problems")] = False,
         prune: Annotated[str | None, typer.Option(
             "--prune", metavar="TASK|all",
-            help="remove cached world snapshots of tasks whose id starts with TASK ('all': every one)")] = None,
+            help="remove this TESTJACK_HOME's cached world snapshots of tasks whose id starts with "
+                 "TASK ('all': every one); snapshots in use are kept")] = None,
+        older_than: Annotated[float | None, typer.Option(
+            "--older-than", metavar="DAYS", help="with --prune: only snapshots older than DAYS")] = None,
         backend: Annotated[str, typer.Option(
             help="local: this machine; ray: every node of the Ray cluster (podman, base image, disk)")] = "local",
         ray_address: Annotated[str | None, typer.Option(
@@ -74,7 +77,8 @@ def register(app: typer.Typer) -> None:
         if prune is not None:
             from sandbox.prune import prune_world_snapshots
 
-            removed, kept = prune_world_snapshots("" if prune == "all" else prune)
+            removed, kept = prune_world_snapshots("" if prune == "all" else prune,
+                                                  older_than * 24 if older_than is not None else None)
             echo(f"pruned {len(removed)} world snapshot(s)"
                        + (f"; {len(kept)} in use by containers were kept" if kept else ""))
 
