@@ -71,7 +71,7 @@ def test_list_prints_one_escaped_line_per_bad_input_and_no_raw_control():
 def test_verify_prints_the_loaders_skip_list(monkeypatch):
     from testjack_tui.commands import verify_cmd
 
-    async def no_containers(bench, tasks, on_progress=None, concurrency=None):
+    async def no_containers(bench, tasks, *args, **kwargs):
         return []
     monkeypatch.setattr(verify_cmd, "verify_benchmark", no_containers)
     result = CliRunner().invoke(app, ["verify", str(BENCH)])
