@@ -125,4 +125,8 @@ async def test_control_step_tokens_and_run_to_end():
     control.run_to_end()
     await asyncio.wait_for(second, 1)
     await control.gate("round 3")  # no longer stepping: passes at once
-    assert [p.waiting_for for p in seen] == ["round 1", "round 2"]
+    from testjack_tui.engine.events import Paused, Released
+
+    # Each gate that held the loop says so when it starts waiting and when it lets go.
+    assert [p.waiting_for for p in seen if isinstance(p, Paused)] == ["round 1", "round 2"]
+    assert [p.waiting_for for p in seen if isinstance(p, Released)] == ["round 1", "round 2"]

@@ -459,3 +459,54 @@ async def test_editor_names_its_target_lists_queued_tests_and_lets_the_operator_
         await pilot.press("ctrl+d")
         await wait_for(pilot, lambda: any(c.author == "operator" for c in screen.state.candidates.values()))
         assert editor.queued == []
+
+
+def test_status_line_with_pending_decisions_snapshot_80x24(snap_compare, monkeypatch):
+    from test_tui_snapshots import SNAP_SESSION, _FrozenClock, _until
+    from testjack_tui.engine import budget
+
+    monkeypatch.setattr(budget, "time", _FrozenClock)
+    session, _, _ = build({"seed": 1, "rounds": 10, "auto_approve": False}, session_id=SNAP_SESSION)
+    bench = session._deps["benchmark"]
+
+    async def until_pending(pilot) -> None:
+        screen = AuditScreen(session, bench, trial_views(bench, None, None))
+        await pilot.app.push_screen(screen)
+        # Both verdicts of a4's audit wait; nothing else runs until they are decided.
+        await _until(pilot, lambda: len(screen.state.pending) == 2)
+        await pilot.pause(0.4)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(80, 24), run_before=until_pending)
+
+
+async def test_trials_pane_is_resizable_and_the_selection_shows_all_models_when_wide():
+    from benchmarks import load_benchmark
+
+    from testjack_tui.tui.screens.selection import SelectionScreen
+
+    session, _, _ = build({"step": True, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "paused")
+        left = screen.query_one("#audit-left")
+        before = left.size.width
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await pilot.pause()
+        assert left.size.width >= before + 18  # 42 % → 52 % of 200 columns
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert before < left.size.width < before + 18
+        session.stop()
+        await wait_for(pilot, lambda: not screen.session_running)
+        app.pop_screen()
+        demo = load_benchmark(DEMO)
+        await app.push_screen(SelectionScreen(demo, str(DEMO)))
+        await pilot.pause()
+        table = app.screen.query_one("#task-table", DataTable)
+        first = next(iter(table.rows))
+        assert "…" not in str(table.get_cell(first, "models"))

@@ -129,8 +129,11 @@ class AuditScreen(Screen):
     HELP = ("The live session. Left: the trials and their standing (active, sampled, refuted by a "
             "witness, audited clean, ambiguous). Right: candidates (approve or overrule the reviewer "
             "there), the worlds and their output, the agents' stream, the operator's editor and the "
-            "log. In step mode the engine waits before each round: n runs the next one, r runs to "
-            "the end. Raising a budget limit (l) resumes a session paused by its budget.")
+            "log, the replay matrix (F8: witnesses × trials) and the task's requirements (F9). "
+            "v opens a pending decision with everything it rests on (runs, the reviewer's quote, a "
+            "note); i shows the prompt, d the selected trial's diff with ghost lines. In step mode "
+            "the engine waits before each round: n runs the next one, r runs to the end. Raising a "
+            "budget limit (l) resumes a session paused by its budget. [ and ] resize the trials pane.")
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     BINDINGS = [
         # Help (F1), approve and overrule stay out of the footer so it fits 80 columns: the status
@@ -172,6 +175,10 @@ class AuditScreen(Screen):
                 id="audit.share"),
         Binding("ctrl+d", "operator_done", "Done", tooltip="no more tests for the audit that waits",
                 priority=True, id="audit.operator_done"),
+        Binding("left_square_bracket", "resize_left(-5)", "Narrower trials", show=False,
+                tooltip="make the trials pane narrower ([) — ] widens it", id="audit.left_narrower"),
+        Binding("right_square_bracket", "resize_left(5)", "Wider trials", show=False,
+                tooltip="make the trials pane wider (]) — [ narrows it", id="audit.left_wider"),
         Binding("ctrl+o", "leave_editor", "Leave editor", priority=True,
                 tooltip="move out of the editor's source (Tab indents there)", id="audit.leave_editor"),
         Binding("escape", "back", "Back", show=False, id="audit.back"),
@@ -193,6 +200,7 @@ class AuditScreen(Screen):
         self._output_drawn = 0.0
         self._output_waiting = False
         self._operator_waiting: tuple | None = None  # (task, trial) while the engine waits for a test
+        self.left_percent = 42
         self._stored_counts = {"witnesses": 0, "refuted": 0, "rounds": 0, "decisions": 0, "overrules": 0}
         agents = self.config.agents
         # With the operator as reviewer there is no reviewer's label to approve: a = valid, o = invalid.
@@ -241,9 +249,9 @@ class AuditScreen(Screen):
 
     def _tab_label(self, tab: str) -> str:
         """Tab titles carry their F-key where there is room (the keys work everywhere)."""
+        # Fixed titles: the tab bar's underline does not follow a title that changes length, and
+        # the status line already leads with the decisions waiting.
         name, key = TAB_TITLES[tab]
-        if tab == "candidates-tab" and self.state.pending:
-            name = f"{name} ({len(self.state.pending)} pending)"
         return name if self.size.width < 100 else f"{name} {key}"
 
     def _apply_layout(self) -> None:
@@ -377,8 +385,6 @@ class AuditScreen(Screen):
             self.query_one(AgentStream).show(s)
         if dirty & {ls.CANDIDATES, ls.APPROVALS}:
             self.query_one(CandidatesPanel).show(s)
-            tabs = self.query_one("#audit-tabs", TabbedContent)
-            tabs.get_tab("candidates-tab").label = self._tab_label("candidates-tab")
         if ls.BUDGET in dirty or ls.STATUS in dirty:
             self.query_one(BudgetGauges).show(s, self._rounds_limit(), self._stored_counts["rounds"])
         if ls.MATRIX in dirty or ls.TRIALS in dirty or ls.STATUS in dirty:
@@ -759,6 +765,11 @@ class AuditScreen(Screen):
         from testjack_tui.tui.screens.report import ReportScreen
 
         self.app.push_screen(ReportScreen(self.session, self.benchmark))
+
+    def action_resize_left(self, step: int) -> None:
+        """The trials pane takes 25–75 % of a wide screen; [ and ] move the split."""
+        self.left_percent = max(25, min(75, self.left_percent + step))
+        self.query_one("#audit-left").styles.width = f"{self.left_percent}%"
 
     def action_leave_editor(self) -> None:
         self.query_one("#editor-share").focus()

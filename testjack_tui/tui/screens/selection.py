@@ -182,7 +182,12 @@ class SelectionScreen(Screen):
         return [mark, task_id, task.language, str(len(trials)),
                 f"{chosen}/{len(passing)}" if chosen != len(passing) else str(len(passing)),
                 verification_summary(self.verification.get(task_id)),
-                short_models(self.benchmark.models_of(task_id))]
+                short_models(self.benchmark.models_of(task_id), width=max(22, self.size.width - 80))]
+
+    def on_resize(self) -> None:
+        # Wider screens show the whole models list instead of leaving half the row empty.
+        if self.is_mounted and self.query("#task-table"):
+            self._fill_tasks()
 
     def _fill_tasks(self) -> None:
         table = self.query_one("#task-table", DataTable)
