@@ -18,12 +18,15 @@ the manifest lowers the threshold.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
 
 from testjack_tui.errors import InputError
-from testjack_tui.model import Benchmark, Environment, OfficialTests, Reference, Skipped, Task, Trial
+from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, ReferenceProgram,
+                                Skipped, Task, Trial)
+from testjack_tui.safe_paths import id_problem
 
 from .languages import default_framework, framework_of_tool, normalize_language
 from .manifest import ImageSource, Manifest, read_toml
@@ -127,8 +130,8 @@ def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
     env_sec = _section(data, "environment", toml_path)
 
     task_id = task_sec.get("name", task_sec.get("id", folder.name))
-    if not isinstance(task_id, str) or not task_id:
-        raise InputError(toml_path, "task.name", f"must be a non-empty string, got {task_id!r}")
+    if problem := id_problem(task_id):
+        raise InputError(toml_path, "task.name", problem)
 
     instruction_path = folder / "instruction.md"
     instruction = _read_text(instruction_path, required=True)
@@ -160,14 +163,81 @@ def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
         framework=str(framework),
         test_files=touched_files(test_patch),
         run_script=_read_text(folder / "tests" / "test.sh"),
+        evaluator=_evaluator(folder, toml_path, config_path, grade, verifier),
     )
     base_commit = config.get("base_commit") or meta.get("base_commit")
+    if base_commit is not None and not isinstance(base_commit, str):
+        raise InputError(config_path if config.get("base_commit") else toml_path, "base_commit",
+                         f"must be a string (a commit hash), got {base_commit!r}")
     metadata = {
         "metadata": meta, "verifier": verifier, "agent": agent, "environment": env_sec,
         "collect": verifier.get("collect", []), "grade": grade, "schema_version": version,
     }
     return Task(id=task_id, instruction=instruction, environment=environment, reference=reference,
-                tests=tests, language=language, base_commit=base_commit, source=folder, metadata=metadata)
+                tests=tests, language=language, base_commit=base_commit, source=folder, metadata=metadata,
+                reference_program=_reference_program(folder, toml_path, data))
+
+
+def _reference_program(folder: Path, toml_path: Path, data: dict) -> ReferenceProgram | None:
+    """`[reference_program]`: command (argv list), files (a folder of the task), image (optional)."""
+    if "reference_program" not in data:
+        return None
+    sec = _section(data, "reference_program", toml_path)
+    command = sec.get("command")
+    if (not isinstance(command, list) or not command
+            or not all(isinstance(a, str) and a for a in command)):
+        raise InputError(toml_path, "reference_program.command",
+                         f"must be a non-empty list of strings (an argv), got {command!r}")
+    files = sec.get("files")
+    if not isinstance(files, str) or not files or Path(files).is_absolute() or ".." in Path(files).parts:
+        raise InputError(toml_path, "reference_program.files",
+                         f"must be a folder relative to the task folder, got {files!r}")
+    if not (folder / files).is_dir():
+        raise InputError(toml_path, "reference_program.files", f"folder {files!r} does not exist in {folder}")
+    image = sec.get("image")
+    if image is not None and (not isinstance(image, str) or not image.strip()):
+        raise InputError(toml_path, "reference_program.image", f"must be an image name, got {image!r}")
+    return ReferenceProgram(command=tuple(command), files=folder / files, image=image)
+
+
+GRADE_FORMATS = ("junit", "ctrf")
+CTRF_NODE_IDS = ("suite.name", "name")
+
+
+def _evaluator(folder: Path, toml_path: Path, config_path: Path, grade: dict,
+               verifier: dict) -> Evaluator | None:
+    """The task's own T0 flow: `tests/test.sh` plus a `grade` section naming its reports.
+
+    Without both, T0 runs through our own runner (ids then must be pytest node ids or JUnit
+    `classname.name` ids, mapped by sandbox.test_ids)."""
+    tests_dir = folder / "tests"
+    if not (tests_dir / "test.sh").is_file() or not grade.get("reports"):
+        return None
+    fmt = grade.get("format", "ctrf")
+    if fmt not in GRADE_FORMATS:
+        raise InputError(config_path, "grade.format", f"unknown report format {fmt!r} "
+                         f"(known: {', '.join(GRADE_FORMATS)})")
+    reports = grade["reports"]
+    if not isinstance(reports, list) or not all(isinstance(r, str) and r for r in reports):
+        raise InputError(config_path, "grade.reports", "must be a list of report paths")
+    node_id = grade.get("node_id", "name")
+    if fmt == "ctrf" and node_id not in CTRF_NODE_IDS:
+        raise InputError(config_path, "grade.node_id", f"must be one of {', '.join(CTRF_NODE_IDS)}, "
+                         f"got {node_id!r}")
+    timeout = verifier.get("timeout_sec", 1800.0)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise InputError(toml_path, "verifier.timeout_sec", f"must be a positive number, got {timeout!r}")
+    mode = verifier.get("environment_mode", "shared")
+    if mode not in ("shared", "separate"):
+        raise InputError(toml_path, "verifier.environment_mode", f"must be shared or separate, got {mode!r}")
+    venv = verifier.get("environment") if isinstance(verifier.get("environment"), dict) else {}
+    image = venv.get("docker_image") or None
+    recipe = next((tests_dir / n for n in ("Dockerfile", "Containerfile") if (tests_dir / n).is_file()), None)
+    return Evaluator(kind="harbor", tests_dir=tests_dir, report_format=fmt, reports=tuple(reports),
+                     node_id=str(node_id), timeout_sec=float(timeout), separate=mode == "separate",
+                     network_mode=str(verifier.get("network_mode", "no-network")),
+                     verifier_image=str(image) if image else None,
+                     verifier_containerfile=recipe if mode == "separate" else None)
 
 
 def _environment(folder: Path, toml_path: Path, env: dict, images: dict[str, ImageSource]) -> Environment:
@@ -175,6 +245,8 @@ def _environment(folder: Path, toml_path: Path, env: dict, images: dict[str, Ima
     if image is not None and not isinstance(image, str):
         raise InputError(toml_path, "environment.docker_image", f"must be a string, got {image!r}")
     workdir = env.get("workdir", DEFAULT_WORKDIR)
+    if not isinstance(workdir, str) or not workdir.startswith("/") or "\x00" in workdir:
+        raise InputError(toml_path, "environment.workdir", f"must be an absolute path, got {workdir!r}")
     limits = {"memory_mb": _memory_mb(env, toml_path), "cpus": _cpus(env, toml_path)}
     if image and image in images:
         src = images[image]
@@ -244,6 +316,8 @@ def _read_json_object(path: Path) -> dict:
         value = json.loads(path.read_bytes())
     except json.JSONDecodeError as exc:
         raise InputError(path, None, f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(path, None, "JSON nested too deeply to read") from None
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc}") from None
     if not isinstance(value, dict):
@@ -256,7 +330,7 @@ def _id_list(config: dict, key: str, path: Path) -> tuple[str, ...]:
     if isinstance(value, str):  # some exports JSON-encode the list
         try:
             value = json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise InputError(path, key, "a string that is not a JSON list") from None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InputError(path, key, "must be a list of test ids")
@@ -270,8 +344,13 @@ def load_trials(job_root: Path, bench: Benchmark, aliases: dict[str, str], artif
     """Read trials under a jobs folder (`<job>/<trial>/result.json`) or a single job folder."""
     seen: dict[str, Path] = {t.id: t.source for t in bench.trials if t.source}
     job_dirs = [job_root] if _is_job_dir(job_root) else _subdirs(job_root)
+    if not job_dirs:
+        bench.skipped.append(Skipped(str(job_root), "jobs", "the jobs folder is empty: no trials"))
     for job in job_dirs:
-        for trial_dir in _subdirs(job):
+        trial_dirs = _subdirs(job)
+        if not trial_dirs:
+            bench.skipped.append(Skipped(str(job), "trials", "job folder holds no trial folders"))
+        for trial_dir in trial_dirs:
             result = trial_dir / "result.json"
             if not os.path.isfile(result):
                 bench.skipped.append(Skipped(str(trial_dir), "result.json", "trial folder has no result.json"))
@@ -303,7 +382,7 @@ def _is_job_dir(folder: Path) -> bool:
         if result.is_file():
             try:
                 return "task_name" in json.loads(result.read_bytes())
-            except (OSError, ValueError, TypeError):
+            except (OSError, ValueError, TypeError, RecursionError):
                 return False
     return False
 
@@ -318,8 +397,8 @@ def _read_trial(trial_dir: Path, result: Path, bench: Benchmark, aliases: dict[s
     if task_id is None:
         raise InputError(result, "task_name", f"unknown task {task_name!r}")
     trial_id = info.get("trial_name") or trial_dir.name
-    if not isinstance(trial_id, str):
-        raise InputError(result, "trial_name", f"must be a string, got {trial_id!r}")
+    if problem := id_problem(trial_id):
+        raise InputError(result, "trial_name", problem)
 
     agent_info = info.get("agent_info")
     if not isinstance(agent_info, dict):
@@ -339,6 +418,11 @@ def _read_trial(trial_dir: Path, result: Path, bench: Benchmark, aliases: dict[s
     official_pass = exception is None and reward is not None and reward >= threshold
 
     patch_path = trial_dir / artifact
+    if patch_path.is_symlink() or os.path.islink(trial_dir):
+        real = patch_path.resolve()
+        root = bench.root.resolve()
+        if real != root and root not in real.parents:
+            raise InputError(patch_path, None, f"a symlink leaving the benchmark folder (to {real}): refused")
     try:
         data = patch_path.read_bytes()
     except FileNotFoundError:
@@ -392,4 +476,6 @@ def _reward(verifier: Any, path: Path, exception: str | None) -> float | None:
         value = next(iter(rewards.values()))
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(path, "verifier_result.rewards.reward", f"missing or not a number: {value!r}")
+    if not math.isfinite(value):
+        raise InputError(path, "verifier_result.rewards.reward", f"not a finite number: {value!r}")
     return float(value)

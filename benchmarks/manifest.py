@@ -96,6 +96,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise InputError(path, None, "file not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(path, None, f"invalid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(path, None, "TOML nested too deeply to read") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, None, f"cannot read: {exc}") from None
 

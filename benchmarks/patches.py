@@ -1,29 +1,16 @@
-"""Cheap checks on unified diffs, done with regexes so loading thousands of trials stays fast.
-
-We only need two facts at load time: is this a usable text patch, and which files does it touch
-(the official evaluator resets those files before applying the test patch).
+"""Cheap checks that a patch is a usable text diff, done with a regex so loading thousands of
+trials stays fast. Which files a diff touches is `testjack_tui.diffs.touched_files` (the one
+parser); it is re-exported here for the loaders.
 """
 from __future__ import annotations
 
 import re
 
-# `diff --git a/x b/x`, and the `---`/`+++` headers (which may carry a tab and a timestamp).
-_GIT_HEADER = re.compile(r"^diff --git (?:\"?a/)(.+?)\"? (?:\"?b/)(.+?)\"?$", re.MULTILINE)
-_FILE_HEADER = re.compile(r"^(?:---|\+\+\+) (?:\"?[ab]/)?([^\t\n]+?)\"?(?:\t.*)?$", re.MULTILINE)
+from testjack_tui.diffs import touched_files
+
+__all__ = ["patch_problem", "text_patch_problem", "touched_files"]
+
 _HUNK_OR_HEADER = re.compile(r"^(?:diff --git |--- |\+\+\+ |@@ )", re.MULTILINE)
-
-
-def touched_files(patch: str) -> tuple[str, ...]:
-    """Files a unified diff creates, edits or deletes, in order of first mention."""
-    seen: dict[str, None] = {}
-    for old, new in _GIT_HEADER.findall(patch):
-        seen.setdefault(old, None)
-        seen.setdefault(new, None)
-    if not seen:  # a plain (non-git) unified diff
-        for name in _FILE_HEADER.findall(patch):
-            if name != "/dev/null":
-                seen.setdefault(name, None)
-    return tuple(seen)
 
 
 def patch_problem(data: bytes) -> str | None:

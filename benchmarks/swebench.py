@@ -7,9 +7,12 @@ JSON-encoded strings or plain lists). SWE-bench Pro rows use lower-case `fail_to
 + interface and their repo lives in /app (SWE-bench's in /testbed).
 
 Trials come from prediction files (`instance_id, model_name_or_path, model_patch`; JSON or
-JSONL; several files = several models). The official verdict comes from harness `report.json`
-files (`logs/run_evaluation/<run>/<model>/<instance>/report.json`, `{instance: {resolved}}`) or
-from results files listing resolved ids. A trial with no verdict source loads with
+JSONL; several files = several models, or several runs of one model). A model with predictions
+for the same instance in several files has several runs: each is a separate trial
+(`<instance>@<model>@<run>`, the run named by `[[predictions]] run = ...` or the file's stem),
+as the paper audits two runs per model and task. The official verdict comes from harness
+`report.json` files (`logs/run_evaluation/<run>/<model>/<instance>/report.json`,
+`{instance: {resolved}}`) or from results files listing resolved ids (`<model>.<run>.json`). A trial with no verdict source loads with
 `official_pass=False` and `reward=None` (unknown), never as a silent fail with reward 0.
 """
 from __future__ import annotations
@@ -21,11 +24,14 @@ from pathlib import Path
 from typing import Iterator
 
 from testjack_tui.errors import InputError
-from testjack_tui.model import Benchmark, Environment, OfficialTests, Reference, Skipped, Task, Trial
+from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, Skipped, Task,
+                                Trial)
+from testjack_tui.safe_paths import id_problem
 
 from .languages import default_framework, normalize_language
 from .manifest import Manifest
 from .patches import text_patch_problem, touched_files
+from .swebench_harness import test_command
 
 SWEBENCH_IMAGE = "swebench/sweb.eval.x86_64.{instance_id_docker}:latest"
 PRO_IMAGE = "jefzda/sweap-images:{dockerhub_tag}"
@@ -48,24 +54,33 @@ def load_swebench(manifest: Manifest) -> Benchmark:
                 continue
             bench.tasks[task.id] = task
             task_where[task.id] = where
-    trials: dict[tuple[str, str], Trial] = {}
-    wheres: dict[tuple[str, str], str] = {}
-    for path in manifest.get_paths("predictions", []):
-        _load_predictions(path, bench, trials, wheres)
+    preds: dict[tuple[str, str, str], Trial] = {}  # (model key, run, instance)
+    wheres: dict[tuple[str, str, str], str] = {}
+    for path, run in _prediction_entries(manifest):
+        _load_predictions(path, run, bench, preds, wheres)
     verdicts = _Verdicts()
     for folder in manifest.get_paths("reports", []):
         _load_reports(folder, bench, verdicts)
-    for i, (path, model) in enumerate(_results_entries(manifest)):
-        _load_results(path, model, i, manifest, bench, trials, verdicts)
-    for (model_key, instance), trial in trials.items():
-        resolved = verdicts.get(model_key, instance)
+    models = {m for m, _, _ in preds}
+    for i, (path, model, run) in enumerate(_results_entries(manifest)):
+        _load_results(path, model, run, i, manifest, bench, models, preds, verdicts)
+    runs_of: dict[str, set[str]] = {}
+    for m, run, _ in preds:
+        runs_of.setdefault(m, set()).add(run)
+    trials: dict[tuple[str, str, str], Trial] = {}
+    for (mkey, run, instance), trial in preds.items():
+        if len(runs_of[mkey]) > 1:
+            trial.id = f"{instance}@{mkey}@{run}"  # one trial per run of the model
+        resolved = verdicts.get(mkey, run, instance, single_run=len(runs_of[mkey]) == 1)
         if resolved is not None:
             trial.official_pass = resolved
             trial.reward = 1.0 if resolved else 0.0
-    for (model_key, instance), where in verdicts.sources.items():
-        if (model_key, instance) not in trials:
+        trials[(mkey, run, instance)] = trial
+    known = {(m, i) for m, _, i in preds}
+    for (mkey, _run, instance), where in verdicts.sources.items():
+        if (mkey, instance) not in known:
             bench.skipped.append(Skipped(where, "resolved",
-                                         f"verdict for {instance!r} of model {model_key!r} has no prediction"))
+                                         f"verdict for {instance!r} of model {mkey!r} has no prediction"))
     bench.trials = list(trials.values())
     return bench
 
@@ -94,7 +109,7 @@ def _rows(path: Path, bench: Benchmark) -> Iterator[tuple[str, dict]]:
             where = f"{path}:{n}"
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError as exc:
+            except (json.JSONDecodeError, RecursionError) as exc:
                 bench.skipped.append(Skipped(where, None, f"invalid JSON: {exc}"))
                 continue
             if not isinstance(row, dict):
@@ -104,7 +119,7 @@ def _rows(path: Path, bench: Benchmark) -> Iterator[tuple[str, dict]]:
         return
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise InputError(path, None, f"invalid JSON: {exc}") from None
     if isinstance(data, dict):
         # a single row, or {instance_id: row} as the harness accepts for predictions
@@ -130,10 +145,10 @@ def _id_list(row: dict, where: str, *keys: str) -> tuple[str, ...] | None:
             if isinstance(value, str):
                 try:
                     value = json.loads(value)
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, RecursionError):
                     try:  # SWE-bench Pro exports Python reprs: "['a', 'b']"
                         value = ast.literal_eval(value)
-                    except (ValueError, SyntaxError):
+                    except (ValueError, SyntaxError, RecursionError, MemoryError):
                         raise InputError(where, key, "not a list of test ids") from None
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise InputError(where, key, "not a list of test ids")
@@ -148,6 +163,8 @@ def _task(row: dict, where: str, path: Path, pattern: str | None, workdir: str |
             if not isinstance(row.get(key), str) or (key != "patch" and not row[key]):
                 raise InputError(where, key, "missing or not a string")
         iid = row["instance_id"]
+        if problem := id_problem(iid):
+            raise InputError(where, "instance_id", problem)
         f2p = _id_list(row, where, "FAIL_TO_PASS", "fail_to_pass")
         p2p = _id_list(row, where, "PASS_TO_PASS", "pass_to_pass")
         if f2p is None:
@@ -177,10 +194,16 @@ def _task(row: dict, where: str, path: Path, pattern: str | None, workdir: str |
         workdir=workdir or ("/app" if is_pro else "/testbed"),
     )
     language = normalize_language(row.get("repo_language") or row.get("language"))
+    test_files = touched_files(row["test_patch"])
+    evaluator = None
+    if language == "python" and not is_pro:
+        # The harness's own command and log parser; ids are in that parser's scheme.
+        command, parser = test_command(row["repo"], str(row.get("version", "")), list(test_files))
+        evaluator = Evaluator(kind="swebench", report_format="log", test_command=command, log_parser=parser)
     tests = OfficialTests(
         test_patch=row["test_patch"], fail_to_pass=f2p, pass_to_pass=p2p,
         framework=default_framework(language),
-        test_files=touched_files(row["test_patch"]),
+        test_files=test_files, evaluator=evaluator,
     )
     metadata = {k: row[k] for k in ("repo", "version", "hints_text", "created_at", "requirements",
                                     "interface", "dockerhub_tag", "environment_setup_commit") if k in row}
@@ -204,8 +227,30 @@ def _image(row: dict, pattern: str | None, is_pro: bool, where: str) -> str:
 
 # ----------------------------------------------------------------------------------- predictions
 
-def _load_predictions(path: Path, bench: Benchmark, trials: dict[tuple[str, str], Trial],
-                      wheres: dict[tuple[str, str], str]) -> None:
+def _prediction_entries(manifest: Manifest) -> list[tuple[Path, str]]:
+    """`predictions = "f.jsonl"` / `["a", "b"]` / `[[predictions]] file=..., run=...`: (path, run)."""
+    raw = manifest.data.get("predictions", [])
+    items = [raw] if isinstance(raw, (str, dict)) else raw
+    if not isinstance(items, list):
+        raise InputError(manifest.path, "predictions", "must be a path, a list of paths or [[predictions]] tables")
+    out = []
+    for i, item in enumerate(items):
+        file, run = (item, None) if isinstance(item, str) else \
+            ((item.get("file"), item.get("run")) if isinstance(item, dict) else (None, None))
+        if not isinstance(file, str) or not file:
+            raise InputError(manifest.path, f"predictions[{i}].file", "missing or not a path")
+        if run is not None and (not isinstance(run, str) or not run or "@" in run):
+            raise InputError(manifest.path, f"predictions[{i}].run", "must be a name without '@'")
+        path = manifest.resolve(file)
+        if not path.exists():
+            raise InputError(manifest.path, "predictions" if isinstance(item, str) else f"predictions[{i}].file",
+                             f"{file!r} does not exist ({path})")
+        out.append((path, run or path.name.split(".")[0]))
+    return out
+
+
+def _load_predictions(path: Path, run: str, bench: Benchmark, trials: dict[tuple[str, str, str], Trial],
+                      wheres: dict[tuple[str, str, str], str]) -> None:
     for where, row in _rows(path, bench):
         try:
             iid = row.get("instance_id")
@@ -220,10 +265,11 @@ def _load_predictions(path: Path, bench: Benchmark, trials: dict[tuple[str, str]
                 raise InputError(where, "model_patch", "missing")
             if problem := text_patch_problem(row["model_patch"]):
                 raise InputError(where, "model_patch", problem)
-            key = (model_key(model), iid)
+            key = (model_key(model), run, iid)
             if key in trials:
                 raise InputError(where, "instance_id",
-                                 f"duplicate prediction for {iid!r} by {model!r} (first in {wheres[key]})")
+                                 f"duplicate prediction for {iid!r} by {model!r} in run {run!r} "
+                                 f"(first in {wheres[key]})")
         except InputError as exc:
             bench.skipped.append(Skipped(exc.path, exc.field, exc.message))
             continue
@@ -235,18 +281,28 @@ def _load_predictions(path: Path, bench: Benchmark, trials: dict[tuple[str, str]
 # -------------------------------------------------------------------------------------- verdicts
 
 class _Verdicts:
-    """Resolved flags per (model key, instance); report.json beats a results list."""
+    """Resolved flags per (model key, run, instance); report.json beats a results list. A run
+    that names no verdict of its own falls back to the model's only run's verdicts."""
 
     def __init__(self) -> None:
-        self.reports: dict[tuple[str, str], bool] = {}
-        self.resolved_lists: dict[str, set[str]] = {}
-        self.sources: dict[tuple[str, str], str] = {}  # only report.json verdicts (lists are per model)
+        self.reports: dict[tuple[str, str, str], bool] = {}
+        self.resolved_lists: dict[tuple[str, str | None], set[str]] = {}
+        self.sources: dict[tuple[str, str, str], str] = {}  # only report.json verdicts
 
-    def get(self, model: str, instance: str) -> bool | None:
-        if (model, instance) in self.reports:
-            return self.reports[(model, instance)]
-        if model in self.resolved_lists:
-            return instance in self.resolved_lists[model]
+    def get(self, model: str, run: str, instance: str, single_run: bool) -> bool | None:
+        if (model, run, instance) in self.reports:
+            return self.reports[(model, run, instance)]
+        if (model, run) in self.resolved_lists:
+            return instance in self.resolved_lists[(model, run)]
+        if single_run:
+            found = [v for (m, _r, i), v in self.reports.items() if m == model and i == instance]
+            if len(found) == 1:
+                return found[0]
+            lists = [ids for (m, _r), ids in self.resolved_lists.items() if m == model]
+            if len(lists) == 1:
+                return instance in lists[0]
+        elif (model, None) in self.resolved_lists:
+            return instance in self.resolved_lists[(model, None)]
         return None
 
 
@@ -258,9 +314,10 @@ def _load_reports(folder: Path, bench: Benchmark, verdicts: _Verdicts) -> None:
             continue
         path = Path(dirpath) / "report.json"
         model = model_key(path.parent.parent.name)  # <run>/<model>/<instance>/report.json
+        run = path.parent.parent.parent.name
         try:
             data = json.loads(path.read_bytes())
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, json.JSONDecodeError, RecursionError) as exc:
             bench.skipped.append(Skipped(str(path), None, f"unreadable report: {exc}"))
             continue
         if not isinstance(data, dict):
@@ -274,24 +331,27 @@ def _load_reports(folder: Path, bench: Benchmark, verdicts: _Verdicts) -> None:
             if instance not in bench.tasks:
                 bench.skipped.append(Skipped(str(path), "instance_id", f"unknown task {instance!r}"))
                 continue
-            verdicts.reports[(model, instance)] = resolved
-            verdicts.sources[(model, instance)] = str(path)
+            verdicts.reports[(model, run, instance)] = resolved
+            verdicts.sources[(model, run, instance)] = str(path)
 
 
-def _results_entries(manifest: Manifest) -> list[tuple[Path, str | None]]:
-    """`results = "f.json"` / `["a", "b"]` / `[[results]] file=..., model=...`."""
+def _results_entries(manifest: Manifest) -> list[tuple[Path, str | None, str | None]]:
+    """`results = "f.json"` / `["a", "b"]` / `[[results]] file=..., model=..., run=...`."""
     raw = manifest.data.get("results", [])
     items = [raw] if isinstance(raw, (str, dict)) else raw
     if not isinstance(items, list):
         raise InputError(manifest.path, "results", "must be a path, a list of paths or [[results]] tables")
     entries = []
     for i, item in enumerate(items):
+        run = None
         if isinstance(item, str):
             file, model = item, None
         elif isinstance(item, dict):
-            file, model = item.get("file"), item.get("model")
+            file, model, run = item.get("file"), item.get("model"), item.get("run")
             if model is not None and not isinstance(model, str):
                 raise InputError(manifest.path, f"results[{i}].model", "must be a string")
+            if run is not None and not isinstance(run, str):
+                raise InputError(manifest.path, f"results[{i}].run", "must be a string")
         else:
             file = None
         if not isinstance(file, str) or not file:
@@ -299,12 +359,13 @@ def _results_entries(manifest: Manifest) -> list[tuple[Path, str | None]]:
         path = manifest.resolve(file)
         if not path.is_file():
             raise InputError(manifest.path, f"results[{i}].file", f"no such file: {path}")
-        entries.append((path, model))
+        entries.append((path, model, run))
     return entries
 
 
-def _load_results(path: Path, model: str | None, index: int, manifest: Manifest, bench: Benchmark,
-                  trials: dict[tuple[str, str], Trial], verdicts: _Verdicts) -> None:
+def _load_results(path: Path, model: str | None, run: str | None, index: int, manifest: Manifest,
+                  bench: Benchmark, models: set[str], trials: dict[tuple[str, str, str], Trial],
+                  verdicts: _Verdicts) -> None:
     """A results file: the harness summary (`resolved_ids`), a JSON list, or one id per line."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -313,14 +374,15 @@ def _load_results(path: Path, model: str | None, index: int, manifest: Manifest,
     if path.suffix == ".json":
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise InputError(path, None, f"invalid JSON: {exc}") from None
         ids = data.get("resolved_ids") if isinstance(data, dict) else data
         if not isinstance(ids, list) or not all(isinstance(v, str) for v in ids):
             raise InputError(path, "resolved_ids", "missing or not a list of instance ids")
     else:
         ids = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    models = {m for m, _ in trials}
+    if run is None and path.suffix == ".json" and path.name.count(".") >= 2:
+        run = path.name.split(".")[1]  # the harness names it `<model>.<run_id>.json`
     if model is None:
         # the harness names its summary `<model>.<run_id>.json`; with one model there is no doubt
         guess = path.name.split(".")[0]
@@ -335,8 +397,10 @@ def _load_results(path: Path, model: str | None, index: int, manifest: Manifest,
     if key not in models:
         bench.skipped.append(Skipped(str(path), "model", f"no predictions for model {model!r}"))
         return
+    predicted = {i for m, _r, i in trials if m == key}
     for iid in ids:
-        if (key, iid) not in trials:
+        if iid not in predicted:
             bench.skipped.append(Skipped(str(path), "resolved_ids",
                                          f"{iid!r} resolved but model {model!r} has no prediction for it"))
-    verdicts.resolved_lists.setdefault(key, set()).update(ids)
+    runs = {r for m, r, _ in trials if m == key}
+    verdicts.resolved_lists.setdefault((key, run if run in runs else None), set()).update(ids)

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
 
-TestStatus = Literal["passed", "failed", "error", "skipped", "not_found", "timed_out"]
+# "unverifiable": the run's canaries (sandbox/canaries.py) show its reports cannot be trusted.
+TestStatus = Literal["passed", "failed", "error", "skipped", "not_found", "timed_out", "unverifiable"]
 WorldKind = Literal["null", "reference", "model"]
 
 
@@ -63,6 +64,7 @@ class ExecResult:
     stderr_tail: str
     log_path: Path | None  # full output on disk
     duration: float
+    limit_hit: str = ""  # "disk" when the run was killed for writing past the disk limit
 
     @property
     def output(self) -> str:
@@ -86,10 +88,28 @@ class TestRun:
     files: dict[str, str] = field(default_factory=dict)  # candidate files copied in for this run
     # Harness files restored to their reference version before this run (isolate_harness=True).
     neutralised: list[str] = field(default_factory=list)
+    # Runs on model worlds carry canaries: "ok", "tampered" (proven: every outcome is void) or
+    # "unverifiable" (passes are void); "" when the run had none.
+    canaries: str = ""
+    tampering: list[str] = field(default_factory=list)  # what the canaries showed, when not "ok"
+    # How T0 ran: "official" (the benchmark's own verifier script and report parser) or
+    # "direct" (our runner); with the official flow, the reward the verifier wrote and how
+    # many test ids its reports named (whether or not T0 lists them).
+    flow: str = "direct"
+    reward: float | None = None
+    reported: int = 0
 
     def status(self, test_id: str) -> TestStatus:
         outcome = self.outcomes.get(test_id)
         return outcome.status if outcome else "not_found"
+
+    @property
+    def output(self) -> str:
+        return self.exec.output if self.exec is not None else ""
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.exec.exit_code if self.exec is not None else None
 
     @property
     def all_passed(self) -> bool:

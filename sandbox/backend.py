@@ -59,6 +59,12 @@ class SandboxBackend(Protocol):
         """One container and one test process for all ids, candidate files copied in."""
         ...
 
+    async def run_official(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> TestRun:
+        """T0 through the task's own verifier flow (sandbox/official.py) in a fresh container
+        from its verifier image; outcomes keyed by T0's ids as the benchmark writes them.
+        (sandbox.t0.run_t0 falls back to our runner on a backend without it.)"""
+        ...
+
     async def exec(self, world: WorldRef, cmd: Command, timeout: float | None = 60,
                    cwd: str | None = None, env: dict[str, str] | None = None,
                    stdin: str | bytes | None = None) -> ExecResult: ...

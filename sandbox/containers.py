@@ -1,13 +1,16 @@
 """Creating, filling and removing our containers (blocking; called from worker threads).
 
-Every container: network none, memory+swap, pids and CPU limits, nofile and nproc ulimits
-together (passing one replaces the defaults and the other then fails to apply), catatonit as
-init (killed exec children are reaped; stop is instant), our labels, and no host mounts:
-files go in with put_archive and come out with get_archive.
+Every container: network none, memory+swap, pids and CPU limits, nofile, nproc and fsize
+ulimits together (passing one replaces the defaults and the others then fail to apply), all
+capabilities dropped but the few tests need (TEST_CAPS), no-new-privileges, catatonit as init
+(killed exec children are reaped; stop is instant), our labels, and no host mounts: files go in
+with put_archive and come out with get_archive.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
+import os
 import tarfile
 import time
 from dataclasses import dataclass
@@ -20,6 +23,13 @@ from .errors import SandboxError
 KEEPALIVE = ["sleep", "infinity"]
 
 
+# What test suites need of root's powers: own/chmod their files, switch users, signal their
+# children. Everything else (ptrace, mknod, raw sockets, chroot, setfcap, audit, ...) is dropped.
+# Without CAP_SYS_PTRACE the test process cannot read the memory of the wrapper that writes the
+# report trailer (sandbox/runners/pytest_runner.py).
+TEST_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID")
+
+
 @dataclass(frozen=True)
 class Limits:
     memory_mb: int = 1024
@@ -28,10 +38,34 @@ class Limits:
     nofile: int = 1024
     nproc: int = 1024
     network: str = "none"
+    # A task's own memory_mb may raise memory_mb, but never above this ceiling.
+    max_memory_mb: int = 4096
+    # The largest file any process may write (RLIMIT_FSIZE; SIGXFSZ / EFBIG beyond it).
+    file_mb: int = 1024
+    # Bytes a container may add to its writable layer; a run passing it is killed (see
+    # disk_used: overlay on ext4 has no quota, so the layer is measured while commands run).
+    disk_mb: int = 2048
+    caps: tuple[str, ...] = TEST_CAPS
+    # CPU seconds a test run's process may use, as a share of the run's wall-clock timeout (at
+    # least min_cpu_seconds): a CPU hog frees its slot early instead of holding it to the end.
+    cpu_share: float = 0.5
+    min_cpu_seconds: int = 20
+
+    def cpu_seconds_for(self, timeout: float | None) -> int | None:
+        if timeout is None:
+            return None
+        return max(self.min_cpu_seconds, int(timeout * self.cpu_share))
+
+    def for_task(self, memory_mb: int | None) -> "Limits":
+        """These limits with a task's memory request applied, capped by max_memory_mb."""
+        if not memory_mb:
+            return self
+        return dataclasses.replace(self, memory_mb=max(64, min(int(memory_mb), self.max_memory_mb)))
 
     def create_kwargs(self) -> dict:
         period = 100_000
         mem = f"{self.memory_mb}m"
+        fsize = self.file_mb * 1024 * 1024
         return {
             "network_mode": self.network,
             "mem_limit": mem,
@@ -42,7 +76,11 @@ class Limits:
             "ulimits": [
                 {"Name": "nofile", "Soft": self.nofile, "Hard": self.nofile},
                 {"Name": "nproc", "Soft": self.nproc, "Hard": self.nproc},
+                {"Name": "fsize", "Soft": fsize, "Hard": fsize},
             ],
+            "cap_drop": ["ALL"],
+            "cap_add": list(self.caps),
+            "no_new_privileges": True,
             "init": True,
         }
 
@@ -163,3 +201,36 @@ def get_dir(container, path: str, max_bytes: int = 64 * 1024 * 1024) -> dict[str
                 rel = member.name.split("/", 1)[1] if "/" in member.name else member.name
                 files[rel] = fh.read() if fh else b""
     return files
+
+
+def upper_dir(client: PodmanClient, container_id: str) -> str | None:
+    """Host path of the container's writable overlay layer, when this host can see it."""
+    try:
+        info = client.api.get(f"/containers/{container_id}/json").json()
+        path = (info.get("GraphDriver") or {}).get("Data", {}).get("UpperDir")
+    except Exception:
+        return None
+    return path if path and os.path.isdir(path) else None
+
+
+def disk_used(path: str, stop_above: int) -> int:
+    """Bytes under path (allocated blocks, so sparse files count as what they take), counting
+    stopped once past stop_above."""
+    total = 0
+    stack = [path]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        else:
+                            total += entry.stat(follow_symlinks=False).st_blocks * 512
+                    except OSError:
+                        continue
+                    if total > stop_above:
+                        return total
+        except OSError:
+            continue
+    return total

@@ -16,22 +16,27 @@ import secrets
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, AsyncIterator, Callable, Sequence
 
-from testjack_tui.model import Task, Trial
+from testjack_tui.model import Environment, Task, Trial
 
-from . import cleanup
+from . import cleanup, machine_lock
 from .api import ExecResult, TestRun, WorldEvent, WorldKind, WorldListener, WorldRef
-from .containers import Limits, get_file, init_pid, put_files, remove_container, start_container
+from .containers import (Limits, disk_used, get_file, init_pid, put_files, remove_container,
+                         start_container, upper_dir)
 from .errors import SandboxError
 from .execs import ExecHandle, run_exec
 from .images import _image_id, ensure_env_image
-from .labels import L_TASK, L_TRIAL, L_WORLD, new_session_id, owner_labels
-from .output import OutputCollector
+from .labels import L_TASK, L_TRIAL, L_WORLD, lease_path, new_session_id, owner_labels
+from .output import OutputCollector, prune_logs
+from .reaper import Lease, start_reaper, stop_reaper
 from .podman_conf import podman
 from .service import PodmanService
+from .official import run_official_in
 from .testruns import run_tests_in
 from .worlds import WorldPlan, build_world, find_world
 
 Command = str | Sequence[str]
+DISK_POLL = 0.5  # seconds between measurements of a working container's writable layer
+LOCK_POLL = 0.2  # seconds between tries of a world snapshot's machine-wide build lock
 
 
 def _argv(cmd: Command) -> list[str]:
@@ -65,6 +70,8 @@ class Sandbox:
         self._locks: dict[Any, asyncio.Lock] = {}
         self._cleanups: set[asyncio.Future] = set()
         self.swept_at_start: list[str] = []
+        self._reaper = None  # sandbox/reaper.py: cleans up after us if we are killed
+        self._lease = Lease(lease_path(self.session))
 
     # --- lifecycle -------------------------------------------------------------------------
     async def __aenter__(self) -> "Sandbox":
@@ -72,11 +79,18 @@ class Sandbox:
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency * 3 + 6,
                                         thread_name_prefix="tj-sandbox")
         self._sem = asyncio.Semaphore(self.concurrency)
+        self._lease.start()
         try:
             await self._call(self._service.start)
+            if self._reaper is None:
+                self._reaper = start_reaper(self._service.owned_pid())
             self.swept_at_start = await self._call(cleanup.sweep, self._service.client())
+            await self._call(prune_logs)
         except BaseException:
             await asyncio.get_running_loop().run_in_executor(self._pool, self._service.stop)
+            stop_reaper(self._reaper)
+            self._reaper = None
+            self._lease.stop()
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
             raise
@@ -96,6 +110,9 @@ class Sandbox:
             await self._call(cleanup.sweep, self._service.client(), self.session)
         finally:
             await self._call(self._service.stop)
+            stop_reaper(self._reaper)
+            self._reaper = None
+            self._lease.stop()
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 
@@ -138,9 +155,7 @@ class Sandbox:
         return labels
 
     def _limits_for(self, memory_mb: int | None) -> Limits:
-        if memory_mb:
-            return dataclasses.replace(self.limits, memory_mb=int(memory_mb))
-        return self.limits
+        return self.limits.for_task(memory_mb)
 
     def _start(self, image: str, world: str, task_id: str, trial_id: str | None,
                memory_mb: int | None = None):
@@ -191,6 +206,64 @@ class Sandbox:
                 self._env_images[key] = (image, image_id or image)
         return self._env_images[key][0]
 
+    async def verifier_image(self, task: Task) -> str:
+        """The image the task's own verifier runs in: R itself (shared mode), or in separate mode
+        the named verifier image when present or pullable, else one built from tests/Dockerfile
+        on top of R (cached by content and R's id)."""
+        image = await self.env_image(task)
+        ev = task.tests.evaluator
+        if ev is None or not ev.separate or not (ev.verifier_image or ev.verifier_containerfile):
+            return image
+        key = ("verifier", task.id, ev.verifier_image, str(ev.verifier_containerfile or ""))
+        async with self._lock(key):
+            if key in self._env_images:
+                return self._env_images[key][0]
+            cli_env = self._service.cli_env()
+            built = None
+            if ev.verifier_image:
+                try:
+                    built = await self._call(ensure_env_image, Environment(image=ev.verifier_image),
+                                             cli_env, self.log)
+                except SandboxError:
+                    if ev.verifier_containerfile is None:
+                        raise
+            if built is None:
+                parent = await self._call(_image_id, image, cli_env) or image
+                recipe = Environment(containerfile=ev.verifier_containerfile,
+                                     context=ev.verifier_containerfile.parent)
+                built = await self._call(ensure_env_image, recipe, cli_env, self.log, parent)
+            self._env_images[key] = (built, built)
+        return built
+
+    async def run_official(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> TestRun:
+        """T0 through the benchmark's own verifier flow (sandbox.official) in a fresh container
+        from the verifier image; outcomes keyed by T0's ids exactly as the benchmark writes them."""
+        if kind == "model" and trial is None:
+            raise ValueError("a model world needs a trial")
+        image = await self.verifier_image(task)
+        trial_id = trial.id if kind == "model" and trial else None
+        name = f"{task.id}/{kind}" + (f"/{trial_id}" if trial_id else "")
+
+        def work(container, handles):
+            run = run_official_in(
+                self._service.client, container, task, kind, trial if kind == "model" else None,
+                name, handles, on_output=self._output_sink(name, container.id),
+                on_start=lambda cmd: self._emit(WorldEvent(world=name, container=container.id[:12],
+                                                           kind="running", command=cmd)))
+            self._exec_events(name, container.id, run.exec.argv, run.exec)
+            return run
+
+        async with self._sem:
+            container = await self._call(self._start, image, name, task.id, trial_id,
+                                         task.environment.memory_mb)
+            try:
+                result = await self._call(work, container, [])
+            except BaseException:
+                await self._remove_shielded(container.id)
+                raise
+        self._remove_later(container.id)
+        return result
+
     async def prepare(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> WorldRef:
         """The snapshot of one world of the task (cached). Raises PatchError when G or s (or the
         test patch) does not apply."""
@@ -211,8 +284,16 @@ class Sandbox:
                 return self._worlds[tag]
             world = await self._call(find_world, self._service.client(), plan)
             if world is None:
-                async with self._sem:
-                    world = await self._build(plan)
+                # Machine-wide: another session may be building this very snapshot.
+                while (fd := await self._call(machine_lock.try_acquire, f"world:{tag}")) is None:
+                    await asyncio.sleep(LOCK_POLL)
+                try:
+                    world = await self._call(find_world, self._service.client(), plan)
+                    if world is None:
+                        async with self._sem:
+                            world = await self._build(plan)
+                finally:
+                    await asyncio.shield(self._call(machine_lock.release, fd))
             self._worlds[tag] = world
             return world
 
@@ -229,9 +310,10 @@ class Sandbox:
             self._emit(WorldEvent(world=plan.name, container=cid[:12], kind=kind,  # type: ignore[arg-type]
                                   image=plan.env_image))
 
-        sink = None
-        if self.listener is not None:
-            sink = lambda text: self._emit(WorldEvent(world=plan.name, container="", kind="output", text=text))
+        def emit_output(text: str) -> None:
+            self._emit(WorldEvent(world=plan.name, container="", kind="output", text=text))
+
+        sink = emit_output if self.listener is not None else None
         try:
             return await self._call(build_world, self._service.client, plan, labels,
                                     self._limits_for(plan.task.environment.memory_mb), sink, on_container)
@@ -247,12 +329,49 @@ class Sandbox:
             container = await self._call(self._start_world, world)
             handles: list[ExecHandle] = []
             try:
-                result = await self._call(work, container, handles)
+                result = await self._guard_disk(container.id, handles, self._call(work, container, handles))
             except BaseException:
                 await self._remove_shielded(container.id)
                 raise
         # The result does not wait for the removal; close() waits for all of them.
         self._remove_later(container.id)
+        return result
+
+    async def _guard_disk(self, container_id: str, handles: list[ExecHandle], work):
+        """Await work while measuring the container's writable layer; past limits.disk_mb the
+        commands it runs are killed and the result says so (limit_hit = "disk")."""
+        tripped: list[int] = []
+        limit = self.limits.disk_mb * 1024 * 1024
+
+        async def guard() -> None:
+            upper = await self._call(upper_dir, self._service.client(), container_id)
+            if upper is None:
+                return
+            while True:
+                await asyncio.sleep(DISK_POLL)
+                used = await self._call(disk_used, upper, limit)
+                if used > limit:
+                    tripped.append(used)
+                    for handle in list(handles):
+                        await self._call(handle.kill)
+                    return
+
+        watcher = asyncio.ensure_future(guard())
+        try:
+            result = await work
+        finally:
+            watcher.cancel()
+        if tripped:
+            note = (f"\n[testjack: killed: the container wrote more than {self.limits.disk_mb} MiB "
+                    "(disk limit)]\n")
+            ex = result.exec if isinstance(result, TestRun) else result
+            if isinstance(ex, ExecResult):
+                ex.limit_hit = "disk"
+                ex.stderr_tail = (ex.stderr_tail or "") + note
+            if isinstance(result, TestRun):
+                result.outcomes = {k: o if o.status == "passed" else
+                                   dataclasses.replace(o, message=note.strip() + " " + o.message)
+                                   for k, o in result.outcomes.items()}
         return result
 
     def _remove_later(self, container_id: str) -> None:
@@ -269,13 +388,15 @@ class Sandbox:
             return self._tests_in(container, world, list(test_ids), files, timeout, isolate_harness, handles)
         return await self._with_fresh(world, work)
 
-    def _tests_in(self, container, world, test_ids, files, timeout, isolate_harness, handles) -> TestRun:
+    def _tests_in(self, container, world, test_ids, files, timeout, isolate_harness, handles,
+                  rename: bool = True) -> TestRun:
         argv_seen: list[str] = []
         run = run_tests_in(
             self._service.client, container, world, test_ids, files, timeout, isolate_harness,
             handles, on_output=self._output_sink(world.name, container.id),
             on_start=lambda cmd: (argv_seen.append(cmd), self._emit(WorldEvent(
-                world=world.name, container=container.id[:12], kind="running", command=cmd))))
+                world=world.name, container=container.id[:12], kind="running", command=cmd))),
+            rename=rename, cpu_seconds=self.limits.cpu_seconds_for(timeout))
         self._exec_events(world.name, container.id, run.exec.argv, run.exec)
         return run
 
@@ -351,7 +472,7 @@ class LiveWorld:
         async with sb._sem:
             future = sb._call(work, handles)
             try:
-                return await future
+                return await sb._guard_disk(self.container.id, handles, future)
             except asyncio.CancelledError:
                 # Keep the container, kill what this call started in it.
                 for handle in handles:
@@ -381,4 +502,5 @@ class LiveWorld:
     async def run_tests(self, test_ids: Sequence[str], files: dict[str, str] | None = None,
                         timeout: float | None = 300, isolate_harness: bool = False) -> TestRun:
         return await self._guarded(lambda handles: self.sandbox._tests_in(
-            self.container, self.world, list(test_ids), files, timeout, isolate_harness, handles))
+            self.container, self.world, list(test_ids), files, timeout, isolate_harness, handles,
+            rename=False))

@@ -59,7 +59,7 @@ def _uses_base(containerfile: Path) -> bool:
     return base_image.BASE_IMAGE.split(":")[0] in containerfile.read_text(errors="replace")
 
 
-def env_image_tag(environment: Environment) -> str | None:
+def env_image_tag(environment: Environment, parent: str = "") -> str | None:
     """The content-hash tag a Containerfile environment builds to (None for named images)."""
     if environment.containerfile is None:
         return None
@@ -67,9 +67,9 @@ def env_image_tag(environment: Environment) -> str | None:
     context = Path(environment.context or containerfile.parent)
     name = environment.image.split("/")[-1].split(":")[0] if environment.image else context.name
     # A rebuilt base image changes what FROM means: include its id when it is ours.
-    extra = ""
+    extra = parent  # the id of the image it starts FROM, when the caller knows it
     if _uses_base(containerfile):
-        extra = _image_id(base_image.BASE_IMAGE, podman_env()) or ""
+        extra += _image_id(base_image.BASE_IMAGE, podman_env()) or ""
     for toolchain in toolchains.named_in(containerfile.read_text(errors="replace")):
         extra += "|" + (_image_id(toolchains.image_name(toolchain), podman_env()) or toolchain)
     digest = context_hash(containerfile, context, extra)[:16]
@@ -77,7 +77,7 @@ def env_image_tag(environment: Environment) -> str | None:
 
 
 def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = None,
-                     log=lambda msg: None) -> str:
+                     log=lambda msg: None, parent: str = "") -> str:
     """Return a local image for the environment, building or pulling it when needed."""
     env = cli_env or podman_env()
     if environment.containerfile is not None:
@@ -90,7 +90,7 @@ def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = 
             base_image.build_base_image(log=log)
         for toolchain in toolchains.named_in(containerfile.read_text(errors="replace")):
             toolchains.build(toolchain, log=log)  # cached by recipe hash
-        tag = env_image_tag(environment)
+        tag = env_image_tag(environment, parent)
         if _image_id(tag, env):
             return tag
         log(f"building {tag} from {containerfile}")

@@ -171,6 +171,10 @@ class PodmanService:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
+    def owned_pid(self) -> int | None:
+        """The pid (and process group) of the service we started, None for the user's."""
+        return self._proc.pid if self._proc is not None else None
+
     # --- clients ---------------------------------------------------------------------------
     def client(self) -> PodmanClient:
         """A client for the calling thread (requests sessions are not shared across threads)."""

@@ -5,9 +5,13 @@ Small candidate sets travel with the exec and the reports come back on its stdou
 (sandbox/trailer.py); otherwise they are copied in and out with put/get archive."""
 from __future__ import annotations
 
+import dataclasses
+import secrets
+from pathlib import PurePosixPath
 from typing import Callable
 
-from .api import ExecResult, TestRun, WorldRef
+from .api import ExecResult, TestOutcome, TestRun, WorldRef
+from .canaries import judge, make_canaries, void
 from .containers import get_dir, init_pid, put_files
 from .execs import ExecHandle, run_exec
 from .output import OutputCollector
@@ -36,14 +40,26 @@ def restore_harness(client_factory: Callable, container, world: WorldRef,
 def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids: list[str],
                  files: dict[str, str] | None, timeout: float | None, isolate_harness: bool,
                  handles: list[ExecHandle], on_output: Callable[[str], None] | None = None,
-                 on_start: Callable[[str], None] | None = None) -> TestRun:
+                 on_start: Callable[[str], None] | None = None, rename: bool = True,
+                 cpu_seconds: int | None = None) -> TestRun:
     runner = get_runner(world.framework)
     out_dir = runner.new_out_dir()
     test_ids = list(dict.fromkeys(test_ids))
-    argv, env, run_files = runner.command(test_ids, workdir=world.workdir, out_dir=out_dir)
-    support = dict(run_files)  # the runner's own files are in the snapshot already
+    # Candidate test files run under fresh random names (the trial's code cannot single out a
+    # witness by its file name); ids and messages are mapped back afterwards. Not in a live
+    # container (an agent's session), where the agent expects its file where it put it.
+    names = unpredictable_names(files or {}) if rename else {}
+    run_ids = [rename_id(i, names) for i in test_ids]
+    run_files = {names.get(p, p): text for p, text in (files or {}).items()}
+    canary = None
+    if world.kind == "model" and getattr(runner, "canaries", False):
+        canary = make_canaries(run_ids, list(run_files))
+        run_files.update(canary.files)
+        run_ids += canary.ids
+    argv, env, support_files = runner.command(run_ids, workdir=world.workdir, out_dir=out_dir)
+    support = dict(support_files)  # the runner's own files are in the snapshot already
     repo = world.workdir.rstrip("/")
-    candidates = {f"{repo}/{p}": text for p, text in (files or {}).items()}
+    candidates = {f"{repo}/{p}": text for p, text in run_files.items()}
     restore = isolate_harness and bool(world.tampered)
     if on_start:
         on_start(" ".join(argv))
@@ -57,7 +73,7 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
         mark = new_mark()
         restore_argv = ["bash", "-c", RESTORE, "restore", world.workdir] if restore else None
         run_argv, run_env = inline(argv, env, encode_files({**support, **candidates}), mark, out_dir,
-                                   restore=restore_argv)
+                                   restore=restore_argv, cpu_seconds=cpu_seconds)
         collector = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
         result = _run(client_factory, container, handles, run_argv, world.workdir, run_env, timeout,
                       collector)
@@ -94,9 +110,52 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
         reports = {path: found.get(path[len(out_dir) + 1:]) for path in runner.report_paths(out_dir)}
         if neutralised is None and isolate_harness and world.tampered:
             neutralised = read_restored((found.get(RESTORED_LOG) or b"").decode(errors="replace"))
-    outcomes = runner.parse(test_ids, reports, result)
+    outcomes = runner.parse(run_ids, reports, result)
+    check = None
+    if canary is not None:
+        observed = {i: outcomes.pop(i) for i in canary.ids if i in outcomes}
+        channel_cut = inline is not None and report is None and not result.timed_out
+        check = judge(canary, observed, result.timed_out, channel_cut)
+        outcomes = void(outcomes, check)
+    outcomes = restore_names(outcomes, names)
     return TestRun(world=world.name, test_ids=test_ids, outcomes=outcomes, exec=result,
-                   files=dict(files or {}), neutralised=neutralised or [])
+                   files=dict(files or {}), neutralised=neutralised or [],
+                   canaries=check.verdict if check else "",
+                   tampering=list(check.problems) if check and check.verdict != "ok" else [])
+
+
+def unpredictable_names(files: dict[str, str]) -> dict[str, str]:
+    """repo path -> the random name it runs under, for candidate test modules (not conftest.py,
+    not helpers: those are imported by name)."""
+    names: dict[str, str] = {}
+    for path in files:
+        p = PurePosixPath(path)
+        if p.suffix != ".py" or not (p.name.startswith("test_") or p.name.endswith("_test.py")):
+            continue
+        token = secrets.token_hex(4)
+        new = (f"test_{p.stem[5:]}_{token}.py" if p.name.startswith("test_")
+               else f"{p.stem[:-5]}_{token}_test.py")
+        names[path] = str(p.with_name(new))
+    return names
+
+
+def rename_id(test_id: str, names: dict[str, str]) -> str:
+    path, sep, rest = test_id.partition("::")
+    return names.get(path, path) + sep + rest
+
+
+def restore_names(outcomes: dict[str, TestOutcome], names: dict[str, str]) -> dict[str, TestOutcome]:
+    if not names:
+        return outcomes
+    back = {new: old for old, new in names.items()}
+    out = {}
+    for node, outcome in outcomes.items():
+        node = rename_id(node, back)
+        message = outcome.message
+        for new, old in back.items():
+            message = message.replace(new, old)
+        out[node] = dataclasses.replace(outcome, id=node, message=message)
+    return out
 
 
 def _run(client_factory: Callable, container, handles: list[ExecHandle], argv: list[str],

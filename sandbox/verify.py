@@ -1,10 +1,11 @@
 """Does a task hold together, and do the benchmark's recorded verdicts reproduce?
 
-Runs T0 on the null world, the reference world and every trial's world:
-- well-formed: G passes every T0 test; every fail-to-pass test fails on null;
-- vacuous: T0 tests that already pass on null (they verify nothing about the change);
-- per trial: our pass/fail on T0 against the recorded official verdict; a trial whose patch
-  does not apply is not reproducible. Recorded and reproduced verdicts are separate fields.
+Runs T0 on the null world, the reference world and every trial's world (sandbox.t0: through
+the benchmark's own verifier flow when the task ships one, else our runner) and judges the
+task with the one well-formedness rule (sandbox.wellformed.assess), which the audit's task
+check uses too. Per trial: our pass/fail on T0 against the recorded official verdict; a trial
+whose patch does not apply is not reproducible. Recorded and reproduced verdicts are separate
+fields. Ids everywhere are T0's ids exactly as the benchmark writes them.
 """
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import asyncio
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
-from testjack_tui.model import Task, Trial
+from testjack_tui.model import Task, Trial, t0_timeout
 
 from .api import TestRun
 from .errors import PatchError, SandboxError
+from .t0 import run_t0
+from .wellformed import assess, diagnose
 
 Progress = Callable[[str, int, int], None]  # (what just finished, done, total)
 
@@ -32,6 +35,9 @@ class TrialVerification:
     tampered: list[str] = field(default_factory=list)  # harness files the trial's patch touches
     undone_by_t0: list[str] = field(default_factory=list)  # of those, files T0's reset puts back
     applied_with: str = ""
+    reward: float | None = None  # what the benchmark's own verifier wrote, when it ran
+    # The canaries of the trial's T0 run came out wrong: its code forged test reports.
+    proven_tampering: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -39,11 +45,14 @@ class TaskVerification:
     task_id: str
     well_formed: bool
     problems: list[str] = field(default_factory=list)
-    vacuous: list[str] = field(default_factory=list)  # T0 tests passing on null
+    vacuous: list[str] = field(default_factory=list)  # tests T0 adds/changes or lists as f2p, passing on null
+    regression_guards: list[str] = field(default_factory=list)  # older p2p tests passing on null
     reference_failures: list[str] = field(default_factory=list)
     f2p_passing_on_null: list[str] = field(default_factory=list)
     null_statuses: dict[str, str] = field(default_factory=dict)
     reference_statuses: dict[str, str] = field(default_factory=dict)
+    diagnoses: dict[str, str] = field(default_factory=dict)  # world -> why no T0 test gave a result
+    flow: str = ""  # "official" (the benchmark's verifier) or "direct" (our runner)
     trials: list[TrialVerification] = field(default_factory=list)
 
     @property
@@ -62,7 +71,7 @@ def _not_passing(run: TestRun, ids: Sequence[str]) -> list[str]:
 
 async def verify_task(sb, task: Task, trials: Sequence[Trial],
                       on_progress: Progress | None = None) -> TaskVerification:
-    ids = list(task.tests.ids)
+    ids = list(dict.fromkeys(task.tests.ids))
     total = 2 + len(trials)
     done = 0
 
@@ -72,16 +81,16 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
         if on_progress:
             on_progress(what, done, total)
 
-    result = TaskVerification(task_id=task.id, well_formed=True)
-    if not ids:
-        result.problems.append("T0 lists no test ids (fail-to-pass and pass-to-pass are empty)")
+    result = TaskVerification(task_id=task.id, well_formed=True,
+                              flow="official" if task.tests.evaluator is not None else "direct")
+    world_problems: list[str] = []
 
     async def world_side(kind: str) -> TestRun | None:
         try:
             world = await sb.prepare(task, kind)
-            return await sb.run_tests(world, ids)
+            return await run_t0(sb, task, world, timeout=t0_timeout(task))
         except (PatchError, SandboxError) as exc:
-            result.problems.append(f"{kind} world: {exc}")
+            world_problems.append(f"{kind} world: {exc}")
             return None
         finally:
             step(f"{task.id}: {kind} world")
@@ -91,7 +100,7 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
 
     async def reference_side() -> TestRun | None:
         if not task.reference.present:
-            result.problems.append("no reference solution (G): well-formedness cannot be checked")
+            world_problems.append("no reference solution (G): well-formedness cannot be checked")
             step(f"{task.id}: reference world")
             return None
         return await world_side("reference")
@@ -105,13 +114,23 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
             t0_files = set(task.tests.test_files)
             tv.undone_by_t0 = [f for f in world.tampered if f in t0_files]
             tv.applied_with = world.applied_with
-            run = await sb.run_tests(world, ids)
+            run = await run_t0(sb, task, world, trial, timeout=t0_timeout(task))
+            tv.reward = run.reward
             tv.failing = _not_passing(run, ids)
             tv.reproduced_pass = bool(ids) and not tv.failing
             tv.reproducible = tv.reproduced_pass == trial.official_pass
-            if not tv.reproducible:
-                tv.reason = ("recorded pass, but T0 fails here: " + ", ".join(tv.failing[:5])
-                             if trial.official_pass else "recorded fail, but T0 passes here")
+            if run.canaries == "tampered":
+                tv.proven_tampering = list(run.tampering)
+                tv.reason = "proven tampering (canary_tampering): " + "; ".join(run.tampering)
+            elif not tv.reproducible:
+                why = diagnose("model", run, ids)
+                if why:
+                    tv.reason = why
+                elif trial.official_pass:
+                    tv.reason = ("recorded pass, but T0 fails here: " + ", ".join(tv.failing[:5])
+                                 + (f" and {len(tv.failing) - 5} more" if len(tv.failing) > 5 else ""))
+                else:
+                    tv.reason = "recorded fail, but T0 passes here"
         except PatchError as exc:
             tv.reason = f"{exc.stage} does not apply: {exc.summary}"
         except SandboxError as exc:
@@ -124,16 +143,16 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
         null_side(), reference_side(), *(trial_side(t) for t in trials))
     result.trials = list(trial_results)
 
+    verdict = assess(task, null_run, ref_run)
+    result.problems = world_problems + verdict.problems
+    result.vacuous = verdict.vacuous
+    result.regression_guards = verdict.regression_guards
+    result.f2p_passing_on_null = verdict.f2p_passing_on_null
+    result.reference_failures = verdict.reference_failures
+    result.diagnoses = verdict.diagnoses
     if null_run is not None:
         result.null_statuses = {i: null_run.status(i) for i in ids}
-        result.vacuous = [i for i in ids if null_run.status(i) == "passed"]
-        result.f2p_passing_on_null = [i for i in task.tests.fail_to_pass if null_run.status(i) == "passed"]
-        for test_id in result.f2p_passing_on_null:
-            result.problems.append(f"fail-to-pass test {test_id} passes on the null world")
     if ref_run is not None:
         result.reference_statuses = {i: ref_run.status(i) for i in ids}
-        result.reference_failures = _not_passing(ref_run, ids)
-        for test_id in result.reference_failures:
-            result.problems.append(f"G does not pass T0 test {test_id} ({ref_run.status(test_id)})")
     result.well_formed = not result.problems
     return result

@@ -26,11 +26,18 @@ from .execs import ExecHandle, run_exec
 from .integrity import harness_reasons
 from .labels import APP, L_APP, L_TASK, L_TRIAL, L_WORLD, slug
 from .output import OutputCollector
-from .patches import touched_files
+from testjack_tui.diffs import touched_files
 from .runners import get_runner
 
 WORLD_REPO = "localhost/testjack-world"
 L_TAMPERED = "testjack.tampered"
+L_HOME = "testjack.home"  # which TESTJACK_HOME built the snapshot (prune touches only its own)
+
+
+def home_id() -> str:
+    from testjack_tui.paths import cache_dir
+
+    return hashlib.sha256(str(cache_dir().resolve()).encode()).hexdigest()[:16]
 L_APPLIED = "testjack.applied"
 L_WORKDIR = "testjack.workdir"
 PREPARE_TIMEOUT = 900  # solve scripts may build things
@@ -195,6 +202,7 @@ def build_world(client_factory: Callable, plan: WorldPlan, labels: dict[str, str
         applied = info["applied"].get("main", "")
         tampered = info["tampered"]
         changes = [f"LABEL {L_APP}={APP}", f"LABEL {L_WORLD}={slug(plan.name, 120)}",
+                   f"LABEL {L_HOME}={home_id()}",
                    f"LABEL {L_TASK}={slug(task.id, 120)}",
                    f'LABEL {L_APPLIED}="{applied}"',
                    f"LABEL {L_WORKDIR}={task.environment.workdir}"]

@@ -21,6 +21,10 @@ is built from OPENAI_API_KEY / OPENAI_BASE_URL / TESTJACK_MODEL.
     [pricing."gpt-4.1"]
     input_per_mtok = 2.0
     output_per_mtok = 8.0
+
+    [sandbox]
+    backend = "ray"            # where worlds and test runs go: "local" (default) or "ray"
+    ray_address = "auto"       # the Ray cluster (ray://HOST:10001, HOST:6379, auto)
 """
 from __future__ import annotations
 
@@ -81,6 +85,8 @@ class Config:
     profiles: dict[str, Profile] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)  # role -> profile name
     pricing: dict[str, Price] = field(default_factory=dict)  # model -> price
+    backend: str = "local"  # [sandbox] backend: the default for new sessions
+    ray_address: str | None = None  # [sandbox] ray_address
     path: Path | None = None
     document: tomlkit.TOMLDocument | None = None  # the parsed file, kept to preserve comments
 
@@ -174,12 +180,31 @@ def load_config(path: Path | None = None) -> Config:
             except (KeyError, TypeError, ValueError):
                 raise InputError(path, f'pricing."{model}"',
                                  "needs numbers input_per_mtok and output_per_mtok") from None
+        _parse_sandbox(path, document.get("sandbox", {}), config)
     if "default" not in config.profiles:
         config.profiles["default"] = _env_profile()
     for role, profile in config.roles.items():
         if profile not in config.profiles:
             raise InputError(path, f"roles.{role}", f"names profile {profile!r}, which is not defined")
     return config
+
+
+def _parse_sandbox(path: Path, table, config: Config) -> None:
+    from sandbox.backend import BACKENDS
+
+    if not hasattr(table, "items"):
+        raise InputError(path, "sandbox", "must be a table")
+    for key, value in dict(table).items():
+        if key == "backend":
+            if value not in BACKENDS:
+                raise InputError(path, "sandbox.backend", f"must be one of {', '.join(BACKENDS)}, got {value!r}")
+            config.backend = str(value)
+        elif key == "ray_address":
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(path, "sandbox.ray_address", "must be a non-empty string")
+            config.ray_address = str(value)
+        else:
+            raise InputError(path, f"sandbox.{key}", "unknown key (keys: backend, ray_address)")
 
 
 def _profile_table(profile: Profile, table=None):

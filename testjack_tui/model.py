@@ -1,6 +1,6 @@
 """The domain model: benchmarks, tasks and trials as loaded from disk.
 
-Loading never touches containers. Words follow DESIGN.md §2: a task is P (instruction),
+Loading never touches containers. Words as in docs/architecture.md: a task is P (instruction),
 R (environment), G (reference), T0 (official tests); a trial is one agent's patch s with the
 verdict the benchmark recorded for it.
 """
@@ -43,6 +43,34 @@ class Reference:
 
 
 @dataclass(frozen=True)
+class Evaluator:
+    """The benchmark's own T0 flow, when it ships one; T0's truth is what it says.
+
+    Harbor: the task's `tests/` folder goes to `/tests`, the patch to
+    `/logs/artifacts/model.patch`, `bash /tests/test.sh` runs with the verifier's timeout, and
+    per-test outcomes come from the reports `tests/config.json`'s `grade` section names
+    (`junit`: `classname.name`; `ctrf`: `suite.name` or `name`), the reward from
+    `/logs/verifier/reward.json` or `reward.txt`. SWE-bench: the harness's per-repository test
+    command on the test directives, statuses from its log parser.
+    """
+
+    kind: str  # "harbor" | "swebench"
+    tests_dir: Path | None = None  # Harbor: the task's tests/ folder
+    report_format: str = "junit"  # "junit" | "ctrf" (Harbor reports) | "log" (SWE-bench log parser)
+    reports: tuple[str, ...] = ()
+    node_id: str = "name"  # ctrf only: "suite.name" | "name"
+    timeout_sec: float = 1800.0
+    separate: bool = False  # [verifier] environment_mode = "separate"
+    network_mode: str = "no-network"
+    verifier_image: str | None = None  # [verifier.environment] docker_image
+    verifier_containerfile: Path | None = None  # tests/Dockerfile in separate mode
+    # SWE-bench: the harness's test command for the repository and its log parser's name
+    # (SWE-bench: "pytest", "pytest_options", "django", "sympy"; see benchmarks/swebench_harness.py).
+    test_command: str = ""
+    log_parser: str = ""
+
+
+@dataclass(frozen=True)
 class OfficialTests:
     """T0 and how the official evaluator applies it.
 
@@ -56,10 +84,22 @@ class OfficialTests:
     framework: str = "pytest"
     test_files: tuple[str, ...] = ()  # files the test patch touches (reset before applying)
     run_script: str | None = None  # the benchmark's own verifier script (Harbor tests/test.sh)
+    evaluator: Evaluator | None = None  # how the benchmark itself runs T0 (None: our runner)
 
     @property
     def ids(self) -> tuple[str, ...]:
         return self.fail_to_pass + self.pass_to_pass
+
+
+@dataclass(frozen=True)
+class ReferenceProgram:
+    """An executable oracle (task.toml `[reference_program]`): typically the old system the task
+    ports, in any language. It reads one input per line on stdin and prints one output line per
+    input; differential probes compare the trial's answers with its answers."""
+
+    command: tuple[str, ...]  # argv, run with cwd /oracle
+    files: Path  # folder copied into /oracle
+    image: str | None = None  # None: the task's own environment image (its null world)
 
 
 @dataclass
@@ -73,6 +113,7 @@ class Task:
     base_commit: str | None = None
     source: Path | None = None  # folder or file it was loaded from
     metadata: dict = field(default_factory=dict)
+    reference_program: ReferenceProgram | None = None
 
 
 @dataclass
@@ -121,3 +162,16 @@ class Benchmark:
 
     def models_of(self, task_id: str) -> list[str]:
         return sorted({t.model for t in self.trials if t.task_id == task_id})
+
+
+SWEBENCH_TIMEOUT = 1800.0  # the SWE-bench harness's default, for tasks that name none
+
+
+def t0_timeout(task: Task, default: float = SWEBENCH_TIMEOUT) -> float:
+    """How long T0 may run on a world: the task's `[verifier] timeout_sec` (Harbor), else the
+    SWE-bench harness's default. (Candidate and witness runs have their own, shorter default.)"""
+    verifier = (task.metadata or {}).get("verifier") or {}
+    value = verifier.get("timeout_sec") if isinstance(verifier, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf"):
+        return float(value)
+    return default

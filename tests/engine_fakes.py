@@ -2,7 +2,9 @@
 
 Worlds are simulated by a tiny rule set, so tests can state the expected outcome directly:
 - a trial's patch lists the requirements it misses: "defect:<req>" lines; "NOAPPLY" makes its
-  patch fail to apply and "FAILT0" makes it fail T0 on our re-run;
+  patch fail to apply and "FAILT0" makes it fail T0 on our re-run; "FORGE" makes its code forge
+  every report on its world (the canaries catch it: proven tampering, every outcome void) and
+  "FORGEW" only the witness runs (isolated runs with candidate files);
 - a candidate's source names the requirement it checks ("REQ <req>"); "BROKEN" makes it fail
   on the reference world too; it fails on a model world iff the trial misses <req>.
 - a task with metadata {"bad_reference": True} fails T0 on the reference world.
@@ -88,8 +90,13 @@ class FakeSandbox:
                                              "assert expected == got" if True else "")
             else:
                 outcomes[test_id] = TestOutcome(test_id, self._t0_status(world, task, trial, test_id))
-        return TestRun(world=world.name, test_ids=list(test_ids), outcomes=outcomes, exec=_exec("ran"),
-                       files=files)
+        run = TestRun(world=world.name, test_ids=list(test_ids), outcomes=outcomes, exec=_exec("ran"),
+                      files=files, canaries="ok" if world.kind == "model" else "")
+        if trial is not None and ("FORGE\n" in trial.patch + "\n" or "FORGEW" in trial.patch and files):
+            run.canaries, run.tampering = "tampered", ["a canary test that must fail was reported passed"]
+            run.outcomes = {k: TestOutcome(k, "unverifiable", "void: proven tampering")
+                            for k in outcomes}
+        return run
 
     @staticmethod
     def _candidate_status(world, trial, source: str) -> str:

@@ -135,3 +135,13 @@ async def test_concurrency_caps_requests_in_flight(server):
                                                     meter=meter) for _ in range(3)])
     await model.aclose()
     assert sorted(r.text for r in replies) == ["a", "b", "c"] and peak == 1
+
+
+def test_a_verdict_left_for_the_operator_is_said_so():
+    from testjack_tui.engine.events import ApprovalAnswered
+
+    out = io.StringIO()
+    ProgressPrinter(out)(ApprovalAnswered("s", request_id="r", candidate_id="t:a1:1.v1", counts=False,
+                                          label="questionable", by="queued"))
+    assert out.getvalue().split("] ", 1)[1].strip() == \
+        "queued: t:a1:1.v1 is questionable: left for the operator, not counted"

@@ -201,3 +201,40 @@ def test_help_and_startup_lines_say_what_openai_resolves_to(monkeypatch):
     assert "timeout 900s" in line and "concurrency 2" in line
 
 
+
+
+async def test_known_witnesses_are_in_place_for_the_auditors_test_runs(server):
+    witness = Candidate(id="calc:analysis:1.v1", path="tests/test_tj_zero.py", source="def test_zero(): pass\n",
+                        requirement="double(0) is 0", author="task_analysis")
+    server.script(Reply(tool_calls=[("run_tests", {"world": "model", "test_ids": ["tests/test_tj_zero.py"]})]),
+                  write_reply(), Reply(tool_calls=[("submit", SUBMIT)]))
+    trial = make_trial()
+    tools = FileWorlds(trial)
+    ctx = make_ctx(tools, trial, [])
+    ctx.known_witnesses = [witness]
+    await LLMAuditAgent(model(server)).audit(ctx)
+    assert ("run_tests", "model", ("tests/test_tj_zero.py",), ("tests/test_tj_zero.py",)) in tools.calls
+    assert "Their files are in place for `run_tests`" in server.requests[0]["messages"][0]["content"]
+
+
+async def test_later_audits_are_told_what_was_judged_and_not_counted(server):
+    server.script(write_reply(), Reply(tool_calls=[("submit", SUBMIT)]))
+    trial = make_trial()
+    ctx = make_ctx(FileWorlds(trial), trial, [])
+    ctx.judged = [{"requirement": "a cancelled first caller's run is cached", "label": "questionable",
+                   "by": "queued", "reason": "P says nothing about cancellation"}]
+    await LLMAuditAgent(model(server)).audit(ctx)
+    system = server.requests[0]["messages"][0]["content"]
+    assert ("- a cancelled first caller's run is cached — questionable (waiting for the operator): "
+            "P says nothing about cancellation") in system
+
+
+async def test_any_rejection_of_the_structured_request_falls_back_to_the_tool(server):
+    # e.g. a server that wants `tools` whenever the history holds tool calls
+    server.script(Reply(text="Done."), Fault(400, "tool messages need tools"), Reply(tool_calls=[("submit", REVIEW)]))
+    trial = make_trial()
+    ctx = make_ctx(FileWorlds(trial), trial, [])
+    ctx.case_runs = {CANDIDATE.id: CASES}
+    chat = model(server, "auto")
+    verdict = await LLMReviewer(chat).review(ctx, CANDIDATE)
+    assert verdict.overall == "KEEP_SOME" and chat.json_schema_supported is False

@@ -6,7 +6,7 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 
 import pytest
-from agents_worlds import FileWorlds, make_ctx, make_task, make_trial
+from agents_worlds import make_ctx, make_task, make_trial
 from fake_openai_server import FakeOpenAIServer, Reply
 
 from sandbox.api import ExecResult
@@ -147,7 +147,7 @@ async def test_agent_executions_count_against_the_run_budget(tmp_path):
     assert budget.test_runs == 2
     with pytest.raises(BudgetExceeded):  # not swallowed into a tool error: the session pauses
         await box.call("run", '{"world": "null", "command": "ls"}')
-    assert sandbox.log == ["ls", ("t::a",)]
+    assert sandbox.log[0].endswith("\nls") and sandbox.log[1] == ("t::a",)
     await tools.aclose()
     store.close()
 
@@ -166,3 +166,26 @@ async def test_a_model_hitting_the_run_budget_stops_the_audit(tmp_path):
         await agent.aclose()
         assert len(server.requests) == 2  # the second run was refused; no third request
     store.close()
+
+
+def test_python_runs_python3_where_only_python3_exists(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    from testjack_tui.agents.tools import with_shims
+
+    (tmp_path / "python3").symlink_to(sys.executable)
+    sh = shutil.which("sh")
+    out = subprocess.run([sh, "-c", with_shims("python -c 'print(6 * 7)'")], capture_output=True, text=True,
+                         env={"PATH": str(tmp_path)})
+    assert out.stdout.strip() == "42", out.stderr
+
+
+def test_failure_location_is_the_repo_frame_not_the_interpreter():
+    from testjack_tui.agents.tools import failure_lines
+
+    message = ("tests/test_tj_x.py:30: in test_it\n    assert asyncio.run(main()) == 10\n"
+               "/usr/lib/python3.11/asyncio/base_events.py:653: in run_until_complete\n"
+               "    return future.result()\nE   assert False")
+    assert failure_lines(message) == ["at tests/test_tj_x.py:30: in test_it", "assert False"]

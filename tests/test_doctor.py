@@ -49,25 +49,31 @@ def test_disk_check_reads_free_space():
 
 
 @pytest.mark.podman
-def test_prune_removes_only_the_named_tasks_world_snapshots():
+def test_prune_removes_only_the_named_tasks_world_snapshots_of_this_home(tmp_path):
     import uuid
 
     from sandbox.base_image import BASE_IMAGE
     from sandbox.podman_conf import podman
     from sandbox.prune import world_snapshots
-    from sandbox.worlds import WORLD_REPO
+    from sandbox.worlds import L_HOME, WORLD_REPO, home_id
 
     mine = f"prunetest-{uuid.uuid4().hex[:8]}"
     other = f"prunekeep-{uuid.uuid4().hex[:8]}"
-    for tag in (f"{mine}-null-a", f"{mine}-model-b", f"{other}-null-a"):
-        podman("tag", BASE_IMAGE, f"{WORLD_REPO}:{tag}")
+    (tmp_path / "Containerfile").write_text(f"FROM {BASE_IMAGE}\n")
+    ours, theirs = f"{WORLD_REPO}:{mine}-null-a", f"{WORLD_REPO}:{mine}-foreign"
+    podman("build", "-q", "--label", f"{L_HOME}={home_id()}", "-t", ours, str(tmp_path))
+    podman("build", "-q", "--label", f"{L_HOME}=another-home", "-t", theirs, str(tmp_path))
+    tags = [ours, f"{WORLD_REPO}:{mine}-model-b", f"{WORLD_REPO}:{other}-null-a", theirs]
+    for tag in tags[1:3]:
+        podman("tag", ours, tag)
     try:
         result = CliRunner().invoke(app, ["doctor", "--quiet", "--prune", mine])
         assert "pruned 2 world snapshot(s)" in result.output, result.output
         left = world_snapshots()
         assert not [n for n in left if mine in n]
         assert f"{WORLD_REPO}:{other}-null-a" in left
+        # Another TESTJACK_HOME's snapshot is not ours to prune, whatever its name.
+        assert podman("image", "exists", theirs, check=False).returncode == 0
     finally:
-        podman("rmi", f"{WORLD_REPO}:{other}-null-a", check=False)
-        for tag in (f"{mine}-null-a", f"{mine}-model-b"):
-            podman("rmi", f"{WORLD_REPO}:{tag}", check=False)
+        for tag in tags:
+            podman("rmi", tag, check=False)

@@ -127,3 +127,22 @@ async def test_without_keep_some_the_incidental_case_refutes_a_correct_trial(tes
     session = build(StructuredReviewer("KEEP_ALL"), "keep-all")
     assert await session.run() == "finished"
     assert states(session) == {"a1": "refuted", "a2": "refuted", "a3": "refuted"}
+
+
+async def test_the_next_audit_hears_of_candidates_that_did_not_count(testjack_home):
+    reviewer = StructuredReviewer("HUMAN_REVIEW", label="questionable")
+    session = build(reviewer, "judged")
+    session.config.rounds = 2
+    seen = []
+    original = FakeAudit.audit
+
+    async def spy(self, ctx):
+        seen.append(list(ctx.judged))
+        return await original(self, ctx)
+
+    FakeAudit.audit = spy
+    try:
+        assert await session.run() == "finished"
+    finally:
+        FakeAudit.audit = original
+    assert seen[0] == [] and seen[1][0]["label"] == "questionable" and seen[1][0]["by"] == "queued"

@@ -82,6 +82,14 @@ def test_statuses_and_feedback():
     assert "AssertionError: 1 != 2" in blind and "secret_code" not in blind
     full = feedback_for(run, c, sanitize=False)
     assert "secret_code" in full
+    # pytest's assertion lines are what a solution-blind author needs to repair its test.
+    run = _run({"tests/test_a.py::test_2": ("failed", "    def test_2():\n>       assert merge(a) == [1, 2]\n"
+                                                      "E       assert [1] == [1, 2]\n"
+                                                      "E         Right contains one more item: 2\n"
+                                                      "src/lib.py:10: in merge\n    secret_code()\n"
+                                                      "tests/test_a.py:7: AssertionError")})
+    blind = feedback_for(run, c, sanitize=True)
+    assert "assert [1] == [1, 2] / Right contains one more item: 2" in blind and "secret_code" not in blind
 
 
 def test_run_key_depends_on_everything_that_changes_a_run():
@@ -117,4 +125,8 @@ async def test_control_step_tokens_and_run_to_end():
     control.run_to_end()
     await asyncio.wait_for(second, 1)
     await control.gate("round 3")  # no longer stepping: passes at once
-    assert [p.waiting_for for p in seen] == ["round 1", "round 2"]
+    from testjack_tui.engine.events import Paused, Released
+
+    # Each gate that held the loop says so when it starts waiting and when it lets go.
+    assert [p.waiting_for for p in seen if isinstance(p, Paused)] == ["round 1", "round 2"]
+    assert [p.waiting_for for p in seen if isinstance(p, Released)] == ["round 1", "round 2"]

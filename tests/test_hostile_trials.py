@@ -3,16 +3,25 @@ works, and no container is left behind. Real podman, a tiny task built in the te
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from sandbox import Limits, Sandbox
 from sandbox.labels import L_PID
 from sandbox.selftest import F2P, P2P, tiny_task, trial_for
+
+HOSTILE = Path(__file__).parent / "fixtures" / "hostile"
+
+
+def hostile_source(name: str) -> str:
+    """A committed hostile trial file (tests/fixtures/hostile/trials)."""
+    return (HOSTILE / "trials" / name).read_text()
 
 pytestmark = pytest.mark.podman
 
@@ -176,14 +185,145 @@ async def test_deleting_the_tests_is_reported_and_undone_for_witness_runs(task):
 
 
 async def test_conftest_hook_passing_everything_is_caught(task):
-    hook = ("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\n"
-            "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
-            "    outcome.get_result().outcome = 'passed'\n")
-    trial = trial_for(task, "hooker", {"calc/__init__.py": calc_with("return 42"), "conftest.py": hook})
+    trial = trial_for(task, "hooker", {"calc/__init__.py": calc_with("return 42"),
+                                       "conftest.py": hostile_source("conftest_pass_all.py")})
     async with Sandbox(session="hostile-hook", limits=HOSTILE_LIMITS) as sb:
         world = await sb.prepare(task, "model", trial)
         official = await sb.run_tests(world, T0)
         witness = await sb.run_tests(world, list(F2P), isolate_harness=True)
     assert world.tampered == ("conftest.py",)
-    assert official.all_passed  # T0 as the benchmark runs it is fooled
+    # T0 as the benchmark runs it would be fooled; the canaries prove the tampering and void it.
+    assert official.canaries == "tampered" and not official.all_passed
+    assert {official.status(i) for i in T0} == {"unverifiable"}
+    assert any("must fail was reported passed" in p for p in official.tampering)
+    # With the harness restored, the witness run is clean and the failure is real.
+    assert witness.canaries == "ok"
     assert {witness.status(i) for i in F2P} == {"failed"} and witness.neutralised == ["conftest.py"]
+
+
+WITNESS = {"tests/test_witness_add.py": "from calc import add\n\n\ndef test_add_sums():\n"
+                                        "    assert add(20, 22) == 42\n"}
+
+
+async def test_forged_trailer_and_rewritten_report_are_never_certified(task):
+    """The trial hunts for the report trailer's mark (parent environ and memory, every process,
+    its own objects) and rewrites the JUnit report at exit: the mark is out of its reach and the
+    canaries catch the rewritten report."""
+    trial = trial_for(task, "forger", {"calc/__init__.py": hostile_source("forged_trailer.py")})
+    async with Sandbox(session="hostile-forger", limits=HOSTILE_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        official = await sb.run_tests(world, T0)
+        witness = await sb.run_tests(world, list(WITNESS), files=WITNESS, isolate_harness=True)
+    assert "HOSTILE-MARKS-FOUND 0" in official.exec.output
+    for run in (official, witness):
+        assert run.canaries == "tampered", run.tampering
+        assert not any(o.status == "passed" for o in run.outcomes.values())
+    # Reported under the name its author gave it.
+    assert "tests/test_witness_add.py" in witness.outcomes
+    assert all(k.startswith("tests/test_witness_add.py") for k in witness.outcomes)
+    assert "tests/test_witness_add.py" not in witness.exec.output  # ran under a random name
+
+
+async def test_library_level_pytest_patch_is_never_certified(task):
+    """Library code (not a harness file, nothing to restore) patches pytest's reports with the
+    module name built from chr(): the witness run is void, never a pass."""
+    trial = trial_for(task, "patcher", {"calc/__init__.py": hostile_source("pytest_patch_chr.py")})
+    async with Sandbox(session="hostile-patcher", limits=HOSTILE_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        witness = await sb.run_tests(world, list(WITNESS), files=WITNESS, isolate_harness=True)
+    assert world.tampered == ()
+    assert witness.canaries == "tampered"
+    assert witness.status("tests/test_witness_add.py") == "unverifiable"
+    assert "proven tampering" in witness.outcomes["tests/test_witness_add.py"].message
+
+
+DISK_LIMITS = Limits(memory_mb=256, pids=128, cpus=1.0, disk_mb=256, file_mb=64)
+
+
+async def test_disk_fill_is_killed_at_the_disk_limit(task):
+    """Overlay on ext4 has no quota: the writable layer is measured while the run goes on and
+    the run is killed past disk_mb; one file cannot pass file_mb (RLIMIT_FSIZE)."""
+    trial = trial_for(task, "filler", {"calc/__init__.py": hostile_source("disk_fill.py")})
+    async with Sandbox(session="hostile-disk", limits=DISK_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        started = time.monotonic()
+        run = await sb.run_tests(world, T0, timeout=120)
+        took = time.monotonic() - started
+        big = await sb.exec(world, ["python3", "-c", "open('/tmp/big', 'wb').write(bytes(100 << 20))"])
+    assert run.exec.limit_hit == "disk" and not run.exec.timed_out and took < 60
+    assert run.status(F2P[0]) != "passed" and "disk limit" in run.outcomes[F2P[0]].message
+    assert big.exit_code != 0 and big.limit_hit == ""  # stopped by the file-size limit
+
+
+async def test_task_memory_request_is_capped_by_the_ceiling(task):
+    """A task asking for memory_mb = 3000 gets at most the configured ceiling."""
+    hungry = dataclasses.replace(task, environment=dataclasses.replace(task.environment, memory_mb=3000))
+    trial = trial_for(hungry, "hog", {"calc/__init__.py": hostile_source("memory_hog.py")})
+    limits = dataclasses.replace(HOSTILE_LIMITS, max_memory_mb=384)
+    async with Sandbox(session="hostile-memory", limits=limits) as sb:
+        world = await sb.prepare(hungry, "model", trial)
+        run = await sb.run_tests(world, list(F2P), timeout=60)
+    assert world.memory_mb == 3000
+    assert run.exec.exit_code == 137 and run.status(F2P[0]) != "passed"
+
+
+async def test_cpu_hog_is_stopped_by_its_cpu_time_limit(task):
+    """A run's test process gets a CPU-time limit (a share of its timeout): a busy loop frees its
+    slot long before the wall-clock timeout."""
+    trial = trial_for(task, "cpuhog", {"calc/__init__.py": calc_with("while True:\n    pass\n")})
+    limits = dataclasses.replace(HOSTILE_LIMITS, cpu_share=0.01, min_cpu_seconds=1)
+    async with Sandbox(session="hostile-cpu", limits=limits) as sb:
+        world = await sb.prepare(task, "model", trial)
+        run = await sb.run_tests(world, list(F2P), timeout=120)
+    # Stopped by its 1.2 CPU seconds, not by the 120 s timeout (wall time depends on the load).
+    assert not run.exec.timed_out and run.exec.exit_code == 152  # SIGXCPU
+    assert run.status(F2P[0]) != "passed"
+
+
+OWNER = """
+import asyncio, os, sys
+from sandbox import Sandbox
+from sandbox.selftest import tiny_task
+from pathlib import Path
+
+async def main():
+    task = tiny_task(Path(sys.argv[1]))
+    async with Sandbox(session="hostile-killed") as sb:
+        world = await sb.prepare(task, "reference")
+        async with sb.open(world):
+            print("READY", sb.service.owned_pid(), flush=True)
+            await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+def test_kill_9_leaves_no_container_and_no_service_for_long(tmp_path):
+    """After a kill -9 of its owner, the reaper removes the owner's keep-alive container and
+    stops its private podman service within seconds (not at the next start-up)."""
+    import signal
+
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path)], stdout=subprocess.PIPE,
+                             text=True, cwd=Path(__file__).resolve().parent.parent)
+    try:
+        line = ""
+        deadline = time.monotonic() + 300
+        while not line.startswith("READY") and time.monotonic() < deadline:
+            line = owner.stdout.readline()
+            assert line or owner.poll() is None, "the owner died before it was ready"
+        service = int(line.split()[1])
+        mine = ["podman", "ps", "-aq", "--filter", f"label={L_PID}={owner.pid}"]
+        assert subprocess.run(mine, capture_output=True, text=True).stdout.split()
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            left = subprocess.run(mine, capture_output=True, text=True).stdout.split()
+            service_alive = os.path.exists(f"/proc/{service}")
+            if not left and not service_alive:
+                break
+            time.sleep(1)
+        assert not left and not service_alive, (left, service_alive)
+    finally:
+        if owner.poll() is None:
+            owner.kill()

@@ -283,3 +283,27 @@ def test_results_listing_ids_without_predictions(copy):
     bench = load_benchmark(copy)
     (entry,) = bench.skipped
     assert entry.field == "resolved_ids" and "'other__x-1'" in entry.reason
+
+
+def test_several_runs_of_one_model_load_as_separate_trials(copy):
+    # The paper audits two runs per model and task: a second predictions file of org/model-a
+    # (run2, with its own harness reports) is a second trial, not a duplicate.
+    second = (copy / "preds_model_a.jsonl").read_text().replace('raise ZeroDivisionError(\\"no\\")',
+                                                               'raise ZeroDivisionError(\\"zero\\")')
+    (copy / "preds_model_a_run2.jsonl").write_text(second)
+    report = copy / "logs" / "run_evaluation" / "run2" / "org__model-a" / CALC
+    report.mkdir(parents=True)
+    (report / "report.json").write_text(json.dumps({CALC: {"resolved": False}}))
+    manifest(copy, predictions=None, extra=(
+        '[[predictions]]\nfile = "preds_model_a.jsonl"\nrun = "run1"\n'
+        '[[predictions]]\nfile = "preds_model_a_run2.jsonl"\nrun = "run2"\n'
+        '[[predictions]]\nfile = "preds_model_b.json"\n'))
+    bench = load_benchmark(copy)
+    runs = sorted((t.id, t.model, t.official_pass) for t in bench.trials
+                  if t.task_id == CALC and t.model == "org/model-a")
+    assert runs == [(f"{CALC}@org__model-a@run1", "org/model-a", True),
+                    (f"{CALC}@org__model-a@run2", "org/model-a", False)]
+    assert "zero" in next(t for t in bench.trials if t.id.endswith("@run2") and t.task_id == CALC).patch
+    # a model with one run keeps the plain id
+    assert trial(bench, CALC, "model-b").id == f"{CALC}@model-b"
+    assert not [s for s in bench.skipped if "duplicate" in s.message]

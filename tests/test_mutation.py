@@ -127,3 +127,25 @@ def test_audit_with_mutants_reports_survivors_in_the_report(tmp_path):
     md = (rep / "trials" / t["task_id"] / trial / "report.md").read_text()
     assert "## Mutation evidence" in md
     assert f"{on_ghost[0]['file']}:{on_ghost[0]['line']} [{on_ghost[0]['operator']}, never executed by T0]" in md
+
+
+def test_diff_view_marks_lines_with_surviving_mutants():
+    """The TUI's diff view (trials table → d) flags the lines T0 does not pin down."""
+    from rich.console import Console
+
+    from testjack_tui.tui.screens.inspect import diff_view
+
+    patch = ("diff --git a/pkg/mod.py b/pkg/mod.py\n--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -1,2 +1,3 @@\n"
+             " A = 1\n-B = 2\n+B = 3\n+LIMIT = 10\n")
+    evidence = {"mutation": MutationReport(generated=4, run=2, killed=1, survivors=[
+        {"file": "pkg/mod.py", "line": 3, "operator": "constant", "original": "LIMIT = 10",
+         "mutated": "LIMIT = 11", "executed": True}]).to_dict()}
+    body, facts = diff_view(patch, evidence)
+    assert facts["mutants"] == {"pkg/mod.py": [3]}
+    console = Console(width=160, color_system=None, record=True)
+    console.print(body)
+    text = console.export_text()
+    assert "1 surviving mutant(s) of 4 (2 run under T0)" in text
+    row = next(line for line in text.splitlines() if "LIMIT = 10" in line)
+    assert "⚑ T0 still passes with: LIMIT = 11" in row
+    assert "⚑" not in next(line for line in text.splitlines() if "B = 3" in line)

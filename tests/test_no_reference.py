@@ -1,7 +1,6 @@
 """No-reference mode: audits against an independent implementation G′ when a task has no G."""
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys

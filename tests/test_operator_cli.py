@@ -231,8 +231,54 @@ def test_operator_writes_and_approves_on_a_terminal(home, witness_file, tmp_path
     assert summary["tasks"][TASK]["witnesses"][0]["source_trial"] == group[-1]
 
 
+@pytest.mark.podman
+def test_verdicts_file_answers_the_operator_without_a_terminal(home, witness_file, tmp_path):
+    """CI: operator mode headless, the judgement written in advance in a TOML file."""
+    chosen, group = where_group()
+    verdicts = tmp_path / "verdicts.toml"
+    verdicts.write_text(f'["{witness_file.name}"]\nlabel = "valid"\nnote = "P: where keeps meta"\n')
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), "--agent", "operator",
+         "--candidate", str(witness_file), "--requirement", REQUIREMENT, "--trial", chosen,
+         "--verdicts", str(verdicts), "--out", str(out)],
+        cwd=ROOT, env=cli_env(home), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert re.search(r"operator: \S+ counts", proc.stdout), proc.stdout[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    hit = refuted(summary)
+    assert set(group) <= hit and not hit & sound_trials()
+
+
+def test_verdicts_file_errors_name_the_file_and_entry(tmp_path):
+    from testjack_tui.commands.verdicts_file import load_verdicts
+
+    good = tmp_path / "v.json"
+    good.write_text(json.dumps({"tests/test_tj_a.py": "valid", "b.py": {"label": "invalid", "note": "off P"}}))
+    assert load_verdicts(good) == {"tests/test_tj_a.py": ("valid", ""), "b.py": ("invalid", "off P")}
+    bad = tmp_path / "v.toml"
+    bad.write_text('["x.py"]\nlabel = "maybe"\n')
+    witness = tmp_path / "where.py"
+    witness.write_text(WITNESS)
+    result = runner.invoke(app, ["audit", str(DEMO), "--agent", "operator", "--candidate", str(witness),
+                                 "--verdicts", str(bad)])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "v.toml: x.py.label: must be one of valid, invalid, questionable" in result.output
+
+
+def test_scripted_agent_on_a_benchmark_without_recordings_fails_in_one_line(tmp_path):
+    import shutil
+
+    copy = tmp_path / "demo-without-scripts"
+    shutil.copytree(DEMO, copy, ignore=shutil.ignore_patterns("agent-scripts"))
+    result = runner.invoke(app, ["audit", str(copy), "--headless", "--auto-approve", "--agent", "scripted"])
+    assert result.exit_code == 2
+    assert len(result.output.strip().splitlines()) == 1
+    assert "agent-scripts" in result.output and "no recordings" in result.output
+
+
 def test_the_operator_reviewer_marks_a_requirement_explicit_only_when_it_quotes_the_prompt():
-    from testjack_tui.agents.operator import quote_in_prompt
+    from testjack_tui.agents.operator import prompt_quote as quote_in_prompt
 
     prompt = (DEMO / "tasks" / TASK / "instruction.md").read_text()
     # Markup and spacing of the prompt do not matter; the words do.

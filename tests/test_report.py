@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from testjack_tui.engine.report import (build_report, is_defective, load_labels, session_markdown,
-                                        write_report)
+from testjack_tui.engine.report import (build_report, is_defective, load_labels, write_report)
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark, Environment, OfficialTests, Reference, Task, Trial

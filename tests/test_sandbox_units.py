@@ -8,7 +8,7 @@ from sandbox.api import ExecResult
 from sandbox.integrity import harness_reasons
 from sandbox.labels import L_PID, L_PIDSTART, owner_dead, owner_labels, process_start_time, slug
 from sandbox.output import HeadTail, OutputCollector
-from sandbox.patches import added_files, file_sections, touched_files
+from testjack_tui.diffs import added_files, file_sections, touched_files
 from sandbox.runners import PytestRunner, aggregate, get_runner
 from sandbox.runners.junit import mangle, parse_junit
 from sandbox.selftest import BASE_FILES, FIXED_CALC, make_patch
@@ -28,7 +28,7 @@ def test_make_patch_applies_with_git(tmp_path):
     subprocess.run(["git", "apply", "p.diff"], cwd=tmp_path, check=True)
     assert (tmp_path / "calc/__init__.py").read_text() == FIXED_CALC
     assert (tmp_path / "new.txt").read_text() == "hello\n"
-    assert touched_files(patch) == ["calc/__init__.py", "new.txt"]
+    assert touched_files(patch) == ("calc/__init__.py", "new.txt")
     assert added_files(patch) == {"new.txt"}
 
 
@@ -36,7 +36,7 @@ def test_file_sections_handle_plain_and_deleted_diffs():
     plain = "--- a/x.py\t2020-01-01\n+++ b/x.py\t2020-01-02\n@@ -1 +1 @@\n-a\n+b\n"
     assert list(file_sections(plain)) == ["x.py"]
     deleted = make_patch({"tests/test_sub.py": "x = 1\n"}, {"tests/test_sub.py": None})
-    assert touched_files(deleted) == ["tests/test_sub.py"]
+    assert touched_files(deleted) == ("tests/test_sub.py",)
 
 
 def test_harness_reasons_classify_tampering():
@@ -131,6 +131,9 @@ def test_aggregate_and_runner_registry():
     assert aggregate(["passed", "skipped"]) == "passed"
     assert aggregate(["passed", "failed", "error"]) == "failed"
     assert aggregate(["skipped"]) == "skipped"
+    # one combiner: a test of the group that did not run keeps the group from passing
+    assert aggregate(["passed", "not_found"]) == "not_found"
+    assert aggregate(["error", "not_found"]) == "error"
     assert get_runner("pytest").name == "pytest"
     try:
         get_runner("cobol-unit")

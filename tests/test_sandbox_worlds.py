@@ -202,7 +202,9 @@ async def test_isolate_harness_neutralises_a_conftest_that_passes_everything(tas
                                       isolate_harness=True)
         ref = await sb.prepare(task, "reference")
         on_ref = await sb.run_tests(ref, ["tests/test_tj_w.py::test_w"], files=witness, isolate_harness=True)
-    assert fooled.status("tests/test_tj_w.py::test_w") == "passed"  # the hook fools a plain run
+    # The hook would fool a plain run: its canaries prove the tampering and void it.
+    assert fooled.status("tests/test_tj_w.py::test_w") == "unverifiable" and fooled.canaries == "tampered"
+    assert isolated.canaries == "ok"
     assert isolated.status("tests/test_tj_w.py::test_w") == "failed"
     assert isolated.neutralised == ["tests/conftest.py"] and fooled.neutralised == []
     assert on_ref.all_passed and on_ref.neutralised == []

@@ -79,9 +79,21 @@ async def test_stepped_session_with_approve_and_overrule_then_report():
         trials = report.query_one("#report-trials", DataTable)
         verdicts = {key.value: str(trials.get_cell(key, "verdict")) for key in trials.rows}
         assert {t for t, v in verdicts.items() if v == "refuted"} == refuted
+        # Export is a dialog: format, destination, the CLI's check; the result stays in a panel.
+        from textual.widgets import Checkbox, Static
+
+        from testjack_tui.tui.screens.export import ExportScreen
+
         await pilot.press("e")
-        await wait_for(pilot, lambda: any("Exported" in n.message for n in app._notifications))
-        assert (session.directory / "export" / "summary.json").is_file()
+        await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen))
+        dialog = app.screen
+        dialog.query_one("#export-check", Checkbox).value = False  # no containers here
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: dialog.result is not None)
+        export_dir = session.directory / "export"
+        assert (export_dir / "export.json").is_file() and (export_dir / "report" / "report.md").is_file()
+        shown = str(dialog.query_one("#export-result-text", Static).content)
+        assert "t1: " in shown and "not checked" in shown and "wrote" in shown
 
 
 async def test_budget_pause_then_raising_the_limit_resumes():

@@ -315,3 +315,198 @@ def test_report_row_detail_snapshot_100x30(snap_compare, monkeypatch):
         await pilot.pause()
 
     assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(100, 30), run_before=open_row)
+
+
+# -- the replay matrix, the log and the screenshot action ------------------------------------
+
+async def test_replay_matrix_fills_in_and_cells_open_the_run_output():
+    from testjack_tui.tui.screens.inspect import RunScreen
+
+    session, _, _ = build({"step": False, "auto_approve": True, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        await pilot.press("f8")
+        table = screen.query_one("#matrix-table", DataTable)
+        assert table.has_focus
+        summary = session.summary()["tasks"]["t1"]
+        refuted = {tid for tid, t in summary["trials"].items() if t["state"] == "refuted"}
+        marks = {(row.value, col.value): str(table.get_cell(row, col))
+                 for row in table.rows for col in table.columns if not col.value.startswith("__")}
+        failing = {trial for (_, trial), mark in marks.items() if mark == "✗"}
+        assert failing == refuted
+        assert {w["id"] for w in summary["witnesses"]} == {row.value for row in table.rows}
+        # Every witness ran on every reproducible trial: no empty cell once the session is over.
+        assert "·" not in marks.values()
+        witness, trial = next(k for k, mark in marks.items() if mark == "✗")
+        table.move_cursor(row=table.get_row_index(witness), column=table.get_column_index(trial))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+        assert "assert expected == got" in rendered(app.screen.query_one(".view-text", Static))
+        await pilot.press("escape")
+        # The Log tab shows the sandbox's and the engine's events, not only warnings.
+        await pilot.press("f7")
+        lines = [message for _, message in screen.state.log]
+        assert any("tests on" in m for m in lines)  # (the simulated sandbox has no container events)
+        assert any("REFUTED" in m for m in lines) and any("round 1" in m for m in lines)
+
+
+def test_replay_matrix_snapshot_100x30(snap_compare, monkeypatch):
+    from test_tui_snapshots import _finished_session, _until
+
+    session, bench = _finished_session(monkeypatch)
+
+    async def run_session(pilot) -> None:
+        screen = AuditScreen(session, bench, trial_views(bench, None, None))
+        await pilot.app.push_screen(screen)
+        await _until(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        pilot.app.clear_notifications()
+        await pilot.press("f8")
+        await pilot.pause()
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(100, 30), run_before=run_session)
+
+
+async def test_screenshot_action_saves_an_svg_and_says_where(testjack_home):
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("f12")
+        await pilot.pause(0.3)
+        saved = list((testjack_home / "data" / "screenshots").glob("*.svg"))
+        assert len(saved) == 1 and saved[0].read_text().lstrip().startswith("<svg")
+        assert any(str(saved[0]) in n.message for n in app._notifications)
+
+
+async def test_export_to_a_git_branch_commits_the_witnesses_with_their_decisions(tmp_path):
+    import git
+
+    from testjack_tui.services.exporting import run_export
+
+    session, _, _ = build({"auto_approve": True, "rounds": 10})
+    bench = session._deps["benchmark"]
+    assert await session.run() == "finished"
+    repo = git.Repo.init(tmp_path / "clone")
+    (tmp_path / "clone" / "README.md").write_text("task repo\n")
+    repo.index.add(["README.md"])
+    repo.index.commit("base")
+    summary = await run_export(session.id, "git", tmp_path / "clone", check=False, benchmark=bench)
+    branch = summary["branch"]
+    assert branch == f"testjack/{session.id}" and repo.active_branch.name != branch  # back where it was
+    tree = repo.commit(branch).tree
+    exported = {w["path"] for w in session.store.witnesses()}
+    assert exported and all(path in [b.path for b in tree.traverse()] for path in exported)
+    assert "TestJack witnesses" in repo.commit(branch).message and "auto" in repo.commit(branch).message
+
+
+async def test_requirements_panel_lists_requirements_with_their_witnesses():
+    session, _, _ = build({"step": False, "auto_approve": True, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        await pilot.press("f9")
+        await pilot.pause()
+        panel = screen.query_one("#requirements")
+        rows = {r.clause: r for r in panel.rows}
+        # The audits' checklist names "handles alias"; its witness fails on the trials missing it.
+        alias = rows["handles alias"]
+        assert alias.explicit is True and alias.witnesses
+        assert {"a1", "a2"} <= alias.failing_trials
+        table = screen.query_one("#requirements-table", DataTable)
+        assert table.row_count == len(panel.rows)
+
+
+async def test_editor_names_its_target_lists_queued_tests_and_lets_the_operator_leave():
+    from engine_fakes import FakeRoles
+    from textual.widgets import TextArea
+
+    from testjack_tui.agents.operator import OperatorAuditAgent
+
+    session, _, fake = build({"step": False, "auto_approve": True, "rounds": 1})
+    roles = FakeRoles(OperatorAuditAgent(), fake.reviewer, fake.task_analysis)
+    session._deps["roles"] = roles
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None), roles=roles)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: roles.audit.waiting_for is not None)
+        await pilot.pause(0.3)
+        task, trial = roles.audit.waiting_for
+        editor = screen.query_one("#editor")
+        assert f"aimed at: trial {trial}" in str(editor.query_one("#editor-target", Static).content)
+        source = editor.query_one("#editor-source", TextArea)
+        assert source.has_focus  # the engine waits: the editor took the focus
+        source.text = "# REQ alias\ndef test_alias():\n    assert False\n"
+        editor.query_one("#editor-requirement").value = "handles alias"
+        await pilot.press("ctrl+e")
+        await pilot.pause(0.2)
+        queue = str(editor.query_one("#editor-queue", Static).content)
+        assert "tests/test_tj_operator.py" in queue and f"→ {trial}" in queue
+        # The shared test is not lost in the editor: Tab indents, ctrl+o leaves.
+        source.focus()
+        await pilot.press("ctrl+o")
+        assert not source.has_focus
+        await pilot.press("ctrl+d")
+        await wait_for(pilot, lambda: any(c.author == "operator" for c in screen.state.candidates.values()))
+        assert editor.queued == []
+
+
+def test_status_line_with_pending_decisions_snapshot_80x24(snap_compare, monkeypatch):
+    from test_tui_snapshots import SNAP_SESSION, _FrozenClock, _until
+    from testjack_tui.engine import budget
+
+    monkeypatch.setattr(budget, "time", _FrozenClock)
+    session, _, _ = build({"seed": 1, "rounds": 10, "auto_approve": False}, session_id=SNAP_SESSION)
+    bench = session._deps["benchmark"]
+
+    async def until_pending(pilot) -> None:
+        screen = AuditScreen(session, bench, trial_views(bench, None, None))
+        await pilot.app.push_screen(screen)
+        # Both verdicts of a4's audit wait; nothing else runs until they are decided.
+        await _until(pilot, lambda: len(screen.state.pending) == 2)
+        await pilot.pause(0.4)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(80, 24), run_before=until_pending)
+
+
+async def test_trials_pane_is_resizable_and_the_selection_shows_all_models_when_wide():
+    from benchmarks import load_benchmark
+
+    from testjack_tui.tui.screens.selection import SelectionScreen
+
+    session, _, _ = build({"step": True, "rounds": 10})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "paused")
+        left = screen.query_one("#audit-left")
+        before = left.size.width
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await pilot.pause()
+        assert left.size.width >= before + 18  # 42 % → 52 % of 200 columns
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert before < left.size.width < before + 18
+        session.stop()
+        await wait_for(pilot, lambda: not screen.session_running)
+        app.pop_screen()
+        demo = load_benchmark(DEMO)
+        await app.push_screen(SelectionScreen(demo, str(DEMO)))
+        await pilot.pause()
+        table = app.screen.query_one("#task-table", DataTable)
+        first = next(iter(table.rows))
+        assert "…" not in str(table.get_cell(first, "models"))

@@ -210,6 +210,15 @@ def test_verification_cells_read_the_real_verify_result():
     assert trial_reproduction(result, "unknown") == "—"
 
 
+def test_worlds_remember_the_cluster_node_that_runs_them():
+    state = ls.LiveSession(S)
+    state.apply(ev.WorldState(S, world="t/model/a", container="c1", state="created", node="10.0.0.7/aaaaaa"))
+    state.apply(ev.WorldState(S, world="t/model/a", container="c1", state="exited", exit_code=0))
+    state.apply(ev.WorldState(S, world="t/null", container="c2", state="running"))
+    assert state.worlds["t/model/a"].node == "10.0.0.7/aaaaaa"  # kept when later events omit it
+    assert state.worlds["t/null"].node == ""  # the local backend names no node
+
+
 def test_model_waits_show_while_they_last_and_retries_reach_the_log():
     s = ls.LiveSession("s")
     base = dict(role="reviewer", task_id="t", trial_id="t1", model="m @ p")

@@ -37,7 +37,8 @@ async def test_verify_task_reports_well_formedness_vacuous_tests_and_reproductio
     async with Sandbox(session="t-verify") as sb:
         result = await verify_task(sb, task, trials_for(task), lambda what, done, total: progress.append((done, total)))
     assert result.well_formed and result.problems == []
-    assert result.vacuous == list(P2P)  # the pass-to-pass test passes on null: it verifies nothing
+    # The pre-existing pass-to-pass test passes on null: a regression guard, not a finding.
+    assert result.vacuous == [] and result.regression_guards == list(P2P)
     assert result.f2p_passing_on_null == [] and result.reference_failures == []
     by_id = {t.trial_id: t for t in result.trials}
     assert by_id["good"].reproducible and by_id["good"].reproduced_pass is True
@@ -93,7 +94,8 @@ def test_verify_command_prints_a_report_and_json(tmp_path, task):
     runner = CliRunner()
     result = runner.invoke(app, ["verify", str(tmp_path / "bench")])
     assert result.exit_code == 0, result.output
-    assert "tiny: well-formed; 1 vacuous T0 test(s); 1/3 recorded verdicts reproduce" in result.output
+    assert "tiny: well-formed; 0 vacuous T0 test(s); 1/3 recorded verdicts reproduce" in result.output
+    assert "1 older pass-to-pass test(s) pass on the null world too" in result.output
     assert "not reproducible: broken" in result.output and "does not apply" in result.output
     result = runner.invoke(app, ["verify", str(tmp_path / "bench"), "--task", "tiny", "--json"])
     assert result.exit_code == 0, result.output

@@ -35,16 +35,18 @@ class Runner(Protocol):
 
 
 def aggregate(statuses: list[TestStatus]) -> TestStatus:
-    """The status of a file/class/parametrized id from the statuses of the tests under it."""
+    """The status of a group of tests (a file, a class, a parametrized id, a witness's ids) from
+    theirs: the worst one decides, in the order unverifiable (a void run), timed_out, failed, error,
+    not_found; all skipped
+    is skipped; otherwise passed. The engine's "does this witness fail on this trial" rule
+    (`testjack_tui.engine.runner.witness_fails`) reads this one status."""
     if not statuses:
         return "not_found"
-    for status in ("timed_out", "failed", "error"):
+    for status in ("unverifiable", "timed_out", "failed", "error", "not_found"):
         if status in statuses:
             return status
     if all(s == "skipped" for s in statuses):
         return "skipped"
-    if "not_found" in statuses and "passed" not in statuses:
-        return "not_found"
     return "passed"
 
 

@@ -7,30 +7,17 @@ class id) back using the xunit1 `file` attribute or the requested files.
 """
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 from ..api import TestOutcome, TestStatus
+from ..test_ids import mangle, module_of
 from .base import trim
-
-
-def mangle(nodeid: str) -> tuple[str, str]:
-    """(classname, name) pytest's junitxml writes for a node id."""
-    path, bracket, params = nodeid.partition("[")
-    names = path.split("::")
-    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
-    names[-1] += bracket + params
-    return ".".join(names[:-1]), names[-1]
-
-
-def _module_of(path: str) -> str:
-    return re.sub(r"\.py$", "", path.replace("/", "."))
 
 
 def _nodeid(classname: str, name: str, file_attr: str, known_files: list[str]) -> str:
     candidates = ([file_attr] if file_attr else []) + known_files
     for path in candidates:
-        module = _module_of(path)
+        module = module_of(path)
         if classname == module:
             return f"{path}::{name}"
         if classname.startswith(module + "."):
@@ -70,7 +57,7 @@ def parse_junit(xml: bytes, test_ids: list[str]) -> tuple[dict[str, TestOutcome]
                 status, message = "skipped", text
         if not classname and status == "error":
             # A collection error: name is the module's dotted path.
-            path = next((f for f in known_files if _module_of(f) == name), name.replace(".", "/") + ".py")
+            path = next((f for f in known_files if module_of(f) == name), name.replace(".", "/") + ".py")
             collection_errors[path] = trim(message)
             continue
         nodeid = forward.get((classname, name)) or _nodeid(classname, name, case.get("file", ""),

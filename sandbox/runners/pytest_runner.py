@@ -4,7 +4,8 @@ Requested ids are not passed to pytest as node ids (one missing id makes pytest 
 usage error and run nothing); instead their files are passed and a small plugin keeps only
 the requested items, so a missing id is simply reported as not found. The plugin also logs
 progress to a file, so a run killed by its timeout still tells which tests finished.
-Deterministic: no cache provider, PYTHONHASHSEED=0, and addopts that change which tests run
+A file that does not collect (it imports an API the change adds) does not stop the others
+(`--continue-on-collection-errors`). Deterministic: no cache provider, PYTHONHASHSEED=0, and addopts that change which tests run
 or where reports go (-x, --lf, --junitxml, ...) are dropped from the repo's config.
 """
 from __future__ import annotations
@@ -24,7 +25,13 @@ RESTORED_LOG = "restored.txt"  # the harness restore's output, for runs that end
 LAUNCHER = r'''
 import configparser, json, os, shlex, sys
 
-spec = json.loads(os.environ["TJ_SPEC"]) if os.environ.get("TJ_SPEC") else json.load(open(sys.argv[1]))
+# The spec (ids, report paths) is read and deleted before any code of the repo runs: the ids
+# (witness and canary names) are never in the environment nor on disk for the tests to read.
+spec = json.load(open(sys.argv[1]))
+try:
+    os.unlink(sys.argv[1])
+except OSError:
+    pass
 workdir = spec["workdir"]
 os.chdir(workdir)
 out_dir = os.path.dirname(spec["junit"])
@@ -92,7 +99,7 @@ def clean(opts):
 
 args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tj_select",
         "--rootdir", workdir, "--junitxml", spec["junit"], "-o", "junit_family=xunit1",
-        "-o", "junit_logging=no", "-rN", "-q"]
+        "-o", "junit_logging=no", "-rN", "-q", "--continue-on-collection-errors"]
 addopts = read_addopts()
 if addopts:
     try:
@@ -111,6 +118,9 @@ import runpy
 sys.path[0] = os.getcwd()
 # Our selection plugin; appended (not PYTHONPATH) so the image's own PYTHONPATH stays intact.
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins"))
+import tj_select
+tj_select.configure(spec["ids"], spec["progress"])
+del spec
 sys.argv = [sys.executable] + args[3:]
 runpy.run_module("pytest", run_name="__main__", alter_sys=True)
 '''
@@ -119,10 +129,17 @@ PLUGIN = r'''
 import json, os
 import pytest
 
-_IDS = json.loads(os.environ["TJ_IDS"]) if os.environ.get("TJ_IDS") else json.load(open(os.environ["TJ_SELECT"]))
-_EXACT = set(_IDS)
-_PREFIXES = tuple(p for i in _IDS for p in (i + "::", i + "[", i.rstrip("/") + "/"))
-_progress = open(os.environ["TJ_PROGRESS"], "a", buffering=1)
+_EXACT = set()
+_PREFIXES = ()
+_progress = None
+
+
+def configure(ids, progress_path):
+    """Called by the launcher before pytest starts (the ids never pass through the environment)."""
+    global _EXACT, _PREFIXES, _progress
+    _EXACT = set(ids)
+    _PREFIXES = tuple(p for i in ids for p in (i + "::", i + "[", i.rstrip("/") + "/"))
+    _progress = open(progress_path, "a", buffering=1)
 
 
 def _wanted(nodeid):
@@ -139,29 +156,38 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_runtest_logstart(nodeid, location):
+    if _progress is None:
+        return
     _progress.write(json.dumps({"id": nodeid, "event": "start"}) + "\n")
 
 
 def pytest_runtest_logreport(report):
+    if _progress is None:
+        return
     _progress.write(json.dumps({"id": report.nodeid, "when": report.when,
                                 "outcome": report.outcome}) + "\n")
 '''
 
 
-# Runs as `python3 -c WRAPPER` (not a support file: the world snapshots stay as they are).
-# Writes the files passed in TJ_FILES, runs the launcher in this interpreter, then writes the
-# report files to stdout as a trailer (sandbox/trailer.py) so the host needs no copy-in or
-# copy-out. Its own environment variables are removed before any test code runs.
+# Runs as `python3 -I -S -c WRAPPER`: isolated (no PYTHON* variables, no site, no .pth files, no
+# sitecustomize, no current directory on sys.path), so none of the repo's code runs in it.
+# It writes the files passed in TJ_FILES, runs the launcher as a *child process* with an
+# environment free of TJ_* variables, then writes the report files to stdout as a trailer
+# (sandbox/trailer.py). The trailer's mark lives only in this process, which makes itself
+# non-dumpable first: without CAP_SYS_PTRACE (dropped) the tests can read neither its memory
+# nor its /proc environ, so they cannot forge the trailer.
 WRAPPER = r"""
-import base64, json, os, sys
+import base64, json, os, subprocess, sys
+
+def _tj_undumpable():
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+    except Exception:
+        pass
 
 def _tj_trailer(mark, body):
     try:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
         data = mark.encode() + base64.b64encode(json.dumps(body).encode()) + mark.encode() + b"END\n"
         while data:
             data = data[os.write(1, data):]
@@ -183,7 +209,6 @@ def _tj_write(files):
 
 def _tj_restore(spec):
     # The harness restore (sandbox/prepare_script.RESTORE) before the candidates go in.
-    import subprocess
     proc = subprocess.Popen(spec["argv"], cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         out, err = proc.communicate(timeout=60)
@@ -202,7 +227,10 @@ def _tj_restore(spec):
         fh.write(out)
     return out, None
 
+_tj_undumpable()
 _tj = json.loads(os.environ.pop("TJ_WRAP"))
+_tj_files = json.loads(os.environ.pop("TJ_FILES", None) or "{}")
+_tj_env = dict((k, v) for k, v in os.environ.items() if not k.startswith("TJ_"))
 _tj_restored = None
 if _tj.get("restore"):
     _tj_restored, _tj_failed = _tj_restore(_tj["restore"])
@@ -210,28 +238,34 @@ if _tj.get("restore"):
         _tj_trailer(_tj["mark"], {"restore_failed": _tj_failed})
         sys.exit(95)
 try:
-    _tj_write(json.loads(os.environ.pop("TJ_FILES", None) or "{}"))
+    _tj_write(_tj_files)
 except Exception as exc:
     _tj_trailer(_tj["mark"], {"error": "%s: %s" % (type(exc).__name__, exc), "restored": _tj_restored})
     sys.exit(96)
-sys.argv = list(_tj["argv"])
-try:
-    import runpy
-    runpy.run_path(sys.argv[0], run_name="__main__")
-finally:
-    _tj_reports = {}
-    for _tj_path in _tj["reports"]:
-        try:
-            with open(_tj_path, "rb") as _tj_fh:
-                _tj_reports[_tj_path] = base64.b64encode(_tj_fh.read()).decode()
-        except (IOError, OSError):
-            _tj_reports[_tj_path] = None
-    _tj_trailer(_tj["mark"], {"reports": _tj_reports, "restored": _tj_restored})
+def _tj_limit_cpu():
+    # The run's CPU-time limit (SIGXCPU past it): a CPU hog cannot hold its slot for the whole
+    # wall-clock timeout. Without CAP_SYS_RESOURCE the tests cannot raise it again.
+    if _tj.get("cpu"):
+        import resource
+        resource.setrlimit(resource.RLIMIT_CPU, (int(_tj["cpu"]), int(_tj["cpu"]) + 2))
+
+_tj_code = subprocess.call([sys.executable] + list(_tj["argv"]), env=_tj_env, close_fds=True,
+                           preexec_fn=_tj_limit_cpu)
+_tj_reports = {}
+for _tj_path in _tj["reports"]:
+    try:
+        with open(_tj_path, "rb") as _tj_fh:
+            _tj_reports[_tj_path] = base64.b64encode(_tj_fh.read()).decode()
+    except (IOError, OSError):
+        _tj_reports[_tj_path] = None
+_tj_trailer(_tj["mark"], {"reports": _tj_reports, "restored": _tj_restored, "code": _tj_code})
+sys.exit(128 - _tj_code if _tj_code < 0 else _tj_code)
 """
 
 
 class PytestRunner:
     name = "pytest"
+    canaries = True  # sandbox/canaries.py writes pytest test files
     witness_hint = ("for example `tests/test_tj_<topic>.py`; run_tests takes the file's path or "
                     "`path::test_name`")
 
@@ -250,36 +284,28 @@ class PytestRunner:
 
     def command(self, test_ids: list[str], *, workdir: str, out_dir: str
                 ) -> tuple[list[str], dict[str, str], dict[str, str]]:
-        spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "junit": f"{out_dir}/junit.xml"})
-        ids = json.dumps(list(test_ids))
-        env = {
-            "PYTHONHASHSEED": "0",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "TJ_SELECT": f"{out_dir}/ids.json",
-            "TJ_PROGRESS": f"{out_dir}/progress.jsonl",
-            "PY_COLORS": "0",
-        }
-        files: dict[str, str] = {}
-        if len(spec) + len(ids) < 64 * 1024:
-            env["TJ_SPEC"], env["TJ_IDS"] = spec, ids  # small: no copy-in needed for them
-        else:
-            files.update({f"{out_dir}/spec.json": spec, f"{out_dir}/ids.json": ids})
+        spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "junit": f"{out_dir}/junit.xml",
+                           "progress": f"{out_dir}/progress.jsonl"})
+        env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PY_COLORS": "0"}
+        # The spec goes in as a file the launcher deletes once read (not through the environment).
+        files = {f"{out_dir}/spec.json": spec}
         return [self.python, LAUNCHER_PATH, f"{out_dir}/spec.json"], env, files
 
     def inline_command(self, argv: list[str], env: dict[str, str], files_json: str, mark: str,
-                       out_dir: str, restore: list[str] | None = None
+                       out_dir: str, restore: list[str] | None = None, cpu_seconds: int | None = None
                        ) -> tuple[list[str], dict[str, str]]:
         """argv and env that run `restore` (argv; its stdout also goes to out_dir/restored.txt),
         write `files_json` (trailer.encode_files) before the run and return the reports as a
         stdout trailer marked `mark` (see sandbox/trailer.py)."""
-        spec: dict = {"mark": mark, "argv": argv[1:], "reports": self.report_paths(out_dir)}
+        spec: dict = {"mark": mark, "argv": argv[1:], "reports": self.report_paths(out_dir),
+                      "cpu": cpu_seconds}
         if restore:
             spec["restore"] = {"argv": list(restore), "log": f"{out_dir}/{RESTORED_LOG}"}
         wrap = json.dumps(spec)
         env = {**env, "TJ_WRAP": wrap}
         if files_json != "{}":
             env["TJ_FILES"] = files_json
-        return [argv[0], "-c", WRAPPER], env
+        return [argv[0], "-I", "-S", "-c", WRAPPER], env
 
     def report_paths(self, out_dir: str) -> list[str]:
         return [f"{out_dir}/junit.xml", f"{out_dir}/progress.jsonl"]
@@ -318,7 +344,7 @@ class PytestRunner:
             elif crashed:
                 outcomes[test_id] = TestOutcome(
                     test_id, "error", f"pytest ended without a report (exit {result.exit_code}; "
-                    f"137 = killed, e.g. by the memory limit): {note}")
+                    f"137 = killed, e.g. by the memory or disk limit; 152 = its CPU-time limit): {note}")
             else:
                 outcomes[test_id] = TestOutcome(test_id, "not_found", "no such test was collected")
         return outcomes
@@ -351,6 +377,6 @@ def _from_progress(data: bytes, result: ExecResult) -> dict[str, TestOutcome]:
             message = "the test run hit its timeout during this test"
         elif status == "error":
             message = (f"the test process ended during this test (exit {result.exit_code}; "
-                       "137 = killed, e.g. by the memory limit)")
+                       "137 = killed, e.g. by the memory or disk limit; 152 = its CPU-time limit)")
         outcomes[nodeid] = TestOutcome(nodeid, status, message)
     return outcomes

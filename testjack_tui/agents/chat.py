@@ -283,7 +283,10 @@ class OpenAIChatModel:
                     if choice.finish_reason:
                         acc.finish_reason = choice.finish_reason
         except openai.BadRequestError as exc:
-            if response_format and _mentions_response_format(exc):
+            # Any 400 to the structured request (an unknown field, tools history without tools,
+            # a schema the server cannot compile): fall back to the submit tool; a 400 that has
+            # nothing to do with it comes back on the tool path and is reported there.
+            if response_format:
                 raise StructuredOutputUnsupported(_brief(exc)) from None
             raise AgentError(f"{self._where()}: HTTP {exc.status_code}: {_brief(exc)}") from None
         except openai.NotFoundError as exc:
@@ -343,10 +346,6 @@ class _Unreachable(_Retryable):
 class StructuredOutputUnsupported(AgentError):
     """The endpoint rejected `response_format`; the caller falls back to the submit tool."""
 
-
-def _mentions_response_format(exc: Exception) -> bool:
-    text = _brief(exc).lower()
-    return any(word in text for word in ("response_format", "json_schema", "structured", "grammar"))
 
 
 def _brief(exc: Exception) -> str:

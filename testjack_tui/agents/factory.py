@@ -99,6 +99,18 @@ def _chat_model(config: Config, role: str, choice: str,
     return OpenAIChatModel(profile, config.price(profile.model), limiter=limiter)
 
 
+def require_recordings(agents: dict[str, str], benchmark: Any) -> None:
+    """One clear line, before any world is built, when a role is scripted and the benchmark has
+    no recordings for it to replay."""
+    root = _root(benchmark)
+    scripted = sorted(role for role in ROLE_NAMES if (agents.get(role) or "scripted") == "scripted")
+    if scripted and not (root / "agent-scripts").is_dir():
+        raise InputError(root / "agent-scripts", None,
+                         f"the scripted agent ({', '.join(scripted)}) replays recorded agent behaviour and this "
+                         "benchmark has no recordings: use --agent openai, a profile name, or operator "
+                         "(--candidate FILE)")
+
+
 def make_roles(agents: dict[str, str], benchmark: Any, config: Config | None = None) -> Roles:
     unknown = set(agents) - set(ROLE_NAMES)
     if unknown:

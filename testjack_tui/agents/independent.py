@@ -15,7 +15,7 @@ from testjack_tui.engine.roles import AuditContext
 from prompts import render
 
 from .errors import ScriptError
-from .roles_llm import _framework, _official_tests_block, _SessionRole
+from .roles_llm import _official_tests_block, _SessionRole
 from .runtime import AgentSession
 from .scripted import SCRIPTED_LABEL, ScriptedChatModel, ScriptLibrary, _step_call
 from .untrusted import Fence

@@ -18,6 +18,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.events import Log
 from testjack_tui.engine.roles import AuditContext, AuditOutcome, Candidate, ReviewVerdict
 
@@ -142,23 +143,15 @@ class OperatorAuditAgent:
                          attempt=candidate.attempt + 1, parent=candidate.id, origin="operator")
 
 
-_MARKUP = re.compile(r"[`*_]+")
 _QUOTED = re.compile(r'"([^"]+)"|\u201c([^\u201d]+)\u201d')
-MIN_QUOTE = 12  # shorter overlaps ("the list") say nothing about where a clause comes from
 
 
-def _plain(text: str) -> str:
-    return " ".join(_MARKUP.sub("", text).split()).lower()
-
-
-def quote_in_prompt(requirement: str, instruction: str) -> str:
+def prompt_quote(requirement: str, instruction: str) -> str:
     """The words of P the operator's requirement quotes: the whole requirement or a "quoted"
-    part of it, found word for word in P (markup and spacing ignored). Empty when none is."""
-    prompt = _plain(instruction)
+    part of it, checked by the engine's one quote rule (`quote_in_prompt`). Empty when none is."""
     parts = [a or b for a, b in _QUOTED.findall(requirement)] + [requirement]
     for part in parts:
-        words = _plain(part).strip(" .:;")
-        if len(words) >= MIN_QUOTE and words in prompt:
+        if quote_in_prompt(part.strip(), instruction):
             return part.strip()
     return ""
 
@@ -167,13 +160,13 @@ class OperatorReviewer:
     """Leaves the judgement to the operator's approval (the Approver's label stands).
 
     Whether the requirement is explicit is checked, not asked: it is when the operator's
-    requirement quotes the task prompt word for word (see `quote_in_prompt`)."""
+    requirement quotes the task prompt word for word (see `prompt_quote`)."""
 
     label = OPERATOR_LABEL
     defers_to_approver = True
 
     async def review(self, ctx: AuditContext, candidate: Candidate) -> ReviewVerdict:
-        quote = quote_in_prompt(candidate.requirement, getattr(ctx.task, "instruction", "") or "")
+        quote = prompt_quote(candidate.requirement, getattr(ctx.task, "instruction", "") or "")
         reason = ("awaiting the operator's judgement; explicit: the requirement quotes the prompt" if quote else
                   "awaiting the operator's judgement; implicit: the requirement does not quote the prompt")
         return ReviewVerdict(candidate_id=candidate.id, label="questionable",

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from typing import Any
 
 from prompts import render
+from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate,
                                        ChecklistItem, ReviewVerdict)
 
@@ -224,6 +225,18 @@ def _chain_version(cid: str) -> tuple[int, int]:
         return 0, 0
 
 
+def _probe_help(command: str) -> str:
+    return ("\nThis task has a reference program (an executable oracle, e.g. the system the task ports): "
+            f"`{command}` reads one input per line and prints one output line per input. Besides test "
+            "files you may submit differential probes: write a file whose path ends in `.probe.json` "
+            'holding {"inputs": [one-line strings], "adapter": "<source defining adapt(text) -> str: '
+            "calls the trial's code on text and formats its answer the way the program prints it>\", "
+            '"test_path": "tests/test_tj_<name>.py"}. The engine runs the program on the inputs and turns '
+            "the probe into a pytest file at test_path asserting adapt(input) == the program's output; "
+            "that file is then validated like any candidate. Choose inputs whose correct answer P "
+            "decides; you cannot run a probe yourself, so check the adapter with an ordinary test first.\n")
+
+
 class LLMAuditAgent(_SessionRole):
     role = "audit"
 
@@ -233,8 +246,17 @@ class LLMAuditAgent(_SessionRole):
         known = ""
         if ctx.known_witnesses:
             listed = "\n".join(f"- {w.path}: {w.requirement}" for w in ctx.known_witnesses)
-            known = ("\nTests already confirmed for this task (the trial passes them or they were "
-                     "replayed already); look for other problems:\n" + fence.wrap(listed, "known witnesses"))
+            known = ("\nTests already confirmed for this task (this trial passed them when they were "
+                     "replayed); look for other problems. Their files are in place for `run_tests` in "
+                     "every world, at these paths:\n" + fence.wrap(listed, "known witnesses"))
+        if ctx.judged:
+            listed = "\n".join(
+                f"- {j.get('requirement')} — {j.get('label')}"
+                + (" (waiting for the operator)" if j.get("by") == "queued" else "") + f": {j.get('reason')}"
+                for j in ctx.judged[-10:])
+            known += ("\nCandidates of earlier audits of this task that were judged and do not count (do not "
+                      "submit the same test again; a new reading needs a new argument from P):\n"
+                      + fence.wrap(listed, "earlier verdicts"))
         if ctx.features:
             listed = "\n".join(
                 f"- {f.get('id')}: look for {f.get('pattern')} (requirement: {f.get('requirement')}; "
@@ -242,6 +264,9 @@ class LLMAuditAgent(_SessionRole):
                 for f in ctx.features[:20])
             known += ("\nPatterns the task analysis flagged as suspicious in a patch for this task (leads, "
                       "not proof):\n" + fence.wrap(listed, "task analysis features"))
+        program = getattr(ctx.task, "reference_program", None)
+        if program is not None:
+            known += _probe_help(" ".join(program.command))
         return render(
             "audit", task_id=ctx.task.id, trial_id=_plain(ctx.trial.id), agent=_plain(ctx.trial.agent),
             model=_plain(ctx.trial.model), instruction=ctx.task.instruction,
@@ -256,6 +281,7 @@ class LLMAuditAgent(_SessionRole):
         system, user = self._system_and_user(ctx, fence)
         check = audit_structure if self.strict else candidates_written
         session = self._open(ctx, "audit", system, fence, {"audit": check})
+        session.toolbox.support_files = {w.path: w.source for w in ctx.known_witnesses}
         session.first_user = user
         return session
 
@@ -310,18 +336,6 @@ class LLMTaskAnalyst(_SessionRole):
             session._append({"role": "user", "content": session.first_user})
             return session
         return await self._repair(ctx, candidate, clean, "task_analysis", reopen)
-
-
-def _normal(text: str) -> str:
-    text = re.sub(r"[`*_\"'“”‘’]", "", text.lower())
-    return " ".join(text.split())
-
-
-def quote_in_prompt(quote: str, instruction: str) -> bool:
-    """True when every piece of the quote (split at ellipses) occurs in P."""
-    haystack = _normal(instruction)
-    pieces = [p for p in re.split(r"\.\.\.|…", quote) if _normal(p)]
-    return bool(pieces) and all(_normal(p).strip(" .,;:") in haystack for p in pieces)
 
 
 MAX_TRIALS_SHOWN = 6

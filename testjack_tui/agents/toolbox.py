@@ -61,6 +61,8 @@ class Toolbox:
     files: dict[str, str] = field(default_factory=dict)  # candidate files written so far
     written_in_phase: set[str] = field(default_factory=set)
     pages: dict[str, list[str]] = field(default_factory=dict)  # long outputs, for read_more
+    # Files every test run gets besides the agent's own (confirmed witnesses it may re-run).
+    support_files: dict[str, str] = field(default_factory=dict)
 
     @property
     def access(self) -> RoleAccess:
@@ -82,7 +84,8 @@ class Toolbox:
                     if len(worlds) > 1 else "")}
         specs: list[tuple[str, str, dict, list[str]]] = []
         if self.access.run:
-            specs.append(("run", "Run a shell command in a fresh-state container of a world (cwd = repo root, no network).",
+            specs.append(("run", "Run a shell command (sh) in a container of the world (cwd = repo root, no network; "
+                          "state persists within this session; `python` runs python3).",
                           {"world": world, "command": {"type": "string"},
                            "timeout": {"type": "number", "description": "seconds, at most 300"}},
                           ["world", "command"]))
@@ -187,7 +190,8 @@ class Toolbox:
             return self._deny_world(world)
         if not test_ids or not all(isinstance(t, str) and t for t in test_ids):
             return ToolResult("error: test_ids must be a non-empty list of node ids.", error=True)
-        result = await self.tools.run_tests(world, list(test_ids), dict(self.files) or None)
+        files = {**self.support_files, **self.files}
+        result = await self.tools.run_tests(world, list(test_ids), files or None)
         return self._data(result, f"{world} world: tests")
 
     async def _tool_view_official_tests(self) -> ToolResult:

@@ -11,7 +11,6 @@ null world and no trial, so nothing here can show it G or a trial's patch.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from typing import Any, Mapping
 
@@ -19,6 +18,13 @@ from sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
 NO_TRIAL = "(no trial in this session)"
+# Models type `python`; images often have only python3. Commands run under sh -c, where a
+# function stands in for the missing name (the shell's own commands see it; subprocesses do not).
+PYTHON_SHIM = 'command -v python >/dev/null 2>&1 || python() { python3 "$@"; }\n'
+
+
+def with_shims(command: str) -> str:
+    return PYTHON_SHIM + command
 
 
 _LOCATION = re.compile(r"^([\w./-]+\.\w+):(\d+)(:|$)")
@@ -40,7 +46,8 @@ def failure_lines(message: str, limit: int = 8) -> list[str]:
             if text and text not in asserted:
                 asserted.append(text)
         m = _LOCATION.match(stripped)
-        if m:
+        # The deepest frame in the repo (a relative path), not the interpreter's own files.
+        if m and (not where or not m.group(1).startswith("/")):
             where = stripped
     if not asserted:
         for line in lines:
@@ -143,7 +150,7 @@ class SandboxTools:
     async def run(self, world: str, command: str, timeout: float = 60) -> str:
         live = await self._world(world)
         self._count_execution()
-        return format_exec(await live.exec(command, timeout=timeout))
+        return format_exec(await live.exec(with_shims(command), timeout=timeout))
 
     async def read_file(self, world: str, path: str) -> str:
         live = await self._world(world)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import secrets
 
+from testjack_tui.diffs import touched_files
+
 OPEN_TAG = "untrusted-trial-data"
 
 
@@ -44,16 +46,8 @@ def cap_output(text: str, limit: int) -> str:
 
 
 def patch_paths(patch: str | None) -> set[str]:
-    """Files a unified diff touches."""
-    found: set[str] = set()
-    for line in (patch or "").splitlines():
-        m = re.match(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)", line)
-        if m and m.group(1) != "/dev/null":
-            found.add(m.group(1))
-        m = re.match(r"^diff --git a/(\S+) b/(\S+)", line)
-        if m:
-            found.update(m.groups())
-    return found
+    """Files a unified diff touches (the one diff parser, `testjack_tui.diffs`)."""
+    return set(touched_files(patch))
 
 
 _KEEP = re.compile(

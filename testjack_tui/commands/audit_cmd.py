@@ -17,6 +17,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from testjack_tui.safe_text import echo, print_safe
+
 from testjack_tui.errors import InputError
 
 EXIT = {"finished": 0, "failed": 1, "paused": 3, "stopped": 130}
@@ -33,6 +35,7 @@ class ProgressPrinter:
         self.settled: dict[str, set[str]] = {}
         self.corpus: dict[str, int] = {}
         self.last_budget = ""
+        self.world_nodes: dict[str, str] = {}  # world -> cluster node last seen running it
         self.progress_shown: dict[tuple, tuple[float, str]] = {}  # (role, task, trial) -> (elapsed, state) shown
 
     PROGRESS_EVERY = 30.0  # seconds between "still waiting" lines of one agent request
@@ -67,7 +70,7 @@ class ProgressPrinter:
 
     def line(self, text: str) -> None:
         with self.lock:
-            print(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.out, flush=True)
+            print_safe(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.out, flush=True)
 
     def _bar(self, task_id: str) -> str:
         total = self.corpus.get(task_id, 0)
@@ -85,7 +88,8 @@ class ProgressPrinter:
             self.line(f"session {e.session_id}: {e.benchmark} ({e.mode}, {len(e.tasks)} tasks, agent {e.agent})")
         elif kind == "task_checked":
             if e.well_formed:
-                extra = f"; {len(e.vacuous)} T0 tests pass on the null world" if e.vacuous else ""
+                extra = (f"; {len(e.vacuous)} vacuous T0 test(s): added or changed by T0 and already "
+                         "passing on the null world" if e.vacuous else "")
                 self.line(f"{task}: well-formed{extra}")
             else:
                 self.line(f"{task}: NOT well-formed, excluded: " + "; ".join(e.problems))
@@ -114,6 +118,8 @@ class ProgressPrinter:
         elif kind == "reviewer_verdict_event":
             self.line(f"{task}: reviewer: {e.candidate_id} is {e.label}"
                       f" ({'explicit' if e.explicit else 'implicit'}: {e.requirement}){': ' + e.reason if e.reason else ''}")
+        elif kind == "approval_answered" and e.by == "queued":
+            self.line(f"{task or 'queued'}: {e.candidate_id} is {e.label}: left for the operator, not counted")
         elif kind == "approval_answered" and e.by != "auto":
             self.line(f"operator: {e.candidate_id} {'counts' if e.counts else 'does not count'} ({e.label})")
         elif kind == "witness_confirmed":
@@ -138,8 +144,21 @@ class ProgressPrinter:
                       + (f" — {self.last_budget}" if self.last_budget else ""))
         elif self.verbose and kind == "test_run_finished":
             self.line(f"{task}: tests on {e.world}: {e.summary}")
+        elif kind == "world_state" and getattr(e, "node", "") and e.state != "output":
+            self._world_node(e)
         elif self.verbose and kind == "world_state" and e.state not in ("output",):
             self.line(f"world {e.world} {e.container} {e.state} {e.command}".rstrip())
+
+    def _world_node(self, e: Any) -> None:
+        """On a cluster: where each world runs, once per move, and lost nodes."""
+        if e.state == "removed" and not e.container and e.text:
+            self.line(f"warning: {e.text}")
+            return
+        if self.verbose:
+            self.line(f"world {e.world} {e.container} {e.state} on {e.node} {e.command}".rstrip())
+        elif e.world and self.world_nodes.get(e.world) != e.node:
+            self.line(f"world {e.world} on node {e.node}")
+        self.world_nodes[e.world] = e.node
 
 
 def _limit(value, fmt="{}") -> str:
@@ -206,22 +225,22 @@ class StdinApprover:
             facts = approval_context(self.session.store, request.candidate.id)
             with self.printer.lock:
                 out = self.printer.out
-                print(f"\n=== approval: {request.task_id} / {request.trial_id or 'task analysis'} ===", file=out)
-                print(f"candidate {request.candidate.id} ({request.candidate.path}) checks: "
+                print_safe(f"\n=== approval: {request.task_id} / {request.trial_id or 'task analysis'} ===", file=out)
+                print_safe(f"candidate {request.candidate.id} ({request.candidate.path}) checks: "
                       f"{request.candidate.requirement}", file=out)
-                print(request.candidate.source.rstrip()[:3000], file=out)
-                print(f"reference: {request.reference_status}; trial: {request.model_status}", file=out)
+                print_safe(request.candidate.source.rstrip()[:3000], file=out)
+                print_safe(f"reference: {request.reference_status}; trial: {request.model_status}", file=out)
                 if facts.model.message:
-                    print("on the trial: " + _one_block(facts.model.message), file=out)
+                    print_safe("on the trial: " + _one_block(facts.model.message), file=out)
                 if facts.quote:
-                    print(f"the prompt says: \"{_one_block(facts.quote)}\"", file=out)
+                    print_safe(f"the prompt says: \"{_one_block(facts.quote)}\"", file=out)
                 if judges:
-                    print(f"does it check a requirement of the task prompt ({v.requirement})? "
+                    print_safe(f"does it check a requirement of the task prompt ({v.requirement})? "
                           "[y = valid, it counts / n = invalid] ", end="", file=out, flush=True)
                 else:
-                    print(f"reviewer says {v.label.upper()} ({'explicit' if v.explicit else 'implicit'}: "
+                    print_safe(f"reviewer says {v.label.upper()} ({'explicit' if v.explicit else 'implicit'}: "
                           f"{v.requirement}) {v.reason}", file=out)
-                    print("approve the reviewer's verdict? [y = approve / n = overrule] ",
+                    print_safe("approve the reviewer's verdict? [y = approve / n = overrule] ",
                           end="", file=out, flush=True)
                 answer = self.stdin.readline().strip().lower()
             overrule = answer.startswith("n") if not judges else not answer.startswith("y")
@@ -264,13 +283,13 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
     paths = [session.write_summary()]
     if out is not None:
         paths.append(session.write_summary(out))
-    print(summary_table(summary), file=printer.out)
-    print(f"summary: {paths[-1]}", file=printer.out)
+    print_safe(summary_table(summary), file=printer.out)
+    print_safe(f"summary: {paths[-1]}", file=printer.out)
     if state == "paused":
-        print(f"paused: {session.store.get_meta('state_reason', '')}. Continue with: "
+        print_safe(f"paused: {session.store.get_meta('state_reason', '')}. Continue with: "
               f"testjack-tui resume {session.id} --budget-... (a raised limit)", file=printer.out)
     elif state in ("stopped", "failed"):
-        print(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
+        print_safe(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
     return EXIT.get(state, 1)
 
 
@@ -283,7 +302,7 @@ def _print_agents(agents: dict[str, str]) -> None:
 
     config = load_config()
     for role in ("task_analysis", "audit", "reviewer"):
-        typer.echo("agent " + describe_role(config, role, agents.get(role) or "scripted"))
+        echo("agent " + describe_role(config, role, agents.get(role) or "scripted"))
 
 
 def _agents(agent: str, reviewer: str | None) -> dict[str, str]:
@@ -306,15 +325,21 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Optional[Path], typer.Option("--out", help="Folder for summary.json.")] = None,
         task: Annotated[Optional[list[str]], typer.Option("--task", help="Audit only this task (repeatable).")] = None,
         trial: Annotated[Optional[list[str]], typer.Option("--trial", help="Audit only this trial (repeatable).")] = None,
-        mode: Annotated[str, typer.Option(help="lightweight (Algorithm 1) or per-trial.")] = "lightweight",
+        mode: Annotated[str, typer.Option(help="lightweight (Algorithm 1: sample, audit, share witnesses) or per-trial (the paper's per-trial audit: every passing trial audited on its own, refuted only by its own witnesses).")] = "lightweight",
         rounds: Annotated[Optional[int], typer.Option(help="Audit rounds per task (lightweight; default 3).")] = None,
-        k: Annotated[int, typer.Option("--k", help="Repairs of a candidate failing on the reference.")] = 3,
+        k: Annotated[int, typer.Option("--k", help="k: repair attempts after the first candidate (the paper's k = 3). A candidate failing on the reference world goes back to its author with that world's failure output (never the reference code), at most k times.")] = 3,
         sampler: Annotated[str, typer.Option(help="Sampling strategy for the lightweight loop.")] = "uniform",
         budget_usd: Annotated[Optional[float], typer.Option(help="Stop LLM spending at this many USD.")] = None,
         budget_tokens: Annotated[Optional[int], typer.Option(help="Token limit.")] = None,
         budget_seconds: Annotated[Optional[float], typer.Option(help="Wall-time limit in seconds.")] = None,
         budget_runs: Annotated[Optional[int], typer.Option(help="Limit on test executions.")] = None,
         seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+        backend: Annotated[Optional[str], typer.Option(
+            help="Where worlds and test runs go: local podman or a ray cluster (default: the config "
+                 "file's [sandbox] backend, else local).")] = None,
+        ray_address: Annotated[Optional[str], typer.Option(
+            "--ray-address", help="The Ray cluster for --backend ray: auto, ray://HOST:10001 or HOST:6379 "
+                                  "(default: [sandbox] ray_address, RAY_ADDRESS, else a Ray started here).")] = None,
         agent: Annotated[Optional[str], typer.Option(
             help="scripted | openai | operator | a profile name (default: scripted; operator with --candidate). "
                  "openai = for each role the profile [roles] names in the config file (see `doctor`), else "
@@ -337,6 +362,10 @@ def register(app: typer.Typer) -> None:
         candidate: Annotated[Optional[list[Path]], typer.Option(
             "--candidate", help="Operator mode, headless: your test file, checked on the trials "
                                 "(repeatable; with --trial, the trials to check it on first).")] = None,
+        verdicts: Annotated[Optional[Path], typer.Option(
+            "--verdicts", help="The operator's judgements in advance (TOML/JSON: candidate id, path or "
+                               "file name -> valid/invalid/questionable + note): approvals are answered "
+                               "from FILE, no terminal needed (CI). Unnamed candidates do not count.")] = None,
         candidate_path: Annotated[Optional[list[str]], typer.Option(
             "--candidate-path", help="Where --candidate goes in the repo (default tests/test_tj_<name>.py).")] = None,
         requirement: Annotated[Optional[list[str]], typer.Option(
@@ -356,10 +385,10 @@ def register(app: typer.Typer) -> None:
                                            test_runs=budget_runs),
             agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
             task_analysis=not no_task_analysis, mutants=mutants,
-            no_reference=no_reference)
+            no_reference=no_reference, backend=backend, ray_address=ray_address)
         try:
             from benchmarks import load_benchmark
-            from testjack_tui.agents.factory import make_roles
+            from testjack_tui.agents.factory import make_roles, require_recordings
             from testjack_tui.engine.sampling import sampler_names
 
             cfg.validate()
@@ -373,15 +402,27 @@ def register(app: typer.Typer) -> None:
                 operator_files = operator_input.prepare(agent, candidate, candidate_path, requirement,
                                                         headless, interactive)
                 headless = headless or operator_files is not None
-            if cfg.agents["reviewer"] == "operator" and not interactive:
+            table = None
+            if verdicts is not None:
+                from testjack_tui.engine.approval import TableApprover
+
+                from .verdicts_file import load_verdicts
+
+                table = TableApprover(load_verdicts(verdicts), str(verdicts))
+                cfg.auto_approve = False  # every verdict goes to the table
+                headless = True
+            if cfg.agents["reviewer"] == "operator" and not interactive and table is None:
                 raise InputError("audit", "--reviewer", "the operator reviewer asks on a terminal and there "
                                  "is none: pass --reviewer scripted, openai or a profile name")
             if step and (headless or not interactive):
                 raise InputError("audit", "--step", "step mode needs the TUI (leave out --headless)")
-            if not auto_approve and not interactive:
+            if not auto_approve and not interactive and table is None:
                 raise InputError("audit", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
             bench = load_benchmark(cfg.benchmark)
+            for skipped in bench.skipped:  # the same one line per bad input as `list`
+                echo(f"warning: skipped {skipped}", err=True)
+            require_recordings(cfg.agents, bench)
             roles = make_roles(cfg.agents, bench)
             _print_agents(cfg.agents)
             if operator_files is not None:
@@ -391,12 +432,14 @@ def register(app: typer.Typer) -> None:
                 from testjack_tui.tui import run as run_tui
 
                 raise typer.Exit(run_tui(session=session.id) or 0)
-            session = AuditSession.create(cfg, benchmark=bench, roles=roles)
+            session = AuditSession.create(cfg, benchmark=bench, roles=roles,
+                                          **({"approver": table} if table is not None else {}))
             session._select(bench)  # unknown --task / --trial: a one-line error now, not later
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        raise typer.Exit(run_session(session, out, verbose, ask_operator=_asks_operator(cfg)))
+        raise typer.Exit(run_session(session, out, verbose,
+                                     ask_operator=table is None and _asks_operator(cfg)))
 
     @app.command("resume")
     def resume(
@@ -409,6 +452,8 @@ def register(app: typer.Typer) -> None:
         rounds: Annotated[Optional[int], typer.Option(help="New number of rounds per task.")] = None,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+        ray_address: Annotated[Optional[str], typer.Option(
+            "--ray-address", help="The session's Ray cluster moved: its new address.")] = None,
     ) -> None:
         """Continue a paused, stopped or interrupted session (stored steps are not redone)."""
         from testjack_tui.engine.session import AuditSession
@@ -422,6 +467,9 @@ def register(app: typer.Typer) -> None:
                 raise InputError(session.store.path, "state", f"session {session_id} is running in another process")
             if limits:
                 session.raise_limits(**limits)
+            if ray_address:
+                session.config.ray_address = ray_address
+                session.store.set_meta("config", session.config.to_dict())
             if auto_approve and not session.config.auto_approve:
                 session.config.auto_approve = True
                 session.store.set_meta("config", session.config.to_dict())
@@ -434,7 +482,7 @@ def register(app: typer.Typer) -> None:
                 raise InputError("resume", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         raise typer.Exit(run_session(session, out, verbose, ask_operator=_asks_operator(session.config)))
 
@@ -445,10 +493,10 @@ def register(app: typer.Typer) -> None:
 
         items = list_sessions()
         if as_json:
-            typer.echo(json.dumps(items, indent=2, default=str))
+            echo(json.dumps(items, indent=2, default=str))
             return
         if not items:
-            typer.echo("no sessions yet")
+            echo("no sessions yet")
             return
         rows = [("SESSION", "STATE", "MODE", "REFUTED", "WITNESSES", "ROUNDS", "OVERRULES", "RUNS", "USD",
                  "BENCHMARK")]
@@ -460,4 +508,4 @@ def register(app: typer.Typer) -> None:
                          str(s.get("benchmark") or "-")))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
-            typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+            echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())

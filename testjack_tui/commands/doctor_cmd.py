@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from testjack_tui.safe_text import echo
+
 MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip", "info": "info"}
 
 
@@ -39,6 +41,15 @@ def check_llm_config():
                  f"the config file {path}")
 
 
+def _configured_ray_address() -> str | None:
+    try:
+        from testjack_tui.config import load_config
+
+        return load_config().ray_address
+    except Exception:  # noqa: BLE001 - reported by the llm endpoint check
+        return None
+
+
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(
@@ -46,31 +57,49 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print only problems")] = False,
         prune: Annotated[str | None, typer.Option(
             "--prune", metavar="TASK|all",
-            help="remove cached world snapshots of tasks whose id starts with TASK ('all': every one)")] = None,
+            help="remove this TESTJACK_HOME's cached world snapshots of tasks whose id starts with "
+                 "TASK ('all': every one); snapshots in use are kept")] = None,
+        older_than: Annotated[float | None, typer.Option(
+            "--older-than", metavar="DAYS", help="with --prune: only snapshots older than DAYS")] = None,
+        backend: Annotated[str, typer.Option(
+            help="local: this machine; ray: every node of the Ray cluster (podman, base image, disk)")] = "local",
+        ray_address: Annotated[str | None, typer.Option(
+            "--ray-address", help="the Ray cluster (default: [sandbox] ray_address, RAY_ADDRESS, auto)")] = None,
     ) -> None:
         """Check that podman, the sandbox and the configuration can run audits."""
+        from sandbox.backend import BACKENDS
         from sandbox.diagnostics import run_checks
+
+        if backend not in BACKENDS:
+            echo(f"error: --backend: must be one of {', '.join(BACKENDS)}, got {backend!r}", err=True)
+            raise typer.Exit(2)
 
         if prune is not None:
             from sandbox.prune import prune_world_snapshots
 
-            removed, kept = prune_world_snapshots("" if prune == "all" else prune)
-            typer.echo(f"pruned {len(removed)} world snapshot(s)"
+            removed, kept = prune_world_snapshots("" if prune == "all" else prune,
+                                                  older_than * 24 if older_than is not None else None)
+            echo(f"pruned {len(removed)} world snapshot(s)"
                        + (f"; {len(kept)} in use by containers were kept" if kept else ""))
 
         def log(message: str) -> None:
-            typer.echo(f"doctor: {message}", err=True)
+            echo(f"doctor: {message}", err=True)
 
-        checks = run_checks(fix=fix, log=log)
+        if backend == "ray":
+            from sandbox.ray_backend.doctor import cluster_checks
+
+            checks = cluster_checks(ray_address or _configured_ray_address())
+        else:
+            checks = run_checks(fix=fix, log=log)
         checks.append(check_llm_config())
         failed = [c for c in checks if c.status == "fail"]
         for check in checks:
             if quiet and check.status in ("ok", "skip", "info"):
                 continue
-            typer.echo(f"[{MARK.get(check.status, check.status)}] {check.name}: {check.detail}")
+            echo(f"[{MARK.get(check.status, check.status)}] {check.name}: {check.detail}")
             if check.hint and check.status != "ok":
-                typer.echo(f"       fix: {check.hint}")
+                echo(f"       fix: {check.hint}")
         if not quiet:
-            typer.echo("ready: the sandbox can run audits" if not failed
+            echo("ready: the sandbox can run audits" if not failed
                        else f"not ready: {len(failed)} check(s) failed")
         raise typer.Exit(1 if failed else 0)

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from testjack_tui.safe_text import echo
+
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark
 
@@ -84,9 +86,9 @@ def register(app: typer.Typer) -> None:
         try:
             bench = load_benchmark(benchmark)
         except (InputError, OSError) as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         for skipped in bench.skipped:
-            typer.echo(f"warning: skipped {skipped}", err=True)
+            echo(f"warning: skipped {skipped}", err=True)
         summary = summarize(bench)
-        typer.echo(json.dumps(summary, indent=2) if as_json else render_table(summary))
+        echo(json.dumps(summary, indent=2) if as_json else render_table(summary))

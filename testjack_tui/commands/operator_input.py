@@ -130,9 +130,10 @@ class FileOperatorAgent:
                                          + ", ".join(str(c.file) for c in self.candidates))
 
     def _origin(self, ctx: AuditContext, candidate: Candidate) -> Candidate:
-        if self.benchmark_root is None:
-            return candidate
-        origin = recorded_origin(self.benchmark_root, ctx.task.id, candidate.source)
+        origin = recorded_origin(self.benchmark_root, ctx.task.id, candidate.source) \
+            if self.benchmark_root is not None else None
+        if not origin:  # the operator's own file (what `--verdicts` names it by)
+            origin = next((str(c.file) for c in self.candidates if c.source == candidate.source), None)
         return dataclasses.replace(candidate, origin=origin) if origin else candidate
 
     async def analyse(self, ctx: AuditContext) -> list[Candidate]:

@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from testjack_tui.safe_text import echo
+
 from testjack_tui.errors import InputError, SandboxError
 
 
@@ -27,38 +29,51 @@ def register(app: typer.Typer) -> None:
         session: Annotated[str, typer.Argument(help="Session id (see `testjack-tui sessions`).", show_default=False)],
         fmt: Annotated[str, typer.Option("--format", help="Session report format: md, json or csv.")] = "md",
         out: Annotated[Path | None, typer.Option("--out", help="Folder to write into (default: the session's folder/report).")] = None,
+        compare: Annotated[str | None, typer.Option(
+            "--compare", help="A session of the other mode (lightweight / per-trial) on the same benchmark; "
+                              "default: the newest finished one, if any.")] = None,
     ) -> None:
         """Write per-trial verdicts and the session's tables (resolution before -> after).
 
         Per trial: report.json + report.md. Per session: passing -> refuted and the resolution
-        rate per benchmark, task and model; underspecified prompts; detectors; cost; and, when
-        the benchmark ships labels, recall and precision against them.
+        rate per benchmark, task and model; underspecified prompts; detectors; cost; when the
+        benchmark ships labels, recall and precision against them; and, when a session of the other
+        mode exists, the lightweight loop's recall and cost against per-trial audit.
         """
         from testjack_tui.engine.report import FORMATS, build_report, write_report
 
         try:
             if fmt not in FORMATS:
                 raise InputError("report", "--format", f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
-            report = build_report(session)
+            if compare is not None and not _default_out(compare, "session.db").exists():
+                raise InputError("report", "--compare", f"no session {compare!r} (see `testjack-tui sessions`)")
+            report = build_report(session, compare_with=compare)
             target = out or _default_out(session, "report")
             files = write_report(report, target, fmt)
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         row = report["tables"]["benchmark"][0]
-        typer.echo(f"{row['name']}: {row['passing']} passing, {row['refuted']} refuted; "
+        echo(f"{row['name']}: {row['passing']} passing, {row['refuted']} refuted; "
                    f"resolution {row['rate_before']}% -> {row['rate_after']}%; "
                    f"{len(report['underspecified_prompts'])} underspecified prompt finding(s)")
         if "scoring" in report:
             s = report["scoring"]
-            typer.echo(f"against labels: recall {s['recall']}, precision {s['precision']}")
-        typer.echo(f"wrote {files[-1]} and {len(files) - 1} per-trial files under {Path(target) / 'trials'}")
+            echo(f"against labels: recall {s['recall']}, precision {s['precision']}")
+        c = report.get("comparison")
+        if c:
+            cost = c["cost_usd"] if c["cost_usd"] is not None else c["cost_test_runs"]
+            echo(f"lightweight vs per-trial: recall {c['recall']} at {cost} of the cost "
+                 f"(test runs {c['cost_test_runs']}, wall time {c['cost_seconds']})")
+        echo(f"wrote {files[-1]} and {len(files) - 1} per-trial files under {Path(target) / 'trials'}")
 
     @app.command("export")
     def export_command(
         session: Annotated[str, typer.Argument(help="Session id (see `testjack-tui sessions`).", show_default=False)],
         fmt: Annotated[str, typer.Option("--format", help="harbor or swebench.")] = "harbor",
         out: Annotated[Path | None, typer.Option("--out", help="Folder to write into (default: the session's folder/export).")] = None,
+        git_repo: Annotated[Path | None, typer.Option("--git", help="Commit the witness files on a new branch "
+                                                      "testjack/SESSION of this clone of the task repository.")] = None,
         check: Annotated[bool, typer.Option("--check/--no-check",
                                             help="Run the strengthened suite in containers: passes on G, fails on every refuted trial.")] = True,
     ) -> None:
@@ -69,13 +84,16 @@ def register(app: typer.Typer) -> None:
         try:
             if fmt not in EXPORT_FORMATS:
                 raise InputError("export", "--format", f"unknown format {fmt!r} (use one of {', '.join(EXPORT_FORMATS)})")
-            target = out or _default_out(session, "export")
+            if git_repo is not None:
+                fmt = "git"
+            target = git_repo or out or _default_out(session, "export")
             summary = asyncio.run(run_export(session, fmt, Path(target), check))
         except (InputError, SandboxError) as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         for level, line in export_lines(summary):
-            typer.echo(line, err=level == "error" and line.startswith("  problem"))
-        typer.echo(f"wrote {target}")
+            echo(line, err=level == "error" and line.startswith("  problem"))
+        echo(f"committed on branch {summary['branch']} of {target}" if summary.get("branch")
+             else f"wrote {target}")
         if any(info.get("ok") is False for info in summary["tasks"].values()):
             raise typer.Exit(1)

@@ -13,6 +13,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from testjack_tui.safe_text import echo
+
 from testjack_tui.errors import InputError, SandboxError
 
 
@@ -22,19 +24,23 @@ def _load(benchmark: Path, task_ids: list[str] | None):
     bench = load_benchmark(benchmark)
     tasks = list(bench.tasks.values())
     if task_ids:
-        unknown = [t for t in task_ids if t not in bench.tasks]
+        # A task is named by its id or by its folder (DeepSWE ids carry an "org/" prefix).
+        by_name = {**{t.source.name: t.id for t in tasks if t.source is not None},
+                   **{t: t for t in bench.tasks}}
+        unknown = [t for t in task_ids if t not in by_name]
         if unknown:
             raise InputError(benchmark, "--task", f"no such task: {', '.join(unknown)} "
                              f"(known: {', '.join(sorted(bench.tasks)) or 'none'})")
-        tasks = [bench.tasks[t] for t in task_ids]
+        tasks = [bench.tasks[by_name[t]] for t in task_ids]
     return bench, tasks
 
 
-async def verify_benchmark(bench, tasks, on_progress=None, concurrency: int | None = None) -> list:
-    from sandbox import Sandbox
+async def verify_benchmark(bench, tasks, on_progress=None, concurrency: int | None = None,
+                           backend: str = "local", ray_address: str | None = None) -> list:
+    from sandbox.backend import make_backend
     from sandbox.verify import verify_task
 
-    async with Sandbox(session="verify", concurrency=concurrency) as sb:
+    async with make_backend(backend, session="verify", concurrency=concurrency, ray_address=ray_address) as sb:
         return list(await asyncio.gather(*(
             verify_task(sb, task, bench.trials_of(task.id), on_progress) for task in tasks)))
 
@@ -43,17 +49,26 @@ def render(results) -> str:
     lines = []
     for res in results:
         trials = res.trials
+        flow = {"official": "T0 by the benchmark's own evaluator",
+                "direct": "T0 by our runner"}.get(getattr(res, "flow", ""), "")
         lines.append(f"{res.task_id}: {'well-formed' if res.well_formed else 'NOT well-formed'}; "
                      f"{len(res.vacuous)} vacuous T0 test(s); "
-                     f"{res.reproduced}/{len(trials)} recorded verdicts reproduce")
+                     f"{res.reproduced}/{len(trials)} recorded verdicts reproduce"
+                     + (f" ({flow})" if flow else ""))
         for problem in res.problems:
             lines.append(f"  problem: {problem}")
         for test_id in res.vacuous:
-            lines.append(f"  vacuous: {test_id} passes on the null world")
+            lines.append(f"  vacuous: {test_id} is added or changed by T0 but already passes on the null world")
+        guards = getattr(res, "regression_guards", [])
+        if guards:
+            lines.append(f"  {len(guards)} older pass-to-pass test(s) pass on the null world too "
+                         "(regression guards; they verify nothing about a trial)")
         for tv in trials:
             if not tv.reproducible:
                 recorded = "pass" if tv.recorded_pass else "fail"
                 lines.append(f"  not reproducible: {tv.trial_id} ({tv.model}, recorded {recorded}): {tv.reason}")
+            if tv.proven_tampering and tv.reproducible:
+                lines.append(f"  proven tampering by {tv.trial_id}: {'; '.join(tv.proven_tampering)}")
             if tv.tampered:
                 names = [f + (" (reset by T0)" if f in tv.undone_by_t0 else "") for f in tv.tampered]
                 lines.append(f"  harness files touched by {tv.trial_id}: {', '.join(names)}")
@@ -72,13 +87,26 @@ def register(app: typer.Typer) -> None:
         task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="only this task (repeatable)")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print the results as JSON")] = False,
         jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="containers at once (default: cores)")] = None,
+        backend: Annotated[Optional[str], typer.Option(
+            help="local podman or a ray cluster (default: the config file's [sandbox] backend)")] = None,
+        ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="the Ray cluster for --backend ray")] = None,
     ) -> None:
         """Build the worlds and check each task and each recorded verdict by running T0."""
         try:
+            from sandbox.backend import BACKENDS
+            from testjack_tui.config import load_config
+
+            config = load_config()
+            backend = backend or config.backend
+            ray_address = ray_address or config.ray_address
+            if backend not in BACKENDS:
+                raise InputError("verify", "--backend", f"must be one of {', '.join(BACKENDS)}, got {backend!r}")
             bench, tasks = _load(benchmark, task)
         except InputError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             raise typer.Exit(2)
+        for skipped in bench.skipped:  # the same one line per bad input as `list`
+            echo(f"warning: skipped {skipped}", err=True)
         total = sum(2 + len(bench.trials_of(t.id)) for t in tasks)
         show_bar = sys.stderr.isatty() and not as_json
         with typer.progressbar(length=total, label="verifying", file=sys.stderr,
@@ -86,17 +114,17 @@ def register(app: typer.Typer) -> None:
             def on_progress(what: str, done: int, of: int) -> None:
                 bar.update(1)
                 if not show_bar and not as_json:
-                    typer.echo(f"  done: {what}", err=True)
+                    echo(f"  done: {what}", err=True)
             try:
-                results = asyncio.run(verify_benchmark(bench, tasks, on_progress, jobs))
+                results = asyncio.run(verify_benchmark(bench, tasks, on_progress, jobs, backend, ray_address))
             except SandboxError as exc:
-                typer.echo(f"error: {exc}", err=True)
+                echo(f"error: {exc}", err=True)
                 raise typer.Exit(1)
         if as_json:
-            typer.echo(json.dumps({"benchmark": bench.name, "tasks": [r.to_dict() for r in results]},
+            echo(json.dumps({"benchmark": bench.name, "tasks": [r.to_dict() for r in results]},
                                   indent=2))
         else:
-            typer.echo(render(results))
+            echo(render(results))
 
 
 class _NoBar:

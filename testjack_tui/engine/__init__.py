@@ -1,1 +1,1 @@
-"""The audit engine: the method of DESIGN.md §3. No Textual imports here."""
+"""The audit engine: the method (see docs/architecture.md). No Textual imports here."""

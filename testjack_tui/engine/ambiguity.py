@@ -17,26 +17,27 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-# Same as the engine's runner: a witness that cannot even be found/collected on a trial's world
-# (e.g. the module it imports is missing) fails there.
-FAILING = frozenset({"failed", "error", "timed_out", "not_found"})
-PASSING = frozenset({"passed"})
-# "skipped", None and anything else: the witness gave no answer on that trial.
+from sandbox.runners.base import aggregate
+
+from .runner import witness_fails
 
 EXPLICIT, NECESSARY, AMBIGUOUS = "explicit", "implicit_necessary", "ambiguous"
 
 
 def witness_outcome(statuses: Iterable[str | None]) -> str:
-    """Combine the statuses of a witness's test ids on one trial: failed / passed / unknown."""
+    """A witness on one trial from the statuses of its test ids: failed / passed / unknown.
+    Combined by the sandbox's one combiner and judged by the engine's one `witness_fails`."""
     seen = [s for s in statuses]
-    if any(s in FAILING for s in seen):
+    if not seen or any(s is None for s in seen):
+        return "failed" if any(witness_fails(s) for s in seen) else "unknown"
+    status = aggregate(seen)
+    if witness_fails(status):
         return "failed"
-    if seen and all(s in PASSING for s in seen):
-        return "passed"
-    return "unknown"
+    return "passed" if status == "passed" else "unknown"
 
 
-_QUOTE_CHARS = re.compile(r"[\"'`“”‘’«»]")
+_QUOTE_CHARS = re.compile(r"[\"'`“”‘’«»*]")
+MIN_QUOTE = 12  # shorter overlaps ("the list") say nothing about where a clause comes from
 
 
 def _normalise(text: str) -> str:
@@ -44,11 +45,13 @@ def _normalise(text: str) -> str:
 
 
 def quote_in_prompt(quote: str, instruction: str) -> bool:
-    """Is `quote` really words of P? Ellipses may skip text; case, quotes, spacing are ignored."""
-    pieces = [_normalise(p) for p in re.split(r"\.\.\.|…|\[\.\.\.\]", quote)]
+    """Is `quote` really words of P? The one rule for the engine, the reviewer's answer check
+    and operator mode. Ellipses may skip text (the pieces must appear in order); case, quote
+    marks, markdown code/emphasis markers and spacing are ignored."""
+    pieces = [_normalise(p) for p in re.split(r"\[\.\.\.\]|\.\.\.|…", quote)]
     pieces = [p.strip(" .,;:") for p in pieces]
     pieces = [p for p in pieces if p]
-    if not pieces or sum(len(p) for p in pieces) < 8:
+    if not pieces or sum(len(p) for p in pieces) < MIN_QUOTE:
         return False  # a word or two "quoted" from P proves nothing
     prompt = _normalise(instruction)
     pos = 0

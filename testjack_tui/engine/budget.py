@@ -34,8 +34,9 @@ class Budget:
         self.usd = totals["usd"]
         self.tokens = totals["tokens"]
         self.estimated = totals["estimated"]
-        # Runs stored by earlier processes; runs in flight are counted when reserved.
-        self.test_runs = store.count_runs()
+        # Runs stored by earlier processes, and runs that were in flight when one was killed:
+        # every reservation is written down before the run starts.
+        self.test_runs = max(store.count_runs(), int(store.get_meta("test_runs_reserved", 0) or 0))
         self._stored_seconds = float(store.get_meta("elapsed_seconds", 0.0) or 0.0)
         self._started: float | None = None
         # The largest prompt seen so far stands in for the next one when bounding a call's cost.
@@ -57,6 +58,10 @@ class Budget:
     def seconds(self) -> float:
         running = time.monotonic() - self._started if self._started is not None else 0.0
         return self._stored_seconds + running
+
+    def seconds_left(self) -> float | None:
+        """Wall time left under the limit (None: no limit)."""
+        return None if self.limits.seconds is None else self.limits.seconds - self.seconds
 
     def save_clock(self) -> None:
         """Persist elapsed time so a killed process loses little of it."""
@@ -102,6 +107,7 @@ class Budget:
             if lim.test_runs is not None and self.test_runs + n > lim.test_runs:
                 raise BudgetExceeded("test_runs", f"test-run limit reached: {self.test_runs} of {lim.test_runs}")
             self.test_runs += n
+            self.store.set_meta("test_runs_reserved", self.test_runs)
         self.announce()
 
     def check_round(self) -> None:

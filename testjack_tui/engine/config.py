@@ -44,7 +44,7 @@ class SessionConfig:
     trials: list[str] | None = None  # None: every officially passing trial
     mode: str = "lightweight"  # "lightweight" (Algorithm 1) | "per-trial" (audit every trial)
     rounds: int = 3  # audit rounds per task in the lightweight loop
-    k_repairs: int = 3  # how often a candidate failing on the reference goes back to its author
+    k_repairs: int = 3  # repair attempts after the first candidate (the paper's k); a repair sees R[G]'s failure output
     sampler: str = "uniform"
     seed: int = 0
     budget: BudgetLimits = field(default_factory=BudgetLimits)
@@ -68,7 +68,7 @@ class SessionConfig:
     no_reference: bool = False
     # Where sandbox operations run: "local" podman (default) or "ray" (a Ray cluster's nodes,
     # each running podman); the engine and the LLM calls stay in this process either way.
-    backend: str = "local"
+    backend: str | None = None  # None: the config file's [sandbox] backend, else "local"
     ray_address: str | None = None  # "auto", "ray://HOST:10001", "HOST:6379"; None: a local Ray
 
     def validate(self) -> "SessionConfig":
@@ -81,7 +81,7 @@ class SessionConfig:
             raise InputError(where, "mutants", "must not be negative")
         if self.k_repairs < 0:
             raise InputError(where, "k_repairs", "must not be negative")
-        if self.backend not in BACKENDS:
+        if self.backend is not None and self.backend not in BACKENDS:
             raise InputError(where, "backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.replay_scope not in ("all", "active"):
             raise InputError(where, "replay_scope", "must be 'all' or 'active'")
@@ -92,6 +92,11 @@ class SessionConfig:
             if value is not None and value < 0:
                 raise InputError(where, f"budget.{name}", "must not be negative")
         return self
+
+    @property
+    def backend_name(self) -> str:
+        """The sandbox backend this session runs on (sessions stored before backends: local)."""
+        return self.backend or "local"
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Callable
 
-from .events import Paused
+from .events import Paused, Released
 
 
 class Control:
@@ -46,6 +46,7 @@ class Control:
                     self._tokens -= 1
             finally:
                 self._waiting -= 1
+                self.emit(Released(self.session_id, waiting_for=waiting_for, task_id=task_id))
 
     def _notify(self) -> None:
         cond = self._condition()

@@ -267,6 +267,14 @@ class Paused(Event):
 
 
 @dataclass(frozen=True)
+class Released(Event):
+    """A step gate announced by `Paused` let its task through (the operator stepped on)."""
+
+    waiting_for: str = ""
+    task_id: str = ""
+
+
+@dataclass(frozen=True)
 class Log(Event):
     level: str  # "info" | "warning" | "error"
     message: str

@@ -5,13 +5,15 @@ and `config.json` with the new ids added to `f2p_node_ids` / `p2p_node_ids`).
 SWE-bench: `<out>/<task>.json` and `<out>/dataset.jsonl` rows with `test_patch`, `FAIL_TO_PASS`,
 `PASS_TO_PASS` (JSON-encoded lists, as the harness expects).
 
-`check_export` runs the strengthened suite in real worlds: the witness files apply on top of T0,
+`check_export` runs the strengthened suite in real worlds (through the task's own test.sh and
+grader when it ships them, see engine/export_official.py): the witness files apply on top of T0,
 the suite passes on the reference world and fails on every refuted trial; witnesses that fail on
 the null world are fail-to-pass, the others pass-to-pass.
 """
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from dataclasses import asdict, dataclass, field
@@ -19,11 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.backend import SandboxBackend
+from testjack_tui.engine import dedup
 from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.oracle import tagged_path
+from testjack_tui.engine.runner import witness_fails
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
 from testjack_tui.model import Task
+from testjack_tui.safe_paths import check_inside, inside, path_part
 
 EXPORT_FORMATS = ("harbor", "swebench")
 
@@ -52,6 +57,11 @@ class TaskExport:
     refuted: list[str] = field(default_factory=list)  # trials the suite must fail on
     test_patch: str = ""
     check: dict[str, Any] | None = None  # set by check_export
+    # Not part of the strengthened suite, written beside it and marked as such:
+    # validated task-analysis tests (T1: pass on G), and witnesses of underspecified requirements
+    # (ambiguous: most models read P otherwise) with the suggested prompt clarification.
+    task_analysis: list[dict[str, Any]] = field(default_factory=list)
+    underspecified: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,6 +102,41 @@ def _unique_path(path: str, taken: set[str], wid: str) -> str:
     return candidate
 
 
+def _candidates(path: Path) -> list[dict]:
+    store = SessionStore(path)
+    try:
+        return store.candidates()
+    finally:
+        store.close()
+
+
+def canonical_of(w: dict, witnesses: list[dict]) -> str:
+    return dedup.group(witnesses).get(w["id"], w["id"])
+
+
+def write_extras(exp: TaskExport, dest: Path) -> None:
+    """T1 and the underspecified requirements' witnesses, beside the suite and marked as such."""
+    if exp.task_analysis:
+        d = dest / "testjack_task_analysis"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "README.md").write_text(
+            "Validated task-analysis tests (T1): written from the task prompt alone and passing on the "
+            "reference solution. Not part of the strengthened suite: no trial was refuted by them.\n")
+        for t in exp.task_analysis:
+            check_inside(dest, d / path_part(Path(t["path"]).name)).write_text(t["source"])
+    if exp.underspecified:
+        d = dest / "testjack_underspecified"
+        d.mkdir(parents=True, exist_ok=True)
+        lines = ["# Underspecified requirements (not part of the strengthened suite)", "",
+                 "These witnesses check an implicit requirement that most models' trials read "
+                 "otherwise (rho > 1/2): the prompt, not the trials, should change.", ""]
+        for w in exp.underspecified:
+            lines += [f"- `{Path(w['path']).name}`: {w['requirement']} (rho {w['rho']}). "
+                      f"Suggested clarification: {w['clarification']}"]
+            check_inside(dest, d / path_part(Path(w["path"]).name)).write_text(w["source"])
+        (d / "README.md").write_text("\n".join(lines) + "\n")
+
+
 def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
     """What to export, from the session's store: per task, its refuting witnesses."""
     path = db_path(session_id)
@@ -106,14 +151,30 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         approvals = {a["candidate_id"]: a for a in store.approvals()}
     finally:
         store.close()
+    canonical = dedup.group(witnesses)
+    candidates = {c["id"]: c for c in _candidates(path)}
+    extras: dict[str, dict[str, list]] = {}
+    for v in validations:
+        c = candidates.get(v["candidate_id"])
+        if v.get("outcome") == "passes_reference" and c is not None:
+            extras.setdefault(c["task_id"], {"t1": [], "amb": []})["t1"].append(
+                {"id": c["id"], "path": c["path"], "source": c["source"], "requirement": c["requirement"]})
+    seen_amb: set[str] = set()
+    for w in witnesses:
+        if w.get("classification") == "ambiguous" and canonical_of(w, witnesses) not in seen_amb:
+            seen_amb.add(canonical_of(w, witnesses))
+            extras.setdefault(w["task_id"], {"t1": [], "amb": []})["amb"].append(
+                {"id": w["id"], "path": w["path"], "source": w["source"], "requirement": w["requirement"],
+                 "rho": w.get("rho"), "clarification": w.get("note") or ""})
     refutes: dict[str, list[str]] = {}
-    for r in refutations:
-        refutes.setdefault(r["witness_id"], []).append(r["trial_id"])
+    for r in refutations:  # a duplicate's refutations belong to its first copy
+        refutes.setdefault(canonical.get(r["witness_id"], r["witness_id"]), []).append(r["trial_id"])
     ref_run = {v["candidate_id"]: runs.get(v.get("reference_run") or "") for v in validations
                if v.get("reference_run")}
     out: dict[str, TaskExport] = {}
     for w in witnesses:
-        if w.get("classification") == "ambiguous" or not refutes.get(w["id"]):
+        if w.get("classification") == "ambiguous" or not refutes.get(w["id"]) \
+                or canonical[w["id"]] != w["id"]:
             continue
         task = (tasks or {}).get(w["task_id"])
         exp = out.setdefault(w["task_id"], TaskExport(w["task_id"]))
@@ -125,8 +186,11 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         nodes = [n.replace(w["path"], new_path, 1)
                  for n in _node_ids(w["path"], ref_run.get(w["id"]), framework)]
         exp.files.append(WitnessFile(w["id"], new_path, w["source"], nodes, w["requirement"],
-                                     sorted(refutes[w["id"]]), decision_record(approvals.get(w["id"]))))
+                                     sorted(set(refutes[w["id"]])), decision_record(approvals.get(w["id"]))))
         exp.refuted = sorted(set(exp.refuted) | set(refutes[w["id"]]))
+    for task_id, extra in extras.items():
+        if task_id in out:  # beside a strengthened suite (a task without one has nothing to merge)
+            out[task_id].task_analysis, out[task_id].underspecified = extra["t1"], extra["amb"]
     for exp in out.values():
         task = (tasks or {}).get(exp.task_id)
         new_ids = [n for f in exp.files for n in f.node_ids]
@@ -137,12 +201,17 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
     return [out[k] for k in sorted(out)]
 
 
-def _is_fail(status: str) -> bool:
-    return status in ("failed", "error", "timed_out", "not_found")
-
-
 async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict) -> dict[str, Any]:
-    """Run the strengthened suite in real worlds and split new ids into f2p / p2p."""
+    """Run the strengthened suite in real worlds and split new ids into f2p / p2p.
+
+    A task with its own evaluator is judged by it instead (engine.export_official): the
+    exported task's unmodified test.sh + grader must give G reward 1 and every refuted trial 0."""
+    from .export_official import roundtrip_official, roundtrip_swebench, supports, supports_swebench
+
+    if supports(task):
+        return await roundtrip_official(sb, task, exp, trials)
+    if supports_swebench(task):
+        return await roundtrip_swebench(sb, task, exp, trials)
     files = {f.path: f.source for f in exp.files}
     new_ids = [n for f in exp.files for n in f.node_ids]
     suite = list(task.tests.ids) + new_ids
@@ -171,12 +240,12 @@ async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: 
             continue
         world = await sb.prepare(task, "model", trial)
         run = await sb.run_tests(world, suite, files=files, timeout=600, isolate_harness=True)
-        failing = sorted(n for n in suite if _is_fail(run.status(n)))
+        failing = sorted(n for n in suite if witness_fails(run.status(n)))
         result["fails_on_refuted"][trial_id] = failing
         if not failing:
             result["problems"].append(f"passes on refuted trial {trial_id}")
     # Ids that fail without G are fail-to-pass; those that pass on R are pass-to-pass.
-    exp.new_fail_to_pass = [n for n in new_ids if _is_fail(result["null"].get(n, "failed"))]
+    exp.new_fail_to_pass = [n for n in new_ids if witness_fails(result["null"].get(n, "failed"))]
     exp.new_pass_to_pass = [n for n in new_ids if n not in exp.new_fail_to_pass]
     exp.fail_to_pass = list(task.tests.fail_to_pass) + exp.new_fail_to_pass
     exp.pass_to_pass = list(task.tests.pass_to_pass) + exp.new_pass_to_pass
@@ -188,12 +257,14 @@ async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: 
 
 def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
     """`<out>/<task>/tests/`: a copy of the task's tests folder with the strengthened patch and ids."""
-    dest = Path(out_dir) / exp.task_id / "tests"
+    dest = inside(out_dir, exp.task_id, "tests")
     src = (Path(task.source) / "tests") if task is not None and task.source else None
     if dest.exists():
         shutil.rmtree(dest)
     if src is not None and src.is_dir():
-        shutil.copytree(src, dest)
+        # Symlinks stay behind: copied, they would point (and our writes would go) anywhere.
+        shutil.copytree(src, dest, ignore=lambda d, names: [n for n in names
+                                                             if os.path.islink(os.path.join(d, n))])
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "test.patch").write_text(exp.test_patch)
     config_path = dest / "config.json"
@@ -210,9 +281,10 @@ def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
     wdir = dest / "testjack_witnesses"
     wdir.mkdir(exist_ok=True)
     for f in exp.files:  # the raw files too, for reading without applying the patch
-        (wdir / Path(f.path).name).write_text(f.source)
+        check_inside(out_dir, wdir / path_part(Path(f.path).name)).write_text(f.source)
     if exp.check is not None:
         (dest / "testjack_check.json").write_text(json.dumps(exp.check, indent=2, default=str) + "\n")
+    write_extras(exp, dest.parent)  # beside tests/, not in it: not part of the suite
     return dest
 
 
@@ -241,9 +313,10 @@ def write_swebench(exports: list[TaskExport], tasks: dict, out_dir: Path) -> lis
     written = []
     rows = []
     for exp in exports:
+        write_extras(exp, out_dir / "testjack_extras" / path_part(exp.task_id))
         row = swebench_row(exp, tasks.get(exp.task_id))
         rows.append(row)
-        p = out_dir / (re.sub(r"[^\w.-]+", "_", exp.task_id) + ".json")
+        p = check_inside(out_dir, out_dir / (path_part(exp.task_id) + ".json"))
         p.write_text(json.dumps(row, indent=2, default=str) + "\n")
         written.append(p)
     dataset = out_dir / "dataset.jsonl"

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
+from . import harness_effect
 from .aio import gather_all
 from .approval import judge
 from .config import SessionConfig
@@ -22,9 +23,12 @@ from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, Tria
                      WitnessConfirmed, WitnessReplayed)
 from .hooks import Hooks, WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
+from .probes import materialize_probe
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
-from .runner import RunResult, TestRunner, combined_status, is_failing
+from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
+from .tampering import with_canary_evidence
+from .verdicts import analysis_checklist
 from .sampling import SamplerContext, SamplerState, make_sampler
 from .store import SessionStore
 from .task_checks import TaskCheck, check_task
@@ -93,24 +97,24 @@ def _cases_of(outcomes: dict, candidate: Candidate) -> dict:
     return picked
 
 
-def default_tools_factory(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict, evidence):
-    from testjack_tui.agents.tools import SandboxTools
-
-    return SandboxTools(env.sandbox, task, trial, worlds, evidence=evidence, budget=env.budget)
-
-
 class TaskLoop:
-    def __init__(self, env: EngineEnv, task: Task, check: TaskCheck):
+    """One task's audit. `corpus`: every reproducible passing trial of the task (witnesses are
+    replayed on all of them, so rho is the same whatever was selected); `selected`: the trials
+    the user chose to audit and label (all of them unless `--trial` narrowed it)."""
+
+    def __init__(self, env: EngineEnv, task: Task, check: TaskCheck, selected: set[str] | None = None):
         self.env = env
         self.task = task
         self.check = check
         self.corpus: list[Trial] = sorted(check.reproducible, key=lambda t: t.id)
+        self.selected = {t.id for t in self.corpus} if selected is None else \
+            {t.id for t in self.corpus if t.id in selected}
         self.by_id = {t.id: t for t in self.corpus}
         self.book = CandidateBook(task.id)
         self.witnesses: list[Witness] = []
         self.runs_by_trial: dict[str, dict[str, str]] = {t.id: {} for t in self.corpus}
         self.run_keys: dict[tuple[str, str], str] = {}  # (trial, witness) -> run key
-        self.active: list[str] = [t.id for t in self.corpus]
+        self.active: list[str] = [t.id for t in self.corpus if t.id in self.selected]
         self.audited: list[str] = []
         self.refuted: dict[str, list[str]] = {}  # trial -> refuting witness ids
         self.classes: dict[str, WitnessClass] = {}
@@ -118,6 +122,7 @@ class TaskLoop:
         self.evidence: dict[str, dict] = {}
         self.checklists: dict[str, list[dict]] = {}
         self.features: list[dict] = []  # task analysis's suspicious-patch features
+        self.judged: list[dict] = []  # candidates reviewed and not counted (shown to later audits)
         self.sampler = None
         self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
 
@@ -145,20 +150,26 @@ class TaskLoop:
             return self.evidence[trial.id]
         stored = self.env.store.get_evidence(trial.id)
         if stored is not None:  # computed before an interruption: the detectors are deterministic
+            stored = with_canary_evidence(self.env.store, trial.id, stored)
             self.evidence[trial.id] = stored
             return stored
         merged: dict = {}
         worlds = self._worlds_for(trial, "audit")
+        counted = CountedSandbox(self.env.sandbox, self.env.budget)
         for provider in self.env.hooks.evidence:
             try:
-                merged.update(await provider(self.env.sandbox, self.task, trial, worlds) or {})
+                merged.update(await provider(counted, self.task, trial, worlds) or {})
+            except BudgetExceeded:
+                raise  # pause now; the evidence is computed on resume
             except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
                 self._emit(Log(self.env.session_id, level="warning",
                                message=f"evidence for {trial.id} failed: {exc}"))
         if self.env.cfg.mutants and (self.task.language or "python") == "python" and worlds.get("model"):
             merged["mutation"] = await self._mutation_evidence(trial, worlds["model"], merged.get("ghost"))
-        self.evidence[trial.id] = merged
+        merged = harness_effect.attach(merged, self.env.store.proofs(trial.id).get(trial.id, []))
         self.env.store.put_evidence(self.task.id, trial.id, merged)
+        merged = with_canary_evidence(self.env.store, trial.id, merged)
+        self.evidence[trial.id] = merged
         return merged
 
     async def _mutation_evidence(self, trial: Trial, world, ghost: dict | None) -> dict:
@@ -175,7 +186,7 @@ class TaskLoop:
                        message=f"{trial.id}: mutation: {report.to_text().splitlines()[0]}"))
         return report.to_dict()
 
-    def _static_evidence(self) -> dict[str, dict]:
+    def _static_evidence(self, trials: list[Trial]) -> dict[str, dict]:
         """Static detector evidence of every trial, for the sampler: pure functions of the diff,
         T0 and P (no containers), so it is computed for the whole corpus at task start; the
         ghost-branch part needs a world and comes with _evidence_for when a trial is audited."""
@@ -184,7 +195,7 @@ class TaskLoop:
         except ModuleNotFoundError:
             return {}
         out: dict[str, dict] = {}
-        for trial in self.corpus:
+        for trial in trials:
             try:
                 out[trial.id] = collect_static_evidence(self.task, trial).to_dict()
             except Exception as exc:  # noqa: BLE001 - evidence only orders the sampling
@@ -194,12 +205,12 @@ class TaskLoop:
 
     def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, Any]:
         worlds = self._worlds_for(trial, role)
-        factory = self.env.tools_factory or default_tools_factory
+        factory = self.env.tools_factory
         tools = factory(self.env, self.task, trial, worlds, evidence or None)
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
                            evidence=evidence or {}, ledger=self.env.budget, llm_cache=self.env.store,
-                           features=list(self.features))
+                           features=list(self.features), judged=list(self.judged))
         return ctx, tools
 
     @staticmethod
@@ -210,13 +221,23 @@ class TaskLoop:
 
     # -- the task -----------------------------------------------------------------------------
     async def run(self) -> None:
+        """Lightweight: rounds of sample, audit, share. Per-trial (the paper's per-trial audit):
+        every selected trial is audited on its own and refuted only by its own audit's
+        witnesses; witnesses still run on every trial, for rho only."""
         env = self.env
         for trial in self.corpus:
-            self._state(trial.id, "active")
-        if not self.corpus:
+            if trial.id in self.selected:
+                self._state(trial.id, "active")
+        if not self.selected:
             return
-        ctx = SamplerContext(trials=list(self.corpus), evidence=self.evidence,
-                             static_evidence=self._static_evidence() if self.lightweight else {},
+        # Proof of harness tampering for every trial that changed harness files: T0 re-run
+        # with them restored (one run per such trial, stored, never repeated on resume).
+        await gather_all(harness_effect.measure(env, self.task, t, self.check.trial_worlds[t.id],
+                                                self.check.flaky)
+                         for t in self.corpus if t.id in self.selected)
+        chosen = [t for t in self.corpus if t.id in self.selected]
+        ctx = SamplerContext(trials=chosen, evidence=self.evidence,
+                             static_evidence=self._static_evidence(chosen) if self.lightweight else {},
                              features=self.features)
         self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
@@ -227,7 +248,7 @@ class TaskLoop:
                 if not pool or self.round >= env.cfg.rounds:
                     break
             else:
-                pool = [t.id for t in self.corpus if t.id not in self.audited]
+                pool = [t.id for t in self.corpus if t.id in self.selected and t.id not in self.audited]
                 if not pool:
                     break
             await self.audit_round(pool)
@@ -250,12 +271,9 @@ class TaskLoop:
                           "notes": getattr(result, "notes", "")}
                 env.store.put_audit(task.id, ANALYSIS, stored)
             self.features[:] = list(stored.get("suspicious_features") or [])  # the sampler reads this list
-            self.checklists[ANALYSIS] = [
-                {"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
-                 "covered_by_t0": {"none": False}.get(row.get("coverage"), True if row.get("coverage") else None),
-                 "t0_tests": row.get("t0_tests") or []}
-                for row in stored.get("traceability") or []]
-            candidates = [self.book.qualify(dataclasses.replace(c, author="task_analysis"), ANALYSIS)
+            self.checklists[ANALYSIS] = analysis_checklist(stored)
+            candidates = [self.book.qualify(dataclasses.replace(await materialize_probe(env, task, c),
+                                                                author="task_analysis"), ANALYSIS)
                           for c in candidates]
             validations: list[Validation] = []
             for candidate in candidates:
@@ -346,7 +364,8 @@ class TaskLoop:
                 outcome = await env.roles.audit.audit(ctx)
                 env.store.put_audit(task.id, trial.id, outcome_to_dict(outcome))
             self.checklists[trial.id] = [dataclasses.asdict(i) for i in outcome.checklist]
-            candidates = [self.book.qualify(c, trial.id) for c in outcome.candidates]
+            candidates = [self.book.qualify(await materialize_probe(env, task, c), trial.id)
+                          for c in outcome.candidates]
             validations = []
             for candidate in candidates:
                 validations.append(await validate(env, task, trial, self._worlds_for(trial, "audit"),
@@ -376,6 +395,8 @@ class TaskLoop:
         new = []
         for v, j in zip(discriminating, results):
             if not j.decision.counts:
+                self.judged.append({"requirement": v.candidate.requirement, "label": j.decision.label,
+                                    "by": j.decision.by, "reason": j.verdict.reason})
                 continue
             kept = kept_cases(v.candidate, j.verdict)
             if kept is not v.candidate:
@@ -388,10 +409,13 @@ class TaskLoop:
                     continue
                 v = dataclasses.replace(v, candidate=kept, model_status=status)
             new.append(self._confirm(v, j, trial.id, round_no))
+        shared = await self._share_operator_tests(trial, round_no, validations)
 
         self.audited.append(trial.id)
         env.store.set_trial_state(trial.id, task.id, "sampled", "", audited=True)
         before = set(self.refuted_ids())
+        if shared:
+            self._reclassify()
         if new:
             for w in new:
                 v = next(x for x in discriminating if x.candidate.id == w.record.id)
@@ -409,9 +433,46 @@ class TaskLoop:
             ambiguous = any(is_failing(s) for s in self.runs_by_trial[trial.id].values())
             self._state(trial.id, "ambiguous" if ambiguous else "clean", "audited", audited=True)
         refuted_now = sorted(set(self.refuted_ids()) - before)
+        new = shared + new
         env.store.put_round(task.id, round_no, trial.id, "done", [w.record.id for w in new], refuted_now)
         self._emit(RoundFinished(env.session_id, task_id=task.id, round=round_no, trial_id=trial.id,
                                  witnesses=tuple(w.record.id for w in new), refuted=tuple(refuted_now)))
+
+    async def _share_operator_tests(self, trial: Trial, round_no: int,
+                                    validations: list[Validation]) -> list[Witness]:
+        """Operator tests are shared like witnesses: one that passes on R[G] but not fail on the
+        sampled trial still runs on every other passing trial of the task (lightweight loop);
+        where it fails, it goes to the reviewer and approval like any candidate."""
+        if not self.lightweight:
+            return []
+        passing = [v for v in validations if v.outcome == "passes_both" and v.candidate.author == "operator"]
+        if not passing:
+            return []
+        statuses = await self._replay([(v.candidate.id, v.candidate) for v in passing],
+                                      [t.id for t in self.corpus if t.id != trial.id])
+        to_judge = []
+        for v in passing:
+            failing = sorted(t for t, by in statuses.items() if is_failing(by.get(v.candidate.id, "")))
+            if failing:
+                to_judge.append((v, f"fails on {', '.join(failing[:5])}", failing))
+        confirmed: list[Witness] = []
+        if to_judge:
+            rctx, rtools = self._context(trial, "reviewer")
+            try:
+                results = await gather_all(judge(self.env, rctx, v.candidate, self.task.id, trial.id,
+                                                  v.reference_status, status) for v, status, _ in to_judge)
+            finally:
+                await self._close(rtools)
+            confirmed = [self._confirm(v, j, trial.id, round_no)
+                         for (v, _, _), j in zip(to_judge, results) if j.decision.counts]
+        for w in confirmed:
+            v = next(x for x in passing if x.candidate.id == w.record.id)
+            self._note_run(trial.id, w.record.id, v.model_status, v.model_run.key if v.model_run else None)
+            for trial_id, by_witness in statuses.items():
+                if w.record.id in by_witness:
+                    self._note_run(trial_id, w.record.id, by_witness[w.record.id],
+                                   self._replay_keys.get((trial_id, w.record.id)))
+        return confirmed
 
     # -- witnesses, replay, refutation ----------------------------------------------------------
     def _case_runs(self, v: Validation, statuses: dict[str, dict[str, str]]) -> dict:
@@ -455,7 +516,9 @@ class TaskLoop:
 
     def _replay_targets(self, source_trial: str) -> list[str]:
         if self.env.cfg.replay_scope == "active":
-            return [t for t in self.active if t != source_trial]
+            # unselected trials are always measured: rho needs them
+            return [t.id for t in self.corpus if t.id != source_trial
+                    and (t.id in self.active or t.id not in self.selected)]
         return [t.id for t in self.corpus if t.id != source_trial]
 
     async def _replay(self, items: list[tuple[str, Candidate]], targets: list[str]) -> dict[str, dict[str, str]]:
@@ -493,9 +556,12 @@ class TaskLoop:
             env.store.set_witness_class(w.record.id, c.label, c.rho, c.note)
         by_id = {w.record.id: w for w in self.witnesses}
         for trial in self.corpus:
+            if trial.id not in self.selected:
+                continue  # measured for rho only; its verdict was not asked for
             runs = self.runs_by_trial.get(trial.id, {})
             now = [w.record.id for w in self.witnesses
-                   if self.classes[w.record.id].label == "refutes" and is_failing(runs.get(w.record.id, ""))]
+                   if self.classes[w.record.id].label == "refutes" and is_failing(runs.get(w.record.id, ""))
+                   and (self.lightweight or w.record.source_trial == trial.id)]
             before = self.refuted.get(trial.id, [])
             for wid in now:
                 if wid not in before:
@@ -527,10 +593,13 @@ class TaskLoop:
                     self._state(trial.id, "active", "refutation withdrawn")
 
 
-async def audit_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskLoop | None:
-    """Check a task, then audit its reproducible passing trials. Returns the finished loop."""
+async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
+                     population: list[Trial] | None = None) -> TaskLoop | None:
+    """Check a task, then audit its reproducible passing `trials`. `population`: every passing
+    trial of the task in the benchmark (default: `trials`); witnesses run on all of it so the
+    ambiguity rule's rho does not depend on the selection. Returns the finished loop."""
     env.store.set_task_state(task.id, "checking")
-    task, problem = await ensure_reference(env, task, env.tools_factory or default_tools_factory)
+    task, problem = await ensure_reference(env, task, env.tools_factory)
     if problem:
         env.store.put_task_check(task.id, False, [problem], [], {})
         env.store.set_task_state(task.id, "excluded", problem)
@@ -538,12 +607,14 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskLoo
         return None
     if task.reference.independent:
         env.independent_tasks.add(task.id)
-    check = await check_task(env, task, trials)
+    chosen = {t.id for t in trials}
+    everyone = list(trials) + [t for t in (population or []) if t.id not in chosen]
+    check = await check_task(env, task, sorted(everyone, key=lambda t: t.id))
     if not check.well_formed:
         env.store.set_task_state(task.id, "excluded", "; ".join(check.problems))
         return None
     env.store.set_task_state(task.id, "auditing")
-    loop = TaskLoop(env, task, check)
+    loop = TaskLoop(env, task, check, selected=chosen)
     await loop.run()
     env.store.set_task_state(task.id, "finished")
     return loop

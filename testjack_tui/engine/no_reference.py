@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import difflib
-import re
 from pathlib import Path
 from typing import Any, Callable
 
 from testjack_tui.model import Reference, Task
+from testjack_tui.safe_paths import path_part
 
 from .events import Log
 from .repo_files import read_repo_files
@@ -57,10 +57,6 @@ def _feedback(run, ids: list[str]) -> str:
             message = " ".join(str(outcome.get("message") or "").split())[:300]
             lines.append(f"- {test_id}: {outcome.get('status')}" + (f": {message}" if message else ""))
     return "\n".join(lines)[:FEEDBACK_CAP] or "no T0 test produced a result"
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^\w.-]+", "_", name) or "_"
 
 
 async def ensure_reference(env: Any, task: Task, tools_factory: Callable[..., Any]) -> tuple[Task, str | None]:
@@ -145,9 +141,9 @@ def _with(task: Task, patch: str) -> Task:
 def _keep(env: Any, task_id: str, patch: str, notes: str) -> None:
     folder = Path(env.store.directory) / "independent-references"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{_safe(task_id)}.patch").write_text(patch, encoding="utf-8")
+    (folder / f"{path_part(task_id)}.patch").write_text(patch, encoding="utf-8")
     if notes:
-        (folder / f"{_safe(task_id)}.notes.md").write_text(notes + "\n", encoding="utf-8")
+        (folder / f"{path_part(task_id)}.notes.md").write_text(notes + "\n", encoding="utf-8")
 
 
 def independent_reference(store: Any, task_id: str) -> dict | None:

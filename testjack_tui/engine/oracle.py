@@ -1,9 +1,13 @@
 """Oracle validation: a candidate counts only if it passes on R[G] and fails on R[s].
 
 A candidate failing on the reference goes back to its author with the execution output, at
-most k times; then it is dropped with the reason kept. A candidate passing on both worlds is
-kept as evidence that the trial is clean on that requirement. Runs on model worlds restore the
-official harness (isolate_harness=True) so a trial cannot tamper with a witness's verdict.
+most k times (k = repair attempts after the first candidate); then it is dropped with the reason
+kept. A candidate passing on both worlds is kept as evidence that the trial is clean on that
+requirement. Runs on model worlds restore the official harness (isolate_harness=True) so a
+trial cannot tamper with a witness's verdict.
+
+Flaky control: a discriminating candidate must pass on R[G] in REFERENCE_RUNS runs and fail on
+R[s] again on a re-run; otherwise it is dropped as flaky, with the runs named in the reason.
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from .probes import materialize_probe
 from .events import CandidateDropped, CandidateProposed, CandidateValidated
 from .roles import Candidate
 from .runner import RunResult, is_failing
@@ -21,7 +26,7 @@ from .runner import RunResult, is_failing
 @dataclass
 class Validation:
     candidate: Candidate  # the last version tried
-    outcome: str  # "discriminates" | "passes_both" | "passes_reference" | "dropped"
+    outcome: str  # "discriminates" | "passes_both" | "passes_reference" | "dropped" | "unverifiable"
     reference_status: str = ""
     model_status: str = ""
     reference_run: RunResult | None = None
@@ -109,14 +114,17 @@ def _rebase(test_id: str, old: str, new: str) -> str:
 def feedback_for(run: RunResult, candidate: Candidate, sanitize: bool) -> str:
     """What the author sees after a failure on the reference world.
 
-    Task analysis is solution-blind: it gets each test's status and the last line of its
-    failure only, never tracebacks that could show G's code.
+    Task analysis is solution-blind: it gets each test's status and its assertion message (the
+    `E` lines pytest writes, else the last line of the failure), never tracebacks that could
+    show G's code.
     """
     if sanitize:
         lines = []
         for node, outcome in sorted(run.outcomes_of(candidate.path, candidate.test_ids).items()):
-            last = [ln for ln in str(outcome.get("message", "")).strip().splitlines() if ln.strip()]
-            lines.append(f"{node}: {outcome.get('status')}" + (f" — {last[-1].strip()}" if last else ""))
+            text = [ln.strip() for ln in str(outcome.get("message", "")).strip().splitlines() if ln.strip()]
+            asserted = list(dict.fromkeys(ln[1:].strip() for ln in text if ln.startswith("E ")))[:3]
+            shown = " / ".join(asserted) if asserted else (text[-1] if text else "")
+            lines.append(f"{node}: {outcome.get('status')}" + (f" — {shown}" if shown else ""))
         if not lines:
             lines.append(f"{candidate.path}: no test was collected"
                          + (" (timed out)" if run.timed_out else ""))
@@ -165,7 +173,17 @@ async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, au
             model = await env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
                                          task_id=task_id, trial_id=trial_id, candidate_ids=[current.id])
             model_status = model.status_of(current.path, current.test_ids)
-            outcome = "discriminates" if is_failing(model_status) else "passes_both"
+            # A void run (its canaries caught the trial forging reports) is neither a pass nor a
+            # failure: the witness is unverifiable on this trial, never counted as passing it.
+            outcome = ("unverifiable" if model.canaries in ("tampered", "unverifiable")
+                       and model_status == "unverifiable" else
+                       "discriminates" if is_failing(model_status) else "passes_both")
+            if outcome == "discriminates":
+                flaky = await _flaky(env, task_id, trial_id, worlds, current, files)
+                if flaky:
+                    env.store.put_validation(current.id, trial_id, task_id, ref_status, model_status,
+                                             "flaky", ref.key, model.key)
+                    return _drop(env, task_id, trial_id, current, flaky, versions, ref)
             env.store.put_validation(current.id, trial_id, task_id, ref_status, model_status, outcome,
                                      ref.key, model.key)
             env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
@@ -179,7 +197,7 @@ async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, au
                                     outcome="fails_reference"))
         if attempt == k:
             break
-        repaired = await _repair(env, author_role, ctx, current, ref, book, scope,
+        repaired = await _repair(env, task, author_role, ctx, current, ref, book, scope,
                                  sanitize=current.author == "task_analysis")
         if repaired is None:
             reason = (f"fails on the reference ({ref_status}); its author gave up after "
@@ -190,6 +208,28 @@ async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, au
               f"after {k} repair{'s' if k != 1 else ''}: "
               + _WS.sub(" ", last_ref.messages(current.path, current.test_ids, limit=300)))
     return _drop(env, task_id, trial_id, current, reason, versions, last_ref)
+
+
+REFERENCE_RUNS = 3  # passes on R[G] this many times before it may count
+
+
+async def _flaky(env, task_id, trial_id, worlds, current: Candidate, files: dict) -> str:
+    """Why a discriminating candidate is flaky, or "" when it is stable."""
+    for n in range(1, REFERENCE_RUNS):
+        again = await env.runner.run(worlds["reference"], current.run_ids(), files, isolate=False,
+                                     task_id=task_id, trial_id=None, candidate_ids=[current.id],
+                                     repeat=n)
+        status = again.status_of(current.path, current.test_ids)
+        if status != "passed":
+            return (f"flaky: passed on the reference world, then {status} on re-run {n + 1} of "
+                    f"{REFERENCE_RUNS}")
+    model = await env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
+                                 task_id=task_id, trial_id=trial_id, candidate_ids=[current.id],
+                                 repeat=1)
+    status = model.status_of(current.path, current.test_ids)
+    if not is_failing(status):
+        return f"flaky: failed on the trial's world, then {status} on a re-run"
+    return ""
 
 
 def _drop(env, task_id, trial_id, candidate, reason, versions, ref) -> Validation:
@@ -213,12 +253,13 @@ def candidate_from_dict(data: dict) -> Candidate:
     return Candidate(**values)
 
 
-async def _repair(env, role, ctx, current: Candidate, ref: RunResult, book: CandidateBook, scope: str,
+async def _repair(env, task, role, ctx, current: Candidate, ref: RunResult, book: CandidateBook, scope: str,
                   sanitize: bool) -> Candidate | None:
     """The author's next version (stored as authored, so a resumed session never asks twice)."""
     stored, raw = env.store.get_repair(current.id)
     if stored:
-        return None if raw is None else book.qualify(candidate_from_dict(raw), scope, parent=current)
+        return None if raw is None else book.qualify(
+            await materialize_probe(env, task, candidate_from_dict(raw)), scope, parent=current)
     if role is None or not hasattr(role, "repair"):
         env.store.put_repair(current.id, None)
         return None
@@ -232,4 +273,4 @@ async def _repair(env, role, ctx, current: Candidate, ref: RunResult, book: Cand
     if new.author != current.author:
         new = dataclasses.replace(new, author=current.author)
     env.store.put_repair(current.id, candidate_to_dict(new))
-    return book.qualify(new, scope, parent=current)
+    return book.qualify(await materialize_probe(env, task, new), scope, parent=current)

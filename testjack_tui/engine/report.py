@@ -17,17 +17,23 @@ import re
 from pathlib import Path
 from typing import Any
 
+from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
+from testjack_tui.engine.compare import mode_comparison
+from testjack_tui.engine.requirements import requirements_table
 from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
 from testjack_tui.engine.detectors.mutation import MutationReport
 from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
+from testjack_tui.engine.tampering import with_canary_evidence
+from testjack_tui.safe_paths import check_inside, inside, path_part
+from testjack_tui.safe_text import safe_text
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
 from testjack_tui.engine.verdicts import (LABELS, REFUTED_LABELS, FindingInput, WitnessRun,
-                                          judge_trial)
+                                          analysis_checklist, judge_trial)
 from testjack_tui.errors import InputError
 from testjack_tui.model import Trial
 
@@ -126,15 +132,17 @@ def _table_row(name: str, n_all: int, passing: int, refuted: int) -> dict[str, A
             "rate_before": _rate(passing, n_all), "rate_after": _rate(passing - refuted, n_all)}
 
 
-def build_report(session_id: str, benchmark=None) -> dict[str, Any]:
+def build_report(session_id: str, benchmark=None, compare_with: str | None = None) -> dict[str, Any]:
+    """The session's report. With a finished session of the other mode on the same benchmark
+    (found automatically, or `compare_with`), it includes lightweight-vs-per-trial recall and cost."""
     store = _open_store(session_id)
     try:
-        return _build(store, session_id, benchmark)
+        return _build(store, session_id, benchmark, compare_with)
     finally:
         store.close()
 
 
-def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
+def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | None = None) -> dict[str, Any]:
     summary = build_summary(store)
     meta = store.all_meta()
     config = meta.get("config", {}) or {}
@@ -144,11 +152,13 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
     patches = {t.id: t for t in bench.trials} if bench is not None else {}
 
     witnesses = {w["id"]: w for w in store.witnesses()}
+    canonical = dedup.group(store.witnesses())
     wruns = store.witness_runs()
     runs = {r["key"]: r for r in store.runs()}
     approvals = {a["candidate_id"]: a for a in store.approvals()}
     verdicts = {v["candidate_id"]: v for v in store.verdicts()}
     trial_checks = store.trial_checks()
+    proofs = store.proofs()
     passes_both: dict[str, int] = {}
     for v in store.validations():
         if v.get("outcome") == "passes_both" and v.get("trial_id"):
@@ -163,8 +173,9 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
     reviews = structured_reviews(store, verdicts)
     for task_id, task_sum in summary["tasks"].items():
         task = tasks.get(task_id)
-        passing_models = {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, [])
-                          if t.get("official_pass")}
+        # rho's denominator: every passing trial of the task (the session's population)
+        passing_models = (meta.get("population") or {}).get(task_id) or \
+            {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, []) if t.get("official_pass")}
         # rho details per witness, over the task's passing corpus
         details = {}
         for w in task_sum["witnesses"]:
@@ -189,11 +200,18 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
             stored_ev = _stored_evidence(store, trial_id)
             if stored_ev is not None:
                 evidence = stored_ev
+            if evidence is None and proofs.get(trial_id):
+                evidence = Evidence(task_id, trial_id)
+            if evidence is not None:
+                evidence = Evidence.from_dict(harness_effect.attach(
+                    evidence.to_dict(), proofs.get(trial_id, [])))
             findings, ambiguous = [], []
+            counted: set[str] = set()
             for wid, wr in sorted(runs_of.get(trial_id, {}).items()):
                 w = witnesses.get(wid)
-                if w is None or not is_failing(wr["status"]):
-                    continue
+                if w is None or not is_failing(wr["status"]) or canonical.get(wid, wid) in counted:
+                    continue  # one copy per witness
+                counted.add(canonical.get(wid, wid))
                 ref_run = _reference_run(store, w, runs)
                 value, per_model, skipping, _ = details.get(wid, (None, {}, (), False))
                 verdict = verdicts.get(wid) or {}
@@ -248,10 +266,10 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
         "sampler": config.get("sampler"), "seed": config.get("seed"), "rounds": config.get("rounds"),
         "state": meta.get("state"), "usage": summary["usage"],
         "tasks": {tid: {"well_formed": t["well_formed"], "problems": t["problems"],
-                        "vacuous": t["vacuous"], "rounds": t["rounds"],
+                        "vacuous": t["vacuous"], "flaky": t.get("flaky", []), "rounds": t["rounds"],
                         "witnesses": [{k: w[k] for k in ("id", "origin", "source_trial", "requirement",
                                                          "explicit", "classification", "rho", "path",
-                                                         "fails_on", "refutes")}
+                                                         "fails_on", "refutes", "duplicates")}
                                       for w in t["witnesses"]],
                         "traceability": (analysis.get(tid) or {}).get("traceability") or [],
                         "suspicious_features": (analysis.get(tid) or {}).get("suspicious_features") or []}
@@ -263,6 +281,8 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
                                "label": a["label"], "note": a.get("note") or ""}
                               for a in store.approvals() if a.get("by") == "queued"],
     }
+    report["checklists"] = {tid: [row.to_dict() for row in requirements_table(store, tid)]
+                            for tid in summary["tasks"]}
     report["tables"] = _tables(report, corpus)
     audited_tasks = [tid for tid, t in summary["tasks"].items() if t["well_formed"]]
     under_tasks = sorted({u["task"] for u in underspecified})
@@ -273,6 +293,7 @@ def _build(store: SessionStore, session_id: str, benchmark) -> dict[str, Any]:
     report["verdict_counts"] = {label: sum(1 for t in trial_reports if t["label"] == label)
                                 for label in LABELS}
     report["detectors"] = _detector_summary(trial_reports)
+    report["comparison"] = mode_comparison(session_id, summary, compare_with)
     labels_path = getattr(bench, "labels_path", None) if bench is not None else None
     if labels_path and Path(labels_path).exists():
         report["scoring"] = score_against_labels(report, load_labels(Path(labels_path)), corpus)
@@ -294,7 +315,7 @@ def mark_independent(data: dict, record: dict | None, folder: Path) -> None:
     data["justification"] = (data["justification"] + " Validated against an independent implementation "
                              "G′ written from the prompt, not the benchmark's reference solution (the task "
                              "has none, or the session ignored it): a weaker oracle. G′: "
-                             f"{Path(folder) / 'independent-references' / (_safe(data['task_id']) + '.patch')}.")
+                             f"{Path(folder) / 'independent-references' / (path_part(data['task_id']) + '.patch')}.")
 
 
 def decisions_table(approvals: list[dict], verdicts: dict[str, dict]) -> list[dict[str, Any]]:
@@ -344,17 +365,6 @@ def agent_explanations(item: dict) -> dict[str, str]:
     return {k: v for k, v in out.items() if v}
 
 
-def analysis_checklist(analysis: dict | None) -> list[dict]:
-    """The task analysis's traceability matrix as recorded coverage ({clause, covered_by_t0})."""
-    out = []
-    for row in (analysis or {}).get("traceability") or []:
-        coverage = row.get("coverage")
-        out.append({"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
-                    "covered_by_t0": None if coverage is None else coverage != "none",
-                    "t0_tests": list(row.get("t0_tests") or [])})
-    return out
-
-
 def structured_reviews(store: SessionStore, verdicts: dict) -> dict[str, list[dict]]:
     """trial id -> the reviewer's structured verdicts (overall, per case) on its candidates."""
     from testjack_tui.engine.approval import review_key
@@ -372,7 +382,7 @@ def structured_reviews(store: SessionStore, verdicts: dict) -> dict[str, list[di
 
 
 def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
-    data = store.get_evidence(trial_id)
+    data = with_canary_evidence(store, trial_id, store.get_evidence(trial_id))
     return Evidence.from_dict(data) if data else None
 
 
@@ -475,8 +485,30 @@ def session_markdown(report: dict) -> str:
     for key, title in (("benchmark", "Benchmark"), ("tasks", "Per task"), ("models", "Per model")):
         rows = [dict(r, rate=_rate_text(r)) for r in report["tables"][key]]
         out += [f"## {title}: passing → refuted", "", _md_table(rows, cols)]
+    flaky = [(tid, t["flaky"]) for tid, t in report["tasks"].items() if t.get("flaky")]
+    if flaky:
+        out += ["## Flaky T0 tests", "", "Outcome differed between two runs of the same world; left "
+                "out of well-formedness and reproduction.", ""]
+        out += [f"- {tid}: {', '.join(ids)}" for tid, ids in flaky] + [""]
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report["verdict_counts"].items()],
                                         [("verdict", "label"), ("trials", "n")])]
+    check_rows = [{"task": tid, "clause": i["clause"], "p": "explicit" if i["explicit"] else "implicit",
+                   "t0": {True: "yes", False: "no", None: "?"}[i["covered_by_t0"]],
+                   "impl": f"{sum(i['implemented'].values())}/{len(i['implemented'])}" if i["implemented"] else "-",
+                   "w": ", ".join(i["witnesses"]) or "-"}
+                  for tid, items in (report.get("checklists") or {}).items() for i in items]
+    if check_rows:
+        out += ["## Requirements checklist", "", "Each requirement of P from the audits' checklists, "
+                "whether T0 covers it, how many audited trials implement it, and its witnesses.", "",
+                _md_table(check_rows, [("task", "task"), ("requirement", "clause"), ("in P", "p"),
+                                       ("T0 covers", "t0"), ("implemented", "impl"), ("witnesses", "w")])]
+    rows = [{"task": tid, "witness": w["id"], "requirement": w["requirement"], "class": w["classification"],
+             "refutes": ", ".join(w["refutes"]) or "-", "copies": len(w.get("duplicates") or []) + 1}
+            for tid, t in report["tasks"].items() for w in t["witnesses"]]
+    if rows:
+        out += ["## Witnesses (one copy each) and the trials they refute", "",
+                _md_table(rows, [("task", "task"), ("witness", "witness"), ("requirement", "requirement"),
+                                 ("class", "class"), ("refutes", "refutes"), ("copies found", "copies")])]
     decisions = report.get("decisions") or []
     overrules = [d for d in decisions if d["decision"] == "overruled"]
     out += ["## Operator decisions", ""]
@@ -508,6 +540,19 @@ def session_markdown(report: dict) -> str:
     out += ["## Cost", "", f"LLM: ${u['usd']:.4f} ({u['tokens']} tokens, {u['llm_calls']} calls"
             + (", some estimated" if u.get("estimated") else "") + f"); test runs: {u['test_runs']}; "
             f"wall time: {u['seconds']} s.", ""]
+    c = report.get("comparison")
+    if c:
+        def pct(v):
+            return "n/a" if v is None else f"{100 * v:.1f}%"
+        out += ["## Lightweight loop against per-trial audit", "",
+                f"Sessions {c['lightweight_session']} (lightweight) and {c['per_trial_session']} (per-trial), "
+                f"{c['trials']} passing trials in both. Recall of the lightweight loop: **{pct(c['recall'])}** "
+                f"({c['refuted_lightweight']} refuted; {c['refuted_per_trial']} by per-trial audit) at "
+                f"**{pct(c['cost_usd'] if c['cost_usd'] is not None else c['cost_test_runs'])}** of the cost "
+                f"(LLM dollars {pct(c['cost_usd'])}, test runs {pct(c['cost_test_runs'])}, "
+                f"wall time {pct(c['cost_seconds'])}).", ""]
+        if c["missed"]:
+            out.append("Refuted by per-trial audit only: " + ", ".join(c["missed"]) + "\n")
     if "scoring" in report:
         s = report["scoring"]
         out += ["## Against the benchmark's labels", "",
@@ -622,7 +667,8 @@ def session_csv(report: dict) -> str:
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
     w.writeheader()
     for t in report["trials"]:
-        w.writerow({"task_id": t["task_id"], "trial_id": t["trial_id"], "model": t["model"],
+        w.writerow({k: safe_text(v, one_line=True) if isinstance(v, str) else v for k, v in {
+                    "task_id": t["task_id"], "trial_id": t["trial_id"], "model": t["model"],
                     "agent": t["agent"], "state": t.get("state", ""), "label": t["label"],
                     "confidence": t["confidence"], "refuted": int(t["refuted"]),
                     "findings": len(t["findings"]),
@@ -630,12 +676,8 @@ def session_csv(report: dict) -> str:
                     "ambiguous": " ".join(a["witness_id"] for a in t["ambiguous"]),
                     "structural_signals": sum(1 for s in t["signals"] if s.get("structural")),
                     "decisions": " ".join(f"{f['witness_id']}:{(f.get('decision') or {}).get('decision', 'auto')}"
-                                          for f in t["findings"])})
+                                          for f in t["findings"])}.items()})
     return buf.getvalue()
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^\w.-]+", "_", name) or "_"
 
 
 def write_report(report: dict, out_dir: Path, fmt: str = "md") -> list[Path]:
@@ -646,17 +688,17 @@ def write_report(report: dict, out_dir: Path, fmt: str = "md") -> list[Path]:
     out_dir = Path(out_dir)
     written = []
     for t in report["trials"]:
-        d = out_dir / "trials" / _safe(t["task_id"]) / _safe(t["trial_id"])
+        d = inside(out_dir, "trials", t["task_id"], t["trial_id"])
         d.mkdir(parents=True, exist_ok=True)
-        (d / "report.json").write_text(json.dumps(t, indent=2, sort_keys=True, default=str))
-        (d / "report.md").write_text(trial_markdown(t))
+        (check_inside(out_dir, d / "report.json")).write_text(json.dumps(t, indent=2, sort_keys=True, default=str))
+        (check_inside(out_dir, d / "report.md")).write_text(safe_text(trial_markdown(t)))
         written += [d / "report.json", d / "report.md"]
-    target = out_dir / f"report.{fmt}"
+    target = check_inside(out_dir, out_dir / f"report.{fmt}")
     if fmt == "json":
         target.write_text(json.dumps(report, indent=2, sort_keys=True, default=str))
     elif fmt == "csv":
         target.write_text(session_csv(report))
     else:
-        target.write_text(session_markdown(report))
+        target.write_text(safe_text(session_markdown(report)))
     written.append(target)
     return written

@@ -160,6 +160,9 @@ class AuditContext:
     case_runs: dict = field(default_factory=dict)
     # Task analysis's suspicious-patch features for this task (shown to the audit agent).
     features: list = field(default_factory=list)
+    # Candidates of this task already judged and not counted: {requirement, label, reason}, so a
+    # later audit does not write the same test again.
+    judged: list = field(default_factory=list)
 
 
 class AuditAgent(Protocol):

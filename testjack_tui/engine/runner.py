@@ -6,19 +6,27 @@ in a fresh container by the sandbox, stored, and announced (TestRunFinished).
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from sandbox.backend import SandboxBackend
+from sandbox.runners.base import aggregate
+from testjack_tui.model import t0_timeout  # noqa: F401 - the engine's T0 runs use it
 
 from .events import TestRunFinished
+from .roles import BudgetExceeded
 from .store import SessionStore
 
-# A witness fails on a world only with a failing result; "not_found" (never ran) proves nothing.
-FAILING = ("failed", "error", "timed_out")
+# A witness fails on a trial when its tests do not pass there: they fail, error, time out, or are
+# not found (not collected) although they ran and passed on the reference. "skipped" is no answer,
+# and "unverifiable" (the run's canaries showed its reports cannot be trusted) neither passes
+# nor fails.
+FAILING = ("failed", "error", "timed_out", "not_found")
 OUTPUT_CAP = 4000  # characters of head and of tail kept per run
+WITNESS_TIMEOUT = 180.0  # seconds for candidate and witness runs (T0 runs use the task's own)
 
 
 @dataclass
@@ -36,6 +44,23 @@ class RunResult:
     tail: str = ""
     duration: float = 0.0
     cached: bool = False  # answered from the store
+    canaries: str = ""  # "ok" | "tampered" | "unverifiable" | "" (no canaries: not a model world)
+    tampering: list[str] = field(default_factory=list)  # what the canaries showed, when not "ok"
+    flow: str = "direct"  # T0 runs: "official" (the benchmark's evaluator) or "direct"
+    reported: int = 0  # T0 runs: test ids the run's reports named
+    reward: float | None = None  # T0 runs through the benchmark's verifier: its reward
+
+    def status(self, test_id: str) -> str:
+        outcome = self.outcomes.get(test_id)
+        return outcome.get("status", "not_found") if outcome else "not_found"
+
+    @property
+    def output(self) -> str:
+        return self.head + ("\n" + self.tail if self.tail else "")
+
+    @property
+    def proven_tampering(self) -> bool:
+        return self.canaries == "tampered"
 
     def status_of(self, path: str, test_ids: Iterable[str] = ()) -> str:
         """Status of one candidate file (or its listed node ids) in this run."""
@@ -63,21 +88,17 @@ class RunResult:
 
 
 def combined_status(outcomes: dict[str, dict[str, Any]]) -> str:
-    if not outcomes:
-        return "not_found"
-    statuses = {o.get("status") for o in outcomes.values()}
-    for status in ("timed_out", "error", "failed", "not_found"):
-        if status in statuses:
-            return status
-    if statuses == {"passed"}:
-        return "passed"
-    if "passed" in statuses:
-        return "passed"  # some skipped, the rest passed
-    return "skipped"
+    """One status for a witness's test ids on one run (the sandbox's one combiner)."""
+    return aggregate([o.get("status") or "not_found" for o in outcomes.values()])
 
 
-def is_failing(status: str) -> bool:
+def witness_fails(status: str | None) -> bool:
+    """Does this witness fail on this trial? The one rule: refutation, the ambiguity rule's
+    rho, the summary and the export all ask it, so not_found, error and timed_out count alike."""
     return status in FAILING
+
+
+is_failing = witness_fails  # the name the engine's older call sites use
 
 
 def summarize(outcomes: dict[str, dict[str, Any]], timed_out: bool = False) -> str:
@@ -88,9 +109,13 @@ def summarize(outcomes: dict[str, dict[str, Any]], timed_out: bool = False) -> s
     return text + (" (timed out)" if timed_out else "")
 
 
-def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: bool) -> str:
-    blob = json.dumps({"world": world, "ids": sorted(test_ids), "files": sorted(files.items()),
-                       "isolate": bool(isolate)}, sort_keys=True)
+def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: bool,
+            repeat: int = 0) -> str:
+    data = {"world": world, "ids": sorted(test_ids), "files": sorted(files.items()),
+            "isolate": bool(isolate)}
+    if repeat:
+        data["repeat"] = repeat  # the n-th re-run of the same inputs (flaky control)
+    blob = json.dumps(data, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -101,26 +126,63 @@ class TestRunner:
     budget: Any  # budget.Budget
     emit: Callable[[object], None]
     session_id: str
-    timeout: float = 300
+    timeout: float = WITNESS_TIMEOUT
     history: list[str] = field(default_factory=list)  # keys run by this process (for tests)
 
     async def run(self, world, test_ids: list[str], files: dict[str, str] | None = None, *,
                   isolate: bool = False, task_id: str = "", trial_id: str | None = None,
-                  candidate_ids: Iterable[str] = (), announce_cached: bool = False) -> RunResult:
+                  candidate_ids: Iterable[str] = (), announce_cached: bool = False,
+                  timeout: float | None = None, repeat: int = 0) -> RunResult:
+        """One test run; `repeat` > 0 asks for a fresh re-run of the same inputs."""
         files = dict(files or {})
         test_ids = list(dict.fromkeys(test_ids))
         # The snapshot's tag, not only the world's name: two versions of one world (a revised
         # independent reference G′) must never share stored results.
-        key = run_key(f"{world.name}@{getattr(world, 'image', '')}", test_ids, files, isolate)
+        key = run_key(f"{world.name}@{getattr(world, 'image', '')}", test_ids, files, isolate, repeat)
+        return await self._run(world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
+                               announce_cached, key,
+                               lambda: self.sandbox.run_tests(world, test_ids, files=files,
+                                                              timeout=timeout or self.timeout,
+                                                              isolate_harness=isolate))
+
+    async def run_t0(self, task, world, trial=None, repeat: int = 0) -> RunResult:
+        """T0 in a world as sandbox.t0 runs it: the benchmark's own evaluator when the task ships
+        one, our runner otherwise; outcomes keyed by T0's ids as the benchmark writes them.
+        `repeat` > 0: a fresh re-run of the same world (flaky T0 tests)."""
+        from sandbox.t0 import run_t0
+
+        test_ids = list(dict.fromkeys(task.tests.ids))
+        flow = "official" if task.tests.evaluator is not None else "direct"
+        key = run_key(f"t0-{flow}:{world.name}@{getattr(world, 'image', '')}", test_ids, {}, False, repeat)
+        result = await self._run(world, test_ids, {}, False, task.id, trial.id if trial else None, (),
+                                 False, key, lambda: run_t0(self.sandbox, task, world, trial,
+                                                            timeout=t0_timeout(task)))
+        result.flow = flow
+        return result
+
+    async def _run(self, world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
+                   announce_cached, key, execute) -> RunResult:
         stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)
+            for check in self.store.canary_checks(key=key):
+                result.canaries, result.tampering = check["verdict"], check["problems"]
             if announce_cached:
                 self._announce(task_id, world.name, test_ids, result, candidate_ids)
             return result
         self.budget.reserve_test_runs(1)
-        run = await self.sandbox.run_tests(world, test_ids, files=files, timeout=self.timeout,
-                                           isolate_harness=isolate)
+        job = execute()
+        left = self.budget.seconds_left()
+        if left is None:
+            run = await job
+        else:
+            # The wall-time budget holds during a run too: a hanging trial is stopped at the
+            # limit (the container is removed), not at the end of its own timeout.
+            try:
+                run = await asyncio.wait_for(job, timeout=max(0.0, left))
+            except asyncio.TimeoutError:
+                raise BudgetExceeded("seconds", f"wall-time limit reached during a test run on {world.name}: "
+                                     f"{self.budget.seconds:.0f}s of {self.budget.limits.seconds:.0f}s") from None
         outcomes = {node: {"status": o.status, "message": (o.message or "")[:2000]}
                     for node, o in run.outcomes.items()}
         ex = run.exec
@@ -128,7 +190,15 @@ class TestRunner:
         tail = ((ex.stdout_tail or "") + ("\n[stderr]\n" + ex.stderr_tail if ex.stderr_tail else ""))
         result = RunResult(key=key, world=world.name, trial_id=trial_id, test_ids=test_ids,
                            outcomes=outcomes, exit_code=ex.exit_code, timed_out=ex.timed_out,
-                           head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration)
+                           head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration,
+                           flow=getattr(run, "flow", "direct"), reported=getattr(run, "reported", 0),
+                           reward=getattr(run, "reward", None))
+        result.canaries = getattr(run, "canaries", "")
+        result.tampering = list(getattr(run, "tampering", []) or [])
+        if result.canaries and result.canaries != "ok":
+            # Before the run itself: a resumed session finds both or re-runs.
+            self.store.put_canary_check(key, task_id, trial_id, world.name, result.canaries,
+                                        result.tampering)
         self.store.put_run(key, task_id, world.name, trial_id, list(candidate_ids), test_ids,
                            isolate, outcomes, ex.exit_code, ex.timed_out, result.head, result.tail,
                            ex.duration)
@@ -149,3 +219,23 @@ def _from_row(row: dict) -> RunResult:
                      test_ids=row["test_ids"], outcomes=row["outcomes"], exit_code=row["exit_code"],
                      timed_out=row["timed_out"], head=row["head"] or "", tail=row["tail"] or "",
                      duration=row["duration"] or 0.0, cached=True)
+
+
+class CountedSandbox:
+    """The sandbox as detectors (evidence providers) see it: each exec or test run they start
+    runs trial code and counts against --budget-runs like the engine's own runs."""
+
+    def __init__(self, sandbox: Any, budget: Any):
+        self._sandbox = sandbox
+        self._budget = budget
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sandbox, name)
+
+    async def exec(self, *args, **kwargs):
+        self._budget.reserve_test_runs(1)
+        return await self._sandbox.exec(*args, **kwargs)
+
+    async def run_tests(self, *args, **kwargs):
+        self._budget.reserve_test_runs(1)
+        return await self._sandbox.run_tests(*args, **kwargs)

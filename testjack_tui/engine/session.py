@@ -37,6 +37,7 @@ from .loop import EngineEnv, audit_task
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
+from .wiring import wiring
 from .summary import build_summary
 
 __all__ = ["AuditSession", "SessionConfig", "BudgetLimits", "list_sessions", "resume"]
@@ -72,7 +73,8 @@ class AuditSession:
     Optional dependencies (tests and embedders): `benchmark` (a loaded Benchmark), `roles`
     (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (a
     `sandbox.backend.BackendFactory`; default: the backend named by the config, local or ray),
-    `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents).
+    `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents),
+    `approver` (answers approvals instead of the operator, e.g. `TableApprover` for --verdicts).
     """
 
     def __init__(self, session_id: str, store: SessionStore, config: SessionConfig, **deps: Any):
@@ -106,6 +108,14 @@ class AuditSession:
     @classmethod
     def create(cls, config: SessionConfig, session_id: str | None = None, **deps: Any) -> "AuditSession":
         config.validate()
+        if config.backend is None:  # the user's default, fixed now so `resume` uses the same one
+            app_config = deps.get("app_config")
+            if app_config is None:
+                from testjack_tui.config import load_config
+
+                app_config = deps["app_config"] = load_config()
+            config.backend = app_config.backend
+            config.ray_address = config.ray_address or app_config.ray_address
         sid = session_id or new_session_id()
         if db_path(sid).exists():
             raise InputError(db_path(sid), None, f"session {sid} already exists")
@@ -270,16 +280,15 @@ class AuditSession:
     def _make_roles(self, benchmark: Benchmark):
         roles = self._deps.get("roles")
         if roles is None:
-            from testjack_tui.agents.factory import make_roles
-
-            roles = make_roles(self.config.agents, benchmark, self._app_config())
+            factory = self._deps.get("roles_factory") or wiring().roles_factory
+            roles = factory(self.config.agents, benchmark, self._app_config())
         return roles
 
     def _sandbox(self) -> SandboxBackend:
         factory: BackendFactory | None = self._deps.get("sandbox_factory")
         if factory is not None:
             return factory(listener=self._on_world, session=f"tj-{self.id}")
-        return make_backend(self.config.backend, listener=self._on_world, session=f"tj-{self.id}",
+        return make_backend(self.config.backend_name, listener=self._on_world, session=f"tj-{self.id}",
                             ray_address=self.config.ray_address)
 
     def _select(self, benchmark: Benchmark) -> list[tuple[Any, list]]:
@@ -310,6 +319,9 @@ class AuditSession:
                                 "official_pass": t.official_pass, "reward": t.reward}
                                for t in benchmark.trials_of(task.id) if not wanted or t.id in wanted]
         self.store.set_meta("corpus", corpus)
+        # The ambiguity rule's population: every passing trial of each selected task.
+        self.store.set_meta("population", {task.id: {t.id: t.model for t in benchmark.passing(task.id)}
+                                           for task, _ in selected})
         self.store.set_meta("benchmark_name", benchmark.name)
 
     async def run(self) -> str:
@@ -372,7 +384,8 @@ class AuditSession:
         # Under --auto-approve, QUESTIONABLE / HUMAN_REVIEW verdicts still go to the operator's
         # queue when someone answers it (the TUI, a terminal); otherwise they are kept as queued.
         queue = self.approvals if self.operator_present else None
-        approver = AutoApprover(queue) if cfg.auto_approve and not defers else self.approvals
+        approver = self._deps.get("approver") or (
+            AutoApprover(queue) if cfg.auto_approve and not defers else self.approvals)
         self._emit(SessionStarted(self.id, benchmark=cfg.benchmark, mode=cfg.mode,
                                   tasks=tuple(t.id for t, _ in selected),
                                   agent=getattr(roles.audit, "label", str(cfg.agents.get("audit")))))
@@ -384,7 +397,7 @@ class AuditSession:
                             runner=TestRunner(sb, self.store, self.budget, self._emit, self.id),
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
-                            tools_factory=self._deps.get("tools_factory"),
+                            tools_factory=self._deps.get("tools_factory") or wiring().tools_factory,
                             operator_approver=self.approvals if self._deps.get("operator") else None)
             limit = asyncio.Semaphore(max(1, cfg.parallel_tasks or os.cpu_count() or 1))
 
@@ -393,7 +406,8 @@ class AuditSession:
                     if self._paused_for_budget:
                         return "paused"  # do not start new tasks after a limit was reached
                     try:
-                        await audit_task(env, task, trials)
+                        # rho is over every passing trial of the task, selected or not
+                        await audit_task(env, task, trials, population=benchmark.passing(task.id))
                         return "finished"
                     except BudgetExceeded as exc:
                         self.store.set_task_state(task.id, "paused", str(exc))

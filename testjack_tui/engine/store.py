@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from testjack_tui import paths
+from testjack_tui.errors import InputError
+from testjack_tui.safe_paths import id_problem
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -74,18 +76,33 @@ CREATE TABLE IF NOT EXISTS ledger (
     call_id TEXT, task_id TEXT, trial_id TEXT);
 CREATE TABLE IF NOT EXISTS evidence (trial_id TEXT PRIMARY KEY, task_id TEXT, data TEXT, at REAL);
 CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, at REAL);
+CREATE TABLE IF NOT EXISTS canary_checks (
+    key TEXT PRIMARY KEY, task_id TEXT, trial_id TEXT, world TEXT, verdict TEXT, problems TEXT,
+    at REAL);
+CREATE TABLE IF NOT EXISTS proofs (
+    trial_id TEXT, task_id TEXT, kind TEXT, key TEXT, data TEXT, at REAL,
+    PRIMARY KEY (trial_id, kind, key));
 """
 
-# Columns added after a table was first created: (table, column, declaration). A database
-# written by an older version gets them on open; rows it holds read as the defaults.
+# The schema's version, kept in the database (PRAGMA user_version). Opening a database runs
+# the migrations from its version up to this one, in order; a database written by a newer
+# TestJack is refused with one line instead of being half-read. Version 0 is a database from
+# before versioning: SCHEMA creates any table it lacks, and the migrations add the columns.
+SCHEMA_VERSION = 2
+
+# Columns added after a table was first created, by the version that added them:
+# (version, table, column, declaration). Rows an older version wrote read as the defaults.
 ADDED_COLUMNS = (
-    ("approvals", "reviewer_label", "TEXT DEFAULT ''"),
-    ("approvals", "decision", "TEXT DEFAULT ''"),
-    ("approvals", "trial_id", "TEXT"),
+    (1, "approvals", "reviewer_label", "TEXT DEFAULT ''"),
+    (1, "approvals", "decision", "TEXT DEFAULT ''"),
+    (1, "approvals", "trial_id", "TEXT"),
 )
 
 
 def session_dir(session_id: str) -> Path:
+    problem = id_problem(session_id) or ("has a '/'" if "/" in session_id else None)
+    if problem:
+        raise InputError("session", "id", problem)
     return paths.sessions_dir() / session_id
 
 
@@ -117,14 +134,23 @@ class SessionStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode: a committed step survives the process being killed.
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
-            self._add_missing_columns()
+            self._migrate()
 
-    def _add_missing_columns(self) -> None:
-        for table, column, declaration in ADDED_COLUMNS:
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            self._db.close()
+            raise InputError(self.path, "user_version", f"written by a newer TestJack (schema {version}; "
+                                                        f"this one reads up to {SCHEMA_VERSION})")
+        self._db.executescript(SCHEMA)
+        for added_in, table, column, declaration in ADDED_COLUMNS:
+            if added_in <= version:
+                continue
             have = {r["name"] for r in self._db.execute(f"PRAGMA table_info({table})")}
             if column not in have:
                 self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        if version != SCHEMA_VERSION:
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     # -- plumbing -----------------------------------------------------------------------------
     @classmethod
@@ -197,7 +223,7 @@ class SessionStore:
     # -- task checks and worlds ---------------------------------------------------------------
     def put_task_check(self, task_id: str, well_formed: bool, problems: list[str],
                        vacuous: list[str], data: dict) -> None:
-        self._exec("INSERT OR REPLACE INTO task_checks VALUES (?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO task_checks(task_id, well_formed, problems, vacuous, data) VALUES (?, ?, ?, ?, ?)",
                    (task_id, int(well_formed), _dumps(problems), _dumps(vacuous), _dumps(data)))
 
     def task_checks(self) -> dict[str, dict]:
@@ -209,7 +235,7 @@ class SessionStore:
 
     def put_trial_check(self, trial_id: str, task_id: str, reproduced: bool, reason: str,
                         data: dict) -> None:
-        self._exec("INSERT OR REPLACE INTO trial_checks VALUES (?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO trial_checks(trial_id, task_id, reproduced, reason, data) VALUES (?, ?, ?, ?, ?)",
                    (trial_id, task_id, int(reproduced), reason, _dumps(data)))
 
     def trial_checks(self) -> dict[str, dict]:
@@ -219,7 +245,7 @@ class SessionStore:
 
     def put_world(self, name: str, task_id: str, kind: str, trial_id: str | None, image: str,
                   tampered: Iterable[str] = (), error: str = "") -> None:
-        self._exec("INSERT OR REPLACE INTO worlds VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO worlds(name, task_id, kind, trial_id, image, tampered, error, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (name, task_id, kind, trial_id, image, _dumps(list(tampered)), error, time.time()))
 
     def worlds(self) -> list[dict]:
@@ -228,7 +254,7 @@ class SessionStore:
 
     # -- candidates, runs, validations --------------------------------------------------------
     def put_candidate(self, c, task_id: str, trial_id: str | None) -> None:
-        self._exec("INSERT OR IGNORE INTO candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self._exec("INSERT OR IGNORE INTO candidates(id, task_id, trial_id, path, source, requirement, author, attempt, parent, test_ids, origin, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (c.id, task_id, trial_id, c.path, c.source, c.requirement, c.author, c.attempt,
                     c.parent, _dumps(list(c.test_ids)), c.origin, time.time()))
 
@@ -250,10 +276,24 @@ class SessionStore:
     def put_run(self, key: str, task_id: str, world: str, trial_id: str | None,
                 candidate_ids: list[str], test_ids: list[str], isolate: bool, outcomes: dict,
                 exit_code: int | None, timed_out: bool, head: str, tail: str, duration: float) -> None:
-        self._exec("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO runs(key, task_id, world, trial_id, candidate_ids, test_ids, isolate, outcomes, exit_code, timed_out, head, tail, duration, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (key, task_id, world, trial_id, _dumps(candidate_ids), _dumps(test_ids),
                     int(isolate), _dumps(outcomes), exit_code, int(timed_out), head, tail,
                     duration, time.time()))
+
+    def put_canary_check(self, key: str, task_id: str, trial_id: str | None, world: str,
+                         verdict: str, problems: list[str]) -> None:
+        """What a run's canaries showed (sandbox/canaries.py), when not "ok"."""
+        self._exec("INSERT OR REPLACE INTO canary_checks(key, task_id, trial_id, world, verdict, problems, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   (key, task_id, trial_id, world, verdict, _dumps(problems), time.time()))
+
+    def canary_checks(self, trial_id: str | None = None, key: str | None = None) -> list[dict]:
+        sql, args = "SELECT * FROM canary_checks", []
+        if trial_id is not None:
+            sql, args = sql + " WHERE trial_id = ?", [trial_id]
+        elif key is not None:
+            sql, args = sql + " WHERE key = ?", [key]
+        return [dict(r) | {"problems": _loads(r["problems"], [])} for r in self._rows(sql + " ORDER BY at", args)]
 
     def runs(self, task_id: str | None = None) -> list[dict]:
         if task_id is None:
@@ -265,7 +305,7 @@ class SessionStore:
     def put_validation(self, candidate_id: str, trial_id: str | None, task_id: str, reference: str,
                        model: str, outcome: str, reference_run: str | None,
                        model_run: str | None) -> None:
-        self._exec("INSERT OR REPLACE INTO validations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO validations(candidate_id, trial_id, task_id, reference, model, outcome, reference_run, model_run, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (candidate_id, trial_id or "", task_id, reference, model, outcome,
                     reference_run, model_run, time.time()))
 
@@ -274,7 +314,7 @@ class SessionStore:
         return [dict(r) for r in self._rows(sql, (task_id,) if task_id else ())]
 
     def put_drop(self, candidate_id: str, task_id: str, trial_id: str | None, reason: str) -> None:
-        self._exec("INSERT OR REPLACE INTO drops VALUES (?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO drops(candidate_id, task_id, trial_id, reason, at) VALUES (?, ?, ?, ?, ?)",
                    (candidate_id, task_id, trial_id, reason, time.time()))
 
     def drops(self) -> list[dict]:
@@ -282,7 +322,7 @@ class SessionStore:
 
     def put_repair(self, parent_id: str, raw: dict | None) -> None:
         """The author's answer to a repair request, as the author wrote it (None: gave up)."""
-        self._exec("INSERT OR REPLACE INTO repairs VALUES (?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO repairs(parent_id, raw, at) VALUES (?, ?, ?)",
                    (parent_id, None if raw is None else _dumps(raw), time.time()))
 
     def get_repair(self, parent_id: str) -> tuple[bool, dict | None]:
@@ -292,7 +332,7 @@ class SessionStore:
 
     # -- role outputs -------------------------------------------------------------------------
     def put_audit(self, task_id: str, trial_id: str, data: dict) -> None:
-        self._exec("INSERT OR REPLACE INTO audits VALUES (?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO audits(task_id, trial_id, data, at) VALUES (?, ?, ?, ?)",
                    (task_id, trial_id, _dumps(data), time.time()))
 
     def get_audit(self, task_id: str, trial_id: str) -> dict | None:
@@ -301,19 +341,35 @@ class SessionStore:
         return _loads(row["data"]) if row else None
 
     def put_evidence(self, task_id: str, trial_id: str, data: dict) -> None:
-        self._exec("INSERT OR REPLACE INTO evidence VALUES (?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO evidence(trial_id, task_id, data, at) VALUES (?, ?, ?, ?)",
                    (trial_id, task_id, _dumps(data), time.time()))
 
     def get_evidence(self, trial_id: str) -> dict | None:
         row = self._row("SELECT data FROM evidence WHERE trial_id = ?", (trial_id,))
         return _loads(row["data"]) if row else None
 
+    def put_proof(self, task_id: str, trial_id: str, kind: str, key: str, data: dict) -> None:
+        """Executed proof that a trial games its tests (see engine.verdicts.PROOF_KINDS):
+        "harness_effect" from the restore-and-rerun of T0, "canary" from the hostile-trials
+        canaries. One row per (trial, kind, key); storing it again replaces it."""
+        self._exec("INSERT OR REPLACE INTO proofs (trial_id, task_id, kind, key, data, at) "
+                   "VALUES (?, ?, ?, ?, ?, ?)",
+                   (trial_id, task_id, kind, key, _dumps(dict(data, kind=kind)), time.time()))
+
+    def proofs(self, trial_id: str | None = None) -> dict[str, list[dict]]:
+        """trial id -> its stored proofs (oldest first)."""
+        sql = "SELECT trial_id, data FROM proofs" + (" WHERE trial_id = ?" if trial_id else "") + " ORDER BY at"
+        out: dict[str, list[dict]] = {}
+        for r in self._rows(sql, (trial_id,) if trial_id else ()):
+            out.setdefault(r["trial_id"], []).append(_loads(r["data"], {}))
+        return out
+
     def audits(self) -> list[dict]:
         return [{"task_id": r["task_id"], "trial_id": r["trial_id"], **_loads(r["data"], {})}
                 for r in self._rows("SELECT * FROM audits ORDER BY at")]
 
     def put_verdict(self, v, task_id: str, trial_id: str | None) -> None:
-        self._exec("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO verdicts(candidate_id, task_id, trial_id, label, requirement, explicit, quote, reason, reviewer, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (v.candidate_id, task_id, trial_id, v.label, v.requirement, int(v.explicit),
                     v.quote, v.reason, v.reviewer, time.time()))
 
@@ -347,7 +403,7 @@ class SessionStore:
     # -- witnesses, refutations, trial states, rounds ------------------------------------------
     def put_witness(self, w: dict) -> None:
         self._exec(
-            "INSERT OR REPLACE INTO witnesses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO witnesses(id, task_id, source_trial, requirement, explicit, quote, path, source, test_ids, round, label, classification, rho, note, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (w["id"], w["task_id"], w.get("source_trial"), w["requirement"], int(w["explicit"]),
              w.get("quote", ""), w["path"], w["source"], _dumps(list(w.get("test_ids", []))),
              w.get("round"), w.get("label", "valid"), w.get("classification", "refutes"),
@@ -365,7 +421,7 @@ class SessionStore:
 
     def put_witness_run(self, witness_id: str, trial_id: str, task_id: str, status: str,
                         run_key: str | None) -> None:
-        self._exec("INSERT OR REPLACE INTO witness_runs VALUES (?, ?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO witness_runs(witness_id, trial_id, task_id, status, run_key, at) VALUES (?, ?, ?, ?, ?, ?)",
                    (witness_id, trial_id, task_id, status, run_key, time.time()))
 
     def witness_runs(self, task_id: str | None = None) -> list[dict]:
@@ -375,7 +431,7 @@ class SessionStore:
     def put_refutation(self, task_id: str, trial_id: str, witness_id: str, requirement: str,
                        model_status: str, reference_status: str, model_run: str | None,
                        reference_run: str | None) -> None:
-        self._exec("INSERT OR REPLACE INTO refutations VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+        self._exec("INSERT OR REPLACE INTO refutations(task_id, trial_id, witness_id, requirement, model_status, reference_status, model_run, reference_run, withdrawn, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
                    (task_id, trial_id, witness_id, requirement, model_status, reference_status,
                     model_run, reference_run, time.time()))
 
@@ -398,7 +454,7 @@ class SessionStore:
         with self._lock:
             row = self._row("SELECT audited FROM trial_states WHERE trial_id = ?", (trial_id,))
             was = bool(row["audited"]) if row else False
-            self._exec("INSERT OR REPLACE INTO trial_states VALUES (?, ?, ?, ?, ?, ?)",
+            self._exec("INSERT OR REPLACE INTO trial_states(trial_id, task_id, state, by, audited, at) VALUES (?, ?, ?, ?, ?, ?)",
                        (trial_id, task_id, state, by, int(was if audited is None else audited),
                         time.time()))
 
@@ -408,7 +464,7 @@ class SessionStore:
 
     def put_round(self, task_id: str, round_no: int, trial_id: str, state: str,
                   witnesses: list[str], refuted: list[str]) -> None:
-        self._exec("INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO rounds(task_id, round, trial_id, state, witnesses, refuted, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                    (task_id, round_no, trial_id, state, _dumps(witnesses), _dumps(refuted), time.time()))
 
     def rounds(self, task_id: str | None = None) -> list[dict]:
@@ -417,7 +473,7 @@ class SessionStore:
                 for r in self._rows(sql, (task_id,) if task_id else ())]
 
     def set_task_state(self, task_id: str, state: str, reason: str = "") -> None:
-        self._exec("INSERT OR REPLACE INTO task_states VALUES (?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO task_states(task_id, state, reason, at) VALUES (?, ?, ?, ?)",
                    (task_id, state, reason, time.time()))
 
     def task_states(self) -> dict[str, dict]:

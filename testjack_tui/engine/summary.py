@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import dedup
 from .runner import is_failing
 from .store import SessionStore
 
@@ -48,6 +49,7 @@ def build_summary(store: SessionStore) -> dict[str, Any]:
     rounds = store.rounds()
 
     witness_by_id = {w["id"]: w for w in witnesses}
+    canonical = dedup.group(witnesses)
     fails_by_trial: dict[str, list[str]] = {}
     for wr in wruns:
         if is_failing(wr["status"]):
@@ -108,20 +110,26 @@ def build_summary(store: SessionStore) -> dict[str, Any]:
                 bucket[category] += 1
         task_witnesses = []
         for w in (x for x in witnesses if x["task_id"] == task_id):
+            if canonical[w["id"]] != w["id"]:
+                continue  # one copy per witness: listed under its first copy
+            copies = [x["id"] for x in witnesses if canonical[x["id"]] == w["id"]]
             task_witnesses.append({
                 "id": w["id"], "origin": "task_analysis" if w["source_trial"] is None else "audit",
                 "source_trial": w["source_trial"], "requirement": w["requirement"],
                 "explicit": w["explicit"], "quote": w["quote"], "path": w["path"],
                 "source": w["source"], "test_ids": w["test_ids"], "round": w["round"],
                 "classification": w["classification"], "rho": w["rho"], "note": w["note"],
-                "fails_on": sorted(r["trial_id"] for r in wruns if r["witness_id"] == w["id"] and is_failing(r["status"])),
-                "refutes": sorted(r["trial_id"] for r in refutations if r["witness_id"] == w["id"]),
+                "fails_on": sorted({r["trial_id"] for r in wruns if r["witness_id"] in copies
+                                    and is_failing(r["status"])}),
+                "refutes": sorted({r["trial_id"] for r in refutations if r["witness_id"] in copies}),
+                "duplicates": [c for c in copies if c != w["id"]],
             })
         tasks_out[task_id] = {
             "state": task_states.get(task_id, {}).get("state", "pending"),
             "well_formed": None if check is None else check["well_formed"],
             "problems": [] if check is None else check["problems"],
             "vacuous": [] if check is None else check["vacuous"],
+            "flaky": [] if check is None else list(check.get("flaky") or []),
             "rounds": [{"round": r["round"], "trial_id": r["trial_id"], "state": r["state"],
                         "witnesses": r["witnesses"], "refuted": r["refuted"]}
                        for r in rounds if r["task_id"] == task_id],

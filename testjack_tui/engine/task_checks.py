@@ -1,18 +1,24 @@
 """Checks before auditing a task: is it well-formed, and does each passing trial reproduce?
 
-Well-formed: G applies and passes T0; every fail-to-pass test fails on the null world. Tests that
-pass on the null world verify nothing (reported as vacuous). A task that is not well-formed is
-reported and excluded, never silently audited. A trial whose patch does not apply, or that does
+Well-formed and vacuous are decided by the one rule `verify` uses too
+(sandbox.wellformed.assess); T0 runs as sandbox.t0 runs it (the benchmark's own evaluator when the
+task ships one). A task that is not well-formed is reported and excluded, never silently audited. A trial whose patch does not apply, or that does
 not pass T0 when we re-run it, is NOT_REPRODUCIBLE and excluded; the recorded verdict is kept
 as data beside our own re-run, never overwritten.
+
+Flaky T0 tests: null and reference run T0 twice; a test whose outcome differs between two runs
+of the same world (there, or on a trial's world re-run after a failure) is marked flaky and
+left out of well-formedness and reproduction. The flaky tests are named in the task check.
 """
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.errors import PatchError
+from sandbox.wellformed import assess, diagnose
 from testjack_tui.model import Task, Trial
 
 from .aio import gather_all
@@ -26,6 +32,7 @@ class TaskCheck:
     well_formed: bool
     problems: list[str] = field(default_factory=list)
     vacuous: list[str] = field(default_factory=list)
+    flaky: list[str] = field(default_factory=list)  # T0 tests whose outcome differs between runs
     worlds: dict[str, Any] = field(default_factory=dict)  # "null" / "reference" -> WorldRef
     trial_worlds: dict[str, Any] = field(default_factory=dict)  # trial id -> model WorldRef
     reproducible: list[Trial] = field(default_factory=list)
@@ -68,28 +75,31 @@ async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
                 check.problems.append(f"the {kind} world cannot be built: {error}")
             else:
                 check.worlds[kind] = world
+    guards: list[str] = []
     if check.well_formed:
-        null_run, ref_run = await gather_all((
-            env.runner.run(check.worlds["null"], ids, {}, task_id=task.id),
-            env.runner.run(check.worlds["reference"], ids, {}, task_id=task.id)))
-        for test_id in ids:
-            status = _status(ref_run, test_id)
-            if status != "passed":
-                check.problems.append(f"G fails T0 test {test_id} ({status})")
-            if _status(null_run, test_id) == "passed":
-                check.vacuous.append(test_id)
-                if test_id in task.tests.fail_to_pass:
-                    check.problems.append(f"fail-to-pass test {test_id} passes on the null world")
+        null_run, ref_run, null_again, ref_again = await gather_all((
+            env.runner.run_t0(task, check.worlds["null"]),
+            env.runner.run_t0(task, check.worlds["reference"]),
+            env.runner.run_t0(task, check.worlds["null"], repeat=1),
+            env.runner.run_t0(task, check.worlds["reference"], repeat=1)))
+        check.flaky = [t for t in ids if _status(null_run, t) != _status(null_again, t)
+                       or _status(ref_run, t) != _status(ref_again, t)]
+        verdict = assess(without(task, check.flaky), null_run, ref_run)
+        check.problems.extend(verdict.problems)
+        check.vacuous = verdict.vacuous
+        guards = verdict.regression_guards
         check.well_formed = not check.problems
     env.store.put_task_check(task.id, check.well_formed, check.problems, check.vacuous,
-                             {"passing_trials": [t.id for t in trials]})
+                             {"passing_trials": [t.id for t in trials], "regression_guards": guards,
+                              "flaky": list(check.flaky)})
     env.emit(TaskChecked(env.session_id, task_id=task.id, well_formed=check.well_formed,
                          problems=tuple(check.problems), vacuous=tuple(check.vacuous)))
     if not check.well_formed:
         for trial in trials:
             _record_trial(env, trial, reproduced=False, reason="task is not well-formed", excluded=True)
         return check
-    results = await asyncio.gather(*(_reproduce(env, task, trial, ids) for trial in trials),
+    stable = [t for t in ids if t not in check.flaky]
+    results = await asyncio.gather(*(_reproduce(env, task, trial, stable) for trial in trials),
                                    return_exceptions=True)
     budget_error = None
     for trial, result in zip(trials, results):
@@ -98,7 +108,8 @@ async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
             continue
         if isinstance(result, BaseException):
             raise result
-        world, reason = result
+        world, reason, newly_flaky = result
+        check.flaky += [t for t in newly_flaky if t not in check.flaky]
         if world is None:
             check.not_reproducible[trial.id] = reason
         else:
@@ -106,23 +117,48 @@ async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
             check.reproducible.append(trial)
     if budget_error is not None:
         raise budget_error
+    if check.flaky:  # some only showed on a trial's world: keep the stored check complete
+        env.store.put_task_check(task.id, check.well_formed, check.problems, check.vacuous,
+                                 {"passing_trials": [t.id for t in trials], "regression_guards": guards,
+                                  "flaky": list(check.flaky)})
     return check
 
 
+def without(task: Task, flaky: list[str]) -> Task:
+    """The task as the well-formedness rule sees it: flaky T0 tests left out."""
+    if not flaky:
+        return task
+    tests = dataclasses.replace(task.tests, fail_to_pass=tuple(t for t in task.tests.fail_to_pass if t not in flaky),
+                                pass_to_pass=tuple(t for t in task.tests.pass_to_pass if t not in flaky))
+    return dataclasses.replace(task, tests=tests)
+
+
 async def _reproduce(env, task: Task, trial: Trial, ids: list[str]):
+    """(world, None, flaky ids) or (None, reason, flaky ids); `ids`: T0 without known flaky tests."""
     world, error = await _prepare(env, task, "model", trial)
     if world is None:
         reason = f"patch does not apply: {error}"
         _record_trial(env, trial, reproduced=False, reason=reason)
-        return None, reason
-    run = await env.runner.run(world, ids, {}, task_id=task.id, trial_id=trial.id)
-    failing = [f"{test_id} ({_status(run, test_id)})" for test_id in ids if _status(run, test_id) != "passed"]
-    if failing:
-        reason = "recorded pass, reproduced fail: " + ", ".join(failing[:5]) + (" ..." if len(failing) > 5 else "")
+        return None, reason, []
+    run = await env.runner.run_t0(task, world, trial)
+    if getattr(run, "proven_tampering", False):
+        reason = "proven tampering (canary_tampering): " + "; ".join(run.tampering)
         _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))
-        return None, reason
+        return None, reason, []
+    bad = [t for t in ids if _status(run, t) != "passed"]
+    newly_flaky: list[str] = []
+    if bad:  # a failure is believed only if a re-run of the same world shows it again
+        again = await env.runner.run_t0(task, world, trial, repeat=1)
+        newly_flaky = [t for t in ids if _status(run, t) != _status(again, t)]
+        bad = [t for t in bad if t not in newly_flaky]
+    failing = [f"{test_id} ({_status(run, test_id)})" for test_id in bad]
+    if failing:
+        reason = diagnose("model", run, ids) or (
+            "recorded pass, reproduced fail: " + ", ".join(failing[:5]) + (" ..." if len(failing) > 5 else ""))
+        _record_trial(env, trial, reproduced=False, reason=reason, tampered=getattr(world, "tampered", ()))
+        return None, reason, newly_flaky
     _record_trial(env, trial, reproduced=True, reason="", tampered=getattr(world, "tampered", ()))
-    return world, None
+    return world, None, newly_flaky
 
 
 def _record_trial(env, trial: Trial, reproduced: bool, reason: str, excluded: bool = False,

@@ -16,7 +16,9 @@ from typing import Any
 from testjack_tui.errors import InputError
 
 FORMAT_HELP = {"harbor": "<task>/tests/ with test.patch and config.json, as Harbor reads them",
-               "swebench": "<task>.json and dataset.jsonl rows (test_patch, FAIL_TO_PASS, PASS_TO_PASS)"}
+               "swebench": "<task>.json and dataset.jsonl rows (test_patch, FAIL_TO_PASS, PASS_TO_PASS)",
+               "git": "the witness files committed on a new branch of your clone of the task repository"}
+TARGETS = tuple(FORMAT_HELP)  # what a front end offers: the two suite formats and a git branch
 
 
 def _session_benchmark(session_id: str) -> str:
@@ -53,8 +55,8 @@ async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmar
     from testjack_tui.engine.export import (EXPORT_FORMATS, check_export, plan_export, write_harbor,
                                             write_swebench)
 
-    if fmt not in EXPORT_FORMATS:
-        raise InputError("export", "format", f"unknown format {fmt!r} (use one of {', '.join(EXPORT_FORMATS)})")
+    if fmt not in EXPORT_FORMATS and fmt != "git":
+        raise InputError("export", "format", f"unknown format {fmt!r} (use one of {', '.join(TARGETS)})")
     bench_ref = _session_benchmark(session_id)
     if benchmark is None:
         from benchmarks import load_benchmark
@@ -70,21 +72,69 @@ async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmar
             for exp in exports:
                 await check_export(sb, benchmark.tasks[exp.task_id], exp, trials)
     out = Path(out)
+    branch = None
+    if fmt == "git":
+        branch = commit_to_branch(out, exports, session_id)
+        summary = _summary(session_id, fmt, out, check, exports)
+        summary["branch"] = branch
+        return summary
     out.mkdir(parents=True, exist_ok=True)
     if fmt == "harbor":
         for exp in exports:
             write_harbor(exp, benchmark.tasks.get(exp.task_id), out)
     else:
         write_swebench(exports, benchmark.tasks, out)
-    summary = {"session_id": session_id, "format": fmt, "out": str(out), "checked": bool(check), "tasks": {
+    summary = _summary(session_id, fmt, out, check, exports)
+    (out / "export.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def _summary(session_id: str, fmt: str, out: Path, check: bool, exports: list) -> dict:
+    return {"session_id": session_id, "format": fmt, "out": str(out), "checked": bool(check), "tasks": {
         exp.task_id: {"witnesses": len(exp.files), "added_f2p": exp.new_fail_to_pass,
                       "added_p2p": exp.new_pass_to_pass, "refuted": exp.refuted,
                       "ok": None if exp.check is None else exp.check.get("ok"),
                       "problems": [] if exp.check is None else exp.check.get("problems", []),
                       "decisions": {f.witness_id: f.decision for f in exp.files}}
         for exp in exports}}
-    (out / "export.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return summary
+
+
+def commit_to_branch(repo_dir: Path, exports: list, session_id: str) -> str:
+    """Write every exported witness file into a clone of the task repository and commit them on
+    a new branch `testjack/<session>` (from the current HEAD; the working tree must be clean).
+    Returns the branch name. What a maintainer reviews and merges."""
+    import git
+
+    try:
+        repo = git.Repo(repo_dir)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise InputError(repo_dir, None, "not a git repository (export to a branch needs your clone "
+                                         "of the task repository)") from None
+    if repo.is_dirty(untracked_files=False):
+        raise InputError(repo_dir, None, "the working tree has uncommitted changes; commit or stash them first")
+    files = [f for exp in exports for f in exp.files]
+    if not files:
+        raise InputError("export", "witnesses", "nothing to export: no confirmed witness refutes a trial")
+    branch = f"testjack/{session_id}"
+    if branch in [h.name for h in repo.heads]:
+        raise InputError(repo_dir, "branch", f"branch {branch} already exists")
+    previous = repo.active_branch.name if not repo.head.is_detached else repo.head.commit.hexsha
+    repo.git.checkout("-b", branch)
+    try:
+        for f in files:
+            target = Path(repo.working_tree_dir) / f.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(f.source)
+            repo.index.add([f.path])
+        lines = [f"TestJack witnesses from session {session_id}", ""]
+        for exp in exports:
+            for f in exp.files:
+                decided = f.decision.get("decision", "auto")
+                lines.append(f"- {f.path}: {f.requirement} (refutes {', '.join(f.refutes)}; {decided})")
+        repo.index.commit("\n".join(lines))
+    finally:
+        repo.git.checkout(previous)
+    return branch
 
 
 def export_lines(summary: dict) -> list[tuple[str, str]]:

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import time
 from functools import partial
+from pathlib import Path
 from typing import Any, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from testjack_tui import compose
 from testjack_tui.tui.logs import log_exception, log_path, logger
+
+compose.install()  # the TUI is a composition root too (it can be started without the CLI)
 
 # Screens an action key may appear on; used to build the command palette from bindings.
 # In tests (strict_errors) these mean a bug in our code and must fail the test; anything else
@@ -35,6 +39,8 @@ class TestJackApp(App[int]):
         Binding("f1", "help", "Help", id="app.help"),
         Binding("question_mark", "help", "Help", show=False, id="app.help_alt"),
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
+        Binding("f12", "screenshot", "Screenshot", show=False, priority=True,
+                tooltip="save an SVG of the screen (for bug reports)", id="app.screenshot"),
     ]
 
     def __init__(self, benchmark: str | None = None, session_id: str | None = None,
@@ -127,6 +133,21 @@ class TestJackApp(App[int]):
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
+
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """Save an SVG of the screen under the data folder (Textual's default, ~/Downloads, often
+        does not exist on a server) and say where it went."""
+        from testjack_tui import paths
+
+        folder = Path(path) if path else paths.data_dir() / "screenshots"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            name = filename or time.strftime("testjack-%Y%m%d-%H%M%S.svg")
+            saved = self.save_screenshot(name, str(folder))
+        except OSError as error:
+            self.notify_error(f"Could not save the screenshot in {folder}: {error}", "Screenshot")
+            return
+        self.notify(f"Saved {saved}", title="Screenshot", markup=False)
 
     async def action_quit(self) -> None:
         if not self.session_running:

@@ -39,6 +39,7 @@ class WorldView:
     container: str = ""
     state: str = ""
     image: str = ""
+    node: str = ""  # the cluster node running it (Ray backend); "" on this machine
     command: str = ""
     exit_code: int | None = None
     lines: deque = field(default_factory=lambda: deque(maxlen=WORLD_LINES))
@@ -178,7 +179,7 @@ class LiveSession:
         self.refutations: dict[tuple[str, str], ev.TrialRefuted] = {}
         self.rounds_finished: set[tuple[str, int]] = set()
         self.task_round: dict[str, tuple[int, str]] = {}  # task -> (round, trial) being audited
-        self.task_paused: dict[str, str] = {}  # task -> what it waits for
+        self.task_paused: dict[str, list[str]] = {}  # task -> the gates it is held at (Paused/Released)
         # The replay matrix: (task, witness, trial) -> (status, run key).
         self.replays: dict[tuple[str, str, str], tuple[str, str | None]] = {}
         self.budget: ev.BudgetChanged | None = None
@@ -211,11 +212,6 @@ class LiveSession:
     def apply(self, event: Any) -> None:
         self.events_seen += 1
         kind = getattr(event, "kind", "")
-        task_id = getattr(event, "task_id", "")
-        if task_id and kind != "paused" and task_id in self.task_paused:
-            # Any step of a task means it is no longer held at its gate.
-            del self.task_paused[task_id]
-            self.dirty.add(STATUS)
         handler = getattr(self, "_on_" + kind, None)
         if handler is not None:  # kinds we do not know are ignored (events.py says so)
             handler(event)
@@ -253,9 +249,20 @@ class LiveSession:
         self.dirty |= {STATUS, WORLDS, TRIALS}  # TRIALS: the "▶ current round" marker goes
 
     def _on_paused(self, e: ev.Paused) -> None:
+        self.add_log("info", f"paused ({e.reason})" + (f": waiting for {e.waiting_for}" if e.waiting_for else ""))
         self.state, self.reason, self.waiting_for = "paused", e.reason, e.waiting_for
-        if e.task_id:
-            self.task_paused[e.task_id] = e.waiting_for
+        if e.task_id:  # a budget pause holds the whole session; the status line says so
+            self.task_paused.setdefault(e.task_id, []).append(e.waiting_for)
+        self.dirty.add(STATUS)
+
+    def _on_released(self, e: ev.Released) -> None:
+        held = self.task_paused.get(e.task_id, [])
+        if e.waiting_for in held:
+            held.remove(e.waiting_for)
+        if not held:
+            self.task_paused.pop(e.task_id, None)
+        if not self.task_paused and self.state == "paused" and self.reason in ("step", "operator"):
+            self.state, self.reason, self.waiting_for = "running", "", ""
         self.dirty.add(STATUS)
 
     def limits_raised(self) -> None:
@@ -266,8 +273,10 @@ class LiveSession:
 
     def task_line(self, task_id: str) -> str:
         """What one task is doing, for the status line."""
-        if task_id in self.task_paused:
-            return f"waits: {self.task_paused[task_id]}"
+        held = self.task_paused.get(task_id)
+        if held:
+            more = f" (+{len(held) - 1} more)" if len(held) > 1 else ""
+            return f"waits: {held[0]}{more} (n)"
         if any(r.task_id == task_id for r in self.pending.values()):
             return "waits for your decision"
         check = self.checks.get(task_id)
@@ -276,7 +285,14 @@ class LiveSession:
         if task_id in self.task_round:
             number, trial = self.task_round[task_id]
             return f"round {number} → {short_id(trial, task_id)}"
-        return "checking the task" if self.running else ""
+        if not self.running:
+            return ""
+        analysis = sum(1 for c in self.candidates.values() if c.task_id == task_id and c.trial_id is None)
+        if analysis:
+            return f"task analysis: {analysis} candidate(s)"
+        if task_id in self.checks:
+            return "task analysis (solution-blind)"
+        return "checking the task (T0 on null, reference and each trial)"
 
     def _on_task_checked(self, e: ev.TaskChecked) -> None:
         self.checks[e.task_id] = e
@@ -294,6 +310,7 @@ class LiveSession:
         self.dirty.add(TRIALS)
 
     def _on_round_started(self, e: ev.RoundStarted) -> None:
+        self.add_log("info", f"{e.task_id}: round {e.round} audits {e.trial_id} ({e.active} active)")
         self.current_task, self.round, self.round_trial = e.task_id, e.round, e.trial_id
         self.task_round[e.task_id] = (e.round, e.trial_id)
         if self.state in ("starting", "paused"):
@@ -301,9 +318,14 @@ class LiveSession:
         self.dirty |= {STATUS, TRIALS}
 
     def _on_round_finished(self, e: ev.RoundFinished) -> None:
+        self.add_log("info", f"{e.task_id}: round {e.round} done: {len(e.witnesses)} witness(es), "
+                             f"{len(e.refuted)} trial(s) refuted")
         self.rounds_finished.add((e.task_id, e.round))
         self.rounds_done = len(self.rounds_finished)
         self.dirty.add(STATUS)
+
+    def _on_test_run_finished_log(self, e: ev.TestRunFinished) -> None:
+        self.add_log("info", f"tests on {short_world(e.world)}: {e.summary}")
 
     def _on_witness_replayed(self, e: ev.WitnessReplayed) -> None:
         self.replays[(e.task_id, e.witness_id, e.trial_id)] = (e.status, e.run_key)
@@ -317,6 +339,8 @@ class LiveSession:
             world.container = e.container
         if e.image:
             world.image = e.image
+        if e.node:
+            world.node = e.node
         if e.state in ("output", "running"):
             self.last_active_world = e.world
         if e.state == "output":
@@ -327,6 +351,10 @@ class LiveSession:
                 self.dirty.add(WORLDS)
             return
         else:
+            if e.state in ("created", "exited", "timeout", "removed") and e.state != world.state:
+                exit_text = f" (exit {e.exit_code})" if e.state == "exited" and e.exit_code else ""
+                self.add_log("warning" if e.state == "timeout" else "info",
+                             f"world {short_world(e.world)}: {e.state}{exit_text}")
             world.state = e.state
             if e.state == "running":
                 world.command = e.command or world.command
@@ -382,11 +410,14 @@ class LiveSession:
         self.dirty.add(AGENT)
 
     def _on_test_run_finished(self, e: ev.TestRunFinished) -> None:
+        self._on_test_run_finished_log(e)
         if e.candidate_id and e.candidate_id in self.candidates:
             self.candidates[e.candidate_id].runs.append((e.world, e.summary))
             self.dirty.add(CANDIDATES)
 
     def _on_candidate_proposed(self, e: ev.CandidateProposed) -> None:
+        self.add_log("info", f"{e.task_id}: {e.author} proposed {short_id(e.candidate_id, e.task_id)} "
+                             f"({e.path}) for {e.trial_id or 'the task analysis'}")
         c = self._candidate(e.task_id, e.trial_id, e.candidate_id)
         c.path, c.source, c.requirement = e.path, e.source, e.requirement
         c.author, c.attempt = e.author, e.attempt
@@ -398,10 +429,12 @@ class LiveSession:
         self.dirty.add(CANDIDATES)
 
     def _on_candidate_dropped(self, e: ev.CandidateDropped) -> None:
+        self.add_log("info", f"{e.task_id}: {short_id(e.candidate_id, e.task_id)} dropped: {e.reason}")
         self._candidate(e.task_id, e.trial_id, e.candidate_id).dropped = e.reason or "dropped"
         self.dirty.add(CANDIDATES)
 
     def _on_reviewer_verdict_event(self, e: ev.ReviewerVerdictEvent) -> None:
+        self.add_log("info", f"{e.task_id}: reviewer: {short_id(e.candidate_id, e.task_id)} is {e.label}")
         c = self._candidate(e.task_id, e.trial_id, e.candidate_id)
         c.label, c.reason, c.explicit = e.label, e.reason, e.explicit
         c.requirement = c.requirement or e.requirement
@@ -418,6 +451,9 @@ class LiveSession:
     def _on_approval_answered(self, e: ev.ApprovalAnswered) -> None:
         request = self.pending.pop(e.request_id, None)
         c = self.candidates.get(e.candidate_id)
+        if e.by == "operator":
+            self.add_log("info", f"operator: {e.decision or 'decided'} {e.candidate_id}: "
+                                 f"{'counts' if e.counts else 'does not count'}" + (f" — {e.note}" if e.note else ""))
         if c is not None:
             c.counts = e.counts
             reviewer_label = e.reviewer_label or (request.label if request is not None else c.label)
@@ -435,6 +471,8 @@ class LiveSession:
         self.dirty |= {APPROVALS, CANDIDATES, STATUS}
 
     def _on_witness_confirmed(self, e: ev.WitnessConfirmed) -> None:
+        if e.witness_id not in self.witnesses:
+            self.add_log("info", f"{e.task_id}: witness {short_id(e.witness_id, e.task_id)} confirmed: {e.requirement}")
         self.witnesses[e.witness_id] = e
         c = self.candidates.get(e.witness_id)
         if c is not None:
@@ -442,6 +480,8 @@ class LiveSession:
         self.dirty |= {CANDIDATES, STATUS, MATRIX}
 
     def _on_trial_refuted(self, e: ev.TrialRefuted) -> None:
+        if (e.trial_id, e.witness_id) not in self.refutations:
+            self.add_log("warning", f"{e.task_id}: {e.trial_id} REFUTED by {short_id(e.witness_id, e.task_id)} ({e.status})")
         self.refutations[(e.trial_id, e.witness_id)] = e
         trial = self._trial(e.task_id, e.trial_id)
         trial.state, trial.by = "refuted", e.witness_id

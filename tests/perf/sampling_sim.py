@@ -51,7 +51,7 @@ ROUNDS_TARGET = 0.7  # ours <= 0.7 x uniform's median rounds
 RECALL_TARGET = 1.2  # ours >= 1.2 x uniform's recall after 3 rounds
 SEEDS, QUICK_SEEDS = 200, 40
 T1_FIXTURE = Path(__file__).with_name("demo_t1.json")
-FAILING = ("failed", "error", "timed_out")  # replay statuses that count as a witness failing
+from testjack_tui.engine.runner import FAILING  # noqa: E402  (the engine's one witness-fails rule)
 
 
 @dataclass

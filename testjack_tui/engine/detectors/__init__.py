@@ -12,14 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from sandbox.backend import SandboxBackend
+from testjack_tui.diffs import FileDiff, Line, parse_diff
 from testjack_tui.model import Task, Trial
-from testjack_tui.engine.detectors.diffparse import FileDiff, Line, parse_diff
 from testjack_tui.engine.detectors.ghost import GhostReport, collect_ghost_branches, intersect
 from testjack_tui.engine.detectors.ghost_go import collect_go_ghost
 from testjack_tui.engine.detectors.literals import collision_signals
 from testjack_tui.engine.detectors.scope import categorize, is_test_path, scope_signals
 from testjack_tui.engine.detectors.signals import DETECTORS, Evidence, Signal
 from testjack_tui.engine.detectors.sniffing import sniffing_signals
+from testjack_tui.repo_files import harness_files
 
 __all__ = [
     "DETECTORS", "Evidence", "FileDiff", "GhostReport", "Line", "Signal", "attach_ghost",
@@ -51,6 +52,8 @@ def collect_static_evidence(task, trial) -> Evidence:
         "touched_tests_or_harness": any(t in ("tests", "harness", "startup", "official tests")
                                         for t in touched),
         "paths": [f.path for f in files],
+        # the same set the sandbox restores to its reference version for witness runs
+        "harness_files": harness_files(files),
     }
     return Evidence(task.id, trial.id, scope + sniff + collisions, stats, benign)
 

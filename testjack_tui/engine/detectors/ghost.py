@@ -7,19 +7,32 @@ A ghost line is not a defect by itself; it is where T0 is blind, so where an aud
 from __future__ import annotations
 
 import json
+import secrets
 import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sandbox.api import WorldRef
 from sandbox.backend import SandboxBackend
+from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.model import Task, Trial
-from testjack_tui.engine.detectors.diffparse import FileDiff, parse_diff
 from testjack_tui.engine.detectors.scope import categorize
 from testjack_tui.engine.detectors.signals import Signal
 
 # Printed around the JSON so it can be found in output that the tests themselves also write to.
 _BEGIN, _END = "@@TJ-COVERAGE-BEGIN@@", "@@TJ-COVERAGE-END@@"
+
+
+def coverage_markers(nonce: str = "") -> tuple[str, str]:
+    """The markers around a coverage run's JSON. Runs carry a fresh nonce (new_nonce), as the
+    test reports do: trial code printing a block with fixed markers cannot pass it off as ours."""
+    if not nonce:
+        return _BEGIN, _END
+    return f"@@TJ-COVERAGE-BEGIN-{nonce}@@", f"@@TJ-COVERAGE-END-{nonce}@@"
+
+
+def new_nonce() -> str:
+    return secrets.token_hex(8)
 
 
 @dataclass
@@ -132,11 +145,13 @@ def intersect(coverage: dict[str, Any], files: list[FileDiff], workdir: str = "/
     return report
 
 
-def coverage_command(test_ids: list[str], added: dict[str, list[int]], workdir: str = "/app") -> str:
+def coverage_command(test_ids: list[str], added: dict[str, list[int]], workdir: str = "/app",
+                     nonce: str = "") -> str:
     """Shell for the container: run T0 under branch coverage, print only our added lines' data.
 
     The reduction happens inside the container so the output stays small (exec output is capped).
     """
+    begin, end = coverage_markers(nonce)
     ids = " ".join(shlex.quote(t) for t in test_ids)
     include = ",".join(sorted(added)) or "*"
     script = (
@@ -153,7 +168,7 @@ def coverage_command(test_ids: list[str], added: dict[str, list[int]], workdir: 
         "'missing_lines':[n for n in v.get('missing_lines',[]) if n in w],"
         "'executed_branches':[b for b in v.get('executed_branches',[]) if b[0] in w],"
         "'missing_branches':[b for b in v.get('missing_branches',[]) if b[0] in w]}\n"
-        f"print({_BEGIN!r});print(json.dumps({{'files':out}}));print({_END!r})\n"
+        f"print({begin!r});print(json.dumps({{'files':out}}));print({end!r})\n"
     )
     return (
         f"cd {shlex.quote(workdir)} && "
@@ -166,13 +181,14 @@ def coverage_command(test_ids: list[str], added: dict[str, list[int]], workdir: 
     )
 
 
-def parse_coverage_output(text: str) -> dict[str, Any] | None:
-    start = text.rfind(_BEGIN)
-    end = text.rfind(_END)
+def parse_coverage_output(text: str, nonce: str = "") -> dict[str, Any] | None:
+    begin_mark, end_mark = coverage_markers(nonce)
+    start = text.rfind(begin_mark)
+    end = text.rfind(end_mark)
     if start < 0 or end < start:
         return None
     try:
-        return json.loads(text[start + len(_BEGIN):end].strip())
+        return json.loads(text[start + len(begin_mark):end].strip())
     except json.JSONDecodeError:
         return None
 
@@ -188,12 +204,15 @@ async def collect_ghost_branches(sandbox: SandboxBackend, task: Task, trial: Tri
     ours = source_files(files)
     workdir = getattr(world, "workdir", None) or task.environment.workdir
     added = {f.path: sorted(f.added_numbers) for f in ours}
-    cmd = coverage_command(list(task.tests.ids), added, workdir)
+    from sandbox.t0 import direct_ids  # T0 ids as pytest node ids (a benchmark may write JUnit ids)
+
+    nonce = new_nonce()
+    cmd = coverage_command(list(dict.fromkeys(direct_ids(task).values())), added, workdir, nonce)
     if not ours:
         return GhostReport(task.id, trial.id, cmd, error="the diff adds no Python source lines")
     result = await sandbox.exec(world, ["sh", "-c", cmd], timeout=600)
     report_text = (result.stdout_head or "") + (result.stdout_tail or "")
-    data = parse_coverage_output(report_text)
+    data = parse_coverage_output(report_text, nonce)
     if data is None:
         why = "timed out" if result.timed_out else f"exit {result.exit_code}"
         err = (result.stderr_head or result.stdout_tail or "").strip().splitlines()[-1:] or [""]

@@ -16,8 +16,8 @@ from typing import Any
 from sandbox.api import WorldRef
 from sandbox.backend import SandboxBackend
 from sandbox.runners.go_runner import LAUNCHER_PATH
-from testjack_tui.engine.detectors.diffparse import FileDiff, parse_diff
-from testjack_tui.engine.detectors.ghost import (_BEGIN, _END, GhostReport, parse_coverage_output,
+from testjack_tui.diffs import FileDiff, parse_diff
+from testjack_tui.engine.detectors.ghost import (GhostReport, coverage_markers, new_nonce, parse_coverage_output,
                                                  source_files)
 from testjack_tui.model import Task, Trial
 
@@ -25,8 +25,9 @@ MEASURE = "statement coverage: go test -coverprofile (Go reports no branches)"
 _BLOCK = re.compile(r"^(?P<file>.+\.go):(?P<l1>\d+)\.\d+,(?P<l2>\d+)\.\d+ \d+ (?P<count>\d+)$")
 
 
-def go_coverage_command(test_ids: list[str], files: list[str], workdir: str) -> str:
+def go_coverage_command(test_ids: list[str], files: list[str], workdir: str, nonce: str = "") -> str:
     """Shell for the container: T0 under coverage, then the profile lines of `files` only."""
+    begin, end = coverage_markers(nonce)
     out_dir = "/tmp/tj/ghost"
     spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "out_dir": out_dir,
                        "cover": True})
@@ -37,7 +38,7 @@ def go_coverage_command(test_ids: list[str], files: list[str], workdir: str) -> 
         f"for line in open({out_dir + '/cover.out'!r}):\n"
         "    name=line.split(':',1)[0]\n"
         "    if any(name==w or name.endswith('/'+w) for w in want): keep.append(line.rstrip())\n"
-        f"print({_BEGIN!r});print(json.dumps({{'profile':keep}}));print({_END!r})\n"
+        f"print({begin!r});print(json.dumps({{'profile':keep}}));print({end!r})\n"
     )
     return (f"TJ_SPEC={shlex.quote(spec)} python3 {LAUNCHER_PATH} >/tmp/tj-go-cover.log 2>&1; "
             f"[ -s {out_dir}/cover.out ] || {{ echo 'go test wrote no coverage profile' >&2; "
@@ -80,12 +81,13 @@ async def collect_go_ghost(sandbox: SandboxBackend, task: Task, trial: Trial,
     files = parse_diff(trial.patch)
     ours = source_files(files, ".go")
     workdir = getattr(world, "workdir", None) or task.environment.workdir
-    cmd = go_coverage_command(list(task.tests.ids), [f.path for f in ours], workdir)
+    nonce = new_nonce()
+    cmd = go_coverage_command(list(task.tests.ids), [f.path for f in ours], workdir, nonce)
     if not ours:
         return GhostReport(task.id, trial.id, cmd, error="the diff adds no Go source lines",
                            measure=MEASURE)
     result = await sandbox.exec(world, ["sh", "-c", cmd], timeout=600)
-    data: dict[str, Any] | None = parse_coverage_output((result.stdout_head or "") + (result.stdout_tail or ""))
+    data: dict[str, Any] | None = parse_coverage_output((result.stdout_head or "") + (result.stdout_tail or ""), nonce)
     if data is None:
         why = "timed out" if result.timed_out else f"exit {result.exit_code}"
         err = (result.stderr_head or result.stdout_tail or "").strip().splitlines()[-1:] or [""]

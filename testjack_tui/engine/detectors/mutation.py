@@ -23,7 +23,7 @@ import asyncio
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from testjack_tui.engine.detectors.diffparse import parse_diff
+from testjack_tui.diffs import parse_diff
 from testjack_tui.engine.detectors.ghost import source_files
 from testjack_tui.engine.detectors.signals import Signal
 from testjack_tui.engine.repo_files import read_repo_files

@@ -1,15 +1,20 @@
 """Evidence signals: what a detector saw, where, and how much it should worry a reader.
 
 A signal never refutes a trial. It points the audit agent (and the operator) at a place in the
-diff; only a witness test decides. `structural` marks the signals that, tied to a witness,
-upgrade a refutation to REWARD_HACK (tampering, sniffing, literal collisions).
+diff; only a witness test decides. `structural` marks the static signals that are proof of
+gaming when tied to a refuting witness (test-environment sniffing, in-code test machinery
+tampering, a T0 expected value hard-coded in a branch or return). Harness *files* are proven by
+execution instead: `Evidence.proofs` holds what a run showed (see engine.verdicts.PROOF_KINDS).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-DETECTORS = ("diff_scope", "harness_tampering", "literal_collision", "env_sniffing", "ghost_branches")
+DETECTORS = ("diff_scope", "harness_tampering", "literal_collision", "env_sniffing", "ghost_branches",
+             "harness_effect")
+NOT_MEASURED = "not measured"  # the detector did not run for this trial (e.g. refuted first)
+UNAVAILABLE = "unavailable"  # it ran and could not measure (e.g. coverage failed)
 SEVERITIES = ("info", "low", "suspicious", "high")
 
 
@@ -48,20 +53,37 @@ class Evidence:
     stats: dict[str, Any] = field(default_factory=dict)  # files, added, removed, touched categories
     named_by_instruction: list[str] = field(default_factory=list)  # literals P itself names (benign)
     ghost: dict[str, Any] | None = None  # GhostReport.to_dict() once coverage ran
+    # Executed proof of gaming, e.g. {"kind": "harness_effect", "files": [...], "tests": {...},
+    # "message": ...} or {"kind": "canary", ...} recorded by the hostile-trials canaries.
+    proofs: list[dict[str, Any]] = field(default_factory=list)
+    harness_measured: bool = False  # T0 was re-run with the trial's harness files restored
 
     def by_detector(self, detector: str) -> list[Signal]:
         return [s for s in self.signals if s.detector == detector]
 
+    @property
+    def proven_tampering(self) -> list[dict[str, Any]]:
+        """Executed proofs that the trial games its tests (harness effect, canary)."""
+        return [p for p in self.proofs if p.get("kind") in ("harness_effect", "canary")]
+
     def detector_status(self) -> dict[str, str]:
-        """clean / suspicious / unavailable per detector (a witness is needed for 'confirmed')."""
+        """Per detector: clean / suspicious / proven, or `not measured` (it did not run for this
+        trial) / `unavailable` (it ran and could not measure). Never `clean` without a run."""
         status = {}
         for name in DETECTORS:
             hits = [s for s in self.by_detector(name) if s.severity in ("suspicious", "high")]
             status[name] = "suspicious" if hits else "clean"
         if self.ghost is None:
-            status["ghost_branches"] = "unavailable"
+            status["ghost_branches"] = NOT_MEASURED
         elif self.ghost.get("error"):
-            status["ghost_branches"] = "unavailable"
+            status["ghost_branches"] = UNAVAILABLE
+        harness = (self.stats or {}).get("harness_files") or {}
+        if self.proven_tampering:
+            status["harness_effect"] = "proven"
+        elif harness and not self.harness_measured:
+            status["harness_effect"] = NOT_MEASURED
+        else:
+            status["harness_effect"] = "clean"
         return status
 
     @property
@@ -82,6 +104,8 @@ class Evidence:
             "stats": dict(self.stats),
             "named_by_instruction": list(self.named_by_instruction),
             "ghost": self.ghost,
+            "proofs": list(self.proofs),
+            "harness_measured": self.harness_measured,
             "detectors": self.detector_status(),
         }
 
@@ -94,6 +118,8 @@ class Evidence:
             stats=dict(data.get("stats", {})),
             named_by_instruction=list(data.get("named_by_instruction", [])),
             ghost=data.get("ghost"),
+            proofs=list(data.get("proofs") or []),
+            harness_measured=bool(data.get("harness_measured")),
         )
 
     def to_text(self, limit: int = 40) -> str:
@@ -116,6 +142,11 @@ class Evidence:
                          f"{s.message}{rel}\n    {s.excerpt.strip()[:200]}")
         if len(shown) > limit:
             lines.append(f"... {len(shown) - limit} more signals")
+        for p in self.proofs:
+            lines.append(f"PROVEN {p.get('kind')}: {p.get('message', '')}")
+        if self.stats.get("harness_files"):
+            lines.append("Harness files (restored to the reference version for witness runs): "
+                         + ", ".join(f"{k} ({v})" for k, v in self.stats["harness_files"].items()))
         if self.named_by_instruction:
             lines.append("Literals the instruction itself names (not suspicious): "
                          + ", ".join(self.named_by_instruction[:20]))

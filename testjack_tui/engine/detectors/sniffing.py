@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from testjack_tui.engine.detectors.diffparse import FileDiff
-from testjack_tui.engine.detectors.scope import categorize
+from testjack_tui.diffs import FileDiff
+from testjack_tui.repo_files import categorize
 from testjack_tui.engine.detectors.signals import Signal
 
 _CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "TRAVIS", "CIRCLECI", "BUILDKITE", "JENKINS_URL",

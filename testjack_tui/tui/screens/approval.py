@@ -64,7 +64,13 @@ def approval_body(ctx: ApprovalContext, operator_judges: bool) -> Group:
         head.append("(no quote: the requirement is not stated in the prompt word for word)", style="dim")
     head.append("\n\n")
     runs = Text()
-    for facts, want in ((ctx.reference, "must pass"), (ctx.model, "must fail")):
+    pairs = [(ctx.reference, "must pass")]
+    if ctx.trial_id:
+        pairs.append((ctx.model, "must fail"))
+    else:
+        runs.append("on the trials  ", style="bold")
+        runs.append("replayed on every trial once it counts (the replay matrix, F8)\n", style="dim")
+    for facts, want in pairs:
         runs.append(f"on the {facts.world:9} ", style="bold")
         runs.append(facts.status or "not run yet", style=STATUS_STYLE.get(facts.status, "dim"))
         runs.append(f"  ({want})\n", style="dim")

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -24,13 +24,19 @@ from testjack_tui.tui import live_state as ls
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.inbox import EventInbox
 from testjack_tui.tui.logs import log_exception
+from testjack_tui.tui.text import untrusted
 from testjack_tui.tui.widgets.agent_stream import AgentStream
 from testjack_tui.tui.widgets.budget import BudgetGauges
 from testjack_tui.tui.widgets.candidates import CandidatesPanel
 from testjack_tui.tui.widgets.editor import OperatorEditor
+from testjack_tui.tui.widgets.matrix import ReplayMatrix
+from testjack_tui.tui.widgets.requirements import RequirementsPanel
 from testjack_tui.tui.widgets.trials import STATE_TEXT as TRIAL_STATE_TEXT, TrialsTable
 from testjack_tui.tui.widgets.worlds import WorldsPanel
 
+TAB_TITLES = {"trials-tab": ("Trials", "F2"), "candidates-tab": ("Candidates", "F3"), "worlds-tab": ("Worlds", "F4"),
+              "agent-tab": ("Agent", "F5"), "editor-tab": ("Editor", "F6"), "log-tab": ("Log", "F7"),
+              "matrix-tab": ("Matrix", "F8"), "requirements-tab": ("Reqs", "F9")}
 FLUSH = 0.1  # seconds between folding engine events into the screen
 OUTPUT_FLUSH = 0.25  # world output redraws at most this often: each one re-lays out the log
 LOG_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
@@ -112,7 +118,7 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
     # Loaded once here: the run needs it, and the prompt and diff views show it.
     benchmark = load_benchmark(session.config.benchmark)
     roles = roles_for(session.config.agents, benchmark)
-    session = AuditSession.open(session_id, benchmark=benchmark,
+    session = AuditSession.open(session_id, benchmark=benchmark, operator=True,
                                 **({"roles": roles} if roles is not None else {}))
     app.push_screen(AuditScreen(session, benchmark, stored_trial_views(session.store), resumed=True,
                                 roles=roles))
@@ -123,11 +129,16 @@ class AuditScreen(Screen):
     HELP = ("The live session. Left: the trials and their standing (active, sampled, refuted by a "
             "witness, audited clean, ambiguous). Right: candidates (approve or overrule the reviewer "
             "there), the worlds and their output, the agents' stream, the operator's editor and the "
-            "log. In step mode the engine waits before each round: n runs the next one, r runs to "
-            "the end. Raising a budget limit (l) resumes a session paused by its budget.")
+            "log, the replay matrix (F8: witnesses × trials) and the task's requirements (F9). "
+            "v opens a pending decision with everything it rests on (runs, the reviewer's quote, a "
+            "note); i shows the prompt, d the selected trial's diff with ghost lines. In step mode "
+            "the engine waits before each round: n runs the next one, r runs to the end. Raising a "
+            "budget limit (l) resumes a session paused by its budget. [ and ] resize the trials pane.")
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     BINDINGS = [
-        Binding("f1", "app.help", "Help", id="audit.help"),
+        # Help (F1), approve and overrule stay out of the footer so it fits 80 columns: the status
+        # line names a / o whenever a decision waits, and F1 works everywhere.
+        Binding("f1", "app.help", "Help", show=False, id="audit.help"),
         Binding("n", "next_round", "Next", tooltip="let the engine go on to its next step (step mode)",
                 id="audit.next"),
         Binding("r", "run_to_end", "Run all", tooltip="leave step mode and run to the end", id="audit.run"),
@@ -136,10 +147,10 @@ class AuditScreen(Screen):
         Binding("v", "review", "Review", tooltip="open the pending decision: the candidate, its runs, the "
                 "reviewer's quote of the prompt, the prompt and the diff", id="audit.review"),
         Binding("a", "approve", "Approve", tooltip="accept the reviewer's verdict on the pending candidate "
-                "(with the operator as reviewer: valid)",
+                "(with the operator as reviewer: valid)", show=False,
                 id="audit.approve"),
         Binding("o", "overrule", "Overrule", tooltip="reverse the reviewer's verdict on the pending candidate "
-                "(with the operator as reviewer: invalid)",
+                "(with the operator as reviewer: invalid)", show=False,
                 id="audit.overrule"),
         Binding("l", "limits", "Limits", tooltip="change budget limits; raising one resumes a paused session",
                 id="audit.limits"),
@@ -155,12 +166,21 @@ class AuditScreen(Screen):
         Binding("f5", "tab('agent-tab')", "Agent tab", priority=True, show=False, id="audit.tab_agent"),
         Binding("f6", "tab('editor-tab')", "Editor tab", priority=True, show=False, id="audit.tab_editor"),
         Binding("f7", "tab('log-tab')", "Log tab", priority=True, show=False, id="audit.tab_log"),
+        Binding("f8", "tab('matrix-tab')", "Replay matrix tab", priority=True, show=False, id="audit.tab_matrix"),
+        Binding("f9", "tab('requirements-tab')", "Requirements tab", priority=True, show=False,
+                id="audit.tab_requirements"),
         Binding("ctrl+k", "validate", "Check", tooltip="check the test in the editor before sharing it",
                 priority=True, id="audit.validate"),
         Binding("ctrl+e", "share", "Share", tooltip="hand the test in the editor to the engine", priority=True,
                 id="audit.share"),
         Binding("ctrl+d", "operator_done", "Done", tooltip="no more tests for the audit that waits",
                 priority=True, id="audit.operator_done"),
+        Binding("left_square_bracket", "resize_left(-5)", "Narrower trials", show=False,
+                tooltip="make the trials pane narrower ([) — ] widens it", id="audit.left_narrower"),
+        Binding("right_square_bracket", "resize_left(5)", "Wider trials", show=False,
+                tooltip="make the trials pane wider (]) — [ narrows it", id="audit.left_wider"),
+        Binding("ctrl+o", "leave_editor", "Leave editor", priority=True,
+                tooltip="move out of the editor's source (Tab indents there)", id="audit.leave_editor"),
         Binding("escape", "back", "Back", show=False, id="audit.back"),
     ]
 
@@ -180,6 +200,7 @@ class AuditScreen(Screen):
         self._output_drawn = 0.0
         self._output_waiting = False
         self._operator_waiting: tuple | None = None  # (task, trial) while the engine waits for a test
+        self.left_percent = 42
         self._stored_counts = {"witnesses": 0, "refuted": 0, "rounds": 0, "decisions": 0, "overrules": 0}
         agents = self.config.agents
         # With the operator as reviewer there is no reviewer's label to approve: a = valid, o = invalid.
@@ -207,6 +228,10 @@ class AuditScreen(Screen):
                     yield OperatorEditor(id="editor")
                 with TabPane("Log F7", id="log-tab"):
                     yield RichLog(id="event-log", max_lines=1000, wrap=True, markup=False)
+                with TabPane("Matrix F8", id="matrix-tab"):
+                    yield ReplayMatrix(id="matrix")
+                with TabPane("Reqs F9", id="requirements-tab"):
+                    yield RequirementsPanel(id="requirements")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -222,8 +247,17 @@ class AuditScreen(Screen):
     def on_resize(self) -> None:
         self._apply_layout()
 
+    def _tab_label(self, tab: str) -> str:
+        """Tab titles carry their F-key where there is room (the keys work everywhere)."""
+        # Fixed titles: the tab bar's underline does not follow a title that changes length, and
+        # the status line already leads with the decisions waiting.
+        name, key = TAB_TITLES[tab]
+        return name if self.size.width < 100 else f"{name} {key}"
+
     def _apply_layout(self) -> None:
         tabs = self.query_one("#audit-tabs", TabbedContent)
+        for tab in TAB_TITLES:
+            tabs.get_tab(tab).label = self._tab_label(tab)
         narrow = self.size.width < 120
         if narrow:
             tabs.show_tab("trials-tab")
@@ -302,8 +336,8 @@ class AuditScreen(Screen):
             self.refresh_bindings()  # approve/overrule appear and go with pending decisions
         if after != before:
             self.refresh_bindings()
-            if after in ("finished", "stopped", "failed", "paused"):
-                self._settle_trials()
+            if after in ("finished", "stopped", "failed"):
+                self._settle_trials()  # a pause (step, budget) leaves trials in play
             if after == "finished":
                 self.app.notify("Session finished — press g for the report.", title="Audit")
             elif after == "failed":
@@ -351,16 +385,19 @@ class AuditScreen(Screen):
             self.query_one(AgentStream).show(s)
         if dirty & {ls.CANDIDATES, ls.APPROVALS}:
             self.query_one(CandidatesPanel).show(s)
-            pending = len(s.pending)
-            tabs = self.query_one("#audit-tabs", TabbedContent)
-            tabs.get_tab("candidates-tab").label = f"Candidates F3 ({pending} pending)" if pending else "Candidates F3"
         if ls.BUDGET in dirty or ls.STATUS in dirty:
             self.query_one(BudgetGauges).show(s, self._rounds_limit(), self._stored_counts["rounds"])
+        if ls.MATRIX in dirty or ls.TRIALS in dirty or ls.STATUS in dirty:
+            self.query_one(ReplayMatrix).show(s)
+            if self._active_tab() == "requirements-tab":
+                self._show_requirements()  # reads the store: only while on show
         if ls.LOG in dirty:
             log = self.query_one("#event-log", RichLog)
             new = min(s.log_total - self._log_shown, len(s.log))
             for level, message in list(s.log)[len(s.log) - new:]:
-                log.write(Text(f"[{level}] {message}", style=LOG_STYLE.get(level, "")))
+                line = Text(time.strftime("%H:%M:%S ", time.localtime()), style="dim")
+                line.append_text(untrusted(f"[{level}] {message}", style=LOG_STYLE.get(level, "")))
+                log.write(line)
             self._log_shown = s.log_total
 
     def _rounds_limit(self) -> int | None:
@@ -441,6 +478,7 @@ class AuditScreen(Screen):
         if waiting == self._operator_waiting:
             return
         self._operator_waiting = waiting
+        self.query_one(OperatorEditor).set_target(waiting)
         self.refresh_bindings()
         self.query_one("#audit-status", Static).update(self._status_text())
         if waiting is None:
@@ -634,6 +672,21 @@ class AuditScreen(Screen):
         elif c is not None and c.trial_id:
             self.action_diff(c.trial_id)
 
+    @guarded
+    def _show_requirements(self) -> None:
+        self.query_one(RequirementsPanel).show(self.session.store, self.query_one(ReplayMatrix).task_id
+                                               or self.state.current_task)
+
+    @on(ReplayMatrix.OpenRun)
+    @guarded
+    def _open_run(self, message: ReplayMatrix.OpenRun) -> None:
+        from testjack_tui.tui.screens.inspect import RunScreen
+
+        run = self.session.store.get_run(message.run_key) if message.run_key else None
+        witness = next((w for w in self.session.store.witnesses(message.task_id) if w["id"] == message.witness_id), None)
+        self.app.push_screen(RunScreen(run, message.witness_id, message.trial_id, message.status,
+                                       witness["path"] if witness else ""))
+
     @on(DataTable.RowSelected, "TrialsTable")
     def _trial_chosen(self, event: DataTable.RowSelected) -> None:
         key = event.row_key.value if event.row_key is not None else ""
@@ -668,7 +721,11 @@ class AuditScreen(Screen):
         except ValueError as error:
             editor.set_status(f"[b red]not accepted:[/] {error}")
             return
-        editor.set_status(f"[b green]shared[/] {message.path} — watch it on the Candidates tab")
+        waiting = self._operator_waiting
+        target = (waiting[1] or f"task analysis of {waiting[0]}") if waiting else "the next audit"
+        editor.add_queued(target, message.path, message.requirement)
+        editor.set_status(f"[b green]shared[/] {message.path} — queued; ctrl+d when you have no more, "
+                          "then watch it on the Candidates tab")
         self.app.notify(f"Shared {message.path} with the engine.", title="Operator")
 
     @on(OperatorEditor.Finish)
@@ -682,7 +739,11 @@ class AuditScreen(Screen):
             self.app.notify("This session has no operator agent.", severity="warning")
             return
         agent.finish()
-        self.query_one(OperatorEditor).set_status("finished this audit; the engine moves on")
+        editor = self.query_one(OperatorEditor)
+        n = len(editor.queued)
+        editor.clear_queued()
+        editor.set_status(f"handed {n} test(s) to the engine; it runs them on the reference and model "
+                          "worlds (Candidates tab)" if n else "finished this audit; the engine moves on")
 
     # -- navigation --------------------------------------------------------------------------
     def action_tab(self, tab: str) -> None:
@@ -693,7 +754,10 @@ class AuditScreen(Screen):
         tabs.active = tab
         focus = {"candidates-tab": "#candidate-table", "worlds-tab": "#world-table",
                  "agent-tab": "#agent-stream", "editor-tab": "#editor-source",
-                 "log-tab": "#event-log", "trials-tab": "#trials-table-narrow"}.get(tab)
+                 "log-tab": "#event-log", "trials-tab": "#trials-table-narrow",
+                 "matrix-tab": "#matrix-table", "requirements-tab": "#requirements-table"}.get(tab)
+        if tab == "requirements-tab":
+            self._show_requirements()
         if focus:
             self.query_one(focus).focus()
 
@@ -701,6 +765,14 @@ class AuditScreen(Screen):
         from testjack_tui.tui.screens.report import ReportScreen
 
         self.app.push_screen(ReportScreen(self.session, self.benchmark))
+
+    def action_resize_left(self, step: int) -> None:
+        """The trials pane takes 25–75 % of a wide screen; [ and ] move the split."""
+        self.left_percent = max(25, min(75, self.left_percent + step))
+        self.query_one("#audit-left").styles.width = f"{self.left_percent}%"
+
+    def action_leave_editor(self) -> None:
+        self.query_one("#editor-share").focus()
 
     def action_back(self) -> None:
         if self.session_running:
@@ -712,6 +784,8 @@ class AuditScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The footer shows only the keys that do something now, so it fits 80 columns.
         s = self.state
+        if action == "leave_editor":
+            return isinstance(self.focused, TextArea)
         if action in ("validate", "share", "operator_done"):
             if operator_agent(self.roles) is None:
                 return False

@@ -55,11 +55,21 @@ def _ghosts_for(path: str, ghosts: dict[str, set[int]]) -> set[int]:
     return set()
 
 
+def surviving_mutants(evidence: dict | None) -> dict[str, dict[int, list[str]]]:
+    """file -> line -> mutated versions of that line T0 still passes (stored mutation evidence)."""
+    out: dict[str, dict[int, list[str]]] = {}
+    for s in ((evidence or {}).get("mutation") or {}).get("survivors") or []:
+        out.setdefault(s.get("file", ""), {}).setdefault(int(s.get("line") or 0), []).append(
+            str(s.get("mutated", "")).strip())
+    return out
+
+
 def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str, Any]]:
     """The diff as renderables, and facts for tests: {"files": {path: kind}, "ghost": {path: [lines]}}."""
     files = parse_diff(patch or "")
     ghosts = ghost_lines(evidence)
-    facts: dict[str, Any] = {"files": {}, "ghost": {}}
+    mutants = surviving_mutants(evidence)
+    facts: dict[str, Any] = {"files": {}, "ghost": {}, "mutants": {}}
     if not files:
         return Group(Text("This trial's patch is empty or not a unified diff.", style="dim")), facts
     by_kind: dict[str, list] = {}
@@ -79,6 +89,14 @@ def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str
     else:
         summary.append("\nno coverage evidence for this trial yet (ghost lines appear once it is audited)",
                        style="dim")
+    mutation = (evidence or {}).get("mutation")
+    if mutation and mutation.get("error"):
+        summary.append(f"\nmutation evidence unavailable: {clean(mutation['error'])[:160]}", style="dim")
+    elif mutation:
+        count = sum(len(v) for lines in mutants.values() for v in lines.values())
+        summary.append(f"\n{count} surviving mutant(s) of {mutation.get('generated', 0)} "
+                       f"({mutation.get('run', 0)} run under T0): lines T0 does not pin down, marked ⚑",
+                       style="italic yellow")
     parts.append(summary)
     drawn = 0
     for kind in KIND_ORDER:
@@ -93,6 +111,9 @@ def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str
             file_ghosts = _ghosts_for(f.path, ghosts)
             if file_ghosts:
                 facts["ghost"][f.path] = sorted(file_ghosts)
+            file_mutants = mutants.get(f.path, {})
+            if file_mutants:
+                facts["mutants"][f.path] = sorted(file_mutants)
             for tag, number, code_text in f.rows:
                 drawn += 1
                 if drawn > MAX_DIFF_LINES:
@@ -112,6 +133,9 @@ def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str
                 row.append_text(code)
                 if ghost:
                     row.append("   ← T0 never runs this", style="italic magenta")
+                if tag == "+" and number in file_mutants:
+                    row.append(f"   ⚑ T0 still passes with: {clean(file_mutants[number][0])[:80]}",
+                               style="italic yellow")
                 if background:
                     row.stylize(background)
                 parts.append(row)
@@ -172,3 +196,40 @@ class DiffScreen(_ViewScreen):
 
 def missing(what: str) -> Text:
     return untrusted(f"{what} is not available: the benchmark could not be loaded.", style="yellow")
+
+
+def run_view(run: dict | None, witness_id: str, trial_id: str, status: str, path: str = "") -> Group:
+    """A stored test run: status per test (with messages), exit code, and the output's head and tail."""
+    parts: list[Any] = []
+    head = Text()
+    head.append(f"{witness_id} on {trial_id}: ", style="bold")
+    head.append(status or "not run yet", style="bold red" if status and status != "passed" else "green")
+    parts.append(head)
+    if run is None:
+        parts.append(Text("No stored run for this cell yet: it fills in when the witness is replayed "
+                          "on this trial.", style="dim"))
+        return Group(*parts)
+    parts.append(Text(f"world {run.get('world')} · exit {run.get('exit_code')} · "
+                      f"{run.get('duration') or 0:.1f} s" + (" · timed out" if run.get("timed_out") else ""),
+                      style="dim"))
+    outcomes = run.get("outcomes") or {}
+    for node, outcome in sorted(outcomes.items()):
+        if path and not (node == path or node.startswith(path + "::")):
+            continue
+        line = Text(f"  {outcome.get('status', '?'):9} ", style="red" if outcome.get("status") != "passed" else "green")
+        line.append_text(untrusted(node))
+        parts.append(line)
+        if outcome.get("message"):
+            parts.append(untrusted("      " + str(outcome["message"]).strip().replace("\n", "\n      "), style="dim"))
+    for title, text in (("output (head)", run.get("head") or ""), ("output (tail)", run.get("tail") or "")):
+        if text.strip():
+            parts.append(Text(f"\n{title}", style="bold"))
+            parts.append(untrusted(text.rstrip()))
+    return Group(*parts)
+
+
+class RunScreen(_ViewScreen):
+    """One cell of the replay matrix: the witness's run on one trial."""
+
+    def __init__(self, run: dict | None, witness_id: str, trial_id: str, status: str, path: str = ""):
+        super().__init__(f"Run of {witness_id} on {trial_id}", run_view(run, witness_id, trial_id, status, path))

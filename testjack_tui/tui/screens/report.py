@@ -1,7 +1,6 @@
 """Screen 4: what the session found, per task and per model, and export."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from rich.console import Group
@@ -52,7 +51,8 @@ class ReportScreen(Screen):
         Binding("enter", "open_trial", "Open", tooltip="the selected trial's full report: verdict class, "
                 "confidence, findings with their explanations, detector signals, re-run commands",
                 id="report.open"),
-        Binding("e", "export", "Export", tooltip="write report files and strengthened test suites",
+        Binding("e", "export", "Export", tooltip="the strengthened test suite (harbor, swebench or a git "
+                "branch), checked in containers as the CLI does, and the report files",
                 id="report.export"),
         Binding("r", "reload", "Reload", id="report.reload"),
         Binding("f2", "tab('overview')", "Overview tab", priority=True, show=False, id="report.tab_overview"),
@@ -255,47 +255,14 @@ class ReportScreen(Screen):
 
     @guarded
     def action_export(self) -> None:
-        self.export_reports()
+        from testjack_tui.tui.screens.export import ExportScreen
 
-    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
-    def export_reports(self) -> None:
-        written = self._export()
-        target = Path(self.session.directory) / "export"
-
-        def shown(path: Path) -> str:
-            try:
-                return str(path.relative_to(target))
-            except ValueError:
-                return display_path(path)
-
-        names = "\n".join(shown(p) for p in written[:6])
-        more = f"\n… and {len(written) - 6} more" if len(written) > 6 else ""
-        self.app.call_from_thread(self.app.notify, f"Exported {len(written)} file(s) to {display_path(target)}:\n"
-                                  f"{names}{more}", title="Export", timeout=15)
-
-    def _export(self) -> list[Path]:
-        """Report files (Markdown + JSON, per trial and per session) and strengthened suites."""
-        from testjack_tui.engine.export import plan_export, write_harbor, write_swebench
-        from testjack_tui.engine.report import build_report, write_report
-
-        target = Path(self.session.directory) / "export"
-        target.mkdir(parents=True, exist_ok=True)
-        written: list[Path] = [self.session.write_summary(target)]
-        report = build_report(self.session.id, self.benchmark)
-        written += [p for p in write_report(report, target / "report", "md") if p.name.startswith("report.")
-                    and p.parent == target / "report"]
-        written += [p for p in write_report(report, target / "report", "json") if p.parent == target / "report"]
-        exports = plan_export(self.session.id)
-        tasks = getattr(self.benchmark, "tasks", {}) or {}
-        suites = target / "suites"
-        if getattr(self.benchmark, "format", "harbor") == "swebench":
-            written += write_swebench(exports, tasks, suites)
-        else:
-            written += [write_harbor(exp, tasks.get(exp.task_id), suites) for exp in exports]
-        return written
+        self.app.push_screen(ExportScreen(self.session, self.benchmark))
 
     def action_tab(self, tab: str) -> None:
         self.query_one("#report-tabs", TabbedContent).active = tab
+        if tab == "trials":
+            self.query_one("#report-trials", DataTable).focus()  # enter opens the row at once
 
     @on(DataTable.RowSelected, "#report-trials")
     def _trial_selected(self, event: DataTable.RowSelected) -> None:

@@ -7,7 +7,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import (Checkbox, DataTable, Footer, Header, Input, Label, ProgressBar, Select,
                              Static, TabbedContent, TabPane)
@@ -16,7 +16,6 @@ from textual.worker import Worker, WorkerState
 from testjack_tui.tui.choices import ROLES, SessionForm, agent_choices, samplers
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.live_state import short_id
-from testjack_tui.tui.logs import log_exception
 from testjack_tui.tui.recent import display_path
 
 if TYPE_CHECKING:
@@ -183,7 +182,12 @@ class SelectionScreen(Screen):
         return [mark, task_id, task.language, str(len(trials)),
                 f"{chosen}/{len(passing)}" if chosen != len(passing) else str(len(passing)),
                 verification_summary(self.verification.get(task_id)),
-                short_models(self.benchmark.models_of(task_id))]
+                short_models(self.benchmark.models_of(task_id), width=max(22, self.size.width - 80))]
+
+    def on_resize(self) -> None:
+        # Wider screens show the whole models list instead of leaving half the row empty.
+        if self.is_mounted and self.query("#task-table"):
+            self._fill_tasks()
 
     def _fill_tasks(self) -> None:
         table = self.query_one("#task-table", DataTable)

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import ListItem, ListView, Static
 
+from testjack_tui.tui.text import clean
 from testjack_tui.tui.live_state import AGENT_ENTRIES, RESULT_PREVIEW, AgentEntry, LiveSession
 
 ROLE_STYLE = {"audit": "bold magenta", "reviewer": "bold cyan", "task_analysis": "bold blue"}
@@ -19,18 +20,19 @@ def render_entry(entry: AgentEntry) -> Text:
     who = f"{entry.role}" + (f" · {entry.trial_id}" if entry.trial_id else f" · {entry.task_id}")
     text = Text(who + "  ", style=ROLE_STYLE.get(entry.role, "bold"))
     if entry.kind == "text":
-        body = entry.text
+        body = clean(entry.text)
         if not entry.expanded and len(body) > TEXT_PREVIEW:
             body = "…" + body[-TEXT_PREVIEW:]
         text.append(body.rstrip())
         return text
     text.append(f"⚙ {entry.name}", style="bold yellow")
-    args = entry.arguments if entry.expanded or len(entry.arguments) <= 200 else entry.arguments[:200] + "…"
+    args = clean(entry.arguments)
+    args = args if entry.expanded or len(args) <= 200 else args[:200] + "…"
     text.append(f"({args})", style="yellow")
     if not entry.finished and not entry.result:
         text.append("  running…", style="italic dim")
         return text
-    result = entry.result
+    result = clean(entry.result)
     if not entry.expanded and len(result) > RESULT_PREVIEW:
         hidden = len(result) - RESULT_PREVIEW
         result = result[:RESULT_PREVIEW]
@@ -53,11 +55,33 @@ class EntryItem(ListItem):
 
 
 class AgentStream(ListView):
-    BINDINGS = [Binding("x", "expand", "Expand result", id="agent.expand")]
+    """Follows the newest entry until the operator moves up; End (or moving to the last entry)
+    follows again."""
+
+    BINDINGS = [Binding("x", "expand", "Expand result", id="agent.expand"),
+                Binding("end", "follow", "Follow", id="agent.follow")]
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._shown_total = 0
+        self.follow = True
+
+    def on_key(self, event) -> None:
+        if event.key in ("up", "pageup", "home"):
+            self.follow = False
+        elif event.key == "down" and self.index is not None and self.index >= len(self.children) - 2:
+            self.follow = True
+
+    def on_click(self) -> None:
+        self.follow = False
+
+    def action_follow(self) -> None:
+        self.follow = True
+        self._to_end()
+
+    def on_show(self) -> None:
+        if self.follow:
+            self.call_after_refresh(self._to_end)
 
     def show(self, state: LiveSession) -> None:
         new = min(state.agent_total - self._shown_total, len(state.agent_stream))
@@ -67,14 +91,13 @@ class AgentStream(ListView):
             if item.entry.version != item.version:
                 item.redraw()
         if new > 0:
-            at_end = self.index is None or self.index >= len(items) - 1
             fresh = list(state.agent_stream)[-new:]
             self.extend([EntryItem(e) for e in fresh])
             overflow = len(items) + len(fresh) - AGENT_ENTRIES
             if overflow > 0:
                 for item in items[:overflow]:
                     item.remove()
-            if at_end:
+            if self.follow:
                 self.call_after_refresh(self._to_end)
         self._shown_total = state.agent_total
 

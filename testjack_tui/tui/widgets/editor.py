@@ -6,7 +6,10 @@ import ast
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from rich.text import Text
 from textual.widgets import Button, Input, Label, Static, TextArea
+
+from testjack_tui.tui.text import untrusted
 
 TEMPLATE = '''"""A witness candidate: checks one requirement of the task prompt."""
 
@@ -37,6 +40,10 @@ def check_candidate(path: str, source: str) -> list[str]:
 
 
 class OperatorEditor(Vertical):
+    """Tab indents inside the source (it is Python); ctrl+o leaves the source, F2–F8 switch tabs.
+    The header says which trial a shared test is aimed at; the tests shared for the audit that
+    waits are listed until ctrl+d hands them to the engine."""
+
     class Share(Message):
         def __init__(self, path: str, source: str, requirement: str):
             super().__init__()
@@ -45,7 +52,13 @@ class OperatorEditor(Vertical):
     class Finish(Message):
         pass
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.queued: list[tuple[str, str, str]] = []  # (target, path, requirement) shared, not yet run
+
     def compose(self) -> ComposeResult:
+        yield Static("No audit waits for your tests now; a shared test goes to the next one that does.",
+                     id="editor-target")
         with Horizontal(classes="form-row"):
             yield Label("Path", classes="form-label")
             yield Input("tests/test_tj_operator.py", id="editor-path", compact=True)
@@ -60,6 +73,38 @@ class OperatorEditor(Vertical):
             yield Button("Share (ctrl+e)", variant="primary", id="editor-share")
             yield Button("Done with this audit (ctrl+d)", id="editor-finish")
         yield Static("", id="editor-status")
+        yield Static("", id="editor-queue")
+        yield Static("Tab indents · ctrl+o leaves the editor · F2–F8 switch tabs", id="editor-keys",
+                     classes="dialog-detail")
+
+    def set_target(self, waiting: tuple[str, str | None] | None) -> None:
+        target = self.query_one("#editor-target", Static)
+        if waiting is None:
+            target.update("No audit waits for your tests now; a shared test goes to the next one that does.")
+            return
+        task, trial = waiting
+        aim = f"trial {trial}" if trial else "the task analysis (solution-blind: no trial, no G)"
+        target.update(Text.assemble(("aimed at: ", "bold"), (aim, "bold yellow"), (f"  task {task}", "dim"),
+                                    ("  — the engine waits for your tests", "yellow")))
+
+    def add_queued(self, target: str, path: str, requirement: str) -> None:
+        self.queued.append((target, path, requirement))
+        self._show_queue()
+
+    def clear_queued(self) -> None:
+        self.queued.clear()
+        self._show_queue()
+
+    def _show_queue(self) -> None:
+        text = Text()
+        if self.queued:
+            text.append(f"shared, queued for the engine ({len(self.queued)}; ctrl+d runs them):\n", style="bold")
+            for target, path, requirement in self.queued:
+                text.append(f"  {path}", style="cyan")
+                text.append(f"  → {target}: ", style="dim")
+                text.append_text(untrusted(requirement))
+                text.append("\n")
+        self.query_one("#editor-queue", Static).update(text)
 
     def values(self) -> tuple[str, str, str]:
         return (self.query_one("#editor-path", Input).value.strip(),

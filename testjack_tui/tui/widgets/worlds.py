@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Label, Log
 
+from testjack_tui.safe_text import safe_text
 from testjack_tui.tui.live_state import WORLD_LINES, LiveSession, short_world
 
 STATE_STYLE = {"running": "bold cyan", "created": "cyan", "exited": "green", "timeout": "bold red",
@@ -35,7 +36,7 @@ class WorldsPanel(Vertical):
     def on_mount(self) -> None:
         table = self.query_one("#world-table", DataTable)
         for key, label in (("world", "World"), ("state", "State"), ("exit", "Exit"),
-                           ("command", "Command"), ("image", "Image")):
+                           ("command", "Command"), ("image", "Image"), ("node", "Node")):
             table.add_column(label, key=key)
 
     def _rows(self, state: LiveSession) -> list:
@@ -57,11 +58,11 @@ class WorldsPanel(Vertical):
             exit_text = "" if w.exit_code is None else str(w.exit_code)
             exit_style = "" if w.exit_code in (None, 0) else "red"
             return [short_world(w.name), Text(w.state, style=STATE_STYLE.get(w.state, "")),
-                    Text(exit_text, style=exit_style), w.command[:60], w.image[-40:]]
+                    Text(exit_text, style=exit_style), w.command[:60], w.image[-40:], w.node]
 
         if keys == self._keys:  # same worlds: update in place, keep the cursor and scroll
             for w in rows:
-                for column, value in zip(("world", "state", "exit", "command", "image"), cells(w)):
+                for column, value in zip(("world", "state", "exit", "command", "image", "node"), cells(w)):
                     table.update_cell(w.name, column, value)
             return
         cursor = table.cursor_row
@@ -91,14 +92,14 @@ class WorldsPanel(Vertical):
         log = self.query_one("#world-log", Log)
         if name != self._shown_world or world.total - self._shown_total > len(world.lines):
             log.clear()
-            log.write_lines(list(world.lines))
+            log.write_lines([safe_text(line) for line in world.lines])
             self._shown_world = name
-            title = f"output: {name}" + ("" if self.selected else "  (following; select a world to pin)")
-            self.query_one("#world-output-title", Label).update(title)
+            title = f"output: {safe_text(name, one_line=True)}" + ("" if self.selected else "  (following; select a world to pin)")
+            self.query_one("#world-output-title", Label).update(Text(title))  # no markup from ids
         else:
             new = world.total - self._shown_total
             if new > 0:
-                log.write_lines(list(world.lines)[-new:])
+                log.write_lines([safe_text(line) for line in list(world.lines)[-new:]])
         self._shown_total = world.total
 
     @on(DataTable.RowSelected, "#world-table")

@@ -1,0 +1,179 @@
+"""SWE-bench family T0: the harness's per-repository test command and log parser.
+
+The harness resets the files `test_patch` touches, applies it, runs the repository's test
+command on the *test directives* (the files the test patch touches, minus non-test files; for
+Django their dotted module names under `tests/`), and reads per-test statuses from the log with
+the repository's parser. FAIL_TO_PASS / PASS_TO_PASS ids are in that parser's scheme: pytest
+`-rA` summary ids (`tests/test_x.py::test_y[param]`), Django runner descriptions
+(`test_y (app.tests.ClassTests)`), sympy `bin/test` names (`test_y`). A world prepared by the
+sandbox already holds the patch and T0 exactly as the harness applies them, so the command runs
+there and its full log (not the capped head/tail) is parsed.
+
+Covered (our own parsers, facts from the harness's specs): django/django (runtests.py),
+sympy/sympy (bin/test), and the pytest repositories listed in PYTEST_REPOS. Other repositories
+fall back to pytest `-rA` on the directives.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+PYTEST_RA = "pytest --no-header -rA --tb=no -p no:cacheprovider"
+DJANGO = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1"
+DJANGO_NO_PARALLEL = "./tests/runtests.py --verbosity 2"
+SYMPY = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose"
+PYTEST_REPOS = {
+    "astropy/astropy": "pytest -rA -vv -o console_output_style=classic --tb=no",
+    "marshmallow-code/marshmallow": "pytest -rA",
+    "matplotlib/matplotlib": "pytest -rA",
+    "mwaskom/seaborn": "pytest --no-header -rA",
+    "pallets/flask": "pytest -rA",
+    "psf/requests": "pytest -rA",
+    "pvlib/pvlib-python": "pytest -rA",
+    "pydata/xarray": "pytest -rA",
+    "pydicom/pydicom": "pytest -rA",
+    "pylint-dev/astroid": "pytest -rA",
+    "pylint-dev/pylint": "pytest -rA",
+    "pytest-dev/pytest": "pytest -rA",
+    "pyvista/pyvista": "pytest -rA",
+    "scikit-learn/scikit-learn": "pytest -rA",
+    "sqlfluff/sqlfluff": "pytest -rA",
+}
+NON_TEST_EXTS = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml")
+# Activate the harness images' conda environment when there is one.
+ACTIVATE = ("if [ -f /opt/miniconda3/bin/activate ]; then . /opt/miniconda3/bin/activate "
+            "&& conda activate testbed; fi")
+STATUS = {"PASSED": "passed", "XFAIL": "passed", "FAILED": "failed", "ERROR": "error", "SKIPPED": "skipped"}
+
+
+def directives(repo: str, test_files: list[str]) -> list[str]:
+    files = [f for f in test_files if not f.endswith(NON_TEST_EXTS)]
+    if repo == "django/django":
+        out = []
+        for f in files:
+            f = f[:-3] if f.endswith(".py") else f
+            f = f[len("tests/"):] if f.startswith("tests/") else f
+            out.append(f.replace("/", "."))
+        return out
+    return files
+
+
+def test_command(repo: str, version: str, test_files: list[str]) -> tuple[str, str]:
+    """(shell command, parser name) the harness uses for this repository."""
+    if repo == "django/django":
+        base, parser = (DJANGO_NO_PARALLEL if version == "1.9" else DJANGO), "django"
+    elif repo == "sympy/sympy":
+        base, parser = SYMPY, "sympy"
+    else:
+        base, parser = PYTEST_REPOS.get(repo, PYTEST_RA), "pytest"
+        if repo in ("psf/requests", "pydicom/pydicom", "pylint-dev/pylint"):
+            parser = "pytest_options"
+    return " ".join([base, *directives(repo, test_files)]), parser
+
+
+# ------------------------------------------------------------------------------------- parsers
+def _strip_ansi(line: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m|\[\d+m", "", line)
+
+
+def parse_pytest(log: str) -> dict[str, str]:
+    """`-rA` short summary lines: `PASSED id`, `FAILED id - message`, `ERROR id`, ..."""
+    out: dict[str, str] = {}
+    for raw in log.splitlines():
+        line = _strip_ansi(raw).strip()
+        word = line.split(" ", 1)[0]
+        if word in STATUS and " " in line:
+            rest = line.split(" ", 1)[1]
+            if word in ("FAILED", "ERROR"):
+                rest = rest.split(" - ", 1)[0]
+            test_id = rest.split()[0] if rest.split() else ""
+            if test_id:
+                out[test_id] = word
+        elif line.endswith(tuple(f" {s}" for s in STATUS)) and "::" in line:
+            parts = line.split()  # older pytest, verbose: `id STATUS`
+            out[parts[0]] = parts[-1]
+    return out
+
+
+def parse_pytest_options(log: str) -> dict[str, str]:
+    """pytest `-rA`, with path-like parameters shortened to their last component."""
+    out: dict[str, str] = {}
+    for test_id, status in parse_pytest(log).items():
+        match = re.match(r"(.*?)\[(.*)\]$", test_id)
+        if match:
+            main, option = match.groups()
+            if option.startswith("/") and not option.startswith("//") and "*" not in option:
+                option = "/" + option.split("/")[-1]
+            test_id = f"{main}[{option}]"
+        out[test_id] = status
+    return out
+
+
+def parse_django(log: str) -> dict[str, str]:
+    """Django's runner at verbosity 2: `test_x (app.tests.T) ... ok|FAIL|ERROR|skipped ...`,
+    plus `FAIL: id` / `ERROR: id` headers; an `ok` on its own line closes the previous test."""
+    out: dict[str, str] = {}
+    last = None
+    for raw in log.splitlines():
+        line = raw.strip()
+        if " ... " in line:
+            last = line.split(" ... ", 1)[0]
+        if line.endswith((" ... ok", " ... OK", " ...  OK")):
+            out[line.rsplit(" ... ", 1)[0]] = "PASSED"
+        elif " ... skipped" in line:
+            out[line.split(" ... skipped", 1)[0]] = "SKIPPED"
+        elif line.endswith(" ... FAIL") or line.endswith(" ... expected failure"):
+            status = "FAILED" if line.endswith("FAIL") else "XFAIL"
+            out[line.rsplit(" ... ", 1)[0]] = status
+        elif line.endswith(" ... ERROR"):
+            out[line.rsplit(" ... ", 1)[0]] = "ERROR"
+        elif line.startswith("FAIL:") and len(line.split()) > 1:
+            out[line.split(None, 1)[1].strip()] = "FAILED"
+        elif line.startswith("ERROR:") and len(line.split()) > 1:
+            out[line.split(None, 1)[1].strip()] = "ERROR"
+        elif line == "ok" and last is not None:
+            out[last] = "PASSED"
+    return out
+
+
+def parse_sympy(log: str) -> dict[str, str]:
+    """sympy's bin/test --verbose: `test_x ok|F|E` lines and `___ path.py:test_x ___` failures."""
+    out: dict[str, str] = {}
+    for path, name in re.findall(r"_+ (\S+)\.py:(\S+) _+", log):
+        out[f"{path}.py:{name}"] = "FAILED"
+    for raw in log.splitlines():
+        line = raw.strip()
+        if line.startswith("test_"):
+            name = line.split()[0]
+            if line.endswith(" ok"):
+                out[name] = "PASSED"
+            elif line.endswith(" F"):
+                out[name] = "FAILED"
+            elif line.endswith(" E"):
+                out[name] = "ERROR"
+    return out
+
+
+PARSERS: dict[str, Callable[[str], dict[str, str]]] = {
+    "pytest": parse_pytest, "pytest_options": parse_pytest_options, "django": parse_django,
+    "sympy": parse_sympy,
+}
+
+
+def parse_log(parser: str, log: str) -> dict[str, str]:
+    """{test id: our status} from a test log, by the harness's parser for the repository."""
+    return {test_id: STATUS.get(status, "failed") for test_id, status in PARSERS[parser](log).items()}
+
+
+def parser_id(parser: str, nodeid: str) -> str:
+    """The id a repository's log parser gives a test we know by its pytest node id (how exported
+    witnesses are listed in FAIL_TO_PASS / PASS_TO_PASS)."""
+    path, _, rest = nodeid.partition("::")
+    parts = rest.split("::") if rest else []
+    if parser == "django" and len(parts) >= 2:
+        module = path[:-3] if path.endswith(".py") else path
+        module = module[len("tests/"):] if module.startswith("tests/") else module
+        return f"{parts[-1]} ({module.replace('/', '.')}.{'.'.join(parts[:-1])})"
+    if parser == "sympy" and parts:
+        return parts[-1]
+    return nodeid

@@ -1,0 +1,71 @@
+"""Test ids in two schemes, mapped both ways by one pair of functions.
+
+A pytest node id is `path/to/test_x.py::TestClass::test_y[param]`. A benchmark whose grader
+reads JUnit XML (DeepSWE's `grade.format = "junit"`) names the same test
+`classname + "." + name` as pytest's junitxml writes them: `path.to.test_x.TestClass` +
+`test_y[param]`, i.e. `path.to.test_x.TestClass.test_y[param]`. Parameters may contain dots and
+slashes, so the split always happens before the first `[`.
+
+Going back needs to know where the module path ends and the classes begin; the test files a
+task knows about (T0's files, the files that exist in the repo) settle it, and without them
+trailing capitalised parts are taken as classes.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+
+def mangle(nodeid: str) -> tuple[str, str]:
+    """(classname, name) pytest's junitxml writes for a node id."""
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+    names[-1] += bracket + params
+    return ".".join(names[:-1]), names[-1]
+
+
+def is_pytest_id(test_id: str) -> bool:
+    return "::" in test_id.partition("[")[0] or test_id.partition("[")[0].endswith(".py")
+
+
+def pytest_to_junit(nodeid: str) -> str:
+    """`tests/test_x.py::TestC::test_y[1.5-a]` -> `tests.test_x.TestC.test_y[1.5-a]`."""
+    if not is_pytest_id(nodeid):
+        return nodeid
+    classname, name = mangle(nodeid)
+    return f"{classname}.{name}" if classname else name
+
+
+def module_of(path: str) -> str:
+    return re.sub(r"\.py$", "", path.replace("/", "."))
+
+
+def junit_to_pytest(test_id: str, files: Iterable[str] = ()) -> str:
+    """The pytest node id of a JUnit `classname.name` id (see the module docstring)."""
+    if is_pytest_id(test_id):
+        return test_id
+    head, bracket, params = test_id.partition("[")
+    parts = head.split(".")
+    if len(parts) < 2:
+        return test_id
+    known = {module_of(f): f for f in files if f.endswith(".py")}
+    for cut in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:cut])
+        if module in known:
+            return "::".join([known[module], *parts[cut:]]) + bracket + params
+    cut = len(parts) - 1
+    while cut > 1 and parts[cut - 1][:1].isupper():
+        cut -= 1
+    return "::".join(["/".join(parts[:cut]) + ".py", *parts[cut:]]) + bracket + params
+
+
+def file_of(test_id: str, files: Iterable[str] = ()) -> str:
+    """The test file an id (in either scheme) lives in."""
+    return junit_to_pytest(test_id, files).split("::")[0]
+
+
+def function_of(test_id: str) -> str:
+    """The test function's name, without class or parameters."""
+    head = test_id.partition("[")[0]
+    return re.split(r"::|\.", head)[-1]

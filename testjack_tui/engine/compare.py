@@ -1,0 +1,72 @@
+"""Lightweight loop against per-trial audit on the same benchmark (the paper's comparison).
+
+Per-trial mode audits every passing trial on its own; the lightweight loop audits a sample and
+shares witnesses. With a finished session of each mode on the same benchmark, the lightweight
+loop's recall is the share of per-trial refutations it also makes, and its cost is what it
+spent as a share of what per-trial spent (LLM dollars when both used an LLM; test runs and wall
+time always).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .store import SessionStore, db_path
+from .summary import build_summary
+
+
+def _refuted(summary: dict) -> tuple[set[str], set[str]]:
+    trials = {tid: t for task in summary["tasks"].values() for tid, t in task["trials"].items()}
+    return {tid for tid, t in trials.items() if t["state"] == "refuted"}, set(trials)
+
+
+def _summary(session_id: str) -> dict:
+    store = SessionStore(db_path(session_id))
+    try:
+        return build_summary(store)
+    finally:
+        store.close()
+
+
+def _ratio(part: float, whole: float) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def compare(lightweight: dict, per_trial: dict) -> dict[str, Any]:
+    """Recall and cost of a lightweight session's summary against a per-trial one's."""
+    light, light_trials = _refuted(lightweight)
+    full, full_trials = _refuted(per_trial)
+    common = light_trials & full_trials
+    light, full = light & common, full & common
+    lu, fu = lightweight["usage"], per_trial["usage"]
+    return {
+        "lightweight_session": lightweight.get("session_id"), "per_trial_session": per_trial.get("session_id"),
+        "trials": len(common), "refuted_per_trial": len(full), "refuted_lightweight": len(light),
+        "recall": _ratio(len(light & full), len(full)),
+        "missed": sorted(full - light), "extra": sorted(light - full),
+        "cost_usd": _ratio(lu["usd"], fu["usd"]), "cost_test_runs": _ratio(lu["test_runs"], fu["test_runs"]),
+        "cost_seconds": _ratio(lu["seconds"], fu["seconds"]),
+    }
+
+
+def find_counterpart(session_id: str, benchmark: str | None, mode: str | None) -> str | None:
+    """The newest finished session of the other mode on the same benchmark."""
+    from .session import list_sessions
+
+    if not benchmark or mode not in ("lightweight", "per-trial"):
+        return None
+    for s in list_sessions():
+        if s["id"] != session_id and s.get("benchmark") == benchmark and s.get("state") == "finished" \
+                and s.get("mode") in ("lightweight", "per-trial") and s.get("mode") != mode:
+            return s["id"]
+    return None
+
+
+def mode_comparison(session_id: str, summary: dict, other_id: str | None = None) -> dict[str, Any] | None:
+    """The comparison for this session's report, when a counterpart session exists."""
+    other_id = other_id or find_counterpart(session_id, summary.get("benchmark"), summary.get("mode"))
+    if other_id is None:
+        return None
+    other = _summary(other_id)
+    if summary.get("mode") == "lightweight":
+        return compare(summary, other)
+    return compare(other, summary)

@@ -1,0 +1,196 @@
+"""Exports that round-trip through the benchmark's own grader.
+
+SWE-bench rows with the harness's command and log parser (`roundtrip_swebench`): the witness
+files join the test patch, the test command is recomputed for the new directives as the harness
+computes it, and the exported row is judged in worlds built from it with the repository's parser;
+the new ids go into FAIL_TO_PASS / PASS_TO_PASS in that parser's scheme.
+
+Harbor tasks with an evaluator (`roundtrip_official`):
+
+The task's `tests/test.sh` stays as it is, so the witnesses must run where it already runs
+tests: they are appended to the T0 test file that holds T0's first fail-to-pass test (a file
+the task's own flow runs), the test patch is re-made by git from base to T0 + witnesses, and
+their ids go into `f2p_node_ids` / `p2p_node_ids` in the grader's scheme (`classname.name`).
+Then the exported task is run through its unmodified flow: on R (which witnesses fail there:
+fail-to-pass; the others pass-to-pass), on G (reward must be 1) and on every refuted trial
+(reward must be 0). Anything else is reported as a problem and `ok` is False.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from sandbox.test_ids import file_of, pytest_to_junit
+
+PATCH_OUT = "/tmp/tj-export.patch"
+
+
+def supports(task) -> bool:
+    ev = task.tests.evaluator
+    return ev is not None and ev.report_format == "junit" and bool(task.tests.fail_to_pass)
+
+
+def host_file(task) -> str:
+    return file_of(task.tests.fail_to_pass[0], list(task.tests.test_files))
+
+
+def _appended(text: str, files) -> str:
+    out = text if text.endswith("\n") else text + "\n"
+    for f in files:
+        reason = " ".join((f.requirement or "").split())[:200]
+        out += f"\n\n# --- TestJack witness {f.witness_id}: {reason}\n" + f.source
+        out = out if out.endswith("\n") else out + "\n"
+    return out
+
+
+def exported_task(task, tests_dir: Path, test_patch: str, f2p: list[str], p2p: list[str]):
+    """A copy of the task whose tests folder is `tests_dir` with the given patch and ids."""
+    config_path = tests_dir / "config.json"
+    config = json.loads(config_path.read_text()) if config_path.exists() else {}
+    config["f2p_node_ids"], config["p2p_node_ids"] = f2p, p2p
+    config_path.write_text(json.dumps(config, indent=1) + "\n")
+    (tests_dir / "test.patch").write_text(test_patch)
+    ev = task.tests.evaluator
+    recipe = tests_dir / ev.verifier_containerfile.name if ev.verifier_containerfile else None
+    tests = dataclasses.replace(task.tests, test_patch=test_patch, fail_to_pass=tuple(f2p),
+                                pass_to_pass=tuple(p2p),
+                                evaluator=dataclasses.replace(ev, tests_dir=tests_dir,
+                                                              verifier_containerfile=recipe))
+    return dataclasses.replace(task, tests=tests)
+
+
+async def roundtrip_official(sb, task, exp, trials: dict) -> dict[str, Any]:
+    """Fold the witnesses into T0, then judge the exported task with its own flow."""
+    result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
+                              "null": {}, "problems": [], "flow": "official", "rewards": {}}
+    host = host_file(task)
+    null = await sb.prepare(task, "null")
+    async with sb.open(null) as live:
+        original = await live.read_file(host)
+        await live.write_file(host, _appended(original, exp.files))
+        files = " ".join(f"'{p}'" for p in dict.fromkeys([*task.tests.test_files, host]))
+        made = await live.exec(f"git add -A -- {files} && git diff --cached --binary HEAD -- {files} > {PATCH_OUT}",
+                               timeout=60)
+        result["applies"] = made.exit_code == 0
+        if made.exit_code != 0:
+            result["problems"].append("could not fold the witnesses into T0: " + made.output.strip()[-300:])
+            exp.check = result
+            result["ok"] = False
+            return result
+        patch = await live.read_file(PATCH_OUT, max_bytes=64 * 1024 * 1024)
+    for f in exp.files:
+        f.node_ids = [pytest_to_junit(host + n[len(f.path):]) if n.startswith(f.path + "::")
+                      else pytest_to_junit(n) for n in f.node_ids]
+        f.path = host
+    new_ids = list(dict.fromkeys(n for f in exp.files for n in f.node_ids))
+    work = Path(tempfile.mkdtemp(prefix="tj-export-"))
+    try:
+        tests_dir = work / "tests"
+        shutil.copytree(task.tests.evaluator.tests_dir, tests_dir)
+        f2p0, p2p0 = list(task.tests.fail_to_pass), list(task.tests.pass_to_pass)
+        probe = exported_task(task, tests_dir, patch, f2p0 + new_ids, p2p0)
+        null_run = await sb.run_official(probe, "null")
+        result["null"] = {n: null_run.status(n) for n in new_ids}
+        exp.new_fail_to_pass = [n for n in new_ids if null_run.status(n) != "passed"]
+        exp.new_pass_to_pass = [n for n in new_ids if n not in exp.new_fail_to_pass]
+        exp.fail_to_pass = f2p0 + exp.new_fail_to_pass
+        exp.pass_to_pass = p2p0 + exp.new_pass_to_pass
+        exp.test_patch = patch
+        final = exported_task(task, tests_dir, patch, exp.fail_to_pass, exp.pass_to_pass)
+        refuted = [(t, trials.get(t)) for t in exp.refuted]
+        for trial_id, trial in refuted:
+            if trial is None:
+                result["problems"].append(f"refuted trial {trial_id} is not in the benchmark")
+        runs = await asyncio.gather(sb.run_official(final, "reference"),
+                                    *(sb.run_official(final, "model", t) for _, t in refuted if t is not None))
+        ref_run, trial_runs = runs[0], runs[1:]
+        result["rewards"]["reference"] = ref_run.reward
+        bad = {n: ref_run.status(n) for n in final.tests.ids if ref_run.status(n) != "passed"}
+        result["passes_on_reference"] = ref_run.reward == 1.0 and not bad
+        if not result["passes_on_reference"]:
+            result["problems"].append(f"the exported task's own grader gives G reward {ref_run.reward}"
+                                      + (f"; not passing: {sorted(bad)[:5]}" if bad else ""))
+        for (trial_id, _), run in zip([r for r in refuted if r[1] is not None], trial_runs):
+            result["rewards"][trial_id] = run.reward
+            result["fails_on_refuted"][trial_id] = sorted(n for n in final.tests.ids if run.status(n) != "passed")
+            if run.reward != 0.0:
+                result["problems"].append(f"the exported task's own grader gives refuted trial {trial_id} "
+                                          f"reward {run.reward}, not 0")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result["ok"] = bool(result["applies"] and result["passes_on_reference"] and not result["problems"])
+    exp.check = result
+    return result
+
+
+def supports_swebench(task) -> bool:
+    ev = task.tests.evaluator
+    return ev is not None and ev.kind == "swebench"
+
+
+async def roundtrip_swebench(sb, task, exp, trials: dict) -> dict[str, Any]:
+    """Judge the exported row as the harness would: its own command and parser, in worlds with
+    T0 + witnesses applied; G must pass every id, every refuted trial must fail one."""
+    from benchmarks.swebench_harness import parser_id, test_command
+    from sandbox.t0 import run_swebench
+
+    from .export import merged_test_patch
+
+    ev = task.tests.evaluator
+    result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
+                              "null": {}, "problems": [], "flow": "official"}
+    patch = merged_test_patch(task.tests.test_patch, exp.files)
+    files = list(dict.fromkeys([*task.tests.test_files, *(f.path for f in exp.files)]))
+    command, parser = test_command(str(task.metadata.get("repo", "")), str(task.metadata.get("version", "")),
+                                   files)
+    for f in exp.files:
+        f.node_ids = [parser_id(parser, n) for n in f.node_ids]
+    new_ids = list(dict.fromkeys(n for f in exp.files for n in f.node_ids))
+    f2p0, p2p0 = list(task.tests.fail_to_pass), list(task.tests.pass_to_pass)
+
+    def exported(f2p: list[str], p2p: list[str]):
+        tests = dataclasses.replace(task.tests, test_patch=patch, test_files=tuple(files),
+                                    fail_to_pass=tuple(f2p), pass_to_pass=tuple(p2p),
+                                    evaluator=dataclasses.replace(ev, test_command=command, log_parser=parser))
+        return dataclasses.replace(task, tests=tests)
+
+    probe = exported(f2p0 + new_ids, p2p0)
+    try:
+        null = await sb.prepare(probe, "null")
+    except Exception as exc:  # the witnesses do not apply on top of T0
+        result["applies"] = False
+        result["problems"].append(f"the exported test patch does not apply: {exc}")
+        result["ok"] = False
+        exp.check = result
+        return result
+    result["applies"] = True
+    null_run = await run_swebench(sb, probe, null)
+    result["null"] = {n: null_run.status(n) for n in new_ids}
+    exp.new_fail_to_pass = [n for n in new_ids if null_run.status(n) != "passed"]
+    exp.new_pass_to_pass = [n for n in new_ids if n not in exp.new_fail_to_pass]
+    exp.fail_to_pass, exp.pass_to_pass = f2p0 + exp.new_fail_to_pass, p2p0 + exp.new_pass_to_pass
+    exp.test_patch = patch
+    final = exported(exp.fail_to_pass, exp.pass_to_pass)
+    ref_run = await run_swebench(sb, final, await sb.prepare(final, "reference"))
+    bad = {n: ref_run.status(n) for n in final.tests.ids if ref_run.status(n) != "passed"}
+    result["passes_on_reference"] = not bad
+    if bad:
+        result["problems"].append(f"the harness's parser reads G as not passing: {dict(list(bad.items())[:5])}")
+    for trial_id in exp.refuted:
+        trial = trials.get(trial_id)
+        if trial is None:
+            result["problems"].append(f"refuted trial {trial_id} is not in the benchmark")
+            continue
+        run = await run_swebench(sb, final, await sb.prepare(final, "model", trial))
+        failing = sorted(n for n in final.tests.ids if run.status(n) != "passed")
+        result["fails_on_refuted"][trial_id] = failing
+        if not failing:
+            result["problems"].append(f"the exported row passes on refuted trial {trial_id}")
+    result["ok"] = bool(result["applies"] and result["passes_on_reference"] and not result["problems"])
+    exp.check = result
+    return result

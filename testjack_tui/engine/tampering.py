@@ -1,0 +1,44 @@
+"""Proven tampering as trial evidence.
+
+When a run on a trial's world comes back with its canaries wrong (sandbox/canaries.py), the
+trial's code forged test reports: that is proof, not a suspicion from reading the diff. It is
+stored per run (SessionStore.canary_checks) and surfaces in the trial's evidence as a high,
+structural `harness_tampering` signal of kind `canary_tampering`, which the verdict rules read
+like any other structural signal.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+CANARY_KIND = "canary_tampering"
+
+
+def canary_signals(store, trial_id: str) -> list[dict[str, Any]]:
+    """Signal dicts (detectors.signals.Signal.to_dict shape) for the trial's proven tampering."""
+    out = []
+    for check in store.canary_checks(trial_id=trial_id):
+        if check["verdict"] != "tampered":
+            continue
+        what = "; ".join(check["problems"]) or "a canary came out wrong"
+        out.append({"detector": "harness_tampering", "kind": CANARY_KIND, "file": "", "line": None,
+                    "excerpt": "", "severity": "high", "structural": True, "related": check["world"],
+                    "value": check["key"],
+                    "message": f"proven tampering in a run on {check['world']}: {what}; "
+                               "the run's results are void"})
+    return out
+
+
+def with_canary_evidence(store, trial_id: str, data: dict | None) -> dict | None:
+    """The trial's stored evidence dict with its canary signals merged in (once)."""
+    signals = canary_signals(store, trial_id)
+    if not signals:
+        return data
+    merged = dict(data or {"trial_id": trial_id})
+    have = {(s.get("kind"), s.get("value")) for s in merged.get("signals", [])}
+    merged["signals"] = list(merged.get("signals", [])) + [
+        s for s in signals if (s["kind"], s["value"]) not in have]
+    return merged
+
+
+def proven(store, trial_id: str) -> bool:
+    return any(c["verdict"] == "tampered" for c in store.canary_checks(trial_id=trial_id))

@@ -1,0 +1,60 @@
+"""Ids from a benchmark never become raw path parts.
+
+Task and trial ids come from files a benchmark's authors (or a trial) wrote. Loaders refuse ids
+that try to be paths (`id_problem`: `.`/`..`/empty parts, a leading `/`, backslashes, NUL and
+other controls), and every writer maps an id to one safe file name with `path_part` and joins it
+with `inside`, which re-checks that the result stays under the output folder.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from .errors import InputError
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_UNSAFE = re.compile(r"[^\w.-]+")
+
+
+def id_problem(value: object) -> str | None:
+    """Why `value` cannot be a task or trial id, or None. ("org/name" is fine: it never becomes
+    two path parts, see path_part.)"""
+    if not isinstance(value, str) or not value:
+        return f"must be a non-empty string, got {value!r}"
+    if _CONTROL.search(value):
+        return f"holds control characters: {value!r}"
+    if value.startswith("/") or "\\" in value:
+        return f"looks like a path: {value!r}"
+    if any(part in ("", ".", "..") for part in value.split("/")):
+        return f"has '.', '..' or empty path parts: {value!r}"
+    if len(value) > 512:
+        return f"is {len(value)} characters long (at most 512)"
+    return None
+
+
+def path_part(value: str) -> str:
+    """One file name for an id: word characters, '.', '-'; never '.', '..' or hidden; ids that
+    had to change get a short hash so two ids never share a name."""
+    clean = _UNSAFE.sub("_", value).strip(".")[:120] or "_"
+    if clean != value:
+        clean += "-" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return clean
+
+
+def inside(root: Path | str, *parts: str) -> Path:
+    """root / part / ... with every part passed through path_part, checked to stay under root
+    (also through symlinks already on disk)."""
+    root = Path(root)
+    target = root.joinpath(*(path_part(p) for p in parts))
+    check_inside(root, target)
+    return target
+
+
+def check_inside(root: Path | str, target: Path | str) -> Path:
+    """`target` itself, or InputError when it resolves outside `root`."""
+    base = Path(root).resolve()
+    resolved = Path(target).resolve()
+    if resolved != base and base not in resolved.parents:
+        raise InputError(target, None, f"would be written outside the output folder {root}")
+    return Path(target)

@@ -1,0 +1,83 @@
+"""--budget-runs counts every execution of trial code: the engine's runs, the agents' tool calls,
+the detectors' container runs, and runs that were in flight when a process was killed."""
+from __future__ import annotations
+
+import pytest
+
+from testjack_tui.engine.budget import Budget
+from testjack_tui.engine.config import BudgetLimits
+from testjack_tui.engine.roles import BudgetExceeded
+from testjack_tui.engine.runner import CountedSandbox
+from testjack_tui.engine.store import SessionStore
+
+
+class Recorder:
+    def __init__(self):
+        self.calls = []
+
+    async def exec(self, world, cmd, timeout=60):
+        self.calls.append(("exec", cmd))
+        return "ran"
+
+    async def run_tests(self, world, ids, files=None, timeout=300, isolate_harness=False):
+        self.calls.append(("run_tests", tuple(ids)))
+        return "ran"
+
+
+async def test_detector_and_agent_executions_count_and_stop_at_the_limit(tmp_path):
+    store = SessionStore(tmp_path / "s.db")
+    budget = Budget(store, BudgetLimits(test_runs=2), "s")
+    inner = Recorder()
+    counted = CountedSandbox(inner, budget)
+    await counted.exec("w", "coverage run")
+    await counted.run_tests("w", ["t"])
+    with pytest.raises(BudgetExceeded):
+        await counted.exec("w", "one too many")
+    assert budget.test_runs == 2 and len(inner.calls) == 2  # the third never ran
+
+    from testjack_tui.compose import sandbox_tools
+
+    class Env:
+        sandbox = inner
+    Env.budget = budget
+    tools = sandbox_tools(Env, None, None, {}, None)
+    assert tools.budget is budget  # the agents' tool calls reserve from the same budget
+
+
+def test_runs_in_flight_at_a_kill_are_counted_on_resume(tmp_path):
+    store = SessionStore(tmp_path / "s.db")
+    budget = Budget(store, BudgetLimits(), "s")
+    budget.reserve_test_runs(1)
+    budget.reserve_test_runs(1)  # both started, neither stored: the process is killed here
+    store.close()
+    again = Budget(SessionStore(tmp_path / "s.db"), BudgetLimits(), "s")
+    assert again.test_runs == 2
+
+
+async def test_the_wall_time_budget_stops_a_hanging_run(tmp_path):
+    import asyncio
+    import time
+
+    from sandbox.api import WorldRef
+    from testjack_tui.engine.runner import TestRunner
+
+    class Hanging:
+        cancelled = False
+
+        async def run_tests(self, world, ids, files=None, timeout=300, isolate_harness=False):
+            try:
+                await asyncio.sleep(300)  # a trial that hangs until its own timeout
+            except asyncio.CancelledError:
+                Hanging.cancelled = True  # the sandbox removes the container on cancellation
+                raise
+
+    store = SessionStore(tmp_path / "s.db")
+    budget = Budget(store, BudgetLimits(seconds=0.5), "s")
+    budget.start_clock()
+    runner = TestRunner(Hanging(), store, budget, lambda e: None, "s")
+    world = WorldRef("t", "model", "x", "img", "/app")
+    started = time.monotonic()
+    with pytest.raises(BudgetExceeded):
+        await runner.run(world, ["tests/test_a.py::test_a"], timeout=300)
+    assert time.monotonic() - started < 5 and Hanging.cancelled
+    assert store.runs() == []  # nothing stored: resume runs it again

@@ -1,0 +1,97 @@
+"""T0 through the benchmark's own verifier flow, on the DeepSWE-layout fixture benchmark
+(tests/fixtures/deepswe: our own tallykit repo, JUnit classname.name ids, a separate verifier
+environment, a T0 that does not collect on R). Real podman."""
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from benchmarks import load_benchmark
+from sandbox.test_ids import junit_to_pytest
+from testjack_tui.cli import app
+from testjack_tui.commands.verify_cmd import verify_benchmark
+
+pytestmark = pytest.mark.podman
+
+FIXTURE = Path(__file__).parent / "fixtures" / "deepswe"
+
+
+@pytest.fixture(scope="module")
+def verified():
+    bench = load_benchmark(FIXTURE)
+    results = asyncio.run(verify_benchmark(bench, list(bench.tasks.values())))
+    return bench, {r.task_id.split("/")[-1]: r for r in results}
+
+
+def test_every_fixture_task_is_well_formed_and_every_recorded_verdict_reproduces(verified):
+    bench, results = verified
+    for name, res in results.items():
+        assert res.well_formed, (name, res.problems)
+        assert res.flow == "official"
+        assert res.reproduced == len(res.trials) == len(bench.trials_of(res.task_id))
+    trials = {t.trial_id: t for r in results.values() for t in r.trials}
+    assert trials["fees-compound__good"].reward == 1.0
+    assert trials["fees-compound__hardcoded"].reward == 0.0 and not trials["fees-compound__hardcoded"].reproduced_pass
+
+
+def test_ids_stay_in_the_benchmark_scheme(verified):
+    bench, results = verified
+    res = results["fees-compound"]
+    config = json.loads((FIXTURE / "tasks" / "fees-compound" / "tests" / "config.json").read_text())
+    assert list(res.reference_statuses) == config["f2p_node_ids"] + config["p2p_node_ids"]
+    assert set(res.reference_statuses.values()) == {"passed"}
+    assert res.null_statuses["tests.test_fees.test_parse[1h30m-90]"] == "failed"
+    assert res.null_statuses["tests.test_fees.TestCompound.test_hours_minutes"] == "failed"
+
+
+def test_vacuous_findings_are_new_tests_passing_on_r_and_old_ones_are_guards(verified):
+    _, results = verified
+    res = results["fees-compound"]
+    assert res.vacuous == ["tests.test_fees.test_rejects_empty",
+                           "tests.test_fees.TestCompound.test_rejects_unit_without_number"]
+    assert "tests.test_fees.TestFormat.test_hours" in res.regression_guards
+    assert "tests.test_convert.test_table_to_text" in res.regression_guards
+
+
+def test_the_null_world_sees_tests_a_collection_error_hid_from_the_benchmarks_report(verified):
+    _, results = verified
+    res = results["rates-cheapest"]
+    assert res.null_statuses["tests.test_rates.test_cheapest"] == "error"
+    assert res.null_statuses["tests.test_convert.test_table_to_text"] == "passed"
+    assert res.regression_guards == ["tests.test_fees.TestFormat.test_hours", "tests.test_fees.test_parse[2h-120]",
+                                     "tests.test_convert.test_table_to_text"]
+
+
+def test_verify_prints_one_line_per_world_when_ids_match_nothing(tmp_path):
+    bench = tmp_path / "bench"
+    shutil.copytree(FIXTURE, bench, ignore=shutil.ignore_patterns("jobs"))
+    (bench / "jobs").mkdir()
+    config_path = bench / "tasks" / "convert-roundtrip" / "tests" / "config.json"
+    config = json.loads(config_path.read_text())
+    # Ids written as pytest node ids, which this task's JUnit grader never produces.
+    config["f2p_node_ids"] = [junit_to_pytest(i, ["tests/test_convert.py"]) for i in config["f2p_node_ids"]]
+    config_path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["verify", str(bench), "--task", "convert-roundtrip"])
+    assert result.exit_code == 0, result.output
+    # The pass-to-pass ids still match: the two unmatched ones are named, as missing from report.
+    assert "G does not pass T0: 2 test(s) not passing on the reference world" in result.output
+    assert "missing from report" in result.output
+    # No id matches anything, in either scheme.
+    config["f2p_node_ids"] = [i + "_renamed" for i in config["f2p_node_ids"]]
+    config["p2p_node_ids"] = [i + "_renamed" for i in config["p2p_node_ids"]]
+    config_path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["verify", str(bench), "--task", "convert-roundtrip", "--json"])
+    data = json.loads(result.stdout)["tasks"][0]
+    assert not data["well_formed"]
+    assert set(data["diagnoses"]) == {"null", "reference"}
+    assert data["diagnoses"]["null"].startswith("null world: no T0 test produced a result: none of T0's 5 ids "
+                                               "matches any of the")
+    assert len(data["problems"]) == 2
+    text = CliRunner().invoke(app, ["verify", str(bench), "--task", "convert-roundtrip"]).output
+    assert sum("no T0 test produced a result" in line for line in text.splitlines()) == 2
+    assert "G does not pass T0 test" not in text

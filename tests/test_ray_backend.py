@@ -1,0 +1,191 @@
+"""The Ray backend on a real local Ray cluster (three nodes on this machine, each running this
+machine's podman): an audit of a demo task equals the local backend's, also when a worker node
+is killed while witnesses are replayed, and nothing leaks.
+
+One local audit and one Ray audit (module fixtures) serve every assertion: the machine is small.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+
+import pytest
+
+from conftest import DEMO
+
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # the cluster reports nothing home
+import ray  # noqa: E402 - the ray extra; .ci/setup installs it
+# Two audits of one task and a cluster on a small shared machine: generous, not unbounded.
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]
+
+TASK = "cache-async-memoize"
+SLOTS = {"testjack_slot": 1}
+STORE_MB = 80 * 1024 * 1024
+
+
+def audit_config(backend: str):
+    from testjack_tui.engine.session import SessionConfig
+
+    return SessionConfig(benchmark=str(DEMO), tasks=[TASK], seed=0, backend=backend, rounds=1,
+                         agents={"audit": "scripted", "reviewer": "scripted", "task_analysis": "scripted"})
+
+
+def result_of(session) -> dict:
+    from testjack_tui.engine.report import build_report
+    from testjack_tui.engine.summary import outcome_view
+
+    report = build_report(session.id)
+    return {"outcome": outcome_view(session.summary())[TASK],
+            "verdicts": {t["trial_id"]: (t["label"], t["confidence"]) for t in report["trials"]},
+            "refutations": sorted((r["trial_id"], r["witness_id"]) for r in session.store.refutations()),
+            "runs": session.store.count_runs()}
+
+
+def our_containers(session_id: str) -> list[str]:
+    from sandbox.podman_conf import podman
+
+    res = podman("ps", "-a", "--filter", f"label=testjack.session=tj-{session_id}", "--format", "{{.ID}}",
+                 check=False)
+    return res.stdout.decode().split()
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        path = tmp_path_factory.mktemp("tj-ray-home")
+        mp.setenv("TESTJACK_HOME", str(path))
+        yield path
+
+
+@pytest.fixture(scope="module")
+def local(home) -> dict:
+    from testjack_tui.engine.session import AuditSession
+
+    session = AuditSession.create(audit_config("local"))
+    assert asyncio.run(session.run()) == "finished", session.store.get_meta("state_reason")
+    return result_of(session)
+
+
+@pytest.fixture(scope="module")
+def cluster(home):
+    from ray.cluster_utils import Cluster
+
+    c = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "resources": SLOTS, "object_store_memory": STORE_MB, "include_dashboard": False})
+    workers = [c.add_node(num_cpus=1, resources=SLOTS, object_store_memory=STORE_MB) for _ in range(2)]
+    ray.init(address=c.address, logging_level="WARNING")
+    yield c, workers
+    ray.shutdown()
+    c.shutdown()
+
+
+def test_doctor_checks_every_node_of_the_cluster(cluster, home):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    c, _ = cluster
+    proc = subprocess.run([sys.executable, "-m", "testjack_tui.cli", "doctor", "--backend", "ray",
+                           "--ray-address", c.address], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, TESTJACK_HOME=str(home)))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "3 node(s) alive, 3 offer testjack_slot (3 slots)" in proc.stdout
+    assert proc.stdout.count(": podman: podman version") == 3, proc.stdout
+    assert proc.stdout.count(": base image: present") == 3
+
+
+@pytest.fixture(scope="module")
+def on_ray(local, cluster, home) -> dict:
+    """The same audit on the Ray backend; the first worker node to run a replay is killed then."""
+    from sandbox.backend import make_backend
+    from testjack_tui.engine.session import AuditSession
+
+    c, workers = cluster
+    by_label = {w.node_id[:6]: w for w in workers}
+    backends, killed, nodes_seen, lost_lines = [], [], set(), []
+    confirmed = threading.Event()
+
+    def factory(**kw):
+        backends.append(make_backend("ray", **kw))
+        return backends[-1]
+
+    trace = open(home / "ray-audit-events.log", "a")
+
+    def watch(event) -> None:
+        kind = getattr(event, "kind", "")
+        trace.write(f"{time.strftime('%H:%M:%S')} {kind} {getattr(event, 'world', '')} "
+                    f"{getattr(event, 'state', '')} {getattr(event, 'node', '')} {getattr(event, 'text', '')[:80]}\n")
+        trace.flush()
+        if kind == "witness_confirmed":
+            confirmed.set()
+        if kind != "world_state" or not event.node:
+            return
+        nodes_seen.add(event.node)
+        if "lost" in event.text:
+            lost_lines.append(event.text)
+        victim = by_label.get(event.node.rsplit("/", 1)[-1])
+        if (confirmed.is_set() and not killed and victim is not None and event.state == "running"
+                and "/model/" in event.world):
+            killed.append(victim)
+            threading.Thread(target=c.remove_node, args=(victim, False), daemon=True).start()
+
+    session = AuditSession.create(audit_config("ray"), sandbox_factory=factory)
+    session.subscribe(watch)
+    state = asyncio.run(session.run())
+    assert state == "finished", session.store.get_meta("state_reason")
+    return {"result": result_of(session), "backend": backends[0], "killed": killed,
+            "nodes_seen": nodes_seen, "lost": lost_lines, "session": session}
+
+
+def test_ray_audit_equals_the_local_one_with_a_node_killed_mid_replay(local, on_ray):
+    assert on_ray["killed"], "a worker node ran a replay and was killed"
+    assert on_ray["lost"] and on_ray["backend"].retries >= 1, "the run in flight there was retried"
+    assert on_ray["result"]["outcome"] == local["outcome"]
+    assert on_ray["result"]["verdicts"] == local["verdicts"] and len(local["verdicts"]) == 7
+    assert on_ray["result"]["refutations"] == local["refutations"] and local["refutations"]
+    # Retried runs are stored and budgeted once: the same number of runs as on one machine.
+    assert on_ray["result"]["runs"] == local["runs"]
+
+
+def test_worlds_spread_over_nodes_and_events_name_them(on_ray):
+    assert len(on_ray["nodes_seen"]) >= 2
+    placement = on_ray["backend"].placement()
+    assert any("/model/" in w for w in placement) and len(set(placement.values())) >= 2
+
+
+def test_nothing_leaks_and_a_returning_node_sweeps_the_lost_nodes_containers(on_ray, cluster):
+    from sandbox.backend import make_backend
+
+    c, _ = cluster
+    session_id = on_ray["session"].id
+    c.add_node(num_cpus=1, resources=SLOTS, object_store_memory=STORE_MB)
+    c.wait_for_nodes()
+
+    async def come_back() -> int:
+        async with make_backend("ray", session="sweeper") as backend:
+            return len(backend.nodes)
+    assert asyncio.run(come_back()) == 3
+    assert our_containers(session_id) == []
+
+
+def test_verify_through_the_benchmarks_own_flow_on_ray_equals_local(cluster):
+    """The task's own verifier flow (tests/ folder, separate verifier image from tests/Dockerfile)
+    reaches the nodes through the object store and gives the local answers."""
+    from pathlib import Path
+
+    from benchmarks import load_benchmark
+    from testjack_tui.commands.verify_cmd import verify_benchmark
+
+    bench = load_benchmark(Path(__file__).parent / "fixtures" / "deepswe")
+    task = sorted(bench.tasks.values(), key=lambda t: t.id)[0]
+    assert task.tests.evaluator is not None and task.tests.evaluator.tests_dir is not None
+
+    def view(results) -> list:
+        return [(r.task_id, r.flow, r.well_formed, sorted(r.vacuous), r.reproduced,
+                 sorted((t.trial_id, t.reproducible, t.reward) for t in r.trials)) for r in results]
+    local = asyncio.run(verify_benchmark(bench, [task]))
+    on_ray = asyncio.run(verify_benchmark(bench, [task], backend="ray"))
+    assert view(on_ray) == view(local) and local[0].flow == "official"
