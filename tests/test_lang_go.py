@@ -48,8 +48,9 @@ def test_verify_reproduces_recorded_verdicts_and_names_the_test_main(home):
     [task] = json.loads(proc.stdout)["tasks"]
     assert task["well_formed"], task["problems"]
     assert task["null_statuses"]["example.com/textkit.TestSlugify/edges"] == "failed"
-    assert set(task["vacuous"]) == {"example.com/textkit.TestSlugifyLower",
-                                    "example.com/textkit/wrap.TestWordsWidth"}
+    assert task["flow"] == "official"  # T0 through the task's own test.sh and grader
+    assert set(task["regression_guards"]) == {"example.com/textkit.TestSlugifyLower",
+                                              "example.com/textkit/wrap.TestWordsWidth"}
     trials = {t["trial_id"]: t for t in task["trials"]}
     assert all(t["reproducible"] for t in trials.values()), trials
     assert trials[f"{TASK}__orca__4"]["reproduced_pass"] is False

@@ -43,6 +43,7 @@ def test_verify_reproduces_recorded_verdicts(home):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     [task] = json.loads(proc.stdout)["tasks"]
     assert task["well_formed"], task["problems"]
+    assert task["flow"] == "official"  # T0 through the task's own test.sh and grader
     assert task["null_statuses"]["numerals::convert: subtractive_forms"] == "failed"
     trials = {t["trial_id"]: t for t in task["trials"]}
     assert all(t["reproducible"] for t in trials.values()), trials

@@ -46,6 +46,7 @@ def test_verify_reproduces_recorded_verdicts_and_names_the_config_change(home):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     [task] = json.loads(proc.stdout)["tasks"]
     assert task["well_formed"], task["problems"]
+    assert task["flow"] == "official"  # T0 through the task's own test.sh and grader
     assert task["null_statuses"]["test/query.test.ts: parseQuery > decoding > strips a leading question mark"] == "failed"
     trials = {t["trial_id"]: t for t in task["trials"]}
     assert all(t["reproducible"] for t in trials.values()), trials
