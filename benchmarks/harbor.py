@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from testjack_tui.errors import InputError
-from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, Skipped, Task,
-                                Trial)
+from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, ReferenceProgram,
+                                Skipped, Task, Trial)
 from testjack_tui.safe_paths import id_problem
 
 from .languages import default_framework, normalize_language
@@ -174,7 +174,30 @@ def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
         "collect": verifier.get("collect", []), "grade": grade, "schema_version": version,
     }
     return Task(id=task_id, instruction=instruction, environment=environment, reference=reference,
-                tests=tests, language=language, base_commit=base_commit, source=folder, metadata=metadata)
+                tests=tests, language=language, base_commit=base_commit, source=folder, metadata=metadata,
+                reference_program=_reference_program(folder, toml_path, data))
+
+
+def _reference_program(folder: Path, toml_path: Path, data: dict) -> ReferenceProgram | None:
+    """`[reference_program]`: command (argv list), files (a folder of the task), image (optional)."""
+    if "reference_program" not in data:
+        return None
+    sec = _section(data, "reference_program", toml_path)
+    command = sec.get("command")
+    if (not isinstance(command, list) or not command
+            or not all(isinstance(a, str) and a for a in command)):
+        raise InputError(toml_path, "reference_program.command",
+                         f"must be a non-empty list of strings (an argv), got {command!r}")
+    files = sec.get("files")
+    if not isinstance(files, str) or not files or Path(files).is_absolute() or ".." in Path(files).parts:
+        raise InputError(toml_path, "reference_program.files",
+                         f"must be a folder relative to the task folder, got {files!r}")
+    if not (folder / files).is_dir():
+        raise InputError(toml_path, "reference_program.files", f"folder {files!r} does not exist in {folder}")
+    image = sec.get("image")
+    if image is not None and (not isinstance(image, str) or not image.strip()):
+        raise InputError(toml_path, "reference_program.image", f"must be an image name, got {image!r}")
+    return ReferenceProgram(command=tuple(command), files=folder / files, image=image)
 
 
 GRADE_FORMATS = ("junit", "ctrf")

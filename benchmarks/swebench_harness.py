@@ -163,3 +163,17 @@ PARSERS: dict[str, Callable[[str], dict[str, str]]] = {
 def parse_log(parser: str, log: str) -> dict[str, str]:
     """{test id: our status} from a test log, by the harness's parser for the repository."""
     return {test_id: STATUS.get(status, "failed") for test_id, status in PARSERS[parser](log).items()}
+
+
+def parser_id(parser: str, nodeid: str) -> str:
+    """The id a repository's log parser gives a test we know by its pytest node id (how exported
+    witnesses are listed in FAIL_TO_PASS / PASS_TO_PASS)."""
+    path, _, rest = nodeid.partition("::")
+    parts = rest.split("::") if rest else []
+    if parser == "django" and len(parts) >= 2:
+        module = path[:-3] if path.endswith(".py") else path
+        module = module[len("tests/"):] if module.startswith("tests/") else module
+        return f"{parts[-1]} ({module.replace('/', '.')}.{'.'.join(parts[:-1])})"
+    if parser == "sympy" and parts:
+        return parts[-1]
+    return nodeid

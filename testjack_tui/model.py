@@ -90,6 +90,17 @@ class OfficialTests:
         return self.fail_to_pass + self.pass_to_pass
 
 
+@dataclass(frozen=True)
+class ReferenceProgram:
+    """An executable oracle (task.toml `[reference_program]`): typically the old system the task
+    ports, in any language. It reads one input per line on stdin and prints one output line per
+    input; differential probes compare the trial's answers with its answers."""
+
+    command: tuple[str, ...]  # argv, run with cwd /oracle
+    files: Path  # folder copied into /oracle
+    image: str | None = None  # None: the task's own environment image (its null world)
+
+
 @dataclass
 class Task:
     id: str
@@ -101,6 +112,7 @@ class Task:
     base_commit: str | None = None
     source: Path | None = None  # folder or file it was loaded from
     metadata: dict = field(default_factory=dict)
+    reference_program: ReferenceProgram | None = None
 
 
 @dataclass

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from benchmarks import load_benchmark
+from testjack_tui.engine.probes import PROBE_SUFFIX, parse_probe
 
 from conftest import DEMO
 
@@ -126,7 +127,7 @@ def _chains(doc):
     assert isinstance(doc["notes"], str)
     for chain in doc["candidates"]:
         assert set(chain) == {"path", "requirement", "versions"}
-        assert re.fullmatch(r"tests/test_tj_[a-z0-9_]+\.py", chain["path"]), chain["path"]
+        assert re.fullmatch(r"tests/test_tj_[a-z0-9_]+(\.py|\.probe\.json)", chain["path"]), chain["path"]
         assert chain["versions"] and all(v.startswith("candidates/") for v in chain["versions"])
         yield chain
 
@@ -148,8 +149,12 @@ def test_agent_scripts_are_well_formed_and_reference_existing_candidates(bench):
                 mentioned.update(chain["versions"])
         for version in mentioned:
             assert (base / version).is_file(), (task_id, version)
-            compile((base / version).read_text(), version, "exec")
-        on_disk = {f"candidates/{p.name}" for p in (base / "candidates").glob("*.py")}
+            if version.endswith(PROBE_SUFFIX):  # a differential probe: checked fields, its adapter compiles
+                compile(parse_probe((base / version).read_text())["adapter"], version, "exec")
+            else:
+                compile((base / version).read_text(), version, "exec")
+        on_disk = {f"candidates/{p.name}" for p in (base / "candidates").glob("*")
+                   if p.suffix == ".py" or p.name.endswith(PROBE_SUFFIX)}
         assert on_disk == mentioned, on_disk ^ mentioned
         reviews = json.loads((base / "reviews.json").read_text())
         for key, review in reviews.items():

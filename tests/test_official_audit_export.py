@@ -32,7 +32,9 @@ def test_components_separated_by_spaces():
 '''
 REVIEW = {"label": "valid", "requirement": REQUIREMENT, "explicit": True,
           "quote": "and also separated by spaces, such as `1h 30m`",
-          "reason": "P allows space-separated components"}
+          "reason": "P allows space-separated components", "overall": "KEEP_ALL",
+          "cases": [{"test_id": "tests/test_tj_spaces.py::test_components_separated_by_spaces", "label": "VALID",
+                     "scope": "in_scope", "overfitting": "none", "reason": "P gives `1h 30m` as an example"}]}
 WITNESS_ID = "tests.test_fees.test_components_separated_by_spaces"
 
 
@@ -74,7 +76,8 @@ def test_the_export_round_trips_through_the_tasks_own_grader(audited):
     proc = run_cli(["export", summary["session_id"], "--format", "harbor", "--out", str(out)], env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "checked ok" in proc.stdout
-    tests_dir = out / TASK / "tests"
+    [config_file] = out.glob("*/tests/config.json")  # the folder is named after the task id, made safe
+    tests_dir = config_file.parent
     config = json.loads((tests_dir / "config.json").read_text())
     assert WITNESS_ID in config["f2p_node_ids"]  # the grader's scheme, fail-to-pass on R
     check = json.loads((tests_dir / "testjack_check.json").read_text())

@@ -12,7 +12,8 @@ from sandbox.core import LiveWorld
 from testjack_tui.engine.config import SessionConfig
 from testjack_tui.errors import InputError
 
-OPERATIONS = ("prepare", "run_tests", "exec", "open", "remove", "sweep", "__aenter__", "__aexit__")
+OPERATIONS = ("prepare", "run_tests", "run_official", "exec", "open", "remove", "sweep", "__aenter__",
+              "__aexit__")
 
 
 def _params(fn) -> list[tuple[str, object]]:
@@ -26,6 +27,37 @@ def test_local_sandbox_is_a_backend_with_the_protocol_signatures():
         assert _params(getattr(SandboxBackend, name)) == _params(getattr(Sandbox, name)), name
     for name in ("exec", "read_file", "write_file", "list_files", "run_tests"):
         assert _params(getattr(LiveWorldHandle, name)) == _params(getattr(LiveWorld, name)), name
+
+
+def test_ray_backend_has_the_protocol_signatures():
+    from sandbox.ray_backend import RayBackend
+    from sandbox.ray_backend.backend import RemoteLiveWorld
+
+    backend = make_backend("ray", session="t", ray_address="auto")  # not entered: no cluster needed
+    assert isinstance(backend, RayBackend) and isinstance(backend, SandboxBackend)
+    for name in OPERATIONS:
+        assert _params(getattr(SandboxBackend, name)) == _params(getattr(RayBackend, name)), name
+    for name in ("exec", "read_file", "write_file", "list_files", "run_tests"):
+        assert _params(getattr(LiveWorldHandle, name)) == _params(getattr(RemoteLiveWorld, name)), name
+
+
+def test_task_files_travel_in_the_bundle_and_keep_the_image_tag(tmp_path):
+    from pathlib import Path
+
+    from benchmarks import load_benchmark
+    from conftest import DEMO
+    from sandbox.images import context_hash
+    from sandbox.ray_backend.bundle import pack_task, unpack_task
+
+    task = load_benchmark(DEMO).tasks["cache-async-memoize"]
+    there = unpack_task(pack_task(task), tmp_path / "node")
+    env, mine = there.environment, task.environment
+    assert Path(env.containerfile).is_relative_to(tmp_path) and Path(env.context).is_relative_to(tmp_path)
+    # Same content hash on the node: it builds (or finds) the image under the operator's tag.
+    assert context_hash(Path(env.containerfile), Path(env.context)) == \
+        context_hash(Path(mine.containerfile), Path(mine.context))
+    assert (there.instruction, there.reference, there.tests.test_patch) == \
+        (task.instruction, task.reference, task.tests.test_patch)
 
 
 def test_unknown_backend_is_one_clear_error():
@@ -90,5 +122,7 @@ def test_cli_rejects_an_unknown_backend_in_one_line(tmp_path):
     result = CliRunner().invoke(app, ["audit", str(DEMO), "--headless", "--auto-approve", "--backend", "k8s"])
     assert result.exit_code == 2
     assert "backend" in result.output and "k8s" in result.output
+    result = CliRunner().invoke(app, ["verify", str(DEMO), "--backend", "k8s"])
+    assert result.exit_code == 2 and "--backend" in result.output and "k8s" in result.output
     result = CliRunner().invoke(app, ["doctor", "--backend", "k8s"])
     assert result.exit_code == 2 and "--backend" in result.output

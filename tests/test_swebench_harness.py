@@ -83,3 +83,53 @@ def test_a_django_shaped_task_is_verified_through_its_runtests_runner():
     assert res.reproduced == 2  # model-a resolved, model-b not, exactly as the harness recorded
     by_model = {t.model: t for t in res.trials}
     assert by_model["model-b"].failing == ["test_farewell (greetings.tests.FarewellTests)"]
+
+
+def test_parser_ids_of_exported_witnesses():
+    from benchmarks.swebench_harness import parser_id
+
+    node = "tests/greetings/test_tj_bye.py::FarewellPunctuationTests::test_comma"
+    assert parser_id("django", node) == "test_comma (greetings.test_tj_bye.FarewellPunctuationTests)"
+    assert parser_id("pytest", "tests/test_x.py::test_y[1]") == "tests/test_x.py::test_y[1]"
+    assert parser_id("sympy", "sympy/core/tests/test_b.py::test_z") == "test_z"
+
+
+WITNESS = '''import unittest
+
+from minidj.greetings import farewell
+
+
+class FarewellPunctuationTests(unittest.TestCase):
+    def test_comma_and_bang(self):
+        self.assertEqual(farewell("Bo"), "Goodbye, Bo!")
+'''
+
+
+@pytest.mark.podman
+def test_a_swebench_export_round_trips_through_the_harness_command_and_parser(tmp_path):
+    import json
+
+    from sandbox import Sandbox
+    from testjack_tui.engine.export import TaskExport, WitnessFile, check_export, write_swebench
+
+    bench = load_benchmark(FIXTURE)
+    [task] = bench.tasks.values()
+    wrong = next(t for t in bench.trials if t.model == "model-b")
+    path = "tests/greetings/test_tj_bye.py"
+    exp = TaskExport(task.id, files=[WitnessFile("w1", path, WITNESS,
+                                                 [f"{path}::FarewellPunctuationTests::test_comma_and_bang"],
+                                                 "farewell says Goodbye, NAME!", [wrong.id])],
+                     refuted=[wrong.id])
+
+    async def check():
+        async with Sandbox(session="t-swebench-export") as sb:
+            return await check_export(sb, task, exp, {t.id: t for t in bench.trials})
+    result = asyncio.run(check())
+    assert result["ok"], result["problems"]
+    new_id = "test_comma_and_bang (greetings.test_tj_bye.FarewellPunctuationTests)"
+    assert exp.new_fail_to_pass == [new_id]  # in the Django parser's scheme, failing on R
+    assert new_id in result["fails_on_refuted"][wrong.id]
+    [row_file, dataset] = write_swebench([exp], bench.tasks, tmp_path)
+    row = json.loads(row_file.read_text())
+    assert json.loads(row["FAIL_TO_PASS"]) == list(task.tests.fail_to_pass) + [new_id]
+    assert "test_tj_bye.py" in row["test_patch"]

@@ -285,6 +285,28 @@ class RayBackend:
         return await self._on_world(world, lambda a, w: a.run_tests.remote(
             w, ids, files, timeout, isolate_harness))
 
+    async def run_official(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> TestRun:
+        """T0 through the task's own verifier flow on a node: the one holding the task's worlds
+        when there is one (its images are there), else the least busy; again elsewhere if lost."""
+        if kind == "model" and trial is None:
+            raise ValueError("a model world needs a trial")
+        digest, ref = self._bundle(task)
+        name = world_name(task.id, kind, trial)
+        last: BaseException | None = None
+        for _ in range(self.max_attempts):
+            home = self._homes.get(name)
+            node = home if home is not None and home.alive else self._choose(task.id)
+            try:
+                run = await self._call(node, lambda a: a.run_official.remote(digest, [ref], kind, trial))
+            except self._lost as exc:
+                self._node_lost(node, name, exc)
+                last = exc
+                self.retries += 1
+                continue
+            node.tasks.add(task.id)
+            return run
+        raise SandboxError(f"{name}: lost {self.max_attempts} nodes in a row: {last}")
+
     async def exec(self, world: WorldRef, cmd: Any, timeout: float | None = 60,
                    cwd: str | None = None, env: dict[str, str] | None = None,
                    stdin: str | bytes | None = None) -> ExecResult:

@@ -20,6 +20,7 @@ from ..errors import PatchError
 from .bundle import TaskBundle, unpack_task
 
 EVENT_BUFFER = 20000  # events kept while nobody polls (oldest dropped first)
+EVENT_BATCH_SECONDS = 0.2
 
 
 class NodeSandbox:
@@ -49,6 +50,9 @@ class NodeSandbox:
             self._wake.clear()
             try:
                 await asyncio.wait_for(self._wake.wait(), wait)
+                # Batch: one call per EVENT_BATCH_SECONDS at most while output streams, so the
+                # relay costs a few actor calls a second, not one per output chunk.
+                await asyncio.sleep(EVENT_BATCH_SECONDS)
             except asyncio.TimeoutError:
                 pass
         out = list(self._events)
@@ -71,6 +75,11 @@ class NodeSandbox:
             return await self._sb.prepare(task, kind, trial)
         except PatchError as exc:  # its constructor takes more than a message: send the parts
             return ("patch_error", exc.world_name, exc.result, exc.stage)
+
+    async def run_official(self, digest: str, bundle_box: list, kind: WorldKind,
+                           trial: Trial | None) -> TestRun:
+        task = await self._task(digest, bundle_box)
+        return await self._sb.run_official(task, kind, trial)
 
     async def run_tests(self, world: WorldRef, test_ids: Sequence[str], files: dict[str, str] | None,
                         timeout: float | None, isolate_harness: bool) -> TestRun:

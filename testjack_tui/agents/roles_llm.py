@@ -225,6 +225,18 @@ def _chain_version(cid: str) -> tuple[int, int]:
         return 0, 0
 
 
+def _probe_help(command: str) -> str:
+    return ("\nThis task has a reference program (an executable oracle, e.g. the system the task ports): "
+            f"`{command}` reads one input per line and prints one output line per input. Besides test "
+            "files you may submit differential probes: write a file whose path ends in `.probe.json` "
+            'holding {"inputs": [one-line strings], "adapter": "<source defining adapt(text) -> str: '
+            "calls the trial's code on text and formats its answer the way the program prints it>\", "
+            '"test_path": "tests/test_tj_<name>.py"}. The engine runs the program on the inputs and turns '
+            "the probe into a pytest file at test_path asserting adapt(input) == the program's output; "
+            "that file is then validated like any candidate. Choose inputs whose correct answer P "
+            "decides; you cannot run a probe yourself, so check the adapter with an ordinary test first.\n")
+
+
 class LLMAuditAgent(_SessionRole):
     role = "audit"
 
@@ -252,6 +264,9 @@ class LLMAuditAgent(_SessionRole):
                 for f in ctx.features[:20])
             known += ("\nPatterns the task analysis flagged as suspicious in a patch for this task (leads, "
                       "not proof):\n" + fence.wrap(listed, "task analysis features"))
+        program = getattr(ctx.task, "reference_program", None)
+        if program is not None:
+            known += _probe_help(" ".join(program.command))
         return render(
             "audit", task_id=ctx.task.id, trial_id=_plain(ctx.trial.id), agent=_plain(ctx.trial.agent),
             model=_plain(ctx.trial.model), instruction=ctx.task.instruction,

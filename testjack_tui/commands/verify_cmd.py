@@ -35,11 +35,12 @@ def _load(benchmark: Path, task_ids: list[str] | None):
     return bench, tasks
 
 
-async def verify_benchmark(bench, tasks, on_progress=None, concurrency: int | None = None) -> list:
-    from sandbox import Sandbox
+async def verify_benchmark(bench, tasks, on_progress=None, concurrency: int | None = None,
+                           backend: str = "local", ray_address: str | None = None) -> list:
+    from sandbox.backend import make_backend
     from sandbox.verify import verify_task
 
-    async with Sandbox(session="verify", concurrency=concurrency) as sb:
+    async with make_backend(backend, session="verify", concurrency=concurrency, ray_address=ray_address) as sb:
         return list(await asyncio.gather(*(
             verify_task(sb, task, bench.trials_of(task.id), on_progress) for task in tasks)))
 
@@ -86,9 +87,20 @@ def register(app: typer.Typer) -> None:
         task: Annotated[Optional[list[str]], typer.Option("--task", "-t", help="only this task (repeatable)")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print the results as JSON")] = False,
         jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="containers at once (default: cores)")] = None,
+        backend: Annotated[Optional[str], typer.Option(
+            help="local podman or a ray cluster (default: the config file's [sandbox] backend)")] = None,
+        ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="the Ray cluster for --backend ray")] = None,
     ) -> None:
         """Build the worlds and check each task and each recorded verdict by running T0."""
         try:
+            from sandbox.backend import BACKENDS
+            from testjack_tui.config import load_config
+
+            config = load_config()
+            backend = backend or config.backend
+            ray_address = ray_address or config.ray_address
+            if backend not in BACKENDS:
+                raise InputError("verify", "--backend", f"must be one of {', '.join(BACKENDS)}, got {backend!r}")
             bench, tasks = _load(benchmark, task)
         except InputError as exc:
             echo(f"error: {exc}", err=True)
@@ -104,7 +116,7 @@ def register(app: typer.Typer) -> None:
                 if not show_bar and not as_json:
                     echo(f"  done: {what}", err=True)
             try:
-                results = asyncio.run(verify_benchmark(bench, tasks, on_progress, jobs))
+                results = asyncio.run(verify_benchmark(bench, tasks, on_progress, jobs, backend, ray_address))
             except SandboxError as exc:
                 echo(f"error: {exc}", err=True)
                 raise typer.Exit(1)

@@ -206,10 +206,12 @@ async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: 
 
     A task with its own evaluator is judged by it instead (engine.export_official): the
     exported task's unmodified test.sh + grader must give G reward 1 and every refuted trial 0."""
-    from .export_official import roundtrip_official, supports
+    from .export_official import roundtrip_official, roundtrip_swebench, supports, supports_swebench
 
     if supports(task):
         return await roundtrip_official(sb, task, exp, trials)
+    if supports_swebench(task):
+        return await roundtrip_swebench(sb, task, exp, trials)
     files = {f.path: f.source for f in exp.files}
     new_ids = [n for f in exp.files for n in f.node_ids]
     suite = list(task.tests.ids) + new_ids

@@ -1,4 +1,11 @@
-"""Exports that round-trip through the benchmark's own grader (Harbor tasks with an evaluator).
+"""Exports that round-trip through the benchmark's own grader.
+
+SWE-bench rows with the harness's command and log parser (`roundtrip_swebench`): the witness
+files join the test patch, the test command is recomputed for the new directives as the harness
+computes it, and the exported row is judged in worlds built from it with the repository's parser;
+the new ids go into FAIL_TO_PASS / PASS_TO_PASS in that parser's scheme.
+
+Harbor tasks with an evaluator (`roundtrip_official`):
 
 The task's `tests/test.sh` stays as it is, so the witnesses must run where it already runs
 tests: they are appended to the T0 test file that holds T0's first fail-to-pass test (a file
@@ -116,6 +123,74 @@ async def roundtrip_official(sb, task, exp, trials: dict) -> dict[str, Any]:
                                           f"reward {run.reward}, not 0")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    result["ok"] = bool(result["applies"] and result["passes_on_reference"] and not result["problems"])
+    exp.check = result
+    return result
+
+
+def supports_swebench(task) -> bool:
+    ev = task.tests.evaluator
+    return ev is not None and ev.kind == "swebench"
+
+
+async def roundtrip_swebench(sb, task, exp, trials: dict) -> dict[str, Any]:
+    """Judge the exported row as the harness would: its own command and parser, in worlds with
+    T0 + witnesses applied; G must pass every id, every refuted trial must fail one."""
+    from benchmarks.swebench_harness import parser_id, test_command
+    from sandbox.t0 import run_swebench
+
+    from .export import merged_test_patch
+
+    ev = task.tests.evaluator
+    result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
+                              "null": {}, "problems": [], "flow": "official"}
+    patch = merged_test_patch(task.tests.test_patch, exp.files)
+    files = list(dict.fromkeys([*task.tests.test_files, *(f.path for f in exp.files)]))
+    command, parser = test_command(str(task.metadata.get("repo", "")), str(task.metadata.get("version", "")),
+                                   files)
+    for f in exp.files:
+        f.node_ids = [parser_id(parser, n) for n in f.node_ids]
+    new_ids = list(dict.fromkeys(n for f in exp.files for n in f.node_ids))
+    f2p0, p2p0 = list(task.tests.fail_to_pass), list(task.tests.pass_to_pass)
+
+    def exported(f2p: list[str], p2p: list[str]):
+        tests = dataclasses.replace(task.tests, test_patch=patch, test_files=tuple(files),
+                                    fail_to_pass=tuple(f2p), pass_to_pass=tuple(p2p),
+                                    evaluator=dataclasses.replace(ev, test_command=command, log_parser=parser))
+        return dataclasses.replace(task, tests=tests)
+
+    probe = exported(f2p0 + new_ids, p2p0)
+    try:
+        null = await sb.prepare(probe, "null")
+    except Exception as exc:  # the witnesses do not apply on top of T0
+        result["applies"] = False
+        result["problems"].append(f"the exported test patch does not apply: {exc}")
+        result["ok"] = False
+        exp.check = result
+        return result
+    result["applies"] = True
+    null_run = await run_swebench(sb, probe, null)
+    result["null"] = {n: null_run.status(n) for n in new_ids}
+    exp.new_fail_to_pass = [n for n in new_ids if null_run.status(n) != "passed"]
+    exp.new_pass_to_pass = [n for n in new_ids if n not in exp.new_fail_to_pass]
+    exp.fail_to_pass, exp.pass_to_pass = f2p0 + exp.new_fail_to_pass, p2p0 + exp.new_pass_to_pass
+    exp.test_patch = patch
+    final = exported(exp.fail_to_pass, exp.pass_to_pass)
+    ref_run = await run_swebench(sb, final, await sb.prepare(final, "reference"))
+    bad = {n: ref_run.status(n) for n in final.tests.ids if ref_run.status(n) != "passed"}
+    result["passes_on_reference"] = not bad
+    if bad:
+        result["problems"].append(f"the harness's parser reads G as not passing: {dict(list(bad.items())[:5])}")
+    for trial_id in exp.refuted:
+        trial = trials.get(trial_id)
+        if trial is None:
+            result["problems"].append(f"refuted trial {trial_id} is not in the benchmark")
+            continue
+        run = await run_swebench(sb, final, await sb.prepare(final, "model", trial))
+        failing = sorted(n for n in final.tests.ids if run.status(n) != "passed")
+        result["fails_on_refuted"][trial_id] = failing
+        if not failing:
+            result["problems"].append(f"the exported row passes on refuted trial {trial_id}")
     result["ok"] = bool(result["applies"] and result["passes_on_reference"] and not result["problems"])
     exp.check = result
     return result

@@ -23,6 +23,7 @@ from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, Tria
                      WitnessConfirmed, WitnessReplayed)
 from .hooks import Hooks, WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
+from .probes import materialize_probe
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
 from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
@@ -271,7 +272,8 @@ class TaskLoop:
                 env.store.put_audit(task.id, ANALYSIS, stored)
             self.features[:] = list(stored.get("suspicious_features") or [])  # the sampler reads this list
             self.checklists[ANALYSIS] = analysis_checklist(stored)
-            candidates = [self.book.qualify(dataclasses.replace(c, author="task_analysis"), ANALYSIS)
+            candidates = [self.book.qualify(dataclasses.replace(await materialize_probe(env, task, c),
+                                                                author="task_analysis"), ANALYSIS)
                           for c in candidates]
             validations: list[Validation] = []
             for candidate in candidates:
@@ -362,7 +364,8 @@ class TaskLoop:
                 outcome = await env.roles.audit.audit(ctx)
                 env.store.put_audit(task.id, trial.id, outcome_to_dict(outcome))
             self.checklists[trial.id] = [dataclasses.asdict(i) for i in outcome.checklist]
-            candidates = [self.book.qualify(c, trial.id) for c in outcome.candidates]
+            candidates = [self.book.qualify(await materialize_probe(env, task, c), trial.id)
+                          for c in outcome.candidates]
             validations = []
             for candidate in candidates:
                 validations.append(await validate(env, task, trial, self._worlds_for(trial, "audit"),

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from .probes import materialize_probe
 from .events import CandidateDropped, CandidateProposed, CandidateValidated
 from .roles import Candidate
 from .runner import RunResult, is_failing
@@ -196,7 +197,7 @@ async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, au
                                     outcome="fails_reference"))
         if attempt == k:
             break
-        repaired = await _repair(env, author_role, ctx, current, ref, book, scope,
+        repaired = await _repair(env, task, author_role, ctx, current, ref, book, scope,
                                  sanitize=current.author == "task_analysis")
         if repaired is None:
             reason = (f"fails on the reference ({ref_status}); its author gave up after "
@@ -252,12 +253,13 @@ def candidate_from_dict(data: dict) -> Candidate:
     return Candidate(**values)
 
 
-async def _repair(env, role, ctx, current: Candidate, ref: RunResult, book: CandidateBook, scope: str,
+async def _repair(env, task, role, ctx, current: Candidate, ref: RunResult, book: CandidateBook, scope: str,
                   sanitize: bool) -> Candidate | None:
     """The author's next version (stored as authored, so a resumed session never asks twice)."""
     stored, raw = env.store.get_repair(current.id)
     if stored:
-        return None if raw is None else book.qualify(candidate_from_dict(raw), scope, parent=current)
+        return None if raw is None else book.qualify(
+            await materialize_probe(env, task, candidate_from_dict(raw)), scope, parent=current)
     if role is None or not hasattr(role, "repair"):
         env.store.put_repair(current.id, None)
         return None
@@ -271,4 +273,4 @@ async def _repair(env, role, ctx, current: Candidate, ref: RunResult, book: Cand
     if new.author != current.author:
         new = dataclasses.replace(new, author=current.author)
     env.store.put_repair(current.id, candidate_to_dict(new))
-    return book.qualify(new, scope, parent=current)
+    return book.qualify(await materialize_probe(env, task, new), scope, parent=current)

@@ -32,10 +32,12 @@ MEASUREMENTS = {
     "6": ("memory", "memory"),
     "7": ("mutation evidence", "mutation"),
     "8": ("T0 through the benchmark's flow", "t0_flow"),
+    "9": ("ray backend overhead", "ray_replay"),
 }
 # Names every full table holds (the quick test checks them).
 EXPECTED_PREFIXES = ("1 world start", "2 replay", "3 load+list", "4 UI key->screen lag",
-                     "4b first screen", "5 sampling", "6 peak RSS", "7 mutation evidence", "8 T0 flow")
+                     "4b first screen", "5 sampling", "6 peak RSS", "7 mutation evidence", "8 T0 flow",
+                     "9 ray replay")
 
 
 def _run_one(number: str, quick: bool) -> list[dict]:

@@ -1,9 +1,10 @@
-"""8. The Ray backend's overhead per run, and a scaling model from measured per-run costs.
+"""9. The Ray backend's overhead per run, and a scaling model from measured per-run costs.
 
 Replay of W=20 witnesses over A trials of one demo task (A = 200 synthetic trials copying the
-demo's patches; quick mode: 16) through the engine's replay (`TaskLoop._replay`), once on the
-local backend and once on a 3-node local Ray cluster on this same machine (every node runs
-this machine's podman). Both run 3 containers at once (local concurrency 3; one
+demo's patches, about 40 minutes on 2 cores; quick mode: 8) through the engine's replay
+(`TaskLoop._replay`) on the local backend and on a 3-node local Ray cluster on this same
+machine (every node runs this machine's podman), in the order local, ray, ray, local; each
+figure is the mean of its two runs. Both run 3 containers at once (local concurrency 3; one
 `testjack_slot` per node), so on one machine Ray can only add cost: the ratio is the overhead
 Ray adds per run (actor call, object transfer, event relay) and must stay <= 1.3x.
 
@@ -47,11 +48,8 @@ async def _prepare(sb, task, trials) -> dict:
     return worlds
 
 
-async def _replay_on(sb, task, trials, home: Path) -> tuple[float, dict]:
-    worlds = await _prepare(sb, task, trials)
-    usable = [tr for tr in trials if tr.id in worlds]
-    await _ours(sb, task, usable[:2], worlds, witnesses(W), home)  # warm-up outside the timing
-    return await _ours(sb, task, usable, worlds, witnesses(W), home)
+def _usable(worlds: dict, trials) -> list:
+    return [tr for tr in trials if tr.id in worlds]
 
 
 async def _noop_round_trip(backend, calls: int = 50) -> float:
@@ -73,34 +71,44 @@ async def _measure(quick: bool) -> list[dict]:
     from sandbox.ray_backend import SLOT_RESOURCE, RayBackend
 
     task = demo_benchmark().tasks[DEMO_TASK]
-    base = [tr for tr in passing_trials()]
-    trials = synthetic_trials(16 if quick else 200, base)
+    trials = synthetic_trials(8 if quick else 200, list(passing_trials()))
+    files = witnesses(W)
     home = Path(tempfile.mkdtemp(prefix="tj-perf-ray-"))
+    slots = {SLOT_RESOURCE: SLOTS // NODES}
+    store = 80 * 1024 * 1024
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "resources": slots, "object_store_memory": store, "include_dashboard": False})
+    walls = {"local": 0.0, "ray": 0.0}
+    statuses: dict[str, dict] = {}
     try:
-        async with Sandbox(session="perf-ray-local", concurrency=SLOTS) as sb:
-            local_wall, local_statuses = await _replay_on(sb, task, trials, home)
-        slots = {SLOT_RESOURCE: SLOTS // NODES}
-        store = 80 * 1024 * 1024
-        cluster = Cluster(initialize_head=True, head_node_args={
-            "num_cpus": 1, "resources": slots, "object_store_memory": store, "include_dashboard": False})
-        try:
-            for _ in range(NODES - 1):
-                cluster.add_node(num_cpus=1, resources=slots, object_store_memory=store)
-            ray.init(address=cluster.address, logging_level="WARNING", log_to_driver=False)
-            async with RayBackend(session="perf-ray") as backend:
-                ray_wall, ray_statuses = await _replay_on(backend, task, trials, home)
-                dispatch = await _noop_round_trip(backend)
-        finally:
-            ray.shutdown()
-            cluster.shutdown()
+        for _ in range(NODES - 1):
+            cluster.add_node(num_cpus=1, resources=slots, object_store_memory=store)
+        ray.init(address=cluster.address, logging_level="WARNING", log_to_driver=False)
+        async with Sandbox(session="perf-ray-local", concurrency=SLOTS) as local, \
+                RayBackend(session="perf-ray") as backend:
+            backends = {"local": local, "ray": backend}
+            worlds = {name: await _prepare(b, task, trials) for name, b in backends.items()}
+            usable = _usable(worlds["local"], trials)
+            for name, b in backends.items():  # warm-up outside the timing
+                await _ours(b, task, usable[:2], worlds[name], files, home)
+            # A B B A: the machine's load drifts (other work shares its cores); this order
+            # charges both backends the same drift.
+            for name in ("local", "ray", "ray", "local"):
+                wall, statuses[name] = await _ours(backends[name], task, usable, worlds[name], files, home)
+                walls[name] += wall / 2
+            dispatch = await _noop_round_trip(backend)
     finally:
+        ray.shutdown()
+        cluster.shutdown()
         shutil.rmtree(home, ignore_errors=True)
+    local_wall, ray_wall = walls["local"], walls["ray"]
+    local_statuses, ray_statuses = statuses["local"], statuses["ray"]
 
     if ray_statuses != local_statuses:
         raise RuntimeError("the Ray backend's replay statuses differ from the local backend's")
     runs = len(local_statuses)
     r = ratio(ray_wall, local_wall)
-    rows = [row(f"8 ray replay W={W} A={runs} on {NODES} local nodes vs local backend", fmt_s(ray_wall),
+    rows = [row(f"9 ray replay W={W} A={runs} on {NODES} local nodes vs local backend", fmt_s(ray_wall),
                 fmt_s(local_wall), r, f"<= {OVERHEAD_TARGET}x", r is not None and r <= OVERHEAD_TARGET,
                 gate=not quick,
                 note=f"{runs} replay runs (one container per trial, {W} witness files each), {SLOTS} "
@@ -111,7 +119,7 @@ async def _measure(quick: bool) -> list[dict]:
     ceiling = 1 / dispatch if dispatch > 0 else float("inf")
     for n in MODEL_NODES:
         rate = min(n * MODEL_SLOTS_PER_NODE / (per_run + overhead), ceiling)
-        rows.append(row(f"8 ray model: {n} node(s) x {MODEL_SLOTS_PER_NODE} slots", f"{rate:.1f} runs/s",
+        rows.append(row(f"9 ray model: {n} node(s) x {MODEL_SLOTS_PER_NODE} slots", f"{rate:.1f} runs/s",
                         f"{MODEL_SLOTS_PER_NODE / per_run:.1f} runs/s one local machine", None, "-", None,
                         note=f"model from this run: {fmt_s(per_run)} per run per slot + {fmt_s(overhead)} "
                              f"Ray overhead, dispatch ceiling {ceiling:.0f} runs/s "
