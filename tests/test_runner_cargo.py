@@ -71,7 +71,10 @@ def launch(tmp_path: Path, ids: list[str], files: dict[str, str], log: str, code
     runner = get_runner("cargo test")
     out = tmp_path / "out"
     _, env, _ = runner.command(ids, workdir=str(repo), out_dir=str(out))
-    proc = subprocess.run([sys.executable, str(launcher)], capture_output=True,
+    for _path, _text in runner.command(ids, workdir=str(repo), out_dir=str(out))[2].items():
+        Path(_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(_path).write_text(_text)
+    proc = subprocess.run([sys.executable, str(launcher), str(out / "spec.json")], capture_output=True,
                           env={**os.environ, **env, "PATH": f"{bindir}:{os.environ['PATH']}"})
     reports = {p: Path(p).read_bytes() if Path(p).exists() else None for p in runner.report_paths(str(out))}
     argv = (tmp_path / "argv").read_text().split("\n") if (tmp_path / "argv").exists() else []

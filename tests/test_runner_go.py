@@ -63,8 +63,10 @@ def launch(tmp_path: Path, ids: list[str], files: dict[str, str], events: list[s
     out = tmp_path / "out"
     runner = GoTestRunner()
     argv, env, extra = runner.command(ids, workdir=str(repo), out_dir=str(out))
-    assert not extra
-    proc = subprocess.run([sys.executable, str(launcher)], env={**os.environ, **env,
+    for _path, _text in runner.command(ids, workdir=str(repo), out_dir=str(out))[2].items():
+        Path(_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(_path).write_text(_text)
+    proc = subprocess.run([sys.executable, str(launcher), str(out / "spec.json")], env={**os.environ, **env,
                           "PATH": f"{bindir}:{os.environ['PATH']}"}, capture_output=True, text=True)
     reports = {}
     for path in runner.report_paths(str(out)):

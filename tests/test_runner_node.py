@@ -51,7 +51,10 @@ def launch(tmp_path: Path, framework: str, ids: list[str], files: dict[str, str]
     out = tmp_path / "out"
     runner = get_runner(framework)
     argv, env, _ = runner.command(ids, workdir=str(repo), out_dir=str(out))
-    proc = subprocess.run([sys.executable, str(launcher)], env={**os.environ, **env}, capture_output=True)
+    for _path, _text in runner.command(ids, workdir=str(repo), out_dir=str(out))[2].items():
+        Path(_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(_path).write_text(_text)
+    proc = subprocess.run([sys.executable, str(launcher), str(out / "spec.json")], env={**os.environ, **env}, capture_output=True)
     reports = {p: Path(p).read_bytes() if Path(p).exists() else None for p in runner.report_paths(str(out))}
     used = [t for t in ("vitest", "jest") if (tmp_path / f"argv-{t}").exists()]
     tool_argv = (tmp_path / f"argv-{used[0]}").read_text().split("\n") if used else []

@@ -208,13 +208,8 @@ class GoTestRunner:
                 ) -> tuple[list[str], dict[str, str], dict[str, str]]:
         spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "out_dir": out_dir,
                            "cover": self.cover})
-        env: dict[str, str] = {}
-        files: dict[str, str] = {}
-        if len(spec) < 64 * 1024:
-            env["TJ_SPEC"] = spec
-        else:
-            files[f"{out_dir}/spec.json"] = spec
-        return ["python3", LAUNCHER_PATH, f"{out_dir}/spec.json"], env, files
+        # A file, not the environment: the run wrapper strips TJ_* variables before tests run.
+        return ["python3", LAUNCHER_PATH, f"{out_dir}/spec.json"], {}, {f"{out_dir}/spec.json": spec}
 
     def report_paths(self, out_dir: str) -> list[str]:
         paths = [f"{out_dir}/{EVENTS}", f"{out_dir}/{STDERR}", f"{out_dir}/{PLAN}"]

@@ -111,8 +111,7 @@ class NodeTestRunner:
                 ) -> tuple[list[str], dict[str, str], dict[str, str]]:
         spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "out_dir": out_dir,
                            "framework": self.framework})
-        if len(spec) < 64 * 1024:
-            return ["python3", LAUNCHER_PATH, f"{out_dir}/spec.json"], {"TJ_SPEC": spec}, {}
+        # A file, not the environment: the run wrapper strips TJ_* variables before tests run.
         return ["python3", LAUNCHER_PATH, f"{out_dir}/spec.json"], {}, {f"{out_dir}/spec.json": spec}
 
     def report_paths(self, out_dir: str) -> list[str]:
