@@ -28,7 +28,7 @@ from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests
                                 Skipped, Task, Trial)
 from testjack_tui.safe_paths import id_problem
 
-from .languages import default_framework, normalize_language
+from .languages import default_framework, framework_of_tool, normalize_language
 from .manifest import ImageSource, Manifest, read_toml
 from .patches import patch_problem, touched_files
 
@@ -155,7 +155,7 @@ def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
     language = normalize_language(meta.get("language") or meta.get("repo_language") or config.get("language"))
     grade = config.get("grade") if isinstance(config.get("grade"), dict) else {}
     framework = (config.get("framework") or meta.get("test_framework") or grade.get("framework")
-                 or default_framework(language))
+                 or framework_of_tool(grade.get("tool_label")) or default_framework(language))
     tests = OfficialTests(
         test_patch=test_patch,
         fail_to_pass=f2p,
@@ -250,7 +250,8 @@ def _environment(folder: Path, toml_path: Path, env: dict, images: dict[str, Ima
     limits = {"memory_mb": _memory_mb(env, toml_path), "cpus": _cpus(env, toml_path)}
     if image and image in images:
         src = images[image]
-        return Environment(image=image, containerfile=src.containerfile, context=src.context, workdir=workdir, **limits)
+        return Environment(image=image, containerfile=src.containerfile, context=src.context, workdir=workdir,
+                           build_network=src.build_network, **limits)
     if image:
         return Environment(image=image, workdir=workdir, **limits)
     for name in ("Dockerfile", "Containerfile"):

@@ -13,3 +13,13 @@ def normalize_language(value: object, default: str = "python") -> str:
 
 def default_framework(language: str) -> str:
     return FRAMEWORKS.get(language, language)
+
+
+# DeepSWE names the reporter in config.json's grade.tool_label; it tells the test tool.
+TOOL_HINTS = (("vitest", "vitest"), ("jest", "jest"), ("mocha", "mocha"), ("nextest", "cargo nextest"),
+              ("cargo", "cargo test"), ("go-ctrf", "go test"), ("go test", "go test"), ("pytest", "pytest"))
+
+
+def framework_of_tool(label: object) -> str | None:
+    text = str(label or "").lower()
+    return next((framework for hint, framework in TOOL_HINTS if hint in text), None)

@@ -33,6 +33,9 @@ class ImageSource:
     name: str
     containerfile: Path
     context: Path
+    # The build may reach package registries (npm, PyPI, Debian) to install the repo's own
+    # dependencies; trial code never runs during it. Default: no network.
+    build_network: bool = False
 
 
 @dataclass
@@ -139,5 +142,8 @@ def _read_images(manifest: Manifest) -> dict[str, ImageSource]:
             raise InputError(manifest.path, f"{where}.containerfile", f"no such file: {containerfile}")
         if not context.is_dir():
             raise InputError(manifest.path, f"{where}.context", f"no such folder: {context}")
-        images[values["name"]] = ImageSource(values["name"], containerfile, context)
+        network = entry.get("build_network", False)
+        if not isinstance(network, bool):
+            raise InputError(manifest.path, f"{where}.build_network", f"must be true or false, got {network!r}")
+        images[values["name"]] = ImageSource(values["name"], containerfile, context, network)
     return images

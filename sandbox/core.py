@@ -26,7 +26,7 @@ from .errors import SandboxError
 from .execs import ExecHandle, run_exec
 from .images import _image_id, ensure_env_image
 from .labels import L_TASK, L_TRIAL, L_WORLD, lease_path, new_session_id, owner_labels
-from .output import OutputCollector
+from .output import OutputCollector, prune_logs
 from .reaper import Lease, start_reaper, stop_reaper
 from .podman_conf import podman
 from .service import PodmanService
@@ -85,6 +85,7 @@ class Sandbox:
             if self._reaper is None:
                 self._reaper = start_reaper(self._service.owned_pid())
             self.swept_at_start = await self._call(cleanup.sweep, self._service.client())
+            await self._call(prune_logs)
         except BaseException:
             await asyncio.get_running_loop().run_in_executor(self._pool, self._service.stop)
             stop_reaper(self._reaper)

@@ -2,10 +2,10 @@
 
 A Containerfile build is tagged `localhost/testjack-env-<name>:<hash of the context>`, so a
 second run finds the tag and builds nothing; when the task also names an image, that name is
-tagged too. Builds run with `--network=none`: a task environment must not need the network at
-build time here (no registry is reachable on these machines anyway). A Containerfile
-that starts FROM our base image gets the base built first, and one FROM a toolchain image
-(sandbox/toolchains.py: Go, Node, Rust from Debian packages) gets that built first.
+tagged too. Builds run with `--network=none` unless the manifest's `[[images]]` entry sets
+`build_network = true` (a repo whose dependencies come from a registry such as npm). A
+Containerfile that starts FROM our base image gets the base built first, and one FROM a
+toolchain image (sandbox/toolchains.py: Go, Node, Rust from Debian packages) gets that first.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from .labels import APP, L_APP, slug
 from .podman_conf import podman_env
 
 BUILD_TIMEOUT = 1800
+HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
 
 
 def context_hash(containerfile: Path, context: Path, extra: str = "") -> str:
@@ -93,7 +94,12 @@ def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = 
         if _image_id(tag, env):
             return tag
         log(f"building {tag} from {containerfile}")
-        args = ["podman", "build", "--network=none", "--label", f"{L_APP}={APP}",
+        network = ["--network=none"]
+        if environment.build_network:
+            # The host's trust store for the build's RUN steps, so a registry reached through
+            # the host's (possibly intercepting) proxy verifies as it does on the host.
+            network = [f"--volume={HOST_CA}:{HOST_CA}:ro"] if os.path.isfile(HOST_CA) else []
+        args = ["podman", "build", *network, "--label", f"{L_APP}={APP}",
                 "-f", str(containerfile), "-t", tag]
         if environment.image:
             args += ["-t", environment.image]

@@ -5,6 +5,7 @@ the listener gets at most `stream_cap` bytes, then one note that the rest is not
 """
 from __future__ import annotations
 
+import os
 import secrets
 import time
 from pathlib import Path
@@ -101,3 +102,31 @@ class OutputCollector:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+LOG_MAX_AGE_DAYS = 14
+LOG_MAX_BYTES = 2 * 1024 * 1024 * 1024
+
+
+def prune_logs(max_age_days: float = LOG_MAX_AGE_DAYS, max_bytes: int = LOG_MAX_BYTES) -> int:
+    """Remove exec logs older than max_age_days, then the oldest until the folder holds at most
+    max_bytes (each log is capped, but thousands of runs add up). Returns how many went."""
+    folder = cache_dir() / "logs"
+    try:
+        entries = [(e.stat().st_mtime, e.stat().st_size, e.path) for e in os.scandir(folder) if e.is_file()]
+    except OSError:
+        return 0
+    cutoff = time.time() - max_age_days * 86400
+    entries.sort()
+    total = sum(size for _, size, _ in entries)
+    removed = 0
+    for mtime, size, path in entries:
+        if mtime >= cutoff and total <= max_bytes:
+            break
+        try:
+            os.unlink(path)
+            removed += 1
+            total -= size
+        except OSError:
+            pass
+    return removed

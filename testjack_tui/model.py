@@ -24,6 +24,7 @@ class Environment:
     # Pinned limits from the task (task.toml [environment]); the sandbox applies its own caps too.
     memory_mb: int | None = None
     cpus: float | None = None
+    build_network: bool = False  # the Containerfile build may reach package registries
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ reports the same set.
 Harness files are recognised by kind, not only by name: `conftest.py` at any depth, pytest
 plugins (modules defining `pytest_*` hooks, `pytest_plugins = ...`, `pytest11` entry points),
 `sitecustomize`/`usercustomize`/`.pth` start-up hooks, and pytest settings in `pytest.ini`,
-`tox.ini`, `setup.cfg` or `pyproject.toml`.
+`tox.ini`, `setup.cfg` or `pyproject.toml`; per ecosystem, `TestMain`/`init()` in Go test files,
+jest/vitest/mocha config and setup files (and their keys in package.json), Rust `build.rs` and
+`.cargo/` config, and `.env` files.
 """
 from __future__ import annotations
 
@@ -45,6 +47,16 @@ PLUGIN = "pytest plugin or entry point"
 PYTEST_CONFIG = "pytest configuration"
 STARTUP = "interpreter start-up hook"
 GO_HOOK = "Go TestMain/init in a test file (runs before every test of the package)"
+JS_CONFIG = "JavaScript test configuration (setup files, reporters, test selection)"
+JS_PACKAGE = "test runner configuration in package.json"
+RUST_BUILD = "Rust build script or cargo configuration (runs before the tests compile)"
+ENV_FILE = "environment file read by the test setup"
+# jest/vitest/mocha configuration and setup files (setupFiles, globalSetup, reporters, ...).
+_JS_CONFIG = re.compile(r"^(vitest|vite|jest|vitest\.workspace|vitest\.setup|jest\.setup|setupTests)"
+                        r"(\.config)?\.[cm]?[jt]sx?$|^\.mocharc(\.[a-z]+)?$|^\.babelrc$|^babel\.config\.[cm]?js$")
+_JS_PACKAGE_KEY = re.compile(r'"(jest|vitest|mocha|ava)"\s*:')
+_ENV_FILE = re.compile(r"^\.env(\.[\w.-]+)?$")
+_JS_TEST = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 TEST_FILE = "test file"
 _GO_HOOK = re.compile(r"^\s*func\s+(TestMain\s*\(|init\s*\(\s*\))")
 
@@ -106,7 +118,15 @@ def harness_kind(f: FileDiff) -> str | None:
         return CONFTEST if is_test_path(f.path) else PLUGIN
     if name.endswith("_test.go") and any(_GO_HOOK.match(line.text) for line in f.added):
         return GO_HOOK
-    if is_test_path(f.path) and name.endswith((".py", "_test.go")):
+    if _JS_CONFIG.match(name):
+        return JS_CONFIG
+    if name == "package.json" and any(_JS_PACKAGE_KEY.search(t) for t in lines):
+        return JS_PACKAGE
+    if name == "build.rs" or f.path.startswith(".cargo/") or "/.cargo/" in f.path:
+        return RUST_BUILD
+    if _ENV_FILE.match(name):
+        return ENV_FILE
+    if is_test_path(f.path) and (name.endswith((".py", "_test.go", ".rs")) or _JS_TEST.search(name)):
         return TEST_FILE
     return None
 

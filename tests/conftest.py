@@ -10,6 +10,10 @@ from testjack_tui import compose
 
 compose.install()  # as the CLI and the TUI do at start-up
 
+# Fixture benchmarks carry their own repositories with their own tests (some deliberately
+# flaky or failing): they are data for our tests, never part of this suite.
+collect_ignore_glob = ["fixtures/*"]
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "benchmarks" / "demo"
 

@@ -71,7 +71,7 @@ def test_list_prints_one_escaped_line_per_bad_input_and_no_raw_control():
 def test_verify_prints_the_loaders_skip_list(monkeypatch):
     from testjack_tui.commands import verify_cmd
 
-    async def no_containers(bench, tasks, on_progress=None, concurrency=None):
+    async def no_containers(bench, tasks, *args, **kwargs):
         return []
     monkeypatch.setattr(verify_cmd, "verify_benchmark", no_containers)
     result = CliRunner().invoke(app, ["verify", str(BENCH)])
@@ -175,3 +175,24 @@ def test_the_sweep_reads_a_lease_not_a_pid(tmp_path):
     old = clock.time() - LEASE_TTL - 5
     os.utime(lease, (old, old))
     assert owner_dead(labels)
+
+
+def test_exec_logs_are_pruned_by_age_and_size(tmp_path, monkeypatch):
+    import os
+    import time as clock
+
+    from sandbox.output import prune_logs
+    from testjack_tui.paths import cache_dir
+
+    monkeypatch.setenv("TESTJACK_HOME", str(tmp_path))
+    logs = cache_dir() / "logs"
+    logs.mkdir(parents=True)
+    old = logs / "old.log"
+    old.write_bytes(b"x")
+    then = clock.time() - 30 * 86400
+    os.utime(old, (then, then))
+    for i in range(3):
+        (logs / f"new{i}.log").write_bytes(b"y" * 100)
+        os.utime(logs / f"new{i}.log", (clock.time() - 10 + i, clock.time() - 10 + i))
+    assert prune_logs(max_age_days=14, max_bytes=250) == 2  # the old one, then the oldest new one
+    assert sorted(p.name for p in logs.iterdir()) == ["new1.log", "new2.log"]

@@ -10,27 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+from lang_e2e import cli, grade_with_test_sh
 
-pytestmark = pytest.mark.podman
+# Under load the shared audit session alone can take minutes: a wider limit than the default.
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
 
 GO = ROOT / "tests" / "fixtures" / "golang"
 TASK = "slugify-separators"
 DEFECT, HACK = f"{TASK}__orca__3", f"{TASK}__lumen__5"
 SOUND = [f"{TASK}__kestrel__1", f"{TASK}__lumen__2"]
-
-
-def cli(*args: str, home: Path, timeout: float = 1800) -> subprocess.CompletedProcess:
-    env = dict(os.environ, TESTJACK_HOME=str(home))
-    return subprocess.run([sys.executable, "-m", "testjack_tui.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +48,9 @@ def test_verify_reproduces_recorded_verdicts_and_names_the_test_main(home):
     [task] = json.loads(proc.stdout)["tasks"]
     assert task["well_formed"], task["problems"]
     assert task["null_statuses"]["example.com/textkit.TestSlugify/edges"] == "failed"
-    assert set(task["vacuous"]) == {"example.com/textkit.TestSlugifyLower",
-                                    "example.com/textkit/wrap.TestWordsWidth"}
+    assert task["flow"] == "official"  # T0 through the task's own test.sh and grader
+    assert set(task["regression_guards"]) == {"example.com/textkit.TestSlugifyLower",
+                                              "example.com/textkit/wrap.TestWordsWidth"}
     trials = {t["trial_id"]: t for t in task["trials"]}
     assert all(t["reproducible"] for t in trials.values()), trials
     assert trials[f"{TASK}__orca__4"]["reproduced_pass"] is False
@@ -88,34 +82,12 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, home, tmp_path)
     assert "example.com/textkit.TestTJSlugifyUnderscore" in config["f2p_node_ids"]
     # The witness goes into the package it tests, where the task's own `go test` finds it.
     assert "+++ b/slug_tj_underscore_test.go" in (tests_dir / "test.patch").read_text()
-    rewards = asyncio.run(_grade_with_test_sh(tests_dir, ["reference", DEFECT, HACK]))
+    rewards = asyncio.run(grade_with_test_sh(GO, TASK, tests_dir, ["reference", DEFECT, HACK]))
     assert rewards["reference"] == 1
     assert rewards[DEFECT] == 0
     # The official flow keeps the trial's TestMain, so its hack survives there; only our
     # witness runs (harness restored) refute it. The report calls it out as tampering.
     assert rewards[HACK] == 1
-
-
-async def _grade_with_test_sh(tests_dir: Path, worlds: list[str]) -> dict[str, float]:
-    from benchmarks import load_benchmark
-    from sandbox import Sandbox
-
-    bench = load_benchmark(GO)
-    task = bench.tasks[TASK]
-    trials = {t.id: t for t in bench.trials}
-    rewards: dict[str, float] = {}
-    async with Sandbox(session="go-export-grade") as sb:
-        for name in worlds:
-            world = await (sb.prepare(task, "reference") if name == "reference"
-                           else sb.prepare(task, "model", trials[name]))
-            async with sb.open(world) as live:
-                for f in tests_dir.iterdir():
-                    if f.is_file():
-                        await live.write_file(f"/tests/{f.name}", f.read_text())
-                run = await live.exec(["bash", "/tests/test.sh"], timeout=600)
-                assert "===== grade =====" in run.output, run.output[-2000:]
-                rewards[name] = json.loads(await live.read_file("/logs/verifier/reward.json"))["reward"]
-    return rewards
 
 
 def test_go_ghost_lines_from_statement_coverage(audit):

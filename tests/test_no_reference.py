@@ -47,7 +47,9 @@ def test_independent_verdicts_are_marked_and_in_a_lower_band(tmp_path):
     assert data["reference"] == "independent"
     assert data["confidence"] == round(0.9 * INDEPENDENT_BAND, 2) <= INDEPENDENT_BAND
     assert "independent implementation G′" in data["justification"]
-    assert str(tmp_path / "independent-references" / "t_1.patch") in data["justification"]
+    from testjack_tui.safe_paths import path_part
+
+    assert str(tmp_path / "independent-references" / f"{path_part('t/1')}.patch") in data["justification"]
 
 
 def test_verdicts_resting_on_g_prime_go_to_the_operator_when_one_is_there():

@@ -129,7 +129,8 @@ async def test_harness_restore_in_the_wrapper_also_when_the_run_times_out_or_is_
     async with Sandbox(session="t-trailer-iso") as sb:
         world = await sb.prepare(task, "model", trial)
         assert world.tampered == ("tests/conftest.py",)
-        timed = await sb.run_tests(world, list(slow), files=slow, timeout=5, isolate_harness=True)
+        # (15 s: under load the wrapper, the harness restore and pytest's start-up take a while)
+        timed = await sb.run_tests(world, list(slow), files=slow, timeout=15, isolate_harness=True)
         big = {**slow, "tests/pad.txt": "#" * (INLINE_LIMIT + 1)}
         large = await sb.run_tests(world, ["tests/test_tj_s.py::test_w"], files=big, isolate_harness=True)
     assert timed.exec.timed_out and timed.neutralised == ["tests/conftest.py"]

@@ -2,12 +2,19 @@
 from __future__ import annotations
 
 from .base import Runner, aggregate
+from .cargo_runner import CargoTestRunner
 from .go_runner import GoTestRunner
+from .node_runner import JestRunner, NodeTestRunner
 from .pytest_runner import PytestRunner
 
-RUNNERS: dict[str, type] = {"pytest": PytestRunner, "go test": GoTestRunner}
+RUNNERS: dict[str, type] = {"pytest": PytestRunner, "go test": GoTestRunner,
+                            "vitest": NodeTestRunner, "jest": JestRunner,
+                            "cargo test": CargoTestRunner}
 ALIASES = {"py.test": "pytest", "go": "go test", "gotest": "go test", "go-test": "go test",
-           "go_test": "go test", "testing": "go test"}
+           "go_test": "go test", "testing": "go test", "vitest-junit-to-ctrf": "vitest",
+           "jest-ctrf-json-reporter": "jest", "ts-jest": "jest", "cargo": "cargo test",
+           "cargo-test": "cargo test", "cargo nextest": "cargo test", "cargo-nextest": "cargo test",
+           "nextest": "cargo test"}
 
 
 def runner_name(framework: str | None) -> str | None:
@@ -42,5 +49,5 @@ def placement_hint(language: str, framework: str | None) -> str:
     return f"language {language}, runner {name}: {RUNNERS[name].witness_hint}"
 
 
-__all__ = ["Runner", "PytestRunner", "GoTestRunner", "get_runner", "runner_name", "placement_hint", "grader_ids", "aggregate",
+__all__ = ["Runner", "PytestRunner", "GoTestRunner", "CargoTestRunner", "get_runner", "runner_name", "placement_hint", "grader_ids", "aggregate",
            "RUNNERS"]

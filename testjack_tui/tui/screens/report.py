@@ -261,6 +261,8 @@ class ReportScreen(Screen):
 
     def action_tab(self, tab: str) -> None:
         self.query_one("#report-tabs", TabbedContent).active = tab
+        if tab == "trials":
+            self.query_one("#report-trials", DataTable).focus()  # enter opens the row at once
 
     @on(DataTable.RowSelected, "#report-trials")
     def _trial_selected(self, event: DataTable.RowSelected) -> None:

@@ -1,0 +1,196 @@
+"""Rust: one `cargo test --no-fail-fast` for all requested ids (compile once, run all), per-test
+results read from libtest's `test <name> ... ok|FAILED|ignored` lines of each test binary.
+
+Ids, in the forms benchmarks and our witnesses use:
+- `<package>: <path::to::test>` (unit tests of the library) and `<package>::<target>: <test>`
+  (integration test target `tests/<target>.rs`) — the binary ids cargo-nextest reports, which
+  DeepSWE's Rust tasks use;
+- `tests/<target>.rs` — every test of that integration-test file; `tests/<target>.rs::<test>` —
+  one of them.
+Only the test targets the ids name are built and run (`--lib`, `--test <target>`). A crate that
+does not compile gives `error` with the compiler's message for every id. Outcome keys: every
+requested id, plus `<file>::<test>` and `<package>::<target>: <test>` for each test of a
+requested file.
+"""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+
+from ..api import ExecResult, TestOutcome
+from .base import OUT_ROOT, aggregate, trim
+from .pytest_runner import PytestRunner
+
+LAUNCHER_PATH = f"{OUT_ROOT}/cargo_launch.py"
+LOG = "cargo-test.log"
+PLAN = "cargo-plan.json"
+
+LAUNCHER = r'''
+import json, os, re, subprocess, sys
+
+spec = json.loads(os.environ["TJ_SPEC"]) if os.environ.get("TJ_SPEC") else json.load(open(sys.argv[1]))
+workdir, out_dir = spec["workdir"], spec["out_dir"]
+os.chdir(workdir)
+if not os.path.isdir(out_dir):
+    os.makedirs(out_dir)
+package = ""
+try:
+    text = open("Cargo.toml").read()
+    m = re.search(r'\[package\][^\[]*?\bname\s*=\s*"([^"]+)"', text, re.S)
+    package = m.group(1) if m else ""
+except (IOError, OSError):
+    pass
+plan = {"package": package, "ids": {}}
+targets = []
+for test_id in spec["ids"]:
+    entry = {"binary": None, "name": "", "file": None, "missing": ""}
+    path, sep, name = test_id.partition("::")
+    if path.endswith(".rs"):
+        entry["file"] = path
+        target = os.path.splitext(os.path.basename(path))[0]
+        if not (path.startswith("tests/") and path.count("/") == 1):
+            entry["missing"] = "witness files are integration tests: tests/<name>.rs"
+        elif not os.path.isfile(path):
+            entry["missing"] = "no such test file"
+        entry["binary"], entry["name"] = package + "::" + target, name
+        if not entry["missing"]:
+            targets.append(("--test", target))
+    else:
+        binary, sep2, name = test_id.partition(": ")
+        entry["binary"], entry["name"] = binary, name
+        if "::" in binary:
+            targets.append(("--test", binary.split("::", 1)[1]))
+        else:
+            targets.append(("--lib",))
+    plan["ids"][test_id] = entry
+with open(os.path.join(out_dir, "cargo-plan.json"), "w") as fh:
+    json.dump(plan, fh)
+args = ["cargo", "test", "--no-fail-fast", "--offline"]
+for t in dict.fromkeys(targets):
+    args += list(t)
+if not targets:
+    sys.exit(5)
+env = dict(os.environ, CARGO_TERM_COLOR="never", RUST_BACKTRACE="0")
+print("TJ_CARGO " + " ".join(args), flush=True)
+with open(os.path.join(out_dir, "cargo-test.log"), "wb") as log:
+    code = subprocess.call(args, stdout=log, stderr=subprocess.STDOUT, env=env)
+sys.exit(code)
+'''
+
+_RUNNING = re.compile(r"^\s*Running (?:unittests )?(\S+)")
+_RESULT = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)\b")
+_SECTION = re.compile(r"^---- (\S+) stdout ----$")
+
+
+class CargoTestRunner:
+    """`cargo test`; see the module docstring for ids and outcome keys."""
+
+    name = "cargo test"
+    witness_hint = ("a new integration test `tests/tj_<topic>.rs` using the crate's public API "
+                    "(`use <crate>::...;`) with `#[test]` functions; run_tests takes the file's path "
+                    "or `path::<test fn>` (T0's ids read `<package>: <module::test>` or "
+                    "`<package>::<target>: <test>`)")
+    inline_command = PytestRunner.inline_command  # the same python3 wrapper: files in, reports out
+
+    @staticmethod
+    def grader_ids(path: str, outcomes: dict) -> list[str]:
+        target = path.rsplit("/", 1)[-1].removesuffix(".rs")
+        return sorted(n for n in outcomes if "::" in n.split(": ", 1)[0]
+                      and n.split(": ", 1)[0].endswith("::" + target) and ": " in n)
+
+    def support_files(self) -> dict[str, str]:
+        return {LAUNCHER_PATH: LAUNCHER}
+
+    def new_out_dir(self) -> str:
+        return f"{OUT_ROOT}/run-{secrets.token_hex(6)}"
+
+    def command(self, test_ids: list[str], *, workdir: str, out_dir: str
+                ) -> tuple[list[str], dict[str, str], dict[str, str]]:
+        spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "out_dir": out_dir})
+        if len(spec) < 64 * 1024:
+            return ["python3", LAUNCHER_PATH, f"{out_dir}/spec.json"], {"TJ_SPEC": spec}, {}
+        return ["python3", LAUNCHER_PATH, f"{out_dir}/spec.json"], {}, {f"{out_dir}/spec.json": spec}
+
+    def report_paths(self, out_dir: str) -> list[str]:
+        return [f"{out_dir}/{LOG}", f"{out_dir}/{PLAN}"]
+
+    def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
+              ) -> dict[str, TestOutcome]:
+        def report(suffix: str) -> bytes | None:
+            return next((v for k, v in reports.items() if k.endswith(suffix)), None)
+
+        try:
+            plan = json.loads(report(PLAN) or b"{}")
+        except ValueError:
+            plan = {}
+        log = (report(LOG) or b"").decode(errors="replace")
+        results, messages = read_log(log, plan.get("package", ""))
+        compile_error = _compile_error(log) if not results else ""
+        outcomes: dict[str, TestOutcome] = {}
+        for test_id in test_ids:
+            entry = (plan.get("ids") or {}).get(test_id)
+            if entry is None:
+                status = "timed_out" if result.timed_out else "error"
+                outcomes[test_id] = TestOutcome(test_id, status, "cargo test did not start: "
+                                                + trim(log or result.output, 1000))
+                continue
+            if entry.get("missing"):
+                outcomes[test_id] = TestOutcome(test_id, "not_found", entry["missing"])
+                continue
+            binary, name = entry["binary"], entry["name"]
+            mine = [(n, s) for (b, n), s in results.items() if b == binary
+                    and (not name or n == name or n.startswith(name + "::"))]
+            if entry.get("file"):
+                for n, s in mine:
+                    message = messages.get((binary, n), "")
+                    outcomes[f"{entry['file']}::{n}"] = TestOutcome(f"{entry['file']}::{n}", s, message)
+                    outcomes[f"{binary}: {n}"] = TestOutcome(f"{binary}: {n}", s, message)
+            if mine:
+                status = aggregate([s for _, s in mine])
+                bad = next((n for n, s in mine if s == status), mine[0][0])
+                outcomes[test_id] = TestOutcome(test_id, status, messages.get((binary, bad), ""))
+            elif compile_error:
+                outcomes[test_id] = TestOutcome(test_id, "error", "build failed: " + compile_error)
+            elif result.timed_out:
+                outcomes[test_id] = TestOutcome(test_id, "timed_out", "the test run hit its timeout")
+            else:
+                outcomes[test_id] = TestOutcome(test_id, "not_found", "no such test ran")
+        return outcomes
+
+
+def read_log(log: str, package: str):
+    """({(binary id, test name): status}, {(binary id, test name): failure output})."""
+    results: dict[tuple[str, str], str] = {}
+    messages: dict[tuple[str, str], str] = {}
+    binary = package
+    section: tuple[str, str] | None = None
+    for line in log.splitlines():
+        m = _RUNNING.match(line)
+        if m:
+            source = m.group(1)
+            target = source.rsplit("/", 1)[-1].removesuffix(".rs")
+            binary = f"{package}::{target}" if source.startswith("tests/") else package
+            section = None
+            continue
+        m = _RESULT.match(line)
+        if m:
+            results[(binary, m.group(1))] = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}[m.group(2)]
+            continue
+        m = _SECTION.match(line)
+        if m:
+            section = (binary, m.group(1))
+            messages[section] = ""
+            continue
+        if section is not None:
+            if line.startswith("failures:") or line.startswith("test result:"):
+                section = None
+            else:
+                messages[section] = trim(messages[section] + line + "\n", 2000)
+    return results, messages
+
+
+def _compile_error(log: str) -> str:
+    lines = log.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith("error")), None)
+    return trim("\n".join(lines[start:start + 40]), 2000) if start is not None else ""
