@@ -191,5 +191,5 @@ def read_log(log: str, package: str):
 
 def _compile_error(log: str) -> str:
     lines = log.splitlines()
-    start = next((i for i, l in enumerate(lines) if l.startswith("error")), None)
+    start = next((i for i, line in enumerate(lines) if line.startswith("error")), None)
     return trim("\n".join(lines[start:start + 40]), 2000) if start is not None else ""
