@@ -97,6 +97,3 @@ class ScriptedImplementer(IndependentImplementer):
             return ScriptedChatModel(self._submit(ctx.task.id, script, data, index), str(script))
         turns = [[_step_call(step)] for step in data.get("steps", [])]
         return ScriptedChatModel(turns + self._submit(ctx.task.id, script, data, 0), str(script))
-
-    def recorded_versions(self, task_id: str) -> int:
-        return len(self._script(task_id)[1]["versions"])
