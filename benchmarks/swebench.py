@@ -288,6 +288,15 @@ class _Verdicts:
         self.reports: dict[tuple[str, str, str], bool] = {}
         self.resolved_lists: dict[tuple[str, str | None], set[str]] = {}
         self.sources: dict[tuple[str, str, str], str] = {}  # only report.json verdicts
+        self._by_instance: dict[tuple[str, str], list[bool]] | None = None
+
+    def _reports_of(self, model: str, instance: str) -> list[bool]:
+        # Indexed once: a scan of every report per trial made loading quadratic.
+        if self._by_instance is None:
+            self._by_instance = {}
+            for (m, _r, i), v in self.reports.items():
+                self._by_instance.setdefault((m, i), []).append(v)
+        return self._by_instance.get((model, instance), [])
 
     def get(self, model: str, run: str, instance: str, single_run: bool) -> bool | None:
         if (model, run, instance) in self.reports:
@@ -295,7 +304,7 @@ class _Verdicts:
         if (model, run) in self.resolved_lists:
             return instance in self.resolved_lists[(model, run)]
         if single_run:
-            found = [v for (m, _r, i), v in self.reports.items() if m == model and i == instance]
+            found = self._reports_of(model, instance)
             if len(found) == 1:
                 return found[0]
             lists = [ids for (m, _r), ids in self.resolved_lists.items() if m == model]
@@ -312,11 +321,14 @@ def _load_reports(folder: Path, bench: Benchmark, verdicts: _Verdicts) -> None:
     for dirpath, _dirs, files in os.walk(folder):
         if "report.json" not in files:
             continue
-        path = Path(dirpath) / "report.json"
-        model = model_key(path.parent.parent.name)  # <run>/<model>/<instance>/report.json
-        run = path.parent.parent.parent.name
+        # plain strings, not Path: this loop runs once per trial of the whole benchmark
+        path = os.path.join(dirpath, "report.json")
+        run_dir, model_dir = os.path.split(os.path.dirname(dirpath))  # <run>/<model>/<instance>/
+        model = model_key(model_dir)
+        run = os.path.basename(run_dir)
         try:
-            data = json.loads(path.read_bytes())
+            with open(path, "rb") as fh:
+                data = json.loads(fh.read())
         except (OSError, json.JSONDecodeError, RecursionError) as exc:
             bench.skipped.append(Skipped(str(path), None, f"unreadable report: {exc}"))
             continue

@@ -49,16 +49,20 @@ def _strip(name: str | None) -> str | None:
     return name[2:] if name.startswith(("a/", "b/")) else name
 
 
-def _convert(pf: PatchedFile) -> FileDiff | None:
+def _header(pf: PatchedFile) -> tuple[str | None, str | None, str]:
+    """(path, old path, status) of one file section, from its headers alone."""
     old, new = _strip(pf.source_file), _strip(pf.target_file)
     if pf.is_removed_file:
-        status, path = "deleted", old or new
-    elif pf.is_added_file:
-        status, path = "added", new or old
-    elif pf.is_rename or (old and new and old != new):
-        status, path = "renamed", new
-    else:
-        status, path = "modified", new or old
+        return old or new, old, "deleted"
+    if pf.is_added_file:
+        return new or old, old, "added"
+    if pf.is_rename or (old and new and old != new):
+        return new, old, "renamed"
+    return new or old, old, "modified"
+
+
+def _convert(pf: PatchedFile) -> FileDiff | None:
+    path, old, status = _header(pf)
     if not path:
         return None
     out = FileDiff(path=path, old_path=old, status=status, binary=bool(pf.is_binary_file),
@@ -143,22 +147,28 @@ def _parse(text: str) -> list[PatchedFile]:
     return files
 
 
-def parse_diff(patch: str | None) -> list[FileDiff]:
-    """Every file of a (git or plain) unified diff. Broken sections are skipped, never fatal."""
+def _sections(patch: str | None) -> list[PatchedFile]:
     if not patch or not patch.strip():
         return []
-    text = patch if patch.endswith("\n") else patch + "\n"
-    out = [_convert(pf) for pf in _parse(text)]
+    return _parse(patch if patch.endswith("\n") else patch + "\n")
+
+
+def parse_diff(patch: str | None) -> list[FileDiff]:
+    """Every file of a (git or plain) unified diff. Broken sections are skipped, never fatal."""
+    out = [_convert(pf) for pf in _sections(patch)]
     return [f for f in out if f is not None]
 
 
 def touched_files(patch: str | None) -> tuple[str, ...]:
     """Files a diff creates, edits, deletes or renames (both names), in order of first mention."""
     seen: dict[str, None] = {}
-    for f in parse_diff(patch):
-        if f.old_path:
-            seen.setdefault(f.old_path, None)
-        seen.setdefault(f.path, None)
+    for pf in _sections(patch):
+        path, old, _status = _header(pf)  # headers only: loaders call this for every task
+        if not path:
+            continue
+        if old:
+            seen.setdefault(old, None)
+        seen.setdefault(path, None)
     return tuple(seen)
 
 
