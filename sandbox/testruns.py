@@ -12,8 +12,8 @@ from typing import Callable
 
 from .api import ExecResult, TestOutcome, TestRun, WorldRef
 from .canaries import judge, make_canaries, void
-from .containers import get_dir, init_pid, put_files
-from .execs import ExecHandle, run_exec
+from .containers import ROOT_USER, TRIAL_HOME, TRIAL_NAME, get_dir, init_pid, put_files
+from .execs import ExecHandle, as_user, run_exec
 from .output import OutputCollector
 from .prepare_script import RESTORE
 from .runners import get_runner
@@ -30,7 +30,8 @@ def restore_harness(client_factory: Callable, container, world: WorldRef,
     handle = ExecHandle(client_factory, container.id, init_pid(container))
     handles.append(handle)
     result = run_exec(handle, ["bash", "-c", RESTORE, "restore", world.workdir], cwd="/", env={},
-                      timeout=60, collector=OutputCollector("restore", keep_log=False))
+                      timeout=60, collector=OutputCollector("restore", keep_log=False),
+                      user=ROOT_USER if world.user else None)
     if result.exit_code != 0:
         from .errors import SandboxError
         raise SandboxError(f"{world.name}: restoring harness files failed: {result.output[-300:]}")
@@ -73,10 +74,13 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
         mark = new_mark()
         restore_argv = ["bash", "-c", RESTORE, "restore", world.workdir] if restore else None
         run_argv, run_env = inline(argv, env, encode_files({**support, **candidates}), mark, out_dir,
-                                   restore=restore_argv, cpu_seconds=cpu_seconds)
+                                   restore=restore_argv, cpu_seconds=cpu_seconds,
+                                   workdir=world.workdir, user=world.user)
         collector = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
+        # The wrapper runs as root (it drops to the trial user for the tests, sandbox/runners/
+        # pytest_runner.WRAPPER): the tests can neither signal nor read it.
         result = _run(client_factory, container, handles, run_argv, world.workdir, run_env, timeout,
-                      collector)
+                      collector, user=ROOT_USER if world.user else None)
         report = collector.report
         if report is not None and report.get("restore_failed") is not None:
             from .errors import SandboxError
@@ -96,10 +100,16 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
             put_files(container, support)
             neutralised = restore_harness(client_factory, container, world, handles)
             support = {}
-        put_files(container, {**support, **candidates})
+        # Copied in as the trial user's files (out_dir too): the tests run as that user here.
+        owner = int(world.user.split(":")[0]) if world.user else 0
+        put_files(container, support, owner=owner, dirs=(out_dir,))
+        put_files(container, candidates, owner=owner)
         collector = OutputCollector(f"tests-{world.name}", on_output)
-        result = _run(client_factory, container, handles, argv, world.workdir, env, timeout,
-                      collector)
+        run_argv, user = argv, None
+        if world.user:
+            run_argv, user = as_user(argv, world.user, TRIAL_HOME, TRIAL_NAME), ROOT_USER
+        result = _run(client_factory, container, handles, run_argv, world.workdir, env, timeout,
+                      collector, user=user)
     result.argv = list(argv)
     if report is not None:
         found = report["reports"]
@@ -159,7 +169,9 @@ def restore_names(outcomes: dict[str, TestOutcome], names: dict[str, str]) -> di
 
 
 def _run(client_factory: Callable, container, handles: list[ExecHandle], argv: list[str],
-         workdir: str, env: dict[str, str], timeout: float | None, collector) -> ExecResult:
+         workdir: str, env: dict[str, str], timeout: float | None, collector,
+         user: str | None = None) -> ExecResult:
     handle = ExecHandle(client_factory, container.id, init_pid(container))
     handles.append(handle)
-    return run_exec(handle, argv, cwd=workdir, env=env, timeout=timeout, collector=collector)
+    return run_exec(handle, argv, cwd=workdir, env=env, timeout=timeout, collector=collector,
+                    user=user)

@@ -172,6 +172,36 @@ return a + b
     assert res.exit_code == 1  # a fresh container from the snapshot: nothing leaked
 
 
+def probes(output: str) -> dict[str, str]:
+    return dict(line.split(" ", 2)[1:] for line in output.splitlines()
+                if line.startswith("HOSTILE-PROBE ") and line.count(" ") >= 2)
+
+
+async def test_trial_code_runs_unprivileged_on_a_read_only_root(task):
+    """Tests and commands in a world run as an unprivileged user on a read-only root filesystem:
+    the trial writes its repo and /tmp only, cannot give files to root, become root, or reach
+    the process that reports results; a correct trial still passes."""
+    trial = trial_for(task, "escalator", {"calc/__init__.py": hostile_source("escalate.py")})
+    async with Sandbox(session="hostile-escalate", limits=HOSTILE_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        run = await sb.run_tests(world, T0)
+        shell = await sb.exec(world, "id -u; touch /etc/hostile; touch /usr/hostile; "
+                                     "touch calc/ok && echo repo-ok; chown 0 calc/ok || echo no-chown; "
+                                     "grep CapEff /proc/self/status")
+    assert run.all_passed and run.canaries == "ok", {k: o.status for k, o in run.outcomes.items()}
+    seen = probes(run.exec.output)
+    for name in ("write-etc", "write-usr", "write-root-home", "patch-pytest", "patch-runner",
+                 "chown-to-root", "setuid-root", "signal-reporter", "read-reporter-env"):
+        assert seen.get(name, "").startswith("refused:"), (name, seen)
+    assert seen["write-repo"] == "done" and seen["write-tmp"] == "done"
+    assert seen["uid"] != "0" and seen["CapEff"] == "0000000000000000" and seen["NoNewPrivs"] == "1"
+    assert world.user and world.user.split(":")[0] == seen["uid"]
+    out = shell.output
+    assert out.splitlines()[0] == seen["uid"]
+    assert "Read-only file system" in out and "repo-ok" in out and "no-chown" in out
+    assert "CapEff:\t0000000000000000" in out
+
+
 async def test_deleting_the_tests_is_reported_and_undone_for_witness_runs(task):
     trial = trial_for(task, "deleter", {"calc/__init__.py": calc_with("return a + b"),
                                         "tests/test_sub.py": None})
@@ -237,22 +267,29 @@ async def test_library_level_pytest_patch_is_never_certified(task):
     assert "proven tampering" in witness.outcomes["tests/test_witness_add.py"].message
 
 
-DISK_LIMITS = Limits(memory_mb=256, pids=128, cpus=1.0, disk_mb=256, file_mb=64)
+DISK_LIMITS = Limits(memory_mb=384, pids=128, cpus=1.0, disk_mb=64, file_mb=48)
 
 
-async def test_disk_fill_is_killed_at_the_disk_limit(task):
-    """Overlay on ext4 has no quota: the writable layer is measured while the run goes on and
-    the run is killed past disk_mb; one file cannot pass file_mb (RLIMIT_FSIZE)."""
+async def test_disk_fill_stops_at_the_writable_tmpfs_quota(task):
+    """The root filesystem is read-only; the repo and /tmp are tmpfs mounts of disk_mb each, so
+    a fill gets ENOSPC there and EROFS everywhere else, and nothing reaches the host's disk; one
+    file cannot pass file_mb (RLIMIT_FSIZE)."""
     trial = trial_for(task, "filler", {"calc/__init__.py": hostile_source("disk_fill.py")})
     async with Sandbox(session="hostile-disk", limits=DISK_LIMITS) as sb:
         world = await sb.prepare(task, "model", trial)
         started = time.monotonic()
-        run = await sb.run_tests(world, T0, timeout=120)
+        run = await sb.run_tests(world, list(F2P), timeout=120)
         took = time.monotonic() - started
         big = await sb.exec(world, ["python3", "-c", "open('/tmp/big', 'wb').write(bytes(100 << 20))"])
-    assert run.exec.limit_hit == "disk" and not run.exec.timed_out and took < 60
-    assert run.status(F2P[0]) != "passed" and "disk limit" in run.outcomes[F2P[0]].message
-    assert big.exit_code != 0 and big.limit_hit == ""  # stopped by the file-size limit
+    assert not run.exec.timed_out and took < 60 and run.status(F2P[0]) == "failed"
+    filled = {line.split()[1]: line.split()[2:] for line in run.exec.output.splitlines()
+              if line.startswith("HOSTILE-FILLED ")}
+    assert set(filled) == {"/tmp", "/app", "/var/tmp", "/"}, run.exec.output[-2000:]
+    for folder in ("/tmp", "/app"):
+        mib, error = filled[folder]
+        assert int(mib) <= 64 and error == "No-space-left-on-device", (folder, mib, error)
+    assert filled["/var/tmp"] == ["0", "Read-only-file-system"] == filled["/"]
+    assert big.exit_code != 0 and "File too large" in big.output  # the file-size limit
 
 
 async def test_task_memory_request_is_capped_by_the_ceiling(task):
