@@ -5,15 +5,13 @@ Small candidate sets travel with the exec and the reports come back on its stdou
 (sandbox/trailer.py); otherwise they are copied in and out with put/get archive."""
 from __future__ import annotations
 
-import dataclasses
-import secrets
-from pathlib import PurePosixPath
 from typing import Callable
 
-from .api import ExecResult, TestOutcome, TestRun, WorldRef
+from .api import ExecResult, TestRun, WorldRef
 from .canaries import judge, make_canaries, void
 from .containers import ROOT_USER, TRIAL_HOME, TRIAL_NAME, get_dir, init_pid, put_files
 from .execs import ExecHandle, as_user, run_exec
+from .hidden_names import HiddenNames, hide
 from .output import OutputCollector
 from .prepare_script import RESTORE
 from .runners import get_runner
@@ -46,12 +44,12 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
     runner = get_runner(world.framework)
     out_dir = runner.new_out_dir()
     test_ids = list(dict.fromkeys(test_ids))
-    # Candidate test files run under fresh random names (the trial's code cannot single out a
-    # witness by its file name); ids and messages are mapped back afterwards. Not in a live
-    # container (an agent's session), where the agent expects its file where it put it.
-    names = unpredictable_names(files or {}) if rename else {}
-    run_ids = [rename_id(i, names) for i in test_ids]
-    run_files = {names.get(p, p): text for p, text in (files or {}).items()}
+    # Candidate test files and their tests run under fresh random names (the trial's code cannot
+    # single out a witness by its file or function name); ids and messages are mapped back
+    # afterwards (sandbox/hidden_names.py). Not in a live container (an agent's session), where
+    # the agent expects its file where it put it.
+    hidden, run_files = hide(files or {}) if rename else (HiddenNames(), dict(files or {}))
+    run_ids = [hidden.run_id(i) for i in test_ids]
     canary = None
     if world.kind == "model" and getattr(runner, "canaries", False):
         canary = make_canaries(run_ids, list(run_files))
@@ -127,45 +125,11 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
         channel_cut = inline is not None and report is None and not result.timed_out
         check = judge(canary, observed, result.timed_out, channel_cut)
         outcomes = void(outcomes, check)
-    outcomes = restore_names(outcomes, names)
+    outcomes = hidden.restore(outcomes)
     return TestRun(world=world.name, test_ids=test_ids, outcomes=outcomes, exec=result,
                    files=dict(files or {}), neutralised=neutralised or [],
                    canaries=check.verdict if check else "",
                    tampering=list(check.problems) if check and check.verdict != "ok" else [])
-
-
-def unpredictable_names(files: dict[str, str]) -> dict[str, str]:
-    """repo path -> the random name it runs under, for candidate test modules (not conftest.py,
-    not helpers: those are imported by name)."""
-    names: dict[str, str] = {}
-    for path in files:
-        p = PurePosixPath(path)
-        if p.suffix != ".py" or not (p.name.startswith("test_") or p.name.endswith("_test.py")):
-            continue
-        token = secrets.token_hex(4)
-        new = (f"test_{p.stem[5:]}_{token}.py" if p.name.startswith("test_")
-               else f"{p.stem[:-5]}_{token}_test.py")
-        names[path] = str(p.with_name(new))
-    return names
-
-
-def rename_id(test_id: str, names: dict[str, str]) -> str:
-    path, sep, rest = test_id.partition("::")
-    return names.get(path, path) + sep + rest
-
-
-def restore_names(outcomes: dict[str, TestOutcome], names: dict[str, str]) -> dict[str, TestOutcome]:
-    if not names:
-        return outcomes
-    back = {new: old for old, new in names.items()}
-    out = {}
-    for node, outcome in outcomes.items():
-        node = rename_id(node, back)
-        message = outcome.message
-        for new, old in back.items():
-            message = message.replace(new, old)
-        out[node] = dataclasses.replace(outcome, id=node, message=message)
-    return out
 
 
 def _run(client_factory: Callable, container, handles: list[ExecHandle], argv: list[str],

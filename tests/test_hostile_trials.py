@@ -254,6 +254,25 @@ async def test_forged_trailer_and_rewritten_report_are_never_certified(task):
     assert "tests/test_witness_add.py" not in witness.exec.output  # ran under a random name
 
 
+SNIFFED = {"tests/test_witness_add.py": "from calc import add\n\n\nclass TestAddWitness:\n"
+                                         "    def test_add_sums(self):\n"
+                                         "        assert add(40, 3) == 43\n"}
+
+
+async def test_a_trial_cannot_single_out_a_witness_by_its_names(task):
+    """The trial computes correctly only when called from a test named like the witness (file,
+    function, PYTEST_CURRENT_TEST): the witness runs under random file, class and function names,
+    so it refutes the trial, and is reported under the names its author gave it."""
+    trial = trial_for(task, "sniffer", {"calc/__init__.py": hostile_source("name_sniffer.py")})
+    witness_id = "tests/test_witness_add.py::TestAddWitness::test_add_sums"
+    async with Sandbox(session="hostile-sniffer", limits=HOSTILE_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        run = await sb.run_tests(world, [witness_id], files=SNIFFED, isolate_harness=True)
+    assert run.canaries == "ok" and run.status(witness_id) == "failed", run.outcomes
+    assert "test_add_sums" in run.outcomes[witness_id].message  # mapped back for the reader
+    assert "TestAddWitness" not in run.exec.output and "test_add_sums" not in run.exec.output
+
+
 async def test_library_level_pytest_patch_is_never_certified(task):
     """Library code (not a harness file, nothing to restore) patches pytest's reports with the
     module name built from chr(): the witness run is void, never a pass."""
