@@ -167,6 +167,14 @@ class _ViewScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
+class ReportTextScreen(_ViewScreen):
+    """A plain-text report (the same lines the CLI prints), scrollable."""
+
+    def __init__(self, title: str, text: str, subtitle: str = ""):
+        super().__init__(title, untrusted(text), subtitle)
+        self.text = text
+
+
 class PromptScreen(_ViewScreen):
     """The task prompt P: the only authority the reviewer and the operator judge against."""
 
