@@ -7,10 +7,10 @@ from __future__ import annotations
 from engine_fakes import FakeReviewer, FakeSandbox, make_benchmark, make_task, make_trial
 from fake_openai_server import FakeOpenAIServer, Reply
 
-from testjack_tui.diffs import parse_diff
-from testjack_tui.engine.ambiguity import quote_in_prompt
+from claims_check import unbacked
+
 from testjack_tui.engine.detectors.signals import Evidence
-from testjack_tui.engine.explanations import BY_AGENT, PARTS, REF_KINDS, Facts, Run, explain
+from testjack_tui.engine.explanations import BY_AGENT, PARTS, Facts, Run, explain
 
 P = ("Add `parse_duration(text)` to recordkit/durations.py. It knows the units `ms`, `s`, `m`, `h`, "
      "`d` (days) and `w` (weeks), and compound values such as `1h30m` add up.")
@@ -42,27 +42,6 @@ def facts(**agent) -> Facts:
                  requirement="the unit w (weeks) is accepted", klass="explicit", quote="`d` (days) and `w` (weeks)",
                  reference=Run("passed", "", KEYS["reference"]), model=Run("failed", FAILURE, KEYS["model"]),
                  agent=agent or None)
-
-
-def unbacked(claims, *, prompt: str, patch: str, run_keys, test_ids) -> list[str]:
-    """Every ref of every claim, checked against what exists."""
-    added = {(fd.path, line.number): line.text for fd in parse_diff(patch) for line in fd.added}
-    problems = []
-    for c in claims:
-        c = c if isinstance(c, dict) else c.to_dict()
-        if not c["refs"]:
-            problems.append(f"{c['part']}: {c['text']!r} points at nothing")
-        for r in c["refs"]:
-            kind, ref = r["kind"], r["ref"]
-            ok = {"run": lambda: ref in run_keys, "test": lambda: ref in test_ids,
-                  "quote": lambda: quote_in_prompt(ref, prompt),
-                  "diff": lambda: ":" not in ref or (
-                      (ref.rsplit(":", 1)[0], int(ref.rsplit(":", 1)[1])) in added
-                      and added[(ref.rsplit(":", 1)[0], int(ref.rsplit(":", 1)[1]))].strip() == r["excerpt"].strip())
-                  }[kind]()
-            if kind not in REF_KINDS or not ok:
-                problems.append(f"{c['part']}: {kind} {ref!r} does not exist")
-    return problems
 
 
 def test_the_agents_finding_is_the_explanation_and_every_claim_points_at_evidence():
