@@ -19,9 +19,9 @@ from testjack_tui.errors import InputError, SandboxError
 
 
 def _load(benchmark: Path, task_ids: list[str] | None):
-    from benchmarks import load_benchmark
+    from . import load_with_warnings
 
-    bench = load_benchmark(benchmark)
+    bench = load_with_warnings(benchmark)
     tasks = list(bench.tasks.values())
     if task_ids:
         # A task is named by its id or by its folder (DeepSWE ids carry an "org/" prefix).
@@ -82,8 +82,6 @@ def register(app: typer.Typer) -> None:
         except InputError as exc:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2)
-        for skipped in bench.skipped:  # the same one line per bad input as `list`
-            echo(f"warning: skipped {skipped}", err=True)
         total = sum(2 + len(bench.trials_of(t.id)) for t in tasks)
         show_bar = sys.stderr.isatty() and not as_json
         with typer.progressbar(length=total, label="verifying", file=sys.stderr,
