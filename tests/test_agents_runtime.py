@@ -80,7 +80,7 @@ async def test_streamed_tool_calls_become_a_candidate(server):
     outcome, events, ledger, tools = await run_audit(server, [
         Reply(text="Looking at the patch first.", tool_calls=[("view_diff", {})]),
         Reply(tool_calls=[("run", {"world": "model", "command": "echo hi"}),
-                          ("read_file", {"world": "reference", "path": "calc.py"})], pieces=5),
+                          ("read_file", {"world": "model", "path": "calc.py"})], pieces=5),
         write_reply(), submit_reply()])
     [candidate] = outcome.candidates
     assert candidate.id == "calc:trial-1:1.v1"
@@ -88,7 +88,7 @@ async def test_streamed_tool_calls_become_a_candidate(server):
     assert candidate.author == "audit" and candidate.attempt == 1
     assert outcome.checklist[0].explicit and outcome.checklist[0].covered_by_t0 is False
     assert tools.written == {"tests/test_tj_negative.py": CANDIDATE}
-    assert ("run", "model", "echo hi") in tools.calls and ("read_file", "reference", "calc.py") in tools.calls
+    assert ("run", "model", "echo hi") in tools.calls and ("read_file", "model", "calc.py") in tools.calls
     text = "".join(e.text for e in events if isinstance(e, AgentOutput))
     assert text == "Looking at the patch first."
     finished = [e for e in events if isinstance(e, ToolCall) and e.finished]
