@@ -263,8 +263,11 @@ class Sandbox:
         async with self._sem:
             container = await self._call(self._start, image, name, task.id, trial_id,
                                          task.environment.memory_mb)
+            handles: list[ExecHandle] = []
             try:
-                result = await self._call(work, container, [])
+                # A writable root (the benchmark's script runs as it would there): measured.
+                result = await self._guard_disk(container.id, handles,
+                                                self._call(work, container, handles))
             except BaseException:
                 await self._remove_shielded(container.id)
                 raise
@@ -336,7 +339,10 @@ class Sandbox:
             container = await self._call(self._start_world, world)
             handles: list[ExecHandle] = []
             try:
-                result = await self._guard_disk(container.id, handles, self._call(work, container, handles))
+                work_done = self._call(work, container, handles)
+                # A read-only root leaves only its sized tmpfs mounts to write: nothing to measure.
+                result = await (work_done if self.limits.read_only
+                                else self._guard_disk(container.id, handles, work_done))
             except BaseException:
                 await self._remove_shielded(container.id)
                 raise
@@ -346,7 +352,9 @@ class Sandbox:
 
     async def _guard_disk(self, container_id: str, handles: list[ExecHandle], work):
         """Await work while measuring the container's writable layer; past limits.disk_mb the
-        commands it runs are killed and the result says so (limit_hit = "disk")."""
+        commands it runs are killed and the result says so (limit_hit = "disk"). For containers
+        with a writable root: the benchmark's own T0 flow, and worlds when limits.read_only is
+        off (overlay on ext4 has no quota)."""
         tripped: list[int] = []
         limit = self.limits.disk_mb * 1024 * 1024
 

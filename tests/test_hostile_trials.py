@@ -383,3 +383,29 @@ def test_kill_9_leaves_no_container_and_no_service_for_long(tmp_path):
     finally:
         if owner.poll() is None:
             owner.kill()
+
+
+def new_file_patch(path: str, text: str) -> str:
+    lines = text.splitlines()
+    body = "".join(f"+{line}\n" for line in lines)
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            f"@@ -0,0 +1,{len(lines)} @@\n{body}")
+
+
+async def test_disk_fill_in_the_benchmarks_own_flow_is_killed_at_the_disk_limit():
+    """The benchmark's test.sh runs on a writable root (as the benchmark runs it): a trial's
+    conftest.py filling the disk there is measured and killed past disk_mb."""
+    from benchmarks import load_benchmark
+
+    bench = load_benchmark(Path(__file__).parent / "fixtures" / "deepswe")
+    task = bench.tasks[next(t for t in bench.tasks if t.endswith("fees-compound"))]
+    filler = hostile_source("disk_fill.py") + "\n\nadd(1, 2)\n"
+    trial = dataclasses.replace(bench.trials_of(task.id)[0], id="fees-compound__filler",
+                                patch=new_file_patch("conftest.py", filler))
+    limits = Limits(memory_mb=512, pids=128, cpus=1.0, disk_mb=64, file_mb=16)
+    async with Sandbox(session="hostile-official-disk", limits=limits) as sb:
+        started = time.monotonic()
+        run = await sb.run_official(task, "model", trial)
+        took = time.monotonic() - started
+    assert run.exec.limit_hit == "disk" and not run.exec.timed_out and took < 90, run.exec.output[-1500:]
+    assert run.reward != 1.0 and not any(o.status == "passed" for o in run.outcomes.values())
