@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import (DataTable, Footer, Header, Input, Label, RichLog, Static, TabbedContent,
+from textual.widgets import (DataTable, Header, Input, Label, RichLog, Static, TabbedContent,
                              TabPane, TextArea)
 from textual.worker import Worker, WorkerState
 
@@ -33,6 +33,7 @@ from testjack_tui.tui.widgets.matrix import ReplayMatrix
 from testjack_tui.tui.widgets.requirements import RequirementsPanel
 from testjack_tui.tui.widgets.trials import STATE_TEXT as TRIAL_STATE_TEXT, TrialsTable
 from testjack_tui.tui.widgets.worlds import WorldsPanel
+from testjack_tui.tui.widgets.footer import QuietFooter
 
 TAB_TITLES = {"trials-tab": ("Trials", "F2"), "candidates-tab": ("Candidates", "F3"), "worlds-tab": ("Worlds", "F4"),
               "agent-tab": ("Agent", "F5"), "editor-tab": ("Editor", "F6"), "log-tab": ("Log", "F7"),
@@ -232,7 +233,7 @@ class AuditScreen(Screen):
                     yield ReplayMatrix(id="matrix")
                 with TabPane("Reqs F9", id="requirements-tab"):
                     yield RequirementsPanel(id="requirements")
-        yield Footer(compact=True)
+        yield QuietFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(CandidatesPanel).operator_judges = self.operator_judges

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import (Checkbox, DataTable, Footer, Header, Input, Label, ProgressBar, Select,
+from textual.widgets import (Checkbox, DataTable, Header, Input, Label, ProgressBar, Select,
                              Static, TabbedContent, TabPane)
 from textual.worker import Worker, WorkerState
 
@@ -20,6 +20,7 @@ from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.recent import display_path
 from testjack_tui.tui.text import clean
+from testjack_tui.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
     from sandbox.verify import TaskVerification
@@ -173,7 +174,7 @@ class SelectionScreen(Screen):
         with Horizontal(id="selection-status"):
             yield Static("", id="selection-summary")
             yield ProgressBar(id="verify-progress", show_eta=False)
-        yield Footer(compact=True)
+        yield QuietFooter(compact=True)
 
     def _form(self) -> ComposeResult:
         f = self.form
