@@ -5,7 +5,8 @@ tests there; it may not read, list or run commands in it (`toolbox.RoleAccess.se
 those tools away, `SandboxTools` refuses them again below the toolbox). What a test run on G
 prints goes back with every line of G's own code withheld — its added lines and its solve
 script — so neither a traceback through G nor a test that makes G's source its failure message
-shows G. Repairs still see what G *does*: outcomes, assertion lines and the values compared.
+shows G; the same goes for the reference run's output a repair is shown (`LLMAuditAgent.repair`).
+Repairs still see what G *does*: outcomes, assertion lines and the values compared.
 
 The worlds an agent may read (null, model) lose their git history beyond HEAD when an agent
 opens them: an environment image cloned with later commits (where the upstream fix lives)
