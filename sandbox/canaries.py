@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from .api import TestOutcome
+from .test_ids import file_of
 
 MUST = ("passed", "failed", "error")
 # Plain words, so a canary's names look like any test's names.
@@ -71,7 +72,7 @@ def make_canaries(test_ids: list[str], existing: list[str] = ()) -> Canaries:
     file in each folder the run's tests live in, so a conftest.py that only reaches one folder
     reaches a canary too. `existing`: other repo-relative paths the run writes (never reused)."""
     rng = random.Random(secrets.randbits(64))
-    paths = [i.split("::")[0] for i in test_ids]
+    paths = [file_of(i) for i in test_ids]  # ids in the benchmark's JUnit scheme too
     # A requested directory would collect the canaries into its own status: keep out of those.
     whole = [p.rstrip("/") for p in paths if not p.endswith(".py")]
     dirs = sorted({str(PurePosixPath(p).parent) for p in paths if p.endswith(".py")})

@@ -26,7 +26,9 @@ def mangle(nodeid: str) -> tuple[str, str]:
 
 
 def is_pytest_id(test_id: str) -> bool:
-    return "::" in test_id.partition("[")[0] or test_id.partition("[")[0].endswith(".py")
+    """A pytest node id, file or directory (a JUnit classname never holds "::" or "/")."""
+    head = test_id.partition("[")[0]
+    return "::" in head or head.endswith(".py") or "/" in head
 
 
 def pytest_to_junit(nodeid: str) -> str:
@@ -41,23 +43,37 @@ def module_of(path: str) -> str:
     return re.sub(r"\.py$", "", path.replace("/", "."))
 
 
-def junit_to_pytest(test_id: str, files: Iterable[str] = ()) -> str:
-    """The pytest node id of a JUnit `classname.name` id (see the module docstring)."""
+def pytest_candidates(test_id: str) -> list[str]:
+    """Every pytest node id a JUnit `classname.name` id can mean, the likeliest first: where the
+    module path ends is not written in the id, so the guess (trailing capitalised parts are
+    classes) comes first, then the other splits from the longest module path down, then the
+    whole id as a file. A pytest node id means itself."""
     if is_pytest_id(test_id):
-        return test_id
+        return [test_id]
     head, bracket, params = test_id.partition("[")
     parts = head.split(".")
     if len(parts) < 2:
-        return test_id
+        return [test_id]
+    guess = len(parts) - 1
+    while guess > 1 and parts[guess - 1][:1].isupper():
+        guess -= 1
+    cuts = [guess] + [c for c in range(len(parts) - 1, 0, -1) if c != guess]
+    found = ["::".join(["/".join(parts[:c]) + ".py", *parts[c:]]) + bracket + params for c in cuts]
+    if not bracket:
+        found.append("/".join(parts) + ".py")
+    return found
+
+
+def junit_to_pytest(test_id: str, files: Iterable[str] = ()) -> str:
+    """The pytest node id of a JUnit `classname.name` id: the candidate whose file is one of
+    `files` (see the module docstring), else the likeliest one."""
+    candidates = pytest_candidates(test_id)
     known = {module_of(f): f for f in files if f.endswith(".py")}
-    for cut in range(len(parts) - 1, 0, -1):
-        module = ".".join(parts[:cut])
-        if module in known:
-            return "::".join([known[module], *parts[cut:]]) + bracket + params
-    cut = len(parts) - 1
-    while cut > 1 and parts[cut - 1][:1].isupper():
-        cut -= 1
-    return "::".join(["/".join(parts[:cut]) + ".py", *parts[cut:]]) + bracket + params
+    for candidate in candidates:
+        path, sep, rest = candidate.partition("::")
+        if module_of(path) in known:
+            return known[module_of(path)] + sep + rest
+    return candidates[0]
 
 
 def file_of(test_id: str, files: Iterable[str] = ()) -> str:

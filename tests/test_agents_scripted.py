@@ -29,7 +29,7 @@ def bench(tmp_path):
                        "quote": "It must raise ValueError for negative input.",
                        "covered_by_t0": False, "implemented": False}],
         "steps": [{"tool": "run", "world": "model", "command": "echo model"},
-                  {"tool": "read_file", "world": "reference", "path": "calc.py"},
+                  {"tool": "read_file", "world": "model", "path": "calc.py"},
                   {"tool": "run_tests", "world": "null", "test_ids": ["tests/test_calc.py::test_double"]}],
         "candidates": [chain]}))
     (scripts / "audits" / "trial-clean.json").write_text(json.dumps(
@@ -53,7 +53,7 @@ async def test_audit_replays_steps_through_the_tools(bench):
     assert agent.label == SCRIPTED_LABEL
     outcome = await agent.audit(make_ctx(tools, trial, events))
     assert ("run", "model", "echo model") in tools.calls
-    assert ("read_file", "reference", "calc.py") in tools.calls
+    assert ("read_file", "model", "calc.py") in tools.calls
     assert tools.calls[2][:2] == ("run_tests", "null")
     [candidate] = outcome.candidates
     assert candidate.id == "calc:trial-1:1.v1" and candidate.origin == "candidates/neg_v1.py"

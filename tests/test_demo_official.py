@@ -87,4 +87,10 @@ def test_harness_edits_outside_t0_survive_the_official_reset(verification):
 
 
 def test_a_t0_test_that_passes_on_null_is_reported_vacuous(verification):
+    from testjack_tui.commands.verify_cmd import render
+
     assert "tests/test_durations_compound.py::test_invalid" in verification["parse-duration-compound"].vacuous
+    # `verify` names it, with what vacuous means, not just a count.
+    printed = render([verification["parse-duration-compound"]]).splitlines()
+    assert "  vacuous: tests/test_durations_compound.py::test_invalid (added, changed or listed as " \
+           "fail-to-pass by T0, yet already passes on the null world)" in printed

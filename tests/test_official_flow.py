@@ -95,3 +95,31 @@ def test_verify_prints_one_line_per_world_when_ids_match_nothing(tmp_path):
     text = CliRunner().invoke(app, ["verify", str(bench), "--task", "convert-roundtrip"]).output
     assert sum("no T0 test produced a result" in line for line in text.splitlines()) == 2
     assert "G does not pass T0 test" not in text
+
+
+def test_witness_and_agent_runs_take_t0_ids_in_the_benchmark_scheme(verified):
+    """An agent (or a witness run) naming T0 tests the way config.json does gets their real
+    outcomes, keyed by the ids it gave, in a fresh container and in a live one."""
+    from sandbox import Sandbox
+    from testjack_tui.agents.tools import format_test_run
+
+    bench, _ = verified
+    task = next(t for t in bench.tasks.values() if t.id.endswith("fees-compound"))
+    ids = ["tests.test_fees.TestCompound.test_hours_minutes", "tests.test_fees.test_parse[1h30m-90]",
+           "tests.test_fees.TestFormat", "tests.test_fees.test_no_such_test"]
+
+    async def runs():
+        async with Sandbox(session="junit-ids", concurrency=1) as sb:
+            ref = await sb.prepare(task, "reference")  # snapshots the verify above already built
+            null = await sb.prepare(task, "null")
+            fresh = await sb.run_tests(ref, ids, timeout=300)
+            async with sb.open(null) as live:
+                agent = await live.run_tests(ids[:2], timeout=300)
+            return fresh, agent
+
+    fresh, agent = asyncio.run(runs())
+    assert {i: o.status for i, o in fresh.outcomes.items()} == {
+        ids[0]: "passed", ids[1]: "passed", ids[2]: "passed", ids[3]: "not_found"}
+    assert {i: o.status for i, o in agent.outcomes.items()} == {ids[0]: "failed", ids[1]: "failed"}
+    shown = format_test_run(agent, "null")
+    assert "tests.test_fees.TestCompound.test_hours_minutes" in shown and "::" not in shown

@@ -1,6 +1,8 @@
 """Pure parts of the sandbox: diffs, harness detection, JUnit mapping, output caps, labels."""
 from __future__ import annotations
 
+import json
+
 import subprocess
 import sys
 
@@ -103,6 +105,25 @@ def test_pytest_runner_fills_in_aggregates_missing_and_collection_errors():
     assert outcomes["tests/test_broken.py::test_z"].status == "error"
     assert outcomes["tests/test_x.py::test_gone"].status == "not_found"
     assert outcomes["tests/test_x.py"].status == "failed"
+
+
+def test_pytest_runner_takes_ids_in_the_benchmarks_junit_scheme_and_answers_in_it():
+    ids = ["tests.test_x.test_ok", "tests.test_x.TestK.test_p[1.5]", "tests.test_x.TestK",
+           "tests.test_broken.test_z", "tests.test_x.test_gone", "tests/test_x.py::test_bad"]
+    runner = PytestRunner()
+    argv, _, files = runner.command(ids, workdir="/app", out_dir="/tmp/tj/r")
+    spec = json.loads(files["/tmp/tj/r/spec.json"])
+    # The launcher gets every node id a JUnit id can mean and runs the one whose file exists.
+    assert spec["alternatives"]["tests.test_x.TestK.test_p[1.5]"][0] == "tests/test_x.py::TestK::test_p[1.5]"
+    assert "tests/test_x.py::test_bad" not in spec["alternatives"]
+    outcomes = runner.parse(ids, {"/tmp/tj/r/junit.xml": JUNIT}, _exec())
+    assert list(outcomes) == ids and all(o.id == i for i, o in outcomes.items())
+    assert outcomes["tests.test_x.test_ok"].status == "passed"
+    assert outcomes["tests.test_x.TestK.test_p[1.5]"].status == "passed"
+    assert outcomes["tests.test_x.TestK"].status == "passed"
+    assert outcomes["tests.test_broken.test_z"].status == "error"
+    assert outcomes["tests.test_x.test_gone"].status == "not_found"
+    assert outcomes["tests/test_x.py::test_bad"].status == "failed"
 
 
 def test_pytest_runner_uses_progress_when_the_run_timed_out():

@@ -34,3 +34,36 @@ async def test_keys_take_effect_and_output_stays_bounded_while_8_worlds_stream()
         assert len(shown.lines) == min(WORLD_LINES, shown.total)
         assert shown.total >= sent[0] // WORLDS - 20
         assert len(screen.inbox) == 0
+
+
+async def test_the_footer_follows_the_keys_and_rebuilds_only_when_they_change():
+    from testjack_tui.tui.widgets.footer import QuietFooter
+
+    def footer_words(screen) -> list[str]:
+        return screen.query_one(QuietFooter).descriptions
+
+    async with streaming_audit_app(load=False) as (app, pilot, screen, sent, stop_stream):
+        footer = screen.query_one(QuietFooter)
+        rebuilt = []
+        original = footer.refresh
+
+        def counted(*args, **kwargs):
+            rebuilt.append(1)
+            return original(*args, **kwargs)
+
+        footer.refresh = counted
+        await switch_tab(app, screen, "f3", "candidates-tab", timeout=30)
+        await pilot.pause(0.2)
+        assert "Follow" not in footer_words(screen) and "Next" in footer_words(screen)
+        rebuilt.clear()
+        # Candidates → Worlds: the same keys apply, so the footer is not even repainted.
+        await switch_tab(app, screen, "f4", "worlds-tab", timeout=30)
+        await pilot.pause(0.2)
+        assert rebuilt == [] and "Next" in footer_words(screen)
+        # The Agent tab has keys of its own: they appear, and go again on the way back.
+        await switch_tab(app, screen, "f5", "agent-tab", timeout=30)
+        await pilot.pause(0.2)
+        assert "Follow" in footer_words(screen) and len(rebuilt) == 1
+        await switch_tab(app, screen, "f3", "candidates-tab", timeout=30)
+        await pilot.pause(0.2)
+        assert "Follow" not in footer_words(screen)

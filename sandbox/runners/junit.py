@@ -10,26 +10,13 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ..api import TestOutcome, TestStatus
-from ..test_ids import mangle, module_of
+from ..test_ids import junit_to_pytest, mangle, module_of
 from .base import trim
 
 
 def _nodeid(classname: str, name: str, file_attr: str, known_files: list[str]) -> str:
-    candidates = ([file_attr] if file_attr else []) + known_files
-    for path in candidates:
-        module = module_of(path)
-        if classname == module:
-            return f"{path}::{name}"
-        if classname.startswith(module + "."):
-            classes = classname[len(module) + 1:].split(".")
-            return "::".join([path, *classes, name])
-    # Unknown file: trailing capitalised parts are classes, the rest is the module path.
-    parts = classname.split(".")
-    split = len(parts)
-    while split > 1 and parts[split - 1][:1].isupper():
-        split -= 1
-    path = "/".join(parts[:split]) + ".py"
-    return "::".join([path, *parts[split:], name])
+    return junit_to_pytest(f"{classname}.{name}" if classname else name,
+                           ([file_attr] if file_attr else []) + known_files)
 
 
 def parse_junit(xml: bytes, test_ids: list[str]) -> tuple[dict[str, TestOutcome], dict[str, str]]:

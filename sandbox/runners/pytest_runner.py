@@ -10,11 +10,13 @@ or where reports go (-x, --lf, --junitxml, ...) are dropped from the repo's conf
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 
 from ..api import ExecResult, TestOutcome
 from .base import OUT_ROOT, aggregate, trim
+from ..test_ids import is_pytest_id, pytest_candidates
 from .junit import parse_junit
 
 LAUNCHER_PATH = f"{OUT_ROOT}/pytest_launch.py"
@@ -37,6 +39,15 @@ os.chdir(workdir)
 out_dir = os.path.dirname(spec["junit"])
 if not os.path.isdir(out_dir):
     os.makedirs(out_dir)
+# An id in the benchmark's JUnit scheme (`tests.test_x.TestY.test_z`) comes with the node ids it
+# can mean (sandbox/test_ids.pytest_candidates); the one whose file exists here is run.
+def resolve(test_id):
+    choices = spec.get("alternatives", {}).get(test_id)
+    if not choices:
+        return test_id
+    return next((c for c in choices if os.path.exists(c.split("::")[0])), choices[0])
+
+spec["ids"] = [resolve(i) for i in spec["ids"]]
 files = []
 for test_id in spec["ids"]:
     path = test_id.split("::")[0]
@@ -266,8 +277,9 @@ sys.exit(128 - _tj_code if _tj_code < 0 else _tj_code)
 class PytestRunner:
     name = "pytest"
     canaries = True  # sandbox/canaries.py writes pytest test files
-    witness_hint = ("for example `tests/test_tj_<topic>.py`; run_tests takes the file's path or "
-                    "`path::test_name`")
+    witness_hint = ("for example `tests/test_tj_<topic>.py`; run_tests takes the file's path, "
+                    "`path::test_name`, or an id in the benchmark's own `module.Class.test_name` "
+                    "scheme")
 
     @staticmethod
     def grader_ids(path: str, outcomes: dict) -> list[str]:
@@ -284,8 +296,9 @@ class PytestRunner:
 
     def command(self, test_ids: list[str], *, workdir: str, out_dir: str
                 ) -> tuple[list[str], dict[str, str], dict[str, str]]:
+        alternatives = {i: pytest_candidates(i) for i in test_ids if not is_pytest_id(i)}
         spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "junit": f"{out_dir}/junit.xml",
-                           "progress": f"{out_dir}/progress.jsonl"})
+                           "progress": f"{out_dir}/progress.jsonl", "alternatives": alternatives})
         env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PY_COLORS": "0"}
         # The spec goes in as a file the launcher deletes once read (not through the environment).
         files = {f"{out_dir}/spec.json": spec}
@@ -312,6 +325,19 @@ class PytestRunner:
 
     def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
               ) -> dict[str, TestOutcome]:
+        """Outcomes keyed by the ids as given: an id in the benchmark's JUnit scheme gets the
+        outcome of whichever of its candidate node ids ran."""
+        candidates = {i: pytest_candidates(i) for i in test_ids}
+        node_ids = list(dict.fromkeys(c for cs in candidates.values() for c in cs))
+        found = self._parse_nodes(node_ids, reports, result)
+        outcomes: dict[str, TestOutcome] = {}
+        for test_id, cs in candidates.items():
+            got = next((found[c] for c in cs if found[c].status != "not_found"), found[cs[0]])
+            outcomes[test_id] = got if got.id == test_id else dataclasses.replace(got, id=test_id)
+        return outcomes
+
+    def _parse_nodes(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
+                     ) -> dict[str, TestOutcome]:
         junit = next((v for k, v in reports.items() if k.endswith("junit.xml")), None)
         progress = next((v for k, v in reports.items() if k.endswith("progress.jsonl")), None)
         outcomes: dict[str, TestOutcome] = {}

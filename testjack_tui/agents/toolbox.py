@@ -2,7 +2,8 @@
 
 What each role may see is decided here, not in the prompt: the task-analysis role and the
 reviewer only reach the null world (never G, never a trial); only the audit role sees the
-trial's diff and the evidence. Output is fenced as data and cut into pages of at most
+trial's diff and the evidence, and it reaches the reference world only through `run_tests`
+(a sealed world: no commands, no file reads, G's code withheld from test output; see `sealed`). Output is fenced as data and cut into pages of at most
 MAX_OUTPUT characters at line ends; the first page says how many there are and `read_more`
 returns the others, so nothing is lost in a cut.
 """
@@ -17,6 +18,7 @@ from typing import Any, Callable
 from testjack_tui.engine.roles import BudgetExceeded, WorldTools
 
 from .schemas import SUBMIT_SCHEMAS, schema_errors
+from .sealed import SEALED_WORLDS
 from .untrusted import Fence
 
 MAX_OUTPUT = 12_000
@@ -31,10 +33,16 @@ class RoleAccess:
     evidence: bool = False
     run: bool = True
     write: bool = True
+    sealed: tuple[str, ...] = ()  # worlds where only run_tests is allowed
+
+    @property
+    def readable(self) -> tuple[str, ...]:
+        return tuple(w for w in self.worlds if w not in self.sealed)
 
 
 ACCESS = {
-    "audit": RoleAccess(worlds=("null", "reference", "model"), diff=True, evidence=True),
+    "audit": RoleAccess(worlds=("null", "reference", "model"), diff=True, evidence=True,
+                        sealed=tuple(sorted(SEALED_WORLDS))),
     "task_analysis": RoleAccess(worlds=("null",)),
     "reviewer": RoleAccess(worlds=("null",), run=False, write=False),
 }
@@ -77,11 +85,14 @@ class Toolbox:
         return SUBMIT_SCHEMAS[self.phase]
 
     def schemas(self) -> list[dict]:
-        worlds = list(self.access.worlds)
-        world = {"type": "string", "enum": worlds,
-                 "description": "null = repo before any change"
-                 + (", reference = with the reference solution, model = with the trial's patch"
-                    if len(worlds) > 1 else "")}
+        def world_arg(worlds: tuple[str, ...]) -> dict:
+            names = {"null": "null = repo before any change",
+                     "reference": "reference = with the reference solution (tests only; its code is withheld)",
+                     "model": "model = with the trial's patch"}
+            return {"type": "string", "enum": list(worlds),
+                    "description": ", ".join(names.get(w, w) for w in worlds)}
+        world = world_arg(self.access.readable)
+        test_world = world_arg(self.access.worlds)
         specs: list[tuple[str, str, dict, list[str]]] = []
         if self.access.run:
             specs.append(("run", "Run a shell command (sh) in a container of the world (cwd = repo root, no network; "
@@ -96,7 +107,8 @@ class Toolbox:
         if self.access.run:
             specs.append(("run_tests", "Run tests by node id in a world, with your candidate files in place; "
                           "returns one outcome per test.",
-                          {"world": world, "test_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+                          {"world": test_world,
+                           "test_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
                           ["world", "test_ids"]))
         specs.append(("read_more", "Another page of a long tool output (its first page names the ref).",
                       {"ref": {"type": "string"}, "page": {"type": "integer", "minimum": 1}},
@@ -142,12 +154,17 @@ class Toolbox:
         except Exception as exc:  # a tool failure is information for the model, not a crash
             return ToolResult(f"error: {name} failed: {type(exc).__name__}: {exc}", error=True)
 
-    def _world(self, world: Any) -> str | None:
-        return world if world in self.access.worlds else None
+    def _world(self, world: Any, tests: bool = False) -> str | None:
+        return world if world in (self.access.worlds if tests else self.access.readable) else None
 
-    def _deny_world(self, world: Any) -> ToolResult:
+    def _deny_world(self, world: Any, tests: bool = False) -> ToolResult:
+        if not tests and world in self.access.sealed:
+            return ToolResult(f"error: the {world} world holds the reference solution; this role may only "
+                              f"run tests there (run_tests), never read it or run commands in it "
+                              f"(available here: {', '.join(self.access.readable)}).", error=True)
         return ToolResult(f"error: world {world!r} is not available to this role "
-                          f"(available: {', '.join(self.access.worlds)}).", error=True)
+                          f"(available: {', '.join(self.access.worlds if tests else self.access.readable)}).",
+                          error=True)
 
     def _data(self, text: str, source: str) -> ToolResult:
         pages = paginate(text, self.max_output)
@@ -186,8 +203,8 @@ class Toolbox:
         return self._data(await self.tools.list_files(world, path), f"{world} world: ls {path}")
 
     async def _tool_run_tests(self, world: str, test_ids: list) -> ToolResult:
-        if not self._world(world):
-            return self._deny_world(world)
+        if not self._world(world, tests=True):
+            return self._deny_world(world, tests=True)
         if not test_ids or not all(isinstance(t, str) and t for t in test_ids):
             return ToolResult("error: test_ids must be a non-empty list of node ids.", error=True)
         files = {**self.support_files, **self.files}

@@ -6,7 +6,8 @@ so an agent's commands within a session share state the way a developer's shell 
 copied into every open container and into containers opened later.
 
 Only the worlds passed in are reachable: the engine gives the task-analysis role just the
-null world and no trial, so nothing here can show it G or a trial's patch.
+null world and no trial, so nothing here can show it G or a trial's patch. A sealed world (the
+reference: see `sealed`) only runs tests, and what they print comes back with G's code withheld.
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from typing import Any, Mapping
 
 from sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
+
+from .sealed import FORGET_FUTURE, SEALED_WORLDS, reference_lines, withhold
 
 NO_TRIAL = "(no trial in this session)"
 # Models type `python`; images often have only python3. Commands run under sh -c, where a
@@ -106,8 +109,11 @@ def format_exec(result: Any) -> str:
 
 class SandboxTools:
     def __init__(self, sandbox: SandboxBackend, task: Task, trial: Trial | None, worlds: Mapping[str, Any],
-                 evidence: str | Mapping | None = None, budget: Any = None):
+                 evidence: str | Mapping | None = None, budget: Any = None,
+                 sealed: frozenset[str] = SEALED_WORLDS):
         self.sandbox = sandbox
+        self.sealed = sealed
+        self._secret: frozenset[str] | None = None
         self.budget = budget  # engine Budget: reserve_test_runs() before each execution
         self.task = task
         self.trial = trial
@@ -137,6 +143,8 @@ class SandboxTools:
         if live is None:
             live = await self._stack.enter_async_context(self.sandbox.open(self.worlds[world]))
             self._live[world] = live
+            if world not in self.sealed:
+                await live.exec(FORGET_FUTURE, timeout=120)
             for path, source in self.candidates.items():
                 await live.write_file(path, source)
         return live
@@ -147,16 +155,24 @@ class SandboxTools:
         if self.budget is not None:
             self.budget.reserve_test_runs(1)
 
+    def _readable(self, world: str, what: str) -> None:
+        if world in self.sealed:
+            raise PermissionError(f"the {world} world holds the reference solution: {what} there is not "
+                                  "available (run_tests there shows outcomes, with its code withheld)")
+
     async def run(self, world: str, command: str, timeout: float = 60) -> str:
+        self._readable(world, "running commands")
         live = await self._world(world)
         self._count_execution()
         return format_exec(await live.exec(with_shims(command), timeout=timeout))
 
     async def read_file(self, world: str, path: str) -> str:
+        self._readable(world, "reading files")
         live = await self._world(world)
         return await live.read_file(path)
 
     async def list_files(self, world: str, path: str = ".") -> str:
+        self._readable(world, "listing files")
         live = await self._world(world)
         return "\n".join(await live.list_files(path))
 
@@ -164,7 +180,12 @@ class SandboxTools:
         live = await self._world(world)
         self._count_execution()
         run = await live.run_tests(list(test_ids), files=files or None)
-        return format_test_run(run, world)
+        text = format_test_run(run, world)
+        if world in self.sealed:
+            if self._secret is None:
+                self._secret = reference_lines(self.task)
+            text = withhold(text, self._secret, "\n".join((files or {}).values()))
+        return text
 
     def diff(self) -> str:
         return self.trial.patch if self.trial is not None else NO_TRIAL

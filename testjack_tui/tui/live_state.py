@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from testjack_tui.engine import events as ev
+from testjack_tui.services.approvals import CandidateFacts
 
 WORLD_LINES = 2000  # lines of output kept per world (older lines scroll away)
 AGENT_ENTRIES = 500  # agent stream entries kept
@@ -106,14 +107,7 @@ def short_world(name: str) -> str:
 
 
 @dataclass
-class CandidateView:
-    candidate_id: str
-    task_id: str
-    trial_id: str | None
-    path: str = ""
-    source: str = ""
-    requirement: str = ""
-    author: str = ""
+class CandidateView(CandidateFacts):
     attempt: int = 1
     reference: str = ""
     model: str = ""
