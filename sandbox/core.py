@@ -3,7 +3,10 @@
 Blocking podman-py calls run in our own thread pool; a semaphore sized to the machine's cores
 bounds how many containers work at once. Every run starts a fresh container from the world's
 snapshot and removes it afterwards, also when the caller cancels (cleanup is shielded from
-cancellation). Listener callbacks run on the event loop that entered the Sandbox.
+cancellation). Starting is not part of a run's turn: while `concurrency` runs work, up to
+`prestart` more callers start their containers and wait (nothing runs in a container before its
+turn), so a replay over many trials does not pay container start between runs. Listener
+callbacks run on the event loop that entered the Sandbox.
 """
 from __future__ import annotations
 
@@ -36,7 +39,31 @@ from .worlds import WorldPlan, build_world, find_world
 
 Command = str | Sequence[str]
 DISK_POLL = 0.5  # seconds between measurements of a working container's writable layer
+# Host memory a started, idle container may hold (conmon, init, sleep and the overlay mount take
+# about 4 MB; the rest is headroom): the pre-start depth never takes more than a tenth of the
+# memory available when the Sandbox opens.
+IDLE_CONTAINER_MB = 64
 LOCK_POLL = 0.2  # seconds between tries of a world snapshot's machine-wide build lock
+
+
+def prestart_depth(concurrency: int, available_mb: int | None = None) -> int:
+    """How many containers may be started ahead of their turn: one per working slot, fewer when
+    memory is short (a tenth of the available memory, IDLE_CONTAINER_MB each)."""
+    if available_mb is None:
+        available_mb = _mem_available_mb()
+    by_memory = available_mb // 10 // IDLE_CONTAINER_MB if available_mb is not None else concurrency
+    return max(0, min(concurrency, by_memory))
+
+
+def _mem_available_mb() -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def _argv(cmd: Command) -> list[str]:
@@ -50,19 +77,24 @@ class Sandbox:
     concurrency: containers working at once (default: the number of cores).
     session: a label for this user of the sandbox (shown in `podman ps`).
     limits: per-container limits (defaults: 1 GiB, 256 pids, 1 CPU, network none).
+    prestart: containers started ahead of their turn for waiting runs (default: one per slot,
+    fewer when memory is short; 0 starts each container only when its run's turn comes).
     """
 
     def __init__(self, listener: WorldListener | None = None, concurrency: int | None = None,
                  session: str = "sandbox", limits: Limits | None = None,
-                 service_url: str | None = None, log: Callable[[str], None] | None = None):
+                 service_url: str | None = None, log: Callable[[str], None] | None = None,
+                 prestart: int | None = None):
         self.listener = listener
         self.concurrency = max(1, concurrency or os.cpu_count() or 1)
+        self.prestart = prestart_depth(self.concurrency) if prestart is None else max(0, prestart)
         self.session = new_session_id(session)
         self.limits = limits or Limits()
         self.log = log or (lambda msg: None)
         self._service = PodmanService(service_url)
         self._pool: ThreadPoolExecutor | None = None
         self._sem: asyncio.Semaphore | None = None
+        self._started: asyncio.Semaphore | None = None  # fresh containers alive: working + waiting
         self._loop: asyncio.AbstractEventLoop | None = None
         self._containers: dict[str, str] = {}
         self._worlds: dict[str, WorldRef] = {}
@@ -79,6 +111,7 @@ class Sandbox:
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency * 3 + 6,
                                         thread_name_prefix="tj-sandbox")
         self._sem = asyncio.Semaphore(self.concurrency)
+        self._started = asyncio.Semaphore(self.concurrency + self.prestart)
         self._lease.start()
         try:
             await self._call(self._service.start)
@@ -335,20 +368,41 @@ class Sandbox:
 
     # --- runs in fresh containers ----------------------------------------------------------
     async def _with_fresh(self, world: WorldRef, work: Callable):
-        async with self._sem:
-            container = await self._call(self._start_world, world)
-            handles: list[ExecHandle] = []
+        # Started before the turn (bounded by _started), worked in only on the turn (_sem).
+        async with self._started:
+            container = await self._start_fresh(world)
             try:
-                work_done = self._call(work, container, handles)
-                # A read-only root leaves only its sized tmpfs mounts to write: nothing to measure.
-                result = await (work_done if self.limits.read_only
-                                else self._guard_disk(container.id, handles, work_done))
+                async with self._sem:
+                    handles: list[ExecHandle] = []
+                    work_done = self._call(work, container, handles)
+                    # A read-only root leaves only its sized tmpfs mounts to write: nothing to
+                    # measure.
+                    result = await (work_done if self.limits.read_only
+                                    else self._guard_disk(container.id, handles, work_done))
             except BaseException:
                 await self._remove_shielded(container.id)
                 raise
         # The result does not wait for the removal; close() waits for all of them.
         self._remove_later(container.id)
         return result
+
+    async def _start_fresh(self, world: WorldRef):
+        """Start a container of the world; cancelled meanwhile, the container the worker thread
+        still creates is removed as soon as it exists (no leak until close())."""
+        start = asyncio.ensure_future(self._call(self._start_world, world))
+        try:
+            return await asyncio.shield(start)
+        except asyncio.CancelledError:
+            async def remove_when_started() -> None:
+                try:
+                    container = await start
+                except BaseException:
+                    return  # it never started
+                await self._call(self._remove_tracked, container.id)
+            task = asyncio.ensure_future(remove_when_started())
+            self._cleanups.add(task)
+            task.add_done_callback(self._cleanups.discard)
+            raise
 
     async def _guard_disk(self, container_id: str, handles: list[ExecHandle], work):
         """Await work while measuring the container's writable layer; past limits.disk_mb the

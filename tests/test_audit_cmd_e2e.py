@@ -22,7 +22,7 @@ import pytest
 
 from conftest import DEMO, ROOT
 
-pytestmark = pytest.mark.podman
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]  # a whole demo audit; slow under load
 
 SOUND = {"sound", "sound_incidental", "ambiguous"}
 NOT_AUDITED = {"officially_failing"}

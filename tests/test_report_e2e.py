@@ -12,7 +12,7 @@ import pytest
 
 from conftest import DEMO
 
-pytestmark = pytest.mark.podman
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]  # a whole demo audit; slow under load
 
 
 @pytest.fixture(scope="module")

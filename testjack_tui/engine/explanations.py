@@ -96,9 +96,10 @@ def failing_line(message: str) -> str:
     """The line of a failure that says what went wrong: pytest's first `E` line (the exception or
     the assertion with its values), else the first line naming an error or an assertion."""
     raw = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
-    for line in raw:
-        if re.match(r"^E\s+\S", line):
-            return re.sub(r"^E\s+", "", line)[:240]
+    for line in raw:  # `E   ...`, also after a stored run's `node id: ` prefix
+        m = re.search(r"(?:^|\s)E\s{2,}(\S.*)$", line) or re.match(r"^E\s+(\S.*)$", line)
+        if m:
+            return m.group(1)[:240]
     lines = [ln for ln in raw if not set(ln) <= set("_=- ")]
     for line in lines:
         if re.search(r"(Error|Exception|assert)", line):
@@ -218,7 +219,8 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
     # -- why T0 missed it --
     if coverage is None:
         claims.append(Claim("why_t0_missed_it", "T0's coverage of this requirement was not recorded, so "
-                            "no claim is made about which T0 tests check it; T0 passes on this trial.",
+                            "no claim is made about which T0 tests check it"
+                            + ("; T0 passes on this trial." if t0_refs else "."),
                             BY_EVIDENCE, t0_refs or _tests([test])))
     elif coverage.get("covered_by_t0") is False:
         quote = _quote(coverage.get("quote", ""), prompt)
