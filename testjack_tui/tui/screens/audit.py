@@ -401,8 +401,9 @@ class AuditScreen(Screen):
         if ls.LOG in dirty:
             log = self.query_one("#event-log", RichLog)
             new = min(s.log_total - self._log_shown, len(s.log))
-            for level, message in list(s.log)[len(s.log) - new:]:
-                line = Text(time.strftime("%H:%M:%S ", time.localtime()), style="dim")
+            entries = list(zip(s.log, s.log_times))[len(s.log) - new:]
+            for (level, message), at in entries:
+                line = Text(time.strftime("%H:%M:%S ", time.localtime(at)), style="dim")
                 line.append_text(untrusted(f"[{level}] {message}", style=LOG_STYLE.get(level, "")))
                 log.write(line)
             self._log_shown = s.log_total
