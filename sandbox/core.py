@@ -23,10 +23,10 @@ from testjack_tui.model import Environment, Task, Trial
 
 from . import cleanup, machine_lock
 from .api import ExecResult, TestRun, WorldEvent, WorldKind, WorldListener, WorldRef
-from .containers import (Limits, disk_used, get_file, init_pid, put_files, remove_container,
-                         start_container, upper_dir)
+from .containers import (ROOT_USER, TRIAL_HOME, TRIAL_NAME, Limits, disk_used, get_file, init_pid,
+                         put_files, remove_container, start_container, upper_dir)
 from .errors import SandboxError
-from .execs import ExecHandle, run_exec
+from .execs import ExecHandle, as_user, run_exec
 from .images import _image_id, ensure_env_image
 from .labels import L_TASK, L_TRIAL, L_WORLD, lease_path, new_session_id, owner_labels
 from .output import OutputCollector, prune_logs
@@ -191,16 +191,23 @@ class Sandbox:
         return self.limits.for_task(memory_mb)
 
     def _start(self, image: str, world: str, task_id: str, trial_id: str | None,
-               memory_mb: int | None = None):
+               memory_mb: int | None = None, writable: list[str] | None = None, extra_mb: int = 0,
+               user: str | None = None):
+        limits = self._limits_for(memory_mb)
+        if extra_mb and writable and limits.read_only:
+            limits = dataclasses.replace(limits, memory_mb=limits.memory_mb + extra_mb)
         container = start_container(self._service.client(), image,
-                                    self._labels(world, task_id, trial_id),
-                                    self._limits_for(memory_mb))
+                                    self._labels(world, task_id, trial_id), limits, writable=writable,
+                                    user=user)
         self._containers[container.id] = world
         self._emit(WorldEvent(world=world, container=container.id[:12], kind="created", image=image))
         return container
 
     def _start_world(self, world: WorldRef):
-        return self._start(world.image, world.name, world.task_id, world.trial_id, world.memory_mb)
+        # Read-only root: trial code writes its repo and /tmp only (containers.writable_mounts).
+        # The repo's copy in its tmpfs counts against the memory limit: the tests keep theirs.
+        return self._start(world.image, world.name, world.task_id, world.trial_id, world.memory_mb,
+                           writable=[world.workdir], extra_mb=world.repo_mb, user=world.user or None)
 
     def _remove_tracked(self, container_id: str) -> None:
         world = self._containers.pop(container_id, "")
@@ -289,8 +296,11 @@ class Sandbox:
         async with self._sem:
             container = await self._call(self._start, image, name, task.id, trial_id,
                                          task.environment.memory_mb)
+            handles: list[ExecHandle] = []
             try:
-                result = await self._call(work, container, [])
+                # A writable root (the benchmark's script runs as it would there): measured.
+                result = await self._guard_disk(container.id, handles,
+                                                self._call(work, container, handles))
             except BaseException:
                 await self._remove_shielded(container.id)
                 raise
@@ -364,8 +374,11 @@ class Sandbox:
             try:
                 async with self._sem:
                     handles: list[ExecHandle] = []
-                    result = await self._guard_disk(container.id, handles,
-                                                    self._call(work, container, handles))
+                    work_done = self._call(work, container, handles)
+                    # A read-only root leaves only its sized tmpfs mounts to write: nothing to
+                    # measure.
+                    result = await (work_done if self.limits.read_only
+                                    else self._guard_disk(container.id, handles, work_done))
             except BaseException:
                 await self._remove_shielded(container.id)
                 raise
@@ -393,7 +406,9 @@ class Sandbox:
 
     async def _guard_disk(self, container_id: str, handles: list[ExecHandle], work):
         """Await work while measuring the container's writable layer; past limits.disk_mb the
-        commands it runs are killed and the result says so (limit_hit = "disk")."""
+        commands it runs are killed and the result says so (limit_hit = "disk"). For containers
+        with a writable root: the benchmark's own T0 flow, and worlds when limits.read_only is
+        off (overlay on ext4 has no quota)."""
         tripped: list[int] = []
         limit = self.limits.disk_mb * 1024 * 1024
 
@@ -467,7 +482,7 @@ class Sandbox:
         argv = _argv(cmd)
         run_argv = argv
         if stdin is not None:
-            path = f"/tmp/tj/stdin-{secrets.token_hex(4)}"
+            path = f"/tmp/tj/stdin-{secrets.token_hex(4)}"  # 0644: readable by the trial user
             put_files(container, {path: stdin})
             run_argv = ["sh", "-c", 'exec "$@" < "$0"', path, *argv]
         if cwd and not cwd.startswith("/"):
@@ -477,8 +492,13 @@ class Sandbox:
         self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="running",
                               command=" ".join(argv)))
         collector = OutputCollector(f"exec-{world.name}", self._output_sink(world.name, container.id))
+        # As the world's unprivileged trial user, without capabilities: a command here may run
+        # trial code.
+        user = None
+        if world.user:
+            run_argv, user = as_user(run_argv, world.user, TRIAL_HOME, TRIAL_NAME), ROOT_USER
         result = run_exec(handle, run_argv, cwd=cwd or world.workdir, env=env, timeout=timeout,
-                          collector=collector)
+                          collector=collector, user=user)
         result.argv = argv
         self._exec_events(world.name, container.id, argv, result)
         return result
@@ -544,7 +564,8 @@ class LiveWorld:
         return data.decode(errors="replace")
 
     async def write_file(self, path: str, text: str | bytes) -> None:
-        await self.sandbox._call(put_files, self.container, {self._path(path): text})
+        owner = int(self.world.user.split(":")[0]) if self.world.user else 0  # the trial user's, like the repo
+        await self.sandbox._call(put_files, self.container, {self._path(path): text}, owner=owner)
 
     async def list_files(self, path: str = ".") -> list[str]:
         """Entries of a directory, sorted; directories end with '/'. FileNotFoundError when missing."""

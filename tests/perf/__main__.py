@@ -5,7 +5,10 @@
     python -m tests.perf --only 2 4 # some measurements (numbers as in the table)
 
 Prints one table: name, our figure, the baseline's figure, ratio (ours / baseline), target,
-status; then what each row measured and on what. Machines are noisy: ratios from the same run
+status; then what each row measured and on what; then the verdict; and last the cost model: what
+auditing 100, 1,000 and 10,000 trials takes on this machine (and on a Ray cluster, when row 9
+ran), per-trial vs lightweight, from this run's measured per-run and per-world costs
+(tests/perf/cost_model.py). Machines are noisy: ratios from the same run
 are the figures to trust, absolute times are context. Rows whose target is an absolute wall time
 (marked *) and targets out of reach on this machine or recorded as known misses (marked †, with the
 reason) do not decide the exit status of --quick; the full run gates on every target.
@@ -22,6 +25,7 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 
 from .common import CORES, print_table
+from .cost_model import print_cost_model
 
 MEASUREMENTS = {
     "1": ("world start", "world_start"),
@@ -112,9 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     missed = [r["name"] for r in rows if failing(r)]
     if missed:
         print(f"\nMISSED {len(missed)} target(s): " + "; ".join(missed))
-        return 1
-    print("\nAll gating targets met.")
-    return 0
+    else:
+        print("\nAll gating targets met.")
+    print_cost_model(rows)
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -272,6 +274,15 @@ async def _measure(quick: bool) -> list[dict]:
                     lifecycle = await asyncio.to_thread(_lifecycle_cpu, worlds[trials[0].id].image,
                                                         lifecycles, width)
                 measured.append((label, trials, w, ours, statuses, per_pair, bare, floor, lifecycle))
+        # The cost model's per-world figure: fresh snapshots of `cores` trials built at once.
+        nonce = secrets.token_hex(3)
+        fresh = [dataclasses.replace(demo_trials[i % len(demo_trials)], id=f"perf-build-{nonce}-{i}")
+                 for i in range(CORES)]
+        t = time.perf_counter()
+        built = await asyncio.gather(*(sb.prepare(task, "model", tr) for tr in fresh))
+        world_build = (time.perf_counter() - t) * CORES / len(fresh)
+        for world in built:
+            await sb.remove(world)
     shutil.rmtree(home, ignore_errors=True)
 
     for label, trials, w, ours, statuses, per_pair, bare, floor, lifecycle in measured:
@@ -281,6 +292,9 @@ async def _measure(quick: bool) -> list[dict]:
         failing = sum(1 for st in statuses.values() for s in st.values() if s != "passed")
         naive = per_pair * runs
         r = ratio(ours, naive)
+        metrics = {}
+        if big:  # what the cost model (tests/perf/cost_model.py) prices runs and worlds at
+            metrics = {"run_slot_s": ours * CORES / len(trials), "world_slot_s": world_build}
         rows.append(row(
             f"2 replay W={w} {label} vs naive", fmt_s(ours), fmt_s(naive), r,
             f"<= {1 / SPEEDUP_TARGET:.1f}x (>= {SPEEDUP_TARGET:.0f}x faster)" if big else "-",
@@ -288,7 +302,7 @@ async def _measure(quick: bool) -> list[dict]:
             note=f"{runs} witness runs ({failing} not passing) in {len(trials)} containers ({pool}); "
                  f"naive = {runs} x "
                  f"{fmt_s(per_pair)}/pair, the per-pair cost of {naive_pairs} sampled pairs "
-                 f"({CORES} at a time) run right after ours"))
+                 f"({CORES} at a time) run right after ours", metrics=metrics))
         if bare is not None:
             bare_total = sum(bare[_source_id(tr)][0] for tr in trials) / CORES
             r = ratio(ours, bare_total)
