@@ -539,7 +539,7 @@ def session_markdown(report: dict) -> str:
         [("detector", "d"), ("suspicious trials", "n"), ("examples", "t")])]
     u = report["usage"]
     out += ["## Cost", "", f"LLM: ${u['usd']:.4f} ({u['tokens']} tokens, {u['llm_calls']} calls"
-            + (", some estimated" if u.get("estimated") else "") + f"); test runs: {u['test_runs']}; "
+            + (", some estimated" if u.get("estimated") else "") + f"); runs (tests and commands, as the budget counts them): {u['test_runs']}; "
             f"wall time: {u['seconds']} s.", ""]
     c = report.get("comparison")
     if c:

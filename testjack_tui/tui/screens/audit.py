@@ -15,7 +15,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.reactive import Reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import (DataTable, Header, Input, Label, RichLog, Static, TabbedContent,
                              TabPane, TextArea)
 from textual.worker import Worker, WorkerState
@@ -126,6 +128,10 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
 
 
 class AuditScreen(Screen):
+    # Textual repaints the whole screen when focus moves; the widgets that gain and lose focus
+    # restyle (and repaint) themselves, so that second full frame after every tab key only
+    # doubled the cost of the key press.
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     HELP_TITLE = "Audit"
     HELP = ("The live session. Left: the trials and their standing (active, sampled, refuted by a "
             "witness, audited clean, ambiguous). Right: candidates (approve or overrule the reviewer "
@@ -395,8 +401,9 @@ class AuditScreen(Screen):
         if ls.LOG in dirty:
             log = self.query_one("#event-log", RichLog)
             new = min(s.log_total - self._log_shown, len(s.log))
-            for level, message in list(s.log)[len(s.log) - new:]:
-                line = Text(time.strftime("%H:%M:%S ", time.localtime()), style="dim")
+            entries = list(zip(s.log, s.log_times))[len(s.log) - new:]
+            for (level, message), at in entries:
+                line = Text(time.strftime("%H:%M:%S ", time.localtime(at)), style="dim")
                 line.append_text(untrusted(f"[{level}] {message}", style=LOG_STYLE.get(level, "")))
                 log.write(line)
             self._log_shown = s.log_total

@@ -161,7 +161,7 @@ class ReportScreen(Screen):
                      f"unaudited {t.get('unaudited', 0)} · not reproducible {t.get('not_reproducible', 0)}"
                      f" · excluded {t.get('excluded', 0)}")
         title.append(f"\nusage: ${usage.get('usd', 0):.4f} · {usage.get('tokens', 0)} tokens · "
-                     f"{usage.get('test_runs', 0)} test runs · {usage.get('seconds', 0)} s"
+                     f"{usage.get('test_runs', 0)} runs · {usage.get('seconds', 0)} s"
                      + (" (partly estimated)" if usage.get("estimated") else "")
                      + f" · {display_path(summary.get('benchmark') or '')}", style="dim")
         self.query_one("#report-title", Static).update(title)

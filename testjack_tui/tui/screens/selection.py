@@ -341,8 +341,12 @@ class SelectionScreen(Screen):
         table = self._focused_table()
         if table is None:
             return
-        if table.id == "task-table" and self.current_task:
-            self.selected_tasks ^= {self.current_task}
+        if table.id == "task-table":
+            # The row under the cursor, not current_task: the highlight message that updates
+            # current_task may still be queued behind this key when keys come fast.
+            row = table.cursor_row
+            if 0 <= row < len(self.task_ids):
+                self.selected_tasks ^= {self.task_ids[row]}
         elif table.id == "trial-table":
             trials = self.benchmark.trials_of(self.current_task)
             row = table.cursor_row
