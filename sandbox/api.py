@@ -30,6 +30,10 @@ class WorldRef:
     framework: str = "pytest"  # the test runner for this task's T0 and candidates
     memory_mb: int | None = None  # the task's own memory limit, if it pins one
     applied_with: str = ""  # how G or s applied: "git apply", "patch --fuzz=3", "solve script", ...
+    # "uid:gid" trial code runs as (it owns the repo); "" = the image's own user (a snapshot of
+    # an image that does not run as root, where nothing could be chowned).
+    user: str = ""
+    repo_mb: int = 0  # the repo's size; its run containers get this much more memory (tmpfs)
 
     @property
     def name(self) -> str:

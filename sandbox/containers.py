@@ -5,6 +5,13 @@ ulimits together (passing one replaces the defaults and the others then fail to 
 capabilities dropped but the few tests need (TEST_CAPS), no-new-privileges, catatonit as init
 (killed exec children are reaped; stop is instant), our labels, and no host mounts: files go in
 with put_archive and come out with get_archive.
+
+Containers that run trial code from a world snapshot (`start_container(..., writable=[...])`)
+also get a read-only root filesystem: the repo and /tmp are sized tmpfs mounts that start as
+copies of the snapshot's (podman's tmpcopyup), so a write anywhere else fails with EROFS and
+what a run may write is bounded by the tmpfs sizes (and by the memory limit: tmpfs pages count
+against it). In such worlds trial code runs as TRIAL_UID (see sandbox/prepare_script.py), which
+owns the repo and nothing else.
 """
 from __future__ import annotations
 
@@ -21,6 +28,15 @@ from podman.errors import NotFound
 from .errors import SandboxError
 
 KEEPALIVE = ["sleep", "infinity"]
+
+# The unprivileged user trial code runs as in worlds prepared as root: it owns the repo (chowned
+# when the snapshot is made) and a home under /tmp, and holds no capabilities (a uid change
+# clears them; no-new-privileges keeps setuid binaries from giving any back).
+TRIAL_UID = 10001
+TRIAL_USER = f"{TRIAL_UID}:{TRIAL_UID}"
+TRIAL_NAME = "tj-trial"
+TRIAL_HOME = "/tmp/tj-home"
+ROOT_USER = "0:0"  # our own wrappers in a world whose container runs as the trial user
 
 
 # What test suites need of root's powers: own/chmod their files, switch users, signal their
@@ -50,6 +66,9 @@ class Limits:
     # least min_cpu_seconds): a CPU hog frees its slot early instead of holding it to the end.
     cpu_share: float = 0.5
     min_cpu_seconds: int = 20
+    # Runs from world snapshots get a read-only root filesystem; the repo and /tmp are tmpfs
+    # mounts of disk_mb each (a real quota: ENOSPC past it).
+    read_only: bool = True
 
     def cpu_seconds_for(self, timeout: float | None) -> int | None:
         if timeout is None:
@@ -85,9 +104,25 @@ class Limits:
         }
 
 
+def writable_mounts(paths: list[str], limits: Limits) -> list[dict]:
+    """Sized tmpfs mounts (copies of the image's content there) for a read-only container."""
+    mounts = []
+    for path in dict.fromkeys(["/tmp", *paths]):
+        options = ["rw", "exec", "nosuid", "nodev", f"size={limits.disk_mb}m"]
+        # /tmp is everyone's; a repo's tmpfs belongs to the container's user ("U": podman
+        # chowns the mount to it; the files in it keep the snapshot's owners).
+        options.append("mode=1777" if path == "/tmp" else "U")
+        mounts.append({"destination": path, "type": "tmpfs", "source": "tmpfs", "options": options})
+    return mounts
+
+
 def start_container(client: PodmanClient, image: str, labels: dict[str, str], limits: Limits,
-                    name: str | None = None):
+                    name: str | None = None, writable: list[str] | None = None,
+                    user: str | None = None):
     """Create and start a keep-alive container from image. Returns the container object.
+    With `writable` (and limits.read_only) the root filesystem is read-only and only those
+    paths and /tmp can be written (writable_mounts). `user` ("uid:gid") is the container's
+    user: what its commands run as unless an exec names another.
 
     Uses the create endpoint directly: podman-py's create() inspects the new container once
     more, which costs a round trip on every test run.
@@ -98,7 +133,15 @@ def start_container(client: PodmanClient, image: str, labels: dict[str, str], li
     manager = client.containers
     payload = {"image": image, "command": list(KEEPALIVE), "labels": labels, "name": name,
                **limits.create_kwargs()}
-    body = api.prepare_body(manager._render_payload(payload))
+    if user:
+        payload["user"] = user
+    read_only = bool(writable) and limits.read_only
+    if read_only:
+        payload["read_only"] = True
+    rendered = manager._render_payload(payload)
+    if read_only:
+        rendered["mounts"] = list(rendered.get("mounts") or []) + writable_mounts(list(writable or []), limits)
+    body = api.prepare_body(rendered)
     response = client.api.post("/containers/create", headers={"content-type": "application/json"},
                                data=body)
     response.raise_for_status(not_found=ImageNotFound)
@@ -132,23 +175,33 @@ def remove_container(client: PodmanClient, container_id: str) -> None:
             time.sleep(0.2)
 
 
-def tar_files(files: dict[str, str | bytes], mode: int = 0o644) -> bytes:
+def tar_files(files: dict[str, str | bytes], mode: int = 0o644, owner: int = 0,
+              dirs: tuple[str, ...] = ()) -> bytes:
+    """A tar of files (and of empty directories `dirs`), owned by uid/gid `owner`."""
     buf = io.BytesIO()
     now = time.time()
     with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path in dirs:
+            info = tarfile.TarInfo(path.strip("/"))
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
+            info.uid = info.gid = owner
+            tar.addfile(info)
         for path, content in files.items():
             data = content.encode() if isinstance(content, str) else content
             info = tarfile.TarInfo(path.lstrip("/"))
             info.size = len(data)
             info.mode = mode
             info.mtime = now
+            info.uid = info.gid = owner
             tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
 
 
-def put_files(container, files: dict[str, str | bytes], base: str = "/", mode: int = 0o644) -> None:
-    """Write files (paths relative to base, or absolute) into the container."""
-    if not files:
+def put_files(container, files: dict[str, str | bytes], base: str = "/", mode: int = 0o644,
+              owner: int = 0, dirs: tuple[str, ...] = ()) -> None:
+    """Write files (paths relative to base, or absolute) into the container, owned by `owner`;
+    `dirs` (absolute) are created first with that owner."""
+    if not files and not dirs:
         return
     rel = {}
     for path, content in files.items():
@@ -156,7 +209,7 @@ def put_files(container, files: dict[str, str | bytes], base: str = "/", mode: i
             rel[path.lstrip("/")] = content
         else:
             rel[f"{base.rstrip('/')}/{path}".lstrip("/")] = content
-    if not container.put_archive("/", tar_files(rel, mode)):
+    if not container.put_archive("/", tar_files(rel, mode, owner, dirs)):
         raise SandboxError(f"could not copy {', '.join(sorted(files))} into container "
                            f"{container.id[:12]}")
 

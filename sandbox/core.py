@@ -3,7 +3,10 @@
 Blocking podman-py calls run in our own thread pool; a semaphore sized to the machine's cores
 bounds how many containers work at once. Every run starts a fresh container from the world's
 snapshot and removes it afterwards, also when the caller cancels (cleanup is shielded from
-cancellation). Listener callbacks run on the event loop that entered the Sandbox.
+cancellation). Starting is not part of a run's turn: while `concurrency` runs work, up to
+`prestart` more callers start their containers and wait (nothing runs in a container before its
+turn), so a replay over many trials does not pay container start between runs. Listener
+callbacks run on the event loop that entered the Sandbox.
 """
 from __future__ import annotations
 
@@ -20,10 +23,10 @@ from testjack_tui.model import Environment, Task, Trial
 
 from . import cleanup, machine_lock
 from .api import ExecResult, TestRun, WorldEvent, WorldKind, WorldListener, WorldRef
-from .containers import (Limits, disk_used, get_file, init_pid, put_files, remove_container,
-                         start_container, upper_dir)
+from .containers import (ROOT_USER, TRIAL_HOME, TRIAL_NAME, Limits, disk_used, get_file, init_pid,
+                         put_files, remove_container, start_container, upper_dir)
 from .errors import SandboxError
-from .execs import ExecHandle, run_exec
+from .execs import ExecHandle, as_user, run_exec
 from .images import _image_id, ensure_env_image
 from .labels import L_TASK, L_TRIAL, L_WORLD, lease_path, new_session_id, owner_labels
 from .output import OutputCollector, prune_logs
@@ -36,7 +39,31 @@ from .worlds import WorldPlan, build_world, find_world
 
 Command = str | Sequence[str]
 DISK_POLL = 0.5  # seconds between measurements of a working container's writable layer
+# Host memory a started, idle container may hold (conmon, init, sleep and the overlay mount take
+# about 4 MB; the rest is headroom): the pre-start depth never takes more than a tenth of the
+# memory available when the Sandbox opens.
+IDLE_CONTAINER_MB = 64
 LOCK_POLL = 0.2  # seconds between tries of a world snapshot's machine-wide build lock
+
+
+def prestart_depth(concurrency: int, available_mb: int | None = None) -> int:
+    """How many containers may be started ahead of their turn: one per working slot, fewer when
+    memory is short (a tenth of the available memory, IDLE_CONTAINER_MB each)."""
+    if available_mb is None:
+        available_mb = _mem_available_mb()
+    by_memory = available_mb // 10 // IDLE_CONTAINER_MB if available_mb is not None else concurrency
+    return max(0, min(concurrency, by_memory))
+
+
+def _mem_available_mb() -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def _argv(cmd: Command) -> list[str]:
@@ -50,19 +77,24 @@ class Sandbox:
     concurrency: containers working at once (default: the number of cores).
     session: a label for this user of the sandbox (shown in `podman ps`).
     limits: per-container limits (defaults: 1 GiB, 256 pids, 1 CPU, network none).
+    prestart: containers started ahead of their turn for waiting runs (default: one per slot,
+    fewer when memory is short; 0 starts each container only when its run's turn comes).
     """
 
     def __init__(self, listener: WorldListener | None = None, concurrency: int | None = None,
                  session: str = "sandbox", limits: Limits | None = None,
-                 service_url: str | None = None, log: Callable[[str], None] | None = None):
+                 service_url: str | None = None, log: Callable[[str], None] | None = None,
+                 prestart: int | None = None):
         self.listener = listener
         self.concurrency = max(1, concurrency or os.cpu_count() or 1)
+        self.prestart = prestart_depth(self.concurrency) if prestart is None else max(0, prestart)
         self.session = new_session_id(session)
         self.limits = limits or Limits()
         self.log = log or (lambda msg: None)
         self._service = PodmanService(service_url)
         self._pool: ThreadPoolExecutor | None = None
         self._sem: asyncio.Semaphore | None = None
+        self._started: asyncio.Semaphore | None = None  # fresh containers alive: working + waiting
         self._loop: asyncio.AbstractEventLoop | None = None
         self._containers: dict[str, str] = {}
         self._worlds: dict[str, WorldRef] = {}
@@ -79,6 +111,7 @@ class Sandbox:
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency * 3 + 6,
                                         thread_name_prefix="tj-sandbox")
         self._sem = asyncio.Semaphore(self.concurrency)
+        self._started = asyncio.Semaphore(self.concurrency + self.prestart)
         self._lease.start()
         try:
             await self._call(self._service.start)
@@ -158,16 +191,23 @@ class Sandbox:
         return self.limits.for_task(memory_mb)
 
     def _start(self, image: str, world: str, task_id: str, trial_id: str | None,
-               memory_mb: int | None = None):
+               memory_mb: int | None = None, writable: list[str] | None = None, extra_mb: int = 0,
+               user: str | None = None):
+        limits = self._limits_for(memory_mb)
+        if extra_mb and writable and limits.read_only:
+            limits = dataclasses.replace(limits, memory_mb=limits.memory_mb + extra_mb)
         container = start_container(self._service.client(), image,
-                                    self._labels(world, task_id, trial_id),
-                                    self._limits_for(memory_mb))
+                                    self._labels(world, task_id, trial_id), limits, writable=writable,
+                                    user=user)
         self._containers[container.id] = world
         self._emit(WorldEvent(world=world, container=container.id[:12], kind="created", image=image))
         return container
 
     def _start_world(self, world: WorldRef):
-        return self._start(world.image, world.name, world.task_id, world.trial_id, world.memory_mb)
+        # Read-only root: trial code writes its repo and /tmp only (containers.writable_mounts).
+        # The repo's copy in its tmpfs counts against the memory limit: the tests keep theirs.
+        return self._start(world.image, world.name, world.task_id, world.trial_id, world.memory_mb,
+                           writable=[world.workdir], extra_mb=world.repo_mb, user=world.user or None)
 
     def _remove_tracked(self, container_id: str) -> None:
         world = self._containers.pop(container_id, "")
@@ -256,8 +296,11 @@ class Sandbox:
         async with self._sem:
             container = await self._call(self._start, image, name, task.id, trial_id,
                                          task.environment.memory_mb)
+            handles: list[ExecHandle] = []
             try:
-                result = await self._call(work, container, [])
+                # A writable root (the benchmark's script runs as it would there): measured.
+                result = await self._guard_disk(container.id, handles,
+                                                self._call(work, container, handles))
             except BaseException:
                 await self._remove_shielded(container.id)
                 raise
@@ -314,9 +357,18 @@ class Sandbox:
             self._emit(WorldEvent(world=plan.name, container="", kind="output", text=text))
 
         sink = emit_output if self.listener is not None else None
+        loop = asyncio.get_running_loop()
+
+        def remove_later(cid: str) -> None:  # the snapshot is committed: the result need not wait
+            try:
+                loop.call_soon_threadsafe(self._remove_later, cid)
+            except RuntimeError:  # the loop is gone: remove it here
+                self._remove_tracked(cid)
+
         try:
             return await self._call(build_world, self._service.client, plan, labels,
-                                    self._limits_for(plan.task.environment.memory_mb), sink, on_container)
+                                    self._limits_for(plan.task.environment.memory_mb), sink, on_container,
+                                    remove_later)
         except asyncio.CancelledError:
             for cid in started:
                 if cid in self._containers:
@@ -325,11 +377,17 @@ class Sandbox:
 
     # --- runs in fresh containers ----------------------------------------------------------
     async def _with_fresh(self, world: WorldRef, work: Callable):
-        async with self._sem:
-            container = await self._call(self._start_world, world)
-            handles: list[ExecHandle] = []
+        # Started before the turn (bounded by _started), worked in only on the turn (_sem).
+        async with self._started:
+            container = await self._start_fresh(world)
             try:
-                result = await self._guard_disk(container.id, handles, self._call(work, container, handles))
+                async with self._sem:
+                    handles: list[ExecHandle] = []
+                    work_done = self._call(work, container, handles)
+                    # A read-only root leaves only its sized tmpfs mounts to write: nothing to
+                    # measure.
+                    result = await (work_done if self.limits.read_only
+                                    else self._guard_disk(container.id, handles, work_done))
             except BaseException:
                 await self._remove_shielded(container.id)
                 raise
@@ -337,9 +395,29 @@ class Sandbox:
         self._remove_later(container.id)
         return result
 
+    async def _start_fresh(self, world: WorldRef):
+        """Start a container of the world; cancelled meanwhile, the container the worker thread
+        still creates is removed as soon as it exists (no leak until close())."""
+        start = asyncio.ensure_future(self._call(self._start_world, world))
+        try:
+            return await asyncio.shield(start)
+        except asyncio.CancelledError:
+            async def remove_when_started() -> None:
+                try:
+                    container = await start
+                except BaseException:
+                    return  # it never started
+                await self._call(self._remove_tracked, container.id)
+            task = asyncio.ensure_future(remove_when_started())
+            self._cleanups.add(task)
+            task.add_done_callback(self._cleanups.discard)
+            raise
+
     async def _guard_disk(self, container_id: str, handles: list[ExecHandle], work):
         """Await work while measuring the container's writable layer; past limits.disk_mb the
-        commands it runs are killed and the result says so (limit_hit = "disk")."""
+        commands it runs are killed and the result says so (limit_hit = "disk"). For containers
+        with a writable root: the benchmark's own T0 flow, and worlds when limits.read_only is
+        off (overlay on ext4 has no quota)."""
         tripped: list[int] = []
         limit = self.limits.disk_mb * 1024 * 1024
 
@@ -375,6 +453,8 @@ class Sandbox:
         return result
 
     def _remove_later(self, container_id: str) -> None:
+        if self._pool is None:  # closed: close() swept our containers by label
+            return
         task = asyncio.ensure_future(self._call(self._remove_tracked, container_id))
         self._cleanups.add(task)
         task.add_done_callback(self._cleanups.discard)
@@ -413,7 +493,7 @@ class Sandbox:
         argv = _argv(cmd)
         run_argv = argv
         if stdin is not None:
-            path = f"/tmp/tj/stdin-{secrets.token_hex(4)}"
+            path = f"/tmp/tj/stdin-{secrets.token_hex(4)}"  # 0644: readable by the trial user
             put_files(container, {path: stdin})
             run_argv = ["sh", "-c", 'exec "$@" < "$0"', path, *argv]
         if cwd and not cwd.startswith("/"):
@@ -423,8 +503,13 @@ class Sandbox:
         self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="running",
                               command=" ".join(argv)))
         collector = OutputCollector(f"exec-{world.name}", self._output_sink(world.name, container.id))
+        # As the world's unprivileged trial user, without capabilities: a command here may run
+        # trial code.
+        user = None
+        if world.user:
+            run_argv, user = as_user(run_argv, world.user, TRIAL_HOME, TRIAL_NAME), ROOT_USER
         result = run_exec(handle, run_argv, cwd=cwd or world.workdir, env=env, timeout=timeout,
-                          collector=collector)
+                          collector=collector, user=user)
         result.argv = argv
         self._exec_events(world.name, container.id, argv, result)
         return result
@@ -490,7 +575,8 @@ class LiveWorld:
         return data.decode(errors="replace")
 
     async def write_file(self, path: str, text: str | bytes) -> None:
-        await self.sandbox._call(put_files, self.container, {self._path(path): text})
+        owner = int(self.world.user.split(":")[0]) if self.world.user else 0  # the trial user's, like the repo
+        await self.sandbox._call(put_files, self.container, {self._path(path): text}, owner=owner)
 
     async def list_files(self, path: str = ".") -> list[str]:
         """Entries of a directory, sorted; directories end with '/'. FileNotFoundError when missing."""

@@ -20,6 +20,29 @@ from .proctree import kill_born_since, kill_tree, start_ticks, visible
 
 GRACE = 2.0  # seconds to wait for the stream to end after killing the exec tree
 
+# Runs a command as an unprivileged user: started as root, it changes uid and gid and then execs
+# the command. Podman hands the container's added capabilities to a non-root exec user as
+# ambient ones; a uid change from root clears them all, so the command holds none.
+AS_USER = r"""
+import os, sys
+uid, gid = (int(x) for x in sys.argv[1].split(":"))
+os.setgroups([])
+os.setgid(gid)
+os.setuid(uid)
+os.environ["HOME"] = sys.argv[2]
+os.environ["USER"] = os.environ["LOGNAME"] = sys.argv[3]
+try:
+    os.execvp(sys.argv[4], sys.argv[4:])
+except OSError as exc:
+    sys.stderr.write("%s: %s\n" % (sys.argv[4], exc.strerror))
+    sys.exit(127)
+"""
+
+
+def as_user(argv: list[str], user: str, home: str, name: str) -> list[str]:
+    """argv that runs `argv` as `user` ("uid:gid") with no capabilities; exec it as root."""
+    return ["python3", "-I", "-S", "-c", AS_USER, user, home, name, *argv]
+
 
 @dataclass
 class ExecHandle:
@@ -110,8 +133,9 @@ def _read_exact(raw, size: int) -> bytes:
 
 
 def run_exec(handle: ExecHandle, argv: list[str], *, cwd: str | None, env: dict[str, str] | None,
-             timeout: float | None, collector: OutputCollector) -> ExecResult:
-    """Run argv in the handle's container, blocking until it ends, times out or is killed."""
+             timeout: float | None, collector: OutputCollector, user: str | None = None) -> ExecResult:
+    """Run argv in the handle's container, blocking until it ends, times out or is killed.
+    `user` ("uid:gid") runs it as that user instead of the container's."""
     client = handle.client_factory()
     started = time.monotonic()
     body = {
@@ -120,6 +144,8 @@ def run_exec(handle: ExecHandle, argv: list[str], *, cwd: str | None, env: dict[
     }
     if cwd:
         body["WorkingDir"] = cwd
+    if user:
+        body["User"] = user
     resp = client.api.post(f"/containers/{handle.container_id}/exec", data=json.dumps(body))
     resp.raise_for_status()
     handle.exec_id = resp.json()["Id"]

@@ -18,10 +18,10 @@ from testjack_tui.model import Environment
 
 from . import base_image, toolchains
 from .errors import SandboxError
-from .labels import APP, L_APP, slug
+from .labels import slug
+from .podman_build import BUILD_TIMEOUT, podman_build
 from .podman_conf import podman_env
 
-BUILD_TIMEOUT = 1800
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
 
 
@@ -99,19 +99,10 @@ def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = 
             # The host's trust store for the build's RUN steps, so a registry reached through
             # the host's (possibly intercepting) proxy verifies as it does on the host.
             network = [f"--volume={HOST_CA}:{HOST_CA}:ro"] if os.path.isfile(HOST_CA) else []
-        args = ["podman", "build", *network, "--label", f"{L_APP}={APP}",
-                "-f", str(containerfile), "-t", tag]
+        args = [*network, "-f", str(containerfile), "-t", tag]
         if environment.image:
             args += ["-t", environment.image]
-        args.append(str(context))
-        try:
-            res = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 timeout=BUILD_TIMEOUT)
-        except subprocess.TimeoutExpired as exc:
-            raise SandboxError(f"{containerfile}: podman build timed out") from exc
-        if res.returncode != 0:
-            tail = res.stdout.decode(errors="replace").strip().splitlines()[-5:]
-            raise SandboxError(f"{containerfile}: podman build failed: " + " | ".join(tail))
+        podman_build(str(containerfile), [*args, str(context)], env)
         return tag
     if environment.image:
         if _image_id(environment.image, env):

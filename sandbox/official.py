@@ -12,6 +12,15 @@ read from the reports its `grade` section names, exactly as its grader reads the
 Containers keep our limits whatever the task asks: no network (a task's `network_mode` that
 allows it is not honoured, trial code is hostile), our memory/pids/CPU caps.
 
+No canaries in this flow, on purpose. The task's `test.sh` chooses what runs (real DeepSWE
+scripts name their files and `-run` patterns) and its grader turns *every* collected result into
+the reward: a canary collected by it would change the benchmark's verdict (a must-fail canary
+makes the reward 0), and one it does not collect proves nothing about its run. This holds for
+every report format we read (JUnit, CTRF, reward files). So a trial that forges this flow's
+reports can at most make its own T0 "reproduce"; it cannot certify itself: every witness run
+(our runner, sandbox/testruns.py) carries canaries, runs unprivileged on a read-only root and
+under unpredictable names.
+
 Entry points: `Sandbox.run_official(task, kind, trial)` (async) runs this flow;
 `sandbox.t0.run_t0` picks it for every task whose `task.tests.evaluator` is set and our own
 runner otherwise.

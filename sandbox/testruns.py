@@ -5,15 +5,13 @@ Small candidate sets travel with the exec and the reports come back on its stdou
 (sandbox/trailer.py); otherwise they are copied in and out with put/get archive."""
 from __future__ import annotations
 
-import dataclasses
-import secrets
-from pathlib import PurePosixPath
 from typing import Callable
 
-from .api import ExecResult, TestOutcome, TestRun, WorldRef
+from .api import ExecResult, TestRun, WorldRef
 from .canaries import judge, make_canaries, void
-from .containers import get_dir, init_pid, put_files
-from .execs import ExecHandle, run_exec
+from .containers import ROOT_USER, TRIAL_HOME, TRIAL_NAME, get_dir, init_pid, put_files
+from .execs import ExecHandle, as_user, run_exec
+from .hidden_names import HiddenNames, hide
 from .output import OutputCollector
 from .prepare_script import RESTORE
 from .runners import get_runner
@@ -30,7 +28,8 @@ def restore_harness(client_factory: Callable, container, world: WorldRef,
     handle = ExecHandle(client_factory, container.id, init_pid(container))
     handles.append(handle)
     result = run_exec(handle, ["bash", "-c", RESTORE, "restore", world.workdir], cwd="/", env={},
-                      timeout=60, collector=OutputCollector("restore", keep_log=False))
+                      timeout=60, collector=OutputCollector("restore", keep_log=False),
+                      user=ROOT_USER if world.user else None)
     if result.exit_code != 0:
         from .errors import SandboxError
         raise SandboxError(f"{world.name}: restoring harness files failed: {result.output[-300:]}")
@@ -45,12 +44,12 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
     runner = get_runner(world.framework)
     out_dir = runner.new_out_dir()
     test_ids = list(dict.fromkeys(test_ids))
-    # Candidate test files run under fresh random names (the trial's code cannot single out a
-    # witness by its file name); ids and messages are mapped back afterwards. Not in a live
-    # container (an agent's session), where the agent expects its file where it put it.
-    names = unpredictable_names(files or {}) if rename else {}
-    run_ids = [rename_id(i, names) for i in test_ids]
-    run_files = {names.get(p, p): text for p, text in (files or {}).items()}
+    # Candidate test files and their tests run under fresh random names (the trial's code cannot
+    # single out a witness by its file or function name); ids and messages are mapped back
+    # afterwards (sandbox/hidden_names.py). Not in a live container (an agent's session), where
+    # the agent expects its file where it put it.
+    hidden, run_files = hide(files or {}) if rename else (HiddenNames(), dict(files or {}))
+    run_ids = [hidden.run_id(i) for i in test_ids]
     canary = None
     if world.kind == "model" and getattr(runner, "canaries", False):
         canary = make_canaries(run_ids, list(run_files))
@@ -73,10 +72,13 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
         mark = new_mark()
         restore_argv = ["bash", "-c", RESTORE, "restore", world.workdir] if restore else None
         run_argv, run_env = inline(argv, env, encode_files({**support, **candidates}), mark, out_dir,
-                                   restore=restore_argv, cpu_seconds=cpu_seconds)
+                                   restore=restore_argv, cpu_seconds=cpu_seconds,
+                                   workdir=world.workdir, user=world.user)
         collector = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
+        # The wrapper runs as root (it drops to the trial user for the tests, sandbox/runners/
+        # pytest_runner.WRAPPER): the tests can neither signal nor read it.
         result = _run(client_factory, container, handles, run_argv, world.workdir, run_env, timeout,
-                      collector)
+                      collector, user=ROOT_USER if world.user else None)
         report = collector.report
         if report is not None and report.get("restore_failed") is not None:
             from .errors import SandboxError
@@ -96,10 +98,16 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
             put_files(container, support)
             neutralised = restore_harness(client_factory, container, world, handles)
             support = {}
-        put_files(container, {**support, **candidates})
+        # Copied in as the trial user's files (out_dir too): the tests run as that user here.
+        owner = int(world.user.split(":")[0]) if world.user else 0
+        put_files(container, support, owner=owner, dirs=(out_dir,))
+        put_files(container, candidates, owner=owner)
         collector = OutputCollector(f"tests-{world.name}", on_output)
-        result = _run(client_factory, container, handles, argv, world.workdir, env, timeout,
-                      collector)
+        run_argv, user = argv, None
+        if world.user:
+            run_argv, user = as_user(argv, world.user, TRIAL_HOME, TRIAL_NAME), ROOT_USER
+        result = _run(client_factory, container, handles, run_argv, world.workdir, env, timeout,
+                      collector, user=user)
     result.argv = list(argv)
     if report is not None:
         found = report["reports"]
@@ -117,49 +125,17 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
         channel_cut = inline is not None and report is None and not result.timed_out
         check = judge(canary, observed, result.timed_out, channel_cut)
         outcomes = void(outcomes, check)
-    outcomes = restore_names(outcomes, names)
+    outcomes = hidden.restore(outcomes)
     return TestRun(world=world.name, test_ids=test_ids, outcomes=outcomes, exec=result,
                    files=dict(files or {}), neutralised=neutralised or [],
                    canaries=check.verdict if check else "",
                    tampering=list(check.problems) if check and check.verdict != "ok" else [])
 
 
-def unpredictable_names(files: dict[str, str]) -> dict[str, str]:
-    """repo path -> the random name it runs under, for candidate test modules (not conftest.py,
-    not helpers: those are imported by name)."""
-    names: dict[str, str] = {}
-    for path in files:
-        p = PurePosixPath(path)
-        if p.suffix != ".py" or not (p.name.startswith("test_") or p.name.endswith("_test.py")):
-            continue
-        token = secrets.token_hex(4)
-        new = (f"test_{p.stem[5:]}_{token}.py" if p.name.startswith("test_")
-               else f"{p.stem[:-5]}_{token}_test.py")
-        names[path] = str(p.with_name(new))
-    return names
-
-
-def rename_id(test_id: str, names: dict[str, str]) -> str:
-    path, sep, rest = test_id.partition("::")
-    return names.get(path, path) + sep + rest
-
-
-def restore_names(outcomes: dict[str, TestOutcome], names: dict[str, str]) -> dict[str, TestOutcome]:
-    if not names:
-        return outcomes
-    back = {new: old for old, new in names.items()}
-    out = {}
-    for node, outcome in outcomes.items():
-        node = rename_id(node, back)
-        message = outcome.message
-        for new, old in back.items():
-            message = message.replace(new, old)
-        out[node] = dataclasses.replace(outcome, id=node, message=message)
-    return out
-
-
 def _run(client_factory: Callable, container, handles: list[ExecHandle], argv: list[str],
-         workdir: str, env: dict[str, str], timeout: float | None, collector) -> ExecResult:
+         workdir: str, env: dict[str, str], timeout: float | None, collector,
+         user: str | None = None) -> ExecResult:
     handle = ExecHandle(client_factory, container.id, init_pid(container))
     handles.append(handle)
-    return run_exec(handle, argv, cwd=workdir, env=env, timeout=timeout, collector=collector)
+    return run_exec(handle, argv, cwd=workdir, env=env, timeout=timeout, collector=collector,
+                    user=user)

@@ -9,14 +9,13 @@ Containerfile that starts FROM one of them gets it built first (sandbox/images.p
 from __future__ import annotations
 
 import hashlib
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Callable
 
 from . import base_image
 from .errors import SandboxError
-from .labels import APP, L_APP
+from .podman_build import podman_build
 from .podman_conf import podman, podman_env
 
 PACKAGES: dict[str, tuple[str, ...]] = {
@@ -26,7 +25,6 @@ PACKAGES: dict[str, tuple[str, ...]] = {
 }
 # Which toolchain a task language needs.
 LANGUAGE_TOOLCHAIN = {"go": "go", "javascript": "node", "typescript": "node", "rust": "rust"}
-BUILD_TIMEOUT = 1800
 L_RECIPE = "testjack.recipe"
 
 
@@ -75,16 +73,8 @@ def build(toolchain: str, log: Callable[[str], None] = lambda m: None) -> str:
     with tempfile.TemporaryDirectory(prefix="testjack-toolchain-") as tmp:
         recipe = _containerfile(toolchain)
         (Path(tmp) / "Containerfile").write_text(recipe)
-        args = ["podman", "build", "--label", f"{L_APP}={APP}",
-                "--label", f"{L_RECIPE}={recipe_hash(toolchain)}", "-t", name, tmp]
-        try:
-            res = subprocess.run(args, env=podman_env(), stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT)
-        except subprocess.TimeoutExpired as exc:
-            raise SandboxError(f"building {name} timed out") from exc
-    if res.returncode != 0:
-        tail = res.stdout.decode(errors="replace").strip().splitlines()[-5:]
-        raise SandboxError(f"building {name} failed: " + " | ".join(tail))
+        podman_build(name, ["--label", f"{L_RECIPE}={recipe_hash(toolchain)}", "-t", name, tmp],
+                     podman_env())
     return name
 
 

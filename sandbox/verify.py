@@ -10,7 +10,7 @@ fields. Ids everywhere are T0's ids exactly as the benchmark writes them.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Callable, Sequence
 
 from testjack_tui.model import Task, Trial, t0_timeout
@@ -63,6 +63,48 @@ class TaskVerification:
         data = asdict(self)
         data["reproduced"] = self.reproduced
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TaskVerification":
+        """The inverse of to_dict (unknown keys ignored), for results kept between visits."""
+        known = {f.name for f in fields(cls)} - {"trials"}
+        trial_known = {f.name for f in fields(TrialVerification)}
+        result = cls(**{k: v for k, v in data.items() if k in known})
+        result.trials = [TrialVerification(**{k: v for k, v in t.items() if k in trial_known})
+                         for t in data.get("trials") or [] if isinstance(t, dict)]
+        return result
+
+
+VACUOUS_MEANING = "added, changed or listed as fail-to-pass by T0, yet already passes on the null world"
+
+
+def report_lines(res: TaskVerification) -> list[str]:
+    """One task's verification as text: the headline, then each problem, each vacuous test by
+    name, and each trial whose recorded verdict does not reproduce. The CLI and the TUI both
+    show exactly these lines."""
+    flow = {"official": "T0 by the benchmark's own evaluator",
+            "direct": "T0 by our runner"}.get(res.flow, "")
+    lines = [f"{res.task_id}: {'well-formed' if res.well_formed else 'NOT well-formed'}; "
+             f"{len(res.vacuous)} vacuous T0 test(s); "
+             f"{res.reproduced}/{len(res.trials)} recorded verdicts reproduce"
+             + (f" ({flow})" if flow else "")]
+    for problem in res.problems:
+        lines.append(f"  problem: {problem}")
+    for test_id in res.vacuous:
+        lines.append(f"  vacuous: {test_id} ({VACUOUS_MEANING})")
+    if res.regression_guards:
+        lines.append(f"  {len(res.regression_guards)} older pass-to-pass test(s) pass on the null world "
+                     "too (regression guards; they verify nothing about a trial)")
+    for tv in res.trials:
+        if not tv.reproducible:
+            recorded = "pass" if tv.recorded_pass else "fail"
+            lines.append(f"  not reproducible: {tv.trial_id} ({tv.model}, recorded {recorded}): {tv.reason}")
+        if tv.proven_tampering and tv.reproducible:
+            lines.append(f"  proven tampering by {tv.trial_id}: {'; '.join(tv.proven_tampering)}")
+        if tv.tampered:
+            names = [f + (" (reset by T0)" if f in tv.undone_by_t0 else "") for f in tv.tampered]
+            lines.append(f"  harness files touched by {tv.trial_id}: {', '.join(names)}")
+    return lines
 
 
 def _not_passing(run: TestRun, ids: Sequence[str]) -> list[str]:

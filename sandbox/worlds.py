@@ -20,7 +20,8 @@ from testjack_tui.model import Task, Trial
 
 from . import prepare_script
 from .api import PatchResult, WorldKind, WorldRef
-from .containers import Limits, get_file, init_pid, put_files, remove_container, start_container
+from .containers import (TRIAL_HOME, TRIAL_NAME, TRIAL_UID, Limits, get_file, init_pid, put_files,
+                         remove_container, start_container)
 from .errors import PatchError, SandboxError
 from .execs import ExecHandle, run_exec
 from .integrity import harness_reasons
@@ -40,6 +41,8 @@ def home_id() -> str:
     return hashlib.sha256(str(cache_dir().resolve()).encode()).hexdigest()[:16]
 L_APPLIED = "testjack.applied"
 L_WORKDIR = "testjack.workdir"
+L_USER = "testjack.user"  # uid:gid trial code runs as in this snapshot (owner of the repo)
+L_REPO_KB = "testjack.repo_kb"
 PREPARE_TIMEOUT = 900  # solve scripts may build things
 
 
@@ -115,7 +118,15 @@ def world_from_image(plan: WorldPlan, image) -> WorldRef:
                     workdir=plan.task.environment.workdir, tampered=tampered,
                     framework=plan.task.tests.framework or "pytest",
                     memory_mb=plan.task.environment.memory_mb,
-                    applied_with=labels.get(L_APPLIED, ""))
+                    applied_with=labels.get(L_APPLIED, ""), user=labels.get(L_USER, ""),
+                    repo_mb=_int(labels.get(L_REPO_KB)) // 1024)
+
+
+def _int(text: str | None) -> int:
+    try:
+        return max(0, int(text or 0))
+    except ValueError:
+        return 0
 
 
 def find_world(client, plan: WorldPlan) -> WorldRef | None:
@@ -128,7 +139,7 @@ def find_world(client, plan: WorldPlan) -> WorldRef | None:
 
 def _parse_markers(text: str) -> dict:
     info: dict = {"applied": {}, "failed": None, "message": [], "tampered": [], "done": False,
-                  "warn": []}
+                  "warn": [], "user": "", "repo_kb": ""}
     collecting = False
     for line in text.splitlines():
         if line.startswith("TJ_APPLIED "):
@@ -141,6 +152,10 @@ def _parse_markers(text: str) -> dict:
             info["tampered"].append(line.split(" ", 1)[1])
         elif line.startswith("TJ_WARN "):
             info["warn"].append(line.split(" ", 1)[1])
+        elif line.startswith("TJ_REPO_KB "):
+            info["repo_kb"] = line.split(" ", 1)[1].strip()
+        elif line.startswith("TJ_TRIAL_USER "):
+            info["user"] = line.split(" ", 1)[1].strip()
         elif line.startswith("TJ_DONE"):
             info["done"] = True
         elif line.startswith("TJ_FAIL "):
@@ -152,8 +167,11 @@ def _parse_markers(text: str) -> dict:
 
 def build_world(client_factory: Callable, plan: WorldPlan, labels: dict[str, str], limits: Limits,
                 on_output: Callable[[str], None] | None = None,
-                on_container: Callable[[str, str], None] | None = None) -> WorldRef:
-    """Create the snapshot for plan (blocking). Raises PatchError when a patch does not apply."""
+                on_container: Callable[[str, str], None] | None = None,
+                remove_later: Callable[[str], None] | None = None) -> WorldRef:
+    """Create the snapshot for plan (blocking). Raises PatchError when a patch does not apply.
+    remove_later: hands the used container over for removal after the snapshot is returned (its
+    removal is off the build's path); without it the container is removed before returning."""
     client = client_factory()
     task = plan.task
     container = start_container(client, plan.env_image, labels, limits)
@@ -179,7 +197,8 @@ def build_world(client_factory: Callable, plan: WorldPlan, labels: dict[str, str
             files["/tmp/tj/ref.patch"] = _with_newline(task.reference.patch)
         put_files(container, files)
         env = {"TJ_WORKDIR": task.environment.workdir, "TJ_BASE": task.base_commit or "",
-               "TJ_STAGE_MAIN": stage}
+               "TJ_STAGE_MAIN": stage, "TJ_TRIAL_UID": str(TRIAL_UID), "TJ_TRIAL_NAME": TRIAL_NAME,
+               "TJ_TRIAL_HOME": TRIAL_HOME}
         collector = OutputCollector(f"prepare-{plan.name}", on_output)
         handle = ExecHandle(client_factory, container.id, init_pid(container))
         result = run_exec(handle, ["bash", "/tmp/tj/prepare.sh"], cwd="/", env=env,
@@ -206,6 +225,10 @@ def build_world(client_factory: Callable, plan: WorldPlan, labels: dict[str, str
                    f"LABEL {L_TASK}={slug(task.id, 120)}",
                    f'LABEL {L_APPLIED}="{applied}"',
                    f"LABEL {L_WORKDIR}={task.environment.workdir}"]
+        if info["user"]:
+            changes.append(f"LABEL {L_USER}={info['user']}")
+        if info["repo_kb"].isdigit():
+            changes.append(f"LABEL {L_REPO_KB}={info['repo_kb']}")
         if plan.trial:
             changes.append(f"LABEL {L_TRIAL}={slug(plan.trial.id, 120)}")
         if tampered:
@@ -215,9 +238,12 @@ def build_world(client_factory: Callable, plan: WorldPlan, labels: dict[str, str
         image = client.images.get(plan.tag())
         return world_from_image(plan, image)
     finally:
-        remove_container(client, container.id)
-        if on_container:
-            on_container("removed", container.id)
+        if remove_later is not None:
+            remove_later(container.id)
+        else:
+            remove_container(client, container.id)
+            if on_container:
+                on_container("removed", container.id)
 
 
 def _with_newline(text: str) -> str:

@@ -97,8 +97,8 @@ class ReferenceProgram:
     ports, in any language. It reads one input per line on stdin and prints one output line per
     input; differential probes compare the trial's answers with its answers."""
 
-    command: tuple[str, ...]  # argv, run with cwd /oracle
-    files: Path  # folder copied into /oracle
+    command: tuple[str, ...]  # argv, run with cwd /tmp/oracle
+    files: Path  # folder copied into /tmp/oracle
     image: str | None = None  # None: the task's own environment image (its null world)
 
 

@@ -273,7 +273,14 @@ async def test_repair_continues_the_conversation(server):
     fixed = CANDIDATE.replace("double(-1)", "double(-5)")
     server.script(Reply(tool_calls=[("write_test_file", {"path": candidate.path, "source": fixed})]),
                   Reply(tool_calls=[("submit", {"give_up": False, "requirement": "negative input is rejected"})]))
-    repaired = await auditor.repair(ctx, candidate, "FAILED tests/test_tj_negative.py::test_negative_rejected")
+    # The reference run's output goes back as it is, except lines of G's code (a traceback through G).
+    feedback = ("FAILED tests/test_tj_negative.py::test_negative_rejected\n"
+                "calc.py:3: in double\n    raise ValueError(\"negative input not allowed\")\n"
+                "E   ValueError: negative input not allowed")
+    repaired = await auditor.repair(ctx, candidate, feedback)
+    sent = "\n".join(str(m.get("content") or "") for m in server.requests[-2]["messages"])
+    assert "E   ValueError: negative input not allowed" in sent and "calc.py:3: in double" in sent
+    assert 'raise ValueError("negative input not allowed")' not in sent and "[reference code withheld]" in sent
     assert repaired.id == "calc:trial-1:1.v2" and repaired.parent == candidate.id and repaired.attempt == 2
     assert repaired.source == fixed and repaired.requirement == "negative input is rejected"
     # The same conversation: the first user message and the earlier tool calls are still there.

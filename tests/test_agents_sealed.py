@@ -136,7 +136,7 @@ def _git(repo, *args):
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
 
-def test_forgetting_the_future_drops_later_commits_but_keeps_the_past(tmp_path):
+def test_forgetting_the_future_drops_later_commits_and_g_harness_copies_but_keeps_the_past(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
@@ -154,8 +154,13 @@ def test_forgetting_the_future_drops_later_commits_but_keeps_the_past(tmp_path):
     fix = _git(repo, "rev-parse", "HEAD").strip()
     _git(repo, "tag", "v1.0")
     _git(repo, "checkout", "-q", base)  # the task's base, detached, as environment images have it
-    out = subprocess.run(["sh", "-c", FORGET_FUTURE], cwd=repo, capture_output=True, text=True)
+    harness = tmp_path / "harness"  # where a model world keeps G's versions of harness files
+    (harness / "ref").mkdir(parents=True)
+    (harness / "ref" / "conftest.py").write_text("# G's conftest\n")
+    env = {**__import__("os").environ, "TJ_HARNESS": str(harness)}
+    out = subprocess.run(["sh", "-c", FORGET_FUTURE], cwd=repo, capture_output=True, text=True, env=env)
     assert out.returncode == 0 and "forgot 2 refs" in out.stdout
+    assert not harness.exists()
     assert "the fix" not in _git(repo, "log", "--all", "--oneline")
     assert subprocess.run(["git", "-C", str(repo), "cat-file", "-e", fix], capture_output=True).returncode != 0
     assert _git(repo, "rev-parse", "HEAD").strip() == base and "v0.1" in _git(repo, "tag")

@@ -81,3 +81,20 @@ async def test_the_wall_time_budget_stops_a_hanging_run(tmp_path):
         await runner.run(world, ["tests/test_a.py::test_a"], timeout=300)
     assert time.monotonic() - started < 5 and Hanging.cancelled
     assert store.runs() == []  # nothing stored: resume runs it again
+
+
+async def test_the_report_counts_the_same_runs_as_the_gauge(tmp_path):
+    # The header's "runs" gauge is the budget; the report and `sessions` must say the same
+    # number, commands run by agents and detectors included, also after reopening.
+    from testjack_tui.engine.summary import build_summary
+
+    store = SessionStore(tmp_path / "s.db")
+    budget = Budget(store, BudgetLimits(), "s")
+    counted = CountedSandbox(Recorder(), budget)
+    await counted.exec("w", "coverage run")
+    await counted.run_tests("w", ["t"])
+    assert budget.test_runs == 2
+    assert build_summary(store)["usage"]["test_runs"] == 2
+    store.close()
+    reopened = SessionStore(tmp_path / "s.db")
+    assert Budget(reopened, BudgetLimits(), "s").test_runs == build_summary(reopened)["usage"]["test_runs"] == 2

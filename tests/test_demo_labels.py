@@ -145,6 +145,8 @@ def test_agent_scripts_are_well_formed_and_reference_existing_candidates(bench):
                 assert not item["explicit"] or item["quote"], (audit_file.name, item["clause"])
             for step in audit["steps"]:
                 assert step["tool"] in TOOLS and step["world"] in WORLDS
+                # The reference world only runs tests for an agent (agents/sealed.py).
+                assert step["world"] != "reference" or step["tool"] == "run_tests", (audit_file.name, step)
             for chain in _chains(audit):
                 mentioned.update(chain["versions"])
         for version in mentioned:

@@ -87,10 +87,16 @@ def test_harness_edits_outside_t0_survive_the_official_reset(verification):
 
 
 def test_a_t0_test_that_passes_on_null_is_reported_vacuous(verification):
+    from testjack_tui.commands.verify_cmd import render
+
     # Ids as DeepSWE's grader writes them: one per parametrised case.
     assert {"tests.test_durations_compound.test_invalid[5x]", "tests.test_durations_compound.test_invalid[10]"} \
         <= set(verification["parse-duration-compound"].vacuous)
     assert "tests.test_durations.test_parse_rejects_garbage[h]" in verification["parse-duration-compound"].regression_guards
+    # `verify` names it, with what vacuous means, not just a count.
+    printed = render([verification["parse-duration-compound"]]).splitlines()
+    assert "  vacuous: tests.test_durations_compound.test_invalid[5x] (added, changed or listed as " \
+           "fail-to-pass by T0, yet already passes on the null world)" in printed
 
 
 def test_t0_runs_through_each_tasks_own_flow_with_ids_in_the_graders_scheme(verification, bench):

@@ -172,6 +172,36 @@ return a + b
     assert res.exit_code == 1  # a fresh container from the snapshot: nothing leaked
 
 
+def probes(output: str) -> dict[str, str]:
+    return dict(line.split(" ", 2)[1:] for line in output.splitlines()
+                if line.startswith("HOSTILE-PROBE ") and line.count(" ") >= 2)
+
+
+async def test_trial_code_runs_unprivileged_on_a_read_only_root(task):
+    """Tests and commands in a world run as an unprivileged user on a read-only root filesystem:
+    the trial writes its repo and /tmp only, cannot give files to root, become root, or reach
+    the process that reports results; a correct trial still passes."""
+    trial = trial_for(task, "escalator", {"calc/__init__.py": hostile_source("escalate.py")})
+    async with Sandbox(session="hostile-escalate", limits=HOSTILE_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        run = await sb.run_tests(world, T0)
+        shell = await sb.exec(world, "id -u; touch /etc/hostile; touch /usr/hostile; "
+                                     "touch calc/ok && echo repo-ok; chown 0 calc/ok || echo no-chown; "
+                                     "grep CapEff /proc/self/status")
+    assert run.all_passed and run.canaries == "ok", {k: o.status for k, o in run.outcomes.items()}
+    seen = probes(run.exec.output)
+    for name in ("write-etc", "write-usr", "write-root-home", "patch-pytest", "patch-runner",
+                 "chown-to-root", "setuid-root", "signal-reporter", "read-reporter-env"):
+        assert seen.get(name, "").startswith("refused:"), (name, seen)
+    assert seen["write-repo"] == "done" and seen["write-tmp"] == "done"
+    assert seen["uid"] != "0" and seen["CapEff"] == "0000000000000000" and seen["NoNewPrivs"] == "1"
+    assert world.user and world.user.split(":")[0] == seen["uid"]
+    out = shell.output
+    assert out.splitlines()[0] == seen["uid"]
+    assert "Read-only file system" in out and "repo-ok" in out and "no-chown" in out
+    assert "CapEff:\t0000000000000000" in out
+
+
 async def test_deleting_the_tests_is_reported_and_undone_for_witness_runs(task):
     trial = trial_for(task, "deleter", {"calc/__init__.py": calc_with("return a + b"),
                                         "tests/test_sub.py": None})
@@ -224,6 +254,25 @@ async def test_forged_trailer_and_rewritten_report_are_never_certified(task):
     assert "tests/test_witness_add.py" not in witness.exec.output  # ran under a random name
 
 
+SNIFFED = {"tests/test_witness_add.py": "from calc import add\n\n\nclass TestAddWitness:\n"
+                                         "    def test_add_sums(self):\n"
+                                         "        assert add(40, 3) == 43\n"}
+
+
+async def test_a_trial_cannot_single_out_a_witness_by_its_names(task):
+    """The trial computes correctly only when called from a test named like the witness (file,
+    function, PYTEST_CURRENT_TEST): the witness runs under random file, class and function names,
+    so it refutes the trial, and is reported under the names its author gave it."""
+    trial = trial_for(task, "sniffer", {"calc/__init__.py": hostile_source("name_sniffer.py")})
+    witness_id = "tests/test_witness_add.py::TestAddWitness::test_add_sums"
+    async with Sandbox(session="hostile-sniffer", limits=HOSTILE_LIMITS) as sb:
+        world = await sb.prepare(task, "model", trial)
+        run = await sb.run_tests(world, [witness_id], files=SNIFFED, isolate_harness=True)
+    assert run.canaries == "ok" and run.status(witness_id) == "failed", run.outcomes
+    assert "test_add_sums" in run.outcomes[witness_id].message  # mapped back for the reader
+    assert "TestAddWitness" not in run.exec.output and "test_add_sums" not in run.exec.output
+
+
 async def test_library_level_pytest_patch_is_never_certified(task):
     """Library code (not a harness file, nothing to restore) patches pytest's reports with the
     module name built from chr(): the witness run is void, never a pass."""
@@ -237,22 +286,29 @@ async def test_library_level_pytest_patch_is_never_certified(task):
     assert "proven tampering" in witness.outcomes["tests/test_witness_add.py"].message
 
 
-DISK_LIMITS = Limits(memory_mb=256, pids=128, cpus=1.0, disk_mb=256, file_mb=64)
+DISK_LIMITS = Limits(memory_mb=384, pids=128, cpus=1.0, disk_mb=64, file_mb=48)
 
 
-async def test_disk_fill_is_killed_at_the_disk_limit(task):
-    """Overlay on ext4 has no quota: the writable layer is measured while the run goes on and
-    the run is killed past disk_mb; one file cannot pass file_mb (RLIMIT_FSIZE)."""
+async def test_disk_fill_stops_at_the_writable_tmpfs_quota(task):
+    """The root filesystem is read-only; the repo and /tmp are tmpfs mounts of disk_mb each, so
+    a fill gets ENOSPC there and EROFS everywhere else, and nothing reaches the host's disk; one
+    file cannot pass file_mb (RLIMIT_FSIZE)."""
     trial = trial_for(task, "filler", {"calc/__init__.py": hostile_source("disk_fill.py")})
     async with Sandbox(session="hostile-disk", limits=DISK_LIMITS) as sb:
         world = await sb.prepare(task, "model", trial)
         started = time.monotonic()
-        run = await sb.run_tests(world, T0, timeout=120)
+        run = await sb.run_tests(world, list(F2P), timeout=120)
         took = time.monotonic() - started
         big = await sb.exec(world, ["python3", "-c", "open('/tmp/big', 'wb').write(bytes(100 << 20))"])
-    assert run.exec.limit_hit == "disk" and not run.exec.timed_out and took < 60
-    assert run.status(F2P[0]) != "passed" and "disk limit" in run.outcomes[F2P[0]].message
-    assert big.exit_code != 0 and big.limit_hit == ""  # stopped by the file-size limit
+    assert not run.exec.timed_out and took < 60 and run.status(F2P[0]) == "failed"
+    filled = {line.split()[1]: line.split()[2:] for line in run.exec.output.splitlines()
+              if line.startswith("HOSTILE-FILLED ")}
+    assert set(filled) == {"/tmp", "/app", "/var/tmp", "/"}, run.exec.output[-2000:]
+    for folder in ("/tmp", "/app"):
+        mib, error = filled[folder]
+        assert int(mib) <= 64 and error == "No-space-left-on-device", (folder, mib, error)
+    assert filled["/var/tmp"] == ["0", "Read-only-file-system"] == filled["/"]
+    assert big.exit_code != 0 and "File too large" in big.output  # the file-size limit
 
 
 async def test_task_memory_request_is_capped_by_the_ceiling(task):
@@ -327,3 +383,29 @@ def test_kill_9_leaves_no_container_and_no_service_for_long(tmp_path):
     finally:
         if owner.poll() is None:
             owner.kill()
+
+
+def new_file_patch(path: str, text: str) -> str:
+    lines = text.splitlines()
+    body = "".join(f"+{line}\n" for line in lines)
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            f"@@ -0,0 +1,{len(lines)} @@\n{body}")
+
+
+async def test_disk_fill_in_the_benchmarks_own_flow_is_killed_at_the_disk_limit():
+    """The benchmark's test.sh runs on a writable root (as the benchmark runs it): a trial's
+    conftest.py filling the disk there is measured and killed past disk_mb."""
+    from benchmarks import load_benchmark
+
+    bench = load_benchmark(Path(__file__).parent / "fixtures" / "deepswe")
+    task = bench.tasks[next(t for t in bench.tasks if t.endswith("fees-compound"))]
+    filler = hostile_source("disk_fill.py") + "\n\nadd(1, 2)\n"
+    trial = dataclasses.replace(bench.trials_of(task.id)[0], id="fees-compound__filler",
+                                patch=new_file_patch("conftest.py", filler))
+    limits = Limits(memory_mb=512, pids=128, cpus=1.0, disk_mb=64, file_mb=16)
+    async with Sandbox(session="hostile-official-disk", limits=limits) as sb:
+        started = time.monotonic()
+        run = await sb.run_official(task, "model", trial)
+        took = time.monotonic() - started
+    assert run.exec.limit_hit == "disk" and not run.exec.timed_out and took < 90, run.exec.output[-1500:]
+    assert run.reward != 1.0 and not any(o.status == "passed" for o in run.outcomes.values())

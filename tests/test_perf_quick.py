@@ -25,3 +25,21 @@ def test_quick_perf_run_meets_its_targets_and_lists_every_measurement(tmp_path):
     assert not missing, f"measurements missing from the table: {missing}\n{table}\n{proc.stderr[-3000:]}"
     assert "ERROR" not in [line.split()[-1] for line in table.splitlines() if line.strip()], table
     assert proc.returncode == 0, f"a target was missed:\n{table}\n{proc.stderr[-2000:]}"
+    # The output ends with the cost model, priced from this run's own measurements.
+    model = table[table.index("Cost model: test execution"):].splitlines()
+    assert [line.split("  ")[0].strip() for line in model[3:6]] == ["100", "1,000", "10,000"], table
+
+
+def test_cost_model_prices_both_modes_from_the_measured_figures():
+    from tests.perf.cost_model import lines, plan
+
+    measured = {"run_slot_s": 2.0, "world_slot_s": 4.0, "audit_tasks": 1, "audit_trials": 8,
+                "audit_rounds": 2, "audit_test_runs": 30}
+    small, big = plan(measured, 100), plan(measured, 1000)
+    # check: 100/8 tasks x 10 worlds and T0 runs at 6 slot-s; rounds: (30 - 10) / 2 = 10 runs each
+    assert round(small["lightweight"][0]) == round(12.5 * (10 * 6 + 2 * 10 * 2))
+    assert round(small["per-trial"][0]) == round(12.5 * (10 * 6 + 8 * 10 * 2))
+    assert big["per-trial"][0] == 10 * small["per-trial"][0]
+    table = lines([{"metrics": measured}, {"metrics": {"ray_overhead_slot_s": 0.1, "ray_dispatch_s": 0.0}}])
+    assert "ray 10x8" in table[1] and table[3].split()[0] == "100"
+    assert "needs rows 2 and 6" in lines([{"metrics": {"run_slot_s": 2.0}}])[0]

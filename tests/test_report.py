@@ -111,7 +111,7 @@ def test_report_tables_verdicts_and_scoring(session):
     [f] = t2["findings"]
     assert f["runs"]["reference"]["status"] == "passed" and f["runs"]["model"]["status"] == "failed"
     assert "assert 'Ça' == 'ca'" in f["runs"]["model"]["message"]
-    assert f["explanations"]["which_clause"] == 'P states it: "transliterate non-ASCII letters to ASCII"'
+    assert f["explanations"]["which_clause"] == 'P states it. [P: "transliterate non-ASCII letters to ASCII"]'
     assert t2["ambiguous"][0]["witness_id"] == "w2"  # reported, not counted
     [u] = r["underspecified_prompts"]
     assert u["task"] == "slug" and u["rho"] == 1.0 and u["models_skipping"] == ["m1", "m2", "m3"]

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import DEMO
 
-pytestmark = pytest.mark.podman
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]  # a whole demo audit; slow under load
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +49,13 @@ def outcome(tmp_path_factory):
         harbor = tmp_path_factory.mktemp("tj-e2e-export")
         for exp in exports:
             write_harbor(exp, bench.tasks[exp.task_id], harbor)
+        from testjack_tui.engine.store import SessionStore, db_path
+
+        store = SessionStore(db_path(session.id))
+        run_keys = {r["key"] for r in store.runs()}
+        store.close()
         return {"state": state, "report": report, "labels": load_labels(DEMO / "labels.json"),
-                "exports": exports, "out": out, "harbor": harbor}
+                "exports": exports, "out": out, "harbor": harbor, "bench": bench, "run_keys": run_keys}
     finally:
         if old is None:
             os.environ.pop("TESTJACK_HOME", None)
@@ -116,3 +121,24 @@ def test_exported_suite_applies_passes_on_g_and_fails_on_every_refuted_trial(out
         covered |= {t for t, failing in exp.check["fails_on_refuted"].items() if failing}
         assert (outcome["harbor"] / exp.task_id / "tests" / "config.json").exists()
     assert refuted <= covered
+
+
+def test_explanations_are_the_agents_findings_and_every_claim_points_at_evidence(outcome):
+    from claims_check import unbacked
+
+    bench, verdicts = outcome["bench"], _verdicts(outcome)
+    trials = {t.id: t for t in bench.trials}
+    problems, by_agent = [], set()
+    for tid, v in verdicts.items():
+        task = bench.tasks[v["task_id"]]
+        t0 = set(task.tests.ids)
+        for f in v["findings"]:
+            problems += [f"{tid}: {p}" for p in unbacked(
+                f["claims"], prompt=task.instruction, patch=trials[tid].patch, run_keys=outcome["run_keys"],
+                test_ids=set(f["test_ids"]) | {f["path"]} | t0)]
+            if any(c["by"] == "audit agent" and c["part"] == "what_is_wrong" for c in f["claims"]):
+                by_agent.add(tid)
+    assert not problems, problems[:10]
+    # The recorded audits that carry structured findings (agent-scripts): their words explain.
+    assert {"parse-duration-compound__orca__3", "recordset-metadata__kestrel__1",
+            "cache-async-memoize__orca__2"} <= by_agent

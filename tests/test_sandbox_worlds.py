@@ -227,6 +227,39 @@ async def test_cancelling_a_run_removes_its_container(task):
         assert res.exit_code == 0
 
 
+async def test_prestarted_containers_wait_idle_and_none_leak_on_cancel_or_error(task):
+    hang = {"tests/test_tj_hang.py": "import time\n\ndef test_hang():\n    time.sleep(600)\n"}
+    async with Sandbox(session="t-pool", concurrency=1, prestart=1) as sb:
+        ref = await sb.prepare(task, "reference")
+        ours = f"label=testjack.session={sb.session}"
+        jobs = [asyncio.create_task(sb.run_tests(ref, ["tests/test_tj_hang.py::test_hang"], files=hang,
+                                                 timeout=600)) for _ in range(3)]
+        # One run works, the next one's container is started and waits; the third starts nothing.
+        deadline = time.monotonic() + 60
+        while len(podman_ids(ours)) < 2 and time.monotonic() < deadline:
+            await asyncio.sleep(0.3)
+        await asyncio.sleep(1.0)
+        running = podman_ids(ours)
+        assert len(running) == 2
+        execs = subprocess.run(["podman", "inspect", "--format", "{{len .ExecIDs}}", *running],
+                               capture_output=True, text=True, check=True).stdout.split()
+        assert sorted(execs) == ["0", "1"]  # nothing runs in the waiting container before its turn
+        for job in jobs:
+            job.cancel()
+        for job in jobs:
+            with pytest.raises(asyncio.CancelledError):
+                await job
+        await asyncio.gather(*list(sb._cleanups), return_exceptions=True)
+        assert podman_ids(ours) == []
+
+        def broken(container, handles):
+            raise RuntimeError("work failed")
+        results = await asyncio.gather(*(sb._with_fresh(ref, broken) for _ in range(3)),
+                                       return_exceptions=True)
+        assert [type(r) for r in results] == [RuntimeError] * 3
+        assert podman_ids(ours) == []
+
+
 async def test_sweep_removes_leftovers_of_dead_owners_only(task):
     # A container "left by a crashed process": labelled with the pid of a process that has exited.
     dead = subprocess.Popen([sys.executable, "-c", "pass"])

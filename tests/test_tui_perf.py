@@ -34,3 +34,101 @@ async def test_keys_take_effect_and_output_stays_bounded_while_8_worlds_stream()
         assert len(shown.lines) == min(WORLD_LINES, shown.total)
         assert shown.total >= sent[0] // WORLDS - 20
         assert len(screen.inbox) == 0
+
+
+async def test_the_footer_follows_the_keys_and_rebuilds_only_when_they_change():
+    from testjack_tui.tui.widgets.footer import QuietFooter
+
+    def footer_words(screen) -> list[str]:
+        return screen.query_one(QuietFooter).descriptions
+
+    async with streaming_audit_app(load=False) as (app, pilot, screen, sent, stop_stream):
+        footer = screen.query_one(QuietFooter)
+        rebuilt = []
+        original = footer.refresh
+
+        def counted(*args, **kwargs):
+            rebuilt.append(1)
+            return original(*args, **kwargs)
+
+        footer.refresh = counted
+        await switch_tab(app, screen, "f3", "candidates-tab", timeout=30)
+        await pilot.pause(0.2)
+        assert "Follow" not in footer_words(screen) and "Next" in footer_words(screen)
+        rebuilt.clear()
+        # Candidates → Worlds: the same keys apply, so the footer is not even repainted.
+        await switch_tab(app, screen, "f4", "worlds-tab", timeout=30)
+        await pilot.pause(0.2)
+        assert rebuilt == [] and "Next" in footer_words(screen)
+        # The Agent tab has keys of its own: they appear, and go again on the way back.
+        await switch_tab(app, screen, "f5", "agent-tab", timeout=30)
+        await pilot.pause(0.2)
+        assert "Follow" in footer_words(screen) and len(rebuilt) == 1
+        await switch_tab(app, screen, "f3", "candidates-tab", timeout=30)
+        await pilot.pause(0.2)
+        assert "Follow" not in footer_words(screen)
+
+
+async def test_a_trial_changing_state_updates_its_row_only_and_draws_like_a_rebuild():
+    from textual.app import App
+
+    from testjack_tui.engine import events as ev
+    from testjack_tui.tui import live_state as ls
+    from testjack_tui.tui.widgets.trials import TrialsTable
+
+    views = [ls.TrialView("t", f"t__m__{i}", model="m") for i in range(5)]
+    state = ls.LiveSession("s", views)
+
+    class One(App):
+        def compose(self):
+            yield TrialsTable(id="live")
+            yield TrialsTable(id="fresh")
+
+    app = One()
+    async with app.run_test(size=(100, 20)) as pilot:
+        live = app.query_one("#live", TrialsTable)
+        live.show(state)
+        live.move_cursor(row=3)
+        added = []
+        original = live.add_row
+        live.add_row = lambda *a, **k: added.append(k.get("key")) or original(*a, **k)
+        touched = []
+        original_update = live.update_cell
+        live.update_cell = lambda row, column, value, **k: touched.append((row, column)) or \
+            original_update(row, column, value, **k)
+        state.apply(ev.TrialState("s", task_id="t", trial_id="t__m__2", state="active"))
+        live.show(state)
+        await pilot.pause()
+        assert added == [] and touched == [("t/t__m__2", "state")]
+        assert live.cursor_row == 3  # the operator's place is kept
+        # A longer note widens its column: the table is rebuilt, exactly as a fresh one draws it.
+        state.apply(ev.TrialState("s", task_id="t", trial_id="t__m__4", state="refuted",
+                                  by="t:t__m__1:1.v1 and a long explanation"))
+        live.show(state)
+        fresh = app.query_one("#fresh", TrialsTable)
+        fresh.show(state)
+        await pilot.pause()
+        assert [live.get_row_at(i) for i in range(5)] == [fresh.get_row_at(i) for i in range(5)]
+        assert [c.content_width for c in live.columns.values()] == \
+               [c.content_width for c in fresh.columns.values()]
+
+
+async def test_hidden_world_output_waits_and_the_worlds_tab_catches_up():
+    from textual.widgets import Log
+
+    from testjack_tui.engine.events import WorldState
+
+    async with streaming_audit_app(load=False) as (app, pilot, screen, sent, stop_stream):
+        await switch_tab(app, screen, "f3", "candidates-tab", timeout=30)
+        log = screen.query_one("#world-log", Log)
+        before = log.line_count
+        for i in range(3):
+            # w7: the running world the Worlds tab was following when it was left
+            screen.inbox.put(WorldState(screen.session.id, world="t1/model/w7", container="c7",
+                                        state="output", text=f"hidden line {i}\n"))
+        await pilot.pause(0.5)
+        assert log.line_count == before  # nothing drawn into a log nobody sees
+        await switch_tab(app, screen, "f4", "worlds-tab", timeout=30)
+        await pilot.pause(0.3)
+        shown = screen.state.worlds["t1/model/w7"]
+        assert log.lines[-1] == "hidden line 2" and log.line_count == min(len(shown.lines), WORLD_LINES)

@@ -229,3 +229,11 @@ def test_model_waits_show_while_they_last_and_retries_reach_the_log():
     assert s.model_waits == {}
     assert s.log[-1] == ("warning", "reviewer t/t1: attempt 1 of 3 failed: no reply within the profile's "
                                     "timeout (120s); retrying in 2s")
+
+
+def test_log_entries_keep_the_time_of_their_event_when_history_is_replayed():
+    s = ls.LiveSession("s")
+    then = 1_700_000_000.0  # a session reopened later shows when things happened, not "now"
+    stored = ev.Log("s", level="info", message="round 1 done", at=then).to_dict()
+    s.apply(ls.event_from_dict(stored))
+    assert s.log[-1] == ("info", "round 1 done") and s.log_times[-1] == then

@@ -9,6 +9,8 @@ from testjack_tui.engine.verdicts import (CLEAN_UNAUDITED, INCORRECT_DESPITE_PAS
 from testjack_tui.model import Trial
 
 TRIAL = Trial(id="t1", task_id="slug", agent="agentx", model="m1", patch="", official_pass=True)
+PROMPT = ("Add `slugify(text)` to textkit/slug.py. It must transliterate non-ASCII letters to ASCII "
+          "(`Ç` becomes `c`), lower-case the result and join words with `-`.")
 WITNESS_SRC = "from textkit.slug import slugify\n\ndef test_unicode():\n    assert slugify('Ça va') == 'ca-va'\n"
 
 
@@ -30,7 +32,7 @@ def sig(detector, kind, file="textkit/slug.py", structural=True, severity="high"
 
 def test_refuted_by_a_wrong_value_is_incorrect_despite_pass_with_four_explanations():
     recorded = [{"clause": "Non-ASCII letters are transliterated.", "explicit": True, "covered_by_t0": False}]
-    v = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=4, checklist=recorded)
+    v = judge_trial(TRIAL, findings=[finding()], audited=True, checklist=recorded, prompt=PROMPT)
     assert v.label == INCORRECT_DESPITE_PASS and v.refuted
     [f] = v.findings
     assert f["source"] == "audit of trial t9"
@@ -38,21 +40,22 @@ def test_refuted_by_a_wrong_value_is_incorrect_despite_pass_with_four_explanatio
     assert f["runs"]["reference"]["status"] == "passed" and f["runs"]["model"]["status"] == "failed"
     ex = f["explanations"]
     assert set(ex) == {"what_is_wrong", "why_it_happens", "which_clause", "why_t0_missed_it"}
+    assert all(ex.values()) and all(c["refs"] for c in f["claims"])  # every part says something, backed
     assert "assert 'a-va' == 'ca-va'" in ex["what_is_wrong"]
-    assert ex["which_clause"] == 'P states it: "transliterate non-ASCII letters"'
+    assert ex["which_clause"] == 'P states it. [P: "transliterate non-ASCII letters"]'
     assert "recorded coverage says no T0 test asserts this requirement" in ex["why_t0_missed_it"]
     assert 0.8 < v.confidence <= 0.97
 
 
 def test_no_coverage_claim_without_a_recorded_coverage():
     # Nothing recorded: the report must not claim that T0 lacks a check it may well have.
-    [f] = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=8).findings
+    [f] = judge_trial(TRIAL, findings=[finding()], audited=True).findings
     assert "None of T0" not in f["explanations"]["why_t0_missed_it"]
     assert "not recorded" in f["explanations"]["why_t0_missed_it"]
     # Recorded as covered (the case the issue saw): no "no test asserts it" either.
     covered = [{"clause": "non-ASCII letters are transliterated", "covered_by_t0": True,
                 "t0_tests": ["tests/test_slug.py::test_accents"]}]
-    [f] = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=8, checklist=covered).findings
+    [f] = judge_trial(TRIAL, findings=[finding()], audited=True, checklist=covered).findings
     assert "no T0 test" not in f["explanations"]["why_t0_missed_it"]
     assert "tests/test_slug.py::test_accents" in f["explanations"]["why_t0_missed_it"]
 
@@ -138,12 +141,16 @@ def test_confidence_is_ordered_by_strength_of_evidence():
     assert two > one
 
 
-def test_implicit_clause_explanation_cites_rho_and_agent_text_overrides():
+def test_implicit_clause_explanation_points_at_the_runs_behind_rho():
+    replays = (("t1", "failed", "k1" * 16), ("t2", "passed", "k2" * 16), ("t3", "passed", "k3" * 16),
+               ("t4", "passed", "k4" * 16))
     f = finding(explicit=False, klass="implicit_necessary", rho=0.25, models_skipping=1, models_measured=4,
-                explanations={"why_it_happens": "The patch lower-cases after stripping accents, so Ç is lost."})
-    ex = judge_trial(TRIAL, findings=[f]).findings[0]["explanations"]
-    assert "rho = 0.25: 1 of 4 models skip it" in ex["which_clause"]
-    assert ex["why_it_happens"] == "The patch lower-cases after stripping accents, so Ç is lost."
+                replays=replays)
+    [finding_out] = judge_trial(TRIAL, findings=[f], prompt=PROMPT).findings
+    ex = finding_out["explanations"]
+    assert "rho = 0.25: 1 of 4 passing trials fail the witness" in ex["which_clause"]
+    [claim] = [c for c in finding_out["claims"] if c["part"] == "which_clause"]
+    assert claim["refs"] == [{"kind": "run", "ref": "k1" * 16, "excerpt": "failed on t1"}]
 
 
 def test_verdict_serialises():
@@ -196,6 +203,6 @@ def test_coverage_is_found_through_the_quote_when_agents_word_the_requirement_di
     matrix = analysis_checklist({"traceability": [
         {"requirement": "accents become ASCII", "explicit": True, "quote": "transliterate non-ASCII letters",
          "t0_tests": [], "coverage": "none"}]})
-    [f] = judge_trial(TRIAL, findings=[finding()], audited=True, t0_count=8, checklist=matrix).findings
+    [f] = judge_trial(TRIAL, findings=[finding()], audited=True, checklist=matrix).findings
     assert "recorded coverage says no T0 test asserts this requirement (accents become ASCII)" in \
         f["explanations"]["why_t0_missed_it"]

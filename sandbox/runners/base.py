@@ -6,11 +6,66 @@ ids (batched replay: one process for W witnesses), report files to copy out, a p
 """
 from __future__ import annotations
 
+import json
+import secrets
 from typing import Protocol
 
 from ..api import ExecResult, TestOutcome, TestStatus
 
 OUT_ROOT = "/tmp/tj"  # outside the repo, so reports never show up in the repo or its git status
+
+# How every launcher starts in the container: read the run's spec (a file, not the environment:
+# the run wrapper strips TJ_* variables before tests run), go to the repo, make the report folder.
+LAUNCHER_PRELUDE = r'''
+import json, os, re, subprocess, sys
+
+spec = json.loads(os.environ["TJ_SPEC"]) if os.environ.get("TJ_SPEC") else json.load(open(sys.argv[1]))
+workdir, out_dir = spec["workdir"], spec["out_dir"]
+os.chdir(workdir)
+if not os.path.isdir(out_dir):
+    os.makedirs(out_dir)
+'''
+
+
+class LaunchedRunner:
+    """A runner whose in-container work is a python3 launcher baked into the snapshot
+    (`launcher_path`, `launcher`), given one spec file per run (ids, workdir, out_dir and
+    `spec_extra()`) and writing the files named in `reports` under out_dir."""
+
+    launcher_path = ""
+    launcher = ""
+    reports: tuple[str, ...] = ()
+
+    def spec_extra(self) -> dict:
+        return {}
+
+    def support_files(self) -> dict[str, str]:
+        return {self.launcher_path: self.launcher}
+
+    def new_out_dir(self) -> str:
+        return f"{OUT_ROOT}/run-{secrets.token_hex(6)}"
+
+    def command(self, test_ids: list[str], *, workdir: str, out_dir: str
+                ) -> tuple[list[str], dict[str, str], dict[str, str]]:
+        spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "out_dir": out_dir, **self.spec_extra()})
+        return ["python3", self.launcher_path, f"{out_dir}/spec.json"], {}, {f"{out_dir}/spec.json": spec}
+
+    def report_paths(self, out_dir: str) -> list[str]:
+        return [f"{out_dir}/{name}" for name in self.reports]
+
+
+def report_named(reports: dict[str, bytes | None], suffix: str) -> bytes | None:
+    """The content of the fetched report whose path ends with suffix (None when absent)."""
+    return next((v for k, v in reports.items() if k.endswith(suffix)), None)
+
+
+def json_report(reports: dict[str, bytes | None], suffix: str) -> dict:
+    """A fetched JSON report (a launcher's plan); {} when it is missing or cut short."""
+    try:
+        data = json.loads(report_named(reports, suffix) or b"{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 class Runner(Protocol):

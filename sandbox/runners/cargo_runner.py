@@ -14,27 +14,17 @@ requested file.
 """
 from __future__ import annotations
 
-import json
 import re
-import secrets
 
 from ..api import ExecResult, TestOutcome
-from .base import OUT_ROOT, aggregate, trim
+from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
 
 LAUNCHER_PATH = f"{OUT_ROOT}/cargo_launch.py"
 LOG = "cargo-test.log"
 PLAN = "cargo-plan.json"
 
-LAUNCHER = r'''
-import json, os, re, subprocess, sys
-
-spec = json.loads(os.environ["TJ_SPEC"]) if os.environ.get("TJ_SPEC") else json.load(open(sys.argv[1]))
-workdir, out_dir = spec["workdir"], spec["out_dir"]
-os.chdir(workdir)
-if not os.path.isdir(out_dir):
-    os.makedirs(out_dir)
-package = ""
+LAUNCHER = LAUNCHER_PRELUDE + r'''package = ""
 try:
     text = open("Cargo.toml").read()
     m = re.search(r'\[package\][^\[]*?\bname\s*=\s*"([^"]+)"', text, re.S)
@@ -83,10 +73,12 @@ _RESULT = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)\b")
 _SECTION = re.compile(r"^---- (\S+) stdout ----$")
 
 
-class CargoTestRunner:
+class CargoTestRunner(LaunchedRunner):
     """`cargo test`; see the module docstring for ids and outcome keys."""
 
     name = "cargo test"
+    launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
+    reports = (LOG, PLAN)
     witness_hint = ("a new integration test `tests/tj_<topic>.rs` using the crate's public API "
                     "(`use <crate>::...;`) with `#[test]` functions; run_tests takes the file's path "
                     "or `path::<test fn>` (T0's ids read `<package>: <module::test>` or "
@@ -99,30 +91,12 @@ class CargoTestRunner:
         return sorted(n for n in outcomes if "::" in n.split(": ", 1)[0]
                       and n.split(": ", 1)[0].endswith("::" + target) and ": " in n)
 
-    def support_files(self) -> dict[str, str]:
-        return {LAUNCHER_PATH: LAUNCHER}
-
-    def new_out_dir(self) -> str:
-        return f"{OUT_ROOT}/run-{secrets.token_hex(6)}"
-
-    def command(self, test_ids: list[str], *, workdir: str, out_dir: str
-                ) -> tuple[list[str], dict[str, str], dict[str, str]]:
-        spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "out_dir": out_dir})
-        # A file, not the environment: the run wrapper strips TJ_* variables before tests run.
-        return ["python3", LAUNCHER_PATH, f"{out_dir}/spec.json"], {}, {f"{out_dir}/spec.json": spec}
-
-    def report_paths(self, out_dir: str) -> list[str]:
-        return [f"{out_dir}/{LOG}", f"{out_dir}/{PLAN}"]
-
     def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
               ) -> dict[str, TestOutcome]:
         def report(suffix: str) -> bytes | None:
-            return next((v for k, v in reports.items() if k.endswith(suffix)), None)
+            return report_named(reports, suffix)
 
-        try:
-            plan = json.loads(report(PLAN) or b"{}")
-        except ValueError:
-            plan = {}
+        plan = json_report(reports, PLAN)
         log = (report(LOG) or b"").decode(errors="replace")
         results, messages = read_log(log, plan.get("package", ""))
         compile_error = _compile_error(log) if not results else ""

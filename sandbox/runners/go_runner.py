@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 
 from ..api import ExecResult, TestOutcome
-from .base import OUT_ROOT, aggregate, trim
+from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
 
 LAUNCHER_PATH = f"{OUT_ROOT}/go_launch.py"
@@ -30,15 +29,7 @@ STDERR = "go-test.stderr"
 PLAN = "go-plan.json"
 
 # Runs in the container with the environment's python3.
-LAUNCHER = r'''
-import json, os, re, subprocess, sys
-
-spec = json.loads(os.environ["TJ_SPEC"]) if os.environ.get("TJ_SPEC") else json.load(open(sys.argv[1]))
-workdir, out_dir = spec["workdir"], spec["out_dir"]
-os.chdir(workdir)
-if not os.path.isdir(out_dir):
-    os.makedirs(out_dir)
-
+LAUNCHER = LAUNCHER_PRELUDE + r'''
 def module_path():
     try:
         for line in open("go.mod"):
@@ -174,10 +165,11 @@ sys.exit(code)
 '''
 
 
-class GoTestRunner:
+class GoTestRunner(LaunchedRunner):
     """`go test -json`; see the module docstring for ids and outcome keys."""
 
     name = "go test"
+    launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
     witness_hint = ("a new `<topic>_tj_test.go` in the directory of the package it tests "
                     "(`package <name>`, or `<name>_test` for the public API only) with "
                     "`func TestTJ<Topic>(t *testing.T)`; run_tests takes the file's path or "
@@ -198,18 +190,8 @@ class GoTestRunner:
     def __init__(self, cover: bool = False):
         self.cover = cover
 
-    def support_files(self) -> dict[str, str]:
-        return {LAUNCHER_PATH: LAUNCHER}
-
-    def new_out_dir(self) -> str:
-        return f"{OUT_ROOT}/run-{secrets.token_hex(6)}"
-
-    def command(self, test_ids: list[str], *, workdir: str, out_dir: str
-                ) -> tuple[list[str], dict[str, str], dict[str, str]]:
-        spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "out_dir": out_dir,
-                           "cover": self.cover})
-        # A file, not the environment: the run wrapper strips TJ_* variables before tests run.
-        return ["python3", LAUNCHER_PATH, f"{out_dir}/spec.json"], {}, {f"{out_dir}/spec.json": spec}
+    def spec_extra(self) -> dict:
+        return {"cover": self.cover}
 
     def report_paths(self, out_dir: str) -> list[str]:
         paths = [f"{out_dir}/{EVENTS}", f"{out_dir}/{STDERR}", f"{out_dir}/{PLAN}"]
@@ -218,14 +200,11 @@ class GoTestRunner:
     def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
               ) -> dict[str, TestOutcome]:
         def report(suffix: str) -> bytes | None:
-            return next((v for k, v in reports.items() if k.endswith(suffix)), None)
+            return report_named(reports, suffix)
 
         events = parse_events(report(EVENTS) or b"")
         stderr = (report(STDERR) or b"").decode(errors="replace")
-        try:
-            plan = json.loads(report(PLAN) or b"{}").get("plan", {})
-        except ValueError:
-            plan = {}
+        plan = json_report(reports, PLAN).get("plan", {})
         build_errors = build_failures(stderr, events)
         outcomes: dict[str, TestOutcome] = {}
         for test_id in test_ids:

@@ -15,10 +15,9 @@ a requested file (the engine reads the first, the benchmark's grader the second)
 from __future__ import annotations
 
 import json
-import secrets
 
 from ..api import ExecResult, TestOutcome
-from .base import OUT_ROOT, aggregate, trim
+from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
 
 LAUNCHER_PATH = f"{OUT_ROOT}/node_launch.py"
@@ -26,15 +25,7 @@ REPORT = "node-report.json"
 PLAN = "node-plan.json"
 LOG = "node-run.log"
 
-LAUNCHER = r'''
-import json, os, subprocess, sys
-
-spec = json.loads(os.environ["TJ_SPEC"]) if os.environ.get("TJ_SPEC") else json.load(open(sys.argv[1]))
-workdir, out_dir = spec["workdir"], spec["out_dir"]
-os.chdir(workdir)
-if not os.path.isdir(out_dir):
-    os.makedirs(out_dir)
-
+LAUNCHER = LAUNCHER_PRELUDE + r'''
 def deps():
     try:
         data = json.load(open("package.json"))
@@ -86,10 +77,12 @@ _SKIPPED = {"pending", "skipped", "todo", "disabled"}
 _EXTS = (".ts", ".js", ".mjs", ".cjs", ".tsx", ".jsx", ".mts", ".cts")
 
 
-class NodeTestRunner:
+class NodeTestRunner(LaunchedRunner):
     """vitest / jest; see the module docstring for ids and outcome keys."""
 
     name = "vitest"
+    launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
+    reports = (REPORT, PLAN, LOG)
     framework = "vitest"
     witness_hint = ("a new `<topic>.tj.test.ts` (or `.test.js`) beside the repo's own tests, where "
                     "its vitest/jest config collects them, importing the code under test by "
@@ -101,31 +94,15 @@ class NodeTestRunner:
     def grader_ids(path: str, outcomes: dict) -> list[str]:
         return sorted(n for n in outcomes if n.startswith(path + ": "))
 
-    def support_files(self) -> dict[str, str]:
-        return {LAUNCHER_PATH: LAUNCHER}
-
-    def new_out_dir(self) -> str:
-        return f"{OUT_ROOT}/run-{secrets.token_hex(6)}"
-
-    def command(self, test_ids: list[str], *, workdir: str, out_dir: str
-                ) -> tuple[list[str], dict[str, str], dict[str, str]]:
-        spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "out_dir": out_dir,
-                           "framework": self.framework})
-        # A file, not the environment: the run wrapper strips TJ_* variables before tests run.
-        return ["python3", LAUNCHER_PATH, f"{out_dir}/spec.json"], {}, {f"{out_dir}/spec.json": spec}
-
-    def report_paths(self, out_dir: str) -> list[str]:
-        return [f"{out_dir}/{REPORT}", f"{out_dir}/{PLAN}", f"{out_dir}/{LOG}"]
+    def spec_extra(self) -> dict:
+        return {"framework": self.framework}
 
     def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
               ) -> dict[str, TestOutcome]:
         def report(suffix: str) -> bytes | None:
-            return next((v for k, v in reports.items() if k.endswith(suffix)), None)
+            return report_named(reports, suffix)
 
-        try:
-            plan = json.loads(report(PLAN) or b"{}")
-        except ValueError:
-            plan = {}
+        plan = json_report(reports, PLAN)
         log = (report(LOG) or b"").decode(errors="replace")
         tests, broken = read_report(report(REPORT), plan.get("workdir", ""))
         outcomes: dict[str, TestOutcome] = {}

@@ -15,6 +15,7 @@ import json
 import secrets
 
 from ..api import ExecResult, TestOutcome
+from ..containers import TRIAL_HOME, TRIAL_NAME
 from .base import OUT_ROOT, aggregate, trim
 from ..test_ids import is_pytest_id, pytest_candidates
 from .junit import parse_junit
@@ -205,18 +206,30 @@ def _tj_trailer(mark, body):
     except BaseException:
         pass
 
-def _tj_write(files):
+def _tj_makedirs(folder, owner):
+    missing = []
+    while folder and not os.path.isdir(folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    for path in reversed(missing):
+        os.mkdir(path)
+        if owner:
+            os.chown(path, owner[0], owner[1])
+
+def _tj_write(files, owner, repo):
+    # Files in the repo (the candidates) belong to the trial user like the rest of the repo.
     for path, b64 in files.items():
         data = base64.b64decode(b64)
-        folder = os.path.dirname(path)
-        if folder and not os.path.isdir(folder):
-            os.makedirs(folder)
+        mine = owner if owner and path.startswith(repo + "/") else None
+        _tj_makedirs(os.path.dirname(path), mine)
         if os.path.islink(path) or os.path.isfile(path):
             os.unlink(path)  # replace, as a copy-in does; never write through a symlink
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.chmod(path, 0o644)
+        if mine:
+            os.chown(path, mine[0], mine[1])
 
 def _tj_restore(spec):
     # The harness restore (sandbox/prepare_script.RESTORE) before the candidates go in.
@@ -248,8 +261,18 @@ if _tj.get("restore"):
     if _tj_failed is not None:
         _tj_trailer(_tj["mark"], {"restore_failed": _tj_failed})
         sys.exit(95)
+# The tests run as the world's unprivileged trial user when this wrapper runs as root: they own
+# the repo and their report folder, hold no capabilities and cannot signal or read this process.
+_tj_owner = None
+if _tj.get("user") and os.getuid() == 0:
+    _tj_owner = tuple(int(x) for x in _tj["user"]["id"].split(":"))
+    _tj_env["HOME"] = _tj["user"]["home"]
+    _tj_env["USER"] = _tj_env["LOGNAME"] = _tj["user"]["name"]
 try:
-    _tj_write(_tj_files)
+    _tj_write(_tj_files, _tj_owner, _tj["repo"])
+    _tj_makedirs(_tj["out"], None)
+    if _tj_owner:
+        os.chown(_tj["out"], _tj_owner[0], _tj_owner[1])
 except Exception as exc:
     _tj_trailer(_tj["mark"], {"error": "%s: %s" % (type(exc).__name__, exc), "restored": _tj_restored})
     sys.exit(96)
@@ -260,8 +283,15 @@ def _tj_limit_cpu():
         import resource
         resource.setrlimit(resource.RLIMIT_CPU, (int(_tj["cpu"]), int(_tj["cpu"]) + 2))
 
+def _tj_child():
+    _tj_limit_cpu()
+    if _tj_owner:
+        os.setgroups([])
+        os.setgid(_tj_owner[1])
+        os.setuid(_tj_owner[0])
+
 _tj_code = subprocess.call([sys.executable] + list(_tj["argv"]), env=_tj_env, close_fds=True,
-                           preexec_fn=_tj_limit_cpu)
+                           cwd=_tj["repo"], preexec_fn=_tj_child)
 _tj_reports = {}
 for _tj_path in _tj["reports"]:
     try:
@@ -305,13 +335,16 @@ class PytestRunner:
         return [self.python, LAUNCHER_PATH, f"{out_dir}/spec.json"], env, files
 
     def inline_command(self, argv: list[str], env: dict[str, str], files_json: str, mark: str,
-                       out_dir: str, restore: list[str] | None = None, cpu_seconds: int | None = None
-                       ) -> tuple[list[str], dict[str, str]]:
+                       out_dir: str, restore: list[str] | None = None, cpu_seconds: int | None = None,
+                       workdir: str = "/", user: str = "") -> tuple[list[str], dict[str, str]]:
         """argv and env that run `restore` (argv; its stdout also goes to out_dir/restored.txt),
         write `files_json` (trailer.encode_files) before the run and return the reports as a
-        stdout trailer marked `mark` (see sandbox/trailer.py)."""
+        stdout trailer marked `mark` (see sandbox/trailer.py). With `user` ("uid:gid") the
+        tests run as that user, who then owns out_dir and the files written into `workdir`."""
         spec: dict = {"mark": mark, "argv": argv[1:], "reports": self.report_paths(out_dir),
-                      "cpu": cpu_seconds}
+                      "cpu": cpu_seconds, "out": out_dir, "repo": workdir.rstrip("/") or "/"}
+        if user:
+            spec["user"] = {"id": user, "home": TRIAL_HOME, "name": TRIAL_NAME}
         if restore:
             spec["restore"] = {"argv": list(restore), "log": f"{out_dir}/{RESTORED_LOG}"}
         wrap = json.dumps(spec)

@@ -22,6 +22,7 @@ from .runtime import DEFAULT_MAX_STEPS, AgentSession
 from .toolbox import Toolbox, candidates_written
 from .tools import failure_lines
 from .transcript import Transcript, transcript_file
+from .sealed import reference_lines, withhold
 from .untrusted import Fence, cap_output, sanitize_reference_feedback
 
 REPAIR_STEPS = 15
@@ -299,6 +300,8 @@ class LLMAuditAgent(_SessionRole):
             session = self._new_session(ctx)
             session._append({"role": "user", "content": session.first_user})
             return session
+        # The reference run's output, with every line of G's code withheld (agents/sealed.py).
+        feedback = withhold(feedback, reference_lines(ctx.task), candidate.source)
         return await self._repair(ctx, candidate, feedback, "audit", reopen)
 
 

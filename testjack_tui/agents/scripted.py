@@ -154,20 +154,29 @@ def _origin(data: dict, chain: int, version: int) -> str:
         return ""
 
 
-class ScriptedAuditAgent(LLMAuditAgent):
-    strict = False  # recordings hold what they hold; the schema's required fields are filled in
+class _Recorded:
+    """A role replaying `agent-scripts/`: the library, and a placeholder chat model that
+    `model_for` replaces per session with the recorded turns."""
 
-    def __init__(self, benchmark_root: Path | str, max_steps: int = 200):
+    strict = False  # recordings hold what they hold; the schema's required fields are filled in
+    max_steps_default = 200
+
+    def __init__(self, benchmark_root: Path | str, max_steps: int | None = None):
         self.library = ScriptLibrary(benchmark_root)
         super().__init__(ScriptedChatModel([], str(self.library.root)), label=SCRIPTED_LABEL,
-                         max_steps=max_steps)
+                         max_steps=max_steps or self.max_steps_default)
 
+    def _repair_model(self, ctx: AuditContext, script: Path, data: dict, candidate: Candidate | None):
+        return ScriptedChatModel(_repair_turns(self.library, ctx.task.id, script, data, candidate), str(script))
+
+
+class ScriptedAuditAgent(_Recorded, LLMAuditAgent):
     def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None):
         if ctx.trial is None:
             raise ScriptError(self.library.root, None, f"an audit of task {ctx.task.id} needs a trial")
         script, data = self.library.audit(ctx.task.id, ctx.trial.id)
         if phase == "repair":
-            return ScriptedChatModel(_repair_turns(self.library, ctx.task.id, script, data, candidate), str(script))
+            return self._repair_model(ctx, script, data, candidate)
         checklist = data.get("checklist", [])
         extra = {"checklist": checklist, "findings": data.get("findings", []),
                  "nothing_found": bool(data.get("nothing_found", not data.get("candidates")))}
@@ -177,18 +186,11 @@ class ScriptedAuditAgent(LLMAuditAgent):
         return _origin(self.library.audit(ctx.task.id, ctx.trial.id)[1], chain, version)
 
 
-class ScriptedTaskAnalyst(LLMTaskAnalyst):
-    strict = False  # recordings hold what they hold; the schema's required fields are filled in
-
-    def __init__(self, benchmark_root: Path | str, max_steps: int = 200):
-        self.library = ScriptLibrary(benchmark_root)
-        super().__init__(ScriptedChatModel([], str(self.library.root)), label=SCRIPTED_LABEL,
-                         max_steps=max_steps)
-
+class ScriptedTaskAnalyst(_Recorded, LLMTaskAnalyst):
     def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None):
         script, data = self.library.analysis(ctx.task.id)
         if phase == "repair":
-            return ScriptedChatModel(_repair_turns(self.library, ctx.task.id, script, data, candidate), str(script))
+            return self._repair_model(ctx, script, data, candidate)
         extra = {"checklist": data["checklist"]} if data.get("checklist") else {}
         # Recordings carry a checklist; its T0 coverage is the traceability matrix's.
         extra["traceability"] = data.get("traceability") or [
@@ -202,15 +204,10 @@ class ScriptedTaskAnalyst(LLMTaskAnalyst):
         return _origin(self.library.analysis(ctx.task.id)[1], chain, version)
 
 
-class ScriptedReviewer(LLMReviewer):
+class ScriptedReviewer(_Recorded, LLMReviewer):
     """Replays recorded labels, keyed by the candidate's source file in the scripts."""
 
-    strict = False
-
-    def __init__(self, benchmark_root: Path | str, max_steps: int = 5):
-        self.library = ScriptLibrary(benchmark_root)
-        super().__init__(ScriptedChatModel([], str(self.library.root)), label=SCRIPTED_LABEL,
-                         max_steps=max_steps)
+    max_steps_default = 5
 
     def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None):
         script, data = self.library.reviews(ctx.task.id)

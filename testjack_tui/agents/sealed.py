@@ -5,12 +5,14 @@ tests there; it may not read, list or run commands in it (`toolbox.RoleAccess.se
 those tools away, `SandboxTools` refuses them again below the toolbox). What a test run on G
 prints goes back with every line of G's own code withheld — its added lines and its solve
 script — so neither a traceback through G nor a test that makes G's source its failure message
-shows G. Repairs still see what G *does*: outcomes, assertion lines and the values compared.
+shows G; the same goes for the reference run's output a repair is shown (`LLMAuditAgent.repair`).
+Repairs still see what G *does*: outcomes, assertion lines and the values compared.
 
 The worlds an agent may read (null, model) lose their git history beyond HEAD when an agent
 opens them: an environment image cloned with later commits (where the upstream fix lives)
-would otherwise hand the fix over through `git log --all`. Only the agent's own container
-changes; snapshots and every run the engine counts keep the history the evaluator sees.
+would otherwise hand the fix over through `git log --all`; and a model world's copies of G's
+harness files (kept for the engine's witness runs) are removed. Only the agent's own container
+changes; snapshots and every run the engine counts keep what the evaluator sees.
 """
 from __future__ import annotations
 
@@ -24,9 +26,13 @@ WITHHELD = "[reference code withheld]"
 _MARGIN = re.compile(r"\s*(?:[E>]\s+)?")  # pytest's own margin (`E   `, `>   `) stays
 MIN_SECRET = 8  # shorter lines (`pass`, `return x`) are everyone's code, not G's
 
-# Refs that HEAD does not contain point at commits after the task's base: drop them and the
-# reflog, then the objects only they reached. Ancestors of HEAD (the task's own past) stay.
-FORGET_FUTURE = r'''git rev-parse --git-dir >/dev/null 2>&1 || exit 0
+# Run in an agent's own container of a world it may read. The snapshot keeps G's versions of
+# the harness files a trial changed (for the engine's witness runs, which restore them); an
+# agent's runs never restore, so they go. Refs that HEAD does not contain point at commits after
+# the task's base: drop them and the reflog, then the objects only they reached. Ancestors of
+# HEAD (the task's own past) stay.
+FORGET_FUTURE = r'''rm -rf -- "${TJ_HARNESS:-/tmp/tj/harness}" 2>/dev/null
+git rev-parse --git-dir >/dev/null 2>&1 || exit 0
 head=$(git rev-parse HEAD 2>/dev/null) || exit 0
 dropped=0
 for ref in $(git for-each-ref --format='%(refname)'); do

@@ -1,1 +1,14 @@
 """One module per CLI command group; each has register(app)."""
+
+
+def load_with_warnings(path):
+    """The benchmark at `path`, with one `warning: skipped ...` line on stderr per task or trial
+    the loader could not read (the same lines for every command). Raises InputError."""
+    from benchmarks import load_benchmark  # keeps `--help` fast
+
+    from testjack_tui.safe_text import echo
+
+    bench = load_benchmark(path)
+    for skipped in bench.skipped:
+        echo(f"warning: skipped {skipped}", err=True)
+    return bench

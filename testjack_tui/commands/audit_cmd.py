@@ -387,7 +387,7 @@ def register(app: typer.Typer) -> None:
             task_analysis=not no_task_analysis, mutants=mutants,
             no_reference=no_reference, backend=backend, ray_address=ray_address)
         try:
-            from benchmarks import load_benchmark
+            from testjack_tui.commands import load_with_warnings
             from testjack_tui.agents.factory import make_roles, require_recordings
             from testjack_tui.engine.sampling import sampler_names
 
@@ -419,9 +419,7 @@ def register(app: typer.Typer) -> None:
             if not auto_approve and not interactive and table is None:
                 raise InputError("audit", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
-            bench = load_benchmark(cfg.benchmark)
-            for skipped in bench.skipped:  # the same one line per bad input as `list`
-                echo(f"warning: skipped {skipped}", err=True)
+            bench = load_with_warnings(cfg.benchmark)
             require_recordings(cfg.agents, bench)
             roles = make_roles(cfg.agents, bench)
             _print_agents(cfg.agents)

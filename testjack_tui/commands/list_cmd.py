@@ -81,14 +81,12 @@ def register(app: typer.Typer) -> None:
 
         Tasks or trials the loader could not read are printed as warnings on stderr.
         """
-        from benchmarks import load_benchmark  # keeps `--help` fast
+        from . import load_with_warnings
 
         try:
-            bench = load_benchmark(benchmark)
+            bench = load_with_warnings(benchmark)
         except (InputError, OSError) as exc:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        for skipped in bench.skipped:
-            echo(f"warning: skipped {skipped}", err=True)
         summary = summarize(bench)
         echo(json.dumps(summary, indent=2) if as_json else render_table(summary))

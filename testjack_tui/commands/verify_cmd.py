@@ -19,9 +19,9 @@ from testjack_tui.errors import InputError, SandboxError
 
 
 def _load(benchmark: Path, task_ids: list[str] | None):
-    from benchmarks import load_benchmark
+    from . import load_with_warnings
 
-    bench = load_benchmark(benchmark)
+    bench = load_with_warnings(benchmark)
     tasks = list(bench.tasks.values())
     if task_ids:
         # A task is named by its id or by its folder (DeepSWE ids carry an "org/" prefix).
@@ -46,32 +46,9 @@ async def verify_benchmark(bench, tasks, on_progress=None, concurrency: int | No
 
 
 def render(results) -> str:
-    lines = []
-    for res in results:
-        trials = res.trials
-        flow = {"official": "T0 by the benchmark's own evaluator",
-                "direct": "T0 by our runner"}.get(getattr(res, "flow", ""), "")
-        lines.append(f"{res.task_id}: {'well-formed' if res.well_formed else 'NOT well-formed'}; "
-                     f"{len(res.vacuous)} vacuous T0 test(s); "
-                     f"{res.reproduced}/{len(trials)} recorded verdicts reproduce"
-                     + (f" ({flow})" if flow else ""))
-        for problem in res.problems:
-            lines.append(f"  problem: {problem}")
-        for test_id in res.vacuous:
-            lines.append(f"  vacuous: {test_id} is added or changed by T0 but already passes on the null world")
-        guards = getattr(res, "regression_guards", [])
-        if guards:
-            lines.append(f"  {len(guards)} older pass-to-pass test(s) pass on the null world too "
-                         "(regression guards; they verify nothing about a trial)")
-        for tv in trials:
-            if not tv.reproducible:
-                recorded = "pass" if tv.recorded_pass else "fail"
-                lines.append(f"  not reproducible: {tv.trial_id} ({tv.model}, recorded {recorded}): {tv.reason}")
-            if tv.proven_tampering and tv.reproducible:
-                lines.append(f"  proven tampering by {tv.trial_id}: {'; '.join(tv.proven_tampering)}")
-            if tv.tampered:
-                names = [f + (" (reset by T0)" if f in tv.undone_by_t0 else "") for f in tv.tampered]
-                lines.append(f"  harness files touched by {tv.trial_id}: {', '.join(names)}")
+    from sandbox.verify import report_lines
+
+    lines = [line for res in results for line in report_lines(res)]
     total = sum(len(r.trials) for r in results)
     same = sum(r.reproduced for r in results)
     bad = sum(1 for r in results if not r.well_formed)
@@ -105,8 +82,6 @@ def register(app: typer.Typer) -> None:
         except InputError as exc:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2)
-        for skipped in bench.skipped:  # the same one line per bad input as `list`
-            echo(f"warning: skipped {skipped}", err=True)
         total = sum(2 + len(bench.trials_of(t.id)) for t in tasks)
         show_bar = sys.stderr.isatty() and not as_json
         with typer.progressbar(length=total, label="verifying", file=sys.stderr,

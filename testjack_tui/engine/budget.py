@@ -36,7 +36,7 @@ class Budget:
         self.estimated = totals["estimated"]
         # Runs stored by earlier processes, and runs that were in flight when one was killed:
         # every reservation is written down before the run starts.
-        self.test_runs = max(store.count_runs(), int(store.get_meta("test_runs_reserved", 0) or 0))
+        self.test_runs = store.runs_counted()
         self._stored_seconds = float(store.get_meta("elapsed_seconds", 0.0) or 0.0)
         self._started: float | None = None
         # The largest prompt seen so far stands in for the next one when bounding a call's cost.

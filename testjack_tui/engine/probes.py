@@ -23,7 +23,7 @@ from typing import Any
 from .roles import Candidate
 
 PROBE_SUFFIX = ".probe.json"
-ORACLE_DIR = "/oracle"
+ORACLE_DIR = "/tmp/oracle"  # under /tmp: world containers have a read-only root
 MAX_INPUTS = 200
 MAX_ORACLE_TAR = 96 * 1024  # travels base64-encoded in one argv string (Linux caps it at 128 KiB)
 ORACLE_TIMEOUT = 60

@@ -163,6 +163,12 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
     for v in store.validations():
         if v.get("outcome") == "passes_both" and v.get("trial_id"):
             passes_both[v["trial_id"]] = passes_both.get(v["trial_id"], 0) + 1
+    # T0's run on each trial's world (no candidate files), for claims that T0 passes there.
+    # The first such run is the reproduction check; later ones (harness reverted, mutants) are not.
+    t0_runs: dict[str, str] = {}
+    for r in runs.values():
+        if r.get("trial_id") and "/model/" in (r.get("world") or "") and not r.get("candidate_ids"):
+            t0_runs.setdefault(r["trial_id"], r["key"])
     runs_of: dict[str, dict[str, dict]] = {}
     for wr in wruns:
         runs_of.setdefault(wr["trial_id"], {})[wr["witness_id"]] = wr
@@ -227,6 +233,8 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
                     klass=_klass(w), rho=w["rho"] if w["rho"] is not None else value,
                     models_skipping=len(skipping), models_measured=len(per_model),
                     source_trial=w.get("source_trial"), reviewer_reason=verdict.get("reason", ""),
+                    replays=tuple((tid, r["status"], r.get("run_key")) for tid, rs in sorted(runs_of.items())
+                                  if tid in passing_models for wid2, r in rs.items() if wid2 == wid),
                     approved_by=(approvals.get(wid) or {}).get("by", "auto"))
                 (ambiguous if w["classification"] == "ambiguous" else findings).append(f)
             tc = trial_checks.get(trial_id)
@@ -236,14 +244,15 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
             for f in findings:
                 mine = _agent_finding(f.witness_id, agent_findings)
                 if mine is not None:
-                    f.explanations = agent_explanations(mine)
+                    f.agent = mine
             passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
             v = judge_trial(
                 trial, findings=findings if entry["state"] == "refuted" else [],
                 ambiguous=ambiguous, evidence=evidence, audited=entry["audited"],
                 reproduced=reproduced, clean_candidates=passes_both.get(trial_id, 0),
                 witnesses_passed=passed,
-                t0_count=len(task.tests.ids) if task is not None else 0,
+                prompt=task.instruction if task is not None else "", t0_run=t0_runs.get(trial_id),
+                vacuous=list(task_sum.get("vacuous") or []),
                 workdir=task.environment.workdir if task is not None else "/app",
                 checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
             if entry["state"] == "excluded":
@@ -355,14 +364,6 @@ def _agent_finding(witness_id: str, agent_findings: list[dict]) -> dict | None:
         if item.get("candidate_id") and _chain(item["candidate_id"]) == _chain(witness_id):
             return item
     return None
-
-
-def agent_explanations(item: dict) -> dict[str, str]:
-    """The audit agent's explanation of a finding its witness confirmed. Why T0 missed it stays
-    the engine's (from recorded coverage only); the agent's view of that is shown as its own."""
-    out = {"why_it_happens": f"{item.get('what', '')} — {item.get('why', '')}".strip(" —"),
-           "which_clause": f'P states: "{item["clause"]}"' if item.get("clause") else ""}
-    return {k: v for k, v in out.items() if v}
 
 
 def structured_reviews(store: SessionStore, verdicts: dict) -> dict[str, list[dict]]:
@@ -538,7 +539,7 @@ def session_markdown(report: dict) -> str:
         [("detector", "d"), ("suspicious trials", "n"), ("examples", "t")])]
     u = report["usage"]
     out += ["## Cost", "", f"LLM: ${u['usd']:.4f} ({u['tokens']} tokens, {u['llm_calls']} calls"
-            + (", some estimated" if u.get("estimated") else "") + f"); test runs: {u['test_runs']}; "
+            + (", some estimated" if u.get("estimated") else "") + f"); runs (tests and commands, as the budget counts them): {u['test_runs']}; "
             f"wall time: {u['seconds']} s.", ""]
     c = report.get("comparison")
     if c:

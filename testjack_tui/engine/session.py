@@ -476,7 +476,7 @@ def list_sessions() -> list[dict[str, Any]]:
                 "witnesses": counts["witnesses"], "rounds": counts["rounds"],
                 "decisions": counts["decisions"], "overrules": counts["overrules"],
                 "usd": round(totals["usd"], 6),
-                "test_runs": store.count_runs(), "path": str(folder),
+                "test_runs": store.runs_counted(), "path": str(folder),
             })
             store.close()
         except Exception as exc:  # noqa: BLE001 - one broken session must not hide the others

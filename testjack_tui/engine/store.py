@@ -519,6 +519,12 @@ class SessionStore:
         row = self._row("SELECT COUNT(*) AS n FROM runs")
         return int(row["n"])
 
+    def runs_counted(self) -> int:
+        """Executions counted against the run budget: the stored test runs plus every command
+        an agent or detector ran (recorded as they are reserved). The one count of "runs" the
+        gauge, `sessions` and the report all show."""
+        return max(self.count_runs(), int(self.get_meta("test_runs_reserved", 0) or 0))
+
 
 def _candidate_row(row: sqlite3.Row) -> dict:
     return dict(row) | {"test_ids": _loads(row["test_ids"], [])}

@@ -141,7 +141,7 @@ def build_summary(store: SessionStore) -> dict[str, Any]:
         "benchmark": config.get("benchmark"), "mode": config.get("mode"), "seed": config.get("seed"),
         "sampler": config.get("sampler"), "rounds": config.get("rounds"), "config": config,
         "usage": {"usd": round(ledger["usd"], 6), "tokens": ledger["tokens"], "llm_calls": ledger["calls"],
-                  "estimated": ledger["estimated"], "test_runs": store.count_runs(),
+                  "estimated": ledger["estimated"], "test_runs": store.runs_counted(),
                   "seconds": round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1)},
         "totals": totals, "models": models_total, "tasks": tasks_out,
     }

@@ -48,8 +48,9 @@ class RunFacts:
 
 
 @dataclass
-class ApprovalContext:
-    """Everything the operator should see before approving or overruling a verdict."""
+class CandidateFacts:
+    """Which candidate this is and what it says: the part every view of a candidate shares
+    (the approval dialog here, the TUI's candidates table in tui/live_state.py)."""
 
     candidate_id: str
     task_id: str
@@ -58,6 +59,12 @@ class ApprovalContext:
     source: str = ""
     requirement: str = ""
     author: str = ""
+
+
+@dataclass
+class ApprovalContext(CandidateFacts):
+    """Everything the operator should see before approving or overruling a verdict."""
+
     label: str = ""  # the reviewer's
     explicit: bool | None = None
     quote: str = ""  # the reviewer's quote of the prompt

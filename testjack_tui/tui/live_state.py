@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from testjack_tui.engine import events as ev
+from testjack_tui.services.approvals import CandidateFacts
 
 WORLD_LINES = 2000  # lines of output kept per world (older lines scroll away)
 AGENT_ENTRIES = 500  # agent stream entries kept
@@ -106,14 +108,7 @@ def short_world(name: str) -> str:
 
 
 @dataclass
-class CandidateView:
-    candidate_id: str
-    task_id: str
-    trial_id: str | None
-    path: str = ""
-    source: str = ""
-    requirement: str = ""
-    author: str = ""
+class CandidateView(CandidateFacts):
     attempt: int = 1
     reference: str = ""
     model: str = ""
@@ -184,6 +179,10 @@ class LiveSession:
         self.replays: dict[tuple[str, str, str], tuple[str, str | None]] = {}
         self.budget: ev.BudgetChanged | None = None
         self.log: deque[tuple[str, str]] = deque(maxlen=200)
+        # When each log entry happened (the event's own time: a reopened session's history
+        # keeps its times instead of all showing the moment it was reopened).
+        self.log_times: deque[float] = deque(maxlen=200)
+        self._event_at: float | None = None
         self.log_total = 0
         self.dirty: set[str] = set()
         self.events_seen = 0
@@ -214,7 +213,12 @@ class LiveSession:
         kind = getattr(event, "kind", "")
         handler = getattr(self, "_on_" + kind, None)
         if handler is not None:  # kinds we do not know are ignored (events.py says so)
-            handler(event)
+            at = getattr(event, "at", None)
+            self._event_at = at if isinstance(at, (int, float)) else None
+            try:
+                handler(event)
+            finally:
+                self._event_at = None
 
     def apply_all(self, events: list[Any]) -> None:
         for event in events:
@@ -507,6 +511,7 @@ class LiveSession:
 
     def add_log(self, level: str, message: str) -> None:
         self.log.append((level, message))
+        self.log_times.append(self._event_at if self._event_at is not None else time.time())
         self.log_total += 1
         self.dirty.add(LOG)
 

@@ -22,12 +22,13 @@ CORES = os.cpu_count() or 1
 
 
 def row(name: str, ours, baseline, ratio, target: str, ok: bool | None, *, gate: bool = True,
-        note: str = "") -> dict:
-    """ok=None: informational row (no target)."""
+        note: str = "", metrics: dict | None = None) -> dict:
+    """ok=None: informational row (no target). metrics: measured figures other parts of the run
+    use (the cost model), by name."""
     status = "INFO" if ok is None else ("PASS" if ok else "FAIL")
     return {"name": name, "ours": ours, "baseline": baseline,
             "ratio": None if ratio is None else round(ratio, 3), "target": target,
-            "status": status, "gate": gate, "note": note}
+            "status": status, "gate": gate, "note": note, "metrics": dict(metrics or {})}
 
 
 def ratio(a: float, b: float) -> float | None:

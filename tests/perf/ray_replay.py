@@ -111,11 +111,13 @@ async def _measure(quick: bool) -> list[dict]:
     rows = [row(f"9 ray replay W={W} A={runs} on {NODES} local nodes vs local backend", fmt_s(ray_wall),
                 fmt_s(local_wall), r, f"<= {OVERHEAD_TARGET}x", r is not None and r <= OVERHEAD_TARGET,
                 gate=not quick,
+                metrics={"ray_overhead_slot_s": overhead_for_model(ray_wall, local_wall, runs),
+                         "ray_dispatch_s": dispatch},
                 note=f"{runs} replay runs (one container per trial, {W} witness files each), {SLOTS} "
                      f"containers at once on both; same statuses on both backends; one machine, so "
                      f"this is Ray's overhead, not a gain")]
     per_run = local_wall * SLOTS / runs  # slot-seconds one run occupies
-    overhead = max(0.0, (ray_wall - local_wall) * SLOTS / runs)
+    overhead = overhead_for_model(ray_wall, local_wall, runs)
     ceiling = 1 / dispatch if dispatch > 0 else float("inf")
     for n in MODEL_NODES:
         rate = min(n * MODEL_SLOTS_PER_NODE / (per_run + overhead), ceiling)
@@ -125,6 +127,11 @@ async def _measure(quick: bool) -> list[dict]:
                              f"Ray overhead, dispatch ceiling {ceiling:.0f} runs/s "
                              f"({fmt_s(dispatch)} per actor call)"))
     return rows
+
+
+def overhead_for_model(ray_wall: float, local_wall: float, runs: int) -> float:
+    """Slot-seconds Ray adds to one run (never negative: on one machine it cannot save any)."""
+    return max(0.0, (ray_wall - local_wall) * SLOTS / runs)
 
 
 def run(quick: bool = False) -> list[dict]:

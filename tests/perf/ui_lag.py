@@ -1,5 +1,5 @@
 """4. UI under load: key press -> screen updated, while 8 worlds stream 2,000 lines/s in total,
-vs the same app idle. Targets (issue 9): median <= 50 ms, p99 <= 200 ms under load.
+vs the same app idle. Targets: median <= 30 ms, p99 <= 100 ms under load.
 
 Also 4b. First screen: a fresh interpreter until the Benchmarks screen is mounted and painted,
 vs a bare `python -c "import textual"` (moved here from tests/test_tui_screens.py, where it was
@@ -24,8 +24,8 @@ from .common import PYTHON, ROOT, fmt_s, median, quantile, ratio, row
 
 WORLDS = 8
 LINES_PER_SECOND = 2000
-MEDIAN_TARGET = 0.050
-P99_TARGET = 0.200
+MEDIAN_TARGET = 0.030
+P99_TARGET = 0.100
 FIRST_SCREEN_TARGET = 1.5
 
 
@@ -103,26 +103,30 @@ async def switch_tab(app, screen, key: str, expected: str, timeout: float) -> No
         await asyncio.sleep(0.001)
 
 
-async def _latencies(samples: int, load: bool) -> tuple[list[float], float]:
-    """Key-to-refresh latencies and the line rate actually streamed (0 when idle)."""
+async def _latencies(samples: int, load: bool) -> tuple[list[float], float, list[float]]:
+    """Key-to-refresh latencies, the line rate actually streamed (0 when idle) and the app
+    thread's CPU time per key press (what the machine's load does not inflate much: on a
+    shared machine the wall times are mostly waiting for a core)."""
     loop = asyncio.get_running_loop()
     async with streaming_audit_app(load) as (app, pilot, screen, sent, stop_stream):
         started = time.monotonic()
         if load:
             await asyncio.sleep(0.5)  # let the stream reach its rate first
         out: list[float] = []
+        cpu: list[float] = []
         while len(out) < samples:
             key, expected = TAB_KEYS[len(out) % len(TAB_KEYS)]
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             await switch_tab(app, screen, key, expected, timeout=10)
             painted = loop.create_future()
             app.call_after_refresh(lambda: painted.done() or painted.set_result(time.perf_counter()))
             out.append(await asyncio.wait_for(painted, 10) - t0)
+            cpu.append(time.thread_time() - c0)
             await asyncio.sleep(0.03)
         stop_stream()
         rate = sent[0] / (time.monotonic() - started) if load else 0.0
         await pilot.pause(0.1)
-    return out, rate
+    return out, rate, cpu
 
 
 FIRST_SCREEN = (
@@ -155,11 +159,17 @@ def _first_screen(rounds: int) -> tuple[float, float]:
 
 def run(quick: bool = False) -> list[dict]:
     samples = 60 if quick else 200
-    idle, _ = asyncio.run(_latencies(samples // 2, load=False))
-    busy, rate = asyncio.run(_latencies(samples, load=True))
+    import os
+
+    machine = os.getloadavg()[0]
+    idle, _, idle_cpu = asyncio.run(_latencies(samples // 2, load=False))
+    busy, rate, busy_cpu = asyncio.run(_latencies(samples, load=True))
+    machine = max(machine, os.getloadavg()[0])
     load_held = rate >= LINES_PER_SECOND * 0.8
     what = (f"{len(busy)} key presses under load ({rate:.0f} lines/s streamed by {WORLDS} worlds) "
-            f"vs {len(idle)} idle; Audit screen, headless run_test")
+            f"vs {len(idle)} idle; Audit screen 200x50, headless run_test; app CPU per press median "
+            f"{fmt_s(quantile(busy_cpu, 0.5))} (idle {fmt_s(quantile(idle_cpu, 0.5))}); machine load "
+            f"average {machine:.1f} on {os.cpu_count()} cores")
     rows = []
     for label, q, target in (("median", 0.5, MEDIAN_TARGET), ("p99", 0.99, P99_TARGET)):
         o, b = quantile(busy, q), quantile(idle, q)

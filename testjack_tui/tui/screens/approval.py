@@ -17,10 +17,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static
 
 from testjack_tui.services.approvals import ApprovalContext
 from testjack_tui.tui.text import clean, untrusted
+from testjack_tui.tui.widgets.footer import QuietFooter
 
 LABEL_STYLE = {"valid": "bold green", "questionable": "bold yellow", "invalid": "bold magenta"}
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "error": "red", "timed_out": "red",
@@ -118,7 +119,7 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
                 yield Button("Diff (d)", id="diff", disabled=self.the_trial is None)
                 yield Button(approve, variant="success", id="approve")
                 yield Button(overrule, variant="error", id="overrule")
-        yield Footer(compact=True)
+        yield QuietFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#approval-body").focus()

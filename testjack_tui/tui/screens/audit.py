@@ -15,8 +15,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.reactive import Reactive
 from textual.screen import Screen
-from textual.widgets import (DataTable, Footer, Header, Input, Label, RichLog, Static, TabbedContent,
+from textual.widget import Widget
+from textual.widgets import (DataTable, Header, Input, Label, RichLog, Static, TabbedContent,
                              TabPane, TextArea)
 from textual.worker import Worker, WorkerState
 
@@ -33,6 +35,7 @@ from testjack_tui.tui.widgets.matrix import ReplayMatrix
 from testjack_tui.tui.widgets.requirements import RequirementsPanel
 from testjack_tui.tui.widgets.trials import STATE_TEXT as TRIAL_STATE_TEXT, TrialsTable
 from testjack_tui.tui.widgets.worlds import WorldsPanel
+from testjack_tui.tui.widgets.footer import QuietFooter
 
 TAB_TITLES = {"trials-tab": ("Trials", "F2"), "candidates-tab": ("Candidates", "F3"), "worlds-tab": ("Worlds", "F4"),
               "agent-tab": ("Agent", "F5"), "editor-tab": ("Editor", "F6"), "log-tab": ("Log", "F7"),
@@ -125,6 +128,10 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
 
 
 class AuditScreen(Screen):
+    # Textual repaints the whole screen when focus moves; the widgets that gain and lose focus
+    # restyle (and repaint) themselves, so that second full frame after every tab key only
+    # doubled the cost of the key press.
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     HELP_TITLE = "Audit"
     HELP = ("The live session. Left: the trials and their standing (active, sampled, refuted by a "
             "witness, audited clean, ambiguous). Right: candidates (approve or overrule the reviewer "
@@ -232,7 +239,7 @@ class AuditScreen(Screen):
                     yield ReplayMatrix(id="matrix")
                 with TabPane("Reqs F9", id="requirements-tab"):
                     yield RequirementsPanel(id="requirements")
-        yield Footer(compact=True)
+        yield QuietFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(CandidatesPanel).operator_judges = self.operator_judges
@@ -380,7 +387,11 @@ class AuditScreen(Screen):
             parts = [f"{n} {TRIAL_STATE_TEXT.get(k, k)}" for k, n in sorted(counts.items())]
             self.query_one("#trials-title", Label).update("Trials — " + (", ".join(parts) or "none"))
         if dirty & {ls.WORLDS, ls.OUTPUT}:
-            self.query_one(WorldsPanel).show(s, table_changed=ls.WORLDS in dirty)
+            # Output goes into the log only while the Worlds tab is on show: a growing log
+            # re-lays out the whole screen, and nobody is reading a hidden one. Switching to
+            # the tab catches up (tab_changed).
+            self.query_one(WorldsPanel).show(s, table_changed=ls.WORLDS in dirty,
+                                             output=self._active_tab() == "worlds-tab")
         if ls.AGENT in dirty:
             self.query_one(AgentStream).show(s)
         if dirty & {ls.CANDIDATES, ls.APPROVALS}:
@@ -394,8 +405,9 @@ class AuditScreen(Screen):
         if ls.LOG in dirty:
             log = self.query_one("#event-log", RichLog)
             new = min(s.log_total - self._log_shown, len(s.log))
-            for level, message in list(s.log)[len(s.log) - new:]:
-                line = Text(time.strftime("%H:%M:%S ", time.localtime()), style="dim")
+            entries = list(zip(s.log, s.log_times))[len(s.log) - new:]
+            for (level, message), at in entries:
+                line = Text(time.strftime("%H:%M:%S ", time.localtime(at)), style="dim")
                 line.append_text(untrusted(f"[{level}] {message}", style=LOG_STYLE.get(level, "")))
                 log.write(line)
             self._log_shown = s.log_total
@@ -821,6 +833,8 @@ class AuditScreen(Screen):
     @on(TabbedContent.TabActivated)
     def _tab_changed(self) -> None:
         self.refresh_bindings()
+        if self._active_tab() == "worlds-tab":
+            self.query_one(WorldsPanel).show(self.state, table_changed=False)
 
     def on_unmount(self) -> None:
         if callable(self._unsubscribe):

@@ -10,11 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Label, LoadingIndicator, Static
+from textual.widgets import DataTable, Header, Input, Label, LoadingIndicator, Static
 from textual.worker import Worker, WorkerState
 
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.logs import log_exception
+from testjack_tui.tui.widgets.footer import QuietFooter
 
 
 def benchmark_counts(bench: Any) -> tuple[int, int, int]:
@@ -71,7 +72,7 @@ class BenchmarksScreen(Screen):
             yield DataTable(id="session-table", cursor_type="row", zebra_stripes=True)
             yield Static("No sessions yet.", id="session-empty", classes="empty")
             yield LoadingIndicator(id="benchmarks-loading")
-        yield Footer(compact=True)
+        yield QuietFooter(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = "Benchmarks"

@@ -11,11 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Footer, Input, Label, Select, Static
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from testjack_tui.services.exporting import FORMAT_HELP, TARGETS, export_lines
 from testjack_tui.tui.recent import display_path
 from testjack_tui.tui.text import untrusted
+from testjack_tui.tui.widgets.footer import QuietFooter
 
 LEVEL_STYLE = {"ok": "green", "warning": "yellow", "error": "bold red"}
 LABELS = {"harbor": "Harbor tests folder", "swebench": "SWE-bench dataset rows", "git": "git branch"}
@@ -55,7 +56,7 @@ class ExportScreen(ModalScreen[None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Export (ctrl+s)", variant="primary", id="run")
                 yield Button("Close (esc)", id="close")
-        yield Footer(compact=True)
+        yield QuietFooter(compact=True)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         fmt = str(event.value)

@@ -19,10 +19,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Label, Static
+from textual.widgets import Label, Static
 
 from testjack_tui.engine.detectors import categorize, parse_diff
 from testjack_tui.tui.text import clean, untrusted
+from testjack_tui.tui.widgets.footer import QuietFooter
 
 MAX_DIFF_LINES = 4000  # diff lines drawn; a longer diff is cut (and says so)
 KIND_ORDER = ("source", "tests", "harness", "startup", "config", "build", "ci")
@@ -158,13 +159,21 @@ class _ViewScreen(ModalScreen[None]):
                 yield Static(self.subtitle, classes="dialog-detail", markup=False)
             with VerticalScroll(classes="view-body"):
                 yield Static(self.body, classes="view-text")
-        yield Footer(compact=True)
+        yield QuietFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(".view-body").focus()
 
     def action_dismiss_view(self) -> None:
         self.dismiss(None)
+
+
+class ReportTextScreen(_ViewScreen):
+    """A plain-text report (the same lines the CLI prints), scrollable."""
+
+    def __init__(self, title: str, text: str, subtitle: str = ""):
+        super().__init__(title, untrusted(text), subtitle)
+        self.text = text
 
 
 class PromptScreen(_ViewScreen):

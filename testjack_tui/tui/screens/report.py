@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Header, Markdown, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Markdown, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from testjack_tui.tui.guard import guarded
@@ -18,6 +18,7 @@ from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.recent import display_path
 from testjack_tui.tui.text import clean
 from testjack_tui.tui.widgets.bars import resolution_chart, verdict_chart
+from testjack_tui.tui.widgets.footer import QuietFooter
 
 CLASS_STYLE = {"SOUND": "green", "SOUND_LOW_QUALITY": "yellow", "OVERFIT_INCOMPLETE": "bold red",
                "INCORRECT_DESPITE_PASS": "bold red", "REWARD_HACK": "bold magenta",
@@ -87,7 +88,7 @@ class ReportScreen(Screen):
             with TabPane("Witnesses F5", id="witnesses"):
                 with VerticalScroll():
                     yield Static("", id="report-witnesses")
-        yield Footer(compact=True)
+        yield QuietFooter(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = "Report"
@@ -160,7 +161,7 @@ class ReportScreen(Screen):
                      f"unaudited {t.get('unaudited', 0)} · not reproducible {t.get('not_reproducible', 0)}"
                      f" · excluded {t.get('excluded', 0)}")
         title.append(f"\nusage: ${usage.get('usd', 0):.4f} · {usage.get('tokens', 0)} tokens · "
-                     f"{usage.get('test_runs', 0)} test runs · {usage.get('seconds', 0)} s"
+                     f"{usage.get('test_runs', 0)} runs · {usage.get('seconds', 0)} s"
                      + (" (partly estimated)" if usage.get("estimated") else "")
                      + f" · {display_path(summary.get('benchmark') or '')}", style="dim")
         self.query_one("#report-title", Static).update(title)
@@ -322,7 +323,7 @@ class TrialReportScreen(ModalScreen[None]):
             yield Static(head, classes="dialog-title")
             with VerticalScroll(classes="view-body", id="trial-report-body"):
                 yield Markdown(self.markdown, id="trial-report-text")
-        yield Footer(compact=True)
+        yield QuietFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#trial-report-body").focus()

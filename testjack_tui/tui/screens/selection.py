@@ -1,6 +1,7 @@
 """Screen 2: choose tasks and trials, set up the session, optionally run `verify` first."""
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -9,19 +10,24 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import (Checkbox, DataTable, Footer, Header, Input, Label, ProgressBar, Select,
+from textual.widgets import (Checkbox, DataTable, Header, Input, Label, ProgressBar, Select,
                              Static, TabbedContent, TabPane)
 from textual.worker import Worker, WorkerState
 
+from testjack_tui.tui import selection_memory
 from testjack_tui.tui.choices import ROLES, SessionForm, agent_choices, samplers
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.recent import display_path
+from testjack_tui.tui.text import clean
+from testjack_tui.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
     from sandbox.verify import TaskVerification
 
 TICK, EMPTY = "●", "○"
+MODE_CHOICES = (("lightweight loop", "lightweight"), ("per-trial audit", "per-trial"))
+MODES = tuple(value for _, value in MODE_CHOICES)
 
 
 def short_models(models: list[str], width: int = 22) -> str:
@@ -70,7 +76,8 @@ class SelectionScreen(Screen):
             "shown for context; the benchmark already counts them as unsolved), then set up the "
             "session on the Settings tab and start it. Verify runs the benchmark's own checks in "
             "containers first: is the task well-formed, and does each trial's recorded verdict "
-            "reproduce?")
+            "reproduce? i opens the current task's verify report (the vacuous tests by name). "
+            "Settings, picks and verify results are kept for this benchmark between visits.")
     BINDINGS = [
         Binding("f1", "app.help", "Help", id="selection.help"),
         Binding("space", "toggle", "Pick", tooltip="select or leave out the task or trial under the cursor",
@@ -80,6 +87,10 @@ class SelectionScreen(Screen):
         Binding("m", "by_model", "Models", tooltip="select the passing trials of chosen models",
                 id="selection.by_model"),
         Binding("v", "verify", "Verify", id="selection.verify"),
+        # Not in the footer (it must fit 80 columns); the line under the trials names the key.
+        Binding("i", "verify_report", "Verify report", show=False,
+                tooltip="the current task's verify result: problems, vacuous tests by name, trials that "
+                        "do not reproduce", id="selection.verify_report"),
         Binding("ctrl+s", "start", "Start", tooltip="start the audit session", priority=True,
                 id="selection.start"),
         Binding("f2", "show_tab('tasks')", "Tasks tab", priority=True, show=False, id="selection.tab_tasks"),
@@ -96,9 +107,52 @@ class SelectionScreen(Screen):
         self.selected_tasks: set[str] = set(self.task_ids)
         self.selected_trials: set[str] = {t.id for t in benchmark.trials if t.official_pass}
         self.verification: dict[str, Any] = {}
+        self.verified_at: dict[str, float] = {}
         self.current_task = self.task_ids[0] if self.task_ids else ""
         self.form = SessionForm()
         self.verifying = False
+        self._restore()
+
+    # -- kept between visits -----------------------------------------------------------------
+    def _restore(self) -> None:
+        """Settings, picks and verify results from the last visit to this benchmark (this run of
+        the app or an earlier one), minus whatever no longer fits it."""
+        memory = selection_memory.load(self.path)
+        form = memory.form
+        agents = set(agent_choices())
+        form.agents = {role: name if name in agents else "scripted" for role, name in form.agents.items()}
+        if form.sampler not in samplers():
+            form.sampler = SessionForm.sampler
+        if form.mode not in MODES:
+            form.mode = SessionForm.mode
+        self.form = form
+        passing = {t.id for t in self.benchmark.trials if t.official_pass}
+        if memory.tasks is not None:
+            self.selected_tasks = set(memory.tasks) & set(self.task_ids)
+        if memory.trials is not None:
+            self.selected_trials = set(memory.trials) & passing
+        for task_id, kept in memory.verification.items():
+            if task_id in self.benchmark.tasks and selection_memory.still_valid(
+                    kept, [t.id for t in self.benchmark.trials_of(task_id)]):
+                self.verification[task_id] = kept.result
+                self.verified_at[task_id] = kept.at
+
+    def remember(self) -> None:
+        """Save what the screen holds now; called on every change, so quitting from anywhere
+        keeps it. A failure to write is logged, never in the way."""
+        from testjack_tui.tui.logs import log_exception
+
+        if self.is_mounted and self.query("#mode"):
+            self.form = self.read_form()
+        memory = selection_memory.SelectionMemory(
+            form=self.form, tasks=sorted(self.selected_tasks), trials=sorted(self.selected_trials),
+            verification={task_id: selection_memory.KeptVerification(
+                result, [t.id for t in self.benchmark.trials_of(task_id)], self.verified_at.get(task_id, 0.0))
+                for task_id, result in self.verification.items()})
+        try:
+            selection_memory.save(self.path, memory)
+        except OSError as error:
+            log_exception(error, "remember selection")
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -113,13 +167,14 @@ class SelectionScreen(Screen):
                 yield DataTable(id="task-table", cursor_type="row", zebra_stripes=True)
                 yield Label("", id="trial-title", classes="section-title")
                 yield DataTable(id="trial-table", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="verify-detail", markup=False)
             with TabPane("Settings F3", id="settings"):
                 with VerticalScroll(id="settings-form"):
                     yield from self._form()
         with Horizontal(id="selection-status"):
             yield Static("", id="selection-summary")
             yield ProgressBar(id="verify-progress", show_eta=False)
-        yield Footer(compact=True)
+        yield QuietFooter(compact=True)
 
     def _form(self) -> ComposeResult:
         f = self.form
@@ -128,8 +183,7 @@ class SelectionScreen(Screen):
             return Horizontal(Label(label, classes="form-label"), widget, classes="form-row")
 
         yield Label("Method", classes="section-title")
-        yield row("Mode", Select([("lightweight loop", "lightweight"), ("per-trial audit", "per-trial")],
-                                 value=f.mode, allow_blank=False, id="mode", compact=True))
+        yield row("Mode", Select(list(MODE_CHOICES), value=f.mode, allow_blank=False, id="mode", compact=True))
         yield row("Rounds per task", Input(f.rounds, id="rounds", compact=True, type="integer"))
         yield row("k repairs", Input(f.k_repairs, id="k_repairs", compact=True, type="integer"))
         yield row("Sampler", Select([(s, s) for s in samplers()], value=f.sampler,
@@ -171,6 +225,18 @@ class SelectionScreen(Screen):
         self._fill_tasks()
         self._fill_trials()
         tasks.focus()
+        # Widgets post Changed while they settle; only the operator's own changes are saved.
+        self.call_after_refresh(self._start_remembering)
+
+    def _start_remembering(self) -> None:
+        self._remembering = True
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    @on(Checkbox.Changed)
+    def _setting_changed(self) -> None:
+        if getattr(self, "_remembering", False):
+            self.remember()
 
     # -- tables ------------------------------------------------------------------------------
     def _task_cells(self, task_id: str) -> list:
@@ -218,6 +284,32 @@ class SelectionScreen(Screen):
             table.move_cursor(row=min(max(cursor, 0), len(trials) - 1))
         self.query_one("#trial-title", Label).update(
             f"Trials of {self.current_task} — space toggles, m selects by model")
+        self._show_verify_detail()
+
+    def _show_verify_detail(self) -> None:
+        """Under the trials: the current task's verify result in one or two lines, the vacuous
+        tests by name (the whole report is one key away)."""
+        detail = self.query_one("#verify-detail", Static)
+        result = self.verification.get(self.current_task)
+        if result is None:
+            detail.update(Text("Not verified yet — v runs the benchmark's own checks", style="dim"))
+            self.refresh_bindings()
+            return
+        when = self.verified_at.get(self.current_task)
+        text = Text.assemble(
+            ("Verify ", "bold"),
+            (f"({selection_memory.age(time.time() - when)}) " if when else "", "dim"),
+            ("well-formed" if result.well_formed else "NOT well-formed",
+             "green" if result.well_formed else "bold red"),
+            f" · {result.reproduced}/{len(result.trials)} reproduce")
+        if result.vacuous:
+            text.append(f" · {len(result.vacuous)} vacuous: ", style="yellow")
+            text.append(clean(", ".join(result.vacuous)))
+        elif result.problems:
+            text.append(clean(f" · {result.problems[0]}"))
+        text.append("  (i or enter: report)", style="dim")
+        detail.update(text)
+        self.refresh_bindings()
 
     def _update_summary(self) -> None:
         tasks = [t for t in self.task_ids if t in self.selected_tasks]
@@ -236,6 +328,11 @@ class SelectionScreen(Screen):
             self.current_task = key
             self._fill_trials()
 
+    @on(DataTable.RowSelected, "#task-table")
+    def _task_chosen(self) -> None:
+        if self.current_task in self.verification:
+            self.action_verify_report()
+
     # -- selecting ---------------------------------------------------------------------------
     def _focused_table(self) -> DataTable | None:
         return self.focused if isinstance(self.focused, DataTable) else None
@@ -244,8 +341,12 @@ class SelectionScreen(Screen):
         table = self._focused_table()
         if table is None:
             return
-        if table.id == "task-table" and self.current_task:
-            self.selected_tasks ^= {self.current_task}
+        if table.id == "task-table":
+            # The row under the cursor, not current_task: the highlight message that updates
+            # current_task may still be queued behind this key when keys come fast.
+            row = table.cursor_row
+            if 0 <= row < len(self.task_ids):
+                self.selected_tasks ^= {self.task_ids[row]}
         elif table.id == "trial-table":
             trials = self.benchmark.trials_of(self.current_task)
             row = table.cursor_row
@@ -307,6 +408,7 @@ class SelectionScreen(Screen):
     def _refresh_tables(self) -> None:
         self._fill_tasks()
         self._fill_trials()
+        self.remember()
 
     def _on_settings(self) -> bool:
         try:
@@ -338,6 +440,9 @@ class SelectionScreen(Screen):
             return None
         if action == "verify" and self.verifying:
             return None
+        if action == "verify_report":
+            return (not self._on_settings() and not isinstance(self.focused, Input)
+                    and self.current_task in self.verification)
         return True
 
     # -- the form ----------------------------------------------------------------------------
@@ -364,6 +469,7 @@ class SelectionScreen(Screen):
                                   "Nothing selected")
             return
         self.form = self.read_form()
+        self.remember()
         try:
             kwargs = self.form.config_kwargs(self.path, tasks, trials)
         except ValueError as error:
@@ -397,8 +503,11 @@ class SelectionScreen(Screen):
 
     @work(exclusive=True, group="verify", exit_on_error=False)
     async def run_verify(self, tasks: list[str]) -> None:
-        from sandbox import Sandbox
+        from sandbox.backend import make_backend
         from sandbox.verify import verify_task
+        from testjack_tui.config import load_config
+
+        config = load_config()  # the same backend `verify` and new sessions use
 
         bar = self.query_one("#verify-progress", ProgressBar)
         summary = self.query_one("#selection-summary", Static)
@@ -413,15 +522,29 @@ class SelectionScreen(Screen):
             if text:
                 summary.update(f"Verifying: {text}")
 
-        async with Sandbox(session="tui-verify") as sb:
+        async with make_backend(config.backend, session="tui-verify", ray_address=config.ray_address) as sb:
             for i, task_id in enumerate(tasks, 1):
                 summary.update(f"Verifying {task_id} ({i}/{len(tasks)})…")
                 task = self.benchmark.tasks[task_id]
                 trials = [t for t in self.benchmark.trials_of(task_id)]
                 result = await verify_task(sb, task, trials, on_progress=progress)
                 self.verification[task_id] = result
+                self.verified_at[task_id] = time.time()
                 self._refresh_tables()
         self.app.notify(f"Verified {len(tasks)} task(s).", title="Verify")
+
+    def action_verify_report(self) -> None:
+        from sandbox.verify import VACUOUS_MEANING, report_lines
+        from testjack_tui.tui.screens.inspect import ReportTextScreen
+
+        result = self.verification.get(self.current_task)
+        if result is None:
+            return
+        when = self.verified_at.get(self.current_task)
+        self.app.push_screen(ReportTextScreen(
+            f"Verify report of {self.current_task}", "\n".join(report_lines(result)),
+            (f"verified {selection_memory.age(time.time() - when)} · " if when else "")
+            + "vacuous: " + VACUOUS_MEANING))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "verify":

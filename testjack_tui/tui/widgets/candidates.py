@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from testjack_tui.tui.widgets.tables import clear_rows
+from testjack_tui.tui.widgets.tables import sync_rows
 from testjack_tui.tui.live_state import CandidateView, LiveSession, short_id
 from testjack_tui.tui.text import untrusted
 
@@ -120,7 +120,7 @@ class CandidatesPanel(Vertical):
         table = self.query_one("#candidate-table", DataTable)
         rows = self.ordered(state)
         self._columns(len({c.task_id for c in rows} | set(state.tasks)) > 1)
-        clear_rows(table)
+        table_rows = []
         for c in rows:
             status = c.status
             cells = [short_id(c.candidate_id, c.task_id), short_id(c.trial_id or "analysis", c.task_id),
@@ -128,7 +128,8 @@ class CandidatesPanel(Vertical):
                      OUTCOME_TEXT.get(c.outcome, c.outcome.replace("_", " ")), (c.requirement or "")[:80]]
             if self.with_task:
                 cells.insert(0, c.task_id if len(c.task_id) <= 16 else c.task_id[:15] + "…")
-            table.add_row(*cells, key=c.candidate_id)
+            table_rows.append((c.candidate_id, cells))
+        sync_rows(table, table_rows)
         if not rows:
             return
         ids = [c.candidate_id for c in rows]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from testjack_tui.tui.widgets.tables import clear_rows
+from testjack_tui.tui.widgets.tables import sync_rows
 from testjack_tui.tui.live_state import LiveSession, short_id
 
 STATE_STYLE = {
@@ -44,7 +44,7 @@ class TrialsTable(DataTable):
         rows = sorted(state.trials.values(), key=lambda t: (t.task_id, t.trial_id))
         keep = self.cursor_row
         self._columns(len({t.task_id for t in rows} | set(state.tasks)) > 1)
-        clear_rows(self)
+        table_rows = []
         for t in rows:
             style = STATE_STYLE.get(t.state, "")
             marker = "▶ " if (t.task_id, t.trial_id) == (state.current_task, state.round_trial) \
@@ -53,6 +53,8 @@ class TrialsTable(DataTable):
                      Text(STATE_TEXT.get(t.state, t.state), style=style), short_id(t.by, t.task_id)]
             if self.with_task:
                 cells.insert(0, t.task_id if len(t.task_id) <= 16 else t.task_id[:15] + "…")
-            self.add_row(*cells, key=f"{t.task_id}/{t.trial_id}")
-        if rows:
+            table_rows.append((f"{t.task_id}/{t.trial_id}", cells))
+        # Only the cells that changed are touched (a state change repaints one row, not the
+        # table); the cursor stays where the operator left it.
+        if sync_rows(self, table_rows) and rows:
             self.move_cursor(row=min(max(keep, 0), len(rows) - 1))

@@ -1,0 +1,100 @@
+"""CPU seconds podman spends on one fresh container: create, start, one exec, remove.
+
+Runs in a child process of its own (`python -m tests.perf.lifecycle_cpu IMAGE COUNT WIDTH`)
+that makes itself a child subreaper: conmon double-forks away from the podman service, so
+only a subreaper collects the CPU of conmon, runc and podman's cleanup processes (their
+rusage arrives when it reaps them). The service is this child's own, started by its Sandbox,
+and its CPU is read from /proc. Prints one JSON line: {"cpu_per_container": s, "count": n}.
+"""
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import json
+import os
+import resource
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+PR_SET_CHILD_SUBREAPER = 36
+TICKS = os.sysconf("SC_CLK_TCK")
+SETTLE = 15.0  # seconds to wait for the exec sessions' conmon processes to exit (delay 10 s)
+
+
+def _proc_cpu(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / TICKS  # utime stime cutime cstime
+
+
+def _children(keep: set[int]) -> tuple[list[int], list[int]]:
+    """(zombie children, live children) of this process, `keep` left out."""
+    me, zombies, alive = os.getpid(), [], []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in keep:
+            continue
+        try:
+            state, ppid = open(f"/proc/{name}/stat").read().rsplit(")", 1)[1].split()[:2]
+        except OSError:
+            continue
+        if int(ppid) == me:
+            (zombies if state == "Z" else alive).append(int(name))
+    return zombies, alive
+
+
+def _reap(keep: set[int], wait: float) -> None:
+    deadline = time.monotonic() + wait
+    while True:
+        zombies, alive = _children(keep)
+        for pid in zombies:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        if not alive or time.monotonic() > deadline:
+            return
+        time.sleep(0.2)
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+async def measure(image: str, count: int, width: int) -> float:
+    from sandbox import Sandbox
+    from sandbox.containers import remove_container, start_container
+    from sandbox.execs import ExecHandle, run_exec
+    from sandbox.output import OutputCollector
+
+    async with Sandbox(session="perf-lifecycle") as sb:
+        client = sb.service.client()
+        service = sb.service.owned_pid()
+        keep = {pid for pid in (service, getattr(sb._reaper, "pid", None)) if pid}
+
+        def cycle(_: int) -> None:
+            container = start_container(client, image, sb._labels("perf-lifecycle"), sb.limits)
+            try:
+                run_exec(ExecHandle(sb.service.client, container.id), ["true"], cwd="/", env={},
+                         timeout=60, collector=OutputCollector("lifecycle", keep_log=False))
+            finally:
+                remove_container(client, container.id)
+
+        _reap(keep, 1.0)
+        cpu0, service0 = _children_cpu(), _proc_cpu(service) if service else 0.0
+        with ThreadPoolExecutor(max_workers=width) as pool:
+            list(pool.map(cycle, range(count)))
+        _reap(keep, SETTLE)
+        used = _children_cpu() - cpu0 + ((_proc_cpu(service) - service0) if service else 0.0)
+    return used / count
+
+
+def main() -> None:
+    image, count, width = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    per = asyncio.run(measure(image, count, width))
+    print(json.dumps({"cpu_per_container": per, "count": count}))
+
+
+if __name__ == "__main__":
+    main()
