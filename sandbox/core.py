@@ -357,9 +357,18 @@ class Sandbox:
             self._emit(WorldEvent(world=plan.name, container="", kind="output", text=text))
 
         sink = emit_output if self.listener is not None else None
+        loop = asyncio.get_running_loop()
+
+        def remove_later(cid: str) -> None:  # the snapshot is committed: the result need not wait
+            try:
+                loop.call_soon_threadsafe(self._remove_later, cid)
+            except RuntimeError:  # the loop is gone: remove it here
+                self._remove_tracked(cid)
+
         try:
             return await self._call(build_world, self._service.client, plan, labels,
-                                    self._limits_for(plan.task.environment.memory_mb), sink, on_container)
+                                    self._limits_for(plan.task.environment.memory_mb), sink, on_container,
+                                    remove_later)
         except asyncio.CancelledError:
             for cid in started:
                 if cid in self._containers:
@@ -444,6 +453,8 @@ class Sandbox:
         return result
 
     def _remove_later(self, container_id: str) -> None:
+        if self._pool is None:  # closed: close() swept our containers by label
+            return
         task = asyncio.ensure_future(self._call(self._remove_tracked, container_id))
         self._cleanups.add(task)
         task.add_done_callback(self._cleanups.discard)

@@ -167,8 +167,11 @@ def _parse_markers(text: str) -> dict:
 
 def build_world(client_factory: Callable, plan: WorldPlan, labels: dict[str, str], limits: Limits,
                 on_output: Callable[[str], None] | None = None,
-                on_container: Callable[[str, str], None] | None = None) -> WorldRef:
-    """Create the snapshot for plan (blocking). Raises PatchError when a patch does not apply."""
+                on_container: Callable[[str, str], None] | None = None,
+                remove_later: Callable[[str], None] | None = None) -> WorldRef:
+    """Create the snapshot for plan (blocking). Raises PatchError when a patch does not apply.
+    remove_later: hands the used container over for removal after the snapshot is returned (its
+    removal is off the build's path); without it the container is removed before returning."""
     client = client_factory()
     task = plan.task
     container = start_container(client, plan.env_image, labels, limits)
@@ -235,9 +238,12 @@ def build_world(client_factory: Callable, plan: WorldPlan, labels: dict[str, str
         image = client.images.get(plan.tag())
         return world_from_image(plan, image)
     finally:
-        remove_container(client, container.id)
-        if on_container:
-            on_container("removed", container.id)
+        if remove_later is not None:
+            remove_later(container.id)
+        else:
+            remove_container(client, container.id)
+            if on_container:
+                on_container("removed", container.id)
 
 
 def _with_newline(text: str) -> str:

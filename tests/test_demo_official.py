@@ -89,8 +89,23 @@ def test_harness_edits_outside_t0_survive_the_official_reset(verification):
 def test_a_t0_test_that_passes_on_null_is_reported_vacuous(verification):
     from testjack_tui.commands.verify_cmd import render
 
-    assert "tests/test_durations_compound.py::test_invalid" in verification["parse-duration-compound"].vacuous
+    # Ids as DeepSWE's grader writes them: one per parametrised case.
+    assert {"tests.test_durations_compound.test_invalid[5x]", "tests.test_durations_compound.test_invalid[10]"} \
+        <= set(verification["parse-duration-compound"].vacuous)
+    assert "tests.test_durations.test_parse_rejects_garbage[h]" in verification["parse-duration-compound"].regression_guards
     # `verify` names it, with what vacuous means, not just a count.
     printed = render([verification["parse-duration-compound"]]).splitlines()
-    assert "  vacuous: tests/test_durations_compound.py::test_invalid (added, changed or listed as " \
+    assert "  vacuous: tests.test_durations_compound.test_invalid[5x] (added, changed or listed as " \
            "fail-to-pass by T0, yet already passes on the null world)" in printed
+
+
+def test_t0_runs_through_each_tasks_own_flow_with_ids_in_the_graders_scheme(verification, bench):
+    for task_id, result in verification.items():
+        config = json.loads((DEMO / "tasks" / task_id / "tests" / "config.json").read_text())
+        assert config["grade"]["format"] == "junit" and len(config["grade"]["reports"]) == 2
+        assert result.flow == "official"
+        assert list(result.reference_statuses) == config["f2p_node_ids"] + config["p2p_node_ids"]
+        assert not any("::" in i for i in result.reference_statuses)
+        # The task's own grader wrote a reward for every trial it judged, and it agrees with T0.
+        judged = [tv for tv in result.trials if tv.reproduced_pass is not None]
+        assert judged and all(tv.reward == (1.0 if tv.reproduced_pass else 0.0) for tv in judged)

@@ -129,7 +129,9 @@ def test_vacuous_findings_are_only_tests_t0_adds_changes_or_lists_as_fail_to_pas
     assert verdict.problems == ["fail-to-pass test tests.test_a.test_f2p passes on the null world"]
 
 
-def test_every_fixture_task_ships_the_same_grader():
+def test_every_fixture_and_demo_task_ships_the_same_grader():
     shared = (FIXTURE / "shared" / "grader.py").read_bytes()
     copies = sorted(FIXTURE.glob("tasks/*/tests/grader.py"))
-    assert len(copies) == 3 and all(c.read_bytes() == shared for c in copies)
+    demo = sorted((FIXTURE.parents[2] / "benchmarks" / "demo").glob("tasks/*/tests/grader.py"))
+    assert len(copies) == 3 and len(demo) == 4
+    assert all(c.read_bytes() == shared for c in copies + demo)

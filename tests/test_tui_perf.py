@@ -111,3 +111,24 @@ async def test_a_trial_changing_state_updates_its_row_only_and_draws_like_a_rebu
         assert [live.get_row_at(i) for i in range(5)] == [fresh.get_row_at(i) for i in range(5)]
         assert [c.content_width for c in live.columns.values()] == \
                [c.content_width for c in fresh.columns.values()]
+
+
+async def test_hidden_world_output_waits_and_the_worlds_tab_catches_up():
+    from textual.widgets import Log
+
+    from testjack_tui.engine.events import WorldState
+
+    async with streaming_audit_app(load=False) as (app, pilot, screen, sent, stop_stream):
+        await switch_tab(app, screen, "f3", "candidates-tab", timeout=30)
+        log = screen.query_one("#world-log", Log)
+        before = log.line_count
+        for i in range(3):
+            # w7: the running world the Worlds tab was following when it was left
+            screen.inbox.put(WorldState(screen.session.id, world="t1/model/w7", container="c7",
+                                        state="output", text=f"hidden line {i}\n"))
+        await pilot.pause(0.5)
+        assert log.line_count == before  # nothing drawn into a log nobody sees
+        await switch_tab(app, screen, "f4", "worlds-tab", timeout=30)
+        await pilot.pause(0.3)
+        shown = screen.state.worlds["t1/model/w7"]
+        assert log.lines[-1] == "hidden line 2" and log.line_count == min(len(shown.lines), WORLD_LINES)

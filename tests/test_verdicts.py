@@ -40,6 +40,7 @@ def test_refuted_by_a_wrong_value_is_incorrect_despite_pass_with_four_explanatio
     assert f["runs"]["reference"]["status"] == "passed" and f["runs"]["model"]["status"] == "failed"
     ex = f["explanations"]
     assert set(ex) == {"what_is_wrong", "why_it_happens", "which_clause", "why_t0_missed_it"}
+    assert all(ex.values()) and all(c["refs"] for c in f["claims"])  # every part says something, backed
     assert "assert 'a-va' == 'ca-va'" in ex["what_is_wrong"]
     assert ex["which_clause"] == 'P states it. [P: "transliterate non-ASCII letters"]'
     assert "recorded coverage says no T0 test asserts this requirement" in ex["why_t0_missed_it"]

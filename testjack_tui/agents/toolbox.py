@@ -105,8 +105,9 @@ class Toolbox:
         specs.append(("list_files", "List files under a directory of the repo in a world.",
                       {"world": world, "path": {"type": "string"}}, ["world"]))
         if self.access.run:
-            specs.append(("run_tests", "Run tests by node id in a world, with your candidate files in place; "
-                          "returns one outcome per test.",
+            specs.append(("run_tests", "Run tests by id in a world, with your candidate files in place (a file "
+                          "path, a node id, or a T0 id as the official tests list it); returns one "
+                          "outcome per test, under the id you gave.",
                           {"world": test_world,
                            "test_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
                           ["world", "test_ids"]))

@@ -157,6 +157,7 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
     test = f.test_ids[0] if f.test_ids else f.path
     err = failing_line(f.model.message) or f.model.status
     witness_refs = _tests([test]) + _run_ref(f.model) + _run_ref(f.reference, "passed")
+    failing_run = _run_ref(f.model) or _tests([test])  # the run; its test where no run was stored
     t0_refs = [Ref("run", t0_run, "T0 passes")] if t0_run else []
 
     # -- what is wrong --
@@ -176,7 +177,7 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
                   for g in ghost.get("ghost_lines") or []]
     if agent.get("why"):
         claims.append(Claim("why_it_happens", agent["why"].strip(), BY_AGENT,
-                            diff_refs or _run_ref(f.model)))
+                            diff_refs or failing_run))
     elif tied:
         s = tied[0]
         claims.append(Claim("why_it_happens", f"The diff {s.message}.", BY_EVIDENCE, diff_refs))
@@ -185,11 +186,11 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
                             BY_EVIDENCE, diff_refs))
     elif MISSING_SURFACE.search(f.model.message or ""):
         claims.append(Claim("why_it_happens", "The trial does not provide what the requirement needs: "
-                            "the failing run finds it missing.", BY_EVIDENCE, _run_ref(f.model)))
+                            "the failing run finds it missing.", BY_EVIDENCE, failing_run))
     else:
         claims.append(Claim("why_it_happens", "Not explained further: no audit finding names the cause "
                             "and the failing run's traceback passes through no line this trial added.",
-                            BY_EVIDENCE, _run_ref(f.model)))
+                            BY_EVIDENCE, failing_run))
     near = [r for r in ghost_refs if r.ref.rsplit(":", 1)[0] in touched] if touched else []
     if near and not tied:
         claims.append(Claim("why_it_happens", "T0 never executes some of the added code involved.",

@@ -37,6 +37,7 @@ MEASUREMENTS = {
     "7": ("mutation evidence", "mutation"),
     "8": ("T0 through the benchmark's flow", "t0_flow"),
     "9": ("ray backend overhead", "ray_replay"),
+    "10": ("real-size repository (full run only)", "real_size"),
 }
 # Names every full table holds (the quick test checks them).
 EXPECTED_PREFIXES = ("1 world start", "2 replay", "3 load+list", "4 UI key->screen lag",
@@ -68,9 +69,9 @@ def _run_one(number: str, quick: bool) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.perf", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes; for CI (< 3 minutes)")
-    parser.add_argument("--only", nargs="+", choices=sorted(MEASUREMENTS), help="run only these")
+    parser.add_argument("--only", nargs="+", choices=sorted(MEASUREMENTS, key=int), help="run only these")
     args = parser.parse_args(argv)
-    wanted = args.only or sorted(MEASUREMENTS)
+    wanted = sorted(args.only or MEASUREMENTS, key=int)
 
     own_home = None
     if not os.environ.get("TESTJACK_HOME"):  # sessions and config of this run stay out of yours
@@ -105,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         if r.get("note"):
             print(f"- {r['name']}: {r['note']}")
+        if r.get("gate_reason") and not args.quick:
+            print(f"  why the target is missed: {r['gate_reason']}")
 
     def failing(r: dict) -> bool:
         if r["status"] == "ERROR":

@@ -31,16 +31,28 @@ from sandbox.podman_conf import podman  # noqa: E402
 LIMITS = ("--network=none", "--memory=1g", "--pids-limit=256",
           *[arg for key, value in owner_labels("demo-check").items() for arg in ("--label", f"{key}={value}")])
 
-# Applies s (stdin), then runs the official verifier exactly as the benchmark does.
+# The benchmark's own flow: s (stdin) at /logs/artifacts/model.patch, then the task's test.sh
+# (its grader applies s and T0, runs the suites and writes reward.json and ctrf.json).
 APPLY_AND_VERIFY = r"""
 set -u
-cat > /tmp/model.patch
-if [ -s /tmp/model.patch ] && ! git apply --whitespace=nowarn /tmp/model.patch 2>/tmp/apply.err; then
-    echo "TJ-APPLY-FAILED"; cat /tmp/apply.err; exit 0
-fi
+mkdir -p /logs/artifacts
+cat > /logs/artifacts/model.patch
+[ -s /logs/artifacts/model.patch ] || rm -f /logs/artifacts/model.patch
 bash /tests/test.sh > /tmp/verify.log 2>&1
-echo "TJ-REWARD $(cat /logs/verifier/reward.txt 2>/dev/null || echo missing)"
-python3 -c 'import json; r=json.load(open("/logs/verifier/results.json")); [print("TJ-FAIL", k) for k, v in r.items() if not v]' 2>/dev/null
+python3 - <<'PY'
+import json
+try:
+    reward = json.load(open("/logs/verifier/reward.json"))
+except (OSError, ValueError):
+    print("TJ-REWARD missing")
+    raise SystemExit
+if reward.get("apply_failed"):
+    print("TJ-APPLY-FAILED")
+print("TJ-REWARD", reward["reward"])
+for row in json.load(open("/logs/verifier/ctrf.json"))["results"]["tests"]:
+    if row["status"] != "passed":
+        print("TJ-FAIL", row["name"].split(" ", 1)[1])
+PY
 """
 
 # After the verifier applied T0: run each candidate file (mounted at /cands/<n>.py -> its repo path).
@@ -167,7 +179,7 @@ def check_official(tasks, trials, jobs=2) -> list[str]:
         got = "patch does not apply" if not res["applied"] else f"reward {res['reward']}"
         line = f"{'ok ' if ok else 'BAD'} {task_id:26s} {name:42s} want {want:32s} got {got}"
         if res["failed"]:
-            line += f"  failing: {', '.join(f.split('::')[-1] for f in res['failed'])}"
+            line += f"  failing: {', '.join(f.rsplit('.', 1)[-1] for f in res['failed'])}"
         print(line, flush=True)
         if not ok:
             problems.append(line)

@@ -387,7 +387,11 @@ class AuditScreen(Screen):
             parts = [f"{n} {TRIAL_STATE_TEXT.get(k, k)}" for k, n in sorted(counts.items())]
             self.query_one("#trials-title", Label).update("Trials — " + (", ".join(parts) or "none"))
         if dirty & {ls.WORLDS, ls.OUTPUT}:
-            self.query_one(WorldsPanel).show(s, table_changed=ls.WORLDS in dirty)
+            # Output goes into the log only while the Worlds tab is on show: a growing log
+            # re-lays out the whole screen, and nobody is reading a hidden one. Switching to
+            # the tab catches up (tab_changed).
+            self.query_one(WorldsPanel).show(s, table_changed=ls.WORLDS in dirty,
+                                             output=self._active_tab() == "worlds-tab")
         if ls.AGENT in dirty:
             self.query_one(AgentStream).show(s)
         if dirty & {ls.CANDIDATES, ls.APPROVALS}:
@@ -829,6 +833,8 @@ class AuditScreen(Screen):
     @on(TabbedContent.TabActivated)
     def _tab_changed(self) -> None:
         self.refresh_bindings()
+        if self._active_tab() == "worlds-tab":
+            self.query_one(WorldsPanel).show(self.state, table_changed=False)
 
     def on_unmount(self) -> None:
         if callable(self._unsubscribe):

@@ -42,12 +42,14 @@ class WorldsPanel(Vertical):
     def _rows(self, state: LiveSession) -> list:
         return list(state.worlds.values())[-MAX_WORLD_ROWS:]
 
-    def show(self, state: LiveSession, table_changed: bool = True) -> None:
-        """Redraw the table (when worlds changed) and append new output of the world on show."""
+    def show(self, state: LiveSession, table_changed: bool = True, output: bool = True) -> None:
+        """Redraw the table (when worlds changed) and append new output of the world on show
+        (with output=False the log waits; the next call with output catches up)."""
         self._state = state
         if table_changed:
             self._show_table(state)
-        self._write_output(state)
+        if output:
+            self._write_output(state)
 
     def _show_table(self, state: LiveSession) -> None:
         table = self.query_one("#world-table", DataTable)
