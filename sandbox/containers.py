@@ -6,11 +6,11 @@ capabilities dropped but the few tests need (TEST_CAPS), no-new-privileges, cata
 (killed exec children are reaped; stop is instant), our labels, and no host mounts: files go in
 with put_archive and come out with get_archive.
 
-Containers that run trial code from a world snapshot (`start_container(..., writable=[...])`)
-also get a read-only root filesystem: the repo and /tmp are sized tmpfs mounts that start as
+With `Limits.read_only`, containers that run trial code from a world snapshot
+(`start_container(..., writable=[...])`) also get a read-only root filesystem: the repo and /tmp are sized tmpfs mounts that start as
 copies of the snapshot's (podman's tmpcopyup), so a write anywhere else fails with EROFS and
 what a run may write is bounded by the tmpfs sizes (and by the memory limit: tmpfs pages count
-against it). In such worlds trial code runs as TRIAL_UID (see sandbox/prepare_script.py), which
+against it). In worlds prepared as root, trial code runs as TRIAL_UID (see sandbox/prepare_script.py), which
 owns the repo and nothing else.
 """
 from __future__ import annotations
@@ -67,8 +67,10 @@ class Limits:
     cpu_share: float = 0.5
     min_cpu_seconds: int = 20
     # Runs from world snapshots get a read-only root filesystem; the repo and /tmp are tmpfs
-    # mounts of disk_mb each (a real quota: ENOSPC past it).
-    read_only: bool = True
+    # mounts of disk_mb each (a real quota: ENOSPC past it). Off by default: podman's copy of
+    # the repo into the tmpfs does not keep file times, and mtime-based build tools (cargo's
+    # fingerprints) then take stale artefacts for fresh ones.
+    read_only: bool = False
 
     def cpu_seconds_for(self, timeout: float | None) -> int | None:
         if timeout is None:

@@ -177,9 +177,9 @@ def probes(output: str) -> dict[str, str]:
                 if line.startswith("HOSTILE-PROBE ") and line.count(" ") >= 2)
 
 
-async def test_trial_code_runs_unprivileged_on_a_read_only_root(task):
-    """Tests and commands in a world run as an unprivileged user on a read-only root filesystem:
-    the trial writes its repo and /tmp only, cannot give files to root, become root, or reach
+async def test_trial_code_runs_unprivileged_without_capabilities(task):
+    """Tests and commands in a world run as an unprivileged user without capabilities: the
+    trial writes its repo and /tmp only, cannot give files to root, become root, or reach
     the process that reports results; a correct trial still passes."""
     trial = trial_for(task, "escalator", {"calc/__init__.py": hostile_source("escalate.py")})
     async with Sandbox(session="hostile-escalate", limits=HOSTILE_LIMITS) as sb:
@@ -198,7 +198,7 @@ async def test_trial_code_runs_unprivileged_on_a_read_only_root(task):
     assert world.user and world.user.split(":")[0] == seen["uid"]
     out = shell.output
     assert out.splitlines()[0] == seen["uid"]
-    assert "Read-only file system" in out and "repo-ok" in out and "no-chown" in out
+    assert "Permission denied" in out and "repo-ok" in out and "no-chown" in out
     assert "CapEff:\t0000000000000000" in out
 
 
@@ -286,7 +286,7 @@ async def test_library_level_pytest_patch_is_never_certified(task):
     assert "proven tampering" in witness.outcomes["tests/test_witness_add.py"].message
 
 
-DISK_LIMITS = Limits(memory_mb=384, pids=128, cpus=1.0, disk_mb=64, file_mb=48)
+DISK_LIMITS = Limits(memory_mb=384, pids=128, cpus=1.0, disk_mb=64, file_mb=48, read_only=True)
 
 
 async def test_disk_fill_stops_at_the_writable_tmpfs_quota(task):
