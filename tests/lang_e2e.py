@@ -2,7 +2,6 @@
 running an exported tests/ folder through the task's own test.sh in real worlds."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -19,24 +18,27 @@ def cli(*args: str, home: Path, timeout: float = 1800) -> subprocess.CompletedPr
 
 async def grade_with_test_sh(benchmark: Path, task_id: str, tests_dir: Path,
                              worlds: list[str]) -> dict[str, float]:
-    """The reward the task's own test.sh (from `tests_dir`, mounted at /tests) gives in each
-    world ("reference" or a trial id)."""
+    """The reward the task's own test.sh (from `tests_dir`, uploaded to /tests) gives to the
+    reference solution and to trials (by id), through the benchmark's own flow
+    (`Sandbox.run_official`: base state, the patch at /logs/artifacts/model.patch)."""
+    import dataclasses
+
     from benchmarks import load_benchmark
     from sandbox import Sandbox
 
     bench = load_benchmark(benchmark)
     task = bench.tasks[task_id]
+    ev = task.tests.evaluator
+    assert ev is not None, f"{task_id} has no verifier flow of its own"
+    exported = dataclasses.replace(task, tests=dataclasses.replace(
+        task.tests, evaluator=dataclasses.replace(ev, tests_dir=tests_dir)))
     trials = {t.id: t for t in bench.trials}
     rewards: dict[str, float] = {}
     async with Sandbox(session="lang-export-grade") as sb:
         for name in worlds:
-            world = await (sb.prepare(task, "reference") if name == "reference"
-                           else sb.prepare(task, "model", trials[name]))
-            async with sb.open(world) as live:
-                for f in tests_dir.iterdir():
-                    if f.is_file():
-                        await live.write_file(f"/tests/{f.name}", f.read_text())
-                run = await live.exec(["bash", "/tests/test.sh"], timeout=900)
-                assert "===== grade =====" in run.output, run.output[-2000:]
-                rewards[name] = json.loads(await live.read_file("/logs/verifier/reward.json"))["reward"]
+            run = await (sb.run_official(exported, "reference") if name == "reference"
+                         else sb.run_official(exported, "model", trials[name]))
+            assert "===== grade =====" in run.exec.output, run.exec.output[-2000:]
+            assert run.reward is not None, run.exec.output[-2000:]
+            rewards[name] = run.reward
     return rewards
