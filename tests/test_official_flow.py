@@ -118,8 +118,11 @@ def test_witness_and_agent_runs_take_t0_ids_in_the_benchmark_scheme(verified):
             return fresh, agent
 
     fresh, agent = asyncio.run(runs())
-    assert {i: o.status for i, o in fresh.outcomes.items()} == {
+    assert {i: fresh.outcomes[i].status for i in ids} == {
         ids[0]: "passed", ids[1]: "passed", ids[2]: "passed", ids[3]: "not_found"}
+    # The class is answered through its cases too, named in the scheme it was asked in.
+    assert fresh.outcomes["tests.test_fees.TestFormat.test_negative"].status == "passed"
+    assert not any("::" in i for i in fresh.outcomes)
     assert {i: o.status for i, o in agent.outcomes.items()} == {ids[0]: "failed", ids[1]: "failed"}
     shown = format_test_run(agent, "null")
     assert "tests.test_fees.TestCompound.test_hours_minutes" in shown and "::" not in shown

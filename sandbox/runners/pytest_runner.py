@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import secrets
 
 from ..api import ExecResult, TestOutcome
 from ..containers import TRIAL_HOME, TRIAL_NAME
 from .base import OUT_ROOT, aggregate, trim
-from ..test_ids import is_pytest_id, pytest_candidates
+from ..test_ids import is_pytest_id, junit_to_pytest, pytest_candidates, pytest_to_junit
 from .junit import parse_junit
 
 LAUNCHER_PATH = f"{OUT_ROOT}/pytest_launch.py"
@@ -358,14 +359,26 @@ class PytestRunner:
 
     def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
               ) -> dict[str, TestOutcome]:
-        """Outcomes keyed by the ids as given: an id in the benchmark's JUnit scheme gets the
-        outcome of whichever of its candidate node ids ran."""
-        candidates = {i: pytest_candidates(i) for i in test_ids}
-        node_ids = list(dict.fromkeys(c for cs in candidates.values() for c in cs))
-        found = self._parse_nodes(node_ids, reports, result)
+        """Outcomes of the requested ids, keyed as given, and of every case the run reported
+        (a file or class id is answered through its cases too). An id in the benchmark's JUnit
+        scheme is read as the node id in the files the run reported (the launcher ran the
+        candidate whose file exists), and the cases under it are named in its scheme."""
+        files = _reported_files(reports)
+        chosen = {i: (i if is_pytest_id(i) else junit_to_pytest(i, files)) for i in test_ids}
+        found = self._parse_nodes(list(dict.fromkeys(chosen.values())), reports, result)
+        requested = set(test_ids)
+        junit_chosen = tuple(c for i, c in chosen.items() if c != i)
+        under = tuple(p for c in junit_chosen for p in (c + "::", c + "["))
         outcomes: dict[str, TestOutcome] = {}
-        for test_id, cs in candidates.items():
-            got = next((found[c] for c in cs if found[c].status != "not_found"), found[cs[0]])
+        for node, outcome in found.items():
+            if node in requested or node in junit_chosen:
+                continue
+            if under and node.startswith(under):
+                node = pytest_to_junit(node)
+                outcome = dataclasses.replace(outcome, id=node)
+            outcomes[node] = outcome
+        for test_id, node in chosen.items():
+            got = found[node]
             outcomes[test_id] = got if got.id == test_id else dataclasses.replace(got, id=test_id)
         return outcomes
 
@@ -407,6 +420,20 @@ class PytestRunner:
             else:
                 outcomes[test_id] = TestOutcome(test_id, "not_found", "no such test was collected")
         return outcomes
+
+
+def _reported_files(reports: dict[str, bytes | None]) -> list[str]:
+    """The test files a run reported on (JUnit `file` attributes, progress node ids)."""
+    files: set[str] = set()
+    for path, data in reports.items():
+        if not data:
+            continue
+        if path.endswith("junit.xml"):
+            files |= {m.decode(errors="replace")
+                      for m in re.findall(rb'<testcase[^>]*?\sfile="([^"]+)"', data)}
+        elif path.endswith("progress.jsonl"):
+            files |= {m.decode(errors="replace") for m in re.findall(rb'"id": "([^":]+)::', data)}
+    return sorted(files)
 
 
 def _from_progress(data: bytes, result: ExecResult) -> dict[str, TestOutcome]:

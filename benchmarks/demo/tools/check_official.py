@@ -152,6 +152,12 @@ def _run_world_once(task: Task, patch: str, candidates_dir: Path | None = None) 
     return result
 
 
+def short(test_id: str) -> str:
+    """`tests.test_x.test_y[1.5-a]` -> `test_y[1.5-a]` (parameters may hold dots)."""
+    head, bracket, params = test_id.partition("[")
+    return head.rsplit(".", 1)[-1] + bracket + params
+
+
 def check_official(tasks, trials, jobs=2) -> list[str]:
     labels = json.loads((DEMO / "labels.json").read_text()) if (DEMO / "labels.json").exists() else {}
     planted = {t for t, v in labels.get("trials", {}).items() if v.get("label") == "not_reproducible"}
@@ -178,8 +184,8 @@ def check_official(tasks, trials, jobs=2) -> list[str]:
                 want = f"reward {tr.reward:g}"
         got = "patch does not apply" if not res["applied"] else f"reward {res['reward']}"
         line = f"{'ok ' if ok else 'BAD'} {task_id:26s} {name:42s} want {want:32s} got {got}"
-        if res["failed"]:
-            line += f"  failing: {', '.join(f.rsplit('.', 1)[-1] for f in res['failed'])}"
+        if res["failed"] and res["applied"]:
+            line += f"  failing: {', '.join(short(f) for f in res['failed'])}"
         print(line, flush=True)
         if not ok:
             problems.append(line)
