@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = pytest.mark.podman
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]  # whole sessions, like the demo e2e
 
 BENCH = ROOT / "tests" / "fixtures" / "shipkit-labelled"
 WITNESSES = BENCH / "witnesses"

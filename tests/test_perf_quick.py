@@ -15,6 +15,7 @@ from tests.perf.__main__ import EXPECTED_PREFIXES  # noqa: E402
 
 
 @pytest.mark.podman
+@pytest.mark.timeout(1200)  # the child's own limit is 900 s
 def test_quick_perf_run_meets_its_targets_and_lists_every_measurement(tmp_path):
     env = {**os.environ, "TESTJACK_HOME": str(tmp_path / "home")}
     proc = subprocess.run([sys.executable, "-m", "tests.perf", "--quick"], cwd=ROOT, env=env,

@@ -72,8 +72,10 @@ def local(home) -> dict:
 def cluster(home):
     from ray.cluster_utils import Cluster
 
+    # The head only coordinates (no testjack_slot), as on many real clusters: every world then
+    # lives on a worker node, so the node the test kills always holds runs in flight.
     c = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 1, "resources": SLOTS, "object_store_memory": STORE_MB, "include_dashboard": False})
+        "num_cpus": 1, "object_store_memory": STORE_MB, "include_dashboard": False})
     workers = [c.add_node(num_cpus=1, resources=SLOTS, object_store_memory=STORE_MB) for _ in range(2)]
     ray.init(address=c.address, logging_level="WARNING")
     yield c, workers
@@ -92,9 +94,9 @@ def test_doctor_checks_every_node_of_the_cluster(cluster, home):
                            "--ray-address", c.address], cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, TESTJACK_HOME=str(home)))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "3 node(s) alive, 3 offer testjack_slot (3 slots)" in proc.stdout
-    assert proc.stdout.count(": podman: podman version") == 3, proc.stdout
-    assert proc.stdout.count(": base image: present") == 3
+    assert "3 node(s) alive, 2 offer testjack_slot (2 slots)" in proc.stdout
+    assert proc.stdout.count(": podman: podman version") == 2, proc.stdout
+    assert proc.stdout.count(": base image: present") == 2
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +169,7 @@ def test_nothing_leaks_and_a_returning_node_sweeps_the_lost_nodes_containers(on_
     async def come_back() -> int:
         async with make_backend("ray", session="sweeper") as backend:
             return len(backend.nodes)
-    assert asyncio.run(come_back()) == 3
+    assert asyncio.run(come_back()) == 2  # the surviving worker and the one that came back
     assert our_containers(session_id) == []
 
 
