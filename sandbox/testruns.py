@@ -100,8 +100,7 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
             support = {}
         # Copied in as the trial user's files (out_dir too): the tests run as that user here.
         owner = int(world.user.split(":")[0]) if world.user else 0
-        put_files(container, support, owner=owner, dirs=(out_dir,))
-        put_files(container, candidates, owner=owner)
+        put_files(container, {**support, **candidates}, owner=owner, dirs=(out_dir,))
         collector = OutputCollector(f"tests-{world.name}", on_output)
         run_argv, user = argv, None
         if world.user:

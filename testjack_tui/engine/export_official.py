@@ -9,7 +9,7 @@ Harbor tasks with an evaluator (`roundtrip_official`):
 
 The task's `tests/test.sh` stays as it is, so the witnesses must run where it already runs
 tests: they are appended to the T0 test file that holds T0's first fail-to-pass test (a file
-the task's own flow runs), the test patch is re-made by git from base to T0 + witnesses, and
+the task's own flow runs; clashing top-level names renamed, engine/fold_witnesses.py), the test patch is re-made by git from base to T0 + witnesses, and
 their ids go into `f2p_node_ids` / `p2p_node_ids` in the grader's scheme (`classname.name`).
 Then the exported task is run through its unmodified flow: on R (which witnesses fail there:
 fail-to-pass; the others pass-to-pass), on G (reward must be 1) and on every refuted trial
@@ -27,6 +27,8 @@ from typing import Any
 
 from sandbox.test_ids import file_of, pytest_to_junit
 
+from .fold_witnesses import fold_into, renamed_id
+
 PATCH_OUT = "/tmp/tj-export.patch"
 
 
@@ -37,15 +39,6 @@ def supports(task) -> bool:
 
 def host_file(task) -> str:
     return file_of(task.tests.fail_to_pass[0], list(task.tests.test_files))
-
-
-def _appended(text: str, files) -> str:
-    out = text if text.endswith("\n") else text + "\n"
-    for f in files:
-        reason = " ".join((f.requirement or "").split())[:200]
-        out += f"\n\n# --- TestJack witness {f.witness_id}: {reason}\n" + f.source
-        out = out if out.endswith("\n") else out + "\n"
-    return out
 
 
 def exported_task(task, tests_dir: Path, test_patch: str, f2p: list[str], p2p: list[str]):
@@ -72,7 +65,8 @@ async def roundtrip_official(sb, task, exp, trials: dict) -> dict[str, Any]:
     null = await sb.prepare(task, "null")
     async with sb.open(null) as live:
         original = await live.read_file(host)
-        await live.write_file(host, _appended(original, exp.files))
+        folded = fold_into(original, [(f.witness_id, f.requirement, f.source) for f in exp.files])
+        await live.write_file(host, folded.text)
         files = " ".join(f"'{p}'" for p in dict.fromkeys([*task.tests.test_files, host]))
         made = await live.exec(f"git add -A -- {files} && git diff --cached --binary HEAD -- {files} > {PATCH_OUT}",
                                timeout=60)
@@ -84,8 +78,9 @@ async def roundtrip_official(sb, task, exp, trials: dict) -> dict[str, Any]:
             return result
         patch = await live.read_file(PATCH_OUT, max_bytes=64 * 1024 * 1024)
     for f in exp.files:
-        f.node_ids = [pytest_to_junit(host + n[len(f.path):]) if n.startswith(f.path + "::")
-                      else pytest_to_junit(n) for n in f.node_ids]
+        renames = folded.renamed.get(f.witness_id, {})
+        f.node_ids = [pytest_to_junit(renamed_id(host + n[len(f.path):], renames))
+                      if n.startswith(f.path + "::") else pytest_to_junit(n) for n in f.node_ids]
         f.path = host
     new_ids = list(dict.fromkeys(n for f in exp.files for n in f.node_ids))
     work = Path(tempfile.mkdtemp(prefix="tj-export-"))
