@@ -116,7 +116,7 @@ def test_timeout_and_missing_tool(tmp_path):
     assert out["test/a.test.ts"].status == "timed_out"
     none = json.dumps({"tool": None, "files": {}, "workdir": "/app"}).encode()
     out = runner.parse(["test/a.test.ts"], {"x/node-plan.json": none}, result(code=4))
-    assert out["test/a.test.ts"].status == "error" and "neither vitest nor jest" in out["test/a.test.ts"].message
+    assert out["test/a.test.ts"].status == "error" and "no vitest, jest or mocha" in out["test/a.test.ts"].message
 
 
 def test_framework_from_deepswe_tool_labels():
