@@ -240,3 +240,26 @@ def test_mocha_config_and_the_test_script_are_harness():
     assert reasons["package.json"] == "test runner configuration in package.json"
     assert reasons[".mocharc.yml"].startswith("JavaScript test configuration")
     assert harness_reasons(version) == {}
+
+
+def test_js_ghost_lines_from_v8_counts_and_why_typescript_is_unavailable():
+    import asyncio
+
+    from testjack_tui.engine.detectors import evidence_provider, parse_diff
+    from testjack_tui.engine.detectors.ghost_js import intersect_counts
+    from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial
+
+    patch = ('diff --git a/lib/pad.js b/lib/pad.js\n--- a/lib/pad.js\n+++ b/lib/pad.js\n@@ -1,2 +1,8 @@\n'
+             ' function pad(s, n) {\n+  // short input\n+  if (s.length >= n) {\n+    return s;\n+  } else {\n'
+             '+    log("padding");\n+  }\n   return s.padStart(n);\n')
+    report = intersect_counts({"lib/pad.js": {"3": 4, "4": 0, "6": 4}}, parse_diff(patch))
+    assert (report.added_lines, report.executed_lines) == (3, 2)
+    assert [(g["line"], g["code"].strip()) for g in report.ghost_lines] == [(4, "return s;")]
+    assert "statements" in report.to_text() and "V8" in report.to_text()
+    assert intersect_counts({"lib/pad.js": None}, parse_diff(patch)).unmeasured_files == ["lib/pad.js"]
+
+    task = Task("t", "P", Environment(image="x"), Reference(patch=""), OfficialTests(framework="vitest"),
+                language="typescript")
+    trial = Trial("s", "t", "a", "m", patch.replace("lib/pad.js", "src/pad.ts"), True)
+    evidence = asyncio.run(evidence_provider(object(), task, trial, {"model": object()}))
+    assert "TypeScript" in evidence["ghost"]["error"] and evidence["detectors"]["ghost_branches"] == "unavailable"

@@ -145,3 +145,39 @@ async def test_node_test_file_that_does_not_load_is_an_error_and_its_neighbour_s
     assert run.outcomes[broken].status == "error" and "nope" in run.outcomes[broken].message
     assert run.outcomes[COUNT].status == "passed"  # its skipped test does not fail the file
     assert run.outcomes[f"{COUNT}::countWords > skips nothing"].status == "skipped"
+
+
+SLUG_PATCH = '''diff --git a/src/slug.js b/src/slug.js
+--- a/src/slug.js
++++ b/src/slug.js
+@@ -1,4 +1,8 @@
+ "use strict";
+ 
+ function slugify(text, sep = "-") {
++  // null and undefined read as empty text
++  if (text === null || text === undefined) {
++    return "";
++  }
+   return String(text)
+'''
+
+
+async def test_js_ghost_lines_from_v8_coverage_in_a_model_world():
+    import dataclasses
+
+    from sandbox import Sandbox
+    from testjack_tui.engine.detectors import evidence_provider
+    from testjack_tui.model import Trial
+
+    t = task("mocha", "/app")
+    t = dataclasses.replace(t, tests=dataclasses.replace(t.tests, fail_to_pass=(SLUG,)))
+    trial = Trial("js-mocha__a__1", t.id, "a", "m", SLUG_PATCH, True)
+    async with Sandbox(session="tj-js-ghost", concurrency=1) as sb:
+        world = await sb.prepare(t, "model", trial)
+        data = await evidence_provider(sb, t, trial, {"model": world})
+    ghost = data["ghost"]
+    assert ghost["error"] == "", ghost["error"]
+    assert (ghost["added_lines"], ghost["executed_lines"]) == (2, 1)  # the comment and brace do not count
+    assert [(g["file"], g["line"], g["code"].strip()) for g in ghost["ghost_lines"]] == [
+        ("src/slug.js", 6, 'return "";')]
+    assert ghost["measure"].startswith("line coverage: V8")

@@ -140,6 +140,8 @@ if plan["tool"] is None:
 report = os.path.join(out_dir, "node-report.json")
 pattern = name_pattern(tool, spec["ids"]) if tool in ("mocha", "node") else None
 env = dict(os.environ, CI="1", NO_COLOR="1", FORCE_COLOR="0")
+if spec.get("v8_coverage"):  # ghost lines: V8 block counts of every node process of the run
+    env["NODE_V8_COVERAGE"] = spec["v8_coverage"]
 log = open(os.path.join(out_dir, "node-run.log"), "wb")
 
 def run(args):
