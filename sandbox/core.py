@@ -276,7 +276,7 @@ class Sandbox:
         return built
 
     async def run_official(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> TestRun:
-        """T0 through the benchmark's own verifier flow (sandbox.official) in a fresh container
+        """T0 through the benchmark's own verifier flow (testjack_tui.sandbox.official) in a fresh container
         from the verifier image; outcomes keyed by T0's ids exactly as the benchmark writes them."""
         if kind == "model" and trial is None:
             raise ValueError("a model world needs a trial")

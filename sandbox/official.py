@@ -7,7 +7,7 @@ on top of R when no verifier image is named or present), the task's `tests/` fol
 reference world, s for a model world), and `bash /tests/test.sh` runs with the verifier's
 timeout. The task's own script applies the patches and runs the suites; per-test outcomes are
 read from the reports its `grade` section names, exactly as its grader reads them
-(sandbox.grader_reports), and the reward from `/logs/verifier/reward.json` or `reward.txt`.
+(testjack_tui.sandbox.grader_reports), and the reward from `/logs/verifier/reward.json` or `reward.txt`.
 
 Containers keep our limits whatever the task asks: no network (a task's `network_mode` that
 allows it is not honoured, trial code is hostile), our memory/pids/CPU caps.
@@ -22,7 +22,7 @@ reports can at most make its own T0 "reproduce"; it cannot certify itself: every
 under unpredictable names.
 
 Entry points: `Sandbox.run_official(task, kind, trial)` (async) runs this flow;
-`sandbox.t0.run_t0` picks it for every task whose `task.tests.evaluator` is set and our own
+`testjack_tui.sandbox.t0.run_t0` picks it for every task whose `task.tests.evaluator` is set and our own
 runner otherwise.
 """
 from __future__ import annotations

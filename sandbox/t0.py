@@ -1,10 +1,10 @@
 """One T0 run in one world, with outcomes keyed by T0's ids as the benchmark writes them.
 
 A task that ships its own evaluator (`task.tests.evaluator`) is judged by it: a Harbor task by
-its own verifier flow (sandbox.official), a SWE-bench task by the harness's test command and log
+its own verifier flow (testjack_tui.sandbox.official), a SWE-bench task by the harness's test command and log
 parser for its repository (benchmarks/swebench_harness.py). Otherwise our own runner runs the tests in the prepared world; ids a
 benchmark writes as JUnit `classname.name` are mapped to pytest node ids and the outcomes
-mapped back (sandbox.test_ids), so nothing downstream sees a second id scheme.
+mapped back (testjack_tui.sandbox.test_ids), so nothing downstream sees a second id scheme.
 
 The null world sees everything: ids the benchmark's own flow left out of its reports on R (a
 suite that does not even collect without the change stops a whole pytest session) are run once
@@ -65,7 +65,7 @@ def full_log(result: ExecResult, cap: int = 64 * 1024 * 1024) -> str:
 async def run_swebench(sb, task: Task, world: WorldRef, timeout: float | None = 1800) -> TestRun:
     """The harness's test command in the prepared world (patch and T0 applied as the harness
     applies them), statuses from the repository's log parser (benchmarks/swebench_harness.py)."""
-    from benchmarks.swebench_harness import ACTIVATE, parse_log
+    from testjack_tui.benchmarks.swebench_harness import ACTIVATE, parse_log
 
     ev = task.tests.evaluator
     ids = list(dict.fromkeys(task.tests.ids))

@@ -1,8 +1,8 @@
 """Does a task hold together, and do the benchmark's recorded verdicts reproduce?
 
-Runs T0 on the null world, the reference world and every trial's world (sandbox.t0: through
+Runs T0 on the null world, the reference world and every trial's world (testjack_tui.sandbox.t0: through
 the benchmark's own verifier flow when the task ships one, else our runner) and judges the
-task with the one well-formedness rule (sandbox.wellformed.assess), which the audit's task
+task with the one well-formedness rule (testjack_tui.sandbox.wellformed.assess), which the audit's task
 check uses too. Per trial: our pass/fail on T0 against the recorded official verdict; a trial
 whose patch does not apply is not reproducible. Recorded and reproduced verdicts are separate
 fields. Ids everywhere are T0's ids exactly as the benchmark writes them.

@@ -68,7 +68,7 @@ def first(home, tmp_path_factory) -> dict:
 
 
 def our_containers(label_filter: str) -> list[str]:
-    from sandbox.podman_conf import podman
+    from testjack_tui.sandbox.podman_conf import podman
 
     result = podman("ps", "-a", "--filter", "label=testjack.app=testjack-tui", "--filter", label_filter,
                     "--format", "{{.ID}}", check=False)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks import load_benchmark
-from sandbox.test_ids import junit_to_pytest
+from testjack_tui.benchmarks import load_benchmark
+from testjack_tui.sandbox.test_ids import junit_to_pytest
 from testjack_tui.cli import app
 from testjack_tui.commands.verify_cmd import verify_benchmark
 
@@ -100,7 +100,7 @@ def test_verify_prints_one_line_per_world_when_ids_match_nothing(tmp_path):
 def test_witness_and_agent_runs_take_t0_ids_in_the_benchmark_scheme(verified):
     """An agent (or a witness run) naming T0 tests the way config.json does gets their real
     outcomes, keyed by the ids it gave, in a fresh container and in a live one."""
-    from sandbox import Sandbox
+    from testjack_tui.sandbox import Sandbox
     from testjack_tui.agents.tools import format_test_run
 
     bench, _ = verified

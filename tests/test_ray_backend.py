@@ -44,7 +44,7 @@ def result_of(session) -> dict:
 
 
 def our_containers(session_id: str) -> list[str]:
-    from sandbox.podman_conf import podman
+    from testjack_tui.sandbox.podman_conf import podman
 
     res = podman("ps", "-a", "--filter", f"label=testjack.session=tj-{session_id}", "--format", "{{.ID}}",
                  check=False)
@@ -102,7 +102,7 @@ def test_doctor_checks_every_node_of_the_cluster(cluster, home):
 @pytest.fixture(scope="module")
 def on_ray(local, cluster, home) -> dict:
     """The same audit on the Ray backend; the first worker node to run a replay is killed then."""
-    from sandbox.backend import make_backend
+    from testjack_tui.sandbox.backend import make_backend
     from testjack_tui.engine.session import AuditSession
 
     c, workers = cluster
@@ -159,7 +159,7 @@ def test_worlds_spread_over_nodes_and_events_name_them(on_ray):
 
 
 def test_nothing_leaks_and_a_returning_node_sweeps_the_lost_nodes_containers(on_ray, cluster):
-    from sandbox.backend import make_backend
+    from testjack_tui.sandbox.backend import make_backend
 
     c, _ = cluster
     session_id = on_ray["session"].id
@@ -178,7 +178,7 @@ def test_verify_through_the_benchmarks_own_flow_on_ray_equals_local(cluster):
     reaches the nodes through the object store and gives the local answers."""
     from pathlib import Path
 
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
     from testjack_tui.commands.verify_cmd import verify_benchmark
 
     bench = load_benchmark(Path(__file__).parent / "fixtures" / "deepswe")

@@ -11,10 +11,10 @@ import sys
 import pytest
 from pathlib import Path
 
-from sandbox.api import ExecResult
-from sandbox.runners import get_runner, grader_ids, runner_name
-from sandbox.runners.node_runner import LAUNCHER
-from benchmarks.languages import framework_of_tool
+from testjack_tui.sandbox.api import ExecResult
+from testjack_tui.sandbox.runners import get_runner, grader_ids, runner_name
+from testjack_tui.sandbox.runners.node_runner import LAUNCHER
+from testjack_tui.benchmarks.languages import framework_of_tool
 
 
 def result(code=1, timed_out=False):

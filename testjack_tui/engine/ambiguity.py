@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from sandbox.runners.base import aggregate
+from testjack_tui.sandbox.runners.base import aggregate
 
 from .runner import witness_fails
 

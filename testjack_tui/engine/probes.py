@@ -107,7 +107,7 @@ async def run_reference_program(env: Any, task: Any, inputs: list[str]) -> list[
     if len(tar) > MAX_ORACLE_TAR:
         raise ProbeError(f"the reference program's files ({program.files}) exceed {MAX_ORACLE_TAR // 1024} KiB")
     if program.image:
-        from sandbox.api import WorldRef  # the engine names worlds; the sandbox runs them
+        from testjack_tui.sandbox.api import WorldRef  # the engine names worlds; the sandbox runs them
 
         world = WorldRef(task_id=task.id, kind="null", trial_id=None, image=program.image, workdir=ORACLE_DIR)
     else:

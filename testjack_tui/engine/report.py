@@ -97,7 +97,7 @@ def _load_benchmark(ref: str | None):
     if not ref:
         return None
     try:
-        from benchmarks import load_benchmark
+        from testjack_tui.benchmarks import load_benchmark
         return load_benchmark(ref)
     except Exception:  # noqa: BLE001 - the report still works from the store alone
         return None

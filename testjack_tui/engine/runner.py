@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from sandbox.backend import SandboxBackend
-from sandbox.runners.base import aggregate
+from testjack_tui.sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.runners.base import aggregate
 from testjack_tui.model import t0_timeout  # noqa: F401 - the engine's T0 runs use it
 
 from .events import TestRunFinished
@@ -146,10 +146,10 @@ class TestRunner:
                                                               isolate_harness=isolate))
 
     async def run_t0(self, task, world, trial=None, repeat: int = 0) -> RunResult:
-        """T0 in a world as sandbox.t0 runs it: the benchmark's own evaluator when the task ships
+        """T0 in a world as testjack_tui.sandbox.t0 runs it: the benchmark's own evaluator when the task ships
         one, our runner otherwise; outcomes keyed by T0's ids as the benchmark writes them.
         `repeat` > 0: a fresh re-run of the same world (flaky T0 tests)."""
-        from sandbox.t0 import run_t0
+        from testjack_tui.sandbox.t0 import run_t0
 
         test_ids = list(dict.fromkeys(task.tests.ids))
         flow = "official" if task.tests.evaluator is not None else "direct"

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from sandbox.backend import BackendFactory, SandboxBackend, make_backend
+from testjack_tui.sandbox.backend import BackendFactory, SandboxBackend, make_backend
 from testjack_tui import paths
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark
@@ -53,7 +53,7 @@ def new_session_id() -> str:
 
 def _pid_alive(pid: int, start: str) -> bool:
     try:
-        from sandbox.labels import process_alive
+        from testjack_tui.sandbox.labels import process_alive
     except ImportError:  # pragma: no cover
         return False
     return process_alive(pid, start)
@@ -61,7 +61,7 @@ def _pid_alive(pid: int, start: str) -> bool:
 
 def _pid_start(pid: int) -> str:
     try:
-        from sandbox.labels import process_start_time
+        from testjack_tui.sandbox.labels import process_start_time
     except ImportError:  # pragma: no cover
         return ""
     return process_start_time(pid)
@@ -72,7 +72,7 @@ class AuditSession:
 
     Optional dependencies (tests and embedders): `benchmark` (a loaded Benchmark), `roles`
     (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (a
-    `sandbox.backend.BackendFactory`; default: the backend named by the config, local or ray),
+    `testjack_tui.sandbox.backend.BackendFactory`; default: the backend named by the config, local or ray),
     `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents),
     `approver` (answers approvals instead of the operator, e.g. `TableApprover` for --verdicts).
     """
@@ -272,7 +272,7 @@ class AuditSession:
     def _load_benchmark(self) -> Benchmark:
         benchmark = self._deps.get("benchmark")
         if benchmark is None:
-            from benchmarks import load_benchmark
+            from testjack_tui.benchmarks import load_benchmark
 
             benchmark = load_benchmark(self.config.benchmark)
         return benchmark

@@ -134,7 +134,7 @@ def _source_id(trial) -> str:
 # -- podman run helpers (naive baseline and the container-per-trial floor) ----------------------
 
 def _labels() -> list[str]:
-    from sandbox.labels import owner_labels
+    from testjack_tui.sandbox.labels import owner_labels
 
     out = []
     for key, value in owner_labels("perf-cli").items():
@@ -214,7 +214,7 @@ def _lifecycle_cpu(image: str, count: int, width: int) -> float:
 # -- the measurement --------------------------------------------------------------------------
 
 async def _measure(quick: bool) -> list[dict]:
-    from sandbox import PatchError, Sandbox
+    from testjack_tui.sandbox import PatchError, Sandbox
 
     bench = demo_benchmark()
     task = bench.tasks[DEMO_TASK]

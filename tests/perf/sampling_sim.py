@@ -428,7 +428,7 @@ def demo_populations(t1: bool = True) -> list[Population] | None:
     labels_path = demo / "labels.json"
     if not labels_path.exists():
         return None
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
     from testjack_tui.engine.report import is_defective, load_labels
 
     bench = load_benchmark(demo)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.diffs import FileDiff, Line, parse_diff
 from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.ghost import GhostReport, collect_ghost_branches, intersect

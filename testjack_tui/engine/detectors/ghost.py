@@ -12,8 +12,8 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sandbox.api import WorldRef
-from sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.api import WorldRef
+from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.scope import categorize
@@ -204,7 +204,7 @@ async def collect_ghost_branches(sandbox: SandboxBackend, task: Task, trial: Tri
     ours = source_files(files)
     workdir = getattr(world, "workdir", None) or task.environment.workdir
     added = {f.path: sorted(f.added_numbers) for f in ours}
-    from sandbox.t0 import direct_ids  # T0 ids as pytest node ids (a benchmark may write JUnit ids)
+    from testjack_tui.sandbox.t0 import direct_ids  # T0 ids as pytest node ids (a benchmark may write JUnit ids)
 
     nonce = new_nonce()
     cmd = coverage_command(list(dict.fromkeys(direct_ids(task).values())), added, workdir, nonce)
