@@ -223,13 +223,13 @@ def test_mocha_and_node_reports_read_like_jest_reports():
 def test_mocha_and_node_test_runner_names_and_placement():
     assert runner_name("mocha") == "mocha" and runner_name("node:test") == "node --test"
     assert framework_of_tool("mocha-junit-reporter") == "mocha"
-    from sandbox.runners import placement_hint
+    from testjack_tui.sandbox.runners import placement_hint
     assert "node:test" in placement_hint("javascript", "node --test")
     assert ".mocharc" in placement_hint("javascript", "mocha")
 
 
 def test_mocha_config_and_the_test_script_are_harness():
-    from sandbox.integrity import harness_reasons
+    from testjack_tui.sandbox.integrity import harness_reasons
     from testjack_tui.engine.export import new_file_diff
 
     script = ('diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n'

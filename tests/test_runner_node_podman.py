@@ -62,7 +62,7 @@ def task(framework: str, workdir: str) -> Task:
 
 
 async def run_in(framework: str, workdir: str, ids: list[str], files: dict[str, str], timeout: float = 60):
-    from sandbox import Sandbox
+    from testjack_tui.sandbox import Sandbox
 
     async with Sandbox(session="tj-js-runners", concurrency=1) as sb:
         t = task(framework, workdir)
@@ -165,7 +165,7 @@ SLUG_PATCH = '''diff --git a/src/slug.js b/src/slug.js
 async def test_js_ghost_lines_from_v8_coverage_in_a_model_world():
     import dataclasses
 
-    from sandbox import Sandbox
+    from testjack_tui.sandbox import Sandbox
     from testjack_tui.engine.detectors import evidence_provider
     from testjack_tui.model import Trial
 

@@ -16,9 +16,9 @@ import re
 import shlex
 from typing import Any
 
-from sandbox.api import WorldRef
-from sandbox.backend import SandboxBackend
-from sandbox.runners.node_runner import LAUNCHER_PATH
+from testjack_tui.sandbox.api import WorldRef
+from testjack_tui.sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.runners.node_runner import LAUNCHER_PATH
 from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.engine.detectors.ghost import GhostReport, coverage_markers, new_nonce, parse_coverage_output, source_files
 from testjack_tui.model import Task, Trial
@@ -106,7 +106,7 @@ def js_coverage_command(test_ids: list[str], want: dict[str, list[int]], workdir
 
 
 def _reporter_paths() -> dict[str, str]:
-    from sandbox.runners.node_runner import NodeTestRunner
+    from testjack_tui.sandbox.runners.node_runner import NodeTestRunner
     extra = NodeTestRunner().spec_extra()
     return {k: v for k, v in extra.items() if k != "framework"}
 
@@ -139,7 +139,7 @@ async def collect_js_ghost(sandbox: SandboxBackend, task: Task, trial: Trial,
     workdir = getattr(world, "workdir", None) or task.environment.workdir
     nonce = new_nonce()
     want = {f.path: sorted(a.number for a in f.added if _is_code(a.text)) for f in ours}
-    from sandbox.runners import RUNNERS, runner_name
+    from testjack_tui.sandbox.runners import RUNNERS, runner_name
     framework = getattr(RUNNERS.get(runner_name(task.tests.framework) or ""), "framework", "")
     cmd = js_coverage_command(list(task.tests.ids), want, workdir, framework, nonce)
     if not ours:
