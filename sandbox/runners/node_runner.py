@@ -102,13 +102,30 @@ def node_version():
     except (OSError, ValueError):
         return ()
 
+def vitest_coverage():
+    return next((p for p in ("v8", "istanbul")
+                 if os.path.isdir(os.path.join("node_modules", "@vitest", "coverage-" + p))), None)
+
+def coverage_args(tool):
+    # Ghost lines: the runner's own coverage as istanbul JSON (coverage-final.json).
+    where = spec.get("istanbul_dir")
+    if not where:
+        return []
+    if tool == "jest":
+        return ["--coverage", "--coverageReporters=json", "--coverageDirectory=" + where]
+    provider = vitest_coverage()
+    if tool == "vitest" and provider:
+        return ["--coverage.enabled=true", "--coverage.provider=" + provider, "--coverage.all=false",
+                "--coverage.reporter=json", "--coverage.reportsDirectory=" + where]
+    return []
+
 def command(tool, files, pattern, report):
     binary = os.path.join("node_modules", ".bin", tool)
     if tool == "vitest":
-        return [binary, "run", "--reporter=json", "--outputFile=" + report, "--no-color"] + files
+        return [binary, "run", "--reporter=json", "--outputFile=" + report, "--no-color"] + coverage_args(tool) + files
     if tool == "jest":
         args = [binary, "--json", "--outputFile=" + report, "--ci", "--watchAll=false", "--colors=false"]
-        return args + (["--runTestsByPath"] + files if files else [])
+        return args + coverage_args(tool) + (["--runTestsByPath"] + files if files else [])
     if tool == "mocha":
         args = [binary, "--reporter", spec["mocha_reporter"], "--reporter-option", "output=" + report]
         if files:  # the repo's options without its spec: only these files load
