@@ -145,6 +145,7 @@ def choose(tmp_path: Path, framework: str, pkg: dict, installed: tuple[str, ...]
         fake.write_text("#!/bin/sh\n"
                         "[ \"$1\" = --version ] && { echo v18.20.4; exit 0; }\n"
                         f"[ -e {tmp_path}/argv-{tool} ] || printf '%s\\n' \"$@\" > {tmp_path}/argv-{tool}\n"
+                        f"printf '%s' \"$NODE_ENV\" > {tmp_path}/env-{tool}\n"
                         "exit 0\n")  # the first run's argv (without a report mocha runs file by file)
         fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     out = tmp_path / "out"
@@ -298,3 +299,19 @@ def test_js_coverage_counts_in_the_container_script(tmp_path):
     assert data["counts"]["src/a.ts"] == {"lines": {"3": 2, "4": 0}, "branches": [[3, 3, 0], [3, 3, 2]]}
     data = counts("vitest")
     assert data["kind"] is None and "@vitest/coverage-v8" in data["why"]
+
+
+def test_the_test_scripts_loading_options_and_environment_come_along(tmp_path):
+    pkg = {"scripts": {"test": "NODE_ENV=test mocha --require test/setup.js --exit --reporter dot "
+                                "--bail --timeout=5000 'test/**/*.spec.js' && eslint ."},
+           "devDependencies": {"mocha": "10"}}
+    used, argv = choose(tmp_path, "mocha", pkg, ("mocha",), ["test/a.spec.js"], {"test/a.spec.js": ""})
+    assert argv[:4] == ["--require", "test/setup.js", "--exit", "--timeout=5000"]
+    assert "dot" not in argv and "--bail" not in argv and "test/**/*.spec.js" not in argv
+    assert (tmp_path / "env-mocha").read_text() == "test"
+    (tmp_path / "n").mkdir()
+    pkg = {"type": "module", "scripts": {"test": "node --import ./test/setup.js --test-reporter=spec --test "
+                                                 "--experimental-test-coverage test/"}}
+    used, argv = choose(tmp_path / "n", "node --test", pkg, (), ["test/a.test.js"], {"test/a.test.js": ""})
+    assert argv[:3] == ["--import", "./test/setup.js", "--test"]
+    assert "--test-reporter=spec" not in argv and "--experimental-test-coverage" not in argv

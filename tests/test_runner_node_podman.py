@@ -133,7 +133,7 @@ async def test_node_test_runner_witness_selection_and_timeout():
     assert out[ids[2]].status == "passed"
     assert out[ids[3]].status == "skipped"
     assert out[ids[4]].status == "not_found"
-    assert "TJ_NODE node --test" in run.exec.output  # node itself, no package to install
+    assert "TJ_NODE node " in run.exec.output  # node itself, no package to install
     whole = await run_in("node --test", "/srv/wordcount", [witness, COUNT], {witness: NODE_WITNESS}, timeout=8)
     assert whole.outcomes[witness].status == "timed_out"
 
@@ -232,3 +232,14 @@ async def test_jest_witness_and_ghost_branches_from_jests_own_coverage():
         (5, 'throw new RangeError("low is above high");')]
     assert (ghost["branches"], ghost["executed_branches"]) == (2, 1)
     assert [b["line"] for b in ghost["ghost_branches"]] == [4]
+
+
+async def test_node_test_gets_the_test_scripts_import():
+    # package.json: "test": "node --import ./support/setup.js --test"; the witness reads its global.
+    witness = "test/sample.tj.test.js"
+    text = ('import { test } from "node:test";\nimport assert from "node:assert/strict";\n'
+            'import { countWords } from "../src/count.js";\n'
+            'test("counts the shared sample", () => { assert.equal(countWords(globalThis.sampleText), 3); });\n')
+    run = await run_in("jest", "/srv/wordcount", [witness], {witness: text}, timeout=30)
+    assert run.outcomes[witness].status == "passed", run.outcomes[witness].message
+    assert "TJ_NODE node --import ./support/setup.js --test" in run.exec.output
