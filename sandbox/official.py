@@ -102,6 +102,8 @@ sys.exit(code)
 
 def tests_files(evaluator: Evaluator) -> dict[str, bytes]:
     """The task's tests/ folder as container paths under /tests (as Harbor uploads it)."""
+    if evaluator.tests_dir is None:
+        raise SandboxError("the task's verifier flow names no tests/ folder")
     root = Path(evaluator.tests_dir)
     files: dict[str, bytes] = {}
     total = 0
@@ -175,11 +177,11 @@ def run_official_in(client_factory: Callable, container, task: Task, kind: str, 
         mark = new_mark()
         extra = [p for p in evaluator.reports if not p.startswith(VERIFIER_DIR + "/")]
         wrap = {"mark": mark, "argv": argv, "collect": VERIFIER_DIR, "extra": extra, "cap": REPORT_CAP}
-        collector = TrailerSplitter(OutputCollector(f"t0-{world_name}", on_output), mark)
+        splitter = TrailerSplitter(OutputCollector(f"t0-{world_name}", on_output), mark)
         result = _exec(client_factory, container, handles, ["python3", "-I", "-S", "-c", WRAPPER], task, evaluator,
-                       {"TJ_WRAP": json.dumps(wrap), "TJ_FILES": encode_files(files)}, collector)
-        if collector.report is not None:
-            found = {k: v for k, v in collector.report["reports"].items() if v is not None}
+                       {"TJ_WRAP": json.dumps(wrap), "TJ_FILES": encode_files(files)}, splitter)
+        if splitter.report is not None:
+            found = {k: v for k, v in splitter.report["reports"].items() if v is not None}
         elif result.exit_code == 127 and not result.timed_out:
             result = None  # no python3 in the image: the plain way below
     if result is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Iterable
 from typing import Protocol
 
 from ..api import ExecResult, TestOutcome, TestStatus
@@ -34,6 +35,7 @@ class LaunchedRunner:
 
     launcher_path = ""
     launcher = ""
+    canaries = False  # the canary files are pytest tests
     reports: tuple[str, ...] = ()
 
     def spec_extra(self) -> dict:
@@ -70,6 +72,17 @@ def json_report(reports: dict[str, bytes | None], suffix: str) -> dict:
 
 class Runner(Protocol):
     name: str
+    witness_hint: str  # for the agents: where witness files go and how their ids look
+    canaries: bool  # whether canaries (sandbox/canaries.py) can guard this runner's runs
+
+    @staticmethod
+    def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:
+        """The ids the benchmark's own grader uses for the tests of one witness file."""
+        ...
+
+    def new_out_dir(self) -> str:
+        """A fresh directory in the container for one run's reports."""
+        ...
 
     def support_files(self) -> dict[str, str]:
         """Absolute path in the container -> content (launchers, plugins); copied in once."""

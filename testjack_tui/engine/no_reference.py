@@ -15,14 +15,14 @@ import asyncio
 import dataclasses
 import difflib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from testjack_tui.model import Reference, Task
 from testjack_tui.safe_paths import path_part
 
 from .events import Log
 from .repo_files import read_repo_files
-from .roles import AuditContext, BudgetExceeded
+from .roles import AuditContext, BudgetExceeded, ToolsFactory
 
 META_KEY = "independent_reference:"  # + task id -> what happened (see ensure_reference)
 FEEDBACK_CAP = 3000
@@ -59,7 +59,7 @@ def _feedback(run, ids: list[str]) -> str:
     return "\n".join(lines)[:FEEDBACK_CAP] or "no T0 test produced a result"
 
 
-async def ensure_reference(env: Any, task: Task, tools_factory: Callable[..., Any]) -> tuple[Task, str | None]:
+async def ensure_reference(env: Any, task: Task, tools_factory: ToolsFactory | None) -> tuple[Task, str | None]:
     """(the task to audit, a reason to exclude it or None).
 
     A task with G, or a session that asked to ignore G (`no_reference`) but has no implementer,
@@ -80,6 +80,8 @@ async def ensure_reference(env: Any, task: Task, tools_factory: Callable[..., An
     if stored and stored.get("problem"):
         return stripped, stored["problem"]
 
+    if tools_factory is None:
+        raise RuntimeError("the session has no tools factory (testjack_tui.compose.install() gives one)")
     null = await env.sandbox.prepare(stripped, "null")
     tools = tools_factory(env, stripped, None, {"null": null}, None)
     ctx = AuditContext(session_id=env.session_id, task=stripped, trial=None, tools=tools, emit=env.emit,

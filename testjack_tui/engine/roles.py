@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Literal, Protocol
 
 from testjack_tui.model import Task, Trial
+from testjack_tui.sandbox.api import WorldRef
 
 ReviewLabel = Literal["valid", "questionable", "invalid"]
 
@@ -195,6 +196,43 @@ class Reviewer(Protocol):
 
 class Approver(Protocol):
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision: ...
+
+
+class Implementer(Protocol):
+    """Writes G′ from P, T0 and the original repository for a task without a reference solution."""
+
+    async def implement(self, ctx: AuditContext) -> tuple[dict[str, str], str]:
+        """(files of G′ by repo path, notes)."""
+        ...
+
+    async def revise(self, ctx: AuditContext, feedback: str, attempt: int) -> tuple[dict[str, str], str] | None:
+        """G′ again after it failed T0 (`feedback`), or None to give up."""
+        ...
+
+
+class RoleSet(Protocol):
+    """The agent roles one session works with: built by the composition root from the agent
+    choices (testjack_tui/compose.py), or handed in by a test."""
+
+    @property
+    def audit(self) -> AuditAgent: ...
+
+    @property
+    def reviewer(self) -> Reviewer: ...
+
+    @property
+    def task_analysis(self) -> TaskAnalyst | None: ...
+
+    @property
+    def implementer(self) -> Implementer | None: ...
+
+
+class ToolsFactory(Protocol):
+    """(session env, task, trial or None for task analysis, worlds by kind, evidence or None) ->
+    the tools one agent session gets (the agents' WorldTools, built by the composition root)."""
+
+    def __call__(self, env: Any, task: Task, trial: Trial | None, worlds: dict[str, WorldRef],
+                 evidence: dict[str, Any] | None, /) -> WorldTools: ...
 
 
 ApproverFn = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
