@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..api import ExecResult, TestOutcome, TestStatus
 
@@ -38,7 +38,7 @@ class LaunchedRunner:
     canaries = False  # the canary files are pytest tests
     reports: tuple[str, ...] = ()
 
-    def spec_extra(self) -> dict:
+    def spec_extra(self) -> dict[str, Any]:
         return {}
 
     def support_files(self) -> dict[str, str]:
@@ -61,7 +61,7 @@ def report_named(reports: dict[str, bytes | None], suffix: str) -> bytes | None:
     return next((v for k, v in reports.items() if k.endswith(suffix)), None)
 
 
-def json_report(reports: dict[str, bytes | None], suffix: str) -> dict:
+def json_report(reports: dict[str, bytes | None], suffix: str) -> dict[str, Any]:
     """A fetched JSON report (a launcher's plan); {} when it is missing or cut short."""
     try:
         data = json.loads(report_named(reports, suffix) or b"{}")
