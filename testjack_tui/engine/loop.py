@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
@@ -28,7 +28,7 @@ from .no_reference import ensure_reference
 from .probes import materialize_probe
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import (Approver, AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, RoleSet,
-                    ToolsFactory)
+                    ToolsFactory, WorldTools)
 from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
 from .tampering import with_canary_evidence
 from .verdicts import analysis_checklist
@@ -206,7 +206,7 @@ class TaskLoop:
                                message=f"static evidence for {trial.id} failed: {exc}"))
         return out
 
-    def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, Any]:
+    def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, WorldTools]:
         worlds = self._worlds_for(trial, role)
         factory = self.env.tools_factory
         if factory is None:

@@ -15,12 +15,18 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING
+
+from testjack_tui.model import Task, Trial
+from testjack_tui.sandbox.api import WorldRef
 
 from .probes import materialize_probe
 from .events import CandidateDropped, CandidateProposed, CandidateValidated
-from .roles import Candidate
+from .roles import AuditAgent, AuditContext, Candidate, TaskAnalyst
 from .runner import RunResult, is_failing
+
+if TYPE_CHECKING:  # the loop imports this module
+    from .loop import EngineEnv
 
 
 @dataclass
@@ -138,8 +144,8 @@ def feedback_for(run: RunResult, candidate: Candidate, sanitize: bool) -> str:
 _WS = re.compile(r"\s+")
 
 
-async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, author_role: Any,
-                   ctx: Any, book: CandidateBook, scope: str) -> Validation:
+async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict[str, WorldRef], candidate: Candidate,
+                   author_role: AuditAgent | TaskAnalyst, ctx: AuditContext, book: CandidateBook, scope: str) -> Validation:
     """Run a candidate through the oracle, repairing it up to env.cfg.k_repairs times.
 
     trial None (task analysis): validated on R[G] only.
