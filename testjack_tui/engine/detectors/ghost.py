@@ -83,7 +83,7 @@ class GhostReport:
     def to_text(self) -> str:
         if self.error:
             return f"ghost branches unavailable: {self.error}"
-        if self.measure.startswith("statement"):
+        if self.measure.startswith(("statement", "line")):
             lines = [f"{self.executed_lines}/{self.added_lines} added lines with statements "
                      f"({self.added_line_pct}%) ran under T0 ({self.measure})."]
         else:
@@ -104,7 +104,7 @@ def _norm(path: str, workdir: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-def source_files(files: list[FileDiff], language_suffix: str = ".py") -> list[FileDiff]:
+def source_files(files: list[FileDiff], language_suffix: str | tuple[str, ...] = ".py") -> list[FileDiff]:
     """The diff's implementation files: what coverage should see executed."""
     return [f for f in files
             if f.path.endswith(language_suffix) and f.status != "deleted" and f.added
