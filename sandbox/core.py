@@ -426,17 +426,20 @@ class Sandbox:
         limit = self.limits.disk_mb * 1024 * 1024
 
         async def guard() -> None:
+            # Looked up after the first interval: most runs are over by then and cost no
+            # inspect round trip.
+            await asyncio.sleep(DISK_POLL)
             upper = await self._call(upper_dir, self._service.client(), container_id)
             if upper is None:
                 return
             while True:
-                await asyncio.sleep(DISK_POLL)
                 used = await self._call(disk_used, upper, limit)
                 if used > limit:
                     tripped.append(used)
                     for handle in list(handles):
                         await self._call(handle.kill)
                     return
+                await asyncio.sleep(DISK_POLL)
 
         watcher = asyncio.ensure_future(guard())
         try:

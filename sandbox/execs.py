@@ -78,7 +78,11 @@ class ExecHandle:
             self.killed = True
             pid = self.pid
         if pid is None and self.exec_id:
+            # Looked up only when a kill needs it (one service round trip less per exec); the
+            # exec's process is still the one that started with it.
             pid = self.pid = _exec_pid(self.client_factory(), self.exec_id)
+            if pid:
+                self.pid_ticks = start_ticks(pid)
         if pid and kill_tree(pid):
             init = self.container_init_pid()
             if init:
@@ -157,9 +161,6 @@ def run_exec(handle: ExecHandle, argv: list[str], *, cwd: str | None, env: dict[
                              data=json.dumps({"Detach": False, "Tty": False}), stream=True)
     stream.raise_for_status()
     handle._response = stream
-    handle.pid = _exec_pid(client, handle.exec_id)
-    if handle.pid:
-        handle.pid_ticks = start_ticks(handle.pid)
     if handle.killed:  # cancelled while starting
         handle.kill()
 
