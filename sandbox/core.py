@@ -114,6 +114,9 @@ class Sandbox:
                                         thread_name_prefix="tj-sandbox")
         self._sem = asyncio.Semaphore(self.concurrency)
         self._started = asyncio.Semaphore(self.concurrency + self.prestart)
+        # Starts contend for the same cores: started all at once, the first run waits for every
+        # pre-start; one start per working slot at a time gets the first runs going sooner.
+        self._starting = asyncio.Semaphore(self.concurrency)
         self._lease.start()
         try:
             await self._call(self._service.start)
@@ -383,7 +386,8 @@ class Sandbox:
     async def _with_fresh(self, world: WorldRef, work: Callable):
         # Started before the turn (bounded by _started), worked in only on the turn (_sem).
         async with self._started:
-            container = await self._start_fresh(world)
+            async with self._starting:
+                container = await self._start_fresh(world)
             try:
                 async with self._sem:
                     handles: list[ExecHandle] = []
