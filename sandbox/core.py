@@ -296,7 +296,9 @@ class Sandbox:
                 self._service.client, container, task, kind, trial if kind == "model" else None,
                 name, handles, on_output=self._output_sink(name, container.id),
                 on_start=lambda cmd: self._emit(WorldEvent(world=name, container=container.id[:12],
-                                                           kind="running", command=cmd)))
+                                                           kind="running", command=cmd)),
+                cpu_seconds=self.limits.cpu_seconds_for(task.tests.evaluator.timeout_sec
+                                                        if task.tests.evaluator else None))
             self._exec_events(name, container.id, run.exec.argv, run.exec)
             return run
 
