@@ -20,9 +20,11 @@ import io
 import os
 import tarfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from podman import PodmanClient
+from podman.domain.containers import Container
 from podman.errors import NotFound
 
 from .errors import SandboxError
@@ -147,7 +149,7 @@ def start_container(client: PodmanClient, image: str, labels: dict[str, str], li
     response = client.api.post("/containers/create", headers={"content-type": "application/json"},
                                data=body)
     response.raise_for_status(not_found=ImageNotFound)
-    container = manager.prepare_model({"Id": response.json()["Id"]})
+    container: Container = manager.prepare_model({"Id": response.json()["Id"]})
     try:
         container.start()  # no reload: the init pid is looked up only if a kill needs it
     except Exception:
@@ -177,7 +179,7 @@ def remove_container(client: PodmanClient, container_id: str) -> None:
             time.sleep(0.2)
 
 
-def tar_files(files: dict[str, str | bytes], mode: int = 0o644, owner: int = 0,
+def tar_files(files: Mapping[str, str | bytes], mode: int = 0o644, owner: int = 0,
               dirs: tuple[str, ...] = ()) -> bytes:
     """A tar of files (and of empty directories `dirs`), owned by uid/gid `owner`."""
     buf = io.BytesIO()
@@ -199,7 +201,7 @@ def tar_files(files: dict[str, str | bytes], mode: int = 0o644, owner: int = 0,
     return buf.getvalue()
 
 
-def put_files(container, files: dict[str, str | bytes], base: str = "/", mode: int = 0o644,
+def put_files(container, files: Mapping[str, str | bytes], base: str = "/", mode: int = 0o644,
               owner: int = 0, dirs: tuple[str, ...] = ()) -> None:
     """Write files (paths relative to base, or absolute) into the container, owned by `owner`;
     `dirs` (absolute) are created first with that owner."""

@@ -16,13 +16,14 @@ import dataclasses
 import functools
 import os
 import secrets
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, AsyncIterator, Callable, Sequence
 
 from testjack_tui.model import Environment, Task, Trial
 
 from . import cleanup, machine_lock
-from .api import ExecResult, TestRun, WorldEvent, WorldKind, WorldListener, WorldRef
+from .api import ExecResult, TestRun, WorldEvent, WorldEventKind, WorldKind, WorldListener, WorldRef
 from .containers import (ROOT_USER, TRIAL_HOME, TRIAL_NAME, Limits, disk_used, get_file, init_pid,
                          put_files, remove_container, start_container, upper_dir)
 from .errors import SandboxError
@@ -93,8 +94,9 @@ class Sandbox:
         self.log = log or (lambda msg: None)
         self._service = PodmanService(service_url)
         self._pool: ThreadPoolExecutor | None = None
-        self._sem: asyncio.Semaphore | None = None
-        self._started: asyncio.Semaphore | None = None  # fresh containers alive: working + waiting
+        # made anew by each `async with` (a semaphore needs no running loop to be made)
+        self._sem = asyncio.Semaphore(self.concurrency)
+        self._started = asyncio.Semaphore(self.concurrency + self.prestart)  # fresh containers alive: working + waiting
         self._loop: asyncio.AbstractEventLoop | None = None
         self._containers: dict[str, str] = {}
         self._worlds: dict[str, WorldRef] = {}
@@ -102,7 +104,7 @@ class Sandbox:
         self._locks: dict[Any, asyncio.Lock] = {}
         self._cleanups: set[asyncio.Future] = set()
         self.swept_at_start: list[str] = []
-        self._reaper = None  # sandbox/reaper.py: cleans up after us if we are killed
+        self._reaper: subprocess.Popen[bytes] | None = None  # sandbox/reaper.py: cleans up after us if we are killed
         self._lease = Lease(lease_path(self.session))
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -164,11 +166,12 @@ class Sandbox:
             self._pool, functools.partial(fn, *args, **kwargs))
 
     def _emit(self, event: WorldEvent) -> None:
-        if self.listener is None or self._loop is None:
+        listener = self.listener
+        if listener is None or self._loop is None:
             return
         def deliver() -> None:
             try:
-                self.listener(event)
+                listener(event)
             except Exception:  # a broken listener must not break container work
                 pass
         try:
@@ -232,7 +235,7 @@ class Sandbox:
                                                   kind="output", text=text))
 
     def _exec_events(self, world: str, container_id: str, argv: list[str], result: ExecResult) -> None:
-        kind = "timeout" if result.timed_out else "exited"
+        kind: WorldEventKind = "timeout" if result.timed_out else "exited"
         self._emit(WorldEvent(world=world, container=container_id[:12], kind=kind,
                               command=" ".join(argv), exit_code=result.exit_code))
 
@@ -271,9 +274,10 @@ class Sandbox:
                     if ev.verifier_containerfile is None:
                         raise
             if built is None:
+                containerfile = ev.verifier_containerfile
+                assert containerfile is not None  # checked above: a verifier image or a Containerfile
                 parent = await self._call(_image_id, image, cli_env) or image
-                recipe = Environment(containerfile=ev.verifier_containerfile,
-                                     context=ev.verifier_containerfile.parent)
+                recipe = Environment(containerfile=containerfile, context=containerfile.parent)
                 built = await self._call(ensure_env_image, recipe, cli_env, self.log, parent)
             self._env_images[key] = (built, built)
         return built
@@ -292,7 +296,9 @@ class Sandbox:
                 self._service.client, container, task, kind, trial if kind == "model" else None,
                 name, handles, on_output=self._output_sink(name, container.id),
                 on_start=lambda cmd: self._emit(WorldEvent(world=name, container=container.id[:12],
-                                                           kind="running", command=cmd)))
+                                                           kind="running", command=cmd)),
+                cpu_seconds=self.limits.cpu_seconds_for(task.tests.evaluator.timeout_sec
+                                                        if task.tests.evaluator else None))
             self._exec_events(name, container.id, run.exec.argv, run.exec)
             return run
 
@@ -478,11 +484,15 @@ class Sandbox:
     def _tests_in(self, container, world, test_ids, files, timeout, isolate_harness, handles,
                   rename: bool = True) -> TestRun:
         argv_seen: list[str] = []
+
+        def started(cmd: str) -> None:
+            argv_seen.append(cmd)
+            self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="running", command=cmd))
+
         run = run_tests_in(
             self._service.client, container, world, test_ids, files, timeout, isolate_harness,
             handles, on_output=self._output_sink(world.name, container.id),
-            on_start=lambda cmd: (argv_seen.append(cmd), self._emit(WorldEvent(
-                world=world.name, container=container.id[:12], kind="running", command=cmd))),
+            on_start=started,
             rename=rename, cpu_seconds=self.limits.cpu_seconds_for(timeout))
         self._exec_events(world.name, container.id, run.exec.argv, run.exec)
         return run

@@ -10,7 +10,7 @@ import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 from podman import PodmanClient
 
@@ -44,6 +44,10 @@ def as_user(argv: list[str], user: str, home: str, name: str) -> list[str]:
     return ["python3", "-I", "-S", "-c", AS_USER, user, home, name, *argv]
 
 
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
 @dataclass
 class ExecHandle:
     """A running exec; lets another thread (timeout timer, cancellation) kill it."""
@@ -56,7 +60,7 @@ class ExecHandle:
     pid_ticks: int = -1  # the exec's start time, to find processes that left its tree
     killed: bool = False
     timed_out: bool = False
-    _response: object = None
+    _response: _Closable | None = None  # the exec's output stream while it runs
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def container_init_pid(self) -> int | None:

@@ -91,6 +91,7 @@ def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = 
         for toolchain in toolchains.named_in(containerfile.read_text(errors="replace")):
             toolchains.build(toolchain, log=log)  # cached by recipe hash
         tag = env_image_tag(environment, parent)
+        assert tag is not None  # a Containerfile environment always has one
         if _image_id(tag, env):
             return tag
         log(f"building {tag} from {containerfile}")

@@ -17,7 +17,8 @@ import shlex
 
 from testjack_tui.model import Task, Trial
 
-from .api import ExecResult, TestOutcome, TestRun, WorldRef
+from .api import ExecResult, TestOutcome, TestRun, WorldRef, as_status
+from .errors import SandboxError
 from .grader_reports import MISSING
 from .runners import RUNNERS
 from .test_ids import is_pytest_id, junit_to_pytest
@@ -68,6 +69,8 @@ async def run_swebench(sb, task: Task, world: WorldRef, timeout: float | None = 
     from testjack_tui.benchmarks.swebench_harness import ACTIVATE, parse_log
 
     ev = task.tests.evaluator
+    if ev is None:
+        raise SandboxError(f"{task.id}: no SWE-bench evaluator (test command and log parser)")
     ids = list(dict.fromkeys(task.tests.ids))
     cmd = f"{ACTIVATE}; cd {shlex.quote(world.workdir)} && {ev.test_command}"
     result = await sb.exec(world, ["bash", "-c", cmd], timeout=timeout)
@@ -76,7 +79,7 @@ async def run_swebench(sb, task: Task, world: WorldRef, timeout: float | None = 
     for test_id in ids:
         status = parsed.get(test_id)
         if status is not None:
-            outcomes[test_id] = TestOutcome(test_id, status)
+            outcomes[test_id] = TestOutcome(test_id, as_status(status))
         elif result.timed_out:
             outcomes[test_id] = TestOutcome(test_id, "timed_out", "the test command hit its timeout")
         else:

@@ -51,7 +51,7 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
     hidden, run_files = hide(files or {}) if rename else (HiddenNames(), dict(files or {}))
     run_ids = [hidden.run_id(i) for i in test_ids]
     canary = None
-    if world.kind == "model" and getattr(runner, "canaries", False):
+    if world.kind == "model" and runner.canaries:
         canary = make_canaries(run_ids, list(run_files))
         run_files.update(canary.files)
         run_ids += canary.ids
@@ -74,12 +74,12 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
         run_argv, run_env = inline(argv, env, encode_files({**support, **candidates}), mark, out_dir,
                                    restore=restore_argv, cpu_seconds=cpu_seconds,
                                    workdir=world.workdir, user=world.user)
-        collector = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
+        splitter = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
         # The wrapper runs as root (it drops to the trial user for the tests, sandbox/runners/
         # pytest_runner.WRAPPER): the tests can neither signal nor read it.
         result = _run(client_factory, container, handles, run_argv, world.workdir, run_env, timeout,
-                      collector, user=ROOT_USER if world.user else None)
-        report = collector.report
+                      splitter, user=ROOT_USER if world.user else None)
+        report = splitter.report
         if report is not None and report.get("restore_failed") is not None:
             from .errors import SandboxError
             raise SandboxError(f"{world.name}: restoring harness files failed: "

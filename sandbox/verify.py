@@ -181,8 +181,8 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
             step(f"{task.id}: trial {trial.id}")
         return tv
 
-    null_run, ref_run, *trial_results = await asyncio.gather(
-        null_side(), reference_side(), *(trial_side(t) for t in trials))
+    null_run, ref_run, trial_results = await asyncio.gather(
+        null_side(), reference_side(), asyncio.gather(*(trial_side(t) for t in trials)))
     result.trials = list(trial_results)
 
     verdict = assess(task, null_run, ref_run)

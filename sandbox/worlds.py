@@ -86,7 +86,7 @@ class WorldPlan:
 
     def test_files(self) -> list[str]:
         tests = self.task.tests
-        return list(tests.test_files) or touched_files(tests.test_patch or "")
+        return list(tests.test_files or touched_files(tests.test_patch or ""))
 
     def harness_candidates(self) -> dict[str, str]:
         if self.kind != "model" or self.trial is None:

@@ -16,6 +16,8 @@ second is the id the benchmark's own grader uses; export needs both).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import json
 import re
 
@@ -178,7 +180,7 @@ class GoTestRunner(LaunchedRunner):
     inline_command = PytestRunner.inline_command
 
     @staticmethod
-    def grader_ids(path: str, outcomes: dict) -> list[str]:
+    def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:
         """`<import path>.TestName` for each `path::TestName` the run reported."""
         names = [n.split("::", 1)[1] for n in outcomes if n.startswith(path + "::")]
         ids = []

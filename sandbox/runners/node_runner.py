@@ -18,6 +18,8 @@ a requested file (the engine reads the first, the benchmark's grader the second)
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import json
 
 from ..api import ExecResult, TestOutcome
@@ -252,7 +254,7 @@ class NodeTestRunner(LaunchedRunner):
     inline_command = PytestRunner.inline_command  # the same python3 wrapper: files in, reports out
 
     @staticmethod
-    def grader_ids(path: str, outcomes: dict) -> list[str]:
+    def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:
         return sorted(n for n in outcomes if n.startswith(path + ": "))
 
     def support_files(self) -> dict[str, str]:

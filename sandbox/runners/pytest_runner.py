@@ -10,12 +10,14 @@ or where reports go (-x, --lf, --junitxml, ...) are dropped from the repo's conf
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import dataclasses
 import json
 import re
 import secrets
 
-from ..api import ExecResult, TestOutcome
+from ..api import ExecResult, TestOutcome, TestStatus, as_status
 from ..containers import TRIAL_HOME, TRIAL_NAME
 from .base import OUT_ROOT, aggregate, trim
 from ..test_ids import is_pytest_id, junit_to_pytest, pytest_candidates, pytest_to_junit
@@ -316,7 +318,7 @@ class PytestRunner:
                     "scheme")
 
     @staticmethod
-    def grader_ids(path: str, outcomes: dict) -> list[str]:
+    def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:
         return sorted(n for n in outcomes if n.startswith(path + "::"))
 
     def __init__(self, python: str = "python3"):
@@ -453,12 +455,13 @@ def _from_progress(data: bytes, result: ExecResult) -> dict[str, TestOutcome]:
     outcomes: dict[str, TestOutcome] = {}
     for nodeid, seen in phases.items():
         setup, call, teardown = seen.get("setup"), seen.get("call"), seen.get("teardown")
+        status: TestStatus
         if setup == "failed" or teardown == "failed":
             status = "error"
         elif setup == "skipped" or call == "skipped":
             status = "skipped"
         elif call in ("passed", "failed") and teardown:
-            status = call
+            status = as_status(call)
         else:
             status = "timed_out" if result.timed_out else "error"
         message = ""
