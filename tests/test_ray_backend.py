@@ -226,3 +226,51 @@ def test_a_node_without_the_tasks_image_builds_it_from_what_travels_through_ray(
     built = images()
     assert built, "the node built the task's environment image"
     podman("rmi", "-f", *built, check=False)
+
+
+def test_operator_killed_on_ray_resumes_to_the_local_result_without_leaks(local, cluster, home, tmp_path):
+    """kill -9 of the operator's process in the middle of a round on the Ray backend; `resume`
+    continues on the cluster (the backend is part of the session) and ends where the local
+    audit ended; the killed session's containers on the nodes are gone."""
+    import json
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    from testjack_tui.engine.summary import outcome_view
+
+    c, _ = cluster
+    env = dict(os.environ, TESTJACK_HOME=str(home), RAY_ADDRESS=c.address)
+    common = ["--headless", "--auto-approve"]
+    proc = subprocess.Popen([sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), *common,
+                             "--seed", "0", "--task", TASK, "--rounds", "1", "--backend", "ray"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen: list[str] = []
+    deadline = time.time() + 900
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            if "round 1: auditing" in line:  # the round's audit is under way on the nodes
+                break
+            assert time.time() < deadline, "".join(seen)[-2000:]
+        else:
+            pytest.fail("the audit ended before a round started:\n" + "".join(seen)[-3000:])
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+    sid = re.search(r"session (\d{8}-\d{6}-[0-9a-f]+)", "".join(seen)).group(1)
+    assert any("on node" in line for line in seen), "".join(seen)[-2000:]
+
+    resumed = subprocess.run([sys.executable, "-m", "testjack_tui.cli", "resume", sid, "--out", str(tmp_path)],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert "on node" in resumed.stdout, resumed.stdout[-2000:]  # it went on with the cluster
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert outcome_view(summary)[TASK] == local["outcome"]
+    assert our_containers(sid) == []
