@@ -18,7 +18,9 @@ import os
 import secrets
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, AsyncIterator, Callable, Sequence
+from typing import AsyncIterator, Awaitable, Callable, Hashable, ParamSpec, Sequence, TypeVar
+
+from podman.domain.containers import Container
 
 from testjack_tui.model import Environment, Task, Trial
 
@@ -39,6 +41,9 @@ from .testruns import run_tests_in
 from .worlds import WorldPlan, build_world, find_world
 
 Command = str | Sequence[str]
+T = TypeVar("T")
+P = ParamSpec("P")
+Work = Callable[[Container, list[ExecHandle]], T]  # run in a worker thread with a started container
 DISK_POLL = 0.5  # seconds between measurements of a working container's writable layer
 # Host memory a started, idle container may hold (conmon, init, sleep and the overlay mount take
 # about 4 MB; the rest is headroom): the pre-start depth never takes more than a tenth of the
@@ -100,9 +105,9 @@ class Sandbox:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._containers: dict[str, str] = {}
         self._worlds: dict[str, WorldRef] = {}
-        self._env_images: dict[tuple, tuple[str, str]] = {}
-        self._locks: dict[Any, asyncio.Lock] = {}
-        self._cleanups: set[asyncio.Future] = set()
+        self._env_images: dict[tuple[object, ...], tuple[str, str]] = {}
+        self._locks: dict[Hashable, asyncio.Lock] = {}
+        self._cleanups: set[asyncio.Future[None]] = set()
         self.swept_at_start: list[str] = []
         self._reaper: subprocess.Popen[bytes] | None = None  # sandbox/reaper.py: cleans up after us if we are killed
         self._lease = Lease(lease_path(self.session))
@@ -134,7 +139,7 @@ class Sandbox:
             raise
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def close(self) -> None:
@@ -159,7 +164,7 @@ class Sandbox:
         return self._service
 
     # --- plumbing --------------------------------------------------------------------------
-    async def _call(self, fn: Callable, *args, **kwargs):
+    async def _call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         if self._pool is None:
             raise SandboxError("the Sandbox is not open: use `async with Sandbox() as sb`")
         return await asyncio.get_running_loop().run_in_executor(
@@ -179,7 +184,7 @@ class Sandbox:
         except RuntimeError:  # loop closed
             pass
 
-    def _lock(self, key) -> asyncio.Lock:
+    def _lock(self, key: Hashable) -> asyncio.Lock:
         lock = self._locks.get(key)
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
@@ -198,7 +203,7 @@ class Sandbox:
 
     def _start(self, image: str, world: str, task_id: str, trial_id: str | None,
                memory_mb: int | None = None, writable: list[str] | None = None, extra_mb: int = 0,
-               user: str | None = None):
+               user: str | None = None) -> Container:
         limits = self._limits_for(memory_mb)
         if extra_mb and writable and limits.read_only:
             limits = dataclasses.replace(limits, memory_mb=limits.memory_mb + extra_mb)
@@ -209,7 +214,7 @@ class Sandbox:
         self._emit(WorldEvent(world=world, container=container.id[:12], kind="created", image=image))
         return container
 
-    def _start_world(self, world: WorldRef):
+    def _start_world(self, world: WorldRef) -> Container:
         # Read-only root: trial code writes its repo and /tmp only (containers.writable_mounts).
         # The repo's copy in its tmpfs counts against the memory limit: the tests keep theirs.
         return self._start(world.image, world.name, world.task_id, world.trial_id, world.memory_mb,
@@ -291,7 +296,7 @@ class Sandbox:
         trial_id = trial.id if kind == "model" and trial else None
         name = f"{task.id}/{kind}" + (f"/{trial_id}" if trial_id else "")
 
-        def work(container, handles):
+        def work(container: Container, handles: list[ExecHandle]) -> TestRun:
             run = run_official_in(
                 self._service.client, container, task, kind, trial if kind == "model" else None,
                 name, handles, on_output=self._output_sink(name, container.id),
@@ -385,7 +390,7 @@ class Sandbox:
             raise
 
     # --- runs in fresh containers ----------------------------------------------------------
-    async def _with_fresh(self, world: WorldRef, work: Callable):
+    async def _with_fresh(self, world: WorldRef, work: Work[T]) -> T:
         # Started before the turn (bounded by _started), worked in only on the turn (_sem).
         async with self._started:
             async with self._starting:
@@ -405,7 +410,7 @@ class Sandbox:
         self._remove_later(container.id)
         return result
 
-    async def _start_fresh(self, world: WorldRef):
+    async def _start_fresh(self, world: WorldRef) -> Container:
         """Start a container of the world; cancelled meanwhile, the container the worker thread
         still creates is removed as soon as it exists (no leak until close())."""
         start = asyncio.ensure_future(self._call(self._start_world, world))
@@ -423,7 +428,7 @@ class Sandbox:
             task.add_done_callback(self._cleanups.discard)
             raise
 
-    async def _guard_disk(self, container_id: str, handles: list[ExecHandle], work):
+    async def _guard_disk(self, container_id: str, handles: list[ExecHandle], work: Awaitable[T]) -> T:
         """Await work while measuring the container's writable layer; past limits.disk_mb the
         commands it runs are killed and the result says so (limit_hit = "disk"). For containers
         with a writable root: the benchmark's own T0 flow, and worlds when limits.read_only is
@@ -477,11 +482,12 @@ class Sandbox:
                         isolate_harness: bool = False) -> TestRun:
         """Run test ids (and candidate files copied in) in a fresh container from the world.
         One container and one test process for all ids (batched replay)."""
-        def work(container, handles):
+        def work(container: Container, handles: list[ExecHandle]) -> TestRun:
             return self._tests_in(container, world, list(test_ids), files, timeout, isolate_harness, handles)
         return await self._with_fresh(world, work)
 
-    def _tests_in(self, container, world, test_ids, files, timeout, isolate_harness, handles,
+    def _tests_in(self, container: Container, world: WorldRef, test_ids: list[str], files: dict[str, str] | None,
+                  timeout: float | None, isolate_harness: bool, handles: list[ExecHandle],
                   rename: bool = True) -> TestRun:
         argv_seen: list[str] = []
 
@@ -501,12 +507,12 @@ class Sandbox:
                    cwd: str | None = None, env: dict[str, str] | None = None,
                    stdin: str | bytes | None = None) -> ExecResult:
         """Run a command (shell string or argv) in a fresh container from the world."""
-        def work(container, handles):
+        def work(container: Container, handles: list[ExecHandle]) -> ExecResult:
             return self._exec_in(container, world, cmd, timeout, cwd, env, stdin, handles)
         return await self._with_fresh(world, work)
 
-    def _exec_in(self, container, world: WorldRef, cmd: Command, timeout, cwd, env, stdin,
-                 handles: list[ExecHandle]) -> ExecResult:
+    def _exec_in(self, container: Container, world: WorldRef, cmd: Command, timeout: float | None, cwd: str | None,
+                 env: dict[str, str] | None, stdin: str | bytes | None, handles: list[ExecHandle]) -> ExecResult:
         argv = _argv(cmd)
         run_argv = argv
         if stdin is not None:
@@ -556,19 +562,19 @@ class Sandbox:
 class LiveWorld:
     """A running container of one world, kept for the duration of `Sandbox.open`."""
 
-    def __init__(self, sandbox: Sandbox, world: WorldRef, container):
+    def __init__(self, sandbox: Sandbox, world: WorldRef, container: Container):
         self.sandbox = sandbox
         self.world = world
         self.container = container
 
     @property
     def container_id(self) -> str:
-        return self.container.id
+        return str(self.container.id)
 
     def _path(self, path: str) -> str:
         return path if path.startswith("/") else f"{self.world.workdir.rstrip('/')}/{path}"
 
-    async def _guarded(self, work: Callable):
+    async def _guarded(self, work: Callable[[list[ExecHandle]], T]) -> T:
         sb = self.sandbox
         handles: list[ExecHandle] = []
         async with sb._sem:

@@ -15,7 +15,7 @@ from typing import Callable, Protocol
 from podman import PodmanClient
 
 from .api import ExecResult
-from .output import OutputCollector
+from .output import Collector
 from .proctree import kill_born_since, kill_tree, start_ticks, visible
 
 GRACE = 2.0  # seconds to wait for the stream to end after killing the exec tree
@@ -46,6 +46,10 @@ def as_user(argv: list[str], user: str, home: str, name: str) -> list[str]:
 
 class _Closable(Protocol):
     def close(self) -> None: ...
+
+
+class _Readable(Protocol):
+    def read(self, size: int) -> bytes: ...
 
 
 @dataclass
@@ -130,7 +134,7 @@ def _kill_inside(client: PodmanClient, container_id: str) -> None:
         pass
 
 
-def _read_exact(raw, size: int) -> bytes:
+def _read_exact(raw: _Readable, size: int) -> bytes:
     buf = b""
     while len(buf) < size:
         chunk = raw.read(size - len(buf))
@@ -141,7 +145,7 @@ def _read_exact(raw, size: int) -> bytes:
 
 
 def run_exec(handle: ExecHandle, argv: list[str], *, cwd: str | None, env: dict[str, str] | None,
-             timeout: float | None, collector: OutputCollector, user: str | None = None) -> ExecResult:
+             timeout: float | None, collector: Collector, user: str | None = None) -> ExecResult:
     """Run argv in the handle's container, blocking until it ends, times out or is killed.
     `user` ("uid:gid") runs it as that user instead of the container's."""
     client = handle.client_factory()

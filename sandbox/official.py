@@ -31,14 +31,16 @@ import json
 from pathlib import Path
 from typing import Callable
 
+from podman.domain.containers import Container
+
 from testjack_tui.model import Evaluator, Task, Trial
 
 from .api import ExecResult, TestOutcome, TestRun
-from .containers import get_dir, get_file, init_pid, put_files
+from .containers import ClientFactory, get_dir, get_file, init_pid, put_files
 from .errors import SandboxError
 from .execs import ExecHandle, run_exec
 from .grader_reports import MISSING, read_reports, read_reward
-from .output import OutputCollector
+from .output import Collector, OutputCollector
 from .trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
 
 VERIFIER_DIR = "/logs/verifier"
@@ -138,15 +140,15 @@ def patch_for(task: Task, kind: str, trial: Trial | None) -> str | None:
     return trial.patch or ""
 
 
-def _exec(client_factory: Callable, container, handles: list[ExecHandle], argv: list[str], task: Task,
-          evaluator: Evaluator, env: dict[str, str], collector) -> ExecResult:
+def _exec(client_factory: ClientFactory, container: Container, handles: list[ExecHandle], argv: list[str], task: Task,
+          evaluator: Evaluator, env: dict[str, str], collector: Collector) -> ExecResult:
     handle = ExecHandle(client_factory, container.id, init_pid(container))
     handles.append(handle)
     return run_exec(handle, argv, cwd=task.environment.workdir, env=env,
                     timeout=evaluator.timeout_sec, collector=collector)
 
 
-def _report_bytes(container, path: str, found: dict[str, bytes]) -> bytes | None:
+def _report_bytes(container: Container, path: str, found: dict[str, bytes]) -> bytes | None:
     """A report by its configured path; Harbor frames move native reports to reports/ at the end."""
     if path in found:  # a report outside /logs/verifier, brought back by the wrapper
         return found[path]
@@ -162,7 +164,7 @@ def _report_bytes(container, path: str, found: dict[str, bytes]) -> bytes | None
         return None
 
 
-def run_official_in(client_factory: Callable, container, task: Task, kind: str, trial: Trial | None,
+def run_official_in(client_factory: ClientFactory, container: Container, task: Task, kind: str, trial: Trial | None,
                     world_name: str, handles: list[ExecHandle],
                     on_output: Callable[[str], None] | None = None,
                     on_start: Callable[[str], None] | None = None,

@@ -18,6 +18,7 @@ import shlex
 from testjack_tui.model import Task, Trial
 
 from .api import ExecResult, TestOutcome, TestRun, WorldRef, as_status
+from .backend import SandboxBackend
 from .errors import SandboxError
 from .grader_reports import MISSING
 from .runners import RUNNERS
@@ -35,7 +36,7 @@ def direct_ids(task: Task) -> dict[str, str]:
     return {i: (i if is_pytest_id(i) else junit_to_pytest(i, files)) for i in task.tests.ids}
 
 
-async def run_direct(sb, task: Task, world: WorldRef, ids: list[str], timeout: float | None = 600) -> TestRun:
+async def run_direct(sb: SandboxBackend, task: Task, world: WorldRef, ids: list[str], timeout: float | None = 600) -> TestRun:
     """Our runner on `ids` (T0 ids), outcomes re-keyed to those ids."""
     mapping = {i: direct_ids(task).get(i, i) for i in ids}
     run = await sb.run_tests(world, list(dict.fromkeys(mapping.values())), timeout=timeout)
@@ -63,7 +64,7 @@ def full_log(result: ExecResult, cap: int = 64 * 1024 * 1024) -> str:
     return result.output
 
 
-async def run_swebench(sb, task: Task, world: WorldRef, timeout: float | None = 1800) -> TestRun:
+async def run_swebench(sb: SandboxBackend, task: Task, world: WorldRef, timeout: float | None = 1800) -> TestRun:
     """The harness's test command in the prepared world (patch and T0 applied as the harness
     applies them), statuses from the repository's log parser (benchmarks/swebench_harness.py)."""
     from testjack_tui.benchmarks.swebench_harness import ACTIVATE, parse_log
@@ -88,7 +89,7 @@ async def run_swebench(sb, task: Task, world: WorldRef, timeout: float | None = 
                    reported=len(parsed))
 
 
-async def run_t0(sb, task: Task, world: WorldRef, trial: Trial | None = None,
+async def run_t0(sb: SandboxBackend, task: Task, world: WorldRef, trial: Trial | None = None,
                  timeout: float | None = 600) -> TestRun:
     """T0 in `world` (a prepared world of `task`; `trial` for a model world)."""
     ids = list(dict.fromkeys(task.tests.ids))

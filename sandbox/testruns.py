@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Callable
 
+from podman.domain.containers import Container
+
 from .api import ExecResult, TestRun, WorldRef
 from .canaries import judge, make_canaries, void
-from .containers import ROOT_USER, TRIAL_HOME, TRIAL_NAME, get_dir, init_pid, put_files
+from .containers import ROOT_USER, TRIAL_HOME, TRIAL_NAME, ClientFactory, get_dir, init_pid, put_files
 from .execs import ExecHandle, as_user, run_exec
 from .hidden_names import HiddenNames, hide
-from .output import OutputCollector
+from .output import Collector, OutputCollector
 from .prepare_script import RESTORE
 from .runners import get_runner
 from .runners.pytest_runner import RESTORED_LOG
@@ -20,7 +22,7 @@ from .trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, n
 from .worlds import read_restored
 
 
-def restore_harness(client_factory: Callable, container, world: WorldRef,
+def restore_harness(client_factory: ClientFactory, container: Container, world: WorldRef,
                     handles: list[ExecHandle]) -> list[str]:
     """Put the reference versions of the harness files the trial touched back in place."""
     if not world.tampered:
@@ -36,7 +38,7 @@ def restore_harness(client_factory: Callable, container, world: WorldRef,
     return read_restored(result.stdout_head + result.stdout_tail)
 
 
-def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids: list[str],
+def run_tests_in(client_factory: ClientFactory, container: Container, world: WorldRef, test_ids: list[str],
                  files: dict[str, str] | None, timeout: float | None, isolate_harness: bool,
                  handles: list[ExecHandle], on_output: Callable[[str], None] | None = None,
                  on_start: Callable[[str], None] | None = None, rename: bool = True,
@@ -131,8 +133,8 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
                    tampering=list(check.problems) if check and check.verdict != "ok" else [])
 
 
-def _run(client_factory: Callable, container, handles: list[ExecHandle], argv: list[str],
-         workdir: str, env: dict[str, str], timeout: float | None, collector,
+def _run(client_factory: ClientFactory, container: Container, handles: list[ExecHandle], argv: list[str],
+         workdir: str, env: dict[str, str], timeout: float | None, collector: Collector,
          user: str | None = None) -> ExecResult:
     handle = ExecHandle(client_factory, container.id, init_pid(container))
     handles.append(handle)

@@ -135,9 +135,12 @@ class CargoTestRunner(LaunchedRunner):
         return outcomes
 
 
-def read_log(log: str, package: str):
+_CARGO_STATUS: dict[str, TestStatus] = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
+
+
+def read_log(log: str, package: str) -> tuple[dict[tuple[str, str], TestStatus], dict[tuple[str, str], str]]:
     """({(binary id, test name): status}, {(binary id, test name): failure output})."""
-    results: dict[tuple[str, str], str] = {}
+    results: dict[tuple[str, str], TestStatus] = {}
     messages: dict[tuple[str, str], str] = {}
     binary = package
     section: tuple[str, str] | None = None
@@ -151,7 +154,7 @@ def read_log(log: str, package: str):
             continue
         m = _RESULT.match(line)
         if m:
-            results[(binary, m.group(1))] = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}[m.group(2)]
+            results[(binary, m.group(1))] = _CARGO_STATUS[m.group(2)]
             continue
         m = _SECTION.match(line)
         if m:

@@ -17,6 +17,7 @@ second is the id the benchmark's own grader uses; export needs both).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import json
 import re
@@ -192,7 +193,7 @@ class GoTestRunner(LaunchedRunner):
     def __init__(self, cover: bool = False):
         self.cover = cover
 
-    def spec_extra(self) -> dict:
+    def spec_extra(self) -> dict[str, Any]:
         return {"cover": self.cover}
 
     def report_paths(self, out_dir: str) -> list[str]:

@@ -11,6 +11,7 @@ or where reports go (-x, --lf, --junitxml, ...) are dropped from the repo's conf
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import dataclasses
 import json
@@ -347,7 +348,7 @@ class PytestRunner:
         write `files_json` (trailer.encode_files) before the run and return the reports as a
         stdout trailer marked `mark` (see sandbox/trailer.py). With `user` ("uid:gid") the
         tests run as that user, who then owns out_dir and the files written into `workdir`."""
-        spec: dict = {"mark": mark, "argv": argv[1:], "reports": self.report_paths(out_dir),
+        spec: dict[str, Any] = {"mark": mark, "argv": argv[1:], "reports": self.report_paths(out_dir),
                       "cpu": cpu_seconds, "out": out_dir, "repo": workdir.rstrip("/") or "/"}
         if user:
             spec["user"] = {"id": user, "home": TRIAL_HOME, "name": TRIAL_NAME}
