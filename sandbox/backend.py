@@ -8,7 +8,7 @@ sweeps leftovers of dead processes, leaving removes every container the backend 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Literal, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Literal, Protocol, Sequence, runtime_checkable
 
 from testjack_tui.model import Task, Trial
 
@@ -88,12 +88,14 @@ class BackendFactory(Protocol):
 
 def make_backend(name: str = "local", *, listener: WorldListener | None = None,
                  session: str = "sandbox", ray_address: str | None = None,
-                 concurrency: int | None = None) -> SandboxBackend:
-    """The backend called `name` ("local" or "ray"), not yet entered."""
+                 concurrency: int | None = None,
+                 log: Callable[[str], None] | None = None) -> SandboxBackend:
+    """The backend called `name` ("local" or "ray"), not yet entered. `log` hears about image
+    builds (a toolchain image takes minutes on first use), from a worker thread."""
     if name == "local":
         from .core import Sandbox
 
-        return Sandbox(listener=listener, session=session, concurrency=concurrency)
+        return Sandbox(listener=listener, session=session, concurrency=concurrency, log=log)
     if name == "ray":
         from .ray_backend import RayBackend
 

@@ -136,6 +136,8 @@ class ProgressPrinter:
             self.last_budget = budget_text(e)
             if self.verbose:
                 self.line("budget: " + self.last_budget)
+        elif kind == "image_progress":
+            self.line(f"image: {e.message}")
         elif kind == "log":
             if e.level != "info" or self.verbose:
                 self.line(f"{e.level}: {e.message}")

@@ -36,11 +36,12 @@ def _load(benchmark: Path, task_ids: list[str] | None):
 
 
 async def verify_benchmark(bench, tasks, on_progress=None, concurrency: int | None = None,
-                           backend: str = "local", ray_address: str | None = None) -> list:
+                           backend: str = "local", ray_address: str | None = None, log=None) -> list:
     from testjack_tui.sandbox.backend import make_backend
     from testjack_tui.sandbox.verify import verify_task
 
-    async with make_backend(backend, session="verify", concurrency=concurrency, ray_address=ray_address) as sb:
+    async with make_backend(backend, session="verify", concurrency=concurrency, ray_address=ray_address,
+                            log=log) as sb:
         return list(await asyncio.gather(*(
             verify_task(sb, task, bench.trials_of(task.id), on_progress) for task in tasks)))
 
@@ -91,7 +92,8 @@ def register(app: typer.Typer) -> None:
                 if not show_bar and not as_json:
                     echo(f"  done: {what}", err=True)
             try:
-                results = asyncio.run(verify_benchmark(bench, tasks, on_progress, jobs, backend, ray_address))
+                results = asyncio.run(verify_benchmark(bench, tasks, on_progress, jobs, backend, ray_address,
+                                                     log=lambda msg: echo(f"image: {msg}", err=True)))
             except SandboxError as exc:
                 echo(f"error: {exc}", err=True)
                 raise typer.Exit(1)

@@ -275,6 +275,14 @@ class Released(Event):
 
 
 @dataclass(frozen=True)
+class ImageProgress(Event):
+    """An environment or toolchain image is being built or pulled: on first use this can take
+    minutes (apt-get for a language toolchain), so renderers always show it."""
+
+    message: str
+
+
+@dataclass(frozen=True)
 class Log(Event):
     level: str  # "info" | "warning" | "error"
     message: str

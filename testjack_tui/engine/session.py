@@ -32,7 +32,7 @@ from .approval import AutoApprover, QueueApprover
 from .budget import Budget, price_bound_from
 from .config import BudgetLimits, SessionConfig
 from .control import Control
-from .events import Log, Paused, SessionFinished, SessionStarted, WorldState
+from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
 from .hooks import Hooks
 from .loop import EngineEnv, audit_task
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded
@@ -200,6 +200,10 @@ class AuditSession:
                               command=event.command, text=event.text, exit_code=event.exit_code,
                               image=event.image, node=event.node))
 
+    def _on_image(self, message: str) -> None:
+        # Called from a sandbox worker thread while an image builds.
+        self._call(lambda: self._emit(ImageProgress(self.id, message=message)))
+
     # -- control (thread-safe) -------------------------------------------------------------------
     def _call(self, fn: Callable[[], None]) -> None:
         loop = self._loop
@@ -290,7 +294,7 @@ class AuditSession:
         if factory is not None:
             return factory(listener=self._on_world, session=f"tj-{self.id}")
         return make_backend(self.config.backend_name, listener=self._on_world, session=f"tj-{self.id}",
-                            ray_address=self.config.ray_address)
+                            ray_address=self.config.ray_address, log=self._on_image)
 
     def _select(self, benchmark: Benchmark) -> builtins.list[tuple[Task, builtins.list[Trial]]]:
         cfg = self.config

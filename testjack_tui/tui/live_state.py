@@ -509,6 +509,9 @@ class LiveSession:
     def _on_log(self, e: ev.Log) -> None:
         self.add_log(e.level, e.message)
 
+    def _on_image_progress(self, e: ev.ImageProgress) -> None:
+        self.add_log("info", e.message)
+
     def add_log(self, level: str, message: str) -> None:
         self.log.append((level, message))
         self.log_times.append(self._event_at if self._event_at is not None else time.time())
