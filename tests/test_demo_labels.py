@@ -42,16 +42,28 @@ def test_demo_size(bench):
         assert len(bench.models_of(task_id)) >= 3, task_id
 
 
-def test_manifest_names_the_demo_image():
+def test_manifest_names_the_demo_images():
+    # recordkit (Python) on our base image; durationkit (JavaScript, node --test) on the Node
+    # toolchain image that TestJack builds from Debian's packages.
     manifest = tomllib.loads((DEMO / "benchmark.toml").read_text())
     assert manifest["format"] == "harbor" and manifest["labels"] == "labels.json"
-    image = manifest["images"][0]
-    assert (DEMO / image["containerfile"]).is_file()
-    assert (DEMO / image["containerfile"]).read_text().splitlines()[1].startswith("FROM localhost/testjack-base:")
+    images = {image["name"]: image for image in manifest["images"]}
+    bases = {"localhost/testjack-demo:1": "FROM localhost/testjack-base:",
+             "localhost/testjack-demo-js:1": "FROM localhost/testjack-toolchain-node:"}
+    assert set(images) == set(bases)
+    for name, image in images.items():
+        assert (DEMO / image["containerfile"]).is_file()
+        froms = [line for line in (DEMO / image["containerfile"]).read_text().splitlines() if line.startswith("FROM")]
+        assert froms and froms[0].startswith(bases[name]), (name, froms)
+    languages = Counter()
     for task_dir in (DEMO / "tasks").iterdir():
         conf = tomllib.loads((task_dir / "task.toml").read_text())
-        assert conf["environment"]["docker_image"] == image["name"]
-        assert conf["schema_version"] == "1.0" and conf["metadata"]["language"] == "python"
+        language = conf["metadata"]["language"]
+        languages[language] += 1
+        expected = "localhost/testjack-demo-js:1" if language == "javascript" else "localhost/testjack-demo:1"
+        assert conf["environment"]["docker_image"] == expected, task_dir.name
+        assert conf["schema_version"] == "1.0" and language in ("python", "javascript")
+    assert languages["python"] >= 4 and languages["javascript"] >= 1, languages
 
 
 def test_labels_cover_every_trial_and_only_those(bench):
@@ -123,20 +135,28 @@ def test_agent_scripts_exist_for_every_passing_trial(bench):
         assert audited == {t.id for t in bench.passing(task_id)}
 
 
-def _chains(doc):
+# Where a witness goes, by the task's language: a pytest file (or a differential probe), or a
+# `node --test` file the task's runner collects.
+WITNESS_PATHS = {"python": r"tests/test_tj_[a-z0-9_]+(\.py|\.probe\.json)",
+                 "javascript": r"test/[a-z0-9_]+\.tj\.test\.js"}
+CANDIDATE_SUFFIXES = {"python": ".py", "javascript": ".js"}
+
+
+def _chains(doc, language="python"):
     assert isinstance(doc["notes"], str)
     for chain in doc["candidates"]:
         assert set(chain) == {"path", "requirement", "versions"}
-        assert re.fullmatch(r"tests/test_tj_[a-z0-9_]+(\.py|\.probe\.json)", chain["path"]), chain["path"]
+        assert re.fullmatch(WITNESS_PATHS[language], chain["path"]), chain["path"]
         assert chain["versions"] and all(v.startswith("candidates/") for v in chain["versions"])
         yield chain
 
 
 def test_agent_scripts_are_well_formed_and_reference_existing_candidates(bench):
-    for task_id in bench.tasks:
+    for task_id, task in bench.tasks.items():
         base = SCRIPTS / task_id
         mentioned = set()
-        for chain in _chains(json.loads((base / "analysis.json").read_text())):
+        suffix = CANDIDATE_SUFFIXES[task.language]
+        for chain in _chains(json.loads((base / "analysis.json").read_text()), task.language):
             mentioned.update(chain["versions"])
         for audit_file in (base / "audits").glob("*.json"):
             audit = json.loads(audit_file.read_text())
@@ -147,16 +167,19 @@ def test_agent_scripts_are_well_formed_and_reference_existing_candidates(bench):
                 assert step["tool"] in TOOLS and step["world"] in WORLDS
                 # The reference world only runs tests for an agent (agents/sealed.py).
                 assert step["world"] != "reference" or step["tool"] == "run_tests", (audit_file.name, step)
-            for chain in _chains(audit):
+            for chain in _chains(audit, task.language):
                 mentioned.update(chain["versions"])
         for version in mentioned:
             assert (base / version).is_file(), (task_id, version)
             if version.endswith(PROBE_SUFFIX):  # a differential probe: checked fields, its adapter compiles
                 compile(parse_probe((base / version).read_text())["adapter"], version, "exec")
-            else:
+            elif suffix == ".py":
                 compile((base / version).read_text(), version, "exec")
+            else:  # a node:test file: imports the code under test and node:test (no npm packages)
+                assert version.endswith(suffix), version
+                assert 'from "node:test"' in (base / version).read_text(), version
         on_disk = {f"candidates/{p.name}" for p in (base / "candidates").glob("*")
-                   if p.suffix == ".py" or p.name.endswith(PROBE_SUFFIX)}
+                   if p.suffix == suffix or p.name.endswith(PROBE_SUFFIX)}
         assert on_disk == mentioned, on_disk ^ mentioned
         reviews = json.loads((base / "reviews.json").read_text())
         for key, review in reviews.items():

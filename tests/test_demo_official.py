@@ -1,5 +1,6 @@
-"""T0 runs in real containers on every world of the bundled demo, and every recorded official
-verdict reproduces, except the one trial planted with a patch that no longer applies.
+"""T0 runs in real containers on every world of the bundled demo (the Python tasks and the
+JavaScript one), and every recorded official verdict reproduces, except the one trial planted
+with a patch that no longer applies.
 
 One Sandbox session for the module; the demo image and the world snapshots are built once and
 every run starts a fresh container (testjack_tui.sandbox.verify.verify_task: prepare + run_tests).
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -102,7 +104,11 @@ def test_a_t0_test_that_passes_on_null_is_reported_vacuous(verification):
 def test_t0_runs_through_each_tasks_own_flow_with_ids_in_the_graders_scheme(verification, bench):
     for task_id, result in verification.items():
         config = json.loads((DEMO / "tasks" / task_id / "tests" / "config.json").read_text())
-        assert config["grade"]["format"] == "junit" and len(config["grade"]["reports"]) == 2
+        if bench.tasks[task_id].language == "python":  # DeepSWE's pytest frame: base.xml + new.xml
+            assert config["grade"]["format"] == "junit" and len(config["grade"]["reports"]) == 2
+        else:  # node --test through the task's own CTRF reporter: "<file>: <describe> > <title>"
+            assert config["grade"]["format"] == "ctrf" and len(config["grade"]["reports"]) == 1
+            assert all(re.fullmatch(r"test/[a-z.]+\.js: .+ > .+", i) for i in result.reference_statuses)
         assert result.flow == "official"
         assert list(result.reference_statuses) == config["f2p_node_ids"] + config["p2p_node_ids"]
         assert not any("::" in i for i in result.reference_statuses)

@@ -1,4 +1,5 @@
-"""The demo's recorded agent candidates behave on the reference world as the scripts claim:
+"""The demo's recorded agent candidates (pytest files, and node:test files for the JavaScript
+task) behave on the reference world as the scripts claim:
 the last version of every chain passes on R[G]; earlier versions (the ones that were repaired)
 fail there. One container per task on the real reference world."""
 from __future__ import annotations
@@ -18,6 +19,9 @@ from conftest import DEMO
 pytestmark = pytest.mark.podman
 
 SCRIPTS = DEMO / "agent-scripts"
+# Where a candidate goes so the task's runner collects it (candidates import the code under test
+# relative to that folder).
+WITNESS_NAMES = {"python": "tests/test_tj_check_{}.py", "javascript": "test/tj_check_{}.tj.test.js"}
 
 
 def chains(task_id: str) -> list[dict]:
@@ -38,11 +42,13 @@ def reference_results(tmp_path_factory):
         # program at audit time; tests/test_probes.py runs one through a real audit.
         versions = sorted({v for chain in chains(task_id) for v in chain["versions"]
                            if not v.endswith(PROBE_SUFFIX)})
-        # every version under its own file name, so one pytest process runs them all
-        files = {f"tests/test_tj_check_{Path(v).stem}.py": (SCRIPTS / task_id / v).read_text() for v in versions}
-        world = await sb.prepare(bench.tasks[task_id], "reference")
+        # every version under its own file name, so one test process (pytest, node --test) runs them all
+        task = bench.tasks[task_id]
+        name = WITNESS_NAMES[task.language]
+        files = {name.format(Path(v).stem): (SCRIPTS / task_id / v).read_text() for v in versions}
+        world = await sb.prepare(task, "reference")
         run = await sb.run_tests(world, list(files), files=files)
-        return {v: run.status(f"tests/test_tj_check_{Path(v).stem}.py") for v in versions}
+        return {v: run.status(name.format(Path(v).stem)) for v in versions}
 
     async def run():
         async with Sandbox(session="demo-scripts") as sb:

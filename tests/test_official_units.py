@@ -129,9 +129,13 @@ def test_vacuous_findings_are_only_tests_t0_adds_changes_or_lists_as_fail_to_pas
     assert verdict.problems == ["fail-to-pass test tests.test_a.test_f2p passes on the null world"]
 
 
-def test_every_fixture_and_demo_task_ships_the_same_grader():
+def test_every_fixture_and_demo_task_ships_the_same_grader_per_frame():
+    # One grader per test frame: DeepSWE's pytest/JUnit one, and the node --test/CTRF one.
     shared = (FIXTURE / "shared" / "grader.py").read_bytes()
     copies = sorted(FIXTURE.glob("tasks/*/tests/grader.py"))
     demo = sorted((FIXTURE.parents[2] / "benchmarks" / "demo").glob("tasks/*/tests/grader.py"))
-    assert len(copies) == 3 and len(demo) == 4
-    assert all(c.read_bytes() == shared for c in copies + demo)
+    node = FIXTURE.parent / "nodetest" / "tasks" / "parse-duration" / "tests" / "grader.py"
+    demo_js = [g for g in demo if 'language = "javascript"' in (g.parents[1] / "task.toml").read_text()]
+    assert len(copies) == 3 and len(demo) == 5 and len(demo_js) == 1
+    assert all(c.read_bytes() == shared for c in copies + demo if c not in demo_js)
+    assert demo_js[0].read_bytes() == node.read_bytes()

@@ -1,4 +1,4 @@
-// This fixture's node --test reporter (our own code): CTRF with DeepSWE's JavaScript ids,
+// This task's node --test reporter (our own code): CTRF with DeepSWE's JavaScript ids,
 // "<file>: <describe> > <title>", the file relative to /app.
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -1,4 +1,4 @@
-"""This fixture's grader, with the command shape of DeepSWE's (our own code); the suite writes
+"""This task's grader, with the command shape of DeepSWE's (our own code); the suite writes
 CTRF itself (tests/ctrf_reporter.mjs).
 
   grader.py prepare       apply /logs/artifacts/model.patch when present and not yet applied;
