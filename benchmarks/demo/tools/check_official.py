@@ -89,7 +89,7 @@ class Trial:
     reward: float
 
 
-def load() -> tuple[dict[str, Task], list[Trial], str]:
+def load() -> tuple[dict[str, Task], list[Trial], list[dict]]:
     manifest = tomllib.loads((DEMO / "benchmark.toml").read_text())
     tasks = {}
     for d in sorted((DEMO / manifest.get("tasks", "tasks")).iterdir()):
@@ -104,14 +104,18 @@ def load() -> tuple[dict[str, Task], list[Trial], str]:
                                 data["agent_info"]["model_info"]["name"],
                                 (result.parent / "artifacts" / "model.patch").read_text(),
                                 float(data["verifier_result"]["rewards"]["reward"])))
-    image = manifest["images"][0]
-    return tasks, trials, image
+    return tasks, trials, manifest["images"]
 
 
 def build_image(image: dict, rebuild: bool) -> None:
     exists = podman("image", "exists", image["name"], check=False).returncode == 0
     if exists and not rebuild:
         return
+    from testjack_tui.sandbox import toolchains
+
+    # The JavaScript task's image starts FROM the Node toolchain image (Debian's nodejs).
+    for toolchain in toolchains.named_in((DEMO / image["containerfile"]).read_text()):
+        toolchains.build(toolchain, log=print)
     podman("build", "--network=none", "-t", image["name"], "-f", str(DEMO / image["containerfile"]),
            str(DEMO / image["context"]))
 
@@ -194,7 +198,8 @@ def check_official(tasks, trials, jobs=2) -> list[str]:
 
 def check_candidates(tasks, trials, jobs=2) -> list[str]:
     """Run every candidate file of agent-scripts/<task>/candidates on R[G] and on every passing
-    trial; print a matrix. Expectations are not judged here: the engine does that."""
+    trial; print a matrix. Expectations are not judged here: the engine does that. Python
+    candidates only (pytest); tests/test_demo_scripts.py runs the JavaScript task's too."""
     import tempfile
     scripts = DEMO / "agent-scripts"
     problems = []
@@ -234,17 +239,18 @@ def check_candidates(tasks, trials, jobs=2) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rebuild", action="store_true", help="rebuild the demo image")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the demo images")
     parser.add_argument("--candidates", action="store_true", help="also run agent-scripts candidates")
     parser.add_argument("--task", action="append", help="only these tasks")
     parser.add_argument("--no-official", action="store_true", help="skip the official verdict check")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     args = parser.parse_args()
-    tasks, trials, image = load()
+    tasks, trials, images = load()
     if args.task:
         tasks = {k: v for k, v in tasks.items() if k in args.task}
         trials = [t for t in trials if t.task in tasks]
-    build_image(image, args.rebuild)
+    for image in images:
+        build_image(image, args.rebuild)
     problems = [] if args.no_official else check_official(tasks, trials, args.jobs)
     if args.candidates:
         problems += check_candidates(tasks, trials, args.jobs)
