@@ -160,13 +160,24 @@ def void(outcomes: dict[str, TestOutcome], check: CanaryCheck) -> dict[str, Test
     return out
 
 
+@dataclass(frozen=True)
+class ModuleCanaries(Canaries):
+    """Canaries requested as whole modules (their paths), like witness files requested whole:
+    a runner that names what it runs on its command line (Django's labels) then shows the
+    trial nothing that sets them apart. Outcomes are still judged per test (`expected`)."""
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self.files)
+
+
 def make_unittest_canaries(folders: Sequence[str], existing: Sequence[str] = (),
-                           fallback: str = "tests") -> Canaries:
+                           fallback: str = "tests", whole: bool = False) -> Canaries:
     """Fresh unittest canaries (for runners that load unittest modules by name, like Django's
     runtests.py): one `test_<word>_<word>_<hex>.py` module in each of `folders` (the run's own
     test folders; a random folder under `fallback` when there are none), holding a class whose
     tests must pass and must fail and a class whose `setUp` raises, so its test must error.
-    Ids: `<path>::<Class>::<test>`."""
+    Judged per `<path>::<Class>::<test>`; requested as whole modules when `whole`."""
     rng = random.Random(secrets.randbits(64))
     places = sorted({f.strip("/") for f in folders if f.strip("/")})
     if len(places) > MAX_FOLDERS:
@@ -182,7 +193,7 @@ def make_unittest_canaries(folders: Sequence[str], existing: Sequence[str] = (),
                 break
         files[path], tests = _unittest_canary_file(rng, taken)
         expected.update({f"{path}::{cls}::{name}": must for cls, name, must in tests})
-    return Canaries(files=files, expected=expected)
+    return (ModuleCanaries if whole else Canaries)(files=files, expected=expected)
 
 
 def _class_name(rng: random.Random, taken: set[str]) -> str:

@@ -119,8 +119,8 @@ def rename_tests(source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _test_name(node.name):
                 new_name(node.name, False)
                 edits.append((node.lineno, "def", node.name))
-            elif isinstance(node, ast.ClassDef) and not in_class and node.name.startswith("Test") \
-                    and len(node.name) > 4:
+            elif isinstance(node, ast.ClassDef) and not in_class and (
+                    (node.name.startswith("Test") and len(node.name) > 4) or _lone_test_case(node, source)):
                 new_name(node.name, True)
                 edits.append((node.lineno, "class", node.name))
                 visit_functions(node.body, True)
@@ -135,6 +135,15 @@ def rename_tests(source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
             lines[i] = re.sub(rf"(\b{keyword}\s+){re.escape(old)}\b",
                               lambda m: m.group(1) + names[old], lines[i], count=1)
     return "".join(lines), names
+
+
+def _lone_test_case(node: ast.ClassDef, source: str) -> bool:
+    """A unittest class named otherwise (Django's `FooTests(SimpleTestCase)`), renamed only when
+    nothing else in the file names it: only definitions are renamed. Canaries' classes are
+    `Test<Words>`, so a witness class must not keep a shape of its own."""
+    bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases]
+    return (any(b.endswith("TestCase") for b in bases)
+            and len(re.findall(rf"\b{re.escape(node.name)}\b", source)) == 1)
 
 
 def _test_name(name: str) -> bool:

@@ -124,7 +124,8 @@ def run_tests_in(client_factory: ClientFactory, container: Container, world: Wor
     outcomes = runner.parse(run_ids, reports, result)
     check = None
     if canary is not None:
-        observed = {i: outcomes.pop(i) for i in canary.ids if i in outcomes}
+        observed = {i: outcomes.pop(i) for i in dict.fromkeys([*canary.ids, *canary.expected])
+                    if i in outcomes}
         # Keys a runner adds for the canaries' tests in a scheme of its own (Django's harness ids
         # name the module) go too: the canaries' random names never reach the run's outcomes.
         stems = tuple(PurePosixPath(p).stem for p in canary.files)

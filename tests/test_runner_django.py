@@ -116,6 +116,8 @@ def test_renamed_witness_comes_back_under_its_own_names(tmp_path):
     hidden, run_files = hide({path: WITNESS})
     [run_path] = run_files
     assert run_path != path and run_path.startswith("tests/greetings/test_")
+    # A unittest class is renamed like a canary's class (`Test<Words>`), whatever its own name.
+    assert "FarewellTests" not in run_files[run_path] and "class Test" in run_files[run_path]
     _, got = launch(tmp_path, [hidden.run_id(path)], run_files)
     back = hidden.restore(got)
     assert back[path].status == "failed"
@@ -124,16 +126,28 @@ def test_renamed_witness_comes_back_under_its_own_names(tmp_path):
     assert "test_tj_bye" in back[path].message or "Bye Bo" in back[path].message
 
 
+def test_a_unittest_class_named_elsewhere_in_its_file_keeps_its_name():
+    source = WITNESS + "\n\nclass MoreTests(FarewellTests):\n    pass\n"
+    _, run_files = hide({"tests/greetings/test_tj_bye.py": source})
+    [text] = run_files.values()
+    assert "class FarewellTests(unittest.TestCase)" in text  # renaming it would break MoreTests
+
+
 def test_unittest_canaries_come_out_as_they_must(tmp_path):
     path = "tests/greetings/test_tj_bye.py"
     runner = DjangoRunner()
     ids = [path, "test_hello (greetings.tests.GreetTests)"]
     canaries = runner.make_canaries(ids, [path])
     assert all(p.startswith("tests/greetings/") for p in canaries.files)
-    _, got = launch(tmp_path, ids + canaries.ids, {path: WITNESS, **canaries.files})
-    check = judge(canaries, {i: got[i] for i in canaries.ids})
+    # runtests.py's labels are readable by the tests: canaries are asked for whole, like the witness.
+    assert canaries.ids == list(canaries.files)
+    log, got = launch(tmp_path, ids + canaries.ids, {path: WITNESS, **canaries.files})
+    check = judge(canaries, {i: got[i] for i in canaries.expected})
     assert check.verdict == "ok", check.problems
     assert sorted(check.observed.values()) == ["error", "failed", "passed"]
+    # A run that picks single tests out of a witness picks them out of the canaries too.
+    single = runner.make_canaries([f"{path}::FarewellTests::test_names_the_person"], [path])
+    assert single.ids == list(single.expected) and all("::" in i for i in single.ids)
     # A run that requests a whole app gets its canaries elsewhere: they would count among its tests.
     assert not any(p.startswith("tests/greetings/") for p in runner.make_canaries(["greetings"]).files)
 

@@ -172,13 +172,16 @@ class DjangoRunner(LaunchedRunner):
 
     def make_canaries(self, test_ids: list[str], existing: Iterable[str] = ()) -> Canaries:
         """unittest canaries in the run's test folders, never inside a label the run requests
-        whole (an app or package label would count the canaries among its own tests)."""
+        whole (an app or package label would count the canaries among its own tests). Labels
+        are on runtests.py's command line, where the tests can read them: the canaries are
+        requested whole, like the witness files, unless the run picks single tests out of them."""
         plan = [label_of(i) for i in test_ids]
+        whole = not any(p[1] and "::" in i for i, p in zip(test_ids, plan))
         labels = [p[0] for p in plan if p[0]]
         folders = [p[1].rsplit("/", 1)[0] if p[1] else _folder_of(p[0]) for p in plan]
         folders = [f for f in folders if f and not any(
             (module_of(f + "/x.py") + ".").startswith(lab + ".") for lab in labels)]
-        return make_unittest_canaries(folders, list(existing))
+        return make_unittest_canaries(folders, list(existing), whole=whole)
 
     def spec_for(self, test_ids: list[str]) -> dict[str, Any]:
         plan = {i: label_of(i) for i in test_ids}
