@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from testjack_tui.services.approvals import ApprovalContext
-from testjack_tui.tui.text import clean, untrusted
+from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.footer import QuietFooter
 
 LABEL_STYLE = {"valid": "bold green", "questionable": "bold yellow", "invalid": "bold magenta"}
@@ -41,17 +41,18 @@ def _message(text: str) -> Text:
 def approval_body(ctx: ApprovalContext, operator_judges: bool) -> Group:
     head = Text()
     head.append("trial ", style="bold")
-    head.append(ctx.trial_id or "task analysis (solution-blind; replayed on every trial)")
-    head.append(f"   task {ctx.task_id}\n", style="dim")
-    head.append("candidate ", style="bold")
-    head.append(f"{ctx.candidate_id}  {clean(ctx.path)}", style="")
-    head.append(f"  by {ctx.author or '?'}\n", style="dim")
+    head.append_text(cell(ctx.trial_id or "task analysis (solution-blind; replayed on every trial)"))
+    head.append_text(cell(f"   task {ctx.task_id}", style="dim"))
+    head.append("\ncandidate ", style="bold")
+    head.append_text(cell(f"{ctx.candidate_id}  {ctx.path}"))
+    head.append_text(cell(f"  by {ctx.author or '?'}", style="dim"))
+    head.append("\n")
     head.append("requirement ", style="bold")
     head.append_text(untrusted(ctx.requirement or "—"))
     head.append("\n")
     if not operator_judges:
         head.append("reviewer ", style="bold")
-        head.append(ctx.label or "…", style=LABEL_STYLE.get(ctx.label, ""))
+        head.append_text(cell(ctx.label or "…", style=LABEL_STYLE.get(ctx.label, "")))
         if ctx.explicit is not None:
             head.append(" (explicit in the prompt)" if ctx.explicit else " (implicit requirement)", style="dim")
         if ctx.reason:
@@ -73,7 +74,7 @@ def approval_body(ctx: ApprovalContext, operator_judges: bool) -> Group:
         runs.append("replayed on every trial once it counts (the replay matrix, F8)\n", style="dim")
     for facts, want in pairs:
         runs.append(f"on the {facts.world:9} ", style="bold")
-        runs.append(facts.status or "not run yet", style=STATUS_STYLE.get(facts.status, "dim"))
+        runs.append_text(cell(facts.status or "not run yet", style=STATUS_STYLE.get(facts.status, "dim")))
         runs.append(f"  ({want})\n", style="dim")
         if facts.message and facts.status != "passed":
             runs.append_text(_message(facts.message))
