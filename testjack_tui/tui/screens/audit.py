@@ -250,6 +250,7 @@ class AuditScreen(Screen):
         self._replay_history()
         self._redraw_all()
         self._start_run()
+        self.call_after_refresh(self.app.settle_heap)  # the long-lived part of a live session
 
     def on_resize(self) -> None:
         self._apply_layout()

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from testjack_tui.tui.widgets.tables import sync_rows
+from testjack_tui.tui.widgets.tables import SteadyTable, sync_rows
 from testjack_tui.tui.live_state import CandidateView, LiveSession, short_id
 from testjack_tui.tui.text import cell, clean, untrusted
 
@@ -90,7 +90,7 @@ class CandidatesPanel(Vertical):
         self.follow = True
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="candidate-table", cursor_type="row", zebra_stripes=True)
+        yield SteadyTable(id="candidate-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="candidate-detail"):
             yield Static("No candidates yet. They appear as agents propose tests.", id="candidate-text")
 

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Label
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.tui.live_state import LiveSession, short_id
 from testjack_tui.tui.text import cell
+from testjack_tui.tui.widgets.tables import SteadyTable
 
 CELL = {"fails": ("✗", "bold red"), "passes": ("✓", "green"), "not_run": ("·", "dim"),
         "flaky": ("~", "bold yellow"), "error": ("!", "yellow")}
@@ -66,7 +67,7 @@ class ReplayMatrix(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("Replay matrix: no witness yet", id="matrix-title", classes="section-title")
-        yield DataTable(id="matrix-table", cursor_type="cell", zebra_stripes=False)
+        yield SteadyTable(id="matrix-table", cursor_type="cell", zebra_stripes=False)
         yield Label("✗ fails (refutes) · ✓ passes · · not run · ~ flaky · ! error — enter opens the run; "
                     "t: next task", id="matrix-legend")
 

@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Label
 from testjack_tui.services.requirements import requirements_table
 from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.text import cell
+from testjack_tui.tui.widgets.tables import SteadyTable
 
 
 class RequirementsPanel(Vertical):
@@ -23,7 +24,7 @@ class RequirementsPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("Requirements", id="requirements-title", classes="section-title")
-        yield DataTable(id="requirements-table", cursor_type="row", zebra_stripes=True)
+        yield SteadyTable(id="requirements-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

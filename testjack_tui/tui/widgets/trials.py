@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import DataTable
 
-from testjack_tui.tui.widgets.tables import sync_rows
+from testjack_tui.tui.widgets.tables import SteadyTable, sync_rows
 from testjack_tui.tui.live_state import LiveSession, short_id
 from testjack_tui.tui.text import cell
 
@@ -21,7 +20,7 @@ COLUMNS = (("task", "Task"), ("trial", "Trial"), ("model", "Model"), ("state", "
            ("by", "Refuted by / note"))
 
 
-class TrialsTable(DataTable):
+class TrialsTable(SteadyTable):
     """Trial ids are shown without their task prefix; the Task column appears only when the
     session spans several tasks (with one task it would repeat the same name on every row)."""
 

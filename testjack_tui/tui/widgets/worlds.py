@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Label, Log
 
 from testjack_tui.tui.live_state import WORLD_LINES, LiveSession, short_world
 from testjack_tui.tui.text import cell, clean
+from testjack_tui.tui.widgets.tables import SteadyTable
 
 STATE_STYLE = {"running": "bold cyan", "created": "cyan", "exited": "green", "timeout": "bold red",
                "removed": "dim"}
@@ -29,7 +30,7 @@ class WorldsPanel(Vertical):
         self._keys: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="world-table", cursor_type="row", zebra_stripes=True)
+        yield SteadyTable(id="world-table", cursor_type="row", zebra_stripes=True)
         yield Label("output: (no world yet)", id="world-output-title", classes="section-title")
         yield Log(id="world-log", max_lines=WORLD_LINES, auto_scroll=True)
 
