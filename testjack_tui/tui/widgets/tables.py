@@ -5,10 +5,29 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.widget import Widget
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Log
 
 
-class SteadyTable(DataTable):
+class SteadyScroll:
+    """For a ScrollView (DataTable, Log): every layout pass of the screen hands each widget its
+    size and the layout's idea of its virtual size, which for a ScrollView never equals the one
+    it keeps itself, so its scrollbars were refreshed on every pass, and a scrollbar at the
+    other end of the screen stretched each tab switch's repaint to the whole screen. The
+    scrollbars are updated only when the size, the container or the content's size changed."""
+
+    def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:
+        key = (size, self.virtual_size, container_size)
+        if key == getattr(self, "_steady_layout", None):
+            return False
+        self._steady_layout = key
+        return super()._size_updated(size, virtual_size, container_size, layout)
+
+
+class SteadyLog(SteadyScroll, Log):
+    """A Log whose scrollbar is not redrawn by unrelated layout passes (SteadyScroll)."""
+
+
+class SteadyTable(SteadyScroll, DataTable):
     """A DataTable that keeps its rendered lines when a tab hides and shows it.
 
     DataTable drops every cached cell and line on each Resize (one arrives whenever a hidden

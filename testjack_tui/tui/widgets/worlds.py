@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Label, Log
 
 from testjack_tui.tui.live_state import WORLD_LINES, LiveSession, short_world
 from testjack_tui.tui.text import cell, clean
-from testjack_tui.tui.widgets.tables import SteadyTable
+from testjack_tui.tui.widgets.tables import SteadyLog, SteadyTable
 
 STATE_STYLE = {"running": "bold cyan", "created": "cyan", "exited": "green", "timeout": "bold red",
                "removed": "dim"}
@@ -32,7 +32,7 @@ class WorldsPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield SteadyTable(id="world-table", cursor_type="row", zebra_stripes=True)
         yield Label("output: (no world yet)", id="world-output-title", classes="section-title")
-        yield Log(id="world-log", max_lines=WORLD_LINES, auto_scroll=True)
+        yield SteadyLog(id="world-log", max_lines=WORLD_LINES, auto_scroll=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#world-table", DataTable)
