@@ -187,7 +187,8 @@ class AuditScreen(Screen):
         Binding("right_square_bracket", "resize_left(5)", "Wider trials", show=False,
                 tooltip="make the trials pane wider (]) — [ narrows it", id="audit.left_wider"),
         Binding("ctrl+o", "leave_editor", "Leave editor", priority=True,
-                tooltip="move out of the editor's source (Tab indents there)", id="audit.leave_editor"),
+                tooltip="move out of the editor's source to its Requirement field (Tab indents in the "
+                "source; from the fields Tab and shift+Tab move as usual)", id="audit.leave_editor"),
         Binding("escape", "back", "Back", show=False, id="audit.back"),
     ]
 
@@ -384,7 +385,10 @@ class AuditScreen(Screen):
         if ls.TRIALS in dirty:
             for table in self.query(TrialsTable):
                 table.show(s)
-            counts = s.counts(None)
+            # Every trial in the table (counts(None) would mean the current task's only).
+            counts: dict[str, int] = {}
+            for t in s.trials.values():
+                counts[t.state] = counts.get(t.state, 0) + 1
             parts = [f"{n} {TRIAL_STATE_TEXT.get(k, k)}" for k, n in sorted(counts.items())]
             self.query_one("#trials-title", Label).update("Trials — " + (", ".join(parts) or "none"))
         if dirty & {ls.WORLDS, ls.OUTPUT}:
@@ -786,7 +790,8 @@ class AuditScreen(Screen):
         self.query_one("#audit-left").styles.width = f"{self.left_percent}%"
 
     def action_leave_editor(self) -> None:
-        self.query_one("#editor-share").focus()
+        # To the field a shared test also needs (and from there Tab / shift+Tab move on).
+        self.query_one("#editor-requirement").focus()
 
     def action_back(self) -> None:
         if self.session_running:

@@ -51,7 +51,7 @@ def candidate_detail(c: CandidateView, operator_judges: bool = False) -> Group:
     head.append_text(untrusted(c.requirement or "—"))
     head.append("\noracle: ", style="bold")
     head.append_text(cell(f"reference {c.reference or '…'} · model {c.model or '…'}"
-                          + (f" → {OUTCOME_TEXT.get(c.outcome, c.outcome)}" if c.outcome else "")))
+                          + (f" → {OUTCOME_TEXT.get(c.outcome, c.outcome.replace('_', ' '))}" if c.outcome else "")))
     head.append("\n")
     for world, summary in c.runs[-4:]:
         head.append_text(cell(f"  run on {world}: {summary}", "dim"))

@@ -40,7 +40,8 @@ def check_candidate(path: str, source: str) -> list[str]:
 
 
 class OperatorEditor(Vertical):
-    """Tab indents inside the source (it is Python); ctrl+o leaves the source, F2–F8 switch tabs.
+    """Tab indents inside the source (it is Python); ctrl+o leaves the source for the
+    Requirement field, F2–F9 switch tabs.
     The header says which trial a shared test is aimed at; the tests shared for the audit that
     waits are listed until ctrl+d hands them to the engine."""
 
@@ -74,7 +75,7 @@ class OperatorEditor(Vertical):
             yield Button("Done with this audit (ctrl+d)", id="editor-finish")
         yield Static("", id="editor-status")
         yield Static("", id="editor-queue")
-        yield Static("Tab indents · ctrl+o leaves the editor · F2–F8 switch tabs", id="editor-keys",
+        yield Static("Tab indents · ctrl+o leaves the source (to Requirement) · F2–F9 tabs", id="editor-keys",
                      classes="dialog-detail")
 
     def set_target(self, waiting: tuple[str, str | None] | None) -> None:
