@@ -808,7 +808,10 @@ class AuditScreen(Screen):
         if action in ("validate", "share", "operator_done"):
             if operator_agent(self.roles) is None:
                 return False
-            return True if (self._active_tab() == "editor-tab" or self._operator_waiting) else False
+            if self._active_tab() == "editor-tab":
+                return True
+            # Elsewhere only "done" (the editor's content is not on show; the footer fits 80 columns).
+            return action == "operator_done" and self._operator_waiting is not None
         if isinstance(self.focused, (Input, TextArea)) and action not in ("tab", "back"):
             return False  # letters belong to the field being edited
         ended = s.state in ("finished", "stopped", "failed")

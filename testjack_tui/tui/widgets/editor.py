@@ -70,9 +70,9 @@ class OperatorEditor(Vertical):
                         compact=True)
         yield TextArea.code_editor(TEMPLATE, language="python", id="editor-source")
         with Horizontal(id="editor-buttons"):
-            yield Button("Validate (ctrl+k)", id="editor-validate")
-            yield Button("Share (ctrl+e)", variant="primary", id="editor-share")
-            yield Button("Done with this audit (ctrl+d)", id="editor-finish")
+            yield Button("Validate (ctrl+k)", id="editor-validate", compact=True)
+            yield Button("Share (ctrl+e)", variant="primary", id="editor-share", compact=True)
+            yield Button("Done with this audit (ctrl+d)", id="editor-finish", compact=True)
         yield Static("", id="editor-status")
         yield Static("", id="editor-queue")
         yield Static("Tab indents · ctrl+o leaves the source (to Requirement) · F2–F9 tabs", id="editor-keys",
