@@ -108,3 +108,34 @@ async def test_a_whole_session_and_its_report_show_hostile_names_literally():
         await pilot.pause(0.2)
         shown = screen_text(app)
         assert TRIAL in shown and STYLED in shown
+
+
+async def test_the_approval_dialog_shows_a_hostile_candidate_literally_and_its_keys_match_its_buttons():
+    """The dialog quotes the candidate's requirement, path and reason as written; with the
+    operator as reviewer its footer says Valid / Invalid like its buttons, and `a` decides."""
+    from testjack_tui.services.approvals import ApprovalContext, RunFacts
+    from testjack_tui.tui.screens.approval import ApprovalScreen
+    from testjack_tui.tui.widgets.footer import QuietFooter
+
+    ctx = ApprovalContext(candidate_id=f"t1:{TRIAL}:1.v1", task_id=T, trial_id=TRIAL, path="tests/test_[x].py",
+                          source="def test_x():\n    assert '[/]'\n", requirement=f"rejects {STYLED}",
+                          author="audit", label="questionable", reason="see [link=http://x]here[/link]",
+                          model=RunFacts("trial", "failed", "AssertionError: [red]boom[/red]"),
+                          reference=RunFacts("reference", "passed"))
+    answers: list = []
+    for judges, keys, buttons in ((True, ["Valid", "Invalid"], "Valid (a)"),
+                                  (False, ["Approve", "Overrule"], "Approve (a)")):
+        app = TestJackApp(strict_errors=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.push_screen(ApprovalScreen(ctx, operator_judges=judges), answers.append)
+            await pilot.pause(0.2)
+            shown = screen_text(app)
+            for text in (TRIAL, "tests/test_[x].py", f"rejects {STYLED}", buttons):
+                assert text in shown, text
+            if not judges:  # the reviewer's reason (with the operator as reviewer there is none)
+                assert "[link=http://x]here[/link]" in shown
+            descriptions = app.screen.query_one(QuietFooter).descriptions
+            assert descriptions[:2] == keys
+            await pilot.press("a")
+            await pilot.pause()
+    assert answers == [("approve", ""), ("approve", "")]

@@ -90,6 +90,9 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
     BINDINGS = [
         Binding("a", "decide('approve')", "Approve", id="approval.approve"),
         Binding("o", "decide('overrule')", "Overrule", id="approval.overrule"),
+        # With the operator as reviewer the same keys judge the candidate (the footer says so).
+        Binding("a", "judge('approve')", "Valid", id="approval.valid"),
+        Binding("o", "judge('overrule')", "Invalid", id="approval.invalid"),
         Binding("i", "prompt", "Prompt", id="approval.prompt"),
         Binding("d", "diff", "Diff", id="approval.diff"),
         Binding("escape", "cancel", "Later", id="approval.cancel"),
@@ -114,20 +117,24 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
                 yield Static(approval_body(self.ctx, self.operator_judges), id="approval-text")
             with Horizontal(classes="form-row"):
                 yield Label("note", classes="note-label")
-                yield Input(placeholder="why (kept with the decision; optional)", id="approval-note")
+                yield Input(placeholder="why (kept with the decision; optional)", id="approval-note",
+                            compact=True)
+            # Compact: at 24 rows the body (the runs and the test) keeps the room.
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Prompt (i)", id="prompt")
-                yield Button("Diff (d)", id="diff", disabled=self.the_trial is None)
-                yield Button(approve, variant="success", id="approve")
-                yield Button(overrule, variant="error", id="overrule")
+                yield Button("Prompt (i)", id="prompt", compact=True)
+                yield Button("Diff (d)", id="diff", disabled=self.the_trial is None, compact=True)
+                yield Button(approve, variant="success", id="approve", compact=True)
+                yield Button(overrule, variant="error", id="overrule", compact=True)
         yield QuietFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#approval-body").focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if isinstance(self.focused, Input) and action in ("decide", "prompt", "diff"):
+        if isinstance(self.focused, Input) and action in ("decide", "judge", "prompt", "diff"):
             return False  # letters belong to the note
+        if action in ("decide", "judge"):
+            return (action == "judge") == self.operator_judges
         if action == "diff" and self.the_trial is None:
             return False
         return True
@@ -142,6 +149,9 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
             self.action_prompt()
         elif event.button.id == "diff":
             self.action_diff()
+
+    def action_judge(self, choice: str) -> None:
+        self.action_decide(choice)
 
     def action_decide(self, choice: str) -> None:
         self.dismiss((choice, self.query_one("#approval-note", Input).value.strip()))
