@@ -394,4 +394,5 @@ class ClusterSampler:
 
 register_sampler("cluster", ClusterSampler,
                  "groups trials by diff similarity and detector evidence; audits unvisited groups "
-                 "and suspicious trials first, never starves a group")
+                 "and suspicious trials first, re-ranks every round on trials refuted so far and "
+                 "each model's record, never starves a group")
