@@ -145,6 +145,7 @@ def choose(tmp_path: Path, framework: str, pkg: dict, installed: tuple[str, ...]
         fake.write_text("#!/bin/sh\n"
                         "[ \"$1\" = --version ] && { echo v18.20.4; exit 0; }\n"
                         f"[ -e {tmp_path}/argv-{tool} ] || printf '%s\\n' \"$@\" > {tmp_path}/argv-{tool}\n"
+                        f"printf '%s' \"$NODE_ENV\" > {tmp_path}/env-{tool}\n"
                         "exit 0\n")  # the first run's argv (without a report mocha runs file by file)
         fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     out = tmp_path / "out"
@@ -242,24 +243,75 @@ def test_mocha_config_and_the_test_script_are_harness():
     assert harness_reasons(version) == {}
 
 
-def test_js_ghost_lines_from_v8_counts_and_why_typescript_is_unavailable():
-    import asyncio
-
-    from testjack_tui.engine.detectors import evidence_provider, parse_diff
-    from testjack_tui.engine.detectors.ghost_js import intersect_counts
+def test_js_ghost_lines_and_branches_from_counts():
+    from testjack_tui.engine.detectors import attach_ghost, collect_static_evidence, parse_diff
+    from testjack_tui.engine.detectors.ghost_js import ISTANBUL, intersect_counts
     from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial
 
     patch = ('diff --git a/lib/pad.js b/lib/pad.js\n--- a/lib/pad.js\n+++ b/lib/pad.js\n@@ -1,2 +1,8 @@\n'
              ' function pad(s, n) {\n+  // short input\n+  if (s.length >= n) {\n+    return s;\n+  } else {\n'
              '+    log("padding");\n+  }\n   return s.padStart(n);\n')
-    report = intersect_counts({"lib/pad.js": {"3": 4, "4": 0, "6": 4}}, parse_diff(patch))
-    assert (report.added_lines, report.executed_lines) == (3, 2)
+    # V8: line counts only; comments, braces and `} else {` are not code
+    report = intersect_counts({"lib/pad.js": {"lines": {"3": 4, "4": 0, "6": 4}}}, parse_diff(patch))
+    assert (report.added_lines, report.executed_lines, report.branches) == (3, 2, 0)
     assert [(g["line"], g["code"].strip()) for g in report.ghost_lines] == [(4, "return s;")]
     assert "statements" in report.to_text() and "V8" in report.to_text()
     assert intersect_counts({"lib/pad.js": None}, parse_diff(patch)).unmeasured_files == ["lib/pad.js"]
-
-    task = Task("t", "P", Environment(image="x"), Reference(patch=""), OfficialTests(framework="vitest"),
+    # istanbul (jest/vitest): statements and the arms of the branch on line 3
+    ts = patch.replace("lib/pad.js", "src/pad.ts")
+    counts = {"src/pad.ts": {"lines": {"3": 4, "4": 0, "6": 4}, "branches": [[3, 3, 0], [3, 5, 4]]}}
+    report = intersect_counts(counts, parse_diff(ts), ISTANBUL.format(tool="jest"))
+    assert (report.branches, report.executed_branches) == (2, 1)
+    assert [(b["line"], b["to"]) for b in report.ghost_branches] == [(3, 3)]
+    assert "1/2 added branches" in report.to_text()
+    task = Task("t", "P", Environment(image="x"), Reference(patch=""), OfficialTests(framework="jest"),
                 language="typescript")
-    trial = Trial("s", "t", "a", "m", patch.replace("lib/pad.js", "src/pad.ts"), True)
-    evidence = asyncio.run(evidence_provider(object(), task, trial, {"model": object()}))
-    assert "TypeScript" in evidence["ghost"]["error"] and evidence["detectors"]["ghost_branches"] == "unavailable"
+    evidence = attach_ghost(collect_static_evidence(task, Trial("s", "t", "a", "m", ts, True)), report)
+    assert [s.kind for s in evidence.signals if s.detector == "ghost_branches"] == [
+        "never_executed", "branch_not_taken"]
+
+
+def test_js_coverage_counts_in_the_container_script(tmp_path):
+    # The script the world runs after T0: istanbul's report read back per wanted line, and the
+    # reason when vitest has no coverage provider installed.
+    from testjack_tui.engine.detectors.ghost_js import _COUNTS
+
+    def counts(tool, istanbul=None):
+        out = tmp_path / tool
+        (out / "istanbul").mkdir(parents=True)
+        (out / "node-plan.json").write_text(json.dumps({"tool": tool}))
+        if istanbul is not None:
+            (out / "istanbul" / "coverage-final.json").write_text(json.dumps(istanbul))
+        script = _COUNTS.replace("print(BEGIN)", "").replace("print(END)", "")
+        proc = subprocess.run([sys.executable, "-c", script, json.dumps({"src/a.ts": [3, 4]}), "/app", str(out)],
+                              capture_output=True, text=True, check=True)
+        return json.loads(proc.stdout)
+
+    doc = {"/app/src/a.ts": {"path": "/app/src/a.ts",
+                             "statementMap": {"0": {"start": {"line": 3}}, "1": {"start": {"line": 4}},
+                                              "2": {"start": {"line": 9}}},
+                             "s": {"0": 2, "1": 0, "2": 5},
+                             "branchMap": {"0": {"loc": {"start": {"line": 3}},
+                                                 "locations": [{"start": {"line": 3}}, {"start": {}}]}},
+                             "b": {"0": [0, 2]}}}
+    data = counts("jest", doc)
+    assert data["kind"] == "istanbul"
+    assert data["counts"]["src/a.ts"] == {"lines": {"3": 2, "4": 0}, "branches": [[3, 3, 0], [3, 3, 2]]}
+    data = counts("vitest")
+    assert data["kind"] is None and "@vitest/coverage-v8" in data["why"]
+
+
+def test_the_test_scripts_loading_options_and_environment_come_along(tmp_path):
+    pkg = {"scripts": {"test": "NODE_ENV=test mocha --require test/setup.js --exit --reporter dot "
+                                "--bail --timeout=5000 'test/**/*.spec.js' && eslint ."},
+           "devDependencies": {"mocha": "10"}}
+    used, argv = choose(tmp_path, "mocha", pkg, ("mocha",), ["test/a.spec.js"], {"test/a.spec.js": ""})
+    assert argv[:4] == ["--require", "test/setup.js", "--exit", "--timeout=5000"]
+    assert "dot" not in argv and "--bail" not in argv and "test/**/*.spec.js" not in argv
+    assert (tmp_path / "env-mocha").read_text() == "test"
+    (tmp_path / "n").mkdir()
+    pkg = {"type": "module", "scripts": {"test": "node --import ./test/setup.js --test-reporter=spec --test "
+                                                 "--experimental-test-coverage test/"}}
+    used, argv = choose(tmp_path / "n", "node --test", pkg, (), ["test/a.test.js"], {"test/a.test.js": ""})
+    assert argv[:3] == ["--import", "./test/setup.js", "--test"]
+    assert "--test-reporter=spec" not in argv and "--experimental-test-coverage" not in argv

@@ -133,7 +133,7 @@ async def test_node_test_runner_witness_selection_and_timeout():
     assert out[ids[2]].status == "passed"
     assert out[ids[3]].status == "skipped"
     assert out[ids[4]].status == "not_found"
-    assert "TJ_NODE node --test" in run.exec.output  # node itself, no package to install
+    assert "TJ_NODE node " in run.exec.output  # node itself, no package to install
     whole = await run_in("node --test", "/srv/wordcount", [witness, COUNT], {witness: NODE_WITNESS}, timeout=8)
     assert whole.outcomes[witness].status == "timed_out"
 
@@ -181,3 +181,65 @@ async def test_js_ghost_lines_from_v8_coverage_in_a_model_world():
     assert [(g["file"], g["line"], g["code"].strip()) for g in ghost["ghost_lines"]] == [
         ("src/slug.js", 6, 'return "";')]
     assert ghost["measure"].startswith("line coverage: V8")
+
+
+CLAMP_PATCH = '''diff --git a/src/clamp.js b/src/clamp.js
+--- a/src/clamp.js
++++ b/src/clamp.js
+@@ -1,6 +1,9 @@
+ "use strict";
+ 
+ function clamp(value, low, high) {
++  if (low > high) {
++    throw new RangeError("low is above high");
++  }
+   return Math.min(Math.max(value, low), high);
+ }
+ 
+'''
+
+
+async def test_jest_witness_and_ghost_branches_from_jests_own_coverage():
+    import dataclasses
+
+    from testjack_tui.sandbox import Sandbox
+    from testjack_tui.engine.detectors import evidence_provider
+    from testjack_tui.model import Trial
+
+    witness = "test/order.tj.test.js"
+    text = ('const { clamp } = require("../src/clamp");\n'
+            'describe("clamp order", () => {\n'
+            '  test("rejects a reversed range", () => { expect(() => clamp(1, 5, 0)).toThrow(RangeError); });\n'
+            '  test("keeps the upper bound", () => { expect(clamp(11, 0, 10)).toBe(10); });\n});\n')
+    t = task("jest", "/srv/rangekit")
+    t = dataclasses.replace(t, tests=dataclasses.replace(t.tests, fail_to_pass=("test/clamp.test.js",)))
+    trial = Trial("js-jest__a__1", t.id, "a", "m", CLAMP_PATCH, True)
+    async with Sandbox(session="tj-js-jest", concurrency=1) as sb:
+        null = await sb.prepare(t, "null")
+        run = await sb.run_tests(null, [witness], files={witness: text}, timeout=60)
+        model = await sb.prepare(t, "model", trial)
+        fixed = await sb.run_tests(model, [witness], files={witness: text}, timeout=60)
+        data = await evidence_provider(sb, t, trial, {"model": model})
+    rejects = f"{witness}::clamp order > rejects a reversed range"
+    assert run.outcomes[rejects].status == "failed" and "RangeError" in run.outcomes[rejects].message
+    assert run.outcomes[f"{witness}::clamp order > keeps the upper bound"].status == "passed"
+    assert fixed.outcomes[witness].status == "passed"
+    ghost = data["ghost"]
+    assert ghost["error"] == "", ghost["error"]
+    assert ghost["measure"] == "branch coverage: istanbul (jest --coverage)"
+    assert (ghost["added_lines"], ghost["executed_lines"]) == (2, 1)
+    assert [(g["line"], g["code"].strip()) for g in ghost["ghost_lines"]] == [
+        (5, 'throw new RangeError("low is above high");')]
+    assert (ghost["branches"], ghost["executed_branches"]) == (2, 1)
+    assert [b["line"] for b in ghost["ghost_branches"]] == [4]
+
+
+async def test_node_test_gets_the_test_scripts_import():
+    # package.json: "test": "node --import ./support/setup.js --test"; the witness reads its global.
+    witness = "test/sample.tj.test.js"
+    text = ('import { test } from "node:test";\nimport assert from "node:assert/strict";\n'
+            'import { countWords } from "../src/count.js";\n'
+            'test("counts the shared sample", () => { assert.equal(countWords(globalThis.sampleText), 3); });\n')
+    run = await run_in("jest", "/srv/wordcount", [witness], {witness: text}, timeout=30)
+    assert run.outcomes[witness].status == "passed", run.outcomes[witness].message
+    assert "TJ_NODE node --import ./support/setup.js --test" in run.exec.output

@@ -84,9 +84,9 @@ module.exports = function TestjackMochaReporter(runner, options) {
 
 MOCHA_CONFIG = r'''"use strict";
 // The repository's own mocha configuration (its .mocharc.* file and package.json's "mocha"
-// key, read with mocha's own loaders) without `spec`: mocha adds the files named on its command
-// line to the configured spec instead of replacing it, and a witness run must load only the
-// files it names.
+// key, read with mocha's own loaders) without `spec` and the options below: mocha adds the
+// files named on its command line to the configured spec instead of replacing it, and a witness
+// run must load only the files it names.
 const path = require("path");
 const fs = require("fs");
 
@@ -109,8 +109,14 @@ try {
     }
   }
 }
-delete config.spec;
-delete config._;
+// Ours for a witness run: which files and tests run, how results are reported, one process
+// (parallel mode hands reporters copies without titlePath), every test run (no bail).
+for (const key of ["spec", "_", "parallel", "jobs", "j", "watch", "watch-files", "watchFiles",
+                   "reporter", "R", "reporter-option", "reporterOption", "reporter-options",
+                   "reporterOptions", "O", "grep", "g", "fgrep", "f", "invert", "i", "bail", "b",
+                   "dry-run", "dryRun", "list-interfaces", "list-reporters"]) {
+  delete config[key];
+}
 module.exports = config;
 '''
 

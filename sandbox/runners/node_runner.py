@@ -18,6 +18,8 @@ a requested file (the engine reads the first, the benchmark's grader the second)
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import json
 
 from ..api import ExecResult, TestOutcome
@@ -30,7 +32,8 @@ REPORT = "node-report.json"
 PLAN = "node-plan.json"
 LOG = "node-run.log"
 
-LAUNCHER = LAUNCHER_PRELUDE + r'''
+LAUNCHER = LAUNCHER_PRELUDE + r'''import shlex
+
 TOOLS = ("vitest", "jest", "mocha", "node")
 EXTS = (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx", ".mts", ".cts")
 
@@ -54,6 +57,44 @@ def script_tool(pkg):
         found.append((node.start(), "node"))
     return min(found)[1] if found else None
 
+# Options of the package's test script that decide how its tests load and run (setup modules,
+# loaders, the interface, timeouts, --exit); reporting, selection and spec options are ours.
+PASS = {
+    "mocha": ({"--require", "-r", "--ui", "-u", "--timeout", "-t", "--extension", "--file",
+               "--node-option", "-n", "--loader", "--retries", "--slow", "-s"},
+              {"--exit", "--async-only", "-A", "--check-leaks", "--full-trace", "--inline-diffs",
+               "--allow-uncaught", "--no-timeouts", "--delay", "--sort", "-S", "--enable-source-maps"}),
+    "node": ({"--import", "--require", "-r", "--loader", "--experimental-loader", "--conditions", "-C"},
+             {"--enable-source-maps", "--no-warnings", "--expose-gc", "--preserve-symlinks"}),
+}
+
+def script_options(pkg, tool):
+    """(options, environment) the test script gives `tool` (mocha or node --test)."""
+    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    for part in re.split(r"&&|\|\||[;|]", str(scripts.get("test") or "")):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            continue
+        names = [os.path.basename(w) for w in words]
+        if tool not in names or (tool == "node" and "--test" not in words):
+            continue
+        at = names.index(tool)
+        env = dict(w.split("=", 1) for w in words[:at] if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w))
+        takes, flags = PASS[tool]
+        kept, rest, i = [], words[at + 1:], 0
+        while i < len(rest):
+            word = rest[i]
+            name = word.split("=", 1)[0]
+            if name in takes:
+                kept += [word] if "=" in word else rest[i:i + 2]
+                i += 0 if "=" in word else 1
+            elif name in flags or (name.startswith("--experimental-") and "coverage" not in name):
+                kept.append(word)
+            i += 1
+        return kept, env
+    return [], {}
+
 def choose_tool(declared):
     # The task's declared tool when it is there, else the test script's, else a devDependency.
     if declared in TOOLS and installed(declared):
@@ -76,7 +117,7 @@ def titles_of(test_id):
         head, sep, name = test_id.partition(": ")
         if not (sep and ("/" in head or head.endswith(EXTS))):
             return None
-    return [t for t in name.split(" > ")] if name else None
+    return name.split(" > ") if name else None
 
 def js_regex(text):
     return re.sub(r"[\\^$.*+?()[\]{}|/-]", lambda m: "\\" + m.group(0), text)
@@ -102,20 +143,38 @@ def node_version():
     except (OSError, ValueError):
         return ()
 
+def vitest_coverage():
+    return next((p for p in ("v8", "istanbul")
+                 if os.path.isdir(os.path.join("node_modules", "@vitest", "coverage-" + p))), None)
+
+def coverage_args(tool):
+    # Ghost lines: the runner's own coverage as istanbul JSON (coverage-final.json).
+    where = spec.get("istanbul_dir")
+    if not where:
+        return []
+    if tool == "jest":
+        return ["--coverage", "--coverageReporters=json", "--coverageDirectory=" + where]
+    provider = vitest_coverage()
+    if tool == "vitest" and provider:
+        return ["--coverage.enabled=true", "--coverage.provider=" + provider, "--coverage.all=false",
+                "--coverage.reporter=json", "--coverage.reportsDirectory=" + where]
+    return []
+
 def command(tool, files, pattern, report):
     binary = os.path.join("node_modules", ".bin", tool)
     if tool == "vitest":
-        return [binary, "run", "--reporter=json", "--outputFile=" + report, "--no-color"] + files
+        return [binary, "run", "--reporter=json", "--outputFile=" + report, "--no-color"] + coverage_args(tool) + files
     if tool == "jest":
         args = [binary, "--json", "--outputFile=" + report, "--ci", "--watchAll=false", "--colors=false"]
-        return args + (["--runTestsByPath"] + files if files else [])
+        return args + coverage_args(tool) + (["--runTestsByPath"] + files if files else [])
     if tool == "mocha":
-        args = [binary, "--reporter", spec["mocha_reporter"], "--reporter-option", "output=" + report]
+        args = [binary] + script_options(package(), "mocha")[0]
+        args += ["--reporter", spec["mocha_reporter"], "--reporter-option", "output=" + report]
         if files:  # the repo's options without its spec: only these files load
             args += ["--config", spec["mocha_config"], "--no-package"]
         return args + (["--grep", pattern] if pattern else []) + files
-    args = ["node", "--test", "--test-reporter=" + spec["node_reporter"],
-            "--test-reporter-destination=" + report]
+    args = ["node"] + script_options(package(), "node")[0]
+    args += ["--test", "--test-reporter=" + spec["node_reporter"], "--test-reporter-destination=" + report]
     return args + (["--test-name-pattern=" + pattern] if pattern else []) + files
 
 declared = (spec.get("framework") or "").lower()
@@ -139,7 +198,10 @@ if plan["tool"] is None:
     sys.exit(4)
 report = os.path.join(out_dir, "node-report.json")
 pattern = name_pattern(tool, spec["ids"]) if tool in ("mocha", "node") else None
-env = dict(os.environ, CI="1", NO_COLOR="1", FORCE_COLOR="0")
+env = dict(os.environ)
+if tool in PASS:
+    env.update(script_options(package(), tool)[1])
+env.update(CI="1", NO_COLOR="1", FORCE_COLOR="0")
 if spec.get("v8_coverage"):  # ghost lines: V8 block counts of every node process of the run
     env["NODE_V8_COVERAGE"] = spec["v8_coverage"]
 log = open(os.path.join(out_dir, "node-run.log"), "wb")
@@ -192,7 +254,7 @@ class NodeTestRunner(LaunchedRunner):
     inline_command = PytestRunner.inline_command  # the same python3 wrapper: files in, reports out
 
     @staticmethod
-    def grader_ids(path: str, outcomes: dict) -> list[str]:
+    def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:
         return sorted(n for n in outcomes if n.startswith(path + ": "))
 
     def support_files(self) -> dict[str, str]:

@@ -10,7 +10,7 @@ import asyncio
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.sandbox.runners.base import aggregate
@@ -19,6 +19,9 @@ from testjack_tui.model import t0_timeout  # noqa: F401 - the engine's T0 runs u
 from .events import TestRunFinished
 from .roles import BudgetExceeded
 from .store import SessionStore
+
+if TYPE_CHECKING:  # the budget's module is the session's, not the runner's
+    from .budget import Budget
 
 # A witness fails on a trial when its tests do not pass there: they fail, error, time out, or are
 # not found (not collected) although they ran and passed on the reference. "skipped" is no answer,
@@ -123,7 +126,7 @@ def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: boo
 class TestRunner:
     sandbox: SandboxBackend
     store: SessionStore
-    budget: Any  # budget.Budget
+    budget: Budget
     emit: Callable[[object], None]
     session_id: str
     timeout: float = WITNESS_TIMEOUT
@@ -225,7 +228,7 @@ class CountedSandbox:
     """The sandbox as detectors (evidence providers) see it: each exec or test run they start
     runs trial code and counts against --budget-runs like the engine's own runs."""
 
-    def __init__(self, sandbox: Any, budget: Any):
+    def __init__(self, sandbox: SandboxBackend, budget: Budget):
         self._sandbox = sandbox
         self._budget = budget
 

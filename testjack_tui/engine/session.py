@@ -13,6 +13,7 @@ steps are replayed from the database, the rest is done. Control methods (`step_n
 from __future__ import annotations
 
 import asyncio
+import builtins  # AuditSession.list() shadows the builtin in the class's annotations
 import json
 import os
 import secrets
@@ -25,7 +26,7 @@ from typing import Any, Callable
 from testjack_tui.sandbox.backend import BackendFactory, SandboxBackend, make_backend
 from testjack_tui import paths
 from testjack_tui.errors import InputError
-from testjack_tui.model import Benchmark
+from testjack_tui.model import Benchmark, Task, Trial
 
 from .approval import AutoApprover, QueueApprover
 from .budget import Budget, price_bound_from
@@ -190,7 +191,7 @@ class AuditSession:
             except Exception:  # noqa: BLE001 - a broken renderer must not break the audit
                 pass
 
-    def events(self) -> list[dict]:
+    def events(self) -> builtins.list[dict[str, Any]]:
         """The stored event log (dicts with "kind")."""
         return self.store.events()
 
@@ -254,7 +255,7 @@ class AuditSession:
         """The operator's decision on a pending approval. False if it is not pending."""
         return self.approvals.answer(request_id, decision)
 
-    def pending_approvals(self) -> list[ApprovalRequest]:
+    def pending_approvals(self) -> builtins.list[ApprovalRequest]:
         return [request for _, request in self.approvals.pending()]
 
     # -- results ------------------------------------------------------------------------------
@@ -291,7 +292,7 @@ class AuditSession:
         return make_backend(self.config.backend_name, listener=self._on_world, session=f"tj-{self.id}",
                             ray_address=self.config.ray_address)
 
-    def _select(self, benchmark: Benchmark) -> list[tuple[Any, list]]:
+    def _select(self, benchmark: Benchmark) -> builtins.list[tuple[Task, builtins.list[Trial]]]:
         cfg = self.config
         task_ids = list(cfg.tasks) if cfg.tasks else sorted(benchmark.tasks)
         for task_id in task_ids:
@@ -305,7 +306,7 @@ class AuditSession:
                 raise InputError(cfg.benchmark, "trial", f"no trial {missing[0]!r} in the benchmark")
             # --trial limits the corpus; tasks without a chosen trial are left out.
             task_ids = [t for t in task_ids if any(tr.id in wanted for tr in benchmark.trials_of(t))]
-        selected = []
+        selected: builtins.list[tuple[Task, builtins.list[Trial]]] = []
         for task_id in task_ids:
             trials = [t for t in benchmark.passing(task_id) if not wanted or t.id in wanted]
             selected.append((benchmark.tasks[task_id], sorted(trials, key=lambda t: t.id)))
