@@ -209,7 +209,7 @@ def _evaluator(folder: Path, toml_path: Path, config_path: Path, grade: dict,
     """The task's own T0 flow: `tests/test.sh` plus a `grade` section naming its reports.
 
     Without both, T0 runs through our own runner (ids then must be pytest node ids or JUnit
-    `classname.name` ids, mapped by sandbox.test_ids)."""
+    `classname.name` ids, mapped by testjack_tui.sandbox.test_ids)."""
     tests_dir = folder / "tests"
     if not (tests_dir / "test.sh").is_file() or not grade.get("reports"):
         return None

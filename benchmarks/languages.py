@@ -16,7 +16,8 @@ def default_framework(language: str) -> str:
 
 
 # DeepSWE names the reporter in config.json's grade.tool_label; it tells the test tool.
-TOOL_HINTS = (("vitest", "vitest"), ("jest", "jest"), ("mocha", "mocha"), ("nextest", "cargo nextest"),
+TOOL_HINTS = (("vitest", "vitest"), ("jest", "jest"), ("mocha", "mocha"), ("node:test", "node --test"),
+              ("node-test", "node --test"), ("node --test", "node --test"), ("nextest", "cargo nextest"),
               ("cargo", "cargo test"), ("go-ctrf", "go test"), ("go test", "go test"), ("pytest", "pytest"))
 
 

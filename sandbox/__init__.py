@@ -1,9 +1,9 @@
 """Containers for TestJack: the podman service, images, worlds, exec and test runs.
 
-Knows nothing of LLMs or the UI. Callers are typed against `SandboxBackend` (sandbox.backend):
-`Sandbox` is podman on this machine, `sandbox.ray_backend.RayBackend` the same on a Ray cluster.
+Knows nothing of LLMs or the UI. Callers are typed against `SandboxBackend` (testjack_tui.sandbox.backend):
+`Sandbox` is podman on this machine, `testjack_tui.sandbox.ray_backend.RayBackend` the same on a Ray cluster.
 
-The names below load on first use: loading a benchmark only needs `sandbox.runners`, and the
+The names below load on first use: loading a benchmark only needs `testjack_tui.sandbox.runners`, and the
 podman client alone costs a fifth of a second at start-up.
 """
 from __future__ import annotations
@@ -22,10 +22,10 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
-        raise AttributeError(f"module 'sandbox' has no attribute {name!r}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

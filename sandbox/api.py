@@ -8,11 +8,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Literal, cast, get_args
 
 # "unverifiable": the run's canaries (sandbox/canaries.py) show its reports cannot be trusted.
 TestStatus = Literal["passed", "failed", "error", "skipped", "not_found", "timed_out", "unverifiable"]
 WorldKind = Literal["null", "reference", "model"]
+TEST_STATUSES: frozenset[str] = frozenset(get_args(TestStatus))
+
+
+def as_status(word: str) -> TestStatus:
+    """A status read from a report or log as ours; a word that is none of them is an error
+    (never a pass)."""
+    return cast(TestStatus, word) if word in TEST_STATUSES else "error"
+
+
+WorldEventKind = Literal["created", "running", "output", "exited", "removed", "timeout"]
 
 
 @dataclass(frozen=True)
@@ -130,7 +140,7 @@ class WorldEvent:
 
     world: str
     container: str
-    kind: Literal["created", "running", "output", "exited", "removed", "timeout"]
+    kind: WorldEventKind
     command: str = ""
     text: str = ""  # output chunk for kind == "output"
     exit_code: int | None = None

@@ -1,7 +1,7 @@
 """The sandbox interface the engine and the agents are typed against, and how to pick one.
 
 Two implementations: `Sandbox` (podman on this machine, the default) and
-`sandbox.ray_backend.RayBackend` (the same operations as Ray actors on a cluster's nodes, each
+`testjack_tui.sandbox.ray_backend.RayBackend` (the same operations as Ray actors on a cluster's nodes, each
 node running podman itself). Both are async context managers: entering starts the service and
 sweeps leftovers of dead processes, leaving removes every container the backend started.
 """
@@ -62,7 +62,7 @@ class SandboxBackend(Protocol):
     async def run_official(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> TestRun:
         """T0 through the task's own verifier flow (sandbox/official.py) in a fresh container
         from its verifier image; outcomes keyed by T0's ids as the benchmark writes them.
-        (sandbox.t0.run_t0 falls back to our runner on a backend without it.)"""
+        (testjack_tui.sandbox.t0.run_t0 falls back to our runner on a backend without it.)"""
         ...
 
     async def exec(self, world: WorldRef, cmd: Command, timeout: float | None = 60,

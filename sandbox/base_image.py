@@ -9,6 +9,7 @@ import hashlib
 import re
 import shutil
 import subprocess
+from typing import Callable
 import tempfile
 from pathlib import Path
 
@@ -46,7 +47,7 @@ def base_image_ready() -> bool:
     return res.returncode == 0 and res.stdout.decode().strip() == RECIPE_HASH
 
 
-def build_base_image(log=print) -> str:
+def build_base_image(log: Callable[[str], None] = print) -> str:
     """Build the base image unless the cached one matches the recipe. Returns the image name."""
     if base_image_ready():
         return BASE_IMAGE
@@ -85,7 +86,7 @@ def build_base_image(log=print) -> str:
     return BASE_IMAGE
 
 
-def _env():
+def _env() -> dict[str, str]:
     from .podman_conf import podman_env
     return podman_env()
 

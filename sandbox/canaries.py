@@ -21,6 +21,7 @@ The judgement (`judge`) has three answers:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 import random
 import secrets
 from dataclasses import dataclass, field
@@ -67,7 +68,7 @@ def _name(rng: random.Random, taken: set[str], prefix: str = "test_") -> str:
 MAX_FOLDERS = 6  # canary files per run (one per test folder of the run, at most this many)
 
 
-def make_canaries(test_ids: list[str], existing: list[str] = ()) -> Canaries:
+def make_canaries(test_ids: list[str], existing: Sequence[str] = ()) -> Canaries:
     """Fresh canaries for a pytest run of `test_ids` (random names, placement and order): one
     file in each folder the run's tests live in, so a conftest.py that only reaches one folder
     reaches a canary too. `existing`: other repo-relative paths the run writes (never reused)."""

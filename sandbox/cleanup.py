@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import os
 
+from podman import PodmanClient
+from podman.domain.containers import Container
+
 from .containers import remove_container
 from .labels import APP_FILTER, L_PID, L_SESSION, owner_dead
 
 
-def list_ours(client) -> list:
-    return client.containers.list(all=True, filters=[APP_FILTER])
+def list_ours(client: PodmanClient) -> list[Container]:
+    found: list[Container] = client.containers.list(all=True, filters=[APP_FILTER])
+    return found
 
 
-def sweep(client, own_session: str | None = None) -> list[str]:
+def sweep(client: PodmanClient, own_session: str | None = None) -> list[str]:
     """Remove containers of dead owners, and (when own_session is given) our own containers of
     that session. Returns the removed container ids."""
     removed = []

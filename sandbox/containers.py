@@ -20,12 +20,18 @@ import io
 import os
 import tarfile
 import time
+from collections.abc import Mapping
+from typing import Any, Callable
 from dataclasses import dataclass
 
 from podman import PodmanClient
+from podman.domain.containers import Container
 from podman.errors import NotFound
 
 from .errors import SandboxError
+
+# Opens a client of our podman service (each thread its own).
+ClientFactory = Callable[[], PodmanClient]
 
 KEEPALIVE = ["sleep", "infinity"]
 
@@ -83,7 +89,7 @@ class Limits:
             return self
         return dataclasses.replace(self, memory_mb=max(64, min(int(memory_mb), self.max_memory_mb)))
 
-    def create_kwargs(self) -> dict:
+    def create_kwargs(self) -> dict[str, Any]:
         period = 100_000
         mem = f"{self.memory_mb}m"
         fsize = self.file_mb * 1024 * 1024
@@ -106,9 +112,9 @@ class Limits:
         }
 
 
-def writable_mounts(paths: list[str], limits: Limits) -> list[dict]:
+def writable_mounts(paths: list[str], limits: Limits) -> list[dict[str, Any]]:
     """Sized tmpfs mounts (copies of the image's content there) for a read-only container."""
-    mounts = []
+    mounts: list[dict[str, Any]] = []
     for path in dict.fromkeys(["/tmp", *paths]):
         options = ["rw", "exec", "nosuid", "nodev", f"size={limits.disk_mb}m"]
         # /tmp is everyone's; a repo's tmpfs belongs to the container's user ("U": podman
@@ -120,7 +126,7 @@ def writable_mounts(paths: list[str], limits: Limits) -> list[dict]:
 
 def start_container(client: PodmanClient, image: str, labels: dict[str, str], limits: Limits,
                     name: str | None = None, writable: list[str] | None = None,
-                    user: str | None = None):
+                    user: str | None = None) -> Container:
     """Create and start a keep-alive container from image. Returns the container object.
     With `writable` (and limits.read_only) the root filesystem is read-only and only those
     paths and /tmp can be written (writable_mounts). `user` ("uid:gid") is the container's
@@ -147,7 +153,7 @@ def start_container(client: PodmanClient, image: str, labels: dict[str, str], li
     response = client.api.post("/containers/create", headers={"content-type": "application/json"},
                                data=body)
     response.raise_for_status(not_found=ImageNotFound)
-    container = manager.prepare_model({"Id": response.json()["Id"]})
+    container: Container = manager.prepare_model({"Id": response.json()["Id"]})
     try:
         container.start()  # no reload: the init pid is looked up only if a kill needs it
     except Exception:
@@ -156,7 +162,7 @@ def start_container(client: PodmanClient, image: str, labels: dict[str, str], li
     return container
 
 
-def init_pid(container) -> int | None:
+def init_pid(container: Container) -> int | None:
     try:
         return int(container.attrs.get("State", {}).get("Pid") or 0) or None
     except (TypeError, ValueError):
@@ -177,7 +183,7 @@ def remove_container(client: PodmanClient, container_id: str) -> None:
             time.sleep(0.2)
 
 
-def tar_files(files: dict[str, str | bytes], mode: int = 0o644, owner: int = 0,
+def tar_files(files: Mapping[str, str | bytes], mode: int = 0o644, owner: int = 0,
               dirs: tuple[str, ...] = ()) -> bytes:
     """A tar of files (and of empty directories `dirs`), owned by uid/gid `owner`."""
     buf = io.BytesIO()
@@ -199,7 +205,7 @@ def tar_files(files: dict[str, str | bytes], mode: int = 0o644, owner: int = 0,
     return buf.getvalue()
 
 
-def put_files(container, files: dict[str, str | bytes], base: str = "/", mode: int = 0o644,
+def put_files(container: Container, files: Mapping[str, str | bytes], base: str = "/", mode: int = 0o644,
               owner: int = 0, dirs: tuple[str, ...] = ()) -> None:
     """Write files (paths relative to base, or absolute) into the container, owned by `owner`;
     `dirs` (absolute) are created first with that owner."""
@@ -216,7 +222,7 @@ def put_files(container, files: dict[str, str | bytes], base: str = "/", mode: i
                            f"{container.id[:12]}")
 
 
-def get_file(container, path: str, max_bytes: int = 64 * 1024 * 1024) -> bytes:
+def get_file(container: Container, path: str, max_bytes: int = 64 * 1024 * 1024) -> bytes:
     """Read one regular file out of the container. FileNotFoundError when missing."""
     try:
         stream, _stat = container.get_archive(path)
@@ -237,7 +243,7 @@ def get_file(container, path: str, max_bytes: int = 64 * 1024 * 1024) -> bytes:
     raise FileNotFoundError(path)
 
 
-def get_dir(container, path: str, max_bytes: int = 64 * 1024 * 1024) -> dict[str, bytes]:
+def get_dir(container: Container, path: str, max_bytes: int = 64 * 1024 * 1024) -> dict[str, bytes]:
     """Regular files under a directory in the container, by path relative to it ({} if missing)."""
     try:
         stream, _stat = container.get_archive(path)

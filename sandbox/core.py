@@ -16,13 +16,16 @@ import dataclasses
 import functools
 import os
 import secrets
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, AsyncIterator, Callable, Sequence
+from typing import AsyncIterator, Awaitable, Callable, Hashable, ParamSpec, Sequence, TypeVar
+
+from podman.domain.containers import Container
 
 from testjack_tui.model import Environment, Task, Trial
 
 from . import cleanup, machine_lock
-from .api import ExecResult, TestRun, WorldEvent, WorldKind, WorldListener, WorldRef
+from .api import ExecResult, TestRun, WorldEvent, WorldEventKind, WorldKind, WorldListener, WorldRef
 from .containers import (ROOT_USER, TRIAL_HOME, TRIAL_NAME, Limits, disk_used, get_file, init_pid,
                          put_files, remove_container, start_container, upper_dir)
 from .errors import SandboxError
@@ -38,6 +41,9 @@ from .testruns import run_tests_in
 from .worlds import WorldPlan, build_world, find_world
 
 Command = str | Sequence[str]
+T = TypeVar("T")
+P = ParamSpec("P")
+Work = Callable[[Container, list[ExecHandle]], T]  # run in a worker thread with a started container
 DISK_POLL = 0.5  # seconds between measurements of a working container's writable layer
 # Host memory a started, idle container may hold (conmon, init, sleep and the overlay mount take
 # about 4 MB; the rest is headroom): the pre-start depth never takes more than a tenth of the
@@ -93,16 +99,17 @@ class Sandbox:
         self.log = log or (lambda msg: None)
         self._service = PodmanService(service_url)
         self._pool: ThreadPoolExecutor | None = None
-        self._sem: asyncio.Semaphore | None = None
-        self._started: asyncio.Semaphore | None = None  # fresh containers alive: working + waiting
+        # made anew by each `async with` (a semaphore needs no running loop to be made)
+        self._sem = asyncio.Semaphore(self.concurrency)
+        self._started = asyncio.Semaphore(self.concurrency + self.prestart)  # fresh containers alive: working + waiting
         self._loop: asyncio.AbstractEventLoop | None = None
         self._containers: dict[str, str] = {}
         self._worlds: dict[str, WorldRef] = {}
-        self._env_images: dict[tuple, tuple[str, str]] = {}
-        self._locks: dict[Any, asyncio.Lock] = {}
-        self._cleanups: set[asyncio.Future] = set()
+        self._env_images: dict[tuple[object, ...], tuple[str, str]] = {}
+        self._locks: dict[Hashable, asyncio.Lock] = {}
+        self._cleanups: set[asyncio.Future[None]] = set()
         self.swept_at_start: list[str] = []
-        self._reaper = None  # sandbox/reaper.py: cleans up after us if we are killed
+        self._reaper: subprocess.Popen[bytes] | None = None  # sandbox/reaper.py: cleans up after us if we are killed
         self._lease = Lease(lease_path(self.session))
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -112,6 +119,9 @@ class Sandbox:
                                         thread_name_prefix="tj-sandbox")
         self._sem = asyncio.Semaphore(self.concurrency)
         self._started = asyncio.Semaphore(self.concurrency + self.prestart)
+        # Starts contend for the same cores: started all at once, the first run waits for every
+        # pre-start; one start per working slot at a time gets the first runs going sooner.
+        self._starting = asyncio.Semaphore(self.concurrency)
         self._lease.start()
         try:
             await self._call(self._service.start)
@@ -129,7 +139,7 @@ class Sandbox:
             raise
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def close(self) -> None:
@@ -154,18 +164,19 @@ class Sandbox:
         return self._service
 
     # --- plumbing --------------------------------------------------------------------------
-    async def _call(self, fn: Callable, *args, **kwargs):
+    async def _call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         if self._pool is None:
             raise SandboxError("the Sandbox is not open: use `async with Sandbox() as sb`")
         return await asyncio.get_running_loop().run_in_executor(
             self._pool, functools.partial(fn, *args, **kwargs))
 
     def _emit(self, event: WorldEvent) -> None:
-        if self.listener is None or self._loop is None:
+        listener = self.listener
+        if listener is None or self._loop is None:
             return
         def deliver() -> None:
             try:
-                self.listener(event)
+                listener(event)
             except Exception:  # a broken listener must not break container work
                 pass
         try:
@@ -173,7 +184,7 @@ class Sandbox:
         except RuntimeError:  # loop closed
             pass
 
-    def _lock(self, key) -> asyncio.Lock:
+    def _lock(self, key: Hashable) -> asyncio.Lock:
         lock = self._locks.get(key)
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
@@ -192,7 +203,7 @@ class Sandbox:
 
     def _start(self, image: str, world: str, task_id: str, trial_id: str | None,
                memory_mb: int | None = None, writable: list[str] | None = None, extra_mb: int = 0,
-               user: str | None = None):
+               user: str | None = None) -> Container:
         limits = self._limits_for(memory_mb)
         if extra_mb and writable and limits.read_only:
             limits = dataclasses.replace(limits, memory_mb=limits.memory_mb + extra_mb)
@@ -203,7 +214,7 @@ class Sandbox:
         self._emit(WorldEvent(world=world, container=container.id[:12], kind="created", image=image))
         return container
 
-    def _start_world(self, world: WorldRef):
+    def _start_world(self, world: WorldRef) -> Container:
         # Read-only root: trial code writes its repo and /tmp only (containers.writable_mounts).
         # The repo's copy in its tmpfs counts against the memory limit: the tests keep theirs.
         return self._start(world.image, world.name, world.task_id, world.trial_id, world.memory_mb,
@@ -229,7 +240,7 @@ class Sandbox:
                                                   kind="output", text=text))
 
     def _exec_events(self, world: str, container_id: str, argv: list[str], result: ExecResult) -> None:
-        kind = "timeout" if result.timed_out else "exited"
+        kind: WorldEventKind = "timeout" if result.timed_out else "exited"
         self._emit(WorldEvent(world=world, container=container_id[:12], kind=kind,
                               command=" ".join(argv), exit_code=result.exit_code))
 
@@ -268,15 +279,16 @@ class Sandbox:
                     if ev.verifier_containerfile is None:
                         raise
             if built is None:
+                containerfile = ev.verifier_containerfile
+                assert containerfile is not None  # checked above: a verifier image or a Containerfile
                 parent = await self._call(_image_id, image, cli_env) or image
-                recipe = Environment(containerfile=ev.verifier_containerfile,
-                                     context=ev.verifier_containerfile.parent)
+                recipe = Environment(containerfile=containerfile, context=containerfile.parent)
                 built = await self._call(ensure_env_image, recipe, cli_env, self.log, parent)
             self._env_images[key] = (built, built)
         return built
 
     async def run_official(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> TestRun:
-        """T0 through the benchmark's own verifier flow (sandbox.official) in a fresh container
+        """T0 through the benchmark's own verifier flow (testjack_tui.sandbox.official) in a fresh container
         from the verifier image; outcomes keyed by T0's ids exactly as the benchmark writes them."""
         if kind == "model" and trial is None:
             raise ValueError("a model world needs a trial")
@@ -284,12 +296,14 @@ class Sandbox:
         trial_id = trial.id if kind == "model" and trial else None
         name = f"{task.id}/{kind}" + (f"/{trial_id}" if trial_id else "")
 
-        def work(container, handles):
+        def work(container: Container, handles: list[ExecHandle]) -> TestRun:
             run = run_official_in(
                 self._service.client, container, task, kind, trial if kind == "model" else None,
                 name, handles, on_output=self._output_sink(name, container.id),
                 on_start=lambda cmd: self._emit(WorldEvent(world=name, container=container.id[:12],
-                                                           kind="running", command=cmd)))
+                                                           kind="running", command=cmd)),
+                cpu_seconds=self.limits.cpu_seconds_for(task.tests.evaluator.timeout_sec
+                                                        if task.tests.evaluator else None))
             self._exec_events(name, container.id, run.exec.argv, run.exec)
             return run
 
@@ -376,10 +390,11 @@ class Sandbox:
             raise
 
     # --- runs in fresh containers ----------------------------------------------------------
-    async def _with_fresh(self, world: WorldRef, work: Callable):
+    async def _with_fresh(self, world: WorldRef, work: Work[T]) -> T:
         # Started before the turn (bounded by _started), worked in only on the turn (_sem).
         async with self._started:
-            container = await self._start_fresh(world)
+            async with self._starting:
+                container = await self._start_fresh(world)
             try:
                 async with self._sem:
                     handles: list[ExecHandle] = []
@@ -395,7 +410,7 @@ class Sandbox:
         self._remove_later(container.id)
         return result
 
-    async def _start_fresh(self, world: WorldRef):
+    async def _start_fresh(self, world: WorldRef) -> Container:
         """Start a container of the world; cancelled meanwhile, the container the worker thread
         still creates is removed as soon as it exists (no leak until close())."""
         start = asyncio.ensure_future(self._call(self._start_world, world))
@@ -413,7 +428,7 @@ class Sandbox:
             task.add_done_callback(self._cleanups.discard)
             raise
 
-    async def _guard_disk(self, container_id: str, handles: list[ExecHandle], work):
+    async def _guard_disk(self, container_id: str, handles: list[ExecHandle], work: Awaitable[T]) -> T:
         """Await work while measuring the container's writable layer; past limits.disk_mb the
         commands it runs are killed and the result says so (limit_hit = "disk"). For containers
         with a writable root: the benchmark's own T0 flow, and worlds when limits.read_only is
@@ -422,17 +437,20 @@ class Sandbox:
         limit = self.limits.disk_mb * 1024 * 1024
 
         async def guard() -> None:
+            # Looked up after the first interval: most runs are over by then and cost no
+            # inspect round trip.
+            await asyncio.sleep(DISK_POLL)
             upper = await self._call(upper_dir, self._service.client(), container_id)
             if upper is None:
                 return
             while True:
-                await asyncio.sleep(DISK_POLL)
                 used = await self._call(disk_used, upper, limit)
                 if used > limit:
                     tripped.append(used)
                     for handle in list(handles):
                         await self._call(handle.kill)
                     return
+                await asyncio.sleep(DISK_POLL)
 
         watcher = asyncio.ensure_future(guard())
         try:
@@ -464,18 +482,23 @@ class Sandbox:
                         isolate_harness: bool = False) -> TestRun:
         """Run test ids (and candidate files copied in) in a fresh container from the world.
         One container and one test process for all ids (batched replay)."""
-        def work(container, handles):
+        def work(container: Container, handles: list[ExecHandle]) -> TestRun:
             return self._tests_in(container, world, list(test_ids), files, timeout, isolate_harness, handles)
         return await self._with_fresh(world, work)
 
-    def _tests_in(self, container, world, test_ids, files, timeout, isolate_harness, handles,
+    def _tests_in(self, container: Container, world: WorldRef, test_ids: list[str], files: dict[str, str] | None,
+                  timeout: float | None, isolate_harness: bool, handles: list[ExecHandle],
                   rename: bool = True) -> TestRun:
         argv_seen: list[str] = []
+
+        def started(cmd: str) -> None:
+            argv_seen.append(cmd)
+            self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="running", command=cmd))
+
         run = run_tests_in(
             self._service.client, container, world, test_ids, files, timeout, isolate_harness,
             handles, on_output=self._output_sink(world.name, container.id),
-            on_start=lambda cmd: (argv_seen.append(cmd), self._emit(WorldEvent(
-                world=world.name, container=container.id[:12], kind="running", command=cmd))),
+            on_start=started,
             rename=rename, cpu_seconds=self.limits.cpu_seconds_for(timeout))
         self._exec_events(world.name, container.id, run.exec.argv, run.exec)
         return run
@@ -484,12 +507,12 @@ class Sandbox:
                    cwd: str | None = None, env: dict[str, str] | None = None,
                    stdin: str | bytes | None = None) -> ExecResult:
         """Run a command (shell string or argv) in a fresh container from the world."""
-        def work(container, handles):
+        def work(container: Container, handles: list[ExecHandle]) -> ExecResult:
             return self._exec_in(container, world, cmd, timeout, cwd, env, stdin, handles)
         return await self._with_fresh(world, work)
 
-    def _exec_in(self, container, world: WorldRef, cmd: Command, timeout, cwd, env, stdin,
-                 handles: list[ExecHandle]) -> ExecResult:
+    def _exec_in(self, container: Container, world: WorldRef, cmd: Command, timeout: float | None, cwd: str | None,
+                 env: dict[str, str] | None, stdin: str | bytes | None, handles: list[ExecHandle]) -> ExecResult:
         argv = _argv(cmd)
         run_argv = argv
         if stdin is not None:
@@ -539,19 +562,19 @@ class Sandbox:
 class LiveWorld:
     """A running container of one world, kept for the duration of `Sandbox.open`."""
 
-    def __init__(self, sandbox: Sandbox, world: WorldRef, container):
+    def __init__(self, sandbox: Sandbox, world: WorldRef, container: Container):
         self.sandbox = sandbox
         self.world = world
         self.container = container
 
     @property
     def container_id(self) -> str:
-        return self.container.id
+        return str(self.container.id)
 
     def _path(self, path: str) -> str:
         return path if path.startswith("/") else f"{self.world.workdir.rstrip('/')}/{path}"
 
-    async def _guarded(self, work: Callable):
+    async def _guarded(self, work: Callable[[list[ExecHandle]], T]) -> T:
         sb = self.sandbox
         handles: list[ExecHandle] = []
         async with sb._sem:

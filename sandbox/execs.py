@@ -10,12 +10,12 @@ import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 from podman import PodmanClient
 
 from .api import ExecResult
-from .output import OutputCollector
+from .output import Collector
 from .proctree import kill_born_since, kill_tree, start_ticks, visible
 
 GRACE = 2.0  # seconds to wait for the stream to end after killing the exec tree
@@ -44,6 +44,14 @@ def as_user(argv: list[str], user: str, home: str, name: str) -> list[str]:
     return ["python3", "-I", "-S", "-c", AS_USER, user, home, name, *argv]
 
 
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+class _Readable(Protocol):
+    def read(self, size: int) -> bytes: ...
+
+
 @dataclass
 class ExecHandle:
     """A running exec; lets another thread (timeout timer, cancellation) kill it."""
@@ -56,7 +64,7 @@ class ExecHandle:
     pid_ticks: int = -1  # the exec's start time, to find processes that left its tree
     killed: bool = False
     timed_out: bool = False
-    _response: object = None
+    _response: _Closable | None = None  # the exec's output stream while it runs
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def container_init_pid(self) -> int | None:
@@ -74,7 +82,11 @@ class ExecHandle:
             self.killed = True
             pid = self.pid
         if pid is None and self.exec_id:
+            # Looked up only when a kill needs it (one service round trip less per exec); the
+            # exec's process is still the one that started with it.
             pid = self.pid = _exec_pid(self.client_factory(), self.exec_id)
+            if pid:
+                self.pid_ticks = start_ticks(pid)
         if pid and kill_tree(pid):
             init = self.container_init_pid()
             if init:
@@ -122,7 +134,7 @@ def _kill_inside(client: PodmanClient, container_id: str) -> None:
         pass
 
 
-def _read_exact(raw, size: int) -> bytes:
+def _read_exact(raw: _Readable, size: int) -> bytes:
     buf = b""
     while len(buf) < size:
         chunk = raw.read(size - len(buf))
@@ -133,7 +145,7 @@ def _read_exact(raw, size: int) -> bytes:
 
 
 def run_exec(handle: ExecHandle, argv: list[str], *, cwd: str | None, env: dict[str, str] | None,
-             timeout: float | None, collector: OutputCollector, user: str | None = None) -> ExecResult:
+             timeout: float | None, collector: Collector, user: str | None = None) -> ExecResult:
     """Run argv in the handle's container, blocking until it ends, times out or is killed.
     `user` ("uid:gid") runs it as that user instead of the container's."""
     client = handle.client_factory()
@@ -153,9 +165,6 @@ def run_exec(handle: ExecHandle, argv: list[str], *, cwd: str | None, env: dict[
                              data=json.dumps({"Detach": False, "Tty": False}), stream=True)
     stream.raise_for_status()
     handle._response = stream
-    handle.pid = _exec_pid(client, handle.exec_id)
-    if handle.pid:
-        handle.pid_ticks = start_ticks(handle.pid)
     if handle.killed:  # cancelled while starting
         handle.kill()
 

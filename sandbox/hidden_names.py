@@ -109,7 +109,7 @@ def rename_tests(source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
                           if is_class else fresh)
         return names[old]
 
-    def visit_functions(body, in_class: bool) -> None:
+    def visit_functions(body: list[ast.stmt], in_class: bool) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _test_name(node.name):
                 new_name(node.name, False)

@@ -13,6 +13,7 @@ import hashlib
 import os
 import subprocess
 from pathlib import Path
+from typing import Callable
 
 from testjack_tui.model import Environment
 
@@ -77,7 +78,7 @@ def env_image_tag(environment: Environment, parent: str = "") -> str | None:
 
 
 def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = None,
-                     log=lambda msg: None, parent: str = "") -> str:
+                     log: Callable[[str], None] = lambda msg: None, parent: str = "") -> str:
     """Return a local image for the environment, building or pulling it when needed."""
     env = cli_env or podman_env()
     if environment.containerfile is not None:
@@ -91,6 +92,7 @@ def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = 
         for toolchain in toolchains.named_in(containerfile.read_text(errors="replace")):
             toolchains.build(toolchain, log=log)  # cached by recipe hash
         tag = env_image_tag(environment, parent)
+        assert tag is not None  # a Containerfile environment always has one
         if _image_id(tag, env):
             return tag
         log(f"building {tag} from {containerfile}")

@@ -72,7 +72,7 @@ def lease_path(session: str) -> str:
 
 
 def lease_alive(path: str) -> bool:
-    """A lease is alive while its owner renews it (sandbox.core renews it every LEASE_RENEW s).
+    """A lease is alive while its owner renews it (testjack_tui.sandbox.core renews it every LEASE_RENEW s).
     Unlike a pid, it reads the same from any pid namespace that shares the temp folder."""
     try:
         return time.time() - os.stat(path).st_mtime < LEASE_TTL

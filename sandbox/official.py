@@ -7,7 +7,7 @@ on top of R when no verifier image is named or present), the task's `tests/` fol
 reference world, s for a model world), and `bash /tests/test.sh` runs with the verifier's
 timeout. The task's own script applies the patches and runs the suites; per-test outcomes are
 read from the reports its `grade` section names, exactly as its grader reads them
-(sandbox.grader_reports), and the reward from `/logs/verifier/reward.json` or `reward.txt`.
+(testjack_tui.sandbox.grader_reports), and the reward from `/logs/verifier/reward.json` or `reward.txt`.
 
 Containers keep our limits whatever the task asks: no network (a task's `network_mode` that
 allows it is not honoured, trial code is hostile), our memory/pids/CPU caps.
@@ -22,7 +22,7 @@ reports can at most make its own T0 "reproduce"; it cannot certify itself: every
 under unpredictable names.
 
 Entry points: `Sandbox.run_official(task, kind, trial)` (async) runs this flow;
-`sandbox.t0.run_t0` picks it for every task whose `task.tests.evaluator` is set and our own
+`testjack_tui.sandbox.t0.run_t0` picks it for every task whose `task.tests.evaluator` is set and our own
 runner otherwise.
 """
 from __future__ import annotations
@@ -31,14 +31,16 @@ import json
 from pathlib import Path
 from typing import Callable
 
+from podman.domain.containers import Container
+
 from testjack_tui.model import Evaluator, Task, Trial
 
 from .api import ExecResult, TestOutcome, TestRun
-from .containers import get_dir, get_file, init_pid, put_files
+from .containers import ClientFactory, get_dir, get_file, init_pid, put_files
 from .errors import SandboxError
 from .execs import ExecHandle, run_exec
 from .grader_reports import MISSING, read_reports, read_reward
-from .output import OutputCollector
+from .output import Collector, OutputCollector
 from .trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
 
 VERIFIER_DIR = "/logs/verifier"
@@ -69,7 +71,14 @@ for path, b64 in files.items():
     with open(path, "wb") as fh:
         fh.write(base64.b64decode(b64))
 sys.stdout.flush()
-code = subprocess.call(spec["argv"])
+def limit_cpu():
+    # Each process of the flow gets the run's CPU-time limit (SIGXCPU past it): a trial that
+    # spins frees its slot long before the verifier's wall-clock timeout. Without
+    # CAP_SYS_RESOURCE nothing in the flow can raise it again.
+    if spec.get("cpu"):
+        import resource
+        resource.setrlimit(resource.RLIMIT_CPU, (int(spec["cpu"]), int(spec["cpu"]) + 2))
+code = subprocess.call(spec["argv"], preexec_fn=limit_cpu)
 reports, total = {}, 0
 root = spec["collect"]
 for folder, _dirs, names in os.walk(root):
@@ -102,6 +111,8 @@ sys.exit(code)
 
 def tests_files(evaluator: Evaluator) -> dict[str, bytes]:
     """The task's tests/ folder as container paths under /tests (as Harbor uploads it)."""
+    if evaluator.tests_dir is None:
+        raise SandboxError("the task's verifier flow names no tests/ folder")
     root = Path(evaluator.tests_dir)
     files: dict[str, bytes] = {}
     total = 0
@@ -129,15 +140,15 @@ def patch_for(task: Task, kind: str, trial: Trial | None) -> str | None:
     return trial.patch or ""
 
 
-def _exec(client_factory: Callable, container, handles: list[ExecHandle], argv: list[str], task: Task,
-          evaluator: Evaluator, env: dict[str, str], collector) -> ExecResult:
+def _exec(client_factory: ClientFactory, container: Container, handles: list[ExecHandle], argv: list[str], task: Task,
+          evaluator: Evaluator, env: dict[str, str], collector: Collector) -> ExecResult:
     handle = ExecHandle(client_factory, container.id, init_pid(container))
     handles.append(handle)
     return run_exec(handle, argv, cwd=task.environment.workdir, env=env,
                     timeout=evaluator.timeout_sec, collector=collector)
 
 
-def _report_bytes(container, path: str, found: dict[str, bytes]) -> bytes | None:
+def _report_bytes(container: Container, path: str, found: dict[str, bytes]) -> bytes | None:
     """A report by its configured path; Harbor frames move native reports to reports/ at the end."""
     if path in found:  # a report outside /logs/verifier, brought back by the wrapper
         return found[path]
@@ -153,11 +164,13 @@ def _report_bytes(container, path: str, found: dict[str, bytes]) -> bytes | None
         return None
 
 
-def run_official_in(client_factory: Callable, container, task: Task, kind: str, trial: Trial | None,
+def run_official_in(client_factory: ClientFactory, container: Container, task: Task, kind: str, trial: Trial | None,
                     world_name: str, handles: list[ExecHandle],
                     on_output: Callable[[str], None] | None = None,
-                    on_start: Callable[[str], None] | None = None) -> TestRun:
-    """Run the task's verifier script in a started container and read its reports (blocking)."""
+                    on_start: Callable[[str], None] | None = None,
+                    cpu_seconds: int | None = None) -> TestRun:
+    """Run the task's verifier script in a started container and read its reports (blocking).
+    `cpu_seconds`: the CPU-time limit of each process of the flow (Limits.cpu_seconds_for)."""
     evaluator = task.tests.evaluator
     if evaluator is None:
         raise SandboxError(f"{task.id}: the task has no verifier flow of its own")
@@ -174,18 +187,21 @@ def run_official_in(client_factory: Callable, container, task: Task, kind: str, 
         # Files in through the exec's environment, /logs/verifier back as a trailer.
         mark = new_mark()
         extra = [p for p in evaluator.reports if not p.startswith(VERIFIER_DIR + "/")]
-        wrap = {"mark": mark, "argv": argv, "collect": VERIFIER_DIR, "extra": extra, "cap": REPORT_CAP}
-        collector = TrailerSplitter(OutputCollector(f"t0-{world_name}", on_output), mark)
+        wrap = {"mark": mark, "argv": argv, "collect": VERIFIER_DIR, "extra": extra, "cap": REPORT_CAP,
+                "cpu": cpu_seconds}
+        splitter = TrailerSplitter(OutputCollector(f"t0-{world_name}", on_output), mark)
         result = _exec(client_factory, container, handles, ["python3", "-I", "-S", "-c", WRAPPER], task, evaluator,
-                       {"TJ_WRAP": json.dumps(wrap), "TJ_FILES": encode_files(files)}, collector)
-        if collector.report is not None:
-            found = {k: v for k, v in collector.report["reports"].items() if v is not None}
+                       {"TJ_WRAP": json.dumps(wrap), "TJ_FILES": encode_files(files)}, splitter)
+        if splitter.report is not None:
+            found = {k: v for k, v in splitter.report["reports"].items() if v is not None}
         elif result.exit_code == 127 and not result.timed_out:
             result = None  # no python3 in the image: the plain way below
     if result is None:
         put_files(container, files)
         collector = OutputCollector(f"t0-{world_name}", on_output)
-        result = _exec(client_factory, container, handles, argv, task, evaluator, {}, collector)
+        plain = argv if not cpu_seconds else ["bash", "-c", f"ulimit -t {int(cpu_seconds)}; exec \"$@\"",
+                                              "t0", *argv]
+        result = _exec(client_factory, container, handles, plain, task, evaluator, {}, collector)
     result.argv = list(argv)
     if found is None:
         found = get_dir(container, VERIFIER_DIR)

@@ -9,7 +9,7 @@ import os
 import secrets
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Protocol
 
 from testjack_tui.paths import cache_dir
 
@@ -47,6 +47,23 @@ class HeadTail:
         if tail and self.total > self.head_cap + self.tail_cap:
             tail = f"[{self.total - self.head_cap - self.tail_cap} bytes not kept]\n" + tail
         return head, tail
+
+
+class Collector(Protocol):
+    """Where an exec's output goes (OutputCollector, or a TrailerSplitter in front of one)."""
+
+    @property
+    def stdout(self) -> HeadTail: ...
+
+    @property
+    def stderr(self) -> HeadTail: ...
+
+    @property
+    def log_path(self) -> Path | None: ...
+
+    def add(self, stdout: bytes | None, stderr: bytes | None) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class OutputCollector:

@@ -57,7 +57,7 @@ def choose_runtime() -> str:
     try:
         probed = json.loads(_probe_file().read_text())
         if probed.get("key") == _host_key() and probed.get("runtime"):
-            return probed["runtime"]
+            return str(probed["runtime"])
     except (OSError, ValueError):
         pass
     return _heuristic_runtime()
@@ -121,7 +121,7 @@ def podman_env() -> dict[str, str]:
 
 
 def podman(*args: str, check: bool = True, capture: bool = True, input: bytes | None = None,
-           timeout: float | None = None) -> subprocess.CompletedProcess:
+           timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         ["podman", *args], env=podman_env(), check=check, input=input, timeout=timeout,
         stdout=subprocess.PIPE if capture else None, stderr=subprocess.PIPE if capture else None,

@@ -27,7 +27,8 @@ def prune_world_snapshots(prefix: str = "", older_than_hours: float | None = Non
 
     Returns (removed, kept): an image a running container still uses is kept, not forced.
     """
-    removed, kept = [], []
+    removed: list[str] = []
+    kept: list[str] = []
     for name in world_snapshots(older_than_hours):
         if not name[len(WORLD_REPO) + 1:].startswith(prefix):
             continue

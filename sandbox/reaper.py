@@ -51,7 +51,7 @@ if service > 0:
 """
 
 
-def start_reaper(service_pid: int | None) -> subprocess.Popen | None:
+def start_reaper(service_pid: int | None) -> subprocess.Popen[bytes] | None:
     """Start the watchdog for this process (and its service, when it owns one)."""
     me = os.getpid()
     try:
@@ -64,7 +64,7 @@ def start_reaper(service_pid: int | None) -> subprocess.Popen | None:
         return None  # the start-up sweep still cleans up after a crash
 
 
-def stop_reaper(proc: subprocess.Popen | None) -> None:
+def stop_reaper(proc: subprocess.Popen[bytes] | None) -> None:
     if proc is None or proc.poll() is not None:
         return
     try:

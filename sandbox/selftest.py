@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
+from typing import Any
 
 from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial
 
@@ -64,7 +65,7 @@ def write_environment(root: Path, files: dict[str, str] | None = None, tag: str 
 
 
 def tiny_task(root: Path, task_id: str = "tiny", files: dict[str, str] | None = None,
-              tag: str = "", **overrides) -> Task:
+              tag: str = "", **overrides: Any) -> Task:
     context = write_environment(root, files, tag)
     base = files or BASE_FILES
     reference = overrides.pop("reference", Reference(

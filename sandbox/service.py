@@ -87,7 +87,7 @@ class PodmanService:
     def __init__(self, url: str | None = None):
         self.url = url or configured_socket()
         self.owned = self.url is None
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._dir: Path | None = None
         self._local = threading.local()
         self._clients: list[PodmanClient] = []

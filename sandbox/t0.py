@@ -1,10 +1,10 @@
 """One T0 run in one world, with outcomes keyed by T0's ids as the benchmark writes them.
 
 A task that ships its own evaluator (`task.tests.evaluator`) is judged by it: a Harbor task by
-its own verifier flow (sandbox.official), a SWE-bench task by the harness's test command and log
+its own verifier flow (testjack_tui.sandbox.official), a SWE-bench task by the harness's test command and log
 parser for its repository (benchmarks/swebench_harness.py). Otherwise our own runner runs the tests in the prepared world; ids a
 benchmark writes as JUnit `classname.name` are mapped to pytest node ids and the outcomes
-mapped back (sandbox.test_ids), so nothing downstream sees a second id scheme.
+mapped back (testjack_tui.sandbox.test_ids), so nothing downstream sees a second id scheme.
 
 The null world sees everything: ids the benchmark's own flow left out of its reports on R (a
 suite that does not even collect without the change stops a whole pytest session) are run once
@@ -17,7 +17,9 @@ import shlex
 
 from testjack_tui.model import Task, Trial
 
-from .api import ExecResult, TestOutcome, TestRun, WorldRef
+from .api import ExecResult, TestOutcome, TestRun, WorldRef, as_status
+from .backend import SandboxBackend
+from .errors import SandboxError
 from .grader_reports import MISSING
 from .runners import RUNNERS
 from .test_ids import is_pytest_id, junit_to_pytest
@@ -34,7 +36,7 @@ def direct_ids(task: Task) -> dict[str, str]:
     return {i: (i if is_pytest_id(i) else junit_to_pytest(i, files)) for i in task.tests.ids}
 
 
-async def run_direct(sb, task: Task, world: WorldRef, ids: list[str], timeout: float | None = 600) -> TestRun:
+async def run_direct(sb: SandboxBackend, task: Task, world: WorldRef, ids: list[str], timeout: float | None = 600) -> TestRun:
     """Our runner on `ids` (T0 ids), outcomes re-keyed to those ids."""
     mapping = {i: direct_ids(task).get(i, i) for i in ids}
     run = await sb.run_tests(world, list(dict.fromkeys(mapping.values())), timeout=timeout)
@@ -62,12 +64,14 @@ def full_log(result: ExecResult, cap: int = 64 * 1024 * 1024) -> str:
     return result.output
 
 
-async def run_swebench(sb, task: Task, world: WorldRef, timeout: float | None = 1800) -> TestRun:
+async def run_swebench(sb: SandboxBackend, task: Task, world: WorldRef, timeout: float | None = 1800) -> TestRun:
     """The harness's test command in the prepared world (patch and T0 applied as the harness
     applies them), statuses from the repository's log parser (benchmarks/swebench_harness.py)."""
-    from benchmarks.swebench_harness import ACTIVATE, parse_log
+    from testjack_tui.benchmarks.swebench_harness import ACTIVATE, parse_log
 
     ev = task.tests.evaluator
+    if ev is None:
+        raise SandboxError(f"{task.id}: no SWE-bench evaluator (test command and log parser)")
     ids = list(dict.fromkeys(task.tests.ids))
     cmd = f"{ACTIVATE}; cd {shlex.quote(world.workdir)} && {ev.test_command}"
     result = await sb.exec(world, ["bash", "-c", cmd], timeout=timeout)
@@ -76,7 +80,7 @@ async def run_swebench(sb, task: Task, world: WorldRef, timeout: float | None = 
     for test_id in ids:
         status = parsed.get(test_id)
         if status is not None:
-            outcomes[test_id] = TestOutcome(test_id, status)
+            outcomes[test_id] = TestOutcome(test_id, as_status(status))
         elif result.timed_out:
             outcomes[test_id] = TestOutcome(test_id, "timed_out", "the test command hit its timeout")
         else:
@@ -85,7 +89,7 @@ async def run_swebench(sb, task: Task, world: WorldRef, timeout: float | None = 
                    reported=len(parsed))
 
 
-async def run_t0(sb, task: Task, world: WorldRef, trial: Trial | None = None,
+async def run_t0(sb: SandboxBackend, task: Task, world: WorldRef, trial: Trial | None = None,
                  timeout: float | None = 600) -> TestRun:
     """T0 in `world` (a prepared world of `task`; `trial` for a model world)."""
     ids = list(dict.fromkeys(task.tests.ids))

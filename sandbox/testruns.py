@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Callable
 
+from podman.domain.containers import Container
+
 from .api import ExecResult, TestRun, WorldRef
 from .canaries import judge, make_canaries, void
-from .containers import ROOT_USER, TRIAL_HOME, TRIAL_NAME, get_dir, init_pid, put_files
+from .containers import ROOT_USER, TRIAL_HOME, TRIAL_NAME, ClientFactory, get_dir, init_pid, put_files
 from .execs import ExecHandle, as_user, run_exec
 from .hidden_names import HiddenNames, hide
-from .output import OutputCollector
+from .output import Collector, OutputCollector
 from .prepare_script import RESTORE
 from .runners import get_runner
 from .runners.pytest_runner import RESTORED_LOG
@@ -20,7 +22,7 @@ from .trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, n
 from .worlds import read_restored
 
 
-def restore_harness(client_factory: Callable, container, world: WorldRef,
+def restore_harness(client_factory: ClientFactory, container: Container, world: WorldRef,
                     handles: list[ExecHandle]) -> list[str]:
     """Put the reference versions of the harness files the trial touched back in place."""
     if not world.tampered:
@@ -36,7 +38,7 @@ def restore_harness(client_factory: Callable, container, world: WorldRef,
     return read_restored(result.stdout_head + result.stdout_tail)
 
 
-def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids: list[str],
+def run_tests_in(client_factory: ClientFactory, container: Container, world: WorldRef, test_ids: list[str],
                  files: dict[str, str] | None, timeout: float | None, isolate_harness: bool,
                  handles: list[ExecHandle], on_output: Callable[[str], None] | None = None,
                  on_start: Callable[[str], None] | None = None, rename: bool = True,
@@ -51,7 +53,7 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
     hidden, run_files = hide(files or {}) if rename else (HiddenNames(), dict(files or {}))
     run_ids = [hidden.run_id(i) for i in test_ids]
     canary = None
-    if world.kind == "model" and getattr(runner, "canaries", False):
+    if world.kind == "model" and runner.canaries:
         canary = make_canaries(run_ids, list(run_files))
         run_files.update(canary.files)
         run_ids += canary.ids
@@ -74,12 +76,12 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
         run_argv, run_env = inline(argv, env, encode_files({**support, **candidates}), mark, out_dir,
                                    restore=restore_argv, cpu_seconds=cpu_seconds,
                                    workdir=world.workdir, user=world.user)
-        collector = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
+        splitter = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
         # The wrapper runs as root (it drops to the trial user for the tests, sandbox/runners/
         # pytest_runner.WRAPPER): the tests can neither signal nor read it.
         result = _run(client_factory, container, handles, run_argv, world.workdir, run_env, timeout,
-                      collector, user=ROOT_USER if world.user else None)
-        report = collector.report
+                      splitter, user=ROOT_USER if world.user else None)
+        report = splitter.report
         if report is not None and report.get("restore_failed") is not None:
             from .errors import SandboxError
             raise SandboxError(f"{world.name}: restoring harness files failed: "
@@ -131,8 +133,8 @@ def run_tests_in(client_factory: Callable, container, world: WorldRef, test_ids:
                    tampering=list(check.problems) if check and check.verdict != "ok" else [])
 
 
-def _run(client_factory: Callable, container, handles: list[ExecHandle], argv: list[str],
-         workdir: str, env: dict[str, str], timeout: float | None, collector,
+def _run(client_factory: ClientFactory, container: Container, handles: list[ExecHandle], argv: list[str],
+         workdir: str, env: dict[str, str], timeout: float | None, collector: Collector,
          user: str | None = None) -> ExecResult:
     handle = ExecHandle(client_factory, container.id, init_pid(container))
     handles.append(handle)

@@ -16,7 +16,10 @@ import binascii
 import json
 import secrets
 
-from .output import OutputCollector
+from pathlib import Path
+from typing import Any
+
+from .output import HeadTail, OutputCollector
 
 INLINE_LIMIT = 64 * 1024  # total bytes of files passed through the environment; above: put_archive
 TRAILER_CAP = 96 * 1024 * 1024  # a mark followed by endless output is given up on, not buffered
@@ -47,19 +50,19 @@ class TrailerSplitter:
         self._trailer: bytearray | None = None
         self._done = False
         self.payload: bytes | None = None
-        self.report: dict | None = None  # decoded at close()
+        self.report: dict[str, Any] | None = None  # decoded at close()
 
     # run_exec reads these after close()
     @property
-    def stdout(self):
+    def stdout(self) -> HeadTail:
         return self.collector.stdout
 
     @property
-    def stderr(self):
+    def stderr(self) -> HeadTail:
         return self.collector.stderr
 
     @property
-    def log_path(self):
+    def log_path(self) -> Path | None:
         return self.collector.log_path
 
     def add(self, stdout: bytes | None, stderr: bytes | None) -> None:
@@ -134,7 +137,7 @@ class TrailerSplitter:
         self.collector.close()
 
 
-def _decode(payload: bytes) -> dict | None:
+def _decode(payload: bytes) -> dict[str, Any] | None:
     """The wrapper's report, or None: {"reports": {path: bytes|None}, "error": str|None (the
     files could not be written), "restored": str|None (the harness restore's output),
     "restore_failed": str|None (its output when it failed)}."""

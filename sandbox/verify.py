@@ -1,8 +1,8 @@
 """Does a task hold together, and do the benchmark's recorded verdicts reproduce?
 
-Runs T0 on the null world, the reference world and every trial's world (sandbox.t0: through
+Runs T0 on the null world, the reference world and every trial's world (testjack_tui.sandbox.t0: through
 the benchmark's own verifier flow when the task ships one, else our runner) and judges the
-task with the one well-formedness rule (sandbox.wellformed.assess), which the audit's task
+task with the one well-formedness rule (testjack_tui.sandbox.wellformed.assess), which the audit's task
 check uses too. Per trial: our pass/fail on T0 against the recorded official verdict; a trial
 whose patch does not apply is not reproducible. Recorded and reproduced verdicts are separate
 fields. Ids everywhere are T0's ids exactly as the benchmark writes them.
@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict, dataclass, field, fields
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from testjack_tui.model import Task, Trial, t0_timeout
 
-from .api import TestRun
+from .api import TestRun, WorldKind
+from .backend import SandboxBackend
 from .errors import PatchError, SandboxError
 from .t0 import run_t0
 from .wellformed import assess, diagnose
@@ -59,13 +60,13 @@ class TaskVerification:
     def reproduced(self) -> int:
         return sum(1 for t in self.trials if t.reproducible)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["reproduced"] = self.reproduced
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TaskVerification":
+    def from_dict(cls, data: dict[str, Any]) -> "TaskVerification":
         """The inverse of to_dict (unknown keys ignored), for results kept between visits."""
         known = {f.name for f in fields(cls)} - {"trials"}
         trial_known = {f.name for f in fields(TrialVerification)}
@@ -111,7 +112,7 @@ def _not_passing(run: TestRun, ids: Sequence[str]) -> list[str]:
     return [i for i in ids if run.status(i) != "passed"]
 
 
-async def verify_task(sb, task: Task, trials: Sequence[Trial],
+async def verify_task(sb: SandboxBackend, task: Task, trials: Sequence[Trial],
                       on_progress: Progress | None = None) -> TaskVerification:
     ids = list(dict.fromkeys(task.tests.ids))
     total = 2 + len(trials)
@@ -127,7 +128,7 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
                               flow="official" if task.tests.evaluator is not None else "direct")
     world_problems: list[str] = []
 
-    async def world_side(kind: str) -> TestRun | None:
+    async def world_side(kind: WorldKind) -> TestRun | None:
         try:
             world = await sb.prepare(task, kind)
             return await run_t0(sb, task, world, timeout=t0_timeout(task))
@@ -181,8 +182,8 @@ async def verify_task(sb, task: Task, trials: Sequence[Trial],
             step(f"{task.id}: trial {trial.id}")
         return tv
 
-    null_run, ref_run, *trial_results = await asyncio.gather(
-        null_side(), reference_side(), *(trial_side(t) for t in trials))
+    null_run, ref_run, trial_results = await asyncio.gather(
+        null_side(), reference_side(), asyncio.gather(*(trial_side(t) for t in trials)))
     result.trials = list(trial_results)
 
     verdict = assess(task, null_run, ref_run)

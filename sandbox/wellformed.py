@@ -28,7 +28,7 @@ _DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)")
 
 
 class T0Run(Protocol):
-    """What the rule reads of a T0 run (sandbox.api.TestRun and the engine's stored RunResult)."""
+    """What the rule reads of a T0 run (testjack_tui.sandbox.api.TestRun and the engine's stored RunResult)."""
 
     flow: str
     reported: int

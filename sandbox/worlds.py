@@ -12,15 +12,17 @@ import base64
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
+from podman import PodmanClient
+from podman.domain.images import Image
 from podman.errors import ImageNotFound, NotFound
 
 from testjack_tui.model import Task, Trial
 
 from . import prepare_script
 from .api import PatchResult, WorldKind, WorldRef
-from .containers import (TRIAL_HOME, TRIAL_NAME, TRIAL_UID, Limits, get_file, init_pid, put_files,
+from .containers import (TRIAL_HOME, ClientFactory, TRIAL_NAME, TRIAL_UID, Limits, get_file, init_pid, put_files,
                          remove_container, start_container)
 from .errors import PatchError, SandboxError
 from .execs import ExecHandle, run_exec
@@ -86,7 +88,7 @@ class WorldPlan:
 
     def test_files(self) -> list[str]:
         tests = self.task.tests
-        return list(tests.test_files) or touched_files(tests.test_patch or "")
+        return list(tests.test_files or touched_files(tests.test_patch or ""))
 
     def harness_candidates(self) -> dict[str, str]:
         if self.kind != "model" or self.trial is None:
@@ -108,7 +110,7 @@ class WorldPlan:
         return f"{WORLD_REPO}:{slug(self.task.id, 40)}-{self.kind}{trial}-{self.digest()}"
 
 
-def world_from_image(plan: WorldPlan, image) -> WorldRef:
+def world_from_image(plan: WorldPlan, image: Image) -> WorldRef:
     labels = image.labels or {}
     tampered: tuple[str, ...] = ()
     if labels.get(L_TAMPERED):
@@ -129,7 +131,7 @@ def _int(text: str | None) -> int:
         return 0
 
 
-def find_world(client, plan: WorldPlan) -> WorldRef | None:
+def find_world(client: PodmanClient, plan: WorldPlan) -> WorldRef | None:
     try:
         image = client.images.get(plan.tag())
     except (ImageNotFound, NotFound):
@@ -137,8 +139,8 @@ def find_world(client, plan: WorldPlan) -> WorldRef | None:
     return world_from_image(plan, image)
 
 
-def _parse_markers(text: str) -> dict:
-    info: dict = {"applied": {}, "failed": None, "message": [], "tampered": [], "done": False,
+def _parse_markers(text: str) -> dict[str, Any]:
+    info: dict[str, Any] = {"applied": {}, "failed": None, "message": [], "tampered": [], "done": False,
                   "warn": [], "user": "", "repo_kb": ""}
     collecting = False
     for line in text.splitlines():
@@ -165,7 +167,7 @@ def _parse_markers(text: str) -> dict:
     return info
 
 
-def build_world(client_factory: Callable, plan: WorldPlan, labels: dict[str, str], limits: Limits,
+def build_world(client_factory: ClientFactory, plan: WorldPlan, labels: dict[str, str], limits: Limits,
                 on_output: Callable[[str], None] | None = None,
                 on_container: Callable[[str, str], None] | None = None,
                 remove_later: Callable[[str], None] | None = None) -> WorldRef:

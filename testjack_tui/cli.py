@@ -20,6 +20,8 @@ app = typer.Typer(
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help texts name config sections like `[sandbox]`: printed as written, never as markup.
+    rich_markup_mode=None,
 )
 
 COMMAND_MODULES = ("tui_cmd", "list_cmd", "doctor_cmd", "verify_cmd", "audit_cmd", "report_cmd")

@@ -190,7 +190,7 @@ def load_config(path: Path | None = None) -> Config:
 
 
 def _parse_sandbox(path: Path, table, config: Config) -> None:
-    from sandbox.backend import BACKENDS
+    from testjack_tui.sandbox.backend import BACKENDS
 
     if not hasattr(table, "items"):
         raise InputError(path, "sandbox", "must be a table")

@@ -7,8 +7,8 @@ Harness files are recognised by kind, not only by name: `conftest.py` at any dep
 plugins (modules defining `pytest_*` hooks, `pytest_plugins = ...`, `pytest11` entry points),
 `sitecustomize`/`usercustomize`/`.pth` start-up hooks, and pytest settings in `pytest.ini`,
 `tox.ini`, `setup.cfg` or `pyproject.toml`; per ecosystem, `TestMain`/`init()` in Go test files,
-jest/vitest/mocha config and setup files (and their keys in package.json), Rust `build.rs` and
-`.cargo/` config, and `.env` files.
+jest/vitest/mocha config and setup files (and their keys and the test script in package.json),
+Rust `build.rs` and `.cargo/` config, and `.env` files.
 """
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ ENV_FILE = "environment file read by the test setup"
 # jest/vitest/mocha configuration and setup files (setupFiles, globalSetup, reporters, ...).
 _JS_CONFIG = re.compile(r"^(vitest|vite|jest|vitest\.workspace|vitest\.setup|jest\.setup|setupTests)"
                         r"(\.config)?\.[cm]?[jt]sx?$|^\.mocharc(\.[a-z]+)?$|^\.babelrc$|^babel\.config\.[cm]?js$")
-_JS_PACKAGE_KEY = re.compile(r'"(jest|vitest|mocha|ava)"\s*:')
+# A runner's settings key, or the test script (it tells which runner the repository uses).
+_JS_PACKAGE_KEY = re.compile(r'"(jest|vitest|mocha|ava|test)"\s*:')
 _ENV_FILE = re.compile(r"^\.env(\.[\w.-]+)?$")
 _JS_TEST = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 TEST_FILE = "test file"

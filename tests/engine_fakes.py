@@ -17,8 +17,8 @@ import re
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from sandbox.api import ExecResult, PatchResult, TestOutcome, TestRun, WorldRef
-from sandbox.errors import PatchError
+from testjack_tui.sandbox.api import ExecResult, PatchResult, TestOutcome, TestRun, WorldRef
+from testjack_tui.sandbox.errors import PatchError
 from testjack_tui.engine.roles import AuditOutcome, Candidate, ChecklistItem, ReviewVerdict
 from testjack_tui.model import Benchmark, Environment, OfficialTests, Reference, Task, Trial
 

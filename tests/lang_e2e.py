@@ -23,8 +23,8 @@ async def grade_with_test_sh(benchmark: Path, task_id: str, tests_dir: Path,
     (`Sandbox.run_official`: base state, the patch at /logs/artifacts/model.patch)."""
     import dataclasses
 
-    from benchmarks import load_benchmark
-    from sandbox import Sandbox
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.sandbox import Sandbox
 
     bench = load_benchmark(benchmark)
     task = bench.tasks[task_id]

@@ -8,7 +8,7 @@ import pytest
 from agents_worlds import INSTRUCTION, REFERENCE_PATCH, FileWorlds, make_ctx, make_trial
 from fake_openai_server import FakeOpenAIServer, Reply
 
-import prompts
+from testjack_tui import prompts
 from testjack_tui.agents import (LLMReviewer, LLMTaskAnalyst, OpenAIChatModel, OperatorAuditAgent,
                                  OperatorReviewer, make_roles, quote_in_prompt,
                                  sanitize_reference_feedback)

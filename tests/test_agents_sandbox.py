@@ -12,8 +12,8 @@ import pytest_asyncio
 from conftest import DEMO
 from fake_openai_server import FakeOpenAIServer, Reply
 
-from benchmarks import load_benchmark
-from sandbox import Sandbox
+from testjack_tui.benchmarks import load_benchmark
+from testjack_tui.sandbox import Sandbox
 from testjack_tui.agents import (LLMAuditAgent, LLMTaskAnalyst, MemoryLedger, OpenAIChatModel,
                                  SandboxTools, read_transcript)
 from testjack_tui.config import Profile

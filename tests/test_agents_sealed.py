@@ -9,9 +9,9 @@ from contextlib import asynccontextmanager
 import pytest
 from agents_worlds import FileWorlds, make_task, make_trial
 
-from sandbox.api import ExecResult
-from sandbox.api import TestOutcome as Outcome
-from sandbox.api import TestRun as Run
+from testjack_tui.sandbox.api import ExecResult
+from testjack_tui.sandbox.api import TestOutcome as Outcome
+from testjack_tui.sandbox.api import TestRun as Run
 from testjack_tui.agents.sealed import FORGET_FUTURE, MIN_SECRET, WITHHELD, reference_lines, withhold
 from testjack_tui.agents.toolbox import Toolbox
 from testjack_tui.agents.tools import SandboxTools

@@ -9,9 +9,9 @@ import pytest
 from agents_worlds import make_ctx, make_task, make_trial
 from fake_openai_server import FakeOpenAIServer, Reply
 
-from sandbox.api import ExecResult
-from sandbox.api import TestOutcome as Outcome
-from sandbox.api import TestRun as Run
+from testjack_tui.sandbox.api import ExecResult
+from testjack_tui.sandbox.api import TestOutcome as Outcome
+from testjack_tui.sandbox.api import TestRun as Run
 from testjack_tui.agents import LLMAuditAgent, OpenAIChatModel
 from testjack_tui.agents.evidence_view import evidence_facts
 from testjack_tui.agents.toolbox import Toolbox, paginate

@@ -77,3 +77,10 @@ def test_sessions_command_lists_states(tmp_path):
 def test_resume_unknown_session_is_a_one_line_error():
     result = runner.invoke(app, ["resume", "no-such-session", "--auto-approve"])
     assert result.exit_code == 2 and "no-such-session" in result.output
+
+
+def test_help_names_config_sections_as_written():
+    # `[sandbox]` and `[profiles.default]` are config sections, not markup to swallow.
+    result = runner.invoke(app, ["audit", "--help"], terminal_width=200)
+    text = " ".join(result.output.split())
+    assert "[sandbox] ray_address" in text and "[profiles.default]" in text

@@ -58,7 +58,7 @@ async def test_the_wall_time_budget_stops_a_hanging_run(tmp_path):
     import asyncio
     import time
 
-    from sandbox.api import WorldRef
+    from testjack_tui.sandbox.api import WorldRef
     from testjack_tui.engine.runner import TestRunner
 
     class Hanging:

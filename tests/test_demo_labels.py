@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from benchmarks import load_benchmark
+from testjack_tui.benchmarks import load_benchmark
 from testjack_tui.engine.probes import PROBE_SUFFIX, parse_probe
 
 from conftest import DEMO

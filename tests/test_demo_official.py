@@ -2,7 +2,7 @@
 verdict reproduces, except the one trial planted with a patch that no longer applies.
 
 One Sandbox session for the module; the demo image and the world snapshots are built once and
-every run starts a fresh container (sandbox.verify.verify_task: prepare + run_tests).
+every run starts a fresh container (testjack_tui.sandbox.verify.verify_task: prepare + run_tests).
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from benchmarks import load_benchmark
-from sandbox import Sandbox
-from sandbox.verify import verify_task
+from testjack_tui.benchmarks import load_benchmark
+from testjack_tui.sandbox import Sandbox
+from testjack_tui.sandbox.verify import verify_task
 
 from conftest import DEMO
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import load_benchmark
-from sandbox import Sandbox
+from testjack_tui.benchmarks import load_benchmark
+from testjack_tui.sandbox import Sandbox
 from testjack_tui.engine.probes import PROBE_SUFFIX
 
 from conftest import DEMO

@@ -10,8 +10,8 @@ pytestmark = pytest.mark.podman
 
 
 async def test_ghost_branches_of_a_demo_trial_in_its_model_world():
-    from benchmarks import load_benchmark
-    from sandbox import Sandbox
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.sandbox import Sandbox
     from testjack_tui.engine.detectors import (attach_ghost, collect_ghost_branches,
                                                collect_static_evidence, evidence_provider)
 

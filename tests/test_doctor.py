@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from sandbox.diagnostics import check_disk, run_checks
+from testjack_tui.sandbox.diagnostics import check_disk, run_checks
 from testjack_tui.cli import app
 
 pytestmark = pytest.mark.podman
@@ -52,10 +52,10 @@ def test_disk_check_reads_free_space():
 def test_prune_removes_only_the_named_tasks_world_snapshots_of_this_home(tmp_path):
     import uuid
 
-    from sandbox.base_image import BASE_IMAGE
-    from sandbox.podman_conf import podman
-    from sandbox.prune import world_snapshots
-    from sandbox.worlds import L_HOME, WORLD_REPO, home_id
+    from testjack_tui.sandbox.base_image import BASE_IMAGE
+    from testjack_tui.sandbox.podman_conf import podman
+    from testjack_tui.sandbox.prune import world_snapshots
+    from testjack_tui.sandbox.worlds import L_HOME, WORLD_REPO, home_id
 
     mine = f"prunetest-{uuid.uuid4().hex[:8]}"
     other = f"prunekeep-{uuid.uuid4().hex[:8]}"

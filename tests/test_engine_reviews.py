@@ -7,8 +7,8 @@ import dataclasses
 
 from engine_fakes import (FakeAnalyst, FakeAudit, FakeRoles, FakeSandbox, cand, make_benchmark,
                           make_task, make_trial, tools_factory)
-from sandbox.api import TestOutcome as Outcome
-from sandbox.api import TestRun as Run
+from testjack_tui.sandbox.api import TestOutcome as Outcome
+from testjack_tui.sandbox.api import TestRun as Run
 from testjack_tui.engine.hooks import Hooks, default_classifier
 from testjack_tui.engine.report import build_report, trial_markdown
 from testjack_tui.engine.roles import ReviewVerdict

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import ast
 
-from sandbox.api import TestOutcome as Outcome
-from sandbox.hidden_names import hide
+from testjack_tui.sandbox.api import TestOutcome as Outcome
+from testjack_tui.sandbox.hidden_names import hide
 
 SOURCE = '''import pytest
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks import load_benchmark
+from testjack_tui.benchmarks import load_benchmark
 from testjack_tui.cli import app
 from testjack_tui.errors import InputError
 from testjack_tui.safe_paths import id_problem, inside, path_part
@@ -146,7 +146,7 @@ def test_the_snapshot_build_lock_is_machine_wide():
     import subprocess
     import sys
 
-    from sandbox import machine_lock
+    from testjack_tui.sandbox import machine_lock
 
     fd = machine_lock.try_acquire("world:test-tag")
     assert fd is not None
@@ -166,7 +166,7 @@ def test_the_sweep_reads_a_lease_not_a_pid(tmp_path):
     import os
     import time as clock
 
-    from sandbox.labels import L_LEASE, L_PID, LEASE_TTL, owner_dead
+    from testjack_tui.sandbox.labels import L_LEASE, L_PID, LEASE_TTL, owner_dead
 
     lease = tmp_path / "s.lease"
     lease.write_text("")
@@ -181,7 +181,7 @@ def test_exec_logs_are_pruned_by_age_and_size(tmp_path, monkeypatch):
     import os
     import time as clock
 
-    from sandbox.output import prune_logs
+    from testjack_tui.sandbox.output import prune_logs
     from testjack_tui.paths import cache_dir
 
     monkeypatch.setenv("TESTJACK_HOME", str(tmp_path))

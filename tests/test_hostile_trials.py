@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import Limits, Sandbox
-from sandbox.labels import L_PID
-from sandbox.selftest import F2P, P2P, tiny_task, trial_for
+from testjack_tui.sandbox import Limits, Sandbox
+from testjack_tui.sandbox.labels import L_PID
+from testjack_tui.sandbox.selftest import F2P, P2P, tiny_task, trial_for
 
 HOSTILE = Path(__file__).parent / "fixtures" / "hostile"
 
@@ -338,8 +338,8 @@ async def test_cpu_hog_is_stopped_by_its_cpu_time_limit(task):
 
 OWNER = """
 import asyncio, os, sys
-from sandbox import Sandbox
-from sandbox.selftest import tiny_task
+from testjack_tui.sandbox import Sandbox
+from testjack_tui.sandbox.selftest import tiny_task
 from pathlib import Path
 
 async def main():
@@ -395,7 +395,7 @@ def new_file_patch(path: str, text: str) -> str:
 async def test_disk_fill_in_the_benchmarks_own_flow_is_killed_at_the_disk_limit():
     """The benchmark's test.sh runs on a writable root (as the benchmark runs it): a trial's
     conftest.py filling the disk there is measured and killed past disk_mb."""
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
 
     bench = load_benchmark(Path(__file__).parent / "fixtures" / "deepswe")
     task = bench.tasks[next(t for t in bench.tasks if t.endswith("fees-compound"))]

@@ -91,8 +91,8 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, home, tmp_path)
 
 
 def test_go_ghost_lines_from_statement_coverage(audit):
-    from benchmarks import load_benchmark
-    from sandbox import Sandbox
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.sandbox import Sandbox
     from testjack_tui.engine.detectors import evidence_provider
 
     bench = load_benchmark(GO)

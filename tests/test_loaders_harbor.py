@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import bundled_benchmarks, load_benchmark
-from benchmarks.patches import patch_problem, touched_files
+from testjack_tui.benchmarks import bundled_benchmarks, load_benchmark
+from testjack_tui.benchmarks.patches import patch_problem, touched_files
 from testjack_tui.errors import InputError
 
 from conftest import DEMO, ROOT

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import load_benchmark
+from testjack_tui.benchmarks import load_benchmark
 from testjack_tui.errors import InputError
 
 from conftest import ROOT

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import load_benchmark
+from testjack_tui.benchmarks import load_benchmark
 from conftest import ROOT
 from fake_openai_server import FakeOpenAIServer, Reply
-from sandbox import Sandbox
+from testjack_tui.sandbox import Sandbox
 
 pytestmark = pytest.mark.podman
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks import load_benchmark
-from sandbox.test_ids import junit_to_pytest
+from testjack_tui.benchmarks import load_benchmark
+from testjack_tui.sandbox.test_ids import junit_to_pytest
 from testjack_tui.cli import app
 from testjack_tui.commands.verify_cmd import verify_benchmark
 
@@ -100,7 +100,7 @@ def test_verify_prints_one_line_per_world_when_ids_match_nothing(tmp_path):
 def test_witness_and_agent_runs_take_t0_ids_in_the_benchmark_scheme(verified):
     """An agent (or a witness run) naming T0 tests the way config.json does gets their real
     outcomes, keyed by the ids it gave, in a fresh container and in a live one."""
-    from sandbox import Sandbox
+    from testjack_tui.sandbox import Sandbox
     from testjack_tui.agents.tools import format_test_run
 
     bench, _ = verified
@@ -126,3 +126,35 @@ def test_witness_and_agent_runs_take_t0_ids_in_the_benchmark_scheme(verified):
     assert {i: o.status for i, o in agent.outcomes.items()} == {ids[0]: "failed", ids[1]: "failed"}
     shown = format_test_run(agent, "null")
     assert "tests.test_fees.TestCompound.test_hours_minutes" in shown and "::" not in shown
+
+
+def test_a_spinning_trial_is_stopped_by_its_cpu_time_limit_in_the_benchmarks_own_flow(verified):
+    """The task's own test.sh runs trial code too: each of its processes gets the run's CPU-time
+    limit, so a trial that spins at import frees its slot long before the verifier's timeout
+    (300 s here), and the benchmark's grader still gives it reward 0."""
+    import dataclasses
+    import time
+
+    from testjack_tui.model import Trial
+    from testjack_tui.sandbox import Limits, Sandbox
+    from testjack_tui.sandbox.selftest import make_patch
+
+    bench, _ = verified
+    task = next(t for t in bench.tasks.values() if t.id.endswith("fees-compound"))
+    source = (FIXTURE / "environment" / "repo" / "tallykit" / "fees.py").read_text()
+    hog = Trial(id="fees-compound__spin", task_id=task.id, agent="agent", model="model-a",
+                patch=make_patch({"tallykit/fees.py": source},
+                                 {"tallykit/fees.py": "while True:\n    pass\n" + source}), official_pass=True)
+    limits = dataclasses.replace(Limits(), cpu_share=0.001, min_cpu_seconds=2)
+
+    async def run():
+        async with Sandbox(session="official-cpu", limits=limits) as sb:
+            return await sb.run_official(task, "model", hog)
+
+    started = time.monotonic()
+    run = asyncio.run(run())
+    took = time.monotonic() - started
+    assert task.tests.evaluator.timeout_sec == 300.0
+    assert not run.exec.timed_out and took < 150, (took, run.exec.output[-1500:])
+    assert run.reward == 0.0
+    assert not any(run.status(i) == "passed" for i in task.tests.fail_to_pass)

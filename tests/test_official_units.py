@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sandbox import api
-from sandbox.grader_reports import parse_ctrf_report, parse_junit_report, read_reports, read_reward
-from sandbox.test_ids import junit_to_pytest, pytest_to_junit
-from sandbox.wellformed import assess, changed_tests, diagnose
+from testjack_tui.sandbox import api
+from testjack_tui.sandbox.grader_reports import parse_ctrf_report, parse_junit_report, read_reports, read_reward
+from testjack_tui.sandbox.test_ids import junit_to_pytest, pytest_to_junit
+from testjack_tui.sandbox.wellformed import assess, changed_tests, diagnose
 from testjack_tui.model import Environment, OfficialTests, Reference, Task
 
 FIXTURE = Path(__file__).parent / "fixtures" / "deepswe"

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks import load_benchmark
+from testjack_tui.benchmarks import load_benchmark
 from testjack_tui.engine.probes import ProbeError, materialize_probe, parse_probe, probe_test_source
 from testjack_tui.engine.roles import Candidate
 from testjack_tui.errors import InputError
@@ -122,7 +122,7 @@ def test_loader_reads_the_demo_reference_program():
     ('command = ["perl", "x.pl"]\nfiles = "oracle"\nimage = 3', "reference_program.image"),
 ])
 def test_bad_reference_program_is_one_line_naming_the_field(tmp_path, table, field):
-    from benchmarks.harbor import _read_task
+    from testjack_tui.benchmarks.harbor import _read_task
 
     folder = tmp_path / TASK
     shutil.copytree(DEMO / "tasks" / TASK, folder)

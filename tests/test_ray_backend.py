@@ -44,7 +44,7 @@ def result_of(session) -> dict:
 
 
 def our_containers(session_id: str) -> list[str]:
-    from sandbox.podman_conf import podman
+    from testjack_tui.sandbox.podman_conf import podman
 
     res = podman("ps", "-a", "--filter", f"label=testjack.session=tj-{session_id}", "--format", "{{.ID}}",
                  check=False)
@@ -102,7 +102,7 @@ def test_doctor_checks_every_node_of_the_cluster(cluster, home):
 @pytest.fixture(scope="module")
 def on_ray(local, cluster, home) -> dict:
     """The same audit on the Ray backend; the first worker node to run a replay is killed then."""
-    from sandbox.backend import make_backend
+    from testjack_tui.sandbox.backend import make_backend
     from testjack_tui.engine.session import AuditSession
 
     c, workers = cluster
@@ -159,7 +159,7 @@ def test_worlds_spread_over_nodes_and_events_name_them(on_ray):
 
 
 def test_nothing_leaks_and_a_returning_node_sweeps_the_lost_nodes_containers(on_ray, cluster):
-    from sandbox.backend import make_backend
+    from testjack_tui.sandbox.backend import make_backend
 
     c, _ = cluster
     session_id = on_ray["session"].id
@@ -178,7 +178,7 @@ def test_verify_through_the_benchmarks_own_flow_on_ray_equals_local(cluster):
     reaches the nodes through the object store and gives the local answers."""
     from pathlib import Path
 
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
     from testjack_tui.commands.verify_cmd import verify_benchmark
 
     bench = load_benchmark(Path(__file__).parent / "fixtures" / "deepswe")
@@ -191,3 +191,69 @@ def test_verify_through_the_benchmarks_own_flow_on_ray_equals_local(cluster):
     local = asyncio.run(verify_benchmark(bench, [task]))
     on_ray = asyncio.run(verify_benchmark(bench, [task], backend="ray"))
     assert view(on_ray) == view(local) and local[0].flow == "official"
+
+
+def test_a_node_without_the_tasks_image_builds_it_from_what_travels_through_ray(cluster, tmp_path):
+    """No node holds the environment image of a new task, and the operator's task folder is gone
+    once the task is packed: the node builds the image from the bundle in the object store."""
+    import secrets
+    import shutil
+
+    from testjack_tui.sandbox.backend import make_backend
+    from testjack_tui.sandbox.podman_conf import podman
+    from testjack_tui.sandbox.selftest import F2P, tiny_task
+
+    nonce = secrets.token_hex(6)
+    task = tiny_task(tmp_path / "task", task_id=f"fresh-{nonce}", tag=nonce)
+
+    def images() -> list[str]:
+        res = podman("images", "-q", "--filter", f"label=testjack.selftest={nonce}", check=False)
+        return res.stdout.decode().split()
+
+    assert images() == []
+
+    async def run():
+        async with make_backend("ray", session="fresh-image") as backend:
+            backend._bundle(task)  # packed on the operator's side
+            shutil.rmtree(tmp_path / "task")
+            ref = await backend.prepare(task, "reference")
+            run = await backend.run_tests(ref, list(F2P))
+            return run, backend.placement()
+
+    run, placement = asyncio.run(run())
+    assert all(run.status(i) == "passed" for i in F2P), run.exec.output[-1500:]
+    assert any(w.startswith(f"fresh-{nonce}/reference") for w in placement), placement
+    built = images()
+    assert built, "the node built the task's environment image"
+    podman("rmi", "-f", *built, check=False)
+
+
+def test_operator_killed_on_ray_resumes_to_the_local_result_without_leaks(local, cluster, home, tmp_path):
+    """kill -9 of the operator's process in the middle of a round on the Ray backend; `resume`
+    continues on the cluster (the backend is part of the session) and ends where the local
+    audit ended; the killed session's containers on the nodes are gone."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    from conftest import ROOT, kill_when
+
+    from testjack_tui.engine.summary import outcome_view
+
+    c, _ = cluster
+    env = dict(os.environ, TESTJACK_HOME=str(home), RAY_ADDRESS=c.address)
+    common = ["--headless", "--auto-approve"]
+    # Killed as the round's audit gets under way on the nodes.
+    seen, _ = kill_when(["audit", str(DEMO), *common, "--seed", "0", "--task", TASK, "--rounds", "1",
+                         "--backend", "ray"], env, lambda line, text: "round 1: auditing" in line)
+    sid = re.search(r"session (\d{8}-\d{6}-[0-9a-f]+)", seen).group(1)
+    assert "on node" in seen, seen[-2000:]
+
+    resumed = subprocess.run([sys.executable, "-m", "testjack_tui.cli", "resume", sid, "--out", str(tmp_path)],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert "on node" in resumed.stdout, resumed.stdout[-2000:]  # it went on with the cluster
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert outcome_view(summary)[TASK] == local["outcome"]
+    assert our_containers(sid) == []

@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]  # a whole demo aud
 
 @pytest.fixture(scope="module")
 def outcome(tmp_path_factory):
-    from benchmarks import load_benchmark
-    from sandbox import Sandbox
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.sandbox import Sandbox
     from testjack_tui.engine import detectors
     from testjack_tui.engine.config import SessionConfig
     from testjack_tui.engine.export import check_export, plan_export, write_harbor

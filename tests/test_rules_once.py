@@ -2,8 +2,8 @@
 several copies with different behaviour (witness fails, quote in prompt, diff files, harness files)."""
 from __future__ import annotations
 
-from sandbox.integrity import harness_reasons
-from sandbox.runners.base import aggregate
+from testjack_tui.sandbox.integrity import harness_reasons
+from testjack_tui.sandbox.runners.base import aggregate
 from testjack_tui.agents import operator, roles_llm
 from testjack_tui.diffs import added_files, parse_diff, touched_files
 from testjack_tui.engine import ambiguity, export, runner

@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sandbox.api import ExecResult
-from sandbox.runners import get_runner, grader_ids
-from sandbox.runners.cargo_runner import LAUNCHER
+from testjack_tui.sandbox.api import ExecResult
+from testjack_tui.sandbox.runners import get_runner, grader_ids
+from testjack_tui.sandbox.runners.cargo_runner import LAUNCHER
 
 LOG = """\
    Compiling numerals v0.1.0 (/app)

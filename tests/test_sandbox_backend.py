@@ -6,9 +6,9 @@ import inspect
 
 import pytest
 
-from sandbox import Sandbox
-from sandbox.backend import LiveWorldHandle, SandboxBackend, make_backend
-from sandbox.core import LiveWorld
+from testjack_tui.sandbox import Sandbox
+from testjack_tui.sandbox.backend import LiveWorldHandle, SandboxBackend, make_backend
+from testjack_tui.sandbox.core import LiveWorld
 from testjack_tui.engine.config import SessionConfig
 from testjack_tui.errors import InputError
 
@@ -30,8 +30,8 @@ def test_local_sandbox_is_a_backend_with_the_protocol_signatures():
 
 
 def test_ray_backend_has_the_protocol_signatures():
-    from sandbox.ray_backend import RayBackend
-    from sandbox.ray_backend.backend import RemoteLiveWorld
+    from testjack_tui.sandbox.ray_backend import RayBackend
+    from testjack_tui.sandbox.ray_backend.backend import RemoteLiveWorld
 
     backend = make_backend("ray", session="t", ray_address="auto")  # not entered: no cluster needed
     assert isinstance(backend, RayBackend) and isinstance(backend, SandboxBackend)
@@ -44,10 +44,10 @@ def test_ray_backend_has_the_protocol_signatures():
 def test_task_files_travel_in_the_bundle_and_keep_the_image_tag(tmp_path):
     from pathlib import Path
 
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
     from conftest import DEMO
-    from sandbox.images import context_hash
-    from sandbox.ray_backend.bundle import pack_task, unpack_task
+    from testjack_tui.sandbox.images import context_hash
+    from testjack_tui.sandbox.ray_backend.bundle import pack_task, unpack_task
 
     task = load_benchmark(DEMO).tasks["cache-async-memoize"]
     there = unpack_task(pack_task(task), tmp_path / "node")

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from sandbox import Sandbox
-from sandbox.output import OutputCollector
-from sandbox.selftest import tiny_task
-from sandbox.trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
+from testjack_tui.sandbox import Sandbox
+from testjack_tui.sandbox.output import OutputCollector
+from testjack_tui.sandbox.selftest import tiny_task
+from testjack_tui.sandbox.trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
 
 
 def _trailer(mark: str, reports: dict) -> bytes:
@@ -63,7 +63,7 @@ def test_missing_or_garbled_trailer_leaves_output_whole_and_no_report():
 
 
 def test_a_mark_followed_by_endless_output_is_not_buffered(monkeypatch):
-    import sandbox.trailer as trailer
+    import testjack_tui.sandbox.trailer as trailer
     monkeypatch.setattr(trailer, "TRAILER_CAP", 1000)
     mark = new_mark()
     splitter, text = _split([b"a", mark.encode(), b"x" * 600, b"y" * 600, b"z"], mark)
@@ -84,7 +84,7 @@ CHECK_BIN = ("import pathlib\n\ndef test_bin():\n"
 
 @pytest.mark.podman
 async def test_small_runs_need_no_archive_copies_and_large_ones_fall_back(tmp_path, monkeypatch):
-    import sandbox.testruns as testruns
+    import testjack_tui.sandbox.testruns as testruns
 
     copies: list[str] = []
     real_put, real_get = testruns.put_files, testruns.get_dir
@@ -120,7 +120,7 @@ HOOK = ("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\n"
 
 @pytest.mark.podman
 async def test_harness_restore_in_the_wrapper_also_when_the_run_times_out_or_is_large(tmp_path):
-    from sandbox.selftest import trial_for
+    from testjack_tui.sandbox.selftest import trial_for
 
     task = tiny_task(tmp_path)
     trial = trial_for(task, "hook", {"tests/conftest.py": HOOK})

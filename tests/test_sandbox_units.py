@@ -6,14 +6,14 @@ import json
 import subprocess
 import sys
 
-from sandbox.api import ExecResult
-from sandbox.integrity import harness_reasons
-from sandbox.labels import L_PID, L_PIDSTART, owner_dead, owner_labels, process_start_time, slug
-from sandbox.output import HeadTail, OutputCollector
+from testjack_tui.sandbox.api import ExecResult
+from testjack_tui.sandbox.integrity import harness_reasons
+from testjack_tui.sandbox.labels import L_PID, L_PIDSTART, owner_dead, owner_labels, process_start_time, slug
+from testjack_tui.sandbox.output import HeadTail, OutputCollector
 from testjack_tui.diffs import added_files, file_sections, touched_files
-from sandbox.runners import PytestRunner, aggregate, get_runner
-from sandbox.runners.junit import mangle, parse_junit
-from sandbox.selftest import BASE_FILES, FIXED_CALC, make_patch
+from testjack_tui.sandbox.runners import PytestRunner, aggregate, get_runner
+from testjack_tui.sandbox.runners.junit import mangle, parse_junit
+from testjack_tui.sandbox.selftest import BASE_FILES, FIXED_CALC, make_patch
 
 
 def _exec(exit_code=1, timed_out=False, out="") -> ExecResult:
@@ -172,7 +172,7 @@ def test_aggregate_and_runner_registry():
 
 def test_launcher_drops_addopts_that_change_what_runs(tmp_path, monkeypatch):
     # Run the launcher's option cleaning on the host python (it is plain python3 code).
-    from sandbox.runners import pytest_runner
+    from testjack_tui.sandbox.runners import pytest_runner
     code = pytest_runner.LAUNCHER.split("args = [sys.executable")[0].split("spec = json.load")[0]
     code += pytest_runner.LAUNCHER[pytest_runner.LAUNCHER.index("DROP = "):pytest_runner.LAUNCHER.index("args = [sys.executable")]
     namespace: dict = {}
@@ -217,7 +217,7 @@ def test_owner_labels_and_dead_owner_detection():
 
 
 def test_prestart_depth_is_one_per_slot_and_shrinks_when_memory_is_short():
-    from sandbox.core import prestart_depth
+    from testjack_tui.sandbox.core import prestart_depth
 
     assert prestart_depth(2, available_mb=24_000) == 2
     assert prestart_depth(8, available_mb=2_000) == 3  # a tenth of 2 GB at 64 MB per container

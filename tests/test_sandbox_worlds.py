@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from sandbox import Limits, PatchError, Sandbox
-from sandbox.labels import APP_FILTER, L_PID
-from sandbox.selftest import F2P, FIXED_CALC, P2P, tiny_task, trial_for
+from testjack_tui.sandbox import Limits, PatchError, Sandbox
+from testjack_tui.sandbox.labels import APP_FILTER, L_PID
+from testjack_tui.sandbox.selftest import F2P, FIXED_CALC, P2P, tiny_task, trial_for
 
 pytestmark = pytest.mark.podman
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import load_benchmark
-from benchmarks import swebench_harness as harness
-from benchmarks.swebench_harness import directives, parse_log
+from testjack_tui.benchmarks import load_benchmark
+from testjack_tui.benchmarks import swebench_harness as harness
+from testjack_tui.benchmarks.swebench_harness import directives, parse_log
 from testjack_tui.commands.verify_cmd import verify_benchmark
 
 FIXTURE = Path(__file__).parent / "fixtures" / "swebench-django"
@@ -86,7 +86,7 @@ def test_a_django_shaped_task_is_verified_through_its_runtests_runner():
 
 
 def test_parser_ids_of_exported_witnesses():
-    from benchmarks.swebench_harness import parser_id
+    from testjack_tui.benchmarks.swebench_harness import parser_id
 
     node = "tests/greetings/test_tj_bye.py::FarewellPunctuationTests::test_comma"
     assert parser_id("django", node) == "test_comma (greetings.test_tj_bye.FarewellPunctuationTests)"
@@ -109,7 +109,7 @@ class FarewellPunctuationTests(unittest.TestCase):
 def test_a_swebench_export_round_trips_through_the_harness_command_and_parser(tmp_path):
     import json
 
-    from sandbox import Sandbox
+    from testjack_tui.sandbox import Sandbox
     from testjack_tui.engine.export import TaskExport, WitnessFile, check_export, write_swebench
 
     bench = load_benchmark(FIXTURE)

@@ -155,7 +155,7 @@ async def test_next_says_why_when_only_decisions_block_the_engine():
 
 
 def test_diff_view_groups_files_by_kind_and_marks_ghost_lines():
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
 
     bench = load_benchmark(DEMO)
     trial = next(t for t in bench.trials if t.id == "parse-duration-compound__orca__2")
@@ -181,7 +181,7 @@ def test_diff_view_groups_files_by_kind_and_marks_ghost_lines():
 # -- snapshots --------------------------------------------------------------------------------
 
 def _demo_context():
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
     from testjack_tui.services.approvals import ApprovalContext, RunFacts
 
     bench = load_benchmark(DEMO)
@@ -482,7 +482,7 @@ def test_status_line_with_pending_decisions_snapshot_80x24(snap_compare, monkeyp
 
 
 async def test_trials_pane_is_resizable_and_the_selection_shows_all_models_when_wide():
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
 
     from testjack_tui.tui.screens.selection import SelectionScreen
 

@@ -43,7 +43,7 @@ async def test_benchmarks_screen_lists_the_bundled_demo_with_counts():
         await wait_for(pilot, lambda: table.row_count > 0)
         row = [str(c) for c in table.get_row_at(0)]
         assert row[0] == "testjack-demo" and row[1] == "harbor" and row[5] == "bundled"
-        from benchmarks import load_benchmark
+        from testjack_tui.benchmarks import load_benchmark
         demo = load_benchmark(DEMO)
         assert row[2:5] == [str(len(demo.tasks)), str(len(demo.trials)),
                             str(sum(t.official_pass for t in demo.trials))]
@@ -78,7 +78,7 @@ async def test_opening_a_path_leads_to_selection_and_is_remembered():
 
 
 async def test_selection_toggles_tasks_and_trials_and_selects_by_model():
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
 
     bench = load_benchmark(DEMO)
     app = TestJackApp(strict_errors=True)
@@ -119,7 +119,7 @@ async def test_selection_toggles_tasks_and_trials_and_selects_by_model():
 
 
 async def test_selection_settings_errors_name_the_field_and_nothing_starts():
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
 
     bench = load_benchmark(FIXTURE)
     app = TestJackApp(strict_errors=True)

@@ -10,8 +10,8 @@ import pytest
 from conftest import DEMO
 from textual.widgets import Checkbox, DataTable, Input, Select, Static
 
-from benchmarks import load_benchmark
-from sandbox.verify import TaskVerification, TrialVerification, report_lines
+from testjack_tui.benchmarks import load_benchmark
+from testjack_tui.sandbox.verify import TaskVerification, TrialVerification, report_lines
 from testjack_tui.tui import selection_memory
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.benchmarks import BenchmarksScreen
@@ -52,8 +52,8 @@ def fake_verify(monkeypatch):
             on_progress(f"{task.id}: trial {t.id}", 0, 0)
         return canned(task, trials)
 
-    monkeypatch.setattr("sandbox.backend.make_backend", lambda *a, **k: NoContainers())
-    monkeypatch.setattr("sandbox.verify.verify_task", verify_task)
+    monkeypatch.setattr("testjack_tui.sandbox.backend.make_backend", lambda *a, **k: NoContainers())
+    monkeypatch.setattr("testjack_tui.sandbox.verify.verify_task", verify_task)
 
 
 async def open_demo(pilot, app) -> SelectionScreen:

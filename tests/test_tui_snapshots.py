@@ -37,7 +37,7 @@ def test_selection_screen_120x36(snap_compare, monkeypatch):
     monkeypatch.chdir(DEMO.parents[1])
 
     async def open_demo(pilot) -> None:
-        from benchmarks import load_benchmark
+        from testjack_tui.benchmarks import load_benchmark
 
         await pilot.app.push_screen(SelectionScreen(load_benchmark(DEMO), str(DEMO)))
         await pilot.pause()
@@ -49,7 +49,7 @@ def test_selection_settings_tab_80x24(snap_compare, monkeypatch):
     monkeypatch.chdir(DEMO.parents[1])
 
     async def open_settings(pilot) -> None:
-        from benchmarks import load_benchmark
+        from testjack_tui.benchmarks import load_benchmark
 
         await pilot.app.push_screen(SelectionScreen(load_benchmark(DEMO), str(DEMO)))
         await pilot.pause()

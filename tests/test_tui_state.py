@@ -196,7 +196,7 @@ def test_world_names_are_shortened_for_the_table():
 
 
 def test_verification_cells_read_the_real_verify_result():
-    from sandbox.verify import TaskVerification, TrialVerification
+    from testjack_tui.sandbox.verify import TaskVerification, TrialVerification
     from testjack_tui.tui.screens.selection import trial_reproduction, verification_summary
 
     result = TaskVerification(task_id="t", well_formed=True, vacuous=["tests/test_a.py::test_x"], trials=[

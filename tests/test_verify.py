@@ -7,9 +7,9 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from sandbox import Sandbox
-from sandbox.selftest import BASE_FILES, F2P, FIXED_CALC, P2P, T0_FILE, make_patch, tiny_task, trial_for
-from sandbox.verify import verify_task
+from testjack_tui.sandbox import Sandbox
+from testjack_tui.sandbox.selftest import BASE_FILES, F2P, FIXED_CALC, P2P, T0_FILE, make_patch, tiny_task, trial_for
+from testjack_tui.sandbox.verify import verify_task
 from testjack_tui.cli import app
 from testjack_tui.model import OfficialTests, Reference
 

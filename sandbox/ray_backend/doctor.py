@@ -2,6 +2,7 @@
 them podman, the base image, free disk and the same TestJack version as the operator."""
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -35,7 +36,7 @@ def cluster_checks(address: str | None) -> list[Check]:
     try:
         if not ray.is_initialized():
             target = address or os.environ.get("RAY_ADDRESS") or "auto"
-            ray.init(address=target, logging_level="WARNING", log_to_driver=False)
+            ray.init(address=target, logging_level=logging.WARNING, log_to_driver=False)
             started = True
     except Exception as exc:  # no cluster there, wrong address, version mismatch
         return [Check("ray cluster", "fail", f"cannot connect to {address or 'auto'}: {exc}"[:300],

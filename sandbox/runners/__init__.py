@@ -1,20 +1,25 @@
 """Test runners by framework name (the names tasks use, and their aliases)."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .base import Runner, aggregate
 from .cargo_runner import CargoTestRunner
 from .go_runner import GoTestRunner
-from .node_runner import JestRunner, NodeTestRunner
+from .node_runner import JestRunner, MochaRunner, NodeBuiltinRunner, NodeTestRunner
 from .pytest_runner import PytestRunner
 
-RUNNERS: dict[str, type] = {"pytest": PytestRunner, "go test": GoTestRunner,
-                            "vitest": NodeTestRunner, "jest": JestRunner,
-                            "cargo test": CargoTestRunner}
+RUNNERS: dict[str, type[Runner]] = {"pytest": PytestRunner, "go test": GoTestRunner,
+                                    "vitest": NodeTestRunner, "jest": JestRunner, "mocha": MochaRunner,
+                                    "node --test": NodeBuiltinRunner,
+                                    "cargo test": CargoTestRunner}
 ALIASES = {"py.test": "pytest", "go": "go test", "gotest": "go test", "go-test": "go test",
            "go_test": "go test", "testing": "go test", "vitest-junit-to-ctrf": "vitest",
            "jest-ctrf-json-reporter": "jest", "ts-jest": "jest", "cargo": "cargo test",
            "cargo-test": "cargo test", "cargo nextest": "cargo test", "cargo-nextest": "cargo test",
-           "nextest": "cargo test"}
+           "nextest": "cargo test", "node": "node --test", "node:test": "node --test",
+           "node-test": "node --test", "node test": "node --test", "node_test": "node --test",
+           "nodetest": "node --test", "mocha-junit-reporter": "mocha"}
 
 
 def runner_name(framework: str | None) -> str | None:
@@ -33,7 +38,7 @@ def get_runner(framework: str = "pytest") -> Runner:
     return RUNNERS[name]()
 
 
-def grader_ids(framework: str | None, path: str, outcomes: dict) -> list[str]:
+def grader_ids(framework: str | None, path: str, outcomes: Iterable[str]) -> list[str]:
     """The ids the benchmark's own grader uses for the tests of one witness file, read from a
     run's outcome keys (see each runner's `grader_ids`)."""
     name = runner_name(framework) or "pytest"

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import Protocol
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from ..api import ExecResult, TestOutcome, TestStatus
 
@@ -34,9 +35,10 @@ class LaunchedRunner:
 
     launcher_path = ""
     launcher = ""
+    canaries = False  # the canary files are pytest tests
     reports: tuple[str, ...] = ()
 
-    def spec_extra(self) -> dict:
+    def spec_extra(self) -> dict[str, Any]:
         return {}
 
     def support_files(self) -> dict[str, str]:
@@ -59,7 +61,7 @@ def report_named(reports: dict[str, bytes | None], suffix: str) -> bytes | None:
     return next((v for k, v in reports.items() if k.endswith(suffix)), None)
 
 
-def json_report(reports: dict[str, bytes | None], suffix: str) -> dict:
+def json_report(reports: dict[str, bytes | None], suffix: str) -> dict[str, Any]:
     """A fetched JSON report (a launcher's plan); {} when it is missing or cut short."""
     try:
         data = json.loads(report_named(reports, suffix) or b"{}")
@@ -70,6 +72,17 @@ def json_report(reports: dict[str, bytes | None], suffix: str) -> dict:
 
 class Runner(Protocol):
     name: str
+    witness_hint: str  # for the agents: where witness files go and how their ids look
+    canaries: bool  # whether canaries (sandbox/canaries.py) can guard this runner's runs
+
+    @staticmethod
+    def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:
+        """The ids the benchmark's own grader uses for the tests of one witness file."""
+        ...
+
+    def new_out_dir(self) -> str:
+        """A fresh directory in the container for one run's reports."""
+        ...
 
     def support_files(self) -> dict[str, str]:
         """Absolute path in the container -> content (launchers, plugins); copied in once."""

@@ -14,9 +14,11 @@ requested file.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import re
 
-from ..api import ExecResult, TestOutcome
+from ..api import ExecResult, TestOutcome, TestStatus
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
 
@@ -86,7 +88,7 @@ class CargoTestRunner(LaunchedRunner):
     inline_command = PytestRunner.inline_command  # the same python3 wrapper: files in, reports out
 
     @staticmethod
-    def grader_ids(path: str, outcomes: dict) -> list[str]:
+    def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:
         target = path.rsplit("/", 1)[-1].removesuffix(".rs")
         return sorted(n for n in outcomes if "::" in n.split(": ", 1)[0]
                       and n.split(": ", 1)[0].endswith("::" + target) and ": " in n)
@@ -103,6 +105,7 @@ class CargoTestRunner(LaunchedRunner):
         outcomes: dict[str, TestOutcome] = {}
         for test_id in test_ids:
             entry = (plan.get("ids") or {}).get(test_id)
+            status: TestStatus
             if entry is None:
                 status = "timed_out" if result.timed_out else "error"
                 outcomes[test_id] = TestOutcome(test_id, status, "cargo test did not start: "
@@ -132,9 +135,12 @@ class CargoTestRunner(LaunchedRunner):
         return outcomes
 
 
-def read_log(log: str, package: str):
+_CARGO_STATUS: dict[str, TestStatus] = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
+
+
+def read_log(log: str, package: str) -> tuple[dict[tuple[str, str], TestStatus], dict[tuple[str, str], str]]:
     """({(binary id, test name): status}, {(binary id, test name): failure output})."""
-    results: dict[tuple[str, str], str] = {}
+    results: dict[tuple[str, str], TestStatus] = {}
     messages: dict[tuple[str, str], str] = {}
     binary = package
     section: tuple[str, str] | None = None
@@ -148,7 +154,7 @@ def read_log(log: str, package: str):
             continue
         m = _RESULT.match(line)
         if m:
-            results[(binary, m.group(1))] = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}[m.group(2)]
+            results[(binary, m.group(1))] = _CARGO_STATUS[m.group(2)]
             continue
         m = _SECTION.match(line)
         if m:

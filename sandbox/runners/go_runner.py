@@ -16,6 +16,9 @@ second is the id the benchmark's own grader uses; export needs both).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import json
 import re
 
@@ -178,7 +181,7 @@ class GoTestRunner(LaunchedRunner):
     inline_command = PytestRunner.inline_command
 
     @staticmethod
-    def grader_ids(path: str, outcomes: dict) -> list[str]:
+    def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:
         """`<import path>.TestName` for each `path::TestName` the run reported."""
         names = [n.split("::", 1)[1] for n in outcomes if n.startswith(path + "::")]
         ids = []
@@ -190,7 +193,7 @@ class GoTestRunner(LaunchedRunner):
     def __init__(self, cover: bool = False):
         self.cover = cover
 
-    def spec_extra(self) -> dict:
+    def spec_extra(self) -> dict[str, Any]:
         return {"cover": self.cover}
 
     def report_paths(self, out_dir: str) -> list[str]:

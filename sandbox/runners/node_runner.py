@@ -1,22 +1,29 @@
-"""JavaScript/TypeScript: vitest or jest, through the repository's own installed binary, one
-process for all requested ids, per-test results from the tool's JSON reporter (jest's
-`--json` shape, which vitest's `json` reporter also writes).
+"""JavaScript/TypeScript: vitest, jest, mocha or `node --test`, through the repository's own
+installed binary (node itself for `node --test`), one process for all requested ids, per-test
+results as JSON in jest's `--json` shape: jest's own, vitest's `json` reporter, and our mocha
+and node reporters (sandbox/runners/js_reporters.py) for the other two.
 
-The tool: the task's declared framework when its binary is installed in `node_modules/.bin`,
-else the one package.json depends on (vitest before jest). Ids, in the forms benchmarks and
-our witnesses use:
+The tool: the task's declared framework when it is installed, else the one the package.json
+test script runs, else the one package.json depends on (vitest, jest, mocha in that order).
+Ids, in the forms benchmarks and our witnesses use:
 - `<file>: <describe> > <title>` — DeepSWE's vitest ids (JUnit classname + name via CTRF);
 - `<file>` — every test in that file; `<file>::<describe> > <title>` — one test (or a describe
   block) of that file;
-- `<describe> <title>` — jest's fullName (jest-ctrf-json-reporter), looked up in every file.
+- `<describe> <title>` — jest's fullName (jest-ctrf-json-reporter) and mocha's fullTitle,
+  looked up in every file.
+mocha and node get only the named files, and when every id names tests, a name pattern
+(`--grep`, `--test-name-pattern`) so only those tests run.
 Outcome keys: every requested id, plus `<file>::<name>` and `<file>: <name>` for each test of
 a requested file (the engine reads the first, the benchmark's grader the second).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import json
 
 from ..api import ExecResult, TestOutcome
+from . import js_reporters
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
 
@@ -25,51 +32,207 @@ REPORT = "node-report.json"
 PLAN = "node-plan.json"
 LOG = "node-run.log"
 
-LAUNCHER = LAUNCHER_PRELUDE + r'''
-def deps():
+LAUNCHER = LAUNCHER_PRELUDE + r'''import shlex
+
+TOOLS = ("vitest", "jest", "mocha", "node")
+EXTS = (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx", ".mts", ".cts")
+
+def package():
     try:
         data = json.load(open("package.json"))
     except (IOError, OSError, ValueError):
         return {}
-    found = {}
-    for key in ("devDependencies", "dependencies"):
-        if isinstance(data.get(key), dict):
-            found.update(data[key])
-    return found
+    return data if isinstance(data, dict) else {}
 
 def installed(tool):
-    return os.path.exists(os.path.join("node_modules", ".bin", tool))
+    return tool == "node" or os.path.exists(os.path.join("node_modules", ".bin", tool))
+
+def script_tool(pkg):
+    # The tool the package's own test script runs: `vitest`, `jest`, `mocha` or `node --test`.
+    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    script = str(scripts.get("test") or "")
+    found = [(m.start(), m.group(1)) for m in re.finditer(r"(?<![\w@/-])(vitest|jest|mocha)(?![\w-])", script)]
+    node = re.search(r"(?<![\w/-])node\b[^&|;]*\s--test(?![\w-])", script)
+    if node:
+        found.append((node.start(), "node"))
+    return min(found)[1] if found else None
+
+# Options of the package's test script that decide how its tests load and run (setup modules,
+# loaders, the interface, timeouts, --exit); reporting, selection and spec options are ours.
+PASS = {
+    "mocha": ({"--require", "-r", "--ui", "-u", "--timeout", "-t", "--extension", "--file",
+               "--node-option", "-n", "--loader", "--retries", "--slow", "-s"},
+              {"--exit", "--async-only", "-A", "--check-leaks", "--full-trace", "--inline-diffs",
+               "--allow-uncaught", "--no-timeouts", "--delay", "--sort", "-S", "--enable-source-maps"}),
+    "node": ({"--import", "--require", "-r", "--loader", "--experimental-loader", "--conditions", "-C"},
+             {"--enable-source-maps", "--no-warnings", "--expose-gc", "--preserve-symlinks"}),
+}
+
+def script_options(pkg, tool):
+    """(options, environment) the test script gives `tool` (mocha or node --test)."""
+    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    for part in re.split(r"&&|\|\||[;|]", str(scripts.get("test") or "")):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            continue
+        names = [os.path.basename(w) for w in words]
+        if tool not in names or (tool == "node" and "--test" not in words):
+            continue
+        at = names.index(tool)
+        env = dict(w.split("=", 1) for w in words[:at] if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w))
+        takes, flags = PASS[tool]
+        kept, rest, i = [], words[at + 1:], 0
+        while i < len(rest):
+            word = rest[i]
+            name = word.split("=", 1)[0]
+            if name in takes:
+                kept += [word] if "=" in word else rest[i:i + 2]
+                i += 0 if "=" in word else 1
+            elif name in flags or (name.startswith("--experimental-") and "coverage" not in name):
+                kept.append(word)
+            i += 1
+        return kept, env
+    return [], {}
+
+def choose_tool(declared):
+    # The task's declared tool when it is there, else the test script's, else a devDependency.
+    if declared in TOOLS and installed(declared):
+        return declared
+    pkg = package()
+    tool = script_tool(pkg)
+    if tool and installed(tool):
+        return tool
+    have = {}
+    for key in ("devDependencies", "dependencies"):
+        if isinstance(pkg.get(key), dict):
+            have.update(pkg[key])
+    return next((t for t in TOOLS[:3] if t in have and installed(t)), None)
+
+def titles_of(test_id):
+    # The describe/test titles an id names, or None for a whole file or a jest full name.
+    if "::" in test_id:
+        name = test_id.split("::", 1)[1]
+    else:
+        head, sep, name = test_id.partition(": ")
+        if not (sep and ("/" in head or head.endswith(EXTS))):
+            return None
+    return name.split(" > ") if name else None
+
+def js_regex(text):
+    return re.sub(r"[\\^$.*+?()[\]{}|/-]", lambda m: "\\" + m.group(0), text)
+
+def name_pattern(tool, ids):
+    # Single-test selection: only when every id names tests inside a file.
+    wanted = [titles_of(i) for i in ids]
+    if not wanted or any(w is None for w in wanted):
+        return None
+    alts = []
+    for titles in wanted:
+        full = js_regex(" ".join(titles))
+        if tool == "mocha":  # matched against the full title (describe titles and the test's)
+            alts.append(full + "(?: |$)")
+        else:  # node matches each test's own name (older) or its full name (newer)
+            alts += [js_regex(titles[-1]) + "$", full + "(?: |$)"]
+    return "^(?:" + "|".join(dict.fromkeys(alts)) + ")"
+
+def node_version():
+    try:
+        out = subprocess.run(["node", "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout
+        return tuple(int(x) for x in re.findall(rb"\d+", out)[:2])
+    except (OSError, ValueError):
+        return ()
+
+def vitest_coverage():
+    return next((p for p in ("v8", "istanbul")
+                 if os.path.isdir(os.path.join("node_modules", "@vitest", "coverage-" + p))), None)
+
+def coverage_args(tool):
+    # Ghost lines: the runner's own coverage as istanbul JSON (coverage-final.json).
+    where = spec.get("istanbul_dir")
+    if not where:
+        return []
+    if tool == "jest":
+        return ["--coverage", "--coverageReporters=json", "--coverageDirectory=" + where]
+    provider = vitest_coverage()
+    if tool == "vitest" and provider:
+        return ["--coverage.enabled=true", "--coverage.provider=" + provider, "--coverage.all=false",
+                "--coverage.reporter=json", "--coverage.reportsDirectory=" + where]
+    return []
+
+def command(tool, files, pattern, report):
+    binary = os.path.join("node_modules", ".bin", tool)
+    if tool == "vitest":
+        return [binary, "run", "--reporter=json", "--outputFile=" + report, "--no-color"] + coverage_args(tool) + files
+    if tool == "jest":
+        args = [binary, "--json", "--outputFile=" + report, "--ci", "--watchAll=false", "--colors=false"]
+        return args + coverage_args(tool) + (["--runTestsByPath"] + files if files else [])
+    if tool == "mocha":
+        args = [binary] + script_options(package(), "mocha")[0]
+        args += ["--reporter", spec["mocha_reporter"], "--reporter-option", "output=" + report]
+        if files:  # the repo's options without its spec: only these files load
+            args += ["--config", spec["mocha_config"], "--no-package"]
+        return args + (["--grep", pattern] if pattern else []) + files
+    args = ["node"] + script_options(package(), "node")[0]
+    args += ["--test", "--test-reporter=" + spec["node_reporter"], "--test-reporter-destination=" + report]
+    return args + (["--test-name-pattern=" + pattern] if pattern else []) + files
 
 declared = (spec.get("framework") or "").lower()
-tool = declared if declared in ("vitest", "jest") and installed(declared) else None
-if tool is None:
-    have = deps()
-    tool = next((t for t in ("vitest", "jest") if t in have and installed(t)), None)
+tool = choose_tool(declared)
 plan = {"tool": tool, "files": {}, "workdir": workdir}
 files = []
 for test_id in spec["ids"]:
     path = test_id.split("::", 1)[0].split(": ", 1)[0]
-    if any(path.endswith(ext) for ext in (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx", ".mts", ".cts")):
+    if path.endswith(EXTS):
         plan["files"][path] = os.path.isfile(path)
         if os.path.isfile(path) and path not in files:
             files.append(path)
+if tool == "node" and node_version() < (18, 15):
+    plan["tool"] = None
+    plan["why"] = "node %s has no --test-reporter (18.15 or later)" % ".".join(map(str, node_version()))
 with open(os.path.join(out_dir, "node-plan.json"), "w") as fh:
     json.dump(plan, fh)
-if tool is None:
-    print("TJ_NODE no vitest or jest installed in node_modules/.bin", flush=True)
+if plan["tool"] is None:
+    print("TJ_NODE no test runner: " + plan.get("why", "no vitest, jest or mocha in node_modules/.bin "
+          "and no `node --test` test script"), flush=True)
     sys.exit(4)
 report = os.path.join(out_dir, "node-report.json")
-binary = os.path.join("node_modules", ".bin", tool)
-if tool == "vitest":
-    args = [binary, "run", "--reporter=json", "--outputFile=" + report, "--no-color"]
-    args += files
-else:
-    args = [binary, "--json", "--outputFile=" + report, "--ci", "--watchAll=false", "--colors=false"]
-    args += ["--runTestsByPath"] + files if files else []
-env = dict(os.environ, CI="1", NO_COLOR="1", FORCE_COLOR="0")
-print("TJ_NODE " + " ".join(args), flush=True)
-with open(os.path.join(out_dir, "node-run.log"), "wb") as log:
-    code = subprocess.call(args, stdout=log, stderr=subprocess.STDOUT, env=env)
+pattern = name_pattern(tool, spec["ids"]) if tool in ("mocha", "node") else None
+env = dict(os.environ)
+if tool in PASS:
+    env.update(script_options(package(), tool)[1])
+env.update(CI="1", NO_COLOR="1", FORCE_COLOR="0")
+if spec.get("v8_coverage"):  # ghost lines: V8 block counts of every node process of the run
+    env["NODE_V8_COVERAGE"] = spec["v8_coverage"]
+log = open(os.path.join(out_dir, "node-run.log"), "wb")
+
+def run(args):
+    print("TJ_NODE " + " ".join(args), flush=True)
+    log.write(("$ " + " ".join(args) + "\n").encode())
+    log.flush()
+    return subprocess.call(args, stdout=log, stderr=subprocess.STDOUT, env=env)
+
+code = run(command(tool, files, pattern, report))
+if tool == "mocha" and not os.path.exists(report) and len(files) > 1:
+    # mocha loads every file before it runs any: one that fails to load ends the whole run.
+    # Once more file by file, so the others still report and the broken one is named.
+    merged = []
+    for index, path in enumerate(files):
+        part = os.path.join(out_dir, "mocha-%d.json" % index)
+        start = log.tell()
+        part_code = run(command(tool, [path], pattern, part))
+        try:
+            merged += json.load(open(part)).get("testResults") or []
+        except (IOError, OSError, ValueError):
+            log.flush()
+            with open(os.path.join(out_dir, "node-run.log"), "rb") as fh:
+                fh.seek(start)
+                why = fh.read()[-3000:].decode(errors="replace")
+            merged.append({"name": os.path.join(workdir, path), "status": "failed",
+                           "message": why or "mocha exited %s" % part_code, "assertionResults": []})
+    with open(report, "w") as fh:
+        json.dump({"tool": "mocha", "testResults": merged}, fh)
+log.close()
 sys.exit(code)
 '''
 
@@ -78,7 +241,7 @@ _EXTS = (".ts", ".js", ".mjs", ".cjs", ".tsx", ".jsx", ".mts", ".cts")
 
 
 class NodeTestRunner(LaunchedRunner):
-    """vitest / jest; see the module docstring for ids and outcome keys."""
+    """vitest / jest / mocha / node --test; see the module docstring for ids and outcome keys."""
 
     name = "vitest"
     launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
@@ -91,11 +254,16 @@ class NodeTestRunner(LaunchedRunner):
     inline_command = PytestRunner.inline_command  # the same python3 wrapper: files in, reports out
 
     @staticmethod
-    def grader_ids(path: str, outcomes: dict) -> list[str]:
+    def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:
         return sorted(n for n in outcomes if n.startswith(path + ": "))
 
+    def support_files(self) -> dict[str, str]:
+        return {**super().support_files(), **js_reporters.support_files()}
+
     def spec_extra(self) -> dict:
-        return {"framework": self.framework}
+        return {"framework": self.framework, "mocha_reporter": js_reporters.MOCHA_REPORTER_PATH,
+                "mocha_config": js_reporters.MOCHA_CONFIG_PATH,
+                "node_reporter": js_reporters.NODE_REPORTER_PATH}
 
     def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
               ) -> dict[str, TestOutcome]:
@@ -104,6 +272,7 @@ class NodeTestRunner(LaunchedRunner):
 
         plan = json_report(reports, PLAN)
         log = (report(LOG) or b"").decode(errors="replace")
+        plan["reported"] = report(REPORT) is not None
         tests, broken = read_report(report(REPORT), plan.get("workdir", ""))
         outcomes: dict[str, TestOutcome] = {}
         for test_id in test_ids:
@@ -114,8 +283,9 @@ class NodeTestRunner(LaunchedRunner):
         if not plan.get("tool"):
             if result.timed_out:
                 return TestOutcome(test_id, "timed_out", "the test run hit its timeout")
-            return TestOutcome(test_id, "error", "no test runner: neither vitest nor jest is installed "
-                               "in node_modules/.bin " + trim(log or result.output, 500))
+            return TestOutcome(test_id, "error", "no test runner: " + (plan.get("why") or (
+                "no vitest, jest or mocha in node_modules/.bin and no `node --test` test script"))
+                + " " + trim(log or result.output, 500))
         path, sep, name = _split(test_id)
         if path and not plan.get("files", {}).get(path, False):
             return TestOutcome(test_id, "not_found", "no such test file")
@@ -137,7 +307,7 @@ class NodeTestRunner(LaunchedRunner):
         if result.timed_out:
             return TestOutcome(test_id, "timed_out", "the test run hit its timeout (the reporter "
                                "writes its file at the end, so no test of this run is known)")
-        if not tests and not broken and result.exit_code not in (0, 1):
+        if not plan["reported"] or (not tests and not broken and result.exit_code not in (0, 1)):
             return TestOutcome(test_id, "error", f"{plan['tool']} ended without a report (exit "
                                f"{result.exit_code}; 137 = killed): " + trim(log, 2000))
         if path and not tests and "No test files found" in log:
@@ -182,7 +352,8 @@ def read_report(data: bytes | None, workdir: str):
         for a in assertions:
             titles = [str(t) for t in (a.get("ancestorTitles") or []) if t] + [str(a.get("title") or "")]
             raw = a.get("status")
-            status = "passed" if raw == "passed" else "skipped" if raw in _SKIPPED else "failed"
+            status = ("passed" if raw == "passed" else "skipped" if raw in _SKIPPED
+                      else "error" if raw == "error" else "failed")
             message = trim("\n".join(str(m) for m in a.get("failureMessages") or []), 2000)
             duration = float(a.get("duration") or 0) / 1000.0
             tests.append((file, " > ".join(titles), status, message, duration,
@@ -193,3 +364,24 @@ def read_report(data: bytes | None, workdir: str):
 class JestRunner(NodeTestRunner):
     name = "jest"
     framework = "jest"
+
+
+class MochaRunner(NodeTestRunner):
+    name = "mocha"
+    framework = "mocha"
+    witness_hint = ("a new `<topic>.tj.spec.js` (or `.test.js`, matching the repo's) beside the "
+                    "repo's own mocha tests, where its .mocharc `spec` collects them, written like "
+                    "them (`describe`/`it`, the same assertion library, `require` or `import` as "
+                    "package.json's \"type\" says); run_tests takes the file's path or "
+                    "`path::<describe> > <title>`")
+
+
+class NodeBuiltinRunner(NodeTestRunner):
+    """Node's built-in runner (`node --test`, `node:test`)."""
+
+    name = "node --test"
+    framework = "node"
+    witness_hint = ("a new `test/<topic>.tj.test.js` (`.mjs` for ES modules) using `node:test` "
+                    "(`describe`/`it` or `test`) and `node:assert/strict`, importing the code under "
+                    "test by relative path; run_tests takes the file's path or "
+                    "`path::<describe> > <title>`")

@@ -10,12 +10,15 @@ or where reports go (-x, --lf, --junitxml, ...) are dropped from the repo's conf
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import dataclasses
 import json
 import re
 import secrets
 
-from ..api import ExecResult, TestOutcome
+from ..api import ExecResult, TestOutcome, TestStatus, as_status
 from ..containers import TRIAL_HOME, TRIAL_NAME
 from .base import OUT_ROOT, aggregate, trim
 from ..test_ids import is_pytest_id, junit_to_pytest, pytest_candidates, pytest_to_junit
@@ -252,8 +255,11 @@ def _tj_restore(spec):
         fh.write(out)
     return out, None
 
-_tj_undumpable()
 _tj = json.loads(os.environ.pop("TJ_WRAP"))
+if not (_tj.get("user") and os.getuid() == 0):
+    # Tests of the same uid could read this process's memory and environment (the mark); tests
+    # dropped to the trial user cannot reach a root process anyway, and ctypes costs a load.
+    _tj_undumpable()
 _tj_files = json.loads(os.environ.pop("TJ_FILES", None) or "{}")
 _tj_env = dict((k, v) for k, v in os.environ.items() if not k.startswith("TJ_"))
 _tj_restored = None
@@ -313,7 +319,7 @@ class PytestRunner:
                     "scheme")
 
     @staticmethod
-    def grader_ids(path: str, outcomes: dict) -> list[str]:
+    def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:
         return sorted(n for n in outcomes if n.startswith(path + "::"))
 
     def __init__(self, python: str = "python3"):
@@ -342,7 +348,7 @@ class PytestRunner:
         write `files_json` (trailer.encode_files) before the run and return the reports as a
         stdout trailer marked `mark` (see sandbox/trailer.py). With `user` ("uid:gid") the
         tests run as that user, who then owns out_dir and the files written into `workdir`."""
-        spec: dict = {"mark": mark, "argv": argv[1:], "reports": self.report_paths(out_dir),
+        spec: dict[str, Any] = {"mark": mark, "argv": argv[1:], "reports": self.report_paths(out_dir),
                       "cpu": cpu_seconds, "out": out_dir, "repo": workdir.rstrip("/") or "/"}
         if user:
             spec["user"] = {"id": user, "home": TRIAL_HOME, "name": TRIAL_NAME}
@@ -450,12 +456,13 @@ def _from_progress(data: bytes, result: ExecResult) -> dict[str, TestOutcome]:
     outcomes: dict[str, TestOutcome] = {}
     for nodeid, seen in phases.items():
         setup, call, teardown = seen.get("setup"), seen.get("call"), seen.get("teardown")
+        status: TestStatus
         if setup == "failed" or teardown == "failed":
             status = "error"
         elif setup == "skipped" or call == "skipped":
             status = "skipped"
         elif call in ("passed", "failed") and teardown:
-            status = call
+            status = as_status(call)
         else:
             status = "timed_out" if result.timed_out else "error"
         message = ""

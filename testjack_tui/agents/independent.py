@@ -12,7 +12,7 @@ import posixpath
 from pathlib import Path
 
 from testjack_tui.engine.roles import AuditContext
-from prompts import render
+from testjack_tui.prompts import render
 
 from .errors import ScriptError
 from .roles_llm import _official_tests_block, _SessionRole

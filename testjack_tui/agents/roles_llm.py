@@ -11,7 +11,7 @@ import re
 from collections import OrderedDict
 from typing import Any
 
-from prompts import render
+from testjack_tui.prompts import render
 from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate,
                                        ChecklistItem, ReviewVerdict)
@@ -51,7 +51,7 @@ def _framework(ctx: AuditContext) -> str:
 
 def _placement(ctx: AuditContext) -> str:
     """Where witness files go and how run_tests names them, from the task's runner."""
-    from sandbox.runners import placement_hint
+    from testjack_tui.sandbox.runners import placement_hint
     return placement_hint(ctx.task.language, _framework(ctx))
 
 

@@ -15,7 +15,7 @@ import contextlib
 import re
 from typing import Any, Mapping
 
-from sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
 from .sealed import FORGET_FUTURE, SEALED_WORLDS, reference_lines, withhold

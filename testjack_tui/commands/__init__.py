@@ -4,7 +4,7 @@
 def load_with_warnings(path):
     """The benchmark at `path`, with one `warning: skipped ...` line on stderr per task or trial
     the loader could not read (the same lines for every command). Raises InputError."""
-    from benchmarks import load_benchmark  # keeps `--help` fast
+    from testjack_tui.benchmarks import load_benchmark  # keeps `--help` fast
 
     from testjack_tui.safe_text import echo
 

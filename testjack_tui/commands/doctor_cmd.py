@@ -18,7 +18,7 @@ MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip", "info": "i
 
 
 def check_llm_config():
-    from sandbox.diagnostics import Check
+    from testjack_tui.sandbox.diagnostics import Check
 
     base = os.environ.get("OPENAI_BASE_URL")
     key = os.environ.get("OPENAI_API_KEY")
@@ -67,15 +67,15 @@ def register(app: typer.Typer) -> None:
             "--ray-address", help="the Ray cluster (default: [sandbox] ray_address, RAY_ADDRESS, auto)")] = None,
     ) -> None:
         """Check that podman, the sandbox and the configuration can run audits."""
-        from sandbox.backend import BACKENDS
-        from sandbox.diagnostics import run_checks
+        from testjack_tui.sandbox.backend import BACKENDS
+        from testjack_tui.sandbox.diagnostics import run_checks
 
         if backend not in BACKENDS:
             echo(f"error: --backend: must be one of {', '.join(BACKENDS)}, got {backend!r}", err=True)
             raise typer.Exit(2)
 
         if prune is not None:
-            from sandbox.prune import prune_world_snapshots
+            from testjack_tui.sandbox.prune import prune_world_snapshots
 
             removed, kept = prune_world_snapshots("" if prune == "all" else prune,
                                                   older_than * 24 if older_than is not None else None)
@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
             echo(f"doctor: {message}", err=True)
 
         if backend == "ray":
-            from sandbox.ray_backend.doctor import cluster_checks
+            from testjack_tui.sandbox.ray_backend.doctor import cluster_checks
 
             checks = cluster_checks(ray_address or _configured_ray_address())
         else:

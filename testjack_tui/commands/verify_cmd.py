@@ -37,8 +37,8 @@ def _load(benchmark: Path, task_ids: list[str] | None):
 
 async def verify_benchmark(bench, tasks, on_progress=None, concurrency: int | None = None,
                            backend: str = "local", ray_address: str | None = None) -> list:
-    from sandbox.backend import make_backend
-    from sandbox.verify import verify_task
+    from testjack_tui.sandbox.backend import make_backend
+    from testjack_tui.sandbox.verify import verify_task
 
     async with make_backend(backend, session="verify", concurrency=concurrency, ray_address=ray_address) as sb:
         return list(await asyncio.gather(*(
@@ -46,7 +46,7 @@ async def verify_benchmark(bench, tasks, on_progress=None, concurrency: int | No
 
 
 def render(results) -> str:
-    from sandbox.verify import report_lines
+    from testjack_tui.sandbox.verify import report_lines
 
     lines = [line for res in results for line in report_lines(res)]
     total = sum(len(r.trials) for r in results)
@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Build the worlds and check each task and each recorded verdict by running T0."""
         try:
-            from sandbox.backend import BACKENDS
+            from testjack_tui.sandbox.backend import BACKENDS
             from testjack_tui.config import load_config
 
             config = load_config()

@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from sandbox.runners.base import aggregate
+from testjack_tui.sandbox.api import as_status
+from testjack_tui.sandbox.runners.base import aggregate
 
 from .runner import witness_fails
 
@@ -30,7 +31,7 @@ def witness_outcome(statuses: Iterable[str | None]) -> str:
     seen = [s for s in statuses]
     if not seen or any(s is None for s in seen):
         return "failed" if any(witness_fails(s) for s in seen) else "unknown"
-    status = aggregate(seen)
+    status = aggregate([as_status(s) for s in seen if s is not None])
     if witness_fails(status):
         return "failed"
     return "passed" if status == "passed" else "unknown"

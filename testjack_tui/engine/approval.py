@@ -11,10 +11,14 @@ import asyncio
 import dataclasses
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TYPE_CHECKING
 
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
-from .roles import ApprovalDecision, ApprovalRequest, Candidate, ReviewVerdict, needs_operator
+from .roles import (ApprovalDecision, ApprovalRequest, Approver, AuditContext, Candidate, ReviewVerdict,
+                    needs_operator)
+
+if TYPE_CHECKING:  # the loop imports this module
+    from .loop import EngineEnv
 
 QUEUED_NOTE = "questionable or HUMAN_REVIEW: left for the operator, not counted automatically"
 
@@ -155,7 +159,7 @@ class Judgement:
     fresh: bool  # False: both came from the store
 
 
-async def review(env: Any, ctx: Any, candidate: Candidate, task_id: str,
+async def review(env: EngineEnv, ctx: AuditContext, candidate: Candidate, task_id: str,
                  trial_id: str | None) -> tuple[ReviewVerdict, bool]:
     """The reviewer's verdict on a candidate (stored; a resumed session never asks twice)."""
     row = env.store.get_verdict(candidate.id)
@@ -191,7 +195,7 @@ async def review(env: Any, ctx: Any, candidate: Candidate, task_id: str,
     return verdict, fresh
 
 
-def approver_for(env: Any, task_id: str) -> Any:
+def approver_for(env: EngineEnv, task_id: str) -> Approver:
     """The session's approver, except that a verdict resting on an independent implementation G′
     (no-reference mode) goes to the operator whenever one is at the TUI, auto-approval or not."""
     operator = getattr(env, "operator_approver", None)
@@ -205,7 +209,7 @@ def review_key(candidate_id: str) -> str:
     return f"review:{candidate_id}"
 
 
-async def approve(env: Any, candidate: Candidate, verdict: ReviewVerdict, task_id: str,
+async def approve(env: EngineEnv, candidate: Candidate, verdict: ReviewVerdict, task_id: str,
                   trial_id: str | None, reference_status: str, model_status: str) -> ApprovalDecision:
     rid = request_id_for(candidate.id)
     row = env.store.get_approval(candidate.id)
@@ -229,7 +233,7 @@ async def approve(env: Any, candidate: Candidate, verdict: ReviewVerdict, task_i
     return decision
 
 
-async def judge(env: Any, ctx: Any, candidate: Candidate, task_id: str, trial_id: str | None,
+async def judge(env: EngineEnv, ctx: AuditContext, candidate: Candidate, task_id: str, trial_id: str | None,
                 reference_status: str, model_status: str) -> Judgement:
     """Reviewer verdict, a step-mode pause after it, then the approver's decision."""
     verdict, fresh = await review(env, ctx, candidate, task_id, trial_id)

@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.backend import BACKENDS
+from testjack_tui.sandbox.backend import BACKENDS
 from testjack_tui.errors import InputError
 
 MODES = ("lightweight", "per-trial")

@@ -47,9 +47,9 @@ class _Canonical(ast.NodeTransformer):
 
 
 def _drop_docstring(node) -> None:
-    body = getattr(node, "body", None)
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    body = getattr(node, "body", None) or []
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
         node.body = body[1:] or [ast.Pass()]
 
 

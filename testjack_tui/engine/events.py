@@ -78,7 +78,7 @@ class RoundFinished(Event):
 
 @dataclass(frozen=True)
 class WorldState(Event):
-    """Mirrors sandbox.api.WorldEvent for the UI."""
+    """Mirrors testjack_tui.sandbox.api.WorldEvent for the UI."""
 
     world: str
     container: str

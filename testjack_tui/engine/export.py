@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.engine import dedup
 from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.oracle import tagged_path
@@ -85,7 +85,7 @@ def _node_ids(path: str, run: dict | None, framework: str | None = None) -> list
     (pytest: `path::test`; go test: `<import path>.TestName`)."""
     if not run:
         return [path]
-    from sandbox.runners import grader_ids
+    from testjack_tui.sandbox.runners import grader_ids
     nodes = grader_ids(framework, path, run.get("outcomes") or {})
     return nodes or [path]  # the file itself only when no test inside it was reported
 

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from sandbox.test_ids import file_of, pytest_to_junit
+from testjack_tui.sandbox.test_ids import file_of, pytest_to_junit
 
 from .fold_witnesses import fold_into, renamed_id
 
@@ -131,8 +131,8 @@ def supports_swebench(task) -> bool:
 async def roundtrip_swebench(sb, task, exp, trials: dict) -> dict[str, Any]:
     """Judge the exported row as the harness would: its own command and parser, in worlds with
     T0 + witnesses applied; G must pass every id, every refuted trial must fail one."""
-    from benchmarks.swebench_harness import parser_id, test_command
-    from sandbox.t0 import run_swebench
+    from testjack_tui.benchmarks.swebench_harness import parser_id, test_command
+    from testjack_tui.sandbox.t0 import run_swebench
 
     from .export import merged_test_patch
 

@@ -37,7 +37,8 @@ def _bindings(tree: ast.Module) -> dict[str, tuple[str, ast.stmt]]:
                 if alias.name == "*":
                     continue
                 name = alias.asname or alias.name.split(".")[0]
-                out[name] = (f"import {module}:{stmt.level if module is not None else 0}:{alias.name}", stmt)
+                level = stmt.level if isinstance(stmt, ast.ImportFrom) and module is not None else 0
+                out[name] = (f"import {module}:{level}:{alias.name}", stmt)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out[stmt.name] = (ast.dump(stmt), stmt)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -93,7 +94,8 @@ def _rename(source: str, tree: ast.Module, renames: dict[str, str]) -> str:
             else:
                 kept.append(ast.alias(alias.name, renames[bound]))
         stmt.names = kept
-        indent = re.match(r"\s*", lines[stmt.lineno - 1]).group(0)
+        first = lines[stmt.lineno - 1]
+        indent = first[:len(first) - len(first.lstrip())]
         text = ([ast.unparse(stmt)] if kept else []) + extra
         lines[stmt.lineno - 1:stmt.end_lineno or stmt.lineno] = [indent + t + "\n" for t in text]
     return "".join(lines)

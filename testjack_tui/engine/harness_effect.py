@@ -12,24 +12,28 @@ hostile-trials canaries, which record their own proof kind ("canary") in the sam
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from testjack_tui.model import Task, Trial, t0_timeout
+from testjack_tui.sandbox.api import WorldRef
 
 from .runner import witness_fails
+
+if TYPE_CHECKING:  # the loop imports this module
+    from .loop import EngineEnv
 
 MEASURED = "harness_measured"  # store kind: the restore-and-rerun ran (whatever it showed)
 PROOF = "harness_effect"
 
 
-def restorable(task: Task, world: Any) -> list[str]:
+def restorable(task: Task, world: WorldRef) -> list[str]:
     """Harness files of this model world that a witness run restores (T0's own files are put
     back by the evaluator's reset already)."""
     t0 = set(task.tests.test_files)
     return [f for f in (getattr(world, "tampered", ()) or ()) if f not in t0]
 
 
-async def measure(env: Any, task: Task, trial: Trial, world: Any, flaky=()) -> dict | None:
+async def measure(env: EngineEnv, task: Task, trial: Trial, world: WorldRef, flaky: Iterable[str] = ()) -> dict[str, Any] | None:
     """Run T0 with the trial's harness restored; store and return the proof, if any."""
     files = restorable(task, world)
     if not files:

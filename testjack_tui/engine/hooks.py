@@ -31,7 +31,7 @@ class WitnessRecord:
     source_trial: str | None = None  # trial whose audit produced it; None: task analysis
     label: str = "valid"
     round: int | None = None
-    checklist: tuple[dict, ...] = ()  # the audit's checklist items (clause, explicit, quote, ...)
+    checklist: tuple[dict[str, Any], ...] = ()  # the audit's checklist items (clause, explicit, quote, ...)
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class WitnessClass:
 # ("passed", "failed", "error", "timed_out", "not_found"); trials: the task's audited corpus.
 Classifier = Callable[[Task, list[WitnessRecord], dict[str, dict[str, str]], list[Trial]], dict[str, Any]]
 
-EvidenceProvider = Callable[..., Awaitable[dict]]  # async (sandbox, task, trial, worlds) -> dict
+EvidenceProvider = Callable[..., Awaitable[dict[str, Any]]]  # async (sandbox, task, trial, worlds) -> dict
 
 _classifier: Classifier | None = None
 _evidence_providers: list[EvidenceProvider] = []
@@ -119,5 +119,6 @@ class Hooks:
     classifier: Classifier | None = None  # None: the registered / discovered one
     evidence: list[EvidenceProvider] = field(default_factory=evidence_providers)
 
-    def classify(self, task, witnesses, runs_by_trial, trials) -> dict[str, WitnessClass]:
+    def classify(self, task: Task, witnesses: list[WitnessRecord], runs_by_trial: dict[str, dict[str, str]],
+                 trials: list[Trial]) -> dict[str, WitnessClass]:
         return classify(task, witnesses, runs_by_trial, trials, self.classifier)

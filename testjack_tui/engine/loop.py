@@ -10,26 +10,29 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
-from sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
 from . import harness_effect
 from .aio import gather_all
 from .approval import judge
+from .budget import Budget
 from .config import SessionConfig
+from .control import Control
 from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TrialRefuted, TrialState,
                      WitnessConfirmed, WitnessReplayed)
 from .hooks import Hooks, WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
 from .probes import materialize_probe
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
-from .roles import AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem
+from .roles import (Approver, AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, RoleSet,
+                    ToolsFactory, WorldTools)
 from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
 from .tampering import with_canary_evidence
 from .verdicts import analysis_checklist
-from .sampling import SamplerContext, SamplerState, make_sampler
+from .sampling import Sampler, SamplerContext, SamplerState, make_sampler
 from .store import SessionStore
 from .task_checks import TaskCheck, check_task
 
@@ -43,20 +46,23 @@ class EngineEnv:
     session_id: str
     cfg: SessionConfig
     store: SessionStore
-    budget: Any  # budget.Budget
+    budget: Budget
     runner: TestRunner
-    roles: Any  # agents.factory.Roles: audit, reviewer, task_analysis
-    approver: Any  # roles.Approver
-    control: Any  # control.Control
+    roles: RoleSet
+    approver: Approver
+    control: Control
     emit: Callable[[object], None]
     sandbox: SandboxBackend
     hooks: Hooks = field(default_factory=Hooks)
     # (env, task, trial, worlds, evidence) -> WorldTools for one agent session
-    tools_factory: Callable[..., Any] | None = None
+    tools_factory: ToolsFactory | None = None
     # The operator's queue when someone is at the TUI (None headless): verdicts that must be
     # seen by a person even under auto-approval go there.
-    operator_approver: Any = None
+    operator_approver: Approver | None = None
     independent_tasks: set[str] = field(default_factory=set)  # audited against G′ (no reference)
+    # Per model, over every task of the session: share of its trials with structural static
+    # evidence (samplers.model_record); the lightweight samplers read it.
+    model_record: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -123,7 +129,7 @@ class TaskLoop:
         self.checklists: dict[str, list[dict]] = {}
         self.features: list[dict] = []  # task analysis's suspicious-patch features
         self.judged: list[dict] = []  # candidates reviewed and not counted (shown to later audits)
-        self.sampler = None
+        self.sampler: Sampler | None = None  # made when the loop starts (lightweight mode)
         self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
 
     # -- helpers ------------------------------------------------------------------------------
@@ -203,9 +209,11 @@ class TaskLoop:
                                message=f"static evidence for {trial.id} failed: {exc}"))
         return out
 
-    def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, Any]:
+    def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, WorldTools]:
         worlds = self._worlds_for(trial, role)
         factory = self.env.tools_factory
+        if factory is None:
+            raise RuntimeError("the session has no tools factory (testjack_tui.compose.install() gives one)")
         tools = factory(self.env, self.task, trial, worlds, evidence or None)
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
@@ -238,7 +246,7 @@ class TaskLoop:
         chosen = [t for t in self.corpus if t.id in self.selected]
         ctx = SamplerContext(trials=chosen, evidence=self.evidence,
                              static_evidence=self._static_evidence(chosen) if self.lightweight else {},
-                             features=self.features)
+                             features=self.features, model_record=dict(self.env.model_record))
         self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
             await self.task_analysis()
@@ -256,6 +264,9 @@ class TaskLoop:
     # -- task analysis (T1) -------------------------------------------------------------------
     async def task_analysis(self) -> None:
         env, task = self.env, self.task
+        analyst = env.roles.task_analysis
+        if analyst is None:  # a session without the role has no task analysis
+            return
         stored = env.store.get_audit(task.id, ANALYSIS)
         ctx, tools = self._context(None, "task_analysis")
         try:
@@ -263,7 +274,7 @@ class TaskLoop:
                 candidates = [candidate_from_dict(c) for c in stored.get("candidates", [])]
             else:
                 env.budget.check_round()
-                result = await env.roles.task_analysis.analyse(ctx)
+                result = await analyst.analyse(ctx)
                 candidates = list(result)
                 stored = {"candidates": [candidate_to_dict(c) for c in candidates],
                           "traceability": list(getattr(result, "traceability", []) or []),
@@ -278,7 +289,7 @@ class TaskLoop:
             validations: list[Validation] = []
             for candidate in candidates:
                 validations.append(await validate(env, task, None, self.check.worlds, candidate,
-                                                  env.roles.task_analysis, ctx, self.book, ANALYSIS))
+                                                  analyst, ctx, self.book, ANALYSIS))
         finally:
             await self._close(tools)
         passing = [v for v in validations if v.outcome == "passes_reference"]
@@ -337,6 +348,7 @@ class TaskLoop:
         if self.lightweight and chosen:
             trial = self.by_id[chosen[0]]  # the operator's pick comes before the sampler's
         elif self.lightweight:
+            assert self.sampler is not None  # made at start in lightweight mode
             trial = self.sampler.pick([self.by_id[t] for t in pool], state)
         else:
             trial = self.by_id[pool[0]]
@@ -580,9 +592,9 @@ class TaskLoop:
                 self._emit(TrialRefuted(env.session_id, task_id=task.id, trial_id=trial.id,
                                         witness_id=now[0], status=runs[now[0]]))
             elif before and not now:
-                c = self.classes.get(before[0])
+                klass = self.classes.get(before[0])
                 self._emit(RefutationWithdrawn(env.session_id, task_id=task.id, trial_id=trial.id,
-                                               witness_id=before[0], rho=c.rho if c and c.rho is not None else 0.0))
+                                               witness_id=before[0], rho=klass.rho if klass and klass.rho is not None else 0.0))
                 if trial.id in self.audited:
                     self._state(trial.id, "ambiguous", before[0])
                 else:

@@ -15,14 +15,18 @@ import asyncio
 import dataclasses
 import difflib
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING
 
 from testjack_tui.model import Reference, Task
 from testjack_tui.safe_paths import path_part
 
 from .events import Log
 from .repo_files import read_repo_files
-from .roles import AuditContext, BudgetExceeded
+from .roles import AuditContext, BudgetExceeded, ToolsFactory
+from .store import SessionStore
+
+if TYPE_CHECKING:  # the loop imports this module
+    from .loop import EngineEnv
 
 META_KEY = "independent_reference:"  # + task id -> what happened (see ensure_reference)
 FEEDBACK_CAP = 3000
@@ -59,7 +63,7 @@ def _feedback(run, ids: list[str]) -> str:
     return "\n".join(lines)[:FEEDBACK_CAP] or "no T0 test produced a result"
 
 
-async def ensure_reference(env: Any, task: Task, tools_factory: Callable[..., Any]) -> tuple[Task, str | None]:
+async def ensure_reference(env: EngineEnv, task: Task, tools_factory: ToolsFactory | None) -> tuple[Task, str | None]:
     """(the task to audit, a reason to exclude it or None).
 
     A task with G, or a session that asked to ignore G (`no_reference`) but has no implementer,
@@ -80,6 +84,8 @@ async def ensure_reference(env: Any, task: Task, tools_factory: Callable[..., An
     if stored and stored.get("problem"):
         return stripped, stored["problem"]
 
+    if tools_factory is None:
+        raise RuntimeError("the session has no tools factory (testjack_tui.compose.install() gives one)")
     null = await env.sandbox.prepare(stripped, "null")
     tools = tools_factory(env, stripped, None, {"null": null}, None)
     ctx = AuditContext(session_id=env.session_id, task=stripped, trial=None, tools=tools, emit=env.emit,
@@ -138,7 +144,7 @@ def _with(task: Task, patch: str) -> Task:
     return dataclasses.replace(task, reference=Reference(patch=patch, independent=True))
 
 
-def _keep(env: Any, task_id: str, patch: str, notes: str) -> None:
+def _keep(env: EngineEnv, task_id: str, patch: str, notes: str) -> None:
     folder = Path(env.store.directory) / "independent-references"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{path_part(task_id)}.patch").write_text(patch, encoding="utf-8")
@@ -146,6 +152,6 @@ def _keep(env: Any, task_id: str, patch: str, notes: str) -> None:
         (folder / f"{path_part(task_id)}.notes.md").write_text(notes + "\n", encoding="utf-8")
 
 
-def independent_reference(store: Any, task_id: str) -> dict | None:
+def independent_reference(store: SessionStore, task_id: str) -> dict | None:
     """What no-reference mode recorded for a task (None: the task used its own G)."""
     return store.get_meta(META_KEY + task_id)

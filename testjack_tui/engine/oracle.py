@@ -15,12 +15,18 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING
+
+from testjack_tui.model import Task, Trial
+from testjack_tui.sandbox.api import WorldRef
 
 from .probes import materialize_probe
 from .events import CandidateDropped, CandidateProposed, CandidateValidated
-from .roles import Candidate
+from .roles import AuditAgent, AuditContext, Candidate, TaskAnalyst
 from .runner import RunResult, is_failing
+
+if TYPE_CHECKING:  # the loop imports this module
+    from .loop import EngineEnv
 
 
 @dataclass
@@ -121,9 +127,9 @@ def feedback_for(run: RunResult, candidate: Candidate, sanitize: bool) -> str:
     if sanitize:
         lines = []
         for node, outcome in sorted(run.outcomes_of(candidate.path, candidate.test_ids).items()):
-            text = [ln.strip() for ln in str(outcome.get("message", "")).strip().splitlines() if ln.strip()]
-            asserted = list(dict.fromkeys(ln[1:].strip() for ln in text if ln.startswith("E ")))[:3]
-            shown = " / ".join(asserted) if asserted else (text[-1] if text else "")
+            said = [ln.strip() for ln in str(outcome.get("message", "")).strip().splitlines() if ln.strip()]
+            asserted = list(dict.fromkeys(ln[1:].strip() for ln in said if ln.startswith("E ")))[:3]
+            shown = " / ".join(asserted) if asserted else (said[-1] if said else "")
             lines.append(f"{node}: {outcome.get('status')}" + (f" — {shown}" if shown else ""))
         if not lines:
             lines.append(f"{candidate.path}: no test was collected"
@@ -138,8 +144,8 @@ def feedback_for(run: RunResult, candidate: Candidate, sanitize: bool) -> str:
 _WS = re.compile(r"\s+")
 
 
-async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, author_role: Any,
-                   ctx: Any, book: CandidateBook, scope: str) -> Validation:
+async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict[str, WorldRef], candidate: Candidate,
+                   author_role: AuditAgent | TaskAnalyst, ctx: AuditContext, book: CandidateBook, scope: str) -> Validation:
     """Run a candidate through the oracle, repairing it up to env.cfg.k_repairs times.
 
     trial None (task analysis): validated on R[G] only.
@@ -204,6 +210,7 @@ async def validate(env: Any, task, trial, worlds: dict, candidate: Candidate, au
                       f"{attempt} repair{'s' if attempt != 1 else ''}")
             return _drop(env, task_id, trial_id, current, reason, versions, last_ref)
         current = repaired
+    assert last_ref is not None  # the loop above ran at least once
     reason = (f"fails on the reference ({last_ref.status_of(current.path, current.test_ids)}) "
               f"after {k} repair{'s' if k != 1 else ''}: "
               + _WS.sub(" ", last_ref.messages(current.path, current.test_ids, limit=300)))

@@ -18,9 +18,14 @@ import io
 import json
 import tarfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from testjack_tui.model import Task
 
 from .roles import Candidate
+
+if TYPE_CHECKING:  # the loop imports this module
+    from .loop import EngineEnv
 
 PROBE_SUFFIX = ".probe.json"
 ORACLE_DIR = "/tmp/oracle"  # under /tmp: world containers have a read-only root
@@ -99,15 +104,17 @@ def _oracle_tar(folder: Path) -> bytes:
     return buf.getvalue()
 
 
-async def run_reference_program(env: Any, task: Any, inputs: list[str]) -> list[str]:
+async def run_reference_program(env: EngineEnv, task: Task, inputs: list[str]) -> list[str]:
     """The reference program's output lines for `inputs`, run in a fresh container (the task's
     null world unless the program names its own image). Raises ProbeError with the reason."""
     program = task.reference_program
+    if program is None:
+        raise ProbeError(f"task {task.id} names no reference program ([reference_program] in task.toml)")
     tar = _oracle_tar(program.files)
     if len(tar) > MAX_ORACLE_TAR:
         raise ProbeError(f"the reference program's files ({program.files}) exceed {MAX_ORACLE_TAR // 1024} KiB")
     if program.image:
-        from sandbox.api import WorldRef  # the engine names worlds; the sandbox runs them
+        from testjack_tui.sandbox.api import WorldRef  # the engine names worlds; the sandbox runs them
 
         world = WorldRef(task_id=task.id, kind="null", trial_id=None, image=program.image, workdir=ORACLE_DIR)
     else:
@@ -131,7 +138,7 @@ async def run_reference_program(env: Any, task: Any, inputs: list[str]) -> list[
     return lines
 
 
-async def materialize_probe(env: Any, task: Any, candidate: Candidate) -> Candidate:
+async def materialize_probe(env: EngineEnv, task: Task, candidate: Candidate) -> Candidate:
     """A probe candidate turned into its pytest file (other candidates come back unchanged).
 
     A probe that cannot run (bad fields, no reference program, the program failing) becomes a

@@ -97,7 +97,7 @@ def _load_benchmark(ref: str | None):
     if not ref:
         return None
     try:
-        from benchmarks import load_benchmark
+        from testjack_tui.benchmarks import load_benchmark
         return load_benchmark(ref)
     except Exception:  # noqa: BLE001 - the report still works from the store alone
         return None
@@ -183,7 +183,7 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
         passing_models = (meta.get("population") or {}).get(task_id) or \
             {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, []) if t.get("official_pass")}
         # rho details per witness, over the task's passing corpus
-        details = {}
+        details: dict[str, tuple[float | None, dict[str, Any], tuple[str, ...], bool]] = {}
         for w in task_sum["witnesses"]:
             outcomes = {tid: witness_outcome([r["status"]]) for tid, rs in runs_of.items()
                         if tid in passing_models for wid, r in rs.items() if wid == w["id"]}
@@ -211,7 +211,8 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
             if evidence is not None:
                 evidence = Evidence.from_dict(harness_effect.attach(
                     evidence.to_dict(), proofs.get(trial_id, [])))
-            findings, ambiguous = [], []
+            findings: list[FindingInput] = []
+            ambiguous: list[FindingInput] = []
             counted: set[str] = set()
             for wid, wr in sorted(runs_of.get(trial_id, {}).items()):
                 w = witnesses.get(wid)
@@ -219,7 +220,7 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
                     continue  # one copy per witness
                 counted.add(canonical.get(wid, wid))
                 ref_run = _reference_run(store, w, runs)
-                value, per_model, skipping, _ = details.get(wid, (None, {}, (), False))
+                w_rho, w_per_model, w_skipping, _ = details.get(wid, (None, {}, (), False))
                 verdict = verdicts.get(wid) or {}
                 f = FindingInput(
                     witness_id=wid, path=w["path"], source=w["source"], requirement=w["requirement"],
@@ -230,8 +231,8 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
                                          ref_run.get("key") if ref_run else None),
                     model=WitnessRun(wr["status"], _message(runs.get(wr.get("run_key") or ""), w),
                                      wr.get("run_key")),
-                    klass=_klass(w), rho=w["rho"] if w["rho"] is not None else value,
-                    models_skipping=len(skipping), models_measured=len(per_model),
+                    klass=_klass(w), rho=w["rho"] if w["rho"] is not None else w_rho,
+                    models_skipping=len(w_skipping), models_measured=len(w_per_model),
                     source_trial=w.get("source_trial"), reviewer_reason=verdict.get("reason", ""),
                     replays=tuple((tid, r["status"], r.get("run_key")) for tid, rs in sorted(runs_of.items())
                                   if tid in passing_models for wid2, r in rs.items() if wid2 == wid),
@@ -246,7 +247,7 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
                 if mine is not None:
                     f.agent = mine
             passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
-            v = judge_trial(
+            judged = judge_trial(
                 trial, findings=findings if entry["state"] == "refuted" else [],
                 ambiguous=ambiguous, evidence=evidence, audited=entry["audited"],
                 reproduced=reproduced, clean_candidates=passes_both.get(trial_id, 0),
@@ -256,9 +257,9 @@ def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | 
                 workdir=task.environment.workdir if task is not None else "/app",
                 checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
             if entry["state"] == "excluded":
-                v.justification = "Excluded: " + (entry.get("reason") or "the task is not well-formed") \
-                    + ". " + v.justification
-            data = v.to_dict()
+                judged.justification = "Excluded: " + (entry.get("reason") or "the task is not well-formed") \
+                    + ". " + judged.justification
+            data = judged.to_dict()
             data["state"] = entry["state"]
             for finding in data["findings"]:
                 finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
@@ -404,7 +405,8 @@ def _klass(w: dict) -> str:
 
 def _tables(report: dict, corpus: dict[str, list[dict]]) -> dict[str, list[dict]]:
     refuted = {t["trial_id"] for t in report["trials"] if t["label"] in REFUTED_LABELS}
-    by_task, by_model = [], {}
+    by_task: list[dict[str, Any]] = []
+    by_model: dict[str, list[int]] = {}
     total = [0, 0, 0]
     for task_id, trials in sorted(corpus.items()):
         n_all = len(trials)
@@ -426,7 +428,7 @@ def _tables(report: dict, corpus: dict[str, list[dict]]) -> dict[str, list[dict]
 
 
 def _detector_summary(trials: list[dict]) -> dict[str, Any]:
-    out = {}
+    out: dict[str, Any] = {}
     for name in DETECTORS:
         hits = [t["trial_id"] for t in trials if t.get("detectors", {}).get(name) == "suspicious"]
         out[name] = {"suspicious_trials": len(hits), "trials": hits}
@@ -639,8 +641,11 @@ def trial_markdown(t: dict) -> str:
         out.append("")
     if t.get("ghost") and not t["ghost"].get("error"):
         g = t["ghost"]
-        out += ["## Ghost branches", "", f"{g.get('added_line_pct')}% of added lines and "
-                f"{g.get('added_branch_pct')}% of added branches run under T0.", ""]
+        # Go and V8 coverage count no branch arms: say what was measured instead of "None%".
+        arms = (f" and {g['added_branch_pct']}% of added branches" if g.get("added_branch_pct") is not None
+                else "")
+        out += ["## Ghost branches", "", f"{g.get('added_line_pct')}% of added lines{arms} run under T0"
+                f" ({g.get('measure') or 'coverage'}).", ""]
         out += [f"- {x['file']}:{x['line']}: `{x['code'].strip()[:160]}`" for x in g.get("ghost_lines", [])[:20]]
     mutation = MutationReport.from_dict(t.get("mutation"))
     if mutation is not None:

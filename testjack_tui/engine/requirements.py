@@ -13,6 +13,7 @@ from typing import Any
 from testjack_tui.engine.ambiguity import _normalise
 from testjack_tui.engine.verdicts import analysis_checklist
 from testjack_tui.engine.runner import is_failing
+from testjack_tui.engine.store import SessionStore
 
 SAME_REQUIREMENT = 0.5  # word overlap (Jaccard) above which two wordings name one requirement
 
@@ -44,7 +45,7 @@ def same_requirement(a: str, b: str) -> bool:
     return na in nb or nb in na or len(wa & wb) / len(wa | wb) >= SAME_REQUIREMENT
 
 
-def requirements_table(store: Any, task_id: str) -> list[RequirementRow]:
+def requirements_table(store: SessionStore, task_id: str) -> list[RequirementRow]:
     rows: list[RequirementRow] = []
 
     def row_for(text: str, quote: str = "") -> RequirementRow | None:

@@ -7,9 +7,10 @@ candidates that the engine executes on both worlds and that are approved count.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal, Protocol
+from typing import Any, Awaitable, Callable, Iterable, Literal, Protocol
 
 from testjack_tui.model import Task, Trial
+from testjack_tui.sandbox.api import WorldRef
 
 ReviewLabel = Literal["valid", "questionable", "invalid"]
 
@@ -48,18 +49,19 @@ class AuditOutcome:
     notes: str = ""  # the agent's own report text (untrusted: shown, never acted on)
     # Per finding: what, why, clause, witness (candidate path), failing_assertion, t0_missed
     # (+ candidate_id once matched). Explanations only: witnesses decide, not findings.
-    findings: list[dict] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
     nothing_found: bool | None = None  # the agent said explicitly that it found nothing
 
 
-class AnalysisResult(list):
+class AnalysisResult(list[Candidate]):
     """The task analysis's candidates (a list, as the engine expects), plus its requirement <-> T0
     traceability matrix and the suspicious-patch features the sampler and the auditors use."""
 
-    def __init__(self, candidates=(), traceability=None, suspicious_features=None, notes: str = ""):
+    def __init__(self, candidates: Iterable[Candidate] = (), traceability: Iterable[dict[str, Any]] | None = None,
+                 suspicious_features: Iterable[dict[str, Any]] | None = None, notes: str = ""):
         super().__init__(candidates)
-        self.traceability: list[dict] = list(traceability or [])
-        self.suspicious_features: list[dict] = list(suspicious_features or [])
+        self.traceability: list[dict[str, Any]] = list(traceability or [])
+        self.suspicious_features: list[dict[str, Any]] = list(suspicious_features or [])
         self.notes = notes
 
 
@@ -73,8 +75,8 @@ class ReviewVerdict:
     reason: str = ""
     reviewer: str = ""  # who judged: "scripted", a model name, "operator"
     overall: str = ""  # KEEP_ALL | KEEP_SOME | DROP_ALL | HUMAN_REVIEW ("" = not given)
-    cases: tuple = ()  # per test case: {test_id, label VALID|QUESTIONABLE|INVALID, scope, overfitting, reason}
-    coverage: tuple = ()  # requirement <-> cases: {requirement, test_ids}
+    cases: tuple[dict[str, Any], ...] = ()  # per test case: {test_id, label VALID|QUESTIONABLE|INVALID, scope, overfitting, reason}
+    coverage: tuple[dict[str, Any], ...] = ()  # requirement <-> cases: {requirement, test_ids}
     keep: tuple[str, ...] = ()  # KEEP_SOME: the cases accepted; they alone become the witness
 
 
@@ -131,6 +133,14 @@ class Ledger(Protocol):
                trial_id: str | None = None) -> None: ...
 
 
+class LLMCache(Protocol):
+    """Stored LLM replies by request key."""
+
+    def get_llm_response(self, key: str) -> str | None: ...
+
+    def put_llm_response(self, key: str, value: str) -> None: ...
+
+
 class BudgetExceeded(Exception):
     """A limit would be passed; the session pauses and can resume with a raised limit."""
 
@@ -147,22 +157,21 @@ class AuditContext:
     tools: WorldTools
     emit: Emit
     known_witnesses: list[Candidate] = field(default_factory=list)
-    evidence: dict = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
     ledger: Ledger | None = None
     # Where this agent session's transcript (JSONL) goes; the TUI shows it.
     transcript_path: str | None = None
-    # Optional LLM response cache with get_llm_response(key) -> str | None and
-    # put_llm_response(key, value) (the engine's SessionStore): a resumed session replays
-    # stored replies instead of calling the endpoint again.
-    llm_cache: Any = None
+    # Optional LLM response cache (the engine's SessionStore): a resumed session replays stored
+    # replies instead of calling the endpoint again.
+    llm_cache: LLMCache | None = None
     # For the reviewer: candidate id -> {"reference": {node: {status, message}}, trial id: {...}},
     # the per-case outcomes on the reference and on the trials where it was run.
-    case_runs: dict = field(default_factory=dict)
+    case_runs: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Task analysis's suspicious-patch features for this task (shown to the audit agent).
-    features: list = field(default_factory=list)
+    features: list[dict[str, Any]] = field(default_factory=list)
     # Candidates of this task already judged and not counted: {requirement, label, reason}, so a
     # later audit does not write the same test again.
-    judged: list = field(default_factory=list)
+    judged: list[dict[str, Any]] = field(default_factory=list)
 
 
 class AuditAgent(Protocol):
@@ -195,6 +204,43 @@ class Reviewer(Protocol):
 
 class Approver(Protocol):
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision: ...
+
+
+class Implementer(Protocol):
+    """Writes G′ from P, T0 and the original repository for a task without a reference solution."""
+
+    async def implement(self, ctx: AuditContext) -> tuple[dict[str, str], str]:
+        """(files of G′ by repo path, notes)."""
+        ...
+
+    async def revise(self, ctx: AuditContext, feedback: str, attempt: int) -> tuple[dict[str, str], str] | None:
+        """G′ again after it failed T0 (`feedback`), or None to give up."""
+        ...
+
+
+class RoleSet(Protocol):
+    """The agent roles one session works with: built by the composition root from the agent
+    choices (testjack_tui/compose.py), or handed in by a test."""
+
+    @property
+    def audit(self) -> AuditAgent: ...
+
+    @property
+    def reviewer(self) -> Reviewer: ...
+
+    @property
+    def task_analysis(self) -> TaskAnalyst | None: ...
+
+    @property
+    def implementer(self) -> Implementer | None: ...
+
+
+class ToolsFactory(Protocol):
+    """(session env, task, trial or None for task analysis, worlds by kind, evidence or None) ->
+    the tools one agent session gets (the agents' WorldTools, built by the composition root)."""
+
+    def __call__(self, env: Any, task: Task, trial: Trial | None, worlds: dict[str, WorldRef],
+                 evidence: dict[str, Any] | None, /) -> WorldTools: ...
 
 
 ApproverFn = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]

@@ -10,15 +10,18 @@ import asyncio
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from sandbox.backend import SandboxBackend
-from sandbox.runners.base import aggregate
+from testjack_tui.sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.runners.base import aggregate
 from testjack_tui.model import t0_timeout  # noqa: F401 - the engine's T0 runs use it
 
 from .events import TestRunFinished
 from .roles import BudgetExceeded
 from .store import SessionStore
+
+if TYPE_CHECKING:  # the budget's module is the session's, not the runner's
+    from .budget import Budget
 
 # A witness fails on a trial when its tests do not pass there: they fail, error, time out, or are
 # not found (not collected) although they ran and passed on the reference. "skipped" is no answer,
@@ -123,7 +126,7 @@ def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: boo
 class TestRunner:
     sandbox: SandboxBackend
     store: SessionStore
-    budget: Any  # budget.Budget
+    budget: Budget
     emit: Callable[[object], None]
     session_id: str
     timeout: float = WITNESS_TIMEOUT
@@ -146,10 +149,10 @@ class TestRunner:
                                                               isolate_harness=isolate))
 
     async def run_t0(self, task, world, trial=None, repeat: int = 0) -> RunResult:
-        """T0 in a world as sandbox.t0 runs it: the benchmark's own evaluator when the task ships
+        """T0 in a world as testjack_tui.sandbox.t0 runs it: the benchmark's own evaluator when the task ships
         one, our runner otherwise; outcomes keyed by T0's ids as the benchmark writes them.
         `repeat` > 0: a fresh re-run of the same world (flaky T0 tests)."""
-        from sandbox.t0 import run_t0
+        from testjack_tui.sandbox.t0 import run_t0
 
         test_ids = list(dict.fromkeys(task.tests.ids))
         flow = "official" if task.tests.evaluator is not None else "direct"
@@ -225,7 +228,7 @@ class CountedSandbox:
     """The sandbox as detectors (evidence providers) see it: each exec or test run they start
     runs trial code and counts against --budget-runs like the engine's own runs."""
 
-    def __init__(self, sandbox: Any, budget: Any):
+    def __init__(self, sandbox: SandboxBackend, budget: Budget):
         self._sandbox = sandbox
         self._budget = budget
 

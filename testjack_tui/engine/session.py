@@ -13,6 +13,7 @@ steps are replayed from the database, the rest is done. Control methods (`step_n
 from __future__ import annotations
 
 import asyncio
+import builtins  # AuditSession.list() shadows the builtin in the class's annotations
 import json
 import os
 import secrets
@@ -22,10 +23,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from sandbox.backend import BackendFactory, SandboxBackend, make_backend
+from testjack_tui.sandbox.backend import BackendFactory, SandboxBackend, make_backend
 from testjack_tui import paths
 from testjack_tui.errors import InputError
-from testjack_tui.model import Benchmark
+from testjack_tui.model import Benchmark, Task, Trial
 
 from .approval import AutoApprover, QueueApprover
 from .budget import Budget, price_bound_from
@@ -53,7 +54,7 @@ def new_session_id() -> str:
 
 def _pid_alive(pid: int, start: str) -> bool:
     try:
-        from sandbox.labels import process_alive
+        from testjack_tui.sandbox.labels import process_alive
     except ImportError:  # pragma: no cover
         return False
     return process_alive(pid, start)
@@ -61,7 +62,7 @@ def _pid_alive(pid: int, start: str) -> bool:
 
 def _pid_start(pid: int) -> str:
     try:
-        from sandbox.labels import process_start_time
+        from testjack_tui.sandbox.labels import process_start_time
     except ImportError:  # pragma: no cover
         return ""
     return process_start_time(pid)
@@ -72,7 +73,7 @@ class AuditSession:
 
     Optional dependencies (tests and embedders): `benchmark` (a loaded Benchmark), `roles`
     (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (a
-    `sandbox.backend.BackendFactory`; default: the backend named by the config, local or ray),
+    `testjack_tui.sandbox.backend.BackendFactory`; default: the backend named by the config, local or ray),
     `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents),
     `approver` (answers approvals instead of the operator, e.g. `TableApprover` for --verdicts).
     """
@@ -190,7 +191,7 @@ class AuditSession:
             except Exception:  # noqa: BLE001 - a broken renderer must not break the audit
                 pass
 
-    def events(self) -> list[dict]:
+    def events(self) -> builtins.list[dict[str, Any]]:
         """The stored event log (dicts with "kind")."""
         return self.store.events()
 
@@ -254,7 +255,7 @@ class AuditSession:
         """The operator's decision on a pending approval. False if it is not pending."""
         return self.approvals.answer(request_id, decision)
 
-    def pending_approvals(self) -> list[ApprovalRequest]:
+    def pending_approvals(self) -> builtins.list[ApprovalRequest]:
         return [request for _, request in self.approvals.pending()]
 
     # -- results ------------------------------------------------------------------------------
@@ -272,7 +273,7 @@ class AuditSession:
     def _load_benchmark(self) -> Benchmark:
         benchmark = self._deps.get("benchmark")
         if benchmark is None:
-            from benchmarks import load_benchmark
+            from testjack_tui.benchmarks import load_benchmark
 
             benchmark = load_benchmark(self.config.benchmark)
         return benchmark
@@ -291,7 +292,7 @@ class AuditSession:
         return make_backend(self.config.backend_name, listener=self._on_world, session=f"tj-{self.id}",
                             ray_address=self.config.ray_address)
 
-    def _select(self, benchmark: Benchmark) -> list[tuple[Any, list]]:
+    def _select(self, benchmark: Benchmark) -> builtins.list[tuple[Task, builtins.list[Trial]]]:
         cfg = self.config
         task_ids = list(cfg.tasks) if cfg.tasks else sorted(benchmark.tasks)
         for task_id in task_ids:
@@ -305,11 +306,29 @@ class AuditSession:
                 raise InputError(cfg.benchmark, "trial", f"no trial {missing[0]!r} in the benchmark")
             # --trial limits the corpus; tasks without a chosen trial are left out.
             task_ids = [t for t in task_ids if any(tr.id in wanted for tr in benchmark.trials_of(t))]
-        selected = []
+        selected: builtins.list[tuple[Task, builtins.list[Trial]]] = []
         for task_id in task_ids:
             trials = [t for t in benchmark.passing(task_id) if not wanted or t.id in wanted]
             selected.append((benchmark.tasks[task_id], sorted(trials, key=lambda t: t.id)))
         return selected
+
+    def _model_record(self, benchmark: Benchmark, selected) -> dict[str, float]:
+        """Each model's record over every passing trial of the selected tasks (static detector
+        evidence only: no containers), for the sampler; computed once so it does not depend on
+        which task finishes first."""
+        from .detectors import collect_static_evidence
+        from .samplers import model_record
+
+        evidence, model_of = {}, {}
+        for task, _ in selected:
+            for trial in benchmark.passing(task.id):
+                try:
+                    evidence[trial.id] = collect_static_evidence(task, trial).to_dict()
+                except Exception as exc:  # noqa: BLE001 - evidence only orders the sampling
+                    self._emit(Log(self.id, level="warning", message=f"static evidence for {trial.id} failed: {exc}"))
+                    continue
+                model_of[trial.id] = trial.model
+        return model_record(evidence, model_of)
 
     def _record_corpus(self, benchmark: Benchmark, selected) -> None:
         wanted = set(self.config.trials or [])
@@ -398,7 +417,8 @@ class AuditSession:
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
                             tools_factory=self._deps.get("tools_factory") or wiring().tools_factory,
-                            operator_approver=self.approvals if self._deps.get("operator") else None)
+                            operator_approver=self.approvals if self._deps.get("operator") else None,
+                            model_record=self._model_record(benchmark, selected) if cfg.mode == "lightweight" else {})
             limit = asyncio.Semaphore(max(1, cfg.parallel_tasks or os.cpu_count() or 1))
 
             async def one(task, trials) -> str:

@@ -182,6 +182,10 @@ class SessionStore:
         rows = self._rows(sql, args)
         return rows[0] if rows else None
 
+    def _totals(self, sql: str) -> sqlite3.Row:
+        """The one row of an aggregate query (COUNT, SUM: always one row)."""
+        return self._rows(sql)[0]
+
     # -- meta ---------------------------------------------------------------------------------
     def set_meta(self, key: str, value: Any) -> None:
         self._exec("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, _dumps(value)))
@@ -493,21 +497,21 @@ class SessionStore:
                 for r in self._rows("SELECT * FROM ledger ORDER BY seq")]
 
     def ledger_totals(self) -> dict[str, Any]:
-        row = self._row("SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, "
+        row = self._totals("SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, "
                         "COALESCE(SUM(usd), 0) AS usd, COALESCE(MAX(estimated), 0) AS estimated, "
                         "COUNT(*) AS calls FROM ledger")
         return {"tokens": int(row["tokens"]), "usd": float(row["usd"]),
                 "estimated": bool(row["estimated"]), "calls": int(row["calls"])}
 
     def largest_prompt(self) -> int:
-        row = self._row("SELECT COALESCE(MAX(prompt_tokens), 0) AS n FROM ledger")
+        row = self._totals("SELECT COALESCE(MAX(prompt_tokens), 0) AS n FROM ledger")
         return int(row["n"])
 
     def counts(self) -> dict[str, int]:
         """The session's headline numbers, as the header, `sessions` and the report label them:
         confirmed witnesses, refuted trials (distinct, refutations not withdrawn), finished
         rounds, and decisions the operator took (of them overrules)."""
-        row = self._row(
+        row = self._totals(
             "SELECT (SELECT COUNT(*) FROM witnesses) AS witnesses, "
             "(SELECT COUNT(DISTINCT trial_id) FROM refutations WHERE withdrawn = 0) AS refuted, "
             "(SELECT COUNT(*) FROM rounds WHERE state = 'done') AS rounds, "
@@ -516,7 +520,7 @@ class SessionStore:
         return {k: int(row[k]) for k in ("witnesses", "refuted", "rounds", "decisions", "overrules")}
 
     def count_runs(self) -> int:
-        row = self._row("SELECT COUNT(*) AS n FROM runs")
+        row = self._totals("SELECT COUNT(*) AS n FROM runs")
         return int(row["n"])
 
     def runs_counted(self) -> int:

@@ -8,7 +8,7 @@ like any other structural signal.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 CANARY_KIND = "canary_tampering"
 
@@ -28,7 +28,13 @@ def canary_signals(store, trial_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def with_canary_evidence(store, trial_id: str, data: dict | None) -> dict | None:
+@overload
+def with_canary_evidence(store: Any, trial_id: str, data: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def with_canary_evidence(store: Any, trial_id: str, data: None) -> dict[str, Any] | None: ...
+
+
+def with_canary_evidence(store: Any, trial_id: str, data: dict[str, Any] | None) -> dict[str, Any] | None:
     """The trial's stored evidence dict with its canary signals merged in (once)."""
     signals = canary_signals(store, trial_id)
     if not signals:

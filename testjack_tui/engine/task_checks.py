@@ -1,7 +1,7 @@
 """Checks before auditing a task: is it well-formed, and does each passing trial reproduce?
 
 Well-formed and vacuous are decided by the one rule `verify` uses too
-(sandbox.wellformed.assess); T0 runs as sandbox.t0 runs it (the benchmark's own evaluator when the
+(testjack_tui.sandbox.wellformed.assess); T0 runs as testjack_tui.sandbox.t0 runs it (the benchmark's own evaluator when the
 task ships one). A task that is not well-formed is reported and excluded, never silently audited. A trial whose patch does not apply, or that does
 not pass T0 when we re-run it, is NOT_REPRODUCIBLE and excluded; the recorded verdict is kept
 as data beside our own re-run, never overwritten.
@@ -17,8 +17,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.errors import PatchError
-from sandbox.wellformed import assess, diagnose
+from testjack_tui.sandbox.errors import PatchError
+from testjack_tui.sandbox.wellformed import assess, diagnose
 from testjack_tui.model import Task, Trial
 
 from .aio import gather_all

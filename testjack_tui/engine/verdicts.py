@@ -225,7 +225,7 @@ def _noisy_or(values: Iterable[float], cap: float = 0.98) -> float:
 
 # -- the verdict -------------------------------------------------------------------------------
 
-def judge_trial(trial, *, findings: list[FindingInput] = (), ambiguous: list[FindingInput] = (),
+def judge_trial(trial, *, findings: Sequence[FindingInput] = (), ambiguous: Sequence[FindingInput] = (),
                 evidence: Evidence | None = None, audited: bool = False,
                 reproduced: bool | None = None, clean_candidates: int = 0, witnesses_passed: int = 0,
                 workdir: str = "/app",
@@ -239,7 +239,7 @@ def judge_trial(trial, *, findings: list[FindingInput] = (), ambiguous: list[Fin
     """
     signals = evidence.signals if evidence else []
     structural = [s for s in signals if s.structural]
-    out_findings = []
+    out_findings: list[dict[str, Any]] = []
     tied_any: list[Signal] = []
     confidences = []
     for i, f in enumerate(findings, 1):
@@ -380,7 +380,7 @@ def _evidence_lines(label: str, findings: list[dict], proofs: list[dict], amb: l
     return lines
 
 
-def _is_incomplete(findings: list[FindingInput], checklist: list[dict] | None) -> bool:
+def _is_incomplete(findings: Sequence[FindingInput], checklist: list[dict] | None) -> bool:
     if any(MISSING_SURFACE.search(f.model.message or "") for f in findings):
         return True
     reqs = {f.requirement.strip().lower() for f in findings}

@@ -5,15 +5,16 @@ installs the real ones; a session may also be given its own (`roles=`, `roles_fa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
+
+from .roles import RoleSet, ToolsFactory
 
 
 @dataclass(frozen=True)
 class Wiring:
-    # (agent choices per role, benchmark, app config) -> Roles (audit, reviewer, task_analysis, ...)
-    roles_factory: Callable[..., Any]
-    # (env, task, trial or None, worlds by kind, evidence or None) -> WorldTools for one agent session
-    tools_factory: Callable[..., Any]
+    # (agent choices per role, benchmark, app config) -> the roles (audit, reviewer, task_analysis, ...)
+    roles_factory: Callable[..., RoleSet]
+    tools_factory: ToolsFactory
 
 
 _installed: Wiring | None = None

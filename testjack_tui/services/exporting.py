@@ -59,14 +59,14 @@ async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmar
         raise InputError("export", "format", f"unknown format {fmt!r} (use one of {', '.join(TARGETS)})")
     bench_ref = _session_benchmark(session_id)
     if benchmark is None:
-        from benchmarks import load_benchmark
+        from testjack_tui.benchmarks import load_benchmark
 
         benchmark = load_benchmark(bench_ref)
     exports = plan_export(session_id, benchmark.tasks)
     trials = {t.id: t for t in benchmark.trials}
     if check and exports:
         if sandbox_factory is None:
-            from sandbox import Sandbox as sandbox_factory
+            from testjack_tui.sandbox import Sandbox as sandbox_factory
 
         async with sandbox_factory(session=f"export-{session_id}") as sb:
             for exp in exports:

@@ -24,7 +24,7 @@ from testjack_tui.tui.choices import SessionForm
 class KeptVerification:
     """One task's verify result, with what it was run on (so a changed task is not trusted)."""
 
-    result: Any  # sandbox.verify.TaskVerification
+    result: Any  # testjack_tui.sandbox.verify.TaskVerification
     trial_ids: list[str]
     at: float
 
@@ -60,7 +60,7 @@ def _form_from(raw: Any) -> SessionForm:
 
 
 def load(benchmark_path: str | Path) -> SelectionMemory:
-    from sandbox.verify import TaskVerification
+    from testjack_tui.sandbox.verify import TaskVerification
 
     path = memory_file(benchmark_path)
     try:

@@ -12,7 +12,7 @@ DEMO_TASK = "parse-duration-compound"  # the demo task with the most passing tri
 
 @functools.lru_cache(maxsize=1)
 def demo_benchmark():
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
 
     return load_benchmark(DEMO)
 

@@ -62,10 +62,10 @@ def _children_cpu() -> float:
 
 
 async def measure(image: str, count: int, width: int) -> float:
-    from sandbox import Sandbox
-    from sandbox.containers import remove_container, start_container
-    from sandbox.execs import ExecHandle, run_exec
-    from sandbox.output import OutputCollector
+    from testjack_tui.sandbox import Sandbox
+    from testjack_tui.sandbox.containers import remove_container, start_container
+    from testjack_tui.sandbox.execs import ExecHandle, run_exec
+    from testjack_tui.sandbox.output import OutputCollector
 
     async with Sandbox(session="perf-lifecycle") as sb:
         client = sb.service.client()

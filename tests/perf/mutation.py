@@ -24,7 +24,7 @@ TASK, TRIAL = "merge-list-strategies", "merge-list-strategies__kestrel__3"
 
 
 async def _measure(quick: bool) -> list[dict]:
-    from sandbox import Sandbox
+    from testjack_tui.sandbox import Sandbox
     from testjack_tui.engine.budget import Budget
     from testjack_tui.engine.config import BudgetLimits
     from testjack_tui.engine.detectors.mutation import collect_mutation_evidence, mutants_of, pick

@@ -35,7 +35,7 @@ W = 20
 
 
 async def _prepare(sb, task, trials) -> dict:
-    from sandbox import PatchError
+    from testjack_tui.sandbox import PatchError
 
     worlds = {}
     for tr, w in zip(trials, await asyncio.gather(*(sb.prepare(task, "model", tr) for tr in trials),
@@ -67,8 +67,8 @@ async def _measure(quick: bool) -> list[dict]:
     import ray
     from ray.cluster_utils import Cluster
 
-    from sandbox import Sandbox
-    from sandbox.ray_backend import SLOT_RESOURCE, RayBackend
+    from testjack_tui.sandbox import Sandbox
+    from testjack_tui.sandbox.ray_backend import SLOT_RESOURCE, RayBackend
 
     task = demo_benchmark().tasks[DEMO_TASK]
     trials = synthetic_trials(8 if quick else 200, list(passing_trials()))

@@ -55,7 +55,7 @@ def _test_file(t: int) -> str:
 
 def generated() -> tuple[dict[str, str], dict[str, str | None], dict[str, str | None]]:
     """(repository files, files before the patch, files after it)."""
-    from sandbox.selftest import BASE_FILES
+    from testjack_tui.sandbox.selftest import BASE_FILES
 
     files = dict(BASE_FILES)
     files["pkg/__init__.py"] = ""
@@ -70,8 +70,8 @@ def generated() -> tuple[dict[str, str], dict[str, str | None], dict[str, str | 
 
 def _snapshot_floor(sb, image: str, nonce: str) -> float:
     """Seconds of create + start + commit + remove of a container that runs nothing (blocking)."""
-    from sandbox.containers import remove_container, start_container
-    from sandbox.podman_conf import podman
+    from testjack_tui.sandbox.containers import remove_container, start_container
+    from testjack_tui.sandbox.podman_conf import podman
 
     client = sb.service.client()
     t = time.perf_counter()
@@ -90,9 +90,9 @@ GIT_APPLY = ('git apply --whitespace=nowarn /tmp/trial.patch && git -c user.name
 
 
 async def _measure(rounds: int):
-    from sandbox import Sandbox
-    from sandbox.podman_conf import podman
-    from sandbox.selftest import make_patch, tiny_task, trial_for
+    from testjack_tui.sandbox import Sandbox
+    from testjack_tui.sandbox.podman_conf import podman
+    from testjack_tui.sandbox.selftest import make_patch, tiny_task, trial_for
 
     root = Path(tempfile.mkdtemp(prefix="tj-perf-real-"))
     files, before, after = generated()

@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from sandbox import Sandbox
-from sandbox.podman_conf import podman_env
-from sandbox.selftest import F2P, P2P, tiny_task
+from testjack_tui.sandbox import Sandbox
+from testjack_tui.sandbox.podman_conf import podman_env
+from testjack_tui.sandbox.selftest import F2P, P2P, tiny_task
 
 WITNESSES = {f"tests/test_tj_w{i}.py": f"from calc import add\n\ndef test_w{i}():\n    assert add({i}, 1) == {i + 1}\n"
              for i in range(8)}

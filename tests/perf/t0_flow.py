@@ -4,7 +4,7 @@ ours     — `Sandbox.run_official` on the reference world of a DeepSWE-layout t
            (tests/fixtures/deepswe, fees-compound: separate verifier image): a fresh container,
            tests/ and the patch copied in, `bash /tests/test.sh` (the task's grader applies G and
            the test patch, two pytest sessions with JUnit reports, grading), reports read back.
-baseline — our direct runner (`sandbox.t0.run_direct`) on the same T0 ids in the prepared
+baseline — our direct runner (`testjack_tui.sandbox.t0.run_direct`) on the same T0 ids in the prepared
            reference world snapshot (G and T0 already applied): a fresh container, one pytest
            session.
 
@@ -31,9 +31,9 @@ TARGET = 1.3
 
 
 async def _measure(reps: int) -> tuple[list[float], list[float], int]:
-    from benchmarks import load_benchmark
-    from sandbox import Sandbox
-    from sandbox.t0 import run_direct
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.sandbox import Sandbox
+    from testjack_tui.sandbox.t0 import run_direct
 
     task = load_benchmark(FIXTURE).tasks[TASK]
     ids = list(task.tests.ids)

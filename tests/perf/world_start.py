@@ -18,8 +18,8 @@ TARGET = 1.3
 
 
 async def _measure(rounds: int) -> tuple[list[float], list[float], str]:
-    from sandbox import Sandbox
-    from sandbox.labels import owner_labels
+    from testjack_tui.sandbox import Sandbox
+    from testjack_tui.sandbox.labels import owner_labels
 
     bench = demo_benchmark()
     task = bench.tasks[DEMO_TASK]

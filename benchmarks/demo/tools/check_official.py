@@ -7,7 +7,7 @@ agent-scripts candidate file on the reference world and on every passing trial o
 the recorded agent behaviour can be checked against real executions.
 
 Run from the project root:  .venv/bin/python benchmarks/demo/tools/check_official.py [--candidates]
-Uses podman through sandbox.podman_conf (our containers.conf: runc on cgroup v1, ulimits),
+Uses podman through testjack_tui.sandbox.podman_conf (our containers.conf: runc on cgroup v1, ulimits),
 network none, memory/pids limits, and removes every container it starts.
 """
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 DEMO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(DEMO.parents[1]))
 
-from sandbox.labels import owner_labels  # noqa: E402
-from sandbox.podman_conf import podman  # noqa: E402
+from testjack_tui.sandbox.labels import owner_labels  # noqa: E402
+from testjack_tui.sandbox.podman_conf import podman  # noqa: E402
 
 # Owner labels (our pid + its start time) keep the sandbox's start-up sweep, which removes
 # containers of dead owners, away from containers this script is still using.

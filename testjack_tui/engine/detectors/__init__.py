@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.diffs import FileDiff, Line, parse_diff
 from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.ghost import GhostReport, collect_ghost_branches, intersect
 from testjack_tui.engine.detectors.ghost_go import collect_go_ghost
+from testjack_tui.engine.detectors.ghost_js import collect_js_ghost
 from testjack_tui.engine.detectors.literals import collision_signals
 from testjack_tui.engine.detectors.scope import categorize, is_test_path, scope_signals
 from testjack_tui.engine.detectors.signals import DETECTORS, Evidence, Signal
@@ -69,7 +70,8 @@ def attach_ghost(evidence: Evidence, report: GhostReport) -> Evidence:
 
 # Per task language: how ghost lines are measured (a language missing here is reported as
 # unavailable with the reason, never as clean).
-GHOST_COLLECTORS = {"python": collect_ghost_branches, "go": collect_go_ghost}
+GHOST_COLLECTORS = {"python": collect_ghost_branches, "go": collect_go_ghost,
+                    "javascript": collect_js_ghost, "typescript": collect_js_ghost}
 
 
 def _model_world(worlds):
@@ -83,7 +85,8 @@ def _model_world(worlds):
 async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: Trial,
                             worlds: Any = None) -> dict:
     """The engine's evidence hook: static evidence always; ghost branches when a model world
-    and a sandbox are at hand (Python: branch coverage; Go: statement coverage). Returns Evidence.to_dict() for storage."""
+    and a sandbox are at hand (Python: branch coverage; Go: statement coverage; JavaScript: V8
+    line counts under mocha or node --test). Returns Evidence.to_dict() for storage."""
     evidence = collect_static_evidence(task, trial)
     world = _model_world(worlds)
     if sandbox is not None and world is not None:

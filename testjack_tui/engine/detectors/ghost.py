@@ -12,8 +12,8 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sandbox.api import WorldRef
-from sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.api import WorldRef
+from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.scope import categorize
@@ -83,7 +83,7 @@ class GhostReport:
     def to_text(self) -> str:
         if self.error:
             return f"ghost branches unavailable: {self.error}"
-        if self.measure.startswith("statement"):
+        if self.measure.startswith(("statement", "line")):
             lines = [f"{self.executed_lines}/{self.added_lines} added lines with statements "
                      f"({self.added_line_pct}%) ran under T0 ({self.measure})."]
         else:
@@ -104,7 +104,7 @@ def _norm(path: str, workdir: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-def source_files(files: list[FileDiff], language_suffix: str = ".py") -> list[FileDiff]:
+def source_files(files: list[FileDiff], language_suffix: str | tuple[str, ...] = ".py") -> list[FileDiff]:
     """The diff's implementation files: what coverage should see executed."""
     return [f for f in files
             if f.path.endswith(language_suffix) and f.status != "deleted" and f.added
@@ -204,7 +204,7 @@ async def collect_ghost_branches(sandbox: SandboxBackend, task: Task, trial: Tri
     ours = source_files(files)
     workdir = getattr(world, "workdir", None) or task.environment.workdir
     added = {f.path: sorted(f.added_numbers) for f in ours}
-    from sandbox.t0 import direct_ids  # T0 ids as pytest node ids (a benchmark may write JUnit ids)
+    from testjack_tui.sandbox.t0 import direct_ids  # T0 ids as pytest node ids (a benchmark may write JUnit ids)
 
     nonce = new_nonce()
     cmd = coverage_command(list(dict.fromkeys(direct_ids(task).values())), added, workdir, nonce)

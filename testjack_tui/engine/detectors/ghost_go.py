@@ -13,9 +13,9 @@ import re
 import shlex
 from typing import Any
 
-from sandbox.api import WorldRef
-from sandbox.backend import SandboxBackend
-from sandbox.runners.go_runner import LAUNCHER_PATH
+from testjack_tui.sandbox.api import WorldRef
+from testjack_tui.sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.runners.go_runner import LAUNCHER_PATH
 from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.engine.detectors.ghost import (GhostReport, coverage_markers, new_nonce, parse_coverage_output,
                                                  source_files)

@@ -116,9 +116,12 @@ def mutants_of(path: str, source: str, lines: set[int]) -> list[Mutant]:
             number = getattr(target, "lineno", None)
             if number not in lines or getattr(target, "end_lineno", None) != number or id(target) in docstrings:
                 continue
+            start, end = getattr(target, "col_offset", None), getattr(target, "end_col_offset", None)
+            if start is None or end is None:
+                continue
             line = text_lines[number - 1]
             try:
-                mutated = _replace_segment(line, target.col_offset, target.end_col_offset, ast.unparse(replacement))
+                mutated = _replace_segment(line, start, end, ast.unparse(replacement))
             except (UnicodeDecodeError, ValueError):
                 continue
             if mutated == line or (number, mutated) in seen:
@@ -216,8 +219,9 @@ async def collect_mutation_evidence(runner, sandbox, task, trial, world, limit: 
         if ghost and not ghost.get("error") else set()
     mutants: list[Mutant] = []
     for f in files:
-        if isinstance(sources.get(f.path), str):
-            mutants += mutants_of(f.path, sources[f.path], f.added_numbers)
+        source = sources.get(f.path)
+        if isinstance(source, str):
+            mutants += mutants_of(f.path, source, f.added_numbers)
     report.generated = len(mutants)
     free = [m for m in mutants if (m.file, m.line) in never_run]
     paid = pick([m for m in mutants if (m.file, m.line) not in never_run], max(0, limit))

@@ -111,7 +111,7 @@ def scope_signals(files: list[FileDiff], t0_files: set[str]) -> tuple[list[Signa
                 f"the trial {verb} an interpreter start-up hook that runs before any test",
                 severity="high"))
             continue
-        hooks = [(a, PYTEST_HOOK.match(a.text)) for a in f.added if PYTEST_HOOK.match(a.text)]
+        hooks = [(a, m) for a in f.added if (m := PYTEST_HOOK.match(a.text))]
         outcome_hooks = [(a, m) for a, m in hooks if m.group(1) in _OUTCOME_HOOKS]
         plugins = [a for a in f.added if PLUGIN_REGISTRATION.search(a.text)]
         for a, m in outcome_hooks:

@@ -116,7 +116,7 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
         from testjack_tui.tui.screens.report import ReportScreen
         app.push_screen(ReportScreen(session))
         return
-    from benchmarks import load_benchmark
+    from testjack_tui.benchmarks import load_benchmark
 
     # Loaded once here: the run needs it, and the prompt and diff views show it.
     benchmark = load_benchmark(session.config.benchmark)

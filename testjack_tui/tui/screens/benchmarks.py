@@ -97,7 +97,7 @@ class BenchmarksScreen(Screen):
         rows: list[tuple] = []
         seen: set[str] = set()
         try:
-            from benchmarks import bundled_benchmarks, load_benchmark
+            from testjack_tui.benchmarks import bundled_benchmarks, load_benchmark
             bundled = bundled_benchmarks()
         except Exception as error:  # noqa: BLE001 - the loader is optional at this point
             log_exception(error, "bundled benchmarks")
@@ -203,7 +203,7 @@ class BenchmarksScreen(Screen):
         from testjack_tui.errors import InputError
 
         try:
-            from benchmarks import load_benchmark
+            from testjack_tui.benchmarks import load_benchmark
             bench = load_benchmark(path)
         except InputError as error:
             log_exception(error, f"load {path}")

@@ -129,7 +129,7 @@ class ReportScreen(Screen):
         benchmark = self.benchmark
         if benchmark is None and summary.get("benchmark"):
             try:
-                from benchmarks import load_benchmark
+                from testjack_tui.benchmarks import load_benchmark
                 benchmark = load_benchmark(summary["benchmark"])
             except Exception:  # noqa: BLE001 - the report works from the store alone
                 benchmark = None

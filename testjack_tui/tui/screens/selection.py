@@ -23,7 +23,7 @@ from testjack_tui.tui.text import cell, clean
 from testjack_tui.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
-    from sandbox.verify import TaskVerification
+    from testjack_tui.sandbox.verify import TaskVerification
 
 TICK, EMPTY = "●", "○"
 MODE_CHOICES = (("lightweight loop", "lightweight"), ("per-trial audit", "per-trial"))
@@ -505,8 +505,8 @@ class SelectionScreen(Screen):
 
     @work(exclusive=True, group="verify", exit_on_error=False)
     async def run_verify(self, tasks: list[str]) -> None:
-        from sandbox.backend import make_backend
-        from sandbox.verify import verify_task
+        from testjack_tui.sandbox.backend import make_backend
+        from testjack_tui.sandbox.verify import verify_task
         from testjack_tui.config import load_config
 
         config = load_config()  # the same backend `verify` and new sessions use
@@ -536,7 +536,7 @@ class SelectionScreen(Screen):
         self.app.notify(f"Verified {len(tasks)} task(s).", title="Verify")
 
     def action_verify_report(self) -> None:
-        from sandbox.verify import VACUOUS_MEANING, report_lines
+        from testjack_tui.sandbox.verify import VACUOUS_MEANING, report_lines
         from testjack_tui.tui.screens.inspect import ReportTextScreen
 
         result = self.verification.get(self.current_task)
