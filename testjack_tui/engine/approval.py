@@ -179,7 +179,7 @@ async def review(env: EngineEnv, ctx: AuditContext, candidate: Candidate, task_i
         verdict = await env.roles.reviewer.review(ctx, candidate)
         verdict = dataclasses.replace(verdict, candidate_id=candidate.id,
                                       requirement=verdict.requirement or candidate.requirement,
-                                      reviewer=verdict.reviewer or getattr(env.roles.reviewer, "label", ""))
+                                      reviewer=verdict.reviewer or env.roles.reviewer.label)
         if verdict.label not in ("valid", "questionable", "invalid"):
             verdict = dataclasses.replace(verdict, label="questionable",
                                           reason=f"unknown label {verdict.label!r}: {verdict.reason}")

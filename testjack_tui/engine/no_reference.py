@@ -71,11 +71,11 @@ async def ensure_reference(env: EngineEnv, task: Task, tools_factory: ToolsFacto
     A task with G, or a session that asked to ignore G (`no_reference`) but has no implementer,
     is returned as it is. Stored outcomes are reused, so a resumed session asks no agent twice.
     """
-    ignore_g = bool(getattr(env.cfg, "no_reference", False))
+    ignore_g = env.cfg.no_reference
     if task.reference.present and not ignore_g:
         return task, None
     stripped = dataclasses.replace(task, reference=Reference())
-    implementer = getattr(env.roles, "implementer", None)
+    implementer = env.roles.implementer
     if implementer is None:
         return stripped, ("no reference solution G, and the session's task-analysis role cannot write "
                           "an independent implementation (no-reference mode needs an LLM or scripted role)")

@@ -142,7 +142,7 @@ class TestRunner:
         test_ids = list(dict.fromkeys(test_ids))
         # The snapshot's tag, not only the world's name: two versions of one world (a revised
         # independent reference G′) must never share stored results.
-        key = run_key(f"{world.name}@{getattr(world, 'image', '')}", test_ids, files, isolate, repeat)
+        key = run_key(f"{world.name}@{world.image}", test_ids, files, isolate, repeat)
         return await self._run(world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
                                announce_cached, key,
                                lambda: self.sandbox.run_tests(world, test_ids, files=files,
@@ -157,7 +157,7 @@ class TestRunner:
 
         test_ids = list(dict.fromkeys(task.tests.ids))
         flow = "official" if task.tests.evaluator is not None else "direct"
-        key = run_key(f"t0-{flow}:{world.name}@{getattr(world, 'image', '')}", test_ids, {}, False, repeat)
+        key = run_key(f"t0-{flow}:{world.name}@{world.image}", test_ids, {}, False, repeat)
         result = await self._run(world, test_ids, {}, False, task.id, trial.id if trial else None, (),
                                  False, key, lambda: run_t0(self.sandbox, task, world, trial,
                                                             timeout=t0_timeout(task)))

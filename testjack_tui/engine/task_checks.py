@@ -54,7 +54,7 @@ async def _prepare(env: EngineEnv, task: Task, kind: WorldKind, trial: Trial | N
         env.store.put_world(name, task.id, kind, trial.id if trial else None, "", (), str(exc))
         return None, str(exc)
     env.store.put_world(world.name, task.id, kind, trial.id if trial else None, world.image,
-                        getattr(world, "tampered", ()))
+                        world.tampered)
     return world, None
 
 
