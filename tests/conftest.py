@@ -23,3 +23,33 @@ def testjack_home(tmp_path, monkeypatch):
     home = tmp_path / "tj-home"
     monkeypatch.setenv("TESTJACK_HOME", str(home))
     return home
+
+
+def kill_when(argv: list[str], env: dict, trigger, deadline_s: float = 900) -> tuple[str, int]:
+    """Run `python -m testjack_tui.cli ARGV`, kill -9 it at the first output line for which
+    `trigger(line, seen_so_far)` holds; (its output up to then, its pid). Fails if it ends first."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "testjack_tui.cli", *argv], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen: list[str] = []
+    deadline = time.time() + deadline_s
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            if trigger(line, "".join(seen)):
+                break
+            assert time.time() < deadline, "".join(seen)[-2000:]
+        else:
+            pytest.fail("the command ended before the point to kill it:\n" + "".join(seen)[-3000:])
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+    return "".join(seen), proc.pid

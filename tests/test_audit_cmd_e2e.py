@@ -12,10 +12,8 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -141,28 +139,14 @@ def test_sessions_lists_finished_runs(first, home):
 
 
 def test_killed_mid_round_resumes_to_the_same_result_without_leaks(first, home, tmp_path):
+    from conftest import kill_when
+
     env = dict(os.environ, TESTJACK_HOME=str(home))
-    proc = subprocess.Popen([sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), "--headless",
-                             "--auto-approve", "--seed", "0", "--task", ONE_TASK],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    seen = []
-    deadline = time.time() + 900
-    try:
-        for line in proc.stdout:
-            seen.append(line)
-            # Kill in the middle of a round: after its first candidate ran on the worlds.
-            if "round 1: auditing" in "".join(seen) and ("candidate" in line or "reviewer" in line):
-                break
-            assert time.time() < deadline, "".join(seen)[-2000:]
-        else:
-            pytest.fail("the audit ended before a round started:\n" + "".join(seen)[-3000:])
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
-    sid = session_id("".join(seen))
+    # Killed in the middle of a round: after its first candidate ran on the worlds.
+    seen, pid = kill_when(["audit", str(DEMO), "--headless", "--auto-approve", "--seed", "0", "--task", ONE_TASK],
+                          env, lambda line, text: "round 1: auditing" in text
+                          and ("candidate" in line or "reviewer" in line))
+    sid = session_id(seen)
     listed = {s["id"]: s for s in json.loads(cli("sessions", "--json", home=home).stdout)}
     assert listed[sid]["state"] == "interrupted"
 
@@ -170,7 +154,7 @@ def test_killed_mid_round_resumes_to_the_same_result_without_leaks(first, home, 
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert outcome(summary, ONE_TASK) == outcome(first, ONE_TASK)
-    assert our_containers(f"label=testjack.pid={proc.pid}") == [], "the killed process's containers are swept"
+    assert our_containers(f"label=testjack.pid={pid}") == [], "the killed process's containers are swept"
 
 
 def test_budget_pause_and_resume_with_raised_limit(first, home, tmp_path):

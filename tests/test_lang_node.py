@@ -80,3 +80,15 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, home, tmp_path)
     assert WITNESS_ID in json.loads((tests_dir / "config.json").read_text())["f2p_node_ids"]
     rewards = asyncio.run(grade_with_test_sh(NODE, TASK, tests_dir, ["reference", DEFECT, SOUND]))
     assert rewards == {"reference": 1, DEFECT: 0, SOUND: 1}
+
+
+def test_report_shows_the_lines_t0_never_ran_from_v8_coverage(audit, home, tmp_path):
+    # kestrel's checks for "" and for a bare number are right, and T0 never reaches them.
+    out = tmp_path / "report"
+    proc = cli("report", audit["session_id"], "--out", str(out), home=home, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    [md] = [p for p in out.rglob("report.md") if SOUND in str(p)]
+    ghost = md.read_text().split("## Ghost branches", 1)[1]
+    assert "% of added lines run under T0 (line coverage: V8 block counts" in ghost
+    assert 'src/duration.js:8: `throw new RangeError("empty duration");`' in ghost
+    assert "src/duration.js:11: `return Number(input);`" in ghost

@@ -234,38 +234,21 @@ def test_operator_killed_on_ray_resumes_to_the_local_result_without_leaks(local,
     audit ended; the killed session's containers on the nodes are gone."""
     import json
     import re
-    import signal
     import subprocess
     import sys
 
-    from conftest import ROOT
+    from conftest import ROOT, kill_when
 
     from testjack_tui.engine.summary import outcome_view
 
     c, _ = cluster
     env = dict(os.environ, TESTJACK_HOME=str(home), RAY_ADDRESS=c.address)
     common = ["--headless", "--auto-approve"]
-    proc = subprocess.Popen([sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), *common,
-                             "--seed", "0", "--task", TASK, "--rounds", "1", "--backend", "ray"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    seen: list[str] = []
-    deadline = time.time() + 900
-    try:
-        for line in proc.stdout:
-            seen.append(line)
-            if "round 1: auditing" in line:  # the round's audit is under way on the nodes
-                break
-            assert time.time() < deadline, "".join(seen)[-2000:]
-        else:
-            pytest.fail("the audit ended before a round started:\n" + "".join(seen)[-3000:])
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
-    sid = re.search(r"session (\d{8}-\d{6}-[0-9a-f]+)", "".join(seen)).group(1)
-    assert any("on node" in line for line in seen), "".join(seen)[-2000:]
+    # Killed as the round's audit gets under way on the nodes.
+    seen, _ = kill_when(["audit", str(DEMO), *common, "--seed", "0", "--task", TASK, "--rounds", "1",
+                         "--backend", "ray"], env, lambda line, text: "round 1: auditing" in line)
+    sid = re.search(r"session (\d{8}-\d{6}-[0-9a-f]+)", seen).group(1)
+    assert "on node" in seen, seen[-2000:]
 
     resumed = subprocess.run([sys.executable, "-m", "testjack_tui.cli", "resume", sid, "--out", str(tmp_path)],
                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)

@@ -117,7 +117,7 @@ def titles_of(test_id):
         head, sep, name = test_id.partition(": ")
         if not (sep and ("/" in head or head.endswith(EXTS))):
             return None
-    return [t for t in name.split(" > ")] if name else None
+    return name.split(" > ") if name else None
 
 def js_regex(text):
     return re.sub(r"[\\^$.*+?()[\]{}|/-]", lambda m: "\\" + m.group(0), text)

@@ -61,6 +61,9 @@ class EngineEnv:
     # seen by a person even under auto-approval go there.
     operator_approver: Approver | None = None
     independent_tasks: set[str] = field(default_factory=set)  # audited against G′ (no reference)
+    # Per model, over every task of the session: share of its trials with structural static
+    # evidence (samplers.model_record); the lightweight samplers read it.
+    model_record: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -244,7 +247,7 @@ class TaskLoop:
         chosen = [t for t in self.corpus if t.id in self.selected]
         ctx = SamplerContext(trials=chosen, evidence=self.evidence,
                              static_evidence=self._static_evidence(chosen) if self.lightweight else {},
-                             features=self.features)
+                             features=self.features, model_record=dict(self.env.model_record))
         self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
             await self.task_analysis()

@@ -641,8 +641,11 @@ def trial_markdown(t: dict) -> str:
         out.append("")
     if t.get("ghost") and not t["ghost"].get("error"):
         g = t["ghost"]
-        out += ["## Ghost branches", "", f"{g.get('added_line_pct')}% of added lines and "
-                f"{g.get('added_branch_pct')}% of added branches run under T0.", ""]
+        # Go and V8 coverage count no branch arms: say what was measured instead of "None%".
+        arms = (f" and {g['added_branch_pct']}% of added branches" if g.get("added_branch_pct") is not None
+                else "")
+        out += ["## Ghost branches", "", f"{g.get('added_line_pct')}% of added lines{arms} run under T0"
+                f" ({g.get('measure') or 'coverage'}).", ""]
         out += [f"- {x['file']}:{x['line']}: `{x['code'].strip()[:160]}`" for x in g.get("ghost_lines", [])[:20]]
     mutation = MutationReport.from_dict(t.get("mutation"))
     if mutation is not None:

@@ -317,6 +317,25 @@ class AuditSession:
             selected.append((benchmark.tasks[task_id], sorted(trials, key=lambda t: t.id)))
         return selected
 
+    def _model_record(self, benchmark: Benchmark, selected: builtins.list[tuple[Task, builtins.list[Trial]]]
+                      ) -> dict[str, float]:
+        """Each model's record over every passing trial of the selected tasks (static detector
+        evidence only: no containers), for the sampler; computed once so it does not depend on
+        which task finishes first."""
+        from .detectors import collect_static_evidence
+        from .samplers import model_record
+
+        evidence, model_of = {}, {}
+        for task, _ in selected:
+            for trial in benchmark.passing(task.id):
+                try:
+                    evidence[trial.id] = collect_static_evidence(task, trial).to_dict()
+                except Exception as exc:  # noqa: BLE001 - evidence only orders the sampling
+                    self._emit(Log(self.id, level="warning", message=f"static evidence for {trial.id} failed: {exc}"))
+                    continue
+                model_of[trial.id] = trial.model
+        return model_record(evidence, model_of)
+
     def _record_corpus(self, benchmark: Benchmark, selected: builtins.list[tuple[Task, builtins.list[Trial]]]) -> None:
         wanted = set(self.config.trials or [])
         corpus = {}
@@ -404,7 +423,8 @@ class AuditSession:
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
                             tools_factory=self._deps.get("tools_factory") or wiring().tools_factory,
-                            operator_approver=self.approvals if self._deps.get("operator") else None)
+                            operator_approver=self.approvals if self._deps.get("operator") else None,
+                            model_record=self._model_record(benchmark, selected) if cfg.mode == "lightweight" else {})
             limit = asyncio.Semaphore(max(1, cfg.parallel_tasks or os.cpu_count() or 1))
 
             async def one(task: Task, trials: builtins.list[Trial]) -> str:
