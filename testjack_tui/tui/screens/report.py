@@ -324,7 +324,9 @@ class TrialReportScreen(ModalScreen[None]):
                                   f"model {v.get('model') or '?'}", style="dim"))
             yield Static(head, classes="dialog-title")
             with VerticalScroll(classes="view-body", id="trial-report-body"):
-                yield Markdown(self.markdown, id="trial-report-text")
+                # The report quotes trial output and agents' explanations: a link in them is
+                # shown, never followed on a click.
+                yield Markdown(self.markdown, id="trial-report-text", open_links=False)
         yield QuietFooter(compact=True)
 
     def on_mount(self) -> None:
