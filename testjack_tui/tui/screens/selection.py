@@ -524,7 +524,12 @@ class SelectionScreen(Screen):
             if text:
                 summary.update(cell(f"Verifying: {text}"))
 
-        async with make_backend(config.backend, session="tui-verify", ray_address=config.ray_address) as sb:
+        def image_log(message: str) -> None:
+            # From a sandbox worker thread: an image build (minutes for a toolchain) says so.
+            self.app.call_from_thread(summary.update, cell(f"Verifying: {message}"))
+
+        async with make_backend(config.backend, session="tui-verify", ray_address=config.ray_address,
+                                log=image_log) as sb:
             for i, task_id in enumerate(tasks, 1):
                 summary.update(cell(f"Verifying {task_id} ({i}/{len(tasks)})…"))
                 task = self.benchmark.tasks[task_id]
