@@ -54,7 +54,7 @@ def run_tests_in(client_factory: ClientFactory, container: Container, world: Wor
     run_ids = [hidden.run_id(i) for i in test_ids]
     canary = None
     if world.kind == "model" and runner.canaries:
-        canary = make_canaries(run_ids, list(run_files))
+        canary = make_canaries(run_ids, list(run_files), runner.canaries)
         run_files.update(canary.files)
         run_ids += canary.ids
     argv, env, support_files = runner.command(run_ids, workdir=world.workdir, out_dir=out_dir)

@@ -1,0 +1,132 @@
+"""Canaries in Go, Rust and JavaScript/TypeScript runs (real podman, our language fixtures): an
+honest trial's run comes out "ok" with its canaries placed where the run collects them, and a
+trial that forges its runner's report — a Go TestMain printing `go test` pass lines, a cargo
+target runner printing libtest "ok" lines, a mocha exit hook rewriting the JSON report — is
+caught: the run is void (every outcome "unverifiable") and the tampering proven."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from conftest import ROOT
+from testjack_tui.benchmarks import load_benchmark
+from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial
+from testjack_tui.sandbox import Sandbox
+from testjack_tui.sandbox.selftest import make_patch
+
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(600)]
+
+FIXTURES = ROOT / "tests" / "fixtures"
+FORGERS = FIXTURES / "hostile" / "forgers"
+
+
+def forger(name: str) -> str:
+    """A committed hostile file (tests/fixtures/hostile/forgers)."""
+    return (FORGERS / name).read_text()
+
+
+def fixture_trial(benchmark: str, trial_id: str) -> tuple[Task, Trial]:
+    bench = load_benchmark(FIXTURES / benchmark)
+    [trial] = [t for t in bench.trials if t.id == trial_id]
+    return bench.tasks[trial.task_id], trial
+
+
+def with_files(trial: Trial, name: str, files: dict[str, str]) -> Trial:
+    """The trial with new files added by its patch."""
+    patch = trial.patch if trial.patch.endswith("\n") else trial.patch + "\n"
+    return dataclasses.replace(trial, id=name, patch=patch + make_patch({}, files))
+
+
+def t0(task: Task) -> list[str]:
+    return list(task.tests.fail_to_pass + task.tests.pass_to_pass)
+
+
+async def t0_runs(task: Task, trials: list[Trial]):
+    async with Sandbox(session="tj-canary-langs", concurrency=1) as sb:
+        runs = []
+        for trial in trials:
+            world = await sb.prepare(task, "model", trial)
+            runs.append(await sb.run_tests(world, t0(task), timeout=120))
+        return runs
+
+
+def assert_void(run, ids):
+    assert run.canaries == "tampered", (run.canaries, run.tampering, run.exec.output[-2000:])
+    assert any("must fail was reported passed" in p for p in run.tampering), run.tampering
+    assert {run.status(i) for i in ids} == {"unverifiable"}, run.outcomes
+
+
+async def test_go_runs_carry_canaries_and_a_forging_test_main_is_caught():
+    task, honest = fixture_trial("golang", "slugify-separators__kestrel__1")
+    hostile = with_files(honest, "go-forger", {"forge_main_test.go": forger("forge_main_test.go")})
+    clean, forged = await t0_runs(task, [honest, hostile])
+    assert clean.canaries == "ok", (clean.tampering, clean.exec.output[-2000:])
+    assert {clean.status(i) for i in t0(task)} == {"passed"}
+    # One canary per package the run tests (the root package and wrap/), none left in the repo
+    # under the import path it was written to.
+    assert "example.com/textkit/wrap" in clean.exec.output and "TJ_GO" in clean.exec.output
+    assert_void(forged, t0(task))
+
+
+async def test_rust_runs_carry_canaries_and_a_forging_target_runner_is_caught():
+    task, honest = fixture_trial("rust", "roman-numerals__kestrel__1")
+    hostile = with_files(honest, "rust-forger", {".cargo/config.toml": forger("cargo_runner.toml"),
+                                                 "forge_tests.sh": forger("forge_tests.sh")})
+    clean, forged = await t0_runs(task, [honest, hostile])
+    assert clean.canaries == "ok", (clean.tampering, clean.exec.output[-2000:])
+    assert {clean.status(i) for i in t0(task)} == {"passed"}
+    assert_void(forged, t0(task))
+
+
+async def test_typescript_vitest_runs_carry_canaries():
+    task, honest = fixture_trial("typescript", "query-parse__kestrel__1")
+    [clean] = await t0_runs(task, [honest])
+    assert clean.canaries == "ok", (clean.tampering, clean.exec.output[-2000:])
+    assert {clean.status(i) for i in t0(task)} == {"passed"}
+
+
+JS = FIXTURES / "js-runners"
+
+
+def js_task(framework: str, workdir: str) -> Task:
+    env = Environment(image="localhost/testjack-js-runners:1", containerfile=JS / "Containerfile",
+                      context=JS, workdir=workdir, build_network=True)
+    return Task(id=f"js-{framework.split()[0]}", instruction="", environment=env, reference=Reference(),
+                tests=OfficialTests(framework=framework), language="javascript")
+
+
+def js_trial(task: Task, name: str, old: dict[str, str | None], new: dict[str, str]) -> Trial:
+    return Trial(name, task.id, "agent", "model-a", make_patch(old, new), True)
+
+
+async def js_run(task: Task, trial: Trial, ids: list[str]):
+    async with Sandbox(session="tj-canary-js", concurrency=1) as sb:
+        world = await sb.prepare(task, "model", trial)
+        return await sb.run_tests(world, ids, timeout=60)
+
+
+NOTE = {"NOTES.md": "an honest trial\n"}
+
+
+async def test_mocha_runs_carry_canaries_and_a_rewritten_report_is_caught():
+    task = js_task("mocha", "/app")
+    ids = ["test/slug.spec.js"]
+    clean = await js_run(task, js_trial(task, "mocha-honest", {"NOTES.md": None}, NOTE), ids)
+    assert clean.canaries == "ok", (clean.tampering, clean.exec.output[-2000:])
+    assert clean.status(ids[0]) == "passed"
+    old = (JS / "mocha" / "src" / "slug.js").read_text()
+    hostile = js_trial(task, "mocha-forger", {"src/slug.js": old},
+                       {"src/slug.js": forger("mocha_report_rewrite.js")})
+    assert_void(await js_run(task, hostile, ids), ids)
+
+
+@pytest.mark.parametrize("framework, workdir, test_file", [
+    ("node --test", "/srv/wordcount", "test/count.test.js"),
+    ("jest", "/srv/rangekit", "test/clamp.test.js"),
+])
+async def test_node_test_and_jest_runs_carry_canaries(framework, workdir, test_file):
+    task = js_task(framework, workdir)
+    run = await js_run(task, js_trial(task, "honest", {"NOTES.md": None}, NOTE), [test_file])
+    assert run.canaries == "ok", (run.tampering, run.exec.output[-2000:])
+    assert run.status(test_file) == "passed"
