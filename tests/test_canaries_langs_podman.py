@@ -42,13 +42,10 @@ def t0(task: Task) -> list[str]:
     return list(task.tests.fail_to_pass + task.tests.pass_to_pass)
 
 
-async def t0_runs(task: Task, trials: list[Trial]):
+async def t0_run(task: Task, trial: Trial):
     async with Sandbox(session="tj-canary-langs", concurrency=1) as sb:
-        runs = []
-        for trial in trials:
-            world = await sb.prepare(task, "model", trial)
-            runs.append(await sb.run_tests(world, t0(task), timeout=120))
-        return runs
+        world = await sb.prepare(task, "model", trial)
+        return await sb.run_tests(world, t0(task), timeout=120)
 
 
 def assert_void(run, ids):
@@ -57,31 +54,47 @@ def assert_void(run, ids):
     assert {run.status(i) for i in ids} == {"unverifiable"}, run.outcomes
 
 
-async def test_go_runs_carry_canaries_and_a_forging_test_main_is_caught():
-    task, honest = fixture_trial("golang", "slugify-separators__kestrel__1")
-    hostile = with_files(honest, "go-forger", {"forge_main_test.go": forger("forge_main_test.go")})
-    clean, forged = await t0_runs(task, [honest, hostile])
+GO_TRIAL = ("golang", "slugify-separators__kestrel__1")
+RUST_TRIAL = ("rust", "roman-numerals__kestrel__1")
+
+
+async def test_go_runs_carry_a_canary_in_each_package_they_test():
+    task, honest = fixture_trial(*GO_TRIAL)
+    clean = await t0_run(task, honest)
     assert clean.canaries == "ok", (clean.tampering, clean.exec.output[-2000:])
     assert {clean.status(i) for i in t0(task)} == {"passed"}
-    # One canary per package the run tests (the root package and wrap/), none left in the repo
-    # under the import path it was written to.
-    assert "example.com/textkit/wrap" in clean.exec.output and "TJ_GO" in clean.exec.output
+    # T0 names tests by import path: its canaries (two tests each) ran in the root package and
+    # in wrap/, the packages go test was asked for, and in no other package.
+    [go] = [line.split() for line in clean.exec.output.splitlines() if line.startswith("TJ_GO ")]
+    assert go[-2:] == ["example.com/textkit", "example.com/textkit/wrap"]
+    assert go[go.index("-run") + 1].count("|") == 2 + 4
+
+
+async def test_go_test_main_forging_pass_lines_is_caught():
+    task, honest = fixture_trial(*GO_TRIAL)
+    hostile = with_files(honest, "go-forger", {"forge_main_test.go": forger("forge_main_test.go")})
+    forged = await t0_run(task, hostile)
     assert_void(forged, t0(task))
 
 
-async def test_rust_runs_carry_canaries_and_a_forging_target_runner_is_caught():
-    task, honest = fixture_trial("rust", "roman-numerals__kestrel__1")
-    hostile = with_files(honest, "rust-forger", {".cargo/config.toml": forger("cargo_runner.toml"),
-                                                 "forge_tests.sh": forger("forge_tests.sh")})
-    clean, forged = await t0_runs(task, [honest, hostile])
+async def test_rust_runs_carry_canaries():
+    task, honest = fixture_trial(*RUST_TRIAL)
+    clean = await t0_run(task, honest)
     assert clean.canaries == "ok", (clean.tampering, clean.exec.output[-2000:])
     assert {clean.status(i) for i in t0(task)} == {"passed"}
+
+
+async def test_rust_target_runner_forging_ok_lines_is_caught():
+    task, honest = fixture_trial(*RUST_TRIAL)
+    hostile = with_files(honest, "rust-forger", {".cargo/config.toml": forger("cargo_runner.toml"),
+                                                 "forge_tests.sh": forger("forge_tests.sh")})
+    forged = await t0_run(task, hostile)
     assert_void(forged, t0(task))
 
 
 async def test_typescript_vitest_runs_carry_canaries():
     task, honest = fixture_trial("typescript", "query-parse__kestrel__1")
-    [clean] = await t0_runs(task, [honest])
+    clean = await t0_run(task, honest)
     assert clean.canaries == "ok", (clean.tampering, clean.exec.output[-2000:])
     assert {clean.status(i) for i in t0(task)} == {"passed"}
 
