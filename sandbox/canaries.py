@@ -1,12 +1,28 @@
 """Canaries: tests whose outcome is known in advance, run beside every test run on a model world.
 
 A trial's code runs inside the test process (its conftest hooks, its library code patching
-pytest, its sitecustomize), so whatever that process reports about itself can be forged:
-file-name-based harness restore and regex detectors do not stop a patch that rewrites reports
-from library code. Canaries do not depend on recognising the trick: each run gets a fresh test
-file with a random name in each of the run's own test directories, holding three tests with random names that *must pass*, *must fail* and *must error*. A
-reporter that turns failures into passes (or into skips, or drops them) does it to the canaries
-too, because it cannot tell them from the witness beside them.
+pytest, a Go TestMain, a cargo target runner, a mocha exit hook), so whatever that process
+reports about itself can be forged: file-name-based harness restore and regex detectors do not
+stop a patch that rewrites reports from library code. Canaries do not depend on recognising the
+trick: each run gets a fresh test file with a random name in each of the run's own test folders
+(at most MAX_FOLDERS), holding tests with random names that *must pass*, *must fail* and, where
+the runner reports errors apart from failures, *must error*. A reporter that turns failures
+into passes (or into skips, or drops them) does it to the canaries too, because it cannot tell
+them from the witness beside them.
+
+One mechanism for every runner: `make_canaries` picks names, folders and order and `judge` /
+`void` read the outcomes; a runner only says, through its `canaries` style (`CanaryStyle`),
+how a canary file is written in its ecosystem and where its run collects one:
+- pytest (`PYTEST`): a `test_*.py` / `*_test.py` module per test folder; pass, fail, error (a
+  fixture that raises).
+- go test (`GoCanaries`): a `*_test.go` in each package the run tests, with that package's
+  clause (set by the launcher); pass and fail only: a build failure is per package, not per test.
+- cargo test (`CargoCanaries`): an integration test `tests/<name>.rs`; pass and fail only (a
+  compile error fails every target at once).
+- vitest, jest, mocha, node --test (`JsCanaries`): a test file beside the run's own, named with
+  their suffix; the launcher gives it the header of the tool it runs. mocha and node --test
+  report a failing before-all hook as an error (our reporters), so their canaries must error
+  too; jest and vitest report the tests under it as failed, so theirs pass and fail only.
 
 The judgement (`judge`) has three answers:
 - "ok": every canary came out as it must;
