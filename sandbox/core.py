@@ -38,6 +38,7 @@ from .podman_conf import podman
 from .service import PodmanService
 from .official import run_official_in
 from .testruns import run_tests_in
+from .user_base import ensure_user_base, user_base_tag
 from .worlds import WorldPlan, build_world, find_world
 
 Command = str | Sequence[str]
@@ -257,6 +258,28 @@ class Sandbox:
                 self._env_images[key] = (image, image_id or image)
         return self._env_images[key][0]
 
+    async def _world_base(self, task: Task) -> tuple[str, str]:
+        """(image, id) world snapshots are built on: the environment image with the repo given
+        to the trial user once (sandbox/user_base.py), so a snapshot holds only its changes."""
+        await self.env_image(task)
+        env = task.environment
+        image, image_id = self._env_images[(env.image, str(env.containerfile or ""), str(env.context or ""))]
+        key = ("user-base", image_id, env.workdir)
+        async with self._lock(key):
+            if key not in self._env_images:
+                cli_env = self._service.cli_env()
+                tag = user_base_tag(image_id, env.workdir)
+                while (fd := await self._call(machine_lock.try_acquire, f"user-base:{tag}")) is None:
+                    await asyncio.sleep(LOCK_POLL)  # another session builds this very image
+                try:
+                    self._env_images[key] = await self._call(
+                        ensure_user_base, self._service.client, image, image_id, env.workdir,
+                        self._labels(f"user-base {task.id}", task.id, None), self.limits,
+                        lambda ref: _image_id(ref, cli_env))
+                finally:
+                    await asyncio.shield(self._call(machine_lock.release, fd))
+        return self._env_images[key]
+
     async def verifier_image(self, task: Task) -> str:
         """The image the task's own verifier runs in: R itself (shared mode), or in separate mode
         the named verifier image when present or pullable, else one built from tests/Dockerfile
@@ -328,9 +351,7 @@ class Sandbox:
             raise ValueError(f"unknown world kind {kind!r}")
         if kind == "model" and trial is None:
             raise ValueError("a model world needs a trial")
-        await self.env_image(task)
-        env = task.environment
-        image, image_id = self._env_images[(env.image, str(env.containerfile or ""), str(env.context or ""))]
+        image, image_id = await self._world_base(task)
         plan = WorldPlan(task=task, kind=kind, trial=trial if kind == "model" else None,
                          env_image=image, env_image_id=image_id)
         tag = plan.tag()

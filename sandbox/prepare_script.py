@@ -13,7 +13,7 @@ but sticky and world-writable, for the per-run report folders.
 Markers on stdout (TJ_...) tell the caller what happened.
 """
 
-VERSION = "4"
+VERSION = "5"
 
 SCRIPT = r'''#!/bin/bash
 set -u
@@ -123,7 +123,12 @@ if [ "$(id -u)" = 0 ] && [ -n "${TJ_TRIAL_UID:-}" ]; then
   fi
   mkdir -p "$TJ_TRIAL_HOME" && chown "$u:$u" "$TJ_TRIAL_HOME" && chmod 700 "$TJ_TRIAL_HOME"
   chmod 1777 "$TJ"
-  if chown -R "$u:$u" "$TJ_WORKDIR"; then echo "TJ_TRIAL_USER $u:$u"; fi
+  # Only what is not the trial user's yet (what the patches wrote as root): the world's base
+  # image gave it the repo (sandbox/user_base.py); a chown of every file would copy the whole
+  # repo into this snapshot's layer.
+  if find "$TJ_WORKDIR" \( ! -user "$u" -o ! -group "$u" \) -exec chown -h "$u:$u" {} + ; then
+    echo "TJ_TRIAL_USER $u:$u"
+  fi
 fi
 # The repo's size: run containers hold it in a tmpfs, which counts against their memory.
 echo "TJ_REPO_KB $(du -sk "$TJ_WORKDIR" 2>/dev/null | cut -f1)"

@@ -184,6 +184,7 @@ class FakeRoles:
     audit: FakeAudit
     reviewer: FakeReviewer
     task_analysis: FakeAnalyst | None
+    implementer: object | None = None  # no-reference mode's role: none here
 
 
 def tools_factory(env, task, trial, worlds, evidence):

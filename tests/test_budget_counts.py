@@ -15,7 +15,7 @@ class Recorder:
     def __init__(self):
         self.calls = []
 
-    async def exec(self, world, cmd, timeout=60):
+    async def exec(self, world, cmd, timeout=60, cwd=None, env=None, stdin=None):  # SandboxBackend.exec
         self.calls.append(("exec", cmd))
         return "ran"
 

@@ -161,6 +161,7 @@ async def test_a_session_report_explains_with_the_agents_finding_backed_by_its_r
             audit = agent
             reviewer = FakeReviewer()
             task_analysis = None
+            implementer = None
 
         session = AuditSession.create(SessionConfig(benchmark="fake", mode="per-trial", rounds=5),
                                       benchmark=bench, roles=Roles(), sandbox_factory=sandbox,

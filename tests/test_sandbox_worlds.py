@@ -294,3 +294,28 @@ async def test_limits_are_applied_to_world_containers(task):
 
 def test_no_container_of_this_process_is_left():
     assert podman_ids(f"label={L_PID}={__import__('os').getpid()}") == []
+
+
+async def test_a_trial_snapshot_holds_the_files_its_patch_changed_not_a_copy_of_the_repo(tmp_path):
+    """The repo belongs to the trial user from the world's base image on: a snapshot's own layer
+    is about the size of what its patches wrote, not the 3 MB file they never touched."""
+    import secrets
+
+    from testjack_tui.sandbox.podman_conf import podman
+    from testjack_tui.sandbox.selftest import BASE_FILES
+
+    files = {**BASE_FILES, "data/blob.txt": secrets.token_hex(1_500_000)}  # 3 MB
+    big = tiny_task(tmp_path, task_id="big-repo", files=files, tag=secrets.token_hex(4))
+    trial = trial_for(big, "big-repo__a__1", {"calc/__init__.py": FIXED_CALC})
+    async with Sandbox(session="t-snapshot-size") as sb:
+        world = await sb.prepare(big, "model", trial)
+        base, _ = await sb._world_base(big)
+        run = await sb.run_tests(world, list(F2P))
+
+    def size(image: str) -> int:
+        return int(podman("image", "inspect", "--format", "{{.Size}}", image).stdout.decode().strip())
+
+    added = size(world.image) - size(base)
+    assert world.user == "10001:10001"
+    assert 0 < added < 512 * 1024, added  # the blob alone is 3 MB
+    assert run.status(F2P[0]) == "passed", run.exec.output[-1500:]  # the trial user can run it

@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, TYPE_CHECKING
 
 from testjack_tui.sandbox.api import as_status
 from testjack_tui.sandbox.runners.base import aggregate
 
 from .runner import witness_fails
+
+if TYPE_CHECKING:
+    from . import hooks  # hooks registers this module's classifier
+    from testjack_tui.model import Task, Trial
 
 EXPLICIT, NECESSARY, AMBIGUOUS = "explicit", "implicit_necessary", "ambiguous"
 
@@ -264,7 +268,7 @@ def _checklist_quote(requirement: str, checklist: Iterable[dict], instruction: s
     return best if best_score >= 0.5 else ""
 
 
-def facts_from_records(witnesses, runs_by_trial: Mapping[str, Mapping[str, str]],
+def facts_from_records(witnesses: Iterable[hooks.WitnessRecord], runs_by_trial: Mapping[str, Mapping[str, str]],
                        instruction: str) -> list[WitnessFacts]:
     """Turn the engine's WitnessRecords and replay statuses into WitnessFacts."""
     out = []
@@ -276,7 +280,8 @@ def facts_from_records(witnesses, runs_by_trial: Mapping[str, Mapping[str, str]]
     return out
 
 
-def classify_witnesses(task, witnesses, runs_by_trial, trials) -> dict:
+def classify_witnesses(task: Task, witnesses: Iterable[hooks.WitnessRecord],
+                       runs_by_trial: Mapping[str, Mapping[str, str]], trials: Iterable[Trial]) -> dict[str, hooks.WitnessClass]:
     """Engine hook: {witness id: hooks.WitnessClass("refutes" | "ambiguous", rho, note)}.
 
     `trials` is the task's corpus of passing trials (rho is computed over all of them);

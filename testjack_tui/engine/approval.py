@@ -104,7 +104,7 @@ class QueueApprover:
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         rid = request_id_for(request.candidate.id)
         loop = asyncio.get_running_loop()
-        future: asyncio.Future = loop.create_future()
+        future: asyncio.Future[ApprovalDecision] = loop.create_future()
         with self._lock:
             early = self._early.pop(rid, None)
             if early is None:
@@ -179,7 +179,7 @@ async def review(env: EngineEnv, ctx: AuditContext, candidate: Candidate, task_i
         verdict = await env.roles.reviewer.review(ctx, candidate)
         verdict = dataclasses.replace(verdict, candidate_id=candidate.id,
                                       requirement=verdict.requirement or candidate.requirement,
-                                      reviewer=verdict.reviewer or getattr(env.roles.reviewer, "label", ""))
+                                      reviewer=verdict.reviewer or env.roles.reviewer.label)
         if verdict.label not in ("valid", "questionable", "invalid"):
             verdict = dataclasses.replace(verdict, label="questionable",
                                           reason=f"unknown label {verdict.label!r}: {verdict.reason}")
@@ -198,8 +198,8 @@ async def review(env: EngineEnv, ctx: AuditContext, candidate: Candidate, task_i
 def approver_for(env: EngineEnv, task_id: str) -> Approver:
     """The session's approver, except that a verdict resting on an independent implementation G′
     (no-reference mode) goes to the operator whenever one is at the TUI, auto-approval or not."""
-    operator = getattr(env, "operator_approver", None)
-    if operator is not None and task_id in getattr(env, "independent_tasks", ()):
+    operator = env.operator_approver
+    if operator is not None and task_id in env.independent_tasks:
         return operator
     return env.approver
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from typing import Callable, TYPE_CHECKING
 
 from .config import BudgetLimits
 from .events import BudgetChanged
 from .roles import BudgetExceeded
 from .store import SessionStore
+
+if TYPE_CHECKING:
+    from testjack_tui.config import Config
 
 # Optional: an upper bound on what one request can cost, (model, max_tokens) -> usd.
 # (model, max completion tokens, prompt tokens) -> the most the call can cost, None if unknown
@@ -120,7 +123,7 @@ class Budget:
             if lim.tokens is not None and self.tokens >= lim.tokens:
                 raise BudgetExceeded("tokens", f"token limit reached: {self.tokens} of {lim.tokens}")
 
-    def raise_limits(self, **values) -> None:
+    def raise_limits(self, **values: float | int | None) -> None:
         with self._lock:
             for name, value in values.items():
                 if not hasattr(self.limits, name):
@@ -140,7 +143,7 @@ class Budget:
                              estimated=self.estimated)
 
 
-def price_bound_from(config) -> PriceBound:
+def price_bound_from(config: Config | None) -> PriceBound:
     """Bound a call's cost with the config's pricing table, so one call cannot pass the USD limit."""
 
     def bound(model: str, max_tokens: int | None, prompt_tokens: int) -> float | None:

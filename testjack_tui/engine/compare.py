@@ -57,7 +57,7 @@ def find_counterpart(session_id: str, benchmark: str | None, mode: str | None) -
     for s in list_sessions():
         if s["id"] != session_id and s.get("benchmark") == benchmark and s.get("state") == "finished" \
                 and s.get("mode") in ("lightweight", "per-trial") and s.get("mode") != mode:
-            return s["id"]
+            return str(s["id"])
     return None
 
 

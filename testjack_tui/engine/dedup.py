@@ -22,7 +22,7 @@ class _Canonical(ast.NodeTransformer):
             self.names[old] = f"{prefix}{len(self.names)}"
         return self.names[old]
 
-    def visit_FunctionDef(self, node):  # noqa: N802 - ast API
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:  # noqa: N802 - ast API
         if node.name.startswith("test") or node.name.startswith("_"):
             node.name = self._name(node.name, "f")
         for arg in node.args.args + node.args.kwonlyargs:
@@ -34,23 +34,22 @@ class _Canonical(ast.NodeTransformer):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def visit_ClassDef(self, node):  # noqa: N802
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:  # noqa: N802
         node.name = self._name(node.name, "c")
         _drop_docstring(node)
         self.generic_visit(node)
         return node
 
-    def visit_Name(self, node):  # noqa: N802
+    def visit_Name(self, node: ast.Name) -> ast.AST:  # noqa: N802
         if isinstance(node.ctx, ast.Store) or node.id in self.names:
             node.id = self._name(node.id, "v")
         return node
 
 
-def _drop_docstring(node) -> None:
-    body = getattr(node, "body", None) or []
-    first = body[0] if body else None
+def _drop_docstring(node: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+    first = node.body[0] if node.body else None
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        node.body = body[1:] or [ast.Pass()]
+        node.body = node.body[1:] or [ast.Pass()]
 
 
 def fingerprint(source: str) -> str:

@@ -111,7 +111,7 @@ def _candidates(path: Path) -> list[dict]:
 
 
 def canonical_of(w: dict, witnesses: list[dict]) -> str:
-    return dedup.group(witnesses).get(w["id"], w["id"])
+    return str(dedup.group(witnesses).get(w["id"], w["id"]))
 
 
 def write_extras(exp: TaskExport, dest: Path) -> None:
@@ -255,7 +255,7 @@ async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: 
     return result
 
 
-def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
+def write_harbor(exp: TaskExport, task: Task, out_dir: Path) -> Path:
     """`<out>/<task>/tests/`: a copy of the task's tests folder with the strengthened patch and ids."""
     dest = inside(out_dir, exp.task_id, "tests")
     src = (Path(task.source) / "tests") if task is not None and task.source else None
@@ -288,7 +288,7 @@ def write_harbor(exp: TaskExport, task, out_dir: Path) -> Path:
     return dest
 
 
-def swebench_row(exp: TaskExport, task) -> dict[str, Any]:
+def swebench_row(exp: TaskExport, task: Task | None) -> dict[str, Any]:
     row: dict[str, Any] = {}
     meta = dict(task.metadata) if task is not None else {}
     for key in ("repo", "base_commit", "version", "problem_statement"):

@@ -23,32 +23,44 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from testjack_tui.sandbox.test_ids import file_of, pytest_to_junit
 
 from .fold_witnesses import fold_into, renamed_id
+from testjack_tui.model import Evaluator, Task, Trial
+from testjack_tui.sandbox.backend import SandboxBackend
+
+if TYPE_CHECKING:
+    from .export import TaskExport
 
 PATCH_OUT = "/tmp/tj-export.patch"
 
 
-def supports(task) -> bool:
+def supports(task: Task) -> bool:
     ev = task.tests.evaluator
     return ev is not None and ev.report_format == "junit" and bool(task.tests.fail_to_pass)
 
 
-def host_file(task) -> str:
+def host_file(task: Task) -> str:
     return file_of(task.tests.fail_to_pass[0], list(task.tests.test_files))
 
 
-def exported_task(task, tests_dir: Path, test_patch: str, f2p: list[str], p2p: list[str]):
+def _evaluator(task: Task) -> Evaluator:
+    """The task's own evaluator (the official export exists only for tasks that ship one)."""
+    if task.tests.evaluator is None:
+        raise ValueError(f"{task.id}: the task has no evaluator of its own to export to")
+    return task.tests.evaluator
+
+
+def exported_task(task: Task, tests_dir: Path, test_patch: str, f2p: list[str], p2p: list[str]) -> Task:
     """A copy of the task whose tests folder is `tests_dir` with the given patch and ids."""
     config_path = tests_dir / "config.json"
     config = json.loads(config_path.read_text()) if config_path.exists() else {}
     config["f2p_node_ids"], config["p2p_node_ids"] = f2p, p2p
     config_path.write_text(json.dumps(config, indent=1) + "\n")
     (tests_dir / "test.patch").write_text(test_patch)
-    ev = task.tests.evaluator
+    ev = _evaluator(task)
     recipe = tests_dir / ev.verifier_containerfile.name if ev.verifier_containerfile else None
     tests = dataclasses.replace(task.tests, test_patch=test_patch, fail_to_pass=tuple(f2p),
                                 pass_to_pass=tuple(p2p),
@@ -57,7 +69,7 @@ def exported_task(task, tests_dir: Path, test_patch: str, f2p: list[str], p2p: l
     return dataclasses.replace(task, tests=tests)
 
 
-async def roundtrip_official(sb, task, exp, trials: dict) -> dict[str, Any]:
+async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> dict[str, Any]:
     """Fold the witnesses into T0, then judge the exported task with its own flow."""
     result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
                               "null": {}, "problems": [], "flow": "official", "rewards": {}}
@@ -86,7 +98,10 @@ async def roundtrip_official(sb, task, exp, trials: dict) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="tj-export-"))
     try:
         tests_dir = work / "tests"
-        shutil.copytree(task.tests.evaluator.tests_dir, tests_dir)
+        source = _evaluator(task).tests_dir
+        if source is None:
+            raise ValueError(f"{task.id}: the task's evaluator names no tests folder")
+        shutil.copytree(source, tests_dir)
         f2p0, p2p0 = list(task.tests.fail_to_pass), list(task.tests.pass_to_pass)
         probe = exported_task(task, tests_dir, patch, f2p0 + new_ids, p2p0)
         null_run = await sb.run_official(probe, "null")
@@ -123,12 +138,12 @@ async def roundtrip_official(sb, task, exp, trials: dict) -> dict[str, Any]:
     return result
 
 
-def supports_swebench(task) -> bool:
+def supports_swebench(task: Task) -> bool:
     ev = task.tests.evaluator
     return ev is not None and ev.kind == "swebench"
 
 
-async def roundtrip_swebench(sb, task, exp, trials: dict) -> dict[str, Any]:
+async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> dict[str, Any]:
     """Judge the exported row as the harness would: its own command and parser, in worlds with
     T0 + witnesses applied; G must pass every id, every refuted trial must fail one."""
     from testjack_tui.benchmarks.swebench_harness import parser_id, test_command
@@ -136,7 +151,7 @@ async def roundtrip_swebench(sb, task, exp, trials: dict) -> dict[str, Any]:
 
     from .export import merged_test_patch
 
-    ev = task.tests.evaluator
+    ev = _evaluator(task)
     result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
                               "null": {}, "problems": [], "flow": "official"}
     patch = merged_test_patch(task.tests.test_patch, exp.files)
@@ -148,7 +163,7 @@ async def roundtrip_swebench(sb, task, exp, trials: dict) -> dict[str, Any]:
     new_ids = list(dict.fromkeys(n for f in exp.files for n in f.node_ids))
     f2p0, p2p0 = list(task.tests.fail_to_pass), list(task.tests.pass_to_pass)
 
-    def exported(f2p: list[str], p2p: list[str]):
+    def exported(f2p: list[str], p2p: list[str]) -> Task:
         tests = dataclasses.replace(task.tests, test_patch=patch, test_files=tuple(files),
                                     fail_to_pass=tuple(f2p), pass_to_pass=tuple(p2p),
                                     evaluator=dataclasses.replace(ev, test_command=command, log_parser=parser))

@@ -30,7 +30,7 @@ def restorable(task: Task, world: WorldRef) -> list[str]:
     """Harness files of this model world that a witness run restores (T0's own files are put
     back by the evaluator's reset already)."""
     t0 = set(task.tests.test_files)
-    return [f for f in (getattr(world, "tampered", ()) or ()) if f not in t0]
+    return [f for f in world.tampered if f not in t0]
 
 
 async def measure(env: EngineEnv, task: Task, trial: Trial, world: WorldRef, flaky: Iterable[str] = ()) -> dict[str, Any] | None:

@@ -10,14 +10,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
+from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
 from . import harness_effect
 from .aio import gather_all
-from .approval import judge
+from .approval import Judgement, judge
 from .budget import Budget
 from .config import SessionConfig
 from .control import Control
@@ -28,7 +29,7 @@ from .no_reference import ensure_reference
 from .probes import materialize_probe
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import (Approver, AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, RoleSet,
-                    ToolsFactory, WorldTools)
+                    ReviewVerdict, ToolsFactory, WorldTools)
 from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
 from .tampering import with_canary_evidence
 from .verdicts import analysis_checklist
@@ -60,6 +61,9 @@ class EngineEnv:
     # seen by a person even under auto-approval go there.
     operator_approver: Approver | None = None
     independent_tasks: set[str] = field(default_factory=set)  # audited against G′ (no reference)
+    # Per model, over every task of the session: share of its trials with structural static
+    # evidence (samplers.model_record); the lightweight samplers read it.
+    model_record: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,7 +88,7 @@ def outcome_from_dict(data: dict) -> AuditOutcome:
                         nothing_found=data.get("nothing_found"))
 
 
-def kept_cases(candidate: Candidate, verdict) -> Candidate:
+def kept_cases(candidate: Candidate, verdict: ReviewVerdict) -> Candidate:
     """KEEP_SOME: the accepted cases alone become the witness."""
     if verdict.overall == "KEEP_SOME" and verdict.keep:
         return dataclasses.replace(candidate, test_ids=tuple(verdict.keep))
@@ -134,7 +138,7 @@ class TaskLoop:
     def lightweight(self) -> bool:
         return self.env.cfg.mode == "lightweight"
 
-    def _emit(self, event) -> None:
+    def _emit(self, event: object) -> None:
         self.env.emit(event)
 
     def _state(self, trial_id: str, state: str, by: str = "", audited: bool | None = None) -> None:
@@ -175,7 +179,7 @@ class TaskLoop:
         self.evidence[trial.id] = merged
         return merged
 
-    async def _mutation_evidence(self, trial: Trial, world, ghost: dict | None) -> dict:
+    async def _mutation_evidence(self, trial: Trial, world: WorldRef, ghost: dict[str, Any] | None) -> dict[str, Any]:
         from .detectors.mutation import MutationReport, collect_mutation_evidence
 
         try:
@@ -219,7 +223,7 @@ class TaskLoop:
         return ctx, tools
 
     @staticmethod
-    async def _close(tools) -> None:
+    async def _close(tools: WorldTools) -> None:
         closer = getattr(tools, "aclose", None)
         if closer is not None:
             await closer()
@@ -243,7 +247,7 @@ class TaskLoop:
         chosen = [t for t in self.corpus if t.id in self.selected]
         ctx = SamplerContext(trials=chosen, evidence=self.evidence,
                              static_evidence=self._static_evidence(chosen) if self.lightweight else {},
-                             features=self.features)
+                             features=self.features, model_record=dict(self.env.model_record))
         self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
             await self.task_analysis()
@@ -496,7 +500,7 @@ class TaskLoop:
                 out[trial_id] = _cases_of(row.get("outcomes") or {}, v.candidate)
         return out
 
-    def _confirm(self, v: Validation, judgement, source_trial: str | None, round_no: int) -> Witness:
+    def _confirm(self, v: Validation, judgement: Judgement, source_trial: str | None, round_no: int) -> Witness:
         c, verdict = kept_cases(v.candidate, judgement.verdict), judgement.verdict
         record = WitnessRecord(id=c.id, task_id=self.task.id, path=c.path, source=c.source,
                                requirement=verdict.requirement or c.requirement, explicit=verdict.explicit,

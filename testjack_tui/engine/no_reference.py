@@ -15,14 +15,16 @@ import asyncio
 import dataclasses
 import difflib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from testjack_tui.model import Reference, Task
+from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.safe_paths import path_part
 
 from .events import Log
 from .repo_files import read_repo_files
-from .roles import AuditContext, BudgetExceeded, ToolsFactory
+from .roles import AuditContext, BudgetExceeded, Implementer, ToolsFactory
+from .runner import RunResult
 from .store import SessionStore
 
 if TYPE_CHECKING:  # the loop imports this module
@@ -53,7 +55,7 @@ def patch_from_files(base: dict[str, str | None], files: dict[str, str]) -> str:
     return "".join(file_patch(path, base.get(path), files[path]) for path in sorted(files))
 
 
-def _feedback(run, ids: list[str]) -> str:
+def _feedback(run: RunResult, ids: list[str]) -> str:
     lines = []
     for test_id in ids:
         outcome = run.outcomes.get(test_id) or {"status": "not_found"}
@@ -69,11 +71,11 @@ async def ensure_reference(env: EngineEnv, task: Task, tools_factory: ToolsFacto
     A task with G, or a session that asked to ignore G (`no_reference`) but has no implementer,
     is returned as it is. Stored outcomes are reused, so a resumed session asks no agent twice.
     """
-    ignore_g = bool(getattr(env.cfg, "no_reference", False))
+    ignore_g = env.cfg.no_reference
     if task.reference.present and not ignore_g:
         return task, None
     stripped = dataclasses.replace(task, reference=Reference())
-    implementer = getattr(env.roles, "implementer", None)
+    implementer = env.roles.implementer
     if implementer is None:
         return stripped, ("no reference solution G, and the session's task-analysis role cannot write "
                           "an independent implementation (no-reference mode needs an LLM or scripted role)")
@@ -102,7 +104,8 @@ async def ensure_reference(env: EngineEnv, task: Task, tools_factory: ToolsFacto
             await closer()
 
 
-async def _write_and_check(env, task, stripped, implementer, ctx, null, key) -> tuple[Task, str | None]:
+async def _write_and_check(env: EngineEnv, task: Task, stripped: Task, implementer: Implementer, ctx: AuditContext,
+                           null: WorldRef, key: str) -> tuple[Task, str | None]:
     ids = list(task.tests.ids)
     files, notes = await implementer.implement(ctx)
     attempts = 1
@@ -152,6 +155,7 @@ def _keep(env: EngineEnv, task_id: str, patch: str, notes: str) -> None:
         (folder / f"{path_part(task_id)}.notes.md").write_text(notes + "\n", encoding="utf-8")
 
 
-def independent_reference(store: SessionStore, task_id: str) -> dict | None:
+def independent_reference(store: SessionStore, task_id: str) -> dict[str, Any] | None:
     """What no-reference mode recorded for a task (None: the task used its own G)."""
-    return store.get_meta(META_KEY + task_id)
+    recorded = store.get_meta(META_KEY + task_id)
+    return recorded if isinstance(recorded, dict) else None

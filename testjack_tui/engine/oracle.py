@@ -220,7 +220,8 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
 REFERENCE_RUNS = 3  # passes on R[G] this many times before it may count
 
 
-async def _flaky(env, task_id, trial_id, worlds, current: Candidate, files: dict) -> str:
+async def _flaky(env: EngineEnv, task_id: str, trial_id: str | None, worlds: dict[str, WorldRef], current: Candidate,
+                 files: dict[str, str]) -> str:
     """Why a discriminating candidate is flaky, or "" when it is stable."""
     for n in range(1, REFERENCE_RUNS):
         again = await env.runner.run(worlds["reference"], current.run_ids(), files, isolate=False,
@@ -239,7 +240,8 @@ async def _flaky(env, task_id, trial_id, worlds, current: Candidate, files: dict
     return ""
 
 
-def _drop(env, task_id, trial_id, candidate, reason, versions, ref) -> Validation:
+def _drop(env: EngineEnv, task_id: str, trial_id: str | None, candidate: Candidate, reason: str,
+          versions: list[Candidate], ref: RunResult | None) -> Validation:
     env.store.put_drop(candidate.id, task_id, trial_id, reason)
     env.emit(CandidateDropped(env.session_id, task_id=task_id, trial_id=trial_id,
                               candidate_id=candidate.id, reason=reason))
@@ -260,7 +262,7 @@ def candidate_from_dict(data: dict) -> Candidate:
     return Candidate(**values)
 
 
-async def _repair(env, task, role, ctx, current: Candidate, ref: RunResult, book: CandidateBook, scope: str,
+async def _repair(env: EngineEnv, task: Task, role: AuditAgent | TaskAnalyst, ctx: AuditContext, current: Candidate, ref: RunResult, book: CandidateBook, scope: str,
                   sanitize: bool) -> Candidate | None:
     """The author's next version (stored as authored, so a resumed session never asks twice)."""
     stored, raw = env.store.get_repair(current.id)

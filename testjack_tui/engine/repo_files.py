@@ -4,12 +4,15 @@ from __future__ import annotations
 import json
 import shlex
 
+from testjack_tui.sandbox.api import WorldRef
+from testjack_tui.sandbox.backend import SandboxBackend
+
 _SCRIPT = ("import json,sys\nout={}\nfor p in sys.argv[1:]:\n"
            "    try: out[p]=open(p,encoding='utf-8').read()\n"
            "    except (OSError, UnicodeDecodeError): out[p]=None\nprint(json.dumps(out))\n")
 
 
-async def read_repo_files(sandbox, world, paths: list[str], workdir: str) -> dict[str, str | None]:
+async def read_repo_files(sandbox: SandboxBackend, world: WorldRef, paths: list[str], workdir: str) -> dict[str, str | None]:
     """{repo-relative path: text, or None when the file does not exist}. Runs one command in a
     fresh container of the world; reading runs no code of the repository."""
     if not paths:

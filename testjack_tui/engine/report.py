@@ -15,7 +15,7 @@ import io
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
@@ -35,7 +35,7 @@ from testjack_tui.engine.summary import build_summary
 from testjack_tui.engine.verdicts import (LABELS, REFUTED_LABELS, FindingInput, WitnessRun,
                                           analysis_checklist, judge_trial)
 from testjack_tui.errors import InputError
-from testjack_tui.model import Trial
+from testjack_tui.model import Benchmark, Trial
 
 FORMATS = ("md", "json", "csv")
 
@@ -79,7 +79,7 @@ def load_labels(path: Path) -> dict[str, dict]:
 
 def is_defective(info: dict) -> bool:
     if isinstance(info.get("defective"), bool):
-        return info["defective"]
+        return bool(info["defective"])
     label = str(info.get("label", "")).strip().lower()
     return bool(label) and label not in NON_DEFECTIVE
 
@@ -93,7 +93,7 @@ def _open_store(session_id: str) -> SessionStore:
     return SessionStore(path)
 
 
-def _load_benchmark(ref: str | None):
+def _load_benchmark(ref: str | None) -> Benchmark | None:
     if not ref:
         return None
     try:
@@ -107,7 +107,7 @@ def _message(run: dict | None, witness: dict) -> str:
     return run_message(run, witness["path"], witness.get("test_ids") or ())
 
 
-def run_message(run: dict | None, path: str, test_ids=()) -> str:
+def run_message(run: dict[str, Any] | None, path: str, test_ids: Iterable[str] = ()) -> str:
     """What a stored run says about one test file: its tests' failure messages, else the
     output's tail. Untrusted text (it comes from a trial's world)."""
     if not run:
@@ -132,7 +132,7 @@ def _table_row(name: str, n_all: int, passing: int, refuted: int) -> dict[str, A
             "rate_before": _rate(passing, n_all), "rate_after": _rate(passing - refuted, n_all)}
 
 
-def build_report(session_id: str, benchmark=None, compare_with: str | None = None) -> dict[str, Any]:
+def build_report(session_id: str, benchmark: Benchmark | None = None, compare_with: str | None = None) -> dict[str, Any]:
     """The session's report. With a finished session of the other mode on the same benchmark
     (found automatically, or `compare_with`), it includes lightweight-vs-per-trial recall and cost."""
     store = _open_store(session_id)
@@ -142,7 +142,7 @@ def build_report(session_id: str, benchmark=None, compare_with: str | None = Non
         store.close()
 
 
-def _build(store: SessionStore, session_id: str, benchmark, compare_with: str | None = None) -> dict[str, Any]:
+def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, compare_with: str | None = None) -> dict[str, Any]:
     summary = build_summary(store)
     meta = store.all_meta()
     config = meta.get("config", {}) or {}
@@ -545,7 +545,7 @@ def session_markdown(report: dict) -> str:
             f"wall time: {u['seconds']} s.", ""]
     c = report.get("comparison")
     if c:
-        def pct(v):
+        def pct(v: float | None) -> str:
             return "n/a" if v is None else f"{100 * v:.1f}%"
         out += ["## Lightweight loop against per-trial audit", "",
                 f"Sessions {c['lightweight_session']} (lightweight) and {c['per_trial_session']} (per-trial), "

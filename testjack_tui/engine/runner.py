@@ -10,11 +10,12 @@ import asyncio
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Sequence
 
-from testjack_tui.sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.api import ExecResult, TestRun, WorldRef
+from testjack_tui.sandbox.backend import Command, SandboxBackend
 from testjack_tui.sandbox.runners.base import aggregate
-from testjack_tui.model import t0_timeout  # noqa: F401 - the engine's T0 runs use it
+from testjack_tui.model import Task, Trial, t0_timeout  # noqa: F401 - the engine's T0 runs use it
 
 from .events import TestRunFinished
 from .roles import BudgetExceeded
@@ -132,7 +133,7 @@ class TestRunner:
     timeout: float = WITNESS_TIMEOUT
     history: list[str] = field(default_factory=list)  # keys run by this process (for tests)
 
-    async def run(self, world, test_ids: list[str], files: dict[str, str] | None = None, *,
+    async def run(self, world: WorldRef, test_ids: list[str], files: dict[str, str] | None = None, *,
                   isolate: bool = False, task_id: str = "", trial_id: str | None = None,
                   candidate_ids: Iterable[str] = (), announce_cached: bool = False,
                   timeout: float | None = None, repeat: int = 0) -> RunResult:
@@ -141,14 +142,14 @@ class TestRunner:
         test_ids = list(dict.fromkeys(test_ids))
         # The snapshot's tag, not only the world's name: two versions of one world (a revised
         # independent reference G′) must never share stored results.
-        key = run_key(f"{world.name}@{getattr(world, 'image', '')}", test_ids, files, isolate, repeat)
+        key = run_key(f"{world.name}@{world.image}", test_ids, files, isolate, repeat)
         return await self._run(world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
                                announce_cached, key,
                                lambda: self.sandbox.run_tests(world, test_ids, files=files,
                                                               timeout=timeout or self.timeout,
                                                               isolate_harness=isolate))
 
-    async def run_t0(self, task, world, trial=None, repeat: int = 0) -> RunResult:
+    async def run_t0(self, task: Task, world: WorldRef, trial: Trial | None = None, repeat: int = 0) -> RunResult:
         """T0 in a world as testjack_tui.sandbox.t0 runs it: the benchmark's own evaluator when the task ships
         one, our runner otherwise; outcomes keyed by T0's ids as the benchmark writes them.
         `repeat` > 0: a fresh re-run of the same world (flaky T0 tests)."""
@@ -156,15 +157,16 @@ class TestRunner:
 
         test_ids = list(dict.fromkeys(task.tests.ids))
         flow = "official" if task.tests.evaluator is not None else "direct"
-        key = run_key(f"t0-{flow}:{world.name}@{getattr(world, 'image', '')}", test_ids, {}, False, repeat)
+        key = run_key(f"t0-{flow}:{world.name}@{world.image}", test_ids, {}, False, repeat)
         result = await self._run(world, test_ids, {}, False, task.id, trial.id if trial else None, (),
                                  False, key, lambda: run_t0(self.sandbox, task, world, trial,
                                                             timeout=t0_timeout(task)))
         result.flow = flow
         return result
 
-    async def _run(self, world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
-                   announce_cached, key, execute) -> RunResult:
+    async def _run(self, world: WorldRef, test_ids: list[str], files: dict[str, str], isolate: bool, task_id: str,
+                   trial_id: str | None, candidate_ids: Iterable[str], announce_cached: bool, key: str,
+                   execute: Callable[[], Awaitable[TestRun]]) -> RunResult:
         stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)
@@ -210,7 +212,8 @@ class TestRunner:
         self._announce(task_id, world.name, test_ids, result, candidate_ids)
         return result
 
-    def _announce(self, task_id, world, test_ids, result, candidate_ids) -> None:
+    def _announce(self, task_id: str, world: str, test_ids: list[str], result: RunResult,
+                  candidate_ids: Iterable[str]) -> None:
         ids = list(candidate_ids)
         self.emit(TestRunFinished(self.session_id, task_id=task_id, world=world,
                                   test_ids=tuple(test_ids), summary=result.summary(),
@@ -235,10 +238,13 @@ class CountedSandbox:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sandbox, name)
 
-    async def exec(self, *args, **kwargs):
+    async def exec(self, world: WorldRef, cmd: Command, timeout: float | None = 60, cwd: str | None = None,
+                   env: dict[str, str] | None = None, stdin: str | bytes | None = None) -> ExecResult:
         self._budget.reserve_test_runs(1)
-        return await self._sandbox.exec(*args, **kwargs)
+        return await self._sandbox.exec(world, cmd, timeout=timeout, cwd=cwd, env=env, stdin=stdin)
 
-    async def run_tests(self, *args, **kwargs):
+    async def run_tests(self, world: WorldRef, test_ids: Sequence[str], files: dict[str, str] | None = None,
+                        timeout: float | None = 300, isolate_harness: bool = False) -> TestRun:
         self._budget.reserve_test_runs(1)
-        return await self._sandbox.run_tests(*args, **kwargs)
+        return await self._sandbox.run_tests(world, test_ids, files=files, timeout=timeout,
+                                             isolate_harness=isolate_harness)

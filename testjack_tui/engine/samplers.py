@@ -13,14 +13,20 @@ come first. Each active trial gets a suspicion score from what the engine knows 
 - a diff much smaller than the reference patch (it often implements only the tested surface);
 - deviation from its group's consensus (what most diffs of a big group do and this one lacks);
 - the task analysis's suspicious-patch features its added lines match, once the analysis is in.
-The score is discounted when the trial resembles a trial already audited clean (similar code is
+What the loop learns as it goes re-ranks every round (`learned_bonus`): a trial that resembles a
+trial refuted so far (by task analysis or an audit) moves up -- it passed that witness, but it
+made the same kind of choices, and defects come in families -- and so does a trial whose model's
+record is bad: the share of that model's trials, over the whole session, with structural
+detector evidence (`model_record`; computed once from static evidence, so it does not depend on
+which task finishes first). The score is discounted when the trial resembles a trial already audited clean (similar code is
 probably clean too) and when it already fails a known witness that did not refute it (its finding
 is known: an ambiguous reading), and the audits already spent on its group are subtracted, so no
 group is starved: see `ClusterSampler.rank`. Scores within `TIE` of the best are a tie, broken by
 the seeded RNG: weak evidence must not become a fixed blind spot.
 
 Only what the engine knows is used -- diffs, the reference patch, T0, detector evidence, audit
-and replay outcomes -- never trial ids, model names or labels. Deterministic for a given seed.
+and replay outcomes, the model that wrote a trial -- never trial ids or labels. Deterministic for
+a given seed.
 tests/perf/sampling_sim.py measures it against uniform.
 """
 from __future__ import annotations
@@ -181,6 +187,38 @@ def feature_share(patch: str, features: list[dict]) -> float:
     return hits / len(patterns)
 
 
+def _flagged(evidence: dict | None) -> bool:
+    """Structural detector evidence of suspicious or high severity (tampering, sniffing, literal
+    collisions): what a model that cuts corners leaves behind."""
+    try:
+        ev = Evidence.from_dict(evidence or {})
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return False
+    return any(s.structural and s.severity in ("suspicious", "high") for s in ev.signals)
+
+
+def model_record(static_evidence: dict[str, dict], model_of: dict[str, str]) -> dict[str, float]:
+    """Per model: the share of its trials (over every task of the session) whose static evidence
+    is flagged, smoothed by half a flag over one extra trial so that a model with one trial says
+    little. A model whose diffs tamper or sniff elsewhere cuts corners more often here too."""
+    counts: dict[str, list[int]] = {}
+    for trial_id, model in model_of.items():
+        if trial_id not in static_evidence:
+            continue
+        c = counts.setdefault(model or "", [0, 0])
+        c[0] += _flagged(static_evidence[trial_id])
+        c[1] += 1
+    return {model: (flags + 0.5) / (n + 1) for model, (flags, n) in counts.items()}
+
+
+def learned_bonus(features: frozenset[str], refuted: list[frozenset[str]], model_share: float,
+                  like_refuted: float, model_weight: float) -> float:
+    """What the loop learned, as priority: like_refuted x the trial's greatest diff similarity to
+    a trial refuted so far, plus model_weight x its model's record (`model_record`)."""
+    like = max((jaccard(features, r) for r in refuted), default=0.0)
+    return like_refuted * like + model_weight * model_share
+
+
 def _source_files(patch: str) -> set[str]:
     from testjack_tui.engine.detectors import categorize
 
@@ -200,6 +238,8 @@ class ClusterSampler:
     EXPLAINED = 0.25  # factor for a trial that already fails a known, non-refuting witness
     TIE = 0.05  # priorities this close to the best are a tie, broken by the seeded RNG
     FEATURES = 1.0  # weight of the task analysis's suspicious-patch features a diff matches
+    LIKE_REFUTED = 0.5  # per unit of diff similarity to a trial refuted so far
+    MODEL = 2.0  # per unit of the model's record (share of its trials flagged, session-wide)
 
     def __init__(self, task: Task, seed: int, context: SamplerContext | None = None,
                  threshold: float = 0.5):
@@ -211,6 +251,7 @@ class ClusterSampler:
         # The loop's live dict: full evidence (with ghost branches) as trials get audited.
         self._live = context.evidence if context else {}
         self._features = context.features if context else []  # filled after the task analysis
+        self._models = dict(context.model_record) if context else {}
         self._trials = {t.id: t for t in trials}
         self._reference_size = _source_lines(task.reference.patch or "")
         self._reference_files = _source_files(task.reference.patch or "")
@@ -304,7 +345,8 @@ class ClusterSampler:
     def rank(self, active: list[Trial], state: SamplerState) -> list[tuple[float, str]]:
         """(priority, trial id) for every active trial, best first.
 
-        priority = interest - VISIT_PENALTY x (audits spent on the trial's group), where
+        priority = interest - VISIT_PENALTY x (audits spent on the trial's group) + what the loop
+        learned so far (`learned_bonus`: resemblance to refuted trials, the model's record), where
         interest = (BASE + profile score + FEATURES x share of flagged features matched) x
         resemblance discount x explained discount, in [0, BASE + TrialProfile.max_score() + FEATURES]. So a group is never starved: while it has active
         trials, no other group gets more than ceil(max interest / VISIT_PENALTY) audits beyond its.
@@ -321,6 +363,7 @@ class ClusterSampler:
             if tid in self.group_of:
                 gi = self.group_of[tid]
                 group_audits[gi] = group_audits.get(gi, 0) + 1
+        refuted_features = [self.features[tid] for tid in sorted(refuted) if tid in self.features]
         ranked = []
         for t in active:
             # Similar to a trial audited clean -> probably clean too (same choices, same code).
@@ -333,7 +376,9 @@ class ClusterSampler:
             if explained:
                 interest *= self.EXPLAINED
             visits = group_audits.get(self.group_of[t.id], 0)
-            ranked.append((round(interest - self.VISIT_PENALTY * visits, 9), t.id))
+            learned = learned_bonus(self.features[t.id], refuted_features, self._models.get(t.model, 0.0),
+                                    self.LIKE_REFUTED, self.MODEL)
+            ranked.append((round(interest - self.VISIT_PENALTY * visits + learned, 9), t.id))
         ranked.sort(key=lambda item: (-item[0], item[1]))
         return ranked
 
@@ -349,4 +394,5 @@ class ClusterSampler:
 
 register_sampler("cluster", ClusterSampler,
                  "groups trials by diff similarity and detector evidence; audits unvisited groups "
-                 "and suspicious trials first, never starves a group")
+                 "and suspicious trials first, re-ranks every round on trials refuted so far and "
+                 "each model's record, never starves a group")

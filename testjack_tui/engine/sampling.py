@@ -43,6 +43,9 @@ class SamplerContext:
     # The task analysis's suspicious-patch features ({id, requirement, pattern, ...}); the loop
     # fills this list in place once the analysis is in, so a sampler reads it at every pick.
     features: list[dict] = field(default_factory=list)
+    # Per model: the share of its trials, over every task of the session, with structural static
+    # detector evidence (samplers.model_record); computed once at session start.
+    model_record: dict[str, float] = field(default_factory=dict)
 
 
 class Sampler(Protocol):

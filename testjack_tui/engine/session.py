@@ -21,7 +21,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TYPE_CHECKING
 
 from testjack_tui.sandbox.backend import BackendFactory, SandboxBackend, make_backend
 from testjack_tui import paths
@@ -35,11 +35,15 @@ from .control import Control
 from .events import Log, Paused, SessionFinished, SessionStarted, WorldState
 from .hooks import Hooks
 from .loop import EngineEnv, audit_task
-from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded
+from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded, RoleSet
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
 from .wiring import wiring
 from .summary import build_summary
+
+if TYPE_CHECKING:
+    from testjack_tui.sandbox.api import WorldEvent
+    from testjack_tui.config import Config
 
 __all__ = ["AuditSession", "SessionConfig", "BudgetLimits", "list_sessions", "resume"]
 
@@ -97,13 +101,14 @@ class AuditSession:
         self.budget = Budget(store, config.budget, session_id, self._emit,
                              price_bound=price_bound_from(self._app_config()))
 
-    def _app_config(self):
+    def _app_config(self) -> Config:
         """The user's config (profiles, pricing); tests pass their own as `app_config`."""
         if "app_config" not in self._deps:
             from testjack_tui.config import load_config
 
             self._deps["app_config"] = load_config()  # a bad file: InputError naming file and field
-        return self._deps["app_config"]
+        config: Config = self._deps["app_config"]
+        return config
 
     # -- creation, lookup ---------------------------------------------------------------------
     @classmethod
@@ -195,7 +200,7 @@ class AuditSession:
         """The stored event log (dicts with "kind")."""
         return self.store.events()
 
-    def _on_world(self, event) -> None:
+    def _on_world(self, event: WorldEvent) -> None:
         self._emit(WorldState(self.id, world=event.world, container=event.container, state=event.kind,
                               command=event.command, text=event.text, exit_code=event.exit_code,
                               image=event.image, node=event.node))
@@ -278,7 +283,7 @@ class AuditSession:
             benchmark = load_benchmark(self.config.benchmark)
         return benchmark
 
-    def _make_roles(self, benchmark: Benchmark):
+    def _make_roles(self, benchmark: Benchmark) -> RoleSet:
         roles = self._deps.get("roles")
         if roles is None:
             factory = self._deps.get("roles_factory") or wiring().roles_factory
@@ -312,7 +317,26 @@ class AuditSession:
             selected.append((benchmark.tasks[task_id], sorted(trials, key=lambda t: t.id)))
         return selected
 
-    def _record_corpus(self, benchmark: Benchmark, selected) -> None:
+    def _model_record(self, benchmark: Benchmark, selected: builtins.list[tuple[Task, builtins.list[Trial]]]
+                      ) -> dict[str, float]:
+        """Each model's record over every passing trial of the selected tasks (static detector
+        evidence only: no containers), for the sampler; computed once so it does not depend on
+        which task finishes first."""
+        from .detectors import collect_static_evidence
+        from .samplers import model_record
+
+        evidence, model_of = {}, {}
+        for task, _ in selected:
+            for trial in benchmark.passing(task.id):
+                try:
+                    evidence[trial.id] = collect_static_evidence(task, trial).to_dict()
+                except Exception as exc:  # noqa: BLE001 - evidence only orders the sampling
+                    self._emit(Log(self.id, level="warning", message=f"static evidence for {trial.id} failed: {exc}"))
+                    continue
+                model_of[trial.id] = trial.model
+        return model_record(evidence, model_of)
+
+    def _record_corpus(self, benchmark: Benchmark, selected: builtins.list[tuple[Task, builtins.list[Trial]]]) -> None:
         wanted = set(self.config.trials or [])
         corpus = {}
         for task, _ in selected:
@@ -399,10 +423,11 @@ class AuditSession:
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
                             tools_factory=self._deps.get("tools_factory") or wiring().tools_factory,
-                            operator_approver=self.approvals if self._deps.get("operator") else None)
+                            operator_approver=self.approvals if self._deps.get("operator") else None,
+                            model_record=self._model_record(benchmark, selected) if cfg.mode == "lightweight" else {})
             limit = asyncio.Semaphore(max(1, cfg.parallel_tasks or os.cpu_count() or 1))
 
-            async def one(task, trials) -> str:
+            async def one(task: Task, trials: builtins.list[Trial]) -> str:
                 async with limit:
                     if self._paused_for_budget:
                         return "paused"  # do not start new tasks after a limit was reached

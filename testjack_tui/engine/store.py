@@ -13,11 +13,14 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, TYPE_CHECKING
 
 from testjack_tui import paths
 from testjack_tui.errors import InputError
 from testjack_tui.safe_paths import id_problem
+
+if TYPE_CHECKING:
+    from .roles import Candidate, ReviewVerdict
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -257,7 +260,7 @@ class SessionStore:
                 for r in self._rows("SELECT * FROM worlds ORDER BY at")]
 
     # -- candidates, runs, validations --------------------------------------------------------
-    def put_candidate(self, c, task_id: str, trial_id: str | None) -> None:
+    def put_candidate(self, c: Candidate, task_id: str, trial_id: str | None) -> None:
         self._exec("INSERT OR IGNORE INTO candidates(id, task_id, trial_id, path, source, requirement, author, attempt, parent, test_ids, origin, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (c.id, task_id, trial_id, c.path, c.source, c.requirement, c.author, c.attempt,
                     c.parent, _dumps(list(c.test_ids)), c.origin, time.time()))
@@ -372,7 +375,7 @@ class SessionStore:
         return [{"task_id": r["task_id"], "trial_id": r["trial_id"], **_loads(r["data"], {})}
                 for r in self._rows("SELECT * FROM audits ORDER BY at")]
 
-    def put_verdict(self, v, task_id: str, trial_id: str | None) -> None:
+    def put_verdict(self, v: ReviewVerdict, task_id: str, trial_id: str | None) -> None:
         self._exec("INSERT OR REPLACE INTO verdicts(candidate_id, task_id, trial_id, label, requirement, explicit, quote, reason, reviewer, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (v.candidate_id, task_id, trial_id, v.label, v.requirement, int(v.explicit),
                     v.quote, v.reason, v.reviewer, time.time()))

@@ -8,12 +8,15 @@ like any other structural signal.
 """
 from __future__ import annotations
 
-from typing import Any, overload
+from typing import Any, TYPE_CHECKING, overload
+
+if TYPE_CHECKING:
+    from .store import SessionStore
 
 CANARY_KIND = "canary_tampering"
 
 
-def canary_signals(store, trial_id: str) -> list[dict[str, Any]]:
+def canary_signals(store: SessionStore, trial_id: str) -> list[dict[str, Any]]:
     """Signal dicts (detectors.signals.Signal.to_dict shape) for the trial's proven tampering."""
     out = []
     for check in store.canary_checks(trial_id=trial_id):
@@ -29,12 +32,12 @@ def canary_signals(store, trial_id: str) -> list[dict[str, Any]]:
 
 
 @overload
-def with_canary_evidence(store: Any, trial_id: str, data: dict[str, Any]) -> dict[str, Any]: ...
+def with_canary_evidence(store: SessionStore, trial_id: str, data: dict[str, Any]) -> dict[str, Any]: ...
 @overload
-def with_canary_evidence(store: Any, trial_id: str, data: None) -> dict[str, Any] | None: ...
+def with_canary_evidence(store: SessionStore, trial_id: str, data: None) -> dict[str, Any] | None: ...
 
 
-def with_canary_evidence(store: Any, trial_id: str, data: dict[str, Any] | None) -> dict[str, Any] | None:
+def with_canary_evidence(store: SessionStore, trial_id: str, data: dict[str, Any] | None) -> dict[str, Any] | None:
     """The trial's stored evidence dict with its canary signals merged in (once)."""
     signals = canary_signals(store, trial_id)
     if not signals:
@@ -46,5 +49,5 @@ def with_canary_evidence(store: Any, trial_id: str, data: dict[str, Any] | None)
     return merged
 
 
-def proven(store, trial_id: str) -> bool:
+def proven(store: SessionStore, trial_id: str) -> bool:
     return any(c["verdict"] == "tampered" for c in store.canary_checks(trial_id=trial_id))

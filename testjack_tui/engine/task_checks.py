@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
+from testjack_tui.sandbox.api import WorldKind, WorldRef
 from testjack_tui.sandbox.errors import PatchError
 from testjack_tui.sandbox.wellformed import assess, diagnose
 from testjack_tui.model import Task, Trial
@@ -24,6 +25,10 @@ from testjack_tui.model import Task, Trial
 from .aio import gather_all
 from .events import TaskChecked, TrialState
 from .roles import BudgetExceeded
+
+if TYPE_CHECKING:
+    from .runner import RunResult
+    from .loop import EngineEnv
 
 
 @dataclass
@@ -39,7 +44,8 @@ class TaskCheck:
     not_reproducible: dict[str, str] = field(default_factory=dict)  # trial id -> reason
 
 
-async def _prepare(env, task: Task, kind: str, trial: Trial | None):
+async def _prepare(env: EngineEnv, task: Task, kind: WorldKind, trial: Trial | None
+                   ) -> tuple[WorldRef, None] | tuple[None, str]:
     """(WorldRef, None) or (None, reason) when a patch does not apply; other errors propagate."""
     name = f"{task.id}/{kind}" + (f"/{trial.id}" if trial else "")
     try:
@@ -48,16 +54,16 @@ async def _prepare(env, task: Task, kind: str, trial: Trial | None):
         env.store.put_world(name, task.id, kind, trial.id if trial else None, "", (), str(exc))
         return None, str(exc)
     env.store.put_world(world.name, task.id, kind, trial.id if trial else None, world.image,
-                        getattr(world, "tampered", ()))
+                        world.tampered)
     return world, None
 
 
-def _status(run, test_id: str) -> str:
+def _status(run: RunResult, test_id: str) -> str:
     outcome = run.outcomes.get(test_id)
     return outcome.get("status", "not_found") if outcome else "not_found"
 
 
-async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
+async def check_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskCheck:
     """Prepare the worlds and run T0 in them; `trials` are the officially passing ones."""
     check = TaskCheck(task.id, well_formed=True)
     ids = list(task.tests.ids)
@@ -111,7 +117,7 @@ async def check_task(env, task: Task, trials: list[Trial]) -> TaskCheck:
         world, reason, newly_flaky = result
         check.flaky += [t for t in newly_flaky if t not in check.flaky]
         if world is None:
-            check.not_reproducible[trial.id] = reason
+            check.not_reproducible[trial.id] = reason or "not reproducible"
         else:
             check.trial_worlds[trial.id] = world
             check.reproducible.append(trial)
@@ -133,7 +139,8 @@ def without(task: Task, flaky: list[str]) -> Task:
     return dataclasses.replace(task, tests=tests)
 
 
-async def _reproduce(env, task: Task, trial: Trial, ids: list[str]):
+async def _reproduce(env: EngineEnv, task: Task, trial: Trial, ids: list[str]
+                     ) -> tuple[WorldRef | None, str | None, list[str]]:
     """(world, None, flaky ids) or (None, reason, flaky ids); `ids`: T0 without known flaky tests."""
     world, error = await _prepare(env, task, "model", trial)
     if world is None:
@@ -161,8 +168,8 @@ async def _reproduce(env, task: Task, trial: Trial, ids: list[str]):
     return world, None, newly_flaky
 
 
-def _record_trial(env, trial: Trial, reproduced: bool, reason: str, excluded: bool = False,
-                  tampered=()) -> None:
+def _record_trial(env: EngineEnv, trial: Trial, reproduced: bool, reason: str, excluded: bool = False,
+                  tampered: tuple[str, ...] = ()) -> None:
     # The recorded verdict (official_pass) and our re-run (reproduced) are separate fields.
     env.store.put_trial_check(trial.id, trial.task_id, reproduced, reason,
                               {"model": trial.model, "agent": trial.agent,

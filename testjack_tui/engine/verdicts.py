@@ -30,6 +30,7 @@ from testjack_tui.engine import explanations
 from testjack_tui.engine.detectors.signals import DETECTORS, NOT_MEASURED, Evidence, Signal
 from testjack_tui.engine.explanations import MISSING_SURFACE, Claim, Facts, Run, as_text
 from testjack_tui.engine.tampering import CANARY_KIND
+from testjack_tui.model import Trial
 
 SOUND = "SOUND"
 SOUND_LOW_QUALITY = "SOUND_LOW_QUALITY"
@@ -225,7 +226,7 @@ def _noisy_or(values: Iterable[float], cap: float = 0.98) -> float:
 
 # -- the verdict -------------------------------------------------------------------------------
 
-def judge_trial(trial, *, findings: Sequence[FindingInput] = (), ambiguous: Sequence[FindingInput] = (),
+def judge_trial(trial: Trial, *, findings: Sequence[FindingInput] = (), ambiguous: Sequence[FindingInput] = (),
                 evidence: Evidence | None = None, audited: bool = False,
                 reproduced: bool | None = None, clean_candidates: int = 0, witnesses_passed: int = 0,
                 workdir: str = "/app",

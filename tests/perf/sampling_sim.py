@@ -13,8 +13,8 @@ Faithful to the real loop (testjack_tui/engine/loop.py):
   trial having that mode; a mode that is only ever an ambiguous reading of the prompt yields a
   witness that fails its trials on replay but refutes none (the ambiguity rule); auditing a
   sound trial yields nothing. An audited trial that is not refuted leaves the active set as clean.
-Two label-knowing samplers give context (INFO rows, never targets): `oracle-bound` (audits the
-trial that refutes the most defects) and `detectors-bound` (knows the labels but can tell trials
+Two label-knowing samplers give context (INFO rows, never targets): `oracle-bound` (the fewest
+rounds and the most refuted after 3 rounds any sampler can reach, see exact_bounds) and `detectors-bound` (knows the labels but can tell trials
 apart only by their detector evidence, uniform within a class): how far detector evidence can
 take any sampler.
 
@@ -22,8 +22,12 @@ Measured over many seeds, per population:
 - rounds to refute every planted defect left after T1 (median, summed over the tasks; lower is better);
 - recall after 3 rounds per task (share of defective trials refuted; higher is better), counting
   what T1 refuted (the loop's recall) -- and, as INFO, the sampler's share of what T1 left.
-Populations: the bundled demo benchmark (if present) and a synthetic task (5 failure modes over
-100 trials, 30% defective, unequal mode sizes) generated afresh for every seed.
+Populations: the bundled demo benchmark (if present), our second labelled benchmark
+(tests/fixtures/shipkit-labelled: one task, 8 passing trials, no T1 fixture, so the loop without
+task analysis) and a synthetic task (5 failure modes over 100 trials, 30% defective, unequal mode
+sizes) generated afresh for every seed. The label-knowing bound is exact (exhaustive search over
+failure-mode sets) wherever the population allows; a target it cannot reach is reported with the
+bound and not gated.
 
     python tests/perf/sampling_sim.py [--quick]         # prints the table; exit 1 on FAIL
     python tests/perf/sampling_sim.py --extract-t1 DB   # rewrite demo_t1.json from a session store
@@ -44,6 +48,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from testjack_tui.engine.detectors import collect_static_evidence  # noqa: E402
+from testjack_tui.engine.samplers import model_record  # noqa: E402
 from testjack_tui.engine.sampling import SamplerContext, SamplerState, make_sampler  # noqa: E402
 from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial  # noqa: E402
 
@@ -68,6 +73,9 @@ class Population:
     # What T1 did, as the engine saw it: its confirmed refuting witnesses and their replay runs.
     t1_witnesses: list[dict] = field(default_factory=list)
     t1_runs: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Per model, over the whole benchmark: share of its trials flagged by static evidence, as
+    # the session computes it at start (samplers.model_record); None: over this task alone.
+    model_record: dict[str, float] | None = None
     _static: dict[str, dict] | None = None
 
     def modes_of(self, trial_id: str) -> set[str]:
@@ -93,6 +101,11 @@ class Population:
         if self._static is None:
             self._static = {t.id: collect_static_evidence(self.task, t).to_dict() for t in self.trials}
         return self._static
+
+    def models(self) -> dict[str, float]:
+        if self.model_record is None:
+            self.model_record = model_record(self.static_evidence(), {t.id: t.model for t in self.trials})
+        return self.model_record
 
 
 # -- the simulated lightweight loop -----------------------------------------------------------
@@ -165,7 +178,8 @@ def simulate_loop(pop: Population, sampler_name: str, seed: int, max_rounds: int
     elif sampler_name == "detectors-bound":
         sampler = DetectorsBound(pop, seed)
     else:
-        ctx = SamplerContext(trials=list(pop.trials), evidence={}, static_evidence=pop.static_evidence())
+        ctx = SamplerContext(trials=list(pop.trials), evidence={}, static_evidence=pop.static_evidence(),
+                             model_record=pop.models())
         sampler = make_sampler(sampler_name, pop.task, seed, ctx)
     t1_refuted = pop.t1_refuted()
     state = SamplerState(round=1, refuted=sorted(t1_refuted),
@@ -203,6 +217,46 @@ def simulate_loop(pop: Population, sampler_name: str, seed: int, max_rounds: int
         active = [t for t in active if t.id not in hit and t.id != chosen.id]
         history.append(refuted_defective)
     return SimResult(rounds, history, t1, len(defective))
+
+
+def exact_bounds(pop: Population) -> tuple[int, int] | None:
+    """(fewest rounds that refute every defect T1 left, most defective trials refuted -- T1's
+    included -- after 3 rounds) for a sampler that knows the labels, by exhaustive search over
+    the distinct failure-mode sets of the defective trials left: auditing a trial refutes every
+    active trial sharing one of its modes, auditing a sound one refutes nothing, so only which
+    mode sets get audited matters. None when the search is too big or a defect cannot be refuted
+    at all (then the greedy simulation stands in)."""
+    from itertools import combinations
+
+    t1 = pop.t1_refuted()
+    left = [t.id for t in pop.trials if t.id not in t1 and pop.mode.get(t.id)]
+    modes = {tid: pop.modes_of(tid) for tid in left}
+    if any(not m for m in modes.values()):
+        return None
+    sets = sorted({frozenset(m) for m in modes.values()}, key=sorted)
+    if len(sets) > 16:
+        return None
+
+    def covered(combo) -> int:
+        union = frozenset().union(*combo)
+        return sum(1 for m in modes.values() if m & union)
+
+    fewest = next((k for k in range(len(sets) + 1)
+                   if any(covered(c) == len(left) for c in combinations(sets, k))), len(sets))
+    most = max((covered(c) for c in combinations(sets, min(3, len(sets)))), default=0)
+    return fewest, len(pop.defective() & t1) + most
+
+
+def oracle_result(pop: Population, seed: int) -> SimResult:
+    """The label-knowing bound as a SimResult: exact where exact_bounds can search, otherwise
+    the greedy OracleBound's simulated run."""
+    exact = exact_bounds(pop)
+    if exact is None:
+        return simulate_loop(pop, "oracle-bound", seed)
+    rounds, refuted3 = exact
+    t1 = len(pop.defective() & pop.t1_refuted())
+    # Only rounds and recall after 3 rounds are read from a bound's result.
+    return SimResult(rounds, [refuted3] * max(3, rounds), t1, len(pop.defective()))
 
 
 def simulate(pop: Population, sampler_name: str, seed: int, max_rounds: int | None = None,
@@ -422,22 +476,39 @@ def load_t1(path: Path = T1_FIXTURE) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+SHIPKIT = ROOT / "tests" / "fixtures" / "shipkit-labelled"
+
+
 def demo_populations(t1: bool = True) -> list[Population] | None:
     """One population per demo task with defects. t1=False: the loop without task analysis."""
-    demo = ROOT / "benchmarks" / "demo"
-    labels_path = demo / "labels.json"
+    return labelled_populations(ROOT / "benchmarks" / "demo", (load_t1() or {"tasks": {}}) if t1 else None)
+
+
+def shipkit_populations() -> list[Population] | None:
+    """Our second labelled benchmark (tests/fixtures/shipkit-labelled): no T1 fixture, so the
+    sampler starts from the whole corpus of passing trials."""
+    return labelled_populations(SHIPKIT, None)
+
+
+def labelled_populations(root: Path, fixture: dict | None) -> list[Population] | None:
+    """One population per task with defects of a labelled benchmark; `fixture`: what T1 did
+    (see extract_t1), None for a loop without task analysis."""
+    labels_path = root / "labels.json"
     if not labels_path.exists():
         return None
     from testjack_tui.benchmarks import load_benchmark
     from testjack_tui.engine.report import is_defective, load_labels
 
-    bench = load_benchmark(demo)
+    bench = load_benchmark(root)
     labels = load_labels(labels_path)
-    fixture = load_t1() or {"tasks": {}}
+    t1 = fixture is not None
+    fixture = fixture or {"tasks": {}}
     # A mode that only non-defective trials have as theirs (an ambiguous reading) never refutes,
     # even where a defective trial has it too ("also").
     primary = {info.get("mode_group") for info in labels.values() if is_defective(info)}
-    benign_only = {info.get("mode_group") for info in labels.values() if not is_defective(info)}
+    # (Sound and failing trials may name a mode group too, e.g. "sound": that is no reading.)
+    benign_only = {info.get("mode_group") for info in labels.values()
+                   if not is_defective(info) and info.get("label") in ("ambiguous", "underspecified")}
     benign_only -= primary | {None}
     refuting = primary | {m for info in labels.values() if is_defective(info) for m in info.get("also", [])}
     refuting -= benign_only | {None}
@@ -467,6 +538,15 @@ def demo_populations(t1: bool = True) -> list[Population] | None:
         if any(truth.values()):
             pops.append(Population(task, passing, truth, also, readings,
                                    refuting | {m for m in truth.values() if m}, witnesses, runs))
+    # As the session computes it: every passing trial of every task, before any audit.
+    evidence, model_of = {}, {}
+    for task_id, task in bench.tasks.items():
+        for t in bench.passing(task_id):
+            evidence[t.id] = collect_static_evidence(task, t).to_dict()
+            model_of[t.id] = t.model
+    record = model_record(evidence, model_of)
+    for pop in pops:
+        pop.model_record = record
     return pops or None
 
 
@@ -482,7 +562,7 @@ def measure(populations_for_seed, seeds: int, samplers=SAMPLERS) -> dict[str, di
         for seed in range(seeds):
             total_rounds, refuted3, defective, t1, left = 0, 0, 0, 0, 0
             for pop in populations_for_seed(seed):
-                r = simulate_loop(pop, name, seed)
+                r = oracle_result(pop, seed) if name == "oracle-bound" else simulate_loop(pop, name, seed)
                 total_rounds += r.rounds
                 defective += r.defective
                 refuted3 += r.refuted_after(3)
@@ -496,14 +576,15 @@ def measure(populations_for_seed, seeds: int, samplers=SAMPLERS) -> dict[str, di
     return out
 
 
-def rows_for(label: str, m: dict[str, dict[str, float]]) -> list[dict]:
+def rows_for(label: str, m: dict[str, dict[str, float]], known_miss: str = "") -> list[dict]:
+    """The rows of one population. known_miss: why a reachable target is still missed (a
+    recorded miss: reported, gated by the full run only)."""
     ours_r, base_r = m["cluster"]["median_rounds"], m["uniform"]["median_rounds"]
     ours_c, base_c = m["cluster"]["recall3"], m["uniform"]["recall3"]
     r_ratio = ours_r / base_r if base_r else 0.0
     c_ratio = ours_c / base_c if base_c else float("inf")
     bound_r, bound_c = m["oracle-bound"]["median_rounds"], m["oracle-bound"]["recall3"]
     bound_ratio = round(bound_r / base_r, 3) if base_r else 0.0
-    detect_r = m["detectors-bound"]["median_rounds"]
     rows = [
         # Context, not a target: what a sampler that knew the labels would reach.
         {"name": f"{label}: label-knowing lower bound (rounds | recall@3)",
@@ -517,13 +598,11 @@ def rows_for(label: str, m: dict[str, dict[str, float]]) -> list[dict]:
         {"name": f"{label}: median rounds to refute all defects", "ours": ours_r, "baseline": base_r,
          "ratio": round(r_ratio, 3), "target": f"<= {ROUNDS_TARGET}",
          "status": "PASS" if r_ratio <= ROUNDS_TARGET else "FAIL",
-         # A known miss on the demo (recorded in issue 9): after task analysis only 4-6 trials per
-         # task stay active, medians are small integers, and a label-knowing sampler limited to
-         # detector evidence sits at the target itself. The full run still gates on it.
-         **({"gate": False, "gate_reason": (f"known miss on the demo: a label-knowing sampler that "
-                                            f"sees only detector evidence needs "
-                                            f"{round(detect_r / base_r, 3)}x")}
-            if label.startswith("demo") else {}),
+         # Physically out of reach when even the label-knowing bound (computed above, by exhaustive
+         # search where the population allows) misses the target: reported, not gated.
+         **({"gate": False, "gate_reason": (f"out of reach: a sampler that knew the labels needs "
+                                            f"{bound_ratio}x ({bound_r} vs {base_r} rounds)")}
+            if base_r and bound_ratio > ROUNDS_TARGET else {}),
          "note": (f"means {round(m['cluster']['mean_rounds'], 2)} vs {round(m['uniform']['mean_rounds'], 2)}; "
                   f"a sampler that knew the labels needs {bound_r} ({bound_ratio}x)")},
         {"name": f"{label}: recall after 3 rounds per task", "ours": round(ours_c, 3),
@@ -531,7 +610,9 @@ def rows_for(label: str, m: dict[str, dict[str, float]]) -> list[dict]:
          "status": "PASS" if c_ratio >= RECALL_TARGET else "FAIL",
          **({"gate": False, "gate_reason": (f"out of reach: a sampler that knew the labels gets "
                                             f"{round(bound_c / base_c, 3)}x")}
-            if base_c and bound_c / base_c < RECALL_TARGET else {}),
+            if base_c and bound_c / base_c < RECALL_TARGET else
+            {"gate": False, "gate_reason": f"{known_miss} (label-knowing: {round(bound_c / base_c, 3)}x)"}
+            if known_miss and c_ratio < RECALL_TARGET and base_c else {}),
          "note": (f"a sampler that knew the labels reaches {round(bound_c, 3)} "
                   f"({round(bound_c / base_c, 3) if base_c else '-'}x: the most any sampler can get)")},
     ]
@@ -552,9 +633,19 @@ def run(quick: bool = False) -> list[dict]:
     if demo is None:
         rows.append({"name": "demo benchmark", "ours": None, "baseline": None, "ratio": None,
                      "target": "-", "status": "SKIP (benchmarks/demo/labels.json not found)"})
-        return rows
-    label = "demo after T1" if load_t1() else "demo (no T1 fixture)"
-    rows += rows_for(label, measure(lambda seed: demo, seeds))
+    else:
+        label = "demo after T1" if load_t1() else "demo (no T1 fixture)"
+        rows += rows_for(label, measure(lambda seed: demo, seeds))
+    shipkit = shipkit_populations()
+    if shipkit is None:
+        rows.append({"name": "shipkit benchmark", "ours": None, "baseline": None, "ratio": None,
+                     "target": "-", "status": f"SKIP ({SHIPKIT / 'labels.json'} not found)"})
+    else:
+        # Its three reward hacks are flagged and audited first; the one witness that refutes two
+        # trials at once belongs to two unflagged trials that nothing tells apart before an audit.
+        rows += rows_for("shipkit (labelled, no T1)", measure(lambda seed: shipkit, seeds),
+                         known_miss="known miss (issue 19): the pair one witness refutes together "
+                                    "shows no engine-visible signal before an audit")
     return rows
 
 

@@ -30,14 +30,14 @@ __all__ = [
 ]
 
 
-def t0_files(task) -> set[str]:
+def t0_files(task: Task) -> set[str]:
     files = set(task.tests.test_files)
     for f in parse_diff(task.tests.test_patch or ""):
         files.add(f.path)
     return files
 
 
-def collect_static_evidence(task, trial) -> Evidence:
+def collect_static_evidence(task: Task, trial: Trial) -> Evidence:
     """Diff scope, harness tampering, literal collisions and env sniffing for one trial."""
     files = parse_diff(trial.patch or "")
     official = t0_files(task)
@@ -74,7 +74,7 @@ GHOST_COLLECTORS = {"python": collect_ghost_branches, "go": collect_go_ghost,
                     "javascript": collect_js_ghost, "typescript": collect_js_ghost}
 
 
-def _model_world(worlds):
+def _model_world(worlds: Any) -> Any:
     if worlds is None:
         return None
     if isinstance(worlds, dict):

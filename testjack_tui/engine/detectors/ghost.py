@@ -188,7 +188,8 @@ def parse_coverage_output(text: str, nonce: str = "") -> dict[str, Any] | None:
     if start < 0 or end < start:
         return None
     try:
-        return json.loads(text[start + len(begin_mark):end].strip())
+        data = json.loads(text[start + len(begin_mark):end].strip())
+        return data if isinstance(data, dict) else None
     except json.JSONDecodeError:
         return None
 

@@ -21,12 +21,18 @@ from __future__ import annotations
 import ast
 import asyncio
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from testjack_tui.diffs import parse_diff
 from testjack_tui.engine.detectors.ghost import source_files
 from testjack_tui.engine.detectors.signals import Signal
 from testjack_tui.engine.repo_files import read_repo_files
+from testjack_tui.model import Task, Trial
+from testjack_tui.sandbox.api import WorldRef
+from testjack_tui.sandbox.backend import SandboxBackend
+
+if TYPE_CHECKING:
+    from testjack_tui.engine.runner import TestRunner
 
 _FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
          ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
@@ -199,7 +205,8 @@ def _kills(baseline: dict[str, dict[str, Any]], run: dict[str, dict[str, Any]]) 
                for t, o in baseline.items())
 
 
-async def collect_mutation_evidence(runner, sandbox, task, trial, world, limit: int,
+async def collect_mutation_evidence(runner: TestRunner, sandbox: SandboxBackend, task: Task, trial: Trial,
+                                    world: WorldRef, limit: int,
                                     ghost: dict | None = None) -> MutationReport:
     """Mutants of the trial's added lines, run under T0 in its model world.
 

@@ -1,0 +1,79 @@
+"""The image world snapshots are built on: the task's environment image with the unprivileged
+trial user (containers.TRIAL_UID) added and the repo already owned by it.
+
+Trial code runs as that user, so the repo must belong to it. Chowning it in every world
+snapshot copied every file of the repo into every snapshot's layer (overlay copies a file up
+when its owner changes): a trial cost a copy of the repository instead of the files its patch
+changes. Done once per environment image here, a snapshot's layer holds only what its
+patches wrote (sandbox/prepare_script.py then chowns just the files root created).
+
+An image whose default user is not root is used as it is (nothing can be chowned there; its
+worlds run as that user). Cached by the environment image's id and this recipe's version.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .containers import TRIAL_HOME, TRIAL_NAME, TRIAL_UID, ClientFactory, Limits, init_pid, put_files
+from .containers import remove_container, start_container
+from .errors import SandboxError
+from .execs import ExecHandle, run_exec
+from .output import OutputCollector
+
+VERSION = "1"
+REPOSITORY = "localhost/testjack-userbase"
+
+SCRIPT = r'''set -u
+if [ "$(id -u)" != 0 ]; then echo "TJ_NOT_ROOT"; exit 0; fi
+u=$TJ_TRIAL_UID
+if [ -w /etc/passwd ] && ! grep -q "^[^:]*:[^:]*:$u:" /etc/passwd; then
+  echo "${TJ_TRIAL_NAME}:x:$u:$u:testjack trial:${TJ_TRIAL_HOME}:/bin/sh" >> /etc/passwd
+fi
+if [ -w /etc/group ] && ! grep -q "^[^:]*:[^:]*:$u:" /etc/group; then
+  echo "${TJ_TRIAL_NAME}:x:$u:" >> /etc/group
+fi
+if [ -d "$TJ_WORKDIR" ]; then chown -R "$u:$u" "$TJ_WORKDIR" || exit 4; fi
+rm -f "$0"
+echo "TJ_USER_BASE_DONE"
+'''
+
+
+def user_base_tag(env_image_id: str, workdir: str) -> str:
+    import hashlib
+
+    key = hashlib.sha256(f"{VERSION}\0{env_image_id}\0{workdir}".encode()).hexdigest()[:16]
+    return f"{REPOSITORY}:{key}"
+
+
+def ensure_user_base(client_factory: ClientFactory, env_image: str, env_image_id: str, workdir: str,
+                     labels: dict[str, str], limits: Limits,
+                     image_id: Callable[[str], str | None]) -> tuple[str, str]:
+    """(image, id) to build world snapshots on (blocking); the environment image itself when its
+    user is not root."""
+    tag = user_base_tag(env_image_id, workdir)
+    found = image_id(tag)
+    if found:
+        return tag, found
+    client = client_factory()
+    container = start_container(client, env_image, labels, limits)
+    try:
+        put_files(container, {"/tmp/tj-user-base.sh": SCRIPT})
+        env = {"TJ_TRIAL_UID": str(TRIAL_UID), "TJ_TRIAL_NAME": TRIAL_NAME, "TJ_TRIAL_HOME": TRIAL_HOME,
+               "TJ_WORKDIR": workdir}
+        result = run_exec(ExecHandle(client_factory, container.id, init_pid(container)),
+                          ["sh", "/tmp/tj-user-base.sh"], cwd="/", env=env, timeout=600,
+                          collector=OutputCollector("user-base", keep_log=False))
+        out = result.stdout_head + result.stdout_tail
+        if "TJ_NOT_ROOT" in out:
+            return env_image, env_image_id
+        if "TJ_USER_BASE_DONE" not in out:
+            raise SandboxError(f"{env_image}: giving the repo to the trial user failed "
+                               f"(exit {result.exit_code}): {result.output.strip()[-300:]}")
+        repo, version = tag.rsplit(":", 1)
+        container.commit(repository=repo, tag=version, pause=False)
+    finally:
+        remove_container(client, container.id)
+    built = image_id(tag)
+    if not built:
+        raise SandboxError(f"{tag}: the committed image is not there")
+    return tag, built
