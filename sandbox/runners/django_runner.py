@@ -168,9 +168,10 @@ class DjangoRunner(LaunchedRunner):
     reports = (LOG, PLAN)
     canaries = DjangoCanaries()
     witness_hint = ("a new unittest module `tests/<app>/test_tj_<topic>.py` in the app folder "
-                    "(under tests/) of the code it checks, with `class <Topic>Tests(SimpleTestCase)` "
-                    "(`from django.test import SimpleTestCase`, or `TestCase` when it needs the "
-                    "database) and `def test_<what>(self)` methods without docstrings; it runs "
+                    "(under tests/) of the code it checks, with `class <Topic>Tests(...)` "
+                    "(`unittest.TestCase`; in Django itself `django.test.SimpleTestCase`, or "
+                    "`TestCase` when it needs the database) and `def test_<what>(self)` methods "
+                    "without docstrings; it runs "
                     "under `tests/runtests.py` as label `<app>.test_tj_<topic>`. run_tests takes "
                     "the file's path, `path::Class` or `path::Class::test_m` (T0's ids read "
                     "`test_m (<app>.<module>.Class)`)")
