@@ -243,3 +243,34 @@ def test_make_roles_choices(tmp_path):
         make_roles({"audit": "nope"}, tmp_path)
     with pytest.raises(InputError, match="unknown role"):
         make_roles({"judge": "scripted"}, tmp_path)
+
+
+async def test_concurrent_audits_ask_the_operator_one_at_a_time_and_tests_reach_the_named_trial():
+    """Two tasks audit at once: the operator is asked for one trial at a time, and a test shared
+    while `waiting_for` names a trial becomes that trial's candidate, never the other's."""
+    from dataclasses import replace
+
+    operator = OperatorAuditAgent()
+    first, second = make_trial(), replace(make_trial(), id="trial-2")
+    ctx1 = make_ctx(FileWorlds(first), first, [])
+    ctx2 = make_ctx(FileWorlds(second), second, [])
+    audits = [asyncio.create_task(operator.audit(ctx1)), asyncio.create_task(operator.audit(ctx2))]
+    got: dict[str, list] = {}
+
+    async def asked() -> None:
+        while operator.waiting_for is None:
+            await asyncio.sleep(0.01)
+
+    for _ in range(2):
+        await asyncio.wait_for(asked(), 5)
+        _, trial_id = operator.waiting_for
+        await asyncio.sleep(0.05)  # the other audit has had every chance to take the test
+        assert operator.waiting_for == ("calc", trial_id)  # still the same: one audit asks at a time
+        operator.submit_candidate("tests/test_tj_op.py", f"def test_x():\n    assert '{trial_id}'\n", trial_id)
+        operator.finish()
+        done, _ = await asyncio.wait(audits, timeout=5, return_when=asyncio.FIRST_COMPLETED)
+        [task] = done
+        audits.remove(task)
+        [candidate] = task.result().candidates
+        got[trial_id] = [candidate.id, candidate.requirement]
+    assert got == {"trial-1": ["calc:trial-1:op1.v1", "trial-1"], "trial-2": ["calc:trial-2:op1.v1", "trial-2"]}

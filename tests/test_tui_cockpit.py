@@ -455,7 +455,7 @@ async def test_editor_names_its_target_lists_queued_tests_and_lets_the_operator_
         # The shared test is not lost in the editor: Tab indents, ctrl+o leaves.
         source.focus()
         await pilot.press("ctrl+o")
-        assert not source.has_focus
+        assert not source.has_focus and editor.query_one("#editor-requirement").has_focus
         await pilot.press("ctrl+d")
         await wait_for(pilot, lambda: any(c.author == "operator" for c in screen.state.candidates.values()))
         assert editor.queued == []

@@ -132,3 +132,27 @@ async def test_hidden_world_output_waits_and_the_worlds_tab_catches_up():
         await pilot.pause(0.3)
         shown = screen.state.worlds["t1/model/w7"]
         assert log.lines[-1] == "hidden line 2" and log.line_count == min(len(shown.lines), WORLD_LINES)
+
+
+async def test_tables_keep_their_drawn_rows_across_tab_switches_and_follow_a_theme_change():
+    """Switching tabs moves focus and hides/shows tables; their drawn rows are kept (a rebuild
+    cost a few ms per key), yet a theme change still repaints them in the new colours."""
+    async with streaming_audit_app(load=False) as (app, pilot, screen, sent, stop_stream):
+        table = screen.query_one("#world-table")
+        await pilot.pause(0.2)
+        for key, expected in TAB_KEYS * 2:
+            await switch_tab(app, screen, key, expected, timeout=30)
+            await pilot.pause(0.05)
+        await switch_tab(app, screen, "f4", "worlds-tab", timeout=30)
+        await pilot.pause(0.1)
+        drawn = len(table._line_cache)
+        first = table.render_line(1)
+        await switch_tab(app, screen, "f3", "candidates-tab", timeout=30)
+        await pilot.pause(0.05)
+        await switch_tab(app, screen, "f4", "worlds-tab", timeout=30)
+        await pilot.pause(0.1)
+        assert drawn and len(table._line_cache) >= drawn  # nothing thrown away by the round trip
+        assert table.render_line(1) == first
+        app.theme = "textual-light" if app.theme != "textual-light" else "nord"
+        await pilot.pause(0.3)
+        assert table.render_line(1) != first  # new colours, not the cached dark rows

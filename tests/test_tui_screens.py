@@ -41,7 +41,7 @@ async def test_benchmarks_screen_lists_the_bundled_demo_with_counts():
         assert isinstance(app.screen, BenchmarksScreen)
         table = app.screen.query_one("#benchmark-table", DataTable)
         await wait_for(pilot, lambda: table.row_count > 0)
-        row = table.get_row_at(0)
+        row = [str(c) for c in table.get_row_at(0)]
         assert row[0] == "testjack-demo" and row[1] == "harbor" and row[5] == "bundled"
         from testjack_tui.benchmarks import load_benchmark
         demo = load_benchmark(DEMO)
@@ -73,7 +73,7 @@ async def test_opening_a_path_leads_to_selection_and_is_remembered():
         # Back on Benchmarks the recent entry is listed.
         await pilot.press("escape")
         table = app.screen.query_one("#benchmark-table", DataTable)
-        await wait_for(pilot, lambda: any(table.get_row_at(i)[0] == "harbor-fixture"
+        await wait_for(pilot, lambda: any(str(table.get_row_at(i)[0]) == "harbor-fixture"
                                           for i in range(table.row_count)))
 
 

@@ -79,6 +79,7 @@ class OperatorAuditAgent:
         self.repairs = repairs
         self._queue = _OperatorQueue()
         self.waiting_for: tuple[str, str | None] | None = None  # (task, trial) while an audit waits
+        self._turns: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
 
     # --- the operator's side ---------------------------------------------------------------
     def submit_candidate(self, path_in_repo: str, source: str, requirement: str) -> None:
@@ -101,7 +102,21 @@ class OperatorAuditAgent:
         return len(self._queue)
 
     # --- the engine's side -----------------------------------------------------------------
+    def _turn(self) -> asyncio.Lock:
+        """One audit at a time asks the operator. Tasks run concurrently; with several audits
+        waiting on the one queue, a shared test went to whichever woke first, not to the trial
+        `waiting_for` (what the editor shows as its target) named. The others wait their turn."""
+        loop = asyncio.get_running_loop()
+        lock = self._turns.get(loop)
+        if lock is None:
+            lock = self._turns[loop] = asyncio.Lock()
+        return lock
+
     async def _collect(self, ctx: AuditContext, author: str) -> list[Candidate]:
+        async with self._turn():
+            return await self._collect_now(ctx)
+
+    async def _collect_now(self, ctx: AuditContext) -> list[Candidate]:
         trial_id = ctx.trial.id if ctx.trial else None
         self.waiting_for = (ctx.task.id, trial_id)
         ctx.emit(Log(ctx.session_id, level="info",
@@ -128,14 +143,15 @@ class OperatorAuditAgent:
     async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None:
         if not self.repairs:
             return None
-        self.waiting_for = (ctx.task.id, ctx.trial.id if ctx.trial else None)
-        ctx.emit(Log(ctx.session_id, level="info",
-                 message=f"candidate {candidate.id} failed on the reference world; waiting for the "
-                         f"operator's revision of {candidate.path}"))
-        try:
-            item = await self._queue.get()
-        finally:
-            self.waiting_for = None
+        async with self._turn():
+            self.waiting_for = (ctx.task.id, ctx.trial.id if ctx.trial else None)
+            ctx.emit(Log(ctx.session_id, level="info",
+                     message=f"candidate {candidate.id} failed on the reference world; waiting for the "
+                             f"operator's revision of {candidate.path}"))
+            try:
+                item = await self._queue.get()
+            finally:
+                self.waiting_for = None
         if item.done:
             return None
         return Candidate(id=next_version_id(candidate.id), path=item.path, source=item.source,

@@ -7,6 +7,7 @@ engine's events and send the operator's decisions back.
 """
 from __future__ import annotations
 
+import gc
 import os
 import time
 from functools import partial
@@ -19,6 +20,7 @@ from textual.screen import Screen
 
 from testjack_tui import compose
 from testjack_tui.tui.logs import log_exception, log_path, logger
+from testjack_tui.tui.text import clean
 
 compose.install()  # the TUI is a composition root too (it can be started without the CLI)
 
@@ -64,10 +66,25 @@ class TestJackApp(App[int]):
         from testjack_tui.tui.screens.benchmarks import BenchmarksScreen
 
         self.push_screen(BenchmarksScreen())
+        self.call_after_refresh(self.settle_heap, collect=False)
         if self.start_benchmark:
             self.call_after_refresh(self.open_benchmark, self.start_benchmark)
         elif self.start_session:
             self.call_after_refresh(self.open_session, self.start_session)
+
+    def settle_heap(self, collect: bool = True) -> None:
+        """Move what lives now (modules, screens, the session's state) out of the garbage
+        collector's view: a full collection walks every tracked object (~60 ms for an open
+        Audit screen on a slow core) and, triggered by allocation, it landed inside key presses
+        and frames. Called once a screen has painted; `collect` first frees what earlier
+        screens left behind in cycles (one pause, at a screen change, not in a key press)."""
+        if collect:
+            gc.unfreeze()
+            gc.collect()
+        gc.freeze()
+        # Fewer, larger young collections: a frame allocates thousands of short-lived strips and
+        # segments, and with the default (700) every key press paid for 10-20 collections.
+        gc.set_threshold(20_000, 20, 100)
 
     def open_benchmark(self, path: str) -> None:
         screen = self.screen
@@ -79,18 +96,25 @@ class TestJackApp(App[int]):
         if hasattr(screen, "open_session"):
             screen.open_session(session_id)
 
+    # -- notifications -----------------------------------------------------------------------
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Textual's notify, plain text by default: messages name trials, tasks, candidates and
+        paths (benchmark and agent text), and markup in them would restyle or break the toast."""
+        super().notify(clean(message), title=clean(title), severity=severity,
+                       timeout=timeout, markup=markup)
+
     # -- errors ------------------------------------------------------------------------------
     def report_error(self, error: BaseException, context: str = "", title: str = "Error") -> None:
         """Log the details, show one line. Used by guarded handlers and failed workers."""
         if self.strict_errors and isinstance(error, PROGRAMMING_ERRORS):
             raise error
         message = log_exception(error, context)
-        self.notify(f"{message}\n[dim]details: {log_path()}[/]", title=title,
-                    severity="error", timeout=12, markup=True)
+        self.notify(f"{message}\ndetails: {log_path()}", title=title, severity="error", timeout=12)
 
     def notify_error(self, message: str, title: str = "Error") -> None:
         logger().warning("%s: %s", title, message)
-        self.notify(message, title=title, severity="error", timeout=12, markup=False)
+        self.notify(message, title=title, severity="error", timeout=12)
 
     def _handle_exception(self, error: Exception) -> None:
         if self.strict_errors:
@@ -152,7 +176,7 @@ class TestJackApp(App[int]):
         except OSError as error:
             self.notify_error(f"Could not save the screenshot in {folder}: {error}", "Screenshot")
             return
-        self.notify(f"Saved {saved}", title="Screenshot", markup=False)
+        self.notify(f"Saved {saved}", title="Screenshot")
 
     async def action_quit(self) -> None:
         if not self.session_running:

@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from testjack_tui.services.approvals import ApprovalContext
-from testjack_tui.tui.text import clean, untrusted
+from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.footer import QuietFooter
 
 LABEL_STYLE = {"valid": "bold green", "questionable": "bold yellow", "invalid": "bold magenta"}
@@ -41,17 +41,18 @@ def _message(text: str) -> Text:
 def approval_body(ctx: ApprovalContext, operator_judges: bool) -> Group:
     head = Text()
     head.append("trial ", style="bold")
-    head.append(ctx.trial_id or "task analysis (solution-blind; replayed on every trial)")
-    head.append(f"   task {ctx.task_id}\n", style="dim")
-    head.append("candidate ", style="bold")
-    head.append(f"{ctx.candidate_id}  {clean(ctx.path)}", style="")
-    head.append(f"  by {ctx.author or '?'}\n", style="dim")
+    head.append_text(cell(ctx.trial_id or "task analysis (solution-blind; replayed on every trial)"))
+    head.append_text(cell(f"   task {ctx.task_id}", style="dim"))
+    head.append("\ncandidate ", style="bold")
+    head.append_text(cell(f"{ctx.candidate_id}  {ctx.path}"))
+    head.append_text(cell(f"  by {ctx.author or '?'}", style="dim"))
+    head.append("\n")
     head.append("requirement ", style="bold")
     head.append_text(untrusted(ctx.requirement or "—"))
     head.append("\n")
     if not operator_judges:
         head.append("reviewer ", style="bold")
-        head.append(ctx.label or "…", style=LABEL_STYLE.get(ctx.label, ""))
+        head.append_text(cell(ctx.label or "…", style=LABEL_STYLE.get(ctx.label, "")))
         if ctx.explicit is not None:
             head.append(" (explicit in the prompt)" if ctx.explicit else " (implicit requirement)", style="dim")
         if ctx.reason:
@@ -73,7 +74,7 @@ def approval_body(ctx: ApprovalContext, operator_judges: bool) -> Group:
         runs.append("replayed on every trial once it counts (the replay matrix, F8)\n", style="dim")
     for facts, want in pairs:
         runs.append(f"on the {facts.world:9} ", style="bold")
-        runs.append(facts.status or "not run yet", style=STATUS_STYLE.get(facts.status, "dim"))
+        runs.append_text(cell(facts.status or "not run yet", style=STATUS_STYLE.get(facts.status, "dim")))
         runs.append(f"  ({want})\n", style="dim")
         if facts.message and facts.status != "passed":
             runs.append_text(_message(facts.message))
@@ -89,6 +90,9 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
     BINDINGS = [
         Binding("a", "decide('approve')", "Approve", id="approval.approve"),
         Binding("o", "decide('overrule')", "Overrule", id="approval.overrule"),
+        # With the operator as reviewer the same keys judge the candidate (the footer says so).
+        Binding("a", "judge('approve')", "Valid", id="approval.valid"),
+        Binding("o", "judge('overrule')", "Invalid", id="approval.invalid"),
         Binding("i", "prompt", "Prompt", id="approval.prompt"),
         Binding("d", "diff", "Diff", id="approval.diff"),
         Binding("escape", "cancel", "Later", id="approval.cancel"),
@@ -113,20 +117,24 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
                 yield Static(approval_body(self.ctx, self.operator_judges), id="approval-text")
             with Horizontal(classes="form-row"):
                 yield Label("note", classes="note-label")
-                yield Input(placeholder="why (kept with the decision; optional)", id="approval-note")
+                yield Input(placeholder="why (kept with the decision; optional)", id="approval-note",
+                            compact=True)
+            # Compact: at 24 rows the body (the runs and the test) keeps the room.
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Prompt (i)", id="prompt")
-                yield Button("Diff (d)", id="diff", disabled=self.the_trial is None)
-                yield Button(approve, variant="success", id="approve")
-                yield Button(overrule, variant="error", id="overrule")
+                yield Button("Prompt (i)", id="prompt", compact=True)
+                yield Button("Diff (d)", id="diff", disabled=self.the_trial is None, compact=True)
+                yield Button(approve, variant="success", id="approve", compact=True)
+                yield Button(overrule, variant="error", id="overrule", compact=True)
         yield QuietFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#approval-body").focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if isinstance(self.focused, Input) and action in ("decide", "prompt", "diff"):
+        if isinstance(self.focused, Input) and action in ("decide", "judge", "prompt", "diff"):
             return False  # letters belong to the note
+        if action in ("decide", "judge"):
+            return (action == "judge") == self.operator_judges
         if action == "diff" and self.the_trial is None:
             return False
         return True
@@ -141,6 +149,9 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
             self.action_prompt()
         elif event.button.id == "diff":
             self.action_diff()
+
+    def action_judge(self, choice: str) -> None:
+        self.action_decide(choice)
 
     def action_decide(self, choice: str) -> None:
         self.dismiss((choice, self.query_one("#approval-note", Input).value.strip()))

@@ -26,7 +26,7 @@ from testjack_tui.tui import live_state as ls
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.inbox import EventInbox
 from testjack_tui.tui.logs import log_exception
-from testjack_tui.tui.text import untrusted
+from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.agent_stream import AgentStream
 from testjack_tui.tui.widgets.budget import BudgetGauges
 from testjack_tui.tui.widgets.candidates import CandidatesPanel
@@ -187,7 +187,8 @@ class AuditScreen(Screen):
         Binding("right_square_bracket", "resize_left(5)", "Wider trials", show=False,
                 tooltip="make the trials pane wider (]) — [ narrows it", id="audit.left_wider"),
         Binding("ctrl+o", "leave_editor", "Leave editor", priority=True,
-                tooltip="move out of the editor's source (Tab indents there)", id="audit.leave_editor"),
+                tooltip="move out of the editor's source to its Requirement field (Tab indents in the "
+                "source; from the fields Tab and shift+Tab move as usual)", id="audit.leave_editor"),
         Binding("escape", "back", "Back", show=False, id="audit.back"),
     ]
 
@@ -250,6 +251,7 @@ class AuditScreen(Screen):
         self._replay_history()
         self._redraw_all()
         self._start_run()
+        self.call_after_refresh(self.app.settle_heap)  # the long-lived part of a live session
 
     def on_resize(self) -> None:
         self._apply_layout()
@@ -383,7 +385,10 @@ class AuditScreen(Screen):
         if ls.TRIALS in dirty:
             for table in self.query(TrialsTable):
                 table.show(s)
-            counts = s.counts(None)
+            # Every trial in the table (counts(None) would mean the current task's only).
+            counts: dict[str, int] = {}
+            for t in s.trials.values():
+                counts[t.state] = counts.get(t.state, 0) + 1
             parts = [f"{n} {TRIAL_STATE_TEXT.get(k, k)}" for k, n in sorted(counts.items())]
             self.query_one("#trials-title", Label).update("Trials — " + (", ".join(parts) or "none"))
         if dirty & {ls.WORLDS, ls.OUTPUT}:
@@ -440,14 +445,14 @@ class AuditScreen(Screen):
             text.append(" ")
         if self._operator_waiting:
             task, trial = self._operator_waiting
-            text.append(f" waiting for your test on {trial or 'the task analysis of ' + task} (F6) ",
-                        style="bold reverse yellow")
+            text.append_text(cell(f" waiting for your test on {trial or 'the task analysis of ' + task} (F6) ",
+                                  style="bold reverse yellow"))
             text.append(" ")
         text.append(f"● {s.state}", style=STATE_STYLE.get(s.state, ""))
         if s.state == "paused" and s.reason.startswith("budget"):
             text.append(f" ({self._budget_reason()} — l raises it)", style="yellow")
         elif s.reason and s.state not in ("running", "paused"):
-            text.append(f" ({s.reason})", style="dim")
+            text.append_text(cell(f" ({s.reason})", style="dim"))
         counts = self._counts()
         limit = self._rounds_limit()
         text.append(f"  refuted {counts['refuted']} · witnesses {counts['witnesses']} · "
@@ -465,10 +470,11 @@ class AuditScreen(Screen):
                 for i, (task, line) in enumerate(lines):
                     if i:
                         text.append("  │  ", style="dim")
-                    text.append(f"{task}: ", style="bold")
-                    text.append(line, style="yellow" if line.startswith("waits") else "")
+                    text.append_text(cell(f"{task}: ", style="bold"))
+                    text.append_text(cell(line, style="yellow" if line.startswith("waits") else ""))
         if s.running and s.model_waits:
-            text.append("\n" + "  │  ".join(list(s.model_waits.values())[-3:]), style="dim")
+            text.append("\n")
+            text.append_text(cell("  │  ".join(list(s.model_waits.values())[-3:]), style="dim"))
         return text
 
     def _budget_reason(self) -> str:
@@ -498,8 +504,8 @@ class AuditScreen(Screen):
         task, trial = waiting
         what = f"trial {trial}" if trial else f"the task analysis of {task} (solution-blind)"
         self.query_one(OperatorEditor).set_status(
-            f"[b yellow]The engine waits for your tests on {what}.[/] Write one, ctrl+k checks it, "
-            "ctrl+e shares it; ctrl+d when you have no more.")
+            " Write one, ctrl+k checks it, ctrl+e shares it; ctrl+d when you have no more.",
+            lead=clean(f"The engine waits for your tests on {what}."), lead_style="bold yellow")
         tabs = self.query_one("#audit-tabs", TabbedContent)
         if tabs.active != "editor-tab":
             self.action_tab("editor-tab")
@@ -725,19 +731,19 @@ class AuditScreen(Screen):
         agent = operator_agent(self.roles)
         editor = self.query_one(OperatorEditor)
         if agent is None:
-            editor.set_status("[b red]This session has no operator agent[/] — choose 'operator' for "
-                              "a role on the Selection screen.")
+            editor.set_status(" — choose 'operator' for a role on the Selection screen.",
+                              lead="This session has no operator agent", lead_style="bold red")
             return
         try:
             agent.submit_candidate(message.path, message.source, message.requirement)
         except ValueError as error:
-            editor.set_status(f"[b red]not accepted:[/] {error}")
+            editor.set_status(str(error), lead="not accepted: ", lead_style="bold red")
             return
         waiting = self._operator_waiting
         target = (waiting[1] or f"task analysis of {waiting[0]}") if waiting else "the next audit"
         editor.add_queued(target, message.path, message.requirement)
-        editor.set_status(f"[b green]shared[/] {message.path} — queued; ctrl+d when you have no more, "
-                          "then watch it on the Candidates tab")
+        editor.set_status(f" {message.path} — queued; ctrl+d when you have no more, "
+                          "then watch it on the Candidates tab", lead="shared", lead_style="bold green")
         self.app.notify(f"Shared {message.path} with the engine.", title="Operator")
 
     @on(OperatorEditor.Finish)
@@ -784,7 +790,8 @@ class AuditScreen(Screen):
         self.query_one("#audit-left").styles.width = f"{self.left_percent}%"
 
     def action_leave_editor(self) -> None:
-        self.query_one("#editor-share").focus()
+        # To the field a shared test also needs (and from there Tab / shift+Tab move on).
+        self.query_one("#editor-requirement").focus()
 
     def action_back(self) -> None:
         if self.session_running:
@@ -801,7 +808,10 @@ class AuditScreen(Screen):
         if action in ("validate", "share", "operator_done"):
             if operator_agent(self.roles) is None:
                 return False
-            return True if (self._active_tab() == "editor-tab" or self._operator_waiting) else False
+            if self._active_tab() == "editor-tab":
+                return True
+            # Elsewhere only "done" (the editor's content is not on show; the footer fits 80 columns).
+            return action == "operator_done" and self._operator_waiting is not None
         if isinstance(self.focused, (Input, TextArea)) and action not in ("tab", "back"):
             return False  # letters belong to the field being edited
         ended = s.state in ("finished", "stopped", "failed")

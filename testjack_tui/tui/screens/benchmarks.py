@@ -15,6 +15,7 @@ from textual.worker import Worker, WorkerState
 
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.logs import log_exception
+from testjack_tui.tui.text import cell
 from testjack_tui.tui.widgets.footer import QuietFooter
 
 
@@ -128,7 +129,7 @@ class BenchmarksScreen(Screen):
         from testjack_tui.tui.recent import display_path
 
         for row in rows:
-            table.add_row(*[str(c) for c in row[:-1]], display_path(row[-1]))
+            table.add_row(*[cell(c) for c in row[:-1]], cell(display_path(row[-1])))
             self._paths.append(row[-1])
         table.display = bool(rows)
         self.query_one("#benchmark-empty").display = not rows
@@ -150,7 +151,7 @@ class BenchmarksScreen(Screen):
         table.clear()
         self._sessions = sessions
         for info in sessions:
-            table.add_row(*session_row(info))
+            table.add_row(*[cell(c) for c in session_row(info)])
         table.display = bool(sessions)
         self.query_one("#session-empty").display = not sessions
 

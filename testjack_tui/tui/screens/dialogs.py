@@ -7,6 +7,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, SelectionList, Static
 
+from testjack_tui.tui.text import cell
+
 
 class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [
@@ -54,7 +56,8 @@ class ChooseScreen(ModalScreen[list[str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title")
-            yield SelectionList[str](*[(o, o, o in self.selected) for o in self.options], id="choices")
+            # Options are names from the benchmark (models): shown literally, never as markup.
+            yield SelectionList[str](*[(cell(o), o, o in self.selected) for o in self.options], id="choices")
             yield Static("space: tick · enter: apply · esc: cancel", classes="dialog-detail")
 
     def action_done(self) -> None:
@@ -122,7 +125,7 @@ class LimitsScreen(ModalScreen[dict | None]):
             for name, _ in LIMIT_FIELDS:
                 out[name] = parse_limit(self.query_one(f"#limit-{name}", Input).value, name)
         except ValueError as error:
-            self.query_one("#limits-error", Static).update(str(error))
+            self.query_one("#limits-error", Static).update(cell(str(error)))
             return
         self.dismiss(out)
 

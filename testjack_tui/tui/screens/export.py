@@ -41,21 +41,22 @@ class ExportScreen(ModalScreen[None]):
             yield Label("Export the strengthened test suite", classes="dialog-title")
             with Horizontal(classes="form-row"):
                 yield Label("Format", classes="form-label")
-                yield Select([(LABELS[t], t) for t in TARGETS], value=fmt, allow_blank=False, id="export-format")
+                yield Select([(LABELS[t], t) for t in TARGETS], value=fmt, allow_blank=False, id="export-format",
+                             compact=True)
             yield Static(FORMAT_HELP[fmt], id="export-format-help", classes="dialog-detail")
             with Horizontal(classes="form-row"):
                 yield Label("Destination", classes="form-label")
-                yield Input(str(self.default_out), id="export-out")
+                yield Input(str(self.default_out), id="export-out", compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("", classes="form-label")
-                yield Checkbox("check in containers: passes on G, fails on every refuted trial", True,
-                               id="export-check")
+                yield Checkbox("check: passes on G, fails on every refuted trial", True,
+                               id="export-check", compact=True)
             with VerticalScroll(id="export-result"):
                 yield Static(Text("The check runs T0 plus the witnesses on the reference and on every refuted "
                                   "trial (podman; about a minute per task).", style="dim"), id="export-result-text")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Export (ctrl+s)", variant="primary", id="run")
-                yield Button("Close (esc)", id="close")
+                yield Button("Export (ctrl+s)", variant="primary", id="run", compact=True)
+                yield Button("Close (esc)", id="close", compact=True)
         yield QuietFooter(compact=True)
 
     def on_select_changed(self, event: Select.Changed) -> None:

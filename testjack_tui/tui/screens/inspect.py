@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from testjack_tui.engine.detectors import categorize, parse_diff
-from testjack_tui.tui.text import clean, untrusted
+from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.footer import QuietFooter
 
 MAX_DIFF_LINES = 4000  # diff lines drawn; a longer diff is cut (and says so)
@@ -104,7 +104,7 @@ def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str
         for f in by_kind.get(kind, []):
             head = Text()
             head.append(f"\n{kind.upper():8}", style=KIND_STYLE.get(kind, "bold"))
-            head.append(f" {clean(f.path)}", style="bold underline")
+            head.append_text(cell(f" {f.path}", style="bold underline"))
             head.append(f"  {f.status}  +{len(f.added)} −{len(f.removed)}", style="dim")
             parts.append(head)
             lexer = LEXERS.get(PurePosixPath(f.path).suffix, "text")
@@ -154,9 +154,10 @@ class _ViewScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="view"):
-            yield Label(self.title_text, classes="dialog-title")
+            # Titles name tasks, trials and witnesses: literal text, never markup.
+            yield Label(cell(self.title_text), classes="dialog-title")
             if self.subtitle:
-                yield Static(self.subtitle, classes="dialog-detail", markup=False)
+                yield Static(cell(self.subtitle), classes="dialog-detail")
             with VerticalScroll(classes="view-body"):
                 yield Static(self.body, classes="view-text")
         yield QuietFooter(compact=True)
@@ -211,14 +212,14 @@ def run_view(run: dict | None, witness_id: str, trial_id: str, status: str, path
     """A stored test run: status per test (with messages), exit code, and the output's head and tail."""
     parts: list[Any] = []
     head = Text()
-    head.append(f"{witness_id} on {trial_id}: ", style="bold")
+    head.append_text(cell(f"{witness_id} on {trial_id}: ", style="bold"))
     head.append(status or "not run yet", style="bold red" if status and status != "passed" else "green")
     parts.append(head)
     if run is None:
         parts.append(Text("No stored run for this cell yet: it fills in when the witness is replayed "
                           "on this trial.", style="dim"))
         return Group(*parts)
-    parts.append(Text(f"world {run.get('world')} · exit {run.get('exit_code')} · "
+    parts.append(cell(f"world {run.get('world')} · exit {run.get('exit_code')} · "
                       f"{run.get('duration') or 0:.1f} s" + (" · timed out" if run.get("timed_out") else ""),
                       style="dim"))
     outcomes = run.get("outcomes") or {}

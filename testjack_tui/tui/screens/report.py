@@ -16,7 +16,7 @@ from textual.worker import Worker, WorkerState
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.recent import display_path
-from testjack_tui.tui.text import clean
+from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.bars import resolution_chart, verdict_chart
 from testjack_tui.tui.widgets.footer import QuietFooter
 
@@ -149,7 +149,7 @@ class ReportScreen(Screen):
         t = summary.get("totals") or {}
         usage = summary.get("usage") or {}
         title = Text()
-        title.append(f"Session {summary.get('session_id')}", style="bold")
+        title.append_text(cell(f"Session {summary.get('session_id')}", style="bold"))
         title.append(f"  {summary.get('state')}  {summary.get('mode')}  seed {summary.get('seed')}\n", style="dim")
         title.append(f"passing {t.get('passing', 0)} → refuted {t.get('refuted', 0)}", style="bold red")
         decisions = report.get("decisions") or []
@@ -160,10 +160,11 @@ class ReportScreen(Screen):
         title.append(f"ambiguous {t.get('ambiguous', 0)} · clean {t.get('clean', 0)} · "
                      f"unaudited {t.get('unaudited', 0)} · not reproducible {t.get('not_reproducible', 0)}"
                      f" · excluded {t.get('excluded', 0)}")
-        title.append(f"\nusage: ${usage.get('usd', 0):.4f} · {usage.get('tokens', 0)} tokens · "
-                     f"{usage.get('test_runs', 0)} runs · {usage.get('seconds', 0)} s"
-                     + (" (partly estimated)" if usage.get("estimated") else "")
-                     + f" · {display_path(summary.get('benchmark') or '')}", style="dim")
+        title.append("\n")
+        title.append_text(cell(f"usage: ${usage.get('usd', 0):.4f} · {usage.get('tokens', 0)} tokens · "
+                               f"{usage.get('test_runs', 0)} runs · {usage.get('seconds', 0)} s"
+                               + (" (partly estimated)" if usage.get("estimated") else "")
+                               + f" · {display_path(summary.get('benchmark') or '')}", style="dim"))
         self.query_one("#report-title", Static).update(title)
 
         chart_rows = rates(report)
@@ -192,7 +193,7 @@ class ReportScreen(Screen):
         for task_id, task in task_items:
             for model, c in sorted((task.get("models") or {}).items()):
                 other = c.get("not_reproducible", 0) + c.get("excluded", 0)
-                models.add_row(task_id, model, str(c.get("passing", 0)),
+                models.add_row(cell(task_id), cell(model), str(c.get("passing", 0)),
                                Text(str(c.get("refuted", 0)), style="bold red" if c.get("refuted") else ""),
                                str(c.get("ambiguous", 0)), str(c.get("clean", 0)),
                                str(c.get("unaudited", 0)), str(other))
@@ -204,29 +205,29 @@ class ReportScreen(Screen):
                 state = tr.get("state", "")
                 verdict = verdict_of.get((task_id, trial_id)) or {}
                 label = verdict.get("label", "")
-                cells = [short_id(trial_id, task_id) if with_task else trial_id,
+                cells = [cell(short_id(trial_id, task_id) if with_task else trial_id),
                          Text(state, style=VERDICT_STYLE.get(state, "")),
                          Text(label, style=CLASS_STYLE.get(label, "")),
                          f"{verdict['confidence']:.2f}" if "confidence" in verdict else "",
-                         witness, tr.get("model") or "", (requirement or "")[:120]]
+                         cell(witness), cell(tr.get("model") or ""), cell((requirement or "")[:120])]
                 if with_task:
-                    cells.insert(0, task_id)
+                    cells.insert(0, cell(task_id))
                 trials.add_row(*cells, key=trial_id)
             if task.get("well_formed") is False:
-                prompts.append(Text(f"{task_id}: task is not well-formed — " + "; ".join(task.get("problems") or []),
-                                    style="yellow"))
+                prompts.append(untrusted(f"{task_id}: task is not well-formed — "
+                                         + "; ".join(task.get("problems") or []), style="yellow"))
             for w in task.get("witnesses") or []:
                 if w.get("classification") == "ambiguous":
                     line = Text()
-                    line.append(f"{task_id}", style="bold")
-                    line.append(f"  the prompt does not say: {w.get('requirement')}\n")
+                    line.append_text(cell(task_id, style="bold"))
+                    line.append_text(untrusted(f"  the prompt does not say: {w.get('requirement')}\n"))
                     rho = w.get("rho")
                     line.append(f"  most models read it otherwise (ρ = {rho:.2f}); " if rho is not None else "  ",
                                 style="dim")
-                    line.append(f"suggested clarification: state explicitly that {w.get('requirement')}",
-                                style="italic")
+                    line.append_text(untrusted(f"suggested clarification: state explicitly that {w.get('requirement')}",
+                                               style="italic"))
                     if w.get("note"):
-                        line.append(f"\n  {w['note']}", style="dim")
+                        line.append_text(untrusted(f"\n  {w['note']}", style="dim"))
                     prompts.append(line)
                 witnesses.append(self._witness_block(task_id, w))
         self.query_one("#report-prompts", Static).update(
@@ -238,20 +239,21 @@ class ReportScreen(Screen):
         from rich.syntax import Syntax
 
         head = Text()
-        head.append(f"{w.get('id')}", style="bold")
-        head.append(f"  {task_id}  {w.get('path')}  ({w.get('origin')}"
-                    + (f", from {w.get('source_trial')}" if w.get("source_trial") else "") + ")\n", style="dim")
-        head.append(f"requirement: {w.get('requirement')}"
-                    + (" (explicit)" if w.get("explicit") else " (implicit)") + "\n")
+        head.append_text(cell(f"{w.get('id')}", style="bold"))
+        head.append_text(cell(f"  {task_id}  {w.get('path')}  ({w.get('origin')}"
+                              + (f", from {w.get('source_trial')}" if w.get("source_trial") else "") + ")", style="dim"))
+        head.append_text(untrusted(f"\nrequirement: {w.get('requirement')}"
+                                   + (" (explicit)" if w.get("explicit") else " (implicit)") + "\n"))
         if w.get("classification"):
-            head.append(f"classification: {w['classification']}\n")
-        head.append(f"refutes: {', '.join(w.get('refutes') or []) or '—'}\n", style="red")
+            head.append_text(untrusted(f"classification: {w['classification']}\n"))
+        head.append_text(untrusted(f"refutes: {', '.join(w.get('refutes') or []) or '—'}\n", style="red"))
         decision = self._decisions.get(w.get("id"))
         if decision is not None:
-            head.append(f"decision: {decision['decision']} by the operator (reviewer said "
-                        f"{decision['reviewer_label'] or '?'})" + (f": {decision['note']}" if decision["note"] else "")
-                        + "\n", style="bold magenta" if decision["decision"] == "overruled" else "bold")
-        return Group(head, Syntax(w.get("source") or "", "python", line_numbers=True, theme="ansi_dark"),
+            head.append_text(untrusted(
+                f"decision: {decision['decision']} by the operator (reviewer said "
+                f"{decision['reviewer_label'] or '?'})" + (f": {decision['note']}" if decision["note"] else "")
+                + "\n", style="bold magenta" if decision["decision"] == "overruled" else "bold"))
+        return Group(head, Syntax(clean(w.get("source") or ""), "python", line_numbers=True, theme="ansi_dark"),
                      Text(""))
 
     @guarded
@@ -316,13 +318,15 @@ class TrialReportScreen(ModalScreen[None]):
         v = self.verdict
         with Vertical(classes="view"):
             head = Text()
-            head.append(f"{v['trial_id']}  ", style="bold")
+            head.append_text(cell(f"{v['trial_id']}  ", style="bold"))
             head.append(v["label"], style=CLASS_STYLE.get(v["label"], "bold"))
-            head.append(f"  confidence {v['confidence']:.2f}  ·  {len(v['findings'])} finding(s)  ·  "
-                        f"model {v.get('model') or '?'}", style="dim")
+            head.append_text(cell(f"  confidence {v['confidence']:.2f}  ·  {len(v['findings'])} finding(s)  ·  "
+                                  f"model {v.get('model') or '?'}", style="dim"))
             yield Static(head, classes="dialog-title")
             with VerticalScroll(classes="view-body", id="trial-report-body"):
-                yield Markdown(self.markdown, id="trial-report-text")
+                # The report quotes trial output and agents' explanations: a link in them is
+                # shown, never followed on a click.
+                yield Markdown(self.markdown, id="trial-report-text", open_links=False)
         yield QuietFooter(compact=True)
 
     def on_mount(self) -> None:

@@ -19,7 +19,7 @@ from testjack_tui.tui.choices import ROLES, SessionForm, agent_choices, samplers
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.recent import display_path
-from testjack_tui.tui.text import clean
+from testjack_tui.tui.text import cell, clean
 from testjack_tui.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
@@ -159,8 +159,9 @@ class SelectionScreen(Screen):
         yield Header()
         b = self.benchmark
         passing = sum(1 for t in b.trials if t.official_pass)
-        yield Static(Text.assemble((b.name, "bold"), f"  {b.format} · {len(b.tasks)} tasks · "
-                                   f"{len(b.trials)} trials · {passing} passing  ", (display_path(self.path), "dim")),
+        yield Static(Text.assemble(cell(b.name, "bold"), f"  {b.format} · {len(b.tasks)} tasks · "
+                                   f"{len(b.trials)} trials · {passing} passing  ",
+                                   cell(display_path(self.path), "dim")),
                      id="selection-title")
         with TabbedContent(initial="tasks", id="selection-tabs"):
             with TabPane("Tasks & trials F2", id="tasks"):
@@ -221,7 +222,7 @@ class SelectionScreen(Screen):
                            ("official", "Official"), ("reward", "Reward"), ("repro", "Reproduced")):
             trials.add_column(label, key=key)
         self.query_one("#verify-progress").display = False
-        self.sub_title = f"Selection — {self.benchmark.name}"
+        self.sub_title = f"Selection — {clean(self.benchmark.name)}"
         self._fill_tasks()
         self._fill_trials()
         tasks.focus()
@@ -245,10 +246,10 @@ class SelectionScreen(Screen):
         passing = [t for t in trials if t.official_pass]
         chosen = sum(1 for t in passing if t.id in self.selected_trials)
         mark = TICK if task_id in self.selected_tasks else EMPTY
-        return [mark, task_id, task.language, str(len(trials)),
+        return [mark, cell(task_id), cell(task.language), str(len(trials)),
                 f"{chosen}/{len(passing)}" if chosen != len(passing) else str(len(passing)),
                 verification_summary(self.verification.get(task_id)),
-                short_models(self.benchmark.models_of(task_id), width=max(22, self.size.width - 80))]
+                cell(short_models(self.benchmark.models_of(task_id), width=max(22, self.size.width - 80)))]
 
     def on_resize(self) -> None:
         # Wider screens show the whole models list instead of leaving half the row empty.
@@ -278,12 +279,13 @@ class SelectionScreen(Screen):
             official = Text("pass", style="green") if t.official_pass else Text("fail", style="dim")
             reward = "" if t.reward is None else f"{t.reward:g}"
             # The title names the task; the id without its task prefix leaves room for the rest.
-            table.add_row(mark, short_id(t.id, self.current_task), t.model, t.agent, official, reward,
-                          trial_reproduction(self.verification.get(self.current_task), t.id), key=t.id)
+            table.add_row(mark, cell(short_id(t.id, self.current_task)), cell(t.model), cell(t.agent), official,
+                          reward, cell(trial_reproduction(self.verification.get(self.current_task), t.id)),
+                          key=t.id)
         if trials:
             table.move_cursor(row=min(max(cursor, 0), len(trials) - 1))
-        self.query_one("#trial-title", Label).update(
-            f"Trials of {self.current_task} — space toggles, m selects by model")
+        self.query_one("#trial-title", Label).update(Text.assemble(
+            "Trials of ", cell(self.current_task), " — space toggles, m selects by model"))
         self._show_verify_detail()
 
     def _show_verify_detail(self) -> None:
@@ -520,11 +522,11 @@ class SelectionScreen(Screen):
             bar.advance(1)
             text = next((a for a in args if isinstance(a, str)), "")
             if text:
-                summary.update(f"Verifying: {text}")
+                summary.update(cell(f"Verifying: {text}"))
 
         async with make_backend(config.backend, session="tui-verify", ray_address=config.ray_address) as sb:
             for i, task_id in enumerate(tasks, 1):
-                summary.update(f"Verifying {task_id} ({i}/{len(tasks)})…")
+                summary.update(cell(f"Verifying {task_id} ({i}/{len(tasks)})…"))
                 task = self.benchmark.tasks[task_id]
                 trials = [t for t in self.benchmark.trials_of(task_id)]
                 result = await verify_task(sb, task, trials, on_progress=progress)

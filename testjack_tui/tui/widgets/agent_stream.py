@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import ListItem, ListView, Static
 
-from testjack_tui.tui.text import clean
+from testjack_tui.tui.text import cell, clean
 from testjack_tui.tui.live_state import AGENT_ENTRIES, RESULT_PREVIEW, AgentEntry, LiveSession
 
 ROLE_STYLE = {"audit": "bold magenta", "reviewer": "bold cyan", "task_analysis": "bold blue"}
@@ -18,14 +18,14 @@ TEXT_PREVIEW = 1200
 
 def render_entry(entry: AgentEntry) -> Text:
     who = f"{entry.role}" + (f" · {entry.trial_id}" if entry.trial_id else f" · {entry.task_id}")
-    text = Text(who + "  ", style=ROLE_STYLE.get(entry.role, "bold"))
+    text = cell(who + "  ", style=ROLE_STYLE.get(entry.role, "bold"))
     if entry.kind == "text":
         body = clean(entry.text)
         if not entry.expanded and len(body) > TEXT_PREVIEW:
             body = "…" + body[-TEXT_PREVIEW:]
         text.append(body.rstrip())
         return text
-    text.append(f"⚙ {entry.name}", style="bold yellow")
+    text.append_text(cell(f"⚙ {entry.name}", style="bold yellow"))
     args = clean(entry.arguments)
     args = args if entry.expanded or len(args) <= 200 else args[:200] + "…"
     text.append(f"({args})", style="yellow")

@@ -4,6 +4,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from testjack_tui.tui.text import cell
+
 
 def bar(fraction: float, width: int, style: str) -> Text:
     fraction = max(0.0, min(1.0, fraction))
@@ -24,9 +26,10 @@ def resolution_chart(rows: list[tuple[str, float, float, str]], width: int = 30)
     table.add_column(no_wrap=True, justify="right")
     table.add_column(no_wrap=True, style="dim")
     for label, before, after, note in rows:
-        table.add_row(label, bar(before, width, "grey50"), f"{before:6.1%}", "official")
+        # Labels are model names from the benchmark: a str cell of a Rich table is markup.
+        table.add_row(cell(label), bar(before, width, "grey50"), f"{before:6.1%}", "official")
         table.add_row("", bar(after, width, "red" if after < before else "green"), f"{after:6.1%}",
-                      "after audit" + (f"  {note}" if note else ""))
+                      cell("after audit" + (f"  {note}" if note else "")))
     return table
 
 
@@ -44,5 +47,5 @@ def verdict_chart(counts: dict[str, int], width: int = 24) -> Table:
     top = max(counts.values(), default=0) or 1
     for label, n in counts.items():
         style = VERDICT_STYLE.get(label, "white")
-        table.add_row(Text(label, style=style), bar(n / top, width, style), str(n))
+        table.add_row(cell(label, style=style), bar(n / top, width, style), str(n))
     return table

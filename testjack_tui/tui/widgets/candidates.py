@@ -9,9 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from testjack_tui.tui.widgets.tables import sync_rows
+from testjack_tui.tui.widgets.tables import SteadyTable, sync_rows
 from testjack_tui.tui.live_state import CandidateView, LiveSession, short_id
-from testjack_tui.tui.text import untrusted
+from testjack_tui.tui.text import cell, clean, untrusted
 
 STATUS_STYLE = {"witness": "bold red", "awaiting you": "bold reverse yellow", "dropped": "dim",
                 "rejected": "dim", "valid": "green", "questionable": "yellow", "invalid": "magenta",
@@ -32,7 +32,7 @@ def decision_text(c: CandidateView) -> Text:
     text.append(DECISION_TEXT.get(c.decision, c.decision),
                 style="bold magenta" if c.decision == "overruled" else "bold")
     if c.reviewer_label and c.decision != "judged":
-        text.append(f" (reviewer said {c.reviewer_label})")
+        text.append_text(cell(f" (reviewer said {c.reviewer_label})"))
     text.append(" — counts as a witness" if c.counts else " — does not count")
     if c.decided_at and c.decision != "auto":
         at = datetime.datetime.fromtimestamp(c.decided_at).strftime("%H:%M:%S")
@@ -45,23 +45,25 @@ def decision_text(c: CandidateView) -> Text:
 
 def candidate_detail(c: CandidateView, operator_judges: bool = False) -> Group:
     head = Text()
-    head.append(f"{c.candidate_id}", style="bold")
-    head.append(f"  {c.path}  (by {c.author or '?'}, attempt {c.attempt})\n", style="dim")
-    head.append("requirement: ", style="bold")
-    head.append((c.requirement or "—") + "\n")
-    head.append("oracle: ", style="bold")
-    head.append(f"reference {c.reference or '…'} · model {c.model or '…'}"
-                + (f" → {OUTCOME_TEXT.get(c.outcome, c.outcome)}" if c.outcome else "") + "\n")
+    head.append_text(cell(c.candidate_id, "bold"))
+    head.append_text(cell(f"  {c.path}  (by {c.author or '?'}, attempt {c.attempt})", "dim"))
+    head.append("\nrequirement: ", style="bold")
+    head.append_text(untrusted(c.requirement or "—"))
+    head.append("\noracle: ", style="bold")
+    head.append_text(cell(f"reference {c.reference or '…'} · model {c.model or '…'}"
+                          + (f" → {OUTCOME_TEXT.get(c.outcome, c.outcome.replace('_', ' '))}" if c.outcome else "")))
+    head.append("\n")
     for world, summary in c.runs[-4:]:
-        head.append(f"  run on {world}: {summary}\n", style="dim")
+        head.append_text(cell(f"  run on {world}: {summary}", "dim"))
+        head.append("\n")
     if c.dropped:
-        head.append(f"dropped: {c.dropped}\n", style="yellow")
+        head.append_text(untrusted(f"dropped: {c.dropped}\n", "yellow"))
     if c.label:
         head.append("reviewer: ", style="bold")
-        head.append(c.label, style=STATUS_STYLE.get(c.label, ""))
+        head.append_text(cell(c.label, STATUS_STYLE.get(c.label, "")))
         if c.explicit is not None:
             head.append(" (explicit in the prompt)" if c.explicit else " (implicit requirement)", style="dim")
-        head.append(f" — {c.reason}\n" if c.reason else "\n")
+        head.append_text(untrusted(f" — {c.reason}\n" if c.reason else "\n"))
     if c.decision == "pending":
         hint = ("awaiting your judgement: enter / v opens it; a = valid (counts as a witness), o = invalid\n"
                 if operator_judges else
@@ -72,7 +74,7 @@ def candidate_detail(c: CandidateView, operator_judges: bool = False) -> Group:
         head.append("\n")
     if c.witness:
         head.append("WITNESS (confirmed)\n", style="bold red")
-    source = Syntax(c.source or "# (source not received yet)", "python", line_numbers=True,
+    source = Syntax(clean(c.source) or "# (source not received yet)", "python", line_numbers=True,
                     word_wrap=False, theme="ansi_dark")
     return Group(head, source)
 
@@ -88,7 +90,7 @@ class CandidatesPanel(Vertical):
         self.follow = True
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="candidate-table", cursor_type="row", zebra_stripes=True)
+        yield SteadyTable(id="candidate-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="candidate-detail"):
             yield Static("No candidates yet. They appear as agents propose tests.", id="candidate-text")
 
@@ -123,11 +125,11 @@ class CandidatesPanel(Vertical):
         table_rows = []
         for c in rows:
             status = c.status
-            cells = [short_id(c.candidate_id, c.task_id), short_id(c.trial_id or "analysis", c.task_id),
+            cells = [cell(short_id(c.candidate_id, c.task_id)), cell(short_id(c.trial_id or "analysis", c.task_id)),
                      Text(status, style=STATUS_STYLE.get(status, "")),
-                     OUTCOME_TEXT.get(c.outcome, c.outcome.replace("_", " ")), (c.requirement or "")[:80]]
+                     cell(OUTCOME_TEXT.get(c.outcome, c.outcome.replace("_", " "))), cell((c.requirement or "")[:80])]
             if self.with_task:
-                cells.insert(0, c.task_id if len(c.task_id) <= 16 else c.task_id[:15] + "…")
+                cells.insert(0, cell(c.task_id if len(c.task_id) <= 16 else c.task_id[:15] + "…"))
             table_rows.append((c.candidate_id, cells))
         sync_rows(table, table_rows)
         if not rows:

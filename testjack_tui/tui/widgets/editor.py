@@ -9,7 +9,7 @@ from textual.message import Message
 from rich.text import Text
 from textual.widgets import Button, Input, Label, Static, TextArea
 
-from testjack_tui.tui.text import untrusted
+from testjack_tui.tui.text import cell, untrusted
 
 TEMPLATE = '''"""A witness candidate: checks one requirement of the task prompt."""
 
@@ -40,7 +40,8 @@ def check_candidate(path: str, source: str) -> list[str]:
 
 
 class OperatorEditor(Vertical):
-    """Tab indents inside the source (it is Python); ctrl+o leaves the source, F2–F8 switch tabs.
+    """Tab indents inside the source (it is Python); ctrl+o leaves the source for the
+    Requirement field, F2–F9 switch tabs.
     The header says which trial a shared test is aimed at; the tests shared for the audit that
     waits are listed until ctrl+d hands them to the engine."""
 
@@ -69,12 +70,12 @@ class OperatorEditor(Vertical):
                         compact=True)
         yield TextArea.code_editor(TEMPLATE, language="python", id="editor-source")
         with Horizontal(id="editor-buttons"):
-            yield Button("Validate (ctrl+k)", id="editor-validate")
-            yield Button("Share (ctrl+e)", variant="primary", id="editor-share")
-            yield Button("Done with this audit (ctrl+d)", id="editor-finish")
+            yield Button("Validate (ctrl+k)", id="editor-validate", compact=True)
+            yield Button("Share (ctrl+e)", variant="primary", id="editor-share", compact=True)
+            yield Button("Done with this audit (ctrl+d)", id="editor-finish", compact=True)
         yield Static("", id="editor-status")
         yield Static("", id="editor-queue")
-        yield Static("Tab indents · ctrl+o leaves the editor · F2–F8 switch tabs", id="editor-keys",
+        yield Static("Tab indents · ctrl+o leaves the source (to Requirement) · F2–F9 tabs", id="editor-keys",
                      classes="dialog-detail")
 
     def set_target(self, waiting: tuple[str, str | None] | None) -> None:
@@ -84,7 +85,7 @@ class OperatorEditor(Vertical):
             return
         task, trial = waiting
         aim = f"trial {trial}" if trial else "the task analysis (solution-blind: no trial, no G)"
-        target.update(Text.assemble(("aimed at: ", "bold"), (aim, "bold yellow"), (f"  task {task}", "dim"),
+        target.update(Text.assemble(("aimed at: ", "bold"), cell(aim, "bold yellow"), cell(f"  task {task}", "dim"),
                                     ("  — the engine waits for your tests", "yellow")))
 
     def add_queued(self, target: str, path: str, requirement: str) -> None:
@@ -100,8 +101,8 @@ class OperatorEditor(Vertical):
         if self.queued:
             text.append(f"shared, queued for the engine ({len(self.queued)}; ctrl+d runs them):\n", style="bold")
             for target, path, requirement in self.queued:
-                text.append(f"  {path}", style="cyan")
-                text.append(f"  → {target}: ", style="dim")
+                text.append_text(cell(f"  {path}", "cyan"))
+                text.append_text(cell(f"  → {target}: ", "dim"))
                 text.append_text(untrusted(requirement))
                 text.append("\n")
         self.query_one("#editor-queue", Static).update(text)
@@ -118,10 +119,11 @@ class OperatorEditor(Vertical):
             problems.append("requirement: say which clause of the prompt this checks")
         status = self.query_one("#editor-status", Static)
         if problems:
-            status.update("[b red]not ready:[/] " + "; ".join(problems))
+            # Problems quote the path and Python's own message ("'[' was never closed").
+            status.update(Text.assemble(("not ready: ", "bold red"), untrusted("; ".join(problems))))
             return False
-        status.update("[b green]looks runnable[/] — share it and the engine runs it on the "
-                      "reference and model worlds")
+        status.update(Text.assemble(("looks runnable", "bold green"), " — share it and the engine runs it on "
+                                    "the reference and model worlds"))
         return True
 
     def share(self) -> None:
@@ -136,5 +138,7 @@ class OperatorEditor(Vertical):
         elif event.button.id == "editor-finish":
             self.post_message(self.Finish())
 
-    def set_status(self, text: str) -> None:
-        self.query_one("#editor-status", Static).update(text)
+    def set_status(self, text: str | Text, lead: str = "", lead_style: str = "") -> None:
+        """`lead` in `lead_style`, then `text` (names, errors: never read as markup)."""
+        self.query_one("#editor-status", Static).update(
+            Text.assemble((lead, lead_style), untrusted(text)) if lead else untrusted(text))

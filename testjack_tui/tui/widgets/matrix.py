@@ -17,6 +17,8 @@ from textual.widgets import DataTable, Label
 
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.tui.live_state import LiveSession, short_id
+from testjack_tui.tui.text import cell
+from testjack_tui.tui.widgets.tables import SteadyTable
 
 CELL = {"fails": ("✗", "bold red"), "passes": ("✓", "green"), "not_run": ("·", "dim"),
         "flaky": ("~", "bold yellow"), "error": ("!", "yellow")}
@@ -65,7 +67,7 @@ class ReplayMatrix(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("Replay matrix: no witness yet", id="matrix-title", classes="section-title")
-        yield DataTable(id="matrix-table", cursor_type="cell", zebra_stripes=False)
+        yield SteadyTable(id="matrix-table", cursor_type="cell", zebra_stripes=False)
         yield Label("✗ fails (refutes) · ✓ passes · · not run · ~ flaky · ! error — enter opens the run; "
                     "t: next task", id="matrix-legend")
 
@@ -85,9 +87,9 @@ class ReplayMatrix(Vertical):
             table.add_column("Witness", key="__witness")
             table.add_column("fails", key="__fails")
             for t in trials:
-                table.add_column(short_id(t, self.task_id), key=t)
+                table.add_column(cell(short_id(t, self.task_id)), key=t)
             for w in witnesses:
-                table.add_row(short_id(w, self.task_id), "", *["" for _ in trials], key=w)
+                table.add_row(cell(short_id(w, self.task_id)), "", *["" for _ in trials], key=w)
         for w in witnesses:
             fails = 0
             for t in trials:
@@ -105,7 +107,7 @@ class ReplayMatrix(Vertical):
         title = (f"Replay matrix — {self.task_id}: {len(witnesses)} witness(es) × {len(trials)} trial(s); "
                  f"{refuted} trial(s) fail a witness") if witnesses else \
             f"Replay matrix — {self.task_id}: no witness yet (confirmed witnesses are replayed on every trial)"
-        self.query_one("#matrix-title", Label).update(title)
+        self.query_one("#matrix-title", Label).update(cell(title))
 
     def action_next_task(self) -> None:
         if self._state is None:

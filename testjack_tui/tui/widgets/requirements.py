@@ -11,7 +11,8 @@ from textual.widgets import DataTable, Label
 
 from testjack_tui.services.requirements import requirements_table
 from testjack_tui.tui.live_state import short_id
-from testjack_tui.tui.text import untrusted
+from testjack_tui.tui.text import cell
+from testjack_tui.tui.widgets.tables import SteadyTable
 
 
 class RequirementsPanel(Vertical):
@@ -23,7 +24,7 @@ class RequirementsPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("Requirements", id="requirements-title", classes="section-title")
-        yield DataTable(id="requirements-table", cursor_type="row", zebra_stripes=True)
+        yield SteadyTable(id="requirements-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -46,14 +47,14 @@ class RequirementsPanel(Vertical):
             t0 = {True: Text("yes", style="green"), False: Text("NO", style="bold yellow"),
                   None: Text("not recorded", style="dim")}[r.covered_by_t0]
             explicit = {True: "explicit", False: "implicit", None: "?"}[r.explicit]
-            table.add_row(untrusted(r.clause[:110]), explicit, t0,
-                          Text(", ".join(short_id(w, task_id) for w in r.witnesses) or "—",
+            table.add_row(cell(r.clause[:110]), explicit, t0,
+                          cell(", ".join(short_id(w, task_id) for w in r.witnesses) or "—",
                                style="bold red" if r.witnesses else "dim"),
                           Text(str(len(r.failing_trials)), style="bold red" if r.failing_trials else "dim"),
                           key=str(i))
         uncovered = sum(1 for r in self.rows if r.covered_by_t0 is False)
         with_witness = sum(1 for r in self.rows if r.witnesses)
-        self.query_one("#requirements-title", Label).update(
+        self.query_one("#requirements-title", Label).update(cell(
             f"Requirements of {task_id}: {len(self.rows)} — {uncovered} not covered by T0, "
             f"{with_witness} with a witness" if self.rows else
-            f"Requirements of {task_id}: none recorded yet (the task analysis lists them)")
+            f"Requirements of {task_id}: none recorded yet (the task analysis lists them)"))

@@ -3,7 +3,68 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 from rich.text import Text
-from textual.widgets import DataTable
+from textual import events
+from textual.widget import Widget
+from textual.widgets import DataTable, Log
+
+
+class SteadyScroll:
+    """For a ScrollView (DataTable, Log): every layout pass of the screen hands each widget its
+    size and the layout's idea of its virtual size, which for a ScrollView never equals the one
+    it keeps itself, so its scrollbars were refreshed on every pass, and a scrollbar at the
+    other end of the screen stretched each tab switch's repaint to the whole screen. The
+    scrollbars are updated only when the size, the container or the content's size changed."""
+
+    def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:
+        key = (size, self.virtual_size, container_size)
+        if key == getattr(self, "_steady_layout", None):
+            return False
+        self._steady_layout = key
+        return super()._size_updated(size, virtual_size, container_size, layout)
+
+
+class SteadyLog(SteadyScroll, Log):
+    """A Log whose scrollbar is not redrawn by unrelated layout passes (SteadyScroll)."""
+
+
+class SteadyTable(SteadyScroll, DataTable):
+    """A DataTable that keeps its rendered lines when a tab hides and shows it.
+
+    DataTable drops every cached cell and line on each Resize (one arrives whenever a hidden
+    tab is shown again, same size or not) and on each style update (focus and blur restyle it,
+    and the tab keys move focus into the table they show), although its caches are keyed by
+    size and by the focus state already. Rebuilding a 15-row table cost ~7 ms of every tab
+    switch. Here only a real size change or a change of the styles themselves (theme, CSS)
+    drops them."""
+
+    def _on_resize(self, event: events.Resize) -> None:
+        event.prevent_default()  # DataTable's own handler bumps the update count on any Resize
+        if self.size != getattr(self, "_steady_size", None):
+            self._steady_size = self.size
+            self._update_count += 1
+
+    def _style_signature(self) -> tuple:
+        # The app's CSS generation (a theme or stylesheet change bumps it) and the table's own
+        # style (an ancestor's class can change it); the components (cursor, header, stripes)
+        # are styled by DataTable's CSS only, through the focus state that keys the caches.
+        return (self.app._css_update_count, self.rich_style)
+
+    def notify_style_update(self) -> None:
+        Widget.notify_style_update(self)  # the widget's own style caches, always
+        state = self.get_pseudo_class_state()
+        signature = self._style_signature()
+        seen: dict = getattr(self, "_steady_styles", {})
+        if seen.get(state, signature) == signature:
+            # Same styles as the last time the table had this focus state: the caches
+            # (keyed by that state) still hold. Style lookups per cell kind are not keyed by it.
+            seen[state] = signature
+            self._steady_styles = seen
+            self._styles_cache.clear()
+            self._get_styles_to_render_cell.cache_clear()
+            self.refresh()
+            return
+        self._steady_styles = {state: signature}
+        super().notify_style_update()
 
 
 def clear_rows(table: DataTable) -> None:

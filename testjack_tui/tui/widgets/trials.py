@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import DataTable
 
-from testjack_tui.tui.widgets.tables import sync_rows
+from testjack_tui.tui.widgets.tables import SteadyTable, sync_rows
 from testjack_tui.tui.live_state import LiveSession, short_id
+from testjack_tui.tui.text import cell
 
 STATE_STYLE = {
     "pending": "dim", "active": "cyan", "sampled": "bold magenta", "refuted": "bold red",
@@ -20,7 +20,7 @@ COLUMNS = (("task", "Task"), ("trial", "Trial"), ("model", "Model"), ("state", "
            ("by", "Refuted by / note"))
 
 
-class TrialsTable(DataTable):
+class TrialsTable(SteadyTable):
     """Trial ids are shown without their task prefix; the Task column appears only when the
     session spans several tasks (with one task it would repeat the same name on every row)."""
 
@@ -49,10 +49,10 @@ class TrialsTable(DataTable):
             style = STATE_STYLE.get(t.state, "")
             marker = "▶ " if (t.task_id, t.trial_id) == (state.current_task, state.round_trial) \
                 and state.running else ""
-            cells = [marker + short_id(t.trial_id, t.task_id), t.model,
-                     Text(STATE_TEXT.get(t.state, t.state), style=style), short_id(t.by, t.task_id)]
+            cells = [cell(marker + short_id(t.trial_id, t.task_id)), cell(t.model),
+                     Text(STATE_TEXT.get(t.state, t.state), style=style), cell(short_id(t.by, t.task_id))]
             if self.with_task:
-                cells.insert(0, t.task_id if len(t.task_id) <= 16 else t.task_id[:15] + "…")
+                cells.insert(0, cell(t.task_id if len(t.task_id) <= 16 else t.task_id[:15] + "…"))
             table_rows.append((f"{t.task_id}/{t.trial_id}", cells))
         # Only the cells that changed are touched (a state change repaints one row, not the
         # table); the cursor stays where the operator left it.

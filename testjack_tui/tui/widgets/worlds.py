@@ -11,8 +11,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Label, Log
 
-from testjack_tui.safe_text import safe_text
 from testjack_tui.tui.live_state import WORLD_LINES, LiveSession, short_world
+from testjack_tui.tui.text import cell, clean
+from testjack_tui.tui.widgets.tables import SteadyLog, SteadyTable
 
 STATE_STYLE = {"running": "bold cyan", "created": "cyan", "exited": "green", "timeout": "bold red",
                "removed": "dim"}
@@ -29,9 +30,9 @@ class WorldsPanel(Vertical):
         self._keys: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="world-table", cursor_type="row", zebra_stripes=True)
+        yield SteadyTable(id="world-table", cursor_type="row", zebra_stripes=True)
         yield Label("output: (no world yet)", id="world-output-title", classes="section-title")
-        yield Log(id="world-log", max_lines=WORLD_LINES, auto_scroll=True)
+        yield SteadyLog(id="world-log", max_lines=WORLD_LINES, auto_scroll=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#world-table", DataTable)
@@ -59,8 +60,8 @@ class WorldsPanel(Vertical):
         def cells(w) -> list:
             exit_text = "" if w.exit_code is None else str(w.exit_code)
             exit_style = "" if w.exit_code in (None, 0) else "red"
-            return [short_world(w.name), Text(w.state, style=STATE_STYLE.get(w.state, "")),
-                    Text(exit_text, style=exit_style), w.command[:60], w.image[-40:], w.node]
+            return [cell(short_world(w.name)), Text(w.state, style=STATE_STYLE.get(w.state, "")),
+                    Text(exit_text, style=exit_style), cell(w.command[:60]), cell(w.image[-40:]), cell(w.node)]
 
         if keys == self._keys:  # same worlds: update in place, keep the cursor and scroll
             for w in rows:
@@ -94,14 +95,14 @@ class WorldsPanel(Vertical):
         log = self.query_one("#world-log", Log)
         if name != self._shown_world or world.total - self._shown_total > len(world.lines):
             log.clear()
-            log.write_lines([safe_text(line) for line in world.lines])
+            log.write_lines([clean(line) for line in world.lines])
             self._shown_world = name
-            title = f"output: {safe_text(name, one_line=True)}" + ("" if self.selected else "  (following; select a world to pin)")
-            self.query_one("#world-output-title", Label).update(Text(title))  # no markup from ids
+            title = f"output: {name}" + ("" if self.selected else "  (following; select a world to pin)")
+            self.query_one("#world-output-title", Label).update(cell(title))
         else:
             new = world.total - self._shown_total
             if new > 0:
-                log.write_lines([safe_text(line) for line in list(world.lines)[-new:]])
+                log.write_lines([clean(line) for line in list(world.lines)[-new:]])
         self._shown_total = world.total
 
     @on(DataTable.RowSelected, "#world-table")

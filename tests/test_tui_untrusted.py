@@ -1,0 +1,141 @@
+"""Names from the benchmark and the trials are shown literally: a model called `[bold]evil`, a
+trial id with brackets or a `[/]` that Rich would reject as a closing tag with nothing to close
+must appear on screen as written, in every table, title, dialog and notification, and must not
+crash the app (a plain str in a DataTable cell, a Label or a Rich table is read as markup)."""
+from __future__ import annotations
+
+import time
+
+from engine_fakes import (FakeAnalyst, FakeAudit, FakeReviewer, FakeRoles, FakeSandbox, cand,
+                          make_benchmark, make_task, make_trial, tools_factory)
+from textual.widgets import DataTable
+
+from testjack_tui.engine.hooks import Hooks, default_classifier
+from testjack_tui.engine.session import AuditSession, SessionConfig
+from testjack_tui.tui.app import TestJackApp
+from testjack_tui.tui.screens.audit import AuditScreen, trial_views
+from testjack_tui.tui.screens.dialogs import ChooseScreen
+from testjack_tui.tui.screens.report import ReportScreen
+from testjack_tui.tui.screens.selection import SelectionScreen
+
+T = "t1"
+STYLED = "[bold]evil[/bold]"  # would turn bold and lose its tags
+UNCLOSED = "gpt[/]x"  # Rich: "closing tag '[/]' has nothing to close" (MarkupError)
+TRIAL = "a1[red]"  # trial ids with a tag in them
+TRIAL2 = "a2[/i]"
+
+
+def hostile_scenario():
+    task = make_task(T)
+    trials = [make_trial(T, TRIAL, STYLED, ["alias"]), make_trial(T, TRIAL2, UNCLOSED, ["alias"]),
+              make_trial(T, "a3", UNCLOSED)]
+    chains = {TRIAL: [[cand(T, TRIAL, 1, "alias")]], TRIAL2: [[cand(T, TRIAL2, 1, "alias")]],
+              "a3": [[cand(T, "a3", 1, "quote")]]}
+    return task, trials, chains
+
+
+def hostile_session():
+    task, trials, chains = hostile_scenario()
+    benchmark = make_benchmark([task], trials)
+    benchmark.name = "[blink]bench[/]"
+    roles = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst(chains))
+    session = AuditSession.create(SessionConfig(benchmark="fake", rounds=10, step=False, auto_approve=True),
+                                  benchmark=benchmark, roles=roles,
+                                  sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                  tools_factory=tools_factory, hooks=Hooks(classifier=default_classifier))
+    return session, benchmark
+
+
+def screen_text(app) -> str:
+    """What the terminal shows now, as text (the top screen and whatever shows through it)."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def wait_for(pilot, predicate, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+async def test_selection_shows_hostile_model_trial_and_benchmark_names_literally():
+    _, bench = hostile_session()
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        app.push_screen(SelectionScreen(bench, "/tmp/[b]where"))
+        await pilot.pause()
+        shown = screen_text(app)
+        for name in (STYLED, UNCLOSED, TRIAL, "[blink]bench[/]", "/tmp/[b]where"):
+            assert name in shown, name
+        # Models in the task row, and the by-model dialog lists them as written.
+        await pilot.press("m")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChooseScreen))
+        await pilot.pause()
+        shown = screen_text(app)
+        assert STYLED in shown and UNCLOSED in shown
+        await pilot.press("escape")
+        # Notifications are plain text too.
+        app.notify(f"about {STYLED} and {UNCLOSED}", title="[i]t[/]")
+        await pilot.pause(0.2)
+        shown = screen_text(app)
+        assert f"about {STYLED} and {UNCLOSED}" in shown and "[i]t[/]" in shown
+
+
+async def test_a_whole_session_and_its_report_show_hostile_names_literally():
+    session, bench = hostile_session()
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        shown = screen_text(app)
+        assert STYLED in shown and UNCLOSED in shown and TRIAL in shown  # the trials table
+        candidates = screen.query_one("#candidate-table", DataTable)
+        assert any(TRIAL2 in str(candidates.get_cell(key, "trial")) for key in candidates.rows)
+        assert TRIAL2 in screen_text(app)
+        await pilot.press("f8")  # the replay matrix: witnesses (named after trials) × trials
+        await pilot.pause(0.2)
+        shown = screen_text(app)
+        assert TRIAL in shown and f"{TRIAL2}:1.v1" in shown
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and bool(app.screen.report))
+        await pilot.pause(0.2)
+        shown = screen_text(app)
+        assert STYLED in shown and UNCLOSED in shown  # the resolution-rate chart and the model table
+        await pilot.press("f3")
+        await pilot.pause(0.2)
+        shown = screen_text(app)
+        assert TRIAL in shown and STYLED in shown
+
+
+async def test_the_approval_dialog_shows_a_hostile_candidate_literally_and_its_keys_match_its_buttons():
+    """The dialog quotes the candidate's requirement, path and reason as written; with the
+    operator as reviewer its footer says Valid / Invalid like its buttons, and `a` decides."""
+    from testjack_tui.services.approvals import ApprovalContext, RunFacts
+    from testjack_tui.tui.screens.approval import ApprovalScreen
+    from testjack_tui.tui.widgets.footer import QuietFooter
+
+    ctx = ApprovalContext(candidate_id=f"t1:{TRIAL}:1.v1", task_id=T, trial_id=TRIAL, path="tests/test_[x].py",
+                          source="def test_x():\n    assert '[/]'\n", requirement=f"rejects {STYLED}",
+                          author="audit", label="questionable", reason="see [link=http://x]here[/link]",
+                          model=RunFacts("trial", "failed", "AssertionError: [red]boom[/red]"),
+                          reference=RunFacts("reference", "passed"))
+    answers: list = []
+    for judges, keys, buttons in ((True, ["Valid", "Invalid"], "Valid (a)"),
+                                  (False, ["Approve", "Overrule"], "Approve (a)")):
+        app = TestJackApp(strict_errors=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.push_screen(ApprovalScreen(ctx, operator_judges=judges), answers.append)
+            await pilot.pause(0.2)
+            shown = screen_text(app)
+            for text in (TRIAL, "tests/test_[x].py", f"rejects {STYLED}", buttons):
+                assert text in shown, text
+            if not judges:  # the reviewer's reason (with the operator as reviewer there is none)
+                assert "[link=http://x]here[/link]" in shown
+            descriptions = app.screen.query_one(QuietFooter).descriptions
+            assert descriptions[:2] == keys
+            await pilot.press("a")
+            await pilot.pause()
+    assert answers == [("approve", ""), ("approve", "")]
