@@ -158,3 +158,61 @@ def void(outcomes: dict[str, TestOutcome], check: CanaryCheck) -> dict[str, Test
                                           message=f"{why} (reported: {outcome.status})")
         out[node] = outcome
     return out
+
+
+@dataclass(frozen=True)
+class ModuleCanaries(Canaries):
+    """Canaries requested as whole modules (their paths), like witness files requested whole:
+    a runner that names what it runs on its command line (Django's labels) then shows the
+    trial nothing that sets them apart. Outcomes are still judged per test (`expected`)."""
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self.files)
+
+
+def make_unittest_canaries(folders: Sequence[str], existing: Sequence[str] = (),
+                           fallback: str = "tests", whole: bool = False) -> Canaries:
+    """Fresh unittest canaries (for runners that load unittest modules by name, like Django's
+    runtests.py): one `test_<word>_<word>_<hex>.py` module in each of `folders` (the run's own
+    test folders; a random folder under `fallback` when there are none), holding a class whose
+    tests must pass and must fail and a class whose `setUp` raises, so its test must error.
+    Judged per `<path>::<Class>::<test>`; requested as whole modules when `whole`."""
+    rng = random.Random(secrets.randbits(64))
+    places = sorted({f.strip("/") for f in folders if f.strip("/")})
+    if len(places) > MAX_FOLDERS:
+        places = rng.sample(places, MAX_FOLDERS)
+    places = places or [f"{fallback}/{rng.choice(_WORDS)}_{rng.choice(_WORDS)}"]
+    taken: set[str] = set()
+    files: dict[str, str] = {}
+    expected: dict[str, str] = {}
+    for folder in places:
+        while True:
+            path = f"{folder}/{_name(rng, taken)}.py"
+            if path not in existing and path not in files:
+                break
+        files[path], tests = _unittest_canary_file(rng, taken)
+        expected.update({f"{path}::{cls}::{name}": must for cls, name, must in tests})
+    return (ModuleCanaries if whole else Canaries)(files=files, expected=expected)
+
+
+def _class_name(rng: random.Random, taken: set[str]) -> str:
+    # Built like sandbox/hidden_names.py builds a renamed witness class.
+    return "Test" + "".join(w.capitalize() for w in _name(rng, taken)[5:].split("_"))
+
+
+def _unittest_canary_file(rng: random.Random, taken: set[str]) -> tuple[str, list[tuple[str, str, str]]]:
+    a, b = rng.randint(10, 999), rng.randint(10, 999)
+    plain, broken = _class_name(rng, taken), _class_name(rng, taken)
+    ok, bad, err = _name(rng, taken), _name(rng, taken), _name(rng, taken)
+    methods = [f"    def {ok}(self):\n        self.assertEqual({a} + {b}, {a + b})\n",
+               f"    def {bad}(self):\n        self.assertEqual({a} * {b}, {a * b + rng.randint(1, 9)})\n"]
+    rng.shuffle(methods)
+    classes = [f"class {plain}(unittest.TestCase):\n" + "\n".join(methods),
+               f"class {broken}(unittest.TestCase):\n    def setUp(self):\n"
+               f"        raise LookupError({secrets.token_hex(4)!r})\n\n"
+               f"    def {err}(self):\n        self.assertEqual({a}, {a})\n"]
+    rng.shuffle(classes)
+    tests = [(plain, ok, "passed"), (plain, bad, "failed"), (broken, err, "error")]
+    rng.shuffle(tests)
+    return "import unittest\n\n\n" + "\n\n".join(classes), tests
