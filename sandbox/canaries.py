@@ -171,15 +171,37 @@ class ModuleCanaries(Canaries):
         return list(self.files)
 
 
-def make_unittest_canaries(folders: Sequence[str], existing: Sequence[str] = (),
-                           fallback: str = "tests", whole: bool = False) -> Canaries:
-    """Fresh unittest canaries (for runners that load unittest modules by name, like Django's
-    runtests.py): one `test_<word>_<word>_<hex>.py` module in each of `folders` (the run's own
-    test folders; a random folder under `fallback` when there are none), holding a class whose
-    tests must pass and must fail and a class whose `setUp` raises, so its test must error.
+class UnittestCanaries:
+    """unittest modules loaded by name (Django's runtests.py): a `test_<word>_<word>_<hex>.py`
+    module holding a class whose tests must pass and must fail and a class whose `setUp` raises,
+    so its test must error; ids inside the file are `<Class>::<test>`. `folders`: the folders
+    of the run's test files (a runner that knows its labels better overrides it)."""
+
+    must = MUST
+
+    def folders(self, test_ids: list[str]) -> list[str]:
+        paths = [i.partition("::")[0] for i in test_ids]
+        return sorted({str(PurePosixPath(p).parent) for p in paths if p.endswith(".py")})
+
+    def path(self, folder: str, rng: random.Random, taken: set[str], test_ids: list[str]) -> str:
+        name = f"{_name(rng, taken)}.py"
+        return name if folder in ("", ".") else f"{folder}/{name}"
+
+    def source(self, rng: random.Random, taken: set[str], musts: tuple[str, ...] = MUST
+               ) -> tuple[str, list[tuple[str, str]]]:
+        text, tests = _unittest_canary_file(rng, taken)
+        return text, [(f"{cls}::{name}", must) for cls, name, must in tests]
+
+
+def make_unittest_canaries(test_ids: list[str], existing: Sequence[str] = (),
+                           style: UnittestCanaries | None = None, whole: bool = False,
+                           fallback: str = "tests") -> Canaries:
+    """Fresh unittest canaries for a run of `test_ids`: one module in each of the style's
+    folders (at most MAX_FOLDERS; a random folder under `fallback` when there are none).
     Judged per `<path>::<Class>::<test>`; requested as whole modules when `whole`."""
+    style = style or UnittestCanaries()
     rng = random.Random(secrets.randbits(64))
-    places = sorted({f.strip("/") for f in folders if f.strip("/")})
+    places = list(dict.fromkeys(f.strip("/") for f in style.folders(test_ids) if f.strip("/")))
     if len(places) > MAX_FOLDERS:
         places = rng.sample(places, MAX_FOLDERS)
     places = places or [f"{fallback}/{rng.choice(_WORDS)}_{rng.choice(_WORDS)}"]
@@ -188,11 +210,11 @@ def make_unittest_canaries(folders: Sequence[str], existing: Sequence[str] = (),
     expected: dict[str, str] = {}
     for folder in places:
         while True:
-            path = f"{folder}/{_name(rng, taken)}.py"
+            path = style.path(folder, rng, taken, test_ids)
             if path not in existing and path not in files:
                 break
-        files[path], tests = _unittest_canary_file(rng, taken)
-        expected.update({f"{path}::{cls}::{name}": must for cls, name, must in tests})
+        files[path], tests = style.source(rng, taken, style.must)
+        expected.update({f"{path}::{name}": must for name, must in tests})
     return (ModuleCanaries if whole else Canaries)(files=files, expected=expected)
 
 
