@@ -35,7 +35,7 @@ class LaunchedRunner:
 
     launcher_path = ""
     launcher = ""
-    canaries = False  # the canary files are pytest tests
+    canaries: object = False  # no canaries: the canary files are pytest tests
     reports: tuple[str, ...] = ()
 
     def spec_extra(self) -> dict[str, Any]:
@@ -79,7 +79,12 @@ def json_report(reports: dict[str, bytes | None], suffix: str) -> dict[str, Any]
 class Runner(Protocol):
     name: str
     witness_hint: str  # for the agents: where witness files go and how their ids look
-    canaries: bool  # whether canaries (sandbox/canaries.py) can guard this runner's runs
+
+    @property
+    def canaries(self) -> object:
+        """Falsy: no canaries guard this runner's runs; True: pytest canaries
+        (sandbox/canaries.py); else the runner's own canary style (its `make_canaries`)."""
+        ...
 
     @staticmethod
     def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:

@@ -26,7 +26,7 @@ from typing import Any
 
 import re
 
-from ..api import ExecResult, TestOutcome, TestStatus
+from ..api import ExecResult, TestOutcome, TestStatus, as_status
 from ..canaries import Canaries, UnittestCanaries, make_unittest_canaries
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
@@ -203,7 +203,7 @@ class DjangoRunner(LaunchedRunner):
 
         plan = json_report(reports, PLAN).get("plan", {})
         log = (report_named(reports, LOG) or b"").decode(errors="replace")
-        statuses = parse_log("django", log)
+        statuses = {k: as_status(v) for k, v in parse_log("django", log).items()}
         texts = failure_texts(log)
         aliases = docstring_aliases(log)
         by_label: dict[str, str] = {}  # app.mod.Class.test_m -> harness id
