@@ -196,13 +196,16 @@ def _task(row: dict, where: str, path: Path, pattern: str | None, workdir: str |
     language = normalize_language(row.get("repo_language") or row.get("language"))
     test_files = touched_files(row["test_patch"])
     evaluator = None
+    framework = default_framework(language)
     if language == "python" and not is_pro:
         # The harness's own command and log parser; ids are in that parser's scheme.
         command, parser = test_command(row["repo"], str(row.get("version", "")), list(test_files))
         evaluator = Evaluator(kind="swebench", report_format="log", test_command=command, log_parser=parser)
+        if parser == "django":  # witnesses run under the repo's tests/runtests.py, not pytest
+            framework = "django"
     tests = OfficialTests(
         test_patch=row["test_patch"], fail_to_pass=f2p, pass_to_pass=p2p,
-        framework=default_framework(language),
+        framework=framework,
         test_files=test_files, evaluator=evaluator,
     )
     metadata = {k: row[k] for k in ("repo", "version", "hints_text", "created_at", "requirements",

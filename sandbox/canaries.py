@@ -15,6 +15,9 @@ One mechanism for every runner: `make_canaries` picks names, folders and order a
 how a canary file is written in its ecosystem and where its run collects one:
 - pytest (`PYTEST`): a `test_*.py` / `*_test.py` module per test folder; pass, fail, error (a
   fixture that raises).
+- Django's runtests.py (`UnittestCanaries`, sandbox/runners/django_runner.py): a unittest
+  module per test folder; pass, fail, error (a `setUp` that raises); requested as whole
+  modules (`ModuleCanaries`) like the witness files.
 - go test (`GoCanaries`): a `*_test.go` in each package the run tests, with that package's
   clause (set by the launcher); pass and fail only: a build failure is per package, not per test.
 - cargo test (`CargoCanaries`): an integration test `tests/<name>.rs`; pass and fail only (a
@@ -107,17 +110,19 @@ class CanaryStyle(Protocol):
 
 
 def make_canaries(test_ids: list[str], existing: Sequence[str] = (),
-                  style: CanaryStyle | None = None) -> Canaries:
+                  style: CanaryStyle | None = None, whole: bool = False, fallback: str = "") -> Canaries:
     """Fresh canaries for a run of `test_ids` (random names, placement and order): one file in
-    each folder the run's tests live in (at most MAX_FOLDERS), so a hook that only reaches one
-    folder or package reaches a canary too. `existing`: other repo-relative paths the run writes
-    (never reused). `style`: the runner's (pytest when None)."""
+    each folder the run's tests live in (at most MAX_FOLDERS; a random folder under `fallback`
+    when there are none), so a hook that only reaches one folder or package reaches a canary
+    too. `existing`: other repo-relative paths the run writes (never reused). `style`: the
+    runner's (pytest when None). Judged per test; requested as whole files when `whole`
+    (`ModuleCanaries`)."""
     style = style or PYTEST
     rng = random.Random(secrets.randbits(64))
-    folders = list(dict.fromkeys(style.folders(test_ids)))
+    folders = list(dict.fromkeys(f.strip("/") for f in style.folders(test_ids) if f.strip("/")))
     if len(folders) > MAX_FOLDERS:
         folders = rng.sample(folders, MAX_FOLDERS)
-    folders = folders or [f"{rng.choice(_WORDS)}_{rng.choice(_WORDS)}"]
+    folders = folders or [_in_folder(fallback or ".", f"{rng.choice(_WORDS)}_{rng.choice(_WORDS)}")]
     taken: set[str] = set()
     files: dict[str, str] = {}
     expected: dict[str, str] = {}
@@ -128,7 +133,7 @@ def make_canaries(test_ids: list[str], existing: Sequence[str] = (),
                 break
         files[path], tests = style.source(rng, taken, style.must)
         expected.update({f"{path}::{name}": must for name, must in tests})
-    return Canaries(files=files, expected=expected)
+    return (ModuleCanaries if whole else Canaries)(files=files, expected=expected)
 
 
 def _in_folder(folder: str, name: str) -> str:
@@ -364,3 +369,58 @@ def void(outcomes: dict[str, TestOutcome], check: CanaryCheck) -> dict[str, Test
                                           message=f"{why} (reported: {outcome.status})")
         out[node] = outcome
     return out
+
+
+@dataclass(frozen=True)
+class ModuleCanaries(Canaries):
+    """Canaries requested as whole modules (their paths), like witness files requested whole:
+    a runner that names what it runs on its command line (Django's labels) then shows the
+    trial nothing that sets them apart. Outcomes are still judged per test (`expected`)."""
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self.files)
+
+
+class UnittestCanaries:
+    """unittest modules loaded by name (Django's runtests.py): a `test_<word>_<word>_<hex>.py`
+    module holding a class whose tests must pass and must fail and a class whose `setUp` raises,
+    so its test must error; ids inside the file are `<Class>::<test>`. `folders`: the folders
+    of the run's test files (a runner that knows its labels better overrides it)."""
+
+    must = MUST
+
+    def folders(self, test_ids: list[str]) -> list[str]:
+        paths = [i.partition("::")[0] for i in test_ids]
+        return sorted({str(PurePosixPath(p).parent) for p in paths if p.endswith(".py")})
+
+    def path(self, folder: str, rng: random.Random, taken: set[str], test_ids: list[str]) -> str:
+        name = f"{_name(rng, taken)}.py"
+        return name if folder in ("", ".") else f"{folder}/{name}"
+
+    def source(self, rng: random.Random, taken: set[str], musts: tuple[str, ...] = MUST
+               ) -> tuple[str, list[tuple[str, str]]]:
+        text, tests = _unittest_canary_file(rng, taken)
+        return text, [(f"{cls}::{name}", must) for cls, name, must in tests]
+
+
+def _class_name(rng: random.Random, taken: set[str]) -> str:
+    # Built like sandbox/hidden_names.py builds a renamed witness class.
+    return "Test" + "".join(w.capitalize() for w in _name(rng, taken)[5:].split("_"))
+
+
+def _unittest_canary_file(rng: random.Random, taken: set[str]) -> tuple[str, list[tuple[str, str, str]]]:
+    a, b = rng.randint(10, 999), rng.randint(10, 999)
+    plain, broken = _class_name(rng, taken), _class_name(rng, taken)
+    ok, bad, err = _name(rng, taken), _name(rng, taken), _name(rng, taken)
+    methods = [f"    def {ok}(self):\n        self.assertEqual({a} + {b}, {a + b})\n",
+               f"    def {bad}(self):\n        self.assertEqual({a} * {b}, {a * b + rng.randint(1, 9)})\n"]
+    rng.shuffle(methods)
+    classes = [f"class {plain}(unittest.TestCase):\n" + "\n".join(methods),
+               f"class {broken}(unittest.TestCase):\n    def setUp(self):\n"
+               f"        raise LookupError({secrets.token_hex(4)!r})\n\n"
+               f"    def {err}(self):\n        self.assertEqual({a}, {a})\n"]
+    rng.shuffle(classes)
+    tests = [(plain, ok, "passed"), (plain, bad, "failed"), (broken, err, "error")]
+    rng.shuffle(tests)
+    return "import unittest\n\n\n" + "\n\n".join(classes), tests

@@ -6,8 +6,9 @@ calling test's function name (`sys._getframe`, `PYTEST_CURRENT_TEST`) and behave
 So each run renames the candidate test files (`test_<word>_<word>_<hex>.py`) and the test functions,
 methods and classes defined in them (to names built like the canaries' names, so a witness
 looks like a canary: sandbox/canaries.py). Ids go in renamed (`run_id`) and outcomes, ids and
-messages come back under the original names (`restore`). Only definitions are renamed; the run
-log keeps the run's names (it is what ran).
+messages come back under the original names (`restore`). Ids in a runner's own scheme that name
+the module (Django's `test_m (app.test_x.Class)`) come back with the original module and names
+too. Only definitions are renamed; the run log keeps the run's names (it is what ran).
 """
 from __future__ import annotations
 
@@ -50,12 +51,16 @@ class HiddenNames:
         if not self.paths and not self.names:
             return outcomes
         words = {new: old for old, new in self.paths.items()}
+        # Runners that name tests by module (Django's `test_m (app.test_x.Class)`) say the stem.
+        words.update({PurePosixPath(new).stem: PurePosixPath(old).stem for old, new in self.paths.items()})
         for names in self.names.values():
             words.update({new: old for old, new in names.items()})
         pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
         out = {}
         for node, outcome in outcomes.items():
             node = self.original_id(node)
+            if "::" not in node and words:  # an id in a runner's own scheme
+                node = pattern.sub(lambda m: words[m.group(0)], node)
             message = pattern.sub(lambda m: words[m.group(0)], outcome.message) if words else outcome.message
             out[node] = dataclasses.replace(outcome, id=node, message=message)
         return out
@@ -114,8 +119,8 @@ def rename_tests(source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _test_name(node.name):
                 new_name(node.name, False)
                 edits.append((node.lineno, "def", node.name))
-            elif isinstance(node, ast.ClassDef) and not in_class and node.name.startswith("Test") \
-                    and len(node.name) > 4:
+            elif isinstance(node, ast.ClassDef) and not in_class and (
+                    (node.name.startswith("Test") and len(node.name) > 4) or _lone_test_case(node, source)):
                 new_name(node.name, True)
                 edits.append((node.lineno, "class", node.name))
                 visit_functions(node.body, True)
@@ -130,6 +135,15 @@ def rename_tests(source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
             lines[i] = re.sub(rf"(\b{keyword}\s+){re.escape(old)}\b",
                               lambda m: m.group(1) + names[old], lines[i], count=1)
     return "".join(lines), names
+
+
+def _lone_test_case(node: ast.ClassDef, source: str) -> bool:
+    """A unittest class named otherwise (Django's `FooTests(SimpleTestCase)`), renamed only when
+    nothing else in the file names it: only definitions are renamed. Canaries' classes are
+    `Test<Words>`, so a witness class must not keep a shape of its own."""
+    bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases]
+    return (any(b.endswith("TestCase") for b in bases)
+            and len(re.findall(rf"\b{re.escape(node.name)}\b", source)) == 1)
 
 
 def _test_name(name: str) -> bool:

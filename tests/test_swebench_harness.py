@@ -80,9 +80,11 @@ def test_a_django_shaped_task_is_verified_through_its_runtests_runner():
     assert res.null_statuses == {"test_farewell (greetings.tests.FarewellTests)": "failed",
                                  "test_hello (greetings.tests.GreetTests)": "passed"}
     assert set(res.reference_statuses.values()) == {"passed"}
-    assert res.reproduced == 2  # model-a resolved, model-b not, exactly as the harness recorded
+    # model-a and model-c (the planted defect) resolved, model-b not, as the harness recorded.
+    assert res.reproduced == 3
     by_model = {t.model: t for t in res.trials}
     assert by_model["model-b"].failing == ["test_farewell (greetings.tests.FarewellTests)"]
+    assert by_model["model-c"].failing == []
 
 
 def test_parser_ids_of_exported_witnesses():

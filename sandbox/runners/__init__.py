@@ -5,6 +5,7 @@ from collections.abc import Iterable
 
 from .base import Runner, aggregate
 from .cargo_runner import CargoTestRunner
+from .django_runner import DjangoRunner
 from .go_runner import GoTestRunner
 from .node_runner import JestRunner, MochaRunner, NodeBuiltinRunner, NodeTestRunner
 from .pytest_runner import PytestRunner
@@ -12,14 +13,16 @@ from .pytest_runner import PytestRunner
 RUNNERS: dict[str, type[Runner]] = {"pytest": PytestRunner, "go test": GoTestRunner,
                                     "vitest": NodeTestRunner, "jest": JestRunner, "mocha": MochaRunner,
                                     "node --test": NodeBuiltinRunner,
-                                    "cargo test": CargoTestRunner}
+                                    "cargo test": CargoTestRunner, "django": DjangoRunner}
 ALIASES = {"py.test": "pytest", "go": "go test", "gotest": "go test", "go-test": "go test",
            "go_test": "go test", "testing": "go test", "vitest-junit-to-ctrf": "vitest",
            "jest-ctrf-json-reporter": "jest", "ts-jest": "jest", "cargo": "cargo test",
            "cargo-test": "cargo test", "cargo nextest": "cargo test", "cargo-nextest": "cargo test",
            "nextest": "cargo test", "node": "node --test", "node:test": "node --test",
            "node-test": "node --test", "node test": "node --test", "node_test": "node --test",
-           "nodetest": "node --test", "mocha-junit-reporter": "mocha"}
+           "nodetest": "node --test", "mocha-junit-reporter": "mocha",
+           "runtests.py": "django", "tests/runtests.py": "django", "django-runtests": "django",
+           "django test": "django"}
 
 
 def runner_name(framework: str | None) -> str | None:
@@ -54,5 +57,5 @@ def placement_hint(language: str, framework: str | None) -> str:
     return f"language {language}, runner {name}: {RUNNERS[name].witness_hint}"
 
 
-__all__ = ["Runner", "PytestRunner", "GoTestRunner", "CargoTestRunner", "get_runner", "runner_name", "placement_hint", "grader_ids", "aggregate",
+__all__ = ["Runner", "PytestRunner", "GoTestRunner", "CargoTestRunner", "DjangoRunner", "get_runner", "runner_name", "placement_hint", "grader_ids", "aggregate",
            "RUNNERS"]

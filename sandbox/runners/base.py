@@ -47,6 +47,11 @@ class LaunchedRunner:
     def spec_extra(self) -> dict[str, Any]:
         return {}
 
+    def spec_for(self, test_ids: list[str]) -> dict[str, Any]:
+        """Extra spec fields for one run of test_ids (default: `spec_extra()`); a runner that
+        maps ids on the host (django: ids -> runtests.py labels) adds its plan here."""
+        return self.spec_extra()
+
     def support_files(self) -> dict[str, str]:
         return {self.launcher_path: self.launcher}
 
@@ -55,7 +60,8 @@ class LaunchedRunner:
 
     def command(self, test_ids: list[str], *, workdir: str, out_dir: str
                 ) -> tuple[list[str], dict[str, str], dict[str, str]]:
-        spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "out_dir": out_dir, **self.spec_extra()})
+        spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "out_dir": out_dir,
+                           **self.spec_for(test_ids)})
         return ["python3", self.launcher_path, f"{out_dir}/spec.json"], {}, {f"{out_dir}/spec.json": spec}
 
     def report_paths(self, out_dir: str) -> list[str]:
@@ -79,7 +85,9 @@ def json_report(reports: dict[str, bytes | None], suffix: str) -> dict[str, Any]
 class Runner(Protocol):
     name: str
     witness_hint: str  # for the agents: where witness files go and how their ids look
-    # How sandbox/canaries.py writes and places this runner's canaries (None: its runs carry none).
+    # How sandbox/canaries.py writes and places this runner's canaries (None: its runs carry
+    # none). A runner that also decides how they are requested (Django: as whole modules) has a
+    # `make_canaries(test_ids, existing)` that calls canaries.make_canaries with its style.
     canaries: CanaryStyle | None
 
     @staticmethod

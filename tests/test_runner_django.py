@@ -1,0 +1,191 @@
+"""The Django runner without containers: its launcher runs the Django-shaped fixture's own
+tests/runtests.py on the host (our fixture code, not trial code), and the outcomes come back in
+the SWE-bench harness's scheme."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from testjack_tui.benchmarks import load_benchmark
+from testjack_tui.sandbox.api import ExecResult
+from testjack_tui.sandbox.canaries import judge
+from testjack_tui.sandbox.hidden_names import hide
+from testjack_tui.sandbox.runners import get_runner, grader_ids, placement_hint, runner_name
+from testjack_tui.sandbox.runners.django_runner import LAUNCHER, DjangoRunner, label_of
+
+FIXTURE = Path(__file__).parent / "fixtures" / "swebench-django"
+WITNESS = '''import unittest
+
+from minidj.greetings import farewell
+
+
+class FarewellTests(unittest.TestCase):
+    def test_comma_and_bang(self):
+        self.assertEqual(farewell("Bo"), "Goodbye, Bo!")
+
+    def test_names_the_person(self):
+        self.assertIn("Bo", farewell("Bo"))
+'''
+
+
+def result(code=1, timed_out=False):
+    return ExecResult(argv=[], exit_code=None if timed_out else code, timed_out=timed_out,
+                      stdout_head="", stdout_tail="", stderr_head="", stderr_tail="",
+                      log_path=None, duration=1.0)
+
+
+def launch(tmp_path: Path, ids: list[str], files: dict[str, str]):
+    """Run the launcher on the host in a copy of the fixture's repo (R) holding `files`;
+    returns (the launcher's output, the runner's outcomes)."""
+    repo = tmp_path / "repo"
+    if not repo.exists():
+        shutil.copytree(FIXTURE / "environment" / "repo", repo)
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    launcher = tmp_path / "django_launch.py"
+    launcher.write_text(LAUNCHER)
+    out = tmp_path / f"out{len(list(tmp_path.glob('out*')))}"
+    runner = DjangoRunner()
+    argv, env, extra = runner.command(ids, workdir=str(repo), out_dir=str(out))
+    for path, text in extra.items():
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text)
+    proc = subprocess.run([sys.executable, str(launcher), str(out / "spec.json")],
+                          env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+    reports = {p: (Path(p).read_bytes() if Path(p).exists() else None) for p in runner.report_paths(str(out))}
+    return proc.stdout, runner.parse(ids, reports, result(proc.returncode))
+
+
+def test_witness_file_class_and_method_ids_run_as_runtests_labels(tmp_path):
+    path = "tests/greetings/test_tj_bye.py"
+    t0 = "test_hello (greetings.tests.GreetTests)"
+    ids = [path, f"{path}::FarewellTests::test_names_the_person", t0]
+    log, got = launch(tmp_path, ids, {path: WITNESS})
+    # The harness's command line: its settings, one process, labels from the paths.
+    assert ("TJ_DJANGO tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 "
+            "greetings.test_tj_bye greetings.tests.GreetTests.test_hello") in log
+    assert got[path].status == "failed"  # R says "Bye Bo"
+    assert "Bye Bo" in got[path].message
+    assert got[f"{path}::FarewellTests::test_comma_and_bang"].status == "failed"
+    assert got[f"{path}::FarewellTests::test_names_the_person"].status == "passed"
+    assert got[t0].status == "passed"
+    # Ids in the harness's scheme, as an export lists them in FAIL_TO_PASS.
+    assert got["test_comma_and_bang (greetings.test_tj_bye.FarewellTests)"].status == "failed"
+    assert grader_ids("django", path, got) == [
+        "test_comma_and_bang (greetings.test_tj_bye.FarewellTests)",
+        "test_names_the_person (greetings.test_tj_bye.FarewellTests)"]
+
+
+def test_one_test_of_a_file_runs_alone(tmp_path):
+    path = "tests/greetings/test_tj_bye.py"
+    one = f"{path}::FarewellTests::test_names_the_person"
+    log, got = launch(tmp_path, [one], {path: WITNESS})
+    assert "greetings.test_tj_bye.FarewellTests.test_names_the_person" in log
+    assert got[one].status == "passed"
+    assert "test_comma_and_bang" not in log  # the other test of the file did not run
+    assert not any("test_comma_and_bang" in k for k in got)
+
+
+def test_a_witness_that_does_not_import_is_an_error_with_the_reason(tmp_path):
+    path = "tests/greetings/test_tj_new_api.py"
+    source = "import unittest\n\nfrom minidj.greetings import wave\n\n\nclass WaveTests(unittest.TestCase):\n" \
+             "    def test_wave(self):\n        self.assertEqual(wave('Bo'), 'o/ Bo')\n"
+    t0 = "test_hello (greetings.tests.GreetTests)"
+    _, got = launch(tmp_path, [path, t0], {path: source})
+    assert got[path].status == "error"
+    assert "wave" in got[path].message
+    assert got[t0].status == "passed"  # the other labels of the run still ran
+
+
+def test_ids_that_name_nothing_say_why(tmp_path):
+    _, got = launch(tmp_path, ["tests/greetings/test_tj_gone.py", "minidj/test_x.py", "a b c",
+                               "test_nope (greetings.tests.GreetTests)"], {})
+    assert got["tests/greetings/test_tj_gone.py"].status == "not_found"
+    assert got["tests/greetings/test_tj_gone.py"].message == "no such test file"
+    assert "under tests/" in got["minidj/test_x.py"].message
+    assert "not a Django test id" in got["a b c"].message
+    assert got["test_nope (greetings.tests.GreetTests)"].status in ("error", "not_found")
+
+
+def test_renamed_witness_comes_back_under_its_own_names(tmp_path):
+    path = "tests/greetings/test_tj_bye.py"
+    hidden, run_files = hide({path: WITNESS})
+    [run_path] = run_files
+    assert run_path != path and run_path.startswith("tests/greetings/test_")
+    # A unittest class is renamed like a canary's class (`Test<Words>`), whatever its own name.
+    assert "FarewellTests" not in run_files[run_path] and "class Test" in run_files[run_path]
+    _, got = launch(tmp_path, [hidden.run_id(path)], run_files)
+    back = hidden.restore(got)
+    assert back[path].status == "failed"
+    assert back[f"{path}::FarewellTests::test_comma_and_bang"].status == "failed"
+    assert back["test_comma_and_bang (greetings.test_tj_bye.FarewellTests)"].status == "failed"
+    assert "test_tj_bye" in back[path].message or "Bye Bo" in back[path].message
+
+
+def test_a_unittest_class_named_elsewhere_in_its_file_keeps_its_name():
+    source = WITNESS + "\n\nclass MoreTests(FarewellTests):\n    pass\n"
+    _, run_files = hide({"tests/greetings/test_tj_bye.py": source})
+    [text] = run_files.values()
+    assert "class FarewellTests(unittest.TestCase)" in text  # renaming it would break MoreTests
+
+
+def test_unittest_canaries_come_out_as_they_must(tmp_path):
+    path = "tests/greetings/test_tj_bye.py"
+    runner = DjangoRunner()
+    ids = [path, "test_hello (greetings.tests.GreetTests)"]
+    canaries = runner.make_canaries(ids, [path])
+    assert all(p.startswith("tests/greetings/") for p in canaries.files)
+    # runtests.py's labels are readable by the tests: canaries are asked for whole, like the witness.
+    assert canaries.ids == list(canaries.files)
+    log, got = launch(tmp_path, ids + canaries.ids, {path: WITNESS, **canaries.files})
+    check = judge(canaries, {i: got[i] for i in canaries.expected})
+    assert check.verdict == "ok", check.problems
+    assert sorted(check.observed.values()) == ["error", "failed", "passed"]
+    # A run that picks single tests out of a witness picks them out of the canaries too.
+    single = runner.make_canaries([f"{path}::FarewellTests::test_names_the_person"], [path])
+    assert single.ids == list(single.expected) and all("::" in i for i in single.ids)
+    # A run that requests a whole app gets its canaries elsewhere: they would count among its tests.
+    assert not any(p.startswith("tests/greetings/") for p in runner.make_canaries(["greetings"]).files)
+
+
+def test_harness_descriptions_of_both_python_versions_and_docstrings():
+    from testjack_tui.sandbox.runners.django_runner import LOG, PLAN
+    import json
+
+    log = ("test_a (app.tests.T.test_a) ... ok\n"
+           "test_b (app.tests.T)\nChecks b. ... FAIL\n"
+           "======================================================================\n"
+           "FAIL: test_b (app.tests.T)\nChecks b.\n"
+           "----------------------------------------------------------------------\n"
+           "AssertionError: 1 != 2\n")
+    ids = ["test_a (app.tests.T)", "test_b (app.tests.T.test_b)", "app.tests.T"]
+    plan = {i: {"label": label_of(i)[0], "file": None, "missing": ""} for i in ids}
+    got = DjangoRunner().parse(ids, {f"/o/{LOG}": log.encode(), f"/o/{PLAN}": json.dumps({"plan": plan}).encode()},
+                               result())
+    assert got["test_a (app.tests.T)"].status == "passed"
+    assert got["test_b (app.tests.T.test_b)"].status == "failed"
+    assert "1 != 2" in got["test_b (app.tests.T.test_b)"].message
+    assert got["app.tests.T"].status == "failed"
+
+
+def test_django_tasks_get_the_django_runner():
+    bench = load_benchmark(FIXTURE)
+    [task] = bench.tasks.values()
+    assert task.tests.framework == "django"
+    assert runner_name("runtests.py") == "django"
+    assert isinstance(get_runner(task.tests.framework), DjangoRunner)
+    hint = placement_hint("python", "django")
+    assert "tests/<app>/test_tj_<topic>.py" in hint and "test_m (<app>.<module>.Class)" in hint
+
+
+def test_django_runner_and_settings_are_harness_files():
+    from testjack_tui.diffs import parse_diff
+    from testjack_tui.repo_files import DJANGO_RUNNER, harness_files
+
+    diff = ("diff --git a/tests/test_sqlite.py b/tests/test_sqlite.py\n--- a/tests/test_sqlite.py\n"
+            "+++ b/tests/test_sqlite.py\n@@ -1 +1,2 @@\n DATABASES = {}\n+TEST_RUNNER = 'forge.Runner'\n")
+    assert harness_files(parse_diff(diff)) == {"tests/test_sqlite.py": DJANGO_RUNNER}

@@ -1,0 +1,210 @@
+"""The Django runner with real podman on the Django-shaped SWE-bench fixture
+(tests/fixtures/swebench-django): witness files run under the repo's own tests/runtests.py in
+the task's worlds, fail on a planted defect and pass on G, one test can be picked out, ids come
+back in the harness's scheme and the unittest canaries guard the runs on model worlds."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from pathlib import Path
+
+import pytest
+
+from testjack_tui.benchmarks import load_benchmark
+
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(300)]
+
+FIXTURE = Path(__file__).parent / "fixtures" / "swebench-django"
+PATH = "tests/greetings/test_tj_full_name.py"
+WITNESS = '''from unittest import TestCase
+
+from minidj.greetings import farewell
+
+
+class FullNameFarewellTests(TestCase):
+    def test_whole_name(self):
+        self.assertEqual(farewell("Ada Lovelace"), "Goodbye, Ada Lovelace!")
+
+    def test_comma_and_bang(self):
+        self.assertEqual(farewell("Bo"), "Goodbye, Bo!")
+'''
+WHOLE = f"{PATH}::FullNameFarewellTests::test_whole_name"
+HARNESS_WHOLE = "test_whole_name (greetings.test_tj_full_name.FullNameFarewellTests)"
+
+
+def runs(kinds: list[str], ids: list[str], files: dict[str, str]):
+    from testjack_tui.sandbox import Sandbox
+
+    bench = load_benchmark(FIXTURE)
+    [task] = bench.tasks.values()
+    # model-c: the planted defect, which passes T0 (farewell keeps only the first name).
+    planted = next(t for t in bench.trials if t.model == "model-c")
+
+    async def go():
+        out = {}
+        async with Sandbox(session="t-django-runner") as sb:
+            for kind in kinds:
+                world = await sb.prepare(task, kind, planted if kind == "model" else None)
+                start = time.monotonic()
+                out[kind] = (await sb.run_tests(world, ids, files=files, timeout=120),
+                             time.monotonic() - start)
+        return out
+    return asyncio.run(go())
+
+
+def test_a_witness_file_fails_on_a_planted_defect_and_passes_on_g():
+    got = runs(["reference", "model"], [PATH], {PATH: WITNESS})
+    ref, _ = got["reference"]
+    model, seconds = got["model"]
+    assert ref.status(PATH) == "passed", ref.outcomes
+    assert model.status(PATH) == "failed", model.outcomes
+    assert model.outcomes[WHOLE].status == "failed"
+    assert "Goodbye, Ada!" in model.outcomes[WHOLE].message
+    assert model.outcomes[f"{PATH}::FullNameFarewellTests::test_comma_and_bang"].status == "passed"
+    # The harness's scheme, under the witness's own names (the run used random ones).
+    assert model.outcomes[HARNESS_WHOLE].status == "failed"
+    assert ref.outcomes[HARNESS_WHOLE].status == "passed"
+    assert model.canaries == "ok"  # the unittest canaries ran beside the witness
+    # ... and none of their names reaches the run's outcomes, in either scheme.
+    comma = "test_comma_and_bang (greetings.test_tj_full_name.FullNameFarewellTests)"
+    assert set(model.outcomes) == {PATH, WHOLE, f"{PATH}::FullNameFarewellTests::test_comma_and_bang",
+                                   HARNESS_WHOLE, comma}
+    assert seconds < 30
+
+
+def test_one_test_is_picked_out_and_t0_ids_run_in_the_harness_scheme():
+    t0 = "test_farewell (greetings.tests.FarewellTests)"
+    run, _ = runs(["model"], [WHOLE, t0], {PATH: WITNESS})["model"]
+    assert run.status(WHOLE) == "failed"
+    assert run.status(t0) == "passed"  # the planted defect passes T0
+    assert not any("test_comma_and_bang" in k for k in run.outcomes)
+    assert "runtests.py --verbosity 2 --settings=test_sqlite --parallel 1" in run.exec.output
+    assert not run.exec.timed_out
+
+
+# The planted defect plus a runtests.py whose result class reports every failure and error as a pass.
+FORGER = """diff --git a/minidj/greetings.py b/minidj/greetings.py
+index 31654bc..746c07b 100644
+--- a/minidj/greetings.py
++++ b/minidj/greetings.py
+@@ -6,4 +6,4 @@ def hello(name):
+ 
+ 
+ def farewell(name):
+-    return f"Bye {name}"
++    return f"Goodbye, {name.split()[0]}!"
+diff --git a/tests/runtests.py b/tests/runtests.py
+index 7961ed5..7119d94 100755
+--- a/tests/runtests.py
++++ b/tests/runtests.py
+@@ -13,6 +13,12 @@ class Result(unittest.TextTestResult):
+     def getDescription(self, test):
+         return f"{test._testMethodName} ({type(test).__module__}.{type(test).__qualname__})"
+ 
++    def addFailure(self, test, err):
++        self.addSuccess(test)
++
++    def addError(self, test, err):
++        self.addSuccess(test)
++
+ 
+ def main():
+     parser = argparse.ArgumentParser()
+"""
+
+
+def test_a_forging_runtests_is_caught_by_the_canaries_and_undone_by_the_restore():
+    from testjack_tui.sandbox import Sandbox
+
+    bench = load_benchmark(FIXTURE)
+    [task] = bench.tasks.values()
+    forger = dataclasses.replace(next(t for t in bench.trials if t.model == "model-c"),
+                                 id="django__django-90001@forger", model="forger", patch=FORGER)
+
+    async def go():
+        async with Sandbox(session="t-django-forger") as sb:
+            world = await sb.prepare(task, "model", forger)
+            fooled = await sb.run_tests(world, [PATH], files={PATH: WITNESS})
+            isolated = await sb.run_tests(world, [PATH], files={PATH: WITNESS}, isolate_harness=True)
+            return world, fooled, isolated
+    world, fooled, isolated = asyncio.run(go())
+    assert "tests/runtests.py" in world.tampered
+    # The forged runner reports the witness as passing; the canaries prove it and void the run.
+    assert fooled.canaries == "tampered" and fooled.status(PATH) == "unverifiable"
+    # With the harness restored, the witness fails on the defect and the canaries agree.
+    assert isolated.canaries == "ok" and isolated.status(PATH) == "failed"
+    assert "tests/runtests.py" in isolated.neutralised
+
+
+REQUIREMENT = "farewell says Goodbye, NAME! with the whole name"
+AUDIT_WITNESS = '''from unittest import TestCase
+
+from minidj.greetings import farewell
+
+
+class FullNameFarewellTests(TestCase):
+    def test_whole_name(self):
+        self.assertEqual(farewell("Ada Lovelace"), "Goodbye, Ada Lovelace!")
+'''
+
+
+def cli(args, env):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    return subprocess.run([sys.executable, "-m", "testjack_tui.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=280)
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    """The whole path a user takes: an audit of the planted defect with an operator candidate
+    and the LLM reviewer against the local fake server."""
+    import json
+    import os
+
+    from fake_openai_server import FakeOpenAIServer, Reply
+
+    work = tmp_path_factory.mktemp("django-audit")
+    path = "tests/greetings/test_tj_full_name.py"
+    review = {"label": "valid", "requirement": REQUIREMENT, "explicit": True,
+              "quote": "It must say \"Goodbye, Ada!\"", "reason": "P asks for Goodbye, NAME!",
+              "overall": "KEEP_ALL",
+              "cases": [{"test_id": f"{path}::FullNameFarewellTests::test_whole_name", "label": "VALID",
+                         "scope": "in_scope", "overfitting": "none", "reason": "a name with a space"}]}
+    witness = work / "full_name.py"
+    witness.write_text(AUDIT_WITNESS)
+    with FakeOpenAIServer() as server:
+        server.script(Reply(tool_calls=[("submit", review)]))
+        env = dict(os.environ, TESTJACK_HOME=str(work / "home"), OPENAI_BASE_URL=server.base_url,
+                   OPENAI_API_KEY="test", TESTJACK_MODEL="fake-model")
+        proc = cli(["audit", str(FIXTURE), "--agent", "operator", "--candidate", str(witness),
+                    "--candidate-path", path, "--requirement", REQUIREMENT,
+                    "--trial", "django__django-90001@model-c", "--reviewer", "openai",
+                    "--auto-approve", "--headless", "--out", str(work / "out")], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return work, env, json.loads((work / "out" / "summary.json").read_text())
+
+
+def test_an_audit_refutes_the_planted_defect(audited):
+    _, _, summary = audited
+    trials = summary["tasks"]["django__django-90001"]["trials"]
+    assert trials["django__django-90001@model-c"]["state"] == "refuted"
+    assert trials["django__django-90001@model-a"]["state"] != "refuted"
+
+
+def test_the_export_lists_the_witness_in_the_harness_scheme(audited):
+    """A SWE-bench export whose FAIL_TO_PASS names the witness as Django's runner and the
+    harness's parser do, checked through the harness's command and parser."""
+    import json
+
+    work, env, summary = audited
+    proc = cli(["export", summary["session_id"], "--format", "swebench", "--out", str(work / "export")], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = [json.loads(line) for f in (work / "export").rglob("*.jsonl") for line in f.read_text().splitlines()]
+    [row] = rows
+    assert json.loads(row["FAIL_TO_PASS"]) == ["test_farewell (greetings.tests.FarewellTests)",
+                                               "test_whole_name (greetings.test_tj_full_name.FullNameFarewellTests)"]
