@@ -1,7 +1,8 @@
 """Canaries in Go, Rust and JavaScript/TypeScript runs (real podman, our language fixtures): an
 honest trial's run comes out "ok" with its canaries placed where the run collects them, and a
 trial that forges its runner's report — a Go TestMain printing `go test` pass lines, a cargo
-target runner printing libtest "ok" lines, a mocha exit hook rewriting the JSON report — is
+target runner printing libtest "ok" lines, a mocha exit hook rewriting the JSON report, a jest
+testResultsProcessor marking every test passed — is
 caught: the run is void (every outcome "unverifiable") and the tampering proven."""
 from __future__ import annotations
 
@@ -143,3 +144,13 @@ async def test_node_test_and_jest_runs_carry_canaries(framework, workdir, test_f
     run = await js_run(task, js_trial(task, "honest", {"NOTES.md": None}, NOTE), [test_file])
     assert run.canaries == "ok", (run.tampering, run.exec.output[-2000:])
     assert run.status(test_file) == "passed"
+
+
+async def test_jest_results_processor_forging_passes_is_caught():
+    task = js_task("jest", "/srv/rangekit")
+    ids = ["test/clamp.test.js"]
+    old = (JS / "jest" / "package.json").read_text()
+    pkg = old.replace('"private": true,', '"private": true,\n  "jest": {"testResultsProcessor": "./forge.js"},')
+    hostile = js_trial(task, "jest-forger", {"package.json": old, "forge.js": None},
+                       {"package.json": pkg, "forge.js": forger("jest_results_processor.js")})
+    assert_void(await js_run(task, hostile, ids), ids)
