@@ -2,8 +2,8 @@
 honest trial's run comes out "ok" with its canaries placed where the run collects them, and a
 trial that forges its runner's report — a Go TestMain printing `go test` pass lines, a cargo
 target runner printing libtest "ok" lines, a mocha exit hook rewriting the JSON report, a jest
-testResultsProcessor marking every test passed — is
-caught: the run is void (every outcome "unverifiable") and the tampering proven."""
+testResultsProcessor marking every test passed — is caught: the run is void (every outcome
+"unverifiable") and the tampering proven."""
 from __future__ import annotations
 
 import dataclasses
