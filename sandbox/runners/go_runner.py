@@ -10,6 +10,8 @@ The launcher maps every id to its package and top-level test, runs one `go test 
 read from the event stream), and writes the events to a file outside the repo, so a run
 killed by its timeout still tells which tests finished. A package that does not compile
 gives `error` with the compiler's message for every id in it ("build failed").
+Canaries (sandbox/canaries.py `GoCanaries`) come as `package _` files: the launcher gives each
+its package's clause, and moves one written under an import path to that package's folder.
 Outcome keys: every requested id, plus `<file>::TestName` and `<import path>.TestName` for
 each test of a requested file (the first is what the engine reads per candidate file, the
 second is the id the benchmark's own grader uses; export needs both).

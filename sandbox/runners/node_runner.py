@@ -12,7 +12,10 @@ Ids, in the forms benchmarks and our witnesses use:
 - `<describe> <title>` — jest's fullName (jest-ctrf-json-reporter) and mocha's fullTitle,
   looked up in every file.
 mocha and node get only the named files, and when every id names tests, a name pattern
-(`--grep`, `--test-name-pattern`) so only those tests run.
+(`--grep`, `--test-name-pattern`) so only those tests run. When an id is a jest full name (it
+may be in any file) no file is named: the whole suite runs.
+Canaries (sandbox/canaries.py `JsCanaries`) are written once for every tool; the launcher gives
+each the header of the tool it chose (vitest's or node:test's import, jest's or mocha's globals).
 Outcome keys: every requested id, plus `<file>::<name>` and `<file>: <name>` for each test of
 a requested file (the engine reads the first, the benchmark's grader the second).
 """
