@@ -1,12 +1,31 @@
 """Canaries: tests whose outcome is known in advance, run beside every test run on a model world.
 
 A trial's code runs inside the test process (its conftest hooks, its library code patching
-pytest, its sitecustomize), so whatever that process reports about itself can be forged:
-file-name-based harness restore and regex detectors do not stop a patch that rewrites reports
-from library code. Canaries do not depend on recognising the trick: each run gets a fresh test
-file with a random name in each of the run's own test directories, holding three tests with random names that *must pass*, *must fail* and *must error*. A
-reporter that turns failures into passes (or into skips, or drops them) does it to the canaries
-too, because it cannot tell them from the witness beside them.
+pytest, a Go TestMain, a cargo target runner, a mocha exit hook), so whatever that process
+reports about itself can be forged: file-name-based harness restore and regex detectors do not
+stop a patch that rewrites reports from library code. Canaries do not depend on recognising the
+trick: each run gets a fresh test file with a random name in each of the run's own test folders
+(at most MAX_FOLDERS), holding tests with random names that *must pass*, *must fail* and, where
+the runner reports errors apart from failures, *must error*. A reporter that turns failures
+into passes (or into skips, or drops them) does it to the canaries too, because it cannot tell
+them from the witness beside them.
+
+One mechanism for every runner: `make_canaries` picks names, folders and order and `judge` /
+`void` read the outcomes; a runner only says, through its `canaries` style (`CanaryStyle`),
+how a canary file is written in its ecosystem and where its run collects one:
+- pytest (`PYTEST`): a `test_*.py` / `*_test.py` module per test folder; pass, fail, error (a
+  fixture that raises).
+- Django's runtests.py (`UnittestCanaries`, sandbox/runners/django_runner.py): a unittest
+  module per test folder; pass, fail, error (a `setUp` that raises); requested as whole
+  modules (`ModuleCanaries`) like the witness files.
+- go test (`GoCanaries`): a `*_test.go` in each package the run tests, with that package's
+  clause (set by the launcher); pass and fail only: a build failure is per package, not per test.
+- cargo test (`CargoCanaries`): an integration test `tests/<name>.rs`; pass and fail only (a
+  compile error fails every target at once).
+- vitest, jest, mocha, node --test (`JsCanaries`): a test file beside the run's own, named with
+  their suffix; the launcher gives it the header of the tool it runs. mocha and node --test
+  report a failing before-all hook as an error (our reporters), so their canaries must error
+  too; jest and vitest report the tests under it as failed, so theirs pass and fail only.
 
 The judgement (`judge`) has three answers:
 - "ok": every canary came out as it must;
@@ -23,9 +42,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 import random
+import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Protocol
 
 from .api import TestOutcome
 from .test_ids import file_of
@@ -68,34 +89,89 @@ def _name(rng: random.Random, taken: set[str], prefix: str = "test_") -> str:
 MAX_FOLDERS = 6  # canary files per run (one per test folder of the run, at most this many)
 
 
-def make_canaries(test_ids: list[str], existing: Sequence[str] = ()) -> Canaries:
-    """Fresh canaries for a pytest run of `test_ids` (random names, placement and order): one
-    file in each folder the run's tests live in, so a conftest.py that only reaches one folder
-    reaches a canary too. `existing`: other repo-relative paths the run writes (never reused)."""
+class CanaryStyle(Protocol):
+    """How one ecosystem writes a canary file and where a run of it collects one. Everything
+    else (random names, placement per folder, the judgement, voiding) is this module's."""
+
+    must: tuple[str, ...]  # the outcomes its runner tells apart ("error" only where distinct)
+
+    def folders(self, test_ids: list[str]) -> list[str]:
+        """The folders (repo-relative, "." for the root) the run's tests live in."""
+        ...
+
+    def path(self, folder: str, rng: random.Random, taken: set[str], test_ids: list[str]) -> str:
+        """A fresh canary file's repo-relative path in `folder`."""
+        ...
+
+    def source(self, rng: random.Random, taken: set[str], musts: tuple[str, ...]
+               ) -> tuple[str, list[tuple[str, str]]]:
+        """(the file's text, [(the test's id inside the file, what it must be)])."""
+        ...
+
+
+def make_canaries(test_ids: list[str], existing: Sequence[str] = (),
+                  style: CanaryStyle | None = None, whole: bool = False, fallback: str = "") -> Canaries:
+    """Fresh canaries for a run of `test_ids` (random names, placement and order): one file in
+    each folder the run's tests live in (at most MAX_FOLDERS; a random folder under `fallback`
+    when there are none), so a hook that only reaches one folder or package reaches a canary
+    too. `existing`: other repo-relative paths the run writes (never reused). `style`: the
+    runner's (pytest when None). Judged per test; requested as whole files when `whole`
+    (`ModuleCanaries`)."""
+    style = style or PYTEST
     rng = random.Random(secrets.randbits(64))
-    paths = [file_of(i) for i in test_ids]  # ids in the benchmark's JUnit scheme too
-    # A requested directory would collect the canaries into its own status: keep out of those.
-    whole = [p.rstrip("/") for p in paths if not p.endswith(".py")]
-    dirs = sorted({str(PurePosixPath(p).parent) for p in paths if p.endswith(".py")})
-    dirs = [d for d in dirs if not any(d == w or d.startswith(w + "/") or w in ("", ".") for w in whole)]
-    if len(dirs) > MAX_FOLDERS:
-        dirs = rng.sample(dirs, MAX_FOLDERS)
-    folders = dirs or [f"{rng.choice(_WORDS)}_{rng.choice(_WORDS)}"]
-    # Named like the run's own test files, so the repo's python_files pattern collects them.
-    like = [PurePosixPath(p).name for p in paths]
-    suffix_style = bool(like) and all(n.endswith("_test.py") for n in like)
+    folders = list(dict.fromkeys(f.strip("/") for f in style.folders(test_ids) if f.strip("/")))
+    if len(folders) > MAX_FOLDERS:
+        folders = rng.sample(folders, MAX_FOLDERS)
+    folders = folders or [_in_folder(fallback or ".", f"{rng.choice(_WORDS)}_{rng.choice(_WORDS)}")]
     taken: set[str] = set()
     files: dict[str, str] = {}
     expected: dict[str, str] = {}
     for folder in folders:
         while True:
-            stem = _name(rng, taken, prefix="") + "_test" if suffix_style else _name(rng, taken)
-            path = f"{stem}.py" if folder in ("", ".") else f"{folder}/{stem}.py"
+            path = style.path(folder, rng, taken, test_ids)
             if path not in existing and path not in files:
                 break
-        files[path], tests = _canary_file(rng, taken)
+        files[path], tests = style.source(rng, taken, style.must)
         expected.update({f"{path}::{name}": must for name, must in tests})
-    return Canaries(files=files, expected=expected)
+    return (ModuleCanaries if whole else Canaries)(files=files, expected=expected)
+
+
+def _in_folder(folder: str, name: str) -> str:
+    return name if folder in ("", ".") else f"{folder}/{name}"
+
+
+def _shuffled(rng: random.Random, musts: tuple[str, ...]) -> list[str]:
+    order = list(musts)
+    rng.shuffle(order)
+    return order
+
+
+class PytestCanaries:
+    """pytest: three tests in a `test_*.py` (or `*_test.py`) module; the must-error one asks
+    for a fixture that raises."""
+
+    must = MUST
+
+    def folders(self, test_ids: list[str]) -> list[str]:
+        paths = [file_of(i) for i in test_ids]  # ids in the benchmark's JUnit scheme too
+        # A requested directory would collect the canaries into its own status: keep out of those.
+        whole = [p.rstrip("/") for p in paths if not p.endswith(".py")]
+        dirs = sorted({str(PurePosixPath(p).parent) for p in paths if p.endswith(".py")})
+        return [d for d in dirs if not any(d == w or d.startswith(w + "/") or w in ("", ".") for w in whole)]
+
+    def path(self, folder: str, rng: random.Random, taken: set[str], test_ids: list[str]) -> str:
+        # Named like the run's own test files, so the repo's python_files pattern collects them.
+        like = [PurePosixPath(file_of(i)).name for i in test_ids]
+        suffix_style = bool(like) and all(n.endswith("_test.py") for n in like)
+        stem = _name(rng, taken, prefix="") + "_test" if suffix_style else _name(rng, taken)
+        return _in_folder(folder, f"{stem}.py")
+
+    def source(self, rng: random.Random, taken: set[str], musts: tuple[str, ...]
+               ) -> tuple[str, list[tuple[str, str]]]:
+        return _canary_file(rng, taken)
+
+
+
 
 
 def _canary_file(rng: random.Random, taken: set[str]) -> tuple[str, list[tuple[str, str]]]:
@@ -114,6 +190,141 @@ def _canary_file(rng: random.Random, taken: set[str]) -> tuple[str, list[tuple[s
         blocks.append(f"def {name}({arg}):\n{body}")
     rng.shuffle(blocks)
     return "import pytest\n\n\n" + "\n\n".join(blocks), [(tests[m][0], m) for m in order]
+
+
+PYTEST = PytestCanaries()
+
+
+def _camel(rng: random.Random, taken: set[str], prefix: str) -> str:
+    """`<prefix>ParseValue3fa2c1`: a fresh Go-style (exported) name."""
+    words = _name(rng, taken, prefix="").split("_")
+    return prefix + "".join(w.capitalize() for w in words[:-1]) + words[-1]
+
+
+class GoCanaries:
+    """go test: a `*_test.go` file in each package the run tests. Its package clause is written
+    as `package _`: the launcher (sandbox/runners/go_runner.py) gives it its neighbours' clause,
+    and moves a canary placed under an import path (`<module>/<dir>/x_test.go`, for ids of the
+    `<import path>.TestName` form) to that package's folder."""
+
+    must = ("passed", "failed")  # a build failure is per package, not per test: no "error"
+
+    def folders(self, test_ids: list[str]) -> list[str]:
+        out = []
+        for test_id in test_ids:
+            path = test_id.partition("::")[0]
+            if path.endswith(".go"):
+                out.append(str(PurePosixPath(path).parent))
+                continue
+            head = _go_package(test_id)
+            if head:
+                out.append(head)
+        return out
+
+    def path(self, folder: str, rng: random.Random, taken: set[str], test_ids: list[str]) -> str:
+        return _in_folder(folder, _name(rng, taken, prefix="") + "_test.go")
+
+    def source(self, rng: random.Random, taken: set[str], musts: tuple[str, ...]
+               ) -> tuple[str, list[tuple[str, str]]]:
+        a, b = rng.randint(10, 999), rng.randint(10, 999)
+        bodies = {"passed": f"\tif got := a + b; got != {a + b} {{\n\t\tt.Fatalf(\"got %d\", got)\n\t}}\n",
+                  "failed": f"\tif got := a * b; got != {a * b + rng.randint(1, 9)} {{\n"
+                            "\t\tt.Fatalf(\"got %d\", got)\n\t}\n"}
+        tests = [(_camel(rng, taken, "Test"), must) for must in _shuffled(rng, musts)]
+        blocks = [f"func {name}(t *testing.T) {{\n\ta, b := {a}, {b}\n{bodies[must]}}}\n"
+                  for name, must in tests]
+        return "package _\n\nimport \"testing\"\n\n" + "\n".join(blocks), tests
+
+
+def _go_package(test_id: str) -> str:
+    """The import path of a `<import path>.TestName[/sub]` id ("" for other forms)."""
+    for m in re.finditer(r"\.", test_id):
+        head, tail = test_id[:m.start()], test_id[m.end():]
+        if head and re.match(r"^(Test|Example|Fuzz)\w*$", tail.split("/", 1)[0]) \
+                and "/" not in head[head.rfind("/") + 1:]:
+            return head
+    return ""
+
+
+class CargoCanaries:
+    """cargo test: an integration test target `tests/<name>.rs` (its own test binary, linked
+    with the crate like the run's tests)."""
+
+    must = ("passed", "failed")  # a compile error fails every target at once: no "error"
+
+    def folders(self, test_ids: list[str]) -> list[str]:
+        return ["tests"]
+
+    def path(self, folder: str, rng: random.Random, taken: set[str], test_ids: list[str]) -> str:
+        return f"tests/{_name(rng, taken, prefix='')}.rs"
+
+    def source(self, rng: random.Random, taken: set[str], musts: tuple[str, ...]
+               ) -> tuple[str, list[tuple[str, str]]]:
+        a, b = rng.randint(10, 999), rng.randint(10, 999)
+        bodies = {"passed": f"assert_eq!(a + b, {a + b});",
+                  "failed": f"assert_eq!(a * b, {a * b + rng.randint(1, 9)});"}
+        tests = [(_name(rng, taken, prefix=""), must) for must in _shuffled(rng, musts)]
+        blocks = [f"#[test]\nfn {name}() {{\n    let (a, b) = ({a}u64, {b}u64);\n    {bodies[must]}\n}}\n"
+                  for name, must in tests]
+        return "\n".join(blocks), tests
+
+
+JS_MARK = "/* tj-canary: header */"
+_JS_EXTS = (".ts", ".js", ".mjs", ".cjs", ".tsx", ".jsx", ".mts", ".cts")
+
+
+class JsCanaries:
+    """vitest, jest, mocha, node --test: a test file beside the run's own, named with their
+    suffix (`.test.ts`, `.spec.js`, ...) so the tool's include pattern and transform take it.
+    The file calls `describe`/`it`/a before-all hook through three local names; its first line
+    is JS_MARK, which the launcher (sandbox/runners/node_runner.py) replaces with the header the
+    tool it chose needs (vitest's or node:test's import, or the globals of jest and mocha).
+    `errors`: whether the runner reports a failing hook as an error (our mocha and node
+    reporters do; jest and vitest report the tests under it failed or skipped)."""
+
+    def __init__(self, errors: bool):
+        self.must = MUST if errors else ("passed", "failed")
+
+    def folders(self, test_ids: list[str]) -> list[str]:
+        return [str(PurePosixPath(p).parent) for p in map(_js_file, test_ids) if p]
+
+    def path(self, folder: str, rng: random.Random, taken: set[str], test_ids: list[str]) -> str:
+        files = [PurePosixPath(p) for p in map(_js_file, test_ids) if p]
+        like = [p.name for p in files]
+        here = [p.name for p in files if p.parent == PurePosixPath(folder)]
+        suffix = next((m.group(0) for n in (here or like)
+                       for m in [re.search(r"\.(test|spec)\.[a-z]+$", n)] if m), None)
+        if suffix is None:
+            suffix = next((PurePosixPath(n).suffix for n in (here or like)), ".js")
+            suffix = ".test" + suffix
+        return _in_folder(folder, _name(rng, taken, prefix="") + suffix)
+
+    def source(self, rng: random.Random, taken: set[str], musts: tuple[str, ...]
+               ) -> tuple[str, list[tuple[str, str]]]:
+        a, b = rng.randint(10, 999), rng.randint(10, 999)
+        suite = " ".join(_name(rng, taken, prefix="").split("_"))
+        bodies = {"passed": f"if (a + b !== {a + b}) throw new Error(\"got \" + (a + b));",
+                  "failed": f"if (a * b !== {a * b + rng.randint(1, 9)}) throw new Error(\"got \" + (a * b));"}
+        tests: list[tuple[str, str]] = []
+        lines = [JS_MARK, f"__tjD({suite!r}, () => {{", f"  const a = {a}, b = {b};"]
+        for must in _shuffled(rng, musts):
+            title = " ".join(_name(rng, taken, prefix="").split("_"))
+            if must == "error":
+                inner = " ".join(_name(rng, taken, prefix="").split("_"))
+                lines += [f"  __tjD({inner!r}, () => {{",
+                          f"    __tjB(() => {{ throw new Error({secrets.token_hex(4)!r}); }});",
+                          f"    __tjI({title!r}, () => {{ {bodies['passed']} }});", "  });"]
+                tests.append((f"{suite} > {inner} > {title}", must))
+            else:
+                lines.append(f"  __tjI({title!r}, () => {{ {bodies[must]} }});")
+                tests.append((f"{suite} > {title}", must))
+        return "\n".join(lines + ["});", ""]), tests
+
+
+def _js_file(test_id: str) -> str:
+    """The test file a JS id names ("" for a jest full name)."""
+    head = test_id.partition("::")[0].partition(": ")[0]
+    return head if head.endswith(_JS_EXTS) else ""
 
 
 def judge(canaries: Canaries, outcomes: dict[str, TestOutcome], timed_out: bool = False,
@@ -171,29 +382,26 @@ class ModuleCanaries(Canaries):
         return list(self.files)
 
 
-def make_unittest_canaries(folders: Sequence[str], existing: Sequence[str] = (),
-                           fallback: str = "tests", whole: bool = False) -> Canaries:
-    """Fresh unittest canaries (for runners that load unittest modules by name, like Django's
-    runtests.py): one `test_<word>_<word>_<hex>.py` module in each of `folders` (the run's own
-    test folders; a random folder under `fallback` when there are none), holding a class whose
-    tests must pass and must fail and a class whose `setUp` raises, so its test must error.
-    Judged per `<path>::<Class>::<test>`; requested as whole modules when `whole`."""
-    rng = random.Random(secrets.randbits(64))
-    places = sorted({f.strip("/") for f in folders if f.strip("/")})
-    if len(places) > MAX_FOLDERS:
-        places = rng.sample(places, MAX_FOLDERS)
-    places = places or [f"{fallback}/{rng.choice(_WORDS)}_{rng.choice(_WORDS)}"]
-    taken: set[str] = set()
-    files: dict[str, str] = {}
-    expected: dict[str, str] = {}
-    for folder in places:
-        while True:
-            path = f"{folder}/{_name(rng, taken)}.py"
-            if path not in existing and path not in files:
-                break
-        files[path], tests = _unittest_canary_file(rng, taken)
-        expected.update({f"{path}::{cls}::{name}": must for cls, name, must in tests})
-    return (ModuleCanaries if whole else Canaries)(files=files, expected=expected)
+class UnittestCanaries:
+    """unittest modules loaded by name (Django's runtests.py): a `test_<word>_<word>_<hex>.py`
+    module holding a class whose tests must pass and must fail and a class whose `setUp` raises,
+    so its test must error; ids inside the file are `<Class>::<test>`. `folders`: the folders
+    of the run's test files (a runner that knows its labels better overrides it)."""
+
+    must = MUST
+
+    def folders(self, test_ids: list[str]) -> list[str]:
+        paths = [i.partition("::")[0] for i in test_ids]
+        return sorted({str(PurePosixPath(p).parent) for p in paths if p.endswith(".py")})
+
+    def path(self, folder: str, rng: random.Random, taken: set[str], test_ids: list[str]) -> str:
+        name = f"{_name(rng, taken)}.py"
+        return name if folder in ("", ".") else f"{folder}/{name}"
+
+    def source(self, rng: random.Random, taken: set[str], musts: tuple[str, ...] = MUST
+               ) -> tuple[str, list[tuple[str, str]]]:
+        text, tests = _unittest_canary_file(rng, taken)
+        return text, [(f"{cls}::{name}", must) for cls, name, must in tests]
 
 
 def _class_name(rng: random.Random, taken: set[str]) -> str:

@@ -55,8 +55,9 @@ def run_tests_in(client_factory: ClientFactory, container: Container, world: Wor
     run_ids = [hidden.run_id(i) for i in test_ids]
     canary = None
     if world.kind == "model" and runner.canaries:
-        # A runner whose tests are not pytest files brings its own canary writer.
-        canary = getattr(runner, "make_canaries", make_canaries)(run_ids, list(run_files))
+        own = getattr(runner, "make_canaries", None)  # a runner that also says how they are requested
+        canary = own(run_ids, list(run_files)) if own else make_canaries(run_ids, list(run_files),
+                                                                          runner.canaries)
         run_files.update(canary.files)
         run_ids += canary.ids
     argv, env, support_files = runner.command(run_ids, workdir=world.workdir, out_dir=out_dir)

@@ -51,6 +51,9 @@ JS_CONFIG = "JavaScript test configuration (setup files, reporters, test selecti
 JS_PACKAGE = "test runner configuration in package.json"
 RUST_BUILD = "Rust build script or cargo configuration (runs before the tests compile)"
 ENV_FILE = "environment file read by the test setup"
+DJANGO_RUNNER = "Django's test runner or the settings it loads (TEST_RUNNER can replace the runner)"
+# Django's runtests.py and the settings module the harness names (--settings=test_sqlite).
+_DJANGO_RUNNER_PATHS = {"tests/runtests.py", "tests/test_sqlite.py"}
 # jest/vitest/mocha configuration and setup files (setupFiles, globalSetup, reporters, ...).
 _JS_CONFIG = re.compile(r"^(vitest|vite|jest|vitest\.workspace|vitest\.setup|jest\.setup|setupTests)"
                         r"(\.config)?\.[cm]?[jt]sx?$|^\.mocharc(\.[a-z]+)?$|^\.babelrc$|^babel\.config\.[cm]?js$")
@@ -101,6 +104,8 @@ def harness_kind(f: FileDiff) -> str | None:
     lines = _changed_lines(f)
     if name == "conftest.py":
         return CONFTEST
+    if f.path in _DJANGO_RUNNER_PATHS:
+        return DJANGO_RUNNER
     if name in _STARTUP_NAMES or name.endswith(".pth"):
         return STARTUP
     if name in ("pytest.ini", ".pytest.ini"):

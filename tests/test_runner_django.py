@@ -180,3 +180,12 @@ def test_django_tasks_get_the_django_runner():
     assert isinstance(get_runner(task.tests.framework), DjangoRunner)
     hint = placement_hint("python", "django")
     assert "tests/<app>/test_tj_<topic>.py" in hint and "test_m (<app>.<module>.Class)" in hint
+
+
+def test_django_runner_and_settings_are_harness_files():
+    from testjack_tui.diffs import parse_diff
+    from testjack_tui.repo_files import DJANGO_RUNNER, harness_files
+
+    diff = ("diff --git a/tests/test_sqlite.py b/tests/test_sqlite.py\n--- a/tests/test_sqlite.py\n"
+            "+++ b/tests/test_sqlite.py\n@@ -1 +1,2 @@\n DATABASES = {}\n+TEST_RUNNER = 'forge.Runner'\n")
+    assert harness_files(parse_diff(diff)) == {"tests/test_sqlite.py": DJANGO_RUNNER}

@@ -210,3 +210,25 @@ def test_ghost_branches_for_a_language_without_coverage_are_unavailable_not_clea
     evidence = asyncio.run(evidence_provider(object(), task, trial, {"model": object()}))
     assert evidence["ghost"]["error"].startswith("no coverage tool for rust tasks")
     assert not [s for s in evidence["signals"] if s["detector"] == "ghost_branches"]
+
+
+def test_a_canary_written_under_an_import_path_lands_in_that_package(tmp_path):
+    """Canaries for `<import path>.TestName` ids are written under the import path as
+    `package _`; the launcher moves each into its package's folder with that package's clause,
+    and go test runs it there."""
+    from testjack_tui.sandbox.canaries import GoCanaries, make_canaries
+
+    ids = [f"{MOD}.TestSlugify", f"{MOD}/wrap.TestWords"]
+    canaries = make_canaries(ids, style=GoCanaries())
+    assert set(canaries.expected.values()) == {"passed", "failed"}  # no per-test "error" in Go
+    files = {"slug.go": "package textkit\n", "wrap/wrap.go": "// Package wrap.\npackage wrap\n",
+             **canaries.files}
+    go_argv, out, repo = launch(tmp_path, ids + canaries.ids, files, [])
+    placed = sorted(str(p.relative_to(repo)) for p in repo.rglob("*_test.go"))
+    assert [p.rsplit("/", 1)[0] if "/" in p else "." for p in placed] == [".", "wrap"]
+    assert not (repo / "example.com").exists()
+    clauses = {(repo / p).read_text().splitlines()[0] for p in placed}
+    assert clauses == {"package textkit", "package wrap"}
+    names = {i.split("::")[1] for i in canaries.ids}
+    assert all(n in go_argv[go_argv.index("-run") + 1] for n in names)
+    assert {f"{MOD}", f"{MOD}/wrap"} <= set(go_argv)

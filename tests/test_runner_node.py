@@ -315,3 +315,29 @@ def test_the_test_scripts_loading_options_and_environment_come_along(tmp_path):
     used, argv = choose(tmp_path / "n", "node --test", pkg, (), ["test/a.test.js"], {"test/a.test.js": ""})
     assert argv[:3] == ["--import", "./test/setup.js", "--test"]
     assert "--test-reporter=spec" not in argv and "--experimental-test-coverage" not in argv
+
+
+@pytest.mark.parametrize("framework, header", [
+    ("vitest", 'from "vitest"'), ("jest", "globalThis.beforeAll")])
+def test_canaries_get_the_header_of_the_tool_that_runs_them(tmp_path, framework, header):
+    """A canary is written once for every JS tool; the launcher gives it the header the tool it
+    chose needs. Beside jest full names (which may be in any file) the whole suite runs, the
+    canary with it."""
+    from testjack_tui.sandbox.canaries import JS_MARK, make_canaries
+
+    ids = ["test/query.test.ts: parseQuery > reads key=value pairs"] if framework == "vitest" \
+        else ["parseQuery reads key=value pairs"]
+    canaries = make_canaries(ids, style=get_runner(framework).canaries)
+    assert set(canaries.expected.values()) == {"passed", "failed"}  # hook failures read as failures
+    [path] = canaries.files
+    if framework == "vitest":  # beside the run's test file, named like it
+        assert path.startswith("test/") and path.endswith(".test.ts")
+    files = {"test/query.test.ts": "", **canaries.files}
+    used, argv, _ = launch(tmp_path, framework, ids + canaries.ids, files, [SUITE],
+                           deps={framework: "1"})
+    text = (tmp_path / "repo" / path).read_text()
+    assert used == [framework] and JS_MARK not in text and header in text.splitlines()[0] + text
+    if framework == "jest":
+        assert "--runTestsByPath" not in argv
+    else:
+        assert path in argv and "test/query.test.ts" in argv

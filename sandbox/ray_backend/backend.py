@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+from types import ModuleType
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
 
@@ -27,7 +28,7 @@ SLOT_RESOURCE = "testjack_slot"
 EVENT_POLL_SECONDS = 1.0
 
 
-def _ray():
+def _ray() -> ModuleType:
     try:
         import ray
     except ImportError:
@@ -54,10 +55,10 @@ class Node:
     inflight: int = 0
     worlds: int = 0
     tasks: set[str] = field(default_factory=set)  # tasks whose environment image it holds
-    pump: asyncio.Task | None = None
+    pump: asyncio.Future[None] | None = None
 
 
-def slot_nodes(nodes: list[dict]) -> list[Node]:
+def slot_nodes(nodes: list[dict[str, Any]]) -> list[Node]:
     """The alive nodes offering testjack slots, in a stable order."""
     out = []
     for info in nodes:

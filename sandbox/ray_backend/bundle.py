@@ -12,6 +12,7 @@ import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from testjack_tui.model import Task
 
@@ -86,7 +87,7 @@ def unpack_task(bundle: TaskBundle, root: Path | None = None) -> Task:
     tests = task.tests
     ev = tests.evaluator
     if ev is not None and (ev.tests_dir is not None or ev.verifier_containerfile is not None):
-        changes: dict = {}
+        changes: dict[str, Any] = {}
         if ev.tests_dir is not None:
             changes["tests_dir"] = target / "evaluator-tests"
         if ev.verifier_containerfile is not None:

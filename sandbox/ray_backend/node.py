@@ -12,7 +12,7 @@ import secrets
 import socket
 from typing import Any, Sequence
 
-from testjack_tui.model import Trial
+from testjack_tui.model import Task, Trial
 
 from ..api import ExecResult, TestRun, WorldEvent, WorldKind, WorldRef
 from ..core import Sandbox
@@ -59,7 +59,7 @@ class NodeSandbox:
         self._events.clear()
         return out
 
-    async def _task(self, digest: str, bundle_box: list) -> Any:
+    async def _task(self, digest: str, bundle_box: list[Any]) -> Task:
         task = self._tasks.get(digest)
         if task is None:
             # The bundle is boxed in a list so Ray hands over its reference, not its bytes:
@@ -68,15 +68,15 @@ class NodeSandbox:
             task = self._tasks[digest] = await asyncio.to_thread(unpack_task, bundle)
         return task
 
-    async def prepare(self, digest: str, bundle_box: list, kind: WorldKind,
-                      trial: Trial | None) -> WorldRef | tuple:
+    async def prepare(self, digest: str, bundle_box: list[Any], kind: WorldKind,
+                      trial: Trial | None) -> WorldRef | tuple[Any, ...]:
         task = await self._task(digest, bundle_box)
         try:
             return await self._sb.prepare(task, kind, trial)
         except PatchError as exc:  # its constructor takes more than a message: send the parts
             return ("patch_error", exc.world_name, exc.result, exc.stage)
 
-    async def run_official(self, digest: str, bundle_box: list, kind: WorldKind,
+    async def run_official(self, digest: str, bundle_box: list[Any], kind: WorldKind,
                            trial: Trial | None) -> TestRun:
         task = await self._task(digest, bundle_box)
         return await self._sb.run_official(task, kind, trial)
@@ -97,7 +97,7 @@ class NodeSandbox:
         self._live[live_id] = (manager, live)
         return live_id
 
-    async def live_call(self, live_id: str, method: str, args: tuple, kwargs: dict) -> Any:
+    async def live_call(self, live_id: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         live = self._live[live_id][1]
         return await getattr(live, method)(*args, **kwargs)
 

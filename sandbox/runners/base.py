@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from ..api import ExecResult, TestOutcome, TestStatus
+from ..canaries import CanaryStyle
 
 OUT_ROOT = "/tmp/tj"  # outside the repo, so reports never show up in the repo or its git status
 
@@ -21,6 +22,11 @@ LAUNCHER_PRELUDE = r'''
 import json, os, re, subprocess, sys
 
 spec = json.loads(os.environ["TJ_SPEC"]) if os.environ.get("TJ_SPEC") else json.load(open(sys.argv[1]))
+if len(sys.argv) > 1:
+    try:  # the ids name the canaries: not left on disk for the tests to read
+        os.unlink(sys.argv[1])
+    except OSError:
+        pass
 workdir, out_dir = spec["workdir"], spec["out_dir"]
 os.chdir(workdir)
 if not os.path.isdir(out_dir):
@@ -35,7 +41,7 @@ class LaunchedRunner:
 
     launcher_path = ""
     launcher = ""
-    canaries = False  # the canary files are pytest tests
+    canaries: CanaryStyle | None = None  # how its canaries are written (sandbox/canaries.py)
     reports: tuple[str, ...] = ()
 
     def spec_extra(self) -> dict[str, Any]:
@@ -79,7 +85,10 @@ def json_report(reports: dict[str, bytes | None], suffix: str) -> dict[str, Any]
 class Runner(Protocol):
     name: str
     witness_hint: str  # for the agents: where witness files go and how their ids look
-    canaries: bool  # whether canaries (sandbox/canaries.py) can guard this runner's runs
+    # How sandbox/canaries.py writes and places this runner's canaries (None: its runs carry
+    # none). A runner that also decides how they are requested (Django: as whole modules) has a
+    # `make_canaries(test_ids, existing)` that calls canaries.make_canaries with its style.
+    canaries: CanaryStyle | None
 
     @staticmethod
     def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:

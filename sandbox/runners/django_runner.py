@@ -26,8 +26,8 @@ from typing import Any
 
 import re
 
-from ..api import ExecResult, TestOutcome, TestStatus
-from ..canaries import Canaries, make_unittest_canaries
+from ..api import ExecResult, TestOutcome, TestStatus, as_status
+from ..canaries import Canaries, UnittestCanaries, make_canaries
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
 
@@ -147,17 +147,31 @@ def docstring_aliases(log: str) -> dict[str, str]:
     return aliases
 
 
+class DjangoCanaries(UnittestCanaries):
+    """unittest canaries in the run's test folders (an id's file's folder, else its app's),
+    never inside a label the run requests whole: an app or package label would count the
+    canaries among its own tests."""
+
+    def folders(self, test_ids: list[str]) -> list[str]:
+        plan = [label_of(i) for i in test_ids]
+        labels = [p[0] for p in plan if p[0]]
+        folders = [p[1].rsplit("/", 1)[0] if p[1] else _folder_of(p[0]) for p in plan]
+        return [f for f in dict.fromkeys(folders) if f and not any(
+            (module_of(f + "/x.py") + ".").startswith(lab + ".") for lab in labels)]
+
+
 class DjangoRunner(LaunchedRunner):
     """Django's `tests/runtests.py`; see the module docstring for ids and outcome keys."""
 
     name = "django"
     launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
     reports = (LOG, PLAN)
-    canaries = True  # unittest canaries (sandbox/canaries.make_unittest_canaries)
+    canaries = DjangoCanaries()
     witness_hint = ("a new unittest module `tests/<app>/test_tj_<topic>.py` in the app folder "
-                    "(under tests/) of the code it checks, with `class <Topic>Tests(SimpleTestCase)` "
-                    "(`from django.test import SimpleTestCase`, or `TestCase` when it needs the "
-                    "database) and `def test_<what>(self)` methods without docstrings; it runs "
+                    "(under tests/) of the code it checks, with `class <Topic>Tests(...)` "
+                    "(`unittest.TestCase`; in Django itself `django.test.SimpleTestCase`, or "
+                    "`TestCase` when it needs the database) and `def test_<what>(self)` methods "
+                    "without docstrings; it runs "
                     "under `tests/runtests.py` as label `<app>.test_tj_<topic>`. run_tests takes "
                     "the file's path, `path::Class` or `path::Class::test_m` (T0's ids read "
                     "`test_m (<app>.<module>.Class)`)")
@@ -171,17 +185,11 @@ class DjangoRunner(LaunchedRunner):
                       and (dotted(k) or "").startswith(module + "."))
 
     def make_canaries(self, test_ids: list[str], existing: Iterable[str] = ()) -> Canaries:
-        """unittest canaries in the run's test folders, never inside a label the run requests
-        whole (an app or package label would count the canaries among its own tests). Labels
-        are on runtests.py's command line, where the tests can read them: the canaries are
-        requested whole, like the witness files, unless the run picks single tests out of them."""
-        plan = [label_of(i) for i in test_ids]
-        whole = not any(p[1] and "::" in i for i, p in zip(test_ids, plan))
-        labels = [p[0] for p in plan if p[0]]
-        folders = [p[1].rsplit("/", 1)[0] if p[1] else _folder_of(p[0]) for p in plan]
-        folders = [f for f in folders if f and not any(
-            (module_of(f + "/x.py") + ".").startswith(lab + ".") for lab in labels)]
-        return make_unittest_canaries(folders, list(existing), whole=whole)
+        """unittest canaries (`DjangoCanaries`). Labels are on runtests.py's command line, where
+        the tests can read them: the canaries are requested whole, like the witness files,
+        unless the run picks single tests out of them."""
+        whole = not any(label_of(i)[1] and "::" in i for i in test_ids)
+        return make_canaries(test_ids, list(existing), self.canaries, whole=whole, fallback="tests")
 
     def spec_for(self, test_ids: list[str]) -> dict[str, Any]:
         plan = {i: label_of(i) for i in test_ids}
@@ -195,7 +203,7 @@ class DjangoRunner(LaunchedRunner):
 
         plan = json_report(reports, PLAN).get("plan", {})
         log = (report_named(reports, LOG) or b"").decode(errors="replace")
-        statuses = parse_log("django", log)
+        statuses = {k: as_status(v) for k, v in parse_log("django", log).items()}
         texts = failure_texts(log)
         aliases = docstring_aliases(log)
         by_label: dict[str, str] = {}  # app.mod.Class.test_m -> harness id

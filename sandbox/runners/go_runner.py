@@ -10,6 +10,8 @@ The launcher maps every id to its package and top-level test, runs one `go test 
 read from the event stream), and writes the events to a file outside the repo, so a run
 killed by its timeout still tells which tests finished. A package that does not compile
 gives `error` with the compiler's message for every id in it ("build failed").
+Canaries (sandbox/canaries.py `GoCanaries`) come as `package _` files: the launcher gives each
+its package's clause, and moves one written under an import path to that package's folder.
 Outcome keys: every requested id, plus `<file>::TestName` and `<import path>.TestName` for
 each test of a requested file (the first is what the engine reads per candidate file, the
 second is the id the benchmark's own grader uses; export needs both).
@@ -23,6 +25,7 @@ import json
 import re
 
 from ..api import ExecResult, TestOutcome
+from ..canaries import GoCanaries
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
 
@@ -96,10 +99,59 @@ def dedupe(paths):
                 fh.write(text)
     return renames
 
+def package_of(folder):
+    # The package clause of the folder's Go files (its code's before its tests').
+    found = []
+    for name in sorted(os.listdir(folder or ".")):
+        if name.endswith(".go"):
+            try:
+                text = open(os.path.join(folder or ".", name), encoding="utf-8", errors="replace").read()
+            except (IOError, OSError):
+                continue
+            m = re.search(r"(?m)^package\s+(\w+)", text)
+            if m and m.group(1) != "_":
+                found.append((name.endswith("_test.go"), m.group(1)))
+    if not found:
+        return re.sub(r"\W", "_", os.path.basename(os.path.abspath(folder or "."))) or "main"
+    test_file, name = min(found)
+    return name[:-5] if test_file and name.endswith("_test") else name
+
+def place_canary(path):
+    # A canary (sandbox/canaries.py) is written as `package _`, under the import path of the
+    # package it guards when the run names tests by import path: it goes to that package's
+    # folder and takes its package clause. Returns where it is (it is gone when the module has
+    # no such package: then it is not found, and the run's passes cannot be confirmed).
+    try:
+        text = open(path, encoding="utf-8").read()
+    except (IOError, OSError, ValueError):
+        return path
+    if not text.startswith("package _\n"):
+        return path
+    folder, target = os.path.dirname(path), path
+    if MODULE and (folder == MODULE or folder.startswith(MODULE + "/")):
+        target = os.path.join(folder[len(MODULE) + 1:], os.path.basename(path))
+        os.unlink(path)
+        try:
+            os.removedirs(folder)
+        except OSError:
+            pass
+        if not os.path.isdir(os.path.dirname(target) or "."):
+            return path
+    with open(target, "w", encoding="utf-8") as fh:
+        fh.write("package %s\n" % package_of(os.path.dirname(target)) + text[len("package _\n"):])
+    return target
+
+PLACED = {}
+for test_id in spec["ids"]:
+    path = test_id.partition("::")[0]
+    if path.endswith("_test.go") and path not in PLACED and os.path.isfile(path):
+        PLACED[path] = place_canary(path)
+
 plan = {}   # id -> {"tests": [[pkg, name, run as], ...], "file": path or None, "missing": reason}
 for test_id in spec["ids"]:
     entry = {"tests": [], "file": None, "missing": ""}
     path, sep, name = test_id.partition("::")
+    path = PLACED.get(path, path)
     if path.endswith(".go"):
         entry["file"] = path
         pkg = pkg_of_dir(os.path.dirname(path))
@@ -125,6 +177,7 @@ for test_id in spec["ids"]:
 files = []
 for test_id in spec["ids"]:
     path = test_id.partition("::")[0]
+    path = PLACED.get(path, path)
     if path.endswith("_test.go") and os.path.isfile(path) and path not in files:
         files.append(path)
 RENAMES = dedupe(files) if len(files) > 1 else {}
@@ -173,6 +226,7 @@ class GoTestRunner(LaunchedRunner):
 
     name = "go test"
     launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
+    canaries = GoCanaries()
     witness_hint = ("a new `<topic>_tj_test.go` in the directory of the package it tests "
                     "(`package <name>`, or `<name>_test` for the public API only) with "
                     "`func TestTJ<Topic>(t *testing.T)`; run_tests takes the file's path or "

@@ -12,7 +12,10 @@ Ids, in the forms benchmarks and our witnesses use:
 - `<describe> <title>` — jest's fullName (jest-ctrf-json-reporter) and mocha's fullTitle,
   looked up in every file.
 mocha and node get only the named files, and when every id names tests, a name pattern
-(`--grep`, `--test-name-pattern`) so only those tests run.
+(`--grep`, `--test-name-pattern`) so only those tests run. When an id is a jest full name (it
+may be in any file) no file is named: the whole suite runs.
+Canaries (sandbox/canaries.py `JsCanaries`) are written once for every tool; the launcher gives
+each the header of the tool it chose (vitest's or node:test's import, jest's or mocha's globals).
 Outcome keys: every requested id, plus `<file>::<name>` and `<file>: <name>` for each test of
 a requested file (the engine reads the first, the benchmark's grader the second).
 """
@@ -23,6 +26,7 @@ from collections.abc import Iterable
 import json
 
 from ..api import ExecResult, TestOutcome
+from ..canaries import JsCanaries
 from . import js_reporters
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
@@ -177,6 +181,38 @@ def command(tool, files, pattern, report):
     args += ["--test", "--test-reporter=" + spec["node_reporter"], "--test-reporter-destination=" + report]
     return args + (["--test-name-pattern=" + pattern] if pattern else []) + files
 
+def module_kind(path):
+    if path.endswith((".mjs", ".mts")):
+        return "esm"
+    if path.endswith((".cjs", ".cts")):
+        return "cjs"
+    return "esm" if package().get("type") == "module" else "cjs"
+
+def canary_header(tool, path):
+    # A canary (sandbox/canaries.py) calls describe/it/a before-all hook through three local
+    # names; this is where each tool gets them from.
+    if tool == "vitest":
+        return 'import { describe as __tjD, it as __tjI, beforeAll as __tjB } from "vitest";'
+    if tool == "node":
+        if module_kind(path) == "esm":
+            return 'import { describe as __tjD, it as __tjI, before as __tjB } from "node:test";'
+        return 'const { describe: __tjD, it: __tjI, before: __tjB } = require("node:test");'
+    ts = path.endswith((".ts", ".tsx", ".mts", ".cts"))
+    g = "(globalThis as any)" if ts else "globalThis"
+    return (("export {};\n" if ts else "") + "const __tjD = {g}.describe || {g}.suite, __tjI = {g}.it || "
+            "{g}.test, __tjB = {g}.beforeAll || {g}.before || {g}.suiteSetup;").replace("{g}", g)
+
+def fill_canary(tool, path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (IOError, OSError, ValueError):
+        return
+    mark = "/* tj-canary: header */\n"
+    if text.startswith(mark):
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(canary_header(tool, path) + "\n" + text[len(mark):])
+
 declared = (spec.get("framework") or "").lower()
 tool = choose_tool(declared)
 plan = {"tool": tool, "files": {}, "workdir": workdir}
@@ -187,6 +223,9 @@ for test_id in spec["ids"]:
         plan["files"][path] = os.path.isfile(path)
         if os.path.isfile(path) and path not in files:
             files.append(path)
+            fill_canary(tool, path)
+if any(titles_of(i) is None and not i.endswith(EXTS) for i in spec["ids"]):
+    files = []  # a jest full name may be in any file: the whole suite runs (the canaries too)
 if tool == "node" and node_version() < (18, 15):
     plan["tool"] = None
     plan["why"] = "node %s has no --test-reporter (18.15 or later)" % ".".join(map(str, node_version()))
@@ -245,6 +284,7 @@ class NodeTestRunner(LaunchedRunner):
 
     name = "vitest"
     launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
+    canaries = JsCanaries(errors=False)  # vitest reports the tests under a failed hook as failed
     reports = (REPORT, PLAN, LOG)
     framework = "vitest"
     witness_hint = ("a new `<topic>.tj.test.ts` (or `.test.js`) beside the repo's own tests, where "
@@ -364,11 +404,13 @@ def read_report(data: bytes | None, workdir: str):
 class JestRunner(NodeTestRunner):
     name = "jest"
     framework = "jest"
+    canaries = JsCanaries(errors=False)  # jest reports the tests under a failed hook as failed
 
 
 class MochaRunner(NodeTestRunner):
     name = "mocha"
     framework = "mocha"
+    canaries = JsCanaries(errors=True)  # our reporter (js_reporters.py): hook failures are errors
     witness_hint = ("a new `<topic>.tj.spec.js` (or `.test.js`, matching the repo's) beside the "
                     "repo's own mocha tests, where its .mocharc `spec` collects them, written like "
                     "them (`describe`/`it`, the same assertion library, `require` or `import` as "
@@ -381,6 +423,7 @@ class NodeBuiltinRunner(NodeTestRunner):
 
     name = "node --test"
     framework = "node"
+    canaries = JsCanaries(errors=True)  # our reporter (js_reporters.py): hook failures are errors
     witness_hint = ("a new `test/<topic>.tj.test.js` (`.mjs` for ES modules) using `node:test` "
                     "(`describe`/`it` or `test`) and `node:assert/strict`, importing the code under "
                     "test by relative path; run_tests takes the file's path or "

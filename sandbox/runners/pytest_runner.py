@@ -19,6 +19,7 @@ import re
 import secrets
 
 from ..api import ExecResult, TestOutcome, TestStatus, as_status
+from ..canaries import PYTEST
 from ..containers import TRIAL_HOME, TRIAL_NAME
 from .base import OUT_ROOT, aggregate, trim
 from ..test_ids import is_pytest_id, junit_to_pytest, pytest_candidates, pytest_to_junit
@@ -313,7 +314,7 @@ sys.exit(128 - _tj_code if _tj_code < 0 else _tj_code)
 
 class PytestRunner:
     name = "pytest"
-    canaries = True  # sandbox/canaries.py writes pytest test files
+    canaries = PYTEST
     witness_hint = ("for example `tests/test_tj_<topic>.py`; run_tests takes the file's path, "
                     "`path::test_name`, or an id in the benchmark's own `module.Class.test_name` "
                     "scheme")

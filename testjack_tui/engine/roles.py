@@ -7,10 +7,13 @@ candidates that the engine executes on both worlds and that are approved count.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Literal, Protocol
 
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
+
+if TYPE_CHECKING:
+    from .loop import EngineEnv  # the loop imports this module
 
 ReviewLabel = Literal["valid", "questionable", "invalid"]
 
@@ -239,7 +242,7 @@ class ToolsFactory(Protocol):
     """(session env, task, trial or None for task analysis, worlds by kind, evidence or None) ->
     the tools one agent session gets (the agents' WorldTools, built by the composition root)."""
 
-    def __call__(self, env: Any, task: Task, trial: Trial | None, worlds: dict[str, WorldRef],
+    def __call__(self, env: EngineEnv, task: Task, trial: Trial | None, worlds: dict[str, WorldRef],
                  evidence: dict[str, Any] | None, /) -> WorldTools: ...
 
 

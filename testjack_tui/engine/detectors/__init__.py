@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.diffs import FileDiff, Line, parse_diff
 from testjack_tui.model import Task, Trial
@@ -74,16 +75,14 @@ GHOST_COLLECTORS = {"python": collect_ghost_branches, "go": collect_go_ghost,
                     "javascript": collect_js_ghost, "typescript": collect_js_ghost}
 
 
-def _model_world(worlds: Any) -> Any:
-    if worlds is None:
-        return None
+def _model_world(worlds: dict[str, WorldRef] | WorldRef | None) -> WorldRef | None:
     if isinstance(worlds, dict):
         return worlds.get("model")
-    return getattr(worlds, "model", worlds)
+    return worlds
 
 
 async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: Trial,
-                            worlds: Any = None) -> dict:
+                            worlds: dict[str, WorldRef] | WorldRef | None = None) -> dict[str, Any]:
     """The engine's evidence hook: static evidence always; ghost branches when a model world
     and a sandbox are at hand (Python: branch coverage; Go: statement coverage; JavaScript: V8
     line counts under mocha or node --test). Returns Evidence.to_dict() for storage."""
