@@ -51,7 +51,7 @@ from typing import Protocol
 from .api import TestOutcome
 from .test_ids import file_of
 
-MUST = ("passed", "failed", "error")
+MUST: tuple[str, ...] = ("passed", "failed", "error")
 # Plain words, so a canary's names look like any test's names.
 _WORDS = ("parse", "value", "empty", "order", "limit", "merge", "index", "split", "round", "cache",
           "state", "input", "range", "count", "token", "field", "match", "table", "write", "flags",
@@ -117,9 +117,9 @@ def make_canaries(test_ids: list[str], existing: Sequence[str] = (),
     too. `existing`: other repo-relative paths the run writes (never reused). `style`: the
     runner's (pytest when None). Judged per test; requested as whole files when `whole`
     (`ModuleCanaries`)."""
-    style = style or PYTEST
+    way: CanaryStyle = style or PYTEST
     rng = random.Random(secrets.randbits(64))
-    folders = list(dict.fromkeys(f.strip("/") for f in style.folders(test_ids) if f.strip("/")))
+    folders = list(dict.fromkeys(f.strip("/") for f in way.folders(test_ids) if f.strip("/")))
     if len(folders) > MAX_FOLDERS:
         folders = rng.sample(folders, MAX_FOLDERS)
     folders = folders or [_in_folder(fallback or ".", f"{rng.choice(_WORDS)}_{rng.choice(_WORDS)}")]
@@ -128,10 +128,10 @@ def make_canaries(test_ids: list[str], existing: Sequence[str] = (),
     expected: dict[str, str] = {}
     for folder in folders:
         while True:
-            path = style.path(folder, rng, taken, test_ids)
+            path = way.path(folder, rng, taken, test_ids)
             if path not in existing and path not in files:
                 break
-        files[path], tests = style.source(rng, taken, style.must)
+        files[path], tests = way.source(rng, taken, way.must)
         expected.update({f"{path}::{name}": must for name, must in tests})
     return (ModuleCanaries if whole else Canaries)(files=files, expected=expected)
 
@@ -150,7 +150,7 @@ class PytestCanaries:
     """pytest: three tests in a `test_*.py` (or `*_test.py`) module; the must-error one asks
     for a fixture that raises."""
 
-    must = MUST
+    must: tuple[str, ...] = MUST
 
     def folders(self, test_ids: list[str]) -> list[str]:
         paths = [file_of(i) for i in test_ids]  # ids in the benchmark's JUnit scheme too
@@ -207,7 +207,7 @@ class GoCanaries:
     and moves a canary placed under an import path (`<module>/<dir>/x_test.go`, for ids of the
     `<import path>.TestName` form) to that package's folder."""
 
-    must = ("passed", "failed")  # a build failure is per package, not per test: no "error"
+    must: tuple[str, ...] = ("passed", "failed")  # a build failure is per package, not per test: no "error"
 
     def folders(self, test_ids: list[str]) -> list[str]:
         out = []
@@ -250,7 +250,7 @@ class CargoCanaries:
     """cargo test: an integration test target `tests/<name>.rs` (its own test binary, linked
     with the crate like the run's tests)."""
 
-    must = ("passed", "failed")  # a compile error fails every target at once: no "error"
+    must: tuple[str, ...] = ("passed", "failed")  # a compile error fails every target at once: no "error"
 
     def folders(self, test_ids: list[str]) -> list[str]:
         return ["tests"]
@@ -283,7 +283,7 @@ class JsCanaries:
     reporters do; jest and vitest report the tests under it failed or skipped)."""
 
     def __init__(self, errors: bool):
-        self.must = MUST if errors else ("passed", "failed")
+        self.must: tuple[str, ...] = MUST if errors else ("passed", "failed")
 
     def folders(self, test_ids: list[str]) -> list[str]:
         return [str(PurePosixPath(p).parent) for p in map(_js_file, test_ids) if p]
@@ -388,7 +388,7 @@ class UnittestCanaries:
     so its test must error; ids inside the file are `<Class>::<test>`. `folders`: the folders
     of the run's test files (a runner that knows its labels better overrides it)."""
 
-    must = MUST
+    must: tuple[str, ...] = MUST
 
     def folders(self, test_ids: list[str]) -> list[str]:
         paths = [i.partition("::")[0] for i in test_ids]

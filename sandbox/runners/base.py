@@ -88,7 +88,9 @@ class Runner(Protocol):
     # How sandbox/canaries.py writes and places this runner's canaries (None: its runs carry
     # none). A runner that also decides how they are requested (Django: as whole modules) has a
     # `make_canaries(test_ids, existing)` that calls canaries.make_canaries with its style.
-    canaries: CanaryStyle | None
+    @property
+    def canaries(self) -> CanaryStyle | None:  # read-only: each runner names its own style
+        ...
 
     @staticmethod
     def grader_ids(path: str, outcomes: Iterable[str]) -> list[str]:
