@@ -38,6 +38,7 @@ MEASUREMENTS = {
     "8": ("T0 through the benchmark's flow", "t0_flow"),
     "9": ("ray backend overhead", "ray_replay"),
     "10": ("real-size repository (full run only)", "real_size"),
+    "11": ("Go replay (full run only)", "go_replay"),
 }
 # Names every full table holds (the quick test checks them).
 EXPECTED_PREFIXES = ("1 world start", "2 replay", "3 load+list", "4 UI key->screen lag",
