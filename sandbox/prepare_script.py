@@ -6,14 +6,14 @@ apply the test patch, as the official evaluator does; for a model world, keep th
 version of tampered harness files under /tmp/tj/harness for witness runs.
 Patches apply like the SWE-bench harness: `git apply`, then `patch --fuzz`, then a 3-way
 merge; each fallback is dry-run first so a failed attempt leaves no half-applied tree.
-Last, when it runs as root: an unprivileged trial user (TJ_TRIAL_UID) gets a passwd entry and
-a home under /tmp, and becomes the owner of the repo, so trial code can run as it and write
-only its repo and /tmp (run containers have a read-only root filesystem). /tmp/tj stays root's
+Last, when it runs as root: the unprivileged trial user (TJ_TRIAL_UID, added by the world's
+base image, sandbox/user_base.py) gets a home under /tmp and owns what the patches wrote, so
+trial code can run as it and write only its repo and /tmp. /tmp/tj stays root's
 but sticky and world-writable, for the per-run report folders.
 Markers on stdout (TJ_...) tell the caller what happened.
 """
 
-VERSION = "5"
+VERSION = "6"
 
 SCRIPT = r'''#!/bin/bash
 set -u
@@ -112,15 +112,10 @@ if [ -s "$TJ/restore_paths" ]; then
 fi
 rm -f "$TJ"/main.patch "$TJ"/test.patch "$TJ"/ref.patch "$TJ"/solve.sh "$TJ"/err.* 2>/dev/null
 
-# The unprivileged user trial code runs as (sandbox/containers.py TRIAL_UID).
+# The unprivileged user trial code runs as (sandbox/containers.py TRIAL_UID); its passwd and
+# group entries come with the world's base image (sandbox/user_base.py).
 if [ "$(id -u)" = 0 ] && [ -n "${TJ_TRIAL_UID:-}" ]; then
   u=$TJ_TRIAL_UID
-  if [ -w /etc/passwd ] && ! grep -q "^[^:]*:[^:]*:$u:" /etc/passwd; then
-    echo "${TJ_TRIAL_NAME}:x:$u:$u:testjack trial:${TJ_TRIAL_HOME}:/bin/sh" >> /etc/passwd
-  fi
-  if [ -w /etc/group ] && ! grep -q "^[^:]*:[^:]*:$u:" /etc/group; then
-    echo "${TJ_TRIAL_NAME}:x:$u:" >> /etc/group
-  fi
   mkdir -p "$TJ_TRIAL_HOME" && chown "$u:$u" "$TJ_TRIAL_HOME" && chmod 700 "$TJ_TRIAL_HOME"
   chmod 1777 "$TJ"
   # Only what is not the trial user's yet (what the patches wrote as root): the world's base

@@ -12,6 +12,7 @@ worlds run as that user). Cached by the environment image's id and this recipe's
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Callable
 
 from .containers import TRIAL_HOME, TRIAL_NAME, TRIAL_UID, ClientFactory, Limits, init_pid, put_files
@@ -39,8 +40,6 @@ echo "TJ_USER_BASE_DONE"
 
 
 def user_base_tag(env_image_id: str, workdir: str) -> str:
-    import hashlib
-
     key = hashlib.sha256(f"{VERSION}\0{env_image_id}\0{workdir}".encode()).hexdigest()[:16]
     return f"{REPOSITORY}:{key}"
 
