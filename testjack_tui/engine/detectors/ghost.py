@@ -194,6 +194,18 @@ def parse_coverage_output(text: str, nonce: str = "") -> dict[str, Any] | None:
         return None
 
 
+async def run_coverage(sandbox: SandboxBackend, world: WorldRef, cmd: str, nonce: str
+                       ) -> tuple[dict[str, Any] | None, str]:
+    """Run a coverage command in the world: (its nonce'd JSON result, or None and why not)."""
+    result = await sandbox.exec(world, ["sh", "-c", cmd], timeout=600)
+    data = parse_coverage_output((result.stdout_head or "") + (result.stdout_tail or ""), nonce)
+    if data is not None:
+        return data, ""
+    why = "timed out" if result.timed_out else f"exit {result.exit_code}"
+    err = (result.stderr_head or result.stdout_tail or "").strip().splitlines()[-1:] or [""]
+    return None, f"coverage run failed ({why}): {err[0][:200]}"
+
+
 async def collect_ghost_branches(sandbox: SandboxBackend, task: Task, trial: Trial,
                                  world: WorldRef) -> GhostReport:
     """Run T0 with branch coverage in the model world and intersect with the trial's diff.

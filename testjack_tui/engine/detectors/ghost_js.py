@@ -16,13 +16,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from typing import Any
 
 from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.sandbox.runners.node_runner import LAUNCHER_PATH
 from testjack_tui.diffs import FileDiff, parse_diff
-from testjack_tui.engine.detectors.ghost import GhostReport, coverage_markers, new_nonce, parse_coverage_output, source_files
+from testjack_tui.engine.detectors.ghost import GhostReport, coverage_markers, new_nonce, run_coverage, source_files
 from testjack_tui.model import Task, Trial
 
 MEASURE = "line coverage: V8 block counts (NODE_V8_COVERAGE) under mocha or node --test; no branch arms"
@@ -210,13 +209,9 @@ async def collect_js_ghost(sandbox: SandboxBackend, task: Task, trial: Trial,
     if not ours:
         return GhostReport(task.id, trial.id, cmd, error="the diff adds no JavaScript or TypeScript "
                            "source lines", measure=MEASURE)
-    result = await sandbox.exec(world, ["sh", "-c", cmd], timeout=600)
-    data: dict[str, Any] | None = parse_coverage_output((result.stdout_head or "") + (result.stdout_tail or ""), nonce)
+    data, failure = await run_coverage(sandbox, world, cmd, nonce)
     if data is None:
-        why = "timed out" if result.timed_out else f"exit {result.exit_code}"
-        err = (result.stderr_head or result.stdout_tail or "").strip().splitlines()[-1:] or [""]
-        return GhostReport(task.id, trial.id, cmd, error=f"coverage run failed ({why}): {err[0][:200]}",
-                           measure=MEASURE)
+        return GhostReport(task.id, trial.id, cmd, error=failure, measure=MEASURE)
     tool = data.get("tool")
     measure = MEASURE if data.get("kind") == "v8" else ISTANBUL.format(tool=tool)
     if data.get("kind") is None:
