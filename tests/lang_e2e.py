@@ -16,6 +16,19 @@ def cli(*args: str, home: Path, timeout: float = 1800) -> subprocess.CompletedPr
                           capture_output=True, text=True, timeout=timeout)
 
 
+def scripted_audit(benchmark: Path, home: Path, out: Path) -> dict:
+    """A headless, auto-approved scripted audit of the whole benchmark (seed 0): its
+    summary.json, with the progress lines it printed under `_stdout`."""
+    import json
+
+    proc = cli("audit", str(benchmark), "--headless", "--auto-approve", "--agent", "scripted",
+               "--seed", "0", "--out", str(out), home=home)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    summary["_stdout"] = proc.stdout
+    return summary
+
+
 async def grade_with_test_sh(benchmark: Path, task_id: str, tests_dir: Path,
                              worlds: list[str]) -> dict[str, float]:
     """The reward the task's own test.sh (from `tests_dir`, uploaded to /tests) gives to the

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, grade_with_test_sh
+from lang_e2e import cli, grade_with_test_sh, scripted_audit
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -31,11 +31,7 @@ def home(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def audit(home, tmp_path_factory) -> dict:
-    out = tmp_path_factory.mktemp("rust-audit")
-    proc = cli("audit", str(RS), "--headless", "--auto-approve", "--agent", "scripted",
-               "--seed", "0", "--out", str(out), home=home)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads((out / "summary.json").read_text())
+    return scripted_audit(RS, home, tmp_path_factory.mktemp("rust-audit"))
 
 
 def test_verify_reproduces_recorded_verdicts(home):
