@@ -90,7 +90,7 @@ class AuditSession:
         self._subscribers: list[Callable[[Any], None]] = []
         self._sub_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._main: asyncio.Future | None = None
+        self._main: asyncio.Future[list[str]] | None = None
         self._running = False
         self._stop_requested = False
         self._paused_for_budget = False
