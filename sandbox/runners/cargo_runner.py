@@ -20,6 +20,7 @@ import re
 
 from ..api import ExecResult, TestOutcome, TestStatus
 from ..canaries import CargoCanaries
+from ..hidden_names import RUST
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
 
@@ -83,6 +84,7 @@ class CargoTestRunner(LaunchedRunner):
     launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
     reports = (LOG, PLAN)
     canaries = CargoCanaries()
+    names = RUST
     witness_hint = ("a new integration test `tests/tj_<topic>.rs` using the crate's public API "
                     "(`use <crate>::...;`) with `#[test]` functions; run_tests takes the file's path "
                     "or `path::<test fn>` (T0's ids read `<package>: <module::test>` or "

@@ -21,6 +21,7 @@ import secrets
 from ..api import ExecResult, TestOutcome, TestStatus, as_status
 from ..canaries import PYTEST
 from ..containers import TRIAL_HOME, TRIAL_NAME
+from ..hidden_names import PYTHON
 from .base import OUT_ROOT, aggregate, trim
 from ..test_ids import is_pytest_id, junit_to_pytest, pytest_candidates, pytest_to_junit
 from .junit import parse_junit
@@ -315,6 +316,7 @@ sys.exit(128 - _tj_code if _tj_code < 0 else _tj_code)
 class PytestRunner:
     name = "pytest"
     canaries = PYTEST
+    names = PYTHON  # how its witness files and tests are renamed per run (sandbox/hidden_names.py)
     witness_hint = ("for example `tests/test_tj_<topic>.py`; run_tests takes the file's path, "
                     "`path::test_name`, or an id in the benchmark's own `module.Class.test_name` "
                     "scheme")
