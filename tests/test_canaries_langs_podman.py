@@ -1,9 +1,10 @@
 """Canaries in Go, Rust (a crate and a workspace without a root package) and
 JavaScript/TypeScript runs (real podman, our language fixtures): an honest trial's run comes out
-"ok" with its canaries placed where the run collects them, and a
-trial that forges its runner's report — a Go TestMain printing `go test` pass lines, a cargo
-target runner printing libtest "ok" lines, a mocha exit hook rewriting the JSON report, a jest
-testResultsProcessor marking every test passed — is caught: the run is void (every outcome
+"ok" with its canaries placed where the run collects them, and a trial that forges its runner's
+report — a Go TestMain printing `go test` pass lines, a cargo target runner printing libtest
+"ok" lines, a mocha exit hook rewriting the JSON report, a jest testResultsProcessor marking
+every test passed, a vitest.config.ts exit hook rewriting vitest's report, a `node --test`
+preload module rewriting the reporter's file — is caught: the run is void (every outcome
 "unverifiable") and the tampering proven."""
 from __future__ import annotations
 
@@ -146,6 +147,15 @@ async def test_typescript_vitest_runs_carry_canaries():
     assert {clean.status(i) for i in t0(task)} == {"passed"}
 
 
+async def test_vitest_config_rewriting_the_json_report_is_caught():
+    task, honest = fixture_trial("typescript", "query-parse__kestrel__1")
+    hostile = with_files(honest, "vitest-forger", {})
+    old = (FIXTURES / "typescript" / "environment" / "repo" / "vitest.config.ts").read_text()
+    hostile = dataclasses.replace(hostile, patch=hostile.patch + make_patch(
+        {"vitest.config.ts": old}, {"vitest.config.ts": forger("vitest_config_rewrite.ts")}))
+    assert_void(await t0_run(task, hostile), t0(task))
+
+
 JS = FIXTURES / "js-runners"
 
 
@@ -200,3 +210,16 @@ async def test_jest_results_processor_forging_passes_is_caught():
     hostile = js_trial(task, "jest-forger", {"package.json": old, "forge.js": None},
                        {"package.json": pkg, "forge.js": forger("jest_results_processor.js")})
     assert_void(await js_run(task, hostile, ids), ids)
+
+
+async def test_node_test_preload_rewriting_the_report_is_caught():
+    task = js_task("node --test", "/srv/wordcount")
+    ids = ["test/count.test.js"]
+    old = (JS / "nodetest" / "package.json").read_text()
+    pkg = old.replace("--import ./support/setup.js --test", "--import ./support/setup.js --require ./support/forge.cjs --test")
+    assert pkg != old
+    hostile = js_trial(task, "node-forger", {"package.json": old, "support/forge.cjs": None},
+                       {"package.json": pkg, "support/forge.cjs": forger("node_test_require_rewrite.cjs")})
+    run = await js_run(task, hostile, ids)
+    assert "--require ./support/forge.cjs --test" in run.exec.output  # it ran inside node --test
+    assert_void(run, ids)
