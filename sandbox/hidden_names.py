@@ -37,7 +37,8 @@ from pathlib import PurePosixPath
 from typing import Protocol
 
 from .api import TestOutcome
-from .canaries import _camel, _name
+from .canaries import _camel, _go_package, _name
+from .test_ids import module_of
 
 
 class NameStyle(Protocol):
@@ -60,15 +61,23 @@ class NameStyle(Protocol):
         """(the source with its tests renamed at their definitions, {old name: new name})."""
         ...
 
+    def scheme_id(self, test_id: str, old: str, new: str, names: dict[str, str]) -> str | None:
+        """An id in the runner's own scheme (Go's `<import path>.TestX`, cargo's
+        `<package>::<target>: <test>`) naming a test of the file `old`, under the run's names
+        (`new`, `names`); None when it names none of that file's tests."""
+        ...
+
 
 @dataclass
 class HiddenNames:
     paths: dict[str, str] = field(default_factory=dict)  # repo path -> the path it runs under
     names: dict[str, dict[str, str]] = field(default_factory=dict)  # run path -> {name: run name}
-    id_parts: str = r"(::)"
+    style: NameStyle | None = None  # None: nothing renamed
 
     def run_id(self, test_id: str) -> str:
         """The id under the run's names (an id of no renamed file is unchanged)."""
+        if self.style is None:
+            return test_id
         for old, new in self.paths.items():
             if test_id == old:
                 return new
@@ -76,10 +85,14 @@ class HiddenNames:
                 if test_id.startswith(old + sep):
                     names = self.names.get(new, {})
                     rest = test_id[len(old) + len(sep):]
-                    parts = re.split(self.id_parts, rest)
+                    parts = re.split(self.style.id_parts, rest)
                     # Even items are names, odd ones the separators and kept tails.
                     swapped = [names.get(p, p) if i % 2 == 0 else p for i, p in enumerate(parts)]
                     return new + sep + "".join(swapped)
+        for old, new in self.paths.items():
+            found = self.style.scheme_id(test_id, old, new, self.names.get(new, {}))
+            if found is not None:
+                return found
         return test_id
 
     def _words(self) -> dict[str, str]:
@@ -127,7 +140,7 @@ def hide(files: dict[str, str], style: NameStyle | None = None, test_ids: Iterab
     by name) keep their names. `test_ids`: the run's ids (a file an id names is a test file)."""
     way: NameStyle = style or PYTHON
     ids = list(test_ids)
-    hidden = HiddenNames(id_parts=way.id_parts)
+    hidden = HiddenNames(style=way)
     run_files: dict[str, str] = {}
     rng = random.Random(secrets.randbits(64))
     taken: set[str] = set()
@@ -164,6 +177,14 @@ class PythonNames:
 
     def rename(self, source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
         return rename_tests(source, rng)
+
+    def scheme_id(self, test_id: str, old: str, new: str, names: dict[str, str]) -> str | None:
+        # JUnit's `path.to.test_x.Class.test_y[params]` (sandbox/test_ids.py).
+        module = module_of(old) + "."
+        if not test_id.startswith(module):
+            return None
+        head, bracket, params = test_id[len(module):].partition("[")
+        return module_of(new) + "." + ".".join(names.get(p, p) for p in head.split(".")) + bracket + params
 
 
 PYTHON = PythonNames()
@@ -271,6 +292,16 @@ class GoNames:
     def rename(self, source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
         return _rename_at(source, _GO_TEST, rng, "camel")
 
+    def scheme_id(self, test_id: str, old: str, new: str, names: dict[str, str]) -> str | None:
+        # `<import path>.TestX[/sub]`, the import path ending in the file's folder (any import
+        # path for a file at the module's root: the module's path is not known here).
+        package = _go_package(test_id)
+        folder = str(PurePosixPath(old).parent)
+        if not package or not (folder == "." or package == folder or package.endswith("/" + folder)):
+            return None
+        top, slash, sub = test_id[len(package) + 1:].partition("/")
+        return package + "." + names[top] + slash + sub if top in names else None
+
 
 GO = GoNames()
 
@@ -293,6 +324,14 @@ class RustNames:
 
     def rename(self, source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
         return _rename_at(source, _RUST_TEST, rng, "snake")
+
+    def scheme_id(self, test_id: str, old: str, new: str, names: dict[str, str]) -> str | None:
+        # nextest's `<package>::<target>: <test>`, the target being the file's stem.
+        binary, sep, name = test_id.partition(": ")
+        package, colons, target = binary.partition("::")
+        if not (sep and colons) or target != PurePosixPath(old).stem:
+            return None
+        return f"{package}::{PurePosixPath(new).stem}: " + "::".join(names.get(p, p) for p in name.split("::"))
 
 
 RUST = RustNames()
@@ -322,6 +361,9 @@ class JsNames:
 
     def rename(self, source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
         return _rename_at(source, _JS_TITLE, rng, "words")
+
+    def scheme_id(self, test_id: str, old: str, new: str, names: dict[str, str]) -> str | None:
+        return None  # its grader's `<file>: <titles>` names the file (HiddenNames.run_id)
 
 
 JS = JsNames()
