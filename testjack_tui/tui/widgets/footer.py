@@ -14,7 +14,10 @@ from typing import Any, NamedTuple
 from rich.text import Text
 from textual import events
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.widget import Widget
+
+from testjack_tui.tui.widgets.strips import line_strip
 
 PALETTE_SEPARATOR = "▏"
 
@@ -100,6 +103,9 @@ class QuietFooter(Widget, can_focus=False):
         """The words shown, left to right (what a user reads in the footer)."""
         keys, palette = self._keys
         return [k.description for k in keys] + ([palette.description] if palette else [])
+
+    def render_line(self, y: int) -> Strip:
+        return line_strip(self, self.render(), y)
 
     def render(self) -> Text:
         key_style = self.get_component_rich_style("footer--key")

@@ -21,8 +21,11 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.renderables.bar import Bar
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher
+
+from testjack_tui.tui.widgets.strips import line_strip
 
 
 class Pane(Vertical):
@@ -86,6 +89,7 @@ class TabBar(Widget, can_focus=False):
         self.hidden: set[str] = set()
         self.active = active
         self._spans: list[tuple[int, int, str]] = []  # screen columns of each title, as drawn
+        self._lines: tuple[Text, Bar] | None = None
 
     def _layout(self) -> tuple[list[tuple[int, int, str]], int]:
         """Each visible title's (start, end) columns (padding included) and the scroll offset
@@ -104,7 +108,16 @@ class TabBar(Widget, can_focus=False):
             offset = max(0, min((active[0] + active[1]) // 2 - width // 2, x - width))
         return spans, offset
 
+    def render_line(self, y: int) -> Strip:
+        if y == 0 or self._lines is None:
+            self._lines = self._draw()
+        return line_strip(self, self._lines[y], y) if y < 2 else Strip.blank(self.size.width, self.rich_style)
+
     def render(self) -> Group:
+        return Group(*self._draw())
+
+    def _draw(self) -> tuple[Text, Bar]:
+        """The titles (scrolled to keep the active one in view) and the underline."""
         spans, offset = self._layout()
         tab_style = self.get_component_rich_style("tab-bar--tab")
         active_style = self.get_component_rich_style("tab-bar--active")
@@ -120,7 +133,7 @@ class TabBar(Widget, can_focus=False):
         bar = self.get_component_rich_style("tab-bar--underline")
         underline = Bar(highlight_range=highlight, highlight_style=Style.from_color(bar.color),
                         background_style=Style.from_color(bar.bgcolor))
-        return Group(titles, underline)
+        return titles, underline
 
     def on_click(self, event: events.Click) -> None:
         for start, end, tab in self._spans:
