@@ -42,6 +42,7 @@ TAB_TITLES = {"trials-tab": ("Trials", "F2"), "candidates-tab": ("Candidates", "
               "matrix-tab": ("Matrix", "F8"), "requirements-tab": ("Reqs", "F9")}
 FLUSH = 0.1  # seconds between folding engine events into the screen
 OUTPUT_FLUSH = 0.25  # world output redraws at most this often: each one re-lays out the log
+STATUS_LINES = 4  # the status line's max-height (app.tcss)
 LOG_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 STATE_STYLE = {"running": "bold green", "paused": "bold yellow", "finished": "bold cyan",
                "stopped": "bold red", "failed": "bold red", "starting": "dim"}
@@ -214,6 +215,7 @@ class AuditScreen(Screen):
         self._output_waiting = False
         self._operator_waiting: tuple | None = None  # (task, trial) while the engine waits for a test
         self._status_typing = False  # the focus was in a text field when the status was drawn
+        self._status_lines = 0  # the status line's height when it was drawn
         self.left_percent = 42
         self._stored_counts = {"witnesses": 0, "refuted": 0, "rounds": 0, "decisions": 0, "overrules": 0}
         agents = self.config.agents
@@ -387,7 +389,7 @@ class AuditScreen(Screen):
     def _redraw(self, dirty: set[str]) -> None:
         s = self.state
         if dirty & {ls.STATUS, ls.APPROVALS, ls.TRIALS}:
-            self.query_one("#audit-status", Static).update(self._status_text())
+            self._show_status()
         if ls.TRIALS in dirty:
             for table in self.query(TrialsTable):
                 table.show(s)
@@ -396,7 +398,9 @@ class AuditScreen(Screen):
             for t in s.trials.values():
                 counts[t.state] = counts.get(t.state, 0) + 1
             parts = [f"{n} {TRIAL_STATE_TEXT.get(k, k)}" for k, n in sorted(counts.items())]
-            self.query_one("#trials-title", Label).update("Trials — " + (", ".join(parts) or "none"))
+            # A fixed-size label: new numbers repaint it without laying out the screen again.
+            self.query_one("#trials-title", Label).update("Trials — " + (", ".join(parts) or "none"),
+                                                          layout=False)
         if dirty & {ls.WORLDS, ls.OUTPUT}:
             # Output goes into the log only while the Worlds tab is on show: a growing log
             # re-lays out the whole screen, and nobody is reading a hidden one. Switching to
@@ -485,6 +489,16 @@ class AuditScreen(Screen):
             text.append_text(cell("  │  ".join(list(s.model_waits.values())[-3:]), style="dim"))
         return text
 
+    def _show_status(self) -> None:
+        """Redraw the status line; the screen is laid out again only when its height changes
+        (it follows the engine's events, several times a second while a session runs)."""
+        status = self.query_one("#audit-status", Static)
+        text = self._status_text()
+        width = max(1, status.content_region.width or self.size.width - 2)
+        lines = min(STATUS_LINES, len(text.wrap(self.app.console, width)))
+        status.update(text, layout=lines != self._status_lines)
+        self._status_lines = lines
+
     def _typing(self) -> bool:
         return isinstance(self.focused, (Input, TextArea))
 
@@ -495,7 +509,7 @@ class AuditScreen(Screen):
         if typing != self._status_typing:
             self._status_typing = typing
             if self.state.pending and self.is_mounted:
-                self.query_one("#audit-status", Static).update(self._status_text())
+                self._show_status()
 
     def _budget_reason(self) -> str:
         """The limit that paused the session, in the gauge's own numbers."""
@@ -518,7 +532,7 @@ class AuditScreen(Screen):
         self._operator_waiting = waiting
         self.query_one(OperatorEditor).set_target(waiting)
         self.refresh_bindings()
-        self.query_one("#audit-status", Static).update(self._status_text())
+        self._show_status()
         if waiting is None:
             return
         task, trial = waiting

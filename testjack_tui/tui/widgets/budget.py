@@ -61,4 +61,4 @@ class BudgetGauges(Static):
         done = state.rounds_done if rounds_done is None else rounds_done
         self.levels["rounds"] = gauge_level(gauge_fraction(done, rounds_limit))
         parts.append(gauge("rounds", done, rounds_limit, lambda v: str(int(v)), width=6))
-        self.update(Text("  ").join(parts))
+        self.update(Text("  ").join(parts), layout=False)  # one line, full width: no layout pass

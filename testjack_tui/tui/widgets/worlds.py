@@ -98,7 +98,7 @@ class WorldsPanel(Vertical):
             log.write_lines([clean(line) for line in world.lines])
             self._shown_world = name
             title = f"output: {name}" + ("" if self.selected else "  (following; select a world to pin)")
-            self.query_one("#world-output-title", Label).update(cell(title))
+            self.query_one("#world-output-title", Label).update(cell(title), layout=False)  # fixed size
         else:
             new = world.total - self._shown_total
             if new > 0:
