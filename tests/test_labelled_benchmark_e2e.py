@@ -123,9 +123,11 @@ def test_each_witness_refutes_exactly_the_trials_labelled_with_its_mode(run):
     truth = run["labels"]["trials"]
     witnesses = run["report"]["tasks"][TASK]["witnesses"]
     for name, mode in WITNESS_MODES.items():
-        refutes = {tid for w in witnesses if w["path"].endswith(name) for tid in w["refutes"]}
+        # A copy handed in on several audits may be renamed test_tj_<topic>_2.py and so on.
+        refutes = {tid for w in witnesses if Path(w["path"]).stem.startswith(Path(name).stem)
+                   for tid in w["refutes"]}
         labelled = {tid for tid, e in truth.items() if mode in [e["mode_group"], *e.get("also", [])]}
-        assert refutes == labelled, (name, sorted(refutes), sorted(labelled))
+        assert refutes == labelled, (name, sorted(refutes), sorted(labelled), [w["path"] for w in witnesses])
 
 
 def test_report_compares_lightweight_with_per_trial(run):
