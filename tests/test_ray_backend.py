@@ -101,7 +101,8 @@ def test_doctor_checks_every_node_of_the_cluster(cluster, home):
 
 @pytest.fixture(scope="module")
 def on_ray(local, cluster, home) -> dict:
-    """The same audit on the Ray backend; the first worker node to run a replay is killed then."""
+    """The same audit on the Ray backend; the node holding the first model world to replay a
+    confirmed witness is killed (SIGKILL) while that run is on it."""
     from testjack_tui.sandbox.backend import make_backend
     from testjack_tui.engine.session import AuditSession
 
@@ -111,8 +112,25 @@ def on_ray(local, cluster, home) -> dict:
     confirmed = threading.Event()
 
     def factory(**kw):
-        backends.append(make_backend("ray", **kw))
-        return backends[-1]
+        backend = make_backend("ray", **kw)
+        backends.append(backend)
+        run_tests = backend.run_tests
+
+        async def run_tests_killing_its_node(world, *args, **kwargs):
+            home_node = backend._homes.get(world.name)
+            victim = by_label.get(home_node.label.rsplit("/", 1)[-1]) if home_node else None
+            if not (confirmed.is_set() and not killed and victim is not None and "/model/" in world.name):
+                return await run_tests(world, *args, **kwargs)
+            killed.append(victim)
+            run = asyncio.ensure_future(run_tests(world, *args, **kwargs))
+            # A test run in a container takes well over a second; the kill lands while it is on
+            # the node (or before it reached it): either way it is in flight for the backend.
+            await asyncio.sleep(0.3)
+            await asyncio.to_thread(c.remove_node, victim, False)
+            return await run
+
+        backend.run_tests = run_tests_killing_its_node
+        return backend
 
     trace = open(home / "ray-audit-events.log", "a")
 
@@ -128,11 +146,6 @@ def on_ray(local, cluster, home) -> dict:
         nodes_seen.add(event.node)
         if "lost" in event.text:
             lost_lines.append(event.text)
-        victim = by_label.get(event.node.rsplit("/", 1)[-1])
-        if (confirmed.is_set() and not killed and victim is not None and event.state == "running"
-                and "/model/" in event.world):
-            killed.append(victim)
-            threading.Thread(target=c.remove_node, args=(victim, False), daemon=True).start()
 
     session = AuditSession.create(audit_config("ray"), sandbox_factory=factory)
     session.subscribe(watch)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, TYPE_CHECKING
+from typing import Any, Iterable, Mapping, TYPE_CHECKING
 
 from testjack_tui.sandbox.api import as_status
 from testjack_tui.sandbox.runners.base import aggregate
@@ -98,7 +98,7 @@ class WitnessClass:
     def refutes(self) -> bool:
         return self.klass != AMBIGUOUS
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "witness_id": self.witness_id, "requirement": self.requirement, "class": self.klass,
             "refutes": self.refutes, "rho": round(self.rho, 4),
@@ -117,7 +117,7 @@ def suggest_clarification(requirement: str) -> str:
     return f'Add to the task: "{text[0].upper()}{text[1:]}."'
 
 
-def rho(outcomes: Mapping[str, str], trial_models: Mapping[str, str]) -> tuple[float, dict, tuple, bool]:
+def rho(outcomes: Mapping[str, str], trial_models: Mapping[str, str]) -> tuple[float, dict[str, tuple[int, int]], tuple[str, ...], bool]:
     """(rho, per-model (failed, measured), skipping models, complete) over the passing trials."""
     per_model: dict[str, list[int]] = {}
     complete = True
@@ -253,7 +253,7 @@ class AmbiguityTracker:
 
 # -- the engine's classification hook (testjack_tui.engine.hooks picks this up by name) ----------
 
-def _checklist_quote(requirement: str, checklist: Iterable[dict], instruction: str) -> str:
+def _checklist_quote(requirement: str, checklist: Iterable[dict[str, Any]], instruction: str) -> str:
     """A quote of P from the audit's checklist for the clause this witness checks, if any."""
     want = set(_normalise(requirement).split())
     best, best_score = "", 0.0

@@ -52,7 +52,7 @@ def decision_kind(reviewer_label: str, decision: ApprovalDecision, reviewer_is_o
     return "approved" if decision.counts == (reviewer_label == "valid") else "overruled"
 
 
-def decision_record(approval: dict | None) -> dict[str, Any]:
+def decision_record(approval: dict[str, Any] | None) -> dict[str, Any]:
     """The stored approval as reports and exports show it (no decision stored: auto)."""
     if not approval:
         return {"by": "auto", "decision": "auto", "reviewer_label": "", "note": "", "at": None}
@@ -98,7 +98,7 @@ class QueueApprover:
     def __init__(self, emit: Callable[[object], None]):
         self.emit = emit
         self._lock = threading.Lock()
-        self._pending: dict[str, tuple[ApprovalRequest, asyncio.Future, asyncio.AbstractEventLoop]] = {}
+        self._pending: dict[str, tuple[ApprovalRequest, asyncio.Future[ApprovalDecision], asyncio.AbstractEventLoop]] = {}
         self._early: dict[str, ApprovalDecision] = {}  # answers that arrived before the request
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
@@ -130,9 +130,13 @@ class QueueApprover:
         return entry[0] if entry else None
 
     def answer(self, request_id: str, decision: ApprovalDecision) -> bool:
-        """Resolve a pending request (thread-safe). False if it is not pending."""
+        """Resolve a pending request (thread-safe). False if it is not pending now: the decision
+        is then kept and answers the request when the engine makes it (a resumed session shows
+        the decisions it waited for before the engine, held at a step gate, asks again)."""
         with self._lock:
             entry = self._pending.get(request_id)
+            if entry is None:
+                self._early[request_id] = decision
         if entry is None:
             return False
         _, future, loop = entry

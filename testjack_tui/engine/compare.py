@@ -14,12 +14,12 @@ from .store import SessionStore, db_path
 from .summary import build_summary
 
 
-def _refuted(summary: dict) -> tuple[set[str], set[str]]:
+def _refuted(summary: dict[str, Any]) -> tuple[set[str], set[str]]:
     trials = {tid: t for task in summary["tasks"].values() for tid, t in task["trials"].items()}
     return {tid for tid, t in trials.items() if t["state"] == "refuted"}, set(trials)
 
 
-def _summary(session_id: str) -> dict:
+def _summary(session_id: str) -> dict[str, Any]:
     store = SessionStore(db_path(session_id))
     try:
         return build_summary(store)
@@ -31,7 +31,7 @@ def _ratio(part: float, whole: float) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
-def compare(lightweight: dict, per_trial: dict) -> dict[str, Any]:
+def compare(lightweight: dict[str, Any], per_trial: dict[str, Any]) -> dict[str, Any]:
     """Recall and cost of a lightweight session's summary against a per-trial one's."""
     light, light_trials = _refuted(lightweight)
     full, full_trials = _refuted(per_trial)
@@ -61,7 +61,7 @@ def find_counterpart(session_id: str, benchmark: str | None, mode: str | None) -
     return None
 
 
-def mode_comparison(session_id: str, summary: dict, other_id: str | None = None) -> dict[str, Any] | None:
+def mode_comparison(session_id: str, summary: dict[str, Any], other_id: str | None = None) -> dict[str, Any] | None:
     """The comparison for this session's report, when a counterpart session exists."""
     other_id = other_id or find_counterpart(session_id, summary.get("benchmark"), summary.get("mode"))
     if other_id is None:

@@ -89,7 +89,7 @@ class Facts:
     model: Run
     rho: float | None = None
     replays: Sequence[tuple[str, str, str | None]] = ()  # (trial id, status, run key) per passing trial
-    agent: dict | None = None  # the audit agent's structured finding for this witness
+    agent: dict[str, Any] | None = None  # the audit agent's structured finding for this witness
 
 
 def failing_line(message: str) -> str:
@@ -148,8 +148,8 @@ def _tests(ids: Iterable[str]) -> list[Ref]:
 
 
 def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] = (),
-            evidence: Evidence | None = None, coverage: dict | None = None, t0_run: str | None = None,
-            vacuous: Sequence[str] = (), proven: Sequence[dict] = ()) -> list[Claim]:
+            evidence: Evidence | None = None, coverage: dict[str, Any] | None = None, t0_run: str | None = None,
+            vacuous: Sequence[str] = (), proven: Sequence[dict[str, Any]] = ()) -> list[Claim]:
     """The claims behind one finding. coverage: the recorded checklist item for its requirement
     ({clause, covered_by_t0, t0_tests}) or None; t0_run: the key of T0's run on this trial."""
     agent = f.agent or {}

@@ -27,7 +27,7 @@ from testjack_tui.engine.oracle import tagged_path
 from testjack_tui.engine.runner import witness_fails
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
-from testjack_tui.model import Task
+from testjack_tui.model import Task, Trial
 from testjack_tui.safe_paths import check_inside, inside, path_part
 
 EXPORT_FORMATS = ("harbor", "swebench")
@@ -80,7 +80,7 @@ def merged_test_patch(original: str, files: list[WitnessFile]) -> str:
     return out + "".join(new_file_diff(f.path, f.source) for f in files)
 
 
-def _node_ids(path: str, run: dict | None, framework: str | None = None) -> list[str]:
+def _node_ids(path: str, run: dict[str, Any] | None, framework: str | None = None) -> list[str]:
     """The ids the benchmark's grader gives the tests of a witness file, from its reference run
     (pytest: `path::test`; go test: `<import path>.TestName`)."""
     if not run:
@@ -102,7 +102,7 @@ def _unique_path(path: str, taken: set[str], wid: str) -> str:
     return candidate
 
 
-def _candidates(path: Path) -> list[dict]:
+def _candidates(path: Path) -> list[dict[str, Any]]:
     store = SessionStore(path)
     try:
         return store.candidates()
@@ -110,7 +110,7 @@ def _candidates(path: Path) -> list[dict]:
         store.close()
 
 
-def canonical_of(w: dict, witnesses: list[dict]) -> str:
+def canonical_of(w: dict[str, Any], witnesses: list[dict[str, Any]]) -> str:
     return str(dedup.group(witnesses).get(w["id"], w["id"]))
 
 
@@ -137,7 +137,7 @@ def write_extras(exp: TaskExport, dest: Path) -> None:
         (d / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
+def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[TaskExport]:
     """What to export, from the session's store: per task, its refuting witnesses."""
     path = db_path(session_id)
     if not path.exists():
@@ -153,7 +153,7 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
         store.close()
     canonical = dedup.group(witnesses)
     candidates = {c["id"]: c for c in _candidates(path)}
-    extras: dict[str, dict[str, list]] = {}
+    extras: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for v in validations:
         c = candidates.get(v["candidate_id"])
         if v.get("outcome") == "passes_reference" and c is not None:
@@ -201,7 +201,7 @@ def plan_export(session_id: str, tasks: dict | None = None) -> list[TaskExport]:
     return [out[k] for k in sorted(out)]
 
 
-async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict) -> dict[str, Any]:
+async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> dict[str, Any]:
     """Run the strengthened suite in real worlds and split new ids into f2p / p2p.
 
     A task with its own evaluator is judged by it instead (engine.export_official): the
@@ -307,7 +307,7 @@ def swebench_row(exp: TaskExport, task: Task | None) -> dict[str, Any]:
     return row
 
 
-def write_swebench(exports: list[TaskExport], tasks: dict, out_dir: Path) -> list[Path]:
+def write_swebench(exports: list[TaskExport], tasks: dict[str, Any], out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []

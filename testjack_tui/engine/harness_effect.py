@@ -59,7 +59,7 @@ async def measure(env: EngineEnv, task: Task, trial: Trial, world: WorldRef, fla
     return dict(proof, kind=PROOF)
 
 
-def attach(evidence: dict, stored: list[dict]) -> dict:
+def attach(evidence: dict[str, Any], stored: list[dict[str, Any]]) -> dict[str, Any]:
     """Evidence.to_dict() with the stored proofs of its trial folded in."""
     out = dict(evidence)
     kinds = {p.get("kind") for p in stored}

@@ -74,14 +74,14 @@ class Witness:
     reference_run: str | None  # run key of its pass on R[G]
 
 
-def outcome_to_dict(outcome: AuditOutcome) -> dict:
+def outcome_to_dict(outcome: AuditOutcome) -> dict[str, Any]:
     return {"candidates": [candidate_to_dict(c) for c in outcome.candidates],
             "checklist": [dataclasses.asdict(i) for i in outcome.checklist],
             "notes": outcome.notes, "findings": list(outcome.findings),
             "nothing_found": outcome.nothing_found}
 
 
-def outcome_from_dict(data: dict) -> AuditOutcome:
+def outcome_from_dict(data: dict[str, Any]) -> AuditOutcome:
     return AuditOutcome(candidates=[candidate_from_dict(c) for c in data.get("candidates", [])],
                         checklist=[ChecklistItem(**i) for i in data.get("checklist", [])],
                         notes=data.get("notes", ""), findings=list(data.get("findings") or []),
@@ -95,7 +95,7 @@ def kept_cases(candidate: Candidate, verdict: ReviewVerdict) -> Candidate:
     return candidate
 
 
-def _cases_of(outcomes: dict, candidate: Candidate) -> dict:
+def _cases_of(outcomes: dict[str, Any], candidate: Candidate) -> dict[str, Any]:
     """A candidate's case outcomes in one run, without the file-level aggregate when cases exist."""
     picked = {n: o for n, o in outcomes.items()
               if n in candidate.test_ids or n == candidate.path or n.startswith(candidate.path + "::")}
@@ -126,10 +126,10 @@ class TaskLoop:
         self.refuted: dict[str, list[str]] = {}  # trial -> refuting witness ids
         self.classes: dict[str, WitnessClass] = {}
         self.round = 0
-        self.evidence: dict[str, dict] = {}
-        self.checklists: dict[str, list[dict]] = {}
-        self.features: list[dict] = []  # task analysis's suspicious-patch features
-        self.judged: list[dict] = []  # candidates reviewed and not counted (shown to later audits)
+        self.evidence: dict[str, dict[str, Any]] = {}
+        self.checklists: dict[str, list[dict[str, Any]]] = {}
+        self.features: list[dict[str, Any]] = []  # task analysis's suspicious-patch features
+        self.judged: list[dict[str, Any]] = []  # candidates reviewed and not counted (shown to later audits)
         self.sampler: Sampler | None = None  # made when the loop starts (lightweight mode)
         self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
 
@@ -145,14 +145,14 @@ class TaskLoop:
         self.env.store.set_trial_state(trial_id, self.task.id, state, by, audited)
         self._emit(TrialState(self.env.session_id, task_id=self.task.id, trial_id=trial_id, state=state, by=by))
 
-    def _worlds_for(self, trial: Trial | None, role: str) -> dict:
+    def _worlds_for(self, trial: Trial | None, role: str) -> dict[str, Any]:
         if role == "audit" and trial is not None:
             return {"null": self.check.worlds["null"], "reference": self.check.worlds["reference"],
                     "model": self.check.trial_worlds[trial.id]}
         # Task analysis is solution-blind and the reviewer judges by P: neither sees G or s.
         return {"null": self.check.worlds["null"]}
 
-    async def _evidence_for(self, trial: Trial) -> dict:
+    async def _evidence_for(self, trial: Trial) -> dict[str, Any]:
         if trial.id in self.evidence:
             return self.evidence[trial.id]
         stored = self.env.store.get_evidence(trial.id)
@@ -160,7 +160,7 @@ class TaskLoop:
             stored = with_canary_evidence(self.env.store, trial.id, stored)
             self.evidence[trial.id] = stored
             return stored
-        merged: dict = {}
+        merged: dict[str, Any] = {}
         worlds = self._worlds_for(trial, "audit")
         counted = CountedSandbox(self.env.sandbox, self.env.budget)
         for provider in self.env.hooks.evidence:
@@ -193,7 +193,7 @@ class TaskLoop:
                        message=f"{trial.id}: mutation: {report.to_text().splitlines()[0]}"))
         return report.to_dict()
 
-    def _static_evidence(self, trials: list[Trial]) -> dict[str, dict]:
+    def _static_evidence(self, trials: list[Trial]) -> dict[str, dict[str, Any]]:
         """Static detector evidence of every trial, for the sampler: pure functions of the diff,
         T0 and P (no containers), so it is computed for the whole corpus at task start; the
         ghost-branch part needs a world and comes with _evidence_for when a trial is audited."""
@@ -201,7 +201,7 @@ class TaskLoop:
             from .detectors import collect_static_evidence
         except ModuleNotFoundError:
             return {}
-        out: dict[str, dict] = {}
+        out: dict[str, dict[str, Any]] = {}
         for trial in trials:
             try:
                 out[trial.id] = collect_static_evidence(self.task, trial).to_dict()
@@ -210,7 +210,7 @@ class TaskLoop:
                                message=f"static evidence for {trial.id} failed: {exc}"))
         return out
 
-    def _context(self, trial: Trial | None, role: str, evidence: dict | None = None) -> tuple[AuditContext, WorldTools]:
+    def _context(self, trial: Trial | None, role: str, evidence: dict[str, Any] | None = None) -> tuple[AuditContext, WorldTools]:
         worlds = self._worlds_for(trial, role)
         factory = self.env.tools_factory
         if factory is None:
@@ -489,7 +489,7 @@ class TaskLoop:
         return confirmed
 
     # -- witnesses, replay, refutation ----------------------------------------------------------
-    def _case_runs(self, v: Validation, statuses: dict[str, dict[str, str]]) -> dict:
+    def _case_runs(self, v: Validation, statuses: dict[str, dict[str, str]]) -> dict[str, Any]:
         """Per-case outcomes of a task-analysis candidate: on the reference, and on each trial
         where it failed (from the stored replay runs), for the reviewer."""
         out = {"reference": _cases_of(v.reference_run.outcomes if v.reference_run else {}, v.candidate)}

@@ -15,7 +15,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import Any, TYPE_CHECKING
 
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
@@ -249,13 +249,13 @@ def _drop(env: EngineEnv, task_id: str, trial_id: str | None, candidate: Candida
                       "", ref, None, reason=reason, versions=versions)
 
 
-def candidate_to_dict(c: Candidate) -> dict:
+def candidate_to_dict(c: Candidate) -> dict[str, Any]:
     data = dataclasses.asdict(c)
     data["test_ids"] = list(c.test_ids)
     return data
 
 
-def candidate_from_dict(data: dict) -> Candidate:
+def candidate_from_dict(data: dict[str, Any]) -> Candidate:
     known = {f.name for f in dataclasses.fields(Candidate)}
     values = {k: v for k, v in data.items() if k in known}
     values["test_ids"] = tuple(values.get("test_ids") or ())

@@ -18,7 +18,7 @@ import io
 import json
 import tarfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, TYPE_CHECKING
 
 from testjack_tui.model import Task
 
@@ -42,7 +42,7 @@ def is_probe(candidate: Candidate) -> bool:
     return candidate.path.endswith(PROBE_SUFFIX)
 
 
-def parse_probe(source: str) -> dict:
+def parse_probe(source: str) -> dict[str, Any]:
     """The probe's fields, checked: inputs (one-line strings), adapter, test_path."""
     try:
         data = json.loads(source)
@@ -67,7 +67,7 @@ def parse_probe(source: str) -> dict:
     return {"inputs": inputs, "adapter": adapter, "test_path": test_path}
 
 
-def probe_test_source(probe: dict, outputs: list[str], oracle: str, origin: str = "") -> str:
+def probe_test_source(probe: dict[str, Any], outputs: list[str], oracle: str, origin: str = "") -> str:
     """The pytest file a probe becomes: its adapter, and one case per input with the oracle's answer."""
     cases = "".join(f"    ({text!r}, {answer!r}),\n" for text, answer in zip(probe["inputs"], outputs))
     where = f" from {origin}" if origin else ""

@@ -47,7 +47,7 @@ NON_DEFECTIVE = {"sound", "sound_incidental", "sound_low_quality", "ambiguous", 
                  "clean", "officially_failing", "failing", "not_reproducible"}
 
 
-def load_labels(path: Path) -> dict[str, dict]:
+def load_labels(path: Path) -> dict[str, dict[str, Any]]:
     """trial id -> {label, mode_group, defective, ...} from a labels file (several layouts).
 
     When the file lists its `failure_modes`, a trial is defective iff its label is one of them;
@@ -59,7 +59,7 @@ def load_labels(path: Path) -> dict[str, dict]:
         raise InputError(path, None, f"cannot read labels: {exc}") from exc
     rows = data.get("trials", data) if isinstance(data, dict) else data
     modes = set(data.get("failure_modes") or ()) if isinstance(data, dict) else set()
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     if isinstance(rows, dict):
         for tid, info in rows.items():
             if tid in ("about", "failure_modes", "failure_mode_descriptions", "labels"):
@@ -77,7 +77,7 @@ def load_labels(path: Path) -> dict[str, dict]:
     return out
 
 
-def is_defective(info: dict) -> bool:
+def is_defective(info: dict[str, Any]) -> bool:
     if isinstance(info.get("defective"), bool):
         return bool(info["defective"])
     label = str(info.get("label", "")).strip().lower()
@@ -103,7 +103,7 @@ def _load_benchmark(ref: str | None) -> Benchmark | None:
         return None
 
 
-def _message(run: dict | None, witness: dict) -> str:
+def _message(run: dict[str, Any] | None, witness: dict[str, Any]) -> str:
     return run_message(run, witness["path"], witness.get("test_ids") or ())
 
 
@@ -146,7 +146,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
     summary = build_summary(store)
     meta = store.all_meta()
     config = meta.get("config", {}) or {}
-    corpus: dict[str, list[dict]] = meta.get("corpus", {}) or {}
+    corpus: dict[str, list[dict[str, Any]]] = meta.get("corpus", {}) or {}
     bench = benchmark if benchmark is not None else _load_benchmark(config.get("benchmark"))
     tasks = bench.tasks if bench is not None else {}
     patches = {t.id: t for t in bench.trials} if bench is not None else {}
@@ -169,7 +169,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
     for r in runs.values():
         if r.get("trial_id") and "/model/" in (r.get("world") or "") and not r.get("candidate_ids"):
             t0_runs.setdefault(r["trial_id"], r["key"])
-    runs_of: dict[str, dict[str, dict]] = {}
+    runs_of: dict[str, dict[str, dict[str, Any]]] = {}
     for wr in wruns:
         runs_of.setdefault(wr["trial_id"], {})[wr["witness_id"]] = wr
 
@@ -314,7 +314,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
 INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this
 
 
-def mark_independent(data: dict, record: dict | None, folder: Path) -> None:
+def mark_independent(data: dict[str, Any], record: dict[str, Any] | None, folder: Path) -> None:
     """A verdict on a task audited against an independent implementation G′ (no reference
     solution) says so, and its confidence is scaled into its own, lower band."""
     data["reference"] = "benchmark"
@@ -328,7 +328,7 @@ def mark_independent(data: dict, record: dict | None, folder: Path) -> None:
                              f"{Path(folder) / 'independent-references' / (path_part(data['task_id']) + '.patch')}.")
 
 
-def decisions_table(approvals: list[dict], verdicts: dict[str, dict]) -> list[dict[str, Any]]:
+def decisions_table(approvals: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Every decision a person took (operator approvals, overrules, judgements), oldest first:
     who decided what about which candidate, against what the reviewer said."""
     out = []
@@ -360,18 +360,18 @@ def _chain(candidate_id: str) -> str:
     return re.sub(r"(\.v\d+)?(~r?\d+)*$", "", candidate_id or "")
 
 
-def _agent_finding(witness_id: str, agent_findings: list[dict]) -> dict | None:
+def _agent_finding(witness_id: str, agent_findings: list[dict[str, Any]]) -> dict[str, Any] | None:
     for item in agent_findings:
         if item.get("candidate_id") and _chain(item["candidate_id"]) == _chain(witness_id):
             return item
     return None
 
 
-def structured_reviews(store: SessionStore, verdicts: dict) -> dict[str, list[dict]]:
+def structured_reviews(store: SessionStore, verdicts: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """trial id -> the reviewer's structured verdicts (overall, per case) on its candidates."""
     from testjack_tui.engine.approval import review_key
 
-    out: dict[str, list[dict]] = {}
+    out: dict[str, list[dict[str, Any]]] = {}
     for cid, v in verdicts.items():
         data = store.get_audit(v.get("task_id") or "", review_key(cid))
         if not data:
@@ -388,7 +388,7 @@ def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
     return Evidence.from_dict(data) if data else None
 
 
-def _reference_run(store: SessionStore, w: dict, runs: dict) -> dict | None:
+def _reference_run(store: SessionStore, w: dict[str, Any], runs: dict[str, Any]) -> dict[str, Any] | None:
     """The witness's passing run on the reference world (from the validations table)."""
     for v in store.validations(w["task_id"]):
         if v["candidate_id"] == w["id"] and v.get("reference_run"):
@@ -397,13 +397,13 @@ def _reference_run(store: SessionStore, w: dict, runs: dict) -> dict | None:
     return None
 
 
-def _klass(w: dict) -> str:
+def _klass(w: dict[str, Any]) -> str:
     if w["classification"] == "ambiguous":
         return "ambiguous"
     return "explicit" if w["explicit"] else "implicit_necessary"
 
 
-def _tables(report: dict, corpus: dict[str, list[dict]]) -> dict[str, list[dict]]:
+def _tables(report: dict[str, Any], corpus: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
     refuted = {t["trial_id"] for t in report["trials"] if t["label"] in REFUTED_LABELS}
     by_task: list[dict[str, Any]] = []
     by_model: dict[str, list[int]] = {}
@@ -427,7 +427,7 @@ def _tables(report: dict, corpus: dict[str, list[dict]]) -> dict[str, list[dict]
     }
 
 
-def _detector_summary(trials: list[dict]) -> dict[str, Any]:
+def _detector_summary(trials: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in DETECTORS:
         hits = [t["trial_id"] for t in trials if t.get("detectors", {}).get(name) == "suspicious"]
@@ -436,7 +436,7 @@ def _detector_summary(trials: list[dict]) -> dict[str, Any]:
     return out
 
 
-def score_against_labels(report: dict, labels: dict[str, dict], corpus: dict) -> dict[str, Any]:
+def score_against_labels(report: dict[str, Any], labels: dict[str, dict[str, Any]], corpus: dict[str, Any]) -> dict[str, Any]:
     """Recall and precision of our refutations against the benchmark's ground truth."""
     ours = {t["trial_id"]: t for t in report["trials"]}
     refuted = {tid for tid, t in ours.items() if t["label"] in REFUTED_LABELS}
@@ -462,7 +462,7 @@ def score_against_labels(report: dict, labels: dict[str, dict], corpus: dict) ->
 
 # -- rendering ---------------------------------------------------------------------------------
 
-def _md_table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
+def _md_table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
     head = "| " + " | ".join(h for h, _ in cols) + " |\n|" + "---|" * len(cols) + "\n"
     body = ""
     for r in rows:
@@ -474,12 +474,12 @@ def _md_table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
     return head + body
 
 
-def _rate_text(row: dict) -> str:
+def _rate_text(row: dict[str, Any]) -> str:
     b, a = row.get("rate_before"), row.get("rate_after")
     return f"{b}% → {a}%" if b is not None else "-"
 
 
-def session_markdown(report: dict) -> str:
+def session_markdown(report: dict[str, Any]) -> str:
     out = [f"# TestJack report — session {report['session_id']}", "",
            f"Benchmark **{report['benchmark']}**, mode {report['mode']}, sampler {report['sampler']}, "
            f"seed {report['seed']}, rounds per task {report['rounds']}; session state: {report['state']}.", ""]
@@ -590,7 +590,7 @@ def session_markdown(report: dict) -> str:
     return "\n".join(out)
 
 
-def trial_markdown(t: dict) -> str:
+def trial_markdown(t: dict[str, Any]) -> str:
     out = [f"# {t['task_id']} / {t['trial_id']} — {t['label']} (confidence {t['confidence']})", "",
            f"Model {t['model']}, agent {t['agent']}; audited: {'yes' if t['audited'] else 'no'}.", "",
            t["justification"], ""]
@@ -653,7 +653,7 @@ def trial_markdown(t: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def decision_line(d: dict | None) -> str:
+def decision_line(d: dict[str, Any] | None) -> str:
     """One sentence: who let a witness count."""
     if not d or d.get("decision") in (None, "", "auto"):
         return "Decision: counted automatically (the reviewer labelled it valid)."
@@ -668,7 +668,7 @@ CSV_FIELDS = ("task_id", "trial_id", "model", "agent", "state", "label", "confid
               "findings", "witnesses", "ambiguous", "structural_signals", "decisions")
 
 
-def session_csv(report: dict) -> str:
+def session_csv(report: dict[str, Any]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
     w.writeheader()
@@ -686,7 +686,7 @@ def session_csv(report: dict) -> str:
     return buf.getvalue()
 
 
-def write_report(report: dict, out_dir: Path, fmt: str = "md") -> list[Path]:
+def write_report(report: dict[str, Any], out_dir: Path, fmt: str = "md") -> list[Path]:
     """Per-trial report.json + report.md under trials/<task>/<trial>/, then the session report
     in the chosen format (report.md | report.json | report.csv). Returns the files written."""
     if fmt not in FORMATS:

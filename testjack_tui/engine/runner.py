@@ -220,7 +220,7 @@ class TestRunner:
                                   candidate_id=ids[0] if len(ids) == 1 else None))
 
 
-def _from_row(row: dict) -> RunResult:
+def _from_row(row: dict[str, Any]) -> RunResult:
     return RunResult(key=row["key"], world=row["world"], trial_id=row["trial_id"],
                      test_ids=row["test_ids"], outcomes=row["outcomes"], exit_code=row["exit_code"],
                      timed_out=row["timed_out"], head=row["head"] or "", tail=row["tail"] or "",

@@ -90,7 +90,7 @@ class AuditSession:
         self._subscribers: list[Callable[[Any], None]] = []
         self._sub_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._main: asyncio.Future | None = None
+        self._main: asyncio.Future[list[str]] | None = None
         self._running = False
         self._stop_requested = False
         self._paused_for_budget = False
@@ -261,7 +261,8 @@ class AuditSession:
         self._call(apply)
 
     def answer(self, request_id: str, decision: ApprovalDecision) -> bool:
-        """The operator's decision on a pending approval. False if it is not pending."""
+        """The operator's decision on an approval. False if it is not pending now; the decision
+        then answers the request when the engine makes it."""
         return self.approvals.answer(request_id, decision)
 
     def pending_approvals(self) -> builtins.list[ApprovalRequest]:

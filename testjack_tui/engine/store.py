@@ -201,11 +201,11 @@ class SessionStore:
         return {r["key"]: _loads(r["value"]) for r in self._rows("SELECT key, value FROM meta")}
 
     # -- events -------------------------------------------------------------------------------
-    def add_event(self, at: float, kind: str, task_id: str | None, data: dict) -> None:
+    def add_event(self, at: float, kind: str, task_id: str | None, data: dict[str, Any]) -> None:
         self._exec("INSERT INTO events(at, kind, task_id, data) VALUES (?, ?, ?, ?)",
                    (at, kind, task_id, _dumps(data)))
 
-    def events(self, kinds: Iterable[str] | None = None) -> list[dict]:
+    def events(self, kinds: Iterable[str] | None = None) -> list[dict[str, Any]]:
         rows = self._rows("SELECT seq, data FROM events ORDER BY seq")
         wanted = set(kinds) if kinds else None
         out = []
@@ -229,11 +229,11 @@ class SessionStore:
 
     # -- task checks and worlds ---------------------------------------------------------------
     def put_task_check(self, task_id: str, well_formed: bool, problems: list[str],
-                       vacuous: list[str], data: dict) -> None:
+                       vacuous: list[str], data: dict[str, Any]) -> None:
         self._exec("INSERT OR REPLACE INTO task_checks(task_id, well_formed, problems, vacuous, data) VALUES (?, ?, ?, ?, ?)",
                    (task_id, int(well_formed), _dumps(problems), _dumps(vacuous), _dumps(data)))
 
-    def task_checks(self) -> dict[str, dict]:
+    def task_checks(self) -> dict[str, dict[str, Any]]:
         return {r["task_id"]: {"well_formed": bool(r["well_formed"]),
                                "problems": _loads(r["problems"], []),
                                "vacuous": _loads(r["vacuous"], []),
@@ -241,11 +241,11 @@ class SessionStore:
                 for r in self._rows("SELECT * FROM task_checks")}
 
     def put_trial_check(self, trial_id: str, task_id: str, reproduced: bool, reason: str,
-                        data: dict) -> None:
+                        data: dict[str, Any]) -> None:
         self._exec("INSERT OR REPLACE INTO trial_checks(trial_id, task_id, reproduced, reason, data) VALUES (?, ?, ?, ?, ?)",
                    (trial_id, task_id, int(reproduced), reason, _dumps(data)))
 
-    def trial_checks(self) -> dict[str, dict]:
+    def trial_checks(self) -> dict[str, dict[str, Any]]:
         return {r["trial_id"]: {"task_id": r["task_id"], "reproduced": bool(r["reproduced"]),
                                 "reason": r["reason"], **_loads(r["data"], {})}
                 for r in self._rows("SELECT * FROM trial_checks")}
@@ -255,7 +255,7 @@ class SessionStore:
         self._exec("INSERT OR REPLACE INTO worlds(name, task_id, kind, trial_id, image, tampered, error, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (name, task_id, kind, trial_id, image, _dumps(list(tampered)), error, time.time()))
 
-    def worlds(self) -> list[dict]:
+    def worlds(self) -> list[dict[str, Any]]:
         return [dict(r) | {"tampered": _loads(r["tampered"], [])}
                 for r in self._rows("SELECT * FROM worlds ORDER BY at")]
 
@@ -265,23 +265,23 @@ class SessionStore:
                    (c.id, task_id, trial_id, c.path, c.source, c.requirement, c.author, c.attempt,
                     c.parent, _dumps(list(c.test_ids)), c.origin, time.time()))
 
-    def candidate(self, candidate_id: str) -> dict | None:
+    def candidate(self, candidate_id: str) -> dict[str, Any] | None:
         row = self._row("SELECT * FROM candidates WHERE id = ?", (candidate_id,))
         return _candidate_row(row) if row else None
 
-    def candidates(self, task_id: str | None = None) -> list[dict]:
+    def candidates(self, task_id: str | None = None) -> list[dict[str, Any]]:
         if task_id is None:
             rows = self._rows("SELECT * FROM candidates ORDER BY at")
         else:
             rows = self._rows("SELECT * FROM candidates WHERE task_id = ? ORDER BY at", (task_id,))
         return [_candidate_row(r) for r in rows]
 
-    def get_run(self, key: str) -> dict | None:
+    def get_run(self, key: str) -> dict[str, Any] | None:
         row = self._row("SELECT * FROM runs WHERE key = ?", (key,))
         return _run_row(row) if row else None
 
     def put_run(self, key: str, task_id: str, world: str, trial_id: str | None,
-                candidate_ids: list[str], test_ids: list[str], isolate: bool, outcomes: dict,
+                candidate_ids: list[str], test_ids: list[str], isolate: bool, outcomes: dict[str, Any],
                 exit_code: int | None, timed_out: bool, head: str, tail: str, duration: float) -> None:
         self._exec("INSERT OR REPLACE INTO runs(key, task_id, world, trial_id, candidate_ids, test_ids, isolate, outcomes, exit_code, timed_out, head, tail, duration, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (key, task_id, world, trial_id, _dumps(candidate_ids), _dumps(test_ids),
@@ -294,7 +294,7 @@ class SessionStore:
         self._exec("INSERT OR REPLACE INTO canary_checks(key, task_id, trial_id, world, verdict, problems, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                    (key, task_id, trial_id, world, verdict, _dumps(problems), time.time()))
 
-    def canary_checks(self, trial_id: str | None = None, key: str | None = None) -> list[dict]:
+    def canary_checks(self, trial_id: str | None = None, key: str | None = None) -> list[dict[str, Any]]:
         sql, args = "SELECT * FROM canary_checks", []
         if trial_id is not None:
             sql, args = sql + " WHERE trial_id = ?", [trial_id]
@@ -302,7 +302,7 @@ class SessionStore:
             sql, args = sql + " WHERE key = ?", [key]
         return [dict(r) | {"problems": _loads(r["problems"], [])} for r in self._rows(sql + " ORDER BY at", args)]
 
-    def runs(self, task_id: str | None = None) -> list[dict]:
+    def runs(self, task_id: str | None = None) -> list[dict[str, Any]]:
         if task_id is None:
             rows = self._rows("SELECT * FROM runs ORDER BY at")
         else:
@@ -325,7 +325,7 @@ class SessionStore:
                    (candidate_id, trial_id or "", task_id, reference, model, outcome,
                     reference_run, model_run, time.time()))
 
-    def validations(self, task_id: str | None = None) -> list[dict]:
+    def validations(self, task_id: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT * FROM validations" + (" WHERE task_id = ?" if task_id else "") + " ORDER BY at"
         return [dict(r) for r in self._rows(sql, (task_id,) if task_id else ())]
 
@@ -333,38 +333,38 @@ class SessionStore:
         self._exec("INSERT OR REPLACE INTO drops(candidate_id, task_id, trial_id, reason, at) VALUES (?, ?, ?, ?, ?)",
                    (candidate_id, task_id, trial_id, reason, time.time()))
 
-    def drops(self) -> list[dict]:
+    def drops(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self._rows("SELECT * FROM drops ORDER BY at")]
 
-    def put_repair(self, parent_id: str, raw: dict | None) -> None:
+    def put_repair(self, parent_id: str, raw: dict[str, Any] | None) -> None:
         """The author's answer to a repair request, as the author wrote it (None: gave up)."""
         self._exec("INSERT OR REPLACE INTO repairs(parent_id, raw, at) VALUES (?, ?, ?)",
                    (parent_id, None if raw is None else _dumps(raw), time.time()))
 
-    def get_repair(self, parent_id: str) -> tuple[bool, dict | None]:
+    def get_repair(self, parent_id: str) -> tuple[bool, dict[str, Any] | None]:
         """(stored?, the repaired candidate as authored, or None when the author gave up)."""
         row = self._row("SELECT raw FROM repairs WHERE parent_id = ?", (parent_id,))
         return (True, _loads(row["raw"])) if row else (False, None)
 
     # -- role outputs -------------------------------------------------------------------------
-    def put_audit(self, task_id: str, trial_id: str, data: dict) -> None:
+    def put_audit(self, task_id: str, trial_id: str, data: dict[str, Any]) -> None:
         self._exec("INSERT OR REPLACE INTO audits(task_id, trial_id, data, at) VALUES (?, ?, ?, ?)",
                    (task_id, trial_id, _dumps(data), time.time()))
 
-    def get_audit(self, task_id: str, trial_id: str) -> dict | None:
+    def get_audit(self, task_id: str, trial_id: str) -> dict[str, Any] | None:
         row = self._row("SELECT data FROM audits WHERE task_id = ? AND trial_id = ?",
                         (task_id, trial_id))
         return _loads(row["data"]) if row else None
 
-    def put_evidence(self, task_id: str, trial_id: str, data: dict) -> None:
+    def put_evidence(self, task_id: str, trial_id: str, data: dict[str, Any]) -> None:
         self._exec("INSERT OR REPLACE INTO evidence(trial_id, task_id, data, at) VALUES (?, ?, ?, ?)",
                    (trial_id, task_id, _dumps(data), time.time()))
 
-    def get_evidence(self, trial_id: str) -> dict | None:
+    def get_evidence(self, trial_id: str) -> dict[str, Any] | None:
         row = self._row("SELECT data FROM evidence WHERE trial_id = ?", (trial_id,))
         return _loads(row["data"]) if row else None
 
-    def put_proof(self, task_id: str, trial_id: str, kind: str, key: str, data: dict) -> None:
+    def put_proof(self, task_id: str, trial_id: str, kind: str, key: str, data: dict[str, Any]) -> None:
         """Executed proof that a trial games its tests (see engine.verdicts.PROOF_KINDS):
         "harness_effect" from the restore-and-rerun of T0, "canary" from the hostile-trials
         canaries. One row per (trial, kind, key); storing it again replaces it."""
@@ -372,15 +372,15 @@ class SessionStore:
                    "VALUES (?, ?, ?, ?, ?, ?)",
                    (trial_id, task_id, kind, key, _dumps(dict(data, kind=kind)), time.time()))
 
-    def proofs(self, trial_id: str | None = None) -> dict[str, list[dict]]:
+    def proofs(self, trial_id: str | None = None) -> dict[str, list[dict[str, Any]]]:
         """trial id -> its stored proofs (oldest first)."""
         sql = "SELECT trial_id, data FROM proofs" + (" WHERE trial_id = ?" if trial_id else "") + " ORDER BY at"
-        out: dict[str, list[dict]] = {}
+        out: dict[str, list[dict[str, Any]]] = {}
         for r in self._rows(sql, (trial_id,) if trial_id else ()):
             out.setdefault(r["trial_id"], []).append(_loads(r["data"], {}))
         return out
 
-    def audits(self) -> list[dict]:
+    def audits(self) -> list[dict[str, Any]]:
         return [{"task_id": r["task_id"], "trial_id": r["trial_id"], **_loads(r["data"], {})}
                 for r in self._rows("SELECT * FROM audits ORDER BY at")]
 
@@ -389,11 +389,11 @@ class SessionStore:
                    (v.candidate_id, task_id, trial_id, v.label, v.requirement, int(v.explicit),
                     v.quote, v.reason, v.reviewer, time.time()))
 
-    def get_verdict(self, candidate_id: str) -> dict | None:
+    def get_verdict(self, candidate_id: str) -> dict[str, Any] | None:
         row = self._row("SELECT * FROM verdicts WHERE candidate_id = ?", (candidate_id,))
         return dict(row) | {"explicit": bool(row["explicit"])} if row else None
 
-    def verdicts(self) -> list[dict]:
+    def verdicts(self) -> list[dict[str, Any]]:
         return [dict(r) | {"explicit": bool(r["explicit"])}
                 for r in self._rows("SELECT * FROM verdicts ORDER BY at")]
 
@@ -408,16 +408,16 @@ class SessionStore:
                    (candidate_id, request_id, task_id, int(counts), label, by, note, time.time(),
                     reviewer_label, decision, trial_id))
 
-    def get_approval(self, candidate_id: str) -> dict | None:
+    def get_approval(self, candidate_id: str) -> dict[str, Any] | None:
         row = self._row("SELECT * FROM approvals WHERE candidate_id = ?", (candidate_id,))
         return dict(row) | {"counts": bool(row["counts"])} if row else None
 
-    def approvals(self) -> list[dict]:
+    def approvals(self) -> list[dict[str, Any]]:
         return [dict(r) | {"counts": bool(r["counts"])}
                 for r in self._rows("SELECT * FROM approvals ORDER BY at")]
 
     # -- witnesses, refutations, trial states, rounds ------------------------------------------
-    def put_witness(self, w: dict) -> None:
+    def put_witness(self, w: dict[str, Any]) -> None:
         self._exec(
             "INSERT OR REPLACE INTO witnesses(id, task_id, source_trial, requirement, explicit, quote, path, source, test_ids, round, label, classification, rho, note, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (w["id"], w["task_id"], w.get("source_trial"), w["requirement"], int(w["explicit"]),
@@ -430,7 +430,7 @@ class SessionStore:
         self._exec("UPDATE witnesses SET classification = ?, rho = ?, note = ? WHERE id = ?",
                    (classification, rho, note, witness_id))
 
-    def witnesses(self, task_id: str | None = None) -> list[dict]:
+    def witnesses(self, task_id: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT * FROM witnesses" + (" WHERE task_id = ?" if task_id else "") + " ORDER BY at"
         return [dict(r) | {"explicit": bool(r["explicit"]), "test_ids": _loads(r["test_ids"], [])}
                 for r in self._rows(sql, (task_id,) if task_id else ())]
@@ -440,7 +440,7 @@ class SessionStore:
         self._exec("INSERT OR REPLACE INTO witness_runs(witness_id, trial_id, task_id, status, run_key, at) VALUES (?, ?, ?, ?, ?, ?)",
                    (witness_id, trial_id, task_id, status, run_key, time.time()))
 
-    def witness_runs(self, task_id: str | None = None) -> list[dict]:
+    def witness_runs(self, task_id: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT * FROM witness_runs" + (" WHERE task_id = ?" if task_id else "")
         return [dict(r) for r in self._rows(sql, (task_id,) if task_id else ())]
 
@@ -455,7 +455,7 @@ class SessionStore:
         self._exec("UPDATE refutations SET withdrawn = 1 WHERE trial_id = ? AND witness_id = ?",
                    (trial_id, witness_id))
 
-    def refutations(self, task_id: str | None = None, include_withdrawn: bool = False) -> list[dict]:
+    def refutations(self, task_id: str | None = None, include_withdrawn: bool = False) -> list[dict[str, Any]]:
         sql = "SELECT * FROM refutations WHERE 1=1"
         args: list[Any] = []
         if task_id:
@@ -474,7 +474,7 @@ class SessionStore:
                        (trial_id, task_id, state, by, int(was if audited is None else audited),
                         time.time()))
 
-    def trial_states(self) -> dict[str, dict]:
+    def trial_states(self) -> dict[str, dict[str, Any]]:
         return {r["trial_id"]: dict(r) | {"audited": bool(r["audited"])}
                 for r in self._rows("SELECT * FROM trial_states")}
 
@@ -483,7 +483,7 @@ class SessionStore:
         self._exec("INSERT OR REPLACE INTO rounds(task_id, round, trial_id, state, witnesses, refuted, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                    (task_id, round_no, trial_id, state, _dumps(witnesses), _dumps(refuted), time.time()))
 
-    def rounds(self, task_id: str | None = None) -> list[dict]:
+    def rounds(self, task_id: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT * FROM rounds" + (" WHERE task_id = ?" if task_id else "") + " ORDER BY task_id, round"
         return [dict(r) | {"witnesses": _loads(r["witnesses"], []), "refuted": _loads(r["refuted"], [])}
                 for r in self._rows(sql, (task_id,) if task_id else ())]
@@ -492,7 +492,7 @@ class SessionStore:
         self._exec("INSERT OR REPLACE INTO task_states(task_id, state, reason, at) VALUES (?, ?, ?, ?)",
                    (task_id, state, reason, time.time()))
 
-    def task_states(self) -> dict[str, dict]:
+    def task_states(self) -> dict[str, dict[str, Any]]:
         return {r["task_id"]: dict(r) for r in self._rows("SELECT * FROM task_states")}
 
     # -- ledger -------------------------------------------------------------------------------
@@ -504,7 +504,7 @@ class SessionStore:
                    (time.time(), role, model, prompt_tokens, completion_tokens, usd,
                     int(estimated), call_id, task_id, trial_id))
 
-    def ledger(self) -> list[dict]:
+    def ledger(self) -> list[dict[str, Any]]:
         return [dict(r) | {"estimated": bool(r["estimated"])}
                 for r in self._rows("SELECT * FROM ledger ORDER BY seq")]
 
@@ -542,11 +542,11 @@ class SessionStore:
         return max(self.count_runs(), int(self.get_meta("test_runs_reserved", 0) or 0))
 
 
-def _candidate_row(row: sqlite3.Row) -> dict:
+def _candidate_row(row: sqlite3.Row) -> dict[str, Any]:
     return dict(row) | {"test_ids": _loads(row["test_ids"], [])}
 
 
-def _run_row(row: sqlite3.Row) -> dict:
+def _run_row(row: sqlite3.Row) -> dict[str, Any]:
     return dict(row) | {"candidate_ids": _loads(row["candidate_ids"], []),
                         "test_ids": _loads(row["test_ids"], []),
                         "outcomes": _loads(row["outcomes"], {}),

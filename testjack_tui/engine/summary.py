@@ -21,7 +21,7 @@ def _counts() -> dict[str, int]:
     return {"passing": 0, **{c: 0 for c in CATEGORIES}}
 
 
-def _run_view(run: dict | None, witness: dict | None, status: str) -> dict[str, Any]:
+def _run_view(run: dict[str, Any] | None, witness: dict[str, Any] | None, status: str) -> dict[str, Any]:
     if run is None:
         return {"status": status}
     view: dict[str, Any] = {"status": status, "world": run["world"], "run": run["key"],
@@ -37,7 +37,7 @@ def _run_view(run: dict | None, witness: dict | None, status: str) -> dict[str, 
 def build_summary(store: SessionStore) -> dict[str, Any]:
     meta = store.all_meta()
     config = meta.get("config", {})
-    corpus: dict[str, list[dict]] = meta.get("corpus", {})
+    corpus: dict[str, list[dict[str, Any]]] = meta.get("corpus", {})
     checks = store.task_checks()
     trial_checks = store.trial_checks()
     states = store.trial_states()
@@ -63,7 +63,7 @@ def build_summary(store: SessionStore) -> dict[str, Any]:
             fails_by_trial.setdefault(wr["trial_id"], []).append(wr["witness_id"])
             if wr["witness_id"] in canonical:
                 fails_on.setdefault(canonical[wr["witness_id"]], set()).add(wr["trial_id"])
-    refutes_by_trial: dict[str, list[dict]] = {}
+    refutes_by_trial: dict[str, list[dict[str, Any]]] = {}
     refutes: dict[str, set[str]] = {}
     for ref in refutations:
         refutes_by_trial.setdefault(ref["trial_id"], []).append(ref)

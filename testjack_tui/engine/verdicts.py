@@ -75,7 +75,7 @@ class FindingInput:
     source_trial: str | None = None  # None: task analysis
     reviewer_reason: str = ""
     approved_by: str = "auto"  # "auto" | "operator"
-    agent: dict | None = None  # the audit agent's structured finding for this witness, if any
+    agent: dict[str, Any] | None = None  # the audit agent's structured finding for this witness, if any
     replays: tuple[tuple[str, str, str | None], ...] = ()  # (trial, status, run key) per passing trial
 
 
@@ -157,7 +157,7 @@ def _same(a: str, b: str) -> bool:
     return bool(a and b) and (a == b or (min(len(a), len(b)) >= 15 and (a in b or b in a)))
 
 
-def recorded_coverage(requirement: str, checklist: list[dict] | None, quote: str = "") -> dict | None:
+def recorded_coverage(requirement: str, checklist: list[dict[str, Any]] | None, quote: str = "") -> dict[str, Any] | None:
     """The checklist item that recorded whether T0 covers this requirement, if one did.
 
     Items come from the audit's checklist or the task analysis's traceability matrix
@@ -174,7 +174,7 @@ def recorded_coverage(requirement: str, checklist: list[dict] | None, quote: str
     return None
 
 
-def analysis_checklist(analysis: dict | None) -> list[dict]:
+def analysis_checklist(analysis: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The task analysis's traceability matrix as recorded coverage ({clause, covered_by_t0})."""
     out = []
     for row in (analysis or {}).get("traceability") or []:
@@ -187,7 +187,7 @@ def analysis_checklist(analysis: dict | None) -> list[dict]:
 
 
 def explain(f: FindingInput, tied: list[Signal], evidence: Evidence | None, *, prompt: str = "",
-            patch: str | None = None, checklist: list[dict] | None = None, t0_run: str | None = None,
+            patch: str | None = None, checklist: list[dict[str, Any]] | None = None, t0_run: str | None = None,
             vacuous: Sequence[str] = ()) -> list[Claim]:
     facts = Facts(test_ids=f.test_ids, path=f.path, source=f.source, requirement=f.requirement,
                   explicit=f.explicit, klass=f.klass, quote=f.quote,
@@ -230,7 +230,7 @@ def judge_trial(trial: Trial, *, findings: Sequence[FindingInput] = (), ambiguou
                 evidence: Evidence | None = None, audited: bool = False,
                 reproduced: bool | None = None, clean_candidates: int = 0, witnesses_passed: int = 0,
                 workdir: str = "/app",
-                checklist: list[dict] | None = None, prompt: str = "", t0_run: str | None = None,
+                checklist: list[dict[str, Any]] | None = None, prompt: str = "", t0_run: str | None = None,
                 vacuous: Sequence[str] = ()) -> TrialVerdict:
     """The verdict for one officially passing trial.
 
@@ -352,7 +352,7 @@ def _proofs(evidence: Evidence | None, tied: list[Signal]) -> list[dict[str, Any
     return out
 
 
-def _evidence_lines(label: str, findings: list[dict], proofs: list[dict], amb: list[dict],
+def _evidence_lines(label: str, findings: list[dict[str, Any]], proofs: list[dict[str, Any]], amb: list[dict[str, Any]],
                     evidence: Evidence | None, reproduced: bool | None, audited: bool,
                     clean_candidates: int, witnesses_passed: int) -> list[str]:
     """What the label rests on, one plain line per fact, for the report."""
@@ -381,7 +381,7 @@ def _evidence_lines(label: str, findings: list[dict], proofs: list[dict], amb: l
     return lines
 
 
-def _is_incomplete(findings: Sequence[FindingInput], checklist: list[dict] | None) -> bool:
+def _is_incomplete(findings: Sequence[FindingInput], checklist: list[dict[str, Any]] | None) -> bool:
     if any(MISSING_SURFACE.search(f.model.message or "") for f in findings):
         return True
     reqs = {f.requirement.strip().lower() for f in findings}
@@ -389,7 +389,7 @@ def _is_incomplete(findings: Sequence[FindingInput], checklist: list[dict] | Non
                for item in checklist or ())
 
 
-def _quality_problems(signals: list[Signal], ghost: dict | None) -> list[str]:
+def _quality_problems(signals: list[Signal], ghost: dict[str, Any] | None) -> list[str]:
     problems = []
     high = [s for s in signals if s.severity == "high"]
     if high:

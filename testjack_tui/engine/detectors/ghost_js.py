@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from typing import Any
 
 from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
@@ -162,7 +163,7 @@ def _reporter_paths() -> dict[str, str]:
     return {k: v for k, v in extra.items() if k != "framework"}
 
 
-def intersect_counts(counts: dict[str, dict | None], files: list[FileDiff],
+def intersect_counts(counts: dict[str, dict[str, Any] | None], files: list[FileDiff],
                      measure: str = MEASURE) -> GhostReport:
     """Added code lines whose count is zero are ghost lines, branch arms leaving an added line
     with a zero count are ghost branches (pure). `counts`: file -> {"lines": {line: count},

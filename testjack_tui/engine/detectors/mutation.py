@@ -207,7 +207,7 @@ def _kills(baseline: dict[str, dict[str, Any]], run: dict[str, dict[str, Any]]) 
 
 async def collect_mutation_evidence(runner: TestRunner, sandbox: SandboxBackend, task: Task, trial: Trial,
                                     world: WorldRef, limit: int,
-                                    ghost: dict | None = None) -> MutationReport:
+                                    ghost: dict[str, Any] | None = None) -> MutationReport:
     """Mutants of the trial's added lines, run under T0 in its model world.
 
     `runner` is the engine's TestRunner: every mutant run is reserved from the budget, stored

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from testjack_tui.diffs import FileDiff
+from testjack_tui.diffs import FileDiff, Line
 from testjack_tui.engine.detectors.signals import Signal
 from testjack_tui.repo_files import (PLUGIN_REGISTRATION, PYTEST_HOOK, categorize, harness_kind,
                                      is_test_path)
@@ -41,7 +41,7 @@ def _first_added(f: FileDiff) -> tuple[int | None, str]:
     return None, ""
 
 
-def _weakening(f: FileDiff) -> tuple[list, list]:
+def _weakening(f: FileDiff) -> tuple[list[Line], list[Line]]:
     """(removed assertions, added skip/xfail markers) of an edited test file."""
     dropped = [r for r in f.removed if _ASSERTION.search(r.text)]
     kept = {a.text.strip() for a in f.added}
