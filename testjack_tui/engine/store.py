@@ -309,7 +309,7 @@ class SessionStore:
             rows = self._rows("SELECT * FROM runs WHERE task_id = ? ORDER BY at", (task_id,))
         return [_run_row(r) for r in rows]
 
-    def runs_by_key(self, keys: Iterable[str]) -> dict[str, dict]:
+    def runs_by_key(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         """key -> run, for these keys only (unknown keys are left out)."""
         wanted, out = sorted(set(keys)), {}
         for i in range(0, len(wanted), 500):  # SQLite's bound-parameter limit
