@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Header, Input, Label, RichLog, Static, TabbedContent, TextArea
+from textual.widgets import DataTable, Header, Input, Label, RichLog, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from testjack_tui.tui import live_state as ls
@@ -31,7 +31,7 @@ from testjack_tui.tui.widgets.budget import BudgetGauges
 from testjack_tui.tui.widgets.candidates import CandidatesPanel
 from testjack_tui.tui.widgets.editor import OperatorEditor
 from testjack_tui.tui.widgets.matrix import ReplayMatrix
-from testjack_tui.tui.widgets.panes import BlankPane, BlankTabs
+from testjack_tui.tui.widgets.panes import LightTabs, Pane
 from testjack_tui.tui.widgets.requirements import RequirementsPanel
 from testjack_tui.tui.widgets.trials import STATE_TEXT as TRIAL_STATE_TEXT, TrialsTable
 from testjack_tui.tui.widgets.worlds import WorldsPanel
@@ -229,22 +229,22 @@ class AuditScreen(Screen):
             with Vertical(id="audit-left"):
                 yield Label("Trials", id="trials-title", classes="section-title")
                 yield TrialsTable(id="trials-table")
-            with BlankTabs(initial="candidates-tab", id="audit-tabs"):
-                with BlankPane("Trials F2", id="trials-tab"):
+            with LightTabs(initial="candidates-tab", id="audit-tabs"):
+                with Pane("Trials F2", id="trials-tab"):
                     yield TrialsTable(id="trials-table-narrow")
-                with BlankPane("Candidates F3", id="candidates-tab"):
+                with Pane("Candidates F3", id="candidates-tab"):
                     yield CandidatesPanel(id="candidates")
-                with BlankPane("Worlds F4", id="worlds-tab"):
+                with Pane("Worlds F4", id="worlds-tab"):
                     yield WorldsPanel(id="worlds")
-                with BlankPane("Agent F5", id="agent-tab"):
+                with Pane("Agent F5", id="agent-tab"):
                     yield AgentStream(id="agent-stream")
-                with BlankPane("Editor F6", id="editor-tab"):
+                with Pane("Editor F6", id="editor-tab"):
                     yield OperatorEditor(id="editor")
-                with BlankPane("Log F7", id="log-tab"):
+                with Pane("Log F7", id="log-tab"):
                     yield RichLog(id="event-log", max_lines=1000, wrap=True, markup=False)
-                with BlankPane("Matrix F8", id="matrix-tab"):
+                with Pane("Matrix F8", id="matrix-tab"):
                     yield ReplayMatrix(id="matrix")
-                with BlankPane("Reqs F9", id="requirements-tab"):
+                with Pane("Reqs F9", id="requirements-tab"):
                     yield RequirementsPanel(id="requirements")
         yield QuietFooter(compact=True)
 
@@ -270,9 +270,9 @@ class AuditScreen(Screen):
         return name if self.size.width < 100 else f"{name} {key}"
 
     def _apply_layout(self) -> None:
-        tabs = self.query_one("#audit-tabs", TabbedContent)
+        tabs = self.query_one("#audit-tabs", LightTabs)
         for tab in TAB_TITLES:
-            tabs.get_tab(tab).label = self._tab_label(tab)
+            tabs.set_label(tab, self._tab_label(tab))
         narrow = self.size.width < 120
         if narrow:
             tabs.show_tab("trials-tab")
@@ -534,7 +534,7 @@ class AuditScreen(Screen):
                             f"once you have decided ({n} decision{'s' if n != 1 else ''} waiting, v reviews).",
                             title="Operator")
             return
-        tabs = self.query_one("#audit-tabs", TabbedContent)
+        tabs = self.query_one("#audit-tabs", LightTabs)
         if tabs.active != "editor-tab":
             self.action_tab("editor-tab")
         self.app.notify(f"Your turn: write a test for {what} in the Editor (F6).", title="Operator")
@@ -802,7 +802,7 @@ class AuditScreen(Screen):
 
     # -- navigation --------------------------------------------------------------------------
     def action_tab(self, tab: str) -> None:
-        tabs = self.query_one("#audit-tabs", TabbedContent)
+        tabs = self.query_one("#audit-tabs", LightTabs)
         if tab == "trials-tab" and self.size.width >= 120:
             self.query_one("#trials-table", TrialsTable).focus()
             return
@@ -876,14 +876,14 @@ class AuditScreen(Screen):
 
     def _active_tab(self) -> str:
         try:
-            return self.query_one("#audit-tabs", TabbedContent).active
+            return self.query_one("#audit-tabs", LightTabs).active
         except Exception:  # noqa: BLE001 - not composed yet
             return ""
 
     def _step_mode(self) -> bool:
         return self.session.control.step
 
-    @on(TabbedContent.TabActivated)
+    @on(LightTabs.TabActivated)
     def _tab_changed(self) -> None:
         self.refresh_bindings()
         if self._active_tab() == "worlds-tab":

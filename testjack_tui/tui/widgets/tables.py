@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from rich.cells import cell_len
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -29,8 +30,9 @@ class SteadyScroll:
 class SteadyLog(SteadyScroll, Log):
     """A Log whose scrollbar is not redrawn by unrelated layout passes (SteadyScroll), which
     works out its style once per repaint, not once per line (Log asks for `rich_style`, a walk
-    up the DOM, for every line it draws: ~5 ms per repaint of a streaming world's output), and
-    measures new lines on the app's thread, not in a new thread per write."""
+    up the DOM, for every line it draws: ~5 ms per repaint of a streaming world's output),
+    draws a line once, and measures new lines on the app's thread, not in a new thread per
+    write."""
 
     _pass_style: Style | None = None
 
@@ -46,6 +48,19 @@ class SteadyLog(SteadyScroll, Log):
             return super().render_lines(crop)
         finally:
             self._pass_style = None
+
+    def _render_line_strip(self, y: int, rich_style: Style) -> Strip:
+        # Log renders each plain line through a rich Text and the console, and its line cache
+        # is only filled while a selection is on (so every repaint re-rendered every line): a
+        # plain line is one segment in the widget's style, kept until the lines or styles change.
+        if self.text_selection is not None or self.highlight:
+            return super()._render_line_strip(y, rich_style)
+        line = self._render_line_cache.get(y)
+        if line is None:
+            text = self._process_line(self._lines[y])
+            line = Strip([Segment(text, rich_style)], self._line_width(text))
+            self._render_line_cache[y] = line
+        return line
 
     def _update_size(self, updates: int, lines: list[str]) -> None:  # type: ignore[override]
         # Log starts a thread per write for this; a flush brings tens of lines, and the
