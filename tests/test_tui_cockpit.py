@@ -127,7 +127,7 @@ async def test_counters_come_from_the_store_and_survive_reopening():
         await pilot.pause(0.3)
         final = reopened.store.counts()
         summary = reopened.summary()
-        assert final["refuted"] == summary["totals"]["refuted"]
+        assert final["refuted"] == summary.totals["refuted"]
         assert f"refuted {final['refuted']} · witnesses {final['witnesses']} · rounds {final['rounds']}/10" \
             in status_text(second)
         assert final["rounds"] <= 10  # never "24/12" after replaying history
@@ -333,13 +333,13 @@ async def test_replay_matrix_fills_in_and_cells_open_the_run_output():
         await pilot.press("f8")
         table = screen.query_one("#matrix-table", DataTable)
         assert table.has_focus
-        summary = session.summary()["tasks"]["t1"]
-        refuted = {tid for tid, t in summary["trials"].items() if t["state"] == "refuted"}
+        summary = session.summary().tasks["t1"]
+        refuted = {tid for tid, t in summary.trials.items() if t.state == "refuted"}
         marks = {(row.value, col.value): str(table.get_cell(row, col))
                  for row in table.rows for col in table.columns if not col.value.startswith("__")}
         failing = {trial for (_, trial), mark in marks.items() if mark == "✗"}
         assert failing == refuted
-        assert {w["id"] for w in summary["witnesses"]} == {row.value for row in table.rows}
+        assert {w.id for w in summary.witnesses} == {row.value for row in table.rows}
         # Every witness ran on every reproducible trial: no empty cell once the session is over.
         assert "·" not in marks.values()
         witness, trial = next(k for k, mark in marks.items() if mark == "✗")

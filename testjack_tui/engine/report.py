@@ -175,28 +175,28 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
 
     trial_reports: list[dict[str, Any]] = []
     underspecified: list[dict[str, Any]] = []
-    analysis = {tid: store.get_audit(tid, "analysis") or {} for tid in summary["tasks"]}
+    analysis = {tid: store.get_audit(tid, "analysis") or {} for tid in summary.tasks}
     reviews = structured_reviews(store, verdicts)
-    for task_id, task_sum in summary["tasks"].items():
+    for task_id, task_sum in summary.tasks.items():
         task = tasks.get(task_id)
         # rho's denominator: every passing trial of the task (the session's population)
         passing_models = (meta.get("population") or {}).get(task_id) or \
             {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, []) if t.get("official_pass")}
         # rho details per witness, over the task's passing corpus
         details: dict[str, tuple[float | None, dict[str, Any], tuple[str, ...], bool]] = {}
-        for w in task_sum["witnesses"]:
+        for ws in task_sum.witnesses:
             outcomes = {tid: witness_outcome([r["status"]]) for tid, rs in runs_of.items()
-                        if tid in passing_models for wid, r in rs.items() if wid == w["id"]}
+                        if tid in passing_models for wid, r in rs.items() if wid == ws.id}
             value, per_model, skipping, complete = rho_of(outcomes, passing_models)
-            details[w["id"]] = (value, per_model, skipping, complete)
-            if w["classification"] == "ambiguous":
+            details[ws.id] = (value, per_model, skipping, complete)
+            if ws.classification == "ambiguous":
                 underspecified.append({
-                    "task": task_id, "witness": w["id"], "requirement": w["requirement"],
-                    "rho": round(w["rho"] if w["rho"] is not None else value, 3),
+                    "task": task_id, "witness": ws.id, "requirement": ws.requirement,
+                    "rho": round(ws.rho if ws.rho is not None else value, 3),
                     "models_skipping": list(skipping), "models_measured": len(per_model),
-                    "clarification": w.get("note") or "", "path": w["path"],
-                    "fails_on": w["fails_on"]})
-        for trial_id, entry in task_sum["trials"].items():
+                    "clarification": ws.note or "", "path": ws.path,
+                    "fails_on": ws.fails_on})
+        for trial_id, entry in task_sum.trials.items():
             info = next((t for t in corpus.get(task_id, []) if t["id"] == trial_id), {})
             trial = patches.get(trial_id) or Trial(trial_id, task_id, info.get("agent") or "?",
                                                    info.get("model") or "?", "", True)
@@ -248,19 +248,19 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                     f.agent = mine
             passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
             judged = judge_trial(
-                trial, findings=findings if entry["state"] == "refuted" else [],
-                ambiguous=ambiguous, evidence=evidence, audited=entry["audited"],
+                trial, findings=findings if entry.state == "refuted" else [],
+                ambiguous=ambiguous, evidence=evidence, audited=entry.audited,
                 reproduced=reproduced, clean_candidates=passes_both.get(trial_id, 0),
                 witnesses_passed=passed,
                 prompt=task.instruction if task is not None else "", t0_run=t0_runs.get(trial_id),
-                vacuous=list(task_sum.get("vacuous") or []),
+                vacuous=list(task_sum.vacuous),
                 workdir=task.environment.workdir if task is not None else "/app",
                 checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
-            if entry["state"] == "excluded":
-                judged.justification = "Excluded: " + (entry.get("reason") or "the task is not well-formed") \
+            if entry.state == "excluded":
+                judged.justification = "Excluded: " + (entry.reason or "the task is not well-formed") \
                     + ". " + judged.justification
             data = judged.to_dict()
-            data["state"] = entry["state"]
+            data["state"] = entry.state
             for finding in data["findings"]:
                 finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
             data["mutation"] = (store.get_evidence(trial_id) or {}).get("mutation")
@@ -274,16 +274,16 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         "session_id": session_id, "benchmark": meta.get("benchmark_name") or config.get("benchmark"),
         "benchmark_path": config.get("benchmark"), "mode": config.get("mode"),
         "sampler": config.get("sampler"), "seed": config.get("seed"), "rounds": config.get("rounds"),
-        "state": meta.get("state"), "usage": summary["usage"],
-        "tasks": {tid: {"well_formed": t["well_formed"], "problems": t["problems"],
-                        "vacuous": t["vacuous"], "flaky": t.get("flaky", []), "rounds": t["rounds"],
-                        "witnesses": [{k: w[k] for k in ("id", "origin", "source_trial", "requirement",
-                                                         "explicit", "classification", "rho", "path",
-                                                         "fails_on", "refutes", "duplicates")}
-                                      for w in t["witnesses"]],
+        "state": meta.get("state"), "usage": summary.usage.to_json(),
+        "tasks": {tid: {"well_formed": t.well_formed, "problems": t.problems,
+                        "vacuous": t.vacuous, "flaky": t.flaky, "rounds": [r.to_json() for r in t.rounds],
+                        "witnesses": [{k: getattr(w, k) for k in ("id", "origin", "source_trial", "requirement",
+                                                                  "explicit", "classification", "rho", "path",
+                                                                  "fails_on", "refutes", "duplicates")}
+                                      for w in t.witnesses],
                         "traceability": (analysis.get(tid) or {}).get("traceability") or [],
                         "suspicious_features": (analysis.get(tid) or {}).get("suspicious_features") or []}
-                  for tid, t in summary["tasks"].items()},
+                  for tid, t in summary.tasks.items()},
         "trials": trial_reports,
         "underspecified_prompts": underspecified,
         "decisions": decisions_table(store.approvals(), verdicts),
@@ -292,9 +292,9 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                               for a in store.approvals() if a.get("by") == "queued"],
     }
     report["checklists"] = {tid: [row.to_dict() for row in requirements_table(store, tid)]
-                            for tid in summary["tasks"]}
+                            for tid in summary.tasks}
     report["tables"] = _tables(report, corpus)
-    audited_tasks = [tid for tid, t in summary["tasks"].items() if t["well_formed"]]
+    audited_tasks = [tid for tid, t in summary.tasks.items() if t.well_formed]
     under_tasks = sorted({u["task"] for u in underspecified})
     # Table 6 shape: per benchmark, underspecified tasks out of the tasks audited.
     report["tables"]["underspecified"] = [{"benchmark": report["benchmark"],
