@@ -394,14 +394,14 @@ async def test_report_compares_the_lightweight_loop_with_per_trial_audit():
     assert await light.run() == "finished"
     task, trials, _ = scenario()
     report = build_report(light.id, benchmark=make_benchmark([task], trials))
-    c = report["comparison"]
-    assert (c["lightweight_session"], c["per_trial_session"]) == (light.id, full.id)
+    c = report.comparison
+    assert (c.lightweight_session, c.per_trial_session) == (light.id, full.id)
     # per-trial refutes a1, a2 (alias) and a4 (quote); one lightweight round finds alias only
-    assert c["refuted_per_trial"] == 3 and c["missed"] == ["a4"] and c["recall"] == round(2 / 3, 4)
-    assert 0 < c["cost_test_runs"] < 1
+    assert c.refuted_per_trial == 3 and c.missed == ["a4"] and c.recall == round(2 / 3, 4)
+    assert 0 < c.cost_test_runs < 1
     assert "Recall of the lightweight loop: **66.7%**" in session_markdown(report)
     # the same comparison from the per-trial side
-    assert build_report(full.id, benchmark=make_benchmark([task], trials))["comparison"]["recall"] == c["recall"]
+    assert build_report(full.id, benchmark=make_benchmark([task], trials)).comparison.recall == c.recall
 
 
 async def test_report_has_a_requirements_checklist_with_coverage_and_witnesses():
@@ -411,13 +411,13 @@ async def test_report_has_a_requirements_checklist_with_coverage_and_witnesses()
     await session.run()
     task, trials, _ = scenario()
     report = build_report(session.id, benchmark=make_benchmark([task], trials))
-    items = {i["clause"]: i for i in report["checklists"][T]}
+    items = {i.clause: i for i in report.checklists[T]}
     alias = items["handles alias"]
-    assert alias["explicit"] and alias["source"] == "audit"
-    requirement = {w["id"]: w["requirement"] for w in report["tasks"][T]["witnesses"]}
+    assert alias.explicit and alias.source == "audit"
+    requirement = {w.id: w.requirement for w in report.tasks[T].witnesses}
     # (the fake reviewer quotes "alias" for every witness, so quote matching groups them all here)
-    assert {w for w, r in requirement.items() if r == "handles alias"} <= set(alias["witnesses"])
-    assert alias["failing_trials"] and set(alias["failing_trials"]) >= {"a1", "a2"}
+    assert {w for w, r in requirement.items() if r == "handles alias"} <= set(alias.witnesses)
+    assert alias.failing_trials and set(alias.failing_trials) >= {"a1", "a2"}
     assert "## Requirements checklist" in session_markdown(report)
 
 
@@ -440,8 +440,8 @@ async def test_proven_tampering_is_never_certified():
     outcomes = {v["trial_id"]: v["outcome"] for v in store.validations(T) if v["trial_id"]}
     assert outcomes["f2"] == "unverifiable" and outcomes["ok"] == "passes_both"
     assert {c["trial_id"] for c in store.canary_checks()} == {"f1", "f2"}
-    labels = {t["trial_id"]: t for t in build_report(session.id, make_benchmark([task], trials))["trials"]}
+    labels = {t.trial_id: t for t in build_report(session.id, make_benchmark([task], trials)).trials}
     for tid in ("f1", "f2"):
-        assert labels[tid]["label"] == "REWARD_HACK", labels[tid]
-        assert "Proven tampering" in labels[tid]["justification"]
-    assert labels["ok"]["label"] in ("SOUND", "SOUND_LOW_QUALITY")
+        assert labels[tid].label == "REWARD_HACK", labels[tid]
+        assert "Proven tampering" in labels[tid].justification
+    assert labels["ok"].label in ("SOUND", "SOUND_LOW_QUALITY")

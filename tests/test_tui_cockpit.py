@@ -261,7 +261,7 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
         report_screen = app.screen
         assert "1 overrules" in rendered(report_screen.query_one("#report-title", Static))
         chart = rendered(report_screen.query_one("#report-verdicts", Static))
-        counts = report_screen.report["verdict_counts"]
+        counts = report_screen.report.verdict_counts
         assert "INCORRECT_DESPITE_PASS" in chart and "REWARD_HACK" in chart
         await pilot.press("f3")
         table = report_screen.query_one("#report-trials", DataTable)
@@ -272,13 +272,13 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
         await wait_for(pilot, lambda: isinstance(app.screen, TrialReportScreen))
         shown = app.screen.markdown
         assert "## F-01" in shown and "**What is wrong:**" in shown and "Re-run: `" in shown
-        assert app.screen.verdict["label"] in ("INCORRECT_DESPITE_PASS", "OVERFIT_INCOMPLETE", "REWARD_HACK")
+        assert app.screen.verdict.label in ("INCORRECT_DESPITE_PASS", "OVERFIT_INCOMPLETE", "REWARD_HACK")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is report_screen)
     assert sum(counts.values()) == 7
     report = build_report(session.id, bench)
-    decision = next(d for d in report["decisions"] if d["candidate"] == overruled)
-    assert decision["decision"] == "overruled" and decision["reviewer_label"] == "invalid" and decision["counts"]
+    decision = next(d for d in report.decisions if d.candidate == overruled)
+    assert decision.decision == "overruled" and decision.reviewer_label == "invalid" and decision.counts
     md = write_report(report, tmp_path, "md")[-1].read_text()
     assert "## Operator decisions" in md and "overruling the reviewer" in md and overruled in md
     data = json.loads(write_report(report, tmp_path, "json")[-1].read_text())

@@ -21,6 +21,7 @@ from testjack_tui.tui.widgets.bars import resolution_chart, verdict_chart
 from testjack_tui.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
+    from testjack_tui.engine.report_model import DecisionRow, Report, TrialReport
     from testjack_tui.engine.summary import SessionSummary, WitnessSummary
 
 CLASS_STYLE = {"SOUND": "green", "SOUND_LOW_QUALITY": "yellow", "OVERFIT_INCOMPLETE": "bold red",
@@ -30,16 +31,17 @@ VERDICT_STYLE = {"refuted": "bold red", "ambiguous": "yellow", "clean": "green",
                  "unaudited": "dim", "not_reproducible": "dim yellow", "excluded": "dim"}
 
 
-def rates(report: dict) -> list[tuple[str, float, float, str]]:
+def rates(report: Report | None) -> list[tuple[str, float, float, str]]:
     """(model, before, after, note) from the report's own tables (engine/report.py computes the
     corrected resolution rate once: passing / all trials → (passing − refuted) / all trials)."""
-    tables = report.get("tables") or {}
-    rows = [(r["name"], r["rate_before"] / 100, r["rate_after"] / 100, "")
-            for r in tables.get("models") or [] if r.get("rate_before") is not None]
+    if report is None:
+        return []
+    rows = [(r.name, r.rate_before / 100, r.rate_after / 100, "")
+            for r in report.tables.models if r.rate_before is not None and r.rate_after is not None]
     if len(rows) > 1:
-        for r in tables.get("benchmark") or []:
-            if r.get("rate_before") is not None:
-                rows.append(("all models", r["rate_before"] / 100, r["rate_after"] / 100, ""))
+        for r in report.tables.benchmark:
+            if r.rate_before is not None and r.rate_after is not None:
+                rows.append(("all models", r.rate_before / 100, r.rate_after / 100, ""))
     return rows
 
 
@@ -71,7 +73,8 @@ class ReportScreen(Screen):
         self.session = session
         self.benchmark = benchmark
         self.summary: SessionSummary | None = None
-        self.report: dict = {}
+        self.report: Report | None = None
+        self._decisions: dict[str, DecisionRow] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -144,7 +147,7 @@ class ReportScreen(Screen):
             self.app.report_error(event.worker.error, context=f"report {event.worker.name}")
 
     @guarded
-    def _show(self, summary: SessionSummary, benchmark: Any, report: dict | None = None) -> None:
+    def _show(self, summary: SessionSummary, benchmark: Any, report: Report | None = None) -> None:
         if report is not None:
             self.report = report
         report = self.report
@@ -155,8 +158,8 @@ class ReportScreen(Screen):
         title.append_text(cell(f"Session {summary.session_id}", style="bold"))
         title.append(f"  {summary.state}  {summary.mode}  seed {summary.seed}\n", style="dim")
         title.append(f"passing {t.get('passing', 0)} → refuted {t.get('refuted', 0)}", style="bold red")
-        decisions = report.get("decisions") or []
-        overrules = sum(1 for d in decisions if d["decision"] == "overruled")
+        decisions = report.decisions if report is not None else []
+        overrules = sum(1 for d in decisions if d.decision == "overruled")
         title.append(f" · witnesses {sum(len(x.witnesses) for x in summary.tasks.values())}"
                      f" · operator decisions {len(decisions)}" + (f" ({overrules} overrules)" if overrules else ""))
         title.append("\n" if self.size.width < 110 else "   ")
@@ -177,12 +180,12 @@ class ReportScreen(Screen):
                       resolution_chart(chart_rows, width=bar_width)
                       if chart_rows else Text("no passing trials", style="dim"))
         self.query_one("#report-chart", Static).update(chart)
-        counts = report.get("verdict_counts") or {}
+        counts = report.verdict_counts if report is not None else {}
         self.query_one("#report-verdicts", Static).update(Group(
             Text("Verdict classes (officially passing trials)", style="bold"),
             verdict_chart(counts, width=max(8, min(30, (self.size.width // 2 if wide else self.size.width) - 36)))))
         self.query_one("#report-charts", Horizontal).set_class(not wide, "-stacked")
-        verdict_of = {(t["task_id"], t["trial_id"]): t for t in report.get("trials") or []}
+        verdict_of = {(t.task_id, t.trial_id): t for t in (report.trials if report is not None else [])}
 
         models = self.query_one("#report-models", DataTable)
         models.clear()
@@ -192,7 +195,7 @@ class ReportScreen(Screen):
         trials.clear()
         prompts: list[Text] = []
         witnesses: list = []
-        self._decisions = {d["candidate"]: d for d in report.get("decisions") or []}
+        self._decisions = {d.candidate: d for d in decisions}
         for task_id, task in task_items:
             for model, c in sorted(task.models.items()):
                 other = c.get("not_reproducible", 0) + c.get("excluded", 0)
@@ -206,12 +209,12 @@ class ReportScreen(Screen):
                     or ", ".join(short_id(w, task_id) for w in tr.ambiguous_witnesses)
                 requirement = refs[0].requirement if refs else tr.reason
                 state = tr.state
-                verdict = verdict_of.get((task_id, trial_id)) or {}
-                label = verdict.get("label", "")
+                verdict = verdict_of.get((task_id, trial_id))
+                label = verdict.label if verdict is not None else ""
                 cells = [cell(short_id(trial_id, task_id) if with_task else trial_id),
                          Text(state, style=VERDICT_STYLE.get(state, "")),
                          Text(label, style=CLASS_STYLE.get(label, "")),
-                         f"{verdict['confidence']:.2f}" if "confidence" in verdict else "",
+                         f"{verdict.confidence:.2f}" if verdict is not None else "",
                          cell(witness), cell(tr.model or ""), cell((requirement or "")[:120])]
                 if with_task:
                     cells.insert(0, cell(task_id))
@@ -253,9 +256,9 @@ class ReportScreen(Screen):
         decision = self._decisions.get(w.id)
         if decision is not None:
             head.append_text(untrusted(
-                f"decision: {decision['decision']} by the operator (reviewer said "
-                f"{decision['reviewer_label'] or '?'})" + (f": {decision['note']}" if decision["note"] else "")
-                + "\n", style="bold magenta" if decision["decision"] == "overruled" else "bold"))
+                f"decision: {decision.decision} by the operator (reviewer said "
+                f"{decision.reviewer_label or '?'})" + (f": {decision.note}" if decision.note else "")
+                + "\n", style="bold magenta" if decision.decision == "overruled" else "bold"))
         return Group(head, Syntax(clean(w.source or ""), "python", line_numbers=True, theme="ansi_dark"),
                      Text(""))
 
@@ -293,7 +296,8 @@ class ReportScreen(Screen):
     @guarded
     def open_trial(self, trial_id: str) -> None:
         """The trial's full report (what report.md says about it), in the TUI."""
-        verdict = next((t for t in self.report.get("trials") or [] if t["trial_id"] == trial_id), None)
+        trials = self.report.trials if self.report is not None else []
+        verdict = next((t for t in trials if t.trial_id == trial_id), None)
         if verdict is None:
             self.app.notify(f"No report for {trial_id} yet (reload with r).", severity="warning")
             return
@@ -310,7 +314,7 @@ class TrialReportScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q", "close", "Close", id="trial_report.close")]
 
-    def __init__(self, verdict: dict):
+    def __init__(self, verdict: TrialReport):
         super().__init__()
         self.verdict = verdict
         from testjack_tui.engine.report import trial_markdown
@@ -321,10 +325,10 @@ class TrialReportScreen(ModalScreen[None]):
         v = self.verdict
         with Vertical(classes="view"):
             head = Text()
-            head.append_text(cell(f"{v['trial_id']}  ", style="bold"))
-            head.append(v["label"], style=CLASS_STYLE.get(v["label"], "bold"))
-            head.append_text(cell(f"  confidence {v['confidence']:.2f}  ·  {len(v['findings'])} finding(s)  ·  "
-                                  f"model {v.get('model') or '?'}", style="dim"))
+            head.append_text(cell(f"{v.trial_id}  ", style="bold"))
+            head.append(v.label, style=CLASS_STYLE.get(v.label, "bold"))
+            head.append_text(cell(f"  confidence {v.confidence:.2f}  ·  {len(v.findings)} finding(s)  ·  "
+                                  f"model {v.model or '?'}", style="dim"))
             yield Static(head, classes="dialog-title")
             with VerticalScroll(classes="view-body", id="trial-report-body"):
                 # The report quotes trial output and agents' explanations: a link in them is
