@@ -28,7 +28,7 @@ from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests
                                 Skipped, Task, Trial)
 from testjack_tui.safe_paths import id_problem
 
-from .languages import default_framework, framework_of_tool, normalize_language
+from .languages import default_framework, framework_of_script, framework_of_tool, normalize_language
 from .manifest import ImageSource, Manifest, read_toml
 from .patches import patch_problem, touched_files
 
@@ -154,15 +154,17 @@ def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
 
     language = normalize_language(meta.get("language") or meta.get("repo_language") or config.get("language"))
     grade = config.get("grade") if isinstance(config.get("grade"), dict) else {}
+    run_script = _read_text(folder / "tests" / "test.sh")
     framework = (config.get("framework") or meta.get("test_framework") or grade.get("framework")
-                 or framework_of_tool(grade.get("tool_label")) or default_framework(language))
+                 or framework_of_tool(grade.get("tool_label")) or framework_of_script(run_script, language)
+                 or default_framework(language))
     tests = OfficialTests(
         test_patch=test_patch,
         fail_to_pass=f2p,
         pass_to_pass=p2p,
         framework=str(framework),
         test_files=touched_files(test_patch),
-        run_script=_read_text(folder / "tests" / "test.sh"),
+        run_script=run_script,
         evaluator=_evaluator(folder, toml_path, config_path, grade, verifier),
     )
     base_commit = config.get("base_commit") or meta.get("base_commit")

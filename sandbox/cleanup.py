@@ -16,8 +16,11 @@ from .labels import APP_FILTER, L_PID, L_SESSION, owner_dead
 
 
 def list_ours(client: PodmanClient) -> list[Container]:
+    """Containers a Sandbox started: our app label *and* an owner. Images we build carry the app
+    label too, and a container a user starts from one by hand inherits it; without an owner label
+    it is the user's, never a leftover of ours."""
     found: list[Container] = client.containers.list(all=True, filters=[APP_FILTER])
-    return found
+    return [c for c in found if L_PID in (c.attrs.get("Labels") or {})]
 
 
 def sweep(client: PodmanClient, own_session: str | None = None) -> list[str]:

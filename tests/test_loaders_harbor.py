@@ -286,3 +286,25 @@ def test_oracle_trial_without_model_uses_agent_name(copy):
     bench = load_benchmark(copy)
     a1 = next(t for t in bench.trials if t.id == "slugify-unicode__a1")
     assert a1.model == "oracle" and a1.agent == "oracle"
+
+
+def test_a_harbor_task_whose_script_runs_djangos_runtests_gets_the_django_runner(copy):
+    """Tasks converted from SWE-bench's Django instances name no framework; their test.sh runs the
+    harness's `./tests/runtests.py`. Witnesses must then run through it too, not under pytest."""
+    from testjack_tui.benchmarks.languages import framework_of_script
+    from testjack_tui.sandbox.runners import runner_name
+
+    task_dir = copy / "tasks" / "slugify-unicode"
+    (task_dir / "tests" / "test.sh").write_text(
+        "#!/bin/bash\nset -uxo pipefail\ncd /testbed\n"
+        ": '>>>>> Start Test Output'\n"
+        "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 forms_tests.tests\n"
+        ": '>>>>> End Test Output'\n")
+    bench = load_benchmark(copy)
+    task = bench.tasks["slugify-unicode"]
+    assert runner_name(task.tests.framework) == "django"
+    assert runner_name(load_benchmark(FIXTURE).tasks["slugify-unicode"].tests.framework) == "pytest"
+    # Only Python tasks, only a real invocation; a script that merely mentions pytest stays pytest.
+    assert framework_of_script("python3 tests/runtests.py auth_tests", "python") == "django"
+    assert framework_of_script("./tests/runtests.py", "go") is None
+    assert framework_of_script("pytest tests/test_runtests_py_parser.py", "python") is None

@@ -283,6 +283,28 @@ async def test_sweep_removes_leftovers_of_dead_owners_only(task):
         assert alive[:12] not in [r[:12] for r in podman_ids(APP_FILTER)]
 
 
+async def test_a_container_started_by_hand_from_one_of_our_images_is_not_swept(task):
+    """A maintainer re-runs a witness with `podman run` of the task's environment image: that
+    container inherits the image's app label but is theirs, so no session may remove it."""
+    async with Sandbox(session="t-by-hand-1") as sb:
+        image = await sb.env_image(task)
+    from testjack_tui.sandbox.podman_conf import podman
+
+    # As the README's re-run command does it: our containers.conf, the image, a command.
+    by_hand = podman("run", "-d", "--rm", image, "sleep", "60").stdout.decode().strip()
+    try:
+        labels = subprocess.run(["podman", "inspect", "--format", "{{json .Config.Labels}}", by_hand],
+                                capture_output=True, text=True, check=True).stdout
+        assert "testjack.app" in labels  # inherited from the image: the case this guards
+        async with Sandbox(session="t-by-hand-2") as sb:
+            assert by_hand not in sb.swept_at_start
+        state = subprocess.run(["podman", "inspect", "--format", "{{.State.Status}}", by_hand],
+                               capture_output=True, text=True)
+        assert state.stdout.strip() == "running", state.stdout + state.stderr
+    finally:
+        subprocess.run(["podman", "rm", "-f", "-t", "0", by_hand], capture_output=True)
+
+
 async def test_limits_are_applied_to_world_containers(task):
     async with Sandbox(session="t-limits", limits=Limits(memory_mb=128, pids=32, cpus=0.5)) as sb:
         ref = await sb.prepare(task, "reference")
