@@ -20,8 +20,8 @@ how a canary file is written in its ecosystem and where its run collects one:
   modules (`ModuleCanaries`) like the witness files.
 - go test (`GoCanaries`): a `*_test.go` in each package the run tests, with that package's
   clause (set by the launcher); pass and fail only: a build failure is per package, not per test.
-- cargo test (`CargoCanaries`): an integration test `tests/<name>.rs`; pass and fail only (a
-  compile error fails every target at once).
+- cargo test (`CargoCanaries`): an integration test `tests/<name>.rs` of each package the run
+  tests (workspace members too); pass and fail only (a compile error fails every target at once).
 - vitest, jest, mocha, node --test (`JsCanaries`): a test file beside the run's own, named with
   their suffix; the launcher gives it the header of the tool it runs. mocha and node --test
   report a failing before-all hook as an error (our reporters), so their canaries must error
@@ -247,16 +247,29 @@ def _go_package(test_id: str) -> str:
 
 
 class CargoCanaries:
-    """cargo test: an integration test target `tests/<name>.rs` (its own test binary, linked
-    with the crate like the run's tests)."""
+    """cargo test: an integration test target (its own test binary, linked with the crate like
+    the run's tests) in each package the run tests. Beside a witness file (`tests/x.rs`, or a
+    workspace member's `<folder>/tests/x.rs`) it goes in the same folder; for ids naming a
+    package (`<package>: ...`, `<package>::<target>: ...`) it is written as
+    `tests/<package>/<name>.rs` and the launcher (sandbox/runners/cargo_runner.py) moves it to
+    that package's `tests/` (in a workspace whose root has no package, there is no other way to
+    know where a package lives)."""
 
     must: tuple[str, ...] = ("passed", "failed")  # a compile error fails every target at once: no "error"
 
     def folders(self, test_ids: list[str]) -> list[str]:
-        return ["tests"]
+        out = []
+        for test_id in test_ids:
+            path = test_id.partition("::")[0]
+            if path.endswith(".rs"):
+                out.append(str(PurePosixPath(path).parent))
+                continue
+            package = test_id.partition(": ")[0].partition("::")[0]
+            out.append(f"tests/{package}" if package and "/" not in package else "tests")
+        return out or ["tests"]
 
     def path(self, folder: str, rng: random.Random, taken: set[str], test_ids: list[str]) -> str:
-        return f"tests/{_name(rng, taken, prefix='')}.rs"
+        return _in_folder(folder, f"{_name(rng, taken, prefix='')}.rs")
 
     def source(self, rng: random.Random, taken: set[str], musts: tuple[str, ...]
                ) -> tuple[str, list[tuple[str, str]]]:

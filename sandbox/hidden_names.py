@@ -1,14 +1,28 @@
 """Candidate tests run under names the trial's code cannot predict, and are reported under the
 names their author gave them.
 
-A trial's library code runs inside the test process: it can look at the test file's name, the
-calling test's function name (`sys._getframe`, `PYTEST_CURRENT_TEST`) and behave only there.
-So each run renames the candidate test files (`test_<word>_<word>_<hex>.py`) and the test functions,
-methods and classes defined in them (to names built like the canaries' names, so a witness
-looks like a canary: sandbox/canaries.py). Ids go in renamed (`run_id`) and outcomes, ids and
-messages come back under the original names (`restore`). Ids in a runner's own scheme that name
-the module (Django's `test_m (app.test_x.Class)`) come back with the original module and names
-too. Only definitions are renamed; the run log keeps the run's names (it is what ran).
+A trial's code runs inside the test process (a conftest hook or library code in Python, a Go
+TestMain, a mocha exit hook, a jest processor): it can look at the test file's name and the
+test's own name (`sys._getframe`, `PYTEST_CURRENT_TEST`, `-test.run`, a JSON report) and
+forge or behave only there. Canaries (sandbox/canaries.py) catch a forgery of every result; a
+forgery aimed at one *known* witness name is caught by not having that name. So each run gives
+the candidate test files fresh names and renames the tests defined in them, with names built
+like the canaries' names in that language, so a witness looks like a canary.
+
+One mechanism for every language (`hide`, `HiddenNames`): ids go in renamed (`run_id`) and
+outcomes, ids and messages come back under the original names (`restore`); ids in a runner's
+own scheme that name the module or binary (Django's `test_m (app.test_x.Class)`, Go's
+`<import path>.TestX`, cargo's `<package>::<target>: <test>`) come back with the original
+names too. A runner only says, through its `names` style (`NameStyle`), which files are test
+files, what a fresh file name looks like, how tests are renamed in its language and how an id
+splits into names:
+- Python (`PYTHON`): `test_*.py` / `*_test.py` modules; test functions, methods and classes.
+- Go (`GO`): `*_test.go`; `func TestX(t *testing.T)` (not TestMain, Example or Fuzz).
+- Rust (`RUST`): integration tests `tests/<name>.rs`; `#[test]` functions.
+- JavaScript/TypeScript (`JS`): `*.test.*` / `*.spec.*`, files under `__tests__/` and files an
+  id names; the literal titles of describe/it/test/suite/context/specify (a title built at run
+  time, like `test.each`'s, keeps its text).
+Only definitions are renamed; the run log keeps the run's names (it is what ran).
 """
 from __future__ import annotations
 
@@ -17,83 +31,163 @@ import dataclasses
 import random
 import re
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Protocol
 
 from .api import TestOutcome
-from .canaries import _name
+from .canaries import _camel, _go_package, _name
+from .test_ids import module_of
+
+
+class NameStyle(Protocol):
+    """How one language's candidate test files and tests are renamed; everything else (fresh
+    names per run, mapping ids both ways) is this module's."""
+
+    # A regex with one group: what separates the names in an id after its file (`::`, ` > `),
+    # or a tail that is kept as written (pytest's `[params]`, Go's `/subtest`).
+    id_parts: str
+
+    def test_file(self, path: PurePosixPath, requested: bool) -> bool:
+        """Is this candidate file a test file to rename (`requested`: an id names it)?"""
+        ...
+
+    def file_name(self, path: PurePosixPath, rng: random.Random, taken: set[str]) -> str:
+        """A fresh base name for the test file (its runner still collects it)."""
+        ...
+
+    def rename(self, source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
+        """(the source with its tests renamed at their definitions, {old name: new name})."""
+        ...
+
+    def scheme_id(self, test_id: str, old: str, new: str, names: dict[str, str]) -> str | None:
+        """An id in the runner's own scheme (Go's `<import path>.TestX`, cargo's
+        `<package>::<target>: <test>`) naming a test of the file `old`, under the run's names
+        (`new`, `names`); None when it names none of that file's tests."""
+        ...
 
 
 @dataclass
 class HiddenNames:
     paths: dict[str, str] = field(default_factory=dict)  # repo path -> the path it runs under
     names: dict[str, dict[str, str]] = field(default_factory=dict)  # run path -> {name: run name}
+    style: NameStyle | None = None  # None: nothing renamed
 
     def run_id(self, test_id: str) -> str:
-        path, sep, rest = test_id.partition("::")
-        run_path = self.paths.get(path, path)
-        names = self.names.get(run_path)
-        if names and rest:
-            rest = "::".join(_swap(part, names) for part in rest.split("::"))
-        return run_path + sep + rest
+        """The id under the run's names (an id of no renamed file is unchanged)."""
+        if self.style is None:
+            return test_id
+        for old, new in self.paths.items():
+            if test_id == old:
+                return new
+            for sep in ("::", ": "):  # `<file>: <name>` is JS's grader scheme
+                if test_id.startswith(old + sep):
+                    names = self.names.get(new, {})
+                    rest = test_id[len(old) + len(sep):]
+                    parts = re.split(self.style.id_parts, rest)
+                    # Even items are names, odd ones the separators and kept tails.
+                    swapped = [names.get(p, p) if i % 2 == 0 else p for i, p in enumerate(parts)]
+                    return new + sep + "".join(swapped)
+        for old, new in self.paths.items():
+            found = self.style.scheme_id(test_id, old, new, self.names.get(new, {}))
+            if found is not None:
+                return found
+        return test_id
 
-    def original_id(self, run_id: str) -> str:
-        back_paths = {new: old for old, new in self.paths.items()}
-        path, sep, rest = run_id.partition("::")
-        names = self.names.get(path)
-        if names and rest:
-            back = {new: old for old, new in names.items()}
-            rest = "::".join(_swap(part, back) for part in rest.split("::"))
-        return back_paths.get(path, path) + sep + rest
-
-    def restore(self, outcomes: dict[str, TestOutcome]) -> dict[str, TestOutcome]:
-        """Outcomes keyed and worded with the original names."""
-        if not self.paths and not self.names:
-            return outcomes
+    def _words(self) -> dict[str, str]:
         words = {new: old for old, new in self.paths.items()}
-        # Runners that name tests by module (Django's `test_m (app.test_x.Class)`) say the stem.
-        words.update({PurePosixPath(new).stem: PurePosixPath(old).stem for old, new in self.paths.items()})
+        # Runners that name tests by module or binary (Django's `test_m (app.test_x.Class)`,
+        # cargo's `<package>::<target>: <test>`) and Go's messages (`x_test.go:9:`) say the stem
+        # or the base name.
+        for old, new in self.paths.items():
+            o, n = PurePosixPath(old), PurePosixPath(new)
+            words.update({n.name: o.name, n.stem: o.stem})
         for names in self.names.values():
             words.update({new: old for old, new in names.items()})
-        pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+        return words
+
+    def original_id(self, run_id: str) -> str:
+        words = self._words()
+        return _sub(words, run_id) if words else run_id
+
+    def restore(self, outcomes: dict[str, TestOutcome]) -> dict[str, TestOutcome]:
+        """Outcomes keyed and worded with the original names. The run's names are fresh random
+        words, so swapping them back wherever they occur (ids of any scheme, messages) is safe."""
+        words = self._words()
+        if not words:
+            return outcomes
         out = {}
         for node, outcome in outcomes.items():
-            node = self.original_id(node)
-            if "::" not in node and words:  # an id in a runner's own scheme
-                node = pattern.sub(lambda m: words[m.group(0)], node)
-            message = pattern.sub(lambda m: words[m.group(0)], outcome.message) if words else outcome.message
-            out[node] = dataclasses.replace(outcome, id=node, message=message)
+            node = _sub(words, node)
+            out[node] = dataclasses.replace(outcome, id=node, message=_sub(words, outcome.message))
         return out
 
 
-def _swap(part: str, names: dict[str, str]) -> str:
-    """An id part (`name` or `name[params]`) with its name swapped by `names`."""
-    name, bracket, params = part.partition("[")
-    return names.get(name, name) + bracket + params
+def _sub(words: dict[str, str], text: str) -> str:
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+    return pattern.sub(lambda m: words[m.group(0)], text)
 
 
-def hide(files: dict[str, str]) -> tuple[HiddenNames, dict[str, str]]:
+def _names_file(test_id: str, path: str) -> bool:
+    return test_id == path or test_id.startswith((path + "::", path + ": "))
+
+
+def hide(files: dict[str, str], style: NameStyle | None = None, test_ids: Iterable[str] = ()
+         ) -> tuple[HiddenNames, dict[str, str]]:
     """(the renaming, files under their run paths with their tests renamed) for candidate test
-    modules (not conftest.py, not helpers: those are imported by name)."""
-    hidden = HiddenNames()
+    files in `style`'s language (Python when None); other files (conftest.py, helpers: imported
+    by name) keep their names. `test_ids`: the run's ids (a file an id names is a test file)."""
+    way: NameStyle = style or PYTHON
+    ids = list(test_ids)
+    hidden = HiddenNames(style=way)
     run_files: dict[str, str] = {}
     rng = random.Random(secrets.randbits(64))
     taken: set[str] = set()
     for path, text in files.items():
         p = PurePosixPath(path)
-        if p.suffix != ".py" or not (p.name.startswith("test_") or p.name.endswith("_test.py")):
+        if not way.test_file(p, any(_names_file(i, path) for i in ids)):
             run_files[path] = text
             continue
         # Nothing of the author's name is kept (a prefix is as good as the name to a trial).
-        new = (f"{_name(rng, taken)}.py" if p.name.startswith("test_")
-               else f"{_name(rng, taken, prefix='')}_test.py")
-        run_path = str(p.with_name(new))
+        while True:
+            run_path = str(p.with_name(way.file_name(p, rng, taken)))
+            if run_path not in files and run_path not in run_files:
+                break
         hidden.paths[path] = run_path
-        source, names = rename_tests(text, rng)
+        source, names = way.rename(text, rng)
         run_files[run_path] = source
         if names:
             hidden.names[run_path] = names
     return hidden, run_files
+
+
+class PythonNames:
+    """pytest and unittest modules: `test_*.py` / `*_test.py`; test functions, classes and
+    their test methods (`rename_tests`)."""
+
+    id_parts = r"(::|\[.*$)"
+
+    def test_file(self, path: PurePosixPath, requested: bool) -> bool:
+        return path.suffix == ".py" and (path.name.startswith("test_") or path.name.endswith("_test.py"))
+
+    def file_name(self, path: PurePosixPath, rng: random.Random, taken: set[str]) -> str:
+        return (f"{_name(rng, taken)}.py" if path.name.startswith("test_")
+                else f"{_name(rng, taken, prefix='')}_test.py")
+
+    def rename(self, source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
+        return rename_tests(source, rng)
+
+    def scheme_id(self, test_id: str, old: str, new: str, names: dict[str, str]) -> str | None:
+        # JUnit's `path.to.test_x.Class.test_y[params]` (sandbox/test_ids.py).
+        module = module_of(old) + "."
+        if not test_id.startswith(module):
+            return None
+        head, bracket, params = test_id[len(module):].partition("[")
+        return module_of(new) + "." + ".".join(names.get(p, p) for p in head.split(".")) + bracket + params
+
+
+PYTHON = PythonNames()
 
 
 def rename_tests(source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
@@ -148,3 +242,128 @@ def _lone_test_case(node: ast.ClassDef, source: str) -> bool:
 
 def _test_name(name: str) -> bool:
     return name.startswith("test") and len(name) > 4
+
+
+def _fresh(rng: random.Random, taken: set[str], source: str, make: str) -> str:
+    """A fresh name for a test (`make`: "snake", "camel" or "words"), never one the source
+    already uses."""
+    while True:
+        if make == "camel":
+            name = _camel(rng, taken, "Test")
+        else:
+            name = _name(rng, taken, prefix="")
+            name = " ".join(name.split("_")) if make == "words" else name
+        if name not in source:
+            return name
+
+
+def _rename_at(source: str, pattern: re.Pattern[str], rng: random.Random, make: str
+               ) -> tuple[str, dict[str, str]]:
+    """Every match's `name` group renamed (the same old name always to the same new one)."""
+    taken: set[str] = set()
+    names: dict[str, str] = {}
+
+    def swap(m: re.Match[str]) -> str:
+        old = m.group("name")
+        if old not in names:
+            names[old] = _fresh(rng, taken, source, make)
+        start, end = m.span("name")
+        return m.group(0)[:start - m.start()] + names[old] + m.group(0)[end - m.start():]
+
+    return pattern.sub(swap, source), names
+
+
+# `func TestX(t *testing.T)`: TestMain (`*testing.M`), benchmarks, examples and fuzz targets
+# keep their names (go test runs them by name shape, and examples name what they document).
+_GO_TEST = re.compile(r"(?m)^func\s+(?P<name>Test\w*)\s*\(\s*\w+\s+\*\s*(?:testing\.)?T\s*\)")
+
+
+class GoNames:
+    """go test: `*_test.go` files; their `func TestX(t *testing.T)` (named like GoCanaries')."""
+
+    id_parts = r"(::|/.*$)"  # `path::TestX/sub`: subtests run under their parent's new name
+
+    def test_file(self, path: PurePosixPath, requested: bool) -> bool:
+        return path.name.endswith("_test.go")
+
+    def file_name(self, path: PurePosixPath, rng: random.Random, taken: set[str]) -> str:
+        return _name(rng, taken, prefix="") + "_test.go"
+
+    def rename(self, source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
+        return _rename_at(source, _GO_TEST, rng, "camel")
+
+    def scheme_id(self, test_id: str, old: str, new: str, names: dict[str, str]) -> str | None:
+        # `<import path>.TestX[/sub]`, the import path ending in the file's folder (any import
+        # path for a file at the module's root: the module's path is not known here).
+        package = _go_package(test_id)
+        folder = str(PurePosixPath(old).parent)
+        if not package or not (folder == "." or package == folder or package.endswith("/" + folder)):
+            return None
+        top, slash, sub = test_id[len(package) + 1:].partition("/")
+        return package + "." + names[top] + slash + sub if top in names else None
+
+
+GO = GoNames()
+
+# `#[test]` (or `#[tokio::test]`, among other attributes) then the function it marks.
+_RUST_TEST = re.compile(r"#\[(?:\w+::)*test\]\s*(?:#\[[^\]]*\]\s*|//[^\n]*\n\s*)*"
+                        r"(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(?P<name>[A-Za-z_]\w*)")
+
+
+class RustNames:
+    """cargo test: integration tests `tests/<name>.rs` (a helper `tests/common/mod.rs` is not
+    one); their `#[test]` functions (named like CargoCanaries')."""
+
+    id_parts = r"(::)"
+
+    def test_file(self, path: PurePosixPath, requested: bool) -> bool:
+        return path.suffix == ".rs" and path.parent.name == "tests" and "src" not in path.parts
+
+    def file_name(self, path: PurePosixPath, rng: random.Random, taken: set[str]) -> str:
+        return _name(rng, taken, prefix="") + ".rs"
+
+    def rename(self, source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
+        return _rename_at(source, _RUST_TEST, rng, "snake")
+
+    def scheme_id(self, test_id: str, old: str, new: str, names: dict[str, str]) -> str | None:
+        # nextest's `<package>::<target>: <test>`, the target being the file's stem.
+        binary, sep, name = test_id.partition(": ")
+        package, colons, target = binary.partition("::")
+        if not (sep and colons) or target != PurePosixPath(old).stem:
+            return None
+        return f"{package}::{PurePosixPath(new).stem}: " + "::".join(names.get(p, p) for p in name.split("::"))
+
+
+RUST = RustNames()
+
+_JS_EXTS = (".ts", ".js", ".mjs", ".cjs", ".tsx", ".jsx", ".mts", ".cts")
+# The literal title of describe/it/test/suite/context/specify (and their .only/.skip/...), not
+# of a subtest (`t.test(...)`) or of a title built at run time (`${...}`, `test.each`).
+_JS_TITLE = re.compile(
+    r"(?<![\w.$])(?:describe|it|test|suite|context|specify)(?:\.(?:only|skip|todo|concurrent|sequential))?"
+    r"\s*\(\s*(?P<q>['\"`])(?P<name>(?:(?!(?P=q))[^\\\n$])+)(?P=q)")
+
+
+class JsNames:
+    """vitest, jest, mocha, node --test: `*.test.*`, `*.spec.*`, files under `__tests__/` and
+    files an id names; the titles of their suites and tests (worded like JsCanaries')."""
+
+    id_parts = r"(::| > )"
+
+    def test_file(self, path: PurePosixPath, requested: bool) -> bool:
+        return path.name.endswith(_JS_EXTS) and (
+            requested or "__tests__" in path.parts or re.search(r"\.(test|spec)\.[a-z]+$", path.name) is not None)
+
+    def file_name(self, path: PurePosixPath, rng: random.Random, taken: set[str]) -> str:
+        # The suffix the tool's include pattern matches (`.test.ts`, `.spec.js`) stays.
+        m = re.search(r"(\.(test|spec))?\.[a-z]+$", path.name)
+        return _name(rng, taken, prefix="") + (m.group(0) if m else ".js")
+
+    def rename(self, source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
+        return _rename_at(source, _JS_TITLE, rng, "words")
+
+    def scheme_id(self, test_id: str, old: str, new: str, names: dict[str, str]) -> str | None:
+        return None  # its grader's `<file>: <titles>` names the file (HiddenNames.run_id)
+
+
+JS = JsNames()

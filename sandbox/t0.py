@@ -36,9 +36,15 @@ def direct_ids(task: Task) -> dict[str, str]:
     return {i: (i if is_pytest_id(i) else junit_to_pytest(i, files)) for i in task.tests.ids}
 
 
+def direct_mapping(task: Task, ids: list[str]) -> dict[str, str]:
+    """`ids` (T0 ids) -> the ids our runner runs them as (one pass over T0: linear in its size)."""
+    known = direct_ids(task)
+    return {i: known.get(i, i) for i in ids}
+
+
 async def run_direct(sb: SandboxBackend, task: Task, world: WorldRef, ids: list[str], timeout: float | None = 600) -> TestRun:
     """Our runner on `ids` (T0 ids), outcomes re-keyed to those ids."""
-    mapping = {i: direct_ids(task).get(i, i) for i in ids}
+    mapping = direct_mapping(task, ids)
     run = await sb.run_tests(world, list(dict.fromkeys(mapping.values())), timeout=timeout)
     outcomes = {}
     for test_id, node in mapping.items():

@@ -12,6 +12,7 @@ trailing capitalised parts are taken as classes.
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Iterable
 
@@ -64,11 +65,17 @@ def pytest_candidates(test_id: str) -> list[str]:
     return found
 
 
+@functools.lru_cache(maxsize=32)
+def _modules(files: tuple[str, ...]) -> dict[str, str]:
+    """Module name -> test file; cached because a T0 of a thousand ids asks it per id."""
+    return {module_of(f): f for f in files if f.endswith(".py")}
+
+
 def junit_to_pytest(test_id: str, files: Iterable[str] = ()) -> str:
     """The pytest node id of a JUnit `classname.name` id: the candidate whose file is one of
     `files` (see the module docstring), else the likeliest one."""
     candidates = pytest_candidates(test_id)
-    known = {module_of(f): f for f in files if f.endswith(".py")}
+    known = _modules(tuple(files))
     for candidate in candidates:
         path, sep, rest = candidate.partition("::")
         if module_of(path) in known:

@@ -51,7 +51,8 @@ def run_tests_in(client_factory: ClientFactory, container: Container, world: Wor
     # single out a witness by its file or function name); ids and messages are mapped back
     # afterwards (sandbox/hidden_names.py). Not in a live container (an agent's session), where
     # the agent expects its file where it put it.
-    hidden, run_files = hide(files or {}) if rename else (HiddenNames(), dict(files or {}))
+    style = runner.names if rename else None
+    hidden, run_files = hide(files or {}, style, test_ids) if style else (HiddenNames(), dict(files or {}))
     run_ids = [hidden.run_id(i) for i in test_ids]
     canary = None
     if world.kind == "model" and runner.canaries:

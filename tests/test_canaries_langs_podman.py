@@ -1,8 +1,10 @@
-"""Canaries in Go, Rust and JavaScript/TypeScript runs (real podman, our language fixtures): an
-honest trial's run comes out "ok" with its canaries placed where the run collects them, and a
-trial that forges its runner's report — a Go TestMain printing `go test` pass lines, a cargo
-target runner printing libtest "ok" lines, a mocha exit hook rewriting the JSON report, a jest
-testResultsProcessor marking every test passed — is caught: the run is void (every outcome
+"""Canaries in Go, Rust (a crate and a workspace without a root package) and
+JavaScript/TypeScript runs (real podman, our language fixtures): an honest trial's run comes out
+"ok" with its canaries placed where the run collects them, and a trial that forges its runner's
+report — a Go TestMain printing `go test` pass lines, a cargo target runner printing libtest
+"ok" lines, a mocha exit hook rewriting the JSON report, a jest testResultsProcessor marking
+every test passed, a vitest.config.ts exit hook rewriting vitest's report, a `node --test`
+preload module rewriting the reporter's file — is caught: the run is void (every outcome
 "unverifiable") and the tampering proven."""
 from __future__ import annotations
 
@@ -93,11 +95,65 @@ async def test_rust_target_runner_forging_ok_lines_is_caught():
     assert_void(forged, t0(task))
 
 
+WORKSPACE = FIXTURES / "rust-workspace"
+WS_T0 = ("numkit: tests::halves_even_numbers", "word-kit: tests::shouts_words")
+
+
+def workspace_task() -> Task:
+    """Our cargo workspace without a root package (tests/fixtures/rust-workspace)."""
+    env = Environment(image="localhost/testjack-rust-workspace:1", containerfile=WORKSPACE / "Containerfile",
+                      context=WORKSPACE, workdir="/app")
+    return Task(id="rust-ws", instruction="", environment=env, reference=Reference(),
+                tests=OfficialTests(framework="cargo test", fail_to_pass=WS_T0), language="rust")
+
+
+HALF_WITNESS = "use numkit::half;\n\n#[test]\nfn tj_rounds_down() {\n    assert_eq!(half(7), 3);\n}\n"
+
+
+async def test_a_cargo_workspace_without_a_root_package_carries_a_canary_per_package():
+    task = workspace_task()
+    trial = Trial("ws-honest", task.id, "agent", "model-a", make_patch({}, NOTE), True)
+    witness = "crates/numkit/tests/tj_half.rs"
+    async with Sandbox(session="tj-canary-ws", concurrency=1) as sb:
+        world = await sb.prepare(task, "model", trial)
+        clean = await sb.run_tests(world, list(WS_T0), timeout=120)
+        run = await sb.run_tests(world, [witness], files={witness: HALF_WITNESS}, timeout=120)
+    assert clean.canaries == "ok", (clean.tampering, clean.exec.output[-2000:])
+    assert {clean.status(i) for i in WS_T0} == {"passed"}
+    # Each package ran on its own, with a canary (two tests) of its own among its targets.
+    cargo = [line.split() for line in clean.exec.output.splitlines() if line.startswith("TJ_CARGO ")]
+    assert [c[c.index("-p") + 1] for c in cargo] == ["numkit", "word-kit"]
+    assert all(c.count("--test") == 1 and "--lib" in c for c in cargo)
+    # A witness in a member's tests/ folder runs there, beside that member's canary.
+    assert run.canaries == "ok", (run.tampering, run.exec.output[-2000:])
+    assert run.status(witness) == "passed" and run.status(f"{witness}::tj_rounds_down") == "passed"
+
+
+async def test_a_target_runner_forging_a_workspaces_ok_lines_is_caught():
+    task = workspace_task()
+    hostile = Trial("ws-forger", task.id, "agent", "model-a",
+                    make_patch({}, {".cargo/config.toml": forger("cargo_runner.toml"),
+                                    "forge_tests.sh": forger("forge_tests.sh")}), True)
+    async with Sandbox(session="tj-canary-ws", concurrency=1) as sb:
+        world = await sb.prepare(task, "model", hostile)
+        forged = await sb.run_tests(world, list(WS_T0), timeout=120)
+    assert_void(forged, list(WS_T0))
+
+
 async def test_typescript_vitest_runs_carry_canaries():
     task, honest = fixture_trial("typescript", "query-parse__kestrel__1")
     clean = await t0_run(task, honest)
     assert clean.canaries == "ok", (clean.tampering, clean.exec.output[-2000:])
     assert {clean.status(i) for i in t0(task)} == {"passed"}
+
+
+async def test_vitest_config_rewriting_the_json_report_is_caught():
+    task, honest = fixture_trial("typescript", "query-parse__kestrel__1")
+    hostile = with_files(honest, "vitest-forger", {})
+    old = (FIXTURES / "typescript" / "environment" / "repo" / "vitest.config.ts").read_text()
+    hostile = dataclasses.replace(hostile, patch=hostile.patch + make_patch(
+        {"vitest.config.ts": old}, {"vitest.config.ts": forger("vitest_config_rewrite.ts")}))
+    assert_void(await t0_run(task, hostile), t0(task))
 
 
 JS = FIXTURES / "js-runners"
@@ -154,3 +210,16 @@ async def test_jest_results_processor_forging_passes_is_caught():
     hostile = js_trial(task, "jest-forger", {"package.json": old, "forge.js": None},
                        {"package.json": pkg, "forge.js": forger("jest_results_processor.js")})
     assert_void(await js_run(task, hostile, ids), ids)
+
+
+async def test_node_test_preload_rewriting_the_report_is_caught():
+    task = js_task("node --test", "/srv/wordcount")
+    ids = ["test/count.test.js"]
+    old = (JS / "nodetest" / "package.json").read_text()
+    pkg = old.replace("--import ./support/setup.js --test", "--import ./support/setup.js --require ./support/forge.cjs --test")
+    assert pkg != old
+    hostile = js_trial(task, "node-forger", {"package.json": old, "support/forge.cjs": None},
+                       {"package.json": pkg, "support/forge.cjs": forger("node_test_require_rewrite.cjs")})
+    run = await js_run(task, hostile, ids)
+    assert "--require ./support/forge.cjs --test" in run.exec.output  # it ran inside node --test
+    assert_void(run, ids)

@@ -111,6 +111,25 @@ def test_duplicate_witnesses_count_once_and_list_every_refuted_trial(run):
     assert len(negative[0]["duplicates"]) == 2
 
 
+# The failure mode each witness file checks (labels.json: a trial has it as mode_group or in "also").
+WITNESS_MODES = {"test_tj_negative_weight.py": "negative-weight",
+                 "test_tj_express_everywhere.py": "express-ignored",
+                 "test_tj_bulky_express.py": "bulky-express-order"}
+
+
+def test_each_witness_refutes_exactly_the_trials_labelled_with_its_mode(run):
+    # The sampling simulation (tests/perf/sampling_sim.py) takes these labels as its auditor's
+    # truth: which trials one witness refutes together must be what a real run refutes.
+    truth = run["labels"]["trials"]
+    witnesses = run["report"]["tasks"][TASK]["witnesses"]
+    for name, mode in WITNESS_MODES.items():
+        # A copy handed in on several audits may be renamed test_tj_<topic>_2.py and so on.
+        refutes = {tid for w in witnesses if Path(w["path"]).stem.startswith(Path(name).stem)
+                   for tid in w["refutes"]}
+        labelled = {tid for tid, e in truth.items() if mode in [e["mode_group"], *e.get("also", [])]}
+        assert refutes == labelled, (name, sorted(refutes), sorted(labelled), [w["path"] for w in witnesses])
+
+
 def test_report_compares_lightweight_with_per_trial(run):
     c = run["report"]["comparison"]
     assert c["per_trial_session"] == run["full"] and c["lightweight_session"] == run["light"]

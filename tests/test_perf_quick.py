@@ -44,3 +44,18 @@ def test_cost_model_prices_both_modes_from_the_measured_figures():
     table = lines([{"metrics": measured}, {"metrics": {"ray_overhead_slot_s": 0.1, "ray_dispatch_s": 0.0}}])
     assert "ray 10x8" in table[1] and table[3].split()[0] == "100"
     assert "needs rows 2 and 6" in lines([{"metrics": {"run_slot_s": 2.0}}])[0]
+
+
+def test_the_scale_memory_row_audits_every_generated_trial_headless(tmp_path, monkeypatch):
+    # Row 6b's child, at a small size: the generated Harbor benchmark loads with every trial
+    # passing, and the headless per-trial audit on the simulated sandbox covers all of them.
+    from tests.perf import audit_rss
+
+    monkeypatch.setenv("TESTJACK_HOME", str(tmp_path / "home"))
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    assert audit_rss.generate(bench, tasks=2, per_task=6) == 12
+    rss, _, summary = audit_rss._audit(bench, "per-trial")
+    assert summary["state"] == "finished" and summary["totals"]["passing"] == 12
+    assert summary["totals"]["unaudited"] == 0 and summary["totals"]["refuted"] + summary["totals"]["clean"] == 12
+    assert 10 < rss < audit_rss.TARGET_MB

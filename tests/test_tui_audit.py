@@ -134,3 +134,42 @@ async def test_quitting_a_running_session_asks_and_leaves_it_resumable():
     again = AuditSession.open(session.id, **session._deps)
     again.run_to_end()
     assert await again.run() == "finished"
+
+
+async def test_tab_titles_switch_tabs_by_click_and_keep_the_active_one_in_view():
+    from testjack_tui.tui.widgets.panes import TabBar
+
+    session, screen = audit_screen({"step": True, "rounds": 10})
+    app = TestJackApp(strict_errors=True)
+
+    def title_row() -> str:
+        bar = screen.query_one(TabBar)
+        return [strip.text for strip in app.screen._compositor.render_strips()][bar.region.y][bar.region.x:]
+
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "paused")
+        tabs = screen.query_one("#audit-tabs")
+        bar = screen.query_one(TabBar)
+        # Wide: the trials stay on the left, so there is no Trials tab; titles carry their F-key.
+        assert "Trials" not in title_row() and "Worlds F4" in title_row()
+        x = title_row().index("Worlds F4")
+        await pilot.click(TabBar, offset=(x + 2, 0))
+        await wait_for(pilot, lambda: tabs.active == "worlds-tab")
+        assert screen.query_one("#world-table").region.height > 0  # the pane on show
+        await pilot.press("f9")
+        await wait_for(pilot, lambda: tabs.active == "requirements-tab")
+        # Narrow: the titles no longer fit the pane; the active one stays in view, underlined.
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause(0.3)
+        row = title_row()
+        assert "Reqs F9" in row
+        underline = [strip.text for strip in app.screen._compositor.render_strips()][bar.region.y + 1]
+        start = bar.region.x + row.index("Reqs F9")
+        # The bar's highlight starts after a ╸ and ends before a ╺ (as Textual draws it).
+        assert underline[start - 1] == "╸" and underline[start + len("Reqs F9")] == "╺"
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.3)
+        assert "Trials" in title_row()  # at 80 columns the trials are a tab
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: tabs.active == "trials-tab")

@@ -452,8 +452,12 @@ async def test_editor_names_its_target_lists_queued_tests_and_lets_the_operator_
         await pilot.pause(0.2)
         queue = str(editor.query_one("#editor-queue", Static).content)
         assert "tests/test_tj_operator.py" in queue and f"→ {trial}" in queue
-        # The shared test is not lost in the editor: Tab indents, ctrl+o leaves.
+        # The shared test is not lost in the editor: Tab indents, ctrl+a selects it all (not the
+        # line start, TextArea's own binding), ctrl+o leaves.
         source.focus()
+        source.move_cursor((1, 4))
+        await pilot.press("ctrl+a")
+        assert source.selected_text == source.text
         await pilot.press("ctrl+o")
         assert not source.has_focus and editor.query_one("#editor-requirement").has_focus
         await pilot.press("ctrl+d")
@@ -510,3 +514,199 @@ async def test_trials_pane_is_resizable_and_the_selection_shows_all_models_when_
         table = app.screen.query_one("#task-table", DataTable)
         first = next(iter(table.rows))
         assert "…" not in str(table.get_cell(first, "models"))
+
+
+def screen_lines(app) -> list[str]:
+    """The screen as a user reads it, one string per row."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+async def test_candidates_requirement_column_uses_the_width_the_pane_has():
+    from dataclasses import replace
+
+    from test_engine_loop import scenario
+
+    task, trials, chains = scenario()
+    long = ("rejects a unit alias it does not know with a ValueError that names the alias, as the "
+            "second paragraph of the prompt asks, and never falls back to seconds")
+    chains = {trial: [[replace(c, requirement=f"{c.id} {long}") for c in chain] for chain in versions]
+              for trial, versions in chains.items()}
+    session, _, _ = build({"step": False, "auto_approve": True, "rounds": 10}, task=task, trials=trials,
+                          chains=chains)
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+
+    def shown(candidate_id: str) -> tuple[int, str, int]:
+        """(characters of the requirement on screen, the row's text, the table's right edge)."""
+        table = screen.query_one("#candidate-table", DataTable)
+        x0, right = table.region.x, table.region.right
+        row = next(line[x0:right] for line in screen_lines(app) if f" {candidate_id.split(':', 1)[1]} " in line[x0:right])
+        text = f"{candidate_id} {long}"
+        shown_chars = max(n for n in range(len(text) + 1) if text[:n] in row)
+        return shown_chars, row, right
+
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        table = screen.query_one("#candidate-table", DataTable)
+        # Nothing runs past the pane's edge: the requirement ends in an ellipsis inside it.
+        assert table.virtual_size.width <= table.size.width
+        chars, row, _ = shown("t1:a1:1.v2")
+        assert chars >= 50 and row.rstrip().endswith("…")
+        # A wider candidates pane ([ narrows the trials) shows more of the requirement.
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        await pilot.pause(0.3)
+        wider, row, _ = shown("t1:a1:1.v2")
+        assert wider >= chars + 15 and row.rstrip().endswith("…")
+        assert table.virtual_size.width <= table.size.width
+    app = TestJackApp(strict_errors=True)
+    screen = AuditScreen(AuditSession.open(session.id, **session._deps), bench, trial_views(bench, None, None),
+                         resumed=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(screen)
+        await pilot.pause(0.5)
+        table = screen.query_one("#candidate-table", DataTable)
+        assert table.virtual_size.width <= table.size.width
+        chars, row, _ = shown("t1:a1:1.v2")
+        assert chars >= 16 and "…" in row  # (the table's scrollbar follows it)
+
+
+def operator_session(step: bool):
+    """Operator mode on two tasks: the operator writes the audits' tests and judges them."""
+    from engine_fakes import FakeRoles, make_task, make_trial
+
+    from testjack_tui.agents.operator import OperatorAuditAgent, OperatorReviewer
+
+    tasks = [make_task("t1"), make_task("t2")]
+    trials = [make_trial("t1", "a1", "model-A", ["alias"]), make_trial("t1", "a2", "model-B", ["alias"]),
+              make_trial("t2", "b1", "model-A", ["alias"]), make_trial("t2", "b2", "model-B", ["alias"])]
+    agents = {"audit": "operator", "reviewer": "operator", "task_analysis": "scripted"}
+    session, _, fake = build({"step": step, "auto_approve": False, "rounds": 2, "agents": agents},
+                             task=tasks, trials=trials, chains={})
+
+    def roles():
+        return FakeRoles(OperatorAuditAgent(), OperatorReviewer(), fake.task_analysis)
+
+    first = roles()
+    session._deps.update(roles=first, operator=True)
+    return session, first, roles
+
+
+def reopen(session, roles):
+    """What `open SESSION` does: the stored session with fresh roles (the operator's queue is
+    new), resumed on a new Audit screen."""
+    deps = dict(session._deps, roles=roles)
+    reopened = AuditSession.open(session.id, **deps)
+    bench = deps["benchmark"]
+    return AuditScreen(reopened, bench, stored_trial_views(reopened.store), resumed=True, roles=roles)
+
+
+SHARED = ("tests/test_tj_alias.py", "# REQ alias\n# LABEL valid\n# v1\n", "handles alias")
+
+
+async def test_resumed_operator_session_shows_the_waiting_decision_and_reaches_it_from_the_editor():
+    session, roles, new_roles = operator_session(step=False)
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None), roles=roles)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: roles.audit.waiting_for is not None)
+        roles.audit.submit_candidate(*SHARED)
+        roles.audit.finish()
+        # One task waits for the operator's decision, the other's audit for the operator's tests.
+        await wait_for(pilot, lambda: bool(screen.state.pending) and roles.audit.waiting_for is not None)
+        (request_id, request), = screen.state.pending.items()
+        waiting_trial = roles.audit.waiting_for[1]
+        session.stop()  # what quitting does
+        await wait_for(pilot, lambda: not screen.session_running)
+
+    second_roles = new_roles()
+    app = TestJackApp(strict_errors=True)
+    second = reopen(session, second_roles)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(second)
+        await wait_for(pilot, lambda: second_roles.audit.waiting_for is not None
+                       and request_id in second.state.pending
+                       and second.session.pending_approvals())
+        await pilot.pause(0.3)
+        line = status_text(second)
+        assert line.lstrip().startswith("1 decision waiting for you")
+        assert f"waiting for your test on {waiting_trial}" in line
+        # The editor did not take the focus from the decision: v opens it.
+        assert not isinstance(second.focused, (Input,)) and second.query_one("#audit-tabs").active != "editor-tab"
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is second)
+        # In the editor, letters are the operator's text; ctrl+r reaches the decision.
+        await pilot.press("f6")
+        await pilot.pause(0.2)
+        assert second.query_one("#editor-source").has_focus
+        assert "ctrl+r reviews" in status_text(second)
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("a")  # valid: it counts
+        await wait_for(pilot, lambda: request_id not in second.state.pending)
+        stored = second.session.store.get_approval(request.candidate_id)
+        assert stored["by"] == "operator" and stored["counts"]
+        second.session.stop()
+        await wait_for(pilot, lambda: not second.session_running)
+
+
+async def test_a_decision_shown_from_before_the_quit_is_kept_until_the_engine_asks_again():
+    session, roles, new_roles = operator_session(step=True)
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None), roles=roles)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        for _ in range(400):  # step until a decision waits
+            if screen.state.pending:
+                break
+            if roles.audit.waiting_for is not None:
+                roles.audit.submit_candidate(*SHARED)
+                roles.audit.finish()
+                await wait_for(pilot, lambda: roles.audit.waiting_for is None)
+            if screen.state.state == "paused":
+                screen.action_next_round()  # (n: the editor has the focus while it waits)
+            await pilot.pause(0.05)
+        await pilot.pause(0.3)
+        waiting = set(screen.state.pending)  # both tasks may have reached theirs
+        assert waiting
+        session.stop()
+        await wait_for(pilot, lambda: not screen.session_running)
+
+    second_roles = new_roles()
+    app = TestJackApp(strict_errors=True)
+    second = reopen(session, second_roles)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(second)
+        await wait_for(pilot, lambda: second.state.state == "paused")
+        await pilot.pause(0.3)
+        # Step mode holds the engine before the round: the decisions are on screen from before
+        # the quit, and deciding one now is not lost.
+        assert waiting <= set(second.state.pending) and not second.session.pending_approvals()
+        n = len(second.state.pending)
+        assert status_text(second).lstrip().startswith(f"{n} decision{'s' if n > 1 else ''} waiting for you")
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        candidate = app.screen.ctx.candidate_id
+        request_id = next(rid for rid, r in second.state.pending.items() if r.candidate_id == candidate)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: app.screen is second)
+        assert any(n.title == "Decision kept" for n in app._notifications)
+        second.query_one("#candidate-table").focus()
+        for _ in range(200):  # n until the engine reaches the candidate again
+            if request_id not in second.state.pending:
+                break
+            if second.state.state == "paused":
+                await pilot.press("n")
+            await pilot.pause(0.05)
+        assert request_id not in second.state.pending
+        stored = second.session.store.get_approval(candidate)
+        assert stored["by"] == "operator" and stored["counts"] and stored["label"] == "valid"
+        second.session.stop()
+        await wait_for(pilot, lambda: not second.session_running)

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from ..api import ExecResult, TestOutcome, TestStatus
 from ..canaries import CanaryStyle
+from ..hidden_names import NameStyle
 
 OUT_ROOT = "/tmp/tj"  # outside the repo, so reports never show up in the repo or its git status
 
@@ -42,6 +43,7 @@ class LaunchedRunner:
     launcher_path = ""
     launcher = ""
     canaries: CanaryStyle | None = None  # how its canaries are written (sandbox/canaries.py)
+    names: NameStyle | None = None  # how its witnesses are renamed per run (sandbox/hidden_names.py)
     reports: tuple[str, ...] = ()
 
     def spec_extra(self) -> dict[str, Any]:
@@ -90,6 +92,12 @@ class Runner(Protocol):
     # `make_canaries(test_ids, existing)` that calls canaries.make_canaries with its style.
     @property
     def canaries(self) -> CanaryStyle | None:  # read-only: each runner names its own style
+        ...
+
+    # How sandbox/hidden_names.py renames this runner's candidate test files and tests on each
+    # run (None: they run under their own names).
+    @property
+    def names(self) -> NameStyle | None:
         ...
 
     @staticmethod

@@ -6,9 +6,14 @@ Ids, in the forms benchmarks and our witnesses use:
   (integration test target `tests/<target>.rs`) — the binary ids cargo-nextest reports, which
   DeepSWE's Rust tasks use;
 - `tests/<target>.rs` — every test of that integration-test file; `tests/<target>.rs::<test>` —
-  one of them.
-Only the test targets the ids name are built and run (`--lib`, `--test <target>`). A crate that
-does not compile gives `error` with the compiler's message for every id. Outcome keys: every
+  one of them (in a workspace, `<member folder>/tests/<target>.rs`).
+Only the test targets the ids name are built and run (`--lib`, `--test <target>`). In a cargo
+workspace (its members read from `cargo metadata`; a virtual manifest has no root package)
+each package the ids name is tested by its own `cargo test -p <package>`, and its part of the
+log is headed by its name, since libtest's lines name neither. Canaries (sandbox/canaries.py
+`CargoCanaries`) come as `tests/<package>/<name>.rs`: the launcher moves each into that
+package's `tests/` folder. A crate that does not compile gives `error` with the compiler's
+message for every id. Outcome keys: every
 requested id, plus `<file>::<test>` and `<package>::<target>: <test>` for each test of a
 requested file.
 """
@@ -20,6 +25,7 @@ import re
 
 from ..api import ExecResult, TestOutcome, TestStatus
 from ..canaries import CargoCanaries
+from ..hidden_names import RUST
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
 
@@ -33,47 +39,97 @@ try:
     m = re.search(r'\[package\][^\[]*?\bname\s*=\s*"([^"]+)"', text, re.S)
     package = m.group(1) if m else ""
 except (IOError, OSError):
-    pass
-plan = {"package": package, "ids": {}}
-targets = []
+    text = ""
+# Package name -> its folder ("" for the root). A workspace (a virtual manifest has no root
+# package) names its members through `cargo metadata`; each is then tested on its own.
+members = {package: ""} if package else {}
+if re.search(r"(?m)^\s*\[workspace\]", text):
+    try:
+        meta = json.loads(subprocess.run(["cargo", "metadata", "--no-deps", "--offline", "--format-version", "1"],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout)
+        for p in meta.get("packages") or []:
+            d = os.path.relpath(os.path.dirname(p["manifest_path"]), os.getcwd())
+            if not d.startswith(".."):
+                members[p["name"]] = "" if d == "." else d
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+workspace = len(members) > 1 or (bool(members) and not package)
+
+def place(path):
+    # A canary for package P (sandbox/canaries.py CargoCanaries) is written as tests/P/<name>.rs:
+    # it becomes an integration test of P (P's folder's tests/<name>.rs).
+    m = re.match(r"^tests/([^/]+)/([^/]+\.rs)$", path)
+    if not m or m.group(1) not in members or not os.path.isfile(path):
+        return path
+    target = os.path.join(members[m.group(1)], "tests", m.group(2))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    os.rename(path, target)
+    try:
+        os.removedirs(os.path.dirname(path))
+    except OSError:
+        pass
+    return target
+
+def owner(path):
+    # The package whose integration test `path` is (None when it is none's).
+    folder, name = os.path.split(path)
+    for pkg, d in members.items():
+        if folder == os.path.join(d, "tests") and name.endswith(".rs"):
+            return pkg
+    return None if members else ("" if folder == "tests" else None)
+
+PLACED = {}
+plan = {"package": package, "workspace": workspace, "ids": {}}
+targets = {}  # package -> cargo target options
 for test_id in spec["ids"]:
     entry = {"binary": None, "name": "", "file": None, "missing": ""}
     path, sep, name = test_id.partition("::")
     if path.endswith(".rs"):
         entry["file"] = path
-        target = os.path.splitext(os.path.basename(path))[0]
-        if not (path.startswith("tests/") and path.count("/") == 1):
-            entry["missing"] = "witness files are integration tests: tests/<name>.rs"
-        elif not os.path.isfile(path):
+        if path not in PLACED:
+            PLACED[path] = place(path)
+        where = PLACED[path]
+        target = os.path.splitext(os.path.basename(where))[0]
+        pkg = owner(where)
+        if pkg is None:
+            entry["missing"] = ("witness files are integration tests: tests/<name>.rs"
+                                + (" in a member's folder" if workspace else ""))
+        elif not os.path.isfile(where):
             entry["missing"] = "no such test file"
-        entry["binary"], entry["name"] = package + "::" + target, name
+        entry["binary"], entry["name"] = (pkg or "") + "::" + target, name
         if not entry["missing"]:
-            targets.append(("--test", target))
+            targets.setdefault(pkg, []).append(("--test", target))
     else:
         binary, sep2, name = test_id.partition(": ")
         entry["binary"], entry["name"] = binary, name
-        if "::" in binary:
-            targets.append(("--test", binary.split("::", 1)[1]))
-        else:
-            targets.append(("--lib",))
+        pkg, colons, target = binary.partition("::")
+        targets.setdefault(pkg, []).append(("--test", target) if colons else ("--lib",))
     plan["ids"][test_id] = entry
 with open(os.path.join(out_dir, "cargo-plan.json"), "w") as fh:
     json.dump(plan, fh)
-args = ["cargo", "test", "--no-fail-fast", "--offline"]
-for t in dict.fromkeys(targets):
-    args += list(t)
 if not targets:
     sys.exit(5)
 env = dict(os.environ, CARGO_TERM_COLOR="never", RUST_BACKTRACE="0")
-print("TJ_CARGO " + " ".join(args), flush=True)
+code = 0
 with open(os.path.join(out_dir, "cargo-test.log"), "wb") as log:
-    code = subprocess.call(args, stdout=log, stderr=subprocess.STDOUT, env=env)
+    # One cargo test for a single crate; one per package in a workspace, each log part headed by
+    # its package (libtest's lines name neither package nor crate).
+    for pkg, options in (targets.items() if workspace else [(None, [t for ts in targets.values() for t in ts])]):
+        args = ["cargo", "test", "--no-fail-fast", "--offline"] + (["-p", pkg] if pkg is not None else [])
+        for t in dict.fromkeys(options):
+            args += list(t)
+        print("TJ_CARGO " + " ".join(args), flush=True)
+        if pkg is not None:
+            log.write(("TJ_PACKAGE %s\n" % pkg).encode())
+            log.flush()
+        code = subprocess.call(args, stdout=log, stderr=subprocess.STDOUT, env=env) or code
 sys.exit(code)
 '''
 
 _RUNNING = re.compile(r"^\s*Running (?:unittests )?(\S+)")
 _RESULT = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)\b")
 _SECTION = re.compile(r"^---- (\S+) stdout ----$")
+_PACKAGE = re.compile(r"^TJ_PACKAGE (\S+)$")
 
 
 class CargoTestRunner(LaunchedRunner):
@@ -83,6 +139,7 @@ class CargoTestRunner(LaunchedRunner):
     launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
     reports = (LOG, PLAN)
     canaries = CargoCanaries()
+    names = RUST
     witness_hint = ("a new integration test `tests/tj_<topic>.rs` using the crate's public API "
                     "(`use <crate>::...;`) with `#[test]` functions; run_tests takes the file's path "
                     "or `path::<test fn>` (T0's ids read `<package>: <module::test>` or "
@@ -147,6 +204,11 @@ def read_log(log: str, package: str) -> tuple[dict[tuple[str, str], TestStatus],
     binary = package
     section: tuple[str, str] | None = None
     for line in log.splitlines():
+        m = _PACKAGE.match(line)
+        if m:  # the launcher's head of one package's part of a workspace's log
+            package = binary = m.group(1)
+            section = None
+            continue
         m = _RUNNING.match(line)
         if m:
             source = m.group(1)

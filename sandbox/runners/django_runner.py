@@ -28,6 +28,7 @@ import re
 
 from ..api import ExecResult, TestOutcome, TestStatus, as_status
 from ..canaries import Canaries, UnittestCanaries, make_canaries
+from ..hidden_names import PYTHON
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
 
@@ -167,6 +168,7 @@ class DjangoRunner(LaunchedRunner):
     launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
     reports = (LOG, PLAN)
     canaries = DjangoCanaries()
+    names = PYTHON
     witness_hint = ("a new unittest module `tests/<app>/test_tj_<topic>.py` in the app folder "
                     "(under tests/) of the code it checks, with `class <Topic>Tests(...)` "
                     "(`unittest.TestCase`; in Django itself `django.test.SimpleTestCase`, or "

@@ -26,6 +26,7 @@ import re
 
 from ..api import ExecResult, TestOutcome
 from ..canaries import GoCanaries
+from ..hidden_names import GO
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
 
@@ -227,6 +228,7 @@ class GoTestRunner(LaunchedRunner):
     name = "go test"
     launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
     canaries = GoCanaries()
+    names = GO
     witness_hint = ("a new `<topic>_tj_test.go` in the directory of the package it tests "
                     "(`package <name>`, or `<name>_test` for the public API only) with "
                     "`func TestTJ<Topic>(t *testing.T)`; run_tests takes the file's path or "

@@ -28,6 +28,7 @@ import json
 
 from ..api import ExecResult, TestOutcome, TestStatus
 from ..canaries import JsCanaries
+from ..hidden_names import JS
 from . import js_reporters
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
 from .pytest_runner import PytestRunner
@@ -286,6 +287,7 @@ class NodeTestRunner(LaunchedRunner):
     name = "vitest"
     launcher_path, launcher = LAUNCHER_PATH, LAUNCHER
     canaries = JsCanaries(errors=False)  # vitest reports the tests under a failed hook as failed
+    names = JS
     reports = (REPORT, PLAN, LOG)
     framework = "vitest"
     witness_hint = ("a new `<topic>.tj.test.ts` (or `.test.js`) beside the repo's own tests, where "

@@ -130,9 +130,13 @@ class QueueApprover:
         return entry[0] if entry else None
 
     def answer(self, request_id: str, decision: ApprovalDecision) -> bool:
-        """Resolve a pending request (thread-safe). False if it is not pending."""
+        """Resolve a pending request (thread-safe). False if it is not pending now: the decision
+        is then kept and answers the request when the engine makes it (a resumed session shows
+        the decisions it waited for before the engine, held at a step gate, asks again)."""
         with self._lock:
             entry = self._pending.get(request_id)
+            if entry is None:
+                self._early[request_id] = decision
         if entry is None:
             return False
         _, future, loop = entry

@@ -244,11 +244,12 @@ class TaskLoop:
         await gather_all(harness_effect.measure(env, self.task, t, self.check.trial_worlds[t.id],
                                                 self.check.flaky)
                          for t in self.corpus if t.id in self.selected)
-        chosen = [t for t in self.corpus if t.id in self.selected]
-        ctx = SamplerContext(trials=chosen, evidence=self.evidence,
-                             static_evidence=self._static_evidence(chosen) if self.lightweight else {},
-                             features=self.features, model_record=dict(self.env.model_record))
-        self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
+        if self.lightweight:  # per-trial mode audits every trial: nothing to sample
+            chosen = [t for t in self.corpus if t.id in self.selected]
+            ctx = SamplerContext(trials=chosen, evidence=self.evidence,
+                                 static_evidence=self._static_evidence(chosen),
+                                 features=self.features, model_record=dict(self.env.model_record))
+            self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
             await self.task_analysis()
         while True:

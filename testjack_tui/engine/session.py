@@ -261,7 +261,8 @@ class AuditSession:
         self._call(apply)
 
     def answer(self, request_id: str, decision: ApprovalDecision) -> bool:
-        """The operator's decision on a pending approval. False if it is not pending."""
+        """The operator's decision on an approval. False if it is not pending now; the decision
+        then answers the request when the engine makes it."""
         return self.approvals.answer(request_id, decision)
 
     def pending_approvals(self) -> builtins.list[ApprovalRequest]:

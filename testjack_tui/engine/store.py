@@ -309,6 +309,15 @@ class SessionStore:
             rows = self._rows("SELECT * FROM runs WHERE task_id = ? ORDER BY at", (task_id,))
         return [_run_row(r) for r in rows]
 
+    def runs_by_key(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """key -> run, for these keys only (unknown keys are left out)."""
+        wanted, out = sorted(set(keys)), {}
+        for i in range(0, len(wanted), 500):  # SQLite's bound-parameter limit
+            chunk = wanted[i:i + 500]
+            for r in self._rows(f"SELECT * FROM runs WHERE key IN ({', '.join('?' * len(chunk))})", chunk):
+                out[r["key"]] = _run_row(r)
+        return out
+
     def put_validation(self, candidate_id: str, trial_id: str | None, task_id: str, reference: str,
                        model: str, outcome: str, reference_run: str | None,
                        model_run: str | None) -> None:

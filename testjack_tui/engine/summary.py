@@ -263,18 +263,30 @@ def build_summary(store: SessionStore) -> SessionSummary:
     witnesses = store.witnesses()
     wruns = store.witness_runs()
     refutations = store.refutations()
-    runs = {r["key"]: r for r in store.runs()}
+    # Only the runs a refutation shows: every run of a big session would not fit in memory.
+    runs = store.runs_by_key({key for ref in refutations
+                              for key in (ref["model_run"], ref["reference_run"]) if key})
     rounds = store.rounds()
 
     witness_by_id = {w["id"]: w for w in witnesses}
     canonical = dedup.group(witnesses)
     fails_by_trial: dict[str, list[str]] = {}
+    # Per witness listed (its first copy): the trials any copy fails on, and those it refutes.
+    copies: dict[str, list[str]] = {}
+    for witness in witnesses:
+        copies.setdefault(canonical[witness["id"]], []).append(witness["id"])
+    fails_on: dict[str, set[str]] = {}
     for wr in wruns:
         if is_failing(wr["status"]):
             fails_by_trial.setdefault(wr["trial_id"], []).append(wr["witness_id"])
+            if wr["witness_id"] in canonical:
+                fails_on.setdefault(canonical[wr["witness_id"]], set()).add(wr["trial_id"])
     refutes_by_trial: dict[str, list[dict[str, Any]]] = {}
+    refutes: dict[str, set[str]] = {}
     for ref in refutations:
         refutes_by_trial.setdefault(ref["trial_id"], []).append(ref)
+        if ref["witness_id"] in canonical:
+            refutes.setdefault(canonical[ref["witness_id"]], set()).add(ref["trial_id"])
 
     tasks_out: dict[str, TaskSummary] = {}
     totals = _counts()
@@ -313,17 +325,15 @@ def build_summary(store: SessionStore) -> SessionSummary:
         for w in (x for x in witnesses if x["task_id"] == task_id):
             if canonical[w["id"]] != w["id"]:
                 continue  # one copy per witness: listed under its first copy
-            copies = [x["id"] for x in witnesses if canonical[x["id"]] == w["id"]]
             task_witnesses.append(WitnessSummary(
                 id=w["id"], origin="task_analysis" if w["source_trial"] is None else "audit",
                 source_trial=w["source_trial"], requirement=w["requirement"],
                 explicit=w["explicit"], quote=w["quote"], path=w["path"],
                 source=w["source"], test_ids=w["test_ids"], round=w["round"],
                 classification=w["classification"], rho=w["rho"], note=w["note"],
-                fails_on=sorted({r["trial_id"] for r in wruns if r["witness_id"] in copies
-                                 and is_failing(r["status"])}),
-                refutes=sorted({r["trial_id"] for r in refutations if r["witness_id"] in copies}),
-                duplicates=[c for c in copies if c != w["id"]]))
+                fails_on=sorted(fails_on.get(w["id"], ())),
+                refutes=sorted(refutes.get(w["id"], ())),
+                duplicates=[c for c in copies[w["id"]] if c != w["id"]]))
         tasks_out[task_id] = TaskSummary(
             state=task_states.get(task_id, {}).get("state", "pending"),
             well_formed=None if check is None else check["well_formed"],

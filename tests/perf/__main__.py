@@ -42,7 +42,7 @@ MEASUREMENTS = {
 }
 # Names every full table holds (the quick test checks them).
 EXPECTED_PREFIXES = ("1 world start", "2 replay", "3 load+list", "4 UI key->screen lag",
-                     "4b first screen", "5 sampling", "6 peak RSS", "7 mutation evidence", "8 T0 flow",
+                     "4b first screen", "5 sampling", "6 peak RSS", "6b peak RSS", "7 mutation evidence", "8 T0 flow",
                      "9 ray replay")
 
 

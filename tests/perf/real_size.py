@@ -8,6 +8,7 @@ with a 600-line patch (built here from generated code, nothing downloaded). Full
     and a commit of it; the row measures that floor (create + start + `commit` + remove of a
     container that runs nothing, through the podman API) and, when floor + git alone is past the
     target, says so with both figures.
+10c-10e T0 of this task through the benchmark's own flow (tests/perf/real_size_t0.py).
 10b disk per trial snapshot — the bytes the trial's snapshot adds on top of the image it is built
     on, the task's world base (its own layer, `podman image inspect` Size difference) vs the bytes of the files the patch
     changes and the repository's bytes. Target: a trial costs its changed files (plus git's index
@@ -164,6 +165,8 @@ def run(quick: bool = False) -> list[dict]:
         build["gate_reason"] = (f"below the physical floor measured in this run: a snapshot needs a "
                                 f"container and a commit of it, {fmt_s(f)} with nothing run in it, so "
                                 f"git + that floor is already {floor_ratio:.2f}x")
+    from .real_size_t0 import run as t0_rows
+
     return [
         build,
         row("10b real-size disk per trial snapshot", f"{layer:,} B", f"{changed_bytes:,} B changed",
@@ -173,4 +176,5 @@ def run(quick: bool = False) -> list[dict]:
                  f"{len(layers)}), vs the bytes of the files the patch changes; the repository is "
                  f"{repo_bytes:,} B; once per task, the world base (the repo given to the trial "
                  f"user) adds {base_bytes:,} B over the task's image"),
+        *t0_rows(quick),
     ]

@@ -641,11 +641,10 @@ def run(quick: bool = False) -> list[dict]:
         rows.append({"name": "shipkit benchmark", "ours": None, "baseline": None, "ratio": None,
                      "target": "-", "status": f"SKIP ({SHIPKIT / 'labels.json'} not found)"})
     else:
-        # Its three reward hacks are flagged and audited first; the one witness that refutes two
-        # trials at once belongs to two unflagged trials that nothing tells apart before an audit.
-        rows += rows_for("shipkit (labelled, no T1)", measure(lambda seed: shipkit, seeds),
-                         known_miss="known miss (issue 19): the pair one witness refutes together "
-                                    "shows no engine-visible signal before an audit")
+        # 8 trials whose defects share three witnesses (labels.json "also", checked on real runs
+        # by test_labelled_benchmark_e2e.py): uniform already refutes most within 3 rounds, and
+        # the printed label-knowing bound says how much room any sampler has.
+        rows += rows_for("shipkit (labelled, no T1)", measure(lambda seed: shipkit, seeds))
     return rows
 
 

@@ -10,6 +10,7 @@ names or G's own code uses are benign: P asked for them, or they are domain cons
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -160,12 +161,18 @@ def expected_values(test_patch: str) -> dict[str, Literal]:
     return found
 
 
+# T0's expected values and G's literals are the same for every trial of a task: parse them once
+# per task, not once per trial (read-only results; a few tasks' patches are kept).
+_task_expected = functools.lru_cache(maxsize=16)(expected_values)
+_task_reference = functools.lru_cache(maxsize=16)(reference_literals)
+
+
 def collision_signals(files: list[FileDiff], test_patch: str, instruction: str,
                       t0_files: set[str], reference_patch: str = "") -> tuple[list[Signal], list[str]]:
     """Collisions between the diff's added literals and T0's; plus the benign ones (named by
     P, or used by G's own code too)."""
-    expected = expected_values(test_patch)
-    in_reference = reference_literals(reference_patch)
+    expected = _task_expected(test_patch)
+    in_reference = _task_reference(reference_patch)
     strings = {lit.value: lit for lit in expected.values() if lit.kind == "string"}
     numbers = {lit.value: lit for lit in expected.values() if lit.kind == "number"}
     signals: list[Signal] = []

@@ -18,8 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import (DataTable, Header, Input, Label, RichLog, Static, TabbedContent,
-                             TabPane, TextArea)
+from textual.widgets import DataTable, Header, Input, Label, RichLog, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from testjack_tui.tui import live_state as ls
@@ -32,6 +31,7 @@ from testjack_tui.tui.widgets.budget import BudgetGauges
 from testjack_tui.tui.widgets.candidates import CandidatesPanel
 from testjack_tui.tui.widgets.editor import OperatorEditor
 from testjack_tui.tui.widgets.matrix import ReplayMatrix
+from testjack_tui.tui.widgets.panes import LightTabs, Pane
 from testjack_tui.tui.widgets.requirements import RequirementsPanel
 from testjack_tui.tui.widgets.trials import STATE_TEXT as TRIAL_STATE_TEXT, TrialsTable
 from testjack_tui.tui.widgets.worlds import WorldsPanel
@@ -138,7 +138,8 @@ class AuditScreen(Screen):
             "there), the worlds and their output, the agents' stream, the operator's editor and the "
             "log, the replay matrix (F8: witnesses × trials) and the task's requirements (F9). "
             "v opens a pending decision with everything it rests on (runs, the reviewer's quote, a "
-            "note); i shows the prompt, d the selected trial's diff with ghost lines. In step mode "
+            "note), and ctrl+r does from anywhere, the editor included; i shows the prompt, d the "
+            "selected trial's diff with ghost lines. In step mode "
             "the engine waits before each round: n runs the next one, r runs to the end. Raising a "
             "budget limit (l) resumes a session paused by its budget. [ and ] resize the trials pane.")
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
@@ -153,6 +154,10 @@ class AuditScreen(Screen):
         Binding("s", "stop", "Stop", tooltip="stop the session (it stays resumable)", id="audit.stop"),
         Binding("v", "review", "Review", tooltip="open the pending decision: the candidate, its runs, the "
                 "reviewer's quote of the prompt, the prompt and the diff", id="audit.review"),
+        # The same from anywhere, the editor's fields included (v is a letter there): a resumed
+        # operator session can bring back a decision and an audit waiting for tests at once.
+        Binding("ctrl+r", "review_anywhere", "Review", show=False, priority=True,
+                tooltip="open the pending decision, wherever the focus is", id="audit.review_anywhere"),
         Binding("a", "approve", "Approve", tooltip="accept the reviewer's verdict on the pending candidate "
                 "(with the operator as reviewer: valid)", show=False,
                 id="audit.approve"),
@@ -208,6 +213,7 @@ class AuditScreen(Screen):
         self._output_drawn = 0.0
         self._output_waiting = False
         self._operator_waiting: tuple | None = None  # (task, trial) while the engine waits for a test
+        self._status_typing = False  # the focus was in a text field when the status was drawn
         self.left_percent = 42
         self._stored_counts = {"witnesses": 0, "refuted": 0, "rounds": 0, "decisions": 0, "overrules": 0}
         agents = self.config.agents
@@ -223,22 +229,22 @@ class AuditScreen(Screen):
             with Vertical(id="audit-left"):
                 yield Label("Trials", id="trials-title", classes="section-title")
                 yield TrialsTable(id="trials-table")
-            with TabbedContent(initial="candidates-tab", id="audit-tabs"):
-                with TabPane("Trials F2", id="trials-tab"):
+            with LightTabs(initial="candidates-tab", id="audit-tabs"):
+                with Pane("Trials F2", id="trials-tab"):
                     yield TrialsTable(id="trials-table-narrow")
-                with TabPane("Candidates F3", id="candidates-tab"):
+                with Pane("Candidates F3", id="candidates-tab"):
                     yield CandidatesPanel(id="candidates")
-                with TabPane("Worlds F4", id="worlds-tab"):
+                with Pane("Worlds F4", id="worlds-tab"):
                     yield WorldsPanel(id="worlds")
-                with TabPane("Agent F5", id="agent-tab"):
+                with Pane("Agent F5", id="agent-tab"):
                     yield AgentStream(id="agent-stream")
-                with TabPane("Editor F6", id="editor-tab"):
+                with Pane("Editor F6", id="editor-tab"):
                     yield OperatorEditor(id="editor")
-                with TabPane("Log F7", id="log-tab"):
+                with Pane("Log F7", id="log-tab"):
                     yield RichLog(id="event-log", max_lines=1000, wrap=True, markup=False)
-                with TabPane("Matrix F8", id="matrix-tab"):
+                with Pane("Matrix F8", id="matrix-tab"):
                     yield ReplayMatrix(id="matrix")
-                with TabPane("Reqs F9", id="requirements-tab"):
+                with Pane("Reqs F9", id="requirements-tab"):
                     yield RequirementsPanel(id="requirements")
         yield QuietFooter(compact=True)
 
@@ -264,9 +270,9 @@ class AuditScreen(Screen):
         return name if self.size.width < 100 else f"{name} {key}"
 
     def _apply_layout(self) -> None:
-        tabs = self.query_one("#audit-tabs", TabbedContent)
+        tabs = self.query_one("#audit-tabs", LightTabs)
         for tab in TAB_TITLES:
-            tabs.get_tab(tab).label = self._tab_label(tab)
+            tabs.set_label(tab, self._tab_label(tab))
         narrow = self.size.width < 120
         if narrow:
             tabs.show_tab("trials-tab")
@@ -440,6 +446,8 @@ class AuditScreen(Screen):
         if s.pending:
             n = len(s.pending)
             keys = "v review · a valid · o invalid" if self.operator_judges else "v review · a approve · o overrule"
+            if self._typing():
+                keys = "ctrl+r reviews"  # letters go to the field that has the focus
             text.append(f" {n} decision{'s' if n != 1 else ''} waiting for you ({keys}) ",
                         style="bold reverse yellow")
             text.append(" ")
@@ -477,6 +485,18 @@ class AuditScreen(Screen):
             text.append_text(cell("  │  ".join(list(s.model_waits.values())[-3:]), style="dim"))
         return text
 
+    def _typing(self) -> bool:
+        return isinstance(self.focused, (Input, TextArea))
+
+    def _watch_focused(self) -> None:
+        super()._watch_focused()
+        # The status line names the keys that reach a pending decision from where the focus is.
+        typing = self._typing()
+        if typing != self._status_typing:
+            self._status_typing = typing
+            if self.state.pending and self.is_mounted:
+                self.query_one("#audit-status", Static).update(self._status_text())
+
     def _budget_reason(self) -> str:
         """The limit that paused the session, in the gauge's own numbers."""
         b = self.state.budget
@@ -506,7 +526,15 @@ class AuditScreen(Screen):
         self.query_one(OperatorEditor).set_status(
             " Write one, ctrl+k checks it, ctrl+e shares it; ctrl+d when you have no more.",
             lead=clean(f"The engine waits for your tests on {what}."), lead_style="bold yellow")
-        tabs = self.query_one("#audit-tabs", TabbedContent)
+        if self.state.pending:
+            # Decisions come first (they lead the status line): the editor does not take the
+            # focus from them; F6 opens it when the operator is ready.
+            n = len(self.state.pending)
+            self.app.notify(f"The engine also waits for your test for {what}: F6 opens the Editor "
+                            f"once you have decided ({n} decision{'s' if n != 1 else ''} waiting, v reviews).",
+                            title="Operator")
+            return
+        tabs = self.query_one("#audit-tabs", LightTabs)
         if tabs.active != "editor-tab":
             self.action_tab("editor-tab")
         self.app.notify(f"Your turn: write a test for {what} in the Editor (F6).", title="Operator")
@@ -598,10 +626,19 @@ class AuditScreen(Screen):
         request_id, request = target
         decision = operator_decision(request.label, overrule=overrule, operator_judges=self.operator_judges,
                                      note=note, where="in the TUI")
-        self.session.answer(request_id, decision)
+        asked = self.session.answer(request_id, decision)
         verb = ("Judged" if self.operator_judges else "Overruled" if overrule else "Approved")
         effect = "counts as a witness" if decision.counts else "does not count"
-        self.app.notify(f"{verb} {request.candidate_id}: {effect}.", title="Decision sent")
+        if asked:
+            self.app.notify(f"{verb} {request.candidate_id}: {effect}.", title="Decision sent")
+        else:
+            # A decision shown from before a resume that the engine has not reached again yet
+            # (step mode holds it at a gate): it is kept and applies when the engine asks.
+            self.app.notify(f"{verb} {request.candidate_id}: {effect} — kept until the engine comes back to "
+                            "it (n / r go on).", title="Decision kept")
+
+    def action_review_anywhere(self) -> None:
+        self.action_review()
 
     @guarded
     def action_review(self, request_id: str | None = None) -> None:
@@ -765,11 +802,15 @@ class AuditScreen(Screen):
 
     # -- navigation --------------------------------------------------------------------------
     def action_tab(self, tab: str) -> None:
-        tabs = self.query_one("#audit-tabs", TabbedContent)
+        tabs = self.query_one("#audit-tabs", LightTabs)
         if tab == "trials-tab" and self.size.width >= 120:
             self.query_one("#trials-table", TrialsTable).focus()
             return
         tabs.active = tab
+        if tab == "worlds-tab":
+            # Catch the output up in this same turn: the switch and the output it shows are then
+            # laid out and painted once, not twice (TabActivated arrives after the first paint).
+            self.query_one(WorldsPanel).show(self.state, table_changed=False)
         focus = {"candidates-tab": "#candidate-table", "worlds-tab": "#world-table",
                  "agent-tab": "#agent-stream", "editor-tab": "#editor-source",
                  "log-tab": "#event-log", "trials-tab": "#trials-table-narrow",
@@ -805,6 +846,8 @@ class AuditScreen(Screen):
         s = self.state
         if action == "leave_editor":
             return isinstance(self.focused, TextArea)
+        if action == "review_anywhere":
+            return bool(s.pending)
         if action in ("validate", "share", "operator_done"):
             if operator_agent(self.roles) is None:
                 return False
@@ -833,14 +876,14 @@ class AuditScreen(Screen):
 
     def _active_tab(self) -> str:
         try:
-            return self.query_one("#audit-tabs", TabbedContent).active
+            return self.query_one("#audit-tabs", LightTabs).active
         except Exception:  # noqa: BLE001 - not composed yet
             return ""
 
     def _step_mode(self) -> bool:
         return self.session.control.step
 
-    @on(TabbedContent.TabActivated)
+    @on(LightTabs.TabActivated)
     def _tab_changed(self) -> None:
         self.refresh_bindings()
         if self._active_tab() == "worlds-tab":

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from testjack_tui.tui.widgets.tables import SteadyTable, sync_rows
+from testjack_tui.tui.widgets.tables import SteadyTable, sync_rows, text_width
 from testjack_tui.tui.live_state import CandidateView, LiveSession, short_id
 from testjack_tui.tui.text import cell, clean, untrusted
 
@@ -18,6 +18,18 @@ STATUS_STYLE = {"witness": "bold red", "awaiting you": "bold reverse yellow", "d
                 "discriminates": "cyan", "passes both": "dim", "fails on reference": "dim", "error": "red"}
 OUTCOME_TEXT = {"discriminates": "ref ✓ model ✗", "passes_both": "passes both",
                 "fails_reference": "fails ref", "error": "error"}
+
+
+MIN_REQUIREMENT = 10  # below this the Requirement column scrolls rather than shrinks
+
+
+def fit(text: Text, width: int) -> Text:
+    """`text` cut to `width` cells with an ellipsis when it is longer."""
+    if text.cell_len <= width:
+        return text
+    cut = text.copy()
+    cut.truncate(width, overflow="ellipsis")
+    return cut
 
 
 DECISION_TEXT = {"approved": "approved by the operator", "overruled": "OVERRULED by the operator",
@@ -88,6 +100,7 @@ class CandidatesPanel(Vertical):
         # The detail follows the top row (pending decisions, else the newest candidate) until
         # the operator moves the cursor themselves.
         self.follow = True
+        self._laid_out_width = 0
 
     def compose(self) -> ComposeResult:
         yield SteadyTable(id="candidate-table", cursor_type="row", zebra_stripes=True)
@@ -127,10 +140,13 @@ class CandidatesPanel(Vertical):
             status = c.status
             cells = [cell(short_id(c.candidate_id, c.task_id)), cell(short_id(c.trial_id or "analysis", c.task_id)),
                      Text(status, style=STATUS_STYLE.get(status, "")),
-                     cell(OUTCOME_TEXT.get(c.outcome, c.outcome.replace("_", " "))), cell((c.requirement or "")[:80])]
+                     cell(OUTCOME_TEXT.get(c.outcome, c.outcome.replace("_", " ")))]
             if self.with_task:
                 cells.insert(0, cell(c.task_id if len(c.task_id) <= 16 else c.task_id[:15] + "…"))
             table_rows.append((c.candidate_id, cells))
+        room = self._requirement_room(table, [cells for _, cells in table_rows])
+        for (_, cells), c in zip(table_rows, rows):
+            cells.append(fit(cell(c.requirement or ""), room))
         sync_rows(table, table_rows)
         if not rows:
             return
@@ -139,6 +155,24 @@ class CandidatesPanel(Vertical):
             self.selected_id = ids[0]
         table.move_cursor(row=ids.index(self.selected_id), animate=False)
         self._show_detail()
+
+    def _requirement_room(self, table: DataTable, rows: list[list]) -> int:
+        """Cells left for the Requirement column once the other columns have what they need:
+        the requirement takes the rest of the pane's width (whatever the screen and the trials
+        pane leave), and the detail below shows it whole."""
+        columns = list(table.columns.values())[:-1]
+        needed = sum(max([col.label.cell_len] + [text_width(cells[i]) for cells in rows]) + 2 * table.cell_padding
+                     for i, col in enumerate(columns))
+        # The vertical scrollbar's columns are kept free, shown or not, so that a table
+        # growing past its height does not push the last column out of sight.
+        width = (table.size.width or self.size.width) - table.styles.scrollbar_size_vertical
+        return max(MIN_REQUIREMENT, width - needed - 2 * table.cell_padding)
+
+    def on_resize(self) -> None:
+        # A Resize also arrives each time the tab is shown again: redraw only for a new width.
+        if self._state is not None and self.size.width != self._laid_out_width:
+            self._laid_out_width = self.size.width
+            self.show(self._state)
 
     def _show_detail(self) -> None:
         if self._state is None or self.selected_id not in self._state.candidates:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from rich.text import Text
@@ -39,8 +40,15 @@ def check_candidate(path: str, source: str) -> list[str]:
     return problems
 
 
+class WitnessSource(TextArea):
+    """The candidate's source. ctrl+a selects all, as in most editors: TextArea binds it to
+    the line start (home does that too) and its own select-all key, F7, is the Log tab here."""
+
+    BINDINGS = [Binding("ctrl+a", "select_all", "Select all", show=False)]
+
+
 class OperatorEditor(Vertical):
-    """Tab indents inside the source (it is Python); ctrl+o leaves the source for the
+    """Tab indents inside the source (it is Python), ctrl+a selects all; ctrl+o leaves the source for the
     Requirement field, F2–F9 switch tabs.
     The header says which trial a shared test is aimed at; the tests shared for the audit that
     waits are listed until ctrl+d hands them to the engine."""
@@ -68,14 +76,14 @@ class OperatorEditor(Vertical):
             yield Input(placeholder='the clause it checks; "quote the prompt" to make it explicit',
                         id="editor-requirement",
                         compact=True)
-        yield TextArea.code_editor(TEMPLATE, language="python", id="editor-source")
+        yield WitnessSource.code_editor(TEMPLATE, language="python", id="editor-source")
         with Horizontal(id="editor-buttons"):
             yield Button("Validate (ctrl+k)", id="editor-validate", compact=True)
             yield Button("Share (ctrl+e)", variant="primary", id="editor-share", compact=True)
             yield Button("Done with this audit (ctrl+d)", id="editor-finish", compact=True)
         yield Static("", id="editor-status")
         yield Static("", id="editor-queue")
-        yield Static("Tab indents · ctrl+o leaves the source (to Requirement) · F2–F9 tabs", id="editor-keys",
+        yield Static("Tab indents · ctrl+a selects all · ctrl+o leaves the source (to Requirement) · F2–F9 tabs", id="editor-keys",
                      classes="dialog-detail")
 
     def set_target(self, waiting: tuple[str, str | None] | None) -> None:
