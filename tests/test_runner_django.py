@@ -172,6 +172,63 @@ def test_harness_descriptions_of_both_python_versions_and_docstrings():
     assert got["app.tests.T"].status == "failed"
 
 
+SUBTESTS = '''import unittest
+
+from minidj.greetings import farewell
+
+
+class FarewellNamesTests(unittest.TestCase):
+    def test_each_name(self):
+        for name in ("Bo", "Ada"):
+            with self.subTest(name=name):
+                self.assertEqual(farewell(name), f"Goodbye, {name}!")
+
+    def test_hello_untouched(self):
+        self.assertTrue(farewell("Bo"))
+'''
+
+
+def test_a_witness_failing_only_in_subtests_is_failed_not_missing(tmp_path):
+    """Django's runner gives a test whose subtests fail no status line of its own (Python 3.11+
+    prints one line per failing subtest): the test must still come back failed, with the reason."""
+    path = "tests/greetings/test_tj_names.py"
+    one = f"{path}::FarewellNamesTests::test_each_name"
+    log, got = launch(tmp_path, [path], {path: SUBTESTS})
+    assert "(name='Ada') ... FAIL" in log
+    assert got[path].status == "failed"
+    assert got[one].status == "failed" and "Bye Bo" in got[one].message
+    assert got["test_each_name (greetings.test_tj_names.FarewellNamesTests)"].status == "failed"
+    assert got[f"{path}::FarewellNamesTests::test_hello_untouched"].status == "passed"
+    assert not any("name=" in k for k in got)  # subtests are not tests of their own
+    # Picked out alone, the test is found too (not "no such test ran").
+    _, alone = launch(tmp_path, [one], {path: SUBTESTS})
+    assert alone[one].status == "failed"
+
+
+def test_real_django_subtest_lines_fold_into_their_test():
+    """Lines as Django 4.2.16's runtests.py printed them on Python 3.11 (the SWE-bench harness's
+    command), a test with two failing subtests between two passing tests."""
+    from testjack_tui.sandbox.runners.django_runner import LOG, PLAN
+    import json
+
+    d = "test_slugify (utils_tests.test_text.TestUtilsText.test_slugify)"
+    log = ("test_phone2numeric (utils_tests.test_text.TestUtilsText.test_phone2numeric) ... ok\n"
+           f"{d} ... \n"
+           f"  {d} (value='__strip__underscore-value___') ... FAIL\n"
+           f"  {d} (value='--strip-dash-value---') ... FAIL\n"
+           "test_smart_split (utils_tests.test_text.TestUtilsText.test_smart_split) ... ok\n\n"
+           "======================================================================\n"
+           f"FAIL: {d} (value='__strip__underscore-value___')\n"
+           "----------------------------------------------------------------------\n"
+           "AssertionError: '__strip__underscore-value___' != 'strip__underscore-value'\n")
+    ids = ["utils_tests.test_text.TestUtilsText"]
+    plan = {i: {"label": i, "file": None, "missing": ""} for i in ids}
+    got = DjangoRunner().parse(ids, {f"/o/{LOG}": log.encode(), f"/o/{PLAN}": json.dumps({"plan": plan}).encode()},
+                               result())
+    assert got[ids[0]].status == "failed"
+    assert "strip__underscore-value" in got[ids[0]].message
+
+
 def test_django_tasks_get_the_django_runner():
     bench = load_benchmark(FIXTURE)
     [task] = bench.tasks.values()

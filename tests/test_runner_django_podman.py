@@ -28,6 +28,11 @@ class FullNameFarewellTests(TestCase):
 
     def test_comma_and_bang(self):
         self.assertEqual(farewell("Bo"), "Goodbye, Bo!")
+
+    def test_each_name(self):
+        for name in ("Bo", "Ada Lovelace"):
+            with self.subTest(name=name):
+                self.assertEqual(farewell(name), f"Goodbye, {name}!")
 '''
 WHOLE = f"{PATH}::FullNameFarewellTests::test_whole_name"
 HARNESS_WHOLE = "test_whole_name (greetings.test_tj_full_name.FullNameFarewellTests)"
@@ -67,9 +72,14 @@ def test_a_witness_file_fails_on_a_planted_defect_and_passes_on_g():
     assert ref.outcomes[HARNESS_WHOLE].status == "passed"
     assert model.canaries == "ok"  # the unittest canaries ran beside the witness
     # ... and none of their names reaches the run's outcomes, in either scheme.
+    # A test that fails only in a subtest has no status line of its own in Django's log: failed.
+    each = f"{PATH}::FullNameFarewellTests::test_each_name"
+    assert model.outcomes[each].status == "failed" and ref.outcomes[each].status == "passed"
+    assert "Goodbye, Ada!" in model.outcomes[each].message
     comma = "test_comma_and_bang (greetings.test_tj_full_name.FullNameFarewellTests)"
     assert set(model.outcomes) == {PATH, WHOLE, f"{PATH}::FullNameFarewellTests::test_comma_and_bang",
-                                   HARNESS_WHOLE, comma}
+                                   HARNESS_WHOLE, comma, each,
+                                   "test_each_name (greetings.test_tj_full_name.FullNameFarewellTests)"}
     assert seconds < 30
 
 
@@ -95,11 +105,11 @@ index 31654bc..746c07b 100644
 -    return f"Bye {name}"
 +    return f"Goodbye, {name.split()[0]}!"
 diff --git a/tests/runtests.py b/tests/runtests.py
-index 7961ed5..7119d94 100755
+index 238bbe4..682bdb6 100755
 --- a/tests/runtests.py
 +++ b/tests/runtests.py
-@@ -13,6 +13,12 @@ class Result(unittest.TextTestResult):
-     def getDescription(self, test):
+@@ -18,6 +18,12 @@ class Result(unittest.TextTestResult):
+             return f"{self.getDescription(test.test_case)} {test._subDescription()}"
          return f"{test._testMethodName} ({type(test).__module__}.{type(test).__qualname__})"
  
 +    def addFailure(self, test, err):

@@ -15,7 +15,10 @@ exist, picks the repository's interpreter (the SWE-bench images' `testbed` conda
 there is one) and the options its runtests.py knows, and tees the log to a file outside the repo,
 so a run killed by its timeout still tells which tests finished. A witness module that does not
 import comes back as Django's runner reports it (unittest's `_FailedTest`): `error` with the
-traceback. Outcome keys: every requested id, plus `<file>::Class::test_m` and the harness id for
+traceback. A test whose subTest blocks fail has no status line of its own: on Python 3.11+
+Django's runner prints each failing subtest as `  test_m (app.test_x.Class.test_m) (k=v) ... FAIL`,
+and every version prints `FAIL: test_m (...) (k=v)` headers; those fold into their test (worst
+wins), so a witness that fails only in subtests is `failed`, not missing. Outcome keys: every requested id, plus `<file>::Class::test_m` and the harness id for
 each test of a requested file (the first is what the engine reads per candidate file, the second
 what an export lists in FAIL_TO_PASS).
 """
@@ -86,6 +89,8 @@ sys.exit(code)
 '''
 
 _DESCRIPTION = re.compile(r"^(\w+) \(([\w.]+)\)$")
+# unittest's subtest description: the test's, then `[msg]` and/or `(k=v, ...)`.
+_SUBTEST = re.compile(r"^(\w+ \([\w.]+\)) [\[(].*$", re.S)
 _FAILED_IMPORT = ("unittest.loader._FailedTest", "unittest.loader.ModuleImportFailure")
 
 
@@ -120,6 +125,28 @@ def label_of(test_id: str) -> tuple[str | None, str | None, str]:
         return test_id, None, ""
     return None, None, ("not a Django test id (`test_m (app.module.Class)`, a file under tests/, "
                         "`file::Class::test_m` or a dotted label)")
+
+
+def own_test(harness_id: str) -> str:
+    """The description of the test a parsed key belongs to: a subtest's key names its test, and a
+    line on which a test left without a status (its subtests failed, before Python 3.11) ran on
+    into the next test's description is that next test's."""
+    harness_id = harness_id.rsplit(" ... ", 1)[-1].strip()
+    m = _SUBTEST.match(harness_id)
+    return m.group(1) if m and not _DESCRIPTION.match(harness_id) else harness_id
+
+
+def fold_subtests(statuses: dict[str, TestStatus], texts: dict[str, str]
+                  ) -> tuple[dict[str, TestStatus], dict[str, str]]:
+    """Statuses and failure texts keyed by test: subtests' fold into their test, worst wins."""
+    out: dict[str, TestStatus] = {}
+    for key, status in statuses.items():
+        test = own_test(key)
+        out[test] = aggregate([out[test], status]) if test in out else status
+    folded = dict(texts)
+    for key, text in texts.items():
+        folded.setdefault(own_test(key), text)
+    return out, folded
 
 
 def failure_texts(log: str) -> dict[str, str]:
@@ -205,8 +232,8 @@ class DjangoRunner(LaunchedRunner):
 
         plan = json_report(reports, PLAN).get("plan", {})
         log = (report_named(reports, LOG) or b"").decode(errors="replace")
-        statuses = {k: as_status(v) for k, v in parse_log("django", log).items()}
-        texts = failure_texts(log)
+        statuses, texts = fold_subtests({k: as_status(v) for k, v in parse_log("django", log).items()},
+                                        failure_texts(log))
         aliases = docstring_aliases(log)
         by_label: dict[str, str] = {}  # app.mod.Class.test_m -> harness id
         for harness_id in statuses:
