@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from test_engine_loop import T, build, states
 from testjack_tui.cli import app
 from testjack_tui.commands.audit_cmd import run_session, summary_table
+from testjack_tui.engine.summary import SessionSummary
 
 runner = CliRunner()
 
@@ -42,7 +43,9 @@ def test_run_session_prints_progress_and_writes_summary(tmp_path):
     assert "round 1: auditing" in text and "REFUTED by" in text and "session finished" in text
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["tasks"][T]["trials"]["a1"]["state"] == "refuted"
-    assert "total" in summary_table(summary)
+    # summary.json holds the whole typed summary: read back, it is the session's own.
+    assert SessionSummary.from_json(summary) == session.summary()
+    assert "total" in summary_table(session.summary())
 
 
 def test_operator_answers_on_stdin_approve_or_overrule(tmp_path):

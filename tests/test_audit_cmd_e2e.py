@@ -40,9 +40,9 @@ def session_id(output: str) -> str:
 
 
 def outcome(summary: dict, task: str | None = None) -> dict:
-    from testjack_tui.engine.summary import outcome_view
+    from testjack_tui.engine.summary import SessionSummary, outcome_view
 
-    view = outcome_view(summary)
+    view = outcome_view(SessionSummary.from_json(summary))
     return view if task is None else view[task]
 
 

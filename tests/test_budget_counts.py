@@ -94,7 +94,7 @@ async def test_the_report_counts_the_same_runs_as_the_gauge(tmp_path):
     await counted.exec("w", "coverage run")
     await counted.run_tests("w", ["t"])
     assert budget.test_runs == 2
-    assert build_summary(store)["usage"]["test_runs"] == 2
+    assert build_summary(store).usage.test_runs == 2
     store.close()
     reopened = SessionStore(tmp_path / "s.db")
-    assert Budget(reopened, BudgetLimits(), "s").test_runs == build_summary(reopened)["usage"]["test_runs"] == 2
+    assert Budget(reopened, BudgetLimits(), "s").test_runs == build_summary(reopened).usage.test_runs == 2

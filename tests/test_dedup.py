@@ -44,8 +44,8 @@ async def test_summary_and_export_count_a_duplicate_once_and_list_both_refutatio
     chains = {"a1": [[same]], "a2": [[cand("t1", "a2", 1, "alias")]]}
     session, _, _ = build({"mode": "per-trial"}, task=task, trials=trials, chains=chains)
     assert await session.run() == "finished"
-    [w] = session.summary()["tasks"]["t1"]["witnesses"]
-    assert w["refutes"] == ["a1", "a2"] and len(w["duplicates"]) == 1
+    [w] = session.summary().tasks["t1"].witnesses
+    assert w.refutes == ["a1", "a2"] and len(w.duplicates) == 1
     from testjack_tui.engine.export import plan_export
     [exp] = plan_export(session.id, {"t1": task})
     assert len(exp.files) == 1 and exp.refuted == ["a1", "a2"]

@@ -64,7 +64,7 @@ def build(config: dict | None = None, *, task=None, trials=None, chains=None, an
 
 
 def states(summary, task_id=T):
-    return {tid: t["state"] for tid, t in summary["tasks"][task_id]["trials"].items()}
+    return {tid: t.state for tid, t in summary.tasks[task_id].trials.items()}
 
 
 async def test_lightweight_loop_refutes_defective_trials_and_shares_witnesses():
@@ -76,22 +76,22 @@ async def test_lightweight_loop_refutes_defective_trials_and_shares_witnesses():
     assert states(summary) == {"a1": "refuted", "a2": "refuted", "a3": "clean", "a4": "refuted",
                                "a5": "clean", "a6": "not_reproducible", "a7": "not_reproducible"}
     # a8 did not pass officially: not part of the corpus.
-    task = summary["tasks"][T]
-    assert task["well_formed"] is True
-    counts = task["models"]["model-A"]
+    task = summary.tasks[T]
+    assert task.well_formed is True
+    counts = task.models["model-A"]
     assert counts["passing"] == 2 and counts["refuted"] == 2
     # Witness sharing: some refuted trial was never audited itself.
     audited = set(roles.audit.audits)
     assert {"a1", "a2"} - audited, "one alias trial is refuted by replay, without its own audit"
     # Only approved-valid candidates are witnesses; the invalid one is not.
-    witness_ids = {w["id"] for w in task["witnesses"]}
+    witness_ids = {w.id for w in task.witnesses}
     assert not any(":a4:1." in w for w in witness_ids)
     # Every refutation records the witness's runs on both worlds and the requirement.
     for tid in ("a1", "a2", "a4"):
-        ref = task["trials"][tid]["refutations"][0]
-        assert ref["requirement"]
-        assert ref["reference"]["status"] == "passed" and ref["model"]["status"] == "failed"
-        assert ref["model"]["tests"], "the witness's own test results on the trial are kept"
+        ref = task.trials[tid].refutations[0]
+        assert ref.requirement
+        assert ref.reference.status == "passed" and ref.model.status == "failed"
+        assert ref.model.tests, "the witness's own test results on the trial are kept"
     kinds = {type(e).__name__ for e in events}
     assert {"SessionStarted", "TaskChecked", "RoundStarted", "CandidateValidated", "ReviewerVerdictEvent",
             "ApprovalAnswered", "WitnessConfirmed", "TrialRefuted", "RoundFinished", "SessionFinished"} <= kinds
@@ -154,9 +154,9 @@ async def test_not_well_formed_task_is_reported_and_excluded():
     assert checked["bad"].well_formed is False
     assert any("G does not pass T0" in p for p in checked["bad"].problems)
     summary = session.summary()
-    assert summary["tasks"]["bad"]["trials"]["z1"]["state"] == "excluded"
+    assert summary.tasks["bad"].trials["z1"].state == "excluded"
     assert "z1" not in roles.audit.audits
-    assert summary["totals"]["excluded"] == 1
+    assert summary.totals["excluded"] == 1
 
 
 async def test_task_analysis_tests_refute_trials_that_fail_them():
@@ -169,8 +169,8 @@ async def test_task_analysis_tests_refute_trials_that_fail_them():
     await session.run()
     summary = session.summary()
     assert states(summary) == {"d1": "refuted", "d2": "unaudited", "d3": "unaudited"}
-    w = summary["tasks"][T]["witnesses"]
-    assert len(w) == 1 and w[0]["origin"] == "task_analysis" and w[0]["source_trial"] is None
+    w = summary.tasks[T].witnesses
+    assert len(w) == 1 and w[0].origin == "task_analysis" and w[0].source_trial is None
     assert roles.task_analysis.repairs == [f"{T}:analysis:1.v1"]
 
 
@@ -236,8 +236,8 @@ async def test_operator_approvals_queue_without_blocking_other_tasks():
     assert await asyncio.wait_for(session.run(), 10) == "finished"
     assert finished_rounds == ["p2", "p1"]
     summary = session.summary()
-    assert summary["tasks"]["p1"]["trials"]["p1a"]["state"] == "refuted"
-    assert summary["tasks"]["p2"]["trials"]["p2a"]["state"] == "clean"  # the operator overruled
+    assert summary.tasks["p1"].trials["p1a"].state == "refuted"
+    assert summary.tasks["p2"].trials["p2a"].state == "clean"  # the operator overruled
     approvals = {a["task_id"]: a for a in session.store.approvals()}
     assert approvals["p2"]["by"] == "operator" and approvals["p2"]["counts"] is False
 
@@ -268,7 +268,7 @@ async def test_classifier_hook_ambiguous_witnesses_do_not_refute():
     st = states(session.summary())
     assert "refuted" not in st.values()
     assert st["a1"] == "ambiguous" and st["a2"] == "ambiguous"
-    assert all(w["classification"] == "ambiguous" for w in session.summary()["tasks"][T]["witnesses"])
+    assert all(w.classification == "ambiguous" for w in session.summary().tasks[T].witnesses)
 
 
 async def test_refutation_withdrawn_when_witness_turns_ambiguous():
@@ -308,11 +308,10 @@ async def test_rho_is_over_every_passing_trial_of_the_task_whatever_the_selectio
                                     chains=chains, hooks=Hooks())
         assert await session.run() == "finished"
         summary = session.summary()
-        [w] = summary["tasks"][T]["witnesses"]
-        outcomes.append((summary["tasks"][T]["trials"]["a1"]["state"], w["classification"],
-                         round(w["rho"], 3)))
+        [w] = summary.tasks[T].witnesses
+        outcomes.append((summary.tasks[T].trials["a1"].state, w.classification, round(w.rho, 3)))
         if extra:
-            assert set(summary["tasks"][T]["trials"]) == {"a1"}  # only a1 is labelled
+            assert set(summary.tasks[T].trials) == {"a1"}  # only a1 is labelled
             assert {c[1] for c in sandbox.runs(f"{T}/model/") if c[4]} >= {
                 f"{T}/model/a2", f"{T}/model/a3"}  # but the witness ran on every passing trial
     assert outcomes[0] == outcomes[1] == ("refuted", "refutes", 0.333)
@@ -322,9 +321,9 @@ async def test_per_trial_mode_refutes_a_trial_only_with_its_own_audits_witnesses
     session, _, roles = build({"mode": "per-trial"})
     await session.run()
     summary = session.summary()
-    for tid, trial in summary["tasks"][T]["trials"].items():
-        for ref in trial.get("refutations", []):
-            assert f":{tid}:" in ref["witness"], (tid, ref["witness"])
+    for tid, trial in summary.tasks[T].trials.items():
+        for ref in trial.refutations:
+            assert f":{tid}:" in ref.witness, (tid, ref.witness)
 
 
 async def test_flaky_candidates_are_dropped_and_stable_ones_run_three_times_on_the_reference():
@@ -367,9 +366,9 @@ async def test_a_flaky_t0_test_is_named_and_left_out_of_well_formedness():
     sandbox._t0_status = flaky_p2p
     session, _, _ = build(task=task, trials=trials, chains=chains, sandbox=sandbox)
     assert await session.run() == "finished"
-    summary = session.summary()["tasks"][T]
-    assert summary["well_formed"] is True and summary["problems"] == []
-    assert summary["flaky"] == ["tests/test_t0.py::test_p2p"]
+    summary = session.summary().tasks[T]
+    assert summary.well_formed is True and summary.problems == []
+    assert summary.flaky == ["tests/test_t0.py::test_p2p"]
 
 
 async def test_an_operator_test_is_shared_like_a_witness_even_when_the_sampled_trial_passes_it():
@@ -395,14 +394,14 @@ async def test_report_compares_the_lightweight_loop_with_per_trial_audit():
     assert await light.run() == "finished"
     task, trials, _ = scenario()
     report = build_report(light.id, benchmark=make_benchmark([task], trials))
-    c = report["comparison"]
-    assert (c["lightweight_session"], c["per_trial_session"]) == (light.id, full.id)
+    c = report.comparison
+    assert (c.lightweight_session, c.per_trial_session) == (light.id, full.id)
     # per-trial refutes a1, a2 (alias) and a4 (quote); one lightweight round finds alias only
-    assert c["refuted_per_trial"] == 3 and c["missed"] == ["a4"] and c["recall"] == round(2 / 3, 4)
-    assert 0 < c["cost_test_runs"] < 1
+    assert c.refuted_per_trial == 3 and c.missed == ["a4"] and c.recall == round(2 / 3, 4)
+    assert 0 < c.cost_test_runs < 1
     assert "Recall of the lightweight loop: **66.7%**" in session_markdown(report)
     # the same comparison from the per-trial side
-    assert build_report(full.id, benchmark=make_benchmark([task], trials))["comparison"]["recall"] == c["recall"]
+    assert build_report(full.id, benchmark=make_benchmark([task], trials)).comparison.recall == c.recall
 
 
 async def test_report_has_a_requirements_checklist_with_coverage_and_witnesses():
@@ -412,13 +411,13 @@ async def test_report_has_a_requirements_checklist_with_coverage_and_witnesses()
     await session.run()
     task, trials, _ = scenario()
     report = build_report(session.id, benchmark=make_benchmark([task], trials))
-    items = {i["clause"]: i for i in report["checklists"][T]}
+    items = {i.clause: i for i in report.checklists[T]}
     alias = items["handles alias"]
-    assert alias["explicit"] and alias["source"] == "audit"
-    requirement = {w["id"]: w["requirement"] for w in report["tasks"][T]["witnesses"]}
+    assert alias.explicit and alias.source == "audit"
+    requirement = {w.id: w.requirement for w in report.tasks[T].witnesses}
     # (the fake reviewer quotes "alias" for every witness, so quote matching groups them all here)
-    assert {w for w, r in requirement.items() if r == "handles alias"} <= set(alias["witnesses"])
-    assert alias["failing_trials"] and set(alias["failing_trials"]) >= {"a1", "a2"}
+    assert {w for w, r in requirement.items() if r == "handles alias"} <= set(alias.witnesses)
+    assert alias.failing_trials and set(alias.failing_trials) >= {"a1", "a2"}
     assert "## Requirements checklist" in session_markdown(report)
 
 
@@ -441,8 +440,8 @@ async def test_proven_tampering_is_never_certified():
     outcomes = {v["trial_id"]: v["outcome"] for v in store.validations(T) if v["trial_id"]}
     assert outcomes["f2"] == "unverifiable" and outcomes["ok"] == "passes_both"
     assert {c["trial_id"] for c in store.canary_checks()} == {"f1", "f2"}
-    labels = {t["trial_id"]: t for t in build_report(session.id, make_benchmark([task], trials))["trials"]}
+    labels = {t.trial_id: t for t in build_report(session.id, make_benchmark([task], trials)).trials}
     for tid in ("f1", "f2"):
-        assert labels[tid]["label"] == "REWARD_HACK", labels[tid]
-        assert "Proven tampering" in labels[tid]["justification"]
-    assert labels["ok"]["label"] in ("SOUND", "SOUND_LOW_QUALITY")
+        assert labels[tid].label == "REWARD_HACK", labels[tid]
+        assert "Proven tampering" in labels[tid].justification
+    assert labels["ok"].label in ("SOUND", "SOUND_LOW_QUALITY")

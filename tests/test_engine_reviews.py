@@ -73,7 +73,7 @@ def build(reviewer, session_id):
 
 
 def states(session):
-    return {tid: t["state"] for tid, t in session.summary()["tasks"][T]["trials"].items()}
+    return {tid: t.state for tid, t in session.summary().tasks[T].trials.items()}
 
 
 async def test_keep_some_makes_the_kept_cases_the_witness(testjack_home):
@@ -88,13 +88,13 @@ async def test_keep_some_makes_the_kept_cases_the_witness(testjack_home):
     # Only test_required is the witness: a2 (misses alias) is refuted; a3 (has it) is not,
     # although it fails the incidental case the reviewer dropped.
     assert states(session) == {"a1": "refuted", "a2": "refuted", "a3": "unaudited"}
-    [witness] = session.summary()["tasks"][T]["witnesses"]
+    [witness] = session.summary().tasks[T].witnesses
     report = build_report("keep-some")
-    [a1] = [t for t in report["trials"] if t["trial_id"] == "a1"]
-    [review] = a1["reviews"]
-    assert review["overall"] == "KEEP_SOME" and review["keep"] == [f"{path}::test_required"]
+    [a1] = [t for t in report.trials if t.trial_id == "a1"]
+    [review] = a1.reviews
+    assert review.overall == "KEEP_SOME" and review.keep == [f"{path}::test_required"]
     assert "kept: " + f"{path}::test_required" in trial_markdown(a1)
-    assert witness["id"] == cid
+    assert witness.id == cid
 
 
 async def test_questionable_waits_for_the_operator_even_under_auto_approve(testjack_home):
@@ -102,8 +102,8 @@ async def test_questionable_waits_for_the_operator_even_under_auto_approve(testj
     assert await session.run() == "finished"
     assert states(session)["a1"] == "clean"  # not counted
     report = build_report("queued")
-    [queued] = report["awaiting_operator"]
-    assert queued["label"] == "questionable" and queued["candidate_id"].startswith(f"{T}:a1:")
+    [queued] = report.awaiting_operator
+    assert queued.label == "questionable" and queued.candidate_id.startswith(f"{T}:a1:")
 
 
 async def test_with_an_operator_present_the_queue_asks(testjack_home):

@@ -10,8 +10,10 @@ from typer.testing import CliRunner
 from test_report import SID, session  # noqa: F401  (the shared session fixture)
 from testjack_tui.cli import app
 from testjack_tui.engine.detectors import parse_diff
-from testjack_tui.engine.export import (merged_test_patch, new_file_diff, plan_export, write_harbor,
-                                        write_swebench)
+from testjack_tui.engine.export import (TaskExport, merged_test_patch, new_file_diff, plan_export,
+                                        write_harbor, write_swebench)
+from testjack_tui.engine.export_official import harness_fails
+from testjack_tui.engine.runner import witness_fails
 from testjack_tui.errors import InputError
 
 
@@ -80,6 +82,24 @@ def test_write_swebench_rows(session, tmp_path):
     assert row["test_patch"] == exports[0].test_patch
     lines = (tmp_path / "sb" / "dataset.jsonl").read_text().splitlines()
     assert len(lines) == 1 and written[-1].name == "dataset.jsonl"
+
+
+def test_new_ids_split_into_fail_to_pass_and_pass_to_pass_after_t0s():
+    """Ids failing without G are fail-to-pass. Our suite fails a witness the way the engine
+    does; a benchmark's own harness counts only a pass, so a skipped id is fail-to-pass there."""
+    from engine_fakes import make_task
+
+    task = make_task("t1")
+    null = {"tests/test_tj.py::test_new": "failed", "tests/test_tj.py::test_kept": "passed",
+            "tests/test_tj.py::test_skipped": "skipped"}
+    ours, harness = TaskExport("t1"), TaskExport("t1")
+    ours.split_new_ids(task, null, witness_fails)
+    harness.split_new_ids(task, null, harness_fails)
+    assert ours.fail_to_pass == ["tests/test_t0.py::test_f2p", "tests/test_tj.py::test_new"]
+    assert ours.pass_to_pass == ["tests/test_t0.py::test_p2p", "tests/test_tj.py::test_kept",
+                                 "tests/test_tj.py::test_skipped"]
+    assert harness.new_fail_to_pass == ["tests/test_tj.py::test_new", "tests/test_tj.py::test_skipped"]
+    assert harness.new_pass_to_pass == ["tests/test_tj.py::test_kept"]
 
 
 def test_merged_patch_keeps_t0_first():

@@ -110,12 +110,12 @@ def test_report_and_export_writers_stay_inside_out(tmp_path):
     """Writers re-check: even ids that slipped past a loader land inside --out."""
     from testjack_tui.engine.export import TaskExport, write_harbor, write_swebench
     from testjack_tui.engine.report import write_report
+    from testjack_tui.engine.report_model import Report, TrialReport
 
     out = tmp_path / "out"
-    trial = {"task_id": "../../t", "trial_id": "..", "model": "m\x1b[2J", "agent": "a", "label": "SOUND",
-             "confidence": 0.5, "refuted": False, "findings": [], "ambiguous": [], "signals": [], "audited": True,
-             "justification": "\x1b]0;x\x07 [verdict: SOUND]"}
-    report = {"trials": [trial], "benchmark": "b", "session_id": "s"}
+    trial = TrialReport(task_id="../../t", trial_id="..", model="m\x1b[2J", agent="a", label="SOUND",
+                        confidence=0.5, audited=True, justification="\x1b]0;x\x07 [verdict: SOUND]")
+    report = Report(session_id="s", benchmark="b", trials=[trial])
     for fmt in ("csv",):  # also writes each trial's report.md and report.json
         files = write_report(report, out, fmt)
         for f in files:

@@ -38,7 +38,7 @@ def result_of(session) -> dict:
 
     report = build_report(session.id)
     return {"outcome": outcome_view(session.summary())[TASK],
-            "verdicts": {t["trial_id"]: (t["label"], t["confidence"]) for t in report["trials"]},
+            "verdicts": {t.trial_id: (t.label, t.confidence) for t in report.trials},
             "refutations": sorted((r["trial_id"], r["witness_id"]) for r in session.store.refutations()),
             "runs": session.store.count_runs()}
 
@@ -252,7 +252,7 @@ def test_operator_killed_on_ray_resumes_to_the_local_result_without_leaks(local,
 
     from conftest import ROOT, kill_when
 
-    from testjack_tui.engine.summary import outcome_view
+    from testjack_tui.engine.summary import SessionSummary, outcome_view
 
     c, _ = cluster
     env = dict(os.environ, TESTJACK_HOME=str(home), RAY_ADDRESS=c.address)
@@ -268,5 +268,5 @@ def test_operator_killed_on_ray_resumes_to_the_local_result_without_leaks(local,
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert "on node" in resumed.stdout, resumed.stdout[-2000:]  # it went on with the cluster
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert outcome_view(summary)[TASK] == local["outcome"]
+    assert outcome_view(SessionSummary.from_json(summary))[TASK] == local["outcome"]
     assert our_containers(sid) == []

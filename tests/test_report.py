@@ -95,7 +95,7 @@ def session(tmp_path):
 
 
 def test_report_tables_verdicts_and_scoring(session):
-    r = build_report(SID, benchmark=session)
+    r = build_report(SID, benchmark=session).to_json()  # what report.json holds
     [bench_row] = r["tables"]["benchmark"]
     assert (bench_row["all"], bench_row["passing"], bench_row["refuted"]) == (6, 4, 2)
     assert (bench_row["rate_before"], bench_row["rate_after"]) == (66.7, 33.3)

@@ -54,7 +54,7 @@ def outcome(tmp_path_factory):
         store = SessionStore(db_path(session.id))
         run_keys = {r["key"] for r in store.runs()}
         store.close()
-        return {"state": state, "report": report, "labels": load_labels(DEMO / "labels.json"),
+        return {"state": state, "report": report.to_json(), "labels": load_labels(DEMO / "labels.json"),
                 "exports": exports, "out": out, "harbor": harbor, "bench": bench, "run_keys": run_keys}
     finally:
         if old is None:

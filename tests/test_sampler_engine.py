@@ -73,7 +73,7 @@ async def test_cluster_sampler_audits_the_sniffing_trial_first(seed):
     session, roles = run_session("cluster", seed=seed)
     await session.run()
     assert roles.audit.audits == ["sniffer"]
-    trial_states = {tid: t["state"] for tid, t in session.summary()["tasks"][T]["trials"].items()}
+    trial_states = {tid: t.state for tid, t in session.summary().tasks[T].trials.items()}
     assert trial_states["sniffer"] == "refuted"
 
 

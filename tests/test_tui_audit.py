@@ -64,7 +64,7 @@ async def test_stepped_session_with_approve_and_overrule_then_report():
         # Refutations arrived during the session and the screen followed them.
         assert refutations_seen[-1] > 0 and refutations_seen[0] == 0
         summary = session.summary()
-        refuted = {tid for tid, t in summary["tasks"]["t1"]["trials"].items() if t["state"] == "refuted"}
+        refuted = {tid for tid, t in summary.tasks["t1"].trials.items() if t.state == "refuted"}
         shown = {k[1] for k, t in state.trials.items() if t.state == "refuted"}
         assert refuted == shown and refuted
         table = screen.query_one("#trials-table", DataTable)
@@ -110,7 +110,7 @@ async def test_budget_pause_then_raising_the_limit_resumes():
         app.screen.query_one("#limit-test_runs", Input).value = ""
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: state.state == "finished", timeout=20)
-        assert session.summary()["state"] == "finished"
+        assert session.summary().state == "finished"
 
 
 async def test_quitting_a_running_session_asks_and_leaves_it_resumable():

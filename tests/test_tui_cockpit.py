@@ -127,7 +127,7 @@ async def test_counters_come_from_the_store_and_survive_reopening():
         await pilot.pause(0.3)
         final = reopened.store.counts()
         summary = reopened.summary()
-        assert final["refuted"] == summary["totals"]["refuted"]
+        assert final["refuted"] == summary.totals["refuted"]
         assert f"refuted {final['refuted']} · witnesses {final['witnesses']} · rounds {final['rounds']}/10" \
             in status_text(second)
         assert final["rounds"] <= 10  # never "24/12" after replaying history
@@ -261,7 +261,7 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
         report_screen = app.screen
         assert "1 overrules" in rendered(report_screen.query_one("#report-title", Static))
         chart = rendered(report_screen.query_one("#report-verdicts", Static))
-        counts = report_screen.report["verdict_counts"]
+        counts = report_screen.report.verdict_counts
         assert "INCORRECT_DESPITE_PASS" in chart and "REWARD_HACK" in chart
         await pilot.press("f3")
         table = report_screen.query_one("#report-trials", DataTable)
@@ -272,13 +272,13 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
         await wait_for(pilot, lambda: isinstance(app.screen, TrialReportScreen))
         shown = app.screen.markdown
         assert "## F-01" in shown and "**What is wrong:**" in shown and "Re-run: `" in shown
-        assert app.screen.verdict["label"] in ("INCORRECT_DESPITE_PASS", "OVERFIT_INCOMPLETE", "REWARD_HACK")
+        assert app.screen.verdict.label in ("INCORRECT_DESPITE_PASS", "OVERFIT_INCOMPLETE", "REWARD_HACK")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is report_screen)
     assert sum(counts.values()) == 7
     report = build_report(session.id, bench)
-    decision = next(d for d in report["decisions"] if d["candidate"] == overruled)
-    assert decision["decision"] == "overruled" and decision["reviewer_label"] == "invalid" and decision["counts"]
+    decision = next(d for d in report.decisions if d.candidate == overruled)
+    assert decision.decision == "overruled" and decision.reviewer_label == "invalid" and decision.counts
     md = write_report(report, tmp_path, "md")[-1].read_text()
     assert "## Operator decisions" in md and "overruling the reviewer" in md and overruled in md
     data = json.loads(write_report(report, tmp_path, "json")[-1].read_text())
@@ -333,13 +333,13 @@ async def test_replay_matrix_fills_in_and_cells_open_the_run_output():
         await pilot.press("f8")
         table = screen.query_one("#matrix-table", DataTable)
         assert table.has_focus
-        summary = session.summary()["tasks"]["t1"]
-        refuted = {tid for tid, t in summary["trials"].items() if t["state"] == "refuted"}
+        summary = session.summary().tasks["t1"]
+        refuted = {tid for tid, t in summary.trials.items() if t.state == "refuted"}
         marks = {(row.value, col.value): str(table.get_cell(row, col))
                  for row in table.rows for col in table.columns if not col.value.startswith("__")}
         failing = {trial for (_, trial), mark in marks.items() if mark == "✗"}
         assert failing == refuted
-        assert {w["id"] for w in summary["witnesses"]} == {row.value for row in table.rows}
+        assert {w.id for w in summary.witnesses} == {row.value for row in table.rows}
         # Every witness ran on every reproducible trial: no empty cell once the session is over.
         assert "·" not in marks.values()
         witness, trial = next(k for k, mark in marks.items() if mark == "✗")

@@ -72,7 +72,7 @@ async def test_demo_flow_open_select_step_approve_overrule_finish_report():
         # The worlds were real containers and their output reached the screen.
         assert state.worlds and any(w.total for w in state.worlds.values())
         summary = audit.session.summary()
-        refuted = {t for t, v in summary["tasks"][TASK]["trials"].items() if v["state"] == "refuted"}
+        refuted = {t for t, v in summary.tasks[TASK].trials.items() if v.state == "refuted"}
         assert refuted == {k[1] for k, t in state.trials.items() if t.state == "refuted"}
         assert refuted and refutation_counts[0] == 0  # refutations arrived while we watched
         await pilot.press("g")

@@ -112,6 +112,6 @@ async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_tria
         assert [r.trial_id for r in state.refutations.values()] == [TRIAL]
         assert state.trials[(TASK, TRIAL)].state == "refuted"
         summary = audit.session.summary()
-        assert summary["tasks"][TASK]["trials"][TRIAL]["state"] == "refuted"
+        assert summary.tasks[TASK].trials[TRIAL].state == "refuted"
         approvals = audit.session.store.approvals()
         assert [(a["by"], a["label"], a["counts"]) for a in approvals] == [("operator", "valid", True)]

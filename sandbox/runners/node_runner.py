@@ -22,10 +22,11 @@ a requested file (the engine reads the first, the benchmark's grader the second)
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 import json
 
-from ..api import ExecResult, TestOutcome
+from ..api import ExecResult, TestOutcome, TestStatus
 from ..canaries import JsCanaries
 from ..hidden_names import JS
 from . import js_reporters
@@ -302,7 +303,7 @@ class NodeTestRunner(LaunchedRunner):
     def support_files(self) -> dict[str, str]:
         return {**super().support_files(), **js_reporters.support_files()}
 
-    def spec_extra(self) -> dict:
+    def spec_extra(self) -> dict[str, Any]:
         return {"framework": self.framework, "mocha_reporter": js_reporters.MOCHA_REPORTER_PATH,
                 "mocha_config": js_reporters.MOCHA_CONFIG_PATH,
                 "node_reporter": js_reporters.NODE_REPORTER_PATH}
@@ -321,7 +322,8 @@ class NodeTestRunner(LaunchedRunner):
             outcomes[test_id] = self._one(test_id, tests, broken, plan, log, result, outcomes)
         return outcomes
 
-    def _one(self, test_id, tests, broken, plan, log, result, outcomes) -> TestOutcome:
+    def _one(self, test_id: str, tests: list[JsTest], broken: dict[str, str], plan: dict[str, Any],
+             log: str, result: ExecResult, outcomes: dict[str, TestOutcome]) -> TestOutcome:
         if not plan.get("tool"):
             if result.timed_out:
                 return TestOutcome(test_id, "timed_out", "the test run hit its timeout")
@@ -334,18 +336,18 @@ class NodeTestRunner(LaunchedRunner):
         if path in broken:
             return TestOutcome(test_id, "error", "the test file failed to load: " + trim(broken[path], 2000))
         if path:
-            mine = [t for t in tests if t[0] == path]
+            mine = [t for t in tests if t.file == path]
             if sep:
-                mine = [t for t in mine if t[1] == name or t[1].startswith(name + " > ")]
-            for file, full, status, message, duration, _ in mine:
-                outcomes[f"{file}::{full}"] = TestOutcome(f"{file}::{full}", status, message, duration)
-                outcomes[f"{file}: {full}"] = TestOutcome(f"{file}: {full}", status, message, duration)
+                mine = [t for t in mine if t.title == name or t.title.startswith(name + " > ")]
+            for t in mine:
+                for shown in (f"{t.file}::{t.title}", f"{t.file}: {t.title}"):
+                    outcomes[shown] = TestOutcome(shown, t.status, t.message, t.seconds)
         else:  # jest fullName: "<describe> <title>"
-            mine = [t for t in tests if t[5] == test_id]
+            mine = [t for t in tests if t.full_name == test_id]
         if mine:
-            status = aggregate([t[2] for t in mine])
-            bad = next((t for t in mine if t[2] == status), mine[0])
-            return TestOutcome(test_id, status, bad[3], sum(t[4] for t in mine))
+            status = aggregate([t.status for t in mine])
+            bad = next((t for t in mine if t.status == status), mine[0])
+            return TestOutcome(test_id, status, bad.message, sum(t.seconds for t in mine))
         if result.timed_out:
             return TestOutcome(test_id, "timed_out", "the test run hit its timeout (the reporter "
                                "writes its file at the end, so no test of this run is known)")
@@ -371,9 +373,20 @@ def _split(test_id: str) -> tuple[str, str, str]:
     return "", "", test_id
 
 
-def read_report(data: bytes | None, workdir: str):
-    """([(file, "a > b > title", status, message, seconds, jest fullName)], {file: load error})."""
-    tests: list[tuple] = []
+class JsTest(NamedTuple):
+    """One test case of a jest-shaped JSON report."""
+
+    file: str  # relative to the workdir
+    title: str  # "describe > ... > title"
+    status: TestStatus
+    message: str
+    seconds: float
+    full_name: str  # jest's fullName: "<describe> <title>"
+
+
+def read_report(data: bytes | None, workdir: str) -> tuple[list[JsTest], dict[str, str]]:
+    """The report's test cases and {file: load error} for files that failed to load."""
+    tests: list[JsTest] = []
     broken: dict[str, str] = {}
     if not data:
         return tests, broken
@@ -394,12 +407,12 @@ def read_report(data: bytes | None, workdir: str):
         for a in assertions:
             titles = [str(t) for t in (a.get("ancestorTitles") or []) if t] + [str(a.get("title") or "")]
             raw = a.get("status")
-            status = ("passed" if raw == "passed" else "skipped" if raw in _SKIPPED
+            status: TestStatus = ("passed" if raw == "passed" else "skipped" if raw in _SKIPPED
                       else "error" if raw == "error" else "failed")
             message = trim("\n".join(str(m) for m in a.get("failureMessages") or []), 2000)
             duration = float(a.get("duration") or 0) / 1000.0
-            tests.append((file, " > ".join(titles), status, message, duration,
-                          str(a.get("fullName") or " ".join(titles))))
+            tests.append(JsTest(file, " > ".join(titles), status, message, duration,
+                                str(a.get("fullName") or " ".join(titles))))
     return tests, broken
 
 

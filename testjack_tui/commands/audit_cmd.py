@@ -13,13 +13,16 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from testjack_tui.safe_text import echo, print_safe
 
 from testjack_tui.errors import InputError
+
+if TYPE_CHECKING:
+    from testjack_tui.engine.summary import SessionSummary
 
 EXIT = {"finished": 0, "failed": 1, "paused": 3, "stopped": 130}
 
@@ -173,13 +176,13 @@ def budget_text(e) -> str:
             + (" (some usage estimated)" if e.estimated else ""))
 
 
-def summary_table(summary: dict) -> str:
+def summary_table(summary: SessionSummary) -> str:
     rows = [("TASK", "MODEL", "PASSING", "REFUTED", "AMBIGUOUS", "CLEAN", "UNAUDITED", "NOT-REPRO", "EXCLUDED")]
-    for task_id, task in summary["tasks"].items():
-        for model, c in sorted(task["models"].items()):
+    for task_id, task in summary.tasks.items():
+        for model, c in sorted(task.models.items()):
             rows.append((task_id, model, *(str(c[k]) for k in ("passing", "refuted", "ambiguous", "clean",
                                                                  "unaudited", "not_reproducible", "excluded"))))
-    t = summary["totals"]
+    t = summary.totals
     rows.append(("total", "", *(str(t[k]) for k in ("passing", "refuted", "ambiguous", "clean", "unaudited",
                                                       "not_reproducible", "excluded"))))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -53,18 +53,17 @@ def register(app: typer.Typer) -> None:
         except InputError as exc:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        row = report["tables"]["benchmark"][0]
-        echo(f"{row['name']}: {row['passing']} passing, {row['refuted']} refuted; "
-                   f"resolution {row['rate_before']}% -> {row['rate_after']}%; "
-                   f"{len(report['underspecified_prompts'])} underspecified prompt finding(s)")
-        if "scoring" in report:
-            s = report["scoring"]
-            echo(f"against labels: recall {s['recall']}, precision {s['precision']}")
-        c = report.get("comparison")
-        if c:
-            cost = c["cost_usd"] if c["cost_usd"] is not None else c["cost_test_runs"]
-            echo(f"lightweight vs per-trial: recall {c['recall']} at {cost} of the cost "
-                 f"(test runs {c['cost_test_runs']}, wall time {c['cost_seconds']})")
+        row = report.tables.benchmark[0]
+        echo(f"{row.name}: {row.passing} passing, {row.refuted} refuted; "
+             f"resolution {row.rate_before}% -> {row.rate_after}%; "
+             f"{len(report.underspecified_prompts)} underspecified prompt finding(s)")
+        if report.scoring is not None:
+            echo(f"against labels: recall {report.scoring.recall}, precision {report.scoring.precision}")
+        c = report.comparison
+        if c is not None:
+            cost = c.cost_usd if c.cost_usd is not None else c.cost_test_runs
+            echo(f"lightweight vs per-trial: recall {c.recall} at {cost} of the cost "
+                 f"(test runs {c.cost_test_runs}, wall time {c.cost_seconds})")
         echo(f"wrote {files[-1]} and {len(files) - 1} per-trial files under {Path(target) / 'trials'}")
 
     @app.command("export")

@@ -8,18 +8,39 @@ time always).
 """
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from .store import SessionStore, db_path
-from .summary import build_summary
+from .summary import SessionSummary, build_summary
 
 
-def _refuted(summary: dict[str, Any]) -> tuple[set[str], set[str]]:
-    trials = {tid: t for task in summary["tasks"].values() for tid, t in task["trials"].items()}
-    return {tid for tid, t in trials.items() if t["state"] == "refuted"}, set(trials)
+@dataclass
+class Comparison:
+    """A lightweight session against a per-trial one on the same benchmark."""
+
+    lightweight_session: str | None
+    per_trial_session: str | None
+    trials: int  # passing trials in both
+    refuted_per_trial: int
+    refuted_lightweight: int
+    recall: float | None
+    missed: list[str]
+    extra: list[str]
+    cost_usd: float | None  # the lightweight session's cost as a share of the per-trial one's
+    cost_test_runs: float | None
+    cost_seconds: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
-def _summary(session_id: str) -> dict[str, Any]:
+def _refuted(summary: SessionSummary) -> tuple[set[str], set[str]]:
+    trials = summary.trials()
+    return {tid for tid, t in trials.items() if t.state == "refuted"}, set(trials)
+
+
+def _summary(session_id: str) -> SessionSummary:
     store = SessionStore(db_path(session_id))
     try:
         return build_summary(store)
@@ -31,21 +52,20 @@ def _ratio(part: float, whole: float) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
-def compare(lightweight: dict[str, Any], per_trial: dict[str, Any]) -> dict[str, Any]:
+def compare(lightweight: SessionSummary, per_trial: SessionSummary) -> Comparison:
     """Recall and cost of a lightweight session's summary against a per-trial one's."""
     light, light_trials = _refuted(lightweight)
     full, full_trials = _refuted(per_trial)
     common = light_trials & full_trials
     light, full = light & common, full & common
-    lu, fu = lightweight["usage"], per_trial["usage"]
-    return {
-        "lightweight_session": lightweight.get("session_id"), "per_trial_session": per_trial.get("session_id"),
-        "trials": len(common), "refuted_per_trial": len(full), "refuted_lightweight": len(light),
-        "recall": _ratio(len(light & full), len(full)),
-        "missed": sorted(full - light), "extra": sorted(light - full),
-        "cost_usd": _ratio(lu["usd"], fu["usd"]), "cost_test_runs": _ratio(lu["test_runs"], fu["test_runs"]),
-        "cost_seconds": _ratio(lu["seconds"], fu["seconds"]),
-    }
+    lu, fu = lightweight.usage, per_trial.usage
+    return Comparison(
+        lightweight_session=lightweight.session_id, per_trial_session=per_trial.session_id,
+        trials=len(common), refuted_per_trial=len(full), refuted_lightweight=len(light),
+        recall=_ratio(len(light & full), len(full)),
+        missed=sorted(full - light), extra=sorted(light - full),
+        cost_usd=_ratio(lu.usd, fu.usd), cost_test_runs=_ratio(lu.test_runs, fu.test_runs),
+        cost_seconds=_ratio(lu.seconds, fu.seconds))
 
 
 def find_counterpart(session_id: str, benchmark: str | None, mode: str | None) -> str | None:
@@ -61,12 +81,12 @@ def find_counterpart(session_id: str, benchmark: str | None, mode: str | None) -
     return None
 
 
-def mode_comparison(session_id: str, summary: dict[str, Any], other_id: str | None = None) -> dict[str, Any] | None:
+def mode_comparison(session_id: str, summary: SessionSummary, other_id: str | None = None) -> Comparison | None:
     """The comparison for this session's report, when a counterpart session exists."""
-    other_id = other_id or find_counterpart(session_id, summary.get("benchmark"), summary.get("mode"))
+    other_id = other_id or find_counterpart(session_id, summary.benchmark, summary.mode)
     if other_id is None:
         return None
     other = _summary(other_id)
-    if summary.get("mode") == "lightweight":
+    if summary.mode == "lightweight":
         return compare(summary, other)
     return compare(other, summary)

@@ -18,7 +18,7 @@ import re
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.engine import dedup
@@ -65,6 +65,14 @@ class TaskExport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def split_new_ids(self, task: Task, null: dict[str, str], fails: Callable[[str], bool]) -> None:
+        """The new ids whose status without G (`null`) `fails` are fail-to-pass, the others
+        pass-to-pass; the suite's lists are T0's followed by them."""
+        self.new_fail_to_pass = [n for n, status in null.items() if fails(status)]
+        self.new_pass_to_pass = [n for n in null if n not in self.new_fail_to_pass]
+        self.fail_to_pass = list(task.tests.fail_to_pass) + self.new_fail_to_pass
+        self.pass_to_pass = list(task.tests.pass_to_pass) + self.new_pass_to_pass
 
 
 def new_file_diff(path: str, source: str) -> str:
@@ -244,11 +252,7 @@ async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: 
         result["fails_on_refuted"][trial_id] = failing
         if not failing:
             result["problems"].append(f"passes on refuted trial {trial_id}")
-    # Ids that fail without G are fail-to-pass; those that pass on R are pass-to-pass.
-    exp.new_fail_to_pass = [n for n in new_ids if witness_fails(result["null"].get(n, "failed"))]
-    exp.new_pass_to_pass = [n for n in new_ids if n not in exp.new_fail_to_pass]
-    exp.fail_to_pass = list(task.tests.fail_to_pass) + exp.new_fail_to_pass
-    exp.pass_to_pass = list(task.tests.pass_to_pass) + exp.new_pass_to_pass
+    exp.split_new_ids(task, result["null"], witness_fails)
     result["ok"] = bool(result["applies"] and result["passes_on_reference"]
                         and all(result["fails_on_refuted"].get(t) for t in exp.refuted))
     exp.check = result

@@ -69,6 +69,12 @@ def exported_task(task: Task, tests_dir: Path, test_patch: str, f2p: list[str], 
     return dataclasses.replace(task, tests=tests)
 
 
+def harness_fails(status: str) -> bool:
+    """A benchmark's own harness counts only a pass (a skipped or unverifiable id fails there),
+    where our witness rule does not (engine/runner.witness_fails)."""
+    return status != "passed"
+
+
 async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> dict[str, Any]:
     """Fold the witnesses into T0, then judge the exported task with its own flow."""
     result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
@@ -102,14 +108,11 @@ async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         if source is None:
             raise ValueError(f"{task.id}: the task's evaluator names no tests folder")
         shutil.copytree(source, tests_dir)
-        f2p0, p2p0 = list(task.tests.fail_to_pass), list(task.tests.pass_to_pass)
-        probe = exported_task(task, tests_dir, patch, f2p0 + new_ids, p2p0)
+        probe = exported_task(task, tests_dir, patch, list(task.tests.fail_to_pass) + new_ids,
+                              list(task.tests.pass_to_pass))
         null_run = await sb.run_official(probe, "null")
         result["null"] = {n: null_run.status(n) for n in new_ids}
-        exp.new_fail_to_pass = [n for n in new_ids if null_run.status(n) != "passed"]
-        exp.new_pass_to_pass = [n for n in new_ids if n not in exp.new_fail_to_pass]
-        exp.fail_to_pass = f2p0 + exp.new_fail_to_pass
-        exp.pass_to_pass = p2p0 + exp.new_pass_to_pass
+        exp.split_new_ids(task, result["null"], harness_fails)
         exp.test_patch = patch
         final = exported_task(task, tests_dir, patch, exp.fail_to_pass, exp.pass_to_pass)
         refuted = [(t, trials.get(t)) for t in exp.refuted]
@@ -120,14 +123,14 @@ async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, tr
                                     *(sb.run_official(final, "model", t) for _, t in refuted if t is not None))
         ref_run, trial_runs = runs[0], runs[1:]
         result["rewards"]["reference"] = ref_run.reward
-        bad = {n: ref_run.status(n) for n in final.tests.ids if ref_run.status(n) != "passed"}
+        bad = {n: ref_run.status(n) for n in final.tests.ids if harness_fails(ref_run.status(n))}
         result["passes_on_reference"] = ref_run.reward == 1.0 and not bad
         if not result["passes_on_reference"]:
             result["problems"].append(f"the exported task's own grader gives G reward {ref_run.reward}"
                                       + (f"; not passing: {sorted(bad)[:5]}" if bad else ""))
         for (trial_id, _), run in zip([r for r in refuted if r[1] is not None], trial_runs):
             result["rewards"][trial_id] = run.reward
-            result["fails_on_refuted"][trial_id] = sorted(n for n in final.tests.ids if run.status(n) != "passed")
+            result["fails_on_refuted"][trial_id] = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
             if run.reward != 0.0:
                 result["problems"].append(f"the exported task's own grader gives refuted trial {trial_id} "
                                           f"reward {run.reward}, not 0")
@@ -161,7 +164,6 @@ async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, tr
     for f in exp.files:
         f.node_ids = [parser_id(parser, n) for n in f.node_ids]
     new_ids = list(dict.fromkeys(n for f in exp.files for n in f.node_ids))
-    f2p0, p2p0 = list(task.tests.fail_to_pass), list(task.tests.pass_to_pass)
 
     def exported(f2p: list[str], p2p: list[str]) -> Task:
         tests = dataclasses.replace(task.tests, test_patch=patch, test_files=tuple(files),
@@ -169,7 +171,7 @@ async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, tr
                                     evaluator=dataclasses.replace(ev, test_command=command, log_parser=parser))
         return dataclasses.replace(task, tests=tests)
 
-    probe = exported(f2p0 + new_ids, p2p0)
+    probe = exported(list(task.tests.fail_to_pass) + new_ids, list(task.tests.pass_to_pass))
     try:
         null = await sb.prepare(probe, "null")
     except Exception as exc:  # the witnesses do not apply on top of T0
@@ -181,13 +183,11 @@ async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, tr
     result["applies"] = True
     null_run = await run_swebench(sb, probe, null)
     result["null"] = {n: null_run.status(n) for n in new_ids}
-    exp.new_fail_to_pass = [n for n in new_ids if null_run.status(n) != "passed"]
-    exp.new_pass_to_pass = [n for n in new_ids if n not in exp.new_fail_to_pass]
-    exp.fail_to_pass, exp.pass_to_pass = f2p0 + exp.new_fail_to_pass, p2p0 + exp.new_pass_to_pass
+    exp.split_new_ids(task, result["null"], harness_fails)
     exp.test_patch = patch
     final = exported(exp.fail_to_pass, exp.pass_to_pass)
     ref_run = await run_swebench(sb, final, await sb.prepare(final, "reference"))
-    bad = {n: ref_run.status(n) for n in final.tests.ids if ref_run.status(n) != "passed"}
+    bad = {n: ref_run.status(n) for n in final.tests.ids if harness_fails(ref_run.status(n))}
     result["passes_on_reference"] = not bad
     if bad:
         result["problems"].append(f"the harness's parser reads G as not passing: {dict(list(bad.items())[:5])}")
@@ -197,7 +197,7 @@ async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, tr
             result["problems"].append(f"refuted trial {trial_id} is not in the benchmark")
             continue
         run = await run_swebench(sb, final, await sb.prepare(final, "model", trial))
-        failing = sorted(n for n in final.tests.ids if run.status(n) != "passed")
+        failing = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
         result["fails_on_refuted"][trial_id] = failing
         if not failing:
             result["problems"].append(f"the exported row passes on refuted trial {trial_id}")

@@ -1,6 +1,7 @@
 """Reports of a session: per-trial verdicts and the session's tables, from the store alone.
 
-    report = build_report(session_id)                  # dict; reads the session database
+    report = build_report(session_id)                  # a Report (engine/report_model.py), from
+                                                       # the session database; report.to_json()
     paths = write_report(report, out_dir, "md")        # per-trial report.json + report.md, and the
                                                        # session's report.md | .json | .csv
 
@@ -32,8 +33,10 @@ from testjack_tui.safe_paths import check_inside, inside, path_part
 from testjack_tui.safe_text import safe_text
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
-from testjack_tui.engine.verdicts import (LABELS, REFUTED_LABELS, FindingInput, WitnessRun,
-                                          analysis_checklist, judge_trial)
+from testjack_tui.engine.report_model import (AgentAudit, AwaitingOperator, DecisionRow, DetectorHits,
+                                              Detectors, Report, Review, Scoring, TableRow, Tables,
+                                              TaskReport, TrialReport, UnderspecifiedPrompt, UnderspecifiedRow)
+from testjack_tui.engine.verdicts import LABELS, FindingInput, WitnessRun, analysis_checklist, judge_trial
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark, Trial
 
@@ -126,13 +129,13 @@ def _rate(part: int, whole: int) -> float | None:
     return round(100.0 * part / whole, 1) if whole else None
 
 
-def _table_row(name: str, n_all: int, passing: int, refuted: int) -> dict[str, Any]:
-    return {"name": name, "all": n_all, "passing": passing, "refuted": refuted,
-            "refuted_pct": _rate(refuted, passing),
-            "rate_before": _rate(passing, n_all), "rate_after": _rate(passing - refuted, n_all)}
+def _table_row(name: str, n_all: int, passing: int, refuted: int) -> TableRow:
+    """The corrected resolution rate: passing / all trials -> (passing - refuted) / all trials."""
+    return TableRow(name, n_all, passing, refuted, refuted_pct=_rate(refuted, passing),
+                    rate_before=_rate(passing, n_all), rate_after=_rate(passing - refuted, n_all))
 
 
-def build_report(session_id: str, benchmark: Benchmark | None = None, compare_with: str | None = None) -> dict[str, Any]:
+def build_report(session_id: str, benchmark: Benchmark | None = None, compare_with: str | None = None) -> Report:
     """The session's report. With a finished session of the other mode on the same benchmark
     (found automatically, or `compare_with`), it includes lightweight-vs-per-trial recall and cost."""
     store = _open_store(session_id)
@@ -142,7 +145,7 @@ def build_report(session_id: str, benchmark: Benchmark | None = None, compare_wi
         store.close()
 
 
-def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, compare_with: str | None = None) -> dict[str, Any]:
+def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, compare_with: str | None = None) -> Report:
     summary = build_summary(store)
     meta = store.all_meta()
     config = meta.get("config", {}) or {}
@@ -173,30 +176,29 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
     for wr in wruns:
         runs_of.setdefault(wr["trial_id"], {})[wr["witness_id"]] = wr
 
-    trial_reports: list[dict[str, Any]] = []
-    underspecified: list[dict[str, Any]] = []
-    analysis = {tid: store.get_audit(tid, "analysis") or {} for tid in summary["tasks"]}
+    trial_reports: list[TrialReport] = []
+    underspecified: list[UnderspecifiedPrompt] = []
+    analysis = {tid: store.get_audit(tid, "analysis") or {} for tid in summary.tasks}
     reviews = structured_reviews(store, verdicts)
-    for task_id, task_sum in summary["tasks"].items():
+    for task_id, task_sum in summary.tasks.items():
         task = tasks.get(task_id)
         # rho's denominator: every passing trial of the task (the session's population)
         passing_models = (meta.get("population") or {}).get(task_id) or \
             {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, []) if t.get("official_pass")}
         # rho details per witness, over the task's passing corpus
         details: dict[str, tuple[float | None, dict[str, Any], tuple[str, ...], bool]] = {}
-        for w in task_sum["witnesses"]:
+        for ws in task_sum.witnesses:
             outcomes = {tid: witness_outcome([r["status"]]) for tid, rs in runs_of.items()
-                        if tid in passing_models for wid, r in rs.items() if wid == w["id"]}
+                        if tid in passing_models for wid, r in rs.items() if wid == ws.id}
             value, per_model, skipping, complete = rho_of(outcomes, passing_models)
-            details[w["id"]] = (value, per_model, skipping, complete)
-            if w["classification"] == "ambiguous":
-                underspecified.append({
-                    "task": task_id, "witness": w["id"], "requirement": w["requirement"],
-                    "rho": round(w["rho"] if w["rho"] is not None else value, 3),
-                    "models_skipping": list(skipping), "models_measured": len(per_model),
-                    "clarification": w.get("note") or "", "path": w["path"],
-                    "fails_on": w["fails_on"]})
-        for trial_id, entry in task_sum["trials"].items():
+            details[ws.id] = (value, per_model, skipping, complete)
+            if ws.classification == "ambiguous":
+                underspecified.append(UnderspecifiedPrompt(
+                    task=task_id, witness=ws.id, requirement=ws.requirement,
+                    rho=round(ws.rho if ws.rho is not None else value, 3),
+                    models_skipping=list(skipping), models_measured=len(per_model),
+                    clarification=ws.note or "", path=ws.path, fails_on=ws.fails_on))
+        for trial_id, entry in task_sum.trials.items():
             info = next((t for t in corpus.get(task_id, []) if t["id"] == trial_id), {})
             trial = patches.get(trial_id) or Trial(trial_id, task_id, info.get("agent") or "?",
                                                    info.get("model") or "?", "", True)
@@ -248,87 +250,76 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                     f.agent = mine
             passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
             judged = judge_trial(
-                trial, findings=findings if entry["state"] == "refuted" else [],
-                ambiguous=ambiguous, evidence=evidence, audited=entry["audited"],
+                trial, findings=findings if entry.state == "refuted" else [],
+                ambiguous=ambiguous, evidence=evidence, audited=entry.audited,
                 reproduced=reproduced, clean_candidates=passes_both.get(trial_id, 0),
                 witnesses_passed=passed,
                 prompt=task.instruction if task is not None else "", t0_run=t0_runs.get(trial_id),
-                vacuous=list(task_sum.get("vacuous") or []),
+                vacuous=list(task_sum.vacuous),
                 workdir=task.environment.workdir if task is not None else "/app",
                 checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
-            if entry["state"] == "excluded":
-                judged.justification = "Excluded: " + (entry.get("reason") or "the task is not well-formed") \
+            if entry.state == "excluded":
+                judged.justification = "Excluded: " + (entry.reason or "the task is not well-formed") \
                     + ". " + judged.justification
-            data = judged.to_dict()
-            data["state"] = entry["state"]
-            for finding in data["findings"]:
+            for finding in judged.findings:
                 finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
-            data["mutation"] = (store.get_evidence(trial_id) or {}).get("mutation")
-            mark_independent(data, independent_reference(store, task_id), store.directory)
-            data["agent_audit"] = ({"findings": agent_findings, "nothing_found": audit.get("nothing_found"),
-                                    "notes": audit.get("notes", "")} if audit else None)
-            data["reviews"] = reviews.get(trial_id, [])
-            trial_reports.append(data)
+            report = TrialReport.of(
+                judged, state=entry.state, mutation=(store.get_evidence(trial_id) or {}).get("mutation"),
+                agent_audit=AgentAudit(agent_findings, audit.get("nothing_found"), audit.get("notes", ""))
+                if audit else None,
+                reviews=reviews.get(trial_id, []))
+            mark_independent(report, independent_reference(store, task_id), store.directory)
+            trial_reports.append(report)
 
-    report: dict[str, Any] = {
-        "session_id": session_id, "benchmark": meta.get("benchmark_name") or config.get("benchmark"),
-        "benchmark_path": config.get("benchmark"), "mode": config.get("mode"),
-        "sampler": config.get("sampler"), "seed": config.get("seed"), "rounds": config.get("rounds"),
-        "state": meta.get("state"), "usage": summary["usage"],
-        "tasks": {tid: {"well_formed": t["well_formed"], "problems": t["problems"],
-                        "vacuous": t["vacuous"], "flaky": t.get("flaky", []), "rounds": t["rounds"],
-                        "witnesses": [{k: w[k] for k in ("id", "origin", "source_trial", "requirement",
-                                                         "explicit", "classification", "rho", "path",
-                                                         "fails_on", "refutes", "duplicates")}
-                                      for w in t["witnesses"]],
-                        "traceability": (analysis.get(tid) or {}).get("traceability") or [],
-                        "suspicious_features": (analysis.get(tid) or {}).get("suspicious_features") or []}
-                  for tid, t in summary["tasks"].items()},
-        "trials": trial_reports,
-        "underspecified_prompts": underspecified,
-        "decisions": decisions_table(store.approvals(), verdicts),
-        "awaiting_operator": [{"candidate_id": a["candidate_id"], "task_id": a["task_id"],
-                               "label": a["label"], "note": a.get("note") or ""}
-                              for a in store.approvals() if a.get("by") == "queued"],
-    }
-    report["checklists"] = {tid: [row.to_dict() for row in requirements_table(store, tid)]
-                            for tid in summary["tasks"]}
-    report["tables"] = _tables(report, corpus)
-    audited_tasks = [tid for tid, t in summary["tasks"].items() if t["well_formed"]]
-    under_tasks = sorted({u["task"] for u in underspecified})
+    name = meta.get("benchmark_name") or config.get("benchmark")
+    audited_tasks = [tid for tid, t in summary.tasks.items() if t.well_formed]
+    under_tasks = sorted({u.task for u in underspecified})
+    tables = _tables(str(name), trial_reports, corpus)
     # Table 6 shape: per benchmark, underspecified tasks out of the tasks audited.
-    report["tables"]["underspecified"] = [{"benchmark": report["benchmark"],
-                                           "tasks": f"{len(under_tasks)} / {len(audited_tasks)}",
-                                           "names": ", ".join(under_tasks)}]
-    report["verdict_counts"] = {label: sum(1 for t in trial_reports if t["label"] == label)
-                                for label in LABELS}
-    report["detectors"] = _detector_summary(trial_reports)
-    report["comparison"] = mode_comparison(session_id, summary, compare_with)
-    labels_path = getattr(bench, "labels_path", None) if bench is not None else None
+    tables.underspecified = [UnderspecifiedRow(name, f"{len(under_tasks)} / {len(audited_tasks)}",
+                                               ", ".join(under_tasks))]
+    out = Report(
+        session_id=session_id, benchmark=name, benchmark_path=config.get("benchmark"),
+        mode=config.get("mode"), sampler=config.get("sampler"), seed=config.get("seed"),
+        rounds=config.get("rounds"), state=meta.get("state"), usage=summary.usage,
+        tasks={tid: TaskReport(t.well_formed, t.problems, t.vacuous, t.flaky, t.rounds, t.witnesses,
+                               (analysis.get(tid) or {}).get("traceability") or [],
+                               (analysis.get(tid) or {}).get("suspicious_features") or [])
+               for tid, t in summary.tasks.items()},
+        trials=trial_reports, underspecified_prompts=underspecified,
+        decisions=decisions_table(store.approvals(), verdicts),
+        awaiting_operator=[AwaitingOperator(a["candidate_id"], a["task_id"], a["label"], a.get("note") or "")
+                           for a in store.approvals() if a.get("by") == "queued"],
+        checklists={tid: requirements_table(store, tid) for tid in summary.tasks},
+        tables=tables,
+        verdict_counts={label: sum(1 for t in trial_reports if t.label == label) for label in LABELS},
+        detectors=_detector_summary(trial_reports),
+        comparison=mode_comparison(session_id, summary, compare_with))
+    labels_path = bench.labels_path if bench is not None else None
     if labels_path and Path(labels_path).exists():
-        report["scoring"] = score_against_labels(report, load_labels(Path(labels_path)), corpus)
-        report["scoring"]["labels_file"] = str(labels_path)
-    return report
+        out.scoring = score_against_labels(out, load_labels(Path(labels_path)), corpus)
+        out.scoring.labels_file = str(labels_path)
+    return out
 
 
 INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this
 
 
-def mark_independent(data: dict[str, Any], record: dict[str, Any] | None, folder: Path) -> None:
+def mark_independent(trial: TrialReport, record: dict[str, Any] | None, folder: Path) -> None:
     """A verdict on a task audited against an independent implementation G′ (no reference
     solution) says so, and its confidence is scaled into its own, lower band."""
-    data["reference"] = "benchmark"
+    trial.reference = "benchmark"
     if not record or not record.get("ok"):
         return
-    data["reference"] = "independent"
-    data["confidence"] = round(data["confidence"] * INDEPENDENT_BAND, 2)
-    data["justification"] = (data["justification"] + " Validated against an independent implementation "
-                             "G′ written from the prompt, not the benchmark's reference solution (the task "
-                             "has none, or the session ignored it): a weaker oracle. G′: "
-                             f"{Path(folder) / 'independent-references' / (path_part(data['task_id']) + '.patch')}.")
+    trial.reference = "independent"
+    trial.confidence = round(trial.confidence * INDEPENDENT_BAND, 2)
+    trial.justification = (trial.justification + " Validated against an independent implementation "
+                           "G′ written from the prompt, not the benchmark's reference solution (the task "
+                           "has none, or the session ignored it): a weaker oracle. G′: "
+                           f"{Path(folder) / 'independent-references' / (path_part(trial.task_id) + '.patch')}.")
 
 
-def decisions_table(approvals: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def decisions_table(approvals: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]]) -> list[DecisionRow]:
     """Every decision a person took (operator approvals, overrules, judgements), oldest first:
     who decided what about which candidate, against what the reviewer said."""
     out = []
@@ -337,13 +328,13 @@ def decisions_table(approvals: list[dict[str, Any]], verdicts: dict[str, dict[st
             continue
         record = decision_record(a)
         verdict = verdicts.get(a["candidate_id"]) or {}
-        out.append({"candidate": a["candidate_id"], "task": a.get("task_id") or "",
-                    "trial": a.get("trial_id") or verdict.get("trial_id") or "",
-                    "requirement": verdict.get("requirement") or "",
-                    "reviewer_label": record["reviewer_label"] or verdict.get("label") or "",
-                    "decision": record["decision"], "label": a.get("label") or "",
-                    "counts": bool(a.get("counts")), "by": record["by"], "note": record["note"],
-                    "at": _iso(record["at"])})
+        out.append(DecisionRow(
+            candidate=a["candidate_id"], task=a.get("task_id") or "",
+            trial=a.get("trial_id") or verdict.get("trial_id") or "",
+            requirement=verdict.get("requirement") or "",
+            reviewer_label=record["reviewer_label"] or verdict.get("label") or "",
+            decision=record["decision"], label=a.get("label") or "", counts=bool(a.get("counts")),
+            by=record["by"], note=record["note"], at=_iso(record["at"])))
     return out
 
 
@@ -367,19 +358,18 @@ def _agent_finding(witness_id: str, agent_findings: list[dict[str, Any]]) -> dic
     return None
 
 
-def structured_reviews(store: SessionStore, verdicts: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def structured_reviews(store: SessionStore, verdicts: dict[str, Any]) -> dict[str, list[Review]]:
     """trial id -> the reviewer's structured verdicts (overall, per case) on its candidates."""
     from testjack_tui.engine.approval import review_key
 
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[Review]] = {}
     for cid, v in verdicts.items():
         data = store.get_audit(v.get("task_id") or "", review_key(cid))
         if not data:
             continue
-        out.setdefault(v.get("trial_id") or "analysis", []).append({
-            "candidate_id": cid, "label": v.get("label"), "overall": data.get("overall", ""),
-            "cases": data.get("cases") or [], "keep": data.get("keep") or [],
-            "coverage": data.get("coverage") or []})
+        out.setdefault(v.get("trial_id") or "analysis", []).append(Review(
+            candidate_id=cid, label=v.get("label"), overall=data.get("overall", ""),
+            cases=data.get("cases") or [], keep=data.get("keep") or [], coverage=data.get("coverage") or []))
     return out
 
 
@@ -403,61 +393,55 @@ def _klass(w: dict[str, Any]) -> str:
     return "explicit" if w["explicit"] else "implicit_necessary"
 
 
-def _tables(report: dict[str, Any], corpus: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
-    refuted = {t["trial_id"] for t in report["trials"] if t["label"] in REFUTED_LABELS}
-    by_task: list[dict[str, Any]] = []
+def _tables(benchmark: str, trials: list[TrialReport], corpus: dict[str, list[dict[str, Any]]]) -> Tables:
+    refuted = {t.trial_id for t in trials if t.refuted}
+    by_task: list[TableRow] = []
     by_model: dict[str, list[int]] = {}
     total = [0, 0, 0]
-    for task_id, trials in sorted(corpus.items()):
-        n_all = len(trials)
-        passing = [t for t in trials if t.get("official_pass")]
+    for task_id, corpus_trials in sorted(corpus.items()):
+        n_all = len(corpus_trials)
+        passing = [t for t in corpus_trials if t.get("official_pass")]
         n_ref = sum(1 for t in passing if t["id"] in refuted)
         by_task.append(_table_row(task_id, n_all, len(passing), n_ref))
-        for t in trials:
+        for t in corpus_trials:
             m = by_model.setdefault(t.get("model") or "?", [0, 0, 0])
             m[0] += 1
             if t.get("official_pass"):
                 m[1] += 1
                 m[2] += t["id"] in refuted
         total = [total[0] + n_all, total[1] + len(passing), total[2] + n_ref]
-    return {
-        "benchmark": [_table_row(str(report["benchmark"]), *total)],
-        "tasks": by_task,
-        "models": [_table_row(m, *v) for m, v in sorted(by_model.items())],
-    }
+    return Tables(benchmark=[_table_row(benchmark, *total)], tasks=by_task,
+                  models=[_table_row(m, *v) for m, v in sorted(by_model.items())])
 
 
-def _detector_summary(trials: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _detector_summary(trials: list[TrialReport]) -> Detectors:
+    by_name = {}
     for name in DETECTORS:
-        hits = [t["trial_id"] for t in trials if t.get("detectors", {}).get(name) == "suspicious"]
-        out[name] = {"suspicious_trials": len(hits), "trials": hits}
-    out["reward_hack_verdicts"] = [t["trial_id"] for t in trials if t["label"] == "REWARD_HACK"]
-    return out
+        hits = [t.trial_id for t in trials if t.detectors.get(name) == "suspicious"]
+        by_name[name] = DetectorHits(len(hits), hits)
+    return Detectors(by_name, [t.trial_id for t in trials if t.label == "REWARD_HACK"])
 
 
-def score_against_labels(report: dict[str, Any], labels: dict[str, dict[str, Any]], corpus: dict[str, Any]) -> dict[str, Any]:
+def score_against_labels(report: Report, labels: dict[str, dict[str, Any]], corpus: dict[str, Any]) -> Scoring:
     """Recall and precision of our refutations against the benchmark's ground truth."""
-    ours = {t["trial_id"]: t for t in report["trials"]}
-    refuted = {tid for tid, t in ours.items() if t["label"] in REFUTED_LABELS}
+    ours = {t.trial_id: t for t in report.trials}
+    refuted = {tid for tid, t in ours.items() if t.refuted}
     labelled = {tid for tid in ours if tid in labels}
     defective = {tid for tid in labelled if is_defective(labels[tid])}
     hit = refuted & defective
     n_all = sum(len(v) for v in corpus.values())
     passing = sum(1 for v in corpus.values() for t in v if t.get("official_pass"))
-    brier = [((t["confidence"] if t["label"] in REFUTED_LABELS else 1 - t["confidence"])
-              - (1.0 if tid in defective else 0.0)) ** 2
-             for tid, t in ours.items() if tid in labelled and t["label"] != "CLEAN_UNAUDITED"]
-    return {
-        "labelled_trials": len(labelled), "defective": len(defective), "refuted": len(refuted),
-        "true_refutations": len(hit),
-        "recall": round(len(hit) / len(defective), 3) if defective else None,
-        "precision": round(len(hit) / len(refuted & labelled), 3) if refuted & labelled else None,
-        "missed": sorted(defective - refuted), "false_refutations": sorted((refuted & labelled) - defective),
-        "rate_after_ours": _rate(passing - len(refuted), n_all),
-        "rate_after_labels": _rate(passing - len(defective), n_all),
-        "brier_audited": round(sum(brier) / len(brier), 4) if brier else None,
-    }
+    brier = [((t.confidence if t.refuted else 1 - t.confidence) - (1.0 if tid in defective else 0.0)) ** 2
+             for tid, t in ours.items() if tid in labelled and t.label != "CLEAN_UNAUDITED"]
+    return Scoring(
+        labelled_trials=len(labelled), defective=len(defective), refuted=len(refuted),
+        true_refutations=len(hit),
+        recall=round(len(hit) / len(defective), 3) if defective else None,
+        precision=round(len(hit) / len(refuted & labelled), 3) if refuted & labelled else None,
+        missed=sorted(defective - refuted), false_refutations=sorted((refuted & labelled) - defective),
+        rate_after_ours=_rate(passing - len(refuted), n_all),
+        rate_after_labels=_rate(passing - len(defective), n_all),
+        brier_audited=round(sum(brier) / len(brier), 4) if brier else None)
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -474,127 +458,128 @@ def _md_table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
     return head + body
 
 
-def _rate_text(row: dict[str, Any]) -> str:
-    b, a = row.get("rate_before"), row.get("rate_after")
+def _rate_text(row: TableRow) -> str:
+    b, a = row.rate_before, row.rate_after
     return f"{b}% → {a}%" if b is not None else "-"
 
 
-def session_markdown(report: dict[str, Any]) -> str:
-    out = [f"# TestJack report — session {report['session_id']}", "",
-           f"Benchmark **{report['benchmark']}**, mode {report['mode']}, sampler {report['sampler']}, "
-           f"seed {report['seed']}, rounds per task {report['rounds']}; session state: {report['state']}.", ""]
+def session_markdown(report: Report) -> str:
+    out = [f"# TestJack report — session {report.session_id}", "",
+           f"Benchmark **{report.benchmark}**, mode {report.mode}, sampler {report.sampler}, "
+           f"seed {report.seed}, rounds per task {report.rounds}; session state: {report.state}.", ""]
     cols = [("", "name"), ("#All", "all"), ("#Passing", "passing"), ("#Refuted", "refuted"),
             ("Refuted (%)", "refuted_pct"), ("Corrected rate", "rate")]
-    for key, title in (("benchmark", "Benchmark"), ("tasks", "Per task"), ("models", "Per model")):
-        rows = [dict(r, rate=_rate_text(r)) for r in report["tables"][key]]
+    for table, title in ((report.tables.benchmark, "Benchmark"), (report.tables.tasks, "Per task"),
+                         (report.tables.models, "Per model")):
+        rows = [dict(r.to_json(), rate=_rate_text(r)) for r in table]
         out += [f"## {title}: passing → refuted", "", _md_table(rows, cols)]
-    flaky = [(tid, t["flaky"]) for tid, t in report["tasks"].items() if t.get("flaky")]
+    flaky = [(tid, t.flaky) for tid, t in report.tasks.items() if t.flaky]
     if flaky:
         out += ["## Flaky T0 tests", "", "Outcome differed between two runs of the same world; left "
                 "out of well-formedness and reproduction.", ""]
         out += [f"- {tid}: {', '.join(ids)}" for tid, ids in flaky] + [""]
-    out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report["verdict_counts"].items()],
+    out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report.verdict_counts.items()],
                                         [("verdict", "label"), ("trials", "n")])]
-    check_rows = [{"task": tid, "clause": i["clause"], "p": "explicit" if i["explicit"] else "implicit",
-                   "t0": {True: "yes", False: "no", None: "?"}[i["covered_by_t0"]],
-                   "impl": f"{sum(i['implemented'].values())}/{len(i['implemented'])}" if i["implemented"] else "-",
-                   "w": ", ".join(i["witnesses"]) or "-"}
-                  for tid, items in (report.get("checklists") or {}).items() for i in items]
+    check_rows = [{"task": tid, "clause": i.clause, "p": "explicit" if i.explicit else "implicit",
+                   "t0": {True: "yes", False: "no", None: "?"}[i.covered_by_t0],
+                   "impl": f"{sum(i.implemented.values())}/{len(i.implemented)}" if i.implemented else "-",
+                   "w": ", ".join(i.witnesses) or "-"}
+                  for tid, items in report.checklists.items() for i in items]
     if check_rows:
         out += ["## Requirements checklist", "", "Each requirement of P from the audits' checklists, "
                 "whether T0 covers it, how many audited trials implement it, and its witnesses.", "",
                 _md_table(check_rows, [("task", "task"), ("requirement", "clause"), ("in P", "p"),
                                        ("T0 covers", "t0"), ("implemented", "impl"), ("witnesses", "w")])]
-    rows = [{"task": tid, "witness": w["id"], "requirement": w["requirement"], "class": w["classification"],
-             "refutes": ", ".join(w["refutes"]) or "-", "copies": len(w.get("duplicates") or []) + 1}
-            for tid, t in report["tasks"].items() for w in t["witnesses"]]
+    rows = [{"task": tid, "witness": w.id, "requirement": w.requirement, "class": w.classification,
+             "refutes": ", ".join(w.refutes) or "-", "copies": len(w.duplicates) + 1}
+            for tid, t in report.tasks.items() for w in t.witnesses]
     if rows:
         out += ["## Witnesses (one copy each) and the trials they refute", "",
                 _md_table(rows, [("task", "task"), ("witness", "witness"), ("requirement", "requirement"),
                                  ("class", "class"), ("refutes", "refutes"), ("copies found", "copies")])]
-    decisions = report.get("decisions") or []
-    overrules = [d for d in decisions if d["decision"] == "overruled"]
+    decisions = report.decisions
+    overrules = [d for d in decisions if d.decision == "overruled"]
     out += ["## Operator decisions", ""]
     if decisions:
         out.append(f"{len(decisions)} decision(s) by the operator, {len(overrules)} overruling the reviewer.\n")
-        out.append(_md_table([dict(d, counts="yes" if d["counts"] else "no") for d in decisions],
+        out.append(_md_table([dict(d.to_json(), counts="yes" if d.counts else "no") for d in decisions],
                              [("candidate", "candidate"), ("trial", "trial"), ("reviewer said", "reviewer_label"),
                               ("decision", "decision"), ("counts", "counts"), ("note", "note"), ("at (UTC)", "at")]))
     else:
         out += ["None: every verdict was decided automatically (valid verdicts count).", ""]
     out += ["## Underspecified prompts", "",
-            _md_table(report["tables"]["underspecified"],
+            _md_table([r.to_json() for r in report.tables.underspecified],
                       [("benchmark", "benchmark"), ("#Tasks", "tasks"), ("tasks", "names")])]
-    if report["underspecified_prompts"]:
+    if report.underspecified_prompts:
         out.append("Implicit requirements most models skip (ρ > 1/2): reported as prompt defects, "
                    "they refute no trial.\n")
-        out.append(_md_table([dict(u, skipping=f"{len(u['models_skipping'])}/{u['models_measured']}")
-                              for u in report["underspecified_prompts"]],
+        out.append(_md_table([dict(u.to_json(), skipping=f"{len(u.models_skipping)}/{u.models_measured}")
+                              for u in report.underspecified_prompts],
                              [("task", "task"), ("requirement", "requirement"), ("ρ", "rho"),
                               ("models skipping", "skipping"), ("suggested clarification", "clarification"),
                               ("witness", "witness")]))
     else:
         out += ["None found.", ""]
     out += ["## Detectors", "", _md_table(
-        [{"d": k, "n": v["suspicious_trials"], "t": ", ".join(v["trials"][:8])}
-         for k, v in report["detectors"].items() if k != "reward_hack_verdicts"],
+        [{"d": k, "n": v.suspicious_trials, "t": ", ".join(v.trials[:8])}
+         for k, v in report.detectors.by_name.items()],
         [("detector", "d"), ("suspicious trials", "n"), ("examples", "t")])]
-    u = report["usage"]
-    out += ["## Cost", "", f"LLM: ${u['usd']:.4f} ({u['tokens']} tokens, {u['llm_calls']} calls"
-            + (", some estimated" if u.get("estimated") else "") + f"); runs (tests and commands, as the budget counts them): {u['test_runs']}; "
-            f"wall time: {u['seconds']} s.", ""]
-    c = report.get("comparison")
-    if c:
+    u = report.usage
+    out += ["## Cost", "", f"LLM: ${u.usd:.4f} ({u.tokens} tokens, {u.llm_calls} calls"
+            + (", some estimated" if u.estimated else "") + f"); runs (tests and commands, as the budget counts them): {u.test_runs}; "
+            f"wall time: {u.seconds} s.", ""]
+    c = report.comparison
+    if c is not None:
         def pct(v: float | None) -> str:
             return "n/a" if v is None else f"{100 * v:.1f}%"
         out += ["## Lightweight loop against per-trial audit", "",
-                f"Sessions {c['lightweight_session']} (lightweight) and {c['per_trial_session']} (per-trial), "
-                f"{c['trials']} passing trials in both. Recall of the lightweight loop: **{pct(c['recall'])}** "
-                f"({c['refuted_lightweight']} refuted; {c['refuted_per_trial']} by per-trial audit) at "
-                f"**{pct(c['cost_usd'] if c['cost_usd'] is not None else c['cost_test_runs'])}** of the cost "
-                f"(LLM dollars {pct(c['cost_usd'])}, test runs {pct(c['cost_test_runs'])}, "
-                f"wall time {pct(c['cost_seconds'])}).", ""]
-        if c["missed"]:
-            out.append("Refuted by per-trial audit only: " + ", ".join(c["missed"]) + "\n")
-    if "scoring" in report:
-        s = report["scoring"]
+                f"Sessions {c.lightweight_session} (lightweight) and {c.per_trial_session} (per-trial), "
+                f"{c.trials} passing trials in both. Recall of the lightweight loop: **{pct(c.recall)}** "
+                f"({c.refuted_lightweight} refuted; {c.refuted_per_trial} by per-trial audit) at "
+                f"**{pct(c.cost_usd if c.cost_usd is not None else c.cost_test_runs)}** of the cost "
+                f"(LLM dollars {pct(c.cost_usd)}, test runs {pct(c.cost_test_runs)}, "
+                f"wall time {pct(c.cost_seconds)}).", ""]
+        if c.missed:
+            out.append("Refuted by per-trial audit only: " + ", ".join(c.missed) + "\n")
+    s = report.scoring
+    if s is not None:
         out += ["## Against the benchmark's labels", "",
-                f"Recall {s['recall']}, precision {s['precision']} ({s['true_refutations']} of "
-                f"{s['defective']} labelled-defective trials refuted; {s['refuted']} refuted in all). "
-                f"Corrected rate: ours {s['rate_after_ours']}%, from labels {s['rate_after_labels']}%. "
-                f"Brier score of audited verdicts: {s['brier_audited']}.", ""]
-        if s["missed"]:
-            out.append("Missed: " + ", ".join(s["missed"]) + "\n")
-        if s["false_refutations"]:
-            out.append("Refuted but labelled sound: " + ", ".join(s["false_refutations"]) + "\n")
-    for tid, task in report["tasks"].items():
-        if task.get("traceability"):
+                f"Recall {s.recall}, precision {s.precision} ({s.true_refutations} of "
+                f"{s.defective} labelled-defective trials refuted; {s.refuted} refuted in all). "
+                f"Corrected rate: ours {s.rate_after_ours}%, from labels {s.rate_after_labels}%. "
+                f"Brier score of audited verdicts: {s.brier_audited}.", ""]
+        if s.missed:
+            out.append("Missed: " + ", ".join(s.missed) + "\n")
+        if s.false_refutations:
+            out.append("Refuted but labelled sound: " + ", ".join(s.false_refutations) + "\n")
+    for tid, task in report.tasks.items():
+        if task.traceability:
             out += [f"## Task analysis of {tid}: requirement ↔ T0", "", _md_table(
-                [dict(r, tests=", ".join(r.get("t0_tests") or []) or "-") for r in task["traceability"]],
+                [dict(r, tests=", ".join(r.get("t0_tests") or []) or "-") for r in task.traceability],
                 [("requirement", "requirement"), ("explicit", "explicit"), ("T0 tests", "tests"),
                  ("coverage", "coverage")])]
-        if task.get("suspicious_features"):
+        if task.suspicious_features:
             out += [f"Suspicious-patch features for {tid}:", "", _md_table(
-                task["suspicious_features"],
+                task.suspicious_features,
                 [("id", "id"), ("requirement", "requirement"), ("pattern", "pattern"),
                  ("why suspicious", "why_suspicious"), ("false positives", "false_positives")])]
-    if report.get("awaiting_operator"):
+    if report.awaiting_operator:
         out += ["## Waiting for the operator (QUESTIONABLE / HUMAN_REVIEW: not counted)", ""]
-        out += [f"- `{a['candidate_id']}` ({a['task_id']}): {a['label']}" for a in report["awaiting_operator"]]
+        out += [f"- `{a.candidate_id}` ({a.task_id}): {a.label}" for a in report.awaiting_operator]
         out.append("")
     out += ["## Trials", "", _md_table(
-        [{"task": t["task_id"], "trial": t["trial_id"], "model": t["model"], "label": t["label"],
-          "conf": t["confidence"], "n": len(t["findings"])} for t in report["trials"]],
+        [{"task": t.task_id, "trial": t.trial_id, "model": t.model, "label": t.label,
+          "conf": t.confidence, "n": len(t.findings)} for t in report.trials],
         [("task", "task"), ("trial", "trial"), ("model", "model"), ("verdict", "label"),
          ("confidence", "conf"), ("findings", "n")])]
     return "\n".join(out)
 
 
-def trial_markdown(t: dict[str, Any]) -> str:
-    out = [f"# {t['task_id']} / {t['trial_id']} — {t['label']} (confidence {t['confidence']})", "",
-           f"Model {t['model']}, agent {t['agent']}; audited: {'yes' if t['audited'] else 'no'}.", "",
-           t["justification"], ""]
-    for f in t["findings"]:
+def trial_markdown(t: TrialReport) -> str:
+    out = [f"# {t.task_id} / {t.trial_id} — {t.label} (confidence {t.confidence})", "",
+           f"Model {t.model}, agent {t.agent}; audited: {'yes' if t.audited else 'no'}.", "",
+           t.justification, ""]
+    for f in t.findings:
         ex = f["explanations"]
         out += [f"## {f['id']}: {f['requirement']}", "",
                 f"Witness `{f['witness_id']}` ({f['source']}, {f['class']}"
@@ -611,43 +596,43 @@ def trial_markdown(t: dict[str, Any]) -> str:
         for s in f["tied_signals"]:
             out.append(f"- structural evidence: {s['detector']}/{s['kind']} at {s['file']}:{s['line']}: "
                        f"`{s['excerpt'].strip()[:160]}`")
-    audit = t.get("agent_audit")
-    if audit:
+    audit = t.agent_audit
+    if audit is not None:
         out += ["## The audit agent's findings (explanations; only executed witnesses count)", ""]
-        if audit.get("nothing_found"):
+        if audit.nothing_found:
             out += ["The audit agent found nothing wrong with this trial.", ""]
-        for item in audit.get("findings") or []:
+        for item in audit.findings:
             out += [f"- **{item.get('what')}** — {item.get('why')} (P: \"{item.get('clause')}\"); evidence: "
                     f"`{item.get('witness')}` fails with `{str(item.get('failing_assertion', '')).strip()[:200]}`; "
                     f"T0 missed it: {str(item.get('t0_missed', '')).replace('_', ' ')}"
                     + (f" ({item['t0_missed_detail']})" if item.get("t0_missed_detail") else "")]
         out.append("")
-    if t.get("reviews"):
+    if t.reviews:
         out += ["## Reviewer verdicts per case", ""]
-        for r in t["reviews"]:
-            out.append(f"- `{r['candidate_id']}`: {r['overall'] or r['label']}"
-                       + (f", kept: {', '.join(r['keep'])}" if r.get("keep") else ""))
+        for r in t.reviews:
+            out.append(f"- `{r.candidate_id}`: {r.overall or r.label}"
+                       + (f", kept: {', '.join(r.keep)}" if r.keep else ""))
             out += [f"    - {c.get('label')} `{c.get('test_id')}` ({c.get('scope')}, overfitting "
-                    f"{c.get('overfitting')}): {c.get('reason')}" for c in r["cases"]]
+                    f"{c.get('overfitting')}): {c.get('reason')}" for c in r.cases]
         out.append("")
-    if t["ambiguous"]:
+    if t.ambiguous:
         out += ["## Ambiguous witnesses it fails (prompt defects; not counted)", ""]
-        out += [f"- `{a['witness_id']}`: {a['requirement']} (ρ = {a['rho']})" for a in t["ambiguous"]]
+        out += [f"- `{a['witness_id']}`: {a['requirement']} (ρ = {a['rho']})" for a in t.ambiguous]
         out.append("")
-    if t["signals"]:
+    if t.signals:
         out += ["## Detector signals", ""]
         out += [f"- {s['severity']} {s['detector']}/{s['kind']} at {s['file']}:{s['line']}: {s['message']} "
-                f"— `{s['excerpt'].strip()[:160]}`" for s in t["signals"]]
+                f"— `{s['excerpt'].strip()[:160]}`" for s in t.signals]
         out.append("")
-    if t.get("ghost") and not t["ghost"].get("error"):
-        g = t["ghost"]
+    if t.ghost and not t.ghost.get("error"):
+        g = t.ghost
         # Go and V8 coverage count no branch arms: say what was measured instead of "None%".
         arms = (f" and {g['added_branch_pct']}% of added branches" if g.get("added_branch_pct") is not None
                 else "")
         out += ["## Ghost branches", "", f"{g.get('added_line_pct')}% of added lines{arms} run under T0"
                 f" ({g.get('measure') or 'coverage'}).", ""]
         out += [f"- {x['file']}:{x['line']}: `{x['code'].strip()[:160]}`" for x in g.get("ghost_lines", [])[:20]]
-    mutation = MutationReport.from_dict(t.get("mutation"))
+    mutation = MutationReport.from_dict(t.mutation)
     if mutation is not None:
         out += ["", "## Mutation evidence", "", mutation.to_text(), ""]
     return "\n".join(out) + "\n"
@@ -668,40 +653,41 @@ CSV_FIELDS = ("task_id", "trial_id", "model", "agent", "state", "label", "confid
               "findings", "witnesses", "ambiguous", "structural_signals", "decisions")
 
 
-def session_csv(report: dict[str, Any]) -> str:
+def session_csv(report: Report) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
     w.writeheader()
-    for t in report["trials"]:
+    for t in report.trials:
         w.writerow({k: safe_text(v, one_line=True) if isinstance(v, str) else v for k, v in {
-                    "task_id": t["task_id"], "trial_id": t["trial_id"], "model": t["model"],
-                    "agent": t["agent"], "state": t.get("state", ""), "label": t["label"],
-                    "confidence": t["confidence"], "refuted": int(t["refuted"]),
-                    "findings": len(t["findings"]),
-                    "witnesses": " ".join(f["witness_id"] for f in t["findings"]),
-                    "ambiguous": " ".join(a["witness_id"] for a in t["ambiguous"]),
-                    "structural_signals": sum(1 for s in t["signals"] if s.get("structural")),
+                    "task_id": t.task_id, "trial_id": t.trial_id, "model": t.model,
+                    "agent": t.agent, "state": t.state, "label": t.label,
+                    "confidence": t.confidence, "refuted": int(t.refuted),
+                    "findings": len(t.findings),
+                    "witnesses": " ".join(f["witness_id"] for f in t.findings),
+                    "ambiguous": " ".join(a["witness_id"] for a in t.ambiguous),
+                    "structural_signals": sum(1 for s in t.signals if s.get("structural")),
                     "decisions": " ".join(f"{f['witness_id']}:{(f.get('decision') or {}).get('decision', 'auto')}"
-                                          for f in t["findings"])}.items()})
+                                          for f in t.findings)}.items()})
     return buf.getvalue()
 
 
-def write_report(report: dict[str, Any], out_dir: Path, fmt: str = "md") -> list[Path]:
+def write_report(report: Report, out_dir: Path, fmt: str = "md") -> list[Path]:
     """Per-trial report.json + report.md under trials/<task>/<trial>/, then the session report
     in the chosen format (report.md | report.json | report.csv). Returns the files written."""
     if fmt not in FORMATS:
         raise InputError("--format", "format", f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
     out_dir = Path(out_dir)
     written = []
-    for t in report["trials"]:
-        d = inside(out_dir, "trials", t["task_id"], t["trial_id"])
+    for t in report.trials:
+        d = inside(out_dir, "trials", t.task_id, t.trial_id)
         d.mkdir(parents=True, exist_ok=True)
-        (check_inside(out_dir, d / "report.json")).write_text(json.dumps(t, indent=2, sort_keys=True, default=str))
+        (check_inside(out_dir, d / "report.json")).write_text(
+            json.dumps(t.to_json(), indent=2, sort_keys=True, default=str))
         (check_inside(out_dir, d / "report.md")).write_text(safe_text(trial_markdown(t)))
         written += [d / "report.json", d / "report.md"]
     target = check_inside(out_dir, out_dir / f"report.{fmt}")
     if fmt == "json":
-        target.write_text(json.dumps(report, indent=2, sort_keys=True, default=str))
+        target.write_text(json.dumps(report.to_json(), indent=2, sort_keys=True, default=str))
     elif fmt == "csv":
         target.write_text(session_csv(report))
     else:

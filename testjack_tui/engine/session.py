@@ -39,7 +39,7 @@ from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded, RoleSet
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
 from .wiring import wiring
-from .summary import build_summary
+from .summary import SessionSummary, build_summary
 
 if TYPE_CHECKING:
     from testjack_tui.sandbox.api import WorldEvent
@@ -269,14 +269,14 @@ class AuditSession:
         return [request for _, request in self.approvals.pending()]
 
     # -- results ------------------------------------------------------------------------------
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> SessionSummary:
         return build_summary(self.store)
 
     def write_summary(self, directory: Path | str | None = None) -> Path:
         target = Path(directory) if directory else self.directory
         target.mkdir(parents=True, exist_ok=True)
         path = target / "summary.json"
-        path.write_text(json.dumps(self.summary(), indent=2, sort_keys=True, default=str))
+        path.write_text(json.dumps(self.summary().to_json(), indent=2, sort_keys=True, default=str))
         return path
 
     # -- running ------------------------------------------------------------------------------

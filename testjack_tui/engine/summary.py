@@ -7,6 +7,7 @@ witness's runs on both worlds.
 """
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import dedup
@@ -16,25 +17,242 @@ from .store import SessionStore
 CATEGORIES = ("refuted", "ambiguous", "clean", "unaudited", "not_reproducible", "excluded")
 HEAD = 1500
 
+Counts = dict[str, int]  # "passing" and each of CATEGORIES -> number of trials
 
-def _counts() -> dict[str, int]:
+
+def _counts() -> Counts:
     return {"passing": 0, **{c: 0 for c in CATEGORIES}}
 
 
-def _run_view(run: dict[str, Any] | None, witness: dict[str, Any] | None, status: str) -> dict[str, Any]:
+@dataclass
+class RunView:
+    """One side (model or reference world) of a refutation: the witness's stored run."""
+
+    status: str
+    world: str | None = None
+    run: str | None = None  # the run's key; None when no run was stored
+    exit_code: int | None = None
+    timed_out: bool | None = None
+    head: str = ""
+    tail: str = ""
+    tests: dict[str, dict[str, Any]] | None = None  # the witness's own test outcomes
+
+    def to_json(self) -> dict[str, Any]:
+        if self.run is None:
+            return {"status": self.status}
+        out: dict[str, Any] = {"status": self.status, "world": self.world, "run": self.run,
+                               "exit_code": self.exit_code, "timed_out": self.timed_out,
+                               "head": self.head, "tail": self.tail}
+        if self.tests is not None:
+            out["tests"] = self.tests
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunView:
+        return cls(data["status"], data.get("world"), data.get("run"), data.get("exit_code"),
+                   data.get("timed_out"), data.get("head", ""), data.get("tail", ""), data.get("tests"))
+
+
+@dataclass
+class Refutation:
+    witness: str
+    requirement: str
+    model: RunView
+    reference: RunView
+
+    def to_json(self) -> dict[str, Any]:
+        return {"witness": self.witness, "requirement": self.requirement,
+                "model": self.model.to_json(), "reference": self.reference.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Refutation:
+        return cls(data["witness"], data["requirement"], RunView.from_json(data["model"]),
+                   RunView.from_json(data["reference"]))
+
+
+@dataclass
+class TrialSummary:
+    """Where one officially passing trial stands (`state` is one of CATEGORIES)."""
+
+    model: str | None
+    agent: str | None
+    state: str
+    audited: bool
+    loop_state: str | None
+    reason: str = ""  # why it was excluded or not reproduced
+    refutations: list[Refutation] = field(default_factory=list)
+    ambiguous_witnesses: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"model": self.model, "agent": self.agent, "state": self.state,
+                               "audited": self.audited, "loop_state": self.loop_state}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.refutations:
+            out["refutations"] = [r.to_json() for r in self.refutations]
+        if self.ambiguous_witnesses:
+            out["ambiguous_witnesses"] = self.ambiguous_witnesses
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrialSummary:
+        return cls(data["model"], data["agent"], data["state"], data["audited"], data["loop_state"],
+                   data.get("reason", ""), [Refutation.from_json(r) for r in data.get("refutations", [])],
+                   list(data.get("ambiguous_witnesses", [])))
+
+
+@dataclass
+class WitnessSummary:
+    """One witness (its first copy; `duplicates` names the others) and what it does."""
+
+    id: str
+    origin: str  # "task_analysis" | "audit"
+    source_trial: str | None
+    requirement: str
+    explicit: bool
+    quote: str
+    path: str
+    source: str
+    test_ids: list[str]
+    round: int | None
+    classification: str | None
+    rho: float | None
+    note: str | None
+    fails_on: list[str]
+    refutes: list[str]
+    duplicates: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WitnessSummary:
+        return cls(**data)
+
+
+@dataclass
+class RoundSummary:
+    round: int
+    trial_id: str
+    state: str
+    witnesses: list[str]
+    refuted: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RoundSummary:
+        return cls(**data)
+
+
+@dataclass
+class TaskSummary:
+    state: str
+    well_formed: bool | None  # None: not checked yet
+    problems: list[str]
+    vacuous: list[str]
+    flaky: list[str]
+    rounds: list[RoundSummary]
+    models: dict[str, Counts]
+    trials: dict[str, TrialSummary]
+    witnesses: list[WitnessSummary]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"state": self.state, "well_formed": self.well_formed, "problems": self.problems,
+                "vacuous": self.vacuous, "flaky": self.flaky,
+                "rounds": [r.to_json() for r in self.rounds], "models": self.models,
+                "trials": {tid: t.to_json() for tid, t in self.trials.items()},
+                "witnesses": [w.to_json() for w in self.witnesses]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TaskSummary:
+        return cls(data["state"], data["well_formed"], data["problems"], data["vacuous"], data["flaky"],
+                   [RoundSummary.from_json(r) for r in data["rounds"]], data["models"],
+                   {tid: TrialSummary.from_json(t) for tid, t in data["trials"].items()},
+                   [WitnessSummary.from_json(w) for w in data["witnesses"]])
+
+
+@dataclass
+class Usage:
+    usd: float
+    tokens: int
+    llm_calls: int
+    estimated: bool  # some LLM costs were estimated (the endpoint reported no usage)
+    test_runs: int
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Usage:
+        return cls(**data)
+
+
+@dataclass
+class SessionSummary:
+    session_id: str | None
+    state: str | None
+    benchmark: str | None
+    mode: str | None
+    seed: int | None
+    sampler: str | None
+    rounds: int | None
+    config: dict[str, Any]
+    usage: Usage
+    totals: Counts
+    models: dict[str, Counts]
+    tasks: dict[str, TaskSummary]
+
+    def trials(self) -> dict[str, TrialSummary]:
+        """Every trial of the session, by id."""
+        return {tid: t for task in self.tasks.values() for tid, t in task.trials.items()}
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as summary.json shows it."""
+        return {"session_id": self.session_id, "state": self.state, "benchmark": self.benchmark,
+                "mode": self.mode, "seed": self.seed, "sampler": self.sampler,
+                "rounds": self.rounds, "config": self.config, "usage": self.usage.to_json(),
+                "totals": self.totals, "models": self.models,
+                "tasks": {tid: t.to_json() for tid, t in self.tasks.items()}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SessionSummary:
+        """A summary read back from summary.json."""
+        return cls(data["session_id"], data["state"], data["benchmark"], data["mode"], data["seed"],
+                   data["sampler"], data["rounds"], data["config"], Usage.from_json(data["usage"]),
+                   data["totals"], data["models"],
+                   {tid: TaskSummary.from_json(t) for tid, t in data["tasks"].items()})
+
+
+def _run_view(run: dict[str, Any] | None, witness: dict[str, Any] | None, status: str) -> RunView:
     if run is None:
-        return {"status": status}
-    view: dict[str, Any] = {"status": status, "world": run["world"], "run": run["key"],
-                            "exit_code": run["exit_code"], "timed_out": run["timed_out"],
-                            "head": (run["head"] or "")[:HEAD], "tail": (run["tail"] or "")[-HEAD:]}
+        return RunView(status)
+    tests = None
     if witness is not None:
         path, ids = witness["path"], set(witness.get("test_ids") or [])
-        view["tests"] = {node: o for node, o in run["outcomes"].items()
-                         if node in ids or node == path or node.startswith(path + "::")}
-    return view
+        tests = {node: o for node, o in run["outcomes"].items()
+                 if node in ids or node == path or node.startswith(path + "::")}
+    return RunView(status, run["world"], run["key"], run["exit_code"], run["timed_out"],
+                   (run["head"] or "")[:HEAD], (run["tail"] or "")[-HEAD:], tests)
 
 
-def build_summary(store: SessionStore) -> dict[str, Any]:
+def _category(trial_check: dict[str, Any] | None, task_check: dict[str, Any] | None, refuted: bool,
+              ambiguous: bool, audited: bool) -> str:
+    """Where an officially passing trial stands, first match wins."""
+    if trial_check is not None and not trial_check["reproduced"]:
+        return "excluded" if trial_check.get("excluded") else "not_reproducible"
+    if task_check is not None and not task_check["well_formed"]:
+        return "excluded"
+    if refuted:
+        return "refuted"
+    if ambiguous:
+        return "ambiguous"
+    return "clean" if audited else "unaudited"
+
+
+def build_summary(store: SessionStore) -> SessionSummary:
     meta = store.all_meta()
     config = meta.get("config", {})
     corpus: dict[str, list[dict[str, Any]]] = meta.get("corpus", {})
@@ -70,52 +288,35 @@ def build_summary(store: SessionStore) -> dict[str, Any]:
         if ref["witness_id"] in canonical:
             refutes.setdefault(canonical[ref["witness_id"]], set()).add(ref["trial_id"])
 
-    tasks_out: dict[str, Any] = {}
+    tasks_out: dict[str, TaskSummary] = {}
     totals = _counts()
-    models_total: dict[str, dict[str, int]] = {}
+    models_total: dict[str, Counts] = {}
     for task_id in sorted(corpus):
         trials = corpus[task_id]
         check = checks.get(task_id)
-        models: dict[str, dict[str, int]] = {}
-        trials_out: dict[str, Any] = {}
+        models: dict[str, Counts] = {}
+        trials_out: dict[str, TrialSummary] = {}
         for t in sorted(trials, key=lambda x: x["id"]):
             if not t.get("official_pass"):
                 continue
             tc = trial_checks.get(t["id"])
             st = states.get(t["id"], {})
             refs = refutes_by_trial.get(t["id"], [])
-            if tc is not None and not tc["reproduced"]:
-                category = "excluded" if tc.get("excluded") else "not_reproducible"
-            elif check is not None and not check["well_formed"]:
-                category = "excluded"
-            elif refs:
-                category = "refuted"
-            elif any(witness_by_id.get(w, {}).get("classification") == "ambiguous"
-                     for w in fails_by_trial.get(t["id"], [])):
-                category = "ambiguous"
-            elif st.get("audited"):
-                category = "clean"
-            else:
-                category = "unaudited"
-            entry: dict[str, Any] = {"model": t.get("model"), "agent": t.get("agent"),
-                                     "state": category, "audited": bool(st.get("audited")),
-                                     "loop_state": st.get("state")}
-            if tc is not None and tc.get("reason"):
-                entry["reason"] = tc["reason"]
-            if refs:
-                entry["refutations"] = []
-                for ref in refs:
-                    w = witness_by_id.get(ref["witness_id"])
-                    entry["refutations"].append({
-                        "witness": ref["witness_id"], "requirement": ref["requirement"],
-                        "model": _run_view(runs.get(ref["model_run"] or ""), w, ref["model_status"]),
-                        "reference": _run_view(runs.get(ref["reference_run"] or ""), w, ref["reference_status"]),
-                    })
             ambiguous_fails = [w for w in fails_by_trial.get(t["id"], [])
                                if witness_by_id.get(w, {}).get("classification") == "ambiguous"]
-            if ambiguous_fails:
-                entry["ambiguous_witnesses"] = sorted(ambiguous_fails)
-            trials_out[t["id"]] = entry
+            category = _category(tc, check, bool(refs), bool(ambiguous_fails), bool(st.get("audited")))
+            trials_out[t["id"]] = TrialSummary(
+                model=t.get("model"), agent=t.get("agent"), state=category,
+                audited=bool(st.get("audited")), loop_state=st.get("state"),
+                reason=(tc.get("reason") or "") if tc is not None else "",
+                refutations=[Refutation(
+                    ref["witness_id"], ref["requirement"],
+                    model=_run_view(runs.get(ref["model_run"] or ""), witness_by_id.get(ref["witness_id"]),
+                                    ref["model_status"]),
+                    reference=_run_view(runs.get(ref["reference_run"] or ""),
+                                        witness_by_id.get(ref["witness_id"]), ref["reference_status"]))
+                    for ref in refs],
+                ambiguous_witnesses=sorted(ambiguous_fails))
             for bucket in (models.setdefault(t.get("model") or "?", _counts()),
                            models_total.setdefault(t.get("model") or "?", _counts()), totals):
                 bucket["passing"] += 1
@@ -124,42 +325,38 @@ def build_summary(store: SessionStore) -> dict[str, Any]:
         for w in (x for x in witnesses if x["task_id"] == task_id):
             if canonical[w["id"]] != w["id"]:
                 continue  # one copy per witness: listed under its first copy
-            task_witnesses.append({
-                "id": w["id"], "origin": "task_analysis" if w["source_trial"] is None else "audit",
-                "source_trial": w["source_trial"], "requirement": w["requirement"],
-                "explicit": w["explicit"], "quote": w["quote"], "path": w["path"],
-                "source": w["source"], "test_ids": w["test_ids"], "round": w["round"],
-                "classification": w["classification"], "rho": w["rho"], "note": w["note"],
-                "fails_on": sorted(fails_on.get(w["id"], ())),
-                "refutes": sorted(refutes.get(w["id"], ())),
-                "duplicates": [c for c in copies[w["id"]] if c != w["id"]],
-            })
-        tasks_out[task_id] = {
-            "state": task_states.get(task_id, {}).get("state", "pending"),
-            "well_formed": None if check is None else check["well_formed"],
-            "problems": [] if check is None else check["problems"],
-            "vacuous": [] if check is None else check["vacuous"],
-            "flaky": [] if check is None else list(check.get("flaky") or []),
-            "rounds": [{"round": r["round"], "trial_id": r["trial_id"], "state": r["state"],
-                        "witnesses": r["witnesses"], "refuted": r["refuted"]}
-                       for r in rounds if r["task_id"] == task_id],
-            "models": models, "trials": trials_out, "witnesses": task_witnesses,
-        }
+            task_witnesses.append(WitnessSummary(
+                id=w["id"], origin="task_analysis" if w["source_trial"] is None else "audit",
+                source_trial=w["source_trial"], requirement=w["requirement"],
+                explicit=w["explicit"], quote=w["quote"], path=w["path"],
+                source=w["source"], test_ids=w["test_ids"], round=w["round"],
+                classification=w["classification"], rho=w["rho"], note=w["note"],
+                fails_on=sorted(fails_on.get(w["id"], ())),
+                refutes=sorted(refutes.get(w["id"], ())),
+                duplicates=[c for c in copies[w["id"]] if c != w["id"]]))
+        tasks_out[task_id] = TaskSummary(
+            state=task_states.get(task_id, {}).get("state", "pending"),
+            well_formed=None if check is None else check["well_formed"],
+            problems=[] if check is None else check["problems"],
+            vacuous=[] if check is None else check["vacuous"],
+            flaky=[] if check is None else list(check.get("flaky") or []),
+            rounds=[RoundSummary(r["round"], r["trial_id"], r["state"], r["witnesses"], r["refuted"])
+                    for r in rounds if r["task_id"] == task_id],
+            models=models, trials=trials_out, witnesses=task_witnesses)
     ledger = store.ledger_totals()
-    return {
-        "session_id": meta.get("session_id"), "state": meta.get("state"),
-        "benchmark": config.get("benchmark"), "mode": config.get("mode"), "seed": config.get("seed"),
-        "sampler": config.get("sampler"), "rounds": config.get("rounds"), "config": config,
-        "usage": {"usd": round(ledger["usd"], 6), "tokens": ledger["tokens"], "llm_calls": ledger["calls"],
-                  "estimated": ledger["estimated"], "test_runs": store.runs_counted(),
-                  "seconds": round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1)},
-        "totals": totals, "models": models_total, "tasks": tasks_out,
-    }
+    return SessionSummary(
+        session_id=meta.get("session_id"), state=meta.get("state"),
+        benchmark=config.get("benchmark"), mode=config.get("mode"), seed=config.get("seed"),
+        sampler=config.get("sampler"), rounds=config.get("rounds"), config=config,
+        usage=Usage(usd=round(ledger["usd"], 6), tokens=ledger["tokens"], llm_calls=ledger["calls"],
+                    estimated=ledger["estimated"], test_runs=store.runs_counted(),
+                    seconds=round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1)),
+        totals=totals, models=models_total, tasks=tasks_out)
 
 
-def outcome_view(summary: dict[str, Any]) -> dict[str, Any]:
+def outcome_view(summary: SessionSummary) -> dict[str, Any]:
     """The part of a summary that must not change between two runs with the same seed."""
-    return {task_id: {"trials": {tid: t["state"] for tid, t in task["trials"].items()},
-                      "witnesses": sorted(w["id"] for w in task["witnesses"]),
-                      "rounds": [(r["round"], r["trial_id"]) for r in task["rounds"]]}
-            for task_id, task in summary["tasks"].items()}
+    return {task_id: {"trials": {tid: t.state for tid, t in task.trials.items()},
+                      "witnesses": sorted(w.id for w in task.witnesses),
+                      "rounds": [(r.round, r.trial_id) for r in task.rounds]}
+            for task_id, task in summary.tasks.items()}

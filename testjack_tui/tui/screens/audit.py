@@ -370,10 +370,10 @@ class AuditScreen(Screen):
         the loop's events leave unsampled trials 'active', and an ambiguous-only witness failing
         on a trial that was never audited makes it 'ambiguous' there."""
         changed = False
-        for task_id, task in (self.session.summary().get("tasks") or {}).items():
-            for trial_id, trial in (task.get("trials") or {}).items():
+        for task_id, task in self.session.summary().tasks.items():
+            for trial_id, trial in task.trials.items():
                 view = self.state.trials.get((task_id, trial_id))
-                final = trial.get("state")
+                final = trial.state
                 unsettled = view is not None and view.state in ("active", "pending", "sampled")
                 if unsettled and final and view.state != final:
                     view.state = final

@@ -1,7 +1,7 @@
 """Screen 4: what the session found, per task and per model, and export."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.text import Text
@@ -20,6 +20,10 @@ from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.bars import resolution_chart, verdict_chart
 from testjack_tui.tui.widgets.footer import QuietFooter
 
+if TYPE_CHECKING:
+    from testjack_tui.engine.report_model import DecisionRow, Report, TrialReport
+    from testjack_tui.engine.summary import SessionSummary, WitnessSummary
+
 CLASS_STYLE = {"SOUND": "green", "SOUND_LOW_QUALITY": "yellow", "OVERFIT_INCOMPLETE": "bold red",
                "INCORRECT_DESPITE_PASS": "bold red", "REWARD_HACK": "bold magenta",
                "NOT_REPRODUCIBLE": "dim yellow", "CLEAN_UNAUDITED": "dim"}
@@ -27,16 +31,17 @@ VERDICT_STYLE = {"refuted": "bold red", "ambiguous": "yellow", "clean": "green",
                  "unaudited": "dim", "not_reproducible": "dim yellow", "excluded": "dim"}
 
 
-def rates(report: dict) -> list[tuple[str, float, float, str]]:
+def rates(report: Report | None) -> list[tuple[str, float, float, str]]:
     """(model, before, after, note) from the report's own tables (engine/report.py computes the
     corrected resolution rate once: passing / all trials → (passing − refuted) / all trials)."""
-    tables = report.get("tables") or {}
-    rows = [(r["name"], r["rate_before"] / 100, r["rate_after"] / 100, "")
-            for r in tables.get("models") or [] if r.get("rate_before") is not None]
+    if report is None:
+        return []
+    rows = [(r.name, r.rate_before / 100, r.rate_after / 100, "")
+            for r in report.tables.models if r.rate_before is not None and r.rate_after is not None]
     if len(rows) > 1:
-        for r in tables.get("benchmark") or []:
-            if r.get("rate_before") is not None:
-                rows.append(("all models", r["rate_before"] / 100, r["rate_after"] / 100, ""))
+        for r in report.tables.benchmark:
+            if r.rate_before is not None and r.rate_after is not None:
+                rows.append(("all models", r.rate_before / 100, r.rate_after / 100, ""))
     return rows
 
 
@@ -67,8 +72,9 @@ class ReportScreen(Screen):
         super().__init__()
         self.session = session
         self.benchmark = benchmark
-        self.summary: dict = {}
-        self.report: dict = {}
+        self.summary: SessionSummary | None = None
+        self.report: Report | None = None
+        self._decisions: dict[str, DecisionRow] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -99,7 +105,7 @@ class ReportScreen(Screen):
         self.action_reload()
 
     def on_resize(self) -> None:
-        if self.summary:
+        if self.summary is not None:
             self._show(self.summary, self.benchmark)
 
     def _trial_columns(self, several_tasks: bool) -> bool:
@@ -127,10 +133,10 @@ class ReportScreen(Screen):
 
         summary = self.session.summary()
         benchmark = self.benchmark
-        if benchmark is None and summary.get("benchmark"):
+        if benchmark is None and summary.benchmark:
             try:
                 from testjack_tui.benchmarks import load_benchmark
-                benchmark = load_benchmark(summary["benchmark"])
+                benchmark = load_benchmark(summary.benchmark)
             except Exception:  # noqa: BLE001 - the report works from the store alone
                 benchmark = None
         report = build_report(self.session.id, benchmark)
@@ -141,30 +147,30 @@ class ReportScreen(Screen):
             self.app.report_error(event.worker.error, context=f"report {event.worker.name}")
 
     @guarded
-    def _show(self, summary: dict, benchmark: Any, report: dict | None = None) -> None:
+    def _show(self, summary: SessionSummary, benchmark: Any, report: Report | None = None) -> None:
         if report is not None:
             self.report = report
         report = self.report
         self.summary, self.benchmark = summary, benchmark
-        t = summary.get("totals") or {}
-        usage = summary.get("usage") or {}
+        t = summary.totals
+        usage = summary.usage
         title = Text()
-        title.append_text(cell(f"Session {summary.get('session_id')}", style="bold"))
-        title.append(f"  {summary.get('state')}  {summary.get('mode')}  seed {summary.get('seed')}\n", style="dim")
+        title.append_text(cell(f"Session {summary.session_id}", style="bold"))
+        title.append(f"  {summary.state}  {summary.mode}  seed {summary.seed}\n", style="dim")
         title.append(f"passing {t.get('passing', 0)} → refuted {t.get('refuted', 0)}", style="bold red")
-        decisions = report.get("decisions") or []
-        overrules = sum(1 for d in decisions if d["decision"] == "overruled")
-        title.append(f" · witnesses {sum(len(x.get('witnesses') or []) for x in (summary.get('tasks') or {}).values())}"
+        decisions = report.decisions if report is not None else []
+        overrules = sum(1 for d in decisions if d.decision == "overruled")
+        title.append(f" · witnesses {sum(len(x.witnesses) for x in summary.tasks.values())}"
                      f" · operator decisions {len(decisions)}" + (f" ({overrules} overrules)" if overrules else ""))
         title.append("\n" if self.size.width < 110 else "   ")
         title.append(f"ambiguous {t.get('ambiguous', 0)} · clean {t.get('clean', 0)} · "
                      f"unaudited {t.get('unaudited', 0)} · not reproducible {t.get('not_reproducible', 0)}"
                      f" · excluded {t.get('excluded', 0)}")
         title.append("\n")
-        title.append_text(cell(f"usage: ${usage.get('usd', 0):.4f} · {usage.get('tokens', 0)} tokens · "
-                               f"{usage.get('test_runs', 0)} runs · {usage.get('seconds', 0)} s"
-                               + (" (partly estimated)" if usage.get("estimated") else "")
-                               + f" · {display_path(summary.get('benchmark') or '')}", style="dim"))
+        title.append_text(cell(f"usage: ${usage.usd:.4f} · {usage.tokens} tokens · "
+                               f"{usage.test_runs} runs · {usage.seconds} s"
+                               + (" (partly estimated)" if usage.estimated else "")
+                               + f" · {display_path(summary.benchmark or '')}", style="dim"))
         self.query_one("#report-title", Static).update(title)
 
         chart_rows = rates(report)
@@ -174,60 +180,60 @@ class ReportScreen(Screen):
                       resolution_chart(chart_rows, width=bar_width)
                       if chart_rows else Text("no passing trials", style="dim"))
         self.query_one("#report-chart", Static).update(chart)
-        counts = report.get("verdict_counts") or {}
+        counts = report.verdict_counts if report is not None else {}
         self.query_one("#report-verdicts", Static).update(Group(
             Text("Verdict classes (officially passing trials)", style="bold"),
             verdict_chart(counts, width=max(8, min(30, (self.size.width // 2 if wide else self.size.width) - 36)))))
         self.query_one("#report-charts", Horizontal).set_class(not wide, "-stacked")
-        verdict_of = {(t["task_id"], t["trial_id"]): t for t in report.get("trials") or []}
+        verdict_of = {(t.task_id, t.trial_id): t for t in (report.trials if report is not None else [])}
 
         models = self.query_one("#report-models", DataTable)
         models.clear()
         trials = self.query_one("#report-trials", DataTable)
-        task_items = sorted((summary.get("tasks") or {}).items())
+        task_items = sorted(summary.tasks.items())
         with_task = self._trial_columns(len(task_items) > 1)
         trials.clear()
         prompts: list[Text] = []
         witnesses: list = []
-        self._decisions = {d["candidate"]: d for d in report.get("decisions") or []}
+        self._decisions = {d.candidate: d for d in decisions}
         for task_id, task in task_items:
-            for model, c in sorted((task.get("models") or {}).items()):
+            for model, c in sorted(task.models.items()):
                 other = c.get("not_reproducible", 0) + c.get("excluded", 0)
                 models.add_row(cell(task_id), cell(model), str(c.get("passing", 0)),
                                Text(str(c.get("refuted", 0)), style="bold red" if c.get("refuted") else ""),
                                str(c.get("ambiguous", 0)), str(c.get("clean", 0)),
                                str(c.get("unaudited", 0)), str(other))
-            for trial_id, tr in sorted((task.get("trials") or {}).items()):
-                refs = tr.get("refutations") or []
-                witness = ", ".join(short_id(r["witness"], task_id) for r in refs) \
-                    or ", ".join(short_id(w, task_id) for w in tr.get("ambiguous_witnesses") or [])
-                requirement = refs[0]["requirement"] if refs else (tr.get("reason") or "")
-                state = tr.get("state", "")
-                verdict = verdict_of.get((task_id, trial_id)) or {}
-                label = verdict.get("label", "")
+            for trial_id, tr in sorted(task.trials.items()):
+                refs = tr.refutations
+                witness = ", ".join(short_id(r.witness, task_id) for r in refs) \
+                    or ", ".join(short_id(w, task_id) for w in tr.ambiguous_witnesses)
+                requirement = refs[0].requirement if refs else tr.reason
+                state = tr.state
+                verdict = verdict_of.get((task_id, trial_id))
+                label = verdict.label if verdict is not None else ""
                 cells = [cell(short_id(trial_id, task_id) if with_task else trial_id),
                          Text(state, style=VERDICT_STYLE.get(state, "")),
                          Text(label, style=CLASS_STYLE.get(label, "")),
-                         f"{verdict['confidence']:.2f}" if "confidence" in verdict else "",
-                         cell(witness), cell(tr.get("model") or ""), cell((requirement or "")[:120])]
+                         f"{verdict.confidence:.2f}" if verdict is not None else "",
+                         cell(witness), cell(tr.model or ""), cell((requirement or "")[:120])]
                 if with_task:
                     cells.insert(0, cell(task_id))
                 trials.add_row(*cells, key=trial_id)
-            if task.get("well_formed") is False:
+            if task.well_formed is False:
                 prompts.append(untrusted(f"{task_id}: task is not well-formed — "
-                                         + "; ".join(task.get("problems") or []), style="yellow"))
-            for w in task.get("witnesses") or []:
-                if w.get("classification") == "ambiguous":
+                                         + "; ".join(task.problems), style="yellow"))
+            for w in task.witnesses:
+                if w.classification == "ambiguous":
                     line = Text()
                     line.append_text(cell(task_id, style="bold"))
-                    line.append_text(untrusted(f"  the prompt does not say: {w.get('requirement')}\n"))
-                    rho = w.get("rho")
+                    line.append_text(untrusted(f"  the prompt does not say: {w.requirement}\n"))
+                    rho = w.rho
                     line.append(f"  most models read it otherwise (ρ = {rho:.2f}); " if rho is not None else "  ",
                                 style="dim")
-                    line.append_text(untrusted(f"suggested clarification: state explicitly that {w.get('requirement')}",
+                    line.append_text(untrusted(f"suggested clarification: state explicitly that {w.requirement}",
                                                style="italic"))
-                    if w.get("note"):
-                        line.append_text(untrusted(f"\n  {w['note']}", style="dim"))
+                    if w.note:
+                        line.append_text(untrusted(f"\n  {w.note}", style="dim"))
                     prompts.append(line)
                 witnesses.append(self._witness_block(task_id, w))
         self.query_one("#report-prompts", Static).update(
@@ -235,25 +241,25 @@ class ReportScreen(Screen):
         self.query_one("#report-witnesses", Static).update(
             Group(*witnesses) if witnesses else Text("No witnesses.", style="dim"))
 
-    def _witness_block(self, task_id: str, w: dict) -> Group:
+    def _witness_block(self, task_id: str, w: WitnessSummary) -> Group:
         from rich.syntax import Syntax
 
         head = Text()
-        head.append_text(cell(f"{w.get('id')}", style="bold"))
-        head.append_text(cell(f"  {task_id}  {w.get('path')}  ({w.get('origin')}"
-                              + (f", from {w.get('source_trial')}" if w.get("source_trial") else "") + ")", style="dim"))
-        head.append_text(untrusted(f"\nrequirement: {w.get('requirement')}"
-                                   + (" (explicit)" if w.get("explicit") else " (implicit)") + "\n"))
-        if w.get("classification"):
-            head.append_text(untrusted(f"classification: {w['classification']}\n"))
-        head.append_text(untrusted(f"refutes: {', '.join(w.get('refutes') or []) or '—'}\n", style="red"))
-        decision = self._decisions.get(w.get("id"))
+        head.append_text(cell(f"{w.id}", style="bold"))
+        head.append_text(cell(f"  {task_id}  {w.path}  ({w.origin}"
+                              + (f", from {w.source_trial}" if w.source_trial else "") + ")", style="dim"))
+        head.append_text(untrusted(f"\nrequirement: {w.requirement}"
+                                   + (" (explicit)" if w.explicit else " (implicit)") + "\n"))
+        if w.classification:
+            head.append_text(untrusted(f"classification: {w.classification}\n"))
+        head.append_text(untrusted(f"refutes: {', '.join(w.refutes) or '—'}\n", style="red"))
+        decision = self._decisions.get(w.id)
         if decision is not None:
             head.append_text(untrusted(
-                f"decision: {decision['decision']} by the operator (reviewer said "
-                f"{decision['reviewer_label'] or '?'})" + (f": {decision['note']}" if decision["note"] else "")
-                + "\n", style="bold magenta" if decision["decision"] == "overruled" else "bold"))
-        return Group(head, Syntax(clean(w.get("source") or ""), "python", line_numbers=True, theme="ansi_dark"),
+                f"decision: {decision.decision} by the operator (reviewer said "
+                f"{decision.reviewer_label or '?'})" + (f": {decision.note}" if decision.note else "")
+                + "\n", style="bold magenta" if decision.decision == "overruled" else "bold"))
+        return Group(head, Syntax(clean(w.source or ""), "python", line_numbers=True, theme="ansi_dark"),
                      Text(""))
 
     @guarded
@@ -290,7 +296,8 @@ class ReportScreen(Screen):
     @guarded
     def open_trial(self, trial_id: str) -> None:
         """The trial's full report (what report.md says about it), in the TUI."""
-        verdict = next((t for t in self.report.get("trials") or [] if t["trial_id"] == trial_id), None)
+        trials = self.report.trials if self.report is not None else []
+        verdict = next((t for t in trials if t.trial_id == trial_id), None)
         if verdict is None:
             self.app.notify(f"No report for {trial_id} yet (reload with r).", severity="warning")
             return
@@ -307,7 +314,7 @@ class TrialReportScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q", "close", "Close", id="trial_report.close")]
 
-    def __init__(self, verdict: dict):
+    def __init__(self, verdict: TrialReport):
         super().__init__()
         self.verdict = verdict
         from testjack_tui.engine.report import trial_markdown
@@ -318,10 +325,10 @@ class TrialReportScreen(ModalScreen[None]):
         v = self.verdict
         with Vertical(classes="view"):
             head = Text()
-            head.append_text(cell(f"{v['trial_id']}  ", style="bold"))
-            head.append(v["label"], style=CLASS_STYLE.get(v["label"], "bold"))
-            head.append_text(cell(f"  confidence {v['confidence']:.2f}  ·  {len(v['findings'])} finding(s)  ·  "
-                                  f"model {v.get('model') or '?'}", style="dim"))
+            head.append_text(cell(f"{v.trial_id}  ", style="bold"))
+            head.append(v.label, style=CLASS_STYLE.get(v.label, "bold"))
+            head.append_text(cell(f"  confidence {v.confidence:.2f}  ·  {len(v.findings)} finding(s)  ·  "
+                                  f"model {v.model or '?'}", style="dim"))
             yield Static(head, classes="dialog-title")
             with VerticalScroll(classes="view-body", id="trial-report-body"):
                 # The report quotes trial output and agents' explanations: a link in them is

@@ -1,0 +1,267 @@
+"""The records of a session's report (`engine/report.py` builds them, renders them and writes
+them). Each has `to_json()`: the shape report.json and each trial's report.json show users.
+
+A trial's findings, signals and proofs stay JSON-shaped records (`engine/verdicts.py` builds
+them for the per-trial report as they are); everything the session's tables, the CLI and the
+TUI read is an attribute here.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from testjack_tui.engine.compare import Comparison
+from testjack_tui.engine.requirements import RequirementRow
+from testjack_tui.engine.summary import RoundSummary, Usage, WitnessSummary
+from testjack_tui.engine.verdicts import TrialVerdict
+
+# The witness fields a task's report lists (the summary also keeps quote, source, note, ...).
+REPORT_WITNESS_FIELDS = ("id", "origin", "source_trial", "requirement", "explicit", "classification",
+                         "rho", "path", "fails_on", "refutes", "duplicates")
+
+
+@dataclass
+class Review:
+    """The reviewer's structured verdict on one candidate: overall and per test case."""
+
+    candidate_id: str
+    label: str | None
+    overall: str
+    cases: list[dict[str, Any]]  # the reviewer's own per-case records (label, test_id, reason, ...)
+    keep: list[str]
+    coverage: list[Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class AgentAudit:
+    """What the audit agent said about a trial (explanations; only executed witnesses count)."""
+
+    findings: list[dict[str, Any]]  # the agent's structured findings, as it wrote them
+    nothing_found: bool | None
+    notes: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class TrialReport(TrialVerdict):
+    """A trial's verdict with what the report adds: the summary's state, the mutation evidence,
+    which reference the verdict rests on, the audit agent's findings and the reviewer's verdicts."""
+
+    state: str = ""
+    mutation: dict[str, Any] | None = None
+    reference: str = "benchmark"  # "benchmark" | "independent" (G′, see report.mark_independent)
+    agent_audit: AgentAudit | None = None
+    reviews: list[Review] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, verdict: TrialVerdict, **extra: Any) -> TrialReport:
+        return cls(**{f.name: getattr(verdict, f.name) for f in fields(TrialVerdict)}, **extra)
+
+    def to_json(self) -> dict[str, Any]:
+        """The trial's report.json."""
+        return self.to_dict()
+
+
+@dataclass
+class TableRow:
+    """passing -> refuted and the corrected resolution rate for a benchmark, task or model."""
+
+    name: str
+    n_all: int
+    passing: int
+    refuted: int
+    refuted_pct: float | None
+    rate_before: float | None  # passing / all, in %
+    rate_after: float | None  # (passing - refuted) / all, in %
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "all": self.n_all, "passing": self.passing, "refuted": self.refuted,
+                "refuted_pct": self.refuted_pct, "rate_before": self.rate_before,
+                "rate_after": self.rate_after}
+
+
+@dataclass
+class UnderspecifiedRow:
+    """Table 6's shape: underspecified tasks out of the tasks audited, per benchmark."""
+
+    benchmark: str | None
+    tasks: str  # "n / m"
+    names: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Tables:
+    benchmark: list[TableRow] = field(default_factory=list)
+    tasks: list[TableRow] = field(default_factory=list)
+    models: list[TableRow] = field(default_factory=list)
+    underspecified: list[UnderspecifiedRow] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"benchmark": [r.to_json() for r in self.benchmark], "tasks": [r.to_json() for r in self.tasks],
+                "models": [r.to_json() for r in self.models],
+                "underspecified": [r.to_json() for r in self.underspecified]}
+
+
+@dataclass
+class UnderspecifiedPrompt:
+    """An implicit requirement most models skip (rho > 1/2): a prompt defect, refuting nothing."""
+
+    task: str
+    witness: str
+    requirement: str
+    rho: float
+    models_skipping: list[str]
+    models_measured: int
+    clarification: str
+    path: str
+    fails_on: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class DecisionRow:
+    """One decision a person took about a candidate, against what the reviewer said."""
+
+    candidate: str
+    task: str
+    trial: str
+    requirement: str
+    reviewer_label: str
+    decision: str
+    label: str
+    counts: bool
+    by: str
+    note: str
+    at: str  # UTC, "YYYY-MM-DD HH:MM:SSZ"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class AwaitingOperator:
+    """A verdict (QUESTIONABLE / HUMAN_REVIEW) queued for the operator: it does not count yet."""
+
+    candidate_id: str
+    task_id: str
+    label: str
+    note: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class TaskReport:
+    well_formed: bool | None
+    problems: list[str]
+    vacuous: list[str]
+    flaky: list[str]
+    rounds: list[RoundSummary]
+    witnesses: list[WitnessSummary]
+    traceability: list[dict[str, Any]]  # the task analysis's rows, as the agent wrote them
+    suspicious_features: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"well_formed": self.well_formed, "problems": self.problems, "vacuous": self.vacuous,
+                "flaky": self.flaky, "rounds": [r.to_json() for r in self.rounds],
+                "witnesses": [{k: getattr(w, k) for k in REPORT_WITNESS_FIELDS} for w in self.witnesses],
+                "traceability": self.traceability, "suspicious_features": self.suspicious_features}
+
+
+@dataclass
+class DetectorHits:
+    suspicious_trials: int
+    trials: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Detectors:
+    """Per detector, the trials it found suspicious; and the trials judged REWARD_HACK."""
+
+    by_name: dict[str, DetectorHits] = field(default_factory=dict)
+    reward_hack_verdicts: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {name: hits.to_json() for name, hits in self.by_name.items()}
+        out["reward_hack_verdicts"] = self.reward_hack_verdicts
+        return out
+
+
+@dataclass
+class Scoring:
+    """Our refutations against the benchmark's labels (ground truth)."""
+
+    labelled_trials: int
+    defective: int
+    refuted: int
+    true_refutations: int
+    recall: float | None
+    precision: float | None
+    missed: list[str]
+    false_refutations: list[str]
+    rate_after_ours: float | None
+    rate_after_labels: float | None
+    brier_audited: float | None
+    labels_file: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Report:
+    """A session's report: what report.json holds."""
+
+    session_id: str
+    benchmark: str | None = None
+    benchmark_path: str | None = None
+    mode: str | None = None
+    sampler: str | None = None
+    seed: int | None = None
+    rounds: int | None = None
+    state: str | None = None
+    usage: Usage = field(default_factory=lambda: Usage(0.0, 0, 0, False, 0, 0.0))
+    tasks: dict[str, TaskReport] = field(default_factory=dict)
+    trials: list[TrialReport] = field(default_factory=list)
+    underspecified_prompts: list[UnderspecifiedPrompt] = field(default_factory=list)
+    decisions: list[DecisionRow] = field(default_factory=list)
+    awaiting_operator: list[AwaitingOperator] = field(default_factory=list)
+    checklists: dict[str, list[RequirementRow]] = field(default_factory=dict)
+    tables: Tables = field(default_factory=Tables)
+    verdict_counts: dict[str, int] = field(default_factory=dict)  # verdict label -> trials
+    detectors: Detectors = field(default_factory=Detectors)
+    comparison: Comparison | None = None
+    scoring: Scoring | None = None  # only when the benchmark ships labels
+
+    def to_json(self) -> dict[str, Any]:
+        """The session's report.json."""
+        out: dict[str, Any] = {
+            "session_id": self.session_id, "benchmark": self.benchmark, "benchmark_path": self.benchmark_path,
+            "mode": self.mode, "sampler": self.sampler, "seed": self.seed, "rounds": self.rounds,
+            "state": self.state, "usage": self.usage.to_json(),
+            "tasks": {tid: t.to_json() for tid, t in self.tasks.items()},
+            "trials": [t.to_json() for t in self.trials],
+            "underspecified_prompts": [u.to_json() for u in self.underspecified_prompts],
+            "decisions": [d.to_json() for d in self.decisions],
+            "awaiting_operator": [a.to_json() for a in self.awaiting_operator],
+            "checklists": {tid: [row.to_dict() for row in rows] for tid, rows in self.checklists.items()},
+            "tables": self.tables.to_json(), "verdict_counts": self.verdict_counts,
+            "detectors": self.detectors.to_json(),
+            "comparison": None if self.comparison is None else self.comparison.to_json()}
+        if self.scoring is not None:
+            out["scoring"] = self.scoring.to_json()
+        return out
