@@ -103,6 +103,23 @@ def output_tail(text: str) -> str:
     return tail if len(tail) <= TAIL_CHARS else "..." + tail[-(TAIL_CHARS - 3):]
 
 
+def other_python(ids: Sequence[str], output: str) -> str | None:
+    """Why Django ids match nothing when the log names T0's tests in the other Python's form:
+    unittest describes a test as `test_m (app.mod.Class)` before Python 3.11 and
+    `test_m (app.mod.Class.test_m)` since, and the harness matches ids exactly."""
+    from .runners.django_runner import other_form
+
+    for test_id in ids:
+        other = other_form(test_id)
+        if other and f"{other} ..." in output:
+            short = len(other) > len(test_id)
+            return (f"T0 names Django tests as Python {'before 3.11' if short else '3.11+'} describes them "
+                    f"(`{test_id}`), the log as Python {'3.11+' if short else 'before 3.11'} does "
+                    f"(`{other}`): the image runs another Python than T0 was recorded with, and the "
+                    "harness matches ids exactly (SWE-bench runs Django 4.x on Python 3.8/3.9, 5.x on 3.11)")
+    return None
+
+
 def diagnose(kind: str, run: T0Run, ids: Sequence[str]) -> str | None:
     """One line when no T0 test of this world produced a result; None when some did."""
     if not ids or any(run.status(i) != "not_found" for i in ids):
@@ -115,8 +132,9 @@ def diagnose(kind: str, run: T0Run, ids: Sequence[str]) -> str | None:
     elif code in (126, 127) or "command not found" in lowered or "no module named pytest" in lowered:
         cause = f"the test runner failed to start (exit {code})"
     elif run.reported:
-        cause = (f"none of T0's {len(ids)} ids matches any of the {run.reported} tests the run "
-                 "reported (ids written in another scheme?)")
+        cause = other_python(ids, output) or (
+            f"none of T0's {len(ids)} ids matches any of the {run.reported} tests the run "
+            "reported (ids written in another scheme?)")
     elif "importerror" in lowered or "modulenotfounderror" in lowered:
         cause = "an import error"
     elif run.flow == "direct" and "TJ_FILES []" in output:

@@ -116,6 +116,24 @@ def test_diagnosis_names_a_runner_that_did_not_start_and_a_collection_error():
     assert diagnose("null", _run({"a.test_x": "failed"}), ids) is None
 
 
+def test_django_ids_of_the_other_python_are_named_as_the_cause():
+    """Real Django 4.2.16 on Python 3.11 prints `test_x (app.mod.Class.test_x)`; a row recorded
+    on Python 3.9 (SWE-bench's Django 4.2 images) lists `test_x (app.mod.Class)`."""
+    ids = ["test_slugify (utils_tests.test_text.TestUtilsText)", "test_wrap (utils_tests.test_text.TestUtilsText)"]
+    log = ("test_slugify (utils_tests.test_text.TestUtilsText.test_slugify) ... ok\n"
+           "test_wrap (utils_tests.test_text.TestUtilsText.test_wrap) ... ok\n")
+    line = diagnose("reference", _run({i: "not_found" for i in ids}, log, 0, reported=2), ids)
+    assert "Python before 3.11" in line and "`test_slugify (utils_tests.test_text.TestUtilsText.test_slugify)`" in line
+    assert "another Python than T0 was recorded with" in line
+    # The other way round, and ids that simply match nothing keep the general cause.
+    long_ids = ["test_wrap (utils_tests.test_text.TestUtilsText.test_wrap)"]
+    line = diagnose("null", _run({long_ids[0]: "not_found"}, "test_wrap (utils_tests.test_text.TestUtilsText) ... ok",
+                                 0, reported=1), long_ids)
+    assert "as Python 3.11+ describes them" in line
+    line = diagnose("null", _run({ids[0]: "not_found"}, "test_other (a.B) ... ok", 0, reported=1), ids[:1])
+    assert "ids written in another scheme?" in line
+
+
 def test_vacuous_findings_are_only_tests_t0_adds_changes_or_lists_as_fail_to_pass():
     patch = ("diff --git a/tests/test_a.py b/tests/test_a.py\n--- a/tests/test_a.py\n+++ b/tests/test_a.py\n"
              "@@ -1,3 +1,7 @@\n def test_old():\n     assert True\n \n+\n+def test_new():\n+    assert True\n")

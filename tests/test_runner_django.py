@@ -205,6 +205,20 @@ def test_a_witness_failing_only_in_subtests_is_failed_not_missing(tmp_path):
     assert alone[one].status == "failed"
 
 
+def test_a_witness_in_a_new_app_folder_runs_with_its_canaries_beside_it(tmp_path):
+    """Real Django's runtests.py runs a label under a new folder of tests/ (no __init__.py: a
+    namespace module, not an installed app); so does the fixture's, and the canaries go there too."""
+    path = "tests/tj_farewell/test_tj_bye.py"
+    runner = DjangoRunner()
+    canaries = runner.make_canaries([path], [path])
+    assert all(p.startswith("tests/tj_farewell/") for p in canaries.files)
+    log, got = launch(tmp_path, [path, *canaries.ids], {path: WITNESS, **canaries.files})
+    assert "tj_farewell.test_tj_bye" in log
+    assert got[path].status == "failed" and "Bye Bo" in got[path].message
+    assert got["test_names_the_person (tj_farewell.test_tj_bye.FarewellTests)"].status == "passed"
+    assert judge(canaries, {i: got[i] for i in canaries.expected}).verdict == "ok"
+
+
 def test_real_django_subtest_lines_fold_into_their_test():
     """Lines as Django 4.2.16's runtests.py printed them on Python 3.11 (the SWE-bench harness's
     command), a test with two failing subtests between two passing tests."""
@@ -237,6 +251,7 @@ def test_django_tasks_get_the_django_runner():
     assert isinstance(get_runner(task.tests.framework), DjangoRunner)
     hint = placement_hint("python", "django")
     assert "tests/<app>/test_tj_<topic>.py" in hint and "test_m (<app>.<module>.Class)" in hint
+    assert "existing app folder" in hint and "models.py" in hint
 
 
 def test_django_runner_and_settings_are_harness_files():

@@ -110,6 +110,18 @@ def dotted(test_id: str) -> str | None:
     return inner if inner.endswith("." + name) else f"{inner}.{name}"
 
 
+def other_form(test_id: str) -> str | None:
+    """The same test as Django's runner describes it under the other Python: `test_m
+    (app.mod.Class)` before 3.11, `test_m (app.mod.Class.test_m)` since; None for other ids."""
+    m = _DESCRIPTION.match(test_id.strip())
+    if not m:
+        return None
+    name, inner = m.groups()
+    if inner.endswith("." + name):
+        return f"{name} ({inner[:-len(name) - 1]})"
+    return f"{name} ({inner}.{name})"
+
+
 def label_of(test_id: str) -> tuple[str | None, str | None, str]:
     """(runtests.py label, witness file or None, why there is no label)."""
     path, sep, rest = test_id.partition("::")
@@ -196,14 +208,15 @@ class DjangoRunner(LaunchedRunner):
     reports = (LOG, PLAN)
     canaries = DjangoCanaries()
     names = PYTHON
-    witness_hint = ("a new unittest module `tests/<app>/test_tj_<topic>.py` in the app folder "
-                    "(under tests/) of the code it checks, with `class <Topic>Tests(...)` "
-                    "(`unittest.TestCase`; in Django itself `django.test.SimpleTestCase`, or "
-                    "`TestCase` when it needs the database) and `def test_<what>(self)` methods "
-                    "without docstrings; it runs "
-                    "under `tests/runtests.py` as label `<app>.test_tj_<topic>`. run_tests takes "
-                    "the file's path, `path::Class` or `path::Class::test_m` (T0's ids read "
-                    "`test_m (<app>.<module>.Class)`)")
+    witness_hint = ("a new unittest module `tests/<app>/test_tj_<topic>.py` in the existing app folder "
+                    "(under tests/) of the code it checks (runtests.py installs only the test apps that "
+                    "exist: a model class declared in a witness needs an app with a models.py), with "
+                    "`class <Topic>Tests(...)` (`unittest.TestCase`; in Django itself "
+                    "`django.test.SimpleTestCase`, or `TestCase` when it needs the database) and "
+                    "`def test_<what>(self)` methods without docstrings; it runs under "
+                    "`tests/runtests.py` as label `<app>.test_tj_<topic>`. run_tests takes the file's "
+                    "path, `path::Class` or `path::Class::test_m` (T0's ids read "
+                    "`test_m (<app>.<module>.Class)`, on Python 3.11+ `test_m (<app>.<module>.Class.test_m)`)")
     inline_command = PytestRunner.inline_command  # the same python3 wrapper: files in, reports out
 
     @staticmethod
