@@ -145,6 +145,16 @@ def test_write_report_formats(session, tmp_path):
         write_report(r, out, "html")
 
 
+def test_a_report_without_trials_is_written_into_a_new_folder(tmp_path):
+    """A session stopped before any trial (or with none officially passing) still has its
+    report: the folder is made, the tables are empty."""
+    from testjack_tui.engine.report_model import Report
+
+    for fmt in ("md", "json", "csv"):
+        [target] = write_report(Report(session_id="s", benchmark="b"), tmp_path / "new" / fmt, fmt)
+        assert target == tmp_path / "new" / fmt / f"report.{fmt}" and target.read_text()
+
+
 def test_missing_session_is_a_one_line_error():
     with pytest.raises(InputError, match="no session 'nope'"):
         build_report("nope")

@@ -677,6 +677,7 @@ def write_report(report: Report, out_dir: Path, fmt: str = "md") -> list[Path]:
     if fmt not in FORMATS:
         raise InputError("--format", "format", f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
     out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)  # a session without trials writes only here
     written = []
     for t in report.trials:
         d = inside(out_dir, "trials", t.task_id, t.trial_id)
