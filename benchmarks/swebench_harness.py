@@ -109,30 +109,54 @@ def parse_pytest_options(log: str) -> dict[str, str]:
     return out
 
 
+DJANGO_PASS = (" ... ok", " ... OK", " ...  OK")
+# django__django-7188: a migration line runs into the test's description on the same line.
+DJANGO_7188 = "Applying sites.0002_alter_domain_unique...test_no_migrations"
+# A long print can cut a test's line before its `ok`, in three known forms; the harness reads
+# those tests as passed.
+DJANGO_INTERRUPTED = (
+    r"^(.*?)\s\.\.\.\sTesting\ against\ Django\ installed\ in\ ((?s:.*?))\ silenced\)\.\nok$",
+    r"^(.*?)\s\.\.\.\sInternal\ Server\ Error:\ \/(.*)\/\nok$",
+    r"^(.*?)\s\.\.\.\sSystem check identified no issues \(0 silenced\)\nok$",
+)
+
+
 def parse_django(log: str) -> dict[str, str]:
-    """Django's runner at verbosity 2: `test_x (app.tests.T) ... ok|FAIL|ERROR|skipped ...`,
-    plus `FAIL: id` / `ERROR: id` headers; an `ok` on its own line closes the previous test."""
+    """Django's runner at verbosity 2, read by the harness's rules (each rule applies to every
+    line on its own, later ones win): `desc ... ok|OK|skipped|FAIL|ERROR`; a `FAIL:`/`ERROR:`
+    header keys its *first word* only (so a test failing only in subtests, which has no line of
+    its own, is missing: the harness grades missing as failing); a line starting with `ok`
+    closes the last `desc ... ` line; `expected failure` and `unexpected success` lines are not
+    read (missing). Witness runs read more from the same log (sandbox/runners/django_runner.py)."""
     out: dict[str, str] = {}
     last = None
-    for raw in log.splitlines():
+    for raw in log.split("\n"):
         line = raw.strip()
+        if "--version is equivalent to version" in line:
+            out["--version is equivalent to version"] = "PASSED"
         if " ... " in line:
-            last = line.split(" ... ", 1)[0]
-        if line.endswith((" ... ok", " ... OK", " ...  OK")):
-            out[line.rsplit(" ... ", 1)[0]] = "PASSED"
-        elif " ... skipped" in line:
-            out[line.split(" ... skipped", 1)[0]] = "SKIPPED"
-        elif line.endswith(" ... FAIL") or line.endswith(" ... expected failure"):
-            status = "FAILED" if line.endswith("FAIL") else "XFAIL"
-            out[line.rsplit(" ... ", 1)[0]] = status
-        elif line.endswith(" ... ERROR"):
-            out[line.rsplit(" ... ", 1)[0]] = "ERROR"
-        elif line.startswith("FAIL:") and len(line.split()) > 1:
-            out[line.split(None, 1)[1].strip()] = "FAILED"
-        elif line.startswith("ERROR:") and len(line.split()) > 1:
-            out[line.split(None, 1)[1].strip()] = "ERROR"
-        elif line == "ok" and last is not None:
+            last = line.split(" ... ")[0]
+        for suffix in DJANGO_PASS:
+            if line.endswith(suffix):
+                if line.startswith(DJANGO_7188):
+                    line = line.split("...", 1)[-1].strip()
+                out[line.rsplit(suffix, 1)[0]] = "PASSED"
+                break
+        if " ... skipped" in line:
+            out[line.split(" ... skipped")[0]] = "SKIPPED"
+        if line.endswith(" ... FAIL"):
+            out[line.split(" ... FAIL")[0]] = "FAILED"
+        if line.startswith("FAIL:") and len(line.split()) > 1:
+            out[line.split()[1].strip()] = "FAILED"
+        if line.endswith(" ... ERROR"):
+            out[line.split(" ... ERROR")[0]] = "ERROR"
+        if line.startswith("ERROR:") and len(line.split()) > 1:
+            out[line.split()[1].strip()] = "ERROR"
+        if line.startswith("ok") and last is not None:
             out[last] = "PASSED"
+    for pattern in DJANGO_INTERRUPTED:
+        for m in re.finditer(pattern, log, re.MULTILINE):
+            out[m.group(1)] = "PASSED"
     return out
 
 

@@ -58,11 +58,28 @@ def test_pytest_ra_summary_lines_give_node_ids():
 
 def test_django_runner_lines_give_description_ids():
     got = parse_log("django", DJANGO_LOG)
+    # As the harness reads it: a FAIL:/ERROR: header keys its first word only, so a test whose
+    # only trace is its header is missing under its description (graded as failing).
     assert got == {"test_hello (greetings.tests.GreetTests)": "passed",
                    "test_farewell (greetings.tests.FarewellTests)": "failed",
                    "test_slow (greetings.tests.SlowTests)": "skipped",
                    "test_noisy (greetings.tests.NoisyTests)": "passed",
-                   "test_broken (greetings.tests.BrokenTests)": "error"}
+                   "test_broken": "error"}
+
+
+def test_django_lines_the_harness_reads_its_own_way():
+    log = ("test_c (app.tests.T) ... some output\nok\n"
+           "test_a (app.tests.T) ... expected failure\n"
+           "test_b (app.tests.T) ... unexpected success\n"
+           "Applying sites.0002_alter_domain_unique...test_no_migrations (app.tests.M) ... ok\n"
+           "test_d (app.tests.T) ... Internal Server Error: /x/\nok\n"
+           "FAIL: test_e (app.tests.T.test_e) (i=1)\n")
+    got = parse_log("django", log)
+    assert "test_a (app.tests.T)" not in got and "test_b (app.tests.T)" not in got  # not read: missing
+    assert got["test_c (app.tests.T)"] == "passed"  # a line starting with "ok" closes the test
+    assert got["test_no_migrations (app.tests.M)"] == "passed"  # django__django-7188
+    assert got["test_d (app.tests.T)"] == "passed"
+    assert got["test_e"] == "failed" and "test_e (app.tests.T.test_e)" not in got  # subtest-only failure
 
 
 def test_sympy_runner_lines():
