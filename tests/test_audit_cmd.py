@@ -87,3 +87,11 @@ def test_help_names_config_sections_as_written():
     result = runner.invoke(app, ["audit", "--help"], terminal_width=200)
     text = " ".join(result.output.split())
     assert "[sandbox] ray_address" in text and "[profiles.default]" in text
+
+
+def test_report_of_a_session_without_trials_says_so_in_words(tmp_path):
+    session, _, _ = build()  # created, not run: nothing judged yet
+    result = runner.invoke(app, ["report", session.id, "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert "0 passing, 0 refuted; no trials, no resolution rate" in result.output
+    assert "None" not in result.output

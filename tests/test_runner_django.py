@@ -261,3 +261,24 @@ def test_django_runner_and_settings_are_harness_files():
     diff = ("diff --git a/tests/test_sqlite.py b/tests/test_sqlite.py\n--- a/tests/test_sqlite.py\n"
             "+++ b/tests/test_sqlite.py\n@@ -1 +1,2 @@\n DATABASES = {}\n+TEST_RUNNER = 'forge.Runner'\n")
     assert harness_files(parse_diff(diff)) == {"tests/test_sqlite.py": DJANGO_RUNNER}
+
+
+def test_a_test_known_only_by_its_subtest_headers_is_failed():
+    """Before Python 3.11 Django prints no line for a test whose subtests fail, only `FAIL:`
+    headers naming the test and the subtest; the harness keys those by their first word. A
+    witness run must still see the test fail, with the reason."""
+    from testjack_tui.sandbox.runners.django_runner import LOG, PLAN
+    import json
+
+    d = "test_slugify (utils_tests.test_text.TestUtilsText)"
+    log = ("test_phone2numeric (utils_tests.test_text.TestUtilsText) ... ok\n"
+           f"{d} ... test_smart_split (utils_tests.test_text.TestUtilsText) ... ok\n\n"
+           "======================================================================\n"
+           f"FAIL: {d} (value='--strip-dash-value---')\n"
+           "----------------------------------------------------------------------\n"
+           "AssertionError: '--strip-dash-value---' != 'strip-dash-value'\n")
+    ids = ["utils_tests.test_text.TestUtilsText.test_slugify"]
+    plan = {i: {"label": i, "file": None, "missing": ""} for i in ids}
+    got = DjangoRunner().parse(ids, {f"/o/{LOG}": log.encode(), f"/o/{PLAN}": json.dumps({"plan": plan}).encode()},
+                               result())
+    assert got[ids[0]].status == "failed" and "strip-dash-value" in got[ids[0]].message

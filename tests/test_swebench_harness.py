@@ -58,11 +58,28 @@ def test_pytest_ra_summary_lines_give_node_ids():
 
 def test_django_runner_lines_give_description_ids():
     got = parse_log("django", DJANGO_LOG)
+    # As the harness reads it: a FAIL:/ERROR: header keys its first word only, so a test whose
+    # only trace is its header is missing under its description (graded as failing).
     assert got == {"test_hello (greetings.tests.GreetTests)": "passed",
                    "test_farewell (greetings.tests.FarewellTests)": "failed",
                    "test_slow (greetings.tests.SlowTests)": "skipped",
                    "test_noisy (greetings.tests.NoisyTests)": "passed",
-                   "test_broken (greetings.tests.BrokenTests)": "error"}
+                   "test_broken": "error"}
+
+
+def test_django_lines_the_harness_reads_its_own_way():
+    log = ("test_c (app.tests.T) ... some output\nok\n"
+           "test_a (app.tests.T) ... expected failure\n"
+           "test_b (app.tests.T) ... unexpected success\n"
+           "Applying sites.0002_alter_domain_unique...test_no_migrations (app.tests.M) ... ok\n"
+           "test_d (app.tests.T) ... Internal Server Error: /x/\nok\n"
+           "FAIL: test_e (app.tests.T.test_e) (i=1)\n")
+    got = parse_log("django", log)
+    assert "test_a (app.tests.T)" not in got and "test_b (app.tests.T)" not in got  # not read: missing
+    assert got["test_c (app.tests.T)"] == "passed"  # a line starting with "ok" closes the test
+    assert got["test_no_migrations (app.tests.M)"] == "passed"  # django__django-7188
+    assert got["test_d (app.tests.T)"] == "passed"
+    assert got["test_e"] == "failed" and "test_e (app.tests.T.test_e)" not in got  # subtest-only failure
 
 
 def test_sympy_runner_lines():
@@ -135,3 +152,26 @@ def test_a_swebench_export_round_trips_through_the_harness_command_and_parser(tm
     row = json.loads(row_file.read_text())
     assert json.loads(row["FAIL_TO_PASS"]) == list(task.tests.fail_to_pass) + [new_id]
     assert "test_tj_bye.py" in row["test_patch"]
+
+
+def test_each_repository_gets_the_harnesss_own_parser():
+    parser = {repo: harness.test_command(repo, "1.0", ["t/test_x.py"])[1]
+              for repo in ("astropy/astropy", "scikit-learn/scikit-learn", "sphinx-doc/sphinx",
+                           "matplotlib/matplotlib", "mwaskom/seaborn", "psf/requests", "pallets/flask",
+                           "some/other")}
+    assert parser == {"astropy/astropy": "pytest_v2", "scikit-learn/scikit-learn": "pytest_v2",
+                      "sphinx-doc/sphinx": "pytest_v2", "matplotlib/matplotlib": "matplotlib",
+                      "mwaskom/seaborn": "seaborn", "psf/requests": "pytest_options",
+                      "pallets/flask": "pytest", "some/other": "pytest"}
+
+
+def test_pytest_family_parsers_read_lines_as_the_harness_does():
+    # plain pytest: summary lines only; a verbose `id PASSED` line is not read
+    assert parse_log("pytest", "t/test_x.py::test_a PASSED\n") == {}
+    # the later parser strips colour codes and reads `id STATUS` lines of older pytest too
+    v2 = parse_log("pytest_v2", "\x1b[32mPASSED\x1b[0m t/test_x.py::test_a\nt/test_x.py::test_b FAILED\n")
+    assert v2 == {"t/test_x.py::test_a": "passed", "t/test_x.py::test_b": "failed"}
+    assert parse_log("matplotlib", "PASSED t/test_x.py::test_click[MouseButton.LEFT]\n") == \
+        {"t/test_x.py::test_click[1]": "passed"}
+    assert parse_log("seaborn", "t/test_x.py::test_a PASSED [ 50%]\nFAILED t/test_x.py::test_b\n") == \
+        {"t/test_x.py::test_a": "passed", "t/test_x.py::test_b": "failed"}

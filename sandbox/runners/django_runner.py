@@ -161,6 +161,23 @@ def fold_subtests(statuses: dict[str, TestStatus], texts: dict[str, str]
     return out, folded
 
 
+_HEADER = re.compile(r"^(FAIL|ERROR|UNEXPECTED SUCCESS): (.+)$")
+_HEADER_STATUS: dict[str, TestStatus] = {"FAIL": "failed", "ERROR": "error", "UNEXPECTED SUCCESS": "failed"}
+
+
+def with_headers(statuses: dict[str, TestStatus], log: str) -> dict[str, TestStatus]:
+    """The harness's statuses plus those of the FAIL:/ERROR: headers under their whole
+    description (the harness keys a header by its first word): before Python 3.11 a test whose
+    subtests fail has no line of its own, only its headers; worst wins."""
+    out = dict(statuses)
+    for raw in log.splitlines():
+        m = _HEADER.match(raw.strip())
+        if m:
+            key, status = m.group(2).strip(), _HEADER_STATUS[m.group(1)]
+            out[key] = aggregate([out[key], status]) if key in out else status
+    return out
+
+
 def failure_texts(log: str) -> dict[str, str]:
     """Harness id -> the traceback Django's runner printed for it (FAIL:/ERROR: sections)."""
     out: dict[str, str] = {}
@@ -168,10 +185,10 @@ def failure_texts(log: str) -> dict[str, str]:
         lines = block.strip("\n").splitlines()
         if not lines:
             continue
-        m = re.match(r"^(?:FAIL|ERROR|UNEXPECTED SUCCESS): (.+)$", lines[0].strip())
+        m = _HEADER.match(lines[0].strip())
         if m:
             body = [ln for ln in lines[1:] if not re.fullmatch(r"-{50,}", ln.strip())]
-            out[m.group(1).strip()] = trim("\n".join(body).strip(), 2000)
+            out[m.group(2).strip()] = trim("\n".join(body).strip(), 2000)
     return out
 
 
@@ -245,8 +262,8 @@ class DjangoRunner(LaunchedRunner):
 
         plan = json_report(reports, PLAN).get("plan", {})
         log = (report_named(reports, LOG) or b"").decode(errors="replace")
-        statuses, texts = fold_subtests({k: as_status(v) for k, v in parse_log("django", log).items()},
-                                        failure_texts(log))
+        statuses, texts = fold_subtests(with_headers({k: as_status(v) for k, v in parse_log("django", log).items()},
+                                                     log), failure_texts(log))
         aliases = docstring_aliases(log)
         by_label: dict[str, str] = {}  # app.mod.Class.test_m -> harness id
         for harness_id in statuses:

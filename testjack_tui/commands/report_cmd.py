@@ -54,8 +54,9 @@ def register(app: typer.Typer) -> None:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         row = report.tables.benchmark[0]
-        echo(f"{row.name}: {row.passing} passing, {row.refuted} refuted; "
-             f"resolution {row.rate_before}% -> {row.rate_after}%; "
+        rates = (f"resolution {row.rate_before}% -> {row.rate_after}%" if row.rate_before is not None
+                 else "no trials, no resolution rate")
+        echo(f"{row.name}: {row.passing} passing, {row.refuted} refuted; {rates}; "
              f"{len(report.underspecified_prompts)} underspecified prompt finding(s)")
         if report.scoring is not None:
             echo(f"against labels: recall {report.scoring.recall}, precision {report.scoring.precision}")
