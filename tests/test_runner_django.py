@@ -152,20 +152,26 @@ def test_unittest_canaries_come_out_as_they_must(tmp_path):
     assert not any(p.startswith("tests/greetings/") for p in runner.make_canaries(["greetings"]).files)
 
 
-def test_harness_descriptions_of_both_python_versions_and_docstrings():
-    from testjack_tui.sandbox.runners.django_runner import LOG, PLAN
+def parse_for_labels(ids: list[str], log: str) -> dict:
+    """What a run of runtests.py on these ids (labels, harness descriptions) that printed `log`
+    comes back as."""
     import json
 
+    from testjack_tui.sandbox.runners.django_runner import LOG, PLAN
+
+    plan = {i: {"label": label_of(i)[0], "file": None, "missing": ""} for i in ids}
+    return DjangoRunner().parse(ids, {f"/o/{LOG}": log.encode(),
+                                      f"/o/{PLAN}": json.dumps({"plan": plan}).encode()}, result())
+
+
+def test_harness_descriptions_of_both_python_versions_and_docstrings():
     log = ("test_a (app.tests.T.test_a) ... ok\n"
            "test_b (app.tests.T)\nChecks b. ... FAIL\n"
            "======================================================================\n"
            "FAIL: test_b (app.tests.T)\nChecks b.\n"
            "----------------------------------------------------------------------\n"
            "AssertionError: 1 != 2\n")
-    ids = ["test_a (app.tests.T)", "test_b (app.tests.T.test_b)", "app.tests.T"]
-    plan = {i: {"label": label_of(i)[0], "file": None, "missing": ""} for i in ids}
-    got = DjangoRunner().parse(ids, {f"/o/{LOG}": log.encode(), f"/o/{PLAN}": json.dumps({"plan": plan}).encode()},
-                               result())
+    got = parse_for_labels(["test_a (app.tests.T)", "test_b (app.tests.T.test_b)", "app.tests.T"], log)
     assert got["test_a (app.tests.T)"].status == "passed"
     assert got["test_b (app.tests.T.test_b)"].status == "failed"
     assert "1 != 2" in got["test_b (app.tests.T.test_b)"].message
@@ -222,9 +228,6 @@ def test_a_witness_in_a_new_app_folder_runs_with_its_canaries_beside_it(tmp_path
 def test_real_django_subtest_lines_fold_into_their_test():
     """Lines as Django 4.2.16's runtests.py printed them on Python 3.11 (the SWE-bench harness's
     command), a test with two failing subtests between two passing tests."""
-    from testjack_tui.sandbox.runners.django_runner import LOG, PLAN
-    import json
-
     d = "test_slugify (utils_tests.test_text.TestUtilsText.test_slugify)"
     log = ("test_phone2numeric (utils_tests.test_text.TestUtilsText.test_phone2numeric) ... ok\n"
            f"{d} ... \n"
@@ -235,12 +238,10 @@ def test_real_django_subtest_lines_fold_into_their_test():
            f"FAIL: {d} (value='__strip__underscore-value___')\n"
            "----------------------------------------------------------------------\n"
            "AssertionError: '__strip__underscore-value___' != 'strip__underscore-value'\n")
-    ids = ["utils_tests.test_text.TestUtilsText"]
-    plan = {i: {"label": i, "file": None, "missing": ""} for i in ids}
-    got = DjangoRunner().parse(ids, {f"/o/{LOG}": log.encode(), f"/o/{PLAN}": json.dumps({"plan": plan}).encode()},
-                               result())
-    assert got[ids[0]].status == "failed"
-    assert "strip__underscore-value" in got[ids[0]].message
+    label = "utils_tests.test_text.TestUtilsText"
+    got = parse_for_labels([label], log)
+    assert got[label].status == "failed"
+    assert "strip__underscore-value" in got[label].message
 
 
 def test_django_tasks_get_the_django_runner():
@@ -267,9 +268,6 @@ def test_a_test_known_only_by_its_subtest_headers_is_failed():
     """Before Python 3.11 Django prints no line for a test whose subtests fail, only `FAIL:`
     headers naming the test and the subtest; the harness keys those by their first word. A
     witness run must still see the test fail, with the reason."""
-    from testjack_tui.sandbox.runners.django_runner import LOG, PLAN
-    import json
-
     d = "test_slugify (utils_tests.test_text.TestUtilsText)"
     log = ("test_phone2numeric (utils_tests.test_text.TestUtilsText) ... ok\n"
            f"{d} ... test_smart_split (utils_tests.test_text.TestUtilsText) ... ok\n\n"
@@ -277,8 +275,6 @@ def test_a_test_known_only_by_its_subtest_headers_is_failed():
            f"FAIL: {d} (value='--strip-dash-value---')\n"
            "----------------------------------------------------------------------\n"
            "AssertionError: '--strip-dash-value---' != 'strip-dash-value'\n")
-    ids = ["utils_tests.test_text.TestUtilsText.test_slugify"]
-    plan = {i: {"label": i, "file": None, "missing": ""} for i in ids}
-    got = DjangoRunner().parse(ids, {f"/o/{LOG}": log.encode(), f"/o/{PLAN}": json.dumps({"plan": plan}).encode()},
-                               result())
-    assert got[ids[0]].status == "failed" and "strip-dash-value" in got[ids[0]].message
+    label = "utils_tests.test_text.TestUtilsText.test_slugify"
+    got = parse_for_labels([label], log)
+    assert got[label].status == "failed" and "strip-dash-value" in got[label].message
