@@ -335,9 +335,10 @@ async def _measure(quick: bool) -> list[dict]:
             # start (nothing can run before it).
             least_s = bare_total * cpu_floor + first_start if cpu_floor is not None else None
             least = ratio(least_s, naive) if least_s is not None else None
-            floor_text = (f"the first container's start ({fmt_s(first_start)}), then {len(trials)} "
-                          f"trials x ({test_cpu:.2f} CPU-s of test process + {lifecycle:.2f} CPU-s of "
-                          f"podman for a fresh container) over {CORES} cores = {fmt_s(least_s)}")
+            floor_text = "" if lifecycle is None else (
+                f"the first container's start ({fmt_s(first_start)}), then {len(trials)} "
+                f"trials x ({test_cpu:.2f} CPU-s of test process + {lifecycle:.2f} CPU-s of "
+                f"podman for a fresh container) over {CORES} cores = {fmt_s(least_s)}")
             if big and least is not None and least > 1 / SPEEDUP_TARGET and naive_row["status"] == "FAIL":
                 naive_row["gate"] = False
                 naive_row["gate_reason"] = (
