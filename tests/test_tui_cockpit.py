@@ -603,14 +603,19 @@ def reopen(session, roles):
     return AuditScreen(reopened, bench, stored_trial_views(reopened.store), resumed=True, roles=roles)
 
 
+def operator_audit(step: bool):
+    """An operator-mode audit of two tasks, its Audit screen and an app to show it in."""
+    session, roles, new_roles = operator_session(step=step)
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None), roles=roles)
+    return session, roles, new_roles, screen, TestJackApp(strict_errors=True)
+
+
 SHARED = ("tests/test_tj_alias.py", "# REQ alias\n# LABEL valid\n# v1\n", "handles alias")
 
 
 async def test_resumed_operator_session_shows_the_waiting_decision_and_reaches_it_from_the_editor():
-    session, roles, new_roles = operator_session(step=False)
-    bench = session._deps["benchmark"]
-    screen = AuditScreen(session, bench, trial_views(bench, None, None), roles=roles)
-    app = TestJackApp(strict_errors=True)
+    session, roles, new_roles, screen, app = operator_audit(step=False)
     async with app.run_test(size=(120, 40)) as pilot:
         app.push_screen(screen)
         await wait_for(pilot, lambda: roles.audit.waiting_for is not None)
@@ -657,10 +662,7 @@ async def test_resumed_operator_session_shows_the_waiting_decision_and_reaches_i
 
 
 async def test_a_decision_shown_from_before_the_quit_is_kept_until_the_engine_asks_again():
-    session, roles, new_roles = operator_session(step=True)
-    bench = session._deps["benchmark"]
-    screen = AuditScreen(session, bench, trial_views(bench, None, None), roles=roles)
-    app = TestJackApp(strict_errors=True)
+    session, roles, new_roles, screen, app = operator_audit(step=True)
     async with app.run_test(size=(120, 40)) as pilot:
         app.push_screen(screen)
         for _ in range(400):  # step until a decision waits
