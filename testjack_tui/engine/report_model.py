@@ -7,10 +7,11 @@ TUI read is an attribute here.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from testjack_tui.engine.compare import Comparison
+from testjack_tui.engine.records import FlatRecord
 from testjack_tui.engine.requirements import RequirementRow
 from testjack_tui.engine.summary import RoundSummary, Usage, WitnessSummary
 from testjack_tui.engine.verdicts import TrialVerdict
@@ -21,7 +22,7 @@ REPORT_WITNESS_FIELDS = ("id", "origin", "source_trial", "requirement", "explici
 
 
 @dataclass
-class Review:
+class Review(FlatRecord):
     """The reviewer's structured verdict on one candidate: overall and per test case."""
 
     candidate_id: str
@@ -31,20 +32,14 @@ class Review:
     keep: list[str]
     coverage: list[Any]
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass
-class AgentAudit:
+class AgentAudit(FlatRecord):
     """What the audit agent said about a trial (explanations; only executed witnesses count)."""
 
     findings: list[dict[str, Any]]  # the agent's structured findings, as it wrote them
     nothing_found: bool | None
     notes: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -86,15 +81,12 @@ class TableRow:
 
 
 @dataclass
-class UnderspecifiedRow:
+class UnderspecifiedRow(FlatRecord):
     """Table 6's shape: underspecified tasks out of the tasks audited, per benchmark."""
 
     benchmark: str | None
     tasks: str  # "n / m"
     names: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -111,7 +103,7 @@ class Tables:
 
 
 @dataclass
-class UnderspecifiedPrompt:
+class UnderspecifiedPrompt(FlatRecord):
     """An implicit requirement most models skip (rho > 1/2): a prompt defect, refuting nothing."""
 
     task: str
@@ -124,12 +116,9 @@ class UnderspecifiedPrompt:
     path: str
     fails_on: list[str]
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass
-class DecisionRow:
+class DecisionRow(FlatRecord):
     """One decision a person took about a candidate, against what the reviewer said."""
 
     candidate: str
@@ -144,21 +133,15 @@ class DecisionRow:
     note: str
     at: str  # UTC, "YYYY-MM-DD HH:MM:SSZ"
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass
-class AwaitingOperator:
+class AwaitingOperator(FlatRecord):
     """A verdict (QUESTIONABLE / HUMAN_REVIEW) queued for the operator: it does not count yet."""
 
     candidate_id: str
     task_id: str
     label: str
     note: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -180,12 +163,9 @@ class TaskReport:
 
 
 @dataclass
-class DetectorHits:
+class DetectorHits(FlatRecord):
     suspicious_trials: int
     trials: list[str]
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -202,7 +182,7 @@ class Detectors:
 
 
 @dataclass
-class Scoring:
+class Scoring(FlatRecord):
     """Our refutations against the benchmark's labels (ground truth)."""
 
     labelled_trials: int
@@ -217,9 +197,6 @@ class Scoring:
     rate_after_labels: float | None
     brier_audited: float | None
     labels_file: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

@@ -7,10 +7,11 @@ witness's runs on both worlds.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import dedup
+from .records import FlatRecord
 from .runner import is_failing
 from .store import SessionStore
 
@@ -102,7 +103,7 @@ class TrialSummary:
 
 
 @dataclass
-class WitnessSummary:
+class WitnessSummary(FlatRecord):
     """One witness (its first copy; `duplicates` names the others) and what it does."""
 
     id: str
@@ -122,28 +123,14 @@ class WitnessSummary:
     refutes: list[str]
     duplicates: list[str]
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> WitnessSummary:
-        return cls(**data)
-
 
 @dataclass
-class RoundSummary:
+class RoundSummary(FlatRecord):
     round: int
     trial_id: str
     state: str
     witnesses: list[str]
     refuted: list[str]
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RoundSummary:
-        return cls(**data)
 
 
 @dataclass
@@ -174,20 +161,13 @@ class TaskSummary:
 
 
 @dataclass
-class Usage:
+class Usage(FlatRecord):
     usd: float
     tokens: int
     llm_calls: int
     estimated: bool  # some LLM costs were estimated (the endpoint reported no usage)
     test_runs: int
     seconds: float
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Usage:
-        return cls(**data)
 
 
 @dataclass
