@@ -130,7 +130,22 @@ def start_container(client: PodmanClient, image: str, labels: dict[str, str], li
     """Create and start a keep-alive container from image. Returns the container object.
     With `writable` (and limits.read_only) the root filesystem is read-only and only those
     paths and /tmp can be written (writable_mounts). `user` ("uid:gid") is the container's
-    user: what its commands run as unless an exec names another.
+    user: what its commands run as unless an exec names another."""
+    container = create_container(client, image, labels, limits, name=name, writable=writable, user=user)
+    try:
+        container.start()  # no reload: the init pid is looked up only if a kill needs it
+    except Exception:
+        remove_container(client, container.id)
+        raise
+    return container
+
+
+def create_container(client: PodmanClient, image: str, labels: dict[str, str], limits: Limits,
+                     name: str | None = None, writable: list[str] | None = None,
+                     user: str | None = None, command: list[str] | None = None,
+                     env: dict[str, str] | None = None, workdir: str | None = None) -> Container:
+    """Create (not start) a container from image under our limits; its main process is
+    `command` (default: keep-alive), run as `user` in `workdir` with `env` added to the image's.
 
     Uses the create endpoint directly: podman-py's create() inspects the new container once
     more, which costs a round trip on every test run.
@@ -139,10 +154,14 @@ def start_container(client: PodmanClient, image: str, labels: dict[str, str], li
     from podman.errors import ImageNotFound
 
     manager = client.containers
-    payload = {"image": image, "command": list(KEEPALIVE), "labels": labels, "name": name,
-               **limits.create_kwargs()}
+    payload: dict[str, Any] = {"image": image, "command": list(command or KEEPALIVE), "labels": labels,
+                               "name": name, **limits.create_kwargs()}
     if user:
         payload["user"] = user
+    if env:
+        payload["environment"] = dict(env)
+    if workdir:
+        payload["working_dir"] = workdir
     read_only = bool(writable) and limits.read_only
     if read_only:
         payload["read_only"] = True
@@ -154,11 +173,6 @@ def start_container(client: PodmanClient, image: str, labels: dict[str, str], li
                                data=body)
     response.raise_for_status(not_found=ImageNotFound)
     container: Container = manager.prepare_model({"Id": response.json()["Id"]})
-    try:
-        container.start()  # no reload: the init pid is looked up only if a kill needs it
-    except Exception:
-        remove_container(client, container.id)
-        raise
     return container
 
 
@@ -245,15 +259,23 @@ def get_file(container: Container, path: str, max_bytes: int = 64 * 1024 * 1024)
 
 def get_dir(container: Container, path: str, max_bytes: int = 64 * 1024 * 1024) -> dict[str, bytes]:
     """Regular files under a directory in the container, by path relative to it ({} if missing)."""
-    try:
-        stream, _stat = container.get_archive(path)
-    except NotFound:
+    for attempt in range(3):
+        try:
+            stream, _stat = container.get_archive(path)
+        except NotFound:
+            return {}
+        data = bytearray()
+        for chunk in stream:
+            data += chunk
+            if len(data) > max_bytes + 1024 * 1024:
+                raise SandboxError(f"{path} is larger than {max_bytes} bytes")
+        if data:
+            break
+        # An empty answer (not even a tar header) while podman unmounts a container that was
+        # just killed: asked again once that is over.
+        time.sleep(0.3 * (attempt + 1))
+    if not data:
         return {}
-    data = bytearray()
-    for chunk in stream:
-        data += chunk
-        if len(data) > max_bytes + 1024 * 1024:
-            raise SandboxError(f"{path} is larger than {max_bytes} bytes")
     files: dict[str, bytes] = {}
     with tarfile.open(fileobj=io.BytesIO(bytes(data))) as tar:
         for member in tar:

@@ -26,10 +26,10 @@ from testjack_tui.model import Environment, Task, Trial
 
 from . import cleanup, machine_lock
 from .api import ExecResult, TestRun, WorldEvent, WorldEventKind, WorldKind, WorldListener, WorldRef
-from .containers import (ROOT_USER, TRIAL_HOME, TRIAL_NAME, Limits, disk_used, get_file, init_pid,
+from .containers import (ROOT_USER, create_container, TRIAL_HOME, TRIAL_NAME, Limits, disk_used, get_file, init_pid,
                          put_files, remove_container, start_container, upper_dir)
 from .errors import SandboxError
-from .execs import ExecHandle, as_user, run_exec
+from .execs import ExecHandle, Killable, as_user, run_exec
 from .images import _image_id, ensure_env_image
 from .labels import L_TASK, L_TRIAL, L_WORLD, lease_path, new_session_id, owner_labels
 from .output import OutputCollector, prune_logs
@@ -37,14 +37,16 @@ from .reaper import Lease, start_reaper, stop_reaper
 from .podman_conf import podman
 from .service import PodmanService
 from .official import run_official_in
-from .testruns import run_tests_in
+from .main_process import GATE_ENV, ContainerHandle, GateNotReached, run_main, start_gated
+from .testruns import InlineRefused, RunPlan, finish_run, plan_run, read_trailer, run_tests_in
+from .trailer import TrailerSplitter, exit_code_of
 from .user_base import ensure_user_base, user_base_tag
 from .worlds import WorldPlan, build_world, find_world
 
 Command = str | Sequence[str]
 T = TypeVar("T")
 P = ParamSpec("P")
-Work = Callable[[Container, list[ExecHandle]], T]  # run in a worker thread with a started container
+Work = Callable[[Container, list[Killable]], T]  # run in a worker thread with a started container
 DISK_POLL = 0.5  # seconds between measurements of a working container's writable layer
 # Host memory a started, idle container may hold (conmon, init, sleep and the overlay mount take
 # about 4 MB; the rest is headroom): the pre-start depth never takes more than a tenth of the
@@ -319,7 +321,7 @@ class Sandbox:
         trial_id = trial.id if kind == "model" and trial else None
         name = f"{task.id}/{kind}" + (f"/{trial_id}" if trial_id else "")
 
-        def work(container: Container, handles: list[ExecHandle]) -> TestRun:
+        def work(container: Container, handles: list[Killable]) -> TestRun:
             run = run_official_in(
                 self._service.client, container, task, kind, trial if kind == "model" else None,
                 name, handles, on_output=self._output_sink(name, container.id),
@@ -333,7 +335,7 @@ class Sandbox:
         async with self._sem:
             container = await self._call(self._start, image, name, task.id, trial_id,
                                          task.environment.memory_mb)
-            handles: list[ExecHandle] = []
+            handles: list[Killable] = []
             try:
                 # A writable root (the benchmark's script runs as it would there): measured.
                 result = await self._guard_disk(container.id, handles,
@@ -411,14 +413,16 @@ class Sandbox:
             raise
 
     # --- runs in fresh containers ----------------------------------------------------------
-    async def _with_fresh(self, world: WorldRef, work: Work[T]) -> T:
+    async def _with_fresh(self, world: WorldRef, work: Work[T],
+                          make: Callable[[], Container] | None = None) -> T:
         # Started before the turn (bounded by _started), worked in only on the turn (_sem).
+        # `make` creates the container instead (a run as its main process starts it itself).
         async with self._started:
             async with self._starting:
-                container = await self._start_fresh(world)
+                container = await self._start_fresh(make or (lambda: self._start_world(world)))
             try:
                 async with self._sem:
-                    handles: list[ExecHandle] = []
+                    handles: list[Killable] = []
                     work_done = self._call(work, container, handles)
                     # A read-only root leaves only its sized tmpfs mounts to write: nothing to
                     # measure.
@@ -431,10 +435,10 @@ class Sandbox:
         self._remove_later(container.id)
         return result
 
-    async def _start_fresh(self, world: WorldRef) -> Container:
-        """Start a container of the world; cancelled meanwhile, the container the worker thread
-        still creates is removed as soon as it exists (no leak until close())."""
-        start = asyncio.ensure_future(self._call(self._start_world, world))
+    async def _start_fresh(self, make: Callable[[], Container]) -> Container:
+        """Make (start) a container; cancelled meanwhile, the container the worker thread still
+        creates is removed as soon as it exists (no leak until close())."""
+        start = asyncio.ensure_future(self._call(make))
         try:
             return await asyncio.shield(start)
         except asyncio.CancelledError:
@@ -449,7 +453,7 @@ class Sandbox:
             task.add_done_callback(self._cleanups.discard)
             raise
 
-    async def _guard_disk(self, container_id: str, handles: list[ExecHandle], work: Awaitable[T]) -> T:
+    async def _guard_disk(self, container_id: str, handles: list[Killable], work: Awaitable[T]) -> T:
         """Await work while measuring the container's writable layer; past limits.disk_mb the
         commands it runs are killed and the result says so (limit_hit = "disk"). For containers
         with a writable root: the benchmark's own T0 flow, and worlds when limits.read_only is
@@ -503,12 +507,65 @@ class Sandbox:
                         isolate_harness: bool = False) -> TestRun:
         """Run test ids (and candidate files copied in) in a fresh container from the world.
         One container and one test process for all ids (batched replay)."""
-        def work(container: Container, handles: list[ExecHandle]) -> TestRun:
+        if world.user and not self.limits.read_only:
+            plan = plan_run(world, list(test_ids), files, isolate_harness)
+            if plan.inline_ok():
+                try:
+                    return await self._run_as_main(plan, timeout)
+                except InlineRefused:
+                    pass  # the exec path below copies the files in the way that always works
+
+        def work(container: Container, handles: list[Killable]) -> TestRun:
             return self._tests_in(container, world, list(test_ids), files, timeout, isolate_harness, handles)
         return await self._with_fresh(world, work)
 
+    async def _run_as_main(self, plan: RunPlan, timeout: float | None) -> TestRun:
+        """The run's wrapper as the main process of a fresh container (sandbox/main_process.py):
+        no keep-alive process and no exec. Only for worlds whose tests run as the trial user: the
+        wrapper and the container's init run as root, so the tests can read neither's
+        environment (the trailer's mark)."""
+        world = plan.world
+        argv, env, mark = plan.inline(self.limits.cpu_seconds_for(timeout))
+
+        handles: dict[str, ContainerHandle] = {}
+
+        def make() -> Container:
+            limits = self._limits_for(world.memory_mb)
+            container = create_container(self._service.client(), world.image,
+                                         self._labels(world.name, world.task_id, world.trial_id), limits,
+                                         user=ROOT_USER, command=argv, env={**env, GATE_ENV: "1"},
+                                         workdir=world.workdir)
+            self._containers[container.id] = world.name
+            self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="created",
+                                  image=world.image))
+            handle = handles[container.id] = ContainerHandle(self._service.client, container.id)
+            try:
+                start_gated(handle)
+            except BaseException as exc:
+                handle.close_stream()
+                self._remove_tracked(container.id)
+                if isinstance(exc, GateNotReached):
+                    raise InlineRefused(f"the wrapper did not start: {exc}") from exc
+                raise
+            return container
+
+        def work(container: Container, killables: list[Killable]) -> TestRun:
+            self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="running",
+                                  command=" ".join(plan.argv)))
+            handle = handles.pop(container.id)
+            killables.append(handle)
+            splitter = TrailerSplitter(OutputCollector(f"tests-{world.name}",
+                                                       self._output_sink(world.name, container.id)), mark)
+            result = run_main(handle, plan.argv, timeout=timeout, collector=splitter,
+                              reported_exit=lambda: exit_code_of(splitter.report))
+            report, neutralised = read_trailer(plan, splitter)
+            run = finish_run(plan, container, result, report, neutralised, inline=True)
+            self._exec_events(world.name, container.id, plan.argv, run.exec)
+            return run
+        return await self._with_fresh(world, work, make)
+
     def _tests_in(self, container: Container, world: WorldRef, test_ids: list[str], files: dict[str, str] | None,
-                  timeout: float | None, isolate_harness: bool, handles: list[ExecHandle],
+                  timeout: float | None, isolate_harness: bool, handles: list[Killable],
                   rename: bool = True) -> TestRun:
         argv_seen: list[str] = []
 
@@ -528,12 +585,12 @@ class Sandbox:
                    cwd: str | None = None, env: dict[str, str] | None = None,
                    stdin: str | bytes | None = None) -> ExecResult:
         """Run a command (shell string or argv) in a fresh container from the world."""
-        def work(container: Container, handles: list[ExecHandle]) -> ExecResult:
+        def work(container: Container, handles: list[Killable]) -> ExecResult:
             return self._exec_in(container, world, cmd, timeout, cwd, env, stdin, handles)
         return await self._with_fresh(world, work)
 
     def _exec_in(self, container: Container, world: WorldRef, cmd: Command, timeout: float | None, cwd: str | None,
-                 env: dict[str, str] | None, stdin: str | bytes | None, handles: list[ExecHandle]) -> ExecResult:
+                 env: dict[str, str] | None, stdin: str | bytes | None, handles: list[Killable]) -> ExecResult:
         argv = _argv(cmd)
         run_argv = argv
         if stdin is not None:
@@ -595,9 +652,9 @@ class LiveWorld:
     def _path(self, path: str) -> str:
         return path if path.startswith("/") else f"{self.world.workdir.rstrip('/')}/{path}"
 
-    async def _guarded(self, work: Callable[[list[ExecHandle]], T]) -> T:
+    async def _guarded(self, work: Callable[[list[Killable]], T]) -> T:
         sb = self.sandbox
-        handles: list[ExecHandle] = []
+        handles: list[Killable] = []
         async with sb._sem:
             future = sb._call(work, handles)
             try:

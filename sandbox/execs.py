@@ -44,6 +44,12 @@ def as_user(argv: list[str], user: str, home: str, name: str) -> list[str]:
     return ["python3", "-I", "-S", "-c", AS_USER, user, home, name, *argv]
 
 
+class Killable(Protocol):
+    """A running command (an exec, or a container's main process) another thread may kill."""
+
+    def kill(self) -> None: ...
+
+
 class _Closable(Protocol):
     def close(self) -> None: ...
 
@@ -144,6 +150,28 @@ def _read_exact(raw: _Readable, size: int) -> bytes:
     return buf
 
 
+def read_frame(raw: _Readable) -> tuple[int, bytes] | None:
+    """The next frame of a multiplexed attach stream (8-byte header: 1 stdout, 2 stderr), or
+    None at its end."""
+    while True:
+        header = _read_exact(raw, 8)
+        if len(header) < 8:
+            return None
+        kind, length = struct.unpack_from(">BxxxL", header)
+        if length:
+            return kind, _read_exact(raw, length)
+
+
+def pump_frames(raw: _Readable, collector: Collector) -> None:
+    """Copy a multiplexed attach stream into the collector until it ends."""
+    while (frame := read_frame(raw)) is not None:
+        kind, data = frame
+        if kind == 2:
+            collector.add(None, data)
+        else:
+            collector.add(data, None)
+
+
 def run_exec(handle: ExecHandle, argv: list[str], *, cwd: str | None, env: dict[str, str] | None,
              timeout: float | None, collector: Collector, user: str | None = None) -> ExecResult:
     """Run argv in the handle's container, blocking until it ends, times out or is killed.
@@ -186,19 +214,7 @@ def run_exec(handle: ExecHandle, argv: list[str], *, cwd: str | None, env: dict[
         timer.start()
 
     try:
-        raw = stream.raw
-        while True:
-            header = _read_exact(raw, 8)
-            if len(header) < 8:
-                break
-            kind, length = struct.unpack_from(">BxxxL", header)
-            if not length:
-                continue
-            data = _read_exact(raw, length)
-            if kind == 2:
-                collector.add(None, data)
-            else:
-                collector.add(data, None)
+        pump_frames(stream.raw, collector)
     except Exception:
         if not (handle.killed or handle.timed_out):
             raise

@@ -38,7 +38,7 @@ from testjack_tui.model import Evaluator, Task, Trial
 from .api import ExecResult, TestOutcome, TestRun
 from .containers import ClientFactory, get_dir, get_file, init_pid, put_files
 from .errors import SandboxError
-from .execs import ExecHandle, run_exec
+from .execs import ExecHandle, Killable, run_exec
 from .grader_reports import MISSING, read_reports, read_reward
 from .output import Collector, OutputCollector
 from .trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
@@ -140,7 +140,7 @@ def patch_for(task: Task, kind: str, trial: Trial | None) -> str | None:
     return trial.patch or ""
 
 
-def _exec(client_factory: ClientFactory, container: Container, handles: list[ExecHandle], argv: list[str], task: Task,
+def _exec(client_factory: ClientFactory, container: Container, handles: list[Killable], argv: list[str], task: Task,
           evaluator: Evaluator, env: dict[str, str], collector: Collector) -> ExecResult:
     handle = ExecHandle(client_factory, container.id, init_pid(container))
     handles.append(handle)
@@ -165,7 +165,7 @@ def _report_bytes(container: Container, path: str, found: dict[str, bytes]) -> b
 
 
 def run_official_in(client_factory: ClientFactory, container: Container, task: Task, kind: str, trial: Trial | None,
-                    world_name: str, handles: list[ExecHandle],
+                    world_name: str, handles: list[Killable],
                     on_output: Callable[[str], None] | None = None,
                     on_start: Callable[[str], None] | None = None,
                     cpu_seconds: int | None = None) -> TestRun:

@@ -5,26 +5,28 @@ Small candidate sets travel with the exec and the reports come back on its stdou
 (sandbox/trailer.py); otherwise they are copied in and out with put/get archive."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Callable
+from typing import Any, Callable
 
 from podman.domain.containers import Container
 
 from .api import ExecResult, TestRun, WorldRef
-from .canaries import judge, make_canaries, void
+from .canaries import Canaries, judge, make_canaries, void
 from .containers import ROOT_USER, TRIAL_HOME, TRIAL_NAME, ClientFactory, get_dir, init_pid, put_files
-from .execs import ExecHandle, as_user, run_exec
+from .execs import ExecHandle, Killable, as_user, run_exec
 from .hidden_names import HiddenNames, hide
 from .output import Collector, OutputCollector
 from .prepare_script import RESTORE
 from .runners import get_runner
+from .runners.base import Runner
 from .runners.pytest_runner import RESTORED_LOG
 from .trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
 from .worlds import read_restored
 
 
 def restore_harness(client_factory: ClientFactory, container: Container, world: WorldRef,
-                    handles: list[ExecHandle]) -> list[str]:
+                    handles: list[Killable]) -> list[str]:
     """Put the reference versions of the harness files the trial touched back in place."""
     if not world.tampered:
         return []
@@ -39,11 +41,48 @@ def restore_harness(client_factory: ClientFactory, container: Container, world: 
     return read_restored(result.stdout_head + result.stdout_tail)
 
 
-def run_tests_in(client_factory: ClientFactory, container: Container, world: WorldRef, test_ids: list[str],
-                 files: dict[str, str] | None, timeout: float | None, isolate_harness: bool,
-                 handles: list[ExecHandle], on_output: Callable[[str], None] | None = None,
-                 on_start: Callable[[str], None] | None = None, rename: bool = True,
-                 cpu_seconds: int | None = None) -> TestRun:
+@dataclass
+class RunPlan:
+    """What a test run sends into its container, worked out before the container exists."""
+
+    world: WorldRef
+    runner: Runner
+    out_dir: str
+    test_ids: list[str]  # as asked, deduplicated
+    run_ids: list[str]  # as run: hidden names, canaries added
+    files: dict[str, str]  # the caller's candidate files
+    hidden: HiddenNames
+    canary: Canaries | None
+    argv: list[str]
+    env: dict[str, str]
+    support: dict[str, str]  # the runner's own files for this run (absolute paths)
+    candidates: dict[str, str]  # the candidate and canary files (absolute paths)
+    restore: bool  # restore the tampered harness files first
+
+    def inline_ok(self) -> bool:
+        """Whether the inputs can travel with the command and the reports come back on its
+        stdout (sandbox/trailer.py)."""
+        return (getattr(self.runner, "inline_command", None) is not None
+                and inline_size({**self.support, **self.candidates}) <= INLINE_LIMIT)
+
+    def inline(self, cpu_seconds: int | None) -> tuple[list[str], dict[str, str], str]:
+        """argv, env and trailer mark of the wrapper that writes the inputs, runs the tests (as
+        the world's trial user) and writes the reports to stdout."""
+        mark = new_mark()
+        restore_argv = ["bash", "-c", RESTORE, "restore", self.world.workdir] if self.restore else None
+        argv, env = self.runner.inline_command(  # type: ignore[attr-defined]  # inline_ok checked
+            self.argv, self.env, encode_files({**self.support, **self.candidates}), mark, self.out_dir,
+            restore=restore_argv, cpu_seconds=cpu_seconds, workdir=self.world.workdir,
+            user=self.world.user)
+        return argv, env, mark
+
+
+class InlineRefused(Exception):
+    """The wrapper could not write the inputs (e.g. the image's user may not write there)."""
+
+
+def plan_run(world: WorldRef, test_ids: list[str], files: dict[str, str] | None,
+             isolate_harness: bool, rename: bool = True) -> RunPlan:
     runner = get_runner(world.framework)
     out_dir = runner.new_out_dir()
     test_ids = list(dict.fromkeys(test_ids))
@@ -62,43 +101,56 @@ def run_tests_in(client_factory: ClientFactory, container: Container, world: Wor
         run_files.update(canary.files)
         run_ids += canary.ids
     argv, env, support_files = runner.command(run_ids, workdir=world.workdir, out_dir=out_dir)
-    support = dict(support_files)  # the runner's own files are in the snapshot already
     repo = world.workdir.rstrip("/")
-    candidates = {f"{repo}/{p}": text for p, text in run_files.items()}
-    restore = isolate_harness and bool(world.tampered)
+    return RunPlan(world=world, runner=runner, out_dir=out_dir, test_ids=test_ids, run_ids=run_ids,
+                   files=dict(files or {}), hidden=hidden, canary=canary, argv=argv, env=env,
+                   support=dict(support_files),  # the runner's own files are in the snapshot already
+                   candidates={f"{repo}/{p}": text for p, text in run_files.items()},
+                   restore=isolate_harness and bool(world.tampered))
+
+
+def run_tests_in(client_factory: ClientFactory, container: Container, world: WorldRef, test_ids: list[str],
+                 files: dict[str, str] | None, timeout: float | None, isolate_harness: bool,
+                 handles: list[Killable], on_output: Callable[[str], None] | None = None,
+                 on_start: Callable[[str], None] | None = None, rename: bool = True,
+                 cpu_seconds: int | None = None) -> TestRun:
+    """A test run as an exec in a running container (a live world, or a runner without the
+    inline wrapper); the inputs go in with the exec when they fit, else by archive."""
+    plan = plan_run(world, test_ids, files, isolate_harness, rename)
+    return run_plan_in(client_factory, container, plan, timeout, handles, on_output, on_start, cpu_seconds)
+
+
+def run_plan_in(client_factory: ClientFactory, container: Container, plan: RunPlan, timeout: float | None,
+                handles: list[Killable], on_output: Callable[[str], None] | None = None,
+                on_start: Callable[[str], None] | None = None,
+                cpu_seconds: int | None = None) -> TestRun:
+    world = plan.world
+    restore = plan.restore
+    support = plan.support
     if on_start:
-        on_start(" ".join(argv))
+        on_start(" ".join(plan.argv))
     # Small inputs go in with the exec (the harness restore too) and the reports come back on
     # its stdout: no archive round trips and no extra exec. Large inputs, or a runner without
     # that ability, take the archive path.
-    inline = getattr(runner, "inline_command", None)
+    inline = plan.inline_ok()
     report = None
     neutralised: list[str] | None = None
-    if inline is not None and inline_size({**support, **candidates}) <= INLINE_LIMIT:
-        mark = new_mark()
-        restore_argv = ["bash", "-c", RESTORE, "restore", world.workdir] if restore else None
-        run_argv, run_env = inline(argv, env, encode_files({**support, **candidates}), mark, out_dir,
-                                   restore=restore_argv, cpu_seconds=cpu_seconds,
-                                   workdir=world.workdir, user=world.user)
+    if inline:
+        run_argv, run_env, mark = plan.inline(cpu_seconds)
         splitter = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
         # The wrapper runs as root (it drops to the trial user for the tests, sandbox/runners/
         # pytest_runner.WRAPPER): the tests can neither signal nor read it.
         result = _run(client_factory, container, handles, run_argv, world.workdir, run_env, timeout,
                       splitter, user=ROOT_USER if world.user else None)
-        report = splitter.report
-        if report is not None and report.get("restore_failed") is not None:
-            from .errors import SandboxError
-            raise SandboxError(f"{world.name}: restoring harness files failed: "
-                               f"{report['restore_failed'][-300:]}")
-        if restore and report is not None:
-            # Restored by the wrapper. (Without a trailer its output is read from disk below.)
-            neutralised = read_restored(report.get("restored") or "")
-            restore = False
-        if report is not None and report.get("error"):
+        try:
+            report, neutralised = read_trailer(plan, splitter)
+        except InlineRefused:
             # The wrapper could not write the files (e.g. the image runs as a user who may not
             # write there): copy them in the way that always works and run again.
-            report, inline = None, None
-    if inline is None or inline_size({**support, **candidates}) > INLINE_LIMIT:
+            report, inline = None, False
+        if neutralised is not None:
+            restore = False
+    if not inline:
         if restore:
             # Restore first, then copy candidates in: a candidate may replace a restored file.
             put_files(container, support)
@@ -106,14 +158,39 @@ def run_tests_in(client_factory: ClientFactory, container: Container, world: Wor
             support = {}
         # Copied in as the trial user's files (out_dir too): the tests run as that user here.
         owner = int(world.user.split(":")[0]) if world.user else 0
-        put_files(container, {**support, **candidates}, owner=owner, dirs=(out_dir,))
+        put_files(container, {**support, **plan.candidates}, owner=owner, dirs=(plan.out_dir,))
         collector = OutputCollector(f"tests-{world.name}", on_output)
-        run_argv, user = argv, None
+        run_argv, user = plan.argv, None
         if world.user:
-            run_argv, user = as_user(argv, world.user, TRIAL_HOME, TRIAL_NAME), ROOT_USER
-        result = _run(client_factory, container, handles, run_argv, world.workdir, env, timeout,
+            run_argv, user = as_user(plan.argv, world.user, TRIAL_HOME, TRIAL_NAME), ROOT_USER
+        result = _run(client_factory, container, handles, run_argv, world.workdir, plan.env, timeout,
                       collector, user=user)
-    result.argv = list(argv)
+    return finish_run(plan, container, result, report, neutralised, inline)
+
+
+def read_trailer(plan: RunPlan, splitter: TrailerSplitter) -> tuple[dict[str, Any] | None, list[str] | None]:
+    """The inline wrapper's report and the harness files it restored (None when it sent none).
+    Raises SandboxError when the restore failed, InlineRefused when the inputs could not be
+    written."""
+    report = splitter.report
+    if report is not None and report.get("restore_failed") is not None:
+        from .errors import SandboxError
+        raise SandboxError(f"{plan.world.name}: restoring harness files failed: "
+                           f"{report['restore_failed'][-300:]}")
+    if report is not None and report.get("error"):
+        raise InlineRefused(report["error"])
+    # Restored by the wrapper. (Without a trailer its output is read from disk in finish_run.)
+    neutralised = read_restored(report.get("restored") or "") if plan.restore and report is not None else None
+    return report, neutralised
+
+
+def finish_run(plan: RunPlan, container: Container, result: ExecResult, report: dict[str, Any] | None,
+               neutralised: list[str] | None, inline: bool) -> TestRun:
+    """Read the reports (from the trailer, else out of the container), parse them, judge the
+    canaries and map hidden names back."""
+    runner = plan.runner
+    out_dir = plan.out_dir
+    result.argv = list(plan.argv)
     if report is not None:
         found = report["reports"]
         reports: dict[str, bytes | None] = {path: found.get(path) for path in runner.report_paths(out_dir)}
@@ -121,10 +198,11 @@ def run_tests_in(client_factory: ClientFactory, container: Container, world: Wor
         # One copy-out of the run's report directory instead of one per report file.
         found = get_dir(container, out_dir)
         reports = {path: found.get(path[len(out_dir) + 1:]) for path in runner.report_paths(out_dir)}
-        if neutralised is None and isolate_harness and world.tampered:
+        if neutralised is None and plan.restore:
             neutralised = read_restored((found.get(RESTORED_LOG) or b"").decode(errors="replace"))
-    outcomes = runner.parse(run_ids, reports, result)
+    outcomes = runner.parse(plan.run_ids, reports, result)
     check = None
+    canary = plan.canary
     if canary is not None:
         observed = {i: outcomes.pop(i) for i in dict.fromkeys([*canary.ids, *canary.expected])
                     if i in outcomes}
@@ -132,17 +210,17 @@ def run_tests_in(client_factory: ClientFactory, container: Container, world: Wor
         # name the module) go too: the canaries' random names never reach the run's outcomes.
         stems = tuple(PurePosixPath(p).stem for p in canary.files)
         outcomes = {k: v for k, v in outcomes.items() if not any(s in k for s in stems)}
-        channel_cut = inline is not None and report is None and not result.timed_out
+        channel_cut = inline and report is None and not result.timed_out
         check = judge(canary, observed, result.timed_out, channel_cut)
         outcomes = void(outcomes, check)
-    outcomes = hidden.restore(outcomes)
-    return TestRun(world=world.name, test_ids=test_ids, outcomes=outcomes, exec=result,
-                   files=dict(files or {}), neutralised=neutralised or [],
+    outcomes = plan.hidden.restore(outcomes)
+    return TestRun(world=plan.world.name, test_ids=plan.test_ids, outcomes=outcomes, exec=result,
+                   files=plan.files, neutralised=neutralised or [],
                    canaries=check.verdict if check else "",
                    tampering=list(check.problems) if check and check.verdict != "ok" else [])
 
 
-def _run(client_factory: ClientFactory, container: Container, handles: list[ExecHandle], argv: list[str],
+def _run(client_factory: ClientFactory, container: Container, handles: list[Killable], argv: list[str],
          workdir: str, env: dict[str, str], timeout: float | None, collector: Collector,
          user: str | None = None) -> ExecResult:
     handle = ExecHandle(client_factory, container.id, init_pid(container))

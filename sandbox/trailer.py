@@ -38,6 +38,15 @@ def inline_size(files: dict[str, str | bytes]) -> int:
     return sum(len(p) + len(d.encode() if isinstance(d, str) else d) for p, d in files.items())
 
 
+def exit_code_of(report: dict[str, Any] | None) -> int | None:
+    """The wrapper's own exit status, from the code its trailer reports for the test process
+    (a signal's death as 128 + the signal, as the wrapper exits)."""
+    code = (report or {}).get("code")
+    if not isinstance(code, int) or isinstance(code, bool):
+        return None
+    return 128 - code if code < 0 else code
+
+
 class TrailerSplitter:
     """Quacks like OutputCollector for run_exec; stdout bytes from the mark to its END line are
     kept aside (`payload`), everything else goes to the wrapped collector unchanged."""

@@ -1,4 +1,6 @@
-"""CPU seconds podman spends on one fresh container: create, start, one exec, remove.
+"""CPU seconds podman spends on one fresh container whose command is its main process (the
+least a fresh container per run costs): create, attach, start, follow the output to the end,
+remove.
 
 Runs in a child process of its own (`python -m tests.perf.lifecycle_cpu IMAGE COUNT WIDTH`)
 that makes itself a child subreaper: conmon double-forks away from the podman service, so
@@ -19,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 PR_SET_CHILD_SUBREAPER = 36
 TICKS = os.sysconf("SC_CLK_TCK")
-SETTLE = 15.0  # seconds to wait for the exec sessions' conmon processes to exit (delay 10 s)
+SETTLE = 15.0  # seconds to wait for conmon and podman's cleanup processes to exit
 
 
 def _proc_cpu(pid: int) -> float:
@@ -63,8 +65,8 @@ def _children_cpu() -> float:
 
 async def measure(image: str, count: int, width: int) -> float:
     from testjack_tui.sandbox import Sandbox
-    from testjack_tui.sandbox.containers import remove_container, start_container
-    from testjack_tui.sandbox.execs import ExecHandle, run_exec
+    from testjack_tui.sandbox.containers import create_container, remove_container
+    from testjack_tui.sandbox.execs import pump_frames
     from testjack_tui.sandbox.output import OutputCollector
 
     async with Sandbox(session="perf-lifecycle") as sb:
@@ -73,10 +75,15 @@ async def measure(image: str, count: int, width: int) -> float:
         keep = {pid for pid in (service, getattr(sb._reaper, "pid", None)) if pid}
 
         def cycle(_: int) -> None:
-            container = start_container(client, image, sb._labels("perf-lifecycle"), sb.limits)
+            container = create_container(client, image, sb._labels("perf-lifecycle"), sb.limits,
+                                         command=["true"])
             try:
-                run_exec(ExecHandle(sb.service.client, container.id), ["true"], cwd="/", env={},
-                         timeout=60, collector=OutputCollector("lifecycle", keep_log=False))
+                stream = client.api.post(f"/containers/{container.id}/attach",
+                                         params={"stream": True, "stdout": True, "stderr": True},
+                                         stream=True)
+                client.api.post(f"/containers/{container.id}/start").raise_for_status()
+                pump_frames(stream.raw, OutputCollector("lifecycle", keep_log=False))
+                stream.close()
             finally:
                 remove_container(client, container.id)
 

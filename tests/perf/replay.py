@@ -1,10 +1,11 @@
 """2. Witness replay: W witnesses replayed on A trials of one demo task, three ways.
 
 ours  — the engine's replay (`TaskLoop._replay`, what the loop calls after an audit confirms
-        witnesses): per trial one fresh container from the trial's world snapshot, all W
-        witness files copied in, one test process, harness restored; trials in parallel under
-        the sandbox's concurrency (one container per core), with the next trials' containers
-        started while the current ones run (the Sandbox's pre-start pool).
+        witnesses): per trial one fresh container from the trial's world snapshot whose main
+        process is the run's wrapper (all W witness files in, harness restored, one test
+        process, reports out on stdout); trials in parallel under the sandbox's concurrency
+        (one container per core), with the next trials' containers started while the current
+        ones run and held at a gate until their turn (the Sandbox's pre-start pool).
 naive — a fresh `podman run --rm -i --network=none IMAGE` per (trial, witness) that applies the
         trial's patch and T0's test patch each time, writes the one witness and runs pytest on
         it; `cores` runs at a time. It is measured on a sample of pairs drawn evenly over trials
@@ -215,7 +216,7 @@ def _floor_per_trial(env, trials, worlds, files, count: int) -> float:
 
 
 def _lifecycle_cpu(image: str, count: int, width: int) -> float:
-    """CPU seconds podman spends per fresh container with one exec (tests/perf/lifecycle_cpu.py,
+    """CPU seconds podman spends per fresh container running one command (tests/perf/lifecycle_cpu.py,
     in a child process that can collect conmon's and runc's CPU)."""
     proc = subprocess.run([PYTHON, "-m", "tests.perf.lifecycle_cpu", image, str(count), str(width)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -349,7 +350,7 @@ async def _measure(quick: bool) -> list[dict]:
                   and naive_row["status"] == "FAIL"):
                 # Quick sizes (16 trials, 6 sampled naive pairs) on 2 cores: the floor alone is
                 # within a few hundredths of the target and moves with the load from run to run
-                # (0.038-0.055x measured); what is left above it is podman's exec and the
+                # (0.038-0.055x measured); what is left above it is the gate's signal and the
                 # canaries every run on a trial must carry. The full run (200 trials) gates.
                 naive_row["gate"] = False
                 naive_row["gate_reason"] = (
@@ -364,7 +365,7 @@ async def _measure(quick: bool) -> list[dict]:
                 bare_row["gate"] = False
                 bare_row["gate_reason"] = (
                     f"below the physical floor measured in this run: a trial's test process uses "
-                    f"{test_cpu:.2f} CPU-s, podman's create + start + exec + remove of its fresh "
+                    f"{test_cpu:.2f} CPU-s, podman's create + start + remove of its fresh "
                     f"container {lifecycle:.2f} CPU-s (service, conmon, runc), so with {CORES} cores "
                     f"busy no replay can beat {cpu_floor:.2f}x")
             rows.append(bare_row)
@@ -375,8 +376,8 @@ async def _measure(quick: bool) -> list[dict]:
                     "-", None,
                     note=f"floor = bare x (test CPU + container CPU) / test CPU = bare x "
                          f"{cpu_floor:.2f}: {test_cpu:.2f} CPU-s per test process (bash `time` in "
-                         f"the bare runs), {lifecycle:.2f} CPU-s per container (create, start, one "
-                         f"exec, remove of {lifecycles} containers, {width} at once, "
+                         f"the bare runs), {lifecycle:.2f} CPU-s per container (create, attach, start, "
+                         f"remove of {lifecycles} containers running one command, {width} at once, "
                          f"tests/perf/lifecycle_cpu.py): the least a fresh container per trial "
                          f"costs on busy cores once its start is hidden"))
         if floor is not None:

@@ -1,0 +1,153 @@
+"""A command run as a fresh container's main process (blocking; called from worker threads).
+
+A test run in a fresh container used to start a keep-alive process and exec the command into
+it. The exec costs a `runc exec` and a conmon of its own: about a third of podman's CPU for
+the container (measured on 2 cores: 0.35-0.42 CPU-s per container with one exec, 0.28 with the
+command as the main process). Here the command is the container's own process. The container
+is created, attached and started ahead of its turn, and its wrapper waits at a gate (SIGUSR1)
+so that no more runs work at once than there are slots; the turn opens the gate. Output
+arrives on the attach stream, the exit code from `wait`, and a timeout or a kill stops the
+whole container (nothing of the run outlives it).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from podman import PodmanClient
+
+from .api import ExecResult
+from .execs import GRACE, pump_frames, read_frame
+from .output import Collector
+
+
+@dataclass
+class ContainerHandle:
+    """The run of a container's main process; kill() (any thread) kills the container."""
+
+    client_factory: Callable[[], PodmanClient]
+    container_id: str
+    killed: bool = False
+    timed_out: bool = False
+    _response: Any = None  # the attach stream
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def kill(self) -> None:
+        with self._lock:
+            self.killed = True
+        try:
+            self.client_factory().api.post(f"/containers/{self.container_id}/kill",
+                                           params={"signal": "SIGKILL"})
+        except Exception:
+            pass  # not running (never started, or already over)
+
+    def close_stream(self) -> None:
+        close = getattr(self._response, "close", None)
+        if close is not None:
+            try:
+                close()
+            except Exception:
+                pass
+
+
+GATE_ENV = "TJ_GATE"  # set: the wrapper waits at its gate (sandbox/runners/pytest_runner.WRAPPER)
+GATE_OPEN = b"\x1eTJ-GATE\n"  # what it writes first, before any code of the repo runs
+GATE_PATIENCE = 120.0  # seconds a started container may take to reach its gate
+
+
+class GateNotReached(Exception):
+    """The main process ended (or stalled) before its gate; its output says why."""
+
+
+def start_gated(handle: ContainerHandle) -> None:
+    """Attach to the created container and start it; return once its main process waits at
+    the gate. Started this way ahead of its turn, a run costs its start no time on the turn,
+    and nothing of it runs before then."""
+    client = handle.client_factory()
+    cid = handle.container_id
+    # Attached before the start: not a byte of the output is missed.
+    stream = client.api.post(f"/containers/{cid}/attach",
+                             params={"stream": True, "stdout": True, "stderr": True}, stream=True)
+    stream.raise_for_status()
+    handle._response = stream
+    started = client.api.post(f"/containers/{cid}/start")
+    if not started.ok:  # e.g. the image has no python3 for the wrapper
+        raise GateNotReached(started.text[-300:])
+    seen = b""
+    timer = threading.Timer(GATE_PATIENCE, handle.close_stream)
+    timer.daemon = True
+    timer.start()
+    try:
+        while GATE_OPEN not in seen:
+            frame = read_frame(stream.raw)
+            if frame is None:
+                raise GateNotReached(seen.decode(errors="replace")[-300:])
+            seen += frame[1]
+    finally:
+        timer.cancel()
+
+
+def run_main(handle: ContainerHandle, argv: list[str], *, timeout: float | None,
+             collector: Collector, reported_exit: Callable[[], int | None] = lambda: None) -> ExecResult:
+    """Open the gate of a container started with start_gated and follow its main process to
+    the end. `argv` is what the result names as the command; `reported_exit`, asked once the
+    output is in, is the exit code the process reported itself (its trailer), if any: podman's
+    `wait` costs the slot another 0.1-0.3 s on busy cores."""
+    client = handle.client_factory()
+    started = time.monotonic()
+    cid = handle.container_id
+    stream = handle._response
+    done = threading.Event()
+    try:
+        if not handle.killed:
+            client.api.post(f"/containers/{cid}/kill", params={"signal": "SIGUSR1"}).raise_for_status()
+        if timeout is not None:
+            def on_timeout() -> None:
+                if done.wait(timeout):
+                    return
+                handle.timed_out = True
+                handle.kill()
+                if not done.wait(GRACE):
+                    handle.close_stream()
+            threading.Thread(target=on_timeout, daemon=True, name="tj-main-timeout").start()
+        if not handle.killed:
+            pump_frames(stream.raw, collector)
+    except Exception:
+        if not (handle.killed or handle.timed_out):
+            raise
+    finally:
+        done.set()
+        handle.close_stream()
+        collector.close()
+
+    exit_code = None
+    if handle.timed_out:
+        # Stopped for good before anyone copies its reports out: podman's cleanup after a kill
+        # unmounts the container while it runs.
+        _exit_code(client, cid)
+    else:
+        exit_code = reported_exit()
+        if exit_code is None:
+            exit_code = _exit_code(client, cid)
+    out_head, out_tail = collector.stdout.texts()
+    err_head, err_tail = collector.stderr.texts()
+    return ExecResult(
+        argv=list(argv), exit_code=exit_code, timed_out=handle.timed_out,
+        stdout_head=out_head, stdout_tail=out_tail, stderr_head=err_head, stderr_tail=err_tail,
+        log_path=collector.log_path, duration=time.monotonic() - started,
+    )
+
+
+def _exit_code(client: PodmanClient, container_id: str) -> int | None:
+    try:
+        # The default poll interval (250 ms) would idle the slot that long after every run.
+        resp = client.api.post(f"/containers/{container_id}/wait", params={"interval": "10ms"})
+        if resp.ok:
+            body = resp.json()
+            code = body.get("StatusCode") if isinstance(body, dict) else body
+            return int(code) if code is not None else None
+    except Exception:
+        pass
+    return None
