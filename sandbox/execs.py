@@ -10,7 +10,7 @@ import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from podman import PodmanClient
 
@@ -196,25 +196,37 @@ def run_exec(handle: ExecHandle, argv: list[str], *, cwd: str | None, env: dict[
     if handle.killed:  # cancelled while starting
         handle.kill()
 
+    follow(handle, stream, collector, timeout, [handle.kill, handle.kill_escaped, handle.close_stream])
+    exit_code = None
+    if not handle.timed_out:
+        exit_code = _wait_exit_code(client, handle.exec_id)
+    return result_of(argv, exit_code, handle.timed_out, collector, started)
+
+
+class _Followed(Protocol):
+    killed: bool
+    timed_out: bool
+
+
+def follow(handle: _Followed, stream: Any, collector: Collector, timeout: float | None,
+           escalation: list[Callable[[], None]]) -> None:
+    """Copy the stream into the collector until it ends. Past `timeout` the handle is marked
+    timed out and the escalation steps run one GRACE apart until the stream has ended (kill,
+    then whatever else may hold the output open). The stream is closed at the end."""
     done = threading.Event()
-    timer = None
     if timeout is not None:
         def on_timeout() -> None:
             if done.wait(timeout):
                 return
             handle.timed_out = True
-            handle.kill()
-            if done.wait(GRACE):
-                return
-            handle.kill_escaped()  # something still holds the output pipe open
-            if done.wait(GRACE):
-                return
-            handle.close_stream()
-        timer = threading.Thread(target=on_timeout, daemon=True, name="tj-exec-timeout")
-        timer.start()
-
+            for step in escalation:
+                step()
+                if done.wait(GRACE):
+                    return
+        threading.Thread(target=on_timeout, daemon=True, name="tj-timeout").start()
     try:
-        pump_frames(stream.raw, collector)
+        if not handle.killed:
+            pump_frames(stream.raw, collector)
     except Exception:
         if not (handle.killed or handle.timed_out):
             raise
@@ -226,13 +238,13 @@ def run_exec(handle: ExecHandle, argv: list[str], *, cwd: str | None, env: dict[
             pass
         collector.close()
 
-    exit_code = None
-    if not handle.timed_out:
-        exit_code = _wait_exit_code(client, handle.exec_id)
+
+def result_of(argv: list[str], exit_code: int | None, timed_out: bool, collector: Collector,
+              started: float) -> ExecResult:
     out_head, out_tail = collector.stdout.texts()
     err_head, err_tail = collector.stderr.texts()
     return ExecResult(
-        argv=list(argv), exit_code=exit_code, timed_out=handle.timed_out,
+        argv=list(argv), exit_code=exit_code, timed_out=timed_out,
         stdout_head=out_head, stdout_tail=out_tail, stderr_head=err_head, stderr_tail=err_tail,
         log_path=collector.log_path, duration=time.monotonic() - started,
     )

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from podman import PodmanClient
 
 from .api import ExecResult
-from .execs import GRACE, pump_frames, read_frame
+from .execs import follow, read_frame, result_of
 from .output import Collector
 
 
@@ -98,30 +98,15 @@ def run_main(handle: ContainerHandle, argv: list[str], *, timeout: float | None,
     client = handle.client_factory()
     started = time.monotonic()
     cid = handle.container_id
-    stream = handle._response
-    done = threading.Event()
     try:
         if not handle.killed:
             client.api.post(f"/containers/{cid}/kill", params={"signal": "SIGUSR1"}).raise_for_status()
-        if timeout is not None:
-            def on_timeout() -> None:
-                if done.wait(timeout):
-                    return
-                handle.timed_out = True
-                handle.kill()
-                if not done.wait(GRACE):
-                    handle.close_stream()
-            threading.Thread(target=on_timeout, daemon=True, name="tj-main-timeout").start()
-        if not handle.killed:
-            pump_frames(stream.raw, collector)
     except Exception:
-        if not (handle.killed or handle.timed_out):
+        if not handle.killed:  # (killed meanwhile: follow() below closes up)
+            handle.close_stream()
+            collector.close()
             raise
-    finally:
-        done.set()
-        handle.close_stream()
-        collector.close()
-
+    follow(handle, handle._response, collector, timeout, [handle.kill, handle.close_stream])
     exit_code = None
     if handle.timed_out:
         # Stopped for good before anyone copies its reports out: podman's cleanup after a kill
@@ -131,13 +116,7 @@ def run_main(handle: ContainerHandle, argv: list[str], *, timeout: float | None,
         exit_code = reported_exit()
         if exit_code is None:
             exit_code = _exit_code(client, cid)
-    out_head, out_tail = collector.stdout.texts()
-    err_head, err_tail = collector.stderr.texts()
-    return ExecResult(
-        argv=list(argv), exit_code=exit_code, timed_out=handle.timed_out,
-        stdout_head=out_head, stdout_tail=out_tail, stderr_head=err_head, stderr_tail=err_tail,
-        log_path=collector.log_path, duration=time.monotonic() - started,
-    )
+    return result_of(argv, exit_code, handle.timed_out, collector, started)
 
 
 def _exit_code(client: PodmanClient, container_id: str) -> int | None:
