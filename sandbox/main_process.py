@@ -81,7 +81,10 @@ def start_gated(handle: ContainerHandle) -> None:
     timer.start()
     try:
         while GATE_OPEN not in seen:
-            frame = read_frame(stream.raw)
+            try:
+                frame = read_frame(stream.raw)
+            except Exception as exc:  # the stream closed under the read (patience ran out)
+                raise GateNotReached(f"{type(exc).__name__}: {seen.decode(errors='replace')[-300:]}") from exc
             if frame is None:
                 raise GateNotReached(seen.decode(errors="replace")[-300:])
             seen += frame[1]
