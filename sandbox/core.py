@@ -213,6 +213,10 @@ class Sandbox:
         container = start_container(self._service.client(), image,
                                     self._labels(world, task_id, trial_id), limits, writable=writable,
                                     user=user)
+        return self._track(container, world, image)
+
+    def _track(self, container: Container, world: str, image: str) -> Container:
+        """A container of ours from now on: removed by close() if not before, shown as created."""
         self._containers[container.id] = world
         self._emit(WorldEvent(world=world, container=container.id[:12], kind="created", image=image))
         return container
@@ -535,9 +539,7 @@ class Sandbox:
                                          self._labels(world.name, world.task_id, world.trial_id), limits,
                                          user=ROOT_USER, command=argv, env={**env, GATE_ENV: "1"},
                                          workdir=world.workdir)
-            self._containers[container.id] = world.name
-            self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="created",
-                                  image=world.image))
+            self._track(container, world.name, world.image)
             handle = handles[container.id] = ContainerHandle(self._service.client, container.id)
             try:
                 start_gated(handle)

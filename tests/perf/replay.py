@@ -270,8 +270,8 @@ async def _measure(quick: bool) -> list[dict]:
         # Warm-up of the naive path (first git apply, page cache) outside any timing.
         await asyncio.to_thread(_naive_per_pair, env, image, task, demo_trials, big_files, 1)
 
-        measured = []  # (label, trials, w, ours, statuses, naive per pair, bare, floor, lifecycle)
-        spreads: dict = {}  # (label, w) -> (our times, naive per-pair costs), one per round
+        measured = []  # (label, trials, w, ours, statuses, naive per pair, bare, floor, lifecycle,
+        #             our times and naive per-pair costs of each round)
         first_start = 0.0
         # Quick mode (CI) measures only the gated population; the demo rows are context.
         populations = [] if quick else [(f"A={len(demo_trials)} demo", demo_trials, WS)]
@@ -291,7 +291,6 @@ async def _measure(quick: bool) -> list[dict]:
                     pair_runs.append(await asyncio.to_thread(
                         _naive_per_pair, env, image, task, trials, witnesses(w), naive_pairs))
                 ours, per_pair = min(ours_runs), min(pair_runs)
-                spreads[(label, w)] = (ours_runs, pair_runs)
                 bare = floor = lifecycle = None
                 if not quick or trials is synth:
                     bare = await _bare(sb, worlds, demo_trials, w)
@@ -301,7 +300,8 @@ async def _measure(quick: bool) -> list[dict]:
                     lifecycle = await asyncio.to_thread(_lifecycle_cpu, worlds[trials[0].id].image,
                                                         lifecycles, width)
                     first_start = await _first_start(sb, worlds[trials[0].id])
-                measured.append((label, trials, w, ours, statuses, per_pair, bare, floor, lifecycle))
+                measured.append((label, trials, w, ours, statuses, per_pair, bare, floor, lifecycle,
+                                 (ours_runs, pair_runs)))
         # The cost model's per-world figure: fresh snapshots of `cores` trials built at once.
         nonce = secrets.token_hex(3)
         fresh = [dataclasses.replace(demo_trials[i % len(demo_trials)], id=f"perf-build-{nonce}-{i}")
@@ -313,7 +313,7 @@ async def _measure(quick: bool) -> list[dict]:
             await sb.remove(world)
     shutil.rmtree(home, ignore_errors=True)
 
-    for label, trials, w, ours, statuses, per_pair, bare, floor, lifecycle in measured:
+    for label, trials, w, ours, statuses, per_pair, bare, floor, lifecycle, rounds in measured:
         # The targets are set for W=20 on the big population (200; 16 in quick mode).
         big = w == max(WS) and trials is synth
         runs = w * len(trials)
@@ -333,7 +333,7 @@ async def _measure(quick: bool) -> list[dict]:
                  f"({CORES} at a time) run right after ours"
                  + (f"; best of {QUICK_ROUNDS} alternating runs of each" if quick else ""),
             metrics=metrics)
-        ours_runs, pair_runs = spreads[(label, w)]
+        ours_runs, pair_runs = rounds
         best_case = ratio(min(ours_runs), max(pair_runs) * runs)
         if (big and quick and len(ours_runs) > 1 and naive_row["status"] == "FAIL"
                 and best_case is not None and best_case <= 1 / SPEEDUP_TARGET):
