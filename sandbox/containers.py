@@ -10,7 +10,7 @@ With `Limits.read_only`, containers that run trial code from a world snapshot
 (`start_container(..., writable=[...])`) also get a read-only root filesystem: the repo and /tmp are sized tmpfs mounts that start as
 copies of the snapshot's (podman's tmpcopyup), so a write anywhere else fails with EROFS and
 what a run may write is bounded by the tmpfs sizes (and by the memory limit: tmpfs pages count
-against it). In worlds prepared as root, trial code runs as TRIAL_UID (see sandbox/prepare_script.py), which
+against it). In worlds prepared as root, trial code runs as TRIAL_UID (sandbox/trial_user.py; see sandbox/prepare_script.py), which
 owns the repo and nothing else.
 """
 from __future__ import annotations
@@ -34,15 +34,6 @@ from .errors import SandboxError
 ClientFactory = Callable[[], PodmanClient]
 
 KEEPALIVE = ["sleep", "infinity"]
-
-# The unprivileged user trial code runs as in worlds prepared as root: it owns the repo (chowned
-# when the snapshot is made) and a home under /tmp, and holds no capabilities (a uid change
-# clears them; no-new-privileges keeps setuid binaries from giving any back).
-TRIAL_UID = 10001
-TRIAL_USER = f"{TRIAL_UID}:{TRIAL_UID}"
-TRIAL_NAME = "tj-trial"
-TRIAL_HOME = "/tmp/tj-home"
-ROOT_USER = "0:0"  # our own wrappers in a world whose container runs as the trial user
 
 
 # What test suites need of root's powers: own/chmod their files, switch users, signal their

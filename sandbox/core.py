@@ -26,7 +26,7 @@ from testjack_tui.model import Environment, Task, Trial
 
 from . import cleanup, machine_lock
 from .api import ExecResult, TestRun, WorldEvent, WorldEventKind, WorldKind, WorldListener, WorldRef
-from .containers import (ROOT_USER, create_container, TRIAL_HOME, TRIAL_NAME, Limits, disk_used, get_file, init_pid,
+from .containers import (create_container, Limits, disk_used, get_file, init_pid,
                          put_files, remove_container, start_container, upper_dir)
 from .errors import SandboxError
 from .execs import ExecHandle, Killable, as_user, run_exec
@@ -42,6 +42,7 @@ from .testruns import InlineRefused, RunPlan, finish_run, plan_run, read_trailer
 from .trailer import TrailerSplitter, exit_code_of
 from .user_base import ensure_user_base, user_base_tag
 from .worlds import WorldPlan, build_world, find_world
+from .trial_user import ROOT_USER, TRIAL_HOME, TRIAL_NAME
 
 Command = str | Sequence[str]
 T = TypeVar("T")

@@ -13,7 +13,7 @@ from podman.domain.containers import Container
 
 from .api import ExecResult, TestRun, WorldRef
 from .canaries import Canaries, judge, make_canaries, void
-from .containers import ROOT_USER, TRIAL_HOME, TRIAL_NAME, ClientFactory, get_dir, init_pid, put_files
+from .containers import ClientFactory, get_dir, init_pid, put_files
 from .execs import ExecHandle, Killable, as_user, run_exec
 from .hidden_names import HiddenNames, hide
 from .output import Collector, OutputCollector
@@ -23,6 +23,7 @@ from .runners.base import Runner
 from .runners.pytest_runner import RESTORED_LOG
 from .trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
 from .worlds import read_restored
+from .trial_user import ROOT_USER, TRIAL_HOME, TRIAL_NAME
 
 
 def restore_harness(client_factory: ClientFactory, container: Container, world: WorldRef,

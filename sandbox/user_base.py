@@ -1,5 +1,5 @@
 """The image world snapshots are built on: the task's environment image with the unprivileged
-trial user (containers.TRIAL_UID) added and the repo already owned by it.
+trial user (trial_user.TRIAL_UID) added and the repo already owned by it.
 
 Trial code runs as that user, so the repo must belong to it. Chowning it in every world
 snapshot copied every file of the repo into every snapshot's layer (overlay copies a file up
@@ -15,11 +15,12 @@ from __future__ import annotations
 import hashlib
 from typing import Callable
 
-from .containers import TRIAL_HOME, TRIAL_NAME, TRIAL_UID, ClientFactory, Limits, init_pid, put_files
+from .containers import ClientFactory, Limits, init_pid, put_files
 from .containers import remove_container, start_container
 from .errors import SandboxError
 from .execs import ExecHandle, run_exec
 from .output import OutputCollector
+from .trial_user import TRIAL_HOME, TRIAL_NAME, TRIAL_UID
 
 VERSION = "1"
 REPOSITORY = "localhost/testjack-userbase"

@@ -22,7 +22,7 @@ from testjack_tui.model import Task, Trial
 
 from . import prepare_script
 from .api import PatchResult, WorldKind, WorldRef
-from .containers import (TRIAL_HOME, ClientFactory, TRIAL_NAME, TRIAL_UID, Limits, get_file, init_pid, put_files,
+from .containers import (ClientFactory, Limits, get_file, init_pid, put_files,
                          remove_container, start_container)
 from .errors import PatchError, SandboxError
 from .execs import ExecHandle, run_exec
@@ -31,6 +31,7 @@ from .labels import APP, L_APP, L_TASK, L_TRIAL, L_WORLD, slug
 from .output import OutputCollector
 from testjack_tui.diffs import touched_files
 from .runners import get_runner
+from .trial_user import TRIAL_HOME, TRIAL_NAME, TRIAL_UID
 
 WORLD_REPO = "localhost/testjack-world"
 L_TAMPERED = "testjack.tampered"

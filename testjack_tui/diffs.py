@@ -117,11 +117,11 @@ def recount(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _parse(text: str) -> list[PatchedFile]:
+def _parse(text: str, headers_only: bool = False) -> list[PatchedFile]:
     # Recounting first: unidiff trusts the counts and silently drops lines past a stale one.
     for attempt in (recount(text), text):
         try:
-            return list(PatchSet(attempt))
+            return list(PatchSet(attempt, metadata_only=headers_only))
         except UnidiffParseError:
             continue
     text = recount(text)
@@ -141,16 +141,17 @@ def _parse(text: str) -> list[PatchedFile]:
         i = j
     for chunk in chunks:
         try:
-            files.extend(PatchSet(chunk))
+            files.extend(PatchSet(chunk, metadata_only=headers_only))
         except UnidiffParseError:
             continue
     return files
 
 
-def _sections(patch: str | None) -> list[PatchedFile]:
+def _sections(patch: str | None, headers_only: bool = False) -> list[PatchedFile]:
+    # headers_only: unidiff counts hunk lines without building them (loaders call this per task)
     if not patch or not patch.strip():
         return []
-    return _parse(patch if patch.endswith("\n") else patch + "\n")
+    return _parse(patch if patch.endswith("\n") else patch + "\n", headers_only)
 
 
 def parse_diff(patch: str | None) -> list[FileDiff]:
@@ -162,8 +163,8 @@ def parse_diff(patch: str | None) -> list[FileDiff]:
 def touched_files(patch: str | None) -> tuple[str, ...]:
     """Files a diff creates, edits, deletes or renames (both names), in order of first mention."""
     seen: dict[str, None] = {}
-    for pf in _sections(patch):
-        path, old, _status = _header(pf)  # headers only: loaders call this for every task
+    for pf in _sections(patch, headers_only=True):
+        path, old, _status = _header(pf)
         if not path:
             continue
         if old:

@@ -70,6 +70,23 @@ def test_what_files_a_diff_touches_is_one_parser():
     assert [(f.path, [a.text for a in f.added]) for f in parse_diff(stale)] == [("x.py", ["c"])]
 
 
+def test_touched_files_reads_headers_only_but_agrees_with_the_full_parse():
+    # touched_files skips hunk bodies (loaders call it for every task); the names must not change.
+    cases = [
+        PATCH,
+        "--- a/x.py\n+++ b/x.py\n@@ -1,9 +1,9 @@\n-a\n+b\n--- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n-c\n+d\n",
+        "diff --git a/old.py b/new.py\nsimilarity index 90%\nrename from old.py\nrename to new.py\n"
+        "--- a/old.py\n+++ b/new.py\n@@ -1 +1 @@\n-a\n+b\n\\ No newline at end of file\n",
+        "diff --git a/gone.py b/gone.py\ndeleted file mode 100644\n--- a/gone.py\n+++ /dev/null\n"
+        "@@ -1,2 +0,0 @@\n-a\n--- b\n",
+        "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\nBROKEN\n+b\n"
+        "diff --git a/y b/y\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-c\n+d\n",
+    ]
+    for patch in cases:
+        names = dict.fromkeys(n for f in parse_diff(patch) for n in (f.old_path, f.path) if n)
+        assert touched_files(patch) == tuple(names), patch
+
+
 def test_what_is_a_harness_file_is_one_list_for_restore_and_evidence():
     task = Task(id="t", instruction="", environment=Environment(image="i"), reference=Reference(patch=""),
                 tests=OfficialTests(test_patch="", fail_to_pass=("tests/test_new.py::test_a",),

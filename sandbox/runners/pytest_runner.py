@@ -20,7 +20,7 @@ import secrets
 
 from ..api import ExecResult, TestOutcome, TestStatus, as_status
 from ..canaries import PYTEST
-from ..containers import TRIAL_HOME, TRIAL_NAME
+from ..trial_user import TRIAL_HOME, TRIAL_NAME
 from ..hidden_names import PYTHON
 from .base import OUT_ROOT, aggregate, trim
 from ..test_ids import is_pytest_id, junit_to_pytest, pytest_candidates, pytest_to_junit
