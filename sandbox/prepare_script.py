@@ -13,7 +13,7 @@ but sticky and world-writable, for the per-run report folders.
 Markers on stdout (TJ_...) tell the caller what happened.
 """
 
-VERSION = "6"
+VERSION = "7"
 
 SCRIPT = r'''#!/bin/bash
 set -u
@@ -24,7 +24,7 @@ export GIT_COMMITTER_NAME=testjack GIT_COMMITTER_EMAIL=testjack@localhost
 git config --global --add safe.directory '*' 2>/dev/null
 if ! git rev-parse --git-dir >/dev/null 2>&1; then
   # No repo: make one, so the evaluator's "reset to base" has a base to reset to.
-  { git init -q && git add -A && git commit -q --allow-empty -m "testjack base"; } >/dev/null 2>&1 \
+  { git init -q && mkdir -p .git/info && echo '__pycache__/' >> .git/info/exclude && git add -A && git commit -q --allow-empty -m "testjack base"; } >/dev/null 2>&1 \
     || { echo "TJ_FAIL could not create a git repo in $TJ_WORKDIR"; exit 91; }
 fi
 base=""

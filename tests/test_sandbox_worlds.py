@@ -342,3 +342,25 @@ async def test_a_trial_snapshot_holds_the_files_its_patch_changed_not_a_copy_of_
     assert world.user == "10001:10001"
     assert 0 < added < 512 * 1024, added  # the blob alone is 3 MB
     assert run.status(F2P[0]) == "passed", run.exec.output[-1500:]  # the trial user can run it
+
+
+async def test_the_repo_bytecode_is_compiled_once_and_a_patched_module_still_wins(tmp_path):
+    """A world's base holds the repository's bytecode, so runs do not compile it again; the trial's
+    patch keeps calc/__init__.py's size (a - b -> a + b), and the patched source still runs."""
+    import secrets
+
+    from testjack_tui.sandbox.selftest import BASE_FILES
+
+    assert len(FIXED_CALC) == len(BASE_FILES["calc/__init__.py"])
+    task = tiny_task(tmp_path, task_id="bytecode", tag=secrets.token_hex(4))
+    trial = trial_for(task, "bytecode__a__1", {"calc/__init__.py": FIXED_CALC})
+    async with Sandbox(session="t-bytecode") as sb:
+        null = await sb.prepare(task, "null")
+        world = await sb.prepare(task, "model", trial)
+        cached = await sb.exec(null, "ls calc/__pycache__ tests/__pycache__")
+        on_null = await sb.run_tests(null, list(F2P))
+        on_trial = await sb.run_tests(world, list(F2P))
+        status = await sb.exec(world, ["git", "status", "--porcelain"])
+    assert cached.exit_code == 0 and "__init__.cpython-" in cached.stdout_head, cached.output
+    assert on_null.status(F2P[0]) == "failed" and on_trial.status(F2P[0]) == "passed"
+    assert "__pycache__" not in status.stdout_head and "calc/__init__.py" in status.stdout_head, status.output
