@@ -152,9 +152,9 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
         raise InputError(path, None, f"no session {session_id!r} (see `testjack-tui sessions`)")
     store = SessionStore(path)
     try:
-        runs = {r["key"]: r for r in store.runs()}
         refutations = store.refutations()
         validations = store.validations()
+        runs = store.runs_by_key(v["reference_run"] for v in validations if v.get("reference_run"))
         witnesses = store.witnesses()
         approvals = {a["candidate_id"]: a for a in store.approvals()}
     finally:

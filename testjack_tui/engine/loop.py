@@ -61,6 +61,8 @@ class EngineEnv:
     # seen by a person even under auto-approval go there.
     operator_approver: Approver | None = None
     independent_tasks: set[str] = field(default_factory=set)  # audited against G′ (no reference)
+    # Static detector evidence per trial id (lightweight mode), computed once by the session.
+    static_evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Per model, over every task of the session: share of its trials with structural static
     # evidence (samplers.model_record); the lightweight samplers read it.
     model_record: dict[str, float] = field(default_factory=dict)
@@ -195,14 +197,18 @@ class TaskLoop:
 
     def _static_evidence(self, trials: list[Trial]) -> dict[str, dict[str, Any]]:
         """Static detector evidence of every trial, for the sampler: pure functions of the diff,
-        T0 and P (no containers), so it is computed for the whole corpus at task start; the
-        ghost-branch part needs a world and comes with _evidence_for when a trial is audited."""
+        T0 and P (no containers). The session computed it for its corpus; a trial it lacks is
+        computed here. The ghost-branch part needs a world and comes with _evidence_for when a
+        trial is audited."""
         try:
             from .detectors import collect_static_evidence
         except ModuleNotFoundError:
             return {}
         out: dict[str, dict[str, Any]] = {}
         for trial in trials:
+            if trial.id in self.env.static_evidence:
+                out[trial.id] = self.env.static_evidence[trial.id]
+                continue
             try:
                 out[trial.id] = collect_static_evidence(self.task, trial).to_dict()
             except Exception as exc:  # noqa: BLE001 - evidence only orders the sampling

@@ -157,24 +157,33 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
     witnesses = {w["id"]: w for w in store.witnesses()}
     canonical = dedup.group(store.witnesses())
     wruns = store.witness_runs()
-    runs = {r["key"]: r for r in store.runs()}
+    validations = store.validations()
+    # Only the runs a finding quotes (a session holds one per trial and witness, with output).
+    runs = store.runs_by_key([wr["run_key"] for wr in wruns if wr.get("run_key")]
+                             + [v["reference_run"] for v in validations if v.get("reference_run")])
+    reference_runs: dict[tuple[str, str], dict[str, Any]] = {}  # the first, as validations are in time order
+    for v in validations:
+        if v.get("reference_run"):
+            reference_runs.setdefault((v["task_id"], v["candidate_id"]), v)
     approvals = {a["candidate_id"]: a for a in store.approvals()}
     verdicts = {v["candidate_id"]: v for v in store.verdicts()}
     trial_checks = store.trial_checks()
     proofs = store.proofs()
     passes_both: dict[str, int] = {}
-    for v in store.validations():
+    for v in validations:
         if v.get("outcome") == "passes_both" and v.get("trial_id"):
             passes_both[v["trial_id"]] = passes_both.get(v["trial_id"], 0) + 1
     # T0's run on each trial's world (no candidate files), for claims that T0 passes there.
     # The first such run is the reproduction check; later ones (harness reverted, mutants) are not.
     t0_runs: dict[str, str] = {}
-    for r in runs.values():
+    for r in store.run_headers():
         if r.get("trial_id") and "/model/" in (r.get("world") or "") and not r.get("candidate_ids"):
             t0_runs.setdefault(r["trial_id"], r["key"])
-    runs_of: dict[str, dict[str, dict[str, Any]]] = {}
+    runs_of: dict[str, dict[str, dict[str, Any]]] = {}  # trial -> witness -> its latest run
+    by_witness: dict[str, dict[str, dict[str, Any]]] = {}  # the same, witness first
     for wr in wruns:
         runs_of.setdefault(wr["trial_id"], {})[wr["witness_id"]] = wr
+        by_witness.setdefault(wr["witness_id"], {})[wr["trial_id"]] = wr
 
     trial_reports: list[TrialReport] = []
     underspecified: list[UnderspecifiedPrompt] = []
@@ -188,8 +197,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         # rho details per witness, over the task's passing corpus
         details: dict[str, tuple[float | None, dict[str, Any], tuple[str, ...], bool]] = {}
         for ws in task_sum.witnesses:
-            outcomes = {tid: witness_outcome([r["status"]]) for tid, rs in runs_of.items()
-                        if tid in passing_models for wid, r in rs.items() if wid == ws.id}
+            outcomes = {tid: witness_outcome([r["status"]]) for tid, r in by_witness.get(ws.id, {}).items()
+                        if tid in passing_models}
             value, per_model, skipping, complete = rho_of(outcomes, passing_models)
             details[ws.id] = (value, per_model, skipping, complete)
             if ws.classification == "ambiguous":
@@ -198,16 +207,16 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                     rho=round(ws.rho if ws.rho is not None else value, 3),
                     models_skipping=list(skipping), models_measured=len(per_model),
                     clarification=ws.note or "", path=ws.path, fails_on=ws.fails_on))
+        infos: dict[str, dict[str, Any]] = {}
+        for t in corpus.get(task_id, []):
+            infos.setdefault(t["id"], t)
         for trial_id, entry in task_sum.trials.items():
-            info = next((t for t in corpus.get(task_id, []) if t["id"] == trial_id), {})
+            info = infos.get(trial_id, {})
             trial = patches.get(trial_id) or Trial(trial_id, task_id, info.get("agent") or "?",
                                                    info.get("model") or "?", "", True)
-            evidence = None
-            if task is not None and trial.patch:
+            evidence = _stored_evidence(store, trial_id)
+            if evidence is None and task is not None and trial.patch:
                 evidence = collect_static_evidence(task, trial)
-            stored_ev = _stored_evidence(store, trial_id)
-            if stored_ev is not None:
-                evidence = stored_ev
             if evidence is None and proofs.get(trial_id):
                 evidence = Evidence(task_id, trial_id)
             if evidence is not None:
@@ -221,7 +230,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 if w is None or not is_failing(wr["status"]) or canonical.get(wid, wid) in counted:
                     continue  # one copy per witness
                 counted.add(canonical.get(wid, wid))
-                ref_run = _reference_run(store, w, runs)
+                ref_run = _reference_run(reference_runs, w, runs)
                 w_rho, w_per_model, w_skipping, _ = details.get(wid, (None, {}, (), False))
                 verdict = verdicts.get(wid) or {}
                 f = FindingInput(
@@ -236,8 +245,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                     klass=_klass(w), rho=w["rho"] if w["rho"] is not None else w_rho,
                     models_skipping=len(w_skipping), models_measured=len(w_per_model),
                     source_trial=w.get("source_trial"), reviewer_reason=verdict.get("reason", ""),
-                    replays=tuple((tid, r["status"], r.get("run_key")) for tid, rs in sorted(runs_of.items())
-                                  if tid in passing_models for wid2, r in rs.items() if wid2 == wid),
+                    replays=tuple((tid, r["status"], r.get("run_key")) for tid, r in sorted(by_witness.get(wid, {}).items())
+                                  if tid in passing_models),
                     approved_by=(approvals.get(wid) or {}).get("by", "auto"))
                 (ambiguous if w["classification"] == "ambiguous" else findings).append(f)
             tc = trial_checks.get(trial_id)
@@ -378,13 +387,13 @@ def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
     return Evidence.from_dict(data) if data else None
 
 
-def _reference_run(store: SessionStore, w: dict[str, Any], runs: dict[str, Any]) -> dict[str, Any] | None:
+def _reference_run(reference_runs: dict[tuple[str, str], dict[str, Any]], w: dict[str, Any],
+                   runs: dict[str, Any]) -> dict[str, Any] | None:
     """The witness's passing run on the reference world (from the validations table)."""
-    for v in store.validations(w["task_id"]):
-        if v["candidate_id"] == w["id"] and v.get("reference_run"):
-            return {"status": v["reference"], "key": v["reference_run"],
-                    "run": runs.get(v["reference_run"])}
-    return None
+    v = reference_runs.get((w["task_id"], w["id"]))
+    if v is None:
+        return None
+    return {"status": v["reference"], "key": v["reference_run"], "run": runs.get(v["reference_run"])}
 
 
 def _klass(w: dict[str, Any]) -> str:

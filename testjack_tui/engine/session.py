@@ -322,24 +322,20 @@ class AuditSession:
             selected.append((benchmark.tasks[task_id], sorted(trials, key=lambda t: t.id)))
         return selected
 
-    def _model_record(self, benchmark: Benchmark, selected: builtins.list[tuple[Task, builtins.list[Trial]]]
-                      ) -> dict[str, float]:
-        """Each model's record over every passing trial of the selected tasks (static detector
-        evidence only: no containers), for the sampler; computed once so it does not depend on
-        which task finishes first."""
+    def _static_evidence(self, benchmark: Benchmark, selected: builtins.list[tuple[Task, builtins.list[Trial]]]
+                         ) -> dict[str, dict[str, Any]]:
+        """Static detector evidence of every passing trial of the selected tasks (no containers),
+        computed once per session: the model record and every task's sampler read it."""
         from .detectors import collect_static_evidence
-        from .samplers import model_record
 
-        evidence, model_of = {}, {}
+        evidence: dict[str, dict[str, Any]] = {}
         for task, _ in selected:
             for trial in benchmark.passing(task.id):
                 try:
                     evidence[trial.id] = collect_static_evidence(task, trial).to_dict()
                 except Exception as exc:  # noqa: BLE001 - evidence only orders the sampling
                     self._emit(Log(self.id, level="warning", message=f"static evidence for {trial.id} failed: {exc}"))
-                    continue
-                model_of[trial.id] = trial.model
-        return model_record(evidence, model_of)
+        return evidence
 
     def _record_corpus(self, benchmark: Benchmark, selected: builtins.list[tuple[Task, builtins.list[Trial]]]) -> None:
         wanted = set(self.config.trials or [])
@@ -422,6 +418,11 @@ class AuditSession:
         if resumed:
             self._emit(Log(self.id, level="info", message=f"resuming session {self.id}: stored steps are replayed"))
         self.budget.announce()
+        from .samplers import model_record  # the sampler's module: only when a session runs
+
+        # Per model, over every selected task, so it does not depend on which task finishes first.
+        static = self._static_evidence(benchmark, selected) if cfg.mode == "lightweight" else {}
+        model_of = {t.id: t.model for task, _ in selected for t in benchmark.passing(task.id) if t.id in static}
         async with self._sandbox() as sb:
             env = EngineEnv(session_id=self.id, cfg=cfg, store=self.store, budget=self.budget,
                             runner=TestRunner(sb, self.store, self.budget, self._emit, self.id),
@@ -429,7 +430,7 @@ class AuditSession:
                             sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
                             tools_factory=self._deps.get("tools_factory") or wiring().tools_factory,
                             operator_approver=self.approvals if self._deps.get("operator") else None,
-                            model_record=self._model_record(benchmark, selected) if cfg.mode == "lightweight" else {})
+                            static_evidence=static, model_record=model_record(static, model_of))
             limit = asyncio.Semaphore(max(1, cfg.parallel_tasks or os.cpu_count() or 1))
 
             async def one(task: Task, trials: builtins.list[Trial]) -> str:

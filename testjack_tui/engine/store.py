@@ -309,6 +309,12 @@ class SessionStore:
             rows = self._rows("SELECT * FROM runs WHERE task_id = ? ORDER BY at", (task_id,))
         return [_run_row(r) for r in rows]
 
+    def run_headers(self) -> list[dict[str, Any]]:
+        """Every run without its outcomes and output (key, task, world, trial, candidates), in
+        time order: what a scan over a whole session needs."""
+        rows = self._rows("SELECT key, task_id, world, trial_id, candidate_ids, at FROM runs ORDER BY at")
+        return [dict(r) | {"candidate_ids": _loads(r["candidate_ids"], [])} for r in rows]
+
     def runs_by_key(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         """key -> run, for these keys only (unknown keys are left out)."""
         wanted, out = sorted(set(keys)), {}
