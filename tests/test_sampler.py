@@ -69,6 +69,46 @@ def test_clusters_group_same_code():
     assert any({f"good{i}" for i in range(6)} <= g for g in as_sets)
 
 
+def _linkage_by_hand(features, threshold):
+    """Average linkage the plain way: every pair of groups, every round; first pair wins ties."""
+    groups = [[i] for i in sorted(features)]
+    while len(groups) > 1:
+        best, pair = -1.0, None
+        for i in range(len(groups)):
+            for j in range(i + 1, len(groups)):
+                m = sum(jaccard(features[a], features[b]) for a in groups[i] for b in groups[j]) \
+                    / (len(groups[i]) * len(groups[j]))
+                if m > best:
+                    best, pair = m, (i, j)
+        if best < threshold or pair is None:
+            break
+        i, j = pair
+        groups[i] = sorted(groups[i] + groups[j])
+        del groups[j]
+    return groups
+
+
+def test_clusters_match_plain_average_linkage_ties_included_and_scale_to_hundreds_of_trials():
+    import random
+    import time
+
+    rng = random.Random(7)
+    for _ in range(400):
+        feats = {}
+        for i in range(rng.randrange(1, 16)):
+            feats[f"t{i:02d}"] = (rng.choice(list(feats.values())) if feats and rng.random() < 0.3  # ties
+                                  else frozenset(f"f{rng.randrange(6)}" for _ in range(rng.randrange(4))))
+        threshold = rng.choice([0.0, 0.3, 0.5, 1.0])
+        assert cluster(feats, threshold) == _linkage_by_hand(feats, threshold), (feats, threshold)
+    # A task with 300 passing trials in 5 styles: the plain way took 6-8 s here, a UI freeze.
+    feats = {f"t{i:03d}": frozenset({f"m{i % 5}-{k}" for k in range(40)}
+                                    | {f"n{rng.randrange(400)}" for _ in range(10)}) for i in range(300)}
+    started = time.perf_counter()
+    groups = cluster(feats, 0.5)
+    assert time.perf_counter() - started < 3.0
+    assert sorted(len(g) for g in groups) == [60] * 5
+
+
 ALT = ["import math", "def area(w, h):", "    math.prod([w, h])", "    assert min(w, h) >= 0, 'no'",
        "    return math.prod((w, h))"]
 

@@ -92,8 +92,9 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 def cluster(features: dict[str, frozenset[str]], threshold: float = 0.5) -> list[list[str]]:
     """Average-linkage agglomerative clustering; merges while mean similarity >= threshold.
 
-    Deterministic: ids are processed in sorted order and ties go to the lexicographically first
-    pair. Quadratic memory, fine for the hundreds of trials a task has.
+    Deterministic: groups are ordered by their first id and ties go to the first pair in that
+    order. Each group keeps its best later partner, so a merge revisits only the groups whose
+    partner it changed: about quadratic time in the trials, not cubic (300 trials: 7.6 s before).
     """
     ids = sorted(features)
     sim = {(a, b): jaccard(features[a], features[b]) for i, a in enumerate(ids) for b in ids[i + 1:]}
@@ -101,21 +102,50 @@ def cluster(features: dict[str, frozenset[str]], threshold: float = 0.5) -> list
     def s(a: str, b: str) -> float:
         return sim[(a, b)] if a < b else sim[(b, a)]
 
-    groups = [[i] for i in ids]
-    while len(groups) > 1:
-        best, pair = -1.0, None
-        for i in range(len(groups)):
-            for j in range(i + 1, len(groups)):
-                g, h = groups[i], groups[j]
-                mean = sum(s(a, b) for a in g for b in h) / (len(g) * len(h))
-                if mean > best:
-                    best, pair = mean, (i, j)
-        if best < threshold or pair is None:
+    def mean(g: list[str], h: list[str]) -> float:  # g before h: the same sum in the same order
+        return sum(s(a, b) for a in g for b in h) / (len(g) * len(h))
+
+    # A group is named by its first id; `order` lists the live groups in that (sorted) order.
+    members: dict[str, list[str]] = {i: [i] for i in ids}
+    order = list(ids)
+    best: dict[str, tuple[float, str | None]] = {}
+
+    def best_after(k: str) -> tuple[float, str | None]:
+        top, partner = -1.0, None
+        for other in order[order.index(k) + 1:]:
+            m = mean(members[k], members[other])
+            if m > top:
+                top, partner = m, other
+        return top, partner
+
+    for k in order:
+        best[k] = best_after(k)
+    while len(order) > 1:
+        top, pair = -1.0, None
+        for k in order:  # the first group holding the highest mean, with its first partner
+            m, partner = best[k]
+            if partner is not None and m > top:
+                top, pair = m, (k, partner)
+        if top < threshold or pair is None:
             break
-        i, j = pair
-        groups[i] = sorted(groups[i] + groups[j])
-        del groups[j]
-    return sorted(groups, key=lambda g: g[0])
+        g, h = pair
+        members[g] = sorted(members[g] + members.pop(h))
+        order.remove(h)
+        del best[h]
+        at = order.index(g)
+        for k in order[:at]:  # earlier groups: g changed, h is gone
+            m, partner = best[k]
+            if partner in (g, h):
+                best[k] = best_after(k)
+            else:
+                new = mean(members[k], members[g])
+                if new > m or (new == m and partner is not None and g < partner):
+                    best[k] = (new, g)
+        best[g] = best_after(g)
+        for k in order[at + 1:]:  # later groups: only h could have been a partner of theirs
+            if best[k][1] == h:
+                best[k] = best_after(k)
+    return sorted((members[k] for k in order), key=lambda grp: grp[0])
 
 
 def _source_lines(patch: str) -> int:
