@@ -422,7 +422,7 @@ class AuditSession:
 
         # Per model, over every selected task, so it does not depend on which task finishes first.
         static = self._static_evidence(benchmark, selected) if cfg.mode == "lightweight" else {}
-        model_of = {t.id: t.model for task, _ in selected for t in benchmark.passing(task.id) if t.id in static}
+        model_of = {t.id: t.model for task, _ in selected for t in benchmark.passing(task.id)}
         async with self._sandbox() as sb:
             env = EngineEnv(session_id=self.id, cfg=cfg, store=self.store, budget=self.budget,
                             runner=TestRunner(sb, self.store, self.budget, self._emit, self.id),
