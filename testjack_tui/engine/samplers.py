@@ -263,7 +263,10 @@ class ClusterSampler:
 
     name = "cluster"
     CORE_SHARE = 0.5  # a feature most of a group's diffs have is part of its consensus
-    MIN_GROUP = 8  # smaller groups have no meaningful consensus
+    # Smaller groups have no meaningful consensus. Measured (tests/perf/sampling_sim.py): on
+    # the demo, a consensus of groups of 5 (3 diffs) misleads more than it finds; the fmtkit
+    # benchmark's groups of 7 need theirs (4 diffs) to find a one-token slip.
+    MIN_GROUP = 6
     BASE = 0.1  # every trial keeps some interest: nothing is ruled out by missing evidence
     VISIT_PENALTY = 1.0  # per audit already spent on the trial's group
     EXPLAINED = 0.25  # factor for a trial that already fails a known, non-refuting witness

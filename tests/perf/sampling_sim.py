@@ -22,10 +22,13 @@ Measured over many seeds, per population:
 - rounds to refute every planted defect left after T1 (median, summed over the tasks; lower is better);
 - recall after 3 rounds per task (share of defective trials refuted; higher is better), counting
   what T1 refuted (the loop's recall) -- and, as INFO, the sampler's share of what T1 left.
-Populations: the bundled demo benchmark (if present), our second labelled benchmark
-(tests/fixtures/shipkit-labelled: one task, 8 passing trials, no T1 fixture, so the loop without
-task analysis) and a synthetic task (5 failure modes over 100 trials, 30% defective, unequal mode
-sizes) generated afresh for every seed. The label-knowing bound is exact (exhaustive search over
+Populations: the bundled demo benchmark (if present); our second labelled benchmark
+(tests/fixtures/fmtkit-labelled: three tasks, 28 passing trials each by four models, four failure
+modes per task, labels checked on real runs by tests/test_labelled_fmtkit_e2e.py; no T1 fixture,
+so the loop without task analysis); the small shipkit benchmark (tests/fixtures/shipkit-labelled:
+one task, 8 passing trials, no T1: context, too small for a sampler to show) and a synthetic task
+(5 failure modes over 100 trials, 30% defective, unequal mode sizes) generated afresh for every
+seed. The label-knowing bound is exact (exhaustive search over
 failure-mode sets) wherever the population allows; a target it cannot reach is reported with the
 bound and not gated.
 
@@ -477,6 +480,7 @@ def load_t1(path: Path = T1_FIXTURE) -> dict | None:
 
 
 SHIPKIT = ROOT / "tests" / "fixtures" / "shipkit-labelled"
+FMTKIT = ROOT / "tests" / "fixtures" / "fmtkit-labelled"
 
 
 def demo_populations(t1: bool = True) -> list[Population] | None:
@@ -485,9 +489,15 @@ def demo_populations(t1: bool = True) -> list[Population] | None:
 
 
 def shipkit_populations() -> list[Population] | None:
-    """Our second labelled benchmark (tests/fixtures/shipkit-labelled): no T1 fixture, so the
+    """The small shipkit benchmark (tests/fixtures/shipkit-labelled): no T1 fixture, so the
     sampler starts from the whole corpus of passing trials."""
     return labelled_populations(SHIPKIT, None)
+
+
+def fmtkit_populations() -> list[Population] | None:
+    """Our second labelled benchmark (tests/fixtures/fmtkit-labelled): no T1 fixture, so the
+    sampler starts from the whole corpus of passing trials."""
+    return labelled_populations(FMTKIT, None)
 
 
 def labelled_populations(root: Path, fixture: dict | None) -> list[Population] | None:
@@ -636,15 +646,28 @@ def run(quick: bool = False) -> list[dict]:
     else:
         label = "demo after T1" if load_t1() else "demo (no T1 fixture)"
         rows += rows_for(label, measure(lambda seed: demo, seeds))
+    fmtkit = fmtkit_populations()
+    if fmtkit is None:
+        rows.append({"name": "fmtkit benchmark", "ours": None, "baseline": None, "ratio": None,
+                     "target": "-", "status": f"SKIP ({FMTKIT / 'labels.json'} not found)"})
+    else:
+        rows += rows_for("fmtkit (labelled, 3 tasks x 28, no T1)", measure(lambda seed: fmtkit, seeds))
     shipkit = shipkit_populations()
     if shipkit is None:
         rows.append({"name": "shipkit benchmark", "ours": None, "baseline": None, "ratio": None,
                      "target": "-", "status": f"SKIP ({SHIPKIT / 'labels.json'} not found)"})
     else:
-        # 8 trials whose defects share three witnesses (labels.json "also", checked on real runs
-        # by test_labelled_benchmark_e2e.py): uniform already refutes most within 3 rounds, and
-        # the printed label-knowing bound says how much room any sampler has.
-        rows += rows_for("shipkit (labelled, no T1)", measure(lambda seed: shipkit, seeds))
+        # Context, not a target: 8 trials whose defects share three witnesses (labels.json
+        # "also", checked on real runs by test_labelled_benchmark_e2e.py), so uniform already
+        # refutes most within 3 rounds; the printed label-knowing bound says how much room any
+        # sampler has. fmtkit above is the labelled benchmark the targets are measured on.
+        for r in rows_for("shipkit (labelled, no T1)", measure(lambda seed: shipkit, seeds)):
+            if r["status"] != "INFO":
+                r["note"] = f"context (8 trials: too few to tell samplers apart, see fmtkit); {r['note']}"
+                r["status"] = "INFO"
+                r.pop("gate", None)
+                r.pop("gate_reason", None)
+            rows.append(r)
     return rows
 
 
