@@ -11,14 +11,12 @@ import asyncio
 import functools
 import importlib.util
 import json
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+from lang_e2e import cli
 
 BENCH = ROOT / "tests" / "fixtures" / "fmtkit-labelled"
 
@@ -59,16 +57,10 @@ def test_every_task_has_many_trials_by_several_models_and_a_witness_per_mode():
         assert 8 <= sum(e["mode_group"] != "sound" for e in passing.values()) <= 14
 
 
-def cli(home: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "testjack_tui.cli", *args], cwd=ROOT,
-                          env=dict(os.environ, TESTJACK_HOME=str(home)), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=1500)
-
-
 @pytest.mark.podman
 @pytest.mark.timeout(1500)
 def test_verify_reproduces_every_recorded_verdict(tmp_path):
-    proc = cli(tmp_path, "verify", str(BENCH), "--json")
+    proc = cli("verify", str(BENCH), "--json", home=tmp_path, timeout=1500)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     tasks = {t["task_id"]: t for t in json.loads(proc.stdout)["tasks"]}
     assert sorted(tasks) == ["compare-versions", "parse-sizes", "slugify-titles"]

@@ -488,18 +488,6 @@ def demo_populations(t1: bool = True) -> list[Population] | None:
     return labelled_populations(ROOT / "benchmarks" / "demo", (load_t1() or {"tasks": {}}) if t1 else None)
 
 
-def shipkit_populations() -> list[Population] | None:
-    """The small shipkit benchmark (tests/fixtures/shipkit-labelled): no T1 fixture, so the
-    sampler starts from the whole corpus of passing trials."""
-    return labelled_populations(SHIPKIT, None)
-
-
-def fmtkit_populations() -> list[Population] | None:
-    """Our second labelled benchmark (tests/fixtures/fmtkit-labelled): no T1 fixture, so the
-    sampler starts from the whole corpus of passing trials."""
-    return labelled_populations(FMTKIT, None)
-
-
 def labelled_populations(root: Path, fixture: dict | None) -> list[Population] | None:
     """One population per task with defects of a labelled benchmark; `fixture`: what T1 did
     (see extract_t1), None for a loop without task analysis."""
@@ -586,9 +574,10 @@ def measure(populations_for_seed, seeds: int, samplers=SAMPLERS) -> dict[str, di
     return out
 
 
-def rows_for(label: str, m: dict[str, dict[str, float]], known_miss: str = "") -> list[dict]:
+def rows_for(label: str, m: dict[str, dict[str, float]], known_miss: str = "", context: str = "") -> list[dict]:
     """The rows of one population. known_miss: why a reachable target is still missed (a
-    recorded miss: reported, gated by the full run only)."""
+    recorded miss: reported, gated by the full run only). context: why this population's
+    figures are no target (its rows are INFO, with that reason first in the note)."""
     ours_r, base_r = m["cluster"]["median_rounds"], m["uniform"]["median_rounds"]
     ours_c, base_c = m["cluster"]["recall3"], m["uniform"]["recall3"]
     r_ratio = ours_r / base_r if base_r else 0.0
@@ -632,42 +621,34 @@ def rows_for(label: str, m: dict[str, dict[str, float]], known_miss: str = "") -
                      "baseline": round(base_s, 3), "ratio": round(ours_s / base_s, 3) if base_s else None,
                      "target": "-", "status": "INFO",
                      "note": f"the sampler's own part; label-knowing: {round(m['oracle-bound']['sampler_recall3'], 3)}"})
+    if context:
+        rows = [r if r["status"] == "INFO" else
+                {k: v for k, v in r.items() if k not in ("gate", "gate_reason")}
+                | {"status": "INFO", "note": f"context ({context}); {r['note']}"} for r in rows]
     return rows
+
+
+def _population_rows(label: str, root: Path, pops: list[Population] | None, seeds: int,
+                     context: str = "") -> list[dict]:
+    if pops is None:
+        return [{"name": label, "ours": None, "baseline": None, "ratio": None, "target": "-",
+                 "status": f"SKIP ({root / 'labels.json'} not found)"}]
+    return rows_for(label, measure(lambda seed: pops, seeds), context=context)
 
 
 def run(quick: bool = False) -> list[dict]:
     seeds = QUICK_SEEDS if quick else SEEDS
     rows = rows_for("synthetic (100 trials, 5 modes)",
                     measure(lambda seed: [synthetic_population(seed)], seeds))
-    demo = demo_populations()
-    if demo is None:
-        rows.append({"name": "demo benchmark", "ours": None, "baseline": None, "ratio": None,
-                     "target": "-", "status": "SKIP (benchmarks/demo/labels.json not found)"})
-    else:
-        label = "demo after T1" if load_t1() else "demo (no T1 fixture)"
-        rows += rows_for(label, measure(lambda seed: demo, seeds))
-    fmtkit = fmtkit_populations()
-    if fmtkit is None:
-        rows.append({"name": "fmtkit benchmark", "ours": None, "baseline": None, "ratio": None,
-                     "target": "-", "status": f"SKIP ({FMTKIT / 'labels.json'} not found)"})
-    else:
-        rows += rows_for("fmtkit (labelled, 3 tasks x 28, no T1)", measure(lambda seed: fmtkit, seeds))
-    shipkit = shipkit_populations()
-    if shipkit is None:
-        rows.append({"name": "shipkit benchmark", "ours": None, "baseline": None, "ratio": None,
-                     "target": "-", "status": f"SKIP ({SHIPKIT / 'labels.json'} not found)"})
-    else:
-        # Context, not a target: 8 trials whose defects share three witnesses (labels.json
-        # "also", checked on real runs by test_labelled_benchmark_e2e.py), so uniform already
-        # refutes most within 3 rounds; the printed label-knowing bound says how much room any
-        # sampler has. fmtkit above is the labelled benchmark the targets are measured on.
-        for r in rows_for("shipkit (labelled, no T1)", measure(lambda seed: shipkit, seeds)):
-            if r["status"] != "INFO":
-                r["note"] = f"context (8 trials: too few to tell samplers apart, see fmtkit); {r['note']}"
-                r["status"] = "INFO"
-                r.pop("gate", None)
-                r.pop("gate_reason", None)
-            rows.append(r)
+    label = "demo after T1" if load_t1() else "demo (no T1 fixture)"
+    rows += _population_rows(label, ROOT / "benchmarks" / "demo", demo_populations(), seeds)
+    # Our labelled benchmarks have no T1 fixture: the sampler starts from every passing trial.
+    rows += _population_rows("fmtkit (labelled, 3 tasks x 28, no T1)", FMTKIT,
+                             labelled_populations(FMTKIT, None), seeds)
+    # 8 trials whose defects share three witnesses (labels.json "also", checked on real runs by
+    # test_labelled_benchmark_e2e.py), so uniform already refutes most within 3 rounds.
+    rows += _population_rows("shipkit (labelled, no T1)", SHIPKIT, labelled_populations(SHIPKIT, None),
+                             seeds, context="8 trials: too few to tell samplers apart, see fmtkit")
     return rows
 
 
