@@ -41,10 +41,17 @@ def image_exists(name: str = BASE_IMAGE) -> bool:
     return res.returncode == 0
 
 
-def base_image_ready() -> bool:
-    res = podman("image", "inspect", "--format", "{{index .Labels \"testjack.recipe\"}}", BASE_IMAGE,
+def base_image_id() -> str | None:
+    """The base image's id when it is built from the current recipe, else None (one inspect:
+    callers that hash the id need not ask again)."""
+    res = podman("image", "inspect", "--format", "{{.Id}} {{index .Labels \"testjack.recipe\"}}", BASE_IMAGE,
                  check=False)
-    return res.returncode == 0 and res.stdout.decode().strip() == RECIPE_HASH
+    image_id, _, recipe = res.stdout.decode().strip().partition(" ")
+    return image_id if res.returncode == 0 and image_id and recipe == RECIPE_HASH else None
+
+
+def base_image_ready() -> bool:
+    return base_image_id() is not None
 
 
 def build_base_image(log: Callable[[str], None] = print) -> str:

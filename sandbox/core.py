@@ -30,7 +30,7 @@ from .containers import (create_container, Limits, disk_used, get_file, init_pid
                          put_files, remove_container, start_container, upper_dir)
 from .errors import SandboxError
 from .execs import ExecHandle, Killable, as_user, run_exec
-from .images import _image_id, ensure_env_image
+from .images import _image_id, ensure_env_image, resolve_env_image
 from .labels import L_TASK, L_TRIAL, L_WORLD, lease_path, new_session_id, owner_labels
 from .output import OutputCollector, prune_logs
 from .reaper import Lease, start_reaper, stop_reaper
@@ -260,8 +260,7 @@ class Sandbox:
         async with self._lock(("env", key)):
             if key not in self._env_images:
                 cli_env = self._service.cli_env()
-                image = await self._call(ensure_env_image, env, cli_env, self.log)
-                image_id = await self._call(_image_id, image, cli_env)
+                image, image_id = await self._call(resolve_env_image, env, cli_env, self.log)
                 self._env_images[key] = (image, image_id or image)
         return self._env_images[key][0]
 

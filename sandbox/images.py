@@ -60,8 +60,9 @@ def _uses_base(containerfile: Path) -> bool:
     return base_image.BASE_IMAGE.split(":")[0] in containerfile.read_text(errors="replace")
 
 
-def env_image_tag(environment: Environment, parent: str = "") -> str | None:
-    """The content-hash tag a Containerfile environment builds to (None for named images)."""
+def env_image_tag(environment: Environment, parent: str = "", base_id: str | None = None) -> str | None:
+    """The content-hash tag a Containerfile environment builds to (None for named images).
+    base_id: the base image's id when the caller has it (else it is looked up)."""
     if environment.containerfile is None:
         return None
     containerfile = Path(environment.containerfile)
@@ -70,7 +71,7 @@ def env_image_tag(environment: Environment, parent: str = "") -> str | None:
     # A rebuilt base image changes what FROM means: include its id when it is ours.
     extra = parent  # the id of the image it starts FROM, when the caller knows it
     if _uses_base(containerfile):
-        extra += _image_id(base_image.BASE_IMAGE, podman_env()) or ""
+        extra += base_id if base_id is not None else (_image_id(base_image.BASE_IMAGE, podman_env()) or "")
     for toolchain in toolchains.named_in(containerfile.read_text(errors="replace")):
         extra += "|" + (_image_id(toolchains.image_name(toolchain), podman_env()) or toolchain)
     digest = context_hash(containerfile, context, extra)[:16]
@@ -80,21 +81,32 @@ def env_image_tag(environment: Environment, parent: str = "") -> str | None:
 def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = None,
                      log: Callable[[str], None] = lambda msg: None, parent: str = "") -> str:
     """Return a local image for the environment, building or pulling it when needed."""
+    return resolve_env_image(environment, cli_env, log, parent)[0]
+
+
+def resolve_env_image(environment: Environment, cli_env: dict[str, str] | None = None,
+                      log: Callable[[str], None] = lambda msg: None, parent: str = "") -> tuple[str, str | None]:
+    """(image, its id) for the environment, building or pulling it when needed. A cached image
+    is inspected once: its id comes with the answer."""
     env = cli_env or podman_env()
     if environment.containerfile is not None:
         containerfile = Path(environment.containerfile)
         if not containerfile.is_file():
             raise SandboxError(f"{containerfile}: Containerfile not found")
         context = Path(environment.context or containerfile.parent)
-        if _uses_base(containerfile) and not base_image.base_image_ready():
-            log(f"building the base image {base_image.BASE_IMAGE}")
-            base_image.build_base_image(log=log)
+        base_id = None
+        if _uses_base(containerfile):
+            base_id = base_image.base_image_id()
+            if base_id is None:
+                log(f"building the base image {base_image.BASE_IMAGE}")
+                base_image.build_base_image(log=log)
+                base_id = _image_id(base_image.BASE_IMAGE, env) or ""
         for toolchain in toolchains.named_in(containerfile.read_text(errors="replace")):
             toolchains.build(toolchain, log=log)  # cached by recipe hash
-        tag = env_image_tag(environment, parent)
+        tag = env_image_tag(environment, parent, base_id)
         assert tag is not None  # a Containerfile environment always has one
-        if _image_id(tag, env):
-            return tag
+        if cached := _image_id(tag, env):
+            return tag, cached
         log(f"building {tag} from {containerfile}")
         network = ["--network=none"]
         if environment.build_network:
@@ -105,10 +117,10 @@ def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = 
         if environment.image:
             args += ["-t", environment.image]
         podman_build(str(containerfile), [*args, str(context)], env)
-        return tag
+        return tag, _image_id(tag, env)
     if environment.image:
-        if _image_id(environment.image, env):
-            return environment.image
+        if cached := _image_id(environment.image, env):
+            return environment.image, cached
         log(f"pulling {environment.image}")
         res = subprocess.run(["podman", "pull", "-q", environment.image], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=BUILD_TIMEOUT)
@@ -116,5 +128,5 @@ def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = 
             msg = res.stderr.decode(errors="replace").strip().splitlines()[-1:]
             raise SandboxError(f"image {environment.image} is not present and could not be pulled: "
                                + " ".join(msg))
-        return environment.image
+        return environment.image, _image_id(environment.image, env)
     raise SandboxError("the task's environment names neither an image nor a Containerfile")
