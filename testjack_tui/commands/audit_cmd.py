@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from testjack_tui.engine.summary import SessionSummary
 
 EXIT = {"finished": 0, "failed": 1, "paused": 3, "stopped": 130}
+EXIT_AUDIT_FAILED = 4  # the session finished, but a task's witnesses could not run on its reference
 
 
 # -- rendering ----------------------------------------------------------------------------------
@@ -106,6 +107,9 @@ class ProgressPrinter:
                 self.line(f"{task}: trial {e.trial_id} audited: {e.state}{self._bar(task)}")
             elif e.state == "refuted":
                 self.settled.setdefault(task, set()).add(e.trial_id)
+            elif e.state == "audit_failed":  # engine/failure_kinds.AUDIT_FAILED
+                self.settled.setdefault(task, set()).add(e.trial_id)
+                self.line(f"{task}: trial {e.trial_id} AUDIT FAILED (unaudited, not sound): {e.by}")
         elif kind == "round_started":
             self.line(f"{task}: round {e.round}: auditing {e.trial_id} ({e.active} active)")
         elif kind == "round_finished":
@@ -113,7 +117,10 @@ class ProgressPrinter:
                       f"{len(e.refuted)} trial(s) refuted{self._bar(task)}")
         elif kind == "candidate_validated":
             if e.outcome == "fails_reference":
-                self.line(f"{task}: candidate {e.candidate_id} fails on the reference ({e.reference}): back to its author")
+                from testjack_tui.engine.failure_kinds import label
+
+                why = f"{label(e.reference)}: {e.cause}" if getattr(e, "cause", "") else label(e.reference)
+                self.line(f"{task}: candidate {e.candidate_id} fails on the reference ({why}): back to its author")
             elif self.verbose or e.outcome == "discriminates":
                 self.line(f"{task}: candidate {e.candidate_id}: {e.outcome.replace('_', ' ')}")
         elif kind == "candidate_dropped":
@@ -295,7 +302,19 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
               f"testjack-tui resume {session.id} --budget-... (a raised limit)", file=printer.out)
     elif state in ("stopped", "failed"):
         print_safe(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
+    failed = audit_failed_tasks(session.store)
+    if state == "finished" and failed:
+        print_safe(f"audit failed for {len(failed)} task(s): " + "; ".join(
+            f"{t}: {why}" for t, why in sorted(failed.items())), file=printer.out)
+        return EXIT_AUDIT_FAILED
     return EXIT.get(state, 1)
+
+
+def audit_failed_tasks(store) -> dict[str, str]:
+    """task id -> why its audit measured nothing (engine/failure_kinds.AUDIT_FAILED)."""
+    from testjack_tui.engine.failure_kinds import AUDIT_FAILED
+
+    return {t: s.get("reason") or "" for t, s in store.task_states().items() if s.get("state") == AUDIT_FAILED}
 
 
 def _print_agents(agents: dict[str, str]) -> None:

@@ -6,7 +6,10 @@ For a witness checking requirement q:
 - implicit and rho(q) > 1/2 -> ambiguous: an underspecified prompt; the witness refutes nothing.
 
 rho(q) = fraction of *models* with passing trials on the task whose passing trials mostly
-(strictly more than half) fail the witness. Models, not trials, so a model with many runs does
+(strictly more than half) fail the witness's test: an assertion or an error in it. A hang, a kill
+at a resource limit or a crash (engine/failure_kinds.RESOURCE_KINDS) is never another reading of
+the prompt: such a trial is measured and not counted as failing, and it is refuted whatever the
+witness's class (`refutations`). Models, not trials, so a model with many runs does
 not dominate. It is computed over every passing trial of the task the witness was run on, and it
 changes as more trials are measured: `AmbiguityTracker` recomputes and reports refutations that
 must be withdrawn (the engine emits RefutationWithdrawn for them).
@@ -20,6 +23,7 @@ from typing import Any, Iterable, Mapping, TYPE_CHECKING
 from testjack_tui.sandbox.api import as_status
 from testjack_tui.sandbox.runners.base import aggregate
 
+from .failure_kinds import never_a_reading
 from .runner import witness_fails
 
 if TYPE_CHECKING:
@@ -30,9 +34,13 @@ EXPLICIT, NECESSARY, AMBIGUOUS = "explicit", "implicit_necessary", "ambiguous"
 
 
 def witness_outcome(statuses: Iterable[str | None]) -> str:
-    """A witness on one trial from the statuses of its test ids: failed / passed / unknown.
-    Combined by the sandbox's one combiner and judged by the engine's one `witness_fails`."""
+    """A witness on one trial from the statuses of its test ids: failed / passed / unknown, or
+    the resource kind (timed_out / killed_* / crashed) when one of them is one. Combined by the
+    sandbox's one combiner and judged by the engine's one `witness_fails`."""
     seen = [s for s in statuses]
+    resource = [s for s in seen if never_a_reading(s)]
+    if resource:
+        return str(resource[0])
     if not seen or any(s is None for s in seen):
         return "failed" if any(witness_fails(s) for s in seen) else "unknown"
     status = aggregate([as_status(s) for s in seen if s is not None])
@@ -76,7 +84,7 @@ class WitnessFacts:
     requirement: str
     explicit: bool  # the reviewer/checklist says P states the requirement
     quote: str = ""  # the words of P it quotes
-    outcomes: Mapping[str, str] = field(default_factory=dict)  # trial id -> failed/passed/unknown
+    outcomes: Mapping[str, str] = field(default_factory=dict)  # trial id -> failed/passed/unknown/kind
     clarification: str = ""  # a one-sentence prompt fix suggested by an agent, if any
 
 
@@ -93,6 +101,8 @@ class WitnessClass:
     complete: bool  # every passing trial of the task has an outcome for this witness
     note: str = ""  # e.g. why an explicit claim was not accepted
     clarification: str = ""  # set for AMBIGUOUS
+    # trials it hangs, kills or crashes: refuted whatever the class (never a reading of P)
+    resource_trials: tuple[str, ...] = ()
 
     @property
     def refutes(self) -> bool:
@@ -106,6 +116,7 @@ class WitnessClass:
             "per_model": {m: list(v) for m, v in self.per_model.items()},
             "failing_trials": list(self.failing_trials), "complete": self.complete,
             "note": self.note, "clarification": self.clarification,
+            "resource_trials": list(self.resource_trials),
         }
 
 
@@ -123,6 +134,8 @@ def rho(outcomes: Mapping[str, str], trial_models: Mapping[str, str]) -> tuple[f
     complete = True
     for trial_id, model in trial_models.items():
         outcome = outcomes.get(trial_id, "unknown")
+        if never_a_reading(outcome):
+            outcome = "passed"  # measured; a hang or a kill is not a reading of the prompt
         if outcome not in ("failed", "passed"):
             complete = False
             continue
@@ -138,7 +151,9 @@ def rho(outcomes: Mapping[str, str], trial_models: Mapping[str, str]) -> tuple[f
 def classify_witness(w: WitnessFacts, trial_models: Mapping[str, str], instruction: str,
                      verify_quotes: bool = True) -> WitnessClass:
     value, per_model, skipping, complete = rho(w.outcomes, trial_models)
-    failing = tuple(sorted(t for t, o in w.outcomes.items() if o == "failed" and t in trial_models))
+    failing = tuple(sorted(t for t, o in w.outcomes.items()
+                           if (o == "failed" or never_a_reading(o)) and t in trial_models))
+    resource = tuple(sorted(t for t, o in w.outcomes.items() if never_a_reading(o) and t in trial_models))
     note = ""
     explicit = w.explicit
     if explicit and verify_quotes and not quote_in_prompt(w.quote, instruction):
@@ -154,7 +169,7 @@ def classify_witness(w: WitnessFacts, trial_models: Mapping[str, str], instructi
     return WitnessClass(
         witness_id=w.witness_id, requirement=w.requirement, klass=klass, rho=value,
         models_measured=len(per_model), models_skipping=skipping, per_model=per_model,
-        failing_trials=failing, complete=complete, note=note,
+        failing_trials=failing, complete=complete, note=note, resource_trials=resource,
         clarification=(w.clarification.strip() or suggest_clarification(w.requirement))
         if klass == AMBIGUOUS else "")
 
@@ -168,12 +183,12 @@ def classify_facts(witnesses: Iterable[WitnessFacts], trial_models: Mapping[str,
 
 
 def refutations(classes: Mapping[str, WitnessClass]) -> dict[str, tuple[str, ...]]:
-    """trial id -> the non-ambiguous witnesses that fail on it (sorted)."""
+    """trial id -> the witnesses that refute it (sorted): the non-ambiguous ones that fail on it,
+    and any it hangs, is killed or crashes under (never a reading of the prompt)."""
     out: dict[str, list[str]] = {}
     for c in classes.values():
-        if c.refutes:
-            for trial in c.failing_trials:
-                out.setdefault(trial, []).append(c.witness_id)
+        for trial in (c.failing_trials if c.refutes else c.resource_trials):
+            out.setdefault(trial, []).append(c.witness_id)
     return {t: tuple(sorted(ws)) for t, ws in sorted(out.items())}
 
 

@@ -165,6 +165,7 @@ class CandidateValidated(Event):
     reference: str  # passed / failed / error ...
     model: str  # passed / failed / ... ("" for task-analysis candidates before replay)
     outcome: str  # "discriminates" | "passes_both" | "fails_reference" | "error"
+    cause: str = ""  # fails_reference: the decisive lines of the reference run's log
 
 
 @dataclass(frozen=True)

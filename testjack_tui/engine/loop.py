@@ -30,6 +30,7 @@ from .probes import materialize_probe
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import (Approver, AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, RoleSet,
                     ReviewVerdict, ToolsFactory, WorldTools)
+from .failure_kinds import AUDIT_FAILED, cause, never_a_reading, void_audit
 from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
 from .tampering import with_canary_evidence
 from .verdicts import analysis_checklist
@@ -449,7 +450,11 @@ class TaskLoop:
             self._reclassify()
         if trial.id in self.active:
             self.active.remove(trial.id)
-        if trial.id not in self.refuted_ids():
+        void = self._void_reason(trial.id) if trial.id not in self.refuted_ids() else ""
+        if void:
+            # No candidate could run on the reference: nothing was measured, so nothing is certified.
+            self._state(trial.id, AUDIT_FAILED, void, audited=False)
+        elif trial.id not in self.refuted_ids():
             ambiguous = any(is_failing(s) for s in self.runs_by_trial[trial.id].values())
             self._state(trial.id, "ambiguous" if ambiguous else "clean", "audited", audited=True)
         refuted_now = sorted(set(self.refuted_ids()) - before)
@@ -534,6 +539,19 @@ class TaskLoop:
         self._emit(WitnessReplayed(self.env.session_id, task_id=self.task.id, witness_id=witness_id,
                                    trial_id=trial_id, status=status, run_key=run_key))
 
+    def _void_reason(self, trial_id: str) -> str:
+        """Why this trial's audit measured nothing (engine/failure_kinds.void_audit), or "": from
+        the reference runs of its candidates and of the task analysis's."""
+        found = []
+        for v in self.env.store.validations(self.task.id):
+            if v.get("trial_id") not in (trial_id, None) or not v.get("reference"):
+                continue
+            row = self.env.store.get_run(v.get("reference_run") or "") or {}
+            messages = "\n".join(str(o.get("message") or "") for o in (row.get("outcomes") or {}).values())
+            output = f"{row.get('head') or ''}\n{row.get('tail') or ''}"
+            found.append((v["reference"], cause(v["reference"], messages, output)))
+        return void_audit(found)
+
     def _replay_targets(self, source_trial: str) -> list[str]:
         if self.env.cfg.replay_scope == "active":
             # unselected trials are always measured: rho needs them
@@ -580,7 +598,8 @@ class TaskLoop:
                 continue  # measured for rho only; its verdict was not asked for
             runs = self.runs_by_trial.get(trial.id, {})
             now = [w.record.id for w in self.witnesses
-                   if self.classes[w.record.id].label == "refutes" and is_failing(runs.get(w.record.id, ""))
+                   if ((self.classes[w.record.id].label == "refutes" and is_failing(runs.get(w.record.id, "")))
+                       or never_a_reading(runs.get(w.record.id)))  # a hang or kill is no reading of P
                    and (self.lightweight or w.record.source_trial == trial.id)]
             before = self.refuted.get(trial.id, [])
             for wid in now:
@@ -636,5 +655,12 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
     env.store.set_task_state(task.id, "auditing")
     loop = TaskLoop(env, task, check, selected=chosen)
     await loop.run()
-    env.store.set_task_state(task.id, "finished")
+    states = env.store.trial_states()
+    void = [states[t]["by"] for t in sorted(chosen) if (states.get(t) or {}).get("state") == AUDIT_FAILED]
+    measured = [t for t in chosen if (states.get(t) or {}).get("state") in ("clean", "ambiguous", "refuted")]
+    if void and not measured:
+        env.store.set_task_state(task.id, AUDIT_FAILED, void[0])
+        env.emit(Log(env.session_id, level="error", message=f"{task.id}: audit failed: {void[0]}"))
+    else:
+        env.store.set_task_state(task.id, "finished")
     return loop

@@ -200,7 +200,8 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                                  ref.key, None)
         env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
                                     candidate_id=current.id, reference=ref_status, model="",
-                                    outcome="fails_reference"))
+                                    outcome="fails_reference",
+                                    cause=ref.failure_cause(current.path, current.test_ids)))
         if attempt == k:
             break
         repaired = await _repair(env, task, author_role, ctx, current, ref, book, scope,

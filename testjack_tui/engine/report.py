@@ -28,6 +28,7 @@ from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_ev
 from testjack_tui.engine.detectors.mutation import MutationReport
 from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
+from testjack_tui.engine.failure_kinds import AUDIT_FAILED, never_a_reading
 from testjack_tui.engine.tampering import with_canary_evidence
 from testjack_tui.safe_paths import check_inside, inside, path_part
 from testjack_tui.safe_text import safe_text
@@ -168,6 +169,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
     approvals = {a["candidate_id"]: a for a in store.approvals()}
     verdicts = {v["candidate_id"]: v for v in store.verdicts()}
     trial_checks = store.trial_checks()
+    trial_states = store.trial_states()
     proofs = store.proofs()
     passes_both: dict[str, int] = {}
     for v in validations:
@@ -248,7 +250,9 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                     replays=tuple((tid, r["status"], r.get("run_key")) for tid, r in sorted(by_witness.get(wid, {}).items())
                                   if tid in passing_models),
                     approved_by=(approvals.get(wid) or {}).get("by", "auto"))
-                (ambiguous if w["classification"] == "ambiguous" else findings).append(f)
+                # A hang, kill or crash refutes whatever the witness's class (failure_kinds).
+                (ambiguous if w["classification"] == "ambiguous" and not never_a_reading(wr["status"])
+                 else findings).append(f)
             tc = trial_checks.get(trial_id)
             reproduced = None if tc is None else bool(tc["reproduced"])
             audit = store.get_audit(task_id, trial_id) or {}
@@ -265,6 +269,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 witnesses_passed=passed,
                 prompt=task.instruction if task is not None else "", t0_run=t0_runs.get(trial_id),
                 vacuous=list(task_sum.vacuous),
+                audit_failed=(trial_states.get(trial_id) or {}).get("by") or ""
+                if (trial_states.get(trial_id) or {}).get("state") == AUDIT_FAILED else "",
                 workdir=task.environment.workdir if task is not None else "/app",
                 checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
             if entry.state == "excluded":
@@ -514,6 +520,11 @@ def session_markdown(report: Report) -> str:
         out.append(_md_table([dict(d.to_json(), counts="yes" if d.counts else "no") for d in decisions],
                              [("candidate", "candidate"), ("trial", "trial"), ("reviewer said", "reviewer_label"),
                               ("decision", "decision"), ("counts", "counts"), ("note", "note"), ("at (UTC)", "at")]))
+    elif not any(t.witnesses for t in report.tasks.values()):
+        # Nothing reached a decision (e.g. no witness could run): "decided automatically" would
+        # claim a judgement that never happened.
+        out += ["None: no witness reached a decision, so nothing was decided (automatically or "
+                "by the operator).", ""]
     else:
         out += ["None: every verdict was decided automatically (valid verdicts count).", ""]
     out += ["## Underspecified prompts", "",

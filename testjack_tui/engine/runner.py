@@ -18,6 +18,7 @@ from testjack_tui.sandbox.runners.base import aggregate
 from testjack_tui.model import Task, Trial, t0_timeout  # noqa: F401 - the engine's T0 runs use it
 
 from .events import TestRunFinished
+from .failure_kinds import RESOURCE_KINDS, cause, kind_of
 from .roles import BudgetExceeded
 from .store import SessionStore
 
@@ -28,7 +29,8 @@ if TYPE_CHECKING:  # the budget's module is the session's, not the runner's
 # not found (not collected) although they ran and passed on the reference. "skipped" is no answer,
 # and "unverifiable" (the run's canaries showed its reports cannot be trusted) neither passes
 # nor fails.
-FAILING = ("failed", "error", "timed_out", "not_found")
+# A hang, a kill at a resource limit or a crash fails too (engine/failure_kinds.py says which).
+FAILING = ("failed", "error", "timed_out", "not_found", *RESOURCE_KINDS)
 OUTPUT_CAP = 4000  # characters of head and of tail kept per run
 WITNESS_TIMEOUT = 180.0  # seconds for candidate and witness runs (T0 runs use the task's own)
 
@@ -67,8 +69,19 @@ class RunResult:
         return self.canaries == "tampered"
 
     def status_of(self, path: str, test_ids: Iterable[str] = ()) -> str:
-        """Status of one candidate file (or its listed node ids) in this run."""
-        return combined_status(self.outcomes_of(path, test_ids))
+        """Status of one candidate file (or its listed node ids) in this run, a failure refined
+        to its kind (failed / error / timed_out / killed_* / crashed: engine/failure_kinds.py)."""
+        picked = self.outcomes_of(path, test_ids)
+        status = combined_status(picked)
+        message = "\n".join(str(o.get("message") or "") for o in picked.values())
+        return kind_of(status, exit_code=self.exit_code, timed_out=self.timed_out, message=message,
+                       output=self.output)
+
+    def failure_cause(self, path: str, test_ids: Iterable[str] = ()) -> str:
+        """The decisive log lines of this candidate's failure in this run ("" when it passed)."""
+        picked = self.outcomes_of(path, test_ids)
+        message = "\n".join(str(o.get("message") or "") for o in picked.values())
+        return cause(self.status_of(path, test_ids), message, self.output)
 
     def outcomes_of(self, path: str, test_ids: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
         wanted = set(test_ids)

@@ -309,6 +309,8 @@ class LiveSession:
     def _on_trial_state(self, e: ev.TrialState) -> None:
         trial = self._trial(e.task_id, e.trial_id)
         trial.state, trial.by = e.state, e.by
+        if e.state == "audit_failed":  # engine/failure_kinds.AUDIT_FAILED: unaudited, never sound
+            self.add_log("error", f"{e.task_id}: trial {e.trial_id} audit failed: {e.by}")
         if self.state == "starting":
             self.state = "running"
         self.dirty.add(TRIALS)
@@ -430,6 +432,9 @@ class LiveSession:
     def _on_candidate_validated(self, e: ev.CandidateValidated) -> None:
         c = self._candidate(e.task_id, e.trial_id, e.candidate_id)
         c.reference, c.model, c.outcome = e.reference, e.model, e.outcome
+        if e.outcome == "fails_reference" and e.cause:  # why the runner could not run it, one line
+            self.add_log("warning", f"{e.task_id}: {short_id(e.candidate_id, e.task_id)} fails on the "
+                                    f"reference ({e.reference}): {e.cause}")
         self.dirty.add(CANDIDATES)
 
     def _on_candidate_dropped(self, e: ev.CandidateDropped) -> None:
