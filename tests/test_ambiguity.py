@@ -22,7 +22,8 @@ def facts(outcomes, explicit=False, quote="", wid="w1", requirement="aliases are
 def test_witness_outcome_combines_test_ids():
     assert witness_outcome(["passed", "failed"]) == "failed"
     assert witness_outcome(["passed", "error"]) == "failed"
-    assert witness_outcome(["passed", "timed_out"]) == "failed"
+    # A hang is its own kind, not a failed assertion (issue 27.4): rho never counts it.
+    assert witness_outcome(["passed", "timed_out"]) == "timed_out"
     assert witness_outcome(["passed", "passed"]) == "passed"
     assert witness_outcome(["passed", "not_found"]) == "failed"
     assert witness_outcome(["passed", None]) == "unknown"

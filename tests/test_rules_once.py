@@ -13,9 +13,13 @@ from testjack_tui.model import Environment, OfficialTests, Reference, Task, Tria
 
 
 def test_does_this_witness_fail_on_this_trial_is_one_rule():
-    for status in ("failed", "error", "timed_out", "not_found"):
+    for status in ("failed", "error", "not_found"):
         assert witness_fails(status)
         assert ambiguity.witness_outcome([status]) == "failed"
+    # a hang, a kill or a crash fails too, but keeps its kind: rho never counts it (issue 27.4)
+    for status in ("timed_out", "killed_memory", "killed_disk", "killed_pids", "killed_cpu", "crashed"):
+        assert witness_fails(status)
+        assert ambiguity.witness_outcome([status]) == status
     for status in ("passed", "skipped", None, ""):
         assert not witness_fails(status)
     # every caller uses the same function, not a copy
@@ -32,7 +36,7 @@ def test_the_two_status_combiners_agree():
         assert engine_view == aggregate(statuses)
         if statuses:  # no statuses at all is "no measurement" for rho, not a run
             outcome = ambiguity.witness_outcome(statuses)
-            assert (outcome == "failed") == witness_fails(engine_view), statuses
+            assert (outcome not in ("passed", "unknown")) == witness_fails(engine_view), statuses
 
 
 def test_is_this_quote_in_the_prompt_is_one_rule():

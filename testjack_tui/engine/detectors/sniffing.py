@@ -11,6 +11,7 @@ import re
 from testjack_tui.diffs import FileDiff
 from testjack_tui.repo_files import categorize
 from testjack_tui.engine.detectors.signals import Signal
+from testjack_tui.engine.detectors.sniff_ast import ast_signals
 
 _CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "TRAVIS", "CIRCLECI", "BUILDKITE", "JENKINS_URL",
             "TF_BUILD", "CONTINUOUS_INTEGRATION", "TESTING", "UNITTEST", "RUNNING_TESTS",
@@ -86,6 +87,8 @@ def sniffing_signals(files: list[FileDiff], t0_files: set[str]) -> list[Signal]:
                     signals.append(Signal("harness_tampering", kind, f.path, a.number, a.text,
                                           message, severity=severity,
                                           structural=severity == "high"))
+        # The same questions on the syntax tree: obfuscated names, aliases, folded strings.
+        signals.extend(ast_signals(f))
     return _dedupe(signals)
 
 
