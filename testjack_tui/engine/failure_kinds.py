@@ -47,7 +47,7 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
                         r"|stack overflow|panicked at .* aborting", re.I),
     TIMED_OUT: re.compile(r"timed? ?out|Timeout", re.I),
 }
-_ERROR_LINE = re.compile(r"\b\w*(?:Error|Exception|error|ERROR)\b|Traceback|panic:|FAIL")
+_ERROR_LINE = re.compile(r"\b\w*(?:Error|Exception|Warning|error|ERROR)\b|Traceback|panic:|FAIL")
 # Exit statuses that say how the process ended, whatever it printed (128 + signal, or -signal).
 _BY_EXIT = {137: KILLED_MEMORY, -9: KILLED_MEMORY, 152: KILLED_CPU, -24: KILLED_CPU,
             139: CRASHED, -11: CRASHED, 134: CRASHED, -6: CRASHED, 135: CRASHED, -7: CRASHED,
@@ -69,8 +69,12 @@ def kind_of(status: str, *, exit_code: int | None = None, timed_out: bool = Fals
             return kind
     # Then how the process ended: a kill or a signal ends every test of the run.
     by_exit = _BY_EXIT.get(exit_code) if exit_code is not None else None
-    if by_exit == KILLED_MEMORY and _PATTERNS[KILLED_DISK].search(output or ""):
-        return KILLED_DISK  # our disk guard kills with SIGKILL too, and says so in the output
+    if by_exit in (KILLED_MEMORY, CRASHED):
+        # A SIGKILL or an abort whose log names the limit: our disk guard kills with SIGKILL and
+        # says so; node aborts when its heap is full.
+        for kind in (KILLED_DISK, KILLED_MEMORY, KILLED_PIDS):
+            if _PATTERNS[kind].search(output or ""):
+                return kind
     if by_exit is not None:
         return by_exit
     if status == "failed":

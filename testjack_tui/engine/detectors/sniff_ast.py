@@ -345,6 +345,11 @@ class _Scan(ast.NodeVisitor):
             elif name and name.split(".")[0] in ("_pytest", "pytest", "unittest"):
                 self.hit(node, "harness_tampering", "runner_import",
                          f"imports {name} from library code", name)
+        key = self.fold.value(node.args[0]) if node.args else None
+        if key and fn in ("sys.modules.get", "sys.modules.__contains__", "sys.modules.pop") and _runner_word(key):
+            self.hit(node, "env_sniffing", "runner_module", f"looks {key!r} up in sys.modules", key)
+        if key and fn in ("os.environ.get", "os.getenv", "environ.get", "getenv") and _test_env(key):
+            self.hit(node, "env_sniffing", "test_env_var", f"reads the test environment variable {key}", key)
         if fn in DYNAMIC_NAMES and node.args and not isinstance(node.args[0], ast.Constant):
             self.hit(node, "harness_tampering", "dynamic_code", f"{fn} of code built at run time", fn)
         if fn in ("open", "io.open", "builtins.open", "os.open") and node.args:
