@@ -29,6 +29,20 @@ MISSING_SURFACE = re.compile(
     r"AttributeError|ImportError|ModuleNotFoundError|NotImplementedError|has no attribute|"
     r"cannot import name|unexpected keyword argument|takes \d+ positional arguments? but|"
     r"missing \d+ required positional argument|is not callable")
+# What a failure message shows of objects rather than of the trial's own exception: pytest's
+# repr of a half-built object (`<[AttributeError(...) raised in repr()] Blueprint object at 0x..>`)
+# and its assertion introspection (`+  where x = <...>`). Issue 36: the missing-code rule matched
+# an AttributeError raised inside such a repr although the trial raised its own ValueError.
+_REPR_NOISE = re.compile(r"<\[[^\n]*?raised in repr\(\)\][^\n>]*>?|^\s*[E>]?\s*\+\s+(?:where|and)\b.*$",
+                         re.M)
+
+
+def missing_surface(message: str) -> bool:
+    """Does this failure say the required surface is missing (not merely wrong)? Read from the
+    trial's own exception and assertion, never from how the runner printed objects."""
+    return bool(MISSING_SURFACE.search(_REPR_NOISE.sub("", message or "")))
+
+
 # Traceback frames: pytest's `path:line: in fn` and Python's `File "path", line N`.
 _FRAME = re.compile(r'^\s*([\w./-]+\.\w+):(\d+):|File "([^"]+)", line (\d+)')
 
@@ -184,7 +198,7 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
     elif diff_refs:
         claims.append(Claim("why_it_happens", "The failing run goes through lines this trial added.",
                             BY_EVIDENCE, diff_refs))
-    elif MISSING_SURFACE.search(f.model.message or ""):
+    elif missing_surface(f.model.message):
         claims.append(Claim("why_it_happens", "The trial does not provide what the requirement needs: "
                             "the failing run finds it missing.", BY_EVIDENCE, failing_run))
     else:

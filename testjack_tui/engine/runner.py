@@ -201,18 +201,8 @@ class TestRunner:
             except asyncio.TimeoutError:
                 raise BudgetExceeded("seconds", f"wall-time limit reached during a test run on {world.name}: "
                                      f"{self.budget.seconds:.0f}s of {self.budget.limits.seconds:.0f}s") from None
-        outcomes = {node: {"status": o.status, "message": (o.message or "")[:2000]}
-                    for node, o in run.outcomes.items()}
-        ex = run.exec
-        head = ((ex.stdout_head or "") + ("\n[stderr]\n" + ex.stderr_head if ex.stderr_head else ""))
-        tail = ((ex.stdout_tail or "") + ("\n[stderr]\n" + ex.stderr_tail if ex.stderr_tail else ""))
-        result = RunResult(key=key, world=world.name, trial_id=trial_id, test_ids=test_ids,
-                           outcomes=outcomes, exit_code=ex.exit_code, timed_out=ex.timed_out,
-                           head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration,
-                           flow=getattr(run, "flow", "direct"), reported=getattr(run, "reported", 0),
-                           reward=getattr(run, "reward", None))
-        result.canaries = getattr(run, "canaries", "")
-        result.tampering = list(getattr(run, "tampering", []) or [])
+        result = run_result(key, world.name, trial_id, test_ids, run)
+        outcomes, ex = result.outcomes, run.exec
         if result.canaries and result.canaries != "ok":
             # Before the run itself: a resumed session finds both or re-runs.
             self.store.put_canary_check(key, task_id, trial_id, world.name, result.canaries,
@@ -231,6 +221,25 @@ class TestRunner:
         self.emit(TestRunFinished(self.session_id, task_id=task_id, world=world,
                                   test_ids=tuple(test_ids), summary=result.summary(),
                                   candidate_id=ids[0] if len(ids) == 1 else None))
+
+
+def run_result(key: str, world: str, trial_id: str | None, test_ids: list[str], run: TestRun) -> RunResult:
+    """What the engine keeps of a sandbox TestRun (outcomes, exit, capped output, canaries)."""
+    outcomes = {node: {"status": o.status, "message": (o.message or "")[:2000]}
+                for node, o in run.outcomes.items()}
+    ex = run.exec
+    head = ((ex.stdout_head or "") + ("\n[stderr]\n" + ex.stderr_head if ex.stderr_head else ""))
+    tail = ((ex.stdout_tail or "") + ("\n[stderr]\n" + ex.stderr_tail if ex.stderr_tail else ""))
+    if ex.limit_hit:  # the sandbox stopped it at a limit (disk): the kind must see that
+        tail += f"\n[testjack: killed at the {ex.limit_hit} limit ({ex.limit_hit} limit)]"
+    result = RunResult(key=key, world=world, trial_id=trial_id, test_ids=test_ids,
+                       outcomes=outcomes, exit_code=ex.exit_code, timed_out=ex.timed_out,
+                       head=head[:OUTPUT_CAP], tail=tail[-OUTPUT_CAP:], duration=ex.duration,
+                       flow=getattr(run, "flow", "direct"), reported=getattr(run, "reported", 0),
+                       reward=getattr(run, "reward", None))
+    result.canaries = getattr(run, "canaries", "")
+    result.tampering = list(getattr(run, "tampering", []) or [])
+    return result
 
 
 def _from_row(row: dict[str, Any]) -> RunResult:

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 
 from testjack_tui.engine import explanations, failure_kinds
 from testjack_tui.engine.detectors.signals import DETECTORS, NOT_MEASURED, Evidence, Signal
-from testjack_tui.engine.explanations import MISSING_SURFACE, Claim, Facts, Run, as_text
+from testjack_tui.engine.explanations import Claim, Facts, Run, as_text, missing_surface
 from testjack_tui.engine.tampering import CANARY_KIND
 from testjack_tui.model import Trial
 
@@ -399,7 +399,7 @@ def _evidence_lines(label: str, findings: list[dict[str, Any]], proofs: list[dic
 
 
 def _is_incomplete(findings: Sequence[FindingInput], checklist: list[dict[str, Any]] | None) -> bool:
-    if any(MISSING_SURFACE.search(f.model.message or "") for f in findings):
+    if any(missing_surface(f.model.message) for f in findings):
         return True
     reqs = {f.requirement.strip().lower() for f in findings}
     return any(item.get("implemented") is False and item.get("clause", "").strip().lower() in reqs
