@@ -123,3 +123,20 @@ def test_a_void_audit_is_never_sound():
     assert v.label == CLEAN_UNAUDITED != SOUND
     assert "Audit failed" in v.justification and "no witness against it" not in v.justification
     assert any(line.startswith("audit failed:") for line in v.evidence)
+
+
+def test_the_missing_code_rule_reads_the_trials_own_exception_not_object_reprs():
+    """Issue 36.4: the flask upper-case prediction raised its own ValueError; pytest printed a
+    half-built Blueprint whose repr raised AttributeError. That is not missing code."""
+    from testjack_tui.engine.explanations import missing_surface
+
+    repr_noise = ("E       ValueError: 'name' may not contain upper-case letters\n"
+                  "E        +  where <[AttributeError(\"'Blueprint' object has no attribute 'name'\") "
+                  "raised in repr()] Blueprint object at 0x7f> = Blueprint('Admin', 'mod')\n")
+    assert not missing_surface(repr_noise)
+    inline = "E   assert <[AttributeError('x') raised in repr()] Thing object at 0x1> == 3"
+    assert not missing_surface(inline)
+    assert missing_surface("E   AttributeError: module 'calc' has no attribute 'weeks'")
+    assert missing_surface("E   ImportError: cannot import name 'parse_weeks' from 'calc'")
+    v = judge_trial(TRIAL, findings=[finding("failed", repr_noise)], audited=True)
+    assert v.label == INCORRECT_DESPITE_PASS
