@@ -30,6 +30,7 @@ from .probes import materialize_probe
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import (Approver, AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, RoleSet,
                     ReviewVerdict, ToolsFactory, WorldTools)
+from .detectors.ghost import executed_added_lines
 from .failure_kinds import AUDIT_FAILED, cause, never_a_reading, void_audit
 from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
 from .tampering import with_canary_evidence
@@ -458,6 +459,8 @@ class TaskLoop:
             ambiguous = any(is_failing(s) for s in self.runs_by_trial[trial.id].values())
             self._state(trial.id, "ambiguous" if ambiguous else "clean", "audited", audited=True)
         refuted_now = sorted(set(self.refuted_ids()) - before)
+        for tid in refuted_now:
+            await self._tie_by_execution(tid)
         new = shared + new
         env.store.put_round(task.id, round_no, trial.id, "done", [w.record.id for w in new], refuted_now)
         self._emit(RoundFinished(env.session_id, task_id=task.id, round=round_no, trial_id=trial.id,
@@ -538,6 +541,39 @@ class TaskLoop:
         self.env.store.put_witness_run(witness_id, trial_id, self.task.id, status, run_key)
         self._emit(WitnessReplayed(self.env.session_id, task_id=self.task.id, witness_id=witness_id,
                                    trial_id=trial_id, status=status, run_key=run_key))
+
+    async def _tie_by_execution(self, trial_id: str) -> None:
+        """Labels follow execution: for a refuted trial with sniffing or tampering signals, record
+        which of its added lines the refuting witness's run executes (Python: coverage), so a
+        signal on such a line is tied to that witness however the witness imports the code."""
+        evidence = self.evidence.get(trial_id) or self.env.store.get_evidence(trial_id) or {}
+        lines = {(s.get("file"), s.get("line")) for s in evidence.get("signals") or []
+                 if s.get("structural") and s.get("detector") in ("env_sniffing", "harness_tampering")}
+        trial = next((t for t in self.corpus if t.id == trial_id), None)
+        world = self.check.trial_worlds.get(trial_id)
+        if not lines or trial is None or world is None or (self.task.language or "python") != "python":
+            return
+        executed = dict(evidence.get("executed_by_witness") or {})
+        by_id = {w.record.id: w for w in self.witnesses}
+        for wid in self.refuted.get(trial_id, []):
+            w = by_id.get(wid)
+            if w is None or wid in executed:
+                continue
+            try:
+                found = await executed_added_lines(CountedSandbox(self.env.sandbox, self.env.budget), trial,
+                                                   world, {w.candidate.path: w.candidate.source},
+                                                   list(w.candidate.run_ids()))
+            except BudgetExceeded:
+                raise
+            except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
+                self._emit(Log(self.env.session_id, level="warning",
+                               message=f"{trial_id}: coverage of witness {wid} failed: {exc}"))
+                continue
+            if found is not None:
+                executed[wid] = sorted([f, n] for f, n in found if (f, n) in lines)
+        evidence = dict(evidence, executed_by_witness=executed)
+        self.env.store.put_evidence(self.task.id, trial_id, evidence)
+        self.evidence[trial_id] = evidence
 
     def _void_reason(self, trial_id: str) -> str:
         """Why this trial's audit measured nothing (engine/failure_kinds.void_audit), or "": from

@@ -226,6 +226,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                     evidence.to_dict(), proofs.get(trial_id, [])))
             findings: list[FindingInput] = []
             ambiguous: list[FindingInput] = []
+            executed_by = (store.get_evidence(trial_id) or {}).get("executed_by_witness") or {}
             counted: set[str] = set()
             for wid, wr in sorted(runs_of.get(trial_id, {}).items()):
                 w = witnesses.get(wid)
@@ -249,7 +250,9 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                     source_trial=w.get("source_trial"), reviewer_reason=verdict.get("reason", ""),
                     replays=tuple((tid, r["status"], r.get("run_key")) for tid, r in sorted(by_witness.get(wid, {}).items())
                                   if tid in passing_models),
-                    approved_by=(approvals.get(wid) or {}).get("by", "auto"))
+                    approved_by=(approvals.get(wid) or {}).get("by", "auto"),
+                    executed=frozenset((str(p), int(n)) for p, n in
+                                       (executed_by.get(wid) or []) if isinstance(n, int)))
                 # A hang, kill or crash refutes whatever the witness's class (failure_kinds).
                 (ambiguous if w["classification"] == "ambiguous" and not never_a_reading(wr["status"])
                  else findings).append(f)

@@ -77,6 +77,8 @@ class FindingInput:
     approved_by: str = "auto"  # "auto" | "operator"
     agent: dict[str, Any] | None = None  # the audit agent's structured finding for this witness, if any
     replays: tuple[tuple[str, str, str | None], ...] = ()  # (trial, status, run key) per passing trial
+    # (file, line) of the trial's added lines this witness's failing run executed (coverage)
+    executed: frozenset[tuple[str, int]] = frozenset()
 
 
 @dataclass
@@ -246,7 +248,8 @@ def judge_trial(trial: Trial, *, findings: Sequence[FindingInput] = (), ambiguou
     tied_any: list[Signal] = []
     confidences = []
     for i, f in enumerate(findings, 1):
-        tied = [s for s in structural if signal_tied(s, f.source, f.model.message)]
+        tied = [s for s in structural if signal_tied(s, f.source, f.model.message)
+                or (s.file, s.line) in f.executed]  # the failing run executed its line
         tied_any.extend(t for t in tied if t not in tied_any)
         conf = finding_confidence(f)
         confidences.append(conf)

@@ -6,6 +6,7 @@ A ghost line is not a defect by itself; it is where T0 is blind, so where an aud
 """
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import shlex
@@ -146,12 +147,22 @@ def intersect(coverage: dict[str, Any], files: list[FileDiff], workdir: str = "/
 
 
 def coverage_command(test_ids: list[str], added: dict[str, list[int]], workdir: str = "/app",
-                     nonce: str = "") -> str:
-    """Shell for the container: run T0 under branch coverage, print only our added lines' data.
+                     nonce: str = "", files: dict[str, str] | None = None) -> str:
+    """Shell for the container: run T0 (or the tests in `files`, written first: a witness) under
+    branch coverage, print only our added lines' data.
 
     The reduction happens inside the container so the output stays small (exec output is capped).
     """
     begin, end = coverage_markers(nonce)
+    write = ""
+    if files:
+        blob = base64.b64encode(json.dumps(files).encode()).decode()
+        writer = ("import base64,json,os\n"
+                  f"for p,t in json.loads(base64.b64decode({blob!r})).items():\n"
+                  "    d=os.path.dirname(p)\n"
+                  "    d and os.makedirs(d,exist_ok=True)\n"
+                  "    open(p,'w').write(t)\n")
+        write = f"python3 -c {shlex.quote(writer)} && "
     ids = " ".join(shlex.quote(t) for t in test_ids)
     include = ",".join(sorted(added)) or "*"
     script = (
@@ -171,7 +182,7 @@ def coverage_command(test_ids: list[str], added: dict[str, list[int]], workdir: 
         f"print({begin!r});print(json.dumps({{'files':out}}));print({end!r})\n"
     )
     return (
-        f"cd {shlex.quote(workdir)} && "
+        f"cd {shlex.quote(workdir)} && " + write +
         "{ python3 -m coverage --version >/dev/null 2>&1 || { echo 'coverage is not installed' >&2; exit 97; }; } && "
         f"python3 -m coverage run --branch --source=. --data-file=/tmp/tj-cov -m pytest -q -p no:cacheprovider {ids} "
         ">/tmp/tj-pytest.log 2>&1; "
@@ -204,6 +215,27 @@ async def run_coverage(sandbox: SandboxBackend, world: WorldRef, cmd: str, nonce
     why = "timed out" if result.timed_out else f"exit {result.exit_code}"
     err = (result.stderr_head or result.stdout_tail or "").strip().splitlines()[-1:] or [""]
     return None, f"coverage run failed ({why}): {err[0][:200]}"
+
+
+async def executed_added_lines(sandbox: SandboxBackend, trial: Trial, world: WorldRef,
+                               files: dict[str, str], test_ids: list[str]) -> set[tuple[str, int]] | None:
+    """The trial's added Python lines a witness run executes on its world: (file, line) pairs,
+    None when coverage could not measure it. Labels follow execution: a signal is tied to a
+    witness when this run went through its line, however the witness imports the code."""
+    diff = parse_diff(trial.patch)
+    ours = source_files(diff)
+    if not ours:
+        return None
+    workdir = getattr(world, "workdir", None) or "/app"
+    nonce = new_nonce()
+    cmd = coverage_command(test_ids or list(files), {f.path: sorted(f.added_numbers) for f in ours},
+                           workdir, nonce, files=files)
+    data, _why = await run_coverage(sandbox, world, cmd, nonce)
+    if data is None:
+        return None
+    executed = {_norm(name, workdir): set(v.get("executed_lines") or [])
+                for name, v in (data.get("files") or {}).items()}
+    return {(f.path, n) for f in ours for n in f.added_numbers if n in executed.get(f.path, ())}
 
 
 async def collect_ghost_branches(sandbox: SandboxBackend, task: Task, trial: Trial,
