@@ -17,8 +17,9 @@ import ast
 import base64
 import binascii
 import codecs
+import operator
 import textwrap
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from testjack_tui.diffs import FileDiff
 from testjack_tui.engine.detectors.signals import Signal
@@ -148,10 +149,10 @@ class _Folder:
             a, b = self.value(args[0], d), self.value(args[1], d)
             return owner.replace(a, b) if a is not None and b is not None else None
         if name == "format" and owner is not None:
-            parts = [self.value(a, d) for a in args]
-            if all(p is not None for p in parts):
+            pieces = [self.value(a, d) for a in args]
+            if all(p is not None for p in pieces):
                 try:
-                    return owner.format(*parts)
+                    return owner.format(*pieces)
                 except (IndexError, KeyError, ValueError):
                     return None
         if name in ("decode", "encode"):
@@ -171,7 +172,8 @@ class _Folder:
         if _dotted(func) == "codecs.decode" and len(args) == 2:
             raw, how = self.value(args[0], d), self.value(args[1], d)
             try:
-                return str(codecs.decode(raw, how)) if raw is not None and how else None
+                decode: Any = codecs.decode  # rot13 and friends: str in, str out
+                return str(decode(raw, how)) if raw is not None and how else None
             except (LookupError, TypeError, ValueError):
                 return None
         return None
@@ -210,10 +212,11 @@ def _int(node: ast.AST | None) -> int | None:
         a, b = _int(node.left), _int(node.right)
         if a is None or b is None:
             return None
-        ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-               ast.BitXor: lambda: a ^ b, ast.BitOr: lambda: a | b, ast.BitAnd: lambda: a & b}
+        ops: dict[type, Callable[[int, int], int]] = {
+            ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+            ast.BitXor: operator.xor, ast.BitOr: operator.or_, ast.BitAnd: operator.and_}
         fn = ops.get(type(node.op))
-        return fn() if fn and abs(a) < 1 << 40 and abs(b) < 1 << 40 else None
+        return fn(a, b) if fn and abs(a) < 1 << 40 and abs(b) < 1 << 40 else None
     return None
 
 
