@@ -451,7 +451,7 @@ class TaskLoop:
             self._reclassify()
         if trial.id in self.active:
             self.active.remove(trial.id)
-        void = self._void_reason(trial.id) if trial.id not in self.refuted_ids() else ""
+        void = self.void_reason(trial.id) if trial.id not in self.refuted_ids() else ""
         if void:
             # No candidate could run on the reference: nothing was measured, so nothing is certified.
             self._state(trial.id, AUDIT_FAILED, void, audited=False)
@@ -575,12 +575,13 @@ class TaskLoop:
         self.env.store.put_evidence(self.task.id, trial_id, evidence)
         self.evidence[trial_id] = evidence
 
-    def _void_reason(self, trial_id: str) -> str:
-        """Why this trial's audit measured nothing (engine/failure_kinds.void_audit), or "": from
-        the reference runs of its candidates and of the task analysis's."""
+    def void_reason(self, trial_id: str | None = None) -> str:
+        """Why this trial's audit (None: the task's, every candidate) measured nothing
+        (engine/failure_kinds.void_audit), or "": from the reference runs of its candidates and
+        of the task analysis's."""
         found = []
         for v in self.env.store.validations(self.task.id):
-            if v.get("trial_id") not in (trial_id, None) or not v.get("reference"):
+            if (trial_id is not None and v.get("trial_id") not in (trial_id, None)) or not v.get("reference"):
                 continue
             row = self.env.store.get_run(v.get("reference_run") or "") or {}
             messages = "\n".join(str(o.get("message") or "") for o in (row.get("outcomes") or {}).values())
@@ -691,12 +692,12 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
     env.store.set_task_state(task.id, "auditing")
     loop = TaskLoop(env, task, check, selected=chosen)
     await loop.run()
-    states = env.store.trial_states()
-    void = [states[t]["by"] for t in sorted(chosen) if (states.get(t) or {}).get("state") == AUDIT_FAILED]
-    measured = [t for t in chosen if (states.get(t) or {}).get("state") in ("clean", "ambiguous", "refuted")]
-    if void and not measured:
-        env.store.set_task_state(task.id, AUDIT_FAILED, void[0])
-        env.emit(Log(env.session_id, level="error", message=f"{task.id}: audit failed: {void[0]}"))
+    # Every candidate of the task (task analysis, each trial's audit) failed to run on the
+    # reference: the task's audit measured nothing, in either mode.
+    void = loop.void_reason()
+    if void:
+        env.store.set_task_state(task.id, AUDIT_FAILED, void)
+        env.emit(Log(env.session_id, level="error", message=f"{task.id}: audit failed: {void}"))
     else:
         env.store.set_task_state(task.id, "finished")
     return loop

@@ -170,6 +170,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
     verdicts = {v["candidate_id"]: v for v in store.verdicts()}
     trial_checks = store.trial_checks()
     trial_states = store.trial_states()
+    task_states = store.task_states()
     proofs = store.proofs()
     passes_both: dict[str, int] = {}
     for v in validations:
@@ -272,8 +273,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 witnesses_passed=passed,
                 prompt=task.instruction if task is not None else "", t0_run=t0_runs.get(trial_id),
                 vacuous=list(task_sum.vacuous),
-                audit_failed=(trial_states.get(trial_id) or {}).get("by") or ""
-                if (trial_states.get(trial_id) or {}).get("state") == AUDIT_FAILED else "",
+                audit_failed=_audit_failed(trial_states.get(trial_id), task_states.get(task_id)),
                 workdir=task.environment.workdir if task is not None else "/app",
                 checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
             if entry.state == "excluded":
@@ -318,6 +318,15 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         out.scoring = score_against_labels(out, load_labels(Path(labels_path)), corpus)
         out.scoring.labels_file = str(labels_path)
     return out
+
+
+def _audit_failed(trial_state: dict[str, Any] | None, task_state: dict[str, Any] | None) -> str:
+    """Why a trial's (or its task's) audit measured nothing (failure_kinds.AUDIT_FAILED), or ""."""
+    if (trial_state or {}).get("state") == AUDIT_FAILED:
+        return str((trial_state or {}).get("by") or "")
+    if (task_state or {}).get("state") == AUDIT_FAILED:
+        return str((task_state or {}).get("reason") or "")
+    return ""
 
 
 INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this

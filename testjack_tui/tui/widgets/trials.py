@@ -10,10 +10,10 @@ from testjack_tui.tui.text import cell
 STATE_STYLE = {
     "pending": "dim", "active": "cyan", "sampled": "bold magenta", "refuted": "bold red",
     "clean": "green", "ambiguous": "yellow", "not_reproducible": "dim yellow", "excluded": "dim",
-    "unaudited": "dim",
+    "unaudited": "dim", "audit_failed": "bold yellow",
 }
 STATE_TEXT = {"clean": "audited clean", "ambiguous": "ambiguous only",
-              "not_reproducible": "not reproducible"}
+              "not_reproducible": "not reproducible", "audit_failed": "AUDIT FAILED (not sound)"}
 
 
 COLUMNS = (("task", "Task"), ("trial", "Trial"), ("model", "Model"), ("state", "State"),
