@@ -229,9 +229,6 @@ def finish_run(plan: RunPlan, container: Container, result: ExecResult, report: 
     check = None
     canary = plan.canary
     agree = getattr(runner, "agreement", None)
-    import os, sys
-    if os.environ.get("TJ_DEBUG_TRAILER"):
-        print("TRAILER", {k: v for k, v in (report or {}).items() if k != "reports"}, file=sys.stderr)
     channels = judge_channels(outcomes, canary, report, result, agree(reports, result) if agree else [])
     if canary is not None:
         observed = {i: outcomes.pop(i) for i in dict.fromkeys([*canary.ids, *canary.expected])
