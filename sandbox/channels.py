@@ -31,7 +31,7 @@ from typing import Any
 
 from .api import ExecResult, TestOutcome
 from .canaries import Canaries
-from .own_run import CLOCK_SHIFT_DAYS, VARIED_MARK, VARIED_UID, own_status
+from .own_run import CLOCK_SHIFT_DAYS, OWN_TOTAL, VARIED_MARK, VARIED_UID, own_status
 
 CHANNEL_MARK = "channels disagree"  # every problem this module reports starts with it
 ENV_DEPENDENT = "environment-dependent behaviour"
@@ -64,11 +64,21 @@ def own_request(run_files: list[tuple[str, list[str] | None]], canary: Canaries 
             "timeout": timeout, "max": limit, "vary": True, "varied_uid": VARIED_UID}
 
 
+def own_budget(own: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+    """The own-run request with the wall time it may take in all: at most OWN_TOTAL, and no
+    more than what nine tenths of the run's timeout leave after the runner (the wrapper
+    subtracts the runner's time), so our own runs never make a run time out."""
+    return {**own, "total": OWN_TOTAL, "run_timeout": timeout}
+
+
 def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
-                   report: dict[str, Any] | None, result: ExecResult, agreement: list[str]) -> ChannelCheck:
+                   report: dict[str, Any] | None, result: ExecResult, agreement: list[str],
+                   witness_run: bool = True) -> ChannelCheck:
     """The channels of one run read against each other. `outcomes`: the runner's parsed report
     (run ids, canaries included); `report`: the wrapper's trailer (None: no trailer);
-    `agreement`: what the runner found between its exit status, summary and report."""
+    `agreement`: what the runner found between its exit status, summary and report.
+    Survivors count as doubt only in witness runs (`witness_run`): a T0 run's passes decide
+    nothing against the trial, and some runners' workers linger a moment after they exit."""
     check = ChannelCheck()
     if report is None or result.timed_out:
         return check
@@ -79,7 +89,7 @@ def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
             check.proven.append(f"{CHANNEL_MARK}: the report {path.rsplit('/', 1)[-1]} changed after "
                                 "the runner exited")
         survivors = report.get("survivors") or []
-        if survivors:
+        if survivors and witness_run:
             check.doubts.append(f"{CHANNEL_MARK}: {len(survivors)} process(es) the tests started "
                                 f"outlived the runner (killed): {'; '.join(survivors[:3])[:300]}")
     own = report.get("own") or {}

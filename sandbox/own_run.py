@@ -7,7 +7,8 @@ after the runner exited, starts `DRIVER` once per test function as the trial use
 imports the test module the way pytest's default import mode does (the file's first folder
 without `__init__.py` and the repo on sys.path), calls the function and exits 0 (passed),
 1 (an assertion or `pytest.fail`), 2 (any other exception) or 3 (not measured here: the test
-needs fixtures, parameters, is async or skips itself). It reads a fresh nonce from stdin before
+needs fixtures, parameters, is async or skips itself, or a conftest.py on its path has
+autouse fixtures, plugins or run hooks the driver does not run). It reads a fresh nonce from stdin before
 any of the repo's code is imported and prints it with its verdict last: a process that leaves
 early with status 0 (`os._exit(0)` in library code) gives no verdict. The parent reads the exit
 status and the nonce line; the verdict is never computed in pytest's reporting.
@@ -28,6 +29,7 @@ CLOCK_SHIFT_DAYS = 400
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 MAX_OWN = 24  # test functions per run given an own run (a witness file holds a few)
 OWN_TIMEOUT = 30  # seconds per own-run process
+OWN_TOTAL = 90.0  # seconds for all of a run's own runs (the rest are "not measured")
 VARIED_MARK = "[tj-varied-env]"  # outcome key suffix of a witness test's varied replay
 
 DRIVER = r'''
@@ -88,8 +90,22 @@ try:
             _obj = _obj()
             if hasattr(_obj, "setup_method"):
                 _obj.setup_method(getattr(_obj, _parts[-1]))
+    import unittest
+    _owner = getattr(_obj, "__self__", None)
+    if isinstance(_owner, unittest.TestCase):
+        _case = type(_owner)(_parts[-1])
+        _res = unittest.TestResult()
+        _case.run(_res)
+        _done(1 if _res.failures else 2 if _res.errors else 3 if _res.skipped else 0)
     if inspect.iscoroutinefunction(_obj) or inspect.signature(_obj).parameters:
         _done(3)
+    _module = sys.modules[".".join(_mod)]
+    # pytest's xunit-style setup: setup_module([module]), and setup_function([function]) for
+    # module-level tests.
+    for _hook, _arg in (("setup_module", _module), ("setup_function", _obj)):
+        _fn = getattr(_module, _hook, None)
+        if callable(_fn) and (_hook == "setup_module" or len(_parts) == 1):
+            _fn(*([_arg] if inspect.signature(_fn).parameters else []))
     _obj()
 except AssertionError:
     _done(1)

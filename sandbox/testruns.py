@@ -13,7 +13,7 @@ from podman.domain.containers import Container
 
 from .api import ExecResult, TestRun, WorldRef
 from .canaries import Canaries, CanaryCheck, judge, make_canaries, void
-from .channels import ChannelCheck, judge_channels, own_request
+from .channels import ChannelCheck, judge_channels, own_budget, own_request
 from .containers import ClientFactory, get_dir, init_pid, put_files
 from .execs import ExecHandle, Killable, as_user, run_exec
 from .hidden_names import HiddenNames, hide
@@ -69,7 +69,7 @@ class RunPlan:
         return (getattr(self.runner, "inline_command", None) is not None
                 and inline_size({**self.support, **self.candidates}) <= INLINE_LIMIT)
 
-    def inline(self, cpu_seconds: int | None) -> tuple[list[str], dict[str, str], str]:
+    def inline(self, cpu_seconds: int | None, timeout: float | None = None) -> tuple[list[str], dict[str, str], str]:
         """argv, env and trailer mark of the wrapper that writes the inputs, runs the tests (as
         the world's trial user) and writes the reports to stdout."""
         mark = new_mark()
@@ -77,7 +77,7 @@ class RunPlan:
         argv, env = self.runner.inline_command(  # type: ignore[attr-defined]  # inline_ok checked
             self.argv, self.env, encode_files({**self.support, **self.candidates}), mark, self.out_dir,
             restore=restore_argv, cpu_seconds=cpu_seconds, workdir=self.world.workdir,
-            user=self.world.user, **({"own": self.own} if self.own else {}))
+            user=self.world.user, **({"own": own_budget(self.own, timeout)} if self.own else {}))
         return argv, env, mark
 
 
@@ -161,7 +161,7 @@ def run_plan_in(client_factory: ClientFactory, container: Container, plan: RunPl
     report = None
     neutralised: list[str] | None = None
     if inline:
-        run_argv, run_env, mark = plan.inline(cpu_seconds)
+        run_argv, run_env, mark = plan.inline(cpu_seconds, timeout)
         splitter = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
         # The wrapper runs as root (it drops to the trial user for the tests, sandbox/runners/
         # pytest_runner.WRAPPER): the tests can neither signal nor read it.
@@ -229,7 +229,8 @@ def finish_run(plan: RunPlan, container: Container, result: ExecResult, report: 
     check = None
     canary = plan.canary
     agree = getattr(runner, "agreement", None)
-    channels = judge_channels(outcomes, canary, report, result, agree(reports, result) if agree else [])
+    channels = judge_channels(outcomes, canary, report, result, agree(reports, result) if agree else [],
+                              witness_run=plan.restore or plan.own is not None)
     if canary is not None:
         observed = {i: outcomes.pop(i) for i in dict.fromkeys([*canary.ids, *canary.expected])
                     if i in outcomes}
