@@ -73,6 +73,9 @@ def test_survivors_are_doubt_and_a_changed_report_is_proof():
                                                        changed=["/tmp/tj/run-1/junit.xml"]), result(), [])
     assert any("junit.xml changed after the runner exited" in p for p in check.proven)
     assert any("outlived the runner" in p and "77 python3" in p for p in check.doubts)
+    # A T0 run's survivors are killed, not doubt (its passes decide nothing against the trial).
+    t0 = judge_channels(outcomes(), CANARY, trailer(survivors=["77 x"]), result(), [], witness_run=False)
+    assert not t0.doubts
     # A reference world's run (no canaries) is never judged for tampering.
     ref = judge_channels(outcomes(), None, trailer({W: 1}, survivors=["1 x"], changed=["j"]), result(), ["x"])
     assert not ref.proven and not ref.doubts
