@@ -26,10 +26,10 @@ itself, so only a trial whose outcome changes while the reference's does not is 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .api import ExecResult, TestOutcome
+from .api import ExecResult, TestOutcome, TestStatus
 from .canaries import Canaries
 from .own_run import CLOCK_SHIFT_DAYS, OWN_TOTAL, VARIED_MARK, VARIED_UID, own_status
 
@@ -121,10 +121,15 @@ def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
         if node in expected or status in ("passed", "not measured") or not honest_varied:
             continue
         key = node + VARIED_MARK
-        check.varied[key] = TestOutcome(
-            key, "timed_out" if status == "timed out" else "failed" if status == "failed" else "error",
-            f"{ENV_DEPENDENT}: passed in our own run under the usual test environment, {status} "
-            f"in a varied one ({VARIED_ENV})")
+        kind: TestStatus = ("timed_out" if status == "timed out" else "failed" if status == "failed"
+                            else "error")
+        why = (f"{ENV_DEPENDENT}: passed in our own run under the usual test environment, {status} "
+               f"in a varied one ({VARIED_ENV})")
+        check.varied[key] = TestOutcome(key, kind, why)
+        # The test and its file do not pass on this world either.
+        for owner in (node, node.partition("::")[0]):
+            if owner in outcomes and outcomes[owner].status == "passed":
+                check.varied[owner] = replace(outcomes[owner], status=kind, message=why)
     return check
 
 

@@ -86,6 +86,7 @@ def test_varied_replay_failures_become_outcomes_unless_its_canary_fails_too():
                                                        {W: 1, "tests/test_c.py::test_p": 0}), result(), [])
     assert check.varied[W + VARIED_MARK].status == "failed"
     assert ENV_DEPENDENT in check.varied[W + VARIED_MARK].message
+    assert check.varied[W].status == "failed"  # the test itself does not pass on that world
     broken = judge_channels(outcomes(), CANARY, trailer({W: 0, **HONEST_CANARIES},
                                                         {W: 1, "tests/test_c.py::test_p": 2}), result(), [])
     assert not broken.varied  # the varied environment itself is broken: not measured
