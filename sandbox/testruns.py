@@ -106,8 +106,10 @@ def plan_run(world: WorldRef, test_ids: list[str], files: dict[str, str] | None,
         run_ids += canary.ids
     argv, env, support_files = runner.command(run_ids, workdir=world.workdir, out_dir=out_dir)
     own = None
-    if getattr(runner, "own_run", False) and isolate_harness and files:
-        # A witness run: its tests get our own run and the environment-varied replay too.
+    if getattr(runner, "own_run", False) and files and (isolate_harness or world.kind != "model"):
+        # A witness or candidate run (the reference's runs are not isolated: nothing to restore
+        # there): its tests get our own run and the environment-varied replay too, on both
+        # worlds, so a witness that depends on the environment itself never passes the reference.
         own = own_request(_own_targets(run_ids[:len(test_ids)]), canary, DRIVER_PATH, FAKETIME_LIB,
                           OWN_TIMEOUT, MAX_OWN)
         support_files = {**support_files, DRIVER_PATH: DRIVER}
