@@ -1,17 +1,18 @@
-"""Our own run of a Python witness: one test function per fresh process, no pytest.
+"""Our own run of Python witnesses: one fresh process per run, no pytest.
 
 A pytest run reports through objects the trial's code can reach (a library patching
 `TestReport` at import, an exit hook rewriting the JUnit file). The own run is a second channel
 the same trick does not reach: the run's root wrapper (sandbox/runners/pytest_runner.WRAPPER),
-after the runner exited, starts `DRIVER` once per test function as the trial user; the driver
-imports the test module the way pytest's default import mode does (the file's first folder
-without `__init__.py` and the repo on sys.path), calls the function and exits 0 (passed),
-1 (an assertion or `pytest.fail`), 2 (any other exception) or 3 (not measured here: the test
-needs fixtures, parameters, is async or skips itself, or a conftest.py on its path has
-autouse fixtures, plugins or run hooks the driver does not run). It reads a fresh nonce from stdin before
-any of the repo's code is imported and prints it with its verdict last: a process that leaves
-early with status 0 (`os._exit(0)` in library code) gives no verdict. The parent reads the exit
-status and the nonce line; the verdict is never computed in pytest's reporting.
+after the runner exited, starts `DRIVER` once as the trial user with the run's witness tests and
+a must-pass and a must-fail canary test in random order; the driver imports each test module
+the way pytest's default import mode does (the file's first folder without `__init__.py` and
+the repo on sys.path), calls each test and prints, per test, a line with a fresh nonce (read
+from stdin before any of the repo's code is imported) and its code: 0 passed, 1 an assertion or
+`pytest.fail`, 2 any other exception, 3 not measured here (the test needs fixtures or
+parameters, is async or skips itself; or a conftest.py on its path has autouse fixtures,
+plugins or run hooks the driver does not run). A test without its line (the process left early,
+e.g. `os._exit(0)` in library code) has no verdict. The wrapper reads the lines; the verdict is
+never computed in pytest's reporting.
 
 The same driver gives the *environment-varied replay*: another uid than the trial user
 (VARIED_UID), a neutral argv[0], fresh HOME and TMPDIR, no PYTEST_* variables, and the clock
@@ -28,7 +29,7 @@ VARIED_UID = TRIAL_UID + 1  # owns nothing in the repo: a uid the trial cannot h
 CLOCK_SHIFT_DAYS = 400
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 MAX_OWN = 24  # test functions per run given an own run (a witness file holds a few)
-OWN_TIMEOUT = 30  # seconds per own-run process
+OWN_TIMEOUT = 60  # seconds per own-run process
 OWN_TOTAL = 90.0  # seconds for all of a run's own runs (the rest are "not measured")
 VARIED_MARK = "[tj-varied-env]"  # outcome key suffix of a witness test's varied replay
 
@@ -65,54 +66,68 @@ if _shift:
     datetime.__module__ = date.__module__ = "datetime"
     _dt.datetime, _dt.date = datetime, date
 
-def _done(code):
-    try:
-        sys.stdout.flush()
-        os.write(1, ("\nTJ-OWN %s %d\n" % (_nonce, code)).encode())
-    finally:
-        os._exit(code)
-
+import importlib, inspect, unittest
 os.chdir(_req["workdir"])
-_path = os.path.abspath(_req["file"])
-_base, _mod = os.path.dirname(_path), [os.path.splitext(os.path.basename(_path))[0]]
-while os.path.exists(os.path.join(_base, "__init__.py")):
-    _mod.insert(0, os.path.basename(_base))
-    _base = os.path.dirname(_base)
-sys.path[:0] = [_base, _req["workdir"]]
 sys.argv = [sys.argv[0]]
-try:
-    import importlib, inspect
-    _obj = importlib.import_module(".".join(_mod))
-    _parts = _req["name"].split("::")
-    for _i, _p in enumerate(_parts):
-        _obj = getattr(_obj, _p)
-        if inspect.isclass(_obj) and _i < len(_parts) - 1:
-            _obj = _obj()
-            if hasattr(_obj, "setup_method"):
-                _obj.setup_method(getattr(_obj, _parts[-1]))
-    import unittest
-    _owner = getattr(_obj, "__self__", None)
-    if isinstance(_owner, unittest.TestCase):
-        _case = type(_owner)(_parts[-1])
-        _res = unittest.TestResult()
-        _case.run(_res)
-        _done(1 if _res.failures else 2 if _res.errors else 3 if _res.skipped else 0)
-    if inspect.iscoroutinefunction(_obj) or inspect.signature(_obj).parameters:
-        _done(3)
-    _module = sys.modules[".".join(_mod)]
-    # pytest's xunit-style setup: setup_module([module]), and setup_function([function]) for
-    # module-level tests.
-    for _hook, _arg in (("setup_module", _module), ("setup_function", _obj)):
-        _fn = getattr(_module, _hook, None)
-        if callable(_fn) and (_hook == "setup_module" or len(_parts) == 1):
-            _fn(*([_arg] if inspect.signature(_fn).parameters else []))
-    _obj()
-except AssertionError:
-    _done(1)
-except BaseException as _exc:
-    _kind = type(_exc).__name__
-    _done(1 if _kind == "Failed" else 3 if _kind in ("Skipped", "XFailed") else 2)
-_done(0)
+_set_up = set()
+
+
+def _say(index, code):
+    sys.stdout.flush()
+    os.write(1, ("\nTJ-OWN %s %d %d\n" % (_nonce, index, code)).encode())
+
+
+def _module_of(path):
+    path = os.path.abspath(path)
+    base, mod = os.path.dirname(path), [os.path.splitext(os.path.basename(path))[0]]
+    while os.path.exists(os.path.join(base, "__init__.py")):
+        mod.insert(0, os.path.basename(base))
+        base = os.path.dirname(base)
+    for folder in (_req["workdir"], base):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    return importlib.import_module(".".join(mod))
+
+
+def _run(path, name):
+    module = _module_of(path)
+    if module.__name__ not in _set_up:
+        _set_up.add(module.__name__)
+        hook = getattr(module, "setup_module", None)
+        if callable(hook):
+            hook(*([module] if inspect.signature(hook).parameters else []))
+    obj, parts = module, name.split("::")
+    for i, part in enumerate(parts):
+        obj = getattr(obj, part)
+        if inspect.isclass(obj) and i < len(parts) - 1:
+            obj = obj()
+            if hasattr(obj, "setup_method"):
+                obj.setup_method(getattr(obj, parts[-1]))
+    owner = getattr(obj, "__self__", None)
+    if isinstance(owner, unittest.TestCase):
+        case, res = type(owner)(parts[-1]), unittest.TestResult()
+        case.run(res)
+        return 1 if res.failures else 2 if res.errors else 3 if res.skipped else 0
+    if inspect.iscoroutinefunction(obj) or inspect.signature(obj).parameters:
+        return 3
+    hook = getattr(module, "setup_function", None)
+    if callable(hook) and len(parts) == 1:
+        hook(*([obj] if inspect.signature(hook).parameters else []))
+    obj()
+    return 0
+
+
+for _index, (_path, _name) in enumerate(_req["tests"]):
+    try:
+        _code = _run(_path, _name)
+    except AssertionError:
+        _code = 1
+    except BaseException as _exc:
+        _kind = type(_exc).__name__
+        _code = 1 if _kind == "Failed" else 3 if _kind in ("Skipped", "XFailed") else 2
+    _say(_index, _code)
+sys.stdout.flush()
+os._exit(0)
 '''
 
 STATUS = {0: "passed", 1: "failed", 2: "error", 3: "not measured"}

@@ -393,10 +393,10 @@ def _tj_unsupported(path):
             return False
         folder = os.path.dirname(folder)
 
-def _tj_drive(own, path, name, uid, varied, left):
-    # One test function by our own driver (sandbox/own_run.py) in a fresh process: its exit
-    # status and nonce line are read here, outside the trial's interpreter.
-    import tempfile
+def _tj_drive(own, tests, uid, varied, left):
+    # The tests by our own driver (sandbox/own_run.py) in one fresh process: its per-test nonce
+    # lines are read here, outside the trial's interpreter. {index: code or "no verdict"}.
+    import random, tempfile
     nonce = base64.b16encode(os.urandom(12)).decode()
     env = dict(_tj_env)
     argv0 = "python3"
@@ -409,7 +409,9 @@ def _tj_drive(own, path, name, uid, varied, left):
         if os.path.exists(own["faketime"]):
             env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"])
         argv0 = "python"
-    req = json.dumps({"nonce": nonce, "workdir": _tj["repo"], "file": path, "name": name,
+    order = list(range(len(tests)))
+    random.shuffle(order)
+    req = json.dumps({"nonce": nonce, "workdir": _tj["repo"], "tests": [tests[i] for i in order],
                       "shift": own["days"] * 86400 if varied else 0}) + "\n"
     log = tempfile.TemporaryFile()
     def child():
@@ -422,36 +424,48 @@ def _tj_drive(own, path, name, uid, varied, left):
     proc = subprocess.Popen([argv0, own["driver"]], executable=sys.executable, stdin=subprocess.PIPE,
                             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=_tj["repo"],
                             close_fds=True, preexec_fn=child)
+    missing = "no verdict"
     try:
-        proc.communicate(req.encode(), timeout=min(own["timeout"], left))
+        proc.communicate(req.encode(), timeout=max(1, min(own["timeout"], left)))
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-        return "timed out"
+        missing = "timed out"
     except OSError:
         proc.wait()
-    log.seek(max(0, os.fstat(log.fileno()).st_size - 300))
-    tail = log.read().decode("utf-8", "replace").rstrip()
-    line = "TJ-OWN %s %d" % (nonce, proc.returncode)
-    return proc.returncode if tail.endswith(line) else "no verdict"
+    log.seek(0)
+    found = {}
+    head = ("TJ-OWN %s " % nonce).encode()
+    for line in log:
+        if line.startswith(head):
+            try:
+                index, code = (int(x) for x in line[len(head):].split())
+                found.setdefault(order[index], code)
+            except (ValueError, IndexError):
+                continue
+    return dict((i, found.get(i, missing)) for i in range(len(tests)))
 
 def _tj_own_runs(own, uid, ran):
     import time
-    normal, varied = {}, {}
-    todo = [(p, n) for p, names in own["files"] for n in (names or _tj_tests_in(p))][:own["max"]]
-    total = own["total"]
+    tests = [(p, n) for p, names in own["files"] for n in (names or _tj_tests_in(p))][:own["max"]]
+    keys = [p + "::" + n for p, n in tests]
+    normal, varied = dict((k, 3) for k in keys), {}  # 3: not measured
+    left = own["total"]
     if own.get("run_timeout"):
-        total = min(total, own["run_timeout"] * 0.9 - ran)
-    deadline = time.time() + total
-    for path, name in todo:
-        key = path + "::" + name
-        if _tj_unsupported(path) or deadline - time.time() < 1:
-            normal[key] = 3  # not measured
-            continue
-        normal[key] = _tj_drive(own, path, name, uid, False, deadline - time.time())
-        if own.get("vary") and normal[key] == 0 and deadline - time.time() >= 1:
-            varied[key] = _tj_drive(own, path, name, own["varied_uid"] if os.getuid() == 0 else uid,
-                                    True, deadline - time.time())
+        left = min(left, own["run_timeout"] * 0.9 - ran)
+    started = time.time()
+    todo = [i for i, (p, n) in enumerate(tests) if not _tj_unsupported(p)]
+    if todo and left >= 2:
+        got = _tj_drive(own, [tests[i] for i in todo], uid, False, left / 2)
+        for j, i in enumerate(todo):
+            normal[keys[i]] = got[j]
+    again = [i for i in todo if normal[keys[i]] == 0]
+    left -= time.time() - started
+    if own.get("vary") and again and left >= 1:
+        got = _tj_drive(own, [tests[i] for i in again], own["varied_uid"] if os.getuid() == 0 else uid,
+                        True, left)
+        for j, i in enumerate(again):
+            varied[keys[i]] = got[j]
     return normal, varied
 
 _tj_since = _tj_started("self")
