@@ -112,6 +112,9 @@ class TestRun:
     flow: str = "direct"
     reward: float | None = None
     reported: int = 0
+    # Witness runs: each test's result per channel (exit status, report, our own run, the varied
+    # environment), keyed by original id (sandbox/channels.py).
+    channels: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def status(self, test_id: str) -> TestStatus:
         outcome = self.outcomes.get(test_id)

@@ -529,7 +529,7 @@ class Sandbox:
         wrapper and the container's init run as root, so the tests can read neither's
         environment (the trailer's mark)."""
         world = plan.world
-        argv, env, mark = plan.inline(self.limits.cpu_seconds_for(timeout))
+        argv, env, mark = plan.inline(self.limits.cpu_seconds_for(timeout), timeout)
 
         handles: dict[str, ContainerHandle] = {}
 

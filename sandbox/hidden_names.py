@@ -34,7 +34,7 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from .api import TestOutcome
 from .canaries import _camel, _go_package, _name
@@ -110,6 +110,15 @@ class HiddenNames:
     def original_id(self, run_id: str) -> str:
         swap = _swapper(self._words())
         return swap(run_id) if swap else run_id
+
+    def swap_text(self, text: str) -> str:
+        """Text (a problem, a message) with the run's names swapped back."""
+        return self.original_id(text)
+
+    def restore_keys(self, table: dict[str, Any]) -> dict[str, Any]:
+        """A table keyed by run ids, keyed by the original ids."""
+        swap = _swapper(self._words())
+        return {swap(k): v for k, v in table.items()} if swap else dict(table)
 
     def restore(self, outcomes: dict[str, TestOutcome]) -> dict[str, TestOutcome]:
         """Outcomes keyed and worded with the original names. The run's names are fresh random

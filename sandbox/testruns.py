@@ -12,10 +12,12 @@ from typing import Any, Callable
 from podman.domain.containers import Container
 
 from .api import ExecResult, TestRun, WorldRef
-from .canaries import Canaries, judge, make_canaries, void
+from .canaries import Canaries, CanaryCheck, judge, make_canaries, void
+from .channels import ChannelCheck, judge_channels, own_budget, own_request
 from .containers import ClientFactory, get_dir, init_pid, put_files
 from .execs import ExecHandle, Killable, as_user, run_exec
 from .hidden_names import HiddenNames, hide
+from .own_run import DRIVER, DRIVER_PATH, FAKETIME_LIB, MAX_OWN, OWN_TIMEOUT
 from .output import Collector, OutputCollector
 from .prepare_script import RESTORE
 from .runners import get_runner
@@ -59,6 +61,7 @@ class RunPlan:
     support: dict[str, str]  # the runner's own files for this run (absolute paths)
     candidates: dict[str, str]  # the candidate and canary files (absolute paths)
     restore: bool  # restore the tampered harness files first
+    own: dict[str, Any] | None = None  # our own runs of the witness tests (sandbox/own_run.py)
 
     def inline_ok(self) -> bool:
         """Whether the inputs can travel with the command and the reports come back on its
@@ -66,7 +69,7 @@ class RunPlan:
         return (getattr(self.runner, "inline_command", None) is not None
                 and inline_size({**self.support, **self.candidates}) <= INLINE_LIMIT)
 
-    def inline(self, cpu_seconds: int | None) -> tuple[list[str], dict[str, str], str]:
+    def inline(self, cpu_seconds: int | None, timeout: float | None = None) -> tuple[list[str], dict[str, str], str]:
         """argv, env and trailer mark of the wrapper that writes the inputs, runs the tests (as
         the world's trial user) and writes the reports to stdout."""
         mark = new_mark()
@@ -74,7 +77,7 @@ class RunPlan:
         argv, env = self.runner.inline_command(  # type: ignore[attr-defined]  # inline_ok checked
             self.argv, self.env, encode_files({**self.support, **self.candidates}), mark, self.out_dir,
             restore=restore_argv, cpu_seconds=cpu_seconds, workdir=self.world.workdir,
-            user=self.world.user)
+            user=self.world.user, **({"own": own_budget(self.own, timeout)} if self.own else {}))
         return argv, env, mark
 
 
@@ -102,12 +105,35 @@ def plan_run(world: WorldRef, test_ids: list[str], files: dict[str, str] | None,
         run_files.update(canary.files)
         run_ids += canary.ids
     argv, env, support_files = runner.command(run_ids, workdir=world.workdir, out_dir=out_dir)
+    own = None
+    if getattr(runner, "own_run", False) and files and (isolate_harness or world.kind != "model"):
+        # A witness or candidate run (the reference's runs are not isolated: nothing to restore
+        # there): its tests get our own run and the environment-varied replay too, on both
+        # worlds, so a witness that depends on the environment itself never passes the reference.
+        own = own_request(_own_targets(run_ids[:len(test_ids)]), canary, DRIVER_PATH, FAKETIME_LIB,
+                          OWN_TIMEOUT, MAX_OWN)
+        support_files = {**support_files, DRIVER_PATH: DRIVER}
     repo = world.workdir.rstrip("/")
     return RunPlan(world=world, runner=runner, out_dir=out_dir, test_ids=test_ids, run_ids=run_ids,
                    files=dict(files or {}), hidden=hidden, canary=canary, argv=argv, env=env,
                    support=dict(support_files),  # the runner's own files are in the snapshot already
                    candidates={f"{repo}/{p}": text for p, text in run_files.items()},
-                   restore=isolate_harness and bool(world.tampered))
+                   restore=isolate_harness and bool(world.tampered), own=own)
+
+
+def _own_targets(run_ids: list[str]) -> list[tuple[str, list[str] | None]]:
+    """(file, test names or None for all its tests) of the ids our own driver can run: Python
+    files and functions, not parametrized cases."""
+    out: dict[str, list[str] | None] = {}
+    for test_id in run_ids:
+        path, _, name = test_id.partition("::")
+        if not path.endswith(".py") or "[" in name:
+            continue
+        if not name:
+            out[path] = None
+        elif out.get(path, []) is not None:
+            out.setdefault(path, []).append(name)  # type: ignore[union-attr]
+    return list(out.items())
 
 
 def run_tests_in(client_factory: ClientFactory, container: Container, world: WorldRef, test_ids: list[str],
@@ -137,7 +163,7 @@ def run_plan_in(client_factory: ClientFactory, container: Container, plan: RunPl
     report = None
     neutralised: list[str] | None = None
     if inline:
-        run_argv, run_env, mark = plan.inline(cpu_seconds)
+        run_argv, run_env, mark = plan.inline(cpu_seconds, timeout)
         splitter = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
         # The wrapper runs as root (it drops to the trial user for the tests, sandbox/runners/
         # pytest_runner.WRAPPER): the tests can neither signal nor read it.
@@ -204,6 +230,9 @@ def finish_run(plan: RunPlan, container: Container, result: ExecResult, report: 
     outcomes = runner.parse(plan.run_ids, reports, result)
     check = None
     canary = plan.canary
+    agree = getattr(runner, "agreement", None)
+    channels = judge_channels(outcomes, canary, report, result, agree(reports, result) if agree else [],
+                              witness_run=plan.restore or plan.own is not None)
     if canary is not None:
         observed = {i: outcomes.pop(i) for i in dict.fromkeys([*canary.ids, *canary.expected])
                     if i in outcomes}
@@ -212,13 +241,28 @@ def finish_run(plan: RunPlan, container: Container, result: ExecResult, report: 
         stems = tuple(PurePosixPath(p).stem for p in canary.files)
         outcomes = {k: v for k, v in outcomes.items() if not any(s in k for s in stems)}
         channel_cut = inline and report is None and not result.timed_out
-        check = judge(canary, observed, result.timed_out, channel_cut)
-        outcomes = void(outcomes, check)
+        check = with_channels(judge(canary, observed, result.timed_out, channel_cut), channels)
+        outcomes = void({**outcomes, **channels.varied}, check)
+    else:
+        outcomes.update(channels.varied)
     outcomes = plan.hidden.restore(outcomes)
+    table = plan.hidden.restore_keys(channels.table)
     return TestRun(world=plan.world.name, test_ids=plan.test_ids, outcomes=outcomes, exec=result,
                    files=plan.files, neutralised=neutralised or [],
                    canaries=check.verdict if check else "",
-                   tampering=list(check.problems) if check and check.verdict != "ok" else [])
+                   tampering=[plan.hidden.swap_text(p) for p in check.problems]
+                   if check and check.verdict != "ok" else [], channels=table)
+
+
+def with_channels(check: CanaryCheck, channels: ChannelCheck) -> CanaryCheck:
+    """The canaries' verdict with the channels' evidence added: proof makes it "tampered",
+    doubt at least "unverifiable" (sandbox/channels.py)."""
+    if channels.proven:
+        problems = check.problems if check.verdict == "tampered" else []
+        return CanaryCheck("tampered", problems + channels.proven, check.observed)
+    if channels.doubts and check.verdict != "tampered":
+        return CanaryCheck("unverifiable", channels.doubts + check.problems, check.observed)
+    return check
 
 
 def _run(client_factory: ClientFactory, container: Container, handles: list[Killable], argv: list[str],

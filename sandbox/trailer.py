@@ -155,6 +155,11 @@ def _decode(payload: bytes) -> dict[str, Any] | None:
         reports = {str(path): (base64.b64decode(b64, validate=True) if b64 is not None else None)
                    for path, b64 in (data.get("reports") or {}).items()}
         return {"reports": reports, "error": data.get("error"), "restored": data.get("restored"),
-                "restore_failed": data.get("restore_failed")}
+                "restore_failed": data.get("restore_failed"),
+                # What the wrapper saw after the runner exited (sandbox/channels.py).
+                "survivors": [str(s) for s in data.get("survivors") or []],
+                "changed": [str(p) for p in data.get("changed") or []],
+                "own": {str(k): v for k, v in (data.get("own") or {}).items()},
+                "varied": {str(k): v for k, v in (data.get("varied") or {}).items()}}
     except (ValueError, binascii.Error, AttributeError, TypeError):
         return None

@@ -22,7 +22,7 @@ from ..api import ExecResult, TestOutcome, TestStatus, as_status
 from ..canaries import PYTEST
 from ..trial_user import TRIAL_HOME, TRIAL_NAME
 from ..hidden_names import PYTHON
-from .base import OUT_ROOT, aggregate, trim
+from .base import OUT_ROOT, aggregate, report_named, trim
 from ..test_ids import is_pytest_id, junit_to_pytest, pytest_candidates, pytest_to_junit
 from .junit import parse_junit
 
@@ -320,16 +320,172 @@ def _tj_child():
         os.setgid(_tj_owner[1])
         os.setuid(_tj_owner[0])
 
+def _tj_started(pid):
+    # A process's start time in clock ticks (field 22 of /proc/PID/stat).
+    with open("/proc/%s/stat" % pid) as fh:
+        return int(fh.read().rsplit(")", 1)[1].split()[19])
+
+def _tj_zombie(pid):
+    # An exited child not yet reaped by the container's init: it can write nothing.
+    with open("/proc/%s/stat" % pid) as fh:
+        return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+def _tj_survivors(since, uid):
+    # Processes of the tests' uid started after this wrapper that outlived the runner (an exit
+    # hook's double-forked daemon can rewrite the reports later): named, then killed.
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/status" % pid) as fh:
+                real = [l.split()[1] for l in fh if l.startswith("Uid:")][0]
+            if int(real) != uid or _tj_started(pid) < since or _tj_zombie(pid):
+                continue
+            with open("/proc/%s/cmdline" % pid, "rb") as fh:
+                cmd = fh.read(200).replace(b"\0", b" ").decode("utf-8", "replace").strip()
+            os.kill(int(pid), 9)
+            found.append("%s %s" % (pid, cmd))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+def _tj_read_reports():
+    out = {}
+    for path in _tj["reports"]:
+        try:
+            with open(path, "rb") as fh:
+                out[path] = base64.b64encode(fh.read()).decode()
+        except (IOError, OSError):
+            out[path] = None
+    return out
+
+def _tj_tests_in(path):
+    # The test functions of a witness file, read by this (root, isolated) process with ast.
+    import ast
+    try:
+        with open(os.path.join(_tj["repo"], path), "rb") as fh:
+            tree = ast.parse(fh.read())
+    except Exception:
+        return []
+    names, defs = [], (ast.FunctionDef, ast.AsyncFunctionDef)
+    for node in tree.body:
+        if isinstance(node, defs) and node.name.startswith("test"):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            names += [node.name + "::" + f.name for f in node.body
+                      if isinstance(f, defs) and f.name.startswith("test")]
+    return names
+
+def _tj_unsupported(path):
+    # A conftest.py between the repo and the test file with autouse fixtures, plugins or run
+    # hooks does things to the test our driver does not: its tests are not measured there.
+    folder = os.path.dirname(os.path.join(_tj["repo"], path))
+    while True:
+        try:
+            with open(os.path.join(folder, "conftest.py"), "rb") as fh:
+                text = fh.read()
+            if b"autouse" in text or b"pytest_plugins" in text or b"pytest_runtest" in text:
+                return True
+        except (IOError, OSError):
+            pass
+        if folder.rstrip("/") == _tj["repo"].rstrip("/") or folder in ("/", ""):
+            return False
+        folder = os.path.dirname(folder)
+
+def _tj_drive(own, tests, uid, varied, left):
+    # The tests by our own driver (sandbox/own_run.py) in one fresh process: its per-test nonce
+    # lines are read here, outside the trial's interpreter. {index: code or "no verdict"}.
+    import random, tempfile
+    nonce = base64.b16encode(os.urandom(12)).decode()
+    env = dict(_tj_env)
+    argv0 = "python3"
+    if varied:
+        env = dict((k, v) for k, v in env.items() if not k.startswith(("PYTEST", "_PYTEST", "TJ_")))
+        home = tempfile.mkdtemp(prefix="h", dir="/tmp")
+        if os.getuid() == 0:
+            os.chown(home, uid, uid)
+        env.update(HOME=home, TMPDIR=home, USER="tj-other", LOGNAME="tj-other")
+        if os.path.exists(own["faketime"]):
+            env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"])
+        argv0 = "python"
+    order = list(range(len(tests)))
+    random.shuffle(order)
+    req = json.dumps({"nonce": nonce, "workdir": _tj["repo"], "tests": [tests[i] for i in order],
+                      "shift": own["days"] * 86400 if varied else 0}) + "\n"
+    log = tempfile.TemporaryFile()
+    def child():
+        _tj_limit_cpu()
+        ids = (uid, uid) if varied and os.getuid() == 0 else _tj_owner
+        if ids:
+            os.setgroups([])
+            os.setgid(ids[1])
+            os.setuid(ids[0])
+    proc = subprocess.Popen([argv0, own["driver"]], executable=sys.executable, stdin=subprocess.PIPE,
+                            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=_tj["repo"],
+                            close_fds=True, preexec_fn=child)
+    missing = "no verdict"
+    try:
+        proc.communicate(req.encode(), timeout=max(1, min(own["timeout"], left)))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        missing = "timed out"
+    except OSError:
+        proc.wait()
+    log.seek(0)
+    found = {}
+    head = ("TJ-OWN %s " % nonce).encode()
+    for line in log:
+        if line.startswith(head):
+            try:
+                index, code = (int(x) for x in line[len(head):].split())
+                found.setdefault(order[index], code)
+            except (ValueError, IndexError):
+                continue
+    return dict((i, found.get(i, missing)) for i in range(len(tests)))
+
+def _tj_own_runs(own, uid, ran):
+    import time
+    tests = [(p, n) for p, names in own["files"] for n in (names or _tj_tests_in(p))][:own["max"]]
+    keys = [p + "::" + n for p, n in tests]
+    normal, varied = dict((k, 3) for k in keys), {}  # 3: not measured
+    left = own["total"]
+    if own.get("run_timeout"):
+        left = min(left, own["run_timeout"] * 0.9 - ran)
+    started = time.time()
+    todo = [i for i, (p, n) in enumerate(tests) if not _tj_unsupported(p)]
+    if todo and left >= 2:
+        got = _tj_drive(own, [tests[i] for i in todo], uid, False, left / 2)
+        for j, i in enumerate(todo):
+            normal[keys[i]] = got[j]
+    again = [i for i in todo if normal[keys[i]] == 0]
+    left -= time.time() - started
+    if own.get("vary") and again and left >= 1:
+        got = _tj_drive(own, [tests[i] for i in again], own["varied_uid"] if os.getuid() == 0 else uid,
+                        True, left)
+        for j, i in enumerate(again):
+            varied[keys[i]] = got[j]
+    return normal, varied
+
+_tj_since = _tj_started("self")
+import time as _tj_time
+_tj_wall0 = _tj_time.time()
 _tj_code = subprocess.call([sys.executable] + list(_tj["argv"]), env=_tj_env, close_fds=True,
                            cwd=_tj["repo"], preexec_fn=_tj_child)
-_tj_reports = {}
-for _tj_path in _tj["reports"]:
-    try:
-        with open(_tj_path, "rb") as _tj_fh:
-            _tj_reports[_tj_path] = base64.b64encode(_tj_fh.read()).decode()
-    except (IOError, OSError):
-        _tj_reports[_tj_path] = None
-_tj_trailer(_tj["mark"], {"reports": _tj_reports, "restored": _tj_restored, "code": _tj_code})
+# Read the reports as the runner exits, then end every process it left behind and read them
+# again: a report that differs was changed after the runner exited (sandbox/channels.py).
+_tj_reports = _tj_read_reports()
+_tj_uid = _tj_owner[0] if _tj_owner else os.getuid()
+_tj_extra = {"survivors": _tj_survivors(_tj_since, _tj_uid)}
+_tj_again = _tj_read_reports()
+_tj_extra["changed"] = [p for p in _tj["reports"] if _tj_again.get(p) != _tj_reports.get(p)]
+if _tj.get("own"):
+    _tj_extra["own"], _tj_extra["varied"] = _tj_own_runs(_tj["own"], _tj_uid, _tj_time.time() - _tj_wall0)
+    _tj_survivors(_tj_since, _tj_uid)
+    if _tj["own"].get("vary"):
+        _tj_survivors(_tj_since, _tj["own"]["varied_uid"])
+_tj_trailer(_tj["mark"], dict(_tj_extra, reports=_tj_reports, restored=_tj_restored, code=_tj_code))
 sys.exit(128 - _tj_code if _tj_code < 0 else _tj_code)
 """
 
@@ -367,7 +523,8 @@ class PytestRunner:
 
     def inline_command(self, argv: list[str], env: dict[str, str], files_json: str, mark: str,
                        out_dir: str, restore: list[str] | None = None, cpu_seconds: int | None = None,
-                       workdir: str = "/", user: str = "") -> tuple[list[str], dict[str, str]]:
+                       workdir: str = "/", user: str = "", own: dict[str, Any] | None = None
+                       ) -> tuple[list[str], dict[str, str]]:
         """argv and env that run `restore` (argv; its stdout also goes to out_dir/restored.txt),
         write `files_json` (trailer.encode_files) before the run and return the reports as a
         stdout trailer marked `mark` (see sandbox/trailer.py). With `user` ("uid:gid") the
@@ -378,6 +535,8 @@ class PytestRunner:
             spec["user"] = {"id": user, "home": TRIAL_HOME, "name": TRIAL_NAME}
         if restore:
             spec["restore"] = {"argv": list(restore), "log": f"{out_dir}/{RESTORED_LOG}"}
+        if own:
+            spec["own"] = own  # our own runs of the witness tests (sandbox/own_run.py)
         wrap = json.dumps(spec)
         env = {**env, "TJ_WRAP": wrap}
         if files_json != "{}":
@@ -386,6 +545,13 @@ class PytestRunner:
 
     def report_paths(self, out_dir: str) -> list[str]:
         return [f"{out_dir}/junit.xml", f"{out_dir}/progress.jsonl"]
+
+    own_run = True  # witness tests also get our own run without pytest (sandbox/own_run.py)
+
+    def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:
+        """Where pytest's exit status and terminal summary contradict its JUnit report."""
+        from ..channels import pytest_agreement  # channels -> own_run -> runners: not at import
+        return pytest_agreement(report_named(reports, "junit.xml"), result)
 
     def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
               ) -> dict[str, TestOutcome]:

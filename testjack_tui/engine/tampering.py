@@ -14,13 +14,20 @@ if TYPE_CHECKING:
     from .store import SessionStore
 
 CANARY_KIND = "canary_tampering"
+# Unproven tampering evidence: a run's channels could not be made to agree (a process outlived
+# the runner, our own run timed out where the report passed; sandbox/channels.py).
+CHANNEL_DOUBT_KIND = "channel_doubt"
 
 
 def canary_signals(store: SessionStore, trial_id: str) -> list[dict[str, Any]]:
-    """Signal dicts (detectors.signals.Signal.to_dict shape) for the trial's proven tampering."""
+    """Signal dicts (detectors.signals.Signal.to_dict shape) for the trial's proven tampering,
+    and for channel doubts (`channel_doubt_signal`)."""
     out = []
     for check in store.canary_checks(trial_id=trial_id):
         if check["verdict"] != "tampered":
+            doubt = channel_doubt_signal(check)
+            if doubt:
+                out.append(doubt)
             continue
         what = "; ".join(check["problems"]) or "a canary came out wrong"
         out.append({"detector": "harness_tampering", "kind": CANARY_KIND, "file": "", "line": None,
@@ -51,3 +58,16 @@ def with_canary_evidence(store: SessionStore, trial_id: str, data: dict[str, Any
 
 def proven(store: SessionStore, trial_id: str) -> bool:
     return any(c["verdict"] == "tampered" for c in store.canary_checks(trial_id=trial_id))
+
+
+def channel_doubt_signal(check: dict[str, Any]) -> dict[str, Any] | None:
+    """A run whose channels disagreed without proof (sandbox/channels.py): its passes are void
+    and the trial cannot be certified; NOT_REPRODUCIBLE names the reason (engine/verdicts.py)."""
+    from testjack_tui.sandbox.channels import CHANNEL_MARK
+
+    doubts = [p for p in check["problems"] if p.startswith(CHANNEL_MARK)]
+    if check["verdict"] != "unverifiable" or not doubts:
+        return None
+    return {"detector": "harness_tampering", "kind": CHANNEL_DOUBT_KIND, "file": "", "line": None,
+            "excerpt": "", "severity": "high", "structural": False, "related": check["world"],
+            "value": check["key"], "message": f"in a run on {check['world']}: " + "; ".join(doubts)}

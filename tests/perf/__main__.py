@@ -39,6 +39,7 @@ MEASUREMENTS = {
     "9": ("ray backend overhead", "ray_replay"),
     "10": ("real-size repository (full run only)", "real_size"),
     "11": ("Go replay (full run only)", "go_replay"),
+    "12": ("own run and environment-varied replay", "varied_replay"),
 }
 # Names every full table holds (the quick test checks them).
 EXPECTED_PREFIXES = ("1 world start", "2 replay", "3 load+list", "4 UI key->screen lag",
