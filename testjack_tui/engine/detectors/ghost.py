@@ -17,7 +17,7 @@ from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.scope import categorize
-from testjack_tui.engine.detectors.signals import Signal
+from testjack_tui.engine.detectors.signals import Signal, ghost_unmeasured
 
 # Printed around the JSON so it can be found in output that the tests themselves also write to.
 _BEGIN, _END = "@@TJ-COVERAGE-BEGIN@@", "@@TJ-COVERAGE-END@@"
@@ -83,6 +83,8 @@ class GhostReport:
     def to_text(self) -> str:
         if self.error:
             return f"ghost branches unavailable: {self.error}"
+        if not self.added_lines and self.unmeasured_files:
+            return f"ghost branches not measured: {ghost_unmeasured(self.to_dict())}"
         if self.measure.startswith(("statement", "line")):
             lines = [f"{self.executed_lines}/{self.added_lines} added lines with statements "
                      f"({self.added_line_pct}%) ran under T0 ({self.measure})."]
