@@ -175,7 +175,10 @@ def coverage_command(test_ids: list[str], added: dict[str, list[int]], workdir: 
     return (
         f"cd {shlex.quote(workdir)} && "
         "{ python3 -m coverage --version >/dev/null 2>&1 || { echo 'coverage is not installed' >&2; exit 97; }; } && "
-        f"python3 -m coverage run --branch --source=. --data-file=/tmp/tj-cov -m pytest -q -p no:cacheprovider {ids} "
+        # A repo's `addopts = -n auto` would run T0 in xdist workers coverage does not follow:
+        # `-n 0` (after addopts, so it wins) keeps it in this process when xdist is installed.
+        "xdist=$(python3 -c 'import xdist' >/dev/null 2>&1 && echo '-n 0'); "
+        f"python3 -m coverage run --branch --source=. --data-file=/tmp/tj-cov -m pytest -q -p no:cacheprovider $xdist {ids} "
         ">/tmp/tj-pytest.log 2>&1; "
         f"python3 -m coverage json --data-file=/tmp/tj-cov -o /tmp/tj-cov.json --include={shlex.quote(include)} "
         ">/tmp/tj-json.log 2>&1 || { echo 'coverage json failed' >&2; tail -5 /tmp/tj-json.log >&2; tail -20 /tmp/tj-pytest.log >&2; exit 98; }; "
