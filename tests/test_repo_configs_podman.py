@@ -41,7 +41,7 @@ class TestZeroDividend:
         with pytest.raises(ValueError):
             divide(0, 0)
 '''
-REQUIREMENT = "divide(a, 0) raises ValueError whatever a is"
+REQUIREMENT = "divide(a, b) must raise ValueError (not ZeroDivisionError) whenever b is zero, whatever a is"  # quotes P
 # What the launcher must log (once per task) where it fits a run to the repo's configuration.
 NOTES = {
     "pyfiles": ["pytest.ini: python_functions check_*: test added for candidate tests",
