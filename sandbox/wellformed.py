@@ -53,10 +53,10 @@ def id_names(test_id: str) -> set[str]:
 
 def id_file(test_id: str, files: Sequence[str]) -> str:
     """The test file an id names, in any scheme (pytest/JUnit through test_ids.file_of; JS ids
-    start with their file before ` > `, `: ` or `::`)."""
-    for sep in (" > ", ": ", "::"):
+    start with their file before `: `, `::` or ` > `)."""
+    for sep in (": ", "::", " > "):
         head = test_id.split(sep, 1)[0]
-        if head != test_id and "." in head.rsplit("/", 1)[-1] and not head.endswith(".py"):
+        if head != test_id and " " not in head and "." in head.rsplit("/", 1)[-1] and not head.endswith(".py"):
             return head
     return file_of(test_id, files)
 

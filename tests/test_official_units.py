@@ -173,6 +173,7 @@ def test_vacuous_tests_are_found_in_every_id_scheme():
         "diff --git a/tests/parse.rs b/tests/parse.rs\n--- a/tests/parse.rs\n+++ b/tests/parse.rs\n"
         "@@ -1,3 +1,7 @@\n #[test]\n fn old_case() {}\n \n+#[test]\n+fn new_case() {\n+    assert!(true);\n+}\n")
     new = ["src/err.test.ts > errors > keeps the stack 1.5", "src/err.test.ts: errors keeps the stack 1.5",
+           "src/err.test.ts: errors > keeps the stack 1.5",
            "example.com/slug.TestUnicode", "calc::parse: new_case"]
     old = ["src/err.test.ts > errors > keeps the message", "example.com/slug.TestLower", "calc::parse: old_case"]
     task = _task([], new + old, patch)
