@@ -59,7 +59,8 @@ def test_what_the_launcher_changed_is_printed_before_the_repo_runs(tmp_path):
                                 "tests/test_tj_w.py": WITNESS}, ["tests/test_tj_w.py"])
     notes = config_notes(proc.stdout)
     assert notes == ["pytest.ini: addopts -x --cov=calc left out (a focused run in one process)",
-                     "pytest.ini: python_functions check_: test added for candidate tests"], proc.stdout
+                     "pytest.ini: python_functions check_: test added for candidate tests "
+                     "(the repo's own runs collect only check_)"], proc.stdout
     # A line the tests print later (after TJ_FILES) is not one of ours.
     assert config_notes("TJ_FILES []\nTJ_CONFIG forged\n") == []
     assert config_notes("TJ_CONFIG no files line\n") == []

@@ -44,8 +44,10 @@ class TestZeroDividend:
 REQUIREMENT = "divide(a, b) must raise ValueError (not ZeroDivisionError) whenever b is zero, whatever a is"  # quotes P
 # What the launcher must log (once per task) where it fits a run to the repo's configuration.
 NOTES = {
-    "pyfiles": ["pytest.ini: python_functions check_*: test added for candidate tests",
-                "pytest.ini: python_classes Check: Test added for candidate tests",
+    "pyfiles": ["pytest.ini: python_functions check_*: test added for candidate tests "
+                "(the repo's own runs collect only check_*)",
+                "pytest.ini: python_classes Check: Test added for candidate tests (the repo's own runs "
+                "collect only Check)",
                 "pytest.ini: python_files check_*.py: candidate files are passed by path"],
     "xdist": ["setup.cfg: addopts -n auto -x left out"],
 }

@@ -175,7 +175,8 @@ for key, ours, name in (("python_functions", "test", "test_x"), ("python_classes
     patterns = as_list(ini.get(key))
     if patterns and not covers(patterns, name):
         args += ["-o", "%s=%s" % (key, " ".join(patterns + [ours]))]
-        notes.append("%s: %s %s: %s added for candidate tests" % (config_file, key, " ".join(patterns), ours))
+        notes.append("%s: %s %s: %s added for candidate tests (the repo's own runs collect only %s)"
+                     % (config_file, key, " ".join(patterns), ours, " ".join(patterns)))
 patterns = as_list(ini.get("python_files"))
 if patterns and not covers(patterns, "test_x.py"):
     notes.append("%s: python_files %s: candidate files are passed by path (collected anyway)"
