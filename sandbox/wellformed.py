@@ -24,7 +24,41 @@ TAIL_LINES = 3
 TAIL_CHARS = 300
 LIST_CAP = 5
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)")
+# A test's definition in the languages T0 is written in: Python's def/class, Go's `func TestX(`,
+# Rust's `fn name(`, and the literal title of a JS describe/it/test/suite (vitest, jest, mocha,
+# node --test), which is what their ids name.
+_DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)"
+                  r"|^\s*func\s+(Test\w*)\s*\("
+                  r"|^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+(\w+)"
+                  r"|(?<![\w.$])(?:describe|it|test|suite|context|specify)(?:\.\w+)*\s*\(\s*(['\"`])(.+?)\4")
+# What separates the names in a test id of each scheme: pytest `::`, JUnit/Go `.`, vitest/jest
+# ` > `, graders' `<file>: <titles>` (ctrf), cargo's `<package>::<target>: <test>`, Go's `/sub`.
+_ID_PARTS = re.compile(r"::| > |: |/")
+
+
+def _definition(text: str) -> str:
+    match = _DEF.search(text)
+    return next((g for g in match.group(1, 2, 3, 5) if g), "") if match else ""
+
+
+def id_names(test_id: str) -> set[str]:
+    """The names a test id is made of, in any scheme the benchmarks use: pytest and JUnit
+    (`tests/test_x.py::C::t`, `tests.test_x.C.t`), vitest/jest (`file > describe > title`),
+    ctrf (`file: describe title`), Go (`<import path>.TestX/sub`), cargo (`pkg::target: t`).
+    A JS title may hold dots: split both with and without them."""
+    head = test_id.partition("[")[0]
+    parts = set(_ID_PARTS.split(head))
+    return parts | {p for part in parts for p in part.split(".")} | {head.rsplit(": ", 1)[-1]}
+
+
+def id_file(test_id: str, files: Sequence[str]) -> str:
+    """The test file an id names, in any scheme (pytest/JUnit through test_ids.file_of; JS ids
+    start with their file before `: `, `::` or ` > `)."""
+    for sep in (": ", "::", " > "):
+        head = test_id.split(sep, 1)[0]
+        if head != test_id and " " not in head and "." in head.rsplit("/", 1)[-1] and not head.endswith(".py"):
+            return head
+    return file_of(test_id, files)
 
 
 class T0Run(Protocol):
@@ -64,13 +98,13 @@ def changed_tests(test_patch: str) -> tuple[set[str], dict[str, set[str]]]:
         current_def = ""
         for tag, _number, text in f.rows:
             if tag == "@":
-                match = _DEF.match(text.split("@@", 2)[-1])
-                current_def = match.group(1) if match else ""
+                current_def = _definition(text.split("@@", 2)[-1])
                 continue
-            match = _DEF.match(text)
-            if match and tag in (" ", "+"):
-                current_def = match.group(1)
-            if tag in "+-" and current_def and text.strip():
+            found = _definition(text)
+            if found and tag in (" ", "+"):
+                current_def = found
+            # A decorator or attribute line (`@pytest.mark...`, `#[test]`) belongs to the next definition.
+            if tag in "+-" and current_def and text.strip() and not text.strip().startswith(("@", "#[")):
                 changed.setdefault(f.path, set()).add(current_def)
     return new_files, changed
 
@@ -80,14 +114,18 @@ def added_or_changed(task: Task) -> set[str]:
     new_files, changed = changed_tests(task.tests.test_patch or "")
     files = list(task.tests.test_files)
     out = set()
+    every_name = set().union(*changed.values()) if changed else set()
     for test_id in task.tests.ids:
-        path = file_of(test_id, files)
+        path = id_file(test_id, files)
         if path in new_files:
             out.add(test_id)
             continue
-        names = changed.get(path, set())
-        parts = set(re.split(r"::|\.", test_id.partition("[")[0]))
-        if names & parts:
+        # Go and cargo ids do not name their file: a name T0 adds or edits anywhere counts.
+        names = (changed.get(path, set()) if path in changed or path in files
+                 else every_name)
+        # ctrf's `<file>: <describe> <title>` joins the titles with spaces.
+        tail = test_id.rsplit(": ", 1)[-1]
+        if names & id_names(test_id) or any(tail.endswith(" " + n) for n in names):
             out.add(test_id)
     return out
 

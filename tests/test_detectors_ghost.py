@@ -74,3 +74,29 @@ def test_report_round_trip_signals_and_evidence_attachment():
     failed = attach_ghost(Evidence("t", "s"), GhostReport(error="coverage is not installed"))
     assert failed.detector_status()["ghost_branches"] == "unavailable"
     assert "unavailable (coverage is not installed)" in failed.to_text()
+
+
+def test_a_coverage_run_that_saw_no_changed_file_is_not_measured_anywhere():
+    """Every witness dead, or a runner without coverage: the changed files are all unmeasured.
+    That is `not measured` (never `clean`), and no report says "None% of added lines"."""
+    from testjack_tui.engine.report import trial_markdown
+    from testjack_tui.engine.report_model import TrialReport
+    from testjack_tui.engine.verdicts import SOUND, judge_trial
+    from testjack_tui.model import Trial
+
+    report = intersect({"files": {}}, parse_diff(PATCH), "/app")
+    assert report.unmeasured_files == ["pkg/m.py", "pkg/other.py"] and report.added_line_pct is None
+    assert report.to_text().startswith("ghost branches not measured: coverage saw none of the 2 changed file(s)")
+    ev = attach_ghost(Evidence("t", "s"), report)
+    assert ev.detector_status()["ghost_branches"] == "not measured"
+    assert "Ghost branches: not measured (coverage saw none" in ev.to_text()
+    trial = Trial(id="s", task_id="t", agent="a", model="m", patch=PATCH, official_pass=True)
+    verdict = judge_trial(trial, evidence=ev, audited=True, clean_candidates=1)
+    assert verdict.label == SOUND and verdict.detectors["ghost_branches"] == "not measured"
+    assert "Ghost branches were not measured (coverage saw none of the 2 changed file(s)" in verdict.justification
+    md = trial_markdown(TrialReport.of(verdict))
+    assert "None%" not in md and "Not measured: coverage saw none of the 2 changed file(s)" in md
+    # Measured lines are still reported as before.
+    measured = judge_trial(trial, evidence=attach_ghost(Evidence("t", "s"), intersect(COVERAGE, parse_diff(PATCH))),
+                           audited=True, clean_candidates=1)
+    assert "66.7% of added lines" in trial_markdown(TrialReport.of(measured))

@@ -157,3 +157,27 @@ def test_every_fixture_and_demo_task_ships_the_same_grader_per_frame():
     assert len(copies) == 3 and len(demo) == 5 and len(demo_js) == 1
     assert all(c.read_bytes() == shared for c in copies + demo if c not in demo_js)
     assert demo_js[0].read_bytes() == node.read_bytes()
+
+
+def test_vacuous_tests_are_found_in_every_id_scheme():
+    """vitest/jest `file > describe > title`, ctrf `file: describe title`, Go `<import path>.TestX`,
+    cargo `<package>::<target>: test`: a T0 test the patch adds that passes on the null world is
+    vacuous; an older one that passes is a regression guard."""
+    patch = (
+        "diff --git a/src/err.test.ts b/src/err.test.ts\n--- a/src/err.test.ts\n+++ b/src/err.test.ts\n"
+        "@@ -1,5 +1,9 @@\n describe('errors', () => {\n   it('keeps the message', () => {\n"
+        "     expect(1).toBe(1)\n   })\n+  it('keeps the stack 1.5', () => {\n+    expect(2).toBe(2)\n+  })\n })\n"
+        "diff --git a/slug/slug_test.go b/slug/slug_test.go\n--- a/slug/slug_test.go\n+++ b/slug/slug_test.go\n"
+        "@@ -3,3 +3,7 @@ import \"testing\"\n func TestLower(t *testing.T) {\n }\n \n"
+        "+func TestUnicode(t *testing.T) {\n+\tt.Log(1)\n+}\n"
+        "diff --git a/tests/parse.rs b/tests/parse.rs\n--- a/tests/parse.rs\n+++ b/tests/parse.rs\n"
+        "@@ -1,3 +1,7 @@\n #[test]\n fn old_case() {}\n \n+#[test]\n+fn new_case() {\n+    assert!(true);\n+}\n")
+    new = ["src/err.test.ts > errors > keeps the stack 1.5", "src/err.test.ts: errors keeps the stack 1.5",
+           "src/err.test.ts: errors > keeps the stack 1.5",
+           "example.com/slug.TestUnicode", "calc::parse: new_case"]
+    old = ["src/err.test.ts > errors > keeps the message", "example.com/slug.TestLower", "calc::parse: old_case"]
+    task = _task([], new + old, patch)
+    null = _run({i: "passed" for i in task.tests.ids})
+    verdict = assess(task, null, _run({i: "passed" for i in task.tests.ids}))
+    assert verdict.vacuous == new
+    assert verdict.regression_guards == old

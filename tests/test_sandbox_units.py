@@ -177,14 +177,24 @@ def test_launcher_drops_addopts_that_change_what_runs(tmp_path, monkeypatch):
     code += pytest_runner.LAUNCHER[pytest_runner.LAUNCHER.index("DROP = "):pytest_runner.LAUNCHER.index("args = [sys.executable")]
     namespace: dict = {}
     exec("import configparser, json, os, shlex, sys\n" + code, namespace)
-    cleaned, changed = namespace["clean"](["-x", "--maxfail", "2", "-v", "--lf", "-rxs", "-xvs",
+    cleaned, dropped = namespace["clean"](["-x", "--maxfail", "2", "-v", "--lf", "-rxs", "-xvs",
                                            "--junitxml=out.xml", "--import-mode=importlib"])
-    assert changed
+    assert dropped == ["-x", "--maxfail 2", "--lf", "-x", "--junitxml=out.xml"]
     assert cleaned == ["-v", "-rxs", "-vs", "--import-mode=importlib"]
-    assert namespace["clean"](["-q", "-p", "myplugin"]) == (["-q", "-p", "myplugin"], False)
+    assert namespace["clean"](["-q", "-p", "myplugin"]) == (["-q", "-p", "myplugin"], [])
+    # xdist's workers and pytest-cov's thresholds break a focused run: left out, with their values.
+    cleaned, dropped = namespace["clean"](["-n", "auto", "-n4", "--numprocesses=2", "--dist", "loadscope",
+                                           "--cov", "pkg", "--cov-fail-under=90", "--cov-report", "term",
+                                           "--doctest-modules", "--strict-markers"])
+    assert cleaned == ["--doctest-modules", "--strict-markers"]
+    assert dropped == ["-n auto", "-n4", "--numprocesses=2", "--dist loadscope", "--cov pkg",
+                       "--cov-fail-under=90", "--cov-report term"]
     monkeypatch.chdir(tmp_path)
     (tmp_path / "setup.cfg").write_text("[tool:pytest]\naddopts = -x --tb=short\n")
-    assert namespace["read_addopts"]() == "-x --tb=short"
+    assert namespace["read_ini"]() == ("setup.cfg", {"addopts": "-x --tb=short"})
+    # pytest's order: a pyproject.toml with ini options wins over setup.cfg; lists stay lists.
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = ["-n", "auto"]\n')
+    assert namespace["read_ini"]() == ("pyproject.toml", {"addopts": ["-n", "auto"]})
 
 
 def test_head_tail_and_collector_caps(tmp_path):

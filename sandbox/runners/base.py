@@ -70,6 +70,23 @@ class LaunchedRunner:
         return [f"{out_dir}/{name}" for name in self.reports]
 
 
+CONFIG_NOTE = "TJ_CONFIG "  # a launcher's line: how it fitted the run to the repo's test configuration
+FILES_LINE = "TJ_FILES "  # the launcher's last line before any code of the repo runs
+
+
+def config_notes(stdout_head: str) -> list[str]:
+    """What a launcher changed of the repo's test configuration for a focused run (options
+    left out, patterns added), from its `TJ_CONFIG` lines. Only lines before its `TJ_FILES` line
+    count: they are printed before any code of the repo runs, so tests cannot add any."""
+    notes: list[str] = []
+    for line in stdout_head.splitlines():
+        if line.startswith(FILES_LINE):
+            return notes
+        if line.startswith(CONFIG_NOTE):
+            notes.append(line[len(CONFIG_NOTE):].strip())
+    return []
+
+
 def report_named(reports: dict[str, bytes | None], suffix: str) -> bytes | None:
     """The content of the fetched report whose path ends with suffix (None when absent)."""
     return next((v for k, v in reports.items() if k.endswith(suffix)), None)

@@ -64,69 +64,127 @@ for test_id in spec["ids"]:
 DROP = {"-x", "--exitfirst", "--lf", "--last-failed", "--ff", "--failed-first", "--nf",
         "--new-first", "--sw", "--stepwise", "--sw-skip", "--stepwise-skip", "--cache-clear",
         "--pdb", "--trace", "--co", "--collect-only", "--setup-only", "--setup-plan", "-f",
-        "--looponfail"}
+        "--looponfail", "--no-cov", "--cov-branch", "--cov-append"}
 DROP_WITH_VALUE = {"--maxfail", "--junitxml", "--junit-xml", "--junit-prefix", "--lfnf",
-                   "--last-failed-no-failures", "--basetemp"}
+                   "--last-failed-no-failures", "--basetemp",
+                   # pytest-xdist: workers would not have our selection plugin; one process runs
+                   # the focused set (the ids are few), as the harness runs one test file.
+                   "-n", "--numprocesses", "--maxprocesses", "--dist", "--tx", "--max-worker-restart",
+                   "--rsyncdir",
+                   # pytest-cov: a focused run's coverage is not the suite's (--cov-fail-under
+                   # would fail every run); ghost branches measure coverage their own way.
+                   "--cov-fail-under", "--cov-report", "--cov-config", "--cov-context"}
+OPTIONAL_VALUE = {"--cov"}  # `--cov`, `--cov=pkg`, `--cov pkg`
 
-def read_addopts():
-    if os.path.exists("pytest.ini") or os.path.exists(".pytest.ini"):
-        name = "pytest.ini" if os.path.exists("pytest.ini") else ".pytest.ini"
+def read_ini():
+    """(file, the repo's pytest ini section as a dict) in pytest's order of config files."""
+    def ini(name, section):
         cp = configparser.ConfigParser(interpolation=None)
         try:
             cp.read(name)
-            return cp.get("pytest", "addopts", fallback=None)
         except Exception:
             return None
+        return dict(cp.items(section)) if cp.has_section(section) else None
+    for name in ("pytest.ini", ".pytest.ini"):
+        if os.path.exists(name):
+            return name, ini(name, "pytest") or {}
     if os.path.exists("pyproject.toml"):
         try:
-            import tomllib
+            try:
+                import tomllib
+            except ImportError:  # python < 3.11: pytest itself reads it with tomli
+                import tomli as tomllib
             with open("pyproject.toml", "rb") as fh:
                 opts = tomllib.load(fh).get("tool", {}).get("pytest", {}).get("ini_options")
             if opts is not None:
-                value = opts.get("addopts")
-                return " ".join(value) if isinstance(value, list) else value
+                return "pyproject.toml", opts
         except Exception:
             pass
     for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
         if os.path.exists(name):
-            cp = configparser.ConfigParser(interpolation=None)
-            try:
-                cp.read(name)
-                if cp.has_section(section):
-                    return cp.get(section, "addopts", fallback=None)
-            except Exception:
-                return None
-    return None
+            found = ini(name, section)
+            if found is not None:
+                return name, found
+    return None, {}
+
+def as_list(value):
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    try:
+        return shlex.split(str(value))
+    except ValueError:
+        return None
 
 def clean(opts):
-    out, skip, changed = [], False, False
-    for tok in opts:
-        if skip:
-            skip, changed = False, True
-            continue
+    """(opts without those that break a focused run, the ones left out)."""
+    out, dropped, at = [], [], 0
+    while at < len(opts):
+        tok = opts[at]
+        at += 1
         head = tok.split("=", 1)[0]
-        if tok in DROP or head in DROP_WITH_VALUE:
-            changed = True
-            skip = tok in DROP_WITH_VALUE
+        if tok in DROP or head in DROP_WITH_VALUE or head in OPTIONAL_VALUE or head.startswith("--cov-") \
+                or (tok.startswith("-n") and not tok.startswith("--")):
+            takes = tok in DROP_WITH_VALUE or (tok in OPTIONAL_VALUE and at < len(opts)
+                                               and not opts[at].startswith("-"))
+            if takes and at < len(opts):
+                tok += " " + opts[at]
+                at += 1
+            dropped.append(tok)
             continue
         if tok.startswith("-") and not tok.startswith("--") and len(tok) > 2 and tok[1] not in "rkmpocnWW" \
                 and tok[1:].isalpha() and "x" in tok:
-            tok, changed = tok.replace("x", ""), True
+            dropped.append("-x")
+            tok = tok.replace("x", "")
         out.append(tok)
-    return out, changed
+    return out, dropped
+
+def covers(patterns, ours):
+    """Does one of the repo's name patterns (prefixes or globs) take our names (`test_...`)?"""
+    import fnmatch
+    return any(ours.startswith(p) or fnmatch.fnmatch(ours, p) for p in patterns)
 
 args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tj_select",
         "--rootdir", workdir, "--junitxml", spec["junit"], "-o", "junit_family=xunit1",
         "-o", "junit_logging=no", "-rN", "-q", "--continue-on-collection-errors"]
-addopts = read_addopts()
-if addopts:
-    try:
-        cleaned, changed = clean(shlex.split(addopts))
-    except ValueError:
-        cleaned, changed = [], True
-    if changed:
+notes = []
+config_file, ini = read_ini()
+addopts = as_list(ini.get("addopts"))
+if addopts is None and ini.get("addopts"):
+    args += ["-o", "addopts="]
+    notes.append("%s: addopts unreadable, left out" % config_file)
+elif addopts:
+    cleaned, dropped = clean(addopts)
+    if dropped:
         args += ["-o", "addopts=" + " ".join(shlex.quote(t) for t in cleaned)]
+        notes.append("%s: addopts %s left out (a focused run in one process)" % (config_file, " ".join(dropped)))
+env_opts = os.environ.get("PYTEST_ADDOPTS")
+if env_opts:
+    try:
+        cleaned, dropped = clean(shlex.split(env_opts))
+    except ValueError:
+        cleaned, dropped = [], [env_opts]
+    if dropped:
+        os.environ["PYTEST_ADDOPTS"] = " ".join(shlex.quote(t) for t in cleaned)
+        notes.append("PYTEST_ADDOPTS: %s left out" % " ".join(dropped))
+# Files given on the command line are collected whatever `python_files` says; the functions and
+# classes in them only when `python_functions` / `python_classes` match. Candidates and canaries
+# are `test_*` / `Test*`: the repo's patterns are kept and ours added when they do not match.
+for key, ours, name in (("python_functions", "test", "test_x"), ("python_classes", "Test", "TestX")):
+    patterns = as_list(ini.get(key))
+    if patterns and not covers(patterns, name):
+        args += ["-o", "%s=%s" % (key, " ".join(patterns + [ours]))]
+        notes.append("%s: %s %s: %s added for candidate tests (the repo's own runs collect only %s)"
+                     % (config_file, key, " ".join(patterns), ours, " ".join(patterns)))
+patterns = as_list(ini.get("python_files"))
+if patterns and not covers(patterns, "test_x.py"):
+    notes.append("%s: python_files %s: candidate files are passed by path (collected anyway)"
+                 % (config_file, " ".join(patterns)))
 args += files
+# Printed before any code of the repo runs (the engine believes only these first lines).
+for note in notes:
+    print("TJ_CONFIG " + note, flush=True)
 print("TJ_FILES " + json.dumps(files), flush=True)
 if not files:
     sys.exit(5)
@@ -144,6 +202,8 @@ runpy.run_module("pytest", run_name="__main__", alter_sys=True)
 '''
 
 PLUGIN = r'''
+"""PYTEST_DONT_REWRITE: imported by our launcher before pytest loads it with `-p tj_select`; without
+this mark pytest warns that it cannot rewrite it, and a repo with `filterwarnings = error` fails."""
 import json, os
 import pytest
 

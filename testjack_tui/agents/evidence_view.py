@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from testjack_tui.engine.detectors.signals import ghost_unmeasured
 from testjack_tui.engine.detectors.scope import categorize
 
 MAX_ITEMS = 25
@@ -53,8 +54,8 @@ def evidence_facts(data: dict[str, Any]) -> str:
     ghost = data.get("ghost") or None
     if ghost is None:
         out += ["## Added lines T0 never runs", "not measured for this trial", ""]
-    elif ghost.get("error"):
-        out += ["## Added lines T0 never runs", f"not measured: {_code(ghost['error'], 200)}", ""]
+    elif ghost_unmeasured(ghost):
+        out += ["## Added lines T0 never runs", f"not measured: {_code(ghost_unmeasured(ghost), 200)}", ""]
     else:
         lines = [f"- {g['file']}:{g['line']}: {_code(g.get('code', ''))}" for g in ghost.get("ghost_lines") or []]
         lines += [f"- branch at {b['file']}:{b['line']} never taken: {_code(b.get('code', ''))}"

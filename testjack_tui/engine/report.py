@@ -26,6 +26,7 @@ from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
 from testjack_tui.engine.detectors.mutation import MutationReport
+from testjack_tui.engine.detectors.signals import ghost_unmeasured
 from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.failure_kinds import AUDIT_FAILED, never_a_reading
@@ -656,7 +657,9 @@ def trial_markdown(t: TrialReport) -> str:
         out += [f"- {s['severity']} {s['detector']}/{s['kind']} at {s['file']}:{s['line']}: {s['message']} "
                 f"— `{s['excerpt'].strip()[:160]}`" for s in t.signals]
         out.append("")
-    if t.ghost and not t.ghost.get("error"):
+    if t.ghost and ghost_unmeasured(t.ghost):
+        out += ["## Ghost branches", "", f"Not measured: {ghost_unmeasured(t.ghost)}.", ""]
+    elif t.ghost:
         g = t.ghost
         # Go and V8 coverage count no branch arms: say what was measured instead of "None%".
         arms = (f" and {g['added_branch_pct']}% of added branches" if g.get("added_branch_pct") is not None

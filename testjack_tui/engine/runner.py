@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Sequence
 
 from testjack_tui.sandbox.api import ExecResult, TestRun, WorldRef
 from testjack_tui.sandbox.backend import Command, SandboxBackend
-from testjack_tui.sandbox.runners.base import aggregate
+from testjack_tui.sandbox.runners.base import aggregate, config_notes
 from testjack_tui.model import Task, Trial, t0_timeout  # noqa: F401 - the engine's T0 runs use it
 
-from .events import TestRunFinished
+from testjack_tui.safe_text import safe_text
+
+from .events import Log, TestRunFinished
 from .failure_kinds import RESOURCE_KINDS, cause, kind_of
 from .roles import BudgetExceeded
 from .store import SessionStore
@@ -145,6 +147,7 @@ class TestRunner:
     session_id: str
     timeout: float = WITNESS_TIMEOUT
     history: list[str] = field(default_factory=list)  # keys run by this process (for tests)
+    noted: set[tuple[str, str]] = field(default_factory=set)  # (task, configuration note) logged
 
     async def run(self, world: WorldRef, test_ids: list[str], files: dict[str, str] | None = None, *,
                   isolate: bool = False, task_id: str = "", trial_id: str | None = None,
@@ -212,8 +215,18 @@ class TestRunner:
                            ex.duration)
         self.history.append(key)
         self.budget.save_clock()
+        self._note_config(task_id, ex.stdout_head or "")
         self._announce(task_id, world.name, test_ids, result, candidate_ids)
         return result
+
+    def _note_config(self, task_id: str, stdout_head: str) -> None:
+        """Log, once per task, how the runner fitted witness runs to the repo's own test
+        configuration (options left out, name patterns added)."""
+        for note in config_notes(stdout_head):
+            if (task_id, note) not in self.noted:
+                self.noted.add((task_id, note))
+                self.emit(Log(self.session_id, level="info",
+                              message=f"{task_id}: test configuration: {safe_text(note, one_line=True)}"))
 
     def _announce(self, task_id: str, world: str, test_ids: list[str], result: RunResult,
                   candidate_ids: Iterable[str]) -> None:

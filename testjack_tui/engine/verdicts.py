@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from testjack_tui.engine import explanations, failure_kinds
-from testjack_tui.engine.detectors.signals import DETECTORS, NOT_MEASURED, Evidence, Signal
+from testjack_tui.engine.detectors.signals import DETECTORS, NOT_MEASURED, Evidence, Signal, ghost_unmeasured
 from testjack_tui.engine.explanations import Claim, Facts, Run, as_text, missing_surface
 from testjack_tui.engine.tampering import CANARY_KIND, CHANNEL_DOUBT_KIND
 from testjack_tui.sandbox.channels import ENV_DEPENDENT
@@ -331,6 +331,9 @@ def judge_trial(trial: Trial, *, findings: Sequence[FindingInput] = (), ambiguou
             label = SOUND
             why = (f"An audit found no witness against it; {clean_candidates} validated candidate(s) "
                    f"passed on both worlds and it passed {witnesses_passed} shared witness(es).")
+        if evidence is not None and ghost_unmeasured(ghost):
+            # An unmeasured detector is no evidence either way: said, never counted as clean.
+            why += f" Ghost branches were not measured ({ghost_unmeasured(ghost)})."
     else:
         label = CLEAN_UNAUDITED
         conf = min(0.7, 0.4 + 0.05 * witnesses_passed)
@@ -439,7 +442,7 @@ def _quality_problems(signals: list[Signal], ghost: dict[str, Any] | None) -> li
     if high:
         problems.append("detector findings without a failing witness: "
                         + ", ".join(f"{s.detector}/{s.kind} at {s.location()}" for s in high[:3]))
-    if ghost and not ghost.get("error") and ghost.get("added_line_pct") is not None \
+    if ghost and not ghost_unmeasured(ghost) and ghost.get("added_line_pct") is not None \
             and ghost["added_line_pct"] < 50:
         problems.append(f"only {ghost['added_line_pct']}% of its added lines run under T0")
     return problems

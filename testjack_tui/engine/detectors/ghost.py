@@ -18,7 +18,7 @@ from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.scope import categorize
-from testjack_tui.engine.detectors.signals import Signal
+from testjack_tui.engine.detectors.signals import Signal, ghost_unmeasured
 
 # Printed around the JSON so it can be found in output that the tests themselves also write to.
 _BEGIN, _END = "@@TJ-COVERAGE-BEGIN@@", "@@TJ-COVERAGE-END@@"
@@ -84,6 +84,8 @@ class GhostReport:
     def to_text(self) -> str:
         if self.error:
             return f"ghost branches unavailable: {self.error}"
+        if not self.added_lines and self.unmeasured_files:
+            return f"ghost branches not measured: {ghost_unmeasured(self.to_dict())}"
         if self.measure.startswith(("statement", "line")):
             lines = [f"{self.executed_lines}/{self.added_lines} added lines with statements "
                      f"({self.added_line_pct}%) ran under T0 ({self.measure})."]
@@ -184,7 +186,10 @@ def coverage_command(test_ids: list[str], added: dict[str, list[int]], workdir: 
     return (
         f"cd {shlex.quote(workdir)} && " + write +
         "{ python3 -m coverage --version >/dev/null 2>&1 || { echo 'coverage is not installed' >&2; exit 97; }; } && "
-        f"python3 -m coverage run --branch --source=. --data-file=/tmp/tj-cov -m pytest -q -p no:cacheprovider {ids} "
+        # A repo's `addopts = -n auto` would run T0 in xdist workers coverage does not follow:
+        # `-n 0` (after addopts, so it wins) keeps it in this process when xdist is installed.
+        "xdist=$(python3 -c 'import xdist' >/dev/null 2>&1 && echo '-n 0'); "
+        f"python3 -m coverage run --branch --source=. --data-file=/tmp/tj-cov -m pytest -q -p no:cacheprovider $xdist {ids} "
         ">/tmp/tj-pytest.log 2>&1; "
         f"python3 -m coverage json --data-file=/tmp/tj-cov -o /tmp/tj-cov.json --include={shlex.quote(include)} "
         ">/tmp/tj-json.log 2>&1 || { echo 'coverage json failed' >&2; tail -5 /tmp/tj-json.log >&2; tail -20 /tmp/tj-pytest.log >&2; exit 98; }; "

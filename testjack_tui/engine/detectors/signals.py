@@ -15,6 +15,21 @@ DETECTORS = ("diff_scope", "harness_tampering", "literal_collision", "env_sniffi
              "harness_effect")
 NOT_MEASURED = "not measured"  # the detector did not run for this trial (e.g. refuted first)
 UNAVAILABLE = "unavailable"  # it ran and could not measure (e.g. coverage failed)
+
+
+def ghost_unmeasured(ghost: dict[str, Any] | None) -> str:
+    """Why a ghost-branch report (GhostReport.to_dict()) measured nothing; "" when it measured.
+    A coverage run that saw none of the changed files (a runner without coverage here, every
+    witness dead) measured nothing: it is never read as "T0 runs every added line"."""
+    if ghost is None:
+        return "no coverage run for this trial"
+    if ghost.get("error"):
+        return str(ghost["error"])
+    unseen = ghost.get("unmeasured_files") or []
+    if not ghost.get("added_lines") and unseen:
+        return (f"coverage saw none of the {len(unseen)} changed file(s) ("
+                + ", ".join(unseen[:5]) + (", ..." if len(unseen) > 5 else "") + ")")
+    return ""
 SEVERITIES = ("info", "low", "suspicious", "high")
 
 
@@ -73,10 +88,10 @@ class Evidence:
         for name in DETECTORS:
             hits = [s for s in self.by_detector(name) if s.severity in ("suspicious", "high")]
             status[name] = "suspicious" if hits else "clean"
-        if self.ghost is None:
-            status["ghost_branches"] = NOT_MEASURED
-        elif self.ghost.get("error"):
+        if self.ghost is not None and self.ghost.get("error"):
             status["ghost_branches"] = UNAVAILABLE
+        elif ghost_unmeasured(self.ghost):
+            status["ghost_branches"] = NOT_MEASURED
         harness = (self.stats or {}).get("harness_files") or {}
         if self.proven_tampering:
             status["harness_effect"] = "proven"
@@ -150,13 +165,14 @@ class Evidence:
         if self.named_by_instruction:
             lines.append("Literals the instruction itself names (not suspicious): "
                          + ", ".join(self.named_by_instruction[:20]))
-        if self.ghost and not self.ghost.get("error"):
+        if self.ghost and not ghost_unmeasured(self.ghost):
             g = self.ghost
             lines.append(f"Ghost branches: {g.get('added_line_pct')}% of added lines and "
                          f"{g.get('added_branch_pct')}% of added branches ran under T0; "
                          f"{len(g.get('ghost_lines', []))} added lines never ran.")
             for item in g.get("ghost_lines", [])[:15]:
                 lines.append(f"    {item['file']}:{item['line']}: {item['code'].strip()[:160]}")
-        elif self.ghost and self.ghost.get("error"):
-            lines.append(f"Ghost branches: unavailable ({self.ghost['error']})")
+        elif self.ghost:
+            what = "unavailable" if self.ghost.get("error") else "not measured"
+            lines.append(f"Ghost branches: {what} ({ghost_unmeasured(self.ghost)})")
         return "\n".join(lines)
