@@ -242,16 +242,19 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
     async with app.run_test(size=(200, 50)) as pilot:
         app.push_screen(screen)
         state = screen.state
-        overruled = None
+        overruled = dropped = None
         for _ in range(400):
             if state.state in ("finished", "failed", "stopped"):
                 break
             if state.pending:
                 rid, request = next(iter(state.pending.items()))
-                # Overrule the first 'invalid' verdict: the operator makes it count.
-                key = "o" if overruled is None and request.label == "invalid" else "a"
-                if key == "o":
-                    overruled = request.candidate_id
+                # Overrule the first 'invalid' verdict (the operator makes it count) and the first
+                # 'valid' one (it does not count: nothing but the decision says so).
+                key = "a"
+                if overruled is None and request.label == "invalid":
+                    key, overruled = "o", request.candidate_id
+                elif dropped is None and request.label == "valid":
+                    key, dropped = "o", request.candidate_id
                 await pilot.press(key)
                 await wait_for(pilot, lambda: rid not in state.pending)
             await pilot.pause(0.05)
@@ -259,7 +262,7 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
         await pilot.press("g")
         await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and bool(app.screen.report))
         report_screen = app.screen
-        assert "1 overrules" in rendered(report_screen.query_one("#report-title", Static))
+        assert "2 overrules" in rendered(report_screen.query_one("#report-title", Static))
         chart = rendered(report_screen.query_one("#report-verdicts", Static))
         counts = report_screen.report.verdict_counts
         assert "INCORRECT_DESPITE_PASS" in chart and "REWARD_HACK" in chart
@@ -287,6 +290,16 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
     assert any(f"{overruled}:overruled" in r["decisions"] for r in rows)
     trial_md = next(p for p in tmp_path.glob("trials/*/*/report.md") if overruled.split(":")[1] in str(p))
     assert "Decision: OVERRULED by the operator (the reviewer said invalid)" in trial_md.read_text()
+    # The overrule that made a valid candidate not count is in its trial's own report too, the
+    # reviewer's label beside the operator's (md, json, csv), and in the export.
+    assert dropped is not None
+    trial_dir = next(p.parent for p in tmp_path.glob("trials/*/*/report.json") if dropped.split(":")[1] in str(p))
+    mine = next(d for d in json.loads((trial_dir / "report.json").read_text())["decisions"]
+                if d["candidate_id"] == dropped)
+    assert mine["decision"] == "overruled" and mine["reviewer_label"] == "valid" and mine["label"] == "invalid"
+    assert f"`{dropped}`: reviewer (fake reviewer) said valid; overruled by operator → invalid" in \
+        (trial_dir / "report.md").read_text()
+    assert any(f"{dropped}:overruled(reviewer valid, stands invalid)" in r["decisions"] for r in rows)
     from testjack_tui.engine.export import plan_export, write_harbor
 
     exports = plan_export(session.id, bench.tasks)
@@ -294,6 +307,10 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
     assert files[overruled].decision["decision"] == "overruled"
     config = json.loads((write_harbor(exports[0], None, tmp_path / "suite") / "config.json").read_text())
     assert any(w["decision"]["decision"] == "overruled" for w in config["testjack"]["witnesses"])
+    task_of_dropped = dropped.split(":")[0]
+    listed = [d for exp in exports if exp.task_id == task_of_dropped for d in exp.decisions]
+    assert any(d["candidate_id"] == dropped and d["decision"] == "overruled" and d["reviewer_label"] == "valid"
+               for d in listed), listed
 
 
 def test_report_row_detail_snapshot_100x30(snap_compare, monkeypatch):

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from testjack_tui.engine.summary import SessionSummary
 
 EXIT = {"finished": 0, "failed": 1, "paused": 3, "stopped": 130}
+EXIT_AWAITING = 4  # finished, but judgements wait for a person (summary.json `awaiting_operator`)
 
 
 # -- rendering ----------------------------------------------------------------------------------
@@ -290,12 +291,43 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
         paths.append(session.write_summary(out))
     print_safe(summary_table(summary), file=printer.out)
     print_safe(f"summary: {paths[-1]}", file=printer.out)
+    for line in prompt_finding_notice(session.store):
+        print_safe(line, file=printer.out)
+    for a in summary.awaiting_operator:
+        case = f" case {a['case']}" if a.get("case") else ""
+        print_safe(f"awaiting the operator: {a['candidate_id']}{case} ({a['task_id']}): {a['label']}: "
+                   f"{_one_block(a.get('why') or '', 200)}", file=printer.out)
     if state == "paused":
         print_safe(f"paused: {session.store.get_meta('state_reason', '')}. Continue with: "
               f"testjack-tui resume {session.id} --budget-... (a raised limit)", file=printer.out)
     elif state in ("stopped", "failed"):
         print_safe(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
+    if state == "finished" and summary.awaiting_operator:
+        print_safe(f"{len(summary.awaiting_operator)} judgement(s) await the operator (exit status "
+                   f"{EXIT_AWAITING}): open the session in the TUI (`testjack-tui open {session.id}`) "
+                   "or answer them in a verdicts file", file=printer.out)
+        return EXIT_AWAITING
     return EXIT.get(state, 1)
+
+
+def prompt_finding_notice(store) -> list[str]:
+    """Once per run: why a witness the operator judged valid refutes nothing, and what to write
+    in the verdicts file if P does state its requirement."""
+    from testjack_tui.engine.approval import judged_valid_but_ambiguous
+
+    found = judged_valid_but_ambiguous(store)
+    if not found:
+        return []
+    out = [f"{len(found)} witness(es) you judged valid became underspecified-prompt findings, not "
+           "refutations: their requirement is implicit (no quote of P accepted) and most models with "
+           "passing trials fail them (rho > 1/2), so P, not the trials, is taken to be at fault:"]
+    for w in found:
+        why = ("said explicit, but its quote is not P's words" if w.get("explicit") and w.get("quote")
+               else "judged implicit" if w.get("quote") else "no quote of P")
+        out.append(f"  {w['id']}: \"{w['requirement']}\" (rho {w.get('rho') or 0:.2f}; {why})")
+    out.append("If P states it, say so in the verdicts file: explicit = true and quote = \"<the words of P>\" "
+               "(or --requirement quoting P); explicit = false keeps it a prompt finding.")
+    return out
 
 
 def _print_agents(agents: dict[str, str]) -> None:

@@ -467,6 +467,8 @@ class LiveSession:
                 c.decision = e.decision
             elif e.by == "operator":
                 c.decision = "approved" if e.counts == (reviewer_label == "valid") else "overruled"
+            elif e.by == "queued":
+                c.decision = "questionable-awaiting"
             else:
                 c.decision = "auto"
             c.reviewer_label = reviewer_label

@@ -236,6 +236,16 @@ class ReportScreen(Screen):
                         line.append_text(untrusted(f"\n  {w.note}", style="dim"))
                     prompts.append(line)
                 witnesses.append(self._witness_block(task_id, w))
+            for u in (report.underspecified_prompts if report is not None else []):
+                if u.task == task_id and u.kind == "open question":
+                    line = Text()
+                    line.append_text(cell(task_id, style="bold"))
+                    line.append_text(untrusted(f"  open question: {u.requirement}\n"))
+                    line.append_text(untrusted("  " + "; ".join(u.said) + "\n", style="dim"))
+                    line.append(f"  differs from the reference on {len(u.fails_on)} trial(s), refutes none; ",
+                                style="dim")
+                    line.append_text(untrusted(f"suggested clarification: {u.clarification}", style="italic"))
+                    prompts.append(line)
         self.query_one("#report-prompts", Static).update(
             Group(*prompts) if prompts else Text("No underspecified prompts found.", style="dim"))
         self.query_one("#report-witnesses", Static).update(
