@@ -404,6 +404,28 @@ async def test_report_compares_the_lightweight_loop_with_per_trial_audit():
     assert build_report(full.id, benchmark=make_benchmark([task], trials)).comparison.recall == c.recall
 
 
+async def test_a_comparison_of_sessions_with_other_inputs_is_refused_unless_forced():
+    from testjack_tui.engine.config import BudgetLimits
+    from testjack_tui.engine.report import build_report, session_markdown
+
+    full, _, _ = build({"mode": "per-trial", "budget": BudgetLimits(test_runs=500)})
+    assert await full.run() == "finished"
+    light, _, _ = build({"rounds": 1, "audit_first": ["a1"], "trials": ["a1", "a2", "a3"]})
+    assert await light.run() == "finished"
+    task, trials, _ = scenario()
+    c = build_report(light.id, benchmark=make_benchmark([task], trials), compare_with=full.id).comparison
+    assert c.refused and len(c.differences) == 2, c.differences
+    assert c.differences[0].startswith("trials differ") and "a4" in c.differences[0]
+    assert c.differences[1] == "budget differs (test_runs: None vs 500)"
+    md = session_markdown(build_report(light.id, benchmark=make_benchmark([task], trials), compare_with=full.id))
+    assert "not compared: trials differ" in md and "Recall of the lightweight loop" not in md
+    forced = build_report(light.id, benchmark=make_benchmark([task], trials), compare_with=full.id,
+                          force_compare=True)
+    md = session_markdown(forced)
+    assert not forced.comparison.refused and "Recall of the lightweight loop" in md
+    assert md.index("Compared although the sessions differ") < md.index("Recall of the lightweight loop")
+
+
 async def test_report_has_a_requirements_checklist_with_coverage_and_witnesses():
     from testjack_tui.engine.report import build_report, session_markdown
 

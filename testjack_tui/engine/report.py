@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
-from testjack_tui.engine.compare import mode_comparison
+from testjack_tui.engine.compare import mode_comparison, refusal_line
 from testjack_tui.engine.requirements import requirements_table
 from testjack_tui.engine import open_questions
 from testjack_tui.engine.approval import decision_record
@@ -136,17 +136,19 @@ def _table_row(name: str, n_all: int, passing: int, refuted: int) -> TableRow:
                     rate_before=_rate(passing, n_all), rate_after=_rate(passing - refuted, n_all))
 
 
-def build_report(session_id: str, benchmark: Benchmark | None = None, compare_with: str | None = None) -> Report:
+def build_report(session_id: str, benchmark: Benchmark | None = None, compare_with: str | None = None,
+                 force_compare: bool = False) -> Report:
     """The session's report. With a finished session of the other mode on the same benchmark
     (found automatically, or `compare_with`), it includes lightweight-vs-per-trial recall and cost."""
     store = _open_store(session_id)
     try:
-        return _build(store, session_id, benchmark, compare_with)
+        return _build(store, session_id, benchmark, compare_with, force_compare)
     finally:
         store.close()
 
 
-def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, compare_with: str | None = None) -> Report:
+def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, compare_with: str | None = None,
+           force_compare: bool = False) -> Report:
     summary = build_summary(store)
     meta = store.all_meta()
     config = meta.get("config", {}) or {}
@@ -322,7 +324,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         tables=tables,
         verdict_counts={label: sum(1 for t in trial_reports if t.label == label) for label in LABELS},
         detectors=_detector_summary(trial_reports),
-        comparison=mode_comparison(session_id, summary, compare_with))
+        comparison=mode_comparison(session_id, summary, compare_with, force_compare))
     labels_path = bench.labels_path if bench is not None else None
     if labels_path and Path(labels_path).exists():
         out.scoring = score_against_labels(out, load_labels(Path(labels_path)), corpus)
@@ -584,10 +586,15 @@ def session_markdown(report: Report) -> str:
             + (", some estimated" if u.estimated else "") + f"); runs (tests and commands, as the budget counts them): {u.test_runs}; "
             f"wall time: {u.seconds} s.", ""]
     c = report.comparison
-    if c is not None:
+    if c is not None and c.refused:
+        out += ["## Lightweight loop against per-trial audit", "", refusal_line(c) + ".", ""]
+    elif c is not None:
         def pct(v: float | None) -> str:
             return "n/a" if v is None else f"{100 * v:.1f}%"
-        out += ["## Lightweight loop against per-trial audit", "",
+        out += ["## Lightweight loop against per-trial audit", ""]
+        if c.differences:
+            out += [f"Compared although the sessions differ (--force): {'; '.join(c.differences)}.", ""]
+        out += [
                 f"Sessions {c.lightweight_session} (lightweight) and {c.per_trial_session} (per-trial), "
                 f"{c.trials} passing trials in both. Recall of the lightweight loop: **{pct(c.recall)}** "
                 f"({c.refuted_lightweight} refuted; {c.refuted_per_trial} by per-trial audit) at "
