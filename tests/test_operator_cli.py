@@ -252,10 +252,21 @@ def test_verdicts_file_answers_the_operator_without_a_terminal(home, witness_fil
 
 def test_verdicts_file_errors_name_the_file_and_entry(tmp_path):
     from testjack_tui.commands.verdicts_file import load_verdicts
+    from testjack_tui.engine.roles import OperatorVerdict
 
     good = tmp_path / "v.json"
     good.write_text(json.dumps({"tests/test_tj_a.py": "valid", "b.py": {"label": "invalid", "note": "off P"}}))
-    assert load_verdicts(good) == {"tests/test_tj_a.py": ("valid", ""), "b.py": ("invalid", "off P")}
+    assert load_verdicts(good) == {"tests/test_tj_a.py": OperatorVerdict("valid"),
+                                   "b.py": OperatorVerdict("invalid", "off P")}
+    whole = tmp_path / "whole.toml"
+    whole.write_text('["a.py"]\nlabel = "valid"\nrequirement = "r"\nexplicit = true\nquote = "the words"\n')
+    assert load_verdicts(whole)["a.py"] == OperatorVerdict("valid", "", "r", True, "the words")
+    for text, where in (('["a.py"]\nlabel = "valid"\nexplicit = true\n', "a.py.quote: explicit = true needs"),
+                        ('["a.py"]\nlabel = "valid"\nexplict = true\n', "a.py.explict: unknown field"),
+                        ('["a.py"]\nlabel = "valid"\nexplicit = "yes"\n', "a.py.explicit: must be true or false")):
+        whole.write_text(text)
+        with pytest.raises(InputError, match=where):
+            load_verdicts(whole)
     bad = tmp_path / "v.toml"
     bad.write_text('["x.py"]\nlabel = "maybe"\n')
     witness = tmp_path / "where.py"
