@@ -512,7 +512,7 @@ class TaskLoop:
         if open_questions.is_open_question(verdict, decision):
             candidate = v.candidate
         else:
-            cases = tuple(c.get("test_id") for c in verdict.cases
+            cases = tuple(str(c["test_id"]) for c in verdict.cases
                           if str(c.get("label", "")).upper() == "QUESTIONABLE" and c.get("test_id"))
             if not cases or verdict.overall != "KEEP_SOME" or decision.by == "operator":
                 return

@@ -59,7 +59,7 @@ def silent_record(task_id: str, trial_id: str, item: dict[str, Any]) -> dict[str
 
 def key_of(record: dict[str, Any]) -> str:
     if record.get("candidate_id"):
-        return PREFIX + record["candidate_id"]
+        return PREFIX + str(record["candidate_id"])
     return PREFIX + f"{record.get('source_trial')}:{record.get('requirement', '')[:80]}"
 
 
