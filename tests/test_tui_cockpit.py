@@ -67,10 +67,18 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is dialog)
+        # The operator's own requirement and quote (a quote that is not P's words is refused).
+        dialog.query_one("#approval-requirement", Input).value = "handles aliases and quoting"
+        dialog.query_one("#approval-quote", Input).value = "it must handle every alias ever"
         # A note, then overrule.
         dialog.query_one("#approval-note", Input).focus()
         await pilot.press(*"reads P too broadly")
         await pilot.press("enter")
+        await pilot.press("o")
+        await pilot.pause(0.2)
+        assert app.screen is dialog and request_id in state.pending
+        dialog.query_one("#approval-quote", Input).value = "It must handle alias and quoting"
+        dialog.query_one("#approval-body").focus()
         await pilot.press("o")
         await wait_for(pilot, lambda: request_id not in state.pending)
         c = state.candidates[request.candidate_id]
@@ -78,6 +86,8 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         stored = session.store.get_approval(request.candidate_id)
         assert stored["decision"] == "overruled" and stored["reviewer_label"] == "valid"
         assert stored["note"] == "reads P too broadly" and stored["by"] == "operator"
+        assert stored["judgement"] == {"requirement": "handles aliases and quoting", "explicit": True,
+                                       "quote": "It must handle alias and quoting"}
         # The candidate detail says overruled, not "approved".
         screen.query_one("#candidate-table", DataTable).focus()
         panel = screen.query_one("#candidates")

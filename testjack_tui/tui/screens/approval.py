@@ -84,7 +84,19 @@ def approval_body(ctx: ApprovalContext, operator_judges: bool) -> Group:
     return Group(head, runs, Text("the candidate test", style="bold"), source)
 
 
-class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
+def operator_fields(ctx: ApprovalContext, requirement: str, quote: str) -> dict[str, Any]:
+    """The operator's own judgement of the requirement, from the dialog's fields: only what they
+    changed from the reviewer's (an emptied quote says implicit; a quote says explicit)."""
+    out: dict[str, Any] = {}
+    if requirement.strip() and requirement.strip() != (ctx.requirement or "").strip():
+        out["requirement"] = requirement.strip()
+    if quote.strip() != (ctx.quote or "").strip():
+        out["explicit"] = bool(quote.strip())
+        out["quote"] = quote.strip()
+    return out
+
+
+class ApprovalScreen(ModalScreen[tuple[str, str, dict[str, Any]] | None]):
     """Approve or overrule one reviewer verdict (with the operator as reviewer: valid / invalid)."""
 
     BINDINGS = [
@@ -116,9 +128,18 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
             with VerticalScroll(id="approval-body"):
                 yield Static(approval_body(self.ctx, self.operator_judges), id="approval-text")
             with Horizontal(classes="form-row"):
-                yield Label("note", classes="note-label")
+                yield Label("note", classes="note-label wide")
                 yield Input(placeholder="why (kept with the decision; optional)", id="approval-note",
                             compact=True)
+            # The whole judgement, as a verdicts file gives it: the requirement, and the words
+            # of P it rests on (explicit) or none (implicit); prefilled with the reviewer's.
+            with Horizontal(classes="form-row"):
+                yield Label("requirement", classes="note-label wide")
+                yield Input(self.ctx.requirement or "", id="approval-requirement", compact=True)
+            with Horizontal(classes="form-row"):
+                yield Label("quote of P", classes="note-label wide")
+                yield Input(self.ctx.quote or "", placeholder="empty: implicit (P does not state it)",
+                            id="approval-quote", compact=True)
             # Compact: at 24 rows the body (the runs and the test) keeps the room.
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Prompt (i)", id="prompt", compact=True)
@@ -154,7 +175,16 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
         self.action_decide(choice)
 
     def action_decide(self, choice: str) -> None:
-        self.dismiss((choice, self.query_one("#approval-note", Input).value.strip()))
+        fields = operator_fields(self.ctx, self.query_one("#approval-requirement", Input).value,
+                                 self.query_one("#approval-quote", Input).value)
+        if fields.get("quote") and self.the_task is not None:
+            from testjack_tui.engine.ambiguity import quote_in_prompt
+
+            if not quote_in_prompt(fields["quote"], getattr(self.the_task, "instruction", "") or ""):
+                self.app.notify("That quote is not P's words: copy it from the prompt (i), or empty it "
+                                "for an implicit requirement.", severity="warning")
+                return
+        self.dismiss((choice, self.query_one("#approval-note", Input).value.strip(), fields))
 
     def action_prompt(self) -> None:
         from testjack_tui.tui.screens.inspect import PromptScreen
