@@ -275,6 +275,12 @@ def test_verdicts_file_errors_name_the_file_and_entry(tmp_path):
                                  "--verdicts", str(bad)])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert "v.toml: x.py.label: must be one of valid, invalid, questionable" in result.output
+    # A quote that is not P's words: refused before any world is built, naming the entry.
+    bad.write_text('["x.py"]\nlabel = "valid"\nexplicit = true\nquote = "metadata is lost on purpose"\n')
+    result = runner.invoke(app, ["audit", str(DEMO), "--agent", "operator", "--candidate", str(witness),
+                                 "--task", TASK, "--verdicts", str(bad)])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "v.toml: x.py.quote: not words of the task prompt (recordset-metadata)" in result.output
 
 
 def test_scripted_agent_on_a_benchmark_without_recordings_fails_in_one_line(tmp_path):

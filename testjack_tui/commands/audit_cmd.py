@@ -401,8 +401,9 @@ def register(app: typer.Typer) -> None:
                                 "(repeatable; with --trial, the trials to check it on first).")] = None,
         verdicts: Annotated[Optional[Path], typer.Option(
             "--verdicts", help="The operator's judgements in advance (TOML/JSON: candidate id, path or "
-                               "file name -> valid/invalid/questionable + note): approvals are answered "
-                               "from FILE, no terminal needed (CI). Unnamed candidates do not count.")] = None,
+                               "file name -> label valid/invalid/questionable, requirement, explicit, quote of P, note): "
+                               "approvals are answered from FILE, no terminal needed (CI). Unnamed "
+                               "candidates do not count.")] = None,
         candidate_path: Annotated[Optional[list[str]], typer.Option(
             "--candidate-path", help="Where --candidate goes in the repo (default tests/test_tj_<name>.py).")] = None,
         requirement: Annotated[Optional[list[str]], typer.Option(
@@ -457,6 +458,11 @@ def register(app: typer.Typer) -> None:
                 raise InputError("audit", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
             bench = load_with_warnings(cfg.benchmark)
+            if table is not None and verdicts is not None:
+                from .verdicts_file import check_quotes
+
+                check_quotes(table.table, Path(verdicts), {tid: t.instruction for tid, t in bench.tasks.items()
+                                                           if not cfg.tasks or tid in cfg.tasks})
             require_recordings(cfg.agents, bench)
             roles = make_roles(cfg.agents, bench)
             _print_agents(cfg.agents)

@@ -71,3 +71,14 @@ def _entry(path: Path, key: str, value: Any) -> OperatorVerdict:
         raise InputError(path, f"{key}.quote", "explicit = true needs the words of P it rests on")
     return OperatorVerdict(label=label, note=value.get("note", ""), requirement=value.get("requirement", "").strip(),
                            explicit=explicit, quote=quote)
+
+
+def check_quotes(table: dict[str, OperatorVerdict], path: Path, prompts: dict[str, str]) -> None:
+    """Every quote must be words of P of one of the audited tasks (the reviewer's quote rule):
+    an explicit judgement resting on words P does not have would silently count as implicit."""
+    from testjack_tui.engine.ambiguity import quote_in_prompt
+
+    for key, v in table.items():
+        if v.quote and not any(quote_in_prompt(v.quote, p) for p in prompts.values()):
+            raise InputError(path, f"{key}.quote", "not words of the task prompt "
+                             f"({', '.join(sorted(prompts)[:3])}): copy them from P (at least 12 characters)")
