@@ -96,6 +96,10 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         detail = rendered(screen.query_one("#candidate-text", Static))
         assert "OVERRULED by the operator (reviewer said valid)" in detail
         assert "reads P too broadly" in detail
+        # The reviewer's word stays above; the operator's own judgement is beside it.
+        assert "reviewer: valid" in detail
+        assert 'operator: requirement handles aliases and quoting; explicit, P says "It must handle alias and ' \
+            'quoting"' in " ".join(detail.split())
 
 
 async def test_counters_come_from_the_store_and_survive_reopening():

@@ -291,7 +291,8 @@ async def approve(env: EngineEnv, candidate: Candidate, verdict: ReviewVerdict, 
                                decision=kind, trial_id=trial_id, judgement=decision.judgement())
     env.emit(ApprovalAnswered(env.session_id, request_id=rid, candidate_id=candidate.id,
                               counts=decision.counts, label=decision.label, by=decision.by,
-                              reviewer_label=verdict.label, decision=kind, note=decision.note))
+                              reviewer_label=verdict.label, decision=kind, note=decision.note,
+                              operator=decision.judgement()))
     return decision
 
 

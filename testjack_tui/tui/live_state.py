@@ -122,6 +122,7 @@ class CandidateView(CandidateFacts):
     reviewer_label: str = ""  # what the reviewer said (the label that stands is `label`)
     note: str = ""
     decided_at: float | None = None
+    operator: dict = field(default_factory=dict)  # the operator's requirement / explicit / quote
     counts: bool | None = None
     witness: bool = False
     runs: list = field(default_factory=list)  # (world, summary)
@@ -473,6 +474,7 @@ class LiveSession:
                 c.decision = "auto"
             c.reviewer_label = reviewer_label
             c.note, c.decided_at = e.note, e.at
+            c.operator = dict(getattr(e, "operator", None) or {})
             c.label = e.label or c.label
         self.dirty |= {APPROVALS, CANDIDATES, STATUS}
 

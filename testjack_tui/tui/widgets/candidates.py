@@ -55,6 +55,14 @@ def decision_text(c: CandidateView) -> Text:
     if c.note:
         text.append("\n  note: ", style="dim")
         text.append_text(untrusted(c.note, style="italic"))
+    said = c.operator or {}
+    if said:  # the operator's own judgement of the requirement, beside the reviewer's above
+        text.append("\n  operator: ", style="dim")
+        if "requirement" in said:
+            text.append_text(untrusted(f"requirement {said['requirement']}; "))
+        if "explicit" in said:
+            text.append_text(untrusted(f'explicit, P says "{said.get("quote", "")}"' if said["explicit"]
+                                       else "implicit (P does not state it)"))
     return text
 
 
