@@ -327,6 +327,29 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
                for d in listed), listed
 
 
+async def test_the_report_screen_names_what_awaits_the_operator_and_the_open_questions():
+    """A reviewer's QUESTIONABLE under --auto-approve with nobody at the TUI: kept as waiting
+    (the title says how many) and, as it discriminates, an open question about P."""
+    from test_engine_loop import scenario
+    from engine_fakes import cand
+    from testjack_tui.tui.screens.report import ReportScreen
+
+    task, trials, _ = scenario()
+    session, _, _ = build({"rounds": 1, "audit_first": ["a2"], "auto_approve": True}, task=task, trials=trials,
+                          chains={"a2": [[cand(task.id, "a2", 1, "alias", label="questionable")]]})
+    assert await session.run() == "finished"
+    bench = session._deps["benchmark"]
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = ReportScreen(session, bench)
+        await pilot.app.push_screen(screen)
+        await wait_for(pilot, lambda: bool(screen.report))
+        assert "1 awaiting the operator" in rendered(screen.query_one("#report-title", Static))
+        prompts = " ".join(rendered(screen.query_one("#report-prompts", Static)).split())
+        assert f"awaiting the operator: {task.id}:a2:1.v1 (questionable)" in prompts
+        assert "open question: handles alias" in prompts and "differs from the reference on 2 trial(s)" in prompts
+
+
 def test_report_row_detail_snapshot_100x30(snap_compare, monkeypatch):
     import asyncio
 
