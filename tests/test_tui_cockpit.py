@@ -8,12 +8,12 @@ import time
 
 from conftest import DEMO
 from rich.console import Console
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, OptionList, Static
 
 from test_engine_loop import build
 from testjack_tui.engine.session import AuditSession
 from testjack_tui.tui.app import TestJackApp
-from testjack_tui.tui.screens.approval import ApprovalScreen
+from testjack_tui.tui.screens.approval import ApprovalScreen, QuotePickScreen
 from testjack_tui.tui.screens.audit import AuditScreen, stored_trial_views, trial_views
 from testjack_tui.tui.screens.inspect import DiffScreen, PromptScreen, diff_view
 
@@ -77,8 +77,16 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         await pilot.press("o")
         await pilot.pause(0.2)
         assert app.screen is dialog and request_id in state.pending
-        dialog.query_one("#approval-quote", Input).value = "It must handle alias and quoting"
+        # The quote picked from P, one sentence at a time.
         dialog.query_one("#approval-body").focus()
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuotePickScreen))
+        picker = app.screen
+        picker.query_one(OptionList).highlighted = picker.sentences.index("It must handle alias and quoting.")
+        picker.query_one(OptionList).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is dialog)
+        assert dialog.query_one("#approval-quote", Input).value == "It must handle alias and quoting."
         await pilot.press("o")
         await wait_for(pilot, lambda: request_id not in state.pending)
         c = state.candidates[request.candidate_id]
@@ -87,7 +95,7 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         assert stored["decision"] == "overruled" and stored["reviewer_label"] == "valid"
         assert stored["note"] == "reads P too broadly" and stored["by"] == "operator"
         assert stored["judgement"] == {"requirement": "handles aliases and quoting", "explicit": True,
-                                       "quote": "It must handle alias and quoting"}
+                                       "quote": "It must handle alias and quoting."}
         # The candidate detail says overruled, not "approved".
         screen.query_one("#candidate-table", DataTable).focus()
         panel = screen.query_one("#candidates")
@@ -99,7 +107,7 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         # The reviewer's word stays above; the operator's own judgement is beside it.
         assert "reviewer: valid" in detail
         assert 'operator: requirement handles aliases and quoting; explicit, P says "It must handle alias and ' \
-            'quoting"' in " ".join(detail.split())
+            'quoting."' in " ".join(detail.split())
 
 
 async def test_counters_come_from_the_store_and_survive_reopening():
