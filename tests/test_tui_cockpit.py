@@ -358,6 +358,35 @@ async def test_the_report_screen_names_what_awaits_the_operator_and_the_open_que
         assert "open question: handles alias" in prompts and "differs from the reference on 2 trial(s)" in prompts
 
 
+async def test_judged_questionable_in_the_dialog_it_is_an_open_question_not_a_refutation():
+    from test_engine_loop import scenario
+    from engine_fakes import cand
+    from testjack_tui.engine import open_questions
+    from testjack_tui.engine.report import build_report
+
+    task, trials, _ = scenario()
+    session, _, _ = build({"rounds": 1, "audit_first": ["a2"], "auto_approve": False}, task=task, trials=trials,
+                          chains={"a2": [[cand(task.id, "a2", 1, "alias")]]})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: bool(screen.state.pending))
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("q")
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+    stored = session.store.get_approval(f"{task.id}:a2:1.v1")
+    assert stored["label"] == "questionable" and not stored["counts"] and stored["reviewer_label"] == "valid"
+    (question,) = open_questions.stored(session.store, task.id)
+    assert question["fails_on"] == ["a1", "a2"] and question["said"][0].startswith("reviewer (fake reviewer): valid")
+    assert question["said"][1].startswith("operator: questionable")
+    report = build_report(session.id, bench)
+    assert not any(t.refuted for t in report.trials)
+    assert [u.kind for u in report.underspecified_prompts] == ["open question"]
+
+
 def test_report_row_detail_snapshot_100x30(snap_compare, monkeypatch):
     import asyncio
 

@@ -4,7 +4,7 @@ The candidate test and the requirement it checks, the reviewer's label, reason a
 prompt, the candidate's run on the reference (it must pass) and on the trial (its failing
 assertion); the prompt and the trial's diff one key away. The operator may also give the
 requirement and the words of P it rests on (`p` picks a sentence of P), as a verdicts file does.
-The answer goes back as ("approve" | "overrule", note, the operator's fields); the screen that
+The answer goes back as ("approve" | "overrule" | "questionable", note, the operator's fields); the screen that
 opened it turns it into a decision through `services.approvals.operator_decision`, as the CLI does.
 """
 from __future__ import annotations
@@ -141,6 +141,7 @@ class ApprovalScreen(ModalScreen[tuple[str, str, dict[str, Any]] | None]):
         Binding("o", "judge('overrule')", "Invalid", id="approval.invalid"),
         Binding("i", "prompt", "Prompt", id="approval.prompt"),
         Binding("p", "pick_quote", "Quote P", id="approval.quote"),
+        Binding("q", "questionable", "Questionable", id="approval.questionable"),
         Binding("d", "diff", "Diff", id="approval.diff"),
         Binding("escape", "cancel", "Later", id="approval.cancel"),
     ]
@@ -187,7 +188,8 @@ class ApprovalScreen(ModalScreen[tuple[str, str, dict[str, Any]] | None]):
         self.query_one("#approval-body").focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if isinstance(self.focused, Input) and action in ("decide", "judge", "prompt", "diff", "pick_quote"):
+        if isinstance(self.focused, Input) and action in ("decide", "judge", "prompt", "diff", "pick_quote",
+                                                           "questionable"):
             return False  # letters belong to the note
         if action in ("decide", "judge"):
             return (action == "judge") == self.operator_judges
@@ -228,6 +230,10 @@ class ApprovalScreen(ModalScreen[tuple[str, str, dict[str, Any]] | None]):
             self.app.push_screen(PromptScreen(self.the_task, highlight=self.ctx.quote))
         else:
             self.app.notify("The prompt is not available: the benchmark is not loaded.", severity="warning")
+
+    def action_questionable(self) -> None:
+        """Neither valid nor invalid: P may not settle it (an open question, never dropped)."""
+        self.action_decide("questionable")
 
     def action_pick_quote(self) -> None:
         if self.the_task is None:
