@@ -15,7 +15,7 @@ from typing import Any, Callable, TYPE_CHECKING
 
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
 from .roles import (ApprovalDecision, ApprovalRequest, Approver, AuditContext, Candidate, OperatorVerdict,
-                    ReviewVerdict, needs_operator)
+                    ReviewVerdict, needs_operator, questionable_cases)
 
 if TYPE_CHECKING:  # the loop imports this module
     from .loop import EngineEnv
@@ -33,6 +33,8 @@ class AutoApprover:
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         verdict = request.verdict
+        if self.queue is not None and questionable_cases(verdict.cases):
+            return await self.queue.decide(request)  # someone is there: the whole candidate is theirs
         if needs_operator(verdict):
             if self.queue is not None:
                 return await self.queue.decide(request)
@@ -125,10 +127,10 @@ def awaiting_operator(store: Any) -> list[dict[str, Any]]:
         review = store.get_audit(base["task_id"], review_key(cid)) or {}
         if review.get("overall") != "KEEP_SOME":
             continue
-        for case in review.get("cases") or ():
-            if str(case.get("label", "")).upper() == "QUESTIONABLE":
-                out.append(base | {"case": case.get("test_id") or "", "label": "questionable",
-                                   "why": case.get("reason") or ""})
+        cases = list(review.get("cases") or ())
+        for test_id in questionable_cases(cases):
+            case = next(c for c in cases if c.get("test_id") == test_id)
+            out.append(base | {"case": test_id, "label": "questionable", "why": case.get("reason") or ""})
     return out
 
 

@@ -29,7 +29,7 @@ from .no_reference import ensure_reference
 from .probes import materialize_probe
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import (Approver, AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, RoleSet,
-                    ReviewVerdict, ToolsFactory, WorldTools)
+                    ReviewVerdict, ToolsFactory, WorldTools, questionable_cases)
 from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
 from .tampering import with_canary_evidence
 from .verdicts import analysis_checklist
@@ -512,8 +512,7 @@ class TaskLoop:
         if open_questions.is_open_question(verdict, decision):
             candidate = v.candidate
         else:
-            cases = tuple(str(c["test_id"]) for c in verdict.cases
-                          if str(c.get("label", "")).upper() == "QUESTIONABLE" and c.get("test_id"))
+            cases = questionable_cases(verdict.cases)
             if not cases or verdict.overall != "KEEP_SOME" or decision.by == "operator":
                 return
             candidate = dataclasses.replace(v.candidate, id=f"{v.candidate.id}~q", test_ids=cases)

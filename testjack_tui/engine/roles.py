@@ -90,6 +90,13 @@ def needs_operator(verdict: "ReviewVerdict") -> bool:
     return verdict.label == "questionable" or verdict.overall == "HUMAN_REVIEW"
 
 
+def questionable_cases(cases: Iterable[dict[str, Any]]) -> tuple[str, ...]:
+    """The test cases a reviewer called QUESTIONABLE (of a KEEP_SOME: the kept ones count, these
+    wait for a person)."""
+    return tuple(str(c["test_id"]) for c in cases
+                 if str(c.get("label", "")).upper() == "QUESTIONABLE" and c.get("test_id"))
+
+
 @dataclass(frozen=True)
 class ApprovalRequest:
     session_id: str
