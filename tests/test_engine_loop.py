@@ -404,6 +404,28 @@ async def test_report_compares_the_lightweight_loop_with_per_trial_audit():
     assert build_report(full.id, benchmark=make_benchmark([task], trials)).comparison.recall == c.recall
 
 
+async def test_a_comparison_of_sessions_with_other_inputs_is_refused_unless_forced():
+    from testjack_tui.engine.config import BudgetLimits
+    from testjack_tui.engine.report import build_report, session_markdown
+
+    full, _, _ = build({"mode": "per-trial", "budget": BudgetLimits(test_runs=500)})
+    assert await full.run() == "finished"
+    light, _, _ = build({"rounds": 1, "audit_first": ["a1"], "trials": ["a1", "a2", "a3"]})
+    assert await light.run() == "finished"
+    task, trials, _ = scenario()
+    c = build_report(light.id, benchmark=make_benchmark([task], trials), compare_with=full.id).comparison
+    assert c.refused and len(c.differences) == 2, c.differences
+    assert c.differences[0].startswith("trials differ") and "a4" in c.differences[0]
+    assert c.differences[1] == "budget differs (test_runs: None vs 500)"
+    md = session_markdown(build_report(light.id, benchmark=make_benchmark([task], trials), compare_with=full.id))
+    assert "not compared: trials differ" in md and "Recall of the lightweight loop" not in md
+    forced = build_report(light.id, benchmark=make_benchmark([task], trials), compare_with=full.id,
+                          force_compare=True)
+    md = session_markdown(forced)
+    assert not forced.comparison.refused and "Recall of the lightweight loop" in md
+    assert md.index("Compared although the sessions differ") < md.index("Recall of the lightweight loop")
+
+
 async def test_report_has_a_requirements_checklist_with_coverage_and_witnesses():
     from testjack_tui.engine.report import build_report, session_markdown
 
@@ -445,3 +467,47 @@ async def test_proven_tampering_is_never_certified():
         assert labels[tid].label == "REWARD_HACK", labels[tid]
         assert "Proven tampering" in labels[tid].justification
     assert labels["ok"].label in ("SOUND", "SOUND_LOW_QUALITY")
+
+
+async def test_a_questionable_discriminating_test_is_an_open_question_about_p_refuting_nothing():
+    """Issue 35.1/35.3 through the engine: the reviewer (the model's seat) judges a test that
+    fails on a2 questionable, and the audit says P is silent on a point; both reach the report's
+    underspecified-prompt findings, the test is replayed over every passing trial, and nothing
+    is refuted by it."""
+    import dataclasses
+
+    from testjack_tui.engine import open_questions
+    from testjack_tui.engine.report import build_report, session_csv, session_markdown, trial_markdown
+
+    task, trials, _ = scenario()
+    chains = {"a2": [[cand(T, "a2", 1, "alias", label="questionable")]]}
+    session, _, roles = build({"rounds": 1, "audit_first": ["a2"], "auto_approve": True},
+                              task=task, trials=trials, chains=chains)
+    plain_audit = roles.audit.audit
+
+    async def audit_saying_p_is_silent(ctx):
+        outcome = await plain_audit(ctx)
+        return dataclasses.replace(outcome, prompt_silent=[
+            {"on": "whether aliases are case-sensitive", "why": "P names aliases but not their case"}])
+
+    roles.audit.audit = audit_saying_p_is_silent
+    assert await session.run() == "finished"
+    summary = session.summary()
+    assert "refuted" not in states(summary).values()
+    stored = {q["requirement"]: q for q in open_questions.stored(session.store, T)}
+    question = stored["handles alias"]
+    assert question["fails_on"] == ["a1", "a2"]  # replayed over every passing trial, as for rho
+    assert set(question["passes_on"]) >= {"a3", "a4", "a5"}
+    assert question["said"] == ['reviewer (fake reviewer): questionable: "scripted questionable"']
+    assert stored["whether aliases are case-sensitive"]["said"][0].startswith("audit agent: P is silent")
+    # The reviewer's questionable waits for a person, and says so in the summary.
+    assert [a["candidate_id"] for a in summary.awaiting_operator] == [f"{T}:a2:1.v1"]
+    report = build_report(session.id, benchmark=make_benchmark([task], trials))
+    kinds = {(u.kind, u.requirement) for u in report.underspecified_prompts}
+    assert kinds == {("open question", "handles alias"), ("open question", "whether aliases are case-sensitive")}
+    md = session_markdown(report)
+    assert "open question" in md.split("## Underspecified prompts")[1] and "| 1 / 1 |" in md
+    a1 = next(t for t in report.trials if t.trial_id == "a1")
+    assert not a1.refuted and a1.open_questions[0]["requirement"] == "handles alias"
+    assert "## Open questions about P" in trial_markdown(a1)
+    assert "handles alias" in next(r for r in session_csv(report).splitlines() if r.startswith(f"{T},a1,"))

@@ -42,14 +42,14 @@ class CaseSandbox(FakeSandbox):
 class StructuredReviewer:
     label = "structured reviewer"
 
-    def __init__(self, overall: str, label: str = "valid"):
-        self.overall, self.label_given = overall, label
+    def __init__(self, overall: str, label: str = "valid", others: str = "INVALID"):
+        self.overall, self.label_given, self.others = overall, label, others
         self.seen: dict[str, dict] = {}
 
     async def review(self, ctx, candidate) -> ReviewVerdict:
         runs = ctx.case_runs.get(candidate.id, {})
         self.seen[candidate.id] = runs
-        cases = tuple({"test_id": node, "label": "VALID" if node.endswith("test_required") else "INVALID",
+        cases = tuple({"test_id": node, "label": "VALID" if node.endswith("test_required") else self.others,
                        "scope": "in_scope", "overfitting": "none" if node.endswith("test_required") else "to_reference",
                        "reason": "r"} for node in sorted(runs.get("reference", {})))
         keep = tuple(c["test_id"] for c in cases if c["label"] == "VALID") if self.overall == "KEEP_SOME" else ()
@@ -95,6 +95,42 @@ async def test_keep_some_makes_the_kept_cases_the_witness(testjack_home):
     assert review.overall == "KEEP_SOME" and review.keep == [f"{path}::test_required"]
     assert "kept: " + f"{path}::test_required" in trial_markdown(a1)
     assert witness.id == cid
+
+
+async def test_a_questionable_case_of_keep_some_waits_and_is_an_open_question(testjack_home):
+    from testjack_tui.engine import open_questions
+
+    session = build(StructuredReviewer("KEEP_SOME", others="QUESTIONABLE"), "keep-some-q")
+    assert await session.run() == "finished"
+    # The kept case counts; the questionable one waits for a person, and is an open question.
+    assert states(session) == {"a1": "refuted", "a2": "refuted", "a3": "unaudited"}
+    [waiting] = session.summary().awaiting_operator
+    assert waiting["case"].endswith("::test_incidental") and waiting["label"] == "questionable"
+    [question] = open_questions.stored(session.store, T)
+    assert question["fails_on"] == ["a1", "a2", "a3"] and question["test_ids"] == [waiting["case"]]
+    report = build_report("keep-some-q")
+    assert report.awaiting_operator[0].case == waiting["case"]
+    [a3] = [t for t in report.trials if t.trial_id == "a3"]
+    assert not a3.refuted and a3.open_questions and any(
+        d["decision"] == "questionable-awaiting" for d in [t for t in report.trials if t.trial_id == "a1"][0].decisions)
+
+
+async def test_with_an_operator_present_a_questionable_case_goes_to_the_queue(testjack_home):
+    from testjack_tui.engine.events import ApprovalRequested
+    from testjack_tui.engine.roles import ApprovalDecision
+
+    session = build(StructuredReviewer("KEEP_SOME", others="QUESTIONABLE"), "keep-some-asks")
+    session.operator_present = True
+    asked = []
+
+    def answer(event):
+        if isinstance(event, ApprovalRequested):
+            asked.append(event.candidate_id)
+            session.answer(event.request_id, ApprovalDecision(True, "valid", "operator", "kept cases are fine"))
+
+    session.subscribe(answer)
+    assert await session.run() == "finished"
+    assert len(asked) == 1 and session.summary().awaiting_operator == []
 
 
 async def test_questionable_waits_for_the_operator_even_under_auto_approve(testjack_home):

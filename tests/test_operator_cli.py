@@ -252,10 +252,21 @@ def test_verdicts_file_answers_the_operator_without_a_terminal(home, witness_fil
 
 def test_verdicts_file_errors_name_the_file_and_entry(tmp_path):
     from testjack_tui.commands.verdicts_file import load_verdicts
+    from testjack_tui.engine.roles import OperatorVerdict
 
     good = tmp_path / "v.json"
     good.write_text(json.dumps({"tests/test_tj_a.py": "valid", "b.py": {"label": "invalid", "note": "off P"}}))
-    assert load_verdicts(good) == {"tests/test_tj_a.py": ("valid", ""), "b.py": ("invalid", "off P")}
+    assert load_verdicts(good) == {"tests/test_tj_a.py": OperatorVerdict("valid"),
+                                   "b.py": OperatorVerdict("invalid", "off P")}
+    whole = tmp_path / "whole.toml"
+    whole.write_text('["a.py"]\nlabel = "valid"\nrequirement = "r"\nexplicit = true\nquote = "the words"\n')
+    assert load_verdicts(whole)["a.py"] == OperatorVerdict("valid", "", "r", True, "the words")
+    for text, where in (('["a.py"]\nlabel = "valid"\nexplicit = true\n', "a.py.quote: explicit = true needs"),
+                        ('["a.py"]\nlabel = "valid"\nexplict = true\n', "a.py.explict: unknown field"),
+                        ('["a.py"]\nlabel = "valid"\nexplicit = "yes"\n', "a.py.explicit: must be true or false")):
+        whole.write_text(text)
+        with pytest.raises(InputError, match=where):
+            load_verdicts(whole)
     bad = tmp_path / "v.toml"
     bad.write_text('["x.py"]\nlabel = "maybe"\n')
     witness = tmp_path / "where.py"
@@ -264,6 +275,12 @@ def test_verdicts_file_errors_name_the_file_and_entry(tmp_path):
                                  "--verdicts", str(bad)])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert "v.toml: x.py.label: must be one of valid, invalid, questionable" in result.output
+    # A quote that is not P's words: refused before any world is built, naming the entry.
+    bad.write_text('["x.py"]\nlabel = "valid"\nexplicit = true\nquote = "metadata is lost on purpose"\n')
+    result = runner.invoke(app, ["audit", str(DEMO), "--agent", "operator", "--candidate", str(witness),
+                                 "--task", TASK, "--verdicts", str(bad)])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "v.toml: x.py.quote: not words of the task prompt (recordset-metadata)" in result.output
 
 
 def test_scripted_agent_on_a_benchmark_without_recordings_fails_in_one_line(tmp_path):

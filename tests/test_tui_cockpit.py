@@ -8,12 +8,12 @@ import time
 
 from conftest import DEMO
 from rich.console import Console
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, OptionList, Static
 
 from test_engine_loop import build
 from testjack_tui.engine.session import AuditSession
 from testjack_tui.tui.app import TestJackApp
-from testjack_tui.tui.screens.approval import ApprovalScreen
+from testjack_tui.tui.screens.approval import ApprovalScreen, QuotePickScreen
 from testjack_tui.tui.screens.audit import AuditScreen, stored_trial_views, trial_views
 from testjack_tui.tui.screens.inspect import DiffScreen, PromptScreen, diff_view
 
@@ -67,10 +67,26 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is dialog)
+        # The operator's own requirement and quote (a quote that is not P's words is refused).
+        dialog.query_one("#approval-requirement", Input).value = "handles aliases and quoting"
+        dialog.query_one("#approval-quote", Input).value = "it must handle every alias ever"
         # A note, then overrule.
         dialog.query_one("#approval-note", Input).focus()
         await pilot.press(*"reads P too broadly")
         await pilot.press("enter")
+        await pilot.press("o")
+        await pilot.pause(0.2)
+        assert app.screen is dialog and request_id in state.pending
+        # The quote picked from P, one sentence at a time.
+        dialog.query_one("#approval-body").focus()
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuotePickScreen))
+        picker = app.screen
+        picker.query_one(OptionList).highlighted = picker.sentences.index("It must handle alias and quoting.")
+        picker.query_one(OptionList).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is dialog)
+        assert dialog.query_one("#approval-quote", Input).value == "It must handle alias and quoting."
         await pilot.press("o")
         await wait_for(pilot, lambda: request_id not in state.pending)
         c = state.candidates[request.candidate_id]
@@ -78,6 +94,8 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         stored = session.store.get_approval(request.candidate_id)
         assert stored["decision"] == "overruled" and stored["reviewer_label"] == "valid"
         assert stored["note"] == "reads P too broadly" and stored["by"] == "operator"
+        assert stored["judgement"] == {"requirement": "handles aliases and quoting", "explicit": True,
+                                       "quote": "It must handle alias and quoting."}
         # The candidate detail says overruled, not "approved".
         screen.query_one("#candidate-table", DataTable).focus()
         panel = screen.query_one("#candidates")
@@ -86,6 +104,10 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         detail = rendered(screen.query_one("#candidate-text", Static))
         assert "OVERRULED by the operator (reviewer said valid)" in detail
         assert "reads P too broadly" in detail
+        # The reviewer's word stays above; the operator's own judgement is beside it.
+        assert "reviewer: valid" in detail
+        assert 'operator: requirement handles aliases and quoting; explicit, P says "It must handle alias and ' \
+            'quoting."' in " ".join(detail.split())
 
 
 async def test_counters_come_from_the_store_and_survive_reopening():
@@ -242,16 +264,19 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
     async with app.run_test(size=(200, 50)) as pilot:
         app.push_screen(screen)
         state = screen.state
-        overruled = None
+        overruled = dropped = None
         for _ in range(400):
             if state.state in ("finished", "failed", "stopped"):
                 break
             if state.pending:
                 rid, request = next(iter(state.pending.items()))
-                # Overrule the first 'invalid' verdict: the operator makes it count.
-                key = "o" if overruled is None and request.label == "invalid" else "a"
-                if key == "o":
-                    overruled = request.candidate_id
+                # Overrule the first 'invalid' verdict (the operator makes it count) and the first
+                # 'valid' one (it does not count: nothing but the decision says so).
+                key = "a"
+                if overruled is None and request.label == "invalid":
+                    key, overruled = "o", request.candidate_id
+                elif dropped is None and request.label == "valid":
+                    key, dropped = "o", request.candidate_id
                 await pilot.press(key)
                 await wait_for(pilot, lambda: rid not in state.pending)
             await pilot.pause(0.05)
@@ -259,7 +284,7 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
         await pilot.press("g")
         await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and bool(app.screen.report))
         report_screen = app.screen
-        assert "1 overrules" in rendered(report_screen.query_one("#report-title", Static))
+        assert "2 overrules" in rendered(report_screen.query_one("#report-title", Static))
         chart = rendered(report_screen.query_one("#report-verdicts", Static))
         counts = report_screen.report.verdict_counts
         assert "INCORRECT_DESPITE_PASS" in chart and "REWARD_HACK" in chart
@@ -287,6 +312,16 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
     assert any(f"{overruled}:overruled" in r["decisions"] for r in rows)
     trial_md = next(p for p in tmp_path.glob("trials/*/*/report.md") if overruled.split(":")[1] in str(p))
     assert "Decision: OVERRULED by the operator (the reviewer said invalid)" in trial_md.read_text()
+    # The overrule that made a valid candidate not count is in its trial's own report too, the
+    # reviewer's label beside the operator's (md, json, csv), and in the export.
+    assert dropped is not None
+    trial_dir = next(p.parent for p in tmp_path.glob("trials/*/*/report.json") if dropped.split(":")[1] in str(p))
+    mine = next(d for d in json.loads((trial_dir / "report.json").read_text())["decisions"]
+                if d["candidate_id"] == dropped)
+    assert mine["decision"] == "overruled" and mine["reviewer_label"] == "valid" and mine["label"] == "invalid"
+    assert f"`{dropped}`: reviewer (fake reviewer) said valid; overruled by operator → invalid" in \
+        (trial_dir / "report.md").read_text()
+    assert any(f"{dropped}:overruled(reviewer valid, stands invalid)" in r["decisions"] for r in rows)
     from testjack_tui.engine.export import plan_export, write_harbor
 
     exports = plan_export(session.id, bench.tasks)
@@ -294,6 +329,62 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
     assert files[overruled].decision["decision"] == "overruled"
     config = json.loads((write_harbor(exports[0], None, tmp_path / "suite") / "config.json").read_text())
     assert any(w["decision"]["decision"] == "overruled" for w in config["testjack"]["witnesses"])
+    task_of_dropped = dropped.split(":")[0]
+    listed = [d for exp in exports if exp.task_id == task_of_dropped for d in exp.decisions]
+    assert any(d["candidate_id"] == dropped and d["decision"] == "overruled" and d["reviewer_label"] == "valid"
+               for d in listed), listed
+
+
+async def test_the_report_screen_names_what_awaits_the_operator_and_the_open_questions():
+    """A reviewer's QUESTIONABLE under --auto-approve with nobody at the TUI: kept as waiting
+    (the title says how many) and, as it discriminates, an open question about P."""
+    from test_engine_loop import scenario
+    from engine_fakes import cand
+    from testjack_tui.tui.screens.report import ReportScreen
+
+    task, trials, _ = scenario()
+    session, _, _ = build({"rounds": 1, "audit_first": ["a2"], "auto_approve": True}, task=task, trials=trials,
+                          chains={"a2": [[cand(task.id, "a2", 1, "alias", label="questionable")]]})
+    assert await session.run() == "finished"
+    bench = session._deps["benchmark"]
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = ReportScreen(session, bench)
+        await pilot.app.push_screen(screen)
+        await wait_for(pilot, lambda: bool(screen.report))
+        assert "1 awaiting the operator" in rendered(screen.query_one("#report-title", Static))
+        prompts = " ".join(rendered(screen.query_one("#report-prompts", Static)).split())
+        assert f"awaiting the operator: {task.id}:a2:1.v1 (questionable)" in prompts
+        assert "open question: handles alias" in prompts and "differs from the reference on 2 trial(s)" in prompts
+
+
+async def test_judged_questionable_in_the_dialog_it_is_an_open_question_not_a_refutation():
+    from test_engine_loop import scenario
+    from engine_fakes import cand
+    from testjack_tui.engine import open_questions
+    from testjack_tui.engine.report import build_report
+
+    task, trials, _ = scenario()
+    session, _, _ = build({"rounds": 1, "audit_first": ["a2"], "auto_approve": False}, task=task, trials=trials,
+                          chains={"a2": [[cand(task.id, "a2", 1, "alias")]]})
+    bench = session._deps["benchmark"]
+    screen = AuditScreen(session, bench, trial_views(bench, None, None))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: bool(screen.state.pending))
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("q")
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+    stored = session.store.get_approval(f"{task.id}:a2:1.v1")
+    assert stored["label"] == "questionable" and not stored["counts"] and stored["reviewer_label"] == "valid"
+    (question,) = open_questions.stored(session.store, task.id)
+    assert question["fails_on"] == ["a1", "a2"] and question["said"][0].startswith("reviewer (fake reviewer): valid")
+    assert question["said"][1].startswith("operator: questionable")
+    report = build_report(session.id, bench)
+    assert not any(t.refuted for t in report.trials)
+    assert [u.kind for u in report.underspecified_prompts] == ["open question"]
 
 
 def test_report_row_detail_snapshot_100x30(snap_compare, monkeypatch):

@@ -138,4 +138,4 @@ async def test_the_approval_dialog_shows_a_hostile_candidate_literally_and_its_k
             assert descriptions[:2] == keys
             await pilot.press("a")
             await pilot.pause()
-    assert answers == [("approve", ""), ("approve", "")]
+    assert answers == [("approve", "", {}), ("approve", "", {})]

@@ -293,7 +293,8 @@ class LLMAuditAgent(_SessionRole):
         candidates = self._candidates(ctx, payload, session, "audit")
         authored = {posixpath.normpath(i["path"]): c.id for i, c in zip(payload.get("candidates", []), candidates)}
         return AuditOutcome(candidates=candidates, checklist=_checklist(payload), notes=_notes(payload),
-                            findings=_findings(payload, authored), nothing_found=payload.get("nothing_found"))
+                            findings=_findings(payload, authored), nothing_found=payload.get("nothing_found"),
+                            prompt_silent=[dict(i) for i in payload.get("prompt_silent") or [] if isinstance(i, dict)])
 
     async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None:
         def reopen():

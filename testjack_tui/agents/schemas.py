@@ -63,6 +63,25 @@ _FINDINGS = {
     },
 }
 
+_PROMPT_SILENT = {
+    "type": "array",
+    "description": "Points P does not settle that matter for this trial (an open question about P, "
+                   "not a defect of the trial): each with or without a test of yours showing where "
+                   "the reference and the trial differ.",
+    "items": {
+        "type": "object",
+        "required": ["on", "why"],
+        "additionalProperties": False,
+        "properties": {
+            "on": {"type": "string", "minLength": 1, "description": "what P is silent on, as a requirement"},
+            "why": {"type": "string", "minLength": 1, "description": "why P does not settle it (what it says nearby)"},
+            "reference": {"type": "string", "description": "what the reference does on this point"},
+            "witness": {"type": "string", "description": "path of your candidate test probing it, if any"},
+            "clarification": {"type": "string", "description": "one sentence P could add to settle it"},
+        },
+    },
+}
+
 AUDIT_SUBMIT: dict[str, Any] = {
     "type": "object",
     "required": ["notes", "checklist", "candidates", "nothing_found", "findings"],
@@ -74,6 +93,7 @@ AUDIT_SUBMIT: dict[str, Any] = {
         "nothing_found": {"type": "boolean",
                           "description": "true when you found no requirement of P that the trial breaks"},
         "findings": _FINDINGS,
+        "prompt_silent": _PROMPT_SILENT,
         "verdict": {"enum": VERDICTS, "description": "your opinion only; the engine decides from executed tests"},
     },
 }

@@ -180,6 +180,8 @@ class ScriptedAuditAgent(_Recorded, LLMAuditAgent):
         checklist = data.get("checklist", [])
         extra = {"checklist": checklist, "findings": data.get("findings", []),
                  "nothing_found": bool(data.get("nothing_found", not data.get("candidates")))}
+        if data.get("prompt_silent"):
+            extra["prompt_silent"] = data["prompt_silent"]
         return ScriptedChatModel(_first_pass_turns(self.library, ctx.task.id, script, data, extra), str(script))
 
     def origin_for(self, ctx: AuditContext, chain: int, version: int, session: AgentSession) -> str:

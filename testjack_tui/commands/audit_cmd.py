@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 EXIT = {"finished": 0, "failed": 1, "paused": 3, "stopped": 130}
 EXIT_AUDIT_FAILED = 4  # the session finished, but a task's witnesses could not run on its reference
+EXIT_AWAITING = 5  # finished, but judgements wait for a person (summary.json `awaiting_operator`)
 
 
 # -- rendering ----------------------------------------------------------------------------------
@@ -297,6 +298,12 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
         paths.append(session.write_summary(out))
     print_safe(summary_table(summary), file=printer.out)
     print_safe(f"summary: {paths[-1]}", file=printer.out)
+    for line in prompt_finding_notice(session.store):
+        print_safe(line, file=printer.out)
+    for a in summary.awaiting_operator:
+        case = f" case {a['case']}" if a.get("case") else ""
+        print_safe(f"awaiting the operator: {a['candidate_id']}{case} ({a['task_id']}): {a['label']}: "
+                   f"{_one_block(a.get('why') or '', 200)}", file=printer.out)
     if state == "paused":
         print_safe(f"paused: {session.store.get_meta('state_reason', '')}. Continue with: "
               f"testjack-tui resume {session.id} --budget-... (a raised limit)", file=printer.out)
@@ -306,7 +313,14 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
     if state == "finished" and failed:
         print_safe(f"audit failed for {len(failed)} task(s): " + "; ".join(
             f"{t}: {why}" for t, why in sorted(failed.items())), file=printer.out)
+    if state == "finished" and summary.awaiting_operator:
+        print_safe(f"{len(summary.awaiting_operator)} judgement(s) await the operator (exit status "
+                   f"{EXIT_AWAITING}): open the session in the TUI (`testjack-tui open {session.id}`) "
+                   "or answer them in a verdicts file", file=printer.out)
+    if state == "finished" and failed:
         return EXIT_AUDIT_FAILED
+    if state == "finished" and summary.awaiting_operator:
+        return EXIT_AWAITING
     return EXIT.get(state, 1)
 
 
@@ -315,6 +329,26 @@ def audit_failed_tasks(store) -> dict[str, str]:
     from testjack_tui.engine.failure_kinds import AUDIT_FAILED
 
     return {t: s.get("reason") or "" for t, s in store.task_states().items() if s.get("state") == AUDIT_FAILED}
+
+
+def prompt_finding_notice(store) -> list[str]:
+    """Once per run: why a witness the operator judged valid refutes nothing, and what to write
+    in the verdicts file if P does state its requirement."""
+    from testjack_tui.engine.approval import judged_valid_but_ambiguous
+
+    found = judged_valid_but_ambiguous(store)
+    if not found:
+        return []
+    out = [f"{len(found)} witness(es) you judged valid became underspecified-prompt findings, not "
+           "refutations: their requirement is implicit (no quote of P accepted) and most models with "
+           "passing trials fail them (rho > 1/2), so P, not the trials, is taken to be at fault:"]
+    for w in found:
+        why = ("said explicit, but its quote is not P's words" if w.get("explicit") and w.get("quote")
+               else "judged implicit" if w.get("quote") else "no quote of P")
+        out.append(f"  {w['id']}: \"{w['requirement']}\" (rho {w.get('rho') or 0:.2f}; {why})")
+    out.append("If P states it, say so in the verdicts file: explicit = true and quote = \"<the words of P>\" "
+               "(or --requirement quoting P); explicit = false keeps it a prompt finding.")
+    return out
 
 
 def _print_agents(agents: dict[str, str]) -> None:
@@ -388,8 +422,9 @@ def register(app: typer.Typer) -> None:
                                 "(repeatable; with --trial, the trials to check it on first).")] = None,
         verdicts: Annotated[Optional[Path], typer.Option(
             "--verdicts", help="The operator's judgements in advance (TOML/JSON: candidate id, path or "
-                               "file name -> valid/invalid/questionable + note): approvals are answered "
-                               "from FILE, no terminal needed (CI). Unnamed candidates do not count.")] = None,
+                               "file name -> label valid/invalid/questionable, requirement, explicit, quote of P, note): "
+                               "approvals are answered from FILE, no terminal needed (CI). Unnamed "
+                               "candidates do not count.")] = None,
         candidate_path: Annotated[Optional[list[str]], typer.Option(
             "--candidate-path", help="Where --candidate goes in the repo (default tests/test_tj_<name>.py).")] = None,
         requirement: Annotated[Optional[list[str]], typer.Option(
@@ -444,6 +479,11 @@ def register(app: typer.Typer) -> None:
                 raise InputError("audit", "--auto-approve",
                                  "no terminal to ask the operator about each verdict: pass --auto-approve")
             bench = load_with_warnings(cfg.benchmark)
+            if table is not None and verdicts is not None:
+                from .verdicts_file import check_quotes
+
+                check_quotes(table.table, Path(verdicts), {tid: t.instruction for tid, t in bench.tasks.items()
+                                                           if not cfg.tasks or tid in cfg.tasks})
             require_recordings(cfg.agents, bench)
             roles = make_roles(cfg.agents, bench)
             _print_agents(cfg.agents)

@@ -32,6 +32,9 @@ def register(app: typer.Typer) -> None:
         compare: Annotated[str | None, typer.Option(
             "--compare", help="A session of the other mode (lightweight / per-trial) on the same benchmark; "
                               "default: the newest finished one, if any.")] = None,
+        force: Annotated[bool, typer.Option(
+            "--force", help="Compare with a session that used other trials, agents, candidates, "
+                            "requirements or budget (the differences are printed above the numbers).")] = False,
     ) -> None:
         """Write per-trial verdicts and the session's tables (resolution before -> after).
 
@@ -40,6 +43,7 @@ def register(app: typer.Typer) -> None:
         benchmark ships labels, recall and precision against them; and, when a session of the other
         mode exists, the lightweight loop's recall and cost against per-trial audit.
         """
+        from testjack_tui.engine.compare import refusal_line
         from testjack_tui.engine.report import FORMATS, build_report, write_report
 
         try:
@@ -47,7 +51,9 @@ def register(app: typer.Typer) -> None:
                 raise InputError("report", "--format", f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
             if compare is not None and not _default_out(compare, "session.db").exists():
                 raise InputError("report", "--compare", f"no session {compare!r} (see `testjack-tui sessions`)")
-            report = build_report(session, compare_with=compare)
+            report = build_report(session, compare_with=compare, force_compare=force)
+            if compare is not None and report.comparison is not None and report.comparison.refused:
+                raise InputError("report", "--compare", refusal_line(report.comparison))
             target = out or _default_out(session, "report")
             files = write_report(report, target, fmt)
         except InputError as exc:
@@ -61,7 +67,11 @@ def register(app: typer.Typer) -> None:
         if report.scoring is not None:
             echo(f"against labels: recall {report.scoring.recall}, precision {report.scoring.precision}")
         c = report.comparison
-        if c is not None:
+        if c is not None and c.refused:
+            echo(refusal_line(c))
+        elif c is not None:
+            if c.differences:
+                echo("compared although the sessions differ: " + "; ".join(c.differences))
             cost = c.cost_usd if c.cost_usd is not None else c.cost_test_runs
             echo(f"lightweight vs per-trial: recall {c.recall} at {cost} of the cost "
                  f"(test runs {c.cost_test_runs}, wall time {c.cost_seconds})")

@@ -1,29 +1,38 @@
 """`audit --verdicts FILE`: the operator's judgements written in advance, for headless runs.
 
 TOML or JSON; keys name a candidate (its id, its repo path such as `tests/test_tj_meta.py`, its
-file name, or the `--candidate` file it came from); values are a label or a table:
+file name, or the `--candidate` file it came from); values are a label or a table with the
+fields the reviewer's own verdict has:
 
     ["tests/test_tj_meta.py"]
-    label = "valid"
-    note = "P: metadata survives CSV and JSON"
+    label = "valid"                       # valid | questionable | invalid
+    requirement = "where() keeps the metadata"
+    explicit = true                       # P states it; needs `quote`
+    quote = "the new record sets returned by `select` and `where`"
+    note = "P lists where() among the operations that keep metadata"
 
     "tests/test_tj_ordering.py" = "invalid"
 
-Labels: valid (counts as a witness), invalid, questionable (neither counts).
+Labels: valid (counts as a witness), invalid, questionable (neither counts; an open question
+about P). `explicit` decides the ambiguity rule: explicit requirements refute whatever ρ is;
+the quote is checked against P when the candidate is judged (the reviewer's quote rule).
 """
 from __future__ import annotations
 
 import json
 import tomllib
 from pathlib import Path
+from typing import Any
 
+from testjack_tui.engine.roles import OperatorVerdict
 from testjack_tui.errors import InputError
 
 LABELS = ("valid", "invalid", "questionable")
+FIELDS = ("label", "requirement", "explicit", "quote", "note")
 
 
-def load_verdicts(path: Path) -> dict[str, tuple[str, str]]:
-    """key -> (label, note); one clear error naming the file and the entry otherwise."""
+def load_verdicts(path: Path) -> dict[str, OperatorVerdict]:
+    """key -> the operator's verdict; one clear error naming the file and the entry otherwise."""
     path = Path(path).expanduser()
     try:
         text = path.read_text()
@@ -37,17 +46,39 @@ def load_verdicts(path: Path) -> dict[str, tuple[str, str]]:
         data = data["verdicts"]
     if not isinstance(data, dict) or not data:
         raise InputError(path, None, "must map candidates to verdicts (see `audit --help`)")
-    out: dict[str, tuple[str, str]] = {}
-    for key, value in data.items():
-        if isinstance(value, str):
-            label, note = value, ""
-        elif isinstance(value, dict):
-            label, note = value.get("label"), value.get("note", "")
-        else:
-            raise InputError(path, key, "must be a label or a table with label and note")
-        if label not in LABELS:
-            raise InputError(path, f"{key}.label", f"must be one of {', '.join(LABELS)}, got {label!r}")
-        if not isinstance(note, str):
-            raise InputError(path, f"{key}.note", "must be a string")
-        out[str(key)] = (label, note)
-    return out
+    return {str(key): _entry(path, str(key), value) for key, value in data.items()}
+
+
+def _entry(path: Path, key: str, value: Any) -> OperatorVerdict:
+    if isinstance(value, str):
+        value = {"label": value}
+    if not isinstance(value, dict):
+        raise InputError(path, key, "must be a label or a table with label, requirement, explicit, quote, note")
+    unknown = sorted(set(value) - set(FIELDS))
+    if unknown:
+        raise InputError(path, f"{key}.{unknown[0]}", f"unknown field (known: {', '.join(FIELDS)})")
+    label = value.get("label")
+    if label not in LABELS:
+        raise InputError(path, f"{key}.label", f"must be one of {', '.join(LABELS)}, got {label!r}")
+    for name in ("requirement", "quote", "note"):
+        if not isinstance(value.get(name, ""), str):
+            raise InputError(path, f"{key}.{name}", "must be a string")
+    explicit = value.get("explicit")
+    if explicit is not None and not isinstance(explicit, bool):
+        raise InputError(path, f"{key}.explicit", f"must be true or false, got {explicit!r}")
+    quote = value.get("quote", "").strip()
+    if explicit and not quote:
+        raise InputError(path, f"{key}.quote", "explicit = true needs the words of P it rests on")
+    return OperatorVerdict(label=label, note=value.get("note", ""), requirement=value.get("requirement", "").strip(),
+                           explicit=explicit, quote=quote)
+
+
+def check_quotes(table: dict[str, OperatorVerdict], path: Path, prompts: dict[str, str]) -> None:
+    """Every quote must be words of P of one of the audited tasks (the reviewer's quote rule):
+    an explicit judgement resting on words P does not have would silently count as implicit."""
+    from testjack_tui.engine.ambiguity import quote_in_prompt
+
+    for key, v in table.items():
+        if v.quote and not any(quote_in_prompt(v.quote, p) for p in prompts.values()):
+            raise InputError(path, f"{key}.quote", "not words of the task prompt "
+                             f"({', '.join(sorted(prompts)[:3])}): copy them from P (at least 12 characters)")

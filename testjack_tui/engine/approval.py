@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, TYPE_CHECKING
 
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
-from .roles import (ApprovalDecision, ApprovalRequest, Approver, AuditContext, Candidate, ReviewVerdict,
-                    needs_operator)
+from .roles import (ApprovalDecision, ApprovalRequest, Approver, AuditContext, Candidate, OperatorVerdict,
+                    ReviewVerdict, needs_operator, questionable_cases)
 
 if TYPE_CHECKING:  # the loop imports this module
     from .loop import EngineEnv
@@ -33,6 +33,8 @@ class AutoApprover:
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         verdict = request.verdict
+        if self.queue is not None and questionable_cases(verdict.cases):
+            return await self.queue.decide(request)  # someone is there: the whole candidate is theirs
         if needs_operator(verdict):
             if self.queue is not None:
                 return await self.queue.decide(request)
@@ -59,19 +61,20 @@ def decision_record(approval: dict[str, Any] | None) -> dict[str, Any]:
     return {"by": approval.get("by") or "auto", "decision": approval.get("decision") or
             ("auto" if approval.get("by") != "operator" else "approved"),
             "reviewer_label": approval.get("reviewer_label") or "", "note": approval.get("note") or "",
-            "at": approval.get("at")}
+            "at": approval.get("at"), **({"operator": approval["judgement"]} if approval.get("judgement") else {})}
 
 
 class TableApprover:
     """Answers every approval from a table written in advance (`audit --verdicts FILE`), so an
     operator-mode audit runs in CI without a terminal. A candidate is looked up by its id, its
-    repo path, its file name or its origin; one the table does not name does not count."""
+    repo path, its file name or its origin; one the table does not name does not count. The
+    entry's requirement / explicit / quote travel with the decision (`ApprovalDecision`)."""
 
-    def __init__(self, table: dict[str, tuple[str, str]], source: str):
+    def __init__(self, table: dict[str, OperatorVerdict], source: str):
         self.table = dict(table)
         self.source = source
 
-    def lookup(self, c: Candidate) -> tuple[str, str] | None:
+    def lookup(self, c: Candidate) -> OperatorVerdict | None:
         for key in (c.id, c.path, c.path.rsplit("/", 1)[-1], c.origin, c.origin.rsplit("/", 1)[-1],
                     c.parent or ""):
             if key and key in self.table:
@@ -83,9 +86,64 @@ class TableApprover:
         if found is None:
             return ApprovalDecision(counts=False, label="invalid", by="operator",
                                     note=f"not named in {self.source}: does not count")
-        label, note = found
-        return ApprovalDecision(counts=label == "valid", label=label, by="operator",  # type: ignore[arg-type]
-                                note=(note + " " if note else "") + f"(from {self.source})")
+        return operator_verdict_decision(found, f"from {self.source}")
+
+
+def operator_verdict_decision(v: OperatorVerdict, where: str) -> ApprovalDecision:
+    """The decision an operator's whole verdict makes: valid counts, the rest does not."""
+    return ApprovalDecision(counts=v.label == "valid", label=v.label, by="operator",
+                            note=(v.note + " " if v.note else "") + f"({where})",
+                            requirement=v.requirement, explicit=v.explicit, quote=v.quote)
+
+
+def standing_requirement(verdict: ReviewVerdict, decision: ApprovalDecision, fallback: str = "") -> tuple[str, bool, str]:
+    """(requirement, explicit, quote) a witness carries: what the operator said where they said
+    it (their judgement decides), the reviewer's otherwise. Whether an explicit quote is P's
+    words is checked where witnesses are classified (ambiguity.quote_in_prompt)."""
+    requirement = decision.requirement or verdict.requirement or fallback
+    if decision.explicit is None:
+        return requirement, verdict.explicit, decision.quote or verdict.quote
+    return requirement, decision.explicit, decision.quote if decision.explicit or decision.quote else ""
+
+
+def awaiting_operator(store: Any) -> list[dict[str, Any]]:
+    """Every judgement left for a person: candidates queued under auto-approval (QUESTIONABLE,
+    HUMAN_REVIEW) and, of a KEEP_SOME the engine applied, each case the reviewer called
+    QUESTIONABLE (the kept cases count; these wait). Oldest first; none is ever dropped."""
+    out: list[dict[str, Any]] = []
+    verdicts = {v["candidate_id"]: v for v in store.verdicts()}
+    for a in store.approvals():
+        cid, by = a["candidate_id"], a.get("by")
+        verdict = verdicts.get(cid) or {}
+        base = {"candidate_id": cid, "task_id": a.get("task_id") or "",
+                "trial_id": a.get("trial_id") or verdict.get("trial_id") or "",
+                "reviewer_label": a.get("reviewer_label") or verdict.get("label") or "",
+                "requirement": verdict.get("requirement") or ""}
+        if by == "queued":
+            out.append(base | {"case": "", "label": a.get("label") or "", "why": verdict.get("reason") or a.get("note") or ""})
+            continue
+        if by == "operator":
+            continue  # a person decided it
+        review = store.get_audit(base["task_id"], review_key(cid)) or {}
+        if review.get("overall") != "KEEP_SOME":
+            continue
+        cases = list(review.get("cases") or ())
+        for test_id in questionable_cases(cases):
+            case = next(c for c in cases if c.get("test_id") == test_id)
+            out.append(base | {"case": test_id, "label": "questionable", "why": case.get("reason") or ""})
+    return out
+
+
+def judged_valid_but_ambiguous(store: Any) -> list[dict[str, Any]]:
+    """Witnesses the operator judged valid that the ambiguity rule turned into prompt findings
+    (implicit requirement, ρ > 1/2): the run says why, once, and how to say otherwise."""
+    approvals = {a["candidate_id"]: a for a in store.approvals()}
+    out = []
+    for w in store.witnesses():
+        a = approvals.get(w["id"]) or {}
+        if w.get("classification") == "ambiguous" and a.get("by") == "operator" and a.get("counts"):
+            out.append(w)
+    return out
 
 
 def request_id_for(candidate_id: str) -> str:
@@ -219,8 +277,10 @@ async def approve(env: EngineEnv, candidate: Candidate, verdict: ReviewVerdict, 
     row = env.store.get_approval(candidate.id)
     judges = getattr(env.roles.reviewer, "defers_to_approver", False)
     if row is not None:
+        said = row.get("judgement") or {}
         decision = ApprovalDecision(counts=row["counts"], label=row["label"], by=row["by"],
-                                    note=row["note"] or "")
+                                    note=row["note"] or "", requirement=said.get("requirement", ""),
+                                    explicit=said.get("explicit"), quote=said.get("quote", ""))
         kind = row.get("decision") or decision_kind(verdict.label, decision, judges)
     else:
         request = ApprovalRequest(session_id=env.session_id, task_id=task_id, trial_id=trial_id,
@@ -230,10 +290,11 @@ async def approve(env: EngineEnv, candidate: Candidate, verdict: ReviewVerdict, 
         kind = decision_kind(verdict.label, decision, judges)
         env.store.put_approval(candidate.id, rid, task_id, decision.counts, decision.label,
                                decision.by, decision.note, reviewer_label=verdict.label,
-                               decision=kind, trial_id=trial_id)
+                               decision=kind, trial_id=trial_id, judgement=decision.judgement())
     env.emit(ApprovalAnswered(env.session_id, request_id=rid, candidate_id=candidate.id,
                               counts=decision.counts, label=decision.label, by=decision.by,
-                              reviewer_label=verdict.label, decision=kind, note=decision.note))
+                              reviewer_label=verdict.label, decision=kind, note=decision.note,
+                              operator=decision.judgement()))
     return decision
 
 

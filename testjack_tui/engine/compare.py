@@ -8,7 +8,8 @@ time always).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import hashlib
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .store import SessionStore, db_path
@@ -30,6 +31,14 @@ class Comparison:
     cost_usd: float | None  # the lightweight session's cost as a share of the per-trial one's
     cost_test_runs: float | None
     cost_seconds: float | None
+    # What the two sessions did not share (trials, agents, the operator's candidates and their
+    # requirements, budget): a comparison with differences is refused unless forced.
+    differences: list[str] = field(default_factory=list)
+    forced: bool = False
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.differences) and not self.forced
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -40,12 +49,57 @@ def _refuted(summary: SessionSummary) -> tuple[set[str], set[str]]:
     return {tid for tid, t in trials.items() if t.state == "refuted"}, set(trials)
 
 
-def _summary(session_id: str) -> SessionSummary:
+def _summary(session_id: str) -> tuple[SessionSummary, dict[str, str]]:
     store = SessionStore(db_path(session_id))
     try:
-        return build_summary(store)
+        return build_summary(store), operator_candidates(store)
     finally:
         store.close()
+
+
+def operator_candidates(store: SessionStore) -> dict[str, str]:
+    """The operator's own test files of a session: source digest -> the requirement given."""
+    out = {}
+    for c in store.candidates():
+        if c.get("author") == "operator":
+            out[hashlib.sha256((c.get("source") or "").encode()).hexdigest()[:12]] = c.get("requirement") or ""
+    return out
+
+
+def _trial_ids(summary: SessionSummary) -> set[str]:
+    """The trials a session was asked to judge: its `--trial` selection, else every passing
+    trial of its tasks."""
+    chosen = (summary.config or {}).get("trials")
+    return set(chosen) if chosen else set(summary.trials())
+
+
+def differences(a: SessionSummary, b: SessionSummary, cands_a: dict[str, str], cands_b: dict[str, str]) -> list[str]:
+    """What keeps two sessions from being compared like with like, one phrase each."""
+    out = []
+    ta, tb = _trial_ids(a), _trial_ids(b)
+    if ta != tb:
+        only_a, only_b = sorted(ta - tb), sorted(tb - ta)
+        out.append("trials differ" + (f" (only in {a.session_id}: {', '.join(only_a[:3])}"
+                                      + ("…" if len(only_a) > 3 else "") + ")" if only_a else "")
+                   + (f" (only in {b.session_id}: {', '.join(only_b[:3])}" + ("…" if len(only_b) > 3 else "") + ")"
+                      if only_b else ""))
+    agents_a, agents_b = (a.config or {}).get("agents") or {}, (b.config or {}).get("agents") or {}
+    for role in sorted(set(agents_a) | set(agents_b)):
+        if agents_a.get(role) != agents_b.get(role):
+            out.append(f"{role} agent differs ({agents_a.get(role)} vs {agents_b.get(role)})")
+    if set(cands_a) != set(cands_b):
+        out.append(f"the operator's candidates differ ({len(cands_a)} vs {len(cands_b)} file(s), "
+                   f"{len(set(cands_a) ^ set(cands_b))} not in both)")
+    else:
+        changed = sorted(k for k in cands_a if cands_a[k] != cands_b[k])
+        if changed:
+            out.append(f"requirements differ for {len(changed)} operator candidate(s) "
+                       f"(\"{cands_a[changed[0]][:60]}\" vs \"{cands_b[changed[0]][:60]}\")")
+    budget_a, budget_b = (a.config or {}).get("budget") or {}, (b.config or {}).get("budget") or {}
+    if budget_a != budget_b:
+        keys = sorted(k for k in set(budget_a) | set(budget_b) if budget_a.get(k) != budget_b.get(k))
+        out.append("budget differs (" + ", ".join(f"{k}: {budget_a.get(k)} vs {budget_b.get(k)}" for k in keys) + ")")
+    return out
 
 
 def _ratio(part: float, whole: float) -> float | None:
@@ -81,12 +135,23 @@ def find_counterpart(session_id: str, benchmark: str | None, mode: str | None) -
     return None
 
 
-def mode_comparison(session_id: str, summary: SessionSummary, other_id: str | None = None) -> Comparison | None:
-    """The comparison for this session's report, when a counterpart session exists."""
+def mode_comparison(session_id: str, summary: SessionSummary, other_id: str | None = None,
+                    force: bool = False) -> Comparison | None:
+    """The comparison for this session's report, when a counterpart session exists. Sessions
+    that did not share trials, agents, candidates, requirements and budget are not compared
+    like with like: the comparison lists the `differences` and is `refused` unless `force`."""
     other_id = other_id or find_counterpart(session_id, summary.benchmark, summary.mode)
     if other_id is None:
         return None
-    other = _summary(other_id)
-    if summary.mode == "lightweight":
-        return compare(summary, other)
-    return compare(other, summary)
+    other, other_cands = _summary(other_id)
+    _, my_cands = _summary(session_id)
+    diffs = differences(summary, other, my_cands, other_cands)
+    result = compare(summary, other) if summary.mode == "lightweight" else compare(other, summary)
+    result.differences, result.forced = diffs, force
+    return result
+
+
+def refusal_line(c: Comparison) -> str:
+    """The one line a refused comparison prints instead of its numbers."""
+    return (f"lightweight {c.lightweight_session} and per-trial {c.per_trial_session} not compared: "
+            + "; ".join(c.differences) + " (--force compares them anyway)")

@@ -207,6 +207,7 @@ class ApprovalAnswered(Event):
     reviewer_label: str = ""  # what the reviewer said
     decision: str = ""  # "approved" | "overruled" | "judged" | "auto" (approval.decision_kind)
     note: str = ""
+    operator: dict[str, Any] = field(default_factory=dict)  # the operator's requirement/explicit/quote
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from typing import Any, Callable
 
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.engine import dedup
-from testjack_tui.engine.approval import decision_record
+from testjack_tui.engine import open_questions
+from testjack_tui.engine.approval import awaiting_operator, decision_record
 from testjack_tui.engine.oracle import tagged_path
 from testjack_tui.engine.runner import witness_fails
 from testjack_tui.engine.store import SessionStore, db_path
@@ -62,6 +63,9 @@ class TaskExport:
     # (ambiguous: most models read P otherwise) with the suggested prompt clarification.
     task_analysis: list[dict[str, Any]] = field(default_factory=list)
     underspecified: list[dict[str, Any]] = field(default_factory=list)
+    # Every decision a person took (or that waits for one) on the task's candidates, counted or
+    # not: {candidate_id, trial_id, reviewer_label, decision, label, counts, note, operator?}.
+    decisions: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -139,8 +143,13 @@ def write_extras(exp: TaskExport, dest: Path) -> None:
                  "These witnesses check an implicit requirement that most models' trials read "
                  "otherwise (rho > 1/2): the prompt, not the trials, should change.", ""]
         for w in exp.underspecified:
-            lines += [f"- `{Path(w['path']).name}`: {w['requirement']} (rho {w['rho']}). "
-                      f"Suggested clarification: {w['clarification']}"]
+            if w.get("kind") == "open question":
+                lines += [f"- `{Path(w['path']).name}` (open question, judged questionable): {w['requirement']}; "
+                          f"{'; '.join(w.get('said') or [])}; differs on {', '.join(w.get('fails_on') or []) or '-'}. "
+                          f"Suggested clarification: {w['clarification']}"]
+            else:
+                lines += [f"- `{Path(w['path']).name}`: {w['requirement']} (rho {w['rho']}). "
+                          f"Suggested clarification: {w['clarification']}"]
             check_inside(dest, d / path_part(Path(w["path"]).name)).write_text(w["source"])
         (d / "README.md").write_text("\n".join(lines) + "\n")
 
@@ -157,6 +166,8 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
         runs = store.runs_by_key(v["reference_run"] for v in validations if v.get("reference_run"))
         witnesses = store.witnesses()
         approvals = {a["candidate_id"]: a for a in store.approvals()}
+        questions = open_questions.stored(store)
+        waiting = awaiting_operator(store)
     finally:
         store.close()
     canonical = dedup.group(witnesses)
@@ -174,6 +185,12 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
             extras.setdefault(w["task_id"], {"t1": [], "amb": []})["amb"].append(
                 {"id": w["id"], "path": w["path"], "source": w["source"], "requirement": w["requirement"],
                  "rho": w.get("rho"), "clarification": w.get("note") or ""})
+    for q in questions:  # open questions with a test: beside the underspecified witnesses, marked
+        if q.get("source") and q.get("path"):
+            extras.setdefault(q["task_id"], {"t1": [], "amb": []})["amb"].append(
+                {"id": q["candidate_id"], "path": q["path"], "source": q["source"], "requirement": q["requirement"],
+                 "rho": None, "clarification": q.get("clarification") or "", "kind": "open question",
+                 "said": list(q.get("said") or []), "fails_on": list(q.get("fails_on") or [])})
     refutes: dict[str, list[str]] = {}
     for r in refutations:  # a duplicate's refutations belong to its first copy
         refutes.setdefault(canonical.get(r["witness_id"], r["witness_id"]), []).append(r["trial_id"])
@@ -200,6 +217,13 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
         if task_id in out:  # beside a strengthened suite (a task without one has nothing to merge)
             out[task_id].task_analysis, out[task_id].underspecified = extra["t1"], extra["amb"]
     for exp in out.values():
+        exp.decisions = [{"candidate_id": cid, "trial_id": a.get("trial_id") or "",
+                          "label": a.get("label") or "", "counts": bool(a.get("counts")), **decision_record(a)}
+                         for cid, a in approvals.items() if a.get("task_id") == exp.task_id and a.get("by") == "operator"]
+        exp.decisions += [{"candidate_id": w["candidate_id"], "trial_id": w["trial_id"], "case": w["case"],
+                           "label": w["label"], "counts": False, "by": "queued", "decision": "questionable-awaiting",
+                           "reviewer_label": w["reviewer_label"], "note": w["why"], "at": None}
+                          for w in waiting if w["task_id"] == exp.task_id]
         task = (tasks or {}).get(exp.task_id)
         new_ids = [n for f in exp.files for n in f.node_ids]
         exp.new_fail_to_pass = list(new_ids)  # until check_export measures the null world
@@ -280,6 +304,7 @@ def write_harbor(exp: TaskExport, task: Task, out_dir: Path) -> Path:
     config["testjack"] = {"added_f2p": exp.new_fail_to_pass, "added_p2p": exp.new_pass_to_pass,
                           "witnesses": [{"id": f.witness_id, "path": f.path, "requirement": f.requirement,
                                          "refutes": f.refutes, "decision": f.decision} for f in exp.files],
+                          "decisions": exp.decisions,
                           "checked": exp.check is not None and bool(exp.check.get("ok"))}
     config_path.write_text(json.dumps(config, indent=2) + "\n")
     wdir = dest / "testjack_witnesses"
@@ -307,6 +332,7 @@ def swebench_row(exp: TaskExport, task: Task | None) -> dict[str, Any]:
     row["testjack_added"] = {"FAIL_TO_PASS": exp.new_fail_to_pass, "PASS_TO_PASS": exp.new_pass_to_pass,
                              "witnesses": [f.witness_id for f in exp.files],
                              "decisions": {f.witness_id: f.decision for f in exp.files},
+                             "operator_decisions": exp.decisions,
                              "check": exp.check}
     return row
 

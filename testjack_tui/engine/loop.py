@@ -16,9 +16,9 @@ from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
-from . import harness_effect
+from . import harness_effect, open_questions
 from .aio import gather_all
-from .approval import Judgement, judge
+from .approval import Judgement, judge, standing_requirement
 from .budget import Budget
 from .config import SessionConfig
 from .control import Control
@@ -29,7 +29,7 @@ from .no_reference import ensure_reference
 from .probes import materialize_probe
 from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
 from .roles import (Approver, AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, RoleSet,
-                    ReviewVerdict, ToolsFactory, WorldTools)
+                    ReviewVerdict, ToolsFactory, WorldTools, questionable_cases)
 from .detectors.ghost import executed_added_lines
 from .failure_kinds import AUDIT_FAILED, cause, never_a_reading, void_audit
 from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
@@ -82,14 +82,14 @@ def outcome_to_dict(outcome: AuditOutcome) -> dict[str, Any]:
     return {"candidates": [candidate_to_dict(c) for c in outcome.candidates],
             "checklist": [dataclasses.asdict(i) for i in outcome.checklist],
             "notes": outcome.notes, "findings": list(outcome.findings),
-            "nothing_found": outcome.nothing_found}
+            "nothing_found": outcome.nothing_found, "prompt_silent": list(outcome.prompt_silent)}
 
 
 def outcome_from_dict(data: dict[str, Any]) -> AuditOutcome:
     return AuditOutcome(candidates=[candidate_from_dict(c) for c in data.get("candidates", [])],
                         checklist=[ChecklistItem(**i) for i in data.get("checklist", [])],
                         notes=data.get("notes", ""), findings=list(data.get("findings") or []),
-                        nothing_found=data.get("nothing_found"))
+                        nothing_found=data.get("nothing_found"), prompt_silent=list(data.get("prompt_silent") or []))
 
 
 def kept_cases(candidate: Candidate, verdict: ReviewVerdict) -> Candidate:
@@ -327,6 +327,9 @@ class TaskLoop:
             results = await gather_all(futures)
         finally:
             await self._close(rtools)
+        for (v, _), j in zip(to_judge, results):
+            await self._open_questions(v, j, None, {t: by[v.candidate.id] for t, by in statuses.items()
+                                                    if v.candidate.id in by})
         new = [self._confirm(v, j, None, 0) for (v, _), j in zip(to_judge, results) if j.decision.counts]
         for w in new:
             runs = rctx.case_runs.get(w.record.id, {})
@@ -414,8 +417,10 @@ class TaskLoop:
                 results = await gather_all(futures)
             finally:
                 await self._close(rtools)
+        self._prompt_silent(outcome, trial.id, validations)
         new = []
         for v, j in zip(discriminating, results):
+            await self._open_questions(v, j, trial.id, {trial.id: v.model_status})
             if not j.decision.counts:
                 self.judged.append({"requirement": v.candidate.requirement, "label": j.decision.label,
                                     "by": j.decision.by, "reason": j.verdict.reason})
@@ -491,6 +496,9 @@ class TaskLoop:
                                                   v.reference_status, status) for v, status, _ in to_judge)
             finally:
                 await self._close(rtools)
+            for (v, _, _), j in zip(to_judge, results):
+                await self._open_questions(v, j, trial.id, {t: by[v.candidate.id] for t, by in statuses.items()
+                                                            if v.candidate.id in by} | {trial.id: v.model_status})
             confirmed = [self._confirm(v, j, trial.id, round_no)
                          for (v, _, _), j in zip(to_judge, results) if j.decision.counts]
         for w in confirmed:
@@ -501,6 +509,63 @@ class TaskLoop:
                     self._note_run(trial_id, w.record.id, by_witness[w.record.id],
                                    self._replay_keys.get((trial_id, w.record.id)))
         return confirmed
+
+    # -- open questions about P -------------------------------------------------------------
+    async def _open_questions(self, v: Validation, j: Judgement, source_trial: str | None,
+                              known: dict[str, str]) -> None:
+        """A discriminating test judged questionable (as a whole, or the cases of a KEEP_SOME the
+        reviewer called QUESTIONABLE) is an open question about P: replayed over every passing
+        trial of the task, as for rho, and stored; it refutes nothing."""
+        verdict, decision = j.verdict, j.decision
+        if open_questions.is_open_question(verdict, decision):
+            candidate = v.candidate
+        else:
+            cases = questionable_cases(verdict.cases)
+            if not cases or verdict.overall != "KEEP_SOME" or decision.by == "operator":
+                return
+            candidate = dataclasses.replace(v.candidate, id=f"{v.candidate.id}~q", test_ids=cases)
+        key = open_questions.PREFIX + candidate.id
+        if self.env.store.get_audit(self.task.id, key) is not None:
+            return  # stored before an interruption
+        todo = [t.id for t in self.corpus if t.id not in known or candidate is not v.candidate]
+        statuses = dict(known) if candidate is v.candidate else {}
+        if todo:
+            replayed = await self._replay([(candidate.id, candidate)], todo)
+            statuses.update({t: by[candidate.id] for t, by in replayed.items() if candidate.id in by})
+        requirement, _, _ = standing_requirement(verdict, decision, candidate.requirement)
+        said = open_questions.said_by(verdict, decision)
+        if candidate is not v.candidate:
+            said = [f'reviewer ({verdict.reviewer or "?"}): QUESTIONABLE: "{c.get("reason", "")}" ({c["test_id"]})'
+                    for c in verdict.cases if c.get("test_id") in candidate.test_ids]
+        record = open_questions.question_record(
+            self.task.id, candidate, requirement, said, decision.by if decision.by == "operator" else "reviewer",
+            v.reference_status, {t: s for t, s in statuses.items() if t in self.by_id}, source_trial)
+        self.env.store.put_audit(self.task.id, key, record)
+        self._emit(Log(self.env.session_id, level="info",
+                       message=f"{self.task.id}: open question about the prompt: {requirement} "
+                               f"({candidate.id} judged questionable; differs on {len(record['fails_on'])} "
+                               "trial(s), refutes none)"))
+
+    def _prompt_silent(self, outcome: AuditOutcome, trial_id: str, validations: list[Validation]) -> None:
+        """The audit agent's "P is silent on X", stored where the questionable tests' go; a test
+        it names that ran is quoted with its outcome on the reference and on this trial."""
+        for item in outcome.prompt_silent:
+            record = open_questions.silent_record(self.task.id, trial_id, item)
+            if not record["requirement"]:
+                continue
+            named = str(item.get("witness") or "").strip()
+            v = next((x for x in validations if named and x.candidate.path == named), None)
+            if v is not None:
+                record.update(candidate_id=v.candidate.id, path=v.candidate.path, source=v.candidate.source,
+                              reference=record["reference"] or v.reference_status)
+                if is_failing(v.model_status or ""):
+                    record["fails_on"] = [trial_id]
+            key = open_questions.key_of(record)
+            if self.env.store.get_audit(self.task.id, key) is None:
+                self.env.store.put_audit(self.task.id, key, record)
+                self._emit(Log(self.env.session_id, level="info",
+                               message=f"{self.task.id}: the audit of {trial_id} says P is silent on: "
+                                       f"{record['requirement']}"))
 
     # -- witnesses, replay, refutation ----------------------------------------------------------
     def _case_runs(self, v: Validation, statuses: dict[str, dict[str, str]]) -> dict[str, Any]:
@@ -517,9 +582,10 @@ class TaskLoop:
 
     def _confirm(self, v: Validation, judgement: Judgement, source_trial: str | None, round_no: int) -> Witness:
         c, verdict = kept_cases(v.candidate, judgement.verdict), judgement.verdict
+        requirement, explicit, quote = standing_requirement(verdict, judgement.decision, c.requirement)
         record = WitnessRecord(id=c.id, task_id=self.task.id, path=c.path, source=c.source,
-                               requirement=verdict.requirement or c.requirement, explicit=verdict.explicit,
-                               quote=verdict.quote, source_trial=source_trial,
+                               requirement=requirement, explicit=explicit,
+                               quote=quote, source_trial=source_trial,
                                label=judgement.decision.label, round=round_no or None,
                                checklist=tuple(self.checklists.get(source_trial or ANALYSIS, [])))
         witness = Witness(record, c, v.reference_status, v.reference_run.key if v.reference_run else None)

@@ -20,8 +20,9 @@ from typing import Any, Iterable
 
 from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
-from testjack_tui.engine.compare import mode_comparison
+from testjack_tui.engine.compare import mode_comparison, refusal_line
 from testjack_tui.engine.requirements import requirements_table
+from testjack_tui.engine import open_questions
 from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
@@ -137,17 +138,19 @@ def _table_row(name: str, n_all: int, passing: int, refuted: int) -> TableRow:
                     rate_before=_rate(passing, n_all), rate_after=_rate(passing - refuted, n_all))
 
 
-def build_report(session_id: str, benchmark: Benchmark | None = None, compare_with: str | None = None) -> Report:
+def build_report(session_id: str, benchmark: Benchmark | None = None, compare_with: str | None = None,
+                 force_compare: bool = False) -> Report:
     """The session's report. With a finished session of the other mode on the same benchmark
     (found automatically, or `compare_with`), it includes lightweight-vs-per-trial recall and cost."""
     store = _open_store(session_id)
     try:
-        return _build(store, session_id, benchmark, compare_with)
+        return _build(store, session_id, benchmark, compare_with, force_compare)
     finally:
         store.close()
 
 
-def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, compare_with: str | None = None) -> Report:
+def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, compare_with: str | None = None,
+           force_compare: bool = False) -> Report:
     summary = build_summary(store)
     meta = store.all_meta()
     config = meta.get("config", {}) or {}
@@ -191,6 +194,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
 
     trial_reports: list[TrialReport] = []
     underspecified: list[UnderspecifiedPrompt] = []
+    store_approvals = store.approvals()
+    awaiting = summary.awaiting_operator
     analysis = {tid: store.get_audit(tid, "analysis") or {} for tid in summary.tasks}
     reviews = structured_reviews(store, verdicts)
     for task_id, task_sum in summary.tasks.items():
@@ -211,6 +216,16 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                     rho=round(ws.rho if ws.rho is not None else value, 3),
                     models_skipping=list(skipping), models_measured=len(per_model),
                     clarification=ws.note or "", path=ws.path, fails_on=ws.fails_on))
+        questions = open_questions.stored(store, task_id)
+        for q in questions:
+            outcomes = {t: "failed" for t in q.get("fails_on") or []} | {t: "passed" for t in q.get("passes_on") or []}
+            q_rho, q_per_model, q_skipping, _ = rho_of(outcomes, passing_models) if outcomes else (None, {}, (), False)
+            underspecified.append(UnderspecifiedPrompt(
+                task=task_id, witness=q.get("candidate_id") or "", requirement=q.get("requirement") or "",
+                rho=round(q_rho, 3) if q_rho is not None else None, models_skipping=list(q_skipping),
+                models_measured=len(q_per_model), clarification=q.get("clarification") or "",
+                path=q.get("path") or "", fails_on=list(q.get("fails_on") or []), kind="open question",
+                said=list(q.get("said") or []), reference=q.get("reference") or ""))
         infos: dict[str, dict[str, Any]] = {}
         for t in corpus.get(task_id, []):
             infos.setdefault(t["id"], t)
@@ -286,7 +301,11 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 judged, state=entry.state, mutation=(store.get_evidence(trial_id) or {}).get("mutation"),
                 agent_audit=AgentAudit(agent_findings, audit.get("nothing_found"), audit.get("notes", ""))
                 if audit else None,
-                reviews=reviews.get(trial_id, []))
+                reviews=reviews.get(trial_id, []),
+                decisions=trial_decisions(trial_id, store_approvals, verdicts, awaiting),
+                open_questions=[{k: q.get(k) for k in ("candidate_id", "requirement", "said", "reference",
+                                                       "clarification", "path")}
+                                for q in questions if trial_id in (q.get("fails_on") or [])])
             mark_independent(report, independent_reference(store, task_id), store.directory)
             trial_reports.append(report)
 
@@ -307,13 +326,15 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                for tid, t in summary.tasks.items()},
         trials=trial_reports, underspecified_prompts=underspecified,
         decisions=decisions_table(store.approvals(), verdicts),
-        awaiting_operator=[AwaitingOperator(a["candidate_id"], a["task_id"], a["label"], a.get("note") or "")
-                           for a in store.approvals() if a.get("by") == "queued"],
+        awaiting_operator=[AwaitingOperator(a["candidate_id"], a["task_id"], a["label"], a["why"],
+                                            case=a["case"], trial_id=a["trial_id"],
+                                            reviewer_label=a["reviewer_label"], requirement=a["requirement"])
+                           for a in summary.awaiting_operator],
         checklists={tid: requirements_table(store, tid) for tid in summary.tasks},
         tables=tables,
         verdict_counts={label: sum(1 for t in trial_reports if t.label == label) for label in LABELS},
         detectors=_detector_summary(trial_reports),
-        comparison=mode_comparison(session_id, summary, compare_with))
+        comparison=mode_comparison(session_id, summary, compare_with, force_compare))
     labels_path = bench.labels_path if bench is not None else None
     if labels_path and Path(labels_path).exists():
         out.scoring = score_against_labels(out, load_labels(Path(labels_path)), corpus)
@@ -363,6 +384,30 @@ def decisions_table(approvals: list[dict[str, Any]], verdicts: dict[str, dict[st
             reviewer_label=record["reviewer_label"] or verdict.get("label") or "",
             decision=record["decision"], label=a.get("label") or "", counts=bool(a.get("counts")),
             by=record["by"], note=record["note"], at=_iso(record["at"])))
+    return out
+
+
+def trial_decisions(trial_id: str, approvals: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]],
+                    awaiting: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every decision on a trial's candidates, oldest first: who decided, the reviewer's label
+    beside the label that stands, the operator's own judgement; then what still waits."""
+    out = []
+    for a in approvals:
+        verdict = verdicts.get(a["candidate_id"]) or {}
+        if (a.get("trial_id") or verdict.get("trial_id")) != trial_id or a.get("by") == "queued":
+            continue
+        record = decision_record(a)
+        out.append({"candidate_id": a["candidate_id"], "case": "", "reviewer": verdict.get("reviewer") or "",
+                    "reviewer_label": record["reviewer_label"] or verdict.get("label") or "",
+                    "reviewer_reason": verdict.get("reason") or "", "decision": record["decision"],
+                    "label": a.get("label") or "", "counts": bool(a.get("counts")), "by": record["by"],
+                    "note": record["note"], "operator": record.get("operator") or {}, "at": _iso(record["at"])})
+    for w in awaiting:
+        if w.get("trial_id") == trial_id:
+            out.append({"candidate_id": w["candidate_id"], "case": w.get("case") or "", "reviewer": "",
+                        "reviewer_label": w.get("reviewer_label") or "", "reviewer_reason": w.get("why") or "",
+                        "decision": "questionable-awaiting", "label": w.get("label") or "", "counts": False,
+                        "by": "queued", "note": "waits for the operator", "operator": {}, "at": ""})
     return out
 
 
@@ -544,13 +589,16 @@ def session_markdown(report: Report) -> str:
             _md_table([r.to_json() for r in report.tables.underspecified],
                       [("benchmark", "benchmark"), ("#Tasks", "tasks"), ("tasks", "names")])]
     if report.underspecified_prompts:
-        out.append("Implicit requirements most models skip (ρ > 1/2): reported as prompt defects, "
-                   "they refute no trial.\n")
-        out.append(_md_table([dict(u.to_json(), skipping=f"{len(u.models_skipping)}/{u.models_measured}")
+        out.append("Implicit requirements most models skip (ρ > 1/2, kind witness) and open questions "
+                   "(a discriminating test judged questionable, or P said to be silent): reported as prompt "
+                   "defects, they refute no trial.\n")
+        out.append(_md_table([dict(u.to_json(), skipping=f"{len(u.models_skipping)}/{u.models_measured}",
+                                   differ=", ".join(u.fails_on) or "-", said="; ".join(u.said) or "-")
                               for u in report.underspecified_prompts],
-                             [("task", "task"), ("requirement", "requirement"), ("ρ", "rho"),
-                              ("models skipping", "skipping"), ("suggested clarification", "clarification"),
-                              ("witness", "witness")]))
+                             [("task", "task"), ("kind", "kind"), ("requirement", "requirement"), ("ρ", "rho"),
+                              ("models skipping", "skipping"), ("trials that differ", "differ"),
+                              ("who said what", "said"), ("reference", "reference"),
+                              ("suggested clarification", "clarification"), ("witness", "witness")]))
     else:
         out += ["None found.", ""]
     out += ["## Detectors", "", _md_table(
@@ -562,10 +610,15 @@ def session_markdown(report: Report) -> str:
             + (", some estimated" if u.estimated else "") + f"); runs (tests and commands, as the budget counts them): {u.test_runs}; "
             f"wall time: {u.seconds} s.", ""]
     c = report.comparison
-    if c is not None:
+    if c is not None and c.refused:
+        out += ["## Lightweight loop against per-trial audit", "", refusal_line(c) + ".", ""]
+    elif c is not None:
         def pct(v: float | None) -> str:
             return "n/a" if v is None else f"{100 * v:.1f}%"
-        out += ["## Lightweight loop against per-trial audit", "",
+        out += ["## Lightweight loop against per-trial audit", ""]
+        if c.differences:
+            out += [f"Compared although the sessions differ (--force): {'; '.join(c.differences)}.", ""]
+        out += [
                 f"Sessions {c.lightweight_session} (lightweight) and {c.per_trial_session} (per-trial), "
                 f"{c.trials} passing trials in both. Recall of the lightweight loop: **{pct(c.recall)}** "
                 f"({c.refuted_lightweight} refuted; {c.refuted_per_trial} by per-trial audit) at "
@@ -598,7 +651,10 @@ def session_markdown(report: Report) -> str:
                  ("why suspicious", "why_suspicious"), ("false positives", "false_positives")])]
     if report.awaiting_operator:
         out += ["## Waiting for the operator (QUESTIONABLE / HUMAN_REVIEW: not counted)", ""]
-        out += [f"- `{a.candidate_id}` ({a.task_id}): {a.label}" for a in report.awaiting_operator]
+        out += [f"- `{a.candidate_id}`{f' case `{a.case}`' if a.case else ''} ({a.task_id}"
+                f"{f' / {a.trial_id}' if a.trial_id else ''}): {a.label}"
+                f"{f' — {a.requirement}' if a.requirement else ''}{f': {a.note}' if a.note else ''}"
+                for a in report.awaiting_operator]
         out.append("")
     out += ["## Trials", "", _md_table(
         [{"task": t.task_id, "trial": t.trial_id, "model": t.model, "label": t.label,
@@ -639,6 +695,25 @@ def trial_markdown(t: TrialReport) -> str:
                     f"`{item.get('witness')}` fails with `{str(item.get('failing_assertion', '')).strip()[:200]}`; "
                     f"T0 missed it: {str(item.get('t0_missed', '')).replace('_', ' ')}"
                     + (f" ({item['t0_missed_detail']})" if item.get("t0_missed_detail") else "")]
+        out.append("")
+    if t.decisions:
+        out += ["## Decisions on this trial's candidates", ""]
+        for d in t.decisions:
+            said = d.get("operator") or {}
+            judgement = "; ".join(f"{k}: {v}" for k, v in said.items())
+            out.append(f"- `{d['candidate_id']}`" + (f" case `{d['case']}`" if d.get("case") else "")
+                       + f": reviewer{' (' + d['reviewer'] + ')' if d.get('reviewer') else ''} said "
+                       f"{d.get('reviewer_label') or '-'}; {d['decision']} by {d['by']} → {d.get('label') or '-'}"
+                       f" ({'counts' if d.get('counts') else 'does not count'})"
+                       + (f"; the operator's judgement: {judgement}" if judgement else "")
+                       + (f": {d['note']}" if d.get("note") else ""))
+        out.append("")
+    if t.open_questions:
+        out += ["## Open questions about P (this trial differs from the reference; nothing refuted)", ""]
+        for q in t.open_questions:
+            out.append(f"- {q.get('requirement')}" + (f" (`{q['candidate_id']}`)" if q.get("candidate_id") else "")
+                       + f"; reference: {q.get('reference') or '-'}; " + "; ".join(q.get("said") or [])
+                       + f". Suggested clarification: {q.get('clarification')}")
         out.append("")
     if t.reviews:
         out += ["## Reviewer verdicts per case", ""]
@@ -685,7 +760,7 @@ def decision_line(d: dict[str, Any] | None) -> str:
 
 
 CSV_FIELDS = ("task_id", "trial_id", "model", "agent", "state", "label", "confidence", "refuted",
-              "findings", "witnesses", "ambiguous", "structural_signals", "decisions")
+              "findings", "witnesses", "ambiguous", "structural_signals", "decisions", "open_questions")
 
 
 def session_csv(report: Report) -> str:
@@ -701,8 +776,11 @@ def session_csv(report: Report) -> str:
                     "witnesses": " ".join(f["witness_id"] for f in t.findings),
                     "ambiguous": " ".join(a["witness_id"] for a in t.ambiguous),
                     "structural_signals": sum(1 for s in t.signals if s.get("structural")),
-                    "decisions": " ".join(f"{f['witness_id']}:{(f.get('decision') or {}).get('decision', 'auto')}"
-                                          for f in t.findings)}.items()})
+                    "decisions": " ".join(
+                        f"{d['candidate_id']}{'::' + d['case'].rsplit('::', 1)[-1] if d.get('case') else ''}:"
+                        f"{d['decision']}(reviewer {d.get('reviewer_label') or '-'}, stands {d.get('label') or '-'})"
+                        for d in t.decisions),
+                    "open_questions": " | ".join(q.get("requirement") or "" for q in t.open_questions)}.items()})
     return buf.getvalue()
 
 

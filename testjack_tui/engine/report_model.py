@@ -52,6 +52,11 @@ class TrialReport(TrialVerdict):
     reference: str = "benchmark"  # "benchmark" | "independent" (G′, see report.mark_independent)
     agent_audit: AgentAudit | None = None
     reviews: list[Review] = field(default_factory=list)
+    # Every decision on this trial's candidates (approved / overruled / judged / auto /
+    # questionable-awaiting), the reviewer's label beside the one that stands.
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    # Open questions about P on which this trial differs from the reference (refuting nothing).
+    open_questions: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def of(cls, verdict: TrialVerdict, **extra: Any) -> TrialReport:
@@ -104,17 +109,22 @@ class Tables:
 
 @dataclass
 class UnderspecifiedPrompt(FlatRecord):
-    """An implicit requirement most models skip (rho > 1/2): a prompt defect, refuting nothing."""
+    """A prompt defect, refuting nothing: an implicit requirement most models skip (rho > 1/2,
+    kind "witness"), or an open question about P (kind "open question": a discriminating test
+    judged questionable, or the audit agent saying P is silent; `said` quotes who said what)."""
 
     task: str
     witness: str
     requirement: str
-    rho: float
+    rho: float | None
     models_skipping: list[str]
     models_measured: int
     clarification: str
     path: str
     fails_on: list[str]
+    kind: str = "witness"
+    said: list[str] = field(default_factory=list)
+    reference: str = ""  # the reference's behaviour (open questions)
 
 
 @dataclass
@@ -141,7 +151,11 @@ class AwaitingOperator(FlatRecord):
     candidate_id: str
     task_id: str
     label: str
-    note: str
+    note: str  # why: the reviewer's reason for it
+    case: str = ""  # one case of a KEEP_SOME the reviewer called QUESTIONABLE ("" = the candidate)
+    trial_id: str = ""
+    reviewer_label: str = ""
+    requirement: str = ""
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from testjack_tui.engine import open_questions
 from testjack_tui.engine.ambiguity import _normalise
 from testjack_tui.engine.verdicts import analysis_checklist
 from testjack_tui.engine.runner import is_failing
@@ -29,12 +30,13 @@ class RequirementRow:
     source: str = "analysis"  # "analysis" | "audit" | "witness"
     quote: str = ""  # the words of P the requirement rests on, when recorded
     implemented: dict[str, bool] = field(default_factory=dict)  # audited trial -> its audit's answer
+    open_questions: list[str] = field(default_factory=list)  # who said P may not settle it (quoted)
 
     def to_dict(self) -> dict[str, Any]:
         return {"clause": self.clause, "explicit": self.explicit, "covered_by_t0": self.covered_by_t0,
                 "t0_tests": list(self.t0_tests), "witnesses": list(self.witnesses),
                 "failing_trials": sorted(self.failing_trials), "source": self.source, "quote": self.quote,
-                "implemented": dict(self.implemented)}
+                "implemented": dict(self.implemented), "open_questions": list(self.open_questions)}
 
 
 def same_requirement(a: str, b: str) -> bool:
@@ -61,7 +63,7 @@ def requirements_table(store: SessionStore, task_id: str) -> list[RequirementRow
             rows.append(RequirementRow(item["clause"], item.get("explicit"), item.get("covered_by_t0"),
                                        item.get("t0_tests") or []))
     for audit in store.audits():
-        if audit.get("task_id") != task_id:
+        if audit.get("task_id") != task_id or str(audit.get("trial_id") or "").startswith(open_questions.PREFIX):
             continue
         for item in audit.get("checklist") or []:
             clause = item.get("clause") or ""
@@ -87,4 +89,10 @@ def requirements_table(store: SessionStore, task_id: str) -> list[RequirementRow
             rows.append(row)
         row.witnesses.append(w["id"])
         row.failing_trials |= failing.get(w["id"], set())
+    for q in open_questions.stored(store, task_id):  # an open question about P is a requirement row too
+        row = row_for(q.get("requirement") or "")
+        if row is None:
+            row = RequirementRow(q.get("requirement") or "", False, source="open question")
+            rows.append(row)
+        row.open_questions += list(q.get("said") or [])
     return rows

@@ -54,6 +54,8 @@ class AuditOutcome:
     # (+ candidate_id once matched). Explanations only: witnesses decide, not findings.
     findings: list[dict[str, Any]] = field(default_factory=list)
     nothing_found: bool | None = None  # the agent said explicitly that it found nothing
+    # "P is silent on X": {on, why, reference?, witness?, clarification?} (open questions about P)
+    prompt_silent: list[dict[str, Any]] = field(default_factory=list)
 
 
 class AnalysisResult(list[Candidate]):
@@ -88,6 +90,13 @@ def needs_operator(verdict: "ReviewVerdict") -> bool:
     return verdict.label == "questionable" or verdict.overall == "HUMAN_REVIEW"
 
 
+def questionable_cases(cases: Iterable[dict[str, Any]]) -> tuple[str, ...]:
+    """The test cases a reviewer called QUESTIONABLE (of a KEEP_SOME: the kept ones count, these
+    wait for a person)."""
+    return tuple(str(c["test_id"]) for c in cases
+                 if str(c.get("label", "")).upper() == "QUESTIONABLE" and c.get("test_id"))
+
+
 @dataclass(frozen=True)
 class ApprovalRequest:
     session_id: str
@@ -105,6 +114,34 @@ class ApprovalDecision:
     label: ReviewLabel  # the label that stands (the reviewer's, or the operator's overrule)
     by: str  # "auto" or "operator"
     note: str = ""
+    # The operator's own judgement of the requirement, beside the reviewer's (never replacing
+    # what the reviewer said): empty / None when the operator did not say.
+    requirement: str = ""
+    explicit: bool | None = None
+    quote: str = ""
+
+    def judgement(self) -> dict[str, Any]:
+        """What the operator said about the requirement, as stored with the decision."""
+        out: dict[str, Any] = {}
+        if self.requirement:
+            out["requirement"] = self.requirement
+        if self.explicit is not None:
+            out["explicit"] = self.explicit
+        if self.quote:
+            out["quote"] = self.quote
+        return out
+
+
+@dataclass(frozen=True)
+class OperatorVerdict:
+    """One operator judgement of a candidate (a `--verdicts` entry, the TUI's dialog): the
+    reviewer's fields, each optional but the label."""
+
+    label: ReviewLabel
+    note: str = ""
+    requirement: str = ""
+    explicit: bool | None = None  # None: not said (the reviewer's stands)
+    quote: str = ""
 
 
 class WorldTools(Protocol):

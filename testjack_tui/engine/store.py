@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS verdicts (
 CREATE TABLE IF NOT EXISTS approvals (
     candidate_id TEXT PRIMARY KEY, request_id TEXT, task_id TEXT, counts INTEGER, label TEXT,
     by TEXT, note TEXT, at REAL, reviewer_label TEXT DEFAULT '', decision TEXT DEFAULT '',
-    trial_id TEXT);
+    trial_id TEXT, judgement TEXT DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS audits (
     task_id TEXT, trial_id TEXT, data TEXT, at REAL, PRIMARY KEY (task_id, trial_id));
 CREATE TABLE IF NOT EXISTS witnesses (
@@ -91,7 +91,7 @@ CREATE TABLE IF NOT EXISTS proofs (
 # the migrations from its version up to this one, in order; a database written by a newer
 # TestJack is refused with one line instead of being half-read. Version 0 is a database from
 # before versioning: SCHEMA creates any table it lacks, and the migrations add the columns.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Columns added after a table was first created, by the version that added them:
 # (version, table, column, declaration). Rows an older version wrote read as the defaults.
@@ -99,6 +99,7 @@ ADDED_COLUMNS = (
     (1, "approvals", "reviewer_label", "TEXT DEFAULT ''"),
     (1, "approvals", "decision", "TEXT DEFAULT ''"),
     (1, "approvals", "trial_id", "TEXT"),
+    (3, "approvals", "judgement", "TEXT DEFAULT '{}'"),  # the operator's requirement/explicit/quote
 )
 
 
@@ -405,22 +406,26 @@ class SessionStore:
 
     def put_approval(self, candidate_id: str, request_id: str, task_id: str, counts: bool,
                      label: str, by: str, note: str, reviewer_label: str = "", decision: str = "",
-                     trial_id: str | None = None) -> None:
-        """Who decided what: the reviewer's label, the label that stands, and the decision
-        ("approved" | "overruled" | "judged" | "auto", see approval.decision_kind)."""
+                     trial_id: str | None = None, judgement: dict[str, Any] | None = None) -> None:
+        """Who decided what: the reviewer's label, the label that stands, the decision
+        ("approved" | "overruled" | "judged" | "auto", see approval.decision_kind) and the
+        operator's own judgement of the requirement (requirement / explicit / quote, if said)."""
         self._exec("INSERT OR REPLACE INTO approvals(candidate_id, request_id, task_id, counts, label, "
-                   "by, note, at, reviewer_label, decision, trial_id) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   "by, note, at, reviewer_label, decision, trial_id, judgement) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (candidate_id, request_id, task_id, int(counts), label, by, note, time.time(),
-                    reviewer_label, decision, trial_id))
+                    reviewer_label, decision, trial_id, _dumps(judgement or {})))
+
+    @staticmethod
+    def _approval(row: sqlite3.Row) -> dict[str, Any]:
+        return dict(row) | {"counts": bool(row["counts"]), "judgement": _loads(row["judgement"], {}) or {}}
 
     def get_approval(self, candidate_id: str) -> dict[str, Any] | None:
         row = self._row("SELECT * FROM approvals WHERE candidate_id = ?", (candidate_id,))
-        return dict(row) | {"counts": bool(row["counts"])} if row else None
+        return self._approval(row) if row else None
 
     def approvals(self) -> list[dict[str, Any]]:
-        return [dict(r) | {"counts": bool(r["counts"])}
-                for r in self._rows("SELECT * FROM approvals ORDER BY at")]
+        return [self._approval(r) for r in self._rows("SELECT * FROM approvals ORDER BY at")]
 
     # -- witnesses, refutations, trial states, rounds ------------------------------------------
     def put_witness(self, w: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import dedup
+from .approval import awaiting_operator
 from .records import FlatRecord
 from .runner import is_failing
 from .store import SessionStore
@@ -184,6 +185,8 @@ class SessionSummary:
     totals: Counts
     models: dict[str, Counts]
     tasks: dict[str, TaskSummary]
+    # Judgements left for a person (approval.awaiting_operator): never dropped, never counted.
+    awaiting_operator: list[dict[str, Any]] = field(default_factory=list)
 
     def trials(self) -> dict[str, TrialSummary]:
         """Every trial of the session, by id."""
@@ -195,7 +198,8 @@ class SessionSummary:
                 "mode": self.mode, "seed": self.seed, "sampler": self.sampler,
                 "rounds": self.rounds, "config": self.config, "usage": self.usage.to_json(),
                 "totals": self.totals, "models": self.models,
-                "tasks": {tid: t.to_json() for tid, t in self.tasks.items()}}
+                "tasks": {tid: t.to_json() for tid, t in self.tasks.items()},
+                "awaiting_operator": list(self.awaiting_operator)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SessionSummary:
@@ -203,7 +207,8 @@ class SessionSummary:
         return cls(data["session_id"], data["state"], data["benchmark"], data["mode"], data["seed"],
                    data["sampler"], data["rounds"], data["config"], Usage.from_json(data["usage"]),
                    data["totals"], data["models"],
-                   {tid: TaskSummary.from_json(t) for tid, t in data["tasks"].items()})
+                   {tid: TaskSummary.from_json(t) for tid, t in data["tasks"].items()},
+                   list(data.get("awaiting_operator") or []))
 
 
 def _run_view(run: dict[str, Any] | None, witness: dict[str, Any] | None, status: str) -> RunView:
@@ -331,7 +336,7 @@ def build_summary(store: SessionStore) -> SessionSummary:
         usage=Usage(usd=round(ledger["usd"], 6), tokens=ledger["tokens"], llm_calls=ledger["calls"],
                     estimated=ledger["estimated"], test_runs=store.runs_counted(),
                     seconds=round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1)),
-        totals=totals, models=models_total, tasks=tasks_out)
+        totals=totals, models=models_total, tasks=tasks_out, awaiting_operator=awaiting_operator(store))
 
 
 def outcome_view(summary: SessionSummary) -> dict[str, Any]:

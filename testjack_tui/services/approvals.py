@@ -17,13 +17,16 @@ from testjack_tui.engine.roles import ApprovalDecision
 
 
 def operator_decision(reviewer_label: str, overrule: bool, operator_judges: bool = False,
-                      note: str = "", where: str = "") -> ApprovalDecision:
+                      note: str = "", where: str = "", questionable: bool = False) -> ApprovalDecision:
     """The decision an operator's answer stands for.
 
     With the operator as reviewer (`operator_judges`) there is no label to approve: approve
     means valid (it counts), overrule means invalid. Otherwise approve lets the reviewer's label
     stand (only "valid" counts) and overrule reverses whether the candidate counts."""
     suffix = f" {where}" if where else ""
+    if questionable:  # neither counts nor is dropped: an open question about P
+        return ApprovalDecision(counts=False, label="questionable", by="operator",
+                                note=note.strip() or f"judged questionable by the operator{suffix}")
     if operator_judges:
         counts = not overrule
         label = "valid" if counts else "invalid"

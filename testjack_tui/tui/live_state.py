@@ -122,6 +122,7 @@ class CandidateView(CandidateFacts):
     reviewer_label: str = ""  # what the reviewer said (the label that stands is `label`)
     note: str = ""
     decided_at: float | None = None
+    operator: dict = field(default_factory=dict)  # the operator's requirement / explicit / quote
     counts: bool | None = None
     witness: bool = False
     runs: list = field(default_factory=list)  # (world, summary)
@@ -472,10 +473,13 @@ class LiveSession:
                 c.decision = e.decision
             elif e.by == "operator":
                 c.decision = "approved" if e.counts == (reviewer_label == "valid") else "overruled"
+            elif e.by == "queued":
+                c.decision = "questionable-awaiting"
             else:
                 c.decision = "auto"
             c.reviewer_label = reviewer_label
             c.note, c.decided_at = e.note, e.at
+            c.operator = dict(getattr(e, "operator", None) or {})
             c.label = e.label or c.label
         self.dirty |= {APPROVALS, CANDIDATES, STATUS}
 

@@ -2,12 +2,14 @@
 
 The candidate test and the requirement it checks, the reviewer's label, reason and quote of the
 prompt, the candidate's run on the reference (it must pass) and on the trial (its failing
-assertion); the prompt and the trial's diff one key away. The answer goes back as
-("approve" | "overrule", note); the screen that opened it turns it into a decision through
-`services.approvals.operator_decision`, as the CLI does.
+assertion); the prompt and the trial's diff one key away. The operator may also give the
+requirement and the words of P it rests on (`p` picks a sentence of P), as a verdicts file does.
+The answer goes back as ("approve" | "overrule" | "questionable", note, the operator's fields); the screen that
+opened it turns it into a decision through `services.approvals.operator_decision`, as the CLI does.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Group
@@ -17,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Input, Label, OptionList, Static
 
 from testjack_tui.services.approvals import ApprovalContext
 from testjack_tui.tui.text import cell, clean, untrusted
@@ -84,7 +86,51 @@ def approval_body(ctx: ApprovalContext, operator_judges: bool) -> Group:
     return Group(head, runs, Text("the candidate test", style="bold"), source)
 
 
-class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
+def operator_fields(ctx: ApprovalContext, requirement: str, quote: str) -> dict[str, Any]:
+    """The operator's own judgement of the requirement, from the dialog's fields: only what they
+    changed from the reviewer's (an emptied quote says implicit; a quote says explicit)."""
+    out: dict[str, Any] = {}
+    if requirement.strip() and requirement.strip() != (ctx.requirement or "").strip():
+        out["requirement"] = requirement.strip()
+    if quote.strip() != (ctx.quote or "").strip():
+        out["explicit"] = bool(quote.strip())
+        out["quote"] = quote.strip()
+    return out
+
+
+def prompt_sentences(prompt: str) -> list[str]:
+    """P cut into sentences (list markers and headings' hashes off): what a quote is picked from."""
+    out = []
+    for piece in re.split(r"(?<=[.!?:])\s+|\n+", prompt):
+        piece = re.sub(r"^\s*(?:[-*+]|\d+[.)]|#+)\s+", "", piece).strip()
+        if len(piece) >= 12:
+            out.append(piece)
+    return out
+
+
+class QuotePickScreen(ModalScreen[str | None]):
+    """Pick the sentence of P a requirement rests on (enter), or leave (escape)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Back", id="quote.cancel")]
+
+    def __init__(self, prompt: str):
+        super().__init__()
+        self.sentences = prompt_sentences(prompt)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog approval"):
+            yield Label("The words of P this requirement rests on (enter picks)", classes="dialog-title")
+            yield OptionList(*[clean(s) for s in self.sentences], id="quote-options")
+        yield QuietFooter(compact=True)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.sentences[event.option_index])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ApprovalScreen(ModalScreen[tuple[str, str, dict[str, Any]] | None]):
     """Approve or overrule one reviewer verdict (with the operator as reviewer: valid / invalid)."""
 
     BINDINGS = [
@@ -94,6 +140,8 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
         Binding("a", "judge('approve')", "Valid", id="approval.valid"),
         Binding("o", "judge('overrule')", "Invalid", id="approval.invalid"),
         Binding("i", "prompt", "Prompt", id="approval.prompt"),
+        Binding("p", "pick_quote", "Quote P", id="approval.quote"),
+        Binding("q", "questionable", "Questionable", id="approval.questionable"),
         Binding("d", "diff", "Diff", id="approval.diff"),
         Binding("escape", "cancel", "Later", id="approval.cancel"),
     ]
@@ -116,9 +164,18 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
             with VerticalScroll(id="approval-body"):
                 yield Static(approval_body(self.ctx, self.operator_judges), id="approval-text")
             with Horizontal(classes="form-row"):
-                yield Label("note", classes="note-label")
+                yield Label("note", classes="note-label wide")
                 yield Input(placeholder="why (kept with the decision; optional)", id="approval-note",
                             compact=True)
+            # The whole judgement, as a verdicts file gives it: the requirement, and the words
+            # of P it rests on (explicit) or none (implicit); prefilled with the reviewer's.
+            with Horizontal(classes="form-row"):
+                yield Label("requirement", classes="note-label wide")
+                yield Input(self.ctx.requirement or "", id="approval-requirement", compact=True)
+            with Horizontal(classes="form-row"):
+                yield Label("quote of P", classes="note-label wide")
+                yield Input(self.ctx.quote or "", placeholder="empty: implicit (P does not state it)",
+                            id="approval-quote", compact=True)
             # Compact: at 24 rows the body (the runs and the test) keeps the room.
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Prompt (i)", id="prompt", compact=True)
@@ -131,7 +188,8 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
         self.query_one("#approval-body").focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if isinstance(self.focused, Input) and action in ("decide", "judge", "prompt", "diff"):
+        if isinstance(self.focused, Input) and action in ("decide", "judge", "prompt", "diff", "pick_quote",
+                                                           "questionable"):
             return False  # letters belong to the note
         if action in ("decide", "judge"):
             return (action == "judge") == self.operator_judges
@@ -154,7 +212,16 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
         self.action_decide(choice)
 
     def action_decide(self, choice: str) -> None:
-        self.dismiss((choice, self.query_one("#approval-note", Input).value.strip()))
+        fields = operator_fields(self.ctx, self.query_one("#approval-requirement", Input).value,
+                                 self.query_one("#approval-quote", Input).value)
+        if fields.get("quote") and self.the_task is not None:
+            from testjack_tui.engine.ambiguity import quote_in_prompt
+
+            if not quote_in_prompt(fields["quote"], getattr(self.the_task, "instruction", "") or ""):
+                self.app.notify("That quote is not P's words: copy it from the prompt (i), or empty it "
+                                "for an implicit requirement.", severity="warning")
+                return
+        self.dismiss((choice, self.query_one("#approval-note", Input).value.strip(), fields))
 
     def action_prompt(self) -> None:
         from testjack_tui.tui.screens.inspect import PromptScreen
@@ -163,6 +230,21 @@ class ApprovalScreen(ModalScreen[tuple[str, str] | None]):
             self.app.push_screen(PromptScreen(self.the_task, highlight=self.ctx.quote))
         else:
             self.app.notify("The prompt is not available: the benchmark is not loaded.", severity="warning")
+
+    def action_questionable(self) -> None:
+        """Neither valid nor invalid: P may not settle it (an open question, never dropped)."""
+        self.action_decide("questionable")
+
+    def action_pick_quote(self) -> None:
+        if self.the_task is None:
+            self.app.notify("The prompt is not available: the benchmark is not loaded.", severity="warning")
+            return
+
+        def picked(quote: str | None) -> None:
+            if quote:
+                self.query_one("#approval-quote", Input).value = quote
+
+        self.app.push_screen(QuotePickScreen(getattr(self.the_task, "instruction", "") or ""), picked)
 
     def action_diff(self) -> None:
         from testjack_tui.tui.screens.inspect import DiffScreen

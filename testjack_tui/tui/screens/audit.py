@@ -7,6 +7,7 @@ answered through `session.answer`, so a pending decision blocks only the work th
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -629,7 +630,8 @@ class AuditScreen(Screen):
             return next(iter(self.state.pending.items()))
         return None
 
-    def _decide(self, overrule: bool, request_id: str | None = None, note: str = "") -> None:
+    def _decide(self, overrule: bool, request_id: str | None = None, note: str = "",
+                said: dict[str, Any] | None = None, questionable: bool = False) -> None:
         from testjack_tui.services.approvals import operator_decision
 
         target = self._target_request() if request_id is None else (
@@ -639,9 +641,12 @@ class AuditScreen(Screen):
             return
         request_id, request = target
         decision = operator_decision(request.label, overrule=overrule, operator_judges=self.operator_judges,
-                                     note=note, where="in the TUI")
+                                     note=note, where="in the TUI", questionable=questionable)
+        if said:  # the operator's requirement / explicit / quote, stored beside the reviewer's
+            decision = dataclasses.replace(decision, **said)
         asked = self.session.answer(request_id, decision)
-        verb = ("Judged" if self.operator_judges else "Overruled" if overrule else "Approved")
+        verb = ("Questionable" if questionable else "Judged" if self.operator_judges
+                else "Overruled" if overrule else "Approved")
         effect = "counts as a witness" if decision.counts else "does not count"
         if asked:
             self.app.notify(f"{verb} {request.candidate_id}: {effect}.", title="Decision sent")
@@ -673,11 +678,12 @@ class AuditScreen(Screen):
         if not ctx.reason:
             ctx.reason = request.reason
 
-        def decided(answer: tuple[str, str] | None) -> None:
+        def decided(answer: tuple[str, str, dict[str, Any]] | None) -> None:
             if answer is None or rid not in self.state.pending:
                 return
-            choice, note = answer
-            self._decide(choice == "overrule", request_id=rid, note=note)
+            choice, note, said = answer
+            self._decide(choice == "overrule", request_id=rid, note=note, said=said,
+                         questionable=choice == "questionable")
 
         self.app.push_screen(ApprovalScreen(ctx, self.operator_judges, task=self._task_of(request.task_id),
                                             trial=self._trial_of(request.trial_id),

@@ -162,6 +162,9 @@ class ReportScreen(Screen):
         overrules = sum(1 for d in decisions if d.decision == "overruled")
         title.append(f" · witnesses {sum(len(x.witnesses) for x in summary.tasks.values())}"
                      f" · operator decisions {len(decisions)}" + (f" ({overrules} overrules)" if overrules else ""))
+        waiting = summary.awaiting_operator
+        if waiting:  # judgements left for a person are never dropped: say how many, name them below
+            title.append(f" · {len(waiting)} awaiting the operator", style="bold yellow")
         title.append("\n" if self.size.width < 110 else "   ")
         title.append(f"ambiguous {t.get('ambiguous', 0)} · clean {t.get('clean', 0)} · "
                      f"unaudited {t.get('unaudited', 0)} · not reproducible {t.get('not_reproducible', 0)}"
@@ -236,6 +239,22 @@ class ReportScreen(Screen):
                         line.append_text(untrusted(f"\n  {w.note}", style="dim"))
                     prompts.append(line)
                 witnesses.append(self._witness_block(task_id, w))
+            for a in summary.awaiting_operator:
+                if a.get("task_id") == task_id:
+                    prompts.append(untrusted(
+                        f"{task_id}: awaiting the operator: {a['candidate_id']}"
+                        + (f" case {a['case']}" if a.get("case") else "") + f" ({a.get('label')}): {a.get('why')}",
+                        style="yellow"))
+            for u in (report.underspecified_prompts if report is not None else []):
+                if u.task == task_id and u.kind == "open question":
+                    line = Text()
+                    line.append_text(cell(task_id, style="bold"))
+                    line.append_text(untrusted(f"  open question: {u.requirement}\n"))
+                    line.append_text(untrusted("  " + "; ".join(u.said) + "\n", style="dim"))
+                    line.append(f"  differs from the reference on {len(u.fails_on)} trial(s), refutes none; ",
+                                style="dim")
+                    line.append_text(untrusted(f"suggested clarification: {u.clarification}", style="italic"))
+                    prompts.append(line)
         self.query_one("#report-prompts", Static).update(
             Group(*prompts) if prompts else Text("No underspecified prompts found.", style="dim"))
         self.query_one("#report-witnesses", Static).update(

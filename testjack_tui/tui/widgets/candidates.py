@@ -33,7 +33,8 @@ def fit(text: Text, width: int) -> Text:
 
 
 DECISION_TEXT = {"approved": "approved by the operator", "overruled": "OVERRULED by the operator",
-                 "judged": "judged by the operator (as reviewer)", "auto": "decided automatically"}
+                 "judged": "judged by the operator (as reviewer)", "auto": "decided automatically",
+                 "questionable-awaiting": "waiting for the operator (questionable: not counted)"}
 
 
 def decision_text(c: CandidateView) -> Text:
@@ -45,6 +46,8 @@ def decision_text(c: CandidateView) -> Text:
                 style="bold magenta" if c.decision == "overruled" else "bold")
     if c.reviewer_label and c.decision != "judged":
         text.append_text(cell(f" (reviewer said {c.reviewer_label})"))
+        if c.label and c.label != c.reviewer_label:
+            text.append_text(cell(f" → {c.label}"))
     text.append(" — counts as a witness" if c.counts else " — does not count")
     if c.decided_at and c.decision != "auto":
         at = datetime.datetime.fromtimestamp(c.decided_at).strftime("%H:%M:%S")
@@ -52,6 +55,14 @@ def decision_text(c: CandidateView) -> Text:
     if c.note:
         text.append("\n  note: ", style="dim")
         text.append_text(untrusted(c.note, style="italic"))
+    said = c.operator or {}
+    if said:  # the operator's own judgement of the requirement, beside the reviewer's above
+        text.append("\n  operator: ", style="dim")
+        if "requirement" in said:
+            text.append_text(untrusted(f"requirement {said['requirement']}; "))
+        if "explicit" in said:
+            text.append_text(untrusted(f'explicit, P says "{said.get("quote", "")}"' if said["explicit"]
+                                       else "implicit (P does not state it)"))
     return text
 
 
@@ -70,9 +81,10 @@ def candidate_detail(c: CandidateView, operator_judges: bool = False) -> Group:
         head.append("\n")
     if c.dropped:
         head.append_text(untrusted(f"dropped: {c.dropped}\n", "yellow"))
-    if c.label:
+    said = c.reviewer_label or c.label  # the reviewer's own word, beside (never under) the operator's
+    if said:
         head.append("reviewer: ", style="bold")
-        head.append_text(cell(c.label, STATUS_STYLE.get(c.label, "")))
+        head.append_text(cell(said, STATUS_STYLE.get(said, "")))
         if c.explicit is not None:
             head.append(" (explicit in the prompt)" if c.explicit else " (implicit requirement)", style="dim")
         head.append_text(untrusted(f" — {c.reason}\n" if c.reason else "\n"))

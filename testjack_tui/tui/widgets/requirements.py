@@ -36,8 +36,8 @@ class RequirementsPanel(Vertical):
         """Re-read the store for one task; redraw only when something changed."""
         self.task_id = task_id
         self.rows = requirements_table(store, task_id) if task_id else []
-        drawn = [(r.clause, r.explicit, r.covered_by_t0, tuple(r.witnesses), len(r.failing_trials))
-                 for r in self.rows]
+        drawn = [(r.clause, r.explicit, r.covered_by_t0, tuple(r.witnesses), len(r.failing_trials),
+                  len(r.open_questions)) for r in self.rows]
         if drawn == self._drawn:
             return
         self._drawn = drawn
@@ -47,6 +47,8 @@ class RequirementsPanel(Vertical):
             t0 = {True: Text("yes", style="green"), False: Text("NO", style="bold yellow"),
                   None: Text("not recorded", style="dim")}[r.covered_by_t0]
             explicit = {True: "explicit", False: "implicit", None: "?"}[r.explicit]
+            if r.open_questions:  # someone judged a test of it questionable: P may not settle it
+                explicit = "open question"
             table.add_row(cell(r.clause[:110]), explicit, t0,
                           cell(", ".join(short_id(w, task_id) for w in r.witnesses) or "—",
                                style="bold red" if r.witnesses else "dim"),
