@@ -58,3 +58,36 @@ def check_inside(root: Path | str, target: Path | str) -> Path:
     if resolved != base and base not in resolved.parents:
         raise InputError(target, None, f"would be written outside the output folder {root}")
     return Path(target)
+
+
+def contained(root: Path | str, path: Path | str, field: str | None = None,
+              where: Path | str | None = None) -> Path:
+    """`path` resolved (symlinks followed), or InputError when it leaves `root`, the benchmark
+    folder: every file a loader reads goes through here first, so a task, job, patch or config
+    that is a symlink (or a manifest entry such as "/proc") out of the benchmark is refused in
+    one line instead of being read. `where`/`field` name the file and key that pointed at it
+    (a manifest entry); by default the line names `path` itself."""
+    base = Path(root).resolve()
+    real = Path(path).resolve()
+    if real != base and base not in real.parents:
+        what = f"{path}: " if where is not None else ""
+        raise InputError(where if where is not None else path, field,
+                         f"{what}a path leaving the benchmark folder {base} (it resolves to {real}): refused")
+    return real
+
+
+_SYSTEM = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+def output_folder(path: Path | str, option: str = "--out") -> Path:
+    """A folder a command may write into, or InputError in one line: not a symlink (whose
+    target a run could not vouch for), not an existing file, not under /proc, /sys or /dev."""
+    given = Path(path).expanduser()
+    if given.is_symlink():
+        raise InputError(given, option, "is a symlink: give the real folder")
+    real = given.resolve()
+    if any(real == s or s in real.parents for s in _SYSTEM):
+        raise InputError(given, option, f"resolves under {real.parts[0]}{real.parts[1]}: not a place for output")
+    if real.exists() and not real.is_dir():
+        raise InputError(given, option, "exists and is not a folder")
+    return given
