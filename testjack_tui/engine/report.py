@@ -58,8 +58,8 @@ def load_labels(path: Path) -> dict[str, dict[str, Any]]:
     """
     try:
         data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(path, None, f"cannot read labels: {exc}") from exc
+    except (OSError, ValueError, RecursionError) as exc:
+        raise InputError(path, None, f"cannot read labels: {exc}") from None
     rows = data.get("trials", data) if isinstance(data, dict) else data
     modes = set(data.get("failure_modes") or ()) if isinstance(data, dict) else set()
     out: dict[str, dict[str, Any]] = {}
