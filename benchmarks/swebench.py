@@ -211,6 +211,7 @@ def _task(row: dict, where: str, path: Path, pattern: str | None, workdir: str |
     metadata = {k: row[k] for k in ("repo", "version", "hints_text", "created_at", "requirements",
                                     "interface", "dockerhub_tag", "environment_setup_commit") if k in row}
     metadata["variant"] = "pro" if is_pro else "swebench"
+    metadata["row"] = row  # the dataset row as read: an export keeps every field of it
     return Task(id=iid, instruction=instruction, environment=environment,
                 reference=Reference(patch=row["patch"] or None), tests=tests, language=language,
                 base_commit=row["base_commit"], source=path,

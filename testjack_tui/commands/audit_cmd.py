@@ -20,6 +20,7 @@ import typer
 from testjack_tui.safe_text import echo, print_safe
 
 from testjack_tui.errors import InputError
+from testjack_tui.safe_paths import output_folder
 
 if TYPE_CHECKING:
     from testjack_tui.engine.summary import SessionSummary
@@ -397,6 +398,8 @@ def register(app: typer.Typer) -> None:
             from testjack_tui.engine.sampling import sampler_names
 
             cfg.validate()
+            if out is not None:
+                output_folder(out)
             if sampler not in sampler_names():
                 raise InputError("audit", "--sampler", f"unknown sampler {sampler!r} (known: {', '.join(sampler_names())})")
             interactive = _interactive()
@@ -465,6 +468,8 @@ def register(app: typer.Typer) -> None:
                                                    ("seconds", budget_seconds), ("test_runs", budget_runs),
                                                    ("rounds", rounds)) if value is not None}
         try:
+            if out is not None:
+                output_folder(out)
             session = AuditSession.open(session_id)
             if session.state == "running":
                 raise InputError(session.store.path, "state", f"session {session_id} is running in another process")

@@ -79,6 +79,10 @@ async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmar
         summary["branch"] = branch
         return summary
     out.mkdir(parents=True, exist_ok=True)
+    if not exports:  # nothing to write: no empty dataset, no suite "checked" on nothing
+        summary = _summary(session_id, fmt, out, check, exports)
+        (out / "export.json").write_text(json.dumps(summary, indent=2) + "\n")
+        return summary
     if fmt == "harbor":
         for exp in exports:
             write_harbor(exp, benchmark.tasks.get(exp.task_id), out)
@@ -90,7 +94,8 @@ async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmar
 
 
 def _summary(session_id: str, fmt: str, out: Path, check: bool, exports: list) -> dict:
-    return {"session_id": session_id, "format": fmt, "out": str(out), "checked": bool(check), "tasks": {
+    return {"session_id": session_id, "format": fmt, "out": str(out), "checked": bool(check and exports),
+            "nothing_to_export": not exports, "tasks": {
         exp.task_id: {"witnesses": len(exp.files), "added_f2p": exp.new_fail_to_pass,
                       "added_p2p": exp.new_pass_to_pass, "refuted": exp.refuted,
                       "ok": None if exp.check is None else exp.check.get("ok"),
