@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from testjack_tui.engine.summary import SessionSummary
 
 EXIT = {"finished": 0, "failed": 1, "paused": 3, "stopped": 130}
+AUDIT_FAILED = 4  # the session finished, but some task's audit could not run (engine/audit_failures.py)
 
 
 # -- rendering ----------------------------------------------------------------------------------
@@ -296,6 +297,13 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
               f"testjack-tui resume {session.id} --budget-... (a raised limit)", file=printer.out)
     elif state in ("stopped", "failed"):
         print_safe(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
+    from testjack_tui.engine.audit_failures import audit_failures
+
+    failures = audit_failures(session.store)
+    for task_id, reason in sorted(failures.items()):
+        print_safe(f"audit failed: {task_id}: {reason}", file=printer.out)
+    if state == "finished" and failures:
+        return AUDIT_FAILED
     return EXIT.get(state, 1)
 
 
