@@ -110,7 +110,7 @@ def report_lines(res: TaskVerification) -> list[str]:
                      "too (regression guards; they verify nothing about a trial)")
     for tv in res.trials:
         if tv.recorded == "unknown":
-            here = {True: "passes", False: "fails"}.get(tv.reproduced_pass, "could not run")
+            here = "could not run" if tv.reproduced_pass is None else "passes" if tv.reproduced_pass else "fails"
             lines.append(f"  unknown: {tv.trial_id} ({tv.model}) has no recorded verdict; T0 {here} here"
                          + (f": {tv.reason}" if tv.reason else ""))
         elif not tv.reproducible:
