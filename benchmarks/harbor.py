@@ -29,7 +29,7 @@ from testjack_tui.safe_paths import contained, id_problem
 
 from .languages import default_framework, framework_of_script, framework_of_tool, normalize_language
 from .manifest import ImageSource, Manifest, read_toml
-from .numbers import number
+from testjack_tui.numbers import number
 from .patches import patch_problem, touched_files
 
 DEFAULT_PATCH_ARTIFACT = "artifacts/model.patch"

@@ -23,7 +23,7 @@ from typing import Any
 from testjack_tui.errors import InputError
 from testjack_tui.safe_paths import contained
 
-from .numbers import number
+from testjack_tui.numbers import number
 
 FORMATS = ("harbor", "swebench")
 MANIFEST_NAME = "benchmark.toml"

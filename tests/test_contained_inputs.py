@@ -338,3 +338,31 @@ def test_audit_out_and_a_verdicts_file_that_never_ends_are_one_line(tmp_path):
     deep.write_text("[" * 100000 + "]" * 100000)
     result = CliRunner().invoke(app, ["audit", str(HARBOR), "--headless", "--verdicts", str(deep)])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.output
+
+
+# -- the config file -----------------------------------------------------------------------------
+CONFIG_CASES = [
+    ("[profiles.local]\ntimeout = inf\n", "profiles.local.timeout", "not a finite number"),
+    ("[profiles.local]\nmax_retries = 1e400\n", "profiles.local.max_retries", "not a finite number"),
+    ("[profiles.local]\ntemperature = nan\n", "profiles.local.temperature", "not a finite number"),
+    ("[profiles.local]\nmax_tokens = -3\n", "profiles.local.max_tokens", "out of range"),
+    ('[pricing."m"]\ninput_per_mtok = nan\noutput_per_mtok = 1\n', 'pricing."m".input_per_mtok',
+     "not a finite number"),
+    (b"[profiles.local]\nmodel = \"\xff\xfe\"\n", None, "cannot read"),
+]
+
+
+@pytest.mark.parametrize(("content", "field", "words"), CONFIG_CASES,
+                         ids=[c[1] or "not-utf8" for c in CONFIG_CASES])
+def test_a_bad_config_file_is_one_line(content, field, words, tmp_path, monkeypatch):
+    from testjack_tui.config import config_path
+
+    monkeypatch.setenv("TESTJACK_HOME", str(tmp_path / "home"))
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    result = CliRunner().invoke(app, ["verify", str(HARBOR)])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"error: {path}: " + (f"{field}: " if field else "")) and words in line, line
+    assert "Traceback" not in result.output

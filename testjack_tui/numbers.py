@@ -1,8 +1,9 @@
-"""Numeric fields of a benchmark are range-checked in one place.
+"""Numeric fields of the files we read are range-checked in one place.
 
-A number a benchmark's files give (a reward, a timeout, a memory or CPU limit, a threshold) is a
-finite number within its field's range or one InputError line naming the file and the field:
-`inf`, `nan`, `10**400` (too big for a float) and negative limits never reach the engine.
+A number a benchmark's files (a reward, a timeout, a memory or CPU limit, a threshold) or the
+config file (an LLM profile's timeout, retries, tokens) give is a finite number within its
+field's range or one InputError line naming the file and the field: `inf`, `nan`, `10**400`
+(too big for a float) and negative limits never reach the engine.
 """
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ RANGES = {
     "timeout": (0.0, DAY, False),       # seconds; a day is already far beyond any grader's
     "memory_mb": (0.0, 1024.0 * 1024, False),
     "cpus": (0.0, 1024.0, False),
+    # the config file's [profiles.*] settings
+    "llm_timeout": (0.0, DAY, False),
+    "retries": (0.0, 100.0, True),
+    "tokens": (0.0, 10_000_000.0, True),
+    "temperature": (0.0, 2.0, True),
+    "backoff": (0.0, 3600.0, True),
+    "concurrency": (0.0, 1024.0, True),
+    "price": (0.0, 1_000_000.0, True),  # USD per million tokens
 }
 
 
