@@ -90,10 +90,7 @@ def register(app: typer.Typer) -> None:
         try:
             if fmt not in EXPORT_FORMATS:
                 raise InputError("export", "--format", f"unknown format {fmt!r} (use one of {', '.join(EXPORT_FORMATS)})")
-            if out is not None:
-                output_folder(out)
             if git_repo is not None:
-                output_folder(git_repo, "--git")
                 fmt = "git"
             target = git_repo or out or _default_out(session, "export")
             summary = asyncio.run(run_export(session, fmt, Path(target), check))

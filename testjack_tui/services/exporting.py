@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from testjack_tui.errors import InputError
+from testjack_tui.safe_paths import output_folder
 
 FORMAT_HELP = {"harbor": "<task>/tests/ with test.patch and config.json, as Harbor reads them",
                "swebench": "<task>.json and dataset.jsonl rows (test_patch, FAIL_TO_PASS, PASS_TO_PASS)",
@@ -57,6 +58,7 @@ async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmar
 
     if fmt not in EXPORT_FORMATS and fmt != "git":
         raise InputError("export", "format", f"unknown format {fmt!r} (use one of {', '.join(TARGETS)})")
+    output_folder(out, "--git" if fmt == "git" else "--out")  # both front ends: one line, nothing written
     bench_ref = _session_benchmark(session_id)
     if benchmark is None:
         from testjack_tui.benchmarks import load_benchmark
