@@ -25,11 +25,11 @@ from typing import Any
 from testjack_tui.errors import InputError
 from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, ReferenceProgram,
                                 Skipped, Task, Trial)
+from testjack_tui.numbers import number
 from testjack_tui.safe_paths import contained, id_problem
 
 from .languages import default_framework, framework_of_script, framework_of_tool, normalize_language
 from .manifest import ImageSource, Manifest, read_toml
-from testjack_tui.numbers import number
 from .patches import patch_problem, touched_files
 
 DEFAULT_PATCH_ARTIFACT = "artifacts/model.patch"

@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from testjack_tui.errors import InputError
-from testjack_tui.safe_paths import contained
-
 from testjack_tui.numbers import number
+from testjack_tui.safe_paths import contained
 
 FORMATS = ("harbor", "swebench")
 MANIFEST_NAME = "benchmark.toml"
