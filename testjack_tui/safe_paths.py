@@ -7,7 +7,9 @@ with `inside`, which re-checks that the result stays under the output folder.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -62,18 +64,34 @@ def check_inside(root: Path | str, target: Path | str) -> Path:
 
 def contained(root: Path | str, path: Path | str, field: str | None = None,
               where: Path | str | None = None) -> Path:
-    """`path` resolved (symlinks followed), or InputError when it leaves `root`, the benchmark
+    """`path` (resolved when a link is on its way), or InputError when it leaves `root`, the benchmark
     folder: every file a loader reads goes through here first, so a task, job, patch or config
     that is a symlink (or a manifest entry such as "/proc") out of the benchmark is refused in
     one line instead of being read. `where`/`field` name the file and key that pointed at it
     (a manifest entry); by default the line names `path` itself."""
-    base = Path(root).resolve()
-    real = Path(path).resolve()
-    if real != base and base not in real.parents:
+    base = _real_root(os.fspath(root))
+    text = os.fspath(path)
+    # Fast path (loading reads several files per trial): a path written under the real root
+    # whose every part below it is a plain folder or file cannot leave it.
+    if text.startswith(base + os.sep):
+        below = base
+        for part in text[len(base) + 1:].split(os.sep):
+            if part in ("", ".", "..") or os.path.islink(below := below + os.sep + part):
+                break
+        else:
+            return Path(text)
+    real = os.path.realpath(text)
+    if real != base and not real.startswith(base + os.sep):
         what = f"{path}: " if where is not None else ""
         raise InputError(where if where is not None else path, field,
                          f"{what}a path leaving the benchmark folder {base} (it resolves to {real}): refused")
-    return real
+    return Path(real)
+
+
+@functools.lru_cache(maxsize=32)
+def _real_root(root: str) -> str:
+    # A benchmark's root is resolved once per process: loading checks thousands of files in it.
+    return os.path.realpath(root)
 
 
 _SYSTEM = (Path("/proc"), Path("/sys"), Path("/dev"))
