@@ -18,7 +18,6 @@ the manifest lowers the threshold.
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,8 @@ from typing import Any
 from testjack_tui.errors import InputError
 from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, ReferenceProgram,
                                 Skipped, Task, Trial)
-from testjack_tui.safe_paths import id_problem
+from testjack_tui.numbers import number
+from testjack_tui.safe_paths import contained, id_problem
 
 from .languages import default_framework, framework_of_script, framework_of_tool, normalize_language
 from .manifest import ImageSource, Manifest, read_toml
@@ -43,7 +43,7 @@ def load_harbor(manifest: Manifest) -> Benchmark:
         raise InputError(manifest.path, "tasks", f"not a folder: {tasks_dir}")
     jobs = manifest.get_paths("jobs", [])
     artifact = manifest.get_str("patch_artifact", DEFAULT_PATCH_ARTIFACT)
-    threshold = manifest.get_number("pass_threshold", 1.0)
+    threshold = manifest.get_number("pass_threshold", 1.0, "threshold")
     bench = Benchmark(name=manifest.name, format="harbor", root=manifest.root, labels_path=manifest.labels)
     aliases = load_tasks(tasks_dir, bench, manifest.images)
     for job_root in jobs:
@@ -87,6 +87,11 @@ def load_tasks(tasks_dir: Path, bench: Benchmark, images: dict[str, ImageSource]
         entries = sorted((e for e in it if e.is_dir() and not e.name.startswith(".")), key=lambda e: e.name)
     for entry in entries:
         folder = Path(entry.path)
+        try:
+            contained(bench.root, folder)
+        except InputError as exc:
+            bench.skipped.append(Skipped(exc.path, exc.field, exc.message))
+            continue
         if not (folder / "task.toml").is_file():
             bench.skipped.append(Skipped(str(folder), "task.toml", "folder has no task.toml; not a task"))
             continue
@@ -98,7 +103,7 @@ def load_one_task(folder: Path, bench: Benchmark, images: dict[str, ImageSource]
                   aliases: dict[str, str]) -> None:
     toml_path = folder / "task.toml"
     try:
-        task = _read_task(folder, images)
+        task = _read_task(folder, images, bench.root)
     except InputError as exc:
         bench.skipped.append(Skipped(exc.path, exc.field, exc.message))
         return
@@ -117,9 +122,9 @@ def _section(data: dict, name: str, path: Path) -> dict:
     return value
 
 
-def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
+def _read_task(folder: Path, images: dict[str, ImageSource], root: Path) -> Task:
     toml_path = folder / "task.toml"
-    data = read_toml(toml_path)
+    data = read_toml(contained(root, toml_path))
     version = str(data.get("schema_version", data.get("version", "1.0")))
     if not version.startswith("1"):
         raise InputError(toml_path, "schema_version", f"unsupported version {version!r} (expected 1.x)")
@@ -134,19 +139,19 @@ def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
         raise InputError(toml_path, "task.name", problem)
 
     instruction_path = folder / "instruction.md"
-    instruction = _read_text(instruction_path, required=True)
+    instruction = _read_text(instruction_path, root, required=True)
 
-    environment = _environment(folder, toml_path, env_sec, images)
+    environment = _environment(folder, toml_path, env_sec, images, root)
 
-    solution_patch = _read_text(folder / "solution" / "solution.patch")
+    solution_patch = _read_text(folder / "solution" / "solution.patch", root)
     if solution_patch is not None and (problem := patch_problem(solution_patch.encode())):
         raise InputError(folder / "solution" / "solution.patch", None, problem)
-    reference = Reference(patch=solution_patch, solve_script=_read_text(folder / "solution" / "solve.sh"))
+    reference = Reference(patch=solution_patch, solve_script=_read_text(folder / "solution" / "solve.sh", root))
 
     config_path = folder / "tests" / "config.json"
-    config = _read_json_object(config_path) if config_path.is_file() else {}
+    config = _read_json_object(config_path, root) if config_path.is_file() else {}
     test_patch_path = folder / "tests" / "test.patch"
-    test_patch = _read_text(test_patch_path) or ""
+    test_patch = _read_text(test_patch_path, root) or ""
     if test_patch and (problem := patch_problem(test_patch.encode())):
         raise InputError(test_patch_path, None, problem)
     f2p = _id_list(config, "f2p_node_ids", config_path)
@@ -154,7 +159,7 @@ def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
 
     language = normalize_language(meta.get("language") or meta.get("repo_language") or config.get("language"))
     grade = config.get("grade") if isinstance(config.get("grade"), dict) else {}
-    run_script = _read_text(folder / "tests" / "test.sh")
+    run_script = _read_text(folder / "tests" / "test.sh", root)
     framework = (config.get("framework") or meta.get("test_framework") or grade.get("framework")
                  or framework_of_tool(grade.get("tool_label")) or framework_of_script(run_script, language)
                  or default_framework(language))
@@ -165,22 +170,25 @@ def _read_task(folder: Path, images: dict[str, ImageSource]) -> Task:
         framework=str(framework),
         test_files=touched_files(test_patch),
         run_script=run_script,
-        evaluator=_evaluator(folder, toml_path, config_path, grade, verifier),
+        evaluator=_evaluator(folder, toml_path, config_path, grade, verifier, root),
     )
     base_commit = config.get("base_commit") or meta.get("base_commit")
     if base_commit is not None and not isinstance(base_commit, str):
         raise InputError(config_path if config.get("base_commit") else toml_path, "base_commit",
                          f"must be a string (a commit hash), got {base_commit!r}")
+    for name, sec in (("verifier", verifier), ("agent", agent)):
+        if "timeout_sec" in sec:
+            number(sec["timeout_sec"], toml_path, f"{name}.timeout_sec", "timeout")
     metadata = {
         "metadata": meta, "verifier": verifier, "agent": agent, "environment": env_sec,
         "collect": verifier.get("collect", []), "grade": grade, "schema_version": version,
     }
     return Task(id=task_id, instruction=instruction, environment=environment, reference=reference,
                 tests=tests, language=language, base_commit=base_commit, source=folder, metadata=metadata,
-                reference_program=_reference_program(folder, toml_path, data))
+                reference_program=_reference_program(folder, toml_path, data, root))
 
 
-def _reference_program(folder: Path, toml_path: Path, data: dict) -> ReferenceProgram | None:
+def _reference_program(folder: Path, toml_path: Path, data: dict, root: Path) -> ReferenceProgram | None:
     """`[reference_program]`: command (argv list), files (a folder of the task), image (optional)."""
     if "reference_program" not in data:
         return None
@@ -194,6 +202,7 @@ def _reference_program(folder: Path, toml_path: Path, data: dict) -> ReferencePr
     if not isinstance(files, str) or not files or Path(files).is_absolute() or ".." in Path(files).parts:
         raise InputError(toml_path, "reference_program.files",
                          f"must be a folder relative to the task folder, got {files!r}")
+    contained(root, folder / files, "reference_program.files", toml_path)
     if not (folder / files).is_dir():
         raise InputError(toml_path, "reference_program.files", f"folder {files!r} does not exist in {folder}")
     image = sec.get("image")
@@ -207,7 +216,7 @@ CTRF_NODE_IDS = ("suite.name", "name")
 
 
 def _evaluator(folder: Path, toml_path: Path, config_path: Path, grade: dict,
-               verifier: dict) -> Evaluator | None:
+               verifier: dict, root: Path) -> Evaluator | None:
     """The task's own T0 flow: `tests/test.sh` plus a `grade` section naming its reports.
 
     Without both, T0 runs through our own runner (ids then must be pytest node ids or JUnit
@@ -215,6 +224,7 @@ def _evaluator(folder: Path, toml_path: Path, config_path: Path, grade: dict,
     tests_dir = folder / "tests"
     if not (tests_dir / "test.sh").is_file() or not grade.get("reports"):
         return None
+    contained(root, tests_dir)  # copied into the verifier's container as /tests
     fmt = grade.get("format", "ctrf")
     if fmt not in GRADE_FORMATS:
         raise InputError(config_path, "grade.format", f"unknown report format {fmt!r} "
@@ -226,23 +236,23 @@ def _evaluator(folder: Path, toml_path: Path, config_path: Path, grade: dict,
     if fmt == "ctrf" and node_id not in CTRF_NODE_IDS:
         raise InputError(config_path, "grade.node_id", f"must be one of {', '.join(CTRF_NODE_IDS)}, "
                          f"got {node_id!r}")
-    timeout = verifier.get("timeout_sec", 1800.0)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise InputError(toml_path, "verifier.timeout_sec", f"must be a positive number, got {timeout!r}")
+    timeout = number(verifier.get("timeout_sec", 1800.0), toml_path, "verifier.timeout_sec", "timeout")
     mode = verifier.get("environment_mode", "shared")
     if mode not in ("shared", "separate"):
         raise InputError(toml_path, "verifier.environment_mode", f"must be shared or separate, got {mode!r}")
     venv = verifier.get("environment") if isinstance(verifier.get("environment"), dict) else {}
     image = venv.get("docker_image") or None
-    recipe = next((tests_dir / n for n in ("Dockerfile", "Containerfile") if (tests_dir / n).is_file()), None)
+    recipe = next((contained(root, tests_dir / n) for n in ("Dockerfile", "Containerfile")
+                   if (tests_dir / n).is_file()), None)
     return Evaluator(kind="harbor", tests_dir=tests_dir, report_format=fmt, reports=tuple(reports),
-                     node_id=str(node_id), timeout_sec=float(timeout), separate=mode == "separate",
+                     node_id=str(node_id), timeout_sec=timeout, separate=mode == "separate",
                      network_mode=str(verifier.get("network_mode", "no-network")),
                      verifier_image=str(image) if image else None,
                      verifier_containerfile=recipe if mode == "separate" else None)
 
 
-def _environment(folder: Path, toml_path: Path, env: dict, images: dict[str, ImageSource]) -> Environment:
+def _environment(folder: Path, toml_path: Path, env: dict, images: dict[str, ImageSource],
+                 root: Path) -> Environment:
     image = env.get("docker_image") or None
     if image is not None and not isinstance(image, str):
         raise InputError(toml_path, "environment.docker_image", f"must be a string, got {image!r}")
@@ -259,6 +269,8 @@ def _environment(folder: Path, toml_path: Path, env: dict, images: dict[str, Ima
     for name in ("Dockerfile", "Containerfile"):
         recipe = folder / "environment" / name
         if recipe.is_file():
+            contained(root, recipe.parent)  # the build context goes to podman whole
+            contained(root, recipe)
             return Environment(containerfile=recipe, context=recipe.parent, workdir=workdir, **limits)
     raise InputError(toml_path, "environment.docker_image",
                      "missing, and no environment/Dockerfile or environment/Containerfile")
@@ -271,9 +283,7 @@ def _memory_mb(env: dict, path: Path) -> int | None:
         value = _size_mb(env["memory"], path, "environment.memory")
     else:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise InputError(path, "environment.memory_mb", f"must be a positive number, got {value!r}")
-    return int(value)
+    return int(number(value, path, "environment.memory_mb", "memory_mb"))
 
 
 def _size_mb(value: Any, path: Path, field: str) -> int:
@@ -285,7 +295,7 @@ def _size_mb(value: Any, path: Path, field: str) -> int:
         if text and text[-1] in units:
             return int(float(text[:-1]) * units[text[-1]])
         return int(float(text) / (1024 * 1024))  # plain bytes
-    except ValueError:
+    except (ValueError, OverflowError):
         raise InputError(path, field, f"not a size like '2G': {value!r}") from None
 
 
@@ -293,14 +303,12 @@ def _cpus(env: dict, path: Path) -> float | None:
     value = env.get("cpus")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise InputError(path, "environment.cpus", f"must be a positive number, got {value!r}")
-    return float(value)
+    return number(value, path, "environment.cpus", "cpus")
 
 
-def _read_text(path: Path, *, required: bool = False) -> str | None:
+def _read_text(path: Path, root: Path, *, required: bool = False) -> str | None:
     try:
-        data = path.read_bytes()
+        data = contained(root, path).read_bytes()
     except FileNotFoundError:
         if required:
             raise InputError(path, None, "missing (required)") from None
@@ -313,15 +321,15 @@ def _read_text(path: Path, *, required: bool = False) -> str | None:
         raise InputError(path, None, "not UTF-8 text") from None
 
 
-def _read_json_object(path: Path) -> dict:
+def _read_json_object(path: Path, root: Path) -> dict:
     try:
-        value = json.loads(path.read_bytes())
-    except json.JSONDecodeError as exc:
-        raise InputError(path, None, f"invalid JSON: {exc}") from None
+        value = json.loads(contained(root, path).read_bytes())
     except RecursionError:
         raise InputError(path, None, "JSON nested too deeply to read") from None
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc}") from None
+    except ValueError as exc:  # bad JSON, or an integer of more digits than Python converts
+        raise InputError(path, None, f"invalid JSON: {exc}") from None
     if not isinstance(value, dict):
         raise InputError(path, None, "must hold a JSON object")
     return value
@@ -332,7 +340,7 @@ def _id_list(config: dict, key: str, path: Path) -> tuple[str, ...]:
     if isinstance(value, str):  # some exports JSON-encode the list
         try:
             value = json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             raise InputError(path, key, "a string that is not a JSON list") from None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InputError(path, key, "must be a list of test ids")
@@ -345,15 +353,25 @@ def load_trials(job_root: Path, bench: Benchmark, aliases: dict[str, str], artif
                 threshold: float) -> None:
     """Read trials under a jobs folder (`<job>/<trial>/result.json`) or a single job folder."""
     seen: dict[str, Path] = {t.id: t.source for t in bench.trials if t.source}
-    job_dirs = [job_root] if _is_job_dir(job_root) else _subdirs(job_root)
+    job_dirs = [job_root] if _is_job_dir(job_root, bench.root) else _subdirs(job_root)
     if not job_dirs:
         bench.skipped.append(Skipped(str(job_root), "jobs", "the jobs folder is empty: no trials"))
     for job in job_dirs:
+        try:
+            contained(bench.root, job)
+        except InputError as exc:
+            bench.skipped.append(Skipped(exc.path, exc.field, exc.message))
+            continue
         trial_dirs = _subdirs(job)
         if not trial_dirs:
             bench.skipped.append(Skipped(str(job), "trials", "job folder holds no trial folders"))
         for trial_dir in trial_dirs:
             result = trial_dir / "result.json"
+            try:
+                contained(bench.root, trial_dir)
+            except InputError as exc:
+                bench.skipped.append(Skipped(exc.path, exc.field, exc.message))
+                continue
             if not os.path.isfile(result):
                 bench.skipped.append(Skipped(str(trial_dir), "result.json", "trial folder has no result.json"))
                 continue
@@ -376,22 +394,22 @@ def _subdirs(folder: Path) -> list[Path]:
     return [folder / name for name in names]
 
 
-def _is_job_dir(folder: Path) -> bool:
+def _is_job_dir(folder: Path, root: Path) -> bool:
     """A job folder holds trial folders whose result.json names a task; a jobs folder holds job
     folders, whose own result.json (Harbor's job summary) names none."""
     for sub in _subdirs(folder):
         result = sub / "result.json"
         if result.is_file():
             try:
-                return "task_name" in json.loads(result.read_bytes())
-            except (OSError, ValueError, TypeError, RecursionError):
+                return "task_name" in json.loads(contained(root, result).read_bytes())
+            except (OSError, ValueError, TypeError, RecursionError, InputError):
                 return False
     return False
 
 
 def _read_trial(trial_dir: Path, result: Path, bench: Benchmark, aliases: dict[str, str],
                 artifact: str, threshold: float) -> Trial:
-    info = _read_json_object(result)
+    info = _read_json_object(result, bench.root)
     task_name = info.get("task_name")
     if not isinstance(task_name, str) or not task_name:
         raise InputError(result, "task_name", "missing or not a string")
@@ -420,13 +438,8 @@ def _read_trial(trial_dir: Path, result: Path, bench: Benchmark, aliases: dict[s
     official_pass = exception is None and reward is not None and reward >= threshold
 
     patch_path = trial_dir / artifact
-    if patch_path.is_symlink() or os.path.islink(trial_dir):
-        real = patch_path.resolve()
-        root = bench.root.resolve()
-        if real != root and root not in real.parents:
-            raise InputError(patch_path, None, f"a symlink leaving the benchmark folder (to {real}): refused")
     try:
-        data = patch_path.read_bytes()
+        data = contained(bench.root, patch_path).read_bytes()
     except FileNotFoundError:
         raise InputError(patch_path, None, "patch artifact missing") from None
     except OSError as exc:
@@ -434,6 +447,8 @@ def _read_trial(trial_dir: Path, result: Path, bench: Benchmark, aliases: dict[s
     if problem := patch_problem(data):
         raise InputError(patch_path, None, problem)
     trajectory = trial_dir / TRAJECTORY
+    if os.path.isfile(trajectory):
+        contained(bench.root, trajectory)  # agents and the TUI read it later
     return Trial(
         id=trial_id, task_id=task_id, agent=agent, model=model, patch=data.decode("utf-8"),
         official_pass=official_pass, reward=reward,
@@ -476,8 +491,4 @@ def _reward(verifier: Any, path: Path, exception: str | None) -> float | None:
     value = rewards.get("reward")
     if value is None and len(rewards) == 1:  # a single, differently named reward
         value = next(iter(rewards.values()))
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(path, "verifier_result.rewards.reward", f"missing or not a number: {value!r}")
-    if not math.isfinite(value):
-        raise InputError(path, "verifier_result.rewards.reward", f"not a finite number: {value!r}")
-    return float(value)
+    return number(value, path, "verifier_result.rewards.reward", "reward")

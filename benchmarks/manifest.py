@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from testjack_tui.errors import InputError
+from testjack_tui.numbers import number
+from testjack_tui.safe_paths import contained
 
 FORMATS = ("harbor", "swebench")
 MANIFEST_NAME = "benchmark.toml"
@@ -51,8 +53,10 @@ class Manifest:
     def root(self) -> Path:
         return self.path.parent
 
-    def resolve(self, value: str) -> Path:
-        return (self.root / value).resolve() if not Path(value).is_absolute() else Path(value)
+    def resolve(self, value: str, key: str) -> Path:
+        """A path the manifest names under `key`, resolved; it must stay inside the benchmark
+        folder (the manifest's), or the manifest is refused naming the key."""
+        return contained(self.root, self.root / value, key, self.path)
 
     def get_str(self, key: str, default: str | None = None, *, required: bool = False) -> str | None:
         value = self.data.get(key, default)
@@ -74,17 +78,14 @@ class Manifest:
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
             raise InputError(self.path, key, "must be a path or a list of paths")
-        paths = [self.resolve(v) for v in items]
+        paths = [self.resolve(v, key) for v in items]
         for raw, path in zip(items, paths):
             if not path.exists():
                 raise InputError(self.path, key, f"{raw!r} does not exist ({path})")
         return paths
 
-    def get_number(self, key: str, default: float) -> float:
-        value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(self.path, key, f"must be a number, got {value!r}")
-        return float(value)
+    def get_number(self, key: str, default: float, kind: str) -> float:
+        return number(self.data.get(key, default), self.path, key, kind)
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -100,6 +101,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise InputError(path, None, "TOML nested too deeply to read") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, None, f"cannot read: {exc}") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise InputError(path, None, f"invalid TOML: {exc}") from None
 
 
 def read_manifest(path: Path) -> Manifest:
@@ -114,7 +117,7 @@ def read_manifest(path: Path) -> Manifest:
     manifest = Manifest(path=path, name=name.strip(), format=fmt, data=data)
     labels = manifest.get_str("labels")
     if labels is not None:
-        manifest.labels = manifest.resolve(labels)
+        manifest.labels = manifest.resolve(labels, "labels")
     manifest.images = _read_images(manifest)
     return manifest
 
@@ -136,8 +139,8 @@ def _read_images(manifest: Manifest) -> dict[str, ImageSource]:
             values[key] = value
         if values["name"] in images:
             raise InputError(manifest.path, f"{where}.name", f"duplicate image name {values['name']!r}")
-        containerfile = manifest.resolve(values["containerfile"])
-        context = manifest.resolve(values["context"])
+        containerfile = manifest.resolve(values["containerfile"], f"{where}.containerfile")
+        context = manifest.resolve(values["context"], f"{where}.context")
         if not containerfile.is_file():
             raise InputError(manifest.path, f"{where}.containerfile", f"no such file: {containerfile}")
         if not context.is_dir():

@@ -26,7 +26,7 @@ from typing import Iterator
 from testjack_tui.errors import InputError
 from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, Skipped, Task,
                                 Trial)
-from testjack_tui.safe_paths import id_problem
+from testjack_tui.safe_paths import contained, id_problem
 
 from .languages import default_framework, normalize_language
 from .manifest import Manifest
@@ -109,7 +109,7 @@ def _rows(path: Path, bench: Benchmark) -> Iterator[tuple[str, dict]]:
             where = f"{path}:{n}"
             try:
                 row = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as exc:
+            except (ValueError, RecursionError) as exc:
                 bench.skipped.append(Skipped(where, None, f"invalid JSON: {exc}"))
                 continue
             if not isinstance(row, dict):
@@ -119,7 +119,7 @@ def _rows(path: Path, bench: Benchmark) -> Iterator[tuple[str, dict]]:
         return
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise InputError(path, None, f"invalid JSON: {exc}") from None
     if isinstance(data, dict):
         # a single row, or {instance_id: row} as the harness accepts for predictions
@@ -145,7 +145,7 @@ def _id_list(row: dict, where: str, *keys: str) -> tuple[str, ...] | None:
             if isinstance(value, str):
                 try:
                     value = json.loads(value)
-                except (json.JSONDecodeError, RecursionError):
+                except (ValueError, RecursionError):
                     try:  # SWE-bench Pro exports Python reprs: "['a', 'b']"
                         value = ast.literal_eval(value)
                     except (ValueError, SyntaxError, RecursionError, MemoryError):
@@ -211,6 +211,7 @@ def _task(row: dict, where: str, path: Path, pattern: str | None, workdir: str |
     metadata = {k: row[k] for k in ("repo", "version", "hints_text", "created_at", "requirements",
                                     "interface", "dockerhub_tag", "environment_setup_commit") if k in row}
     metadata["variant"] = "pro" if is_pro else "swebench"
+    metadata["row"] = row  # the dataset row as read: an export keeps every field of it
     return Task(id=iid, instruction=instruction, environment=environment,
                 reference=Reference(patch=row["patch"] or None), tests=tests, language=language,
                 base_commit=row["base_commit"], source=path,
@@ -244,7 +245,7 @@ def _prediction_entries(manifest: Manifest) -> list[tuple[Path, str]]:
             raise InputError(manifest.path, f"predictions[{i}].file", "missing or not a path")
         if run is not None and (not isinstance(run, str) or not run or "@" in run):
             raise InputError(manifest.path, f"predictions[{i}].run", "must be a name without '@'")
-        path = manifest.resolve(file)
+        path = manifest.resolve(file, "predictions" if isinstance(item, str) else f"predictions[{i}].file")
         if not path.exists():
             raise InputError(manifest.path, "predictions" if isinstance(item, str) else f"predictions[{i}].file",
                              f"{file!r} does not exist ({path})")
@@ -330,9 +331,15 @@ def _load_reports(folder: Path, bench: Benchmark, verdicts: _Verdicts) -> None:
         model = model_key(model_dir)
         run = os.path.basename(run_dir)
         try:
+            # os.walk does not enter linked folders, so only the file itself can be a link
+            if os.path.islink(path):
+                contained(bench.root, path)
             with open(path, "rb") as fh:
                 data = json.loads(fh.read())
-        except (OSError, json.JSONDecodeError, RecursionError) as exc:
+        except InputError as exc:
+            bench.skipped.append(Skipped(exc.path, exc.field, exc.message))
+            continue
+        except (OSError, ValueError, RecursionError) as exc:
             bench.skipped.append(Skipped(str(path), None, f"unreadable report: {exc}"))
             continue
         if not isinstance(data, dict):
@@ -371,7 +378,7 @@ def _results_entries(manifest: Manifest) -> list[tuple[Path, str | None, str | N
             file = None
         if not isinstance(file, str) or not file:
             raise InputError(manifest.path, f"results[{i}].file", "missing or not a path")
-        path = manifest.resolve(file)
+        path = manifest.resolve(file, f"results[{i}].file")
         if not path.is_file():
             raise InputError(manifest.path, f"results[{i}].file", f"no such file: {path}")
         entries.append((path, model, run))
@@ -389,7 +396,7 @@ def _load_results(path: Path, model: str | None, run: str | None, index: int, ma
     if path.suffix == ".json":
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:
             raise InputError(path, None, f"invalid JSON: {exc}") from None
         ids = data.get("resolved_ids") if isinstance(data, dict) else data
         if not isinstance(ids, list) or not all(isinstance(v, str) for v in ids):

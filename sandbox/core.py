@@ -294,6 +294,8 @@ class Sandbox:
         ev = task.tests.evaluator
         if ev is None or not ev.separate or not (ev.verifier_image or ev.verifier_containerfile):
             return image
+        if ev.verifier_image and ev.verifier_image == task.environment.image and ev.verifier_containerfile is None:
+            return image  # the task's own image, which we built under our own tag
         key = ("verifier", task.id, ev.verifier_image, str(ev.verifier_containerfile or ""))
         async with self._lock(key):
             if key in self._env_images:

@@ -1,8 +1,8 @@
 """The task's environment image R: built from a Containerfile (cached by content hash) or named.
 
 A Containerfile build is tagged `localhost/testjack-env-<name>:<hash of the context>`, so a
-second run finds the tag and builds nothing; when the task also names an image, that name is
-tagged too. Builds run with `--network=none` unless the manifest's `[[images]]` entry sets
+second run finds the tag and builds nothing; the name the task gives the image is never tagged
+(a user's image of that name stays where it was). Builds run with `--network=none` unless the manifest's `[[images]]` entry sets
 `build_network = true` (a repo whose dependencies come from a registry such as npm). A
 Containerfile that starts FROM our base image gets the base built first, and one FROM a
 toolchain image (sandbox/toolchains.py: Go, Node, Rust from Debian packages) gets that first.
@@ -113,9 +113,13 @@ def resolve_env_image(environment: Environment, cli_env: dict[str, str] | None =
             # The host's trust store for the build's RUN steps, so a registry reached through
             # the host's (possibly intercepting) proxy verifies as it does on the host.
             network = [f"--volume={HOST_CA}:{HOST_CA}:ro"] if os.path.isfile(HOST_CA) else []
+        # Only our own content-hash tag: the name the task gives (`[[images]] name`, e.g. the
+        # user's `localhost/swe-flask-5014:1`) is never moved to what we built. A recipe built on
+        # top of another image (a separate verifier's tests/Dockerfile on R) gets that image as
+        # its first FROM, so it never depends on that name either.
         args = [*network, "-f", str(containerfile), "-t", tag]
-        if environment.image:
-            args += ["-t", environment.image]
+        if parent:
+            args.append(f"--from={parent}")
         podman_build(str(containerfile), [*args, str(context)], env)
         return tag, _image_id(tag, env)
     if environment.image:

@@ -95,6 +95,21 @@ async def run_swebench(sb: SandboxBackend, task: Task, world: WorldRef, timeout:
                    reported=len(parsed))
 
 
+def t0_plan(task: Task) -> tuple[str, str]:
+    """(the command T0 runs as, what reads its results), in words for `verify` and reports:
+    the same choice run_t0 makes."""
+    ev = task.tests.evaluator
+    framework = task.tests.framework or "pytest"
+    if ev is not None and ev.kind == "swebench":
+        return ev.test_command, f"the harness's {ev.log_parser} log parser"
+    if ev is not None:
+        ids = "classname.name" if ev.report_format == "junit" else ev.node_id
+        where = " in the separate verifier environment" if ev.separate else ""
+        return (f"bash /tests/test.sh{where} (timeout {ev.timeout_sec:g}s)",
+                f"the task's {ev.report_format} report(s) {', '.join(ev.reports)} (ids: {ids})")
+    return f"our {framework} runner on T0's ids", f"our {framework} runner's report"
+
+
 async def run_t0(sb: SandboxBackend, task: Task, world: WorldRef, trial: Trial | None = None,
                  timeout: float | None = 600) -> TestRun:
     """T0 in `world` (a prepared world of `task`; `trial` for a model world)."""

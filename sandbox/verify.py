@@ -18,7 +18,7 @@ from testjack_tui.model import Task, Trial, t0_timeout
 from .api import TestRun, WorldKind
 from .backend import SandboxBackend
 from .errors import PatchError, SandboxError
-from .t0 import run_t0
+from .t0 import run_t0, t0_plan
 from .wellformed import assess, diagnose
 
 Progress = Callable[[str, int, int], None]  # (what just finished, done, total)
@@ -39,6 +39,7 @@ class TrialVerification:
     reward: float | None = None  # what the benchmark's own verifier wrote, when it ran
     # The canaries of the trial's T0 run came out wrong: its code forged test reports.
     proven_tampering: list[str] = field(default_factory=list)
+    recorded: str = ""  # "pass" | "fail" | "unknown" (no verdict source: nothing to reproduce)
 
 
 @dataclass
@@ -54,11 +55,19 @@ class TaskVerification:
     reference_statuses: dict[str, str] = field(default_factory=dict)
     diagnoses: dict[str, str] = field(default_factory=dict)  # world -> why no T0 test gave a result
     flow: str = ""  # "official" (the benchmark's verifier) or "direct" (our runner)
+    t0_command: str = ""  # how T0 ran (t0.t0_plan) ...
+    t0_parser: str = ""  # ... and what read its results
     trials: list[TrialVerification] = field(default_factory=list)
 
     @property
     def reproduced(self) -> int:
-        return sum(1 for t in self.trials if t.reproducible)
+        """Recorded verdicts T0 reproduces here (trials with no recorded verdict not counted)."""
+        return sum(1 for t in self.trials if t.reproducible and t.recorded != "unknown")
+
+    @property
+    def recorded(self) -> int:
+        """Trials with a recorded verdict (pass or fail) to reproduce."""
+        return sum(1 for t in self.trials if t.recorded != "unknown")
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -87,8 +96,11 @@ def report_lines(res: TaskVerification) -> list[str]:
             "direct": "T0 by our runner"}.get(res.flow, "")
     lines = [f"{res.task_id}: {'well-formed' if res.well_formed else 'NOT well-formed'}; "
              f"{len(res.vacuous)} vacuous T0 test(s); "
-             f"{res.reproduced}/{len(res.trials)} recorded verdicts reproduce"
+             f"{res.reproduced}/{res.recorded} recorded verdicts reproduce"
              + (f" ({flow})" if flow else "")]
+    if res.t0_command:
+        lines.append(f"  T0 command: {res.t0_command}")
+        lines.append(f"  T0 results read by: {res.t0_parser}")
     for problem in res.problems:
         lines.append(f"  problem: {problem}")
     for test_id in res.vacuous:
@@ -97,7 +109,11 @@ def report_lines(res: TaskVerification) -> list[str]:
         lines.append(f"  {len(res.regression_guards)} older pass-to-pass test(s) pass on the null world "
                      "too (regression guards; they verify nothing about a trial)")
     for tv in res.trials:
-        if not tv.reproducible:
+        if tv.recorded == "unknown":
+            here = "could not run" if tv.reproduced_pass is None else "passes" if tv.reproduced_pass else "fails"
+            lines.append(f"  unknown: {tv.trial_id} ({tv.model}) has no recorded verdict; T0 {here} here"
+                         + (f": {tv.reason}" if tv.reason else ""))
+        elif not tv.reproducible:
             recorded = "pass" if tv.recorded_pass else "fail"
             lines.append(f"  not reproducible: {tv.trial_id} ({tv.model}, recorded {recorded}): {tv.reason}")
         if tv.proven_tampering and tv.reproducible:
@@ -124,8 +140,10 @@ async def verify_task(sb: SandboxBackend, task: Task, trials: Sequence[Trial],
         if on_progress:
             on_progress(what, done, total)
 
+    command, parser = t0_plan(task)
     result = TaskVerification(task_id=task.id, well_formed=True,
-                              flow="official" if task.tests.evaluator is not None else "direct")
+                              flow="official" if task.tests.evaluator is not None else "direct",
+                              t0_command=command, t0_parser=parser)
     world_problems: list[str] = []
 
     async def world_side(kind: WorldKind) -> TestRun | None:
@@ -150,7 +168,7 @@ async def verify_task(sb: SandboxBackend, task: Task, trials: Sequence[Trial],
 
     async def trial_side(trial: Trial) -> TrialVerification:
         tv = TrialVerification(trial_id=trial.id, model=trial.model, recorded_pass=trial.official_pass,
-                               reproduced_pass=None, reproducible=False)
+                               reproduced_pass=None, reproducible=False, recorded=trial.recorded)
         try:
             world = await sb.prepare(task, "model", trial)
             tv.tampered = list(world.tampered)
@@ -161,7 +179,8 @@ async def verify_task(sb: SandboxBackend, task: Task, trials: Sequence[Trial],
             tv.reward = run.reward
             tv.failing = _not_passing(run, ids)
             tv.reproduced_pass = bool(ids) and not tv.failing
-            tv.reproducible = tv.reproduced_pass == trial.official_pass
+            # an unknown verdict has nothing to contradict: T0's result here is only shown
+            tv.reproducible = trial.recorded == "unknown" or tv.reproduced_pass == trial.official_pass
             if run.canaries == "tampered":
                 tv.proven_tampering = list(run.tampering)
                 tv.reason = "proven tampering (canary_tampering): " + "; ".join(run.tampering)

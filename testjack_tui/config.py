@@ -37,6 +37,7 @@ from tomlkit.exceptions import TOMLKitError
 
 from testjack_tui import paths
 from testjack_tui.errors import InputError
+from testjack_tui.numbers import number
 
 ROLES = ("audit", "reviewer", "task_analysis")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -116,8 +117,10 @@ def _env_profile() -> Profile:
     )
 
 
-_NUMBER_FIELDS = {"max_tokens": int, "temperature": float, "timeout": float,
-                  "max_retries": int, "retry_backoff": float, "concurrency": int}
+# setting -> (type, range kind in testjack_tui/numbers.py)
+_NUMBER_FIELDS = {"max_tokens": (int, "tokens"), "temperature": (float, "temperature"),
+                  "timeout": (float, "llm_timeout"), "max_retries": (int, "retries"),
+                  "retry_backoff": (float, "backoff"), "concurrency": (int, "concurrency")}
 _TEXT_FIELDS = ("base_url", "api_key_env", "model", "structured_output")
 STRUCTURED_OUTPUT = ("auto", "json_schema", "tool")
 
@@ -134,14 +137,11 @@ def _parse_profile(path: Path, name: str, table) -> Profile:
                 raise InputError(path, where, f"must be one of {', '.join(STRUCTURED_OUTPUT)}")
             values[key] = str(raw)
         elif key in _NUMBER_FIELDS:
-            kind = _NUMBER_FIELDS[key]
-            if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-                raise InputError(path, where, f"must be a number, got {raw!r}")
-            if kind is int and int(raw) != raw:
+            kind, limits = _NUMBER_FIELDS[key]
+            value = number(raw, path, where, limits)
+            if kind is int and int(value) != value:
                 raise InputError(path, where, "must be a whole number")
-            if raw < 0:
-                raise InputError(path, where, "must not be negative")
-            values[key] = kind(raw)
+            values[key] = kind(value)
         else:
             raise InputError(path, where, "unknown setting")
     merged = {f.name: getattr(base, f.name) for f in fields(Profile)}
@@ -155,8 +155,10 @@ def load_config(path: Path | None = None) -> Config:
     config = Config(path=path)
     if path.exists():
         try:
-            document = tomlkit.parse(path.read_text())
-        except TOMLKitError as exc:
+            document = tomlkit.parse(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(path, None, f"cannot read: {exc}") from None
+        except (TOMLKitError, ValueError, RecursionError) as exc:
             raise InputError(path, None, f"not valid TOML: {exc}") from None
         config.document = document
         profiles = document.get("profiles", {})
@@ -174,10 +176,12 @@ def load_config(path: Path | None = None) -> Config:
                 raise InputError(path, f"roles.{role}", "must be a profile name")
             config.roles[role] = str(profile)
         for model, table in dict(document.get("pricing", {})).items():
+            where = f'pricing."{model}"'
             try:
-                config.pricing[str(model)] = Price(float(table["input_per_mtok"]),
-                                                   float(table["output_per_mtok"]))
-            except (KeyError, TypeError, ValueError):
+                config.pricing[str(model)] = Price(
+                    number(table["input_per_mtok"], path, f"{where}.input_per_mtok", "price"),
+                    number(table["output_per_mtok"], path, f"{where}.output_per_mtok", "price"))
+            except (KeyError, TypeError):
                 raise InputError(path, f'pricing."{model}"',
                                  "needs numbers input_per_mtok and output_per_mtok") from None
         _parse_sandbox(path, document.get("sandbox", {}), config)

@@ -130,6 +130,14 @@ class Trial:
     source: Path | None = None
     exception: str | None = None
 
+    @property
+    def recorded(self) -> str:
+        """The benchmark's recorded verdict as shown: "pass", "fail", or "unknown" when no
+        verdict source names the trial (no reward and no exception explaining its absence)."""
+        if self.official_pass:
+            return "pass"
+        return "unknown" if self.reward is None and self.exception is None else "fail"
+
 
 @dataclass(frozen=True)
 class Skipped:

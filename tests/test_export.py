@@ -126,3 +126,79 @@ def test_cli_report_and_export_errors(session, tmp_path, monkeypatch):
     assert res.exit_code == 2 and "no session 'no-such-session'" in res.output
     res = runner.invoke(app, ["export", SID, "--format", "zip"])
     assert res.exit_code == 2 and "unknown format 'zip'" in res.output
+
+
+def test_swebench_export_is_drop_in_and_loads_back(tmp_path):
+    """Every field of each input row is kept as it was (Verified's JSON strings, Pro's lower-case
+    keys and Python literals); only test_patch and the two id lists change; our own loader reads
+    the export back with the same predictions and gets the strengthened T0."""
+    import shutil
+
+    from conftest import ROOT
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.engine.export import WitnessFile
+
+    fixture = ROOT / "tests" / "fixtures" / "swebench"
+    bench = load_benchmark(fixture)
+    originals = {json.loads(line)["instance_id"]: json.loads(line)
+                 for line in (fixture / "dataset.jsonl").read_text().splitlines()}
+    exports = []
+    for task in bench.tasks.values():
+        exp = TaskExport(task.id)
+        exp.files = [WitnessFile("w1", "tests/test_tj_more.py", "def test_more():\n    assert 1\n",
+                                 ["tests/test_tj_more.py::test_more"], "r", ["t"])]
+        exp.new_fail_to_pass = ["tests/test_tj_more.py::test_more"]
+        exp.fail_to_pass = list(task.tests.fail_to_pass) + exp.new_fail_to_pass
+        exp.pass_to_pass = list(task.tests.pass_to_pass)
+        exp.test_patch = merged_test_patch(task.tests.test_patch, exp.files)
+        exports.append(exp)
+    out = tmp_path / "export"
+    write_swebench(exports, bench.tasks, out)
+    rows = {r["instance_id"]: r for r in map(json.loads, (out / "dataset.jsonl").read_text().splitlines())}
+    changed = {"test_patch", "FAIL_TO_PASS", "PASS_TO_PASS", "fail_to_pass", "pass_to_pass"}
+    for iid, original in originals.items():
+        row = rows[iid]
+        assert set(row) == set(original) | {"testjack_added"}, iid
+        assert {k: v for k, v in row.items() if k not in changed | {"testjack_added"}} == \
+            {k: v for k, v in original.items() if k not in changed}
+        assert type(row.get("FAIL_TO_PASS", row.get("fail_to_pass"))) is str
+    assert json.loads(rows["acme__calc-101"]["FAIL_TO_PASS"])[-1] == "tests/test_tj_more.py::test_more"
+    assert "FAIL_TO_PASS" not in rows["instance_acme__fmt-7f3e"]  # Pro keeps its own keys
+    # Loaded back with the benchmark's own predictions and verdicts: nothing skipped.
+    for name in ("preds_model_a.jsonl", "preds_model_b.json", "model-b.run1.json", "logs"):
+        src = fixture / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, out / name)
+    manifest = (fixture / "benchmark.toml").read_text()
+    (out / "benchmark.toml").write_text(manifest)
+    again = load_benchmark(out)
+    assert again.skipped == [] and set(again.tasks) == set(bench.tasks)
+    for task in again.tasks.values():
+        assert task.tests.fail_to_pass[-1] == "tests/test_tj_more.py::test_more"
+        assert task.reference.patch == bench.tasks[task.id].reference.patch
+        assert task.instruction == bench.tasks[task.id].instruction
+    assert sorted(t.id for t in again.trials) == sorted(t.id for t in bench.trials)
+
+
+def test_export_with_nothing_to_export_exits_1_and_claims_no_check(tmp_path, monkeypatch):
+    """A session with no refuting witness: exit 1, one line, no empty dataset.jsonl, and
+    export.json never says "checked": true about nothing."""
+    from engine_fakes import make_task
+    from testjack_tui.engine.store import SessionStore, db_path
+
+    monkeypatch.setenv("TESTJACK_HOME", str(tmp_path / "home"))
+    sid = "empty-session"
+    db_path(sid).parent.mkdir(parents=True, exist_ok=True)
+    store = SessionStore(db_path(sid))
+    store.set_meta("config", {"benchmark": str(tmp_path / "bench")})
+    store.close()
+    from testjack_tui.model import Benchmark
+
+    bench = Benchmark(name="b", format="swebench", root=tmp_path, tasks={"t1": make_task("t1")})
+    monkeypatch.setattr("testjack_tui.benchmarks.load_benchmark", lambda ref: bench)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["export", sid, "--format", "swebench", "--out", str(out)])
+    assert res.exit_code == 1, res.output
+    assert "nothing to export" in res.output and "Traceback" not in res.output
+    assert not (out / "dataset.jsonl").exists()
+    summary = json.loads((out / "export.json").read_text())
+    assert summary["checked"] is False and summary["nothing_to_export"] is True and summary["tasks"] == {}

@@ -192,7 +192,7 @@ def break_task(copy: Path, fn) -> object:
      "environment.docker_image", "no environment/Dockerfile"),
     (lambda t: (t / "task.toml").write_text('schema_version = "2.0"\n'), "task.toml", "schema_version", "2.0"),
     (lambda t: (t / "task.toml").write_text('[environment]\ndocker_image = "i"\ncpus = "two"\n'), "task.toml",
-     "environment.cpus", "positive number"),
+     "environment.cpus", "not a number: 'two' (must be more than 0"),
     (lambda t: (t / "tests" / "config.json").write_text("{not json"), "config.json", None, "invalid JSON"),
     (lambda t: (t / "tests" / "config.json").write_text('{"f2p_node_ids": 3}'), "config.json",
      "f2p_node_ids", "list of test ids"),

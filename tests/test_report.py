@@ -179,3 +179,18 @@ def test_labels_layouts(tmp_path):
     p.write_text("{broken")
     with pytest.raises(InputError, match="cannot read labels"):
         load_labels(p)
+
+
+async def test_a_per_trial_session_reports_the_rounds_it_ran():
+    """Per-trial mode audits each trial once; the report says how many rounds ran, never the
+    lightweight setting ("rounds per task 3" while 4 ran, issue 36.7)."""
+    from test_engine_loop import build
+    from testjack_tui.engine.report import session_markdown
+
+    session, _, roles = build({"mode": "per-trial", "rounds": 3, "seed": 1})
+    assert await session.run() == "finished"
+    report = build_report(session.id)
+    ran = sum(len(t.rounds) for t in report.tasks.values())
+    assert ran == len(roles.audit.audits) and ran > 3
+    text = session_markdown(report)
+    assert f"{ran} round(s) run, one per audited trial" in text and "rounds per task" not in text

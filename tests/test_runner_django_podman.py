@@ -218,3 +218,40 @@ def test_the_export_lists_the_witness_in_the_harness_scheme(audited):
     [row] = rows
     assert json.loads(row["FAIL_TO_PASS"]) == ["test_farewell (greetings.tests.FarewellTests)",
                                                "test_whole_name (greetings.test_tj_full_name.FullNameFarewellTests)"]
+
+
+def test_the_swebench_export_is_drop_in_and_round_trips_through_the_harness(audited):
+    """Issue 36.4: the exported row is the input row with only test_patch and the id lists
+    changed; our loader reads it back with the benchmark's predictions and verdicts, and `verify`
+    runs the gold patch and every prediction through the harness's command and log parser on
+    the strengthened T0: G passes it, the refuted prediction's recorded pass no longer
+    reproduces (it fails the witness), the sound one still passes."""
+    import json
+    import shutil
+
+    work, env, summary = audited
+    out = work / "export-roundtrip"
+    proc = cli(["export", summary["session_id"], "--format", "swebench", "--out", str(out)], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    [row] = [json.loads(line) for line in (out / "dataset.jsonl").read_text().splitlines()]
+    [original] = [json.loads(line) for line in (FIXTURE / "dataset.jsonl").read_text().splitlines()]
+    changed = {"test_patch", "FAIL_TO_PASS", "PASS_TO_PASS"}
+    assert set(row) == set(original) | {"testjack_added"}
+    assert {k: row[k] for k in original if k not in changed} == {k: v for k, v in original.items()
+                                                                 if k not in changed}
+    bench = work / "strengthened"
+    shutil.copytree(FIXTURE, bench)
+    shutil.copy(out / "dataset.jsonl", bench / "dataset.jsonl")
+    loaded = load_benchmark(bench)
+    assert loaded.skipped == [] and len(loaded.trials) == 3
+    [task] = loaded.tasks.values()
+    assert HARNESS_WHOLE in task.tests.fail_to_pass and task.reference.patch == original["patch"]
+    proc = cli(["verify", str(bench)], env)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text[-3000:]  # well-formed: G passes the strengthened T0
+    assert "django__django-90001: well-formed" in proc.stdout
+    assert "T0 results read by: the harness's django log parser" in proc.stdout
+    [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("  not reproducible:")]
+    assert "django__django-90001@model-c" in line and "recorded pass, but T0 fails here" in line
+    assert HARNESS_WHOLE in line
+    assert "2/3 recorded verdicts reproduce" in proc.stdout

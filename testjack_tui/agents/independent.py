@@ -85,6 +85,7 @@ class ScriptedImplementer(IndependentImplementer):
             source = self.library.root / task_id / relative
             if not source.is_file():
                 raise ScriptError(script, f"versions[{index}].files.{repo_path}", f"{relative!r} does not exist")
+            source = self.library.inside(source, script, f"versions[{index}].files.{repo_path}")
             files.append({"path": repo_path, "content": source.read_text(encoding="utf-8")})
         return [[("submit", {"files": files, "notes": version.get("notes", "")})]]
 

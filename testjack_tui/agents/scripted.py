@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from testjack_tui.engine.roles import AuditContext, Candidate
+from testjack_tui.errors import InputError
+from testjack_tui.safe_paths import contained
 
 from .chat import CallMeter, ChatReply, ToolCallRequest, Usage
 from .errors import ScriptError
@@ -62,14 +64,22 @@ class ScriptLibrary:
     """Reads `<benchmark>/agent-scripts/` and checks each file as it is used."""
 
     def __init__(self, benchmark_root: Path | str):
-        self.root = Path(benchmark_root) / "agent-scripts"
+        self.benchmark_root = Path(benchmark_root)
+        self.root = self.benchmark_root / "agent-scripts"
+
+    def inside(self, path: Path, script: Path | None = None, field: str | None = None) -> Path:
+        """`path`, checked to stay inside the benchmark folder (a recorded file is benchmark input)."""
+        try:
+            return contained(self.benchmark_root, path, field, script)
+        except InputError as exc:
+            raise ScriptError(exc.path, exc.field, exc.message) from None
 
     def _json(self, path: Path, what: str) -> dict:
         if not path.exists():
             raise ScriptError(path, None, f"no recorded script for {what}")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
+            data = json.loads(self.inside(path).read_text(encoding="utf-8"))
+        except (ValueError, RecursionError) as exc:
             raise ScriptError(path, None, f"not valid JSON: {exc}") from None
         if not isinstance(data, dict):
             raise ScriptError(path, None, "must be a JSON object")
@@ -98,7 +108,7 @@ class ScriptLibrary:
         path = self.root / task_id / relative
         if not path.is_file():
             raise ScriptError(script, field, f"candidate file {relative!r} does not exist")
-        return path.read_text(encoding="utf-8")
+        return self.inside(path, script, field).read_text(encoding="utf-8")
 
     def _check_chains(self, path: Path, data: dict) -> None:
         chains = data.get("candidates", [])

@@ -20,12 +20,13 @@ import typer
 from testjack_tui.safe_text import echo, print_safe
 
 from testjack_tui.errors import InputError
+from testjack_tui.safe_paths import output_folder
 
 if TYPE_CHECKING:
     from testjack_tui.engine.summary import SessionSummary
 
 EXIT = {"finished": 0, "failed": 1, "paused": 3, "stopped": 130}
-EXIT_AUDIT_FAILED = 4  # the session finished, but a task's witnesses could not run on its reference
+EXIT_AUDIT_FAILED = 4  # the session finished, but some task's audit could not run (engine/audit_failures.py)
 EXIT_AWAITING = 5  # finished, but judgements wait for a person (summary.json `awaiting_operator`)
 
 
@@ -309,26 +310,20 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
               f"testjack-tui resume {session.id} --budget-... (a raised limit)", file=printer.out)
     elif state in ("stopped", "failed"):
         print_safe(f"{state}: continue with: testjack-tui resume {session.id}", file=printer.out)
-    failed = audit_failed_tasks(session.store)
-    if state == "finished" and failed:
-        print_safe(f"audit failed for {len(failed)} task(s): " + "; ".join(
-            f"{t}: {why}" for t, why in sorted(failed.items())), file=printer.out)
+    from testjack_tui.engine.audit_failures import audit_failures
+
+    failures = audit_failures(session.store)
+    for task_id, reason in sorted(failures.items()):
+        print_safe(f"audit failed: {task_id}: {reason}", file=printer.out)
     if state == "finished" and summary.awaiting_operator:
         print_safe(f"{len(summary.awaiting_operator)} judgement(s) await the operator (exit status "
                    f"{EXIT_AWAITING}): open the session in the TUI (`testjack-tui open {session.id}`) "
                    "or answer them in a verdicts file", file=printer.out)
-    if state == "finished" and failed:
+    if state == "finished" and failures:
         return EXIT_AUDIT_FAILED
     if state == "finished" and summary.awaiting_operator:
         return EXIT_AWAITING
     return EXIT.get(state, 1)
-
-
-def audit_failed_tasks(store) -> dict[str, str]:
-    """task id -> why its audit measured nothing (engine/failure_kinds.AUDIT_FAILED)."""
-    from testjack_tui.engine.failure_kinds import AUDIT_FAILED
-
-    return {t: s.get("reason") or "" for t, s in store.task_states().items() if s.get("state") == AUDIT_FAILED}
 
 
 def prompt_finding_notice(store) -> list[str]:
@@ -451,6 +446,8 @@ def register(app: typer.Typer) -> None:
             from testjack_tui.engine.sampling import sampler_names
 
             cfg.validate()
+            if out is not None:
+                output_folder(out)
             if sampler not in sampler_names():
                 raise InputError("audit", "--sampler", f"unknown sampler {sampler!r} (known: {', '.join(sampler_names())})")
             interactive = _interactive()
@@ -524,6 +521,8 @@ def register(app: typer.Typer) -> None:
                                                    ("seconds", budget_seconds), ("test_runs", budget_runs),
                                                    ("rounds", rounds)) if value is not None}
         try:
+            if out is not None:
+                output_folder(out)
             session = AuditSession.open(session_id)
             if session.state == "running":
                 raise InputError(session.store.path, "state", f"session {session_id} is running in another process")

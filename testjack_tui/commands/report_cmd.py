@@ -15,6 +15,7 @@ import typer
 from testjack_tui.safe_text import echo
 
 from testjack_tui.errors import InputError, SandboxError
+from testjack_tui.safe_paths import output_folder
 
 
 def _default_out(session_id: str, what: str) -> Path:
@@ -51,6 +52,8 @@ def register(app: typer.Typer) -> None:
                 raise InputError("report", "--format", f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
             if compare is not None and not _default_out(compare, "session.db").exists():
                 raise InputError("report", "--compare", f"no session {compare!r} (see `testjack-tui sessions`)")
+            if out is not None:
+                output_folder(out)
             report = build_report(session, compare_with=compare, force_compare=force)
             if compare is not None and report.comparison is not None and report.comparison.refused:
                 raise InputError("report", "--compare", refusal_line(report.comparison))
@@ -58,6 +61,9 @@ def register(app: typer.Typer) -> None:
             files = write_report(report, target, fmt)
         except InputError as exc:
             echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        except OSError as exc:
+            echo(f"error: {exc.filename or out}: --out: cannot write: {exc.strerror or exc}", err=True)
             raise typer.Exit(2) from None
         row = report.tables.benchmark[0]
         rates = (f"resolution {row.rate_before}% -> {row.rate_after}%" if row.rate_before is not None
@@ -101,9 +107,12 @@ def register(app: typer.Typer) -> None:
         except (InputError, SandboxError) as exc:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
+        except OSError as exc:
+            echo(f"error: {exc.filename or out}: --out: cannot write: {exc.strerror or exc}", err=True)
+            raise typer.Exit(2) from None
         for level, line in export_lines(summary):
             echo(line, err=level == "error" and line.startswith("  problem"))
         echo(f"committed on branch {summary['branch']} of {target}" if summary.get("branch")
              else f"wrote {target}")
-        if any(info.get("ok") is False for info in summary["tasks"].values()):
-            raise typer.Exit(1)
+        if not summary["tasks"] or any(info.get("ok") is False for info in summary["tasks"].values()):
+            raise typer.Exit(1)  # nothing to export, or the strengthened suite failed its check

@@ -34,13 +34,17 @@ FIELDS = ("label", "requirement", "explicit", "quote", "note")
 def load_verdicts(path: Path) -> dict[str, OperatorVerdict]:
     """key -> the operator's verdict; one clear error naming the file and the entry otherwise."""
     path = Path(path).expanduser()
+    if path.exists() and not path.is_file():  # a folder, /dev/zero, a pipe: nothing to read
+        raise InputError(path, None, "the verdicts file is not a regular file")
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read the verdicts file: {exc.strerror or exc}") from None
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, None, f"cannot read the verdicts file: {getattr(exc, 'strerror', None) or exc}") from None
     try:
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+    except RecursionError:
+        raise InputError(path, None, "nested too deeply to read") from None
+    except ValueError as exc:  # bad JSON/TOML, or an integer of more digits than Python converts
         raise InputError(path, None, f"not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
     if isinstance(data, dict) and isinstance(data.get("verdicts"), dict) and len(data) == 1:
         data = data["verdicts"]

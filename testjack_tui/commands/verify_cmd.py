@@ -50,11 +50,13 @@ def render(results) -> str:
     from testjack_tui.sandbox.verify import report_lines
 
     lines = [line for res in results for line in report_lines(res)]
-    total = sum(len(r.trials) for r in results)
+    total = sum(r.recorded for r in results)
     same = sum(r.reproduced for r in results)
     bad = sum(1 for r in results if not r.well_formed)
+    unknown = sum(1 for r in results for t in r.trials if t.recorded == "unknown")
     lines.append(f"total: {len(results)} task(s), {bad} not well-formed; "
-                 f"{same}/{total} recorded verdicts reproduce")
+                 f"{same}/{total} recorded verdicts reproduce"
+                 + (f"; {unknown} trial(s) with no recorded verdict (unknown)" if unknown else ""))
     return "\n".join(lines)
 
 
@@ -83,6 +85,9 @@ def register(app: typer.Typer) -> None:
         except InputError as exc:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2)
+        if not tasks:
+            echo(f"error: {benchmark}: no task loaded: nothing to verify", err=True)
+            raise typer.Exit(1)
         total = sum(2 + len(bench.trials_of(t.id)) for t in tasks)
         show_bar = sys.stderr.isatty() and not as_json
         with typer.progressbar(length=total, label="verifying", file=sys.stderr,
@@ -102,6 +107,8 @@ def register(app: typer.Typer) -> None:
                                   indent=2))
         else:
             echo(render(results))
+        if any(not r.well_formed for r in results):
+            raise typer.Exit(1)  # a task that is not well-formed cannot be audited
 
 
 class _NoBar:

@@ -318,23 +318,44 @@ def write_harbor(exp: TaskExport, task: Task, out_dir: Path) -> Path:
 
 
 def swebench_row(exp: TaskExport, task: Task | None) -> dict[str, Any]:
-    row: dict[str, Any] = {}
-    meta = dict(task.metadata) if task is not None else {}
-    for key in ("repo", "base_commit", "version", "problem_statement"):
-        if key in meta:
-            row[key] = meta[key]
-    row["instance_id"] = exp.task_id
-    if task is not None and task.base_commit:
-        row.setdefault("base_commit", task.base_commit)
+    """The task's dataset row as the benchmark gave it, with only `test_patch` and the two id
+    lists changed (under the keys and in the encoding the row used: a JSON string, a Python
+    literal as SWE-bench Pro writes it, or a list), plus our `testjack_added` record. A drop-in
+    replacement for the row: the harness reads `patch` for the gold run, `version` and
+    `environment_setup_commit` for the image, and so on."""
+    original = (task.metadata.get("row") if task is not None else None) or {}
+    row: dict[str, Any] = dict(original)
+    if not original:  # a task that did not come from a SWE-bench row: the fields we know
+        meta = dict(task.metadata) if task is not None else {}
+        for key in ("repo", "base_commit", "version", "problem_statement"):
+            if key in meta:
+                row[key] = meta[key]
+        row["instance_id"] = exp.task_id
+        if task is not None and task.base_commit:
+            row.setdefault("base_commit", task.base_commit)
     row["test_patch"] = exp.test_patch
-    row["FAIL_TO_PASS"] = json.dumps(exp.fail_to_pass)
-    row["PASS_TO_PASS"] = json.dumps(exp.pass_to_pass)
+    for upper, ids in (("FAIL_TO_PASS", exp.fail_to_pass), ("PASS_TO_PASS", exp.pass_to_pass)):
+        key = upper.lower() if upper.lower() in original and upper not in original else upper
+        row[key] = _id_list_like(original.get(key), ids)
     row["testjack_added"] = {"FAIL_TO_PASS": exp.new_fail_to_pass, "PASS_TO_PASS": exp.new_pass_to_pass,
                              "witnesses": [f.witness_id for f in exp.files],
                              "decisions": {f.witness_id: f.decision for f in exp.files},
                              "operator_decisions": exp.decisions,
                              "check": exp.check}
     return row
+
+
+def _id_list_like(original: Any, ids: list[str]) -> Any:
+    """`ids` encoded as the row encoded its list: a list, a JSON string (the harness's), or a
+    Python literal string (SWE-bench Pro's `"['a', 'b']"`)."""
+    if isinstance(original, list):
+        return list(ids)
+    if isinstance(original, str):
+        try:
+            json.loads(original)
+        except ValueError:
+            return repr(list(ids))
+    return json.dumps(ids)
 
 
 def write_swebench(exports: list[TaskExport], tasks: dict[str, Any], out_dir: Path) -> list[Path]:

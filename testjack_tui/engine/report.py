@@ -61,8 +61,8 @@ def load_labels(path: Path) -> dict[str, dict[str, Any]]:
     """
     try:
         data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(path, None, f"cannot read labels: {exc}") from exc
+    except (OSError, ValueError, RecursionError) as exc:
+        raise InputError(path, None, f"cannot read labels: {exc}") from None
     rows = data.get("trials", data) if isinstance(data, dict) else data
     modes = set(data.get("failure_modes") or ()) if isinstance(data, dict) else set()
     out: dict[str, dict[str, Any]] = {}
@@ -536,10 +536,19 @@ def _rate_text(row: TableRow) -> str:
     return f"{b}% → {a}%" if b is not None else "-"
 
 
+def rounds_text(report: Report) -> str:
+    """The rounds as run: per-trial mode audits each trial once (the rounds setting does not
+    apply there); the lightweight loop runs at most the setting per task."""
+    run = sum(len(t.rounds) for t in report.tasks.values())
+    if report.mode == "per-trial":
+        return f"{run} round(s) run, one per audited trial"
+    return f"at most {report.rounds} round(s) per task, {run} run"
+
+
 def session_markdown(report: Report) -> str:
     out = [f"# TestJack report — session {report.session_id}", "",
            f"Benchmark **{report.benchmark}**, mode {report.mode}, sampler {report.sampler}, "
-           f"seed {report.seed}, rounds per task {report.rounds}; session state: {report.state}.", ""]
+           f"seed {report.seed}, {rounds_text(report)}; session state: {report.state}.", ""]
     cols = [("", "name"), ("#All", "all"), ("#Passing", "passing"), ("#Refuted", "refuted"),
             ("Refuted (%)", "refuted_pct"), ("Corrected rate", "rate")]
     for table, title in ((report.tables.benchmark, "Benchmark"), (report.tables.tasks, "Per task"),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from testjack_tui.errors import InputError
+from testjack_tui.safe_paths import output_folder
 
 FORMAT_HELP = {"harbor": "<task>/tests/ with test.patch and config.json, as Harbor reads them",
                "swebench": "<task>.json and dataset.jsonl rows (test_patch, FAIL_TO_PASS, PASS_TO_PASS)",
@@ -57,6 +58,7 @@ async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmar
 
     if fmt not in EXPORT_FORMATS and fmt != "git":
         raise InputError("export", "format", f"unknown format {fmt!r} (use one of {', '.join(TARGETS)})")
+    output_folder(out, "--git" if fmt == "git" else "--out")  # both front ends: one line, nothing written
     bench_ref = _session_benchmark(session_id)
     if benchmark is None:
         from testjack_tui.benchmarks import load_benchmark
@@ -79,6 +81,10 @@ async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmar
         summary["branch"] = branch
         return summary
     out.mkdir(parents=True, exist_ok=True)
+    if not exports:  # nothing to write: no empty dataset, no suite "checked" on nothing
+        summary = _summary(session_id, fmt, out, check, exports)
+        (out / "export.json").write_text(json.dumps(summary, indent=2) + "\n")
+        return summary
     if fmt == "harbor":
         for exp in exports:
             write_harbor(exp, benchmark.tasks.get(exp.task_id), out)
@@ -90,7 +96,8 @@ async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmar
 
 
 def _summary(session_id: str, fmt: str, out: Path, check: bool, exports: list) -> dict:
-    return {"session_id": session_id, "format": fmt, "out": str(out), "checked": bool(check), "tasks": {
+    return {"session_id": session_id, "format": fmt, "out": str(out), "checked": bool(check and exports),
+            "nothing_to_export": not exports, "tasks": {
         exp.task_id: {"witnesses": len(exp.files), "added_f2p": exp.new_fail_to_pass,
                       "added_p2p": exp.new_pass_to_pass, "refuted": exp.refuted,
                       "ok": None if exp.check is None else exp.check.get("ok"),

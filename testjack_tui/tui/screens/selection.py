@@ -40,8 +40,7 @@ def verification_summary(result: TaskVerification | None) -> str:
     if result is None:
         return "—"
     text = "ok" if result.well_formed else "ILL-FORMED"
-    reproduced = sum(1 for t in result.trials if t.reproducible)
-    text += f" {reproduced}/{len(result.trials)}"
+    text += f" {result.reproduced}/{result.recorded}"
     if result.vacuous:
         text += f", {len(result.vacuous)} vacuous"
     return text
@@ -53,6 +52,8 @@ def trial_reproduction(result: TaskVerification | None, trial_id: str) -> str:
         return "—"
     for item in result.trials:
         if item.trial_id == trial_id:
+            if item.recorded == "unknown":
+                return "unknown (no recorded verdict)"
             if item.reproducible:
                 return "yes"
             return f"NO: {item.reason}" if item.reason else "NO"
@@ -276,7 +277,7 @@ class SelectionScreen(Screen):
                 mark = TICK if t.id in self.selected_trials else EMPTY
             else:
                 mark = " "
-            official = Text("pass", style="green") if t.official_pass else Text("fail", style="dim")
+            official = Text(t.recorded, style="green" if t.official_pass else "dim")
             reward = "" if t.reward is None else f"{t.reward:g}"
             # The title names the task; the id without its task prefix leaves room for the rest.
             table.add_row(mark, cell(short_id(t.id, self.current_task)), cell(t.model), cell(t.agent), official,
