@@ -12,6 +12,7 @@ the null world are fail-to-pass, the others pass-to-pass.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -103,10 +104,8 @@ def _unique_path(path: str, taken: set[str], wid: str) -> str:
         return path
     suffix = re.sub(r"\W+", "_", wid)
     candidate = tagged_path(path, suffix)
-    n = 2
-    while candidate in taken:
-        candidate = tagged_path(path, f"{suffix}_{n}")
-        n += 1
+    if candidate in taken:  # derived from the id, never a counter: the same name in every export
+        candidate = tagged_path(path, hashlib.sha1(wid.encode()).hexdigest()[:10])
     return candidate
 
 
