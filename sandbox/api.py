@@ -112,6 +112,9 @@ class TestRun:
     flow: str = "direct"
     reward: float | None = None
     reported: int = 0
+    # Every id the grader's reports named (listed by T0 or not), as the grader spells it: the
+    # export learns a witness's ids in the grader's scheme from them (engine/export_official.py).
+    reported_ids: tuple[str, ...] = ()
 
     def status(self, test_id: str) -> TestStatus:
         outcome = self.outcomes.get(test_id)

@@ -195,7 +195,7 @@ def recorded_origin(benchmark_root: Path, task_id: str, source: str) -> str | No
     folder = Path(benchmark_root) / "agent-scripts" / task_id / "candidates"
     if not folder.is_dir():
         return None
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(p for p in folder.iterdir() if p.is_file()):
         try:
             if path.read_text(encoding="utf-8") == source:
                 return f"candidates/{path.name}"

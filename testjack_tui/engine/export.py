@@ -213,10 +213,13 @@ async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: 
 
     A task with its own evaluator is judged by it instead (engine.export_official): the
     exported task's unmodified test.sh + grader must give G reward 1 and every refuted trial 0."""
-    from .export_official import roundtrip_official, roundtrip_swebench, supports, supports_swebench
+    from .export_official import (roundtrip_official, roundtrip_reported, roundtrip_swebench, supports,
+                                  supports_reported, supports_swebench)
 
     if supports(task):
         return await roundtrip_official(sb, task, exp, trials)
+    if supports_reported(task):
+        return await roundtrip_reported(sb, task, exp, trials)
     if supports_swebench(task):
         return await roundtrip_swebench(sb, task, exp, trials)
     files = {f.path: f.source for f in exp.files}
