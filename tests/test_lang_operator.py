@@ -5,7 +5,8 @@ where the runner collects it, refutes the planted defect, the re-run command the
 run as printed, fails on that trial and passes on G, and the harbor export gives G reward 1 and
 the refuted trial 0 under the task's own unchanged test.sh.
 
-One parametrised module; each case reuses its fixture's images (tests/test_lang_*.py build them).
+One parametrised module; each case reuses its fixture's images (tests/test_lang_*.py build them;
+tests/fixtures/jest is this module's own: jest from npm at image build, a CTRF grader of ours).
 """
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ CASES = {
            "slugify-separators__orca__3", "underscore_tj_test.go"),
     "typescript": ("typescript", "query-parse", "au_plus_v1.ts", "plus.ts", "query-parse__lumen__2",
                    "test/plus.tj.test.ts"),
+    # jest graded from a CTRF report naming tests by jest's full name (`clamp with a NaN bound throws
+    # a RangeError`): the export must use that name, not our runner's `file: a > b`.
+    "jest": ("jest", "clamp-bounds", "au_nan_v1.js", "nan.js", "clamp-bounds__lumen__2", "test/nan.tj.test.js"),
     "rust": ("rust", "roman-numerals", "au_range_v1.rs", "range.rs", "roman-numerals__lumen__2",
              "tests/tj_range.rs"),
 }
@@ -89,6 +93,9 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     proc = cli("export", summary["session_id"], "--format", "harbor", "--out", str(export), home=home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     [config_file] = export.glob("*/tests/config.json")
-    assert json.loads(config_file.read_text())["testjack"]["checked"] is True, proc.stdout
+    config = json.loads(config_file.read_text())
+    assert config["testjack"]["checked"] is True, proc.stdout
+    if language == "jest":  # the grader's scheme, read from what its reporter printed on G
+        assert config["testjack"]["added_f2p"] == ["clamp with a NaN bound throws a RangeError"]
     rewards = asyncio.run(grade_with_test_sh(bench, task_id, config_file.parent, ["reference", defect]))
     assert rewards == {"reference": 1, defect: 0}
