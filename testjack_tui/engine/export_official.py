@@ -128,8 +128,8 @@ async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         bad = {n: ref_run.status(n) for n in final.tests.ids if harness_fails(ref_run.status(n))}
         result["passes_on_reference"] = ref_run.reward == 1.0 and not bad
         if not result["passes_on_reference"]:
-            result["problems"].append(f"the exported task's own grader gives G reward {ref_run.reward}"
-                                      + (f"; not passing: {sorted(bad)[:5]}" if bad else ""))
+            result["problems"].append(f"the exported task's own grader gives G reward {ref_run.reward}: "
+                                      + diagnose(ref_run, final.tests.ids))
         for (trial_id, _), run in zip([r for r in refuted if r[1] is not None], trial_runs):
             result["rewards"][trial_id] = run.reward
             result["fails_on_refuted"][trial_id] = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
