@@ -171,6 +171,15 @@ def grader_names(baseline: Iterable[str], probe: Iterable[str], files: list[tupl
     return out
 
 
+def harness_files(trial: Trial) -> list[str]:
+    """The files of a trial's patch that can change how tests are collected or reported (one
+    rule: repo_files.harness_kind)."""
+    from testjack_tui.diffs import parse_diff
+    from testjack_tui.repo_files import harness_kind
+
+    return [f.path for f in parse_diff(trial.patch or "") if harness_kind(f)]
+
+
 def diagnose(run: Any, ids: Iterable[str]) -> str:
     """Why the task's own grader did not give the expected reward, from its own output: ids its
     report does not name, tests it ran that failed, or (every id passed) a gate of test.sh."""
@@ -240,12 +249,20 @@ async def roundtrip_reported(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         if ref_run.reward != 1.0:
             result["problems"].append(f"the exported task's own test.sh gives G reward {ref_run.reward}: "
                                       + diagnose(ref_run, final.tests.ids))
-        for (trial_id, _), run in zip(present, trial_runs):
+        for (trial_id, trial), run in zip(present, trial_runs):
             result["rewards"][trial_id] = run.reward
             result["fails_on_refuted"][trial_id] = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
-            if run.reward != 0.0:
+            if run.reward == 0.0:
+                continue
+            harness = harness_files(trial)
+            if harness:  # its own harness keeps the task's test.sh passing: a fact about the trial
+                result.setdefault("notes", []).append(
+                    f"refuted trial {trial_id} keeps reward {run.reward} under the task's own test.sh: its "
+                    f"patch changes how tests run ({', '.join(harness)}); only runs with the harness "
+                    "restored refute it")
+            else:
                 result["problems"].append(f"the exported task's own test.sh gives refuted trial {trial_id} "
-                                          f"reward {run.reward}, not 0")
+                                          f"reward {run.reward}, not 0: " + diagnose(run, final.tests.ids))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result["ok"] = bool(result["applies"] and result["passes_on_reference"] and not result["problems"])
