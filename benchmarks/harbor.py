@@ -28,7 +28,7 @@ from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests
 from testjack_tui.numbers import number
 from testjack_tui.safe_paths import contained, id_problem
 
-from .languages import default_framework, framework_of_script, framework_of_tool, normalize_language
+from .languages import default_framework, framework_of_script, framework_of_tool, normalize_language, same_tool
 from .manifest import ImageSource, Manifest, read_toml
 from .patches import patch_problem, touched_files
 
@@ -160,9 +160,12 @@ def _read_task(folder: Path, images: dict[str, ImageSource], root: Path) -> Task
     language = normalize_language(meta.get("language") or meta.get("repo_language") or config.get("language"))
     grade = config.get("grade") if isinstance(config.get("grade"), dict) else {}
     run_script = _read_text(folder / "tests" / "test.sh", root)
-    framework = (config.get("framework") or meta.get("test_framework") or grade.get("framework")
-                 or framework_of_tool(grade.get("tool_label")) or framework_of_script(run_script, language)
-                 or default_framework(language))
+    declared = (config.get("framework") or meta.get("test_framework") or grade.get("framework")
+                or framework_of_tool(grade.get("tool_label")))
+    ran = framework_of_script(run_script, language)
+    # What test.sh runs decides; a declaration naming the same tool keeps its own spelling.
+    framework = (declared if declared and (not ran or same_tool(declared, ran)) else ran) \
+        or default_framework(language)
     tests = OfficialTests(
         test_patch=test_patch,
         fail_to_pass=f2p,
@@ -183,6 +186,8 @@ def _read_task(folder: Path, images: dict[str, ImageSource], root: Path) -> Task
         "metadata": meta, "verifier": verifier, "agent": agent, "environment": env_sec,
         "collect": verifier.get("collect", []), "grade": grade, "schema_version": version,
     }
+    if declared and not same_tool(declared, framework):
+        metadata["declared_framework"] = str(declared)  # `list` shows both
     return Task(id=task_id, instruction=instruction, environment=environment, reference=reference,
                 tests=tests, language=language, base_commit=base_commit, source=folder, metadata=metadata,
                 reference_program=_reference_program(folder, toml_path, data, root))

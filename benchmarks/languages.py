@@ -33,9 +33,38 @@ def framework_of_tool(label: object) -> str | None:
 # run the same way, not under pytest.
 _DJANGO_RUNTESTS = re.compile(r"(^|[\s/;&|(])(python3?\s+)?(\./)?tests/runtests\.py\b", re.MULTILINE)
 
+# The test tools a task's own script may run, as commands (not as parts of paths, package or
+# reporter names: `jest-junit`, `/logs/vitest.json`, `ts-jest` are no invocation).
+_BIN = re.compile(r"(?:\.?/)?(?:[\w.-]+/)*node_modules/\.bin/")
+_SCRIPT_TOOLS = (
+    ("vitest", re.compile(r"(?<![\w@/.-])vitest(?![\w.-])")),
+    ("jest", re.compile(r"(?<![\w@/.-])jest(?![\w.-])")),
+    ("mocha", re.compile(r"(?<![\w@/.-])mocha(?![\w.-])")),
+    ("node --test", re.compile(r"(?<![\w/.-])node(?:\s+-\S+)*\s+--test(?![\w-])")),
+    ("go test", re.compile(r"(?<![\w/.-])go\s+test(?![\w-])")),
+    ("cargo nextest", re.compile(r"(?<![\w/.-])cargo\s+nextest(?![\w-])")),
+    ("cargo test", re.compile(r"(?<![\w/.-])cargo\s+test(?![\w-])")),
+    ("pytest", re.compile(r"(?<![\w/.-])pytest(?![\w.-])")),
+)
+
 
 def framework_of_script(script: str | None, language: str) -> str | None:
-    """The framework a task's own test script shows, when its metadata names none."""
-    if language == "python" and script and _DJANGO_RUNTESTS.search(script):
+    """The test tool a task's own test script runs (the first one it invokes, comments left
+    out), or None when it runs none we know. What test.sh runs decides before task.toml's
+    metadata: DeepSWE tasks declared `jest` run `npx vitest` (issue 29)."""
+    if not script:
+        return None
+    if language == "python" and _DJANGO_RUNTESTS.search(script):
         return "django"
-    return None
+    text = _BIN.sub("", "\n".join(re.sub(r"(^|\s)#.*", "", line) for line in script.splitlines()))
+    found = [(m.start(), name) for name, pattern in _SCRIPT_TOOLS for m in [pattern.search(text)] if m]
+    return min(found)[1] if found else None
+
+
+def same_tool(a: str | None, b: str | None) -> bool:
+    """Do two framework names mean the same test tool (`ts-jest` and `jest`, `vitest-junit-to-ctrf`
+    and `vitest`)?"""
+    def tool(name: str | None) -> str:
+        text = str(name or "").strip().lower()
+        return framework_of_tool(text) or text
+    return tool(a) == tool(b)

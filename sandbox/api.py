@@ -115,6 +115,9 @@ class TestRun:
     # Witness runs: each test's result per channel (exit status, report, our own run, the varied
     # environment), keyed by original id (sandbox/channels.py).
     channels: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Every id the grader's reports named (listed by T0 or not), as the grader spells it: the
+    # export learns a witness's ids in the grader's scheme from them (engine/export_official.py).
+    reported_ids: tuple[str, ...] = ()
 
     def status(self, test_id: str) -> TestStatus:
         outcome = self.outcomes.get(test_id)

@@ -220,4 +220,4 @@ def run_official_in(client_factory: ClientFactory, container: Container, task: T
             outcomes[test_id] = TestOutcome(test_id, "not_found", MISSING)
     reward = read_reward(found.get("reward.json"), found.get("reward.txt"))
     return TestRun(world=world_name, test_ids=ids, outcomes=outcomes, exec=result, flow="official",
-                   reward=reward, reported=len(parsed))
+                   reward=reward, reported=len(parsed), reported_ids=tuple(parsed))

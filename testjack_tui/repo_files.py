@@ -145,3 +145,15 @@ def harness_files(files: list[FileDiff]) -> dict[str, str]:
         if kind is not None:
             out[f.path] = kind
     return out
+
+
+LANGUAGES = {".py": "python", ".go": "go", ".rs": "rust", ".ts": "typescript", ".tsx": "tsx", ".mts": "typescript",
+             ".cts": "typescript", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+             ".jsx": "jsx", ".java": "java", ".rb": "ruby", ".sh": "bash", ".toml": "toml",
+             ".yaml": "yaml", ".yml": "yaml", ".json": "json", ".md": "markdown", ".cfg": "ini",
+             ".ini": "ini", ".c": "c", ".h": "c", ".cpp": "cpp"}
+
+
+def source_language(path: str, default: str = "text") -> str:
+    """The language a file's source is highlighted as (code fences, the TUI's viewers), by its name."""
+    return LANGUAGES.get(PurePosixPath(path).suffix, default)

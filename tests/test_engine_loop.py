@@ -139,7 +139,7 @@ async def test_candidate_ids_and_paths_are_made_unique_per_task():
     session, _, _ = build({"replay_scope": "all", "mode": "per-trial"}, task=task, trials=trials, chains=chains)
     await session.run()
     paths = sorted(w["path"] for w in session.store.witnesses(T))
-    assert paths == ["tests/test_tj_x.py", "tests/test_tj_x_2.py"]
+    assert paths == ["tests/test_tj_x.py", "tests/test_tj_x_c2_1.py"]  # named after its id
 
 
 async def test_not_well_formed_task_is_reported_and_excluded():
@@ -347,7 +347,7 @@ async def test_flaky_candidates_are_dropped_and_stable_ones_run_three_times_on_t
     assert any(r.startswith("flaky: passed on the reference world, then failed on re-run 2 of 3")
                for r in flaky), drops
     # a stable witness ran three times on R[G] and twice on its trial's world
-    alias = [c for c in sandbox.calls if c[0] == "run" and "tests/test_tj_alias_2.py" in c[3]]  # a2's
+    alias = [c for c in sandbox.calls if c[0] == "run" and "tests/test_tj_alias_a2_1.py" in c[3]]  # a2's
     assert sum(1 for c in alias if c[1] == f"{T}/reference") == 3
 
 

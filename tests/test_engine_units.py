@@ -53,10 +53,10 @@ def test_candidate_book_keeps_agent_ids_and_renames_clashing_paths():
     a = book.qualify(cand("t", "x", 1, "alias", path="tests/test_tj.py"), "x")
     b = book.qualify(cand("t", "y", 1, "quote", path="tests/test_tj.py"), "y")
     assert a.id == "t:x:1.v1" and a.path == "tests/test_tj.py"
-    assert b.path == "tests/test_tj_2.py"
+    assert b.path == "tests/test_tj_y_1.py"  # derived from its id, not a counter
     # A repair keeps its chain's path; the author still sees the path it chose.
     r = book.qualify(cand("t", "y", 1, "quote", version=2, path="tests/test_tj.py"), "y", parent=b)
-    assert r.path == "tests/test_tj_2.py" and r.parent == b.id and r.attempt == 2
+    assert r.path == "tests/test_tj_y_1.py" and r.parent == b.id and r.attempt == 2
     assert book.as_authored(r).path == "tests/test_tj.py"
     # Foreign ids are qualified with the task and scope.
     from testjack_tui.engine.roles import Candidate

@@ -123,7 +123,7 @@ def test_each_witness_refutes_exactly_the_trials_labelled_with_its_mode(run):
     truth = run["labels"]["trials"]
     witnesses = run["report"]["tasks"][TASK]["witnesses"]
     for name, mode in WITNESS_MODES.items():
-        # A copy handed in on several audits may be renamed test_tj_<topic>_2.py and so on.
+        # A copy handed in on several audits is renamed test_tj_<topic>_<trial>_<chain>.py.
         refutes = {tid for w in witnesses if Path(w["path"]).stem.startswith(Path(name).stem)
                    for tid in w["refutes"]}
         labelled = {tid for tid, e in truth.items() if mode in [e["mode_group"], *e.get("also", [])]}

@@ -126,3 +126,42 @@ def test_go_task_and_task_without_runner(app, tmp_path):
     assert notes == ["no runner: ledger-java (java, framework 'junit'): witnesses cannot run there; "
                      "verify still runs the task's own tests"]
     assert result.stdout.splitlines()[2].split()[:3] == ["ledger-java", "java", "none"]
+
+
+def test_the_runner_is_what_test_sh_runs_and_a_disagreeing_declaration_is_shown(app, tmp_path):
+    """DeepSWE tasks declare `jest` in their metadata while test.sh runs `npx vitest`: witnesses
+    must run under vitest, and `list` shows both."""
+    bench = tmp_path / "ts"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "typescript", bench)
+    toml = bench / "tasks" / "query-parse" / "task.toml"
+    toml.write_text(toml.read_text().replace('language = "typescript"',
+                                             'language = "typescript"\ntest_framework = "jest"'))
+    script = bench / "tasks" / "query-parse" / "tests" / "test.sh"
+    script.write_text(script.read_text().replace("./node_modules/.bin/vitest run", "pnpm exec vitest run"))
+    result = run(app, bench, "--json")
+    assert result.exit_code == 0, result.output
+    [task] = json.loads(result.stdout)["tasks"]
+    assert (task["framework"], task["runner"], task["declared"]) == ("vitest", "vitest", "jest")
+    table = run(app, bench).stdout.splitlines()
+    assert "vitest (test.sh; declared jest)" in table[2]
+    # A declaration naming the tool test.sh runs keeps its spelling and shows nothing more.
+    toml.write_text(toml.read_text().replace('test_framework = "jest"', 'test_framework = "vitest-junit-to-ctrf"'))
+    [task] = json.loads(run(app, bench, "--json").stdout)["tasks"]
+    assert task["framework"] == "vitest-junit-to-ctrf" and task["runner"] == "vitest" and "declared" not in task
+
+
+def test_a_script_tool_is_an_invocation_not_a_mention():
+    from testjack_tui.benchmarks.languages import framework_of_script
+
+    runs = {"npx vitest run": "vitest", "pnpm exec vitest run --reporter=junit": "vitest",
+            "npm run build && npx jest --ci --reporters=jest-junit": "jest",
+            "node --experimental-vm-modules node_modules/.bin/jest": "jest",
+            "./node_modules/.bin/mocha --reporter mocha-junit-reporter": "mocha",
+            "node --test --test-reporter=/tests/r.mjs test/": "node --test",
+            "go test -json ./...": "go test", "cargo nextest run": "cargo nextest",
+            "CARGO_TERM_COLOR=never cargo test --no-fail-fast": "cargo test", "python -m pytest -rA": "pytest"}
+    for script, tool in runs.items():
+        assert framework_of_script(f"#!/bin/bash\ncd /app\n{script}\n", "typescript") == tool, script
+    for script in ("echo done # vitest", "pip install pytest-xdist ts-jest", "cat /logs/verifier/jest.json",
+                   "python3 /tests/grader.py grade"):
+        assert framework_of_script(script, "typescript") is None, script

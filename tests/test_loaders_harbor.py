@@ -307,4 +307,4 @@ def test_a_harbor_task_whose_script_runs_djangos_runtests_gets_the_django_runner
     # Only Python tasks, only a real invocation; a script that merely mentions pytest stays pytest.
     assert framework_of_script("python3 tests/runtests.py auth_tests", "python") == "django"
     assert framework_of_script("./tests/runtests.py", "go") is None
-    assert framework_of_script("pytest tests/test_runtests_py_parser.py", "python") is None
+    assert framework_of_script("pytest tests/test_runtests_py_parser.py", "python") == "pytest"

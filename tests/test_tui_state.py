@@ -237,3 +237,39 @@ def test_log_entries_keep_the_time_of_their_event_when_history_is_replayed():
     stored = ev.Log("s", level="info", message="round 1 done", at=then).to_dict()
     s.apply(ls.event_from_dict(stored))
     assert s.log[-1] == ("info", "round 1 done") and s.log_times[-1] == then
+
+
+def test_operator_candidates_are_checked_in_the_tasks_runner_language():
+    go = 'package textkit\n\nimport "testing"\n\nfunc TestTJX(t *testing.T) {}\n'
+    assert check_candidate("slug/x_tj_test.go", go, "go test") == []
+    assert check_candidate("test/x.tj.test.ts", "it('a', () => {});\n", "vitest") == []
+    assert check_candidate("tests/tj_x.rs", "#[test]\nfn a() {}\n", "cargo test") == []
+    [problem] = check_candidate("tests/test_tj_x.py", "def test_x():\n    assert 1\n", "jest")
+    assert problem.startswith("path: the task's runner jest takes")
+    assert check_candidate("test/x.tj.test.ts", "export const a = 1;\n", "vitest") == \
+        ["source: no test (it(...) or test(...))"]
+
+
+async def test_the_editor_speaks_the_waiting_tasks_runner_language():
+    from textual.app import App
+    from textual.widgets import Input, TextArea
+
+    from testjack_tui.tui.widgets.editor import OperatorEditor
+
+    class Host(App):
+        def compose(self):
+            yield OperatorEditor(id="editor")
+
+    async with Host().run_test() as pilot:
+        editor = pilot.app.query_one(OperatorEditor)
+        editor.set_framework("go test")
+        await pilot.pause()
+        assert editor.query_one("#editor-path", Input).value == "operator_tj_test.go"
+        from textual._tree_sitter import get_language  # highlighting only where its grammar is installed
+        assert editor.query_one("#editor-source", TextArea).language == ("go" if get_language("go") else None)
+        assert "func TestTJRequirement(t *testing.T)" in editor.query_one("#editor-source", TextArea).text
+        editor.set_framework("vitest-junit-to-ctrf")  # untouched: becomes the next task's language
+        assert editor.query_one("#editor-path", Input).value.endswith(".tj.test.ts")
+        editor.query_one("#editor-source", TextArea).text = "it('x', () => {});\n"
+        editor.set_framework("pytest")  # the operator's own text is never replaced
+        assert editor.query_one("#editor-source", TextArea).text == "it('x', () => {});\n"

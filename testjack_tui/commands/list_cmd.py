@@ -29,7 +29,9 @@ def summarize(bench: Benchmark) -> dict:
     tasks = [
         {"id": task.id, "language": task.language, "framework": task.tests.framework,
          "runner": runner_name(task.tests.framework), "trials": trials[task.id],
-         "passing": passing[task.id], "models": sorted(models[task.id])}
+         "passing": passing[task.id], "models": sorted(models[task.id]),
+         # task.toml / config.json named another tool than the one test.sh runs (test.sh decides)
+         **({"declared": declared} if (declared := (task.metadata or {}).get("declared_framework")) else {})}
         for task in bench.tasks.values()
     ]
     return {
@@ -47,9 +49,15 @@ def summarize(bench: Benchmark) -> dict:
     }
 
 
+def _runner_cell(task: dict) -> str:
+    runner = task["runner"] or "none"
+    declared = task.get("declared")
+    return f"{runner} (test.sh; declared {declared})" if declared else runner
+
+
 def render_table(summary: dict) -> str:
     headers = ("TASK", "LANGUAGE", "RUNNER", "TRIALS", "PASSING", "MODELS")
-    rows = [(t["id"], t["language"], t["runner"] or "none", str(t["trials"]), str(t["passing"]),
+    rows = [(t["id"], t["language"], _runner_cell(t), str(t["trials"]), str(t["passing"]),
              ", ".join(t["models"]) or "-") for t in summary["tasks"]]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     right = {3, 4}  # numbers align right

@@ -1,6 +1,7 @@
 """Headless operator mode: the operator's own test files, given on the command line.
 
     testjack-tui audit BENCH --agent operator --candidate my_test.py [--candidate-path tests/test_x.py]
+                             (or my_test.go, my.test.ts, my_test.rs: the kind the task's runner takes)
                              [--requirement "the clause of P it checks"] [--trial ID] --reviewer ...
 
 Each audit the loop starts (the chosen trials first, then sampled ones) gets the same files,
@@ -11,8 +12,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from testjack_tui.engine.roles import AuditContext, AuditOutcome, Candidate
@@ -24,19 +26,95 @@ OPERATOR = "operator"
 @dataclass(frozen=True)
 class CandidateFile:
     file: Path
-    path_in_repo: str
+    path_in_repo: str  # where it goes (for a task whose T0 gives no better place: see path_for)
     requirement: str
     source: str
+    path_given: bool = False  # --candidate-path named it
+
+    def path_for(self, task: Any) -> str:
+        """Where it goes in this task's repo: the given path, else the task's runner's place."""
+        if self.path_given:
+            return self.path_in_repo
+        tests = getattr(task, "tests", None)
+        return default_repo_path(self.file, getattr(tests, "framework", None), getattr(tests, "test_files", ()))
 
 
-def default_repo_path(file: Path) -> str:
-    """tests/<name> for a file already named test_*.py, else tests/test_tj_<stem>.py."""
-    name = file.name if file.name.startswith("test_") else f"test_tj_{file.stem}.py"
+# The kind of a candidate file, by its name; each runner takes one kind.
+KINDS = {".py": "python", ".go": "go", ".rs": "rust", ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "js",
+         ".ts": "js", ".tsx": "js", ".mts": "js", ".cts": "js"}
+RUNNER_KIND = {"pytest": "python", "django": "python", "go test": "go", "cargo test": "rust",
+               "vitest": "js", "jest": "js", "mocha": "js", "node --test": "js"}
+# What a file of each kind must declare to be a test at all (checked before any world runs;
+# syntax beyond that is the toolchain's, in the reference world: a compile error comes back as
+# the run's error with the compiler's message).
+_TEST_DECL = {"go": (re.compile(r"^\s*func\s+Test\w*\s*\(\s*\w+\s+\*testing\.T\s*\)", re.M),
+                     "no test function (func TestX(t *testing.T))"),
+              "rust": (re.compile(r"#\[\s*(?:\w+::)*test\b"), "no test function (#[test] fn ...)"),
+              "js": (re.compile(r"(?<![\w.])(?:it|test)(?:\.\w+)?\s*\("), "no test (it(...) or test(...))")}
+_JS_TEST_NAME = re.compile(r"\.(?:test|spec)\.[cm]?[jt]sx?$")
+
+
+def kind_of(file: Path | str) -> str | None:
+    return KINDS.get(Path(file).suffix.lower())
+
+
+def runner_kind(framework: str | None) -> tuple[str | None, str | None]:
+    """(runner name, the kind of file it takes) for a task's framework."""
+    from testjack_tui.sandbox.runners import runner_name
+
+    name = runner_name(framework)
+    return name, RUNNER_KIND.get(name or "")
+
+
+def default_repo_path(file: Path, framework: str | None = None, t0_files: Any = ()) -> str:
+    """Where the operator's file goes when --candidate-path does not say, in the runner's terms:
+    pytest `tests/test_tj_<stem>.py` (`tests/<name>` for a file named test_*.py); go test
+    `<stem>_tj_test.go` beside T0's own test files (the package they test); cargo
+    `tests/tj_<stem>.rs` (an integration test); vitest/jest/mocha/node `<stem>.tj.test.<ext>` beside
+    T0's own test files, where the runner's test glob collects them."""
+    file = Path(file)
+    kind = kind_of(file)
+    stem = re.sub(r"\W+", "_", file.stem.split(".")[0]) or "witness"
+    beside = [str(PurePosixPath(f).parent) for f in t0_files or ()]
+    if kind == "go":
+        dirs = [str(PurePosixPath(f).parent) for f in t0_files or () if f.endswith("_test.go")]
+        name = file.name if file.name.endswith("_test.go") else f"{stem}_tj_test.go"
+        return str(PurePosixPath(dirs[0] if dirs else ".") / name)
+    if kind == "rust":
+        return f"tests/{stem if stem.startswith('tj_') else 'tj_' + stem}.rs"
+    if kind == "js":
+        dirs = [d for f, d in zip(t0_files or (), beside) if kind_of(f) == "js"]
+        name = file.name if _JS_TEST_NAME.search(file.name) else f"{stem}.tj.test{file.suffix}"
+        return str(PurePosixPath(dirs[0] if dirs else "test") / name)
+    name = file.name if file.name.startswith("test_") else f"test_tj_{stem}.py"
     return f"tests/{name}"
 
 
+def check_source(file: Path, source: str) -> tuple[str, str]:
+    """(kind, its first comment or docstring line) of a candidate; InputError when it is not a
+    test file we can run (the wrong kind, a Python syntax error, no test in it)."""
+    kind = kind_of(file)
+    if kind is None:
+        raise InputError(file, "--candidate", f"not a test file of a runner we have ({file.suffix or 'no extension'}; "
+                         "we take .py, .go, .rs, .js/.mjs/.cjs/.ts/.tsx)")
+    if kind == "python":
+        try:
+            tree = ast.parse(source)
+        except SyntaxError as exc:
+            raise InputError(file, "--candidate", f"line {exc.lineno}: {exc.msg}") from None
+        if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")
+                   for n in ast.walk(tree)):
+            raise InputError(file, "--candidate", "no test function (def test_...)")
+        return kind, _docstring(tree)
+    pattern, missing = _TEST_DECL[kind]
+    if not pattern.search(source):
+        raise InputError(file, "--candidate", missing)
+    return kind, _leading_comment(source)
+
+
 def read_candidates(files: list[Path], paths: list[str] | None,
-                    requirements: list[str] | None) -> list[CandidateFile]:
+                    requirements: list[str] | None, framework: str | None = None,
+                    t0_files: Any = ()) -> list[CandidateFile]:
     """Pair each --candidate with its --candidate-path and --requirement (by position; one
     --requirement may serve every file). Bad input: a one-line InputError naming the option."""
     from testjack_tui.agents.toolbox import check_test_path
@@ -56,29 +134,59 @@ def read_candidates(files: list[Path], paths: list[str] | None,
             source = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(file, "--candidate", f"cannot read it: {exc}") from None
-        try:
-            tree = ast.parse(source)
-        except SyntaxError as exc:
-            raise InputError(file, "--candidate", f"line {exc.lineno}: {exc.msg}") from None
-        if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")
-                   for n in ast.walk(tree)):
-            raise InputError(file, "--candidate", "no test function (def test_...)")
-        path = paths[i] if i < len(paths) else default_repo_path(file)
+        kind, doc = check_source(file, source)
+        given = i < len(paths)
+        path = paths[i] if given else default_repo_path(file, framework, t0_files)
         problem = check_test_path(path)
         if problem:
             raise InputError(file, "--candidate-path", problem)
+        if given and kind_of(path) != kind:
+            raise InputError(file, "--candidate-path", f"{path!r} is not a {file.suffix} file")
         requirement = (requirements[i] if len(requirements) > 1 else (requirements or [""])[0]).strip()
         if not requirement:
-            requirement = _docstring(tree) or f"the operator's test {file.name}"
-        out.append(CandidateFile(file, path, requirement, source))
+            requirement = doc or f"the operator's test {file.name}"
+        out.append(CandidateFile(file, path, requirement, source, path_given=given))
     if len({c.path_in_repo for c in out}) != len(out):
         raise InputError("audit", "--candidate-path", "two candidates would be written to the same path")
     return out
 
 
+def fit_to_tasks(candidates: list[CandidateFile], tasks: list[Any], chosen: bool) -> None:
+    """Every candidate must be of the kind the runner of the tasks it is put to takes (a .ts
+    file for vitest/jest, .go for go test...). With --task/--trial every chosen task must take
+    it; otherwise it goes to the tasks that do (FileOperatorAgent.audit) and one must exist."""
+    for c in candidates:
+        kind = kind_of(c.file)
+        takers = [t for t in tasks if runner_kind(t.tests.framework)[1] == kind]
+        refusers = [t for t in tasks if t not in takers]
+        if refusers and (chosen or not takers):
+            task = refusers[0]
+            name, takes = runner_kind(task.tests.framework)
+            what = f"runner {name} takes {_KIND_NAMES.get(takes or '', 'no candidate file')}" if name else \
+                f"no runner for framework {task.tests.framework!r}"
+            raise InputError(c.file, "--candidate", f"task {task.id}'s {what}, not a {c.file.suffix} file")
+
+
+_KIND_NAMES = {"python": ".py files", "go": ".go files (*_test.go)", "rust": ".rs files (tests/*.rs)",
+               "js": ".js/.mjs/.cjs/.ts/.tsx files"}
+
+
 def _docstring(tree: ast.Module) -> str:
     doc = ast.get_docstring(tree) or ""
     return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+_COMMENT = re.compile(r"^\s*(?://+|/\*+)\s*(.*?)\s*(?:\*/)?$")
+
+
+def _leading_comment(source: str) -> str:
+    """The first comment line of a Go/Rust/JS file (what a Python docstring is to the reader):
+    the operator's words about what the test checks."""
+    for line in source.splitlines():
+        m = _COMMENT.match(line)
+        if m and m.group(1) and not m.group(1).startswith(("!", "eslint", "@ts-", "go:build", "+build")):
+            return m.group(1)
+    return ""
 
 
 def recorded_origin(benchmark_root: Path, task_id: str, source: str) -> str | None:
@@ -87,7 +195,7 @@ def recorded_origin(benchmark_root: Path, task_id: str, source: str) -> str | No
     folder = Path(benchmark_root) / "agent-scripts" / task_id / "candidates"
     if not folder.is_dir():
         return None
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(p for p in folder.iterdir() if p.is_file()):
         try:
             if path.read_text(encoding="utf-8") == source:
                 return f"candidates/{path.name}"
@@ -121,8 +229,10 @@ class FileOperatorAgent:
         self.benchmark_root = benchmark_root
 
     async def audit(self, ctx: AuditContext) -> AuditOutcome:
+        _, takes = runner_kind(ctx.task.tests.framework)
         for c in self.candidates:
-            self.agent.submit_candidate(c.path_in_repo, c.source, c.requirement)
+            if kind_of(c.file) == takes:  # a .go file is no candidate for a pytest task
+                self.agent.submit_candidate(c.path_for(ctx.task), c.source, c.requirement)
         self.agent.finish()
         outcome = await self.agent.audit(ctx)
         return dataclasses.replace(outcome, candidates=[self._origin(ctx, c) for c in outcome.candidates],
@@ -206,7 +316,9 @@ def prepare(agent: str, files: list[Path] | None, paths: list[str] | None, requi
 
 def attach(bench: Any, cfg: Any, roles: Any, candidates: list[CandidateFile], rounds_given: bool) -> Any:
     """Plan the run and put the operator's files in the audit role (returns the new roles)."""
+    chosen = bool(cfg.tasks or cfg.trials)
     plan_operator_run(bench, cfg, candidates, rounds_given)
+    fit_to_tasks(candidates, [bench.tasks[t] for t in (cfg.tasks or sorted(bench.tasks)) if t in bench.tasks], chosen)
     check_reviewer(cfg.agents.get("reviewer", ""), bench, cfg, candidates)
     wrapper = FileOperatorAgent(roles.audit, candidates, Path(bench.root))
     return dataclasses.replace(roles, audit=wrapper, task_analysis=wrapper)

@@ -12,6 +12,7 @@ the null world are fail-to-pass, the others pass-to-pass.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -107,10 +108,8 @@ def _unique_path(path: str, taken: set[str], wid: str) -> str:
         return path
     suffix = re.sub(r"\W+", "_", wid)
     candidate = tagged_path(path, suffix)
-    n = 2
-    while candidate in taken:
-        candidate = tagged_path(path, f"{suffix}_{n}")
-        n += 1
+    if candidate in taken:  # derived from the id, never a counter: the same name in every export
+        candidate = tagged_path(path, hashlib.sha1(wid.encode()).hexdigest()[:10])
     return candidate
 
 
@@ -238,10 +237,13 @@ async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: 
 
     A task with its own evaluator is judged by it instead (engine.export_official): the
     exported task's unmodified test.sh + grader must give G reward 1 and every refuted trial 0."""
-    from .export_official import roundtrip_official, roundtrip_swebench, supports, supports_swebench
+    from .export_official import (roundtrip_official, roundtrip_reported, roundtrip_swebench, supports,
+                                  supports_reported, supports_swebench)
 
     if supports(task):
         return await roundtrip_official(sb, task, exp, trials)
+    if supports_reported(task):
+        return await roundtrip_reported(sb, task, exp, trials)
     if supports_swebench(task):
         return await roundtrip_swebench(sb, task, exp, trials)
     files = {f.path: f.source for f in exp.files}

@@ -20,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import re
 import shutil
 import tempfile
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any, TYPE_CHECKING
 
 from testjack_tui.sandbox.test_ids import file_of, pytest_to_junit
@@ -126,14 +128,141 @@ async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         bad = {n: ref_run.status(n) for n in final.tests.ids if harness_fails(ref_run.status(n))}
         result["passes_on_reference"] = ref_run.reward == 1.0 and not bad
         if not result["passes_on_reference"]:
-            result["problems"].append(f"the exported task's own grader gives G reward {ref_run.reward}"
-                                      + (f"; not passing: {sorted(bad)[:5]}" if bad else ""))
+            result["problems"].append(f"the exported task's own grader gives G reward {ref_run.reward}: "
+                                      + diagnose(ref_run, final.tests.ids))
         for (trial_id, _), run in zip([r for r in refuted if r[1] is not None], trial_runs):
             result["rewards"][trial_id] = run.reward
             result["fails_on_refuted"][trial_id] = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
             if run.reward != 0.0:
                 result["problems"].append(f"the exported task's own grader gives refuted trial {trial_id} "
                                           f"reward {run.reward}, not 0")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result["ok"] = bool(result["applies"] and result["passes_on_reference"] and not result["problems"])
+    exp.check = result
+    return result
+
+
+def supports_reported(task: Task) -> bool:
+    """A task whose own flow grades from a report naming every test it ran (ctrf): the witness
+    files join T0 as files of their own, and their ids are what that report calls them."""
+    ev = task.tests.evaluator
+    return ev is not None and ev.report_format == "ctrf" and ev.tests_dir is not None
+
+
+def grader_names(baseline: Iterable[str], probe: Iterable[str], files: list[tuple[str, str]]
+                 ) -> dict[str, list[str]]:
+    """The ids the task's own grader gave the witnesses' tests: those its report named on the
+    reference world with the witnesses added (`probe`) and not without them (`baseline`), each
+    given to the witness file whose source names most of it (a test's title, function or
+    describe block is in its file: jest's `a b`, vitest's `f > a > b`, go's `pkg.TestX`, cargo's
+    `crate::target: test`, junit's `classname.name`). {path: ids}, in the report's order."""
+    seen = set(baseline)
+    out: dict[str, list[str]] = {path: [] for path, _ in files}
+    for test_id in probe:
+        if test_id in seen or not files:
+            continue
+        words = [w for w in re.split(r"[\s.:>/]+", test_id) if w]
+
+        def score(item: tuple[str, str]) -> int:
+            path, source = item
+            return sum(len(w) for w in words if w in source) + (len(path) if path in test_id else 0)
+        out[max(files, key=score)[0]].append(test_id)
+    return out
+
+
+def harness_files(trial: Trial) -> list[str]:
+    """The files of a trial's patch that can change how tests are collected or reported (one
+    rule: repo_files.harness_kind)."""
+    from testjack_tui.diffs import parse_diff
+    from testjack_tui.repo_files import harness_kind
+
+    return [f.path for f in parse_diff(trial.patch or "") if harness_kind(f)]
+
+
+def diagnose(run: Any, ids: Iterable[str]) -> str:
+    """Why the task's own grader did not give the expected reward, from its own output: ids its
+    report does not name, tests it ran that failed, or (every id passed) a gate of test.sh."""
+    missing = [i for i in ids if run.status(i) == "not_found"]
+    failing = [i for i in ids if run.status(i) not in ("passed", "not_found")]
+    if missing:
+        return f"{len(missing)} id(s) missing from the grader's report, e.g. {missing[:3]}"
+    if failing:
+        return f"{len(failing)} test(s) failing in the grader's report: " + \
+            ", ".join(f"{i} ({run.status(i)})" for i in failing[:3])
+    decisive = [ln.strip() for ln in (run.output or "").splitlines()
+                if re.search(r"error|fail|gate|not found|missing|exit", ln, re.I)][-2:]
+    return (f"every id passed but the grader wrote reward {run.reward}: a gate of test.sh decided"
+            + (": " + " / ".join(decisive) if decisive else ""))
+
+
+async def roundtrip_reported(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]
+                             ) -> dict[str, Any]:
+    """The witness files join T0's test patch; the task's unmodified test.sh runs on R[G] without
+    and with them, and the ids its grader reports only with them are the witnesses' ids (in the
+    grader's own scheme, whatever our runner calls them). Then R decides fail-to-pass /
+    pass-to-pass, and the exported task must give G reward 1 and every refuted trial 0."""
+    result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
+                              "null": {}, "problems": [], "flow": "official", "rewards": {}, "ids_from": "grader"}
+    work = Path(tempfile.mkdtemp(prefix="tj-export-"))
+    try:
+        tests_dir = work / "tests"
+        shutil.copytree(_evaluator(task).tests_dir, tests_dir)  # type: ignore[arg-type]
+        guessed = [n for f in exp.files for n in f.node_ids]  # our runner's ids: for a test.sh that selects by id
+        probe = exported_task(task, tests_dir, exp.test_patch, list(task.tests.fail_to_pass) + guessed,
+                              list(task.tests.pass_to_pass))
+        try:
+            baseline, with_witnesses = await asyncio.gather(sb.run_official(task, "reference"),
+                                                            sb.run_official(probe, "reference"))
+        except Exception as exc:  # the witness files do not apply on top of T0
+            result["applies"] = False
+            result["problems"].append(f"the exported test patch does not apply: {exc}")
+            result["ok"] = False
+            exp.check = result
+            return result
+        result["applies"] = True
+        names = grader_names(baseline.reported_ids, with_witnesses.reported_ids,
+                             [(f.path, f.source) for f in exp.files])
+        for f in exp.files:
+            if names.get(f.path):
+                f.node_ids = names[f.path]
+            else:
+                result["problems"].append(f"the task's own test.sh ran no test of {f.path} on the reference "
+                                          f"world (its grader reported none); ids kept as our runner names them")
+        new_ids = list(dict.fromkeys(n for f in exp.files for n in f.node_ids))
+        probe = exported_task(task, tests_dir, exp.test_patch, list(task.tests.fail_to_pass) + new_ids,
+                              list(task.tests.pass_to_pass))
+        null_run = await sb.run_official(probe, "null")
+        result["null"] = {n: null_run.status(n) for n in new_ids}
+        exp.split_new_ids(task, result["null"], harness_fails)
+        final = exported_task(task, tests_dir, exp.test_patch, exp.fail_to_pass, exp.pass_to_pass)
+        refuted = [(t, trials.get(t)) for t in exp.refuted]
+        for trial_id, trial in refuted:
+            if trial is None:
+                result["problems"].append(f"refuted trial {trial_id} is not in the benchmark")
+        present = [(t, tr) for t, tr in refuted if tr is not None]
+        runs = await asyncio.gather(sb.run_official(final, "reference"),
+                                    *(sb.run_official(final, "model", tr) for _, tr in present))
+        ref_run, trial_runs = runs[0], runs[1:]
+        result["rewards"]["reference"] = ref_run.reward
+        result["passes_on_reference"] = ref_run.reward == 1.0
+        if ref_run.reward != 1.0:
+            result["problems"].append(f"the exported task's own test.sh gives G reward {ref_run.reward}: "
+                                      + diagnose(ref_run, final.tests.ids))
+        for (trial_id, trial), run in zip(present, trial_runs):
+            result["rewards"][trial_id] = run.reward
+            result["fails_on_refuted"][trial_id] = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
+            if run.reward == 0.0:
+                continue
+            harness = harness_files(trial)
+            if harness:  # its own harness keeps the task's test.sh passing: a fact about the trial
+                result.setdefault("notes", []).append(
+                    f"refuted trial {trial_id} keeps reward {run.reward} under the task's own test.sh: its "
+                    f"patch changes how tests run ({', '.join(harness)}); only runs with the harness "
+                    "restored refute it")
+            else:
+                result["problems"].append(f"the exported task's own test.sh gives refuted trial {trial_id} "
+                                          f"reward {run.reward}, not 0: " + diagnose(run, final.tests.ids))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result["ok"] = bool(result["applies"] and result["passes_on_reference"] and not result["problems"])

@@ -12,6 +12,7 @@ R[s] again on a re-run; otherwise it is dropped as flaky, with the runs named in
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -88,12 +89,25 @@ class CandidateBook:
     def _path_for(self, root: str, wanted: str) -> str:
         if root in self.path_of_root:
             return self.path_of_root[root]
-        path, n = wanted, 2
-        while path in self.root_of_path and self.root_of_path[path] != root:
-            path, n = tagged_path(wanted, str(n)), n + 1
+        path = wanted
+        if path in self.root_of_path and self.root_of_path[path] != root:
+            path = tagged_path(wanted, self._tag(root))
+            if path in self.root_of_path and self.root_of_path[path] != root:
+                path = tagged_path(wanted, hashlib.sha1(root.encode()).hexdigest()[:10])
         self.path_of_root[root] = path
         self.root_of_path[path] = root
         return path
+
+
+    def _tag(self, root: str) -> str:
+        """A name part derived from a chain's root id (`task:trial:op1.v1` -> `<trial>_op1`, the
+        trial without the task's name): the same in every session and in whatever order audits
+        ran, unlike a counter, so ids, reports and exports name a witness the same way."""
+        rest = root[len(self.task_id) + 1:] if root.startswith(self.task_id + ":") else root
+        rest = re.sub(r"\.v\d+$", "", rest)
+        parts = [p[len(self.task_id):] if p.startswith(self.task_id) else p for p in rest.split(":")]
+        tag = re.sub(r"[\W_]+", "_", "_".join(parts)).strip("_").lower()
+        return tag if tag and len(tag) <= 40 else hashlib.sha1(root.encode()).hexdigest()[:10]
 
 
 # Name endings a test runner needs to collect a file (Go compiles only *_test.go as tests;

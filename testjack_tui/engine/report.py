@@ -32,6 +32,7 @@ from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.failure_kinds import AUDIT_FAILED, never_a_reading
 from testjack_tui.engine.tampering import with_canary_evidence
+from testjack_tui.repo_files import source_language as fence_language
 from testjack_tui.safe_paths import check_inside, inside, path_part
 from testjack_tui.safe_text import safe_text
 from testjack_tui.engine.store import SessionStore, db_path
@@ -291,6 +292,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 vacuous=list(task_sum.vacuous),
                 audit_failed=_audit_failed(trial_states.get(trial_id), task_states.get(task_id)),
                 workdir=task.environment.workdir if task is not None else "/app",
+                framework=task.tests.framework if task is not None else None,
                 checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
             if entry.state == "excluded":
                 judged.justification = "Excluded: " + (entry.reason or "the task is not well-formed") \
@@ -690,7 +692,7 @@ def trial_markdown(t: TrialReport) -> str:
                 decision_line(f.get("decision")), "",
                 f"Runs: reference **{f['runs']['reference']['status']}**, model **{f['runs']['model']['status']}**.",
                 "", "```", (f["runs"]["model"].get("message") or "").strip()[:1500], "```", "",
-                "```python", f["test_source"].rstrip(), "```", ""]
+                "```" + fence_language(f["path"]), f["test_source"].rstrip(), "```", ""]
         for s in f["tied_signals"]:
             out.append(f"- structural evidence: {s['detector']}/{s['kind']} at {s['file']}:{s['line']}: "
                        f"`{s['excerpt'].strip()[:160]}`")

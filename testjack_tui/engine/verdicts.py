@@ -146,10 +146,11 @@ def signal_tied(signal: Signal, witness_source: str, failure: str = "") -> bool:
 
 # -- explanations (engine/explanations.py builds them from evidence and the agent's finding) -----
 
-def rerun_command(f: FindingInput, workdir: str = "/app") -> str:
-    ids = " ".join(f.test_ids) or f.path
-    # python3: images built from a plain Debian base have no `python` (seen in the relay run).
-    return f"cd {workdir} && python3 -m pytest -q -p no:cacheprovider {ids}"
+def rerun_command(f: FindingInput, workdir: str = "/app", framework: str | None = None) -> str:
+    """The task's runner's own command for this witness (`sandbox/runners/rerun.py`)."""
+    from testjack_tui.sandbox.runners.rerun import rerun_command as command
+
+    return command(framework, f.path, f.test_ids, workdir)
 
 
 def _norm(text: str) -> str:
@@ -233,7 +234,7 @@ def _noisy_or(values: Iterable[float], cap: float = 0.98) -> float:
 def judge_trial(trial: Trial, *, findings: Sequence[FindingInput] = (), ambiguous: Sequence[FindingInput] = (),
                 evidence: Evidence | None = None, audited: bool = False,
                 reproduced: bool | None = None, clean_candidates: int = 0, witnesses_passed: int = 0,
-                workdir: str = "/app",
+                workdir: str = "/app", framework: str | None = None,
                 checklist: list[dict[str, Any]] | None = None, prompt: str = "", t0_run: str | None = None,
                 vacuous: Sequence[str] = (), audit_failed: str = "") -> TrialVerdict:
     """The verdict for one officially passing trial.
@@ -261,7 +262,7 @@ def judge_trial(trial: Trial, *, findings: Sequence[FindingInput] = (), ambiguou
             "id": f"F-{i:02d}", "witness_id": f.witness_id,
             "source": f"audit of trial {f.source_trial}" if f.source_trial else "task analysis",
             "path": f.path, "test_ids": list(f.test_ids), "test_source": f.source,
-            "command": rerun_command(f, workdir),
+            "command": rerun_command(f, workdir, framework),
             "command_note": "run in this trial's model world (R + s + T0) with the witness file "
                             f"written to {f.path}; on the reference world it passes",
             "runs": {"reference": asdict(f.reference), "model": asdict(f.model)},

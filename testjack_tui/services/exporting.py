@@ -102,6 +102,7 @@ def _summary(session_id: str, fmt: str, out: Path, check: bool, exports: list) -
                       "added_p2p": exp.new_pass_to_pass, "refuted": exp.refuted,
                       "ok": None if exp.check is None else exp.check.get("ok"),
                       "problems": [] if exp.check is None else exp.check.get("problems", []),
+                      "notes": [] if exp.check is None else exp.check.get("notes", []),
                       "decisions": {f.witness_id: f.decision for f in exp.files}}
         for exp in exports}}
 
@@ -158,6 +159,8 @@ def export_lines(summary: dict) -> list[tuple[str, str]]:
         out.append(("ok" if info.get("ok") else "warning" if info.get("ok") is None else "error", line))
         for problem in info.get("problems", []):
             out.append(("error", f"  problem: {problem}"))
+        for note in info.get("notes", []):
+            out.append(("warning", f"  note: {note}"))
     if not summary["tasks"]:
         out.append(("warning", "nothing to export: no confirmed witness refutes a trial"))
     return out

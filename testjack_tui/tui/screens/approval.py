@@ -21,6 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 
+from testjack_tui.repo_files import source_language
 from testjack_tui.services.approvals import ApprovalContext
 from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.footer import QuietFooter
@@ -81,7 +82,7 @@ def approval_body(ctx: ApprovalContext, operator_judges: bool) -> Group:
         if facts.message and facts.status != "passed":
             runs.append_text(_message(facts.message))
             runs.append("\n")
-    source = Syntax(clean(ctx.source) or "# (no source)", "python", line_numbers=True, theme="ansi_dark",
+    source = Syntax(clean(ctx.source) or "# (no source)", source_language(ctx.path or "", "python"), line_numbers=True, theme="ansi_dark",
                     word_wrap=False)
     return Group(head, runs, Text("the candidate test", style="bold"), source)
 

@@ -8,7 +8,6 @@ the candidates table and the approval dialog.
 """
 from __future__ import annotations
 
-from pathlib import PurePosixPath
 from typing import Any
 
 from rich.console import Group
@@ -22,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from testjack_tui.engine.detectors import categorize, parse_diff
+from testjack_tui.repo_files import source_language
 from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.footer import QuietFooter
 
@@ -29,12 +29,6 @@ MAX_DIFF_LINES = 4000  # diff lines drawn; a longer diff is cut (and says so)
 KIND_ORDER = ("source", "tests", "harness", "startup", "config", "build", "ci")
 KIND_STYLE = {"source": "bold", "tests": "bold cyan", "harness": "bold red", "startup": "bold red",
               "config": "bold yellow", "build": "bold yellow", "ci": "bold yellow"}
-LEXERS = {".py": "python", ".go": "go", ".rs": "rust", ".ts": "typescript", ".tsx": "tsx",
-          ".js": "javascript", ".java": "java", ".rb": "ruby", ".sh": "bash", ".toml": "toml",
-          ".yaml": "yaml", ".yml": "yaml", ".json": "json", ".md": "markdown", ".cfg": "ini",
-          ".ini": "ini", ".c": "c", ".h": "c", ".cpp": "cpp"}
-
-
 def file_kind(path: str) -> str:
     return categorize(path) or "source"
 
@@ -107,7 +101,7 @@ def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str
             head.append_text(cell(f" {f.path}", style="bold underline"))
             head.append(f"  {f.status}  +{len(f.added)} −{len(f.removed)}", style="dim")
             parts.append(head)
-            lexer = LEXERS.get(PurePosixPath(f.path).suffix, "text")
+            lexer = source_language(f.path)
             highlighter = Syntax("", lexer, theme="ansi_dark")
             file_ghosts = _ghosts_for(f.path, ghosts)
             if file_ghosts:

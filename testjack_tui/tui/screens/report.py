@@ -13,6 +13,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Header, Markdown, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
+from testjack_tui.repo_files import source_language
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.recent import display_path
@@ -278,7 +279,7 @@ class ReportScreen(Screen):
                 f"decision: {decision.decision} by the operator (reviewer said "
                 f"{decision.reviewer_label or '?'})" + (f": {decision.note}" if decision.note else "")
                 + "\n", style="bold magenta" if decision.decision == "overruled" else "bold"))
-        return Group(head, Syntax(clean(w.source or ""), "python", line_numbers=True, theme="ansi_dark"),
+        return Group(head, Syntax(clean(w.source or ""), source_language(w.path or "", "python"), line_numbers=True, theme="ansi_dark"),
                      Text(""))
 
     @guarded

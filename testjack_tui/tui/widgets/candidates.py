@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from testjack_tui.repo_files import source_language
 from testjack_tui.tui.widgets.tables import SteadyTable, sync_rows, text_width
 from testjack_tui.tui.live_state import CandidateView, LiveSession, short_id
 from testjack_tui.tui.text import cell, clean, untrusted
@@ -98,7 +99,7 @@ def candidate_detail(c: CandidateView, operator_judges: bool = False) -> Group:
         head.append("\n")
     if c.witness:
         head.append("WITNESS (confirmed)\n", style="bold red")
-    source = Syntax(clean(c.source) or "# (source not received yet)", "python", line_numbers=True,
+    source = Syntax(clean(c.source) or "# (source not received yet)", source_language(c.path or "", "python"), line_numbers=True,
                     word_wrap=False, theme="ansi_dark")
     return Group(head, source)
 

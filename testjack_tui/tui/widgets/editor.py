@@ -1,7 +1,7 @@
 """Operator mode: write a candidate test, check it, and share it with the engine."""
 from __future__ import annotations
 
-import ast
+from pathlib import PurePosixPath
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -9,6 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from rich.text import Text
 from textual.widgets import Button, Input, Label, Static, TextArea
+from textual.widgets.text_area import LanguageDoesNotExist
 
 from testjack_tui.tui.text import cell, untrusted
 
@@ -21,22 +22,46 @@ def test_requirement():
 '''
 
 
-def check_candidate(path: str, source: str) -> list[str]:
-    """Problems a candidate has before it is worth running (empty list: looks runnable)."""
+# The editor's starting file per kind of test file (the task's runner decides the kind).
+TEMPLATES = {
+    "python": ("tests/test_tj_operator.py", "python", TEMPLATE),
+    "go": ("operator_tj_test.go", "go", '// A witness candidate: checks one requirement of the task prompt.\n'
+           'package main // the package of the code it tests (put the file beside it)\n\nimport "testing"\n\n'
+           'func TestTJRequirement(t *testing.T) {\n\t// Arrange the input the prompt talks about, call the code, '
+           'check what the prompt asks.\n}\n'),
+    "rust": ("tests/tj_operator.rs", "rust", "// A witness candidate: checks one requirement of the task prompt.\n"
+             "#[test]\nfn requirement() {\n    // Arrange the input the prompt talks about, call the code, "
+             "assert what the prompt asks.\n}\n"),
+    "js": ("test/operator.tj.test.ts", "javascript",
+           "// A witness candidate: checks one requirement of the task prompt.\n"
+           "// (vitest: import { describe, it, expect } from \"vitest\"; jest and mocha have them as globals)\n"
+           "describe(\"requirement\", () => {\n  it(\"does what the prompt asks\", () => {\n  });\n});\n"),
+}
+
+
+def check_candidate(path: str, source: str, framework: str | None = None) -> list[str]:
+    """Problems a candidate has before it is worth running (empty list: looks runnable), in the
+    terms of the task's runner when it is known (a .go file for go test, .ts for vitest...)."""
+    from testjack_tui.commands.operator_input import check_source, kind_of, runner_kind
+    from testjack_tui.errors import InputError
+
     problems = []
-    if not path.strip():
-        problems.append("path: give the file's path in the repo, e.g. tests/test_tj_x.py")
-    elif not path.strip().endswith(".py") or "/test" not in "/" + path.strip():
+    path = path.strip()
+    kind = kind_of(path)
+    name, takes = runner_kind(framework) if framework else (None, None)
+    if not path:
+        problems.append("path: give the file's path in the repo, e.g. "
+                        + TEMPLATES.get(takes or "python", TEMPLATES["python"])[0])
+    elif takes and kind != takes:
+        problems.append(f"path: the task's runner {name} takes {TEMPLATES[takes][0].rpartition('.')[2]} files")
+    elif kind is None:
+        problems.append("path: a test file (.py, .go, .rs, .ts/.js)")
+    elif kind == "python" and "/test" not in "/" + path:
         problems.append("path: a pytest file named test_*.py")
     try:
-        tree = ast.parse(source)
-    except SyntaxError as error:
-        problems.append(f"source: line {error.lineno}: {error.msg}")
-        return problems
-    tests = [n for n in ast.walk(tree)
-             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
-    if not tests:
-        problems.append("source: no test function (def test_...)")
+        check_source(PurePosixPath(path if kind else "x.py"), source)
+    except InputError as error:
+        problems.append("source: " + error.message)
     return problems
 
 
@@ -64,6 +89,7 @@ class OperatorEditor(Vertical):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.queued: list[tuple[str, str, str]] = []  # (target, path, requirement) shared, not yet run
+        self.framework: str | None = None  # the waiting task's (set_framework)
 
     def compose(self) -> ComposeResult:
         yield Static("No audit waits for your tests now; a shared test goes to the next one that does.",
@@ -85,6 +111,26 @@ class OperatorEditor(Vertical):
         yield Static("", id="editor-queue")
         yield Static("Tab indents · ctrl+a selects all · ctrl+o leaves the source (to Requirement) · F2–F9 tabs", id="editor-keys",
                      classes="dialog-detail")
+
+    def set_framework(self, framework: str | None) -> None:
+        """The waiting audit's task runs under this framework: the editor speaks its language
+        (and an untouched starting file becomes that language's)."""
+        from testjack_tui.commands.operator_input import runner_kind
+
+        self.framework = framework
+        kind = runner_kind(framework)[1]
+        if kind is None:
+            return
+        source = self.query_one("#editor-source", TextArea)
+        path = self.query_one("#editor-path", Input)
+        untouched = {t[2] for t in TEMPLATES.values()}
+        if source.text in untouched and path.value in {t[0] for t in TEMPLATES.values()}:
+            path.value, language, text = TEMPLATES[kind]
+            source.text = text
+            try:
+                source.language = language
+            except LanguageDoesNotExist:  # its tree-sitter grammar is not installed: plain text
+                source.language = None
 
     def set_target(self, waiting: tuple[str, str | None] | None) -> None:
         target = self.query_one("#editor-target", Static)
@@ -122,7 +168,7 @@ class OperatorEditor(Vertical):
 
     def validate(self) -> bool:
         path, source, requirement = self.values()
-        problems = check_candidate(path, source)
+        problems = check_candidate(path, source, self.framework)
         if not requirement:
             problems.append("requirement: say which clause of the prompt this checks")
         status = self.query_one("#editor-status", Static)

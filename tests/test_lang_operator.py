@@ -1,0 +1,101 @@
+"""Operator candidates in the task's own language, end to end with real podman (issue 29): for
+each language fixture, the operator's test file (a recorded candidate's source, so the scripted
+reviewer replays its recorded review) goes to `audit --agent operator` without a path; it lands
+where the runner collects it, refutes the planted defect, the re-run command the report prints,
+run as printed, fails on that trial and passes on G, and the harbor export gives G reward 1 and
+the refuted trial 0 under the task's own unchanged test.sh.
+
+One parametrised module; each case reuses its fixture's images (tests/test_lang_*.py build them;
+tests/fixtures/jest is this module's own: jest from npm at image build, a CTRF grader of ours).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from lang_e2e import cli, grade_with_test_sh
+
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
+
+FIXTURES = ROOT / "tests" / "fixtures"
+CASES = {
+    # language: (fixture, task, recorded candidate, the name the operator gives it, defect trial, its repo path)
+    "go": ("golang", "slugify-separators", "au_underscore_v1.go", "underscore.go",
+           "slugify-separators__orca__3", "underscore_tj_test.go"),
+    "typescript": ("typescript", "query-parse", "au_plus_v1.ts", "plus.ts", "query-parse__lumen__2",
+                   "test/plus.tj.test.ts"),
+    # jest graded from a CTRF report naming tests by jest's full name (`clamp with a NaN bound throws
+    # a RangeError`): the export must use that name, not our runner's `file: a > b`.
+    "jest": ("jest", "clamp-bounds", "au_nan_v1.js", "nan.js", "clamp-bounds__lumen__2", "test/nan.tj.test.js"),
+    "rust": ("rust", "roman-numerals", "au_range_v1.rs", "range.rs", "roman-numerals__lumen__2",
+             "tests/tj_range.rs"),
+}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("tj-lang-operator-home")
+
+
+async def _run_printed(bench: Path, task_id: str, trial_id: str, path: str, source: str,
+                       command: str) -> dict[str, int]:
+    """The printed command, as printed, in the trial's model world and in the reference world,
+    with the witness written where the report says."""
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.sandbox import Sandbox
+
+    loaded = load_benchmark(bench)
+    task, trial = loaded.tasks[task_id], next(t for t in loaded.trials if t.id == trial_id)
+    workdir = task.environment.workdir
+    script = f"mkdir -p \"$(dirname {workdir}/{path})\" && cat > {workdir}/{path} && {command}"
+    codes = {}
+    async with Sandbox(session="lang-operator-rerun") as sb:
+        for name, world in (("model", await sb.prepare(task, "model", trial)),
+                            ("reference", await sb.prepare(task, "reference"))):
+            result = await sb.exec(world, ["bash", "-c", script], timeout=600, stdin=source)
+            codes[name] = result.exit_code
+            codes[name + "_output"] = result.output[-1500:]  # type: ignore[assignment]
+    return codes
+
+
+@pytest.mark.parametrize("language", list(CASES))
+def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(language, home, tmp_path):
+    fixture, task_id, recorded, name, defect, repo_path = CASES[language]
+    bench = FIXTURES / fixture
+    source = (bench / "agent-scripts" / task_id / "candidates" / recorded).read_text()
+    mine = tmp_path / name
+    shutil.copyfile(bench / "agent-scripts" / task_id / "candidates" / recorded, mine)
+    out = tmp_path / "audit"
+    proc = cli("audit", str(bench), "--agent", "operator", "--candidate", str(mine), "--trial", defect,
+               "--reviewer", "scripted", "--auto-approve", "--headless",
+               "--out", str(out), home=home)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["tasks"][task_id]["trials"][defect]["state"] == "refuted", proc.stdout[-3000:]
+
+    report_dir = tmp_path / "report"
+    proc = cli("report", summary["session_id"], "--format", "json", "--out", str(report_dir), home=home)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    [trial] = [json.loads(f.read_text()) for f in report_dir.rglob("*.json")
+               if json.loads(f.read_text()).get("trial_id") == defect]
+    finding = trial["findings"][0]
+    assert finding["path"] == repo_path  # the runner's place, not tests/test_tj_<name>.py
+    assert "pytest" not in finding["command"]
+    codes = asyncio.run(_run_printed(bench, task_id, defect, finding["path"], source, finding["command"]))
+    assert codes["model"] != 0 and codes["reference"] == 0, codes
+
+    export = tmp_path / "export"
+    proc = cli("export", summary["session_id"], "--format", "harbor", "--out", str(export), home=home)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    [config_file] = export.glob("*/tests/config.json")
+    config = json.loads(config_file.read_text())
+    assert config["testjack"]["checked"] is True, proc.stdout
+    if language == "jest":  # the grader's scheme, read from what its reporter printed on G
+        assert config["testjack"]["added_f2p"] == ["clamp with a NaN bound throws a RangeError"]
+    rewards = asyncio.run(grade_with_test_sh(bench, task_id, config_file.parent, ["reference", defect]))
+    assert rewards == {"reference": 1, defect: 0}
