@@ -2,6 +2,7 @@
 touch the user's real directories."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,24 @@ def kill_when(argv: list[str], env: dict, trigger, deadline_s: float = 900) -> t
             proc.kill()
         proc.stdout.close()
     return "".join(seen), proc.pid
+
+
+@pytest.fixture
+def podman_calls(tmp_path, monkeypatch):
+    """Counts the podman CLI commands this process and its children run: a `podman` first on
+    PATH that notes its arguments and runs the real one. Returns a function giving the calls so
+    far (one argument string each), the long-lived `system service` excepted."""
+    import shutil
+
+    real = shutil.which("podman")
+    assert real, "podman is not installed"
+    shim, log = tmp_path / "podman-shim", tmp_path / "podman-calls.log"
+    shim.mkdir()
+    (shim / "podman").write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\nexec '{real}' \"$@\"\n")
+    (shim / "podman").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+
+    def calls() -> list[str]:
+        lines = log.read_text().splitlines() if log.exists() else []
+        return [line for line in lines if not line.startswith("system service")]
+    return calls
