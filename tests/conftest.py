@@ -19,6 +19,35 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "benchmarks" / "demo"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_podman_service():
+    """One podman API service for the whole test session, as a user's configured socket
+    (CONTAINER_HOST): every Sandbox() and every CLI child of the session uses it instead of
+    starting a private one. Tests of our private service itself take it away (`own_podman_service`).
+    A socket the caller configured is used as it is."""
+    import shutil
+
+    from testjack_tui.sandbox.service import PodmanService
+
+    if os.environ.get("CONTAINER_HOST") or shutil.which("podman") is None:
+        yield None
+        return
+    service = PodmanService().start()
+    os.environ["CONTAINER_HOST"] = service.url or ""
+    try:
+        yield service
+    finally:
+        os.environ.pop("CONTAINER_HOST", None)
+        service.stop()
+
+
+@pytest.fixture
+def own_podman_service(monkeypatch):
+    """For tests of the service a Sandbox starts and stops on its own: no shared socket."""
+    for name in ("CONTAINER_HOST", "TESTJACK_PODMAN_SOCKET"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(autouse=True)
 def testjack_home(tmp_path, monkeypatch):
     home = tmp_path / "tj-home"

@@ -347,7 +347,7 @@ asyncio.run(main())
 """
 
 
-def test_kill_9_leaves_no_container_and_no_service_for_long(tmp_path):
+def test_kill_9_leaves_no_container_and_no_service_for_long(tmp_path, own_podman_service):
     """After a kill -9 of its owner, the reaper removes the owner's keep-alive container and
     stops its private podman service within seconds (not at the next start-up)."""
     import signal
