@@ -20,7 +20,7 @@ DEMO = ROOT / "benchmarks" / "demo"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def shared_podman_service():
+def shared_podman_service(tmp_path_factory):
     """One podman API service for the whole test session, as a user's configured socket
     (CONTAINER_HOST): every Sandbox() and every CLI child of the session uses it instead of
     starting a private one. Tests of our private service itself take it away (`own_podman_service`).
@@ -32,7 +32,16 @@ def shared_podman_service():
     if os.environ.get("CONTAINER_HOST") or shutil.which("podman") is None:
         yield None
         return
-    service = PodmanService().start()
+    # The service's containers.conf is written under TESTJACK_HOME: a home of the session's own.
+    home = os.environ.get("TESTJACK_HOME")
+    os.environ["TESTJACK_HOME"] = str(tmp_path_factory.mktemp("tj-service-home"))
+    try:
+        service = PodmanService().start()
+    finally:
+        if home is None:
+            os.environ.pop("TESTJACK_HOME")
+        else:
+            os.environ["TESTJACK_HOME"] = home
     os.environ["CONTAINER_HOST"] = service.url or ""
     try:
         yield service

@@ -137,7 +137,7 @@ async def test_printing_200_mb_is_capped(task):
 
 
 async def test_network_is_unreachable(task):
-    world, run, took = await run_hostile(task, "network", """
+    world, run = await run_hostile(task, "network", """
 import socket
 socket.create_connection(("1.1.1.1", 53), timeout=3).close()
 return a + b
@@ -149,7 +149,7 @@ return a + b
 
 async def test_writes_outside_the_repo_stay_in_that_container(task, tmp_path):
     host_target = tmp_path / "escaped.txt"
-    world, run, took = await run_hostile(task, "writer", f"""
+    world, run = await run_hostile(task, "writer", f"""
 import os
 for path in ("/etc/evil", "/tmp/evil", {str(host_target)!r}, "/app/../root/evil"):
     try:

@@ -221,12 +221,19 @@ async def test_cancelling_a_run_removes_its_container(task):
         ref = await sb.prepare(task, "reference")
         job = asyncio.create_task(sb.run_tests(ref, ["tests/test_tj_hang.py::test_hang"], files={
             "tests/test_tj_hang.py": "import time\n\ndef test_hang():\n    time.sleep(600)\n"}, timeout=600))
-        await asyncio.sleep(2.0)
+        ours = f"label=testjack.session={sb.session}"
+        for _ in range(600):  # cancelled once its container exists (a hang guard bounds the wait)
+            if podman_ids(ours):
+                break
+            await asyncio.sleep(0.2)
         job.cancel()
         await asyncio.wait([job], timeout=120)  # a hang guard: the cancellation itself must end
         with pytest.raises(asyncio.CancelledError):
             job.result()
-        assert podman_ids(f"label=testjack.session={sb.session}") == []
+        # A container still starting when the run was cancelled is removed as soon as it exists,
+        # in the background: its removal is one of the sandbox's pending cleanups.
+        await asyncio.gather(*list(sb._cleanups), return_exceptions=True)
+        assert podman_ids(ours) == []
         # the sandbox still works after a cancellation
         res = await sb.exec(ref, ["true"])
         assert res.exit_code == 0
