@@ -21,15 +21,16 @@ DEMO = ROOT / "benchmarks" / "demo"
 
 @pytest.fixture(scope="session", autouse=True)
 def shared_podman_service(tmp_path_factory):
-    """One podman API service for the whole test session, as a user's configured socket
-    (CONTAINER_HOST): every Sandbox() and every CLI child of the session uses it instead of
-    starting a private one. Tests of our private service itself take it away (`own_podman_service`).
-    A socket the caller configured is used as it is."""
+    """One podman API service for the whole test session, as a configured socket
+    (TESTJACK_PODMAN_SOCKET): every Sandbox() and every CLI child of the session uses it instead of
+    starting a private one. Ours, it serves the local storage: podman CLI calls stay local, as with
+    a private service (not remote, as CONTAINER_HOST would make them). Tests of our private service
+    itself take it away (`own_podman_service`). A socket the caller configured is used as it is."""
     import shutil
 
-    from testjack_tui.sandbox.service import PodmanService
+    from testjack_tui.sandbox.service import PodmanService, configured_socket
 
-    if os.environ.get("CONTAINER_HOST") or shutil.which("podman") is None:
+    if configured_socket() or shutil.which("podman") is None:
         yield None
         return
     # The service's containers.conf is written under TESTJACK_HOME: a home of the session's own.
@@ -42,11 +43,11 @@ def shared_podman_service(tmp_path_factory):
             os.environ.pop("TESTJACK_HOME")
         else:
             os.environ["TESTJACK_HOME"] = home
-    os.environ["CONTAINER_HOST"] = service.url or ""
+    os.environ["TESTJACK_PODMAN_SOCKET"] = service.url or ""
     try:
         yield service
     finally:
-        os.environ.pop("CONTAINER_HOST", None)
+        os.environ.pop("TESTJACK_PODMAN_SOCKET", None)
         service.stop()
 
 

@@ -259,3 +259,29 @@ def test_mapping_ten_thousand_junit_ids_converts_each_id_once(monkeypatch):
     mapping = direct_mapping(task, list(ids))
     assert len(converted) == len(ids)  # each id once, not once per id of T0
     assert mapping["tests.test_mod_07.test_f_7_3"] == "tests/test_mod_07.py::test_f_7_3"
+
+
+def test_cli_calls_go_through_a_configured_socket_unless_one_of_ours_serves_the_local_storage(tmp_path):
+    """A user's socket may serve other storage: podman CLI calls go through it (CONTAINER_HOST).
+    A service one of our processes started (the test session shares one) serves this machine's
+    storage: CLI calls stay local, where `podman build --volume` (the host's CA for a build's
+    network) works."""
+    import json
+    import shutil
+    import tempfile
+
+    from pathlib import Path
+
+    from testjack_tui.sandbox.service import PodmanService, _run_root, started_by_us
+
+    ours = Path(tempfile.mkdtemp(prefix="s-", dir=_run_root()))
+    try:
+        (ours / "owner.json").write_text(json.dumps({"owner_pid": 1}))
+        url = f"unix://{ours / 'podman.sock'}"
+        assert started_by_us(url) and "CONTAINER_HOST" not in PodmanService(url).cli_env()
+        foreign = f"unix://{tmp_path / 'podman.sock'}"
+        assert not started_by_us(foreign) and PodmanService(foreign).cli_env()["CONTAINER_HOST"] == foreign
+        (ours / "owner.json").unlink()  # no longer registered: not known to be ours
+        assert not started_by_us(url)
+    finally:
+        shutil.rmtree(ours, ignore_errors=True)
