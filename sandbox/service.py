@@ -52,6 +52,14 @@ def configured_socket() -> str | None:
     return None
 
 
+def started_by_us(url: str) -> bool:
+    """A service one of our processes started (registered in our run directory; a test session
+    shares one this way): it serves this machine's storage with our containers.conf, so podman CLI
+    calls reach the same containers and images without going through it."""
+    path = Path(url.removeprefix("unix://"))
+    return path.parent.parent == _run_root() and (path.parent / "owner.json").is_file()
+
+
 def reap_orphan_services() -> int:
     """Stop services started by processes that no longer exist. Returns how many."""
     count = 0
@@ -191,6 +199,6 @@ class PodmanService:
     def cli_env(self) -> dict[str, str]:
         """Environment for podman CLI calls that must reach the same storage/service."""
         env = podman_env()
-        if not self.owned and self.url:
+        if not self.owned and self.url and not started_by_us(self.url):
             env["CONTAINER_HOST"] = self.url
         return env

@@ -2,6 +2,7 @@
 touch the user's real directories."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,45 @@ collect_ignore_glob = ["fixtures/*"]
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "benchmarks" / "demo"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_podman_service(tmp_path_factory):
+    """One podman API service for the whole test session, as a configured socket
+    (TESTJACK_PODMAN_SOCKET): every Sandbox() and every CLI child of the session uses it instead of
+    starting a private one. Ours, it serves the local storage: podman CLI calls stay local, as with
+    a private service (not remote, as CONTAINER_HOST would make them). Tests of our private service
+    itself take it away (`own_podman_service`). A socket the caller configured is used as it is."""
+    import shutil
+
+    from testjack_tui.sandbox.service import PodmanService, configured_socket
+
+    if configured_socket() or shutil.which("podman") is None:
+        yield None
+        return
+    # The service's containers.conf is written under TESTJACK_HOME: a home of the session's own.
+    home = os.environ.get("TESTJACK_HOME")
+    os.environ["TESTJACK_HOME"] = str(tmp_path_factory.mktemp("tj-service-home"))
+    try:
+        service = PodmanService().start()
+    finally:
+        if home is None:
+            os.environ.pop("TESTJACK_HOME")
+        else:
+            os.environ["TESTJACK_HOME"] = home
+    os.environ["TESTJACK_PODMAN_SOCKET"] = service.url or ""
+    try:
+        yield service
+    finally:
+        os.environ.pop("TESTJACK_PODMAN_SOCKET", None)
+        service.stop()
+
+
+@pytest.fixture
+def own_podman_service(monkeypatch):
+    """For tests of the service a Sandbox starts and stops on its own: no shared socket."""
+    for name in ("CONTAINER_HOST", "TESTJACK_PODMAN_SOCKET"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(autouse=True)
@@ -53,3 +93,24 @@ def kill_when(argv: list[str], env: dict, trigger, deadline_s: float = 900) -> t
             proc.kill()
         proc.stdout.close()
     return "".join(seen), proc.pid
+
+
+@pytest.fixture
+def podman_calls(tmp_path, monkeypatch):
+    """Counts the podman CLI commands this process and its children run: a `podman` first on
+    PATH that notes its arguments and runs the real one. Returns a function giving the calls so
+    far (one argument string each), the long-lived `system service` excepted."""
+    import shutil
+
+    real = shutil.which("podman")
+    assert real, "podman is not installed"
+    shim, log = tmp_path / "podman-shim", tmp_path / "podman-calls.log"
+    shim.mkdir()
+    (shim / "podman").write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\nexec '{real}' \"$@\"\n")
+    (shim / "podman").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+
+    def calls() -> list[str]:
+        lines = log.read_text().splitlines() if log.exists() else []
+        return [line for line in lines if not line.startswith("system service")]
+    return calls

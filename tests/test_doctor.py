@@ -7,7 +7,9 @@ from typer.testing import CliRunner
 from testjack_tui.sandbox.diagnostics import check_disk, run_checks
 from testjack_tui.cli import app
 
-pytestmark = pytest.mark.podman
+# doctor checks the service and the runtime a plain install starts on its own, not the session's
+# shared socket (a configured socket is remote: `podman --runtime` cannot be probed through it).
+pytestmark = [pytest.mark.podman, pytest.mark.usefixtures("own_podman_service")]
 
 
 def test_doctor_passes_and_names_every_check():

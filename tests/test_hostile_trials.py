@@ -47,18 +47,18 @@ def nothing_left_behind():
     assert out == [], f"containers left behind: {out}"
 
 
-class LagMeter:
-    """Measures how late the event loop wakes up while a hostile run goes on."""
+class LoopTicks:
+    """Counts the turns another coroutine gets while a hostile run goes on: a run that blocked
+    the event loop would leave it none. (How late those turns come is measured by tests/perf.)"""
 
     def __init__(self):
-        self.worst = 0.0
+        self.ticks = 0
         self._task = None
 
     async def _tick(self):
         while True:
-            before = time.monotonic()
-            await asyncio.sleep(0.1)
-            self.worst = max(self.worst, time.monotonic() - before - 0.1)
+            await asyncio.sleep(0.05)
+            self.ticks += 1
 
     def __enter__(self):
         self._task = asyncio.get_running_loop().create_task(self._tick())
@@ -68,31 +68,28 @@ class LagMeter:
         self._task.cancel()
 
 
-def host_responds() -> float:
-    started = time.monotonic()
-    subprocess.run([sys.executable, "-c", "pass"], check=True)
-    return time.monotonic() - started
+def host_responds() -> bool:
+    """A new process starts and ends on the host (the timeout is a hang guard)."""
+    return subprocess.run([sys.executable, "-c", "pass"], timeout=120).returncode == 0
 
 
 async def run_hostile(task, name: str, add_body: str, timeout: float = 20, **extra_files):
     trial = trial_for(task, name, {"calc/__init__.py": calc_with(add_body), **extra_files})
     async with Sandbox(session=f"hostile-{name}", limits=HOSTILE_LIMITS) as sb:
         world = await sb.prepare(task, "model", trial)
-        with LagMeter() as lag:
-            started = time.monotonic()
+        with LoopTicks() as loop:
             run = await sb.run_tests(world, T0, timeout=timeout)
-            took = time.monotonic() - started
-        assert lag.worst < 1.0, f"event loop stalled {lag.worst:.2f}s"
-        assert host_responds() < 3.0
+        assert loop.ticks >= 2, "the event loop was blocked while the hostile run went on"
+        assert host_responds()
         # The next world works as if nothing happened.
         ref = await sb.prepare(task, "reference")
         after = await sb.run_tests(ref, T0)
         assert after.all_passed, {k: o.status for k, o in after.outcomes.items()}
-    return world, run, took
+    return world, run
 
 
 async def test_fork_bomb_is_contained(task):
-    world, run, took = await run_hostile(task, "forkbomb", """
+    world, run = await run_hostile(task, "forkbomb", """
 import os
 while True:
     try:
@@ -100,24 +97,24 @@ while True:
     except OSError:
         pass
 """, timeout=5)
-    assert run.exec.timed_out and took < 20
+    assert run.exec.timed_out
     assert run.status(F2P[0]) == "timed_out"
 
 
 async def test_unbounded_allocation_is_killed_by_the_memory_limit(task):
-    world, run, took = await run_hostile(task, "alloc", """
+    world, run = await run_hostile(task, "alloc", """
 hog = []
 while True:
     hog.append(bytearray(32 * 1024 * 1024))
 """, timeout=60)
-    assert not run.exec.timed_out and took < 30
+    assert not run.exec.timed_out
     assert run.exec.exit_code == 137  # OOM-killed inside the container
     assert run.status(F2P[0]) == "error" and "137" in run.outcomes[F2P[0]].message
 
 
 async def test_infinite_loop_times_out(task):
-    world, run, took = await run_hostile(task, "loop", "while True:\n    pass\n", timeout=3)
-    assert run.exec.timed_out and took < 12
+    world, run = await run_hostile(task, "loop", "while True:\n    pass\n", timeout=3)
+    assert run.exec.timed_out
     assert {run.status(i) for i in T0} == {"timed_out"}
 
 
@@ -129,11 +126,9 @@ async def test_printing_200_mb_is_capped(task):
     # memory limit would kill it first (contained too, but this test is about output caps).
     async with Sandbox(listener=seen.append, session="hostile-print") as sb:
         world = await sb.prepare(task, "model", trial)
-        started = time.monotonic()
         res = await sb.exec(world, ["python3", "-c", "import calc; calc.add(1, 2)"], timeout=120)
-        took = time.monotonic() - started
         run = await sb.run_tests(world, T0, timeout=120)  # pytest captures it; the tests still pass
-    assert res.exit_code == 0 and took < 60
+    assert res.exit_code == 0 and not res.timed_out
     assert len(res.stdout_head) == 64 * 1024 and len(res.stdout_tail) < 70 * 1024
     assert res.log_path.stat().st_size < 21 * 1024 * 1024
     streamed = sum(len(e.text) for e in seen if e.kind == "output")
@@ -142,7 +137,7 @@ async def test_printing_200_mb_is_capped(task):
 
 
 async def test_network_is_unreachable(task):
-    world, run, took = await run_hostile(task, "network", """
+    world, run = await run_hostile(task, "network", """
 import socket
 socket.create_connection(("1.1.1.1", 53), timeout=3).close()
 return a + b
@@ -154,7 +149,7 @@ return a + b
 
 async def test_writes_outside_the_repo_stay_in_that_container(task, tmp_path):
     host_target = tmp_path / "escaped.txt"
-    world, run, took = await run_hostile(task, "writer", f"""
+    world, run = await run_hostile(task, "writer", f"""
 import os
 for path in ("/etc/evil", "/tmp/evil", {str(host_target)!r}, "/app/../root/evil"):
     try:
@@ -296,11 +291,9 @@ async def test_disk_fill_stops_at_the_writable_tmpfs_quota(task):
     trial = trial_for(task, "filler", {"calc/__init__.py": hostile_source("disk_fill.py")})
     async with Sandbox(session="hostile-disk", limits=DISK_LIMITS) as sb:
         world = await sb.prepare(task, "model", trial)
-        started = time.monotonic()
         run = await sb.run_tests(world, list(F2P), timeout=120)
-        took = time.monotonic() - started
         big = await sb.exec(world, ["python3", "-c", "open('/tmp/big', 'wb').write(bytes(100 << 20))"])
-    assert not run.exec.timed_out and took < 60 and run.status(F2P[0]) == "failed"
+    assert not run.exec.timed_out and run.status(F2P[0]) == "failed"
     filled = {line.split()[1]: line.split()[2:] for line in run.exec.output.splitlines()
               if line.startswith("HOSTILE-FILLED ")}
     assert set(filled) == {"/tmp", "/app", "/var/tmp", "/"}, run.exec.output[-2000:]
@@ -354,7 +347,7 @@ asyncio.run(main())
 """
 
 
-def test_kill_9_leaves_no_container_and_no_service_for_long(tmp_path):
+def test_kill_9_leaves_no_container_and_no_service_for_long(tmp_path, own_podman_service):
     """After a kill -9 of its owner, the reaper removes the owner's keep-alive container and
     stops its private podman service within seconds (not at the next start-up)."""
     import signal
@@ -404,8 +397,6 @@ async def test_disk_fill_in_the_benchmarks_own_flow_is_killed_at_the_disk_limit(
                                 patch=new_file_patch("conftest.py", filler))
     limits = Limits(memory_mb=512, pids=128, cpus=1.0, disk_mb=64, file_mb=16)
     async with Sandbox(session="hostile-official-disk", limits=limits) as sb:
-        started = time.monotonic()
         run = await sb.run_official(task, "model", trial)
-        took = time.monotonic() - started
-    assert run.exec.limit_hit == "disk" and not run.exec.timed_out and took < 90, run.exec.output[-1500:]
+    assert run.exec.limit_hit == "disk" and not run.exec.timed_out, run.exec.output[-1500:]
     assert run.reward != 1.0 and not any(o.status == "passed" for o in run.outcomes.values())

@@ -133,7 +133,6 @@ def test_a_spinning_trial_is_stopped_by_its_cpu_time_limit_in_the_benchmarks_own
     limit, so a trial that spins at import frees its slot long before the verifier's timeout
     (300 s here), and the benchmark's grader still gives it reward 0."""
     import dataclasses
-    import time
 
     from testjack_tui.model import Trial
     from testjack_tui.sandbox import Limits, Sandbox
@@ -151,10 +150,9 @@ def test_a_spinning_trial_is_stopped_by_its_cpu_time_limit_in_the_benchmarks_own
         async with Sandbox(session="official-cpu", limits=limits) as sb:
             return await sb.run_official(task, "model", hog)
 
-    started = time.monotonic()
     run = asyncio.run(run())
-    took = time.monotonic() - started
     assert task.tests.evaluator.timeout_sec == 300.0
-    assert not run.exec.timed_out and took < 150, (took, run.exec.output[-1500:])
+    # stopped by its CPU-time limit (SIGXCPU), not by the evaluator's 300 s timeout
+    assert not run.exec.timed_out, run.exec.output[-1500:]
     assert run.reward == 0.0
     assert not any(run.status(i) == "passed" for i in task.tests.fail_to_pass)

@@ -3,8 +3,10 @@
 The repository's folders sandbox/, benchmarks/ and prompts/ install as `testjack_tui.sandbox`,
 `testjack_tui.benchmarks` and `testjack_tui.prompts`; a generic top-level `sandbox` in a user's
 site-packages would clash with anything else of that name. The wheel is built from the tracked
-files and installed with its dependencies into a fresh virtualenv (pip's configured package
-sources), then used from outside the repository so nothing of the checkout leaks in.
+files and installed with --no-deps into a fresh virtualenv that sees this test environment's
+packages (not its editable install of the checkout), then used from outside the repository so
+nothing of the checkout leaks in. That every module the installed commands import is a declared
+dependency (or one of theirs) is checked from the wheel's own metadata.
 """
 from __future__ import annotations
 
@@ -50,9 +52,16 @@ def installed(tmp_path_factory):
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(source)], cwd=base)
     wheel, = dist.glob("testjack_tui-*.whl")
     venv = base / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)], cwd=base)
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=base)
     python = venv / "bin" / "python"
-    _run([str(python), "-m", "pip", "install", "-q", str(wheel)], cwd=base, timeout=600)
+    # The dependencies come from this environment's site-packages, added as a plain path: its
+    # .pth files (the editable install of the checkout among them) are not run.
+    ours = [p for p in map(Path, sys.path) if p.name == "site-packages" and (p / "textual").is_dir()]
+    venv_site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          cwd=base).stdout.strip())
+    (venv_site / "zz_test_environment.pth").write_text("".join(f"{p}\n" for p in ours))
+    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(wheel)],
+         cwd=base, timeout=600)
     outside = base / "elsewhere"
     outside.mkdir()
     return wheel, python, venv / "bin", outside
@@ -99,6 +108,46 @@ def test_installed_command_runs_and_lists_the_bundled_demo(installed):
     prompt = _run([str(python), "-I", "-c", "from testjack_tui import prompts\n"
                    "print(prompts.template_text('reviewer')[:40])"], cwd=outside).stdout
     assert prompt.strip()
+
+
+DECLARED = r"""
+import importlib.metadata as md, json, re, runpy, sys
+
+def norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+def requires(dist):  # what a distribution needs, extras left out
+    return {norm(re.match(r"[A-Za-z0-9._-]+", r).group(0)) for r in (md.distribution(dist).requires or [])
+            if "extra ==" not in r}
+
+closure, todo = set(), ["testjack-tui"]
+while todo:
+    name = todo.pop()
+    if name not in closure:
+        closure.add(name)
+        try:
+            todo += requires(name)
+        except md.PackageNotFoundError:  # a dependency for another platform or Python
+            pass
+for argv in (["--help"], ["list", "--json", sys.argv[1]]):
+    sys.argv = ["testjack-tui", *argv]
+    try:
+        runpy.run_module("testjack_tui.cli", run_name="__main__")
+    except SystemExit:
+        pass
+import testjack_tui.prompts, testjack_tui.tui.app  # noqa: the package data and the UI
+owners = md.packages_distributions()
+loaded = {m.split(".")[0] for m in list(sys.modules)} - set(sys.stdlib_module_names) - {"testjack_tui", "__main__"}
+print(json.dumps(sorted(m for m in loaded if owners.get(m) and not {norm(d) for d in owners[m]} & closure)))
+"""
+
+
+def test_every_module_the_installed_commands_import_is_a_declared_dependency(installed):
+    _, python, _, outside = installed
+    demo = _run([str(python), "-I", "-c", "from testjack_tui.benchmarks import bundled_benchmarks\n"
+                 "print(bundled_benchmarks()[0].parent)"], cwd=outside).stdout.strip()
+    proc = _run([str(python), "-I", "-c", DECLARED, demo], cwd=outside)
+    assert json.loads(proc.stdout.splitlines()[-1]) == [], "imported but not declared in pyproject's dependencies"
 
 
 def test_no_module_is_imported_under_a_bare_folder_name():

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 from pathlib import Path
 
 import pytest
@@ -51,17 +50,14 @@ def runs(kinds: list[str], ids: list[str], files: dict[str, str]):
         async with Sandbox(session="t-django-runner") as sb:
             for kind in kinds:
                 world = await sb.prepare(task, kind, planted if kind == "model" else None)
-                start = time.monotonic()
-                out[kind] = (await sb.run_tests(world, ids, files=files, timeout=120),
-                             time.monotonic() - start)
+                out[kind] = await sb.run_tests(world, ids, files=files, timeout=120)
         return out
     return asyncio.run(go())
 
 
 def test_a_witness_file_fails_on_a_planted_defect_and_passes_on_g():
     got = runs(["reference", "model"], [PATH], {PATH: WITNESS})
-    ref, _ = got["reference"]
-    model, seconds = got["model"]
+    ref, model = got["reference"], got["model"]
     assert ref.status(PATH) == "passed", ref.outcomes
     assert model.status(PATH) == "failed", model.outcomes
     assert model.outcomes[WHOLE].status == "failed"
@@ -80,12 +76,12 @@ def test_a_witness_file_fails_on_a_planted_defect_and_passes_on_g():
     assert set(model.outcomes) == {PATH, WHOLE, f"{PATH}::FullNameFarewellTests::test_comma_and_bang",
                                    HARNESS_WHOLE, comma, each,
                                    "test_each_name (greetings.test_tj_full_name.FullNameFarewellTests)"}
-    assert seconds < 30
+    assert not model.exec.timed_out and not ref.exec.timed_out
 
 
 def test_one_test_is_picked_out_and_t0_ids_run_in_the_harness_scheme():
     t0 = "test_farewell (greetings.tests.FarewellTests)"
-    run, _ = runs(["model"], [WHOLE, t0], {PATH: WITNESS})["model"]
+    run = runs(["model"], [WHOLE, t0], {PATH: WITNESS})["model"]
     assert run.status(WHOLE) == "failed"
     assert run.status(t0) == "passed"  # the planted defect passes T0
     assert not any("test_comma_and_bang" in k for k in run.outcomes)

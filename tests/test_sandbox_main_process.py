@@ -4,7 +4,6 @@ a gate that holds pre-started runs until their turn, and everything a run owes i
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import pytest
 
@@ -76,12 +75,10 @@ async def test_a_hung_run_times_out_and_a_disk_filler_is_killed_at_the_limit(tas
     trial = trial_for(task, "fixed", {"calc/__init__.py": FIXED_CALC})
     async with Sandbox(session="t-main-limits", limits=limits) as sb:
         world = await sb.prepare(task, "model", trial)
-        started = time.monotonic()
         hung = await sb.run_tests(world, list(hang), files=hang, timeout=8)
-        hung_took = time.monotonic() - started
         filled = await sb.run_tests(world, list(fill), files=fill, timeout=300)
     assert hung.exec.timed_out and hung.status("tests/test_tj_hang.py::test_hang") == "timed_out"
-    assert hung_took < 40
+    assert hung.exec.exit_code is None  # killed at its timeout, not ended by itself
     assert filled.exec.limit_hit == "disk" and not filled.exec.timed_out, filled.exec.output[-800:]
     assert filled.status("tests/test_tj_fill.py::test_fill") != "passed"
 

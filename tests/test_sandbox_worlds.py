@@ -44,17 +44,19 @@ async def test_t0_outcomes_on_null_and_reference_worlds(task):
         assert run.status("tests/test_nofile.py::test_x") == "not_found"
 
 
-async def test_second_prepare_builds_nothing_even_in_a_new_process_state(task):
+async def test_second_prepare_builds_nothing_even_in_a_new_process_state(task, podman_calls):
     async with Sandbox(session="t-cache") as sb:
         first = await sb.prepare(task, "reference")
     events = []
     async with Sandbox(listener=events.append, session="t-cache2") as sb:
-        started = time.monotonic()
+        before = len(podman_calls())
         again = await sb.prepare(task, "reference")
-        took = time.monotonic() - started
+        calls = podman_calls()[before:]
     assert again == first
     assert not [e for e in events if e.kind == "created"]  # found by its tag: no container started
-    assert took < 1.0
+    # Cached: the base image's id and recipe in one inspect, the env image's and the world's by
+    # their tags; nothing built, nothing run.
+    assert len(calls) <= 3 and all(c.startswith("image inspect") for c in calls), calls
 
 
 async def test_patch_that_does_not_apply_is_a_patch_error(task):
@@ -85,14 +87,11 @@ async def test_timeout_gives_timed_out_and_keeps_finished_outcomes(task):
             "def test_slow():\n    time.sleep(600)\n")
     async with Sandbox(session="t-timeout") as sb:
         ref = await sb.prepare(task, "reference")
-        started = time.monotonic()
         run = await sb.run_tests(ref, ["tests/test_tj_slow.py::test_fast", "tests/test_tj_slow.py::test_slow"],
                                  files={"tests/test_tj_slow.py": slow}, timeout=4)
-        took = time.monotonic() - started
     assert run.exec.timed_out and run.exec.exit_code is None
     assert run.status("tests/test_tj_slow.py::test_fast") == "passed"
     assert run.status("tests/test_tj_slow.py::test_slow") == "timed_out"
-    assert took < 15
 
 
 async def test_file_ids_candidates_and_batched_witnesses_in_one_process(task):
@@ -127,14 +126,22 @@ async def test_exec_argv_shell_cwd_env_stdin_and_streaming(task):
         res = await sb.exec(ref, ["pwd"], cwd="calc")
         assert res.stdout_head.strip() == "/app/calc"
         events.clear()
-        streamed_at = []
-        sb.listener = lambda e: (events.append(e), e.kind == "output" and streamed_at.append(time.monotonic()))
-        started = time.monotonic()
-        res = await sb.exec(ref, "for i in 1 2 3; do echo line$i; sleep 0.4; done")
-        ended = time.monotonic()
+        released = []
+
+        def release_on_first_output(e):
+            # The command waits for this go-ahead, sent only once its first line has reached us:
+            # unless output streams while the command runs, the run ends by its timeout.
+            events.append(e)
+            if e.kind == "output" and not released:
+                released.append(subprocess.Popen(["podman", "exec", e.container, "touch", "/tmp/tj-go"],
+                                                 env=sb.service.cli_env()))
+        sb.listener = release_on_first_output
+        res = await sb.exec(ref, "echo line1; while [ ! -e /tmp/tj-go ]; do sleep 0.05; done; "
+                                 "echo line2; echo line3", timeout=120)
+        assert released and released[0].wait(60) == 0
+    assert res.exit_code == 0 and not res.timed_out
     outputs = [e.text for e in events if e.kind == "output"]
     assert "".join(outputs) == "line1\nline2\nline3\n"
-    assert streamed_at[0] - started < (ended - started) - 0.5  # arrived while the command ran
     # Removal of a finished run's container happens in the background: look at this run's events.
     container = next(e.container for e in events if e.kind == "running")
     kinds = [e.kind for e in events if e.container == container and e.kind != "output"]
@@ -147,9 +154,8 @@ async def test_exec_timeout_kills_the_tree_and_the_container_survives(task):
     async with Sandbox(session="t-kill") as sb:
         ref = await sb.prepare(task, "reference")
         async with sb.open(ref) as live:
-            started = time.monotonic()
             res = await live.exec("sleep 300 & (sleep 301 &) ; setsid sleep 302 & sleep 303", timeout=1)
-            assert res.timed_out and res.exit_code is None and time.monotonic() - started < 6
+            assert res.timed_out and res.exit_code is None
             left = await live.exec("for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done")
             assert left.exit_code == 0
             assert not [line for line in left.stdout_head.splitlines() if line.startswith("sleep 30")]
@@ -215,13 +221,19 @@ async def test_cancelling_a_run_removes_its_container(task):
         ref = await sb.prepare(task, "reference")
         job = asyncio.create_task(sb.run_tests(ref, ["tests/test_tj_hang.py::test_hang"], files={
             "tests/test_tj_hang.py": "import time\n\ndef test_hang():\n    time.sleep(600)\n"}, timeout=600))
-        await asyncio.sleep(2.0)
+        ours = f"label=testjack.session={sb.session}"
+        for _ in range(600):  # cancelled once its container exists (a hang guard bounds the wait)
+            if podman_ids(ours):
+                break
+            await asyncio.sleep(0.2)
         job.cancel()
-        started = time.monotonic()
+        await asyncio.wait([job], timeout=120)  # a hang guard: the cancellation itself must end
         with pytest.raises(asyncio.CancelledError):
-            await job
-        assert time.monotonic() - started < 10
-        assert podman_ids(f"label=testjack.session={sb.session}") == []
+            job.result()
+        # A container still starting when the run was cancelled is removed as soon as it exists,
+        # in the background: its removal is one of the sandbox's pending cleanups.
+        await asyncio.gather(*list(sb._cleanups), return_exceptions=True)
+        assert podman_ids(ours) == []
         # the sandbox still works after a cancellation
         res = await sb.exec(ref, ["true"])
         assert res.exit_code == 0
