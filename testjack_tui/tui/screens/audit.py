@@ -41,6 +41,7 @@ TAB_TITLES = {"trials-tab": ("Trials", "F2"), "candidates-tab": ("Candidates", "
               "agent-tab": ("Agent", "F5"), "editor-tab": ("Editor", "F6"), "log-tab": ("Log", "F7"),
               "matrix-tab": ("Matrix", "F8"), "requirements-tab": ("Reqs", "F9")}
 FLUSH = 0.1  # seconds between folding engine events into the screen
+CLOCK = 1.0  # seconds between two readings of the session's clock and usage (no event needed)
 OUTPUT_FLUSH = 0.25  # world output redraws at most this often: each one re-lays out the log
 STATUS_LINES = 4  # the status line's max-height (app.tcss)
 LOG_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
@@ -256,6 +257,7 @@ class AuditScreen(Screen):
         self._apply_layout()
         self._unsubscribe = self.session.subscribe(self.inbox)
         self.set_interval(FLUSH, self.flush)
+        self.set_interval(CLOCK, self._tick_clock)
         self._replay_history()
         self._redraw_all()
         self._start_run()
@@ -365,6 +367,21 @@ class AuditScreen(Screen):
                                 severity="warning", title="Budget")
 
     @guarded
+    def _tick_clock(self) -> None:
+        """The header's time, runs, tokens and spend, read from the session once a second: the
+        engine announces usage only when it spends, and the wall clock runs between (a long
+        test run, a decision the operator is reading)."""
+        if not self.session_running:
+            return
+        now = self.session.budget.snapshot()
+        last = self.state.budget
+        if last is not None and (now.seconds, now.waiting_seconds, now.usd, now.tokens, now.test_runs) == \
+                (last.seconds, last.waiting_seconds, last.usd, last.tokens, last.test_runs):
+            return
+        self.state.budget = now
+        self.query_one(BudgetGauges).show(self.state, self._rounds_limit(), self._stored_counts["rounds"])
+
+    @guarded
     def _settle_trials(self) -> None:
         """Take the trials' final standing from the session's summary, as the report shows it:
         the loop's events leave unsampled trials 'active', and an ambiguous-only witness failing
@@ -374,7 +391,7 @@ class AuditScreen(Screen):
             for trial_id, trial in task.trials.items():
                 view = self.state.trials.get((task_id, trial_id))
                 final = trial.state
-                unsettled = view is not None and view.state in ("active", "pending", "sampled")
+                unsettled = view is not None and view.state in ("active", "pending", "sampled", "queued", "checking")
                 if unsettled and final and view.state != final:
                     view.state = final
                     changed = True
