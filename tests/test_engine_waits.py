@@ -74,6 +74,10 @@ async def test_a_decision_never_answered_holds_no_slot_and_the_other_tasks_finis
     states = session.store.task_states()
     assert {t: states[t]["state"] for t in TASKS} == {t: "finished" for t in TASKS}
     assert sandbox.calls  # the worlds ran
+    usage = session.summary().usage
+    assert 0 < usage.waiting_seconds <= usage.seconds
+    import json
+    assert json.loads((session.directory / "summary.json").read_text())["usage"]["waiting_seconds"] > 0
 
 
 async def test_tasks_not_started_are_queued_with_how_many_are_ahead():

@@ -298,6 +298,8 @@ class LiveSession:
         standing = self.task_states.get(task_id)
         if standing is not None and standing.state == "queued":
             return f"queued ({standing.ahead} ahead)" if standing.ahead else "queued (next)"
+        if standing is not None and standing.state == "checking" and self.running:
+            return "checking the task (T0 on null, reference and each trial)"
         check = self.checks.get(task_id)
         if check is not None and not check.well_formed:
             return "not well-formed, excluded"

@@ -125,8 +125,11 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
     roles = roles_for(session.config.agents, benchmark)
     session = AuditSession.open(session_id, benchmark=benchmark, operator=True,
                                 **({"roles": roles} if roles is not None else {}))
-    app.push_screen(AuditScreen(session, benchmark, stored_trial_views(session.store), resumed=True,
-                                roles=roles))
+    # A session created by `audit` and opened here has not stored its corpus yet: the
+    # benchmark's passing trials fill the table, so queued tasks show their rows from the start.
+    views = stored_trial_views(session.store) or trial_views(benchmark, session.config.tasks,
+                                                             session.config.trials)
+    app.push_screen(AuditScreen(session, benchmark, views, resumed=True, roles=roles))
 
 
 class AuditScreen(Screen):
