@@ -299,7 +299,7 @@ class LiveSession:
         if standing is not None and standing.state == "queued":
             return f"queued ({standing.ahead} ahead)" if standing.ahead else "queued (next)"
         if standing is not None and standing.state == "checking" and self.running:
-            return "checking the task (T0 on null, reference and each trial)"
+            return "checking the task (T0)"
         check = self.checks.get(task_id)
         if check is not None and not check.well_formed:
             return "not well-formed, excluded"
@@ -322,9 +322,10 @@ class LiveSession:
             if trial.state not in ("pending", "queued", "checking"):
                 continue
             if e.state == "queued":
-                trial.state, trial.by = "queued", f"{e.ahead} task{'s' if e.ahead != 1 else ''} ahead"
+                trial.state, trial.by = "queued", (f"{e.ahead} task{'s' if e.ahead != 1 else ''} ahead"
+                                                   if e.ahead else "next to start")
             elif e.state == "checking":
-                trial.state, trial.by = "checking", "T0 on null, reference and each trial"
+                trial.state, trial.by = "checking", ""
             elif e.state == "excluded":
                 trial.state, trial.by = "excluded", e.reason
             else:
