@@ -174,3 +174,31 @@ async def test_step_mode_asks_for_the_decision_without_a_gate_before_it():
     session.subscribe(on_event)
     assert await asyncio.wait_for(session.run(), 30) == "finished"
     assert gates and all(g.startswith("round") for g in gates)
+
+
+async def test_a_decision_is_recorded_and_shown_at_once_while_the_slots_are_busy():
+    """The answer is stored and announced before the task waits for a slot to go on: the row
+    says what the operator decided even while every slot works for other tasks."""
+    from engine_fakes import FakeSandbox
+    from testjack_tui.engine.events import ApprovalAnswered
+
+    tasks, trials, chains = three_tasks()
+    tasks, trials = tasks[:2], [t for t in trials if t.task_id in ("p1", "p2")]
+    sandbox = FakeSandbox({t.id: t for t in tasks}, {t.id: t for t in trials}, delay=0.02)
+    session, _, _ = build({"auto_approve": False, "task_analysis": False, "parallel_tasks": 1, "rounds": 1},
+                          task=tasks, trials=trials, chains=chains, sandbox=sandbox)
+    seen: dict[str, object] = {}
+
+    def on_event(event):
+        if isinstance(event, TaskState) and (event.task_id, event.state) == ("p2", "checking"):
+            for request in session.pending_approvals():  # p1 waits; p2 has just taken the slot
+                session.answer(f"approval:{request.candidate.id}", decision_for(request.candidate.id))
+        if isinstance(event, ApprovalRequested) and event.task_id == "p2":
+            session.answer(event.request_id, decision_for(event.candidate_id))
+        if isinstance(event, ApprovalAnswered) and event.candidate_id.startswith("p1") and "p2" not in seen:
+            seen["p2"] = session.store.task_states()["p2"]["state"]
+            seen["free"] = session.slots.free if session.slots else None
+
+    session.subscribe(on_event)
+    assert await asyncio.wait_for(session.run(), 30) == "finished"
+    assert seen == {"p2": "checking", "free": 0}

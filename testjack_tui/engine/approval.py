@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TYPE_CHECKING
 
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
-from .slots import waiting_for_person
+from .slots import resume_work, waiting_for_person
 from .roles import (ApprovalDecision, ApprovalRequest, Approver, AuditContext, Candidate, ReviewVerdict,
                     needs_operator)
 
@@ -116,7 +116,9 @@ class QueueApprover:
                                     trial_id=request.trial_id, candidate_id=request.candidate.id,
                                     label=request.verdict.label, reason=request.verdict.reason))
         try:
-            async with waiting_for_person():  # the task's work slot is free meanwhile
+            # The task's work slot is free meanwhile; `approve` takes it again once the
+            # decision is stored and announced.
+            async with waiting_for_person(resume=False):
                 return await future
         finally:
             with self._lock:
@@ -236,6 +238,7 @@ async def approve(env: EngineEnv, candidate: Candidate, verdict: ReviewVerdict, 
     env.emit(ApprovalAnswered(env.session_id, request_id=rid, candidate_id=candidate.id,
                               counts=decision.counts, label=decision.label, by=decision.by,
                               reviewer_label=verdict.label, decision=kind, note=decision.note))
+    await resume_work()  # after a wait for the operator: back to work when a slot is free
     return decision
 
 

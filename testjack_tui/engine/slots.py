@@ -136,9 +136,11 @@ class WorkSlots:
 
 
 @asynccontextmanager
-async def waiting_for_person() -> AsyncIterator[None]:
+async def waiting_for_person(resume: bool = True) -> AsyncIterator[None]:
     """Around an await that only a person ends (a decision, a step gate, the operator's tests):
-    the task's slot goes back meanwhile and is taken again before the task goes on. Outside a
+    the task's slot goes back meanwhile and is taken again before the task goes on. With
+    `resume=False` the caller takes it again itself (`resume_work`), after recording what the
+    person said: a decision is stored and shown at once, not once a slot is free. Outside a
     task (a test calling an approver directly) it does nothing."""
     lease = _lease.get()
     if lease is None:
@@ -152,20 +154,18 @@ async def waiting_for_person() -> AsyncIterator[None]:
         slots._release()
     try:
         yield
-    except asyncio.CancelledError:
+    finally:
         lease.waits -= 1
         slots._wait_ended()
-        raise  # stopping: no slot to take again
-    except BaseException:
-        await _back(lease)
-        raise
-    else:
-        await _back(lease)
+    if resume:
+        await resume_work()
 
 
-async def _back(lease: Lease) -> None:
-    lease.waits -= 1
-    lease.slots._wait_ended()
+async def resume_work() -> None:
+    """Take the task's slot again if it gave it back (no-op when it holds one, or outside a task)."""
+    lease = _lease.get()
+    if lease is None:
+        return
     async with lease.lock:  # two coroutines of one task coming back take one slot
         if not lease.holding:
             await lease.slots._acquire(lease.task_id, returning=True)
