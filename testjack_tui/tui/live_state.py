@@ -212,6 +212,12 @@ class LiveSession:
     def running(self) -> bool:
         return self.state in ("starting", "running")
 
+    @property
+    def working(self) -> bool:
+        """Tasks may be at work: running, or held at a step gate or pause (one task waiting
+        there does not stop the others; a budget pause does)."""
+        return self.running or (self.state == "paused" and self.reason in ("step", "operator"))
+
     # -- folding -----------------------------------------------------------------------------
     def apply(self, event: Any) -> None:
         self.events_seen += 1
@@ -298,15 +304,17 @@ class LiveSession:
         standing = self.task_states.get(task_id)
         if standing is not None and standing.state == "queued":
             return f"queued ({standing.ahead} ahead)" if standing.ahead else "queued (next)"
-        if standing is not None and standing.state == "checking" and self.running:
+        if standing is not None and standing.state == "checking" and self.working:
             return "checking the task (T0)"
+        if standing is not None and standing.state == "finished":
+            return "done"
         check = self.checks.get(task_id)
         if check is not None and not check.well_formed:
             return "not well-formed, excluded"
         if task_id in self.task_round:
             number, trial = self.task_round[task_id]
             return f"round {number} → {short_id(trial, task_id)}"
-        if not self.running:
+        if not self.working:
             return ""
         analysis = sum(1 for c in self.candidates.values() if c.task_id == task_id and c.trial_id is None)
         if analysis:

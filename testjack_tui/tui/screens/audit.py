@@ -145,7 +145,9 @@ class AuditScreen(Screen):
             "v opens a pending decision with everything it rests on (runs, the reviewer's quote, a "
             "note), and ctrl+r does from anywhere, the editor included; i shows the prompt, d the "
             "selected trial's diff with ghost lines. In step mode "
-            "the engine waits before each round: n runs the next one, r runs to the end. Raising a "
+            "each task waits before each round: n lets the one waiting longest go on (the status line "
+            "names it), r runs to the end; a verdict asks for your decision at once. A task waiting "
+            "for you holds no place: the others keep working, and tasks not started say queued. Raising a "
             "budget limit (l) resumes a session paused by its budget. [ and ] resize the trials pane.")
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     BINDINGS = [
