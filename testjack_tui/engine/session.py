@@ -517,7 +517,7 @@ def list_sessions() -> list[dict[str, Any]]:
                 "seed": config.get("seed"), "label": config.get("label", ""),
                 "created": meta.get("created"), "updated": meta.get("updated"),
                 "tasks": len(meta.get("corpus") or {}), "refuted": counts["refuted"],
-                # tasks waiting for a work slot, not started yet (only while the session runs)
+                # tasks not started yet (waiting for a work slot; a stopped session keeps them)
                 "queued": sum(1 for t in task_states.values() if t["state"] == "queued"),
                 "witnesses": counts["witnesses"], "rounds": counts["rounds"],
                 "decisions": counts["decisions"], "overrules": counts["overrules"],
