@@ -273,3 +273,29 @@ async def test_the_editor_speaks_the_waiting_tasks_runner_language():
         editor.query_one("#editor-source", TextArea).text = "it('x', () => {});\n"
         editor.set_framework("pytest")  # the operator's own text is never replaced
         assert editor.query_one("#editor-source", TextArea).text == "it('x', () => {});\n"
+
+
+def test_task_lines_say_queued_checking_and_which_gate_n_releases_while_others_work():
+    state = ls.LiveSession(S, [ls.TrialView("p3", "c", model="m")])
+    state.apply_all([
+        ev.SessionStarted(S, benchmark="demo", mode="lightweight", tasks=("p1", "p2", "p3", "p4"), agent="x"),
+        ev.TaskState(S, task_id="p1", state="checking"),
+        ev.TaskState(S, task_id="p2", state="checking"),
+        ev.TaskState(S, task_id="p3", state="queued", ahead=0),
+        ev.TaskState(S, task_id="p4", state="queued", ahead=1),
+        ev.Paused(S, reason="step", waiting_for="round 1 of p1", task_id="p1"),
+    ])
+    # One task held at a step gate does not stop the others: their lines stay.
+    assert state.state == "paused"
+    assert state.task_line("p1") == "waits: round 1 of p1 — n releases it"
+    assert state.task_line("p2") == "checking the task (T0)"
+    assert state.task_line("p3") == "queued (next)" and state.task_line("p4") == "queued (1 ahead)"
+    assert state.trials[("p3", "c")].state == "queued"
+    state.apply_all([ev.Paused(S, reason="step", waiting_for="round 1 of p2", task_id="p2"),
+                     ev.TaskState(S, task_id="p3", state="checking")])
+    assert state.task_line("p2") == "waits: round 1 of p2 (n releases p1 first)"
+    assert state.trials[("p3", "c")].state == "checking"
+    state.apply(ev.Released(S, waiting_for="round 1 of p1", task_id="p1"))
+    assert state.task_line("p2") == "waits: round 1 of p2 — n releases it"
+    state.apply(ev.TaskState(S, task_id="p3", state="excluded", reason="G fails T0"))
+    assert state.trials[("p3", "c")].state == "excluded"

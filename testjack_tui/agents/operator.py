@@ -21,6 +21,7 @@ from pathlib import Path
 from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.events import Log
 from testjack_tui.engine.roles import AuditContext, AuditOutcome, Candidate, ReviewVerdict
+from testjack_tui.engine.slots import waiting_for_person
 
 from .roles_llm import next_version_id
 from .toolbox import check_test_path
@@ -113,7 +114,8 @@ class OperatorAuditAgent:
         return lock
 
     async def _collect(self, ctx: AuditContext, author: str) -> list[Candidate]:
-        async with self._turn():
+        # Waiting for the operator's tests (or for their turn) holds no work slot.
+        async with waiting_for_person(), self._turn():
             return await self._collect_now(ctx)
 
     async def _collect_now(self, ctx: AuditContext) -> list[Candidate]:
@@ -143,7 +145,7 @@ class OperatorAuditAgent:
     async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None:
         if not self.repairs:
             return None
-        async with self._turn():
+        async with waiting_for_person(), self._turn():
             self.waiting_for = (ctx.task.id, ctx.trial.id if ctx.trial else None)
             ctx.emit(Log(ctx.session_id, level="info",
                      message=f"candidate {candidate.id} failed on the reference world; waiting for the "

@@ -550,7 +550,7 @@ def register(app: typer.Typer) -> None:
     @app.command("sessions")
     def sessions(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
         """List stored audit sessions with their state."""
-        from testjack_tui.engine.session import list_sessions
+        from testjack_tui.engine.session import list_sessions, state_text
 
         items = list_sessions()
         if as_json:
@@ -562,7 +562,7 @@ def register(app: typer.Typer) -> None:
         rows = [("SESSION", "STATE", "MODE", "REFUTED", "WITNESSES", "ROUNDS", "OVERRULES", "RUNS", "USD",
                  "BENCHMARK")]
         for s in items:
-            rows.append((s["id"], s.get("state", "?"), str(s.get("mode") or "-"), str(s.get("refuted", "-")),
+            rows.append((s["id"], state_text(s), str(s.get("mode") or "-"), str(s.get("refuted", "-")),
                          str(s.get("witnesses", "-")), str(s.get("rounds", "-")), str(s.get("overrules", "-")),
                          str(s.get("test_runs", "-")),
                          f"{s['usd']:.4f}" if isinstance(s.get("usd"), (int, float)) else "-",

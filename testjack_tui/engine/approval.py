@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TYPE_CHECKING
 
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
+from .slots import resume_work, waiting_for_person
 from .roles import (ApprovalDecision, ApprovalRequest, Approver, AuditContext, Candidate, OperatorVerdict,
                     ReviewVerdict, needs_operator, questionable_cases)
 
@@ -173,7 +174,10 @@ class QueueApprover:
                                     trial_id=request.trial_id, candidate_id=request.candidate.id,
                                     label=request.verdict.label, reason=request.verdict.reason))
         try:
-            return await future
+            # The task's work slot is free meanwhile; `approve` takes it again once the
+            # decision is stored and announced.
+            async with waiting_for_person(resume=False):
+                return await future
         finally:
             with self._lock:
                 self._pending.pop(rid, None)
@@ -295,14 +299,19 @@ async def approve(env: EngineEnv, candidate: Candidate, verdict: ReviewVerdict, 
                               counts=decision.counts, label=decision.label, by=decision.by,
                               reviewer_label=verdict.label, decision=kind, note=decision.note,
                               operator=decision.judgement()))
+    await resume_work()  # after a wait for the operator: back to work when a slot is free
     return decision
 
 
 async def judge(env: EngineEnv, ctx: AuditContext, candidate: Candidate, task_id: str, trial_id: str | None,
                 reference_status: str, model_status: str) -> Judgement:
-    """Reviewer verdict, a step-mode pause after it, then the approver's decision."""
+    """Reviewer verdict, the approver's decision, then a step-mode pause when nobody decided.
+
+    The decision comes straight after the verdict: in step mode the operator reaches a pending
+    verdict with one key, and a decision the operator gave is itself the step (no second gate).
+    A verdict decided automatically stops at the gate so a stepping operator sees it."""
     verdict, fresh = await review(env, ctx, candidate, task_id, trial_id)
-    if fresh:
-        await env.control.gate(f"after the verdict on {candidate.id}", task_id)
     decision = await approve(env, candidate, verdict, task_id, trial_id, reference_status, model_status)
+    if fresh and decision.by != "operator":
+        await env.control.gate(f"after the verdict on {candidate.id}", task_id)
     return Judgement(verdict, decision, fresh)

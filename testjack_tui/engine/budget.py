@@ -42,6 +42,10 @@ class Budget:
         self.test_runs = store.runs_counted()
         self._stored_seconds = float(store.get_meta("elapsed_seconds", 0.0) or 0.0)
         self._started: float | None = None
+        # Of that wall time, how long a person was awaited (a decision, a step gate, a pause):
+        # it counts against --budget-seconds like the rest, and is shown beside it.
+        self._stored_waiting = float(store.get_meta("waiting_seconds", 0.0) or 0.0)
+        self._waiting_since: float | None = None
         # The largest prompt seen so far stands in for the next one when bounding a call's cost.
         self.largest_prompt = store.largest_prompt()
 
@@ -53,9 +57,26 @@ class Budget:
 
     def stop_clock(self) -> None:
         with self._lock:
+            self.set_waiting(0)
             self._stored_seconds = self.seconds
             self._started = None
             self.store.set_meta("elapsed_seconds", self._stored_seconds)
+
+    def set_waiting(self, open_waits: int) -> None:
+        """Some wait for a person opened (n > 0) or the last one closed (0)."""
+        with self._lock:
+            if open_waits and self._waiting_since is None:
+                self._waiting_since = time.monotonic()
+            elif not open_waits and self._waiting_since is not None:
+                self._stored_waiting += time.monotonic() - self._waiting_since
+                self._waiting_since = None
+                self.store.set_meta("waiting_seconds", self._stored_waiting)
+
+    @property
+    def waiting_seconds(self) -> float:
+        """The part of `seconds` during which at least one wait for a person was open."""
+        since = self._waiting_since
+        return self._stored_waiting + (time.monotonic() - since if since is not None else 0.0)
 
     @property
     def seconds(self) -> float:
@@ -69,6 +90,7 @@ class Budget:
     def save_clock(self) -> None:
         """Persist elapsed time so a killed process loses little of it."""
         self.store.set_meta("elapsed_seconds", self.seconds)
+        self.store.set_meta("waiting_seconds", self.waiting_seconds)
 
     # -- guards -------------------------------------------------------------------------------
     def _check_common(self) -> None:
@@ -139,6 +161,7 @@ class Budget:
         return BudgetChanged(self.session_id, usd=round(self.usd, 6), usd_limit=lim.usd,
                              tokens=self.tokens, tokens_limit=lim.tokens,
                              seconds=round(self.seconds, 1), seconds_limit=lim.seconds,
+                             waiting_seconds=round(self.waiting_seconds, 1),
                              test_runs=self.test_runs, test_runs_limit=lim.test_runs,
                              estimated=self.estimated)
 

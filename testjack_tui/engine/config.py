@@ -55,7 +55,7 @@ class SessionConfig:
     # Where witnesses are replayed: "all" passing trials of the task (so the ambiguity rule can
     # measure rho over the whole corpus) or only the "active" set (the paper's cheapest loop).
     replay_scope: str = "all"
-    parallel_tasks: int | None = None  # tasks audited at once; None: number of CPUs
+    parallel_tasks: int | None = None  # tasks working at once (waits for a person hold none); None: CPUs
     label: str = ""  # free text shown in session lists
     # Trials the lightweight loop audits first, in this order, before it samples (the operator
     # chose them: `audit --agent operator --trial ID`); the corpus stays every passing trial.

@@ -50,6 +50,17 @@ class TaskChecked(Event):
 
 
 @dataclass(frozen=True)
+class TaskState(Event):
+    """Where a task stands: "queued" (not started: `ahead` tasks go before it), "checking" (its
+    T0 check runs), "auditing", "finished", "excluded", "paused", "failed"."""
+
+    task_id: str
+    state: str
+    ahead: int = 0
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class TrialState(Event):
     """A trial's standing in the loop changed."""
 
@@ -259,6 +270,8 @@ class BudgetChanged(Event):
     test_runs: int
     test_runs_limit: int | None
     estimated: bool = False  # some usage was estimated because the endpoint did not report it
+    # Of `seconds` (wall time, counted against seconds_limit), how long a person was awaited.
+    waiting_seconds: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from .approval import Judgement, judge, standing_requirement
 from .budget import Budget
 from .config import SessionConfig
 from .control import Control
-from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TrialRefuted, TrialState,
+from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TaskState, TrialRefuted, TrialState,
                      WitnessConfirmed, WitnessReplayed)
 from .hooks import Hooks, WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
@@ -740,11 +740,11 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
     """Check a task, then audit its reproducible passing `trials`. `population`: every passing
     trial of the task in the benchmark (default: `trials`); witnesses run on all of it so the
     ambiguity rule's rho does not depend on the selection. Returns the finished loop."""
-    env.store.set_task_state(task.id, "checking")
+    set_task_state(env, task.id, "checking")
     task, problem = await ensure_reference(env, task, env.tools_factory)
     if problem:
         env.store.put_task_check(task.id, False, [problem], [], {})
-        env.store.set_task_state(task.id, "excluded", problem)
+        set_task_state(env, task.id, "excluded", problem)
         env.emit(Log(env.session_id, level="warning", message=f"{task.id}: excluded: {problem}"))
         return None
     if task.reference.independent:
@@ -753,17 +753,25 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
     everyone = list(trials) + [t for t in (population or []) if t.id not in chosen]
     check = await check_task(env, task, sorted(everyone, key=lambda t: t.id))
     if not check.well_formed:
-        env.store.set_task_state(task.id, "excluded", "; ".join(check.problems))
+        set_task_state(env, task.id, "excluded", "; ".join(check.problems))
         return None
-    env.store.set_task_state(task.id, "auditing")
+    set_task_state(env, task.id, "auditing")
     loop = TaskLoop(env, task, check, selected=chosen)
     await loop.run()
     # Every candidate of the task (task analysis, each trial's audit) failed to run on the
     # reference: the task's audit measured nothing, in either mode.
     void = loop.void_reason()
     if void:
-        env.store.set_task_state(task.id, AUDIT_FAILED, void)
+        set_task_state(env, task.id, AUDIT_FAILED, void)
         env.emit(Log(env.session_id, level="error", message=f"{task.id}: audit failed: {void}"))
     else:
-        env.store.set_task_state(task.id, "finished")
+        set_task_state(env, task.id, "finished")
     return loop
+
+
+def set_task_state(env: EngineEnv, task_id: str, state: str, reason: str = "", ahead: int = 0) -> None:
+    """A task's standing, stored (`sessions`, the summary) and announced (the TUI)."""
+    if state == "queued":
+        reason = reason or f"{ahead} task{'s' if ahead != 1 else ''} ahead"
+    env.store.set_task_state(task_id, state, reason)
+    env.emit(TaskState(env.session_id, task_id=task_id, state=state, ahead=ahead, reason=reason))

@@ -34,7 +34,8 @@ from .config import BudgetLimits, SessionConfig
 from .control import Control
 from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
 from .hooks import Hooks
-from .loop import EngineEnv, audit_task
+from .loop import EngineEnv, audit_task, set_task_state
+from .slots import WorkSlots
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded, RoleSet
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from testjack_tui.sandbox.api import WorldEvent
     from testjack_tui.config import Config
 
-__all__ = ["AuditSession", "SessionConfig", "BudgetLimits", "list_sessions", "resume"]
+__all__ = ["AuditSession", "SessionConfig", "BudgetLimits", "list_sessions", "resume", "state_text"]
 
 # Stored in the events table: everything except high-volume streams (kept in transcripts/runs).
 UNSTORED_KINDS = {"agent_output", "budget_changed"}
@@ -98,6 +99,7 @@ class AuditSession:
         self.control = Control(session_id, config.step, self._emit)
         self.approvals = QueueApprover(self._emit)
         self.operator_present = False  # set by a front end that answers approval requests
+        self.slots: WorkSlots | None = None  # while running: which tasks work, which are queued
         self.budget = Budget(store, config.budget, session_id, self._emit,
                              price_bound=price_bound_from(self._app_config()))
 
@@ -431,25 +433,34 @@ class AuditSession:
                             tools_factory=self._deps.get("tools_factory") or wiring().tools_factory,
                             operator_approver=self.approvals if self._deps.get("operator") else None,
                             static_evidence=static, model_record=model_record(static, model_of))
-            limit = asyncio.Semaphore(max(1, cfg.parallel_tasks or os.cpu_count() or 1))
+            # The bound is on work, not on a task's lifetime: a task waiting for a person
+            # (a decision, a step gate, a pause) gives its slot back (engine/slots.py).
+            def queued(ahead: dict[str, int]) -> None:
+                for task_id, n in ahead.items():
+                    set_task_state(env, task_id, "queued", ahead=n)
+
+            slots = WorkSlots(cfg.parallel_tasks or os.cpu_count() or 1, on_queue=queued,
+                              on_waits=self.budget.set_waiting)
+            self.slots = slots
 
             async def one(task: Task, trials: builtins.list[Trial]) -> str:
-                async with limit:
-                    if self._paused_for_budget:
-                        return "paused"  # do not start new tasks after a limit was reached
+                async with slots.hold(task.id):
+                    if self._paused_for_budget:  # do not start new tasks after a limit was reached
+                        set_task_state(env, task.id, "paused", "not started: " + self._budget_reason)
+                        return "paused"
                     try:
                         # rho is over every passing trial of the task, selected or not
                         await audit_task(env, task, trials, population=benchmark.passing(task.id))
                         return "finished"
                     except BudgetExceeded as exc:
-                        self.store.set_task_state(task.id, "paused", str(exc))
+                        set_task_state(env, task.id, "paused", str(exc))
                         self._announce_budget_pause(exc)
                         return "paused"
                     except asyncio.CancelledError:
                         raise
                     except Exception as exc:  # noqa: BLE001 - one task's failure is reported
                         message = f"{task.id}: {type(exc).__name__}: {exc}"
-                        self.store.set_task_state(task.id, "failed", message)
+                        set_task_state(env, task.id, "failed", message)
                         self._emit(Log(self.id, level="error", message=message))
                         return "failed"
 
@@ -499,12 +510,15 @@ def list_sessions() -> list[dict[str, Any]]:
             config = meta.get("config") or {}
             counts = store.counts()
             totals = store.ledger_totals()
+            task_states = store.task_states()
             out.append({
                 "id": folder.name, "state": effective_state(meta), "reason": meta.get("state_reason", ""),
                 "benchmark": config.get("benchmark"), "mode": config.get("mode"),
                 "seed": config.get("seed"), "label": config.get("label", ""),
                 "created": meta.get("created"), "updated": meta.get("updated"),
                 "tasks": len(meta.get("corpus") or {}), "refuted": counts["refuted"],
+                # tasks not started yet (waiting for a work slot; a stopped session keeps them)
+                "queued": sum(1 for t in task_states.values() if t["state"] == "queued"),
                 "witnesses": counts["witnesses"], "rounds": counts["rounds"],
                 "decisions": counts["decisions"], "overrules": counts["overrules"],
                 "usd": round(totals["usd"], 6),
@@ -514,6 +528,14 @@ def list_sessions() -> list[dict[str, Any]]:
         except Exception as exc:  # noqa: BLE001 - one broken session must not hide the others
             out.append({"id": folder.name, "state": "unreadable", "reason": str(exc), "path": str(folder)})
     return out
+
+
+def state_text(info: dict[str, Any]) -> str:
+    """A listed session's state as `sessions` and the Benchmarks screen show it: with the tasks
+    that have not started yet ("running (3 queued)")."""
+    state = str(info.get("state") or "?")
+    queued = info.get("queued") or 0
+    return f"{state} ({queued} queued)" if queued and state != "finished" else state
 
 
 def resume(session_id: str, **limits: Any) -> AuditSession:

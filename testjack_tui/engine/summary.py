@@ -168,7 +168,8 @@ class Usage(FlatRecord):
     llm_calls: int
     estimated: bool  # some LLM costs were estimated (the endpoint reported no usage)
     test_runs: int
-    seconds: float
+    seconds: float  # the session's wall time (counted against --budget-seconds), waits included
+    waiting_seconds: float = 0.0  # of `seconds`, how long a person's decision / step was awaited
 
 
 @dataclass
@@ -335,7 +336,8 @@ def build_summary(store: SessionStore) -> SessionSummary:
         sampler=config.get("sampler"), rounds=config.get("rounds"), config=config,
         usage=Usage(usd=round(ledger["usd"], 6), tokens=ledger["tokens"], llm_calls=ledger["calls"],
                     estimated=ledger["estimated"], test_runs=store.runs_counted(),
-                    seconds=round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1)),
+                    seconds=round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1),
+                    waiting_seconds=round(float(meta.get("waiting_seconds", 0.0) or 0.0), 1)),
         totals=totals, models=models_total, tasks=tasks_out, awaiting_operator=awaiting_operator(store))
 
 

@@ -137,6 +137,8 @@ class CandidateView(CandidateFacts):
             return "awaiting you"
         if self.counts is False:
             return "rejected"
+        if self.counts and self.decision in ("approved", "overruled", "judged"):
+            return self.decision  # the operator's word, until the witness is confirmed
         if self.label:
             return self.label
         return OUTCOME_STATUS.get(self.outcome, self.outcome.replace("_", " ")) or "proposed"
@@ -176,6 +178,9 @@ class LiveSession:
         self.rounds_finished: set[tuple[str, int]] = set()
         self.task_round: dict[str, tuple[int, str]] = {}  # task -> (round, trial) being audited
         self.task_paused: dict[str, list[str]] = {}  # task -> the gates it is held at (Paused/Released)
+        # Every held gate, oldest first: the first is the one `n` releases (engine/control.py).
+        self.gates: list[tuple[str, str]] = []
+        self.task_states: dict[str, ev.TaskState] = {}  # queued / checking / auditing / ...
         # The replay matrix: (task, witness, trial) -> (status, run key).
         self.replays: dict[tuple[str, str, str], tuple[str, str | None]] = {}
         self.budget: ev.BudgetChanged | None = None
@@ -207,6 +212,12 @@ class LiveSession:
     @property
     def running(self) -> bool:
         return self.state in ("starting", "running")
+
+    @property
+    def working(self) -> bool:
+        """Tasks may be at work: running, or held at a step gate or pause (one task waiting
+        there does not stop the others; a budget pause does)."""
+        return self.running or (self.state == "paused" and self.reason in ("step", "operator"))
 
     # -- folding -----------------------------------------------------------------------------
     def apply(self, event: Any) -> None:
@@ -242,6 +253,7 @@ class LiveSession:
         self.tasks = list(e.tasks)
         self.state, self.reason, self.waiting_for = "running", "", ""
         self.task_paused.clear()
+        self.gates.clear()
         if self.tasks and not self.current_task:
             self.current_task = self.tasks[0]
         self.dirty |= {STATUS, TRIALS}
@@ -258,6 +270,7 @@ class LiveSession:
         self.state, self.reason, self.waiting_for = "paused", e.reason, e.waiting_for
         if e.task_id:  # a budget pause holds the whole session; the status line says so
             self.task_paused.setdefault(e.task_id, []).append(e.waiting_for)
+            self.gates.append((e.task_id, e.waiting_for))
         self.dirty.add(STATUS)
 
     def _on_released(self, e: ev.Released) -> None:
@@ -266,6 +279,8 @@ class LiveSession:
             held.remove(e.waiting_for)
         if not held:
             self.task_paused.pop(e.task_id, None)
+        if (e.task_id, e.waiting_for) in self.gates:
+            self.gates.remove((e.task_id, e.waiting_for))
         if not self.task_paused and self.state == "paused" and self.reason in ("step", "operator"):
             self.state, self.reason, self.waiting_for = "running", "", ""
         self.dirty.add(STATUS)
@@ -281,16 +296,26 @@ class LiveSession:
         held = self.task_paused.get(task_id)
         if held:
             more = f" (+{len(held) - 1} more)" if len(held) > 1 else ""
-            return f"waits: {held[0]}{more} (n)"
+            first = self.gates[0] if self.gates else None
+            if first is None or first[0] == task_id:
+                return f"waits: {first[1] if first else held[0]}{more} — n releases it"
+            return f"waits: {held[0]}{more} (n releases {first[0]} first)"
         if any(r.task_id == task_id for r in self.pending.values()):
             return "waits for your decision"
+        standing = self.task_states.get(task_id)
+        if standing is not None and standing.state == "queued":
+            return f"queued ({standing.ahead} ahead)" if standing.ahead else "queued (next)"
+        if standing is not None and standing.state == "checking" and self.working:
+            return "checking the task (T0)"
+        if standing is not None and standing.state == "finished":
+            return "done"
         check = self.checks.get(task_id)
         if check is not None and not check.well_formed:
             return "not well-formed, excluded"
         if task_id in self.task_round:
             number, trial = self.task_round[task_id]
             return f"round {number} → {short_id(trial, task_id)}"
-        if not self.running:
+        if not self.working:
             return ""
         analysis = sum(1 for c in self.candidates.values() if c.task_id == task_id and c.trial_id is None)
         if analysis:
@@ -298,6 +323,25 @@ class LiveSession:
         if task_id in self.checks:
             return "task analysis (solution-blind)"
         return "checking the task (T0 on null, reference and each trial)"
+
+    def _on_task_state(self, e: ev.TaskState) -> None:
+        self.task_states[e.task_id] = e
+        # Rows of a task not started say so; its T0 check, then the loop, give them their own.
+        for trial in self.trials_of(e.task_id):
+            if trial.state not in ("pending", "queued", "checking"):
+                continue
+            if e.state == "queued":
+                trial.state, trial.by = "queued", (f"{e.ahead} task{'s' if e.ahead != 1 else ''} ahead"
+                                                   if e.ahead else "next to start")
+            elif e.state == "checking":
+                trial.state, trial.by = "checking", ""
+            elif e.state == "excluded":
+                trial.state, trial.by = "excluded", e.reason
+            else:
+                trial.state, trial.by = "pending", ""
+        if self.state == "starting" and e.state != "queued":
+            self.state = "running"
+        self.dirty |= {STATUS, TRIALS}
 
     def _on_task_checked(self, e: ev.TaskChecked) -> None:
         self.checks[e.task_id] = e

@@ -42,6 +42,7 @@ TAB_TITLES = {"trials-tab": ("Trials", "F2"), "candidates-tab": ("Candidates", "
               "agent-tab": ("Agent", "F5"), "editor-tab": ("Editor", "F6"), "log-tab": ("Log", "F7"),
               "matrix-tab": ("Matrix", "F8"), "requirements-tab": ("Reqs", "F9")}
 FLUSH = 0.1  # seconds between folding engine events into the screen
+CLOCK = 1.0  # seconds between two readings of the session's clock and usage (no event needed)
 OUTPUT_FLUSH = 0.25  # world output redraws at most this often: each one re-lays out the log
 STATUS_LINES = 4  # the status line's max-height (app.tcss)
 LOG_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
@@ -125,8 +126,11 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
     roles = roles_for(session.config.agents, benchmark)
     session = AuditSession.open(session_id, benchmark=benchmark, operator=True,
                                 **({"roles": roles} if roles is not None else {}))
-    app.push_screen(AuditScreen(session, benchmark, stored_trial_views(session.store), resumed=True,
-                                roles=roles))
+    # A session created by `audit` and opened here has not stored its corpus yet: the
+    # benchmark's passing trials fill the table, so queued tasks show their rows from the start.
+    views = stored_trial_views(session.store) or trial_views(benchmark, session.config.tasks,
+                                                             session.config.trials)
+    app.push_screen(AuditScreen(session, benchmark, views, resumed=True, roles=roles))
 
 
 class AuditScreen(Screen):
@@ -142,7 +146,9 @@ class AuditScreen(Screen):
             "v opens a pending decision with everything it rests on (runs, the reviewer's quote, a "
             "note), and ctrl+r does from anywhere, the editor included; i shows the prompt, d the "
             "selected trial's diff with ghost lines. In step mode "
-            "the engine waits before each round: n runs the next one, r runs to the end. Raising a "
+            "each task waits before each round: n lets the one waiting longest go on (the status line "
+            "names it), r runs to the end; a verdict asks for your decision at once. A task waiting "
+            "for you holds no place: the others keep working, and tasks not started say queued. Raising a "
             "budget limit (l) resumes a session paused by its budget. [ and ] resize the trials pane.")
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     BINDINGS = [
@@ -257,6 +263,7 @@ class AuditScreen(Screen):
         self._apply_layout()
         self._unsubscribe = self.session.subscribe(self.inbox)
         self.set_interval(FLUSH, self.flush)
+        self.set_interval(CLOCK, self._tick_clock)
         self._replay_history()
         self._redraw_all()
         self._start_run()
@@ -366,6 +373,21 @@ class AuditScreen(Screen):
                                 severity="warning", title="Budget")
 
     @guarded
+    def _tick_clock(self) -> None:
+        """The header's time, runs, tokens and spend, read from the session once a second: the
+        engine announces usage only when it spends, and the wall clock runs between (a long
+        test run, a decision the operator is reading)."""
+        if not self.session_running:
+            return
+        now = self.session.budget.snapshot()
+        last = self.state.budget
+        if last is not None and (now.seconds, now.waiting_seconds, now.usd, now.tokens, now.test_runs) == \
+                (last.seconds, last.waiting_seconds, last.usd, last.tokens, last.test_runs):
+            return
+        self.state.budget = now
+        self.query_one(BudgetGauges).show(self.state, self._rounds_limit(), self._stored_counts["rounds"])
+
+    @guarded
     def _settle_trials(self) -> None:
         """Take the trials' final standing from the session's summary, as the report shows it:
         the loop's events leave unsampled trials 'active', and an ambiguous-only witness failing
@@ -375,7 +397,7 @@ class AuditScreen(Screen):
             for trial_id, trial in task.trials.items():
                 view = self.state.trials.get((task_id, trial_id))
                 final = trial.state
-                unsettled = view is not None and view.state in ("active", "pending", "sampled")
+                unsettled = view is not None and view.state in ("active", "pending", "sampled", "queued", "checking")
                 if unsettled and final and view.state != final:
                     view.state = final
                     changed = True

@@ -26,10 +26,12 @@ def benchmark_counts(bench: Any) -> tuple[int, int, int]:
 
 def session_row(info: dict) -> tuple[str, str, str, str, str]:
     """One line of the sessions table from whatever `AuditSession.list()` reports."""
+    from testjack_tui.engine.session import state_text  # the session's module loads with the first list
+
     sid = str(info.get("id") or info.get("session_id") or "?")
     bench = str(info.get("benchmark_name") or info.get("benchmark") or "")
     bench = Path(bench).name if "/" in bench else bench
-    state = str(info.get("state") or "")
+    state = state_text(info) if info.get("state") else ""
     mode = str(info.get("mode") or (info.get("config") or {}).get("mode", "") if isinstance(info.get("config"), dict) else info.get("mode") or "")
     when = info.get("updated") or info.get("created") or info.get("updated_at") or info.get("created_at")
     if isinstance(when, (int, float)):

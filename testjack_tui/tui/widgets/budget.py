@@ -56,6 +56,9 @@ class BudgetGauges(Static):
             for label, name, used, limit, fmt in specs:
                 self.levels[name] = gauge_level(gauge_fraction(used, limit))
                 parts.append(gauge(label, used, limit, fmt))
+                if name == "seconds" and b.waiting_seconds >= 1:
+                    # The time counts the waits for the operator too (README: Budgets): say how much.
+                    parts[-1].append(f" (you {_fmt_time(b.waiting_seconds)})", style="dim")
             if b.estimated:
                 parts.append(Text("(usage partly estimated)", style="italic yellow"))
         done = state.rounds_done if rounds_done is None else rounds_done

@@ -15,7 +15,8 @@ from testjack_tui.tui.live_state import CandidateView, LiveSession, short_id
 from testjack_tui.tui.text import cell, clean, untrusted
 
 STATUS_STYLE = {"witness": "bold red", "awaiting you": "bold reverse yellow", "dropped": "dim",
-                "rejected": "dim", "valid": "green", "questionable": "yellow", "invalid": "magenta",
+                "rejected": "dim", "approved": "bold green",
+                "overruled": "bold magenta", "judged": "bold green", "valid": "green", "questionable": "yellow", "invalid": "magenta",
                 "discriminates": "cyan", "passes both": "dim", "fails on reference": "dim", "error": "red"}
 OUTCOME_TEXT = {"discriminates": "ref ✓ model ✗", "passes_both": "passes both",
                 "fails_reference": "fails ref", "error": "error"}

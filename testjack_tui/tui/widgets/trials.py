@@ -10,9 +10,9 @@ from testjack_tui.tui.text import cell
 STATE_STYLE = {
     "pending": "dim", "active": "cyan", "sampled": "bold magenta", "refuted": "bold red",
     "clean": "green", "ambiguous": "yellow", "not_reproducible": "dim yellow", "excluded": "dim",
-    "unaudited": "dim", "audit_failed": "bold yellow",
+    "unaudited": "dim", "audit_failed": "bold yellow", "queued": "dim italic", "checking": "cyan",
 }
-STATE_TEXT = {"clean": "audited clean", "ambiguous": "ambiguous only",
+STATE_TEXT = {"clean": "audited clean", "ambiguous": "ambiguous only", "checking": "checking T0",
               "not_reproducible": "not reproducible", "audit_failed": "AUDIT FAILED (not sound)"}
 
 
