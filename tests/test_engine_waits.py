@@ -75,9 +75,12 @@ async def test_a_decision_never_answered_holds_no_slot_and_the_other_tasks_finis
     assert {t: states[t]["state"] for t in TASKS} == {t: "finished" for t in TASKS}
     assert sandbox.calls  # the worlds ran
     usage = session.summary().usage
-    assert 0 < usage.waiting_seconds <= usage.seconds
+    # The wait was recorded (unrounded in the store; the summary rounds to 0.1 s, so a fast
+    # run may show 0.0 there: no duration is asserted, only that it is counted and reported).
+    assert float(session.store.get_meta("waiting_seconds", 0.0)) > 0
+    assert 0 <= usage.waiting_seconds <= usage.seconds
     import json
-    assert json.loads((session.directory / "summary.json").read_text())["usage"]["waiting_seconds"] > 0
+    assert "waiting_seconds" in json.loads((session.directory / "summary.json").read_text())["usage"]
 
 
 async def test_tasks_not_started_are_queued_with_how_many_are_ahead():
