@@ -215,11 +215,7 @@ async def roundtrip_reported(sb: SandboxBackend, task: Task, exp: TaskExport, tr
             baseline, with_witnesses = await asyncio.gather(sb.run_official(task, "reference"),
                                                             sb.run_official(probe, "reference"))
         except Exception as exc:  # the witness files do not apply on top of T0
-            result["applies"] = False
-            result["problems"].append(f"the exported test patch does not apply: {exc}")
-            result["ok"] = False
-            exp.check = result
-            return result
+            return _does_not_apply(exp, result, exc)
         result["applies"] = True
         names = grader_names(baseline.reported_ids, with_witnesses.reported_ids,
                              [(f.path, f.source) for f in exp.files])
@@ -304,11 +300,7 @@ async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, tr
     try:
         null = await sb.prepare(probe, "null")
     except Exception as exc:  # the witnesses do not apply on top of T0
-        result["applies"] = False
-        result["problems"].append(f"the exported test patch does not apply: {exc}")
-        result["ok"] = False
-        exp.check = result
-        return result
+        return _does_not_apply(exp, result, exc)
     result["applies"] = True
     null_run = await run_swebench(sb, probe, null)
     result["null"] = {n: null_run.status(n) for n in new_ids}
@@ -331,5 +323,14 @@ async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         if not failing:
             result["problems"].append(f"the exported row passes on refuted trial {trial_id}")
     result["ok"] = bool(result["applies"] and result["passes_on_reference"] and not result["problems"])
+    exp.check = result
+    return result
+
+
+def _does_not_apply(exp: Any, result: dict[str, Any], exc: Exception) -> dict[str, Any]:
+    """The check's result when the exported test patch does not apply on top of T0."""
+    result["applies"] = False
+    result["problems"].append(f"the exported test patch does not apply: {exc}")
+    result["ok"] = False
     exp.check = result
     return result
