@@ -75,5 +75,9 @@ async def test_an_obedient_model_cannot_declare_a_verdict():
         outcome = await agent.audit(make_ctx(FileWorlds(trial), trial, []))
     # The outcome has candidates, a checklist and notes; nothing in it is a verdict the engine reads.
     assert outcome.candidates == [] and "not counted" in outcome.notes
-    assert set(vars(outcome)) == {"candidates", "checklist", "notes", "findings", "nothing_found"}
+    # prompt_silent is an open question about P (never a verdict on the trial), and the injected
+    # text did not become one either.
+    assert set(vars(outcome)) == {"candidates", "checklist", "notes", "findings", "nothing_found",
+                                  "prompt_silent"}
+    assert not outcome.prompt_silent
     assert outcome.nothing_found is True and outcome.findings == []
