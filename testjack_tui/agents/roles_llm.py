@@ -18,6 +18,7 @@ from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcom
 
 from .chat import ChatModel
 from .errors import AgentError
+from .request_budget import official_tests_view, patch_view
 from .runtime import DEFAULT_MAX_STEPS, AgentSession
 from .toolbox import Toolbox, candidates_written
 from .tools import failure_lines
@@ -56,7 +57,7 @@ def _placement(ctx: AuditContext) -> str:
 
 
 def _official_tests_block(ctx: AuditContext, fence: Fence) -> str:
-    return fence.wrap(cap_output(ctx.tools.official_tests(), 12_000), "official tests T0")
+    return fence.wrap(official_tests_view(ctx.task.tests), "official tests T0")
 
 
 def _checklist(payload: dict) -> list[ChecklistItem]:
@@ -272,7 +273,7 @@ class LLMAuditAgent(_SessionRole):
             "audit", task_id=ctx.task.id, trial_id=_plain(ctx.trial.id), agent=_plain(ctx.trial.agent),
             model=_plain(ctx.trial.model), instruction=ctx.task.instruction,
             official_tests=_official_tests_block(ctx, fence),
-            diff=fence.wrap(cap_output(ctx.tools.diff(), 30_000), "trial patch"),
+            diff=fence.wrap(patch_view(ctx.tools.diff()), "trial patch"),
             boundary=fence.boundary, framework=_framework(ctx), workdir=ctx.task.environment.workdir,
             placement=_placement(ctx),
             max_steps=self.max_steps, known_witnesses=known)

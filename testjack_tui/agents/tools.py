@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
+from .request_budget import official_tests_view
 from .sealed import FORGET_FUTURE, SEALED_WORLDS, reference_lines, withhold
 
 NO_TRIAL = "(no trial in this session)"
@@ -191,15 +192,7 @@ class SandboxTools:
         return self.trial.patch if self.trial is not None else NO_TRIAL
 
     def official_tests(self) -> str:
-        tests = self.task.tests
-        parts = [f"framework: {tests.framework}",
-                 "fail-to-pass (must fail before the change, pass after):",
-                 *[f"  {t}" for t in tests.fail_to_pass],
-                 "pass-to-pass (must keep passing):",
-                 *[f"  {t}" for t in tests.pass_to_pass]]
-        if tests.test_patch:
-            parts += ["test patch:", tests.test_patch]
-        return "\n".join(parts)
+        return official_tests_view(self.task.tests, limit=10**12)  # whole: the tool pages it
 
     def evidence(self) -> str:
         if not self._evidence:

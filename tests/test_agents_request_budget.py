@@ -1,0 +1,79 @@
+"""What decides is never cut: a T0 larger than the request's budget still reaches the task
+analyst with every fail-to-pass test whole (as received by the endpoint over HTTP); the long
+pass-to-pass list and the other test files are what go, and the request says what was cut and
+which tool pages it back. The trial's patch is cut by whole file sections, source first."""
+from __future__ import annotations
+
+import dataclasses
+
+from agents_worlds import FileWorlds, make_ctx, make_task
+from fake_openai_server import FakeOpenAIServer, Reply
+
+from testjack_tui.agents import LLMTaskAnalyst, OpenAIChatModel
+from testjack_tui.agents.request_budget import T0_BUDGET, official_tests_view, patch_view
+from testjack_tui.config import Profile
+from testjack_tui.model import OfficialTests
+
+
+def _file(path: str, body: str) -> str:
+    lines = body.splitlines()
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{ln}\n" for ln in lines))
+
+
+# The fail-to-pass tests: each asserts something a reader must see whole.
+F2P_BODY = "from calc import double\n\n" + "\n".join(
+    f"def test_double_{i}():\n    assert double({i}) == {2 * i}, 'case {i} of the spec'\n" for i in range(300))
+HELPER_BODY = "\n".join(f"def helper_{i}():\n    return {i}  # padding for an unrelated file\n" for i in range(400))
+P2P = tuple(f"tests/test_legacy.py::test_kept_behaviour_number_{i}" for i in range(2_000))
+
+
+def big_tests() -> OfficialTests:
+    return OfficialTests(
+        framework="pytest",
+        # The helper file comes first in the patch, as in the real task where the start of T0 was lost.
+        test_patch=_file("tests/test_helpers.py", HELPER_BODY) + _file("tests/test_calc.py", F2P_BODY),
+        fail_to_pass=tuple(f"tests/test_calc.py::test_double_{i}" for i in range(300)),
+        pass_to_pass=P2P)
+
+
+def test_t0_larger_than_the_budget_keeps_fail_to_pass_whole():
+    tests = big_tests()
+    assert len(tests.test_patch) + sum(map(len, P2P)) > 3 * T0_BUDGET
+    view = official_tests_view(tests)
+    assert _file("tests/test_calc.py", F2P_BODY).rstrip("\n") in view
+    assert all(t in view for t in tests.fail_to_pass)
+    assert "helper_399" not in view and P2P[-1] not in view
+    assert "pass-to-pass ids" in view and "tests/test_helpers.py" in view and "view_official_tests" in view
+    # Whole ids only: no id is cut in the middle.
+    listed = [ln.strip() for ln in view.splitlines() if ln.startswith("  tests/test_legacy.py")]
+    assert listed and set(listed) <= set(P2P)
+
+
+async def test_the_analysts_request_holds_every_fail_to_pass_test():
+    task = dataclasses.replace(make_task(), tests=big_tests())
+    with FakeOpenAIServer() as server:
+        server.script(Reply(tool_calls=[("submit", {
+            "notes": "n", "candidates": [], "suspicious_features": [],
+            "traceability": [{"requirement": "double", "explicit": True, "t0_tests": [], "coverage": "full"}]})]))
+        ctx = dataclasses.replace(make_ctx(FileWorlds(None, worlds=("null",)), None, []), task=task)
+        analyst = LLMTaskAnalyst(OpenAIChatModel(Profile(name="f", base_url=server.base_url,
+                                                         model="fake-model", timeout=5)))
+        await analyst.analyse(ctx)
+        await analyst.aclose()
+        user = [m["content"] for m in server.requests[0]["messages"] if m["role"] == "user"][0]
+    for i in range(300):
+        assert f"+def test_double_{i}():\n+    assert double({i}) == {2 * i}, 'case {i} of the spec'" in user
+    assert "pass-to-pass ids" in user and "call view_official_tests" in user.lower()
+    # The P2P list and the unrelated helper file did not ride along.
+    assert "helper_399" not in user and P2P[-1] not in user
+    assert len(user) < len(official_tests_view(big_tests(), limit=10**9)) // 2
+
+
+def test_a_long_patch_keeps_source_sections_whole_and_names_the_rest():
+    source = _file("calc.py", "\n".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(200)))
+    noise = _file("tests/test_generated.py", "\n".join(f"def test_g{i}():\n    pass\n" for i in range(3_000)))
+    view = patch_view(noise + source, limit=len(source) + 500)
+    assert source.rstrip("\n") in view
+    assert "test_g2999" not in view
+    assert "tests/test_generated.py (+" in view and "view_diff" in view
