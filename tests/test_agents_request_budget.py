@@ -77,3 +77,39 @@ def test_a_long_patch_keeps_source_sections_whole_and_names_the_rest():
     assert source.rstrip("\n") in view
     assert "test_g2999" not in view
     assert "tests/test_generated.py (+" in view and "view_diff" in view
+
+
+# What pytest prints for a dict comparison: the hints used to fill the kept lines, so the
+# differing items never reached the model.
+DICT_FAILURE = (
+    "def test_convert():\n>       assert convert(doc) == {'a': 1, 'b': {'c': 2}}\n"
+    "E       AssertionError: assert {'a': 1, 'b': {'c': 3}} == {'a': 1, 'b': {'c': 2}}\n"
+    "E         \n"
+    "E         Omitting 1 identical items, use -vv to show\n"
+    "E         Differing items:\n"
+    "E         {'b': {'c': 3}} != {'b': {'c': 2}}\n"
+    "E         Use -v to get more diff\n"
+    "\ntests/test_tj_convert.py:4: AssertionError")
+
+
+def test_failure_lines_keep_the_diff_not_the_hints():
+    from testjack_tui.agents.tools import failure_lines
+
+    lines = failure_lines(DICT_FAILURE, limit=4)
+    assert "{'b': {'c': 3}} != {'b': {'c': 2}}" in lines and "Differing items:" in lines
+    assert "Omitting 1 identical items" in lines
+    assert not any("-v" in line for line in lines)
+
+
+def test_solution_blind_repair_feedback_keeps_the_differing_items():
+    from testjack_tui.engine.oracle import feedback_for
+    from testjack_tui.engine.roles import Candidate
+    from testjack_tui.engine.runner import RunResult
+
+    node = "tests/test_tj_convert.py::test_convert"
+    run = RunResult(key="k", world="reference", trial_id=None, test_ids=[node],
+                    outcomes={node: {"status": "failed", "message": DICT_FAILURE}})
+    candidate = Candidate(id="t:analysis:1.v1", path="tests/test_tj_convert.py", source="",
+                          requirement="r", author="task_analysis")
+    text = feedback_for(run, candidate, sanitize=True)
+    assert "{'b': {'c': 3}} != {'b': {'c': 2}}" in text and "use -v" not in text.lower()

@@ -360,7 +360,7 @@ def runs_block(case_runs: dict) -> str:
         out.append(f"On trial {trial_id}: {len(failing)} of {len(outcomes)} case(s) fail.")
         for node, outcome in failing.items():
             out.append(f"  {str(outcome.get('status')).upper()} {node}")
-            out.extend("      " + line for line in failure_lines(str(outcome.get("message", "")), limit=4))
+            out.extend("      " + line for line in failure_lines(str(outcome.get("message", "")), limit=8))
     if len(trials) > MAX_TRIALS_SHOWN:
         out.append(f"... and {len(trials) - MAX_TRIALS_SHOWN} more trial(s) where it fails.")
     return "\n".join(out)

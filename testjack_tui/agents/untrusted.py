@@ -12,6 +12,7 @@ import re
 import secrets
 
 from testjack_tui.diffs import touched_files
+from testjack_tui.engine.assertion_lines import runner_hint
 
 OPEN_TAG = "untrusted-trial-data"
 
@@ -74,7 +75,7 @@ def sanitize_reference_feedback(feedback: str, reference_patch: str | None, limi
         if not stripped or not _KEEP.search(stripped):
             continue
         body = stripped[1:].strip() if stripped.startswith("E ") else stripped
-        if body in added_code:
+        if body in added_code or runner_hint(body):
             continue
         for path in hidden:
             line = line.replace(path, "<implementation file>")
