@@ -113,3 +113,41 @@ def test_solution_blind_repair_feedback_keeps_the_differing_items():
                           requirement="r", author="task_analysis")
     text = feedback_for(run, candidate, sanitize=True)
     assert "{'b': {'c': 3}} != {'b': {'c': 2}}" in text and "use -v" not in text.lower()
+
+
+# ---- exact text to the model (35.5) ------------------------------------------------------------
+COMMAND = "python3 - <<'PY' 2>&1 | tail -n 5\nprint(\"a\" < \"b\")\nPY"
+OUTPUT = "[exit code 0]\nTrue <<'PY' 2>&1 \x1b[31mred\x1b[0m nul:\x00:end"
+
+
+class _ExactWorlds(FileWorlds):
+    async def run(self, world, command, timeout=60):
+        self.calls.append(("run", world, command))
+        return OUTPUT
+
+
+async def test_commands_outputs_and_files_reach_the_model_as_they_ran():
+    worlds = _ExactWorlds(None, worlds=("null",))
+    worlds.files["null"]["calc.py"] = "def cmp(a, b):\n    return a < b and b > 0  # 2>&1 <<'PY'\n"
+    with FakeOpenAIServer() as server:
+        server.script(
+            Reply(tool_calls=[("run", {"world": "null", "command": COMMAND}),
+                              ("read_file", {"world": "null", "path": "calc.py"})]),
+            Reply(tool_calls=[("submit", {
+                "notes": "n", "candidates": [], "suspicious_features": [],
+                "traceability": [{"requirement": "r", "explicit": False, "t0_tests": [], "coverage": "none"}]})]))
+        analyst = LLMTaskAnalyst(OpenAIChatModel(Profile(name="f", base_url=server.base_url,
+                                                         model="fake-model", timeout=5)))
+        await analyst.analyse(make_ctx(worlds, None, []))
+        await analyst.aclose()
+        ran, read = [m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert worlds.calls[0] == ("run", "null", COMMAND)
+    # The command as the model wrote it, and its output as it ran (escapes included) ...
+    assert f"$ {COMMAND}\n[exit code 0]\nTrue <<'PY' 2>&1 \x1b[31mred\x1b[0m nul:" in ran
+    assert "›" not in ran and "‹" not in ran
+    # ... minus only what a JSON payload cannot carry, shown rather than dropped.
+    assert "\x00" not in ran and "nul:\\x00:end" in ran
+    assert "return a < b and b > 0  # 2>&1 <<'PY'" in read
+    # Still framed as untrusted data.
+    for content in (ran, read):
+        assert content.startswith("<untrusted-trial-data boundary=") and content.rstrip().endswith(">")

@@ -23,9 +23,19 @@ class Fence:
 
     def wrap(self, text: str, source: str) -> str:
         # The boundary is random per session; scrub it anyway so no text can close the fence.
-        safe = text.replace(self.boundary, "[boundary removed]")
+        safe = payload_safe(text).replace(self.boundary, "[boundary removed]")
         return (f'<{OPEN_TAG} boundary="{self.boundary}" source="{fence_label(source)}">\n{safe}\n'
                 f'</{OPEN_TAG} boundary="{self.boundary}">')
+
+
+_UNSENDABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def payload_safe(text: str) -> str:
+    """Text as it ran, minus what a JSON/HTTP payload cannot carry: NULs (servers cut strings
+    at them) and lone surrogates (undecodable bytes; not UTF-8). Everything else, `<`, `>`,
+    quotes, escapes, reaches the model unchanged: the terminal sanitiser is for terminals."""
+    return _UNSENDABLE.sub(lambda m: "\\x00" if m.group(0) == "\x00" else "\ufffd", text)
 
 
 def fence_label(source: str, limit: int = 100) -> str:
