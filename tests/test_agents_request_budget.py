@@ -151,3 +151,39 @@ async def test_commands_outputs_and_files_reach_the_model_as_they_ran():
     # Still framed as untrusted data.
     for content in (ran, read):
         assert content.startswith("<untrusted-trial-data boundary=") and content.rstrip().endswith(">")
+
+
+# ---- how turns run, and whose review it is (35.8) ----------------------------------------------
+async def test_every_request_says_its_time_limit_and_that_tool_calls_run_in_order():
+    with FakeOpenAIServer() as server:
+        server.script(Reply(tool_calls=[("submit", {
+            "notes": "n", "candidates": [], "suspicious_features": [],
+            "traceability": [{"requirement": "r", "explicit": False, "t0_tests": [], "coverage": "none"}]})]))
+        analyst = LLMTaskAnalyst(OpenAIChatModel(Profile(name="f", base_url=server.base_url,
+                                                         model="fake-model", timeout=7)))
+        await analyst.analyse(make_ctx(FileWorlds(None, worlds=("null",)), None, []))
+        await analyst.aclose()
+        system = server.requests[0]["messages"][0]["content"]
+    assert "time limit of 7 s" in system
+    assert "run one after another, in the order you list them" in system
+
+
+def test_a_reviewer_on_the_authors_model_is_said_once_at_start(monkeypatch, podman_calls):
+    from typer.testing import CliRunner
+
+    from testjack_tui.cli import app
+    from testjack_tui.config import config_path
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("TESTJACK_MODEL", "coder")
+    base = ["audit", "benchmarks/demo", "--agent", "openai", "--headless", "--auto-approve", "--task", "no-such-task"]
+    output = CliRunner().invoke(app, base).output
+    notes = [ln for ln in output.splitlines() if "review is not independent" in ln]
+    assert len(notes) == 1 and "coder at http://127.0.0.1:9/v1" in notes[0]
+    assert "task_analysis and audit" in notes[0] and "--reviewer NAME" in notes[0]
+    # The reviewer on its own profile (another model): nothing to say.
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text('[profiles.judge]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "judge-model"\n')
+    output = CliRunner().invoke(app, base + ["--reviewer", "judge"]).output
+    assert "agent reviewer: judge" in output and "not independent" not in output
+    assert podman_calls() == []

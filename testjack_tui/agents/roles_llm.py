@@ -18,6 +18,7 @@ from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcom
 
 from .chat import ChatModel
 from .errors import AgentError
+from .limits_note import limits_note
 from .request_budget import official_tests_view, patch_view
 from .runtime import DEFAULT_MAX_STEPS, AgentSession
 from .toolbox import Toolbox, candidates_written
@@ -161,7 +162,9 @@ class _SessionRole:
     def _open(self, ctx: AuditContext, phase: str, system: str, fence: Fence, checks: dict,
               suffix: str = "", candidate: Candidate | None = None) -> AgentSession:
         toolbox = Toolbox(self.role, ctx.tools, fence, phase, checks=checks)
-        return AgentSession(role=self.role, model=self.model_for(ctx, phase, candidate), toolbox=toolbox,
+        model = self.model_for(ctx, phase, candidate)
+        system = system.rstrip("\n") + "\n\n" + limits_note(model)
+        return AgentSession(role=self.role, model=model, toolbox=toolbox,
                             ctx=ctx, system=system, transcript=self._transcript(ctx, suffix),
                             max_steps=self.max_steps)
 
