@@ -187,3 +187,18 @@ def test_a_reviewer_on_the_authors_model_is_said_once_at_start(monkeypatch, podm
     output = CliRunner().invoke(app, base + ["--reviewer", "judge"]).output
     assert "agent reviewer: judge" in output and "not independent" not in output
     assert podman_calls() == []
+
+
+def test_audit_repair_feedback_names_every_failing_assertion_whatever_the_message_budget():
+    from testjack_tui.engine.oracle import feedback_for
+    from testjack_tui.engine.roles import Candidate
+    from testjack_tui.engine.runner import RunResult
+
+    long_trace = "".join(f"  frame {i}: some/module.py:{i} in call\n" for i in range(200))
+    outcomes = {f"tests/test_tj_convert.py::test_{i}": {
+        "status": "failed", "message": long_trace + f"E       assert {i} == {i + 1}\n"} for i in range(5)}
+    run = RunResult(key="k", world="reference", trial_id=None, test_ids=list(outcomes), outcomes=outcomes)
+    candidate = Candidate(id="t:tr:1.v1", path="tests/test_tj_convert.py", source="", requirement="r",
+                          author="audit")
+    text = feedback_for(run, candidate, sanitize=False)
+    assert all(f"assert {i} == {i + 1}" in text for i in range(5))

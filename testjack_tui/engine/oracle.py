@@ -153,10 +153,20 @@ def feedback_for(run: RunResult, candidate: Candidate, sanitize: bool) -> str:
             lines.append(f"{candidate.path}: no test was collected"
                          + (" (timed out)" if run.timed_out else ""))
         return "The candidate does not pass on the reference solution.\n" + "\n".join(lines)
+    # The decisive lines of every failing test first: the full messages below are cut at a budget.
+    decisive = []
+    for node, outcome in sorted(run.outcomes_of(candidate.path, candidate.test_ids).items()):
+        if outcome.get("status") != "passed":
+            said = asserted_lines(str(outcome.get("message", "")))[:REPAIR_LINES]
+            decisive.append(f"{node}: {outcome.get('status')}" + "".join(f"\n    {ln}" for ln in said))
     text = run.messages(candidate.path, candidate.test_ids)
     output = (run.head + ("\n[...]\n" + run.tail if run.tail else "")).strip()
+    shown = output[-3000:]
+    if len(shown) < len(output):
+        shown = f"[the first {len(output) - len(shown)} characters of the output are cut]\n{shown}"
     return ("The candidate does not pass on the reference solution (R[G]).\n"
-            f"Per-test results:\n{text or 'no test was collected'}\n\nOutput:\n{output[-3000:]}")
+            + (f"Failing tests and their assertions:\n{chr(10).join(decisive)}\n\n" if decisive else "")
+            + f"Per-test results:\n{text or 'no test was collected'}\n\nOutput:\n{shown}")
 
 
 _WS = re.compile(r"\s+")
