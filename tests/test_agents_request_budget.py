@@ -202,3 +202,12 @@ def test_audit_repair_feedback_names_every_failing_assertion_whatever_the_messag
                           author="audit")
     text = feedback_for(run, candidate, sanitize=False)
     assert all(f"assert {i} == {i + 1}" in text for i in range(5))
+
+
+def test_long_solution_blind_feedback_says_it_was_cut():
+    from testjack_tui.agents import sanitize_reference_feedback
+
+    feedback = "".join(f"E       assert {i} == {i + 1}\n" for i in range(1_000))
+    text = sanitize_reference_feedback(feedback, None, limit=500)
+    assert len(text) < 600 and text.endswith("more lines of this feedback]")
+    assert "assert 0 == 1" in text and all(line.startswith(("E ", "[cut")) for line in text.splitlines())

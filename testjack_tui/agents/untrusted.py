@@ -94,4 +94,7 @@ def sanitize_reference_feedback(feedback: str, reference_patch: str | None, limi
                 line = re.sub(rf"\b{re.escape(base)}\b", "<implementation file>", line)
         kept.append(line)
     text = "\n".join(kept) or "(the run on a valid implementation failed; no assertion message was captured)"
-    return text[:limit]
+    if len(text) <= limit:
+        return text
+    head = text[:limit].rsplit("\n", 1)[0]
+    return f"{head}\n[cut: {len(text.splitlines()) - len(head.splitlines())} more lines of this feedback]"
