@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from agents_worlds import FileWorlds, make_ctx, make_task
 from fake_openai_server import FakeOpenAIServer, Reply
 
@@ -211,3 +213,27 @@ def test_long_solution_blind_feedback_says_it_was_cut():
     text = sanitize_reference_feedback(feedback, None, limit=500)
     assert len(text) < 600 and text.endswith("more lines of this feedback]")
     assert "assert 0 == 1" in text and all(line.startswith(("E ", "[cut")) for line in text.splitlines())
+
+
+def test_a_test_patch_no_id_can_be_tied_to_is_kept_whole():
+    tests = OfficialTests(framework="pytest", test_patch="not a diff at all\n" * 3_000,
+                          fail_to_pass=("weird id scheme",), pass_to_pass=P2P)
+    view = official_tests_view(tests)
+    assert tests.test_patch.rstrip("\n") in view and P2P[-1] not in view
+
+
+@pytest.mark.parametrize("framework,path,body,test_id", [
+    ("go test", "parse/parse_test.go", "func TestParseHours(t *testing.T) {\n\tif Parse(\"1h\") != 3600 { t.Fail() }\n}",
+     "TestParseHours"),
+    ("django", "app/tests.py", "class T(TestCase):\n    def test_parse_hours(self):\n        self.assertEqual(1, 1)",
+     "test_parse_hours (app.tests.T)"),
+    ("cargo", "tests/parse.rs", "#[test]\nfn parse_hours() {\n    assert_eq!(parse(\"1h\"), 3600);\n}",
+     "parse_hours"),
+    ("jest", "src/parse.test.js", "test('parses hours', () => {\n  expect(parse('1h')).toBe(3600);\n});",
+     "src/parse.test.js > parses hours"),
+])
+def test_fail_to_pass_sections_are_found_for_every_runner(framework, path, body, test_id):
+    tests = OfficialTests(framework=framework, test_patch=_file("other/noise_file.txt", HELPER_BODY) + _file(path, body),
+                          fail_to_pass=(test_id,), pass_to_pass=P2P)
+    view = official_tests_view(tests, limit=8_000)
+    assert _file(path, body).rstrip("\n") in view and "helper_399" not in view

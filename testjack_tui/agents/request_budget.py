@@ -63,6 +63,8 @@ def official_tests_view(tests: Any, limit: int = T0_BUDGET) -> str:
     if tests.test_patch and not sections:
         sections = [("test patch", tests.test_patch)]
     decisive = [(p, t) for p, t in sections if holds_test(p, t, f2p)]
+    if not decisive:  # no section could be tied to a fail-to-pass id: none may be dropped
+        decisive = sections
     others = [(p, t) for p, t in sections if (p, t) not in decisive]
     parts = [f"framework: {tests.framework}",
              "fail-to-pass (must fail before the change, pass after):",
