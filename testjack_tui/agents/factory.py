@@ -89,6 +89,28 @@ def describe_role(config: Config, role: str, choice: str) -> str:
             f"results by {profile.structured_output}")
 
 
+def _llm(choice: str | None) -> bool:
+    return (choice or "scripted") not in ("scripted", "operator")
+
+
+def shared_reviewer_note(config: Config, agents: dict[str, str]) -> str | None:
+    """One line when the reviewer runs the same model on the same endpoint as a role that writes
+    the tests it judges: its independence is then nominal, and the operator should know."""
+    if not _llm(agents.get("reviewer")):
+        return None
+    def seat(role: str) -> tuple[str, str]:
+        profile = resolve_profile(config, role, agents[role])
+        return profile.model, profile.base_url.rstrip("/")
+
+    reviewer = resolve_profile(config, "reviewer", agents["reviewer"])
+    same = [role for role in ("task_analysis", "audit") if _llm(agents.get(role)) and seat(role) == seat("reviewer")]
+    if not same:
+        return None
+    return (f"note: the reviewer runs the same model ({reviewer.model} at {reviewer.base_url}) as the tests' "
+            f"author ({' and '.join(same)}), so its review is not independent; give it its own profile "
+            f"([roles] reviewer = \"NAME\" in {config.path or config_path()}, or --reviewer NAME)")
+
+
 def _chat_model(config: Config, role: str, choice: str,
                 limiters: dict[str, asyncio.Semaphore] | None = None) -> OpenAIChatModel:
     profile = resolve_profile(config, role, choice)

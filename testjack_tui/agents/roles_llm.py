@@ -18,6 +18,8 @@ from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcom
 
 from .chat import ChatModel
 from .errors import AgentError
+from .limits_note import limits_note
+from .request_budget import official_tests_view, patch_view
 from .runtime import DEFAULT_MAX_STEPS, AgentSession
 from .toolbox import Toolbox, candidates_written
 from .tools import failure_lines
@@ -56,7 +58,7 @@ def _placement(ctx: AuditContext) -> str:
 
 
 def _official_tests_block(ctx: AuditContext, fence: Fence) -> str:
-    return fence.wrap(cap_output(ctx.tools.official_tests(), 12_000), "official tests T0")
+    return fence.wrap(official_tests_view(ctx.task.tests), "official tests T0")
 
 
 def _checklist(payload: dict) -> list[ChecklistItem]:
@@ -160,7 +162,9 @@ class _SessionRole:
     def _open(self, ctx: AuditContext, phase: str, system: str, fence: Fence, checks: dict,
               suffix: str = "", candidate: Candidate | None = None) -> AgentSession:
         toolbox = Toolbox(self.role, ctx.tools, fence, phase, checks=checks)
-        return AgentSession(role=self.role, model=self.model_for(ctx, phase, candidate), toolbox=toolbox,
+        model = self.model_for(ctx, phase, candidate)
+        system = system.rstrip("\n") + "\n\n" + limits_note(model)
+        return AgentSession(role=self.role, model=model, toolbox=toolbox,
                             ctx=ctx, system=system, transcript=self._transcript(ctx, suffix),
                             max_steps=self.max_steps)
 
@@ -272,7 +276,7 @@ class LLMAuditAgent(_SessionRole):
             "audit", task_id=ctx.task.id, trial_id=_plain(ctx.trial.id), agent=_plain(ctx.trial.agent),
             model=_plain(ctx.trial.model), instruction=ctx.task.instruction,
             official_tests=_official_tests_block(ctx, fence),
-            diff=fence.wrap(cap_output(ctx.tools.diff(), 30_000), "trial patch"),
+            diff=fence.wrap(patch_view(ctx.tools.diff()), "trial patch"),
             boundary=fence.boundary, framework=_framework(ctx), workdir=ctx.task.environment.workdir,
             placement=_placement(ctx),
             max_steps=self.max_steps, known_witnesses=known)
@@ -359,7 +363,7 @@ def runs_block(case_runs: dict) -> str:
         out.append(f"On trial {trial_id}: {len(failing)} of {len(outcomes)} case(s) fail.")
         for node, outcome in failing.items():
             out.append(f"  {str(outcome.get('status')).upper()} {node}")
-            out.extend("      " + line for line in failure_lines(str(outcome.get("message", "")), limit=4))
+            out.extend("      " + line for line in failure_lines(str(outcome.get("message", "")), limit=8))
     if len(trials) > MAX_TRIALS_SHOWN:
         out.append(f"... and {len(trials) - MAX_TRIALS_SHOWN} more trial(s) where it fails.")
     return "\n".join(out)

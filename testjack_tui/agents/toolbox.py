@@ -191,7 +191,9 @@ class Toolbox:
         if not self._world(world):
             return self._deny_world(world)
         timeout = max(1.0, min(float(timeout), MAX_TIMEOUT))
-        return self._data(await self.tools.run(world, command, timeout), f"{world} world: $ {command}")
+        # The command is echoed inside the fence exactly as it ran (a label is one sanitised line).
+        output = await self.tools.run(world, command, timeout)
+        return self._data(f"$ {command}\n{output}", f"{world} world: a command and its output")
 
     async def _tool_read_file(self, world: str, path: str) -> ToolResult:
         if not self._world(world):

@@ -15,9 +15,11 @@ import contextlib
 import re
 from typing import Any, Mapping
 
+from testjack_tui.engine.assertion_lines import asserted_lines, runner_hint
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
+from .request_budget import official_tests_view
 from .sealed import FORGET_FUTURE, SEALED_WORLDS, reference_lines, withhold
 
 NO_TRIAL = "(no trial in this session)"
@@ -40,14 +42,10 @@ def failure_lines(message: str, limit: int = 8) -> list[str]:
     pytest's report repeats the assertion in its message and its long text; each line is kept once.
     """
     lines = [ln.rstrip() for ln in (message or "").strip().splitlines()]
-    asserted: list[str] = []
+    asserted = asserted_lines(message)
     where = ""
     for line in lines:
         stripped = line.strip()
-        if stripped.startswith("E ") or stripped == "E":
-            text = stripped[1:].strip()
-            if text and text not in asserted:
-                asserted.append(text)
         m = _LOCATION.match(stripped)
         # The deepest frame in the repo (a relative path), not the interpreter's own files.
         if m and (not where or not m.group(1).startswith("/")):
@@ -55,7 +53,7 @@ def failure_lines(message: str, limit: int = 8) -> list[str]:
     if not asserted:
         for line in lines:
             text = line.strip()
-            if text and not set(text) <= set("_=-") and text not in asserted:
+            if text and not set(text) <= set("_=-") and not runner_hint(text) and text not in asserted:
                 asserted.append(text)
             if len(asserted) >= 3:
                 break
@@ -191,15 +189,7 @@ class SandboxTools:
         return self.trial.patch if self.trial is not None else NO_TRIAL
 
     def official_tests(self) -> str:
-        tests = self.task.tests
-        parts = [f"framework: {tests.framework}",
-                 "fail-to-pass (must fail before the change, pass after):",
-                 *[f"  {t}" for t in tests.fail_to_pass],
-                 "pass-to-pass (must keep passing):",
-                 *[f"  {t}" for t in tests.pass_to_pass]]
-        if tests.test_patch:
-            parts += ["test patch:", tests.test_patch]
-        return "\n".join(parts)
+        return official_tests_view(self.task.tests, limit=10**12)  # whole: the tool pages it
 
     def evidence(self) -> str:
         if not self._evidence:

@@ -12,6 +12,7 @@ import re
 import secrets
 
 from testjack_tui.diffs import touched_files
+from testjack_tui.engine.assertion_lines import runner_hint
 
 OPEN_TAG = "untrusted-trial-data"
 
@@ -22,9 +23,19 @@ class Fence:
 
     def wrap(self, text: str, source: str) -> str:
         # The boundary is random per session; scrub it anyway so no text can close the fence.
-        safe = text.replace(self.boundary, "[boundary removed]")
+        safe = payload_safe(text).replace(self.boundary, "[boundary removed]")
         return (f'<{OPEN_TAG} boundary="{self.boundary}" source="{fence_label(source)}">\n{safe}\n'
                 f'</{OPEN_TAG} boundary="{self.boundary}">')
+
+
+_UNSENDABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def payload_safe(text: str) -> str:
+    """Text as it ran, minus what a JSON/HTTP payload cannot carry: NULs (servers cut strings
+    at them) and lone surrogates (undecodable bytes; not UTF-8). Everything else, `<`, `>`,
+    quotes, escapes, reaches the model unchanged: the terminal sanitiser is for terminals."""
+    return _UNSENDABLE.sub(lambda m: "\\x00" if m.group(0) == "\x00" else "\ufffd", text)
 
 
 def fence_label(source: str, limit: int = 100) -> str:
@@ -74,7 +85,7 @@ def sanitize_reference_feedback(feedback: str, reference_patch: str | None, limi
         if not stripped or not _KEEP.search(stripped):
             continue
         body = stripped[1:].strip() if stripped.startswith("E ") else stripped
-        if body in added_code:
+        if body in added_code or runner_hint(body):
             continue
         for path in hidden:
             line = line.replace(path, "<implementation file>")
@@ -83,4 +94,7 @@ def sanitize_reference_feedback(feedback: str, reference_patch: str | None, limi
                 line = re.sub(rf"\b{re.escape(base)}\b", "<implementation file>", line)
         kept.append(line)
     text = "\n".join(kept) or "(the run on a valid implementation failed; no assertion message was captured)"
-    return text[:limit]
+    if len(text) <= limit:
+        return text
+    head = text[:limit].rsplit("\n", 1)[0]
+    return f"{head}\n[cut: {len(text.splitlines()) - len(head.splitlines())} more lines of this feedback]"

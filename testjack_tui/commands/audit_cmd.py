@@ -350,12 +350,15 @@ def _print_agents(agents: dict[str, str]) -> None:
     """Say at start-up what each role's agent resolved to (endpoint, model, limits)."""
     if all(choice in ("scripted", "operator") for choice in agents.values()):
         return
-    from testjack_tui.agents.factory import describe_role
+    from testjack_tui.agents.factory import describe_role, shared_reviewer_note
     from testjack_tui.config import load_config
 
     config = load_config()
     for role in ("task_analysis", "audit", "reviewer"):
         echo("agent " + describe_role(config, role, agents.get(role) or "scripted"))
+    note = shared_reviewer_note(config, agents)
+    if note:
+        echo(note)
 
 
 def _agents(agent: str, reviewer: str | None) -> dict[str, str]:

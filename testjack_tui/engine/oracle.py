@@ -21,6 +21,7 @@ from typing import Any, TYPE_CHECKING
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
 
+from .assertion_lines import asserted_lines
 from .probes import materialize_probe
 from .events import CandidateDropped, CandidateProposed, CandidateValidated
 from .roles import AuditAgent, AuditContext, Candidate, TaskAnalyst
@@ -131,6 +132,9 @@ def _rebase(test_id: str, old: str, new: str) -> str:
     return new + test_id[len(old):] if test_id.startswith(old) else test_id
 
 
+REPAIR_LINES = 12  # assertion lines per failing test in solution-blind repair feedback
+
+
 def feedback_for(run: RunResult, candidate: Candidate, sanitize: bool) -> str:
     """What the author sees after a failure on the reference world.
 
@@ -142,17 +146,27 @@ def feedback_for(run: RunResult, candidate: Candidate, sanitize: bool) -> str:
         lines = []
         for node, outcome in sorted(run.outcomes_of(candidate.path, candidate.test_ids).items()):
             said = [ln.strip() for ln in str(outcome.get("message", "")).strip().splitlines() if ln.strip()]
-            asserted = list(dict.fromkeys(ln[1:].strip() for ln in said if ln.startswith("E ")))[:3]
+            asserted = asserted_lines(str(outcome.get("message", "")))[:REPAIR_LINES]
             shown = " / ".join(asserted) if asserted else (said[-1] if said else "")
             lines.append(f"{node}: {outcome.get('status')}" + (f" — {shown}" if shown else ""))
         if not lines:
             lines.append(f"{candidate.path}: no test was collected"
                          + (" (timed out)" if run.timed_out else ""))
         return "The candidate does not pass on the reference solution.\n" + "\n".join(lines)
+    # The decisive lines of every failing test first: the full messages below are cut at a budget.
+    decisive = []
+    for node, outcome in sorted(run.outcomes_of(candidate.path, candidate.test_ids).items()):
+        if outcome.get("status") != "passed":
+            said = asserted_lines(str(outcome.get("message", "")))[:REPAIR_LINES]
+            decisive.append(f"{node}: {outcome.get('status')}" + "".join(f"\n    {ln}" for ln in said))
     text = run.messages(candidate.path, candidate.test_ids)
     output = (run.head + ("\n[...]\n" + run.tail if run.tail else "")).strip()
+    shown = output[-3000:]
+    if len(shown) < len(output):
+        shown = f"[the first {len(output) - len(shown)} characters of the output are cut]\n{shown}"
     return ("The candidate does not pass on the reference solution (R[G]).\n"
-            f"Per-test results:\n{text or 'no test was collected'}\n\nOutput:\n{output[-3000:]}")
+            + (f"Failing tests and their assertions:\n{chr(10).join(decisive)}\n\n" if decisive else "")
+            + f"Per-test results:\n{text or 'no test was collected'}\n\nOutput:\n{shown}")
 
 
 _WS = re.compile(r"\s+")
