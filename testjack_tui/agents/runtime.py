@@ -13,6 +13,7 @@ from typing import Any
 from testjack_tui.engine.events import AgentOutput, AgentProgress, Log, ToolCall
 from testjack_tui.engine.roles import AuditContext
 
+from .caps import RequestCount
 from .chat import CallMeter, ChatModel, ChatReply, StructuredOutputUnsupported, ToolCallRequest, Usage
 from .errors import AgentError
 from .ledger import MemoryLedger
@@ -39,7 +40,8 @@ def structured_mode(model: Any) -> str:
 
 class AgentSession:
     def __init__(self, *, role: str, model: ChatModel, toolbox: Toolbox, ctx: AuditContext,
-                 system: str, transcript: Transcript, max_steps: int = DEFAULT_MAX_STEPS):
+                 system: str, transcript: Transcript, max_steps: int = DEFAULT_MAX_STEPS,
+                 requests: RequestCount | None = None):
         self.role = role
         self.model = model
         self.toolbox = toolbox
@@ -51,7 +53,7 @@ class AgentSession:
         ledger = ctx.ledger if ctx.ledger is not None else MemoryLedger()
         self.meter = CallMeter(ledger, role, ctx.task.id, ctx.trial.id if ctx.trial else None,
                                on_record=lambda usage: self.transcript.write("usage", **usage),
-                               on_progress=self._on_progress)
+                               on_progress=self._on_progress, requests=requests)
         self.transcript.write("system", content=system, model=model.label)
 
     @property
@@ -129,6 +131,7 @@ class AgentSession:
         result = await self.toolbox.call("submit", text)
         if result.submitted is not None:
             return result.submitted
+        self.meter.last_failure = "structured result: " + " ".join(result.text.split())[:160]
         self._append({"role": "user", "content": result.text + "\nCall submit (or reply with the corrected JSON)."})
         return None
 
@@ -173,6 +176,7 @@ class AgentSession:
                 for c in reply.tool_calls]
         self._append(assistant)
         if not reply.tool_calls:
+            self.meter.last_failure = "the reply called no tool"
             self._append({"role": "user", "content": NUDGE})
             return None
         submitted = None
@@ -193,6 +197,7 @@ class AgentSession:
                                 arguments=call.arguments, result=text, finished=True))
             self._append({"role": "tool", "tool_call_id": call.id, "content": text})
             if error:
+                self.meter.last_failure = f"{call.name}: " + " ".join(text.split())[:160]
                 self.transcript.write("tool_error", call_id=call.id, name=call.name)
         return submitted
 

@@ -169,6 +169,7 @@ class _Recorded:
     `model_for` replaces per session with the recorded turns."""
 
     strict = False  # recordings hold what they hold; the schema's required fields are filled in
+    counts_requests = False  # a replay sends no requests
     max_steps_default = 200
 
     def __init__(self, benchmark_root: Path | str, max_steps: int | None = None):
