@@ -28,6 +28,12 @@ STRUCTURED_ASK = ("You replied without a tool call, so hand in your result now: 
                   "response format). If you still need tools, say so in its notes and submit what "
                   "you have.")
 
+CUT_ASK = ("Your last reply was cut off at the output limit ({limit}) before it was complete, so none "
+           "of it was used. Send it again, shorter: one sentence per text field, quotes of P only "
+           "as long as the point needs, no more rows than the schema allows. If it still would not "
+           "fit, submit the rows that matter most and say in notes what you left out.")
+CUT_PLACEHOLDER = "[reply cut off at the output limit; not used]"
+
 
 def structured_mode(model: Any) -> str:
     """"json_schema" when the final result is asked for with response_format, else "tool"."""
@@ -85,6 +91,9 @@ class AgentSession:
             self.steps += 1
             try:
                 reply = await self._complete()
+                if reply.finish_reason == "length":
+                    self._cut(reply)
+                    continue
                 submitted = await self._handle(reply)
                 if submitted is None and not reply.tool_calls and structured_mode(self.model) == "json_schema":
                     submitted = await self._structured_result(phase)
@@ -126,6 +135,9 @@ class AgentSession:
                 self.model.json_schema_supported = True
             except AttributeError:
                 pass
+        if reply.finish_reason == "length":
+            self._cut(reply)
+            return None
         self._append({"role": "assistant", "content": reply.text or ""})
         text = _json_object_text(reply.text or "")
         result = await self.toolbox.call("submit", text)
@@ -162,6 +174,19 @@ class AgentSession:
             "call_id": reply.call_id,
             "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls]}))
         return reply
+
+    def _cut(self, reply: ChatReply) -> None:
+        """A reply cut at max_tokens is half a JSON object at best: never parse it, ask again shorter."""
+        max_tokens = getattr(getattr(self.model, "profile", None), "max_tokens", None)
+        limit = f"max_tokens {max_tokens}" if max_tokens else "the endpoint's max_tokens"
+        self.meter.last_failure = f"the reply was cut off at {limit}"
+        self.transcript.write("cut", chars=len(reply.text or "") + sum(len(c.arguments) for c in reply.tool_calls),
+                              tool_calls=[c.name for c in reply.tool_calls])
+        self._emit(Log(self.ctx.session_id, level="warning",
+                       message=f"{self.role} ({self.ctx.task.id}/{self.trial_id or 'analysis'}): reply cut off "
+                               f"at {limit}; asked again for a shorter one"))
+        self._append({"role": "assistant", "content": CUT_PLACEHOLDER})
+        self._append({"role": "user", "content": CUT_ASK.format(limit=limit)})
 
     def _append(self, message: dict) -> None:
         self.messages.append(message)

@@ -204,7 +204,7 @@ class ScriptedTaskAnalyst(_Recorded, LLMTaskAnalyst):
         script, data = self.library.analysis(ctx.task.id)
         if phase == "repair":
             return self._repair_model(ctx, script, data, candidate)
-        extra = {"checklist": data["checklist"]} if data.get("checklist") else {}
+        extra: dict = {}
         # Recordings carry a checklist; its T0 coverage is the traceability matrix's.
         extra["traceability"] = data.get("traceability") or [
             {"requirement": item["clause"], "explicit": bool(item.get("explicit")), "t0_tests": [],
