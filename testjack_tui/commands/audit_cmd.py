@@ -180,7 +180,9 @@ def _limit(value, fmt="{}") -> str:
 
 
 def budget_text(e) -> str:
-    return (f"${e.usd:.4f}/{_limit(e.usd_limit, '${:.2f}')}, tokens {e.tokens}/{_limit(e.tokens_limit)}, "
+    from testjack_tui.engine.budget import usd_text
+
+    return (f"{usd_text(e.usd, getattr(e, 'unpriced', ()))}/{_limit(e.usd_limit, '${:.2f}')}, tokens {e.tokens}/{_limit(e.tokens_limit)}, "
             f"runs {e.test_runs}/{_limit(e.test_runs_limit)}, {e.seconds:.0f}s/{_limit(e.seconds_limit, '{:.0f}s')}"
             + (" (some usage estimated)" if e.estimated else ""))
 
