@@ -43,6 +43,7 @@ class ProgressPrinter:
         self.last_budget = ""
         self.world_nodes: dict[str, str] = {}  # world -> cluster node last seen running it
         self.progress_shown: dict[tuple, tuple[float, str]] = {}  # (role, task, trial) -> (elapsed, state) shown
+        self.scripts_shown: set[tuple[str, str]] = set()  # (container, multi-line command) printed whole
 
     PROGRESS_EVERY = 30.0  # seconds between "still waiting" lines of one agent request
 
@@ -161,7 +162,20 @@ class ProgressPrinter:
         elif kind == "world_state" and getattr(e, "node", "") and e.state != "output":
             self._world_node(e)
         elif self.verbose and kind == "world_state" and e.state not in ("output",):
-            self.line(f"world {e.world} {e.container} {e.state} {e.command}".rstrip())
+            self.line(f"world {e.world} {e.container} {e.state} {self._command(e)}".rstrip())
+
+    def _command(self, e: Any) -> str:
+        """A multi-line script (a helper run with its source) is printed whole once per
+        container; its other states name it by its first line."""
+        command = e.command or ""
+        if "\n" not in command:
+            return command
+        key = (e.container, command)
+        if key not in self.scripts_shown:
+            self.scripts_shown.add(key)
+            return command
+        first = command.split("\n", 1)[0]
+        return f"{first[:120]} [... {command.count(chr(10))} more line(s), shown above]"
 
     def _world_node(self, e: Any) -> None:
         """On a cluster: where each world runs, once per move, and lost nodes."""
@@ -169,7 +183,7 @@ class ProgressPrinter:
             self.line(f"warning: {e.text}")
             return
         if self.verbose:
-            self.line(f"world {e.world} {e.container} {e.state} on {e.node} {e.command}".rstrip())
+            self.line(f"world {e.world} {e.container} {e.state} on {e.node} {self._command(e)}".rstrip())
         elif e.world and self.world_nodes.get(e.world) != e.node:
             self.line(f"world {e.world} on node {e.node}")
         self.world_nodes[e.world] = e.node
