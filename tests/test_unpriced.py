@@ -57,3 +57,22 @@ def test_the_header_gauge_says_unpriced():
     shown = gauge("USD", 0.0, 5.0, lambda v: f"{v:.2f}", shown=usd_text(0.0, ["local"], 2).lstrip("$"))
     assert isinstance(shown, Text) and shown.plain.endswith("unpriced/5.00")
     assert gauge("USD", 1.0, None, lambda v: f"{v:.2f}").plain == "USD 1.00/∞"
+
+
+def test_the_sessions_list_says_unpriced():
+    import asyncio
+    import json
+
+    from test_engine_loop import build
+    from typer.testing import CliRunner
+
+    from testjack_tui.cli import app
+
+    session, _, _ = build()
+    asyncio.run(session.run())
+    session.budget.record("audit", "local-model", 100, 10, 0.0, False)  # no pricing configured
+    runner = CliRunner()
+    [item] = [i for i in json.loads(runner.invoke(app, ["sessions", "--json"]).output) if i["id"] == session.id]
+    assert item["unpriced"] == ["local-model"]
+    row = next(line for line in runner.invoke(app, ["sessions"]).output.splitlines() if line.startswith(session.id))
+    assert " unpriced " in row and "0.0000" not in row

@@ -566,6 +566,7 @@ def register(app: typer.Typer) -> None:
     @app.command("sessions")
     def sessions(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
         """List stored audit sessions with their state."""
+        from testjack_tui.engine.budget import usd_text
         from testjack_tui.engine.session import list_sessions, state_text
 
         items = list_sessions()
@@ -581,7 +582,8 @@ def register(app: typer.Typer) -> None:
             rows.append((s["id"], state_text(s), str(s.get("mode") or "-"), str(s.get("refuted", "-")),
                          str(s.get("witnesses", "-")), str(s.get("rounds", "-")), str(s.get("overrules", "-")),
                          str(s.get("test_runs", "-")),
-                         f"{s['usd']:.4f}" if isinstance(s.get("usd"), (int, float)) else "-",
+                         usd_text(s["usd"], s.get("unpriced") or ()).lstrip("$")
+                         if isinstance(s.get("usd"), (int, float)) else "-",
                          str(s.get("benchmark") or "-")))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
