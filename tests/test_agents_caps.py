@@ -83,3 +83,15 @@ async def test_a_one_round_audit_of_one_task_against_a_useless_endpoint_stays_un
     assert len(server.requests) <= 60
     gave_up = [e.message for e in events if isinstance(e, Log) and "gave up" in e.message]
     assert len(gave_up) == 1 and "task_analysis gave up" in gave_up[0], gave_up
+
+
+def test_the_caps_are_printed_at_start(monkeypatch):
+    from testjack_tui.agents.factory import describe_role
+    from testjack_tui.config import load_config
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    lines = {role: describe_role(load_config(), role, "openai") for role in ("task_analysis", "audit", "reviewer")}
+    assert lines["task_analysis"].endswith("caps (requests include retries): 20 steps, 28 requests per task; "
+                                           "repair 8 steps, 12 requests per repair")
+    assert "20 steps, 28 requests per trial" in lines["audit"]
+    assert lines["reviewer"].endswith("6 steps, 10 requests per candidate")

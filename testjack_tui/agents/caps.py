@@ -31,7 +31,7 @@ ROLE_CAPS = {
 
 def describe_caps(role: str) -> str:
     caps = ROLE_CAPS[role]
-    return f"{caps.steps} steps and {caps.requests} requests (retries included) per {caps.per}"
+    return f"{caps.steps} steps, {caps.requests} requests per {caps.per}"
 
 
 class RequestCapReached(AgentError):

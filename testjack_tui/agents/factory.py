@@ -87,8 +87,8 @@ def describe_role(config: Config, role: str, choice: str) -> str:
     return (f"{role}: {choice} -> {source}: model {profile.model} at {profile.base_url}, key "
             f"${profile.api_key_env} {key}, timeout {profile.timeout:g}s, max_tokens {profile.max_tokens}, "
             f"temperature {profile.temperature:g}, concurrency {profile.concurrency}, "
-            f"results by {profile.structured_output}; caps: {describe_caps(role)}"
-            + (f", repair {describe_caps('repair')}" if role != "reviewer" else ""))
+            f"results by {profile.structured_output}; caps (requests include retries): {describe_caps(role)}"
+            + (f"; repair {describe_caps('repair')}" if role != "reviewer" else ""))
 
 
 def _chat_model(config: Config, role: str, choice: str,
