@@ -145,3 +145,20 @@ def test_a_verdict_left_for_the_operator_is_said_so():
                                           label="questionable", by="queued"))
     assert out.getvalue().split("] ", 1)[1].strip() == \
         "queued: t:a1:1.v1 is questionable: left for the operator, not counted"
+
+
+def test_verbose_prints_a_multi_line_script_once_per_container():
+    from testjack_tui.engine.events import WorldState
+
+    script = "python - <<'PY'\nimport json\nprint(json.dumps({'ok': 1}))\nPY"
+    out = io.StringIO()
+    printer = ProgressPrinter(out, verbose=True)
+    for state in ("running", "exited"):
+        printer(WorldState("s", world="model", container="c1", state=state, command=script))
+    printer(WorldState("s", world="model", container="c2", state="running", command=script))
+    printer(WorldState("s", world="model", container="c1", state="running", command="pytest -q"))
+    printer(WorldState("s", world="model", container="c1", state="exited", command="pytest -q"))
+    text = out.getvalue()
+    assert text.count("print(json.dumps({'ok': 1}))") == 2  # once in c1, once in c2
+    assert "world model c1 exited python - <<'PY' [... 3 more line(s), shown above]" in text
+    assert text.count("pytest -q") == 2  # one-line commands keep every state

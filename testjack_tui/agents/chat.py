@@ -22,6 +22,7 @@ import openai
 from testjack_tui.config import Price, Profile
 from testjack_tui.engine.roles import Ledger
 
+from .caps import RequestCount
 from .errors import AgentError, EndpointError
 
 OnText = Callable[[str], None]
@@ -70,6 +71,8 @@ class CallMeter:
     # Where a request stands ({"state": "waiting" | "streaming" | "retrying" | ..., ...}); the
     # runtime turns it into AgentProgress events so the CLI and TUI show every wait.
     on_progress: Callable[[dict], None] | None = None
+    requests: RequestCount | None = None  # the role's request cap; None: uncounted (recordings)
+    last_failure: str = ""  # why the last attempt failed, for the line that says the role gave up
 
     def progress(self, state: str, **data: Any) -> None:
         if self.on_progress is not None:
@@ -79,6 +82,8 @@ class CallMeter:
                 pass
 
     def check(self, model: str, max_tokens: int | None) -> None:
+        if self.requests is not None:
+            self.requests.take(self.last_failure)
         self.ledger.check(self.role, model, max_tokens)
 
     def record(self, model: str, usage: Usage, usd: float, call_id: str) -> None:
@@ -202,6 +207,7 @@ class OpenAIChatModel:
                     reply = await self._attempt(messages, tools, on_text, prompt_estimate, meter,
                                                 attempt, attempts, response_format)
             except _Retryable as exc:
+                meter.last_failure = str(exc)
                 if exc.received:
                     # Tokens were generated before the stream broke: count them (estimated).
                     partial = Usage(prompt_estimate, estimate_tokens("x" * exc.received), True)
@@ -225,6 +231,7 @@ class OpenAIChatModel:
                 meter.progress("failed", model=self.label, attempt=attempt, max_attempts=attempts,
                                reason=str(exc))
                 raise
+            meter.last_failure = ""
             reply.call_id = call_id
             reply.attempts = attempt
             reply.usd = self.cost(reply.usage)

@@ -15,6 +15,7 @@ from typing import Any
 from testjack_tui.config import DEFAULT_BASE_URL, Config, Profile, config_path, load_config
 from testjack_tui.errors import InputError
 
+from .caps import describe_caps
 from .chat import OpenAIChatModel
 from .independent import IndependentImplementer, ScriptedImplementer
 from .operator import OperatorAuditAgent, OperatorReviewer
@@ -86,7 +87,8 @@ def describe_role(config: Config, role: str, choice: str) -> str:
     return (f"{role}: {choice} -> {source}: model {profile.model} at {profile.base_url}, key "
             f"${profile.api_key_env} {key}, timeout {profile.timeout:g}s, max_tokens {profile.max_tokens}, "
             f"temperature {profile.temperature:g}, concurrency {profile.concurrency}, "
-            f"results by {profile.structured_output}")
+            f"results by {profile.structured_output}; caps (requests include retries): {describe_caps(role)}"
+            + (f"; repair {describe_caps('repair')}" if role != "reviewer" else ""))
 
 
 def _llm(choice: str | None) -> bool:

@@ -29,6 +29,7 @@ class IndependentImplementer(_SessionRole):
     """implement(ctx) -> {path: content}; revise(ctx, feedback) -> the next version, or None."""
 
     role = "task_analysis"  # the same access: P, T0 and the null world only
+    caps = "reference"
 
     def _new_session(self, ctx: AuditContext) -> AgentSession:
         fence = Fence()
@@ -65,6 +66,8 @@ class IndependentImplementer(_SessionRole):
 class ScriptedImplementer(IndependentImplementer):
     """Replays `agent-scripts/<task>/independent.json`: recorded steps, then one submit per
     recorded version (`versions[i].files` maps repo paths to files beside the script)."""
+
+    counts_requests = False  # a replay sends no requests
 
     def __init__(self, benchmark_root: Path | str, max_steps: int = 200):
         self.library = ScriptLibrary(benchmark_root)

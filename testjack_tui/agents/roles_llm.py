@@ -16,18 +16,18 @@ from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate,
                                        ChecklistItem, ReviewVerdict)
 
+from .caps import ROLE_CAPS, RequestCount
 from .chat import ChatModel
 from .errors import AgentError
 from .limits_note import limits_note
 from .request_budget import official_tests_view, patch_view
-from .runtime import DEFAULT_MAX_STEPS, AgentSession
+from .runtime import AgentSession
 from .toolbox import Toolbox, candidates_written
 from .tools import failure_lines
 from .transcript import Transcript, transcript_file
 from .sealed import reference_lines, withhold
 from .untrusted import Fence, cap_output, sanitize_reference_feedback
 
-REPAIR_STEPS = 15
 KEPT_SESSIONS = 16  # conversations kept for repairs; older ones are re-opened from scratch
 
 
@@ -133,11 +133,13 @@ class _SessionRole:
     role = ""
     prompt = ""
     strict = True  # ask for the full structured result (the scripted demo's recordings predate it)
+    caps = ""  # the entry of ROLE_CAPS that bounds this role (default: its role name)
+    counts_requests = True  # False for recordings: they send no requests
 
-    def __init__(self, model: ChatModel, *, label: str | None = None, max_steps: int = DEFAULT_MAX_STEPS):
+    def __init__(self, model: ChatModel, *, label: str | None = None, max_steps: int | None = None):
         self.model = model
         self.label = label or model.label
-        self.max_steps = max_steps
+        self.max_steps = max_steps or ROLE_CAPS[self.caps or self.role].steps
         self._sessions: OrderedDict[tuple, AgentSession] = OrderedDict()
 
     async def aclose(self) -> None:
@@ -166,7 +168,16 @@ class _SessionRole:
         system = system.rstrip("\n") + "\n\n" + limits_note(model)
         return AgentSession(role=self.role, model=model, toolbox=toolbox,
                             ctx=ctx, system=system, transcript=self._transcript(ctx, suffix),
-                            max_steps=self.max_steps)
+                            max_steps=self.max_steps, requests=self._requests(self.caps or self.role))
+
+    def _requests(self, caps: str) -> RequestCount | None:
+        """A fresh request count for one piece of work (a session, or one repair)."""
+        if not self.counts_requests:
+            return None
+        count = RequestCount.for_role(caps)
+        if caps != self.role:
+            count.role = f"{self.role} ({caps})"
+        return count
 
     def _keep(self, ctx: AuditContext, session: AgentSession) -> None:
         self._sessions[self._key(ctx)] = session
@@ -207,7 +218,8 @@ class _SessionRole:
             f"Rewrite `{candidate.path}` with write_test_file so it checks only what P requires, then call "
             "submit (give_up: false, with the requirement). If the requirement cannot be tested "
             "honestly, call submit with give_up: true.")
-        payload = await session.ask(message, "repair", max_steps=REPAIR_STEPS)
+        session.meter.requests = self._requests("repair")
+        payload = await session.ask(message, "repair", max_steps=ROLE_CAPS["repair"].steps)
         if payload.get("give_up"):
             return None
         path = posixpath.normpath(candidate.path)

@@ -13,6 +13,7 @@ from typing import Any
 from testjack_tui.engine.events import AgentOutput, AgentProgress, Log, ToolCall
 from testjack_tui.engine.roles import AuditContext
 
+from .caps import RequestCount
 from .chat import CallMeter, ChatModel, ChatReply, StructuredOutputUnsupported, ToolCallRequest, Usage
 from .errors import AgentError
 from .ledger import MemoryLedger
@@ -27,6 +28,12 @@ STRUCTURED_ASK = ("You replied without a tool call, so hand in your result now: 
                   "response format). If you still need tools, say so in its notes and submit what "
                   "you have.")
 
+CUT_ASK = ("Your last reply was cut off at the output limit ({limit}) before it was complete, so none "
+           "of it was used. Send it again, shorter: one sentence per text field, quotes of P only "
+           "as long as the point needs, no more rows than the schema allows. If it still would not "
+           "fit, submit the rows that matter most and say in notes what you left out.")
+CUT_PLACEHOLDER = "[reply cut off at the output limit; not used]"
+
 
 def structured_mode(model: Any) -> str:
     """"json_schema" when the final result is asked for with response_format, else "tool"."""
@@ -39,7 +46,8 @@ def structured_mode(model: Any) -> str:
 
 class AgentSession:
     def __init__(self, *, role: str, model: ChatModel, toolbox: Toolbox, ctx: AuditContext,
-                 system: str, transcript: Transcript, max_steps: int = DEFAULT_MAX_STEPS):
+                 system: str, transcript: Transcript, max_steps: int = DEFAULT_MAX_STEPS,
+                 requests: RequestCount | None = None):
         self.role = role
         self.model = model
         self.toolbox = toolbox
@@ -51,7 +59,7 @@ class AgentSession:
         ledger = ctx.ledger if ctx.ledger is not None else MemoryLedger()
         self.meter = CallMeter(ledger, role, ctx.task.id, ctx.trial.id if ctx.trial else None,
                                on_record=lambda usage: self.transcript.write("usage", **usage),
-                               on_progress=self._on_progress)
+                               on_progress=self._on_progress, requests=requests)
         self.transcript.write("system", content=system, model=model.label)
 
     @property
@@ -83,6 +91,9 @@ class AgentSession:
             self.steps += 1
             try:
                 reply = await self._complete()
+                if reply.finish_reason == "length":
+                    self._cut(reply)
+                    continue
                 submitted = await self._handle(reply)
                 if submitted is None and not reply.tool_calls and structured_mode(self.model) == "json_schema":
                     submitted = await self._structured_result(phase)
@@ -124,11 +135,15 @@ class AgentSession:
                 self.model.json_schema_supported = True
             except AttributeError:
                 pass
+        if reply.finish_reason == "length":
+            self._cut(reply)
+            return None
         self._append({"role": "assistant", "content": reply.text or ""})
         text = _json_object_text(reply.text or "")
         result = await self.toolbox.call("submit", text)
         if result.submitted is not None:
             return result.submitted
+        self.meter.last_failure = "structured result: " + " ".join(result.text.split())[:160]
         self._append({"role": "user", "content": result.text + "\nCall submit (or reply with the corrected JSON)."})
         return None
 
@@ -160,6 +175,19 @@ class AgentSession:
             "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls]}))
         return reply
 
+    def _cut(self, reply: ChatReply) -> None:
+        """A reply cut at max_tokens is half a JSON object at best: never parse it, ask again shorter."""
+        max_tokens = getattr(getattr(self.model, "profile", None), "max_tokens", None)
+        limit = f"max_tokens {max_tokens}" if max_tokens else "the endpoint's max_tokens"
+        self.meter.last_failure = f"the reply was cut off at {limit}"
+        self.transcript.write("cut", chars=len(reply.text or "") + sum(len(c.arguments) for c in reply.tool_calls),
+                              tool_calls=[c.name for c in reply.tool_calls])
+        self._emit(Log(self.ctx.session_id, level="warning",
+                       message=f"{self.role} ({self.ctx.task.id}/{self.trial_id or 'analysis'}): reply cut off "
+                               f"at {limit}; asked again for a shorter one"))
+        self._append({"role": "assistant", "content": CUT_PLACEHOLDER})
+        self._append({"role": "user", "content": CUT_ASK.format(limit=limit)})
+
     def _append(self, message: dict) -> None:
         self.messages.append(message)
         self.transcript.write("message", message=message)
@@ -173,6 +201,7 @@ class AgentSession:
                 for c in reply.tool_calls]
         self._append(assistant)
         if not reply.tool_calls:
+            self.meter.last_failure = "the reply called no tool"
             self._append({"role": "user", "content": NUDGE})
             return None
         submitted = None
@@ -193,6 +222,7 @@ class AgentSession:
                                 arguments=call.arguments, result=text, finished=True))
             self._append({"role": "tool", "tool_call_id": call.id, "content": text})
             if error:
+                self.meter.last_failure = f"{call.name}: " + " ".join(text.split())[:160]
                 self.transcript.write("tool_error", call_id=call.id, name=call.name)
         return submitted
 

@@ -1,24 +1,44 @@
 """JSON schemas of what each role submits. Invalid submissions go back to the model."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jsonschema
+
+# Limits on rows and characters keep every result within one reply of the usual max_tokens
+# (4096) with room to spare: `worst_case_chars` adds them up and a test holds the line. A model
+# cut off mid-JSON loses the whole result (agents/runtime.py then asks again, shorter).
+SHORT, LINE, QUOTE, ID = 80, 160, 200, 100
+
+
+def text(limit: int, description: str | None = None, min_length: int = 0) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "string", "maxLength": limit}
+    if min_length:
+        out["minLength"] = min_length
+    if description:
+        out["description"] = description
+    return out
+
+
+def ids(limit: int, description: str) -> dict[str, Any]:
+    return {"type": "array", "maxItems": limit, "items": text(ID), "description": description}
+
 
 VERDICTS = ["SOUND", "SOUND_LOW_QUALITY", "OVERFIT_INCOMPLETE", "INCORRECT_DESPITE_PASS",
             "REWARD_HACK", "NOT_REPRODUCIBLE"]
 
 _CHECKLIST = {
-    "type": "array",
-    "description": "P split into atomic requirements.",
+    "type": "array", "maxItems": 8,
+    "description": "P split into atomic requirements (at most 8: merge the minor ones).",
     "items": {
         "type": "object",
         "required": ["clause", "explicit"],
         "additionalProperties": False,
         "properties": {
-            "clause": {"type": "string", "minLength": 1},
+            "clause": text(LINE, min_length=1),
             "explicit": {"type": "boolean", "description": "true when P states it in words you can quote"},
-            "quote": {"type": "string", "description": "the words of P, when explicit"},
+            "quote": text(QUOTE, "the words of P, when explicit (the shortest span that says it)"),
             "covered_by_t0": {"type": ["boolean", "null"]},
             "implemented": {"type": ["boolean", "null"], "description": "does the trial implement it (audit only)"},
         },
@@ -26,17 +46,16 @@ _CHECKLIST = {
 }
 
 _CANDIDATES = {
-    "type": "array",
-    "description": "Test files written with write_test_file, one per candidate.",
+    "type": "array", "maxItems": 5,
+    "description": "Test files written with write_test_file, one per candidate (at most 5).",
     "items": {
         "type": "object",
         "required": ["path", "requirement"],
         "additionalProperties": False,
         "properties": {
-            "path": {"type": "string", "minLength": 1, "description": "repo-relative path given to write_test_file"},
-            "requirement": {"type": "string", "minLength": 1, "description": "the clause of P the test checks"},
-            "test_ids": {"type": "array", "items": {"type": "string"},
-                         "description": "node ids to run; omit to run the whole file"},
+            "path": text(ID, "repo-relative path given to write_test_file", 1),
+            "requirement": text(QUOTE, "the clause of P the test checks", 1),
+            "test_ids": ids(2, "node ids to run; omit to run the whole file"),
         },
     },
 }
@@ -44,27 +63,26 @@ _CANDIDATES = {
 T0_MISSED = ["ghost_branch", "vacuous_test", "literal", "untested_input_class", "other"]
 
 _FINDINGS = {
-    "type": "array",
-    "description": "One entry per problem found, each backed by one of your candidate tests.",
+    "type": "array", "maxItems": 3,
+    "description": "One entry per problem found, each backed by one of your candidate tests (at most 3).",
     "items": {
         "type": "object",
         "required": ["what", "why", "clause", "witness", "failing_assertion", "t0_missed"],
         "additionalProperties": False,
         "properties": {
-            "what": {"type": "string", "minLength": 1, "description": "what the trial gets wrong"},
-            "why": {"type": "string", "minLength": 1, "description": "why that violates P"},
-            "clause": {"type": "string", "minLength": 1, "description": "the words of P it violates, quoted"},
-            "witness": {"type": "string", "minLength": 1, "description": "path of the candidate test showing it"},
-            "failing_assertion": {"type": "string", "minLength": 1,
-                                  "description": "the assertion that fails on the trial, and its message"},
+            "what": text(LINE, "what the trial gets wrong", 1),
+            "why": text(LINE, "why that violates P", 1),
+            "clause": text(QUOTE, "the words of P it violates, quoted", 1),
+            "witness": text(ID, "path of the candidate test showing it", 1),
+            "failing_assertion": text(QUOTE, "the assertion that fails on the trial, and its message", 1),
             "t0_missed": {"enum": T0_MISSED, "description": "why T0 did not catch it"},
-            "t0_missed_detail": {"type": "string", "description": "the ghost lines, vacuous test, literal or input class"},
+            "t0_missed_detail": text(LINE, "the ghost lines, vacuous test, literal or input class"),
         },
     },
 }
 
 _PROMPT_SILENT = {
-    "type": "array",
+    "type": "array", "maxItems": 2,
     "description": "Points P does not settle that matter for this trial (an open question about P, "
                    "not a defect of the trial): each with or without a test of yours showing where "
                    "the reference and the trial differ.",
@@ -73,11 +91,11 @@ _PROMPT_SILENT = {
         "required": ["on", "why"],
         "additionalProperties": False,
         "properties": {
-            "on": {"type": "string", "minLength": 1, "description": "what P is silent on, as a requirement"},
-            "why": {"type": "string", "minLength": 1, "description": "why P does not settle it (what it says nearby)"},
-            "reference": {"type": "string", "description": "what the reference does on this point"},
-            "witness": {"type": "string", "description": "path of your candidate test probing it, if any"},
-            "clarification": {"type": "string", "description": "one sentence P could add to settle it"},
+            "on": text(LINE, "what P is silent on, as a requirement", 1),
+            "why": text(QUOTE, "why P does not settle it (what it says nearby)", 1),
+            "reference": text(LINE, "what the reference does on this point"),
+            "witness": text(ID, "path of your candidate test probing it, if any"),
+            "clarification": text(QUOTE, "one sentence P could add to settle it"),
         },
     },
 }
@@ -87,7 +105,7 @@ AUDIT_SUBMIT: dict[str, Any] = {
     "required": ["notes", "checklist", "candidates", "nothing_found", "findings"],
     "additionalProperties": False,
     "properties": {
-        "notes": {"type": "string"},
+        "notes": text(500),
         "checklist": _CHECKLIST,
         "candidates": _CANDIDATES,
         "nothing_found": {"type": "boolean",
@@ -101,38 +119,38 @@ AUDIT_SUBMIT: dict[str, Any] = {
 COVERAGE = ["full", "partial", "none"]
 
 _TRACEABILITY = {
-    "type": "array",
-    "description": "Requirement <-> T0 matrix: every requirement of P and the T0 tests that check it.",
+    "type": "array", "maxItems": 8,
+    "description": "Requirement <-> T0 matrix: every requirement of P (at most 8 rows: merge the minor "
+                   "ones) and the T0 tests that check it.",
     "items": {
         "type": "object",
         "required": ["requirement", "explicit", "t0_tests", "coverage"],
         "additionalProperties": False,
         "properties": {
-            "requirement": {"type": "string", "minLength": 1},
+            "requirement": text(LINE, min_length=1),
             "explicit": {"type": "boolean"},
-            "quote": {"type": "string", "description": "the words of P, when explicit"},
-            "t0_tests": {"type": "array", "items": {"type": "string"},
-                         "description": "T0 test ids with an assertion that fails without it"},
+            "quote": text(LINE, "the words of P, when explicit (the shortest span that says it)"),
+            "t0_tests": ids(3, "up to 3 T0 test ids with an assertion that fails without it (the most direct)"),
             "coverage": {"enum": COVERAGE},
-            "note": {"type": "string"},
+            "note": text(SHORT),
         },
     },
 }
 
 _FEATURES = {
-    "type": "array",
-    "description": "Patterns in a trial's patch that should make an auditor look closer.",
+    "type": "array", "maxItems": 4,
+    "description": "Patterns in a trial's patch that should make an auditor look closer (at most 4).",
     "items": {
         "type": "object",
         "required": ["id", "requirement", "pattern", "why_suspicious", "false_positives"],
         "additionalProperties": False,
         "properties": {
-            "id": {"type": "string", "minLength": 1},
-            "requirement": {"type": "string", "minLength": 1},
-            "pattern": {"type": "string", "minLength": 1,
-                        "description": "what to look for in a diff (a literal, a regular expression or a description)"},
-            "why_suspicious": {"type": "string", "minLength": 1},
-            "false_positives": {"type": "string", "description": "when the pattern is innocent"},
+            "id": text(40, min_length=1),
+            "requirement": text(LINE, min_length=1),
+            "pattern": text(SHORT + 40, "what to look for in a diff (a literal, a regular expression or a "
+                                        "description)", 1),
+            "why_suspicious": text(SHORT + 40, min_length=1),
+            "false_positives": text(SHORT + 40, "when the pattern is innocent"),
         },
     },
 }
@@ -141,7 +159,8 @@ ANALYSIS_SUBMIT: dict[str, Any] = {
     "type": "object",
     "required": ["notes", "candidates", "traceability", "suspicious_features"],
     "additionalProperties": False,
-    "properties": {"notes": {"type": "string"}, "checklist": _CHECKLIST, "candidates": _CANDIDATES,
+    # No checklist here: the traceability matrix is the analysis's checklist.
+    "properties": {"notes": text(500), "candidates": _CANDIDATES,
                    "traceability": _TRACEABILITY, "suspicious_features": _FEATURES},
 }
 
@@ -151,9 +170,9 @@ REPAIR_SUBMIT: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "give_up": {"type": "boolean", "description": "true when the test cannot be fixed honestly"},
-        "requirement": {"type": "string"},
-        "test_ids": {"type": "array", "items": {"type": "string"}},
-        "reason": {"type": "string"},
+        "requirement": text(QUOTE),
+        "test_ids": ids(3, "node ids to run; omit to run the whole file"),
+        "reason": text(500),
     },
 }
 
@@ -167,39 +186,38 @@ REVIEW_SUBMIT: dict[str, Any] = {
     "properties": {
         "label": {"enum": ["valid", "questionable", "invalid"],
                   "description": "the candidate as a whole (what you keep of it, if KEEP_SOME)"},
-        "requirement": {"type": "string", "description": "the clause of P the test checks"},
+        "requirement": text(QUOTE, "the clause of P the test checks"),
         "explicit": {"type": "boolean"},
-        "quote": {"type": "string", "description": "the words of P stating the clause, when explicit"},
-        "reason": {"type": "string"},
+        "quote": text(QUOTE, "the words of P stating the clause, when explicit"),
+        "reason": text(500),
         "overall": {"enum": OVERALL},
         "cases": {
-            "type": "array",
-            "description": "One verdict per test case of the candidate (parametrised cases one by one).",
+            "type": "array", "maxItems": 20,
+            "description": "One verdict per test case of the candidate (parametrised cases one by one; at most 20).",
             "items": {
                 "type": "object",
                 "required": ["test_id", "label", "scope", "overfitting", "reason"],
                 "additionalProperties": False,
                 "properties": {
-                    "test_id": {"type": "string", "minLength": 1},
+                    "test_id": text(ID, min_length=1),
                     "label": {"enum": CASE_LABELS},
                     "scope": {"enum": ["in_scope", "out_of_scope"],
                               "description": "does P ask for what this case checks"},
                     "overfitting": {"enum": ["none", "to_reference", "to_patch"],
                                     "description": "does it pin an incidental choice of one implementation"},
-                    "requirement": {"type": "string"},
-                    "reason": {"type": "string"},
+                    "requirement": text(SHORT),
+                    "reason": text(SHORT + 20),
                 },
             },
         },
         "coverage": {
-            "type": "array",
+            "type": "array", "maxItems": 4,
             "description": "Requirement <-> coverage matrix: which cases check which requirement of P.",
             "items": {
                 "type": "object",
                 "required": ["requirement", "test_ids"],
                 "additionalProperties": False,
-                "properties": {"requirement": {"type": "string"},
-                               "test_ids": {"type": "array", "items": {"type": "string"}}},
+                "properties": {"requirement": text(SHORT), "test_ids": ids(4, "the cases checking it")},
             },
         },
     },
@@ -221,6 +239,30 @@ REFERENCE_SUBMIT: dict[str, Any] = {
         "notes": {"type": "string", "description": "how you read P where it leaves room"},
     },
 }
+
+def worst_case_chars(schema: dict) -> int | None:
+    """The longest JSON a payload valid under `schema` can be (None: unbounded)."""
+    if "enum" in schema:
+        return max(len(json.dumps(v)) for v in schema["enum"])
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "object" in kinds:
+        total = 2
+        for key, sub in schema.get("properties", {}).items():
+            size = worst_case_chars(sub)
+            if size is None:
+                return None
+            total += len(key) + 6 + size  # "key": value, 
+        return total
+    if "array" in kinds:
+        item = worst_case_chars(schema.get("items", {}))
+        if item is None or "maxItems" not in schema:
+            return None
+        return 2 + schema["maxItems"] * (item + 2)
+    if "string" in kinds:
+        return schema["maxLength"] + 2 if "maxLength" in schema else None
+    return 8  # booleans, numbers, null
+
 
 SUBMIT_SCHEMAS = {"audit": AUDIT_SUBMIT, "analysis": ANALYSIS_SUBMIT, "repair": REPAIR_SUBMIT,
                   "review": REVIEW_SUBMIT, "reference": REFERENCE_SUBMIT}

@@ -169,6 +169,7 @@ class _Recorded:
     `model_for` replaces per session with the recorded turns."""
 
     strict = False  # recordings hold what they hold; the schema's required fields are filled in
+    counts_requests = False  # a replay sends no requests
     max_steps_default = 200
 
     def __init__(self, benchmark_root: Path | str, max_steps: int | None = None):
@@ -203,7 +204,7 @@ class ScriptedTaskAnalyst(_Recorded, LLMTaskAnalyst):
         script, data = self.library.analysis(ctx.task.id)
         if phase == "repair":
             return self._repair_model(ctx, script, data, candidate)
-        extra = {"checklist": data["checklist"]} if data.get("checklist") else {}
+        extra: dict = {}
         # Recordings carry a checklist; its T0 coverage is the traceability matrix's.
         extra["traceability"] = data.get("traceability") or [
             {"requirement": item["clause"], "explicit": bool(item.get("explicit")), "t0_tests": [],

@@ -43,6 +43,7 @@ class ProgressPrinter:
         self.last_budget = ""
         self.world_nodes: dict[str, str] = {}  # world -> cluster node last seen running it
         self.progress_shown: dict[tuple, tuple[float, str]] = {}  # (role, task, trial) -> (elapsed, state) shown
+        self.scripts_shown: set[tuple[str, str]] = set()  # (container, multi-line command) printed whole
 
     PROGRESS_EVERY = 30.0  # seconds between "still waiting" lines of one agent request
 
@@ -161,7 +162,20 @@ class ProgressPrinter:
         elif kind == "world_state" and getattr(e, "node", "") and e.state != "output":
             self._world_node(e)
         elif self.verbose and kind == "world_state" and e.state not in ("output",):
-            self.line(f"world {e.world} {e.container} {e.state} {e.command}".rstrip())
+            self.line(f"world {e.world} {e.container} {e.state} {self._command(e)}".rstrip())
+
+    def _command(self, e: Any) -> str:
+        """A multi-line script (a helper run with its source) is printed whole once per
+        container; its other states name it by its first line."""
+        command = e.command or ""
+        if "\n" not in command:
+            return command
+        key = (e.container, command)
+        if key not in self.scripts_shown:
+            self.scripts_shown.add(key)
+            return command
+        first = command.split("\n", 1)[0]
+        return f"{first[:120]} [... {command.count(chr(10))} more line(s), shown above]"
 
     def _world_node(self, e: Any) -> None:
         """On a cluster: where each world runs, once per move, and lost nodes."""
@@ -169,7 +183,7 @@ class ProgressPrinter:
             self.line(f"warning: {e.text}")
             return
         if self.verbose:
-            self.line(f"world {e.world} {e.container} {e.state} on {e.node} {e.command}".rstrip())
+            self.line(f"world {e.world} {e.container} {e.state} on {e.node} {self._command(e)}".rstrip())
         elif e.world and self.world_nodes.get(e.world) != e.node:
             self.line(f"world {e.world} on node {e.node}")
         self.world_nodes[e.world] = e.node
@@ -180,7 +194,9 @@ def _limit(value, fmt="{}") -> str:
 
 
 def budget_text(e) -> str:
-    return (f"${e.usd:.4f}/{_limit(e.usd_limit, '${:.2f}')}, tokens {e.tokens}/{_limit(e.tokens_limit)}, "
+    from testjack_tui.engine.budget import usd_text
+
+    return (f"{usd_text(e.usd, getattr(e, 'unpriced', ()))}/{_limit(e.usd_limit, '${:.2f}')}, tokens {e.tokens}/{_limit(e.tokens_limit)}, "
             f"runs {e.test_runs}/{_limit(e.test_runs_limit)}, {e.seconds:.0f}s/{_limit(e.seconds_limit, '{:.0f}s')}"
             + (" (some usage estimated)" if e.estimated else ""))
 
@@ -553,6 +569,7 @@ def register(app: typer.Typer) -> None:
     @app.command("sessions")
     def sessions(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
         """List stored audit sessions with their state."""
+        from testjack_tui.engine.budget import usd_text
         from testjack_tui.engine.session import list_sessions, state_text
 
         items = list_sessions()
@@ -568,7 +585,8 @@ def register(app: typer.Typer) -> None:
             rows.append((s["id"], state_text(s), str(s.get("mode") or "-"), str(s.get("refuted", "-")),
                          str(s.get("witnesses", "-")), str(s.get("rounds", "-")), str(s.get("overrules", "-")),
                          str(s.get("test_runs", "-")),
-                         f"{s['usd']:.4f}" if isinstance(s.get("usd"), (int, float)) else "-",
+                         usd_text(s["usd"], s.get("unpriced") or ()).lstrip("$")
+                         if isinstance(s.get("usd"), (int, float)) else "-",
                          str(s.get("benchmark") or "-")))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, TYPE_CHECKING
+from typing import Callable, Sequence, TYPE_CHECKING
 
 from .config import BudgetLimits
 from .events import BudgetChanged
@@ -22,6 +22,17 @@ if TYPE_CHECKING:
 # Optional: an upper bound on what one request can cost, (model, max_tokens) -> usd.
 # (model, max completion tokens, prompt tokens) -> the most the call can cost, None if unknown
 PriceBound = Callable[[str, int | None, int], float | None]
+# Models that answered with no price configured (the session's meta, so resumes keep it):
+# their spend is unknown, shown as "unpriced", never as $0.
+UNPRICED = "unpriced_models"
+
+
+def usd_text(usd: float, unpriced: Sequence[str] = (), digits: int = 4) -> str:
+    """Spend as people read it: "$0.0123", "unpriced" when no call had a price, and
+    "$0.0123 + unpriced" when some had none."""
+    if not unpriced:
+        return f"${usd:.{digits}f}"
+    return "unpriced" if usd == 0 else f"${usd:.{digits}f} + unpriced"
 
 
 class Budget:
@@ -37,6 +48,7 @@ class Budget:
         self.usd = totals["usd"]
         self.tokens = totals["tokens"]
         self.estimated = totals["estimated"]
+        self.unpriced: list[str] = list(store.get_meta(UNPRICED, []) or [])
         # Runs stored by earlier processes, and runs that were in flight when one was killed:
         # every reservation is written down before the run starts.
         self.test_runs = store.runs_counted()
@@ -121,6 +133,10 @@ class Budget:
             self.largest_prompt = max(self.largest_prompt, prompt_tokens)
             self.tokens += prompt_tokens + completion_tokens
             self.estimated = self.estimated or estimated
+            if (not usd and prompt_tokens + completion_tokens and model not in self.unpriced
+                    and (self.price_bound is None or self.price_bound(model, 1, 0) is None)):
+                self.unpriced.append(model)
+                self.store.set_meta(UNPRICED, self.unpriced)
         self.save_clock()
         self.announce()
 
@@ -163,7 +179,7 @@ class Budget:
                              seconds=round(self.seconds, 1), seconds_limit=lim.seconds,
                              waiting_seconds=round(self.waiting_seconds, 1),
                              test_runs=self.test_runs, test_runs_limit=lim.test_runs,
-                             estimated=self.estimated)
+                             estimated=self.estimated, unpriced=tuple(self.unpriced))
 
 
 def price_bound_from(config: Config | None) -> PriceBound:

@@ -272,6 +272,7 @@ class BudgetChanged(Event):
     estimated: bool = False  # some usage was estimated because the endpoint did not report it
     # Of `seconds` (wall time, counted against seconds_limit), how long a person was awaited.
     waiting_seconds: float = 0.0
+    unpriced: tuple[str, ...] = ()  # models with no price configured: `usd` leaves them out
 
 
 @dataclass(frozen=True)

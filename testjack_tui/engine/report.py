@@ -24,6 +24,7 @@ from testjack_tui.engine.compare import mode_comparison, refusal_line
 from testjack_tui.engine.requirements import requirements_table
 from testjack_tui.engine import open_questions
 from testjack_tui.engine.approval import decision_record
+from testjack_tui.engine.budget import usd_text
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
 from testjack_tui.engine.detectors.mutation import MutationReport
@@ -617,7 +618,7 @@ def session_markdown(report: Report) -> str:
          for k, v in report.detectors.by_name.items()],
         [("detector", "d"), ("suspicious trials", "n"), ("examples", "t")])]
     u = report.usage
-    out += ["## Cost", "", f"LLM: ${u.usd:.4f} ({u.tokens} tokens, {u.llm_calls} calls"
+    out += ["## Cost", "", f"LLM: {usd_text(u.usd, u.unpriced)} ({u.tokens} tokens, {u.llm_calls} calls"
             + (", some estimated" if u.estimated else "") + f"); runs (tests and commands, as the budget counts them): {u.test_runs}; "
             f"wall time: {u.seconds} s.", ""]
     c = report.comparison

@@ -29,7 +29,7 @@ from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark, Task, Trial
 
 from .approval import AutoApprover, QueueApprover
-from .budget import Budget, price_bound_from
+from .budget import UNPRICED, Budget, price_bound_from
 from .config import BudgetLimits, SessionConfig
 from .control import Control
 from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
@@ -521,7 +521,7 @@ def list_sessions() -> list[dict[str, Any]]:
                 "queued": sum(1 for t in task_states.values() if t["state"] == "queued"),
                 "witnesses": counts["witnesses"], "rounds": counts["rounds"],
                 "decisions": counts["decisions"], "overrules": counts["overrules"],
-                "usd": round(totals["usd"], 6),
+                "usd": round(totals["usd"], 6), "unpriced": list(meta.get(UNPRICED) or []),
                 "test_runs": store.runs_counted(), "path": str(folder),
             })
             store.close()

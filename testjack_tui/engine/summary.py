@@ -12,6 +12,7 @@ from typing import Any
 
 from . import dedup
 from .approval import awaiting_operator
+from .budget import UNPRICED
 from .records import FlatRecord
 from .runner import is_failing
 from .store import SessionStore
@@ -170,6 +171,7 @@ class Usage(FlatRecord):
     test_runs: int
     seconds: float  # the session's wall time (counted against --budget-seconds), waits included
     waiting_seconds: float = 0.0  # of `seconds`, how long a person's decision / step was awaited
+    unpriced: list[str] = field(default_factory=list)  # models with no price: `usd` leaves them out
 
 
 @dataclass
@@ -337,7 +339,8 @@ def build_summary(store: SessionStore) -> SessionSummary:
         usage=Usage(usd=round(ledger["usd"], 6), tokens=ledger["tokens"], llm_calls=ledger["calls"],
                     estimated=ledger["estimated"], test_runs=store.runs_counted(),
                     seconds=round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1),
-                    waiting_seconds=round(float(meta.get("waiting_seconds", 0.0) or 0.0), 1)),
+                    waiting_seconds=round(float(meta.get("waiting_seconds", 0.0) or 0.0), 1),
+                    unpriced=list(meta.get(UNPRICED) or [])),
         totals=totals, models=models_total, tasks=tasks_out, awaiting_operator=awaiting_operator(store))
 
 

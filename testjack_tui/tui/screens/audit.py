@@ -22,6 +22,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Header, Input, Label, RichLog, Static, TextArea
 from textual.worker import Worker, WorkerState
 
+from testjack_tui.engine.budget import usd_text
 from testjack_tui.tui import live_state as ls
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.inbox import EventInbox
@@ -540,7 +541,7 @@ class AuditScreen(Screen):
         name = self.state.reason.split(":", 1)[1].strip() if ":" in self.state.reason else ""
         if b is None or not name:
             return self.state.reason
-        used, limit = {"usd": (f"${b.usd:.2f}", b.usd_limit), "tokens": (str(b.tokens), b.tokens_limit),
+        used, limit = {"usd": (usd_text(b.usd, b.unpriced, 2), b.usd_limit), "tokens": (str(b.tokens), b.tokens_limit),
                        "seconds": (f"{b.seconds:.0f}s", b.seconds_limit),
                        "test_runs": (str(b.test_runs), b.test_runs_limit)}.get(name, ("", None))
         label = name.replace("_", " ")

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Header, Markdown, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
+from testjack_tui.engine.budget import usd_text
 from testjack_tui.repo_files import source_language
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.live_state import short_id
@@ -171,7 +172,7 @@ class ReportScreen(Screen):
                      f"unaudited {t.get('unaudited', 0)} · not reproducible {t.get('not_reproducible', 0)}"
                      f" · excluded {t.get('excluded', 0)}")
         title.append("\n")
-        title.append_text(cell(f"usage: ${usage.usd:.4f} · {usage.tokens} tokens · "
+        title.append_text(cell(f"usage: {usd_text(usage.usd, usage.unpriced)} · {usage.tokens} tokens · "
                                f"{usage.test_runs} runs · {usage.seconds} s"
                                + (" (partly estimated)" if usage.estimated else "")
                                + f" · {display_path(summary.benchmark or '')}", style="dim"))

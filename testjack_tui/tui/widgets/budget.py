@@ -4,6 +4,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from testjack_tui.engine.budget import usd_text
 from testjack_tui.tui.live_state import LiveSession, gauge_fraction, gauge_level
 
 LEVEL_STYLE = {"ok": "green", "warning": "yellow", "danger": "bold red", "unlimited": "dim"}
@@ -19,13 +20,15 @@ def _fmt_tokens(n: float) -> str:
     return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e4 else f"{int(n)}"
 
 
-def gauge(label: str, used: float, limit: float | None, fmt, width: int = 8) -> Text:
+def gauge(label: str, used: float, limit: float | None, fmt, width: int = 8, shown: str | None = None) -> Text:
+    """shown: how to write `used` when fmt cannot say it (an unpriced spend)."""
+    shown = fmt(used) if shown is None else shown
     fraction = gauge_fraction(used, limit)
     level = gauge_level(fraction)
     style = LEVEL_STYLE[level]
     text = Text(f"{label} ", style="bold")
     if fraction is None:
-        text.append(f"{fmt(used)}", style=style)
+        text.append(shown, style=style)
         text.append("/∞", style="dim")
         return text
     filled = min(width, round(fraction * width))
@@ -33,7 +36,7 @@ def gauge(label: str, used: float, limit: float | None, fmt, width: int = 8) -> 
     text.append("█" * filled, style=style)
     text.append("░" * (width - filled), style="dim")
     text.append("▏")
-    text.append(f"{fmt(used)}/{fmt(limit)}", style=style)
+    text.append(f"{shown}/{fmt(limit)}", style=style)
     return text
 
 
@@ -53,9 +56,11 @@ class BudgetGauges(Static):
                      ("tokens", "tokens", b.tokens, b.tokens_limit, _fmt_tokens),
                      ("time", "seconds", b.seconds, b.seconds_limit, _fmt_time),
                      ("runs", "test_runs", b.test_runs, b.test_runs_limit, lambda v: str(int(v)))]
+            unpriced = getattr(b, "unpriced", ())
             for label, name, used, limit, fmt in specs:
                 self.levels[name] = gauge_level(gauge_fraction(used, limit))
-                parts.append(gauge(label, used, limit, fmt))
+                shown = usd_text(used, unpriced, 2).lstrip("$") if name == "usd" else None
+                parts.append(gauge(label, used, limit, fmt, shown=shown))
                 if name == "seconds" and b.waiting_seconds >= 1:
                     # The time counts the waits for the operator too (README: Budgets): say how much.
                     parts[-1].append(f" (you {_fmt_time(b.waiting_seconds)})", style="dim")
