@@ -88,7 +88,7 @@ def format_test_run(run: Any, world: str = "") -> str:
     head = (f"{len(outcomes)} test{'s' if len(outcomes) != 1 else ''}{where}: "
             + ", ".join(f"{counts[s]} {s}" for s in sorted(counts, key=lambda s: rank.get(s, 9)))
             if outcomes else f"no test results{where}")
-    lines = [head + _runner_count(run, outcomes)]
+    lines = [head]
     for test_id, outcome in ordered:
         status = outcome.status if outcome else "not_found"
         lines.append(f"{status.upper():9} {test_id}")
@@ -98,22 +98,6 @@ def format_test_run(run: Any, world: str = "") -> str:
     if not run.outcomes:
         lines += ["[runner output]", run.exec.output]
     return "\n".join(lines)
-
-
-def _runner_count(run: Any, outcomes: Mapping[str, Any]) -> str:
-    """The runner's own count when it differs from the cases listed: the model must see the
-    numbers the runner printed, and know that the list below is not all of it."""
-    from testjack_tui.sandbox.channels import terminal_summary  # pytest's summary line
-
-    summary = terminal_summary(run.exec) if getattr(run, "exec", None) is not None else None
-    if summary is None:
-        return ""
-    line, counts = summary
-    ran = sum(n for word, n in counts.items() if word not in ("deselected", "warning", "rerun"))
-    listed = sum(1 for o in outcomes.values() if o is not None)
-    if ran == listed:
-        return ""
-    return f" (the runner's own summary says `{line}`: {ran} case(s), of which {listed} are itemised below)"
 
 
 def format_exec(result: Any) -> str:
