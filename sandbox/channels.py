@@ -35,7 +35,8 @@ from .own_run import CLOCK_SHIFT_DAYS, OWN_TOTAL, VARIED_MARK, VARIED_UID, own_s
 
 CHANNEL_MARK = "channels disagree"  # every problem this module reports starts with it
 ENV_DEPENDENT = "environment-dependent behaviour"
-VARIED_ENV = (f"uid {VARIED_UID}, argv[0] `python`, fresh HOME and TMPDIR, no PYTEST_* variables, "
+VARIED_ENV = (f"uid {VARIED_UID}, argv[0] the interpreter's full path (not `python3`), fresh HOME "
+              "and TMPDIR, no PYTEST_* variables, "
               f"clock {CLOCK_SHIFT_DAYS} days ahead, no pytest loaded")
 
 

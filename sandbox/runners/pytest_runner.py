@@ -468,7 +468,10 @@ def _tj_drive(own, tests, uid, varied, left):
         env.update(HOME=home, TMPDIR=home, USER="tj-other", LOGNAME="tj-other")
         if os.path.exists(own["faketime"]):
             env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"])
-        argv0 = "python"
+        # Another argv[0] that still names this interpreter: a bare "python" is on no PATH in
+        # Debian's images, so sys.executable came out empty and a test starting a subprocess
+        # of it failed in the varied run only (a false "environment-dependent").
+        argv0 = os.path.realpath(sys.executable)
     order = list(range(len(tests)))
     random.shuffle(order)
     req = json.dumps({"nonce": nonce, "workdir": _tj["repo"], "tests": [tests[i] for i in order],
