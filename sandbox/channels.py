@@ -95,11 +95,19 @@ def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
                                 f"outlived the runner (killed): {'; '.join(survivors[:3])[:300]}")
     own = report.get("own") or {}
     varied = report.get("varied") or {}
+    # Our own run is one process: a witness that kills it (memory, pids) or hangs it leaves the
+    # canaries after it without a verdict. That proves nothing, and is doubt only when the
+    # runner claimed a pass that our run then could not confirm.
+    claimed_pass = any(o.status == "passed" for n, o in outcomes.items() if n not in expected)
     for node, code in own.items():
         mine = own_status(code)
         if node in expected:
             must = expected[node]
-            if (must == "passed") != (mine == "passed") and mine != "not measured":
+            if mine in ("no verdict", "timed out"):
+                if claimed_pass:
+                    check.doubts.append(f"{CHANNEL_MARK}: our own run ended before a canary test "
+                                        f"that must be {must} ({mine})")
+            elif (must == "passed") != (mine == "passed") and mine != "not measured":
                 check.proven.append(f"{CHANNEL_MARK}: our own run of a canary test that must be "
                                     f"{must} came out {mine}")
             continue
