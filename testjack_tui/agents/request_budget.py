@@ -137,3 +137,23 @@ def patch_view(patch: str, limit: int = PATCH_BUDGET) -> str:
     what = f"the sections for {note}" if dropped else "the rest of that section"
     return "\n".join(body) + (f"\n[cut to fit this request: {what}. Call view_diff for the whole patch, "
                               "in pages (read_more).]")
+
+
+VALIDATED_BUDGET = 6_000  # characters of the task's validated tests shown to an auditor
+
+
+def validated_view(tests: list[dict[str, Any]], limit: int = VALIDATED_BUDGET) -> str:
+    """The task's validated tests for an auditor, one line each (path, kind, what it checks, its
+    outcome on this trial); when they do not fit, the last ones go and the cut says how many."""
+    lines = [f"- {t.get('path')} ({t.get('kind')}; on this trial: {t.get('outcome') or 'not run'}): "
+             f"{t.get('requirement')}" for t in tests]
+    used, kept = 0, []
+    for line in lines:
+        if used + len(line) + 1 > limit:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    if len(kept) < len(lines):
+        kept.append(f"[cut to fit this request: the last {len(lines) - len(kept)} of {len(lines)} validated "
+                    "tests. Their files are in place; list_files shows them.]")
+    return "\n".join(kept)

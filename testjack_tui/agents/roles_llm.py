@@ -13,6 +13,7 @@ from typing import Any
 
 from testjack_tui.prompts import render
 from testjack_tui.engine.ambiguity import quote_in_prompt
+from testjack_tui.engine.oracle import NULL_PASS
 from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate,
                                        ChecklistItem, ReviewVerdict)
 
@@ -20,7 +21,7 @@ from .caps import ROLE_CAPS, RequestCount
 from .chat import ChatModel
 from .errors import AgentError
 from .limits_note import limits_note
-from .request_budget import official_tests_view, patch_view
+from .request_budget import official_tests_view, patch_view, validated_view
 from .runtime import AgentSession
 from .toolbox import Toolbox, candidates_written
 from .tools import failure_lines
@@ -210,14 +211,24 @@ class _SessionRole:
         session.model = self.model_for(ctx, "repair", candidate)
         session.toolbox.checks["repair"] = _repair_written(candidate)
         fence = session.toolbox.fence
-        message = (
-            f"Your candidate `{candidate.path}` (id {candidate.id}, checking: {candidate.requirement!r}) "
-            "failed where it must pass: on a valid implementation of the task. That means the test "
-            "expects something the task does not require, or has a bug of its own. Here is what the run "
-            "showed:\n\n" + fence.wrap(feedback_text, "validation feedback") + "\n\n"
-            f"Rewrite `{candidate.path}` with write_test_file so it checks only what P requires, then call "
-            "submit (give_up: false, with the requirement). If the requirement cannot be tested "
-            "honestly, call submit with give_up: true.")
+        if feedback_text.startswith(NULL_PASS):
+            message = (
+                f"Your candidate `{candidate.path}` (id {candidate.id}, checking: {candidate.requirement!r}) "
+                "passes on the null world, the repository before any solution: it cannot tell a solution "
+                "from none. Here is what the run showed:\n\n" + fence.wrap(feedback_text, "null-world run")
+                + f"\n\nRewrite `{candidate.path}` with write_test_file so it fails without the change P asks "
+                "for and passes with a valid one, then call submit (give_up: false, with the requirement). "
+                "If it is meant to check behaviour that already exists (a regression check), call submit "
+                "with give_up: true: it is kept as it is.")
+        else:
+            message = (
+                f"Your candidate `{candidate.path}` (id {candidate.id}, checking: {candidate.requirement!r}) "
+                "failed where it must pass: on a valid implementation of the task. That means the test "
+                "expects something the task does not require, or has a bug of its own. Here is what the run "
+                "showed:\n\n" + fence.wrap(feedback_text, "validation feedback") + "\n\n"
+                f"Rewrite `{candidate.path}` with write_test_file so it checks only what P requires, then call "
+                "submit (give_up: false, with the requirement). If the requirement cannot be tested "
+                "honestly, call submit with give_up: true.")
         session.meter.requests = self._requests("repair")
         payload = await session.ask(message, "repair", max_steps=ROLE_CAPS["repair"].steps)
         if payload.get("give_up"):
@@ -261,11 +272,14 @@ class LLMAuditAgent(_SessionRole):
         if ctx.trial is None:
             raise AgentError(f"audit of task {ctx.task.id} needs a trial")
         known = ""
-        if ctx.known_witnesses:
-            listed = "\n".join(f"- {w.path}: {w.requirement}" for w in ctx.known_witnesses)
-            known = ("\nTests already confirmed for this task (this trial passed them when they were "
-                     "replayed); look for other problems. Their files are in place for `run_tests` in "
-                     "every world, at these paths:\n" + fence.wrap(listed, "known witnesses"))
+        validated = ctx.validated or [{"path": w.path, "requirement": w.requirement, "kind": "witness"}
+                                      for w in ctx.known_witnesses]
+        if validated:
+            known = ("\nTests already validated for this task (witnesses, and the task analysis's tests "
+                     "that held on every trial), with what each checks and its outcome on this trial; "
+                     "propose only new ones and look for other problems. Their files are in place for "
+                     "`run_tests` in every world, at these paths:\n"
+                     + fence.wrap(validated_view(validated), "validated tests"))
         if ctx.judged:
             listed = "\n".join(
                 f"- {j.get('requirement')} — {j.get('label')}"
@@ -299,6 +313,7 @@ class LLMAuditAgent(_SessionRole):
         check = audit_structure if self.strict else candidates_written
         session = self._open(ctx, "audit", system, fence, {"audit": check})
         session.toolbox.support_files = {w.path: w.source for w in ctx.known_witnesses}
+        session.toolbox.support_files.update({t["path"]: t["source"] for t in ctx.validated if t.get("source")})
         session.first_user = user
         return session
 
@@ -348,8 +363,10 @@ class LLMTaskAnalyst(_SessionRole):
                               notes=payload.get("notes", ""))
 
     async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None:
-        # Whatever the engine passes, only test names and assertion messages get through.
-        clean = sanitize_reference_feedback(feedback, ctx.task.reference.patch)
+        # Whatever the engine passes from the reference world, only test names and assertion
+        # messages get through; a run on the null world holds no line of G and is shown as it ran.
+        clean = cap_output(feedback, 4000) if feedback.startswith(NULL_PASS) else \
+            sanitize_reference_feedback(feedback, ctx.task.reference.patch)
 
         def reopen():
             session = self._new_session(ctx)

@@ -27,9 +27,11 @@ from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, Task
 from .hooks import Hooks, WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
 from .probes import materialize_probe
-from .oracle import CandidateBook, Validation, candidate_from_dict, candidate_to_dict, validate
+from .analysis_fates import fate_rows
+from .oracle import (CandidateBook, Validation, ask_repair, candidate_from_dict, candidate_to_dict, null_feedback,
+                     validate)
 from .roles import (Approver, AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, RoleSet,
-                    ReviewVerdict, ToolsFactory, WorldTools, questionable_cases)
+                    ReviewVerdict, TaskAnalyst, ToolsFactory, WorldTools, questionable_cases)
 from .detectors.ghost import executed_added_lines
 from .failure_kinds import AUDIT_FAILED, cause, never_a_reading, void_audit
 from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
@@ -134,6 +136,7 @@ class TaskLoop:
         self.checklists: dict[str, list[dict[str, Any]]] = {}
         self.features: list[dict[str, Any]] = []  # task analysis's suspicious-patch features
         self.judged: list[dict[str, Any]] = []  # candidates reviewed and not counted (shown to later audits)
+        self.held: list[Candidate] = []  # task analysis's validated tests that passed on every trial
         self.sampler: Sampler | None = None  # made when the loop starts (lightweight mode)
         self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
 
@@ -227,8 +230,21 @@ class TaskLoop:
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
                            evidence=evidence or {}, ledger=self.env.budget, llm_cache=self.env.store,
-                           features=list(self.features), judged=list(self.judged))
+                           features=list(self.features), judged=list(self.judged),
+                           validated=self._validated_for(trial))
         return ctx, tools
+
+    def _validated_for(self, trial: Trial | None) -> list[dict[str, Any]]:
+        """Every validated test of the task, for an auditor: the witnesses, then the task
+        analysis's tests that held on every trial; each with what it checks and its outcome on
+        this trial where one was measured."""
+        if trial is None:
+            return []
+        runs = self.runs_by_trial.get(trial.id, {})
+        out = [{"path": w.candidate.path, "requirement": w.record.requirement, "kind": "witness",
+                "outcome": runs.get(w.record.id, ""), "source": w.candidate.source} for w in self.witnesses]
+        return out + [{"path": c.path, "requirement": c.requirement, "kind": "held on every trial",
+                       "outcome": "passed", "source": c.source} for c in self.held]
 
     @staticmethod
     async def _close(tools: WorldTools) -> None:
@@ -300,14 +316,18 @@ class TaskLoop:
             for candidate in candidates:
                 validations.append(await validate(env, task, None, self.check.worlds, candidate,
                                                   analyst, ctx, self.book, ANALYSIS))
+            validations, vacuous = await self._vacuous_analysis(validations, analyst, ctx)
         finally:
             await self._close(tools)
         passing = [v for v in validations if v.outcome == "passes_reference"]
-        if not passing:
-            return
         # Replay T1 on every passing trial: one batched run per trial.
         items = [(v.candidate.id, v.candidate) for v in passing]
-        statuses = await self._replay(items, [t.id for t in self.corpus])
+        statuses = await self._replay(items, [t.id for t in self.corpus]) if passing else {}
+        stored["fates"] = fate_rows(validations, vacuous, statuses, [t.id for t in self.corpus])
+        env.store.put_audit(task.id, ANALYSIS, stored)
+        self.held[:] = [v.candidate for v, row in zip(validations, stored["fates"]) if row["held"]]
+        if not passing:
+            return
         to_judge = []
         for v in passing:
             failing = [t for t in self.corpus if is_failing(statuses.get(t.id, {}).get(v.candidate.id, ""))]
@@ -342,6 +362,40 @@ class TaskLoop:
                                    self._replay_keys.get((trial_id, w.record.id)))
         if new:
             self._reclassify()
+
+    async def _vacuous_analysis(self, validations: list[Validation], analyst: TaskAnalyst,
+                                ctx: AuditContext) -> tuple[list[Validation], set[str]]:
+        """Task-analysis candidates that pass on the null world check nothing the task adds: one
+        batched run there, then each such candidate goes back to the analyst once, named, with
+        that run's output and T0's vacuous tests. A version it rewrites is validated again; one it
+        keeps (give_up) stays, as a regression check. Returns the validations and the ids of the
+        candidates left passing on the null world."""
+        env, task = self.env, self.task
+        passing = [v for v in validations if v.outcome == "passes_reference"]
+        if not passing:
+            return validations, set()
+        ids = [i for v in passing for i in v.candidate.run_ids()]
+        run = await env.runner.run(self.check.worlds["null"], ids, {v.candidate.path: v.candidate.source
+                                                                     for v in passing},
+                                   isolate=False, task_id=task.id, trial_id=None,
+                                   candidate_ids=[v.candidate.id for v in passing])
+        out, vacuous = [], set()
+        for v in validations:
+            if v not in passing or run.status_of(v.candidate.path, v.candidate.test_ids) != "passed":
+                out.append(v)
+                continue
+            self._emit(Log(env.session_id, level="info",
+                           message=f"{v.candidate.id} passes on the null world: sent back to the task analyst"))
+            assert v.reference_run is not None  # it passed there
+            new = await ask_repair(env, task, analyst, ctx, v.candidate, v.reference_run, self.book, ANALYSIS,
+                                sanitize=True, feedback=null_feedback(run, v.candidate, self.check.vacuous))
+            if new is None:
+                vacuous.add(v.candidate.id)
+                out.append(v)
+                continue
+            again = await validate(env, task, None, self.check.worlds, new, analyst, ctx, self.book, ANALYSIS)
+            out.append(dataclasses.replace(again, versions=v.versions + again.versions))
+        return out, vacuous
 
     # -- one round ----------------------------------------------------------------------------
     async def audit_round(self, pool: list[str]) -> None:

@@ -169,6 +169,25 @@ def feedback_for(run: RunResult, candidate: Candidate, sanitize: bool) -> str:
             + f"Per-test results:\n{text or 'no test was collected'}\n\nOutput:\n{shown}")
 
 
+NULL_PASS = "The candidate PASSES on the null world"  # how feedback about a vacuous candidate begins
+
+
+def null_feedback(run: RunResult, candidate: Candidate, vacuous_t0: list[str]) -> str:
+    """What the task analyst learns about a candidate that passes on the null world (R without
+    G: the repository before any solution), which holds no line of G: each case's outcome there,
+    the run's last lines, and the T0 tests the well-formedness check found vacuous."""
+    cases = [f"{node}: {o.get('status')}" for node, o in
+             sorted(run.outcomes_of(candidate.path, candidate.test_ids).items())]
+    tail = [ln for ln in (run.tail or run.head or "").strip().splitlines() if ln.strip()][-15:]
+    vacuous = (f"T0 tests the well-formedness check found vacuous (they pass on the null world too): "
+               f"{', '.join(vacuous_t0[:20])}" + (f" and {len(vacuous_t0) - 20} more" if len(vacuous_t0) > 20 else "")
+               if vacuous_t0 else "No T0 test passes on the null world.")
+    return (f"{NULL_PASS} (the repository before any solution): `{candidate.path}` checks nothing the "
+            "task adds, so it cannot tell a solution from no solution.\nPer-test results there:\n"
+            + "\n".join(cases or [f"{candidate.path}: passed"])
+            + ("\nThe run's last lines:\n" + "\n".join(tail) if tail else "") + f"\n{vacuous}")
+
+
 _WS = re.compile(r"\s+")
 
 
@@ -232,7 +251,7 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                                     cause=ref.failure_cause(current.path, current.test_ids)))
         if attempt == k:
             break
-        repaired = await _repair(env, task, author_role, ctx, current, ref, book, scope,
+        repaired = await ask_repair(env, task, author_role, ctx, current, ref, book, scope,
                                  sanitize=current.author == "task_analysis")
         if repaired is None:
             reason = (f"fails on the reference ({ref_status}); its author gave up after "
@@ -291,8 +310,8 @@ def candidate_from_dict(data: dict[str, Any]) -> Candidate:
     return Candidate(**values)
 
 
-async def _repair(env: EngineEnv, task: Task, role: AuditAgent | TaskAnalyst, ctx: AuditContext, current: Candidate, ref: RunResult, book: CandidateBook, scope: str,
-                  sanitize: bool) -> Candidate | None:
+async def ask_repair(env: EngineEnv, task: Task, role: AuditAgent | TaskAnalyst, ctx: AuditContext, current: Candidate, ref: RunResult, book: CandidateBook, scope: str,
+                  sanitize: bool, feedback: str | None = None) -> Candidate | None:
     """The author's next version (stored as authored, so a resumed session never asks twice)."""
     stored, raw = env.store.get_repair(current.id)
     if stored:
@@ -302,7 +321,8 @@ async def _repair(env: EngineEnv, task: Task, role: AuditAgent | TaskAnalyst, ct
         env.store.put_repair(current.id, None)
         return None
     env.budget.check_round()
-    new = await role.repair(ctx, book.as_authored(current), feedback_for(ref, current, sanitize))
+    new = await role.repair(ctx, book.as_authored(current),
+                            feedback if feedback is not None else feedback_for(ref, current, sanitize))
     if new is None:
         env.store.put_repair(current.id, None)
         return None

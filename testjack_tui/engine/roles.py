@@ -212,6 +212,10 @@ class AuditContext:
     # Candidates of this task already judged and not counted: {requirement, label, reason}, so a
     # later audit does not write the same test again.
     judged: list[dict[str, Any]] = field(default_factory=list)
+    # For an auditor: every validated test of the task (witnesses, then the task analysis's tests
+    # that held on every trial), {path, requirement, kind, outcome on this trial ("" = not run)},
+    # so it proposes only new ones.
+    validated: list[dict[str, Any]] = field(default_factory=list)
 
 
 class AuditAgent(Protocol):

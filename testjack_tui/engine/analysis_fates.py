@@ -1,0 +1,46 @@
+"""What became of each task-analysis candidate, for the task's report.
+
+One row per chain (a candidate and its repairs): the versions tried and one fate, so a test that
+passed the reference and held on every trial, a repaired version or a dropped candidate is
+listed instead of vanishing.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .oracle import Validation
+from .runner import is_failing
+
+HELD = "held on every trial"
+
+
+def _fate(v: Validation, vacuous: set[str], statuses: dict[str, dict[str, str]], trials: list[str]) -> str:
+    if v.outcome == "dropped":
+        return f"dropped: {v.reason}"
+    if v.outcome != "passes_reference":
+        return v.outcome
+    ran = [t for t in trials if v.candidate.id in statuses.get(t, {})]
+    failing = [t for t in ran if is_failing(statuses[t][v.candidate.id])]
+    if v.candidate.id in vacuous:
+        head = "passes on the null world too (checks nothing the task adds; kept as a regression check)"
+    else:
+        head = "validated on the reference"
+    if failing:
+        return f"{head}; fails on {len(failing)} of {len(ran)} trial(s): sent to the reviewer"
+    if ran and len(ran) == len(trials):
+        return HELD if head.startswith("validated") else f"{head}; {HELD}"
+    return f"{head}; not replayed on every trial ({len(ran)} of {len(trials)})"
+
+
+def fate_rows(validations: list[Validation], vacuous: set[str], statuses: dict[str, dict[str, str]],
+              trials: list[str]) -> list[dict[str, Any]]:
+    rows = []
+    for v in validations:
+        versions = [c.id for c in v.versions] or [v.candidate.id]
+        fate = held = _fate(v, vacuous, statuses, trials)
+        if len(versions) > 1:
+            fate += f" (repaired from {versions[0]}, {len(versions) - 1} repair(s))"
+        rows.append({"id": v.candidate.id, "path": v.candidate.path, "requirement": v.candidate.requirement,
+                     "versions": versions, "fate": fate, "held": held.endswith(HELD)})
+    return rows
+
