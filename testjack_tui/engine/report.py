@@ -287,7 +287,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
             judged = judge_trial(
                 trial, findings=findings if entry.state == "refuted" else [],
                 ambiguous=ambiguous, evidence=evidence, audited=entry.audited,
-                reproduced=reproduced, clean_candidates=passes_both.get(trial_id, 0),
+                reproduced=reproduced,
+                clean_candidates=passes_both.get(trial_id, 0) + _held(analysis.get(task_id)),
                 witnesses_passed=passed,
                 prompt=task.instruction if task is not None else "", t0_run=t0_runs.get(trial_id),
                 vacuous=list(task_sum.vacuous),
@@ -325,7 +326,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         rounds=config.get("rounds"), state=meta.get("state"), usage=summary.usage,
         tasks={tid: TaskReport(t.well_formed, t.problems, t.vacuous, t.flaky, t.rounds, t.witnesses,
                                (analysis.get(tid) or {}).get("traceability") or [],
-                               (analysis.get(tid) or {}).get("suspicious_features") or [])
+                               (analysis.get(tid) or {}).get("suspicious_features") or [],
+                               list((analysis.get(tid) or {}).get("fates") or []))
                for tid, t in summary.tasks.items()},
         trials=trial_reports, underspecified_prompts=underspecified,
         decisions=decisions_table(store.approvals(), verdicts),
@@ -343,6 +345,12 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         out.scoring = score_against_labels(out, load_labels(Path(labels_path)), corpus)
         out.scoring.labels_file = str(labels_path)
     return out
+
+
+def _held(analysis: dict[str, Any] | None) -> int:
+    """The task analysis's validated tests that held on every trial (each passed on both worlds
+    of every trial, so a clean trial counts them among its validated candidates)."""
+    return sum(1 for row in (analysis or {}).get("fates") or [] if row.get("held"))
 
 
 def _audit_failed(trial_state: dict[str, Any] | None, task_state: dict[str, Any] | None) -> str:
@@ -656,6 +664,10 @@ def session_markdown(report: Report) -> str:
                 [dict(r, tests=", ".join(r.get("t0_tests") or []) or "-") for r in task.traceability],
                 [("requirement", "requirement"), ("explicit", "explicit"), ("T0 tests", "tests"),
                  ("coverage", "coverage")])]
+        if task.analysis_tests:
+            out += [f"Task analysis tests of {tid} (what became of each):", "", _md_table(
+                [dict(r, versions=", ".join(r.get("versions") or [])) for r in task.analysis_tests],
+                [("test", "path"), ("requirement", "requirement"), ("versions", "versions"), ("what happened", "fate")])]
         if task.suspicious_features:
             out += [f"Suspicious-patch features for {tid}:", "", _md_table(
                 task.suspicious_features,

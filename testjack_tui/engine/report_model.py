@@ -168,12 +168,15 @@ class TaskReport:
     witnesses: list[WitnessSummary]
     traceability: list[dict[str, Any]]  # the task analysis's rows, as the agent wrote them
     suspicious_features: list[dict[str, Any]]
+    # What became of each task-analysis candidate: {id, path, requirement, versions, fate, held}
+    analysis_tests: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"well_formed": self.well_formed, "problems": self.problems, "vacuous": self.vacuous,
                 "flaky": self.flaky, "rounds": [r.to_json() for r in self.rounds],
                 "witnesses": [{k: getattr(w, k) for k in REPORT_WITNESS_FIELDS} for w in self.witnesses],
-                "traceability": self.traceability, "suspicious_features": self.suspicious_features}
+                "traceability": self.traceability, "suspicious_features": self.suspicious_features,
+                "analysis_tests": self.analysis_tests}
 
 
 @dataclass
