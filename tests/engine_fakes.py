@@ -6,7 +6,8 @@ Worlds are simulated by a tiny rule set, so tests can state the expected outcome
   every report on its world (the canaries catch it: proven tampering, every outcome void) and
   "FORGEW" only the witness runs (isolated runs with candidate files);
 - a candidate's source names the requirement it checks ("REQ <req>"); "BROKEN" makes it fail
-  on the reference world too; it fails on a model world iff the trial misses <req>.
+  on the reference world too; it fails on a model world iff the trial misses <req>; it fails on
+  the null world unless it says "NULLPASS" (a vacuous test).
 - a task with metadata {"bad_reference": True} fails T0 on the reference world.
 The real pipeline is exercised end to end on podman in test_audit_cmd_e2e.py.
 """
@@ -101,7 +102,7 @@ class FakeSandbox:
     @staticmethod
     def _candidate_status(world, trial, source: str) -> str:
         if world.kind == "null":
-            return "failed"
+            return "passed" if "NULLPASS" in source else "failed"
         if "BROKEN" in source:
             return "failed"
         if world.kind == "reference":
