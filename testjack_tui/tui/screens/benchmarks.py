@@ -87,6 +87,12 @@ class BenchmarksScreen(Screen):
         table.focus()
         self.action_refresh()
 
+    def on_screen_resume(self) -> None:
+        # Back from a session (audited, stopped, finished in this same process): the list is
+        # read from the store again, not kept from when this screen was first shown.
+        if self.is_mounted:
+            self.list_sessions()
+
     # -- listing -----------------------------------------------------------------------------
     def action_refresh(self) -> None:
         self.list_benchmarks()
@@ -150,10 +156,17 @@ class BenchmarksScreen(Screen):
 
     def _show_sessions(self, sessions: list[dict]) -> None:
         table = self.query_one("#session-table", DataTable)
+        row = table.cursor_row
+        was = self._sessions[row] if 0 <= row < len(self._sessions) else None
         table.clear()
         self._sessions = sessions
         for info in sessions:
             table.add_row(*[cell(c) for c in session_row(info)])
+        if was is not None:  # the cursor stays on the session it was on
+            ids = [s.get("id") or s.get("session_id") for s in sessions]
+            key = was.get("id") or was.get("session_id")
+            if key in ids:
+                table.move_cursor(row=ids.index(key), animate=False)
         table.display = bool(sessions)
         self.query_one("#session-empty").display = not sessions
 
