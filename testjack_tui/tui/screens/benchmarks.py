@@ -60,6 +60,7 @@ class BenchmarksScreen(Screen):
         super().__init__()
         self._paths: list[str] = []  # row index → benchmark path
         self._sessions: list[dict] = []
+        self._resumes = 0
         self._loading = False
 
     def compose(self) -> ComposeResult:
@@ -89,8 +90,10 @@ class BenchmarksScreen(Screen):
 
     def on_screen_resume(self) -> None:
         # Back from a session (audited, stopped, finished in this same process): the list is
-        # read from the store again, not kept from when this screen was first shown.
-        if self.is_mounted:
+        # read from the store again, not kept from when this screen was first shown (on_mount
+        # lists it the first time).
+        self._resumes += 1
+        if self._resumes > 1:
             self.list_sessions()
 
     # -- listing -----------------------------------------------------------------------------
