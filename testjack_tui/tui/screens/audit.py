@@ -49,8 +49,8 @@ STATUS_LINES = 4  # the status line's max-height (app.tcss)
 LOG_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 # The panes that take the focus, innermost first: the one holding the focus carries FOCUSED_PANE
 # (app.tcss draws it), so the operator sees where Down, enter and the letters go.
-FOCUS_PANES = ("#trials-table-narrow", "#candidate-table", "#candidate-detail", "#world-table", "#world-log",
-               "#agent-stream", "#editor", "#event-log", "#matrix", "#requirements", "#audit-left")
+FOCUS_PANES = ("#trials-table", "#trials-table-narrow", "#candidate-table", "#candidate-detail", "#world-table",
+               "#world-log", "#agent-stream", "#editor", "#event-log", "#matrix-table", "#requirements-table")
 FOCUSED_PANE = "-focused-pane"
 STATE_STYLE = {"running": "bold green", "paused": "bold yellow", "finished": "bold cyan",
                "stopped": "bold red", "failed": "bold red", "starting": "dim"}
@@ -561,6 +561,8 @@ class AuditScreen(Screen):
             self._focused_pane.remove_class(FOCUSED_PANE)
         if pane is not None:
             pane.add_class(FOCUSED_PANE)
+        # The left pane's title goes with its table (the tabs' pane has its tab title lit).
+        self.query_one("#trials-title").set_class(pane is not None and pane.id == "trials-table", FOCUSED_PANE)
         self._focused_pane = pane
 
     def _budget_reason(self) -> str:
