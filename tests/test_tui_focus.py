@@ -104,6 +104,21 @@ async def test_f1_lists_every_key_of_the_audit_screen_and_only_the_working_ones_
         session.stop()
 
 
+async def test_at_80_columns_a_pane_has_the_focus_from_the_start_and_keeps_one_through_a_resize():
+    session, screen = stepped_screen()
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "paused")
+        assert marked(screen) == ["candidate-table"]
+        await pilot.resize_terminal(200, 50)
+        await pilot.press("f2")
+        assert marked(screen) == ["trials-title", "trials-table"]
+        await pilot.resize_terminal(80, 24)  # the trials pane goes: the focus goes to the tab on show
+        await wait_for(pilot, lambda: marked(screen) == ["candidate-table"])
+        session.stop()
+
+
 def two_tasks():
     trials = [make_trial("p1", "p1a", "m", ["alias"]), make_trial("p2", "p2a", "m", ["alias"])]
     chains = {"p1a": [[cand("p1", "p1a", 1, "alias")]], "p2a": [[cand("p2", "p2a", 1, "alias")]]}

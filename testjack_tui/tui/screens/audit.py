@@ -42,6 +42,10 @@ from testjack_tui.tui.widgets.footer import QuietFooter
 TAB_TITLES = {"trials-tab": ("Trials", "F2"), "candidates-tab": ("Candidates", "F3"), "worlds-tab": ("Worlds", "F4"),
               "agent-tab": ("Agent", "F5"), "editor-tab": ("Editor", "F6"), "log-tab": ("Log", "F7"),
               "matrix-tab": ("Matrix", "F8"), "requirements-tab": ("Reqs", "F9")}
+# The widget each tab's key focuses (the keys of that tab then work at once).
+TAB_FOCUS = {"candidates-tab": "#candidate-table", "worlds-tab": "#world-table", "agent-tab": "#agent-stream",
+             "editor-tab": "#editor-source", "log-tab": "#event-log", "trials-tab": "#trials-table-narrow",
+             "matrix-tab": "#matrix-table", "requirements-tab": "#requirements-table"}
 FLUSH = 0.1  # seconds between folding engine events into the screen
 CLOCK = 1.0  # seconds between two readings of the session's clock and usage (no event needed)
 OUTPUT_FLUSH = 0.25  # world output redraws at most this often: each one re-lays out the log
@@ -298,6 +302,18 @@ class AuditScreen(Screen):
             if tabs.active == "trials-tab":
                 tabs.active = "candidates-tab"
             tabs.hide_tab("trials-tab")
+        self.call_after_refresh(self._keep_focus)
+
+    def _keep_focus(self) -> None:
+        """Some pane always has the focus (and shows it), so arrows and enter act on what the
+        operator sees: at 80 columns nothing took it, and a resize can hide the pane that had it."""
+        focused = self.focused
+        if focused is not None and all(node.display for node in focused.ancestors_with_self
+                                       if isinstance(node, Widget)):
+            return
+        wide = self.size.width >= 120
+        target = "#trials-table" if wide else TAB_FOCUS.get(self._active_tab(), "#candidate-table")
+        self.query_one(target).focus()
 
     def _replay_history(self) -> None:
         """A resumed session shows what happened before: the engine stores its events."""
@@ -895,10 +911,7 @@ class AuditScreen(Screen):
             # Catch the output up in this same turn: the switch and the output it shows are then
             # laid out and painted once, not twice (TabActivated arrives after the first paint).
             self.query_one(WorldsPanel).show(self.state, table_changed=False)
-        focus = {"candidates-tab": "#candidate-table", "worlds-tab": "#world-table",
-                 "agent-tab": "#agent-stream", "editor-tab": "#editor-source",
-                 "log-tab": "#event-log", "trials-tab": "#trials-table-narrow",
-                 "matrix-tab": "#matrix-table", "requirements-tab": "#requirements-table"}.get(tab)
+        focus = TAB_FOCUS.get(tab)
         if tab == "requirements-tab":
             self._show_requirements()
         if focus:
