@@ -632,7 +632,9 @@ async def test_candidates_requirement_column_uses_the_width_the_pane_has():
         """(characters of the requirement on screen, the row's text, the table's right edge)."""
         table = screen.query_one("#candidate-table", DataTable)
         x0, right = table.region.x, table.region.right
-        row = next(line[x0:right] for line in screen_lines(app) if f" {candidate_id.split(':', 1)[1]} " in line[x0:right])
+        # (the focused table's first cell carries the focus bar, █, where its padding was)
+        rows = [line[x0:right].replace("█", " ") for line in screen_lines(app)]
+        row = next(line for line in rows if f" {candidate_id.split(':', 1)[1]} " in line)
         text = f"{candidate_id} {long}"
         shown_chars = max(n for n in range(len(text) + 1) if text[:n] in row)
         return shown_chars, row, right
