@@ -70,8 +70,9 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         # The operator's own requirement and quote (a quote that is not P's words is refused).
         dialog.query_one("#approval-requirement", Input).value = "handles aliases and quoting"
         dialog.query_one("#approval-quote", Input).value = "it must handle every alias ever"
-        # A note, then overrule.
-        dialog.query_one("#approval-note", Input).focus()
+        # A note (n goes to it, however far the field is), then overrule.
+        await pilot.press("n")
+        assert dialog.focused is dialog.query_one("#approval-note", Input)
         await pilot.press(*"reads P too broadly")
         await pilot.press("enter")
         await pilot.press("o")
