@@ -578,7 +578,8 @@ class AuditScreen(Screen):
         if pane is not None:
             pane.add_class(FOCUSED_PANE)
         # The left pane's title goes with its table (the tabs' pane has its tab title lit).
-        self.query_one("#trials-title").set_class(pane is not None and pane.id == "trials-table", FOCUSED_PANE)
+        for title in self.query("#trials-title"):  # (none while the screen is composed or torn down)
+            title.set_class(pane is not None and pane.id == "trials-table", FOCUSED_PANE)
         self._focused_pane = pane
 
     def _budget_reason(self) -> str:
