@@ -307,6 +307,8 @@ class AuditScreen(Screen):
     def _keep_focus(self) -> None:
         """Some pane always has the focus (and shows it), so arrows and enter act on what the
         operator sees: at 80 columns nothing took it, and a resize can hide the pane that had it."""
+        if not self.is_attached:
+            return
         focused = self.focused
         if focused is not None and all(node.display for node in focused.ancestors_with_self
                                        if isinstance(node, Widget)):
