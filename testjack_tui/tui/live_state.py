@@ -95,8 +95,15 @@ def short_id(text: str, task_id: str) -> str:
     return text.replace(task_id + "__", "")
 
 
-def short_world(name: str) -> str:
-    """'task/model/task__orca__1' → 'model orca__1'; 'task/reference' → 'reference'."""
+def world_task(name: str) -> str:
+    """'task/model/task__orca__1' → 'task' ('' for a name that is not a world's)."""
+    parts = name.split("/")
+    return parts[0] if len(parts) >= 2 else ""
+
+
+def short_world(name: str, with_task: bool = False) -> str:
+    """'task/model/task__orca__1' → 'model orca__1'; 'task/reference' → 'reference'; with_task
+    (a session of several tasks, where 'null' alone names no world) → 'task null'."""
     parts = name.split("/")
     if len(parts) < 2:
         return name
@@ -104,7 +111,14 @@ def short_world(name: str) -> str:
     trial = "/".join(rest)
     if trial.startswith(task + "__"):
         trial = trial[len(task) + 2:]
-    return f"{kind} {trial}".strip()
+    return f"{task + ' ' if with_task else ''}{kind} {trial}".strip()
+
+
+def short_image(image: str, width: int = 40) -> str:
+    """An image reference in `width` cells: the registry dropped, then its end (the tag) cut,
+    so the name it starts with stays readable."""
+    name = image.removeprefix("localhost/")
+    return name if len(name) <= width else name[:width - 1] + "…"
 
 
 @dataclass
@@ -291,6 +305,15 @@ class LiveSession:
             self.reason, self.waiting_for = "limits raised", ""
             self.dirty.add(STATUS)
 
+    @property
+    def several_tasks(self) -> bool:
+        """The session spans more than one task: a world, a log line, names its task."""
+        tasks = set(self.tasks) | {task for task, _ in self.trials}
+        return len(tasks) > 1
+
+    def world_label(self, name: str) -> str:
+        return short_world(name, with_task=self.several_tasks)
+
     def task_line(self, task_id: str) -> str:
         """What one task is doing, for the status line."""
         held = self.task_paused.get(task_id)
@@ -376,16 +399,22 @@ class LiveSession:
         self.dirty.add(STATUS)
 
     def _on_test_run_finished_log(self, e: ev.TestRunFinished) -> None:
-        self.add_log("info", f"tests on {short_world(e.world)}: {e.summary}")
+        self.add_log("info", f"tests on {self.world_label(e.world)}: {e.summary}")
 
     def _on_witness_replayed(self, e: ev.WitnessReplayed) -> None:
         self.replays[(e.task_id, e.witness_id, e.trial_id)] = (e.status, e.run_key)
         self.dirty.add(MATRIX)
 
     def _on_world_state(self, e: ev.WorldState) -> None:
-        world = self.worlds.get(e.world)
+        name = e.world or next((w.name for w in self.worlds.values()
+                                if e.container and w.container == e.container), "")
+        if not name:
+            # A container the sandbox no longer knew by name (removed twice, swept) and this
+            # screen never saw: a row naming nothing would tell the operator nothing.
+            return
+        world = self.worlds.get(name)
         if world is None:
-            world = self.worlds[e.world] = WorldView(e.world)
+            world = self.worlds[name] = WorldView(name)
         if e.container:
             world.container = e.container
         if e.image:
@@ -393,7 +422,7 @@ class LiveSession:
         if e.node:
             world.node = e.node
         if e.state in ("output", "running"):
-            self.last_active_world = e.world
+            self.last_active_world = name
         if e.state == "output":
             world.add_output(e.text)
             self.dirty.add(OUTPUT)  # output alone does not redraw the worlds table
@@ -405,7 +434,7 @@ class LiveSession:
             if e.state in ("created", "exited", "timeout", "removed") and e.state != world.state:
                 exit_text = f" (exit {e.exit_code})" if e.state == "exited" and e.exit_code else ""
                 self.add_log("warning" if e.state == "timeout" else "info",
-                             f"world {short_world(e.world)}: {e.state}{exit_text}")
+                             f"world {self.world_label(name)}: {e.state}{exit_text}")
             world.state = e.state
             if e.state == "running":
                 world.command = e.command or world.command

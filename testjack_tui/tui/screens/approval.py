@@ -144,6 +144,8 @@ class ApprovalScreen(ModalScreen[tuple[str, str, dict[str, Any]] | None]):
         Binding("p", "pick_quote", "Quote P", id="approval.quote"),
         Binding("q", "questionable", "Questionable", id="approval.questionable"),
         Binding("d", "diff", "Diff", id="approval.diff"),
+        Binding("n", "note", "Note", tooltip="write a note to keep with the decision (enter comes back; "
+                "tab goes on to the requirement and the quote)", id="approval.note"),
         Binding("escape", "cancel", "Later", id="approval.cancel"),
     ]
 
@@ -190,7 +192,7 @@ class ApprovalScreen(ModalScreen[tuple[str, str, dict[str, Any]] | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if isinstance(self.focused, Input) and action in ("decide", "judge", "prompt", "diff", "pick_quote",
-                                                           "questionable"):
+                                                           "questionable", "note"):
             return False  # letters belong to the note
         if action in ("decide", "judge"):
             return (action == "judge") == self.operator_judges
@@ -208,6 +210,9 @@ class ApprovalScreen(ModalScreen[tuple[str, str, dict[str, Any]] | None]):
             self.action_prompt()
         elif event.button.id == "diff":
             self.action_diff()
+
+    def action_note(self) -> None:
+        self.query_one("#approval-note", Input).focus()
 
     def action_judge(self, choice: str) -> None:
         self.action_decide(choice)

@@ -42,11 +42,20 @@ from testjack_tui.tui.widgets.footer import QuietFooter
 TAB_TITLES = {"trials-tab": ("Trials", "F2"), "candidates-tab": ("Candidates", "F3"), "worlds-tab": ("Worlds", "F4"),
               "agent-tab": ("Agent", "F5"), "editor-tab": ("Editor", "F6"), "log-tab": ("Log", "F7"),
               "matrix-tab": ("Matrix", "F8"), "requirements-tab": ("Reqs", "F9")}
+# The widget each tab's key focuses (the keys of that tab then work at once).
+TAB_FOCUS = {"candidates-tab": "#candidate-table", "worlds-tab": "#world-table", "agent-tab": "#agent-stream",
+             "editor-tab": "#editor-source", "log-tab": "#event-log", "trials-tab": "#trials-table-narrow",
+             "matrix-tab": "#matrix-table", "requirements-tab": "#requirements-table"}
 FLUSH = 0.1  # seconds between folding engine events into the screen
 CLOCK = 1.0  # seconds between two readings of the session's clock and usage (no event needed)
 OUTPUT_FLUSH = 0.25  # world output redraws at most this often: each one re-lays out the log
 STATUS_LINES = 4  # the status line's max-height (app.tcss)
 LOG_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
+# The panes that take the focus, innermost first: the one holding the focus carries FOCUSED_PANE
+# (app.tcss draws it), so the operator sees where Down, enter and the letters go.
+FOCUS_PANES = ("#trials-table", "#trials-table-narrow", "#candidate-table", "#candidate-detail", "#world-table",
+               "#world-log", "#agent-stream", "#editor", "#event-log", "#matrix-table", "#requirements-table")
+FOCUSED_PANE = "-focused-pane"
 STATE_STYLE = {"running": "bold green", "paused": "bold yellow", "finished": "bold cyan",
                "stopped": "bold red", "failed": "bold red", "starting": "dim"}
 
@@ -180,7 +189,8 @@ class AuditScreen(Screen):
                 id="audit.prompt"),
         Binding("d", "diff", "Diff", tooltip="the diff of the selected trial (ghost lines marked)",
                 id="audit.diff"),
-        Binding("f2", "tab('trials-tab')", "Trials tab", priority=True, show=False, id="audit.tab_trials"),
+        Binding("f2", "tab('trials-tab')", "Trials", priority=True, show=False, id="audit.tab_trials",
+                tooltip="the trials: the left pane on a wide screen, a tab on a narrow one"),
         Binding("f3", "tab('candidates-tab')", "Candidates tab", priority=True, show=False,
                 id="audit.tab_candidates"),
         Binding("f4", "tab('worlds-tab')", "Worlds tab", priority=True, show=False, id="audit.tab_worlds"),
@@ -224,6 +234,7 @@ class AuditScreen(Screen):
         self._operator_waiting: tuple | None = None  # (task, trial) while the engine waits for a test
         self._status_typing = False  # the focus was in a text field when the status was drawn
         self._status_lines = 0  # the status line's height when it was drawn
+        self._focused_pane: Widget | None = None
         self.left_percent = 42
         self._stored_counts = {"witnesses": 0, "refuted": 0, "rounds": 0, "decisions": 0, "overrules": 0}
         agents = self.config.agents
@@ -291,6 +302,20 @@ class AuditScreen(Screen):
             if tabs.active == "trials-tab":
                 tabs.active = "candidates-tab"
             tabs.hide_tab("trials-tab")
+        self.call_after_refresh(self._keep_focus)
+
+    def _keep_focus(self) -> None:
+        """Some pane always has the focus (and shows it), so arrows and enter act on what the
+        operator sees: at 80 columns nothing took it, and a resize can hide the pane that had it."""
+        if not self.is_attached:
+            return
+        focused = self.focused
+        if focused is not None and all(node.display for node in focused.ancestors_with_self
+                                       if isinstance(node, Widget)):
+            return
+        wide = self.size.width >= 120
+        target = "#trials-table" if wide else TAB_FOCUS.get(self._active_tab(), "#candidate-table")
+        self.query_one(target).focus()
 
     def _replay_history(self) -> None:
         """A resumed session shows what happened before: the engine stores its events."""
@@ -528,12 +553,36 @@ class AuditScreen(Screen):
 
     def _watch_focused(self) -> None:
         super()._watch_focused()
+        self._mark_focused_pane()
         # The status line names the keys that reach a pending decision from where the focus is.
         typing = self._typing()
         if typing != self._status_typing:
             self._status_typing = typing
             if self.state.pending and self.is_mounted:
                 self._show_status()
+
+    def focused_pane(self) -> Widget | None:
+        """The pane holding the focus (one of FOCUS_PANES), None when the focus is elsewhere."""
+        node = self.focused
+        panes = {selector.lstrip("#") for selector in FOCUS_PANES}
+        while isinstance(node, Widget) and node is not self:
+            if node.id in panes:
+                return node
+            node = node.parent
+        return None
+
+    def _mark_focused_pane(self) -> None:
+        pane = self.focused_pane()
+        if pane is self._focused_pane:
+            return
+        if self._focused_pane is not None:
+            self._focused_pane.remove_class(FOCUSED_PANE)
+        if pane is not None:
+            pane.add_class(FOCUSED_PANE)
+        # The left pane's title goes with its table (the tabs' pane has its tab title lit).
+        for title in self.query("#trials-title"):  # (none while the screen is composed or torn down)
+            title.set_class(pane is not None and pane.id == "trials-table", FOCUSED_PANE)
+        self._focused_pane = pane
 
     def _budget_reason(self) -> str:
         """The limit that paused the session, in the gauge's own numbers."""
@@ -736,10 +785,18 @@ class AuditScreen(Screen):
             task, _, trial = key.partition("/")
             return task, trial
         chosen = self.query_one(CandidatesPanel).selected()
-        if chosen is not None:
+        if chosen is not None and chosen.trial_id:
             return chosen.task_id, chosen.trial_id
-        trial = self.state.round_trial or None
-        return self.state.current_task, trial
+        if self.state.round_trial:
+            return self.state.current_task, self.state.round_trial
+        # Nothing aimed at a trial (a task-analysis candidate, no round yet): the trial under
+        # the cursor of the trials table on show.
+        table = self.query_one("#trials-table" if self.size.width >= 120 else "#trials-table-narrow", TrialsTable)
+        if table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value or ""
+            task, _, trial = key.partition("/")
+            return task, trial
+        return (chosen.task_id if chosen else self.state.current_task), None
 
     @guarded
     def action_prompt(self) -> None:
@@ -759,7 +816,8 @@ class AuditScreen(Screen):
         trial_id = trial_id or self._selected_target()[1]
         trial = self._trial_of(trial_id)
         if trial is None:
-            self.app.notify("Select a trial (or a candidate aimed at one) to see its diff.", severity="warning")
+            self.app.notify("No trial to show: select one in the Trials pane (f2) or a candidate aimed at "
+                            "one (f3), then d.", severity="warning")
             return
         self.app.push_screen(DiffScreen(trial, self._evidence_of(trial.id)))
 
@@ -856,10 +914,7 @@ class AuditScreen(Screen):
             # Catch the output up in this same turn: the switch and the output it shows are then
             # laid out and painted once, not twice (TabActivated arrives after the first paint).
             self.query_one(WorldsPanel).show(self.state, table_changed=False)
-        focus = {"candidates-tab": "#candidate-table", "worlds-tab": "#world-table",
-                 "agent-tab": "#agent-stream", "editor-tab": "#editor-source",
-                 "log-tab": "#event-log", "trials-tab": "#trials-table-narrow",
-                 "matrix-tab": "#matrix-table", "requirements-tab": "#requirements-table"}.get(tab)
+        focus = TAB_FOCUS.get(tab)
         if tab == "requirements-tab":
             self._show_requirements()
         if focus:
@@ -918,6 +973,10 @@ class AuditScreen(Screen):
         if action == "report":
             return ended or not self.session_running
         return True
+
+    def help_hidden(self, action: str) -> bool:
+        """Keys F1 leaves out: the operator's editor keys in a session without an operator."""
+        return action in ("validate", "share", "operator_done", "leave_editor") and operator_agent(self.roles) is None
 
     def _active_tab(self) -> str:
         try:

@@ -60,6 +60,7 @@ class BenchmarksScreen(Screen):
         super().__init__()
         self._paths: list[str] = []  # row index → benchmark path
         self._sessions: list[dict] = []
+        self._resumes = 0
         self._loading = False
 
     def compose(self) -> ComposeResult:
@@ -86,6 +87,14 @@ class BenchmarksScreen(Screen):
         self.query_one("#benchmarks-loading").display = False
         table.focus()
         self.action_refresh()
+
+    def on_screen_resume(self) -> None:
+        # Back from a session (audited, stopped, finished in this same process): the list is
+        # read from the store again, not kept from when this screen was first shown (on_mount
+        # lists it the first time).
+        self._resumes += 1
+        if self._resumes > 1:
+            self.list_sessions()
 
     # -- listing -----------------------------------------------------------------------------
     def action_refresh(self) -> None:
@@ -150,10 +159,17 @@ class BenchmarksScreen(Screen):
 
     def _show_sessions(self, sessions: list[dict]) -> None:
         table = self.query_one("#session-table", DataTable)
+        row = table.cursor_row
+        was = self._sessions[row] if 0 <= row < len(self._sessions) else None
         table.clear()
         self._sessions = sessions
         for info in sessions:
             table.add_row(*[cell(c) for c in session_row(info)])
+        if was is not None:  # the cursor stays on the session it was on
+            ids = [s.get("id") or s.get("session_id") for s in sessions]
+            key = was.get("id") or was.get("session_id")
+            if key in ids:
+                table.move_cursor(row=ids.index(key), animate=False)
         table.display = bool(sessions)
         self.query_one("#session-empty").display = not sessions
 

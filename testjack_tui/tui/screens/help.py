@@ -20,6 +20,37 @@ GLOSSARY = [
 ]
 
 
+def help_keys(screen: Screen) -> tuple[list[tuple[Binding, str]], list[tuple[Binding, str]]]:
+    """The keys F1 lists for `screen`, read from the bindings themselves so the table cannot
+    drift from them: (the keys that work now — the screen's, the app's, then the focused
+    widget's —, the screen's keys that do not work now). A screen's `help_hidden(action)` drops
+    keys that cannot work in this session at all (an operator's keys with no operator)."""
+    hidden = getattr(screen, "help_hidden", lambda action: False)
+    seen: set[tuple[str, str]] = set()
+    now: list[tuple[Binding, str]] = []
+
+    def described(b: Binding) -> str:
+        return b.description + (f" — {b.tooltip}" if b.tooltip else "")
+
+    active = screen.active_bindings
+    ordered = sorted(active.values(), key=lambda a: 0 if a.node is screen or a.node is screen.app else 1)
+    for item in ordered:
+        b = item.binding
+        if not b.description or (b.action, b.description) in seen or hidden(b.action):
+            continue
+        if item.enabled:
+            seen.add((b.action, b.description))
+            now.append((b, described(b)))
+    later: list[tuple[Binding, str]] = []
+    for bindings in screen._bindings.key_to_bindings.values():
+        for b in bindings:
+            if not b.description or (b.action, b.description) in seen or hidden(b.action):
+                continue
+            seen.add((b.action, b.description))
+            later.append((b, described(b)))
+    return now, later
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,question_mark,q", "close", "Close", id="help.close")]
 
@@ -39,20 +70,11 @@ class HelpScreen(ModalScreen[None]):
         intro = getattr(self.over, "HELP", "")
         if intro:
             outer.add_row(Text(intro.strip()))
-        keys = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
-        keys.add_column(style="bold cyan", no_wrap=True)
-        keys.add_column()
-        seen = set()
-        # The screen's and the app's own keys first; the focused widget's navigation keys after.
-        ordered = sorted(self.over.active_bindings.values(),
-                         key=lambda a: 0 if a.node is self.over or a.node is self.app else 1)
-        for active in ordered:
-            b = active.binding
-            if not b.description or (b.action, b.description) in seen:
-                continue
-            seen.add((b.action, b.description))
-            keys.add_row(self.app.get_key_display(b), b.description + (f" — {b.tooltip}" if b.tooltip else ""))
-        outer.add_row(keys)
+        now, later = help_keys(self.over)
+        outer.add_row(self._keys_table(now))
+        if later:
+            outer.add_row(Text("Not available now (they work when the screen says so):", style="bold dim"))
+            outer.add_row(self._keys_table(later, style="dim"))
         outer.add_row(Text("Every key is also in the command palette (ctrl+p). Mouse is optional.",
                            style="dim"))
         words = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
@@ -63,6 +85,14 @@ class HelpScreen(ModalScreen[None]):
         outer.add_row(Text("Words", style="bold"))
         outer.add_row(words)
         return outer
+
+    def _keys_table(self, rows: list[tuple[Binding, str]], style: str = "") -> Table:
+        keys = Table(show_header=False, box=None, padding=(0, 2, 0, 0), style=style)
+        keys.add_column(style="bold cyan" if not style else style, no_wrap=True)
+        keys.add_column()
+        for binding, description in rows:
+            keys.add_row(self.app.get_key_display(binding), description)
+        return keys
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -11,13 +11,15 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Label, Log
 
-from testjack_tui.tui.live_state import WORLD_LINES, LiveSession, short_world
+from testjack_tui.tui.live_state import WORLD_LINES, LiveSession, short_image, short_world, world_task
 from testjack_tui.tui.text import cell, clean
 from testjack_tui.tui.widgets.tables import SteadyLog, SteadyTable
 
 STATE_STYLE = {"running": "bold cyan", "created": "cyan", "exited": "green", "timeout": "bold red",
                "removed": "dim"}
 MAX_WORLD_ROWS = 40
+COLUMNS = (("task", "Task"), ("world", "World"), ("state", "State"), ("exit", "Exit"), ("command", "Command"),
+           ("image", "Image"), ("node", "Node"))
 
 
 class WorldsPanel(Vertical):
@@ -28,6 +30,7 @@ class WorldsPanel(Vertical):
         self._shown_total = 0
         self._state: LiveSession | None = None
         self._keys: list[str] = []
+        self.with_task: bool | None = None  # the Task column is there (a session of several tasks)
 
     def compose(self) -> ComposeResult:
         yield SteadyTable(id="world-table", cursor_type="row", zebra_stripes=True)
@@ -35,10 +38,20 @@ class WorldsPanel(Vertical):
         yield SteadyLog(id="world-log", max_lines=WORLD_LINES, auto_scroll=True)
 
     def on_mount(self) -> None:
+        self._columns(False)
+
+    def _columns(self, with_task: bool) -> None:
+        # The Task column only when the session spans several tasks: each has its null and
+        # reference worlds, and their rows would read the same.
+        if with_task == self.with_task:
+            return
+        self.with_task = with_task
         table = self.query_one("#world-table", DataTable)
-        for key, label in (("world", "World"), ("state", "State"), ("exit", "Exit"),
-                           ("command", "Command"), ("image", "Image"), ("node", "Node")):
-            table.add_column(label, key=key)
+        table.clear(columns=True)
+        for key, label in COLUMNS:
+            if key != "task" or with_task:
+                table.add_column(label, key=key)
+        self._keys = []
 
     def _rows(self, state: LiveSession) -> list:
         return list(state.worlds.values())[-MAX_WORLD_ROWS:]
@@ -53,19 +66,22 @@ class WorldsPanel(Vertical):
             self._write_output(state)
 
     def _show_table(self, state: LiveSession) -> None:
+        self._columns(state.several_tasks)
         table = self.query_one("#world-table", DataTable)
         rows = self._rows(state)
         keys = [w.name for w in rows]
+        columns = [key for key, _ in COLUMNS if key != "task" or self.with_task]
 
         def cells(w) -> list:
             exit_text = "" if w.exit_code is None else str(w.exit_code)
             exit_style = "" if w.exit_code in (None, 0) else "red"
-            return [cell(short_world(w.name)), Text(w.state, style=STATE_STYLE.get(w.state, "")),
-                    Text(exit_text, style=exit_style), cell(w.command[:60]), cell(w.image[-40:]), cell(w.node)]
+            row = [cell(short_world(w.name)), Text(w.state, style=STATE_STYLE.get(w.state, "")),
+                   Text(exit_text, style=exit_style), cell(w.command[:60]), cell(short_image(w.image)), cell(w.node)]
+            return [cell(world_task(w.name)), *row] if self.with_task else row
 
         if keys == self._keys:  # same worlds: update in place, keep the cursor and scroll
             for w in rows:
-                for column, value in zip(("world", "state", "exit", "command", "image", "node"), cells(w)):
+                for column, value in zip(columns, cells(w)):
                     table.update_cell(w.name, column, value)
             return
         cursor = table.cursor_row
