@@ -130,7 +130,7 @@ def test_bad_reference_program_is_one_line_naming_the_field(tmp_path, table, fie
     text = toml.read_text()
     toml.write_text(text[: text.index("[reference_program]")] + "[reference_program]\n" + table + "\n")
     with pytest.raises(InputError) as err:
-        _read_task(folder, {})
+        _read_task(folder, {}, tmp_path)  # the benchmark root: files must stay inside it
     assert err.value.field == field and "\n" not in str(err.value)
 
 
