@@ -35,6 +35,10 @@ from .own_run import CLOCK_SHIFT_DAYS, OWN_TOTAL, VARIED_MARK, VARIED_UID, own_s
 
 CHANNEL_MARK = "channels disagree"  # every problem this module reports starts with it
 ENV_DEPENDENT = "environment-dependent behaviour"
+# Where no canary runs (the reference, a candidate's validation), a test that passes only under
+# pytest is not a witness: it needs pytest's machinery or its own source, and on a model world
+# the same disagreement would read as a forged pass.
+PYTEST_ONLY = "passes only under pytest"
 VARIED_ENV = (f"uid {VARIED_UID}, argv[0] the interpreter's full path (not `python3`), fresh HOME "
               "and TMPDIR, no PYTEST_* variables, "
               f"clock {CLOCK_SHIFT_DAYS} days ahead, no pytest loaded")
@@ -45,7 +49,7 @@ class ChannelCheck:
     proven: list[str] = field(default_factory=list)
     doubts: list[str] = field(default_factory=list)
     table: dict[str, dict[str, str]] = field(default_factory=dict)  # test id -> channel -> result
-    varied: dict[str, TestOutcome] = field(default_factory=dict)  # outcomes added by the varied replay
+    varied: dict[str, TestOutcome] = field(default_factory=dict)  # outcomes other channels overrule
 
 
 def own_request(run_files: list[tuple[str, list[str] | None]], canary: Canaries | None,
@@ -116,6 +120,10 @@ def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
         if node in varied:
             row["varied env"] = own_status(varied[node])
         check.table[node] = row
+        if canary is None and reported == "passed" and mine in ("failed", "error"):
+            _overrule(check, outcomes, node, "failed", f"{PYTEST_ONLY}: passed under pytest, {mine} in our "
+                      "own run of it (a fresh interpreter without pytest, its source unreadable to the "
+                      "code under test)")
         if canary is None or reported != "passed" or mine in ("passed", "not measured"):
             continue
         listed = ", ".join(f"{k} {v}" for k, v in row.items())
@@ -135,11 +143,16 @@ def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
         why = (f"{ENV_DEPENDENT}: passed in our own run under the usual test environment, {status} "
                f"in a varied one ({VARIED_ENV})")
         check.varied[key] = TestOutcome(key, kind, why)
-        # The test and its file do not pass on this world either.
-        for owner in (node, node.partition("::")[0]):
-            if owner in outcomes and outcomes[owner].status == "passed":
-                check.varied[owner] = replace(outcomes[owner], status=kind, message=why)
+        _overrule(check, outcomes, node, kind, why)
     return check
+
+
+def _overrule(check: ChannelCheck, outcomes: dict[str, TestOutcome], node: str, kind: TestStatus,
+              why: str) -> None:
+    """The test and its file do not pass on this world: another channel contradicted the pass."""
+    for owner in (node, node.partition("::")[0]):
+        if owner in outcomes and outcomes[owner].status == "passed":
+            check.varied[owner] = replace(outcomes[owner], status=kind, message=why)
 
 
 SUMMARY = re.compile(r"^=*\s*((?:\d+ [a-z]+(?:, )?)+)(?: in [0-9.]+s[^=]*)?=*\s*$")

@@ -453,7 +453,40 @@ def _tj_unsupported(path):
             return False
         folder = os.path.dirname(folder)
 
-def _tj_drive(own, tests, uid, varied, left):
+def _tj_hide_sources(paths):
+    # The witness files' text goes to our driver on stdin, and the files (with pytest's cached
+    # bytecode of them) become unreadable to the tests' users: code under test cannot read a
+    # test's expected values out of its source (frames, linecache, globbing the repo) there.
+    sources = {}
+    for path in paths:
+        full = os.path.join(_tj["repo"], path)
+        try:
+            fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            with os.fdopen(fd, "rb") as fh:
+                sources[path] = fh.read().decode("utf-8", "replace")
+                if os.getuid() == 0:
+                    os.fchown(fh.fileno(), 0, 0)
+                    os.fchmod(fh.fileno(), 0o600)
+        except (IOError, OSError):
+            continue
+        cache = os.path.join(os.path.dirname(full), "__pycache__")
+        stem = os.path.splitext(os.path.basename(full))[0] + "."
+        try:
+            names = os.listdir(cache)
+        except OSError:
+            names = []
+        for name in names:
+            if name.startswith(stem):
+                try:
+                    os.unlink(os.path.join(cache, name))
+                except OSError:
+                    pass
+    return sources
+
+def _tj_drive(own, tests, uid, varied, left, sources):
     # The tests by our own driver (sandbox/own_run.py) in one fresh process: its per-test nonce
     # lines are read here, outside the trial's interpreter. {index: code or "no verdict"}.
     import random, tempfile
@@ -475,7 +508,7 @@ def _tj_drive(own, tests, uid, varied, left):
     order = list(range(len(tests)))
     random.shuffle(order)
     req = json.dumps({"nonce": nonce, "workdir": _tj["repo"], "tests": [tests[i] for i in order],
-                      "shift": own["days"] * 86400 if varied else 0}) + "\n"
+                      "shift": own["days"] * 86400 if varied else 0, "sources": sources}) + "\n"
     log = tempfile.TemporaryFile()
     def child():
         _tj_limit_cpu()
@@ -518,15 +551,16 @@ def _tj_own_runs(own, uid, ran):
         left = min(left, own["run_timeout"] * 0.9 - ran)
     started = time.time()
     todo = [i for i, (p, n) in enumerate(tests) if not _tj_unsupported(p)]
+    sources = _tj_hide_sources(sorted(set(tests[i][0] for i in todo)))
     if todo and left >= 2:
-        got = _tj_drive(own, [tests[i] for i in todo], uid, False, left / 2)
+        got = _tj_drive(own, [tests[i] for i in todo], uid, False, left / 2, sources)
         for j, i in enumerate(todo):
             normal[keys[i]] = got[j]
     again = [i for i in todo if normal[keys[i]] == 0]
     left -= time.time() - started
     if own.get("vary") and again and left >= 1:
         got = _tj_drive(own, [tests[i] for i in again], own["varied_uid"] if os.getuid() == 0 else uid,
-                        True, left)
+                        True, left, sources)
         for j, i in enumerate(again):
             varied[keys[i]] = got[j]
     return normal, varied
