@@ -6,7 +6,9 @@ the same trick does not reach: the run's root wrapper (sandbox/runners/pytest_ru
 after the runner exited, starts `DRIVER` once as the trial user with the run's witness tests and
 a must-pass and a must-fail canary test in random order; the driver imports each test module
 the way pytest's default import mode does (the file's first folder without `__init__.py` and
-the repo on sys.path), calls each test and prints, per test, a line with a fresh nonce (read
+the repo on sys.path; a witness file's text comes on stdin, since the wrapper made the file
+readable by root only, so code under test cannot read a test's expected values out of its
+source), calls each test and prints, per test, a line with a fresh nonce (read
 from stdin before any of the repo's code is imported) and its code: 0 passed, 1 an assertion or
 `pytest.fail`, 2 any other exception, 3 not measured here (the test needs fixtures or
 parameters, is async or skips itself; or a conftest.py on its path has autouse fixtures,
