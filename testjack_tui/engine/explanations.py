@@ -18,6 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from testjack_tui.diffs import parse_diff
 from testjack_tui.engine.ambiguity import quote_in_prompt
+from testjack_tui.engine.assertion_lines import asserted_lines, runner_hint
 from testjack_tui.engine.detectors.signals import Evidence, Signal
 
 PARTS = ("what_is_wrong", "why_it_happens", "which_clause", "why_t0_missed_it")
@@ -107,18 +108,24 @@ class Facts:
 
 
 def failing_line(message: str) -> str:
-    """The line of a failure that says what went wrong: pytest's first `E` line (the exception or
-    the assertion with its values), else the first line naming an error or an assertion."""
+    """The line of a failure that says what went wrong: the assertion itself (pytest's `E` line
+    naming the exception or the assertion with its values, hints like `Use -v to get more diff`
+    never), else the first line naming an error or an assertion (other runners' messages)."""
+    # A stored run's message prefixes each test's failure with `node id: `.
+    asserted = asserted_lines("\n".join(re.sub(r"^\S+::\S+: (?=E\s)", "", ln.strip())
+                                        for ln in (message or "").splitlines()))
+    if asserted:
+        named = [ln for ln in asserted if _ASSERTION.search(ln)]
+        return (named or asserted)[0][:240]
     raw = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
-    for line in raw:  # `E   ...`, also after a stored run's `node id: ` prefix
-        m = re.search(r"(?:^|\s)E\s{2,}(\S.*)$", line) or re.match(r"^E\s+(\S.*)$", line)
-        if m:
-            return m.group(1)[:240]
-    lines = [ln for ln in raw if not set(ln) <= set("_=- ")]
+    lines = [ln for ln in raw if not set(ln) <= set("_=- ") and not runner_hint(ln)]
     for line in lines:
-        if re.search(r"(Error|Exception|assert)", line):
+        if _ASSERTION.search(line):
             return line[:240]
     return lines[-1][:240] if lines else ""
+
+
+_ASSERTION = re.compile(r"Error|Exception|assert|Failed:|panicked|expected", re.IGNORECASE)
 
 
 def _run_ref(run: Run, excerpt: str | None = None) -> list[Ref]:
