@@ -200,3 +200,11 @@ def test_what_is_wrong_quotes_the_assertion_never_a_runner_hint():
         == "x_test.go:12: expected 3, got 2"
     assert failing_line("  ● sum › adds\n\n    expect(received).toBe(expected)\n\n    Expected: 3\n") \
         == "expect(received).toBe(expected)"
+
+
+def test_a_detectors_message_reads_as_one_sentence():
+    # Issue 31 (Reqs): "The diff the diff hard-codes '128'".
+    from testjack_tui.engine.explanations import signal_sentence
+    assert signal_sentence("the diff hard-codes '128' in a branch or return") \
+        == "The diff hard-codes '128' in a branch or return."
+    assert signal_sentence("added line never executed by T0") == "Added line never executed by T0."

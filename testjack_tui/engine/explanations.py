@@ -128,6 +128,13 @@ def failing_line(message: str) -> str:
 _ASSERTION = re.compile(r"Error|Exception|assert|Failed:|panicked|expected", re.IGNORECASE)
 
 
+def signal_sentence(message: str) -> str:
+    """A detector's message as a sentence of its own (messages already name their subject:
+    "the diff hard-codes '128' ...", "added line never executed by T0")."""
+    text = message.strip().rstrip(".")
+    return (text[:1].upper() + text[1:] + ".") if text else ""
+
+
 def _run_ref(run: Run, excerpt: str | None = None) -> list[Ref]:
     if not run.key:
         return []
@@ -201,7 +208,7 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
                             diff_refs or failing_run))
     elif tied:
         s = tied[0]
-        claims.append(Claim("why_it_happens", f"The diff {s.message}.", BY_EVIDENCE, diff_refs))
+        claims.append(Claim("why_it_happens", signal_sentence(s.message), BY_EVIDENCE, diff_refs))
     elif diff_refs:
         claims.append(Claim("why_it_happens", "The failing run goes through lines this trial added.",
                             BY_EVIDENCE, diff_refs))

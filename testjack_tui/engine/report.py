@@ -574,15 +574,18 @@ def session_markdown(report: Report) -> str:
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report.verdict_counts.items()],
                                         [("verdict", "label"), ("trials", "n")])]
     check_rows = [{"task": tid, "clause": i.clause, "p": "explicit" if i.explicit else "implicit",
-                   "t0": {True: "yes", False: "no", None: "?"}[i.covered_by_t0],
+                   "t0": i.coverage_text(),
                    "impl": f"{sum(i.implemented.values())}/{len(i.implemented)}" if i.implemented else "-",
-                   "w": ", ".join(i.witnesses) or "-"}
+                   "w": ", ".join(i.witnesses) or "-", "held": ", ".join(i.held) or "-"}
                   for tid, items in report.checklists.items() for i in items]
     if check_rows:
-        out += ["## Requirements checklist", "", "Each requirement of P from the audits' checklists, "
-                "whether T0 covers it, how many audited trials implement it, and its witnesses.", "",
+        out += ["## Requirements checklist", "", "Each requirement of P once (the task analysis's and the "
+                "audits' statements merged when they share a wording, a quote of P or a witness), whether "
+                "T0 covers it, how many audited trials implement it, its witnesses and the task-analysis "
+                "tests that held on every trial.", "",
                 _md_table(check_rows, [("task", "task"), ("requirement", "clause"), ("in P", "p"),
-                                       ("T0 covers", "t0"), ("implemented", "impl"), ("witnesses", "w")])]
+                                       ("T0 covers", "t0"), ("implemented", "impl"), ("witnesses", "w"),
+                                       ("held on every trial", "held")])]
     rows = [{"task": tid, "witness": w.id, "requirement": w.requirement, "class": w.classification,
              "refutes": ", ".join(w.refutes) or "-", "copies": len(w.duplicates) + 1}
             for tid, t in report.tasks.items() for w in t.witnesses]

@@ -832,8 +832,10 @@ class AuditScreen(Screen):
 
     @guarded
     def _show_requirements(self) -> None:
+        s = self.state
+        tasks = s.tasks or sorted({t.task_id for t in s.trials.values()})
         self.query_one(RequirementsPanel).show(self.session.store, self.query_one(ReplayMatrix).task_id
-                                               or self.state.current_task)
+                                               or s.current_task, tasks)
 
     @on(ReplayMatrix.OpenRun)
     @guarded
