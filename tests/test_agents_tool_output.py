@@ -4,6 +4,7 @@ labels; and every execution an agent triggers counted against --budget-runs."""
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
 from agents_worlds import make_ctx, make_task, make_trial
@@ -193,3 +194,24 @@ def test_failure_location_is_the_repo_frame_not_the_interpreter():
                "/usr/lib/python3.11/asyncio/base_events.py:653: in run_until_complete\n"
                "    return future.result()\nE   assert False")
     assert failure_lines(message) == ["at tests/test_tj_x.py:30: in test_it", "assert False"]
+
+
+def test_the_repository_imports_from_any_directory(tmp_path):
+    # Issue 31.7: a script written outside the repo could not import its package.
+    import shutil
+    import subprocess
+    import sys
+
+    from testjack_tui.agents.tools import with_shims
+
+    repo = tmp_path / "repo"
+    (repo / "src" / "srcpkg").mkdir(parents=True)
+    (repo / "toppkg").mkdir()
+    (repo / "src" / "srcpkg" / "__init__.py").write_text("X = 1\n")
+    (repo / "toppkg" / "__init__.py").write_text("Y = 2\n")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "probe.py").write_text("import srcpkg, toppkg\nprint(srcpkg.X + toppkg.Y)\n")
+    out = subprocess.run([shutil.which("sh"), "-c", with_shims("cd ../elsewhere && python3 probe.py")],
+                         capture_output=True, text=True, cwd=repo,
+                         env={"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"})
+    assert out.stdout.strip() == "3", out.stderr

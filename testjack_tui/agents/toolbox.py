@@ -96,7 +96,8 @@ class Toolbox:
         specs: list[tuple[str, str, dict, list[str]]] = []
         if self.access.run:
             specs.append(("run", "Run a shell command (sh) in a container of the world (cwd = repo root, no network; "
-                          "state persists within this session; `python` runs python3).",
+                          "state persists within this session; `python` runs python3; the repo root and its src/ "
+                          "are on PYTHONPATH, so its package imports from any directory).",
                           {"world": world, "command": {"type": "string"},
                            "timeout": {"type": "number", "description": "seconds, at most 300"}},
                           ["world", "command"]))

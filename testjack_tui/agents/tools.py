@@ -28,8 +28,14 @@ NO_TRIAL = "(no trial in this session)"
 PYTHON_SHIM = 'command -v python >/dev/null 2>&1 || python() { python3 "$@"; }\n'
 
 
+# The repository (and its src/ folder) importable from any directory a command cds to: a model
+# that wrote a script under /tmp lost a turn to "No module named ..." (issue 31.7).
+REPO_IMPORTABLE = ('PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"; '
+                   'if [ -d src ]; then PYTHONPATH="$PWD/src:$PYTHONPATH"; fi; export PYTHONPATH\n')
+
+
 def with_shims(command: str) -> str:
-    return PYTHON_SHIM + command
+    return PYTHON_SHIM + REPO_IMPORTABLE + command
 
 
 _LOCATION = re.compile(r"^([\w./-]+\.\w+):(\d+)(:|$)")
