@@ -45,6 +45,8 @@ ACCESS = {
                         sealed=tuple(sorted(SEALED_WORLDS))),
     "task_analysis": RoleAccess(worlds=("null",)),
     "reviewer": RoleAccess(worlds=("null",), run=False, write=False),
+    # Sees the failure and the trial's diff in its request; reads the repo before any change.
+    "explainer": RoleAccess(worlds=("null",), run=False, write=False),
 }
 
 

@@ -42,6 +42,8 @@ from testjack_tui.engine.report_model import (AgentAudit, AwaitingOperator, Deci
                                               Detectors, Report, Review, Scoring, TableRow, Tables,
                                               TaskReport, TrialReport, UnderspecifiedPrompt, UnderspecifiedRow)
 from testjack_tui.engine.verdicts import LABELS, FindingInput, WitnessRun, analysis_checklist, judge_trial
+from testjack_tui.engine.explanations import run_message
+from testjack_tui.engine.failure_patterns import stored_explanation
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark, Trial
 
@@ -115,19 +117,11 @@ def _message(run: dict[str, Any] | None, witness: dict[str, Any]) -> str:
     return run_message(run, witness["path"], witness.get("test_ids") or ())
 
 
-def run_message(run: dict[str, Any] | None, path: str, test_ids: Iterable[str] = ()) -> str:
-    """What a stored run says about one test file: its tests' failure messages, else the
-    output's tail. Untrusted text (it comes from a trial's world)."""
-    if not run:
-        return ""
-    ids = set(test_ids)
-    parts = []
-    for node, o in sorted((run.get("outcomes") or {}).items()):
-        if node in ids or node == path or node.startswith(path + "::"):
-            if o.get("message"):
-                parts.append(f"{node}: {str(o['message']).strip()}")
-    text = "\n".join(parts) or (run.get("tail") or run.get("head") or "")
-    return text[-3000:]
+def _attach_explanations(store: SessionStore, findings: list[FindingInput]) -> None:
+    """The explainer's paragraph for the way each finding's trial fails its witness (one per
+    failure pattern, engine/failure_patterns.py); the audit agent's own finding still comes first."""
+    for f in findings:
+        f.explained = stored_explanation(store, f.witness_id, f.model.status, f.model.message)
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -283,6 +277,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 mine = _agent_finding(f.witness_id, agent_findings)
                 if mine is not None:
                     f.agent = mine
+            _attach_explanations(store, findings)
             passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
             judged = judge_trial(
                 trial, findings=findings if entry.state == "refuted" else [],
