@@ -63,7 +63,7 @@ async def test_t_switches_task_and_the_header_counts_what_the_rows_show():
         # The audits' "handles alias" and the analysis's are one row; partial stays partial.
         assert [r.clause for r in panel.rows] == ["handles alias", LONG, "handles quoting"]
         assert column(table, "t0") == ["partial", "no", "not recorded"]
-        assert "T0 covers: 1 partial, 1 no, 1 not recorded; 1 with a witness" in title(screen)
+        assert "T0 covers: 1 partial, 1 no, 1 not recorded · 1 with a witness" in title(screen)
         await pilot.press("t")
         await wait_for(pilot, lambda: panel.task_id == "p2")
         assert [r.clause for r in panel.rows] == ["handles alias"] and "Requirements of p2" in title(screen)
@@ -113,3 +113,23 @@ def test_the_prompt_is_markdown_with_or_without_a_quote_and_the_quote_is_marked(
     styled = console.export_text(styles=True)
     marked = [seg for seg in styled.split("\x1b[") if seg.startswith("1;7;33")]
     assert "".join(m.split("m", 1)[1] for m in marked).split() == ["must", "handle", "alias", "and", "quoting"]
+
+
+async def test_enter_on_a_requirement_opens_p_with_its_words_marked():
+    from testjack_tui.tui.screens.inspect import PromptScreen
+
+    session, screen = finished()
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        await pilot.press("f9")
+        panel = screen.query_one(RequirementsPanel)
+        await wait_for(pilot, lambda: bool(panel.rows))
+        if panel.task_id != "p1":
+            await pilot.press("t")
+        await wait_for(pilot, lambda: panel.task_id == "p1" and len(panel.rows) == 3)
+        await pilot.press("enter")  # the first row: "handles alias", quoting "alias"
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        assert isinstance(app.screen.body, HighlightedMarkdown) and "alias" in app.screen.body.pattern
+        assert "Prompt (P) of p1" in app.screen.title_text

@@ -37,11 +37,14 @@ class RequirementsPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield Label("Requirements", id="requirements-title", classes="section-title")
         yield SteadyTable(id="requirements-table", cursor_type="row", zebra_stripes=True)
-        yield Label("T0: yes / partial / no / not recorded (the task analysis's tracing, else the audits') "
-                    "— t: next task", id="requirements-legend")
+        yield Label("T0: yes / partial / no / not recorded (the task analysis's tracing, else the audits') — "
+                    "t: next task · enter or i: P with the requirement's words marked", id="requirements-legend")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
+        self._columns(self.query_one(DataTable))
+
+    @staticmethod
+    def _columns(table: DataTable) -> None:
         for key, label in (("req", "Requirement"), ("explicit", "In P"), ("t0", "T0 covers"),
                            ("witnesses", "Witnesses"), ("fails", "Fails"), ("held", "Held")):
             table.add_column(label, key=key)
@@ -63,7 +66,8 @@ class RequirementsPanel(Vertical):
             return
         self._drawn = drawn
         table = self.query_one(DataTable)
-        table.clear()
+        table.clear(columns=True)  # a column keeps its widest cell: narrower rows need new ones
+        self._columns(table)
         for i, r in enumerate(self.rows):
             t0 = r.coverage_text()
             explicit = {True: "explicit", False: "implicit", None: "?"}[r.explicit]
@@ -76,6 +80,14 @@ class RequirementsPanel(Vertical):
                           Text(str(len(r.held)), style="green" if r.held else "dim"),
                           key=str(i))
         self.query_one("#requirements-title", Label).update(cell(checklist_title(task_id, self.rows)))
+
+    def selected_quote(self) -> str:
+        """The words of P the requirement under the cursor rests on ("" when none were recorded)."""
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return ""
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value or ""
+        return self.rows[int(key)].quote if key.isdigit() and int(key) < len(self.rows) else ""
 
     def on_resize(self) -> None:
         if self._store is not None:
@@ -104,5 +116,5 @@ def checklist_title(task_id: str, rows: list) -> str:
         counts[r.coverage_text()] = counts.get(r.coverage_text(), 0) + 1
     t0 = ", ".join(f"{counts[k]} {k}" for k in ("yes", "partial", "no", "not recorded") if counts.get(k))
     with_witness = sum(1 for r in rows if r.witnesses)
-    return (f"Requirements of {task_id}: {len(rows)} — T0 covers: {t0}; {with_witness} with a witness, "
+    return (f"Requirements of {task_id}: {len(rows)} · T0 covers: {t0} · {with_witness} with a witness · "
             f"{sum(1 for r in rows if r.held)} with a test that held")
