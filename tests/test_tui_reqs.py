@@ -133,3 +133,26 @@ async def test_enter_on_a_requirement_opens_p_with_its_words_marked():
         await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
         assert isinstance(app.screen.body, HighlightedMarkdown) and "alias" in app.screen.body.pattern
         assert "Prompt (P) of p1" in app.screen.title_text
+
+
+def test_reqs_tab_snapshot_80x24(snap_compare, monkeypatch):
+    from test_tui_snapshots import SNAP_SESSION, _FrozenClock, _until
+    from testjack_tui.engine import budget
+
+    monkeypatch.setattr(budget, "time", _FrozenClock)
+    session, screen = finished(session_id=SNAP_SESSION)
+
+    async def open_reqs(pilot) -> None:
+        await pilot.app.push_screen(screen)
+        await _until(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        await pilot.press("f9")
+        panel = screen.query_one(RequirementsPanel)
+        await _until(pilot, lambda: bool(panel.rows))
+        if panel.task_id != "p1":
+            await pilot.press("t")
+        await _until(pilot, lambda: panel.task_id == "p1")
+        pilot.app.clear_notifications()
+        await pilot.pause(0.2)
+
+    assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(80, 24), run_before=open_reqs)
