@@ -11,7 +11,7 @@ import pytest
 from engine_fakes import (FakeAnalyst, FakeAudit, FakeReviewer, FakeRoles, FakeSandbox, make_benchmark,
                           tools_factory)
 from fake_openai_server import FakeOpenAIServer, Reply
-from test_engine_loop import T, scenario
+from test_engine_loop import scenario
 
 from testjack_tui.agents.explainer import LLMExplainer, ScriptedExplainer, scripted_why
 from testjack_tui.agents.chat import OpenAIChatModel

@@ -16,7 +16,7 @@ import io
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
