@@ -126,11 +126,16 @@ async def test_reviewer_sees_every_case_id_passing_ones_too(server):
     third = f"{PATH}::test_zero[0]"
     cases = {"reference": dict(CASES["reference"], **{third: {"status": "passed", "message": ""}}),
              "trial-1": dict(CASES["trial-1"], **{third: {"status": "passed", "message": ""}})}
-    server.script(Reply(tool_calls=[("submit", REVIEW)]))
+    complete = dict(REVIEW, cases=REVIEW["cases"] + [{"test_id": third, "label": "INVALID", "scope": "in_scope",
+                                                     "overfitting": "none", "reason": "passes anyway"}])
+    server.script(Reply(tool_calls=[("submit", REVIEW)]), Reply(tool_calls=[("submit", complete)]))
     trial = make_trial()
     ctx = make_ctx(FileWorlds(trial), trial, [])
     ctx.case_runs = {CANDIDATE.id: cases}
-    await LLMReviewer(model(server)).review(ctx, CANDIDATE)
+    verdict = await LLMReviewer(model(server)).review(ctx, CANDIDATE)
+    # An answer leaving out the passing case goes back, naming it.
+    assert f"cases: no entry for {third} (one entry per case id shown" in tool_answers(server.requests[1])[-1]
+    assert [c["test_id"] for c in verdict.cases][-1] == third
     user = server.requests[0]["messages"][1]["content"]
     assert f"Case ids to judge (3, one entry each): {PATH}::test_exact_message, " \
            f"{PATH}::test_negative_rejected, {third}" in user

@@ -23,6 +23,7 @@ from .errors import AgentError
 from .limits_note import limits_note
 from .request_budget import official_tests_view, patch_view, validated_view
 from .runtime import AgentSession
+from .schemas import REVIEW_SUBMIT
 from .toolbox import Toolbox, candidates_written
 from .tools import failure_lines
 from .transcript import Transcript, transcript_file
@@ -379,6 +380,7 @@ MAX_TRIALS_SHOWN = 6
 
 
 FAILING_CASE = ("failed", "error", "timed_out")
+MAX_CASES = REVIEW_SUBMIT["properties"]["cases"]["maxItems"]  # beyond it no reviewer can list every case
 
 
 def runs_block(case_runs: dict) -> str:
@@ -434,6 +436,12 @@ def _cases_problems(payload: dict, case_ids: set[str] | None) -> list[str]:
         if case_ids and case.get("test_id") not in case_ids:
             problems.append(f"cases/{i}/test_id: {case.get('test_id')!r} is not a case of this candidate "
                             f"(cases: {', '.join(sorted(case_ids)[:12])})")
+    judged = {c.get("test_id") for c in cases}
+    missing = sorted(case_ids - judged) if case_ids and len(case_ids) <= MAX_CASES else []
+    if cases and missing:
+        problems.append(f"cases: no entry for {', '.join(missing[:12])}"
+                        + (f" and {len(missing) - 12} more" if len(missing) > 12 else "")
+                        + " (one entry per case id shown, passing ones too)")
     valid = [c for c in cases if c.get("label") == "VALID"]
     if overall == "KEEP_SOME" and (not valid or len(valid) == len(cases)):
         problems.append("overall: KEEP_SOME keeps some cases and not others: mark the kept ones VALID")
