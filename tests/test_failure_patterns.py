@@ -106,3 +106,21 @@ def test_a_pattern_is_the_witness_the_outcome_and_the_assertion_addresses_aside(
     assert pattern_key("w1", "failed", one) != pattern_key("w2", "failed", one)
     assert pattern_key("w1", "failed", one) != pattern_key("w1", "error", one)
     assert pattern_key("w1", "failed", one) != pattern_key("w1", "failed", "E   AssertionError: 4 != 3")
+
+
+async def test_an_explainer_that_gives_up_costs_the_audit_nothing(server):
+    # The endpoint answers nothing usable (its script is empty: 500s): each pattern's call stops at
+    # the explainer's request cap, one warning line names it, and the session finishes.
+    from testjack_tui.agents.caps import ROLE_CAPS
+    from testjack_tui.engine.events import Log
+
+    explainer = LLMExplainer(OpenAIChatModel(Profile(name="fake", base_url=server.base_url, model="fake-model",
+                                                     timeout=5, max_retries=0, retry_backoff=0.01)))
+    session, task, trials = session_with(explainer)
+    logs: list = []
+    session.subscribe(lambda e: logs.append(e.message) if isinstance(e, Log) else None)
+    assert await session.run() == "finished"
+    gave_up = [m for m in logs if "the explainer gave up" in m]
+    assert gave_up and len(server.requests) <= len(gave_up) * ROLE_CAPS["explainer"].requests
+    report = build_report(session.id, benchmark=make_benchmark([task], trials))
+    assert sorted(why_parts(report)) == ["a1", "a2", "a4"]  # the evidence still speaks

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .events import Log
 from .explanations import failing_line, missing_surface, run_message
-from .roles import Explainer, FailurePattern, RoleSet
+from .roles import BudgetExceeded, Explainer, FailurePattern, RoleSet
 from .store import SessionStore
 
 if TYPE_CHECKING:
@@ -85,7 +85,9 @@ def patterns(loop: "TaskLoop") -> list[FailurePattern]:
 
 
 async def explain_refutations(loop: "TaskLoop") -> int:
-    """Ask the explainer once for each failure pattern not explained yet; returns the calls made."""
+    """Ask the explainer once for each failure pattern not explained yet; returns the calls made.
+    A call that fails is logged and skipped (the report falls back to the evidence); a budget
+    limit pauses the session like any other."""
     env = loop.env
     explainer = explainer_of(env.roles)
     if explainer is None:
@@ -96,11 +98,18 @@ async def explain_refutations(loop: "TaskLoop") -> int:
     for p in todo:
         trial = trials.get(p.trials[0])
         ctx, tools = loop._context(trial, "explainer")
+        calls += 1
         try:
             text = (await explainer.explain(ctx, p)).strip()
+        except BudgetExceeded:
+            raise  # the session pauses; resuming asks again within a raised limit
+        except Exception as exc:  # an explanation is an extra: its failure costs the audit nothing
+            env.emit(Log(env.session_id, level="warning",
+                         message=f"{loop.task.id}: the explainer gave up on {p.witness_id} "
+                                 f"({len(p.trials)} trial(s)): {exc}"))
+            continue
         finally:
             await loop._close(tools)
-        calls += 1
         if text:
             env.store.put_llm_response(p.key, json.dumps({
                 "text": text, "by": explainer.label, "trials": list(p.trials), "witness": p.witness_id,
