@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from testjack_tui.engine.roles import AuditContext, Candidate, FailurePattern
+from testjack_tui.engine.roles import AuditContext, FailurePattern
 from testjack_tui.prompts import render
 
 from .chat import ChatModel
@@ -39,8 +39,13 @@ class LLMExplainer(_SessionRole):
             diff=fence.wrap(cap_output(patch or "(no patch)", MAX_DIFF), "trial patch"))
         suffix = re.sub(r"[^\w.-]", "_", pattern.witness_id.rpartition(":")[2] or pattern.witness_id)
         session = self._open(ctx, "explain", system, fence, {}, suffix=f"explain-{suffix}")
+        session.model = self.pattern_model(ctx, pattern)
         payload = await session.ask(user, "explain")
         return str(payload.get("why") or "")
+
+    def pattern_model(self, ctx: AuditContext, pattern: FailurePattern) -> ChatModel:
+        """The chat model that explains this pattern (the scripted demo answers from its facts)."""
+        return self.model_for(ctx, "explain")
 
 
 def scripted_why(p: FailurePattern) -> str:
@@ -58,17 +63,8 @@ class ScriptedExplainer(LLMExplainer):
 
     def __init__(self) -> None:
         super().__init__(ScriptedChatModel([], "scripted explainer"), label=SCRIPTED_LABEL)
-        self._pattern: FailurePattern | None = None
 
-    def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None) -> ChatModel:
-        assert self._pattern is not None
-        model: ChatModel = ScriptedChatModel([[("submit", {"why": scripted_why(self._pattern)[:700]})]],
+    def pattern_model(self, ctx: AuditContext, pattern: FailurePattern) -> ChatModel:
+        model: ChatModel = ScriptedChatModel([[("submit", {"why": scripted_why(pattern)[:700]})]],
                                              "scripted explainer")
         return model
-
-    async def explain(self, ctx: AuditContext, pattern: FailurePattern) -> str:
-        self._pattern = pattern
-        try:
-            return await super().explain(ctx, pattern)
-        finally:
-            self._pattern = None
