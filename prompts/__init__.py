@@ -11,7 +11,7 @@ from importlib import resources
 
 from testjack_tui.errors import InputError
 
-ROLES = ("audit", "reviewer", "task_analysis", "independent_reference")
+ROLES = ("audit", "reviewer", "task_analysis", "independent_reference", "explainer")
 SPLIT = "=== user ==="
 _FIELD = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 

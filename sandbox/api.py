@@ -106,6 +106,9 @@ class TestRun:
     # "unverifiable" (passes are void); "" when the run had none.
     canaries: str = ""
     tampering: list[str] = field(default_factory=list)  # what the canaries showed, when not "ok"
+    # The canaries' outcomes as the runner reported them, counted by status: the runner's own
+    # summary counts them, so a count shown to a model subtracts them (never names them).
+    canary_counts: dict[str, int] = field(default_factory=dict)
     # How T0 ran: "official" (the benchmark's own verifier script and report parser) or
     # "direct" (our runner); with the official flow, the reward the verifier wrote and how
     # many test ids its reports named (whether or not T0 lists them).

@@ -172,13 +172,23 @@ def pytest_agreement(junit: bytes | None, result: ExecResult) -> list[str]:
     if result.exit_code == 0 and failed + errors:
         problems.append(f"pytest exited 0 while the JUnit report holds {failed} failure(s) and "
                         f"{errors} error(s)")
-    lines = (result.stdout_head + result.stdout_tail).splitlines()
-    summary = next((m for m in map(SUMMARY.match, reversed(lines)) if m), None)
+    summary = terminal_summary(result)
     if summary:
-        counts = {word.rstrip("s"): int(n) for n, word in
-                  (part.split(" ", 1) for part in summary.group(1).split(", ") if part)}
+        line, counts = summary
         said_failed, said_errors = counts.get("failed", 0), counts.get("error", 0)
         if said_failed > failed or said_errors > errors:
-            problems.append(f"the terminal summary `{summary.group(1)}` counts {said_failed} failed, "
+            problems.append(f"the terminal summary `{line}` counts {said_failed} failed, "
                             f"{said_errors} error(s); the JUnit report {failed} and {errors}")
     return problems
+
+
+def terminal_summary(result: ExecResult) -> tuple[str, dict[str, int]] | None:
+    """pytest's last terminal summary line (`46 passed, 7 failed in 0.4s`) and its counts by
+    outcome (`errors` read as `error`), or None when the output has none."""
+    lines = (result.stdout_head + result.stdout_tail).splitlines()
+    summary = next((m for m in map(SUMMARY.match, reversed(lines)) if m), None)
+    if summary is None:
+        return None
+    counts = {word.rstrip("s"): int(n) for n, word in
+              (part.split(" ", 1) for part in summary.group(1).split(", ") if part)}
+    return summary.group(1), counts

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from podman.domain.containers import Container
 
-from .api import ExecResult, TestRun, WorldRef
+from .api import ExecResult, TestOutcome, TestRun, WorldRef
 from .canaries import Canaries, CanaryCheck, judge, make_canaries, void
 from .channels import ChannelCheck, judge_channels, own_budget, own_request
 from .containers import ClientFactory, get_dir, init_pid, put_files
@@ -229,6 +229,7 @@ def finish_run(plan: RunPlan, container: Container, result: ExecResult, report: 
             neutralised = read_restored((found.get(RESTORED_LOG) or b"").decode(errors="replace"))
     outcomes = runner.parse(plan.run_ids, reports, result)
     check = None
+    observed: dict[str, TestOutcome] = {}
     canary = plan.canary
     agree = getattr(runner, "agreement", None)
     channels = judge_channels(outcomes, canary, report, result, agree(reports, result) if agree else [],
@@ -251,7 +252,15 @@ def finish_run(plan: RunPlan, container: Container, result: ExecResult, report: 
                    files=plan.files, neutralised=neutralised or [],
                    canaries=check.verdict if check else "",
                    tampering=[plan.hidden.swap_text(p) for p in check.problems]
-                   if check and check.verdict != "ok" else [], channels=table)
+                   if check and check.verdict != "ok" else [], channels=table,
+                   canary_counts=_counts(observed) if canary is not None else {})
+
+
+def _counts(outcomes: dict[str, TestOutcome]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for o in outcomes.values():
+        out[o.status] = out.get(o.status, 0) + 1
+    return out
 
 
 def with_channels(check: CanaryCheck, channels: ChannelCheck) -> CanaryCheck:

@@ -94,4 +94,5 @@ def test_the_caps_are_printed_at_start(monkeypatch):
     assert lines["task_analysis"].endswith("caps (requests include retries): 20 steps, 28 requests per task; "
                                            "repair 8 steps, 12 requests per repair")
     assert "20 steps, 28 requests per trial" in lines["audit"]
-    assert lines["reviewer"].endswith("6 steps, 10 requests per candidate")
+    assert lines["reviewer"].endswith("6 steps, 10 requests per candidate; explainer (the reviewer's model) "
+                                      "2 steps, 4 requests per failure pattern")

@@ -119,6 +119,10 @@ async def test_llm_audit_of_a_demo_trial_finds_a_witness(sandbox, server, bench)
     assert candidate.id == f"{TASK}:{TRIAL}:1.v1" and candidate.source == WITNESS
     assert reference.status(f"{PATH}::test_weeks_unit") == "passed"
     assert model.status(f"{PATH}::test_weeks_unit") == "failed"
+    # The model world's runs carry canaries the runner's summary counts too: the tool's count
+    # above ("1 test ... 1 failed", no note) is the runner's count of the model's own cases.
+    from testjack_tui.sandbox.channels import terminal_summary
+    assert sum(model.canary_counts.values()) >= 2 and terminal_summary(model.exec) is not None
     path = next(p for p in __import__("pathlib").Path(candidate.origin).parent.glob("*.jsonl"))
     assert any(r["type"] == "submitted" for r in read_transcript(path))
 
@@ -213,3 +217,12 @@ async def test_task_analysis_tools_reach_only_the_null_world(sandbox, server, be
     assert "exit code 0" in results[1].result
     assert "FAILED    tests/test_tj_ms.py::test_ms" in results[3].result  # the feature is missing in R: expected to fail
     assert candidate.author == "task_analysis" and candidate.id == f"{TASK}:analysis:1.v1"
+
+
+async def test_a_run_command_imports_the_repository_from_any_directory(sandbox, bench):
+    # Issue 31.7: a model's script outside the repo could not import its package (a wasted turn).
+    task = bench.tasks[TASK]
+    worlds = {"null": await sandbox.prepare(task, "null")}
+    async with SandboxTools(sandbox, task, None, worlds) as tools:
+        out = await tools.run("null", "cd /tmp && python -c 'import recordkit.durations as d; print(d.__name__)'")
+    assert out.startswith("[exit code 0]") and "recordkit.durations" in out, out

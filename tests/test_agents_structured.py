@@ -120,6 +120,30 @@ async def test_reviewer_sees_failing_cases_and_keeps_some(server):
     assert [c["overfitting"] for c in verdict.cases] == ["none", "to_reference"]
 
 
+async def test_reviewer_sees_every_case_id_passing_ones_too(server):
+    # Issue 31.5: the reviewer gives one entry per case id shown; a case that passes on the trial
+    # is one of them (it was left out, so a model rebuilt its id from a parametrize list).
+    third = f"{PATH}::test_zero[0]"
+    cases = {"reference": dict(CASES["reference"], **{third: {"status": "passed", "message": ""}}),
+             "trial-1": dict(CASES["trial-1"], **{third: {"status": "passed", "message": ""}})}
+    complete = dict(REVIEW, cases=REVIEW["cases"] + [{"test_id": third, "label": "INVALID", "scope": "in_scope",
+                                                     "overfitting": "none", "reason": "passes anyway"}])
+    server.script(Reply(tool_calls=[("submit", REVIEW)]), Reply(tool_calls=[("submit", complete)]))
+    trial = make_trial()
+    ctx = make_ctx(FileWorlds(trial), trial, [])
+    ctx.case_runs = {CANDIDATE.id: cases}
+    verdict = await LLMReviewer(model(server)).review(ctx, CANDIDATE)
+    # An answer leaving out the passing case goes back, naming it.
+    assert f"cases: no entry for {third} (one entry per case id shown" in tool_answers(server.requests[1])[-1]
+    assert [c["test_id"] for c in verdict.cases][-1] == third
+    user = server.requests[0]["messages"][1]["content"]
+    assert f"Case ids to judge (3, one entry each): {PATH}::test_exact_message, " \
+           f"{PATH}::test_negative_rejected, {third}" in user
+    assert "On trial trial-1: 2 of 3 case(s) fail." in user
+    assert f"PASSED {third}" in user and user.count(f"PASSED {third}") == 2  # reference and trial
+    assert f"FAILED {PATH}::test_exact_message" in user
+
+
 async def test_keep_all_with_an_invalid_case_is_sent_back(server):
     bad = dict(REVIEW, overall="KEEP_ALL")
     server.script(Reply(tool_calls=[("submit", bad)]), Reply(tool_calls=[("submit", REVIEW)]))

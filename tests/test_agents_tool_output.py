@@ -4,6 +4,7 @@ labels; and every execution an agent triggers counted against --budget-runs."""
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
 from agents_worlds import make_ctx, make_task, make_trial
@@ -193,3 +194,46 @@ def test_failure_location_is_the_repo_frame_not_the_interpreter():
                "/usr/lib/python3.11/asyncio/base_events.py:653: in run_until_complete\n"
                "    return future.result()\nE   assert False")
     assert failure_lines(message) == ["at tests/test_tj_x.py:30: in test_it", "assert False"]
+
+
+def test_the_repository_imports_from_any_directory(tmp_path):
+    # Issue 31.7: a script written outside the repo could not import its package.
+    import shutil
+    import subprocess
+    import sys
+
+    from testjack_tui.agents.tools import with_shims
+
+    repo = tmp_path / "repo"
+    (repo / "src" / "srcpkg").mkdir(parents=True)
+    (repo / "toppkg").mkdir()
+    (repo / "src" / "srcpkg" / "__init__.py").write_text("X = 1\n")
+    (repo / "toppkg" / "__init__.py").write_text("Y = 2\n")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "probe.py").write_text("import srcpkg, toppkg\nprint(srcpkg.X + toppkg.Y)\n")
+    out = subprocess.run([shutil.which("sh"), "-c", with_shims("cd ../elsewhere && python3 probe.py")],
+                         capture_output=True, text=True, cwd=repo,
+                         env={"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"})
+    assert out.stdout.strip() == "3", out.stderr
+
+
+def test_the_count_is_the_runners_count_of_the_models_own_cases():
+    # Issue 31.7: run_tests said "43 tests" where the log said 46 passed / 7 failed. The runner's
+    # summary also counts the canaries run beside the model's tests: they are taken out, never named.
+    path = "tests/test_tj_units.py"
+    outcomes = {f"{path}::test_{i}": Outcome(f"{path}::test_{i}", "passed") for i in range(4)}
+    outcomes[f"{path}::test_bad"] = Outcome(f"{path}::test_bad", "failed", FAILURE)
+    summary = "========= 2 failed, 5 passed, 1 error in 0.31s ========="
+    honest = Run("model", [path], dict(outcomes), _exec(summary), canary_counts={"passed": 1, "failed": 1, "error": 1})
+    head = format_test_run(honest, "model").splitlines()[0]
+    assert head == "5 tests in the model world: 1 failed, 4 passed"  # 8 counted, 3 of them canaries
+    # The runner counted two cases of the model's that the report did not itemise.
+    short = Run("model", [path], dict(outcomes), _exec("== 2 failed, 7 passed, 1 error in 0.3s =="),
+                canary_counts={"passed": 1, "failed": 1, "error": 1})
+    head = format_test_run(short, "model").splitlines()[0]
+    assert head == ("5 tests in the model world: 1 failed, 4 passed (the runner counted 7 of your cases: "
+                    "1 failed, 6 passed; 5 are itemised below)")
+    assert "canar" not in format_test_run(short, "model").lower()
+    # No canaries (the reference world) and no summary: the listing stands alone.
+    plain = Run("reference", [path], dict(outcomes), _exec("== 1 failed, 4 passed in 0.1s =="))
+    assert format_test_run(plain, "reference").splitlines()[0] == "5 tests in the reference world: 1 failed, 4 passed"

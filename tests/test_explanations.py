@@ -184,3 +184,27 @@ async def test_a_session_report_explains_with_the_agents_finding_backed_by_its_r
     assert "ghost" not in f["explanations"]["why_t0_missed_it"]
     run_key = f["runs"]["model"]["run_key"]
     assert run_key in keys and f"run {run_key[:12]}" in f["explanations"]["what_is_wrong"]
+
+
+def test_what_is_wrong_quotes_the_assertion_never_a_runner_hint():
+    # Issue 31.5: "What is wrong" quoted pytest's `(Use -v to get more diff)`.
+    from testjack_tui.engine.explanations import failing_line
+    cut = ("tests/test_x.py::test_a: def test_a():\n>       assert f([1, 2]) == [1, 3]\n"
+           "E       (Use -v to get more diff)")
+    assert failing_line(cut) == "assert f([1, 2]) == [1, 3]".join([">       ", ""])
+    full = ("tests/test_x.py::test_a: >       assert f([1, 2]) == [1, 3]\n"
+            "E       AssertionError: assert [1, 2] == [1, 3]\nE         At index 1 diff: 2 != 3\n"
+            "E         Use -v to get more diff")
+    assert failing_line(full) == "AssertionError: assert [1, 2] == [1, 3]"
+    assert failing_line("--- FAIL: TestX (0.00s)\n    x_test.go:12: expected 3, got 2\nFAIL") \
+        == "x_test.go:12: expected 3, got 2"
+    assert failing_line("  ● sum › adds\n\n    expect(received).toBe(expected)\n\n    Expected: 3\n") \
+        == "expect(received).toBe(expected)"
+
+
+def test_a_detectors_message_reads_as_one_sentence():
+    # Issue 31 (Reqs): "The diff the diff hard-codes '128'".
+    from testjack_tui.engine.explanations import signal_sentence
+    assert signal_sentence("the diff hard-codes '128' in a branch or return") \
+        == "The diff hard-codes '128' in a branch or return."
+    assert signal_sentence("added line never executed by T0") == "Added line never executed by T0."

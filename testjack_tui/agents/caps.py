@@ -26,6 +26,7 @@ ROLE_CAPS = {
     "reviewer": Caps(steps=6, requests=10, per="candidate"),
     "repair": Caps(steps=8, requests=12, per="repair"),
     "reference": Caps(steps=40, requests=60, per="task"),  # the independent implementer (G′)
+    "explainer": Caps(steps=2, requests=4, per="failure pattern"),  # one cheap paragraph
 }
 
 

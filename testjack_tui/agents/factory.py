@@ -17,6 +17,7 @@ from testjack_tui.errors import InputError
 
 from .caps import describe_caps
 from .chat import OpenAIChatModel
+from .explainer import LLMExplainer, ScriptedExplainer
 from .independent import IndependentImplementer, ScriptedImplementer
 from .operator import OperatorAuditAgent, OperatorReviewer
 from .roles_llm import LLMAuditAgent, LLMReviewer, LLMTaskAnalyst
@@ -32,10 +33,12 @@ class Roles:
     task_analysis: Any  # roles.TaskAnalyst
     # Writes G′ for tasks without a reference (no-reference mode); None: such tasks are excluded.
     implementer: Any = None  # independent.IndependentImplementer
+    # One paragraph per witness-failure pattern (engine/failure_patterns.py): the reviewer's model.
+    explainer: Any = None  # explainer.LLMExplainer | explainer.ScriptedExplainer
 
     async def aclose(self) -> None:
         """Close endpoint clients; call when the session ends."""
-        roles = (self.audit, self.reviewer, self.task_analysis, self.implementer)
+        roles = (self.audit, self.reviewer, self.task_analysis, self.implementer, self.explainer)
         for role in {id(r): r for r in roles if r is not None}.values():
             closer = getattr(role, "aclose", None)
             if closer is not None:
@@ -88,7 +91,8 @@ def describe_role(config: Config, role: str, choice: str) -> str:
             f"${profile.api_key_env} {key}, timeout {profile.timeout:g}s, max_tokens {profile.max_tokens}, "
             f"temperature {profile.temperature:g}, concurrency {profile.concurrency}, "
             f"results by {profile.structured_output}; caps (requests include retries): {describe_caps(role)}"
-            + (f"; repair {describe_caps('repair')}" if role != "reviewer" else ""))
+            + (f"; repair {describe_caps('repair')}" if role != "reviewer"
+               else f"; explainer (the reviewer's model) {describe_caps('explainer')}"))
 
 
 def _llm(choice: str | None) -> bool:
@@ -161,4 +165,9 @@ def make_roles(agents: dict[str, str], benchmark: Any, config: Config | None = N
                 built["implementer"] = IndependentImplementer(model)
         if role == "task_analysis" and choice == "scripted":
             built["implementer"] = ScriptedImplementer(root)
+        if role == "reviewer":  # the cheap explanation call goes to the reviewer's seat
+            if choice == "scripted":
+                built["explainer"] = ScriptedExplainer()
+            elif choice != "operator":
+                built["explainer"] = LLMExplainer(model)
     return Roles(**built)

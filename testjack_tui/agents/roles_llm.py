@@ -23,6 +23,7 @@ from .errors import AgentError
 from .limits_note import limits_note
 from .request_budget import official_tests_view, patch_view, validated_view
 from .runtime import AgentSession
+from .schemas import REVIEW_SUBMIT
 from .toolbox import Toolbox, candidates_written
 from .tools import failure_lines
 from .transcript import Transcript, transcript_file
@@ -378,21 +379,31 @@ class LLMTaskAnalyst(_SessionRole):
 MAX_TRIALS_SHOWN = 6
 
 
+FAILING_CASE = ("failed", "error", "timed_out")
+MAX_CASES = REVIEW_SUBMIT["properties"]["cases"]["maxItems"]  # beyond it no reviewer can list every case
+
+
 def runs_block(case_runs: dict) -> str:
-    """How a candidate ran, per world: the summary, then each failing case with its assertion."""
+    """How a candidate ran, per world: every case id the reviewer must judge, each with its
+    outcome on the reference and on each trial, a failing case with its assertion."""
     if not case_runs:
         return "(no per-case results were recorded)"
     out = []
     reference = case_runs.get("reference") or {}
     trials = [(k, v) for k, v in case_runs.items() if k != "reference"]
+    ids = sorted({n for outcomes in case_runs.values() for n in outcomes})
+    out.append(f"Case ids to judge ({len(ids)}, one entry each): " + ", ".join(ids))
     passed = sum(1 for o in reference.values() if o.get("status") == "passed")
     out.append(f"On the reference solution: {passed} of {len(reference)} case(s) passed.")
+    for node, outcome in sorted(reference.items()):
+        out.append(f"  {str(outcome.get('status')).upper()} {node}")
     for trial_id, outcomes in trials[:MAX_TRIALS_SHOWN]:
-        failing = {n: o for n, o in sorted(outcomes.items()) if o.get("status") in ("failed", "error", "timed_out")}
+        failing = {n: o for n, o in sorted(outcomes.items()) if o.get("status") in FAILING_CASE}
         out.append(f"On trial {trial_id}: {len(failing)} of {len(outcomes)} case(s) fail.")
-        for node, outcome in failing.items():
+        for node, outcome in sorted(outcomes.items()):
             out.append(f"  {str(outcome.get('status')).upper()} {node}")
-            out.extend("      " + line for line in failure_lines(str(outcome.get("message", "")), limit=8))
+            if node in failing:
+                out.extend("      " + line for line in failure_lines(str(outcome.get("message", "")), limit=8))
     if len(trials) > MAX_TRIALS_SHOWN:
         out.append(f"... and {len(trials) - MAX_TRIALS_SHOWN} more trial(s) where it fails.")
     return "\n".join(out)
@@ -425,6 +436,12 @@ def _cases_problems(payload: dict, case_ids: set[str] | None) -> list[str]:
         if case_ids and case.get("test_id") not in case_ids:
             problems.append(f"cases/{i}/test_id: {case.get('test_id')!r} is not a case of this candidate "
                             f"(cases: {', '.join(sorted(case_ids)[:12])})")
+    judged = {c.get("test_id") for c in cases}
+    missing = sorted(case_ids - judged) if case_ids and len(case_ids) <= MAX_CASES else []
+    if cases and missing:
+        problems.append(f"cases: no entry for {', '.join(missing[:12])}"
+                        + (f" and {len(missing) - 12} more" if len(missing) > 12 else "")
+                        + " (one entry per case id shown, passing ones too)")
     valid = [c for c in cases if c.get("label") == "VALID"]
     if overall == "KEEP_SOME" and (not valid or len(valid) == len(cases)):
         problems.append("overall: KEEP_SOME keeps some cases and not others: mark the kept ones VALID")

@@ -264,8 +264,18 @@ def worst_case_chars(schema: dict) -> int | None:
     return 8  # booleans, numbers, null
 
 
+EXPLAIN_SUBMIT: dict[str, Any] = {
+    "type": "object",
+    "required": ["why"],
+    "additionalProperties": False,
+    "properties": {
+        "why": text(700, "one paragraph: why these trials fail the witness, in terms of P and the trial's code",
+                    1),
+    },
+}
+
 SUBMIT_SCHEMAS = {"audit": AUDIT_SUBMIT, "analysis": ANALYSIS_SUBMIT, "repair": REPAIR_SUBMIT,
-                  "review": REVIEW_SUBMIT, "reference": REFERENCE_SUBMIT}
+                  "review": REVIEW_SUBMIT, "reference": REFERENCE_SUBMIT, "explain": EXPLAIN_SUBMIT}
 
 
 def schema_errors(payload: Any, schema: dict) -> list[str]:

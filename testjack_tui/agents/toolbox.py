@@ -45,6 +45,8 @@ ACCESS = {
                         sealed=tuple(sorted(SEALED_WORLDS))),
     "task_analysis": RoleAccess(worlds=("null",)),
     "reviewer": RoleAccess(worlds=("null",), run=False, write=False),
+    # Sees the failure and the trial's diff in its request; reads the repo before any change.
+    "explainer": RoleAccess(worlds=("null",), run=False, write=False),
 }
 
 
@@ -96,7 +98,8 @@ class Toolbox:
         specs: list[tuple[str, str, dict, list[str]]] = []
         if self.access.run:
             specs.append(("run", "Run a shell command (sh) in a container of the world (cwd = repo root, no network; "
-                          "state persists within this session; `python` runs python3).",
+                          "state persists within this session; `python` runs python3; the repo root and its src/ "
+                          "are on PYTHONPATH, so its package imports from any directory).",
                           {"world": world, "command": {"type": "string"},
                            "timeout": {"type": "number", "description": "seconds, at most 300"}},
                           ["world", "command"]))

@@ -28,8 +28,14 @@ NO_TRIAL = "(no trial in this session)"
 PYTHON_SHIM = 'command -v python >/dev/null 2>&1 || python() { python3 "$@"; }\n'
 
 
+# The repository (and its src/ folder) importable from any directory a command cds to: a model
+# that wrote a script under /tmp lost a turn to "No module named ..." (issue 31.7).
+REPO_IMPORTABLE = ('PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"; '
+                   'if [ -d src ]; then PYTHONPATH="$PWD/src:$PYTHONPATH"; fi; export PYTHONPATH\n')
+
+
 def with_shims(command: str) -> str:
-    return PYTHON_SHIM + command
+    return PYTHON_SHIM + REPO_IMPORTABLE + command
 
 
 _LOCATION = re.compile(r"^([\w./-]+\.\w+):(\d+)(:|$)")
@@ -88,7 +94,7 @@ def format_test_run(run: Any, world: str = "") -> str:
     head = (f"{len(outcomes)} test{'s' if len(outcomes) != 1 else ''}{where}: "
             + ", ".join(f"{counts[s]} {s}" for s in sorted(counts, key=lambda s: rank.get(s, 9)))
             if outcomes else f"no test results{where}")
-    lines = [head]
+    lines = [head + runner_count(run, outcomes)]
     for test_id, outcome in ordered:
         status = outcome.status if outcome else "not_found"
         lines.append(f"{status.upper():9} {test_id}")
@@ -98,6 +104,31 @@ def format_test_run(run: Any, world: str = "") -> str:
     if not run.outcomes:
         lines += ["[runner output]", run.exec.output]
     return "\n".join(lines)
+
+
+CASE_WORDS = ("failed", "error", "passed", "skipped", "xfailed", "xpassed")
+
+
+def runner_count(run: Any, outcomes: Mapping[str, Any]) -> str:
+    """The runner's own count of the model's cases, when it differs from the cases listed.
+
+    The runner's summary also counts the canaries run beside the model's tests; they are taken
+    out (by the outcomes the runner gave them), so the count is of the model's own cases and
+    says nothing of tests the model does not know about (issue 31.7)."""
+    from testjack_tui.sandbox.channels import terminal_summary  # pytest's summary line
+
+    summary = terminal_summary(run.exec) if getattr(run, "exec", None) is not None else None
+    if summary is None:
+        return ""
+    _, counts = summary
+    canaries = getattr(run, "canary_counts", None) or {}
+    own = {w: counts.get(w, 0) - canaries.get(w, 0) for w in CASE_WORDS}
+    own = {w: n for w, n in own.items() if n > 0}
+    total, listed = sum(own.values()), sum(1 for o in outcomes.values() if o is not None)
+    if total == listed:
+        return ""
+    said = ", ".join(f"{n} {w}" for w, n in own.items())
+    return f" (the runner counted {total} of your cases: {said}; {listed} are itemised below)"
 
 
 def format_exec(result: Any) -> str:

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from testjack_tui.diffs import parse_diff
 from testjack_tui.engine.ambiguity import quote_in_prompt
+from testjack_tui.engine.assertion_lines import asserted_lines, runner_hint
 from testjack_tui.engine.detectors.signals import Evidence, Signal
 
 PARTS = ("what_is_wrong", "why_it_happens", "which_clause", "why_t0_missed_it")
@@ -104,21 +105,57 @@ class Facts:
     rho: float | None = None
     replays: Sequence[tuple[str, str, str | None]] = ()  # (trial id, status, run key) per passing trial
     agent: dict[str, Any] | None = None  # the audit agent's structured finding for this witness
+    explained: dict[str, Any] | None = None  # the explainer's paragraph for this failure pattern
 
 
 def failing_line(message: str) -> str:
-    """The line of a failure that says what went wrong: pytest's first `E` line (the exception or
-    the assertion with its values), else the first line naming an error or an assertion."""
-    raw = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
-    for line in raw:  # `E   ...`, also after a stored run's `node id: ` prefix
-        m = re.search(r"(?:^|\s)E\s{2,}(\S.*)$", line) or re.match(r"^E\s+(\S.*)$", line)
-        if m:
-            return m.group(1)[:240]
-    lines = [ln for ln in raw if not set(ln) <= set("_=- ")]
+    """The line of a failure that says what went wrong: the assertion itself (pytest's `E` line
+    naming the exception or the assertion with its values, hints like `Use -v to get more diff`
+    never), else the first line naming an error or an assertion (other runners' messages)."""
+    # A stored run's message prefixes each test's failure with `node id: `.
+    text = "\n".join(re.sub(r"^\S+::\S+: ", "", ln.strip()) for ln in (message or "").splitlines())
+    asserted = asserted_lines(text)
+    if asserted:
+        named = [ln for ln in asserted if _ASSERTION.search(ln)]
+        return (named or asserted)[0][:240]
+    raw = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in raw if not set(ln) <= set("_=- ") and not runner_hint(ln)]
     for line in lines:
-        if re.search(r"(Error|Exception|assert)", line):
+        if _ASSERTION.search(line):
             return line[:240]
     return lines[-1][:240] if lines else ""
+
+
+_ASSERTION = re.compile(r"Error|Exception|assert|Failed:|panicked|expected", re.IGNORECASE)
+
+
+def signal_sentence(message: str) -> str:
+    """A detector's message as a sentence of its own (messages already name their subject:
+    "the diff hard-codes '128' ...", "added line never executed by T0")."""
+    text = message.strip().rstrip(".")
+    return (text[:1].upper() + text[1:] + ".") if text else ""
+
+
+def explainer_name(explained: dict[str, Any]) -> str:
+    """Who wrote a pattern's explanation, and how many trials share it."""
+    n = len(explained.get("trials") or ())
+    shared = f", one call for {n} trials failing this way" if n > 1 else ""
+    return f"explainer ({explained.get('by') or 'model'}{shared})"
+
+
+def run_message(run: dict[str, Any] | None, path: str, test_ids: Iterable[str] = ()) -> str:
+    """What a stored run says about one test file: its tests' failure messages, else the
+    output's tail. Untrusted text (it comes from a trial's world)."""
+    if not run:
+        return ""
+    ids = set(test_ids)
+    parts = []
+    for node, o in sorted((run.get("outcomes") or {}).items()):
+        if node in ids or node == path or node.startswith(path + "::"):
+            if o.get("message"):
+                parts.append(f"{node}: {str(o['message']).strip()}")
+    text = "\n".join(parts) or (run.get("tail") or run.get("head") or "")
+    return text[-3000:]
 
 
 def _run_ref(run: Run, excerpt: str | None = None) -> list[Ref]:
@@ -189,22 +226,28 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
     touched = {r.ref.rsplit(":", 1)[0] for r in diff_refs}
     ghost_refs = [Ref("diff", f"{g['file']}:{g['line']}", g.get("code", ""))
                   for g in ghost.get("ghost_lines") or []]
+    explained = (f.explained or {}).get("text", "").strip()
     if agent.get("why"):
         claims.append(Claim("why_it_happens", agent["why"].strip(), BY_AGENT,
                             diff_refs or failing_run))
-    elif tied:
-        s = tied[0]
-        claims.append(Claim("why_it_happens", f"The diff {s.message}.", BY_EVIDENCE, diff_refs))
-    elif diff_refs:
-        claims.append(Claim("why_it_happens", "The failing run goes through lines this trial added.",
-                            BY_EVIDENCE, diff_refs))
-    elif missing_surface(f.model.message):
-        claims.append(Claim("why_it_happens", "The trial does not provide what the requirement needs: "
-                            "the failing run finds it missing.", BY_EVIDENCE, failing_run))
     else:
-        claims.append(Claim("why_it_happens", "Not explained further: no audit finding names the cause "
-                            "and the failing run's traceback passes through no line this trial added.",
-                            BY_EVIDENCE, failing_run))
+        # Nobody audited this trial for this witness: the explainer's paragraph for the way it
+        # fails (one call per pattern), then what the evidence shows.
+        if explained:
+            claims.append(Claim("why_it_happens", explained, explainer_name(f.explained or {}),
+                                failing_run + diff_refs[:2]))
+        if tied:
+            claims.append(Claim("why_it_happens", signal_sentence(tied[0].message), BY_EVIDENCE, diff_refs))
+        elif diff_refs:
+            claims.append(Claim("why_it_happens", "The failing run goes through lines this trial added.",
+                                BY_EVIDENCE, diff_refs))
+        elif missing_surface(f.model.message):
+            claims.append(Claim("why_it_happens", "The trial does not provide what the requirement needs: "
+                                "the failing run finds it missing.", BY_EVIDENCE, failing_run))
+        elif not explained:
+            claims.append(Claim("why_it_happens", "Not explained further: no audit finding names the cause "
+                                "and the failing run's traceback passes through no line this trial added.",
+                                BY_EVIDENCE, failing_run))
     near = [r for r in ghost_refs if r.ref.rsplit(":", 1)[0] in touched] if touched else []
     if near and not tied:
         claims.append(Claim("why_it_happens", "T0 never executes some of the added code involved.",

@@ -28,6 +28,7 @@ from .hooks import Hooks, WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
 from .probes import materialize_probe
 from .analysis_fates import fate_rows
+from .failure_patterns import explain_refutations
 from .oracle import (CandidateBook, Validation, ask_repair, candidate_from_dict, candidate_to_dict, null_feedback,
                      validate)
 from .roles import (Approver, AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, RoleSet,
@@ -812,6 +813,7 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
     set_task_state(env, task.id, "auditing")
     loop = TaskLoop(env, task, check, selected=chosen)
     await loop.run()
+    await explain_refutations(loop)  # one cheap call per way the refuted trials fail
     # Every candidate of the task (task analysis, each trial's audit) failed to run on the
     # reference: the task's audit measured nothing, in either mode.
     void = loop.void_reason()

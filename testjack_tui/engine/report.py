@@ -16,7 +16,7 @@ import io
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
@@ -42,6 +42,8 @@ from testjack_tui.engine.report_model import (AgentAudit, AwaitingOperator, Deci
                                               Detectors, Report, Review, Scoring, TableRow, Tables,
                                               TaskReport, TrialReport, UnderspecifiedPrompt, UnderspecifiedRow)
 from testjack_tui.engine.verdicts import LABELS, FindingInput, WitnessRun, analysis_checklist, judge_trial
+from testjack_tui.engine.explanations import run_message
+from testjack_tui.engine.failure_patterns import stored_explanation
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark, Trial
 
@@ -115,19 +117,11 @@ def _message(run: dict[str, Any] | None, witness: dict[str, Any]) -> str:
     return run_message(run, witness["path"], witness.get("test_ids") or ())
 
 
-def run_message(run: dict[str, Any] | None, path: str, test_ids: Iterable[str] = ()) -> str:
-    """What a stored run says about one test file: its tests' failure messages, else the
-    output's tail. Untrusted text (it comes from a trial's world)."""
-    if not run:
-        return ""
-    ids = set(test_ids)
-    parts = []
-    for node, o in sorted((run.get("outcomes") or {}).items()):
-        if node in ids or node == path or node.startswith(path + "::"):
-            if o.get("message"):
-                parts.append(f"{node}: {str(o['message']).strip()}")
-    text = "\n".join(parts) or (run.get("tail") or run.get("head") or "")
-    return text[-3000:]
+def _attach_explanations(store: SessionStore, findings: list[FindingInput]) -> None:
+    """The explainer's paragraph for the way each finding's trial fails its witness (one per
+    failure pattern, engine/failure_patterns.py); the audit agent's own finding still comes first."""
+    for f in findings:
+        f.explained = stored_explanation(store, f.witness_id, f.model.status, f.model.message)
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -283,6 +277,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 mine = _agent_finding(f.witness_id, agent_findings)
                 if mine is not None:
                     f.agent = mine
+            _attach_explanations(store, findings)
             passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
             judged = judge_trial(
                 trial, findings=findings if entry.state == "refuted" else [],
@@ -574,15 +569,18 @@ def session_markdown(report: Report) -> str:
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report.verdict_counts.items()],
                                         [("verdict", "label"), ("trials", "n")])]
     check_rows = [{"task": tid, "clause": i.clause, "p": "explicit" if i.explicit else "implicit",
-                   "t0": {True: "yes", False: "no", None: "?"}[i.covered_by_t0],
+                   "t0": i.coverage_text(),
                    "impl": f"{sum(i.implemented.values())}/{len(i.implemented)}" if i.implemented else "-",
-                   "w": ", ".join(i.witnesses) or "-"}
+                   "w": ", ".join(i.witnesses) or "-", "held": ", ".join(i.held) or "-"}
                   for tid, items in report.checklists.items() for i in items]
     if check_rows:
-        out += ["## Requirements checklist", "", "Each requirement of P from the audits' checklists, "
-                "whether T0 covers it, how many audited trials implement it, and its witnesses.", "",
+        out += ["## Requirements checklist", "", "Each requirement of P once (the task analysis's and the "
+                "audits' statements merged when they share a wording, a quote of P or a witness), whether "
+                "T0 covers it, how many audited trials implement it, its witnesses and the task-analysis "
+                "tests that held on every trial.", "",
                 _md_table(check_rows, [("task", "task"), ("requirement", "clause"), ("in P", "p"),
-                                       ("T0 covers", "t0"), ("implemented", "impl"), ("witnesses", "w")])]
+                                       ("T0 covers", "t0"), ("implemented", "impl"), ("witnesses", "w"),
+                                       ("held on every trial", "held")])]
     rows = [{"task": tid, "witness": w.id, "requirement": w.requirement, "class": w.classification,
              "refutes": ", ".join(w.refutes) or "-", "copies": len(w.duplicates) + 1}
             for tid, t in report.tasks.items() for w in t.witnesses]

@@ -1,98 +1,214 @@
-"""The requirements checklist: a task's requirements with T0's coverage, which audited trials
-implement each, and the witnesses confirmed against it, from the session's store (the task
-analysis's traceability matrix and the audits' checklists; witnesses as they are confirmed and
-replayed). One rule for the TUI's requirements panel and the report's checklist.
+"""The requirements checklist: one row per requirement of a task, with T0's coverage, which
+audited trials implement it, the witnesses confirmed against it and the task-analysis tests that
+held on every trial, from the session's store. One rule for the TUI's requirements panel and the
+report's checklist.
 
     rows = requirements_table(store, task_id)
+
+Each source states requirements in its own words: the task analysis's traceability matrix, each
+audit's checklist and findings, each witness (the reviewer's requirement), each analysis test and
+each open question. Two statements are the same requirement ("merged by meaning") when they
+share any of, deterministically:
+
+- the same text after `requirement_text` (case, quote marks, punctuation and spacing ignored);
+- the same quote of P after the same normalising (P's own words line up two wordings);
+- a witness (an audit finding names the witness it backs; the witness names its requirement).
+
+The relation is closed transitively (union-find over the statements), and a row keeps the first
+statement's wording in source order (analysis, audits by trial, witnesses by id, open questions).
+Word overlap is never enough: two different requirements often share most of their words.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from testjack_tui.engine import open_questions
-from testjack_tui.engine.ambiguity import _normalise
-from testjack_tui.engine.verdicts import analysis_checklist
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.store import SessionStore
 
-SAME_REQUIREMENT = 0.5  # word overlap (Jaccard) above which two wordings name one requirement
+# T0's coverage as recorded, least covered first: where sources disagree the least one stands
+# (a "partial" of the task analysis is never shown as a plain "yes").
+COVERAGE = ("none", "partial", "full")
 
 
 @dataclass
 class RequirementRow:
     clause: str
     explicit: bool | None = None
-    covered_by_t0: bool | None = None  # None: coverage not recorded
+    covered_by_t0: bool | None = None  # None: coverage not recorded (partial counts as covered)
     t0_tests: list[str] = field(default_factory=list)
     witnesses: list[str] = field(default_factory=list)
     failing_trials: set[str] = field(default_factory=set)
-    source: str = "analysis"  # "analysis" | "audit" | "witness"
+    source: str = "analysis"  # the first statement's: "analysis" | "audit" | "witness" | "open question"
     quote: str = ""  # the words of P the requirement rests on, when recorded
     implemented: dict[str, bool] = field(default_factory=dict)  # audited trial -> its audit's answer
     open_questions: list[str] = field(default_factory=list)  # who said P may not settle it (quoted)
+    t0_coverage: str = ""  # "full" | "partial" | "none" | "" (not recorded)
+    held: list[str] = field(default_factory=list)  # task-analysis tests that held on every trial
+    wordings: list[str] = field(default_factory=list)  # the other wordings merged into this row
 
     def to_dict(self) -> dict[str, Any]:
         return {"clause": self.clause, "explicit": self.explicit, "covered_by_t0": self.covered_by_t0,
-                "t0_tests": list(self.t0_tests), "witnesses": list(self.witnesses),
+                "t0_coverage": self.t0_coverage, "t0_tests": list(self.t0_tests),
+                "witnesses": list(self.witnesses), "held": list(self.held),
                 "failing_trials": sorted(self.failing_trials), "source": self.source, "quote": self.quote,
-                "implemented": dict(self.implemented), "open_questions": list(self.open_questions)}
+                "implemented": dict(self.implemented), "open_questions": list(self.open_questions),
+                "wordings": list(self.wordings)}
+
+    def coverage_text(self) -> str:
+        """T0's coverage as people read it: yes / partial / no / not recorded."""
+        word = self.t0_coverage or {True: "full", False: "none", None: ""}[self.covered_by_t0]
+        return {"full": "yes", "partial": "partial", "none": "no", "": "not recorded"}[word]
+
+
+def requirement_text(text: str) -> str:
+    """A requirement's words for comparison: lower case, no quote marks or punctuation, single
+    spaces (`"Raises ValueError."` and `raises valueerror` are one text)."""
+    return " ".join(re.sub(r"[^\w]+", " ", (text or "").lower().replace("_", " ")).split())
 
 
 def same_requirement(a: str, b: str) -> bool:
-    wa, wb = set(_normalise(a).split()), set(_normalise(b).split())
-    if not wa or not wb:
-        return False
-    na, nb = _normalise(a), _normalise(b)
-    return na in nb or nb in na or len(wa & wb) / len(wa | wb) >= SAME_REQUIREMENT
+    """Two wordings are one requirement by their text alone (see the module's rule)."""
+    na, nb = requirement_text(a), requirement_text(b)
+    return bool(na) and na == nb
+
+
+@dataclass
+class Statement:
+    """One source's statement of a requirement (`clause` empty: it only links, e.g. a finding)."""
+
+    clause: str
+    source: str
+    quote: str = ""
+    witnesses: tuple[str, ...] = ()
+    explicit: bool | None = None
+    coverage: str = ""  # one of COVERAGE, or "" when the source said nothing
+    t0_tests: tuple[str, ...] = ()
+    implemented: tuple[str, bool] | None = None  # (trial id, the audit's answer)
+    held: tuple[str, ...] = ()
+    open_questions: tuple[str, ...] = ()
+
+    def keys(self) -> list[tuple[str, str]]:
+        out = [("witness", w) for w in self.witnesses]
+        if requirement_text(self.clause):
+            out.append(("text", requirement_text(self.clause)))
+        if requirement_text(self.quote):
+            out.append(("quote", requirement_text(self.quote)))
+        return out
+
+
+def merge(statements: list[Statement]) -> list[RequirementRow]:
+    """The rows of a checklist: statements sharing a text, a quote of P or a witness, transitively,
+    become one row, in the order of their first statement with a clause."""
+    parent = list(range(len(statements)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first_with: dict[tuple[str, str], int] = {}
+    for i, s in enumerate(statements):
+        for key in s.keys():
+            if key in first_with:
+                a, b = find(first_with[key]), find(i)
+                parent[max(a, b)] = min(a, b)
+            else:
+                first_with[key] = i
+    groups: dict[int, list[Statement]] = {}
+    for i, s in enumerate(statements):
+        groups.setdefault(find(i), []).append(s)
+    rows = []
+    for members in groups.values():
+        worded = [s for s in members if s.clause.strip()]
+        if worded:
+            rows.append(_row(worded[0], members))
+    return rows
+
+
+def _row(head: Statement, members: list[Statement]) -> RequirementRow:
+    row = RequirementRow(head.clause.strip(), source=head.source)
+    coverage = [s.coverage for s in members if s.coverage in COVERAGE]
+    analysed = [s.coverage for s in members if s.source == "analysis" and s.coverage in COVERAGE]
+    # The task analysis traced P to T0's tests; an audit's yes/no only fills in where it did not.
+    word = min(analysed or coverage, key=COVERAGE.index) if (analysed or coverage) else ""
+    row.t0_coverage = word
+    row.covered_by_t0 = None if not word else word != "none"
+    for s in members:
+        if s.explicit is not None and row.explicit is None:
+            row.explicit = s.explicit
+        if s.quote.strip() and not row.quote:
+            row.quote = s.quote.strip()
+        text = s.clause.strip()
+        if text and requirement_text(text) != requirement_text(row.clause) and \
+                all(requirement_text(text) != requirement_text(w) for w in row.wordings):
+            row.wordings.append(text)
+        _extend(row.t0_tests, s.t0_tests)
+        _extend(row.witnesses, s.witnesses if s.source == "witness" else ())
+        _extend(row.held, s.held)
+        _extend(row.open_questions, s.open_questions)
+        if s.implemented is not None:
+            row.implemented[s.implemented[0]] = s.implemented[1]
+    return row
+
+
+def _extend(out: list[str], items: Any) -> None:
+    out.extend(x for x in items if x and x not in out)
+
+
+def _coverage_word(covered: Any) -> str:
+    return {True: "full", False: "none"}.get(covered, "") if isinstance(covered, bool) else ""
+
+
+def statements(store: SessionStore, task_id: str) -> list[Statement]:
+    """Every statement of a requirement the session recorded for one task, in source order."""
+    out: list[Statement] = []
+    analysis = store.get_audit(task_id, "analysis") or {}
+    for row in analysis.get("traceability") or []:
+        coverage = row.get("coverage")
+        out.append(Statement(str(row.get("requirement") or ""), "analysis", quote=str(row.get("quote") or ""),
+                             explicit=row.get("explicit"),
+                             coverage=coverage if coverage in COVERAGE else "",
+                             t0_tests=tuple(row.get("t0_tests") or ())))
+    for fate in analysis.get("fates") or []:  # the analysis's own tests: held ones are listed as held
+        out.append(Statement(str(fate.get("requirement") or ""), "analysis",
+                             held=(str(fate.get("path") or fate.get("id")),) if fate.get("held") else (),
+                             witnesses=(str(fate["id"]),) if fate.get("id") else ()))
+    audits = sorted((a for a in store.audits() if a.get("task_id") == task_id
+                     and a.get("trial_id") != "analysis"
+                     and not str(a.get("trial_id") or "").startswith(open_questions.PREFIX)),
+                    key=lambda a: str(a.get("trial_id")))
+    for audit in audits:
+        for item in audit.get("checklist") or []:
+            implemented = item.get("implemented")
+            out.append(Statement(str(item.get("clause") or ""), "audit", quote=str(item.get("quote") or ""),
+                                 explicit=item.get("explicit"), coverage=_coverage_word(item.get("covered_by_t0")),
+                                 implemented=None if implemented is None
+                                 else (str(audit["trial_id"]), bool(implemented))))
+        for finding in audit.get("findings") or []:  # links a quote of P to the witness it backs
+            wid = finding.get("candidate_id")
+            if wid:
+                out.append(Statement("", "audit", quote=str(finding.get("clause") or ""), witnesses=(str(wid),)))
+    for w in sorted(store.witnesses(task_id), key=lambda w: str(w["id"])):
+        out.append(Statement(str(w["requirement"] or ""), "witness", quote=str(w.get("quote") or ""),
+                             witnesses=(str(w["id"]),),
+                             explicit=None if w.get("explicit") is None else bool(w["explicit"])))
+    for q in open_questions.stored(store, task_id):  # an open question about P is a requirement row too
+        out.append(Statement(str(q.get("requirement") or ""), "open question", explicit=False,
+                             open_questions=tuple(q.get("said") or ())))
+    return out
 
 
 def requirements_table(store: SessionStore, task_id: str) -> list[RequirementRow]:
-    rows: list[RequirementRow] = []
-
-    def row_for(text: str, quote: str = "") -> RequirementRow | None:
-        by_text = next((r for r in rows if same_requirement(r.clause, text)), None)
-        if by_text is not None or not quote:
-            return by_text
-        # Two wordings of one requirement often quote the same words of P.
-        q = _normalise(quote)
-        return next((r for r in rows if r.quote and (_normalise(r.quote) in q or q in _normalise(r.quote))), None)
-
-    for item in analysis_checklist(store.get_audit(task_id, "analysis")):
-        if item["clause"] and row_for(item["clause"]) is None:
-            rows.append(RequirementRow(item["clause"], item.get("explicit"), item.get("covered_by_t0"),
-                                       item.get("t0_tests") or []))
-    for audit in store.audits():
-        if audit.get("task_id") != task_id or str(audit.get("trial_id") or "").startswith(open_questions.PREFIX):
-            continue
-        for item in audit.get("checklist") or []:
-            clause = item.get("clause") or ""
-            if not clause:
-                continue
-            row = row_for(clause)
-            if row is None:
-                rows.append(RequirementRow(clause, item.get("explicit"), item.get("covered_by_t0"), source="audit",
-                                           quote=item.get("quote") or ""))
-            elif row.covered_by_t0 is None and item.get("covered_by_t0") is not None:
-                row.covered_by_t0 = item["covered_by_t0"]
-            row = row or rows[-1]
-            if item.get("implemented") is not None:
-                row.implemented[audit["trial_id"]] = bool(item["implemented"])
+    rows = merge(statements(store, task_id))
     failing: dict[str, set[str]] = {}
     for run in store.witness_runs(task_id):
         if is_failing(run["status"]):
             failing.setdefault(run["witness_id"], set()).add(run["trial_id"])
-    for w in store.witnesses(task_id):
-        row = row_for(w["requirement"], w.get("quote") or "")
-        if row is None:
-            row = RequirementRow(w["requirement"], w["explicit"], source="witness")
-            rows.append(row)
-        row.witnesses.append(w["id"])
-        row.failing_trials |= failing.get(w["id"], set())
-    for q in open_questions.stored(store, task_id):  # an open question about P is a requirement row too
-        row = row_for(q.get("requirement") or "")
-        if row is None:
-            row = RequirementRow(q.get("requirement") or "", False, source="open question")
-            rows.append(row)
-        row.open_questions += list(q.get("said") or [])
+    for row in rows:
+        for wid in row.witnesses:
+            row.failing_trials |= failing.get(wid, set())
     return rows

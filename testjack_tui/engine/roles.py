@@ -246,6 +246,33 @@ class Reviewer(Protocol):
     async def review(self, ctx: AuditContext, candidate: Candidate) -> ReviewVerdict: ...
 
 
+@dataclass(frozen=True)
+class FailurePattern:
+    """One way a witness fails on refuted trials: the witness and the failing assertion, shared
+    by every trial listed (engine/failure_patterns.py groups them). What an explainer sees."""
+
+    key: str  # the pattern's cache key
+    witness_id: str
+    test_path: str
+    test_source: str
+    requirement: str
+    quote: str  # the words of P the requirement rests on ("" when implicit)
+    status: str  # the witness's outcome on these trials: failed, error, timed_out, killed_*, ...
+    failing: str  # the failing assertion (engine/explanations.failing_line)
+    message: str  # the failure as the runner gave it (untrusted)
+    trials: tuple[str, ...]  # every refuted trial failing this way; the first one's diff is shown
+    missing: bool = False  # the failure says the required surface is missing (not merely wrong)
+
+
+class Explainer(Protocol):
+    """Says in one paragraph why trials fail a witness the way they do: one cheap call per
+    failure pattern, for the report's "Why it happens" of refuted trials nobody audited."""
+
+    label: str
+
+    async def explain(self, ctx: AuditContext, pattern: FailurePattern) -> str: ...
+
+
 class Approver(Protocol):
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision: ...
 

@@ -81,6 +81,8 @@ class FindingInput:
     replays: tuple[tuple[str, str, str | None], ...] = ()  # (trial, status, run key) per passing trial
     # (file, line) of the trial's added lines this witness's failing run executed (coverage)
     executed: frozenset[tuple[str, int]] = frozenset()
+    # The explainer's paragraph for the way this trial fails the witness (engine/failure_patterns.py)
+    explained: dict[str, Any] | None = None
 
 
 @dataclass
@@ -210,7 +212,7 @@ def explain(f: FindingInput, tied: list[Signal], evidence: Evidence | None, *, p
                   explicit=f.explicit, klass=f.klass, quote=f.quote,
                   reference=Run(f.reference.status, f.reference.message, f.reference.run_key),
                   model=Run(f.model.status, f.model.message, f.model.run_key), rho=f.rho,
-                  replays=f.replays, agent=f.agent)
+                  replays=f.replays, agent=f.agent, explained=f.explained)
     return explanations.explain(
         facts, prompt=prompt, patch=patch, tied=tied, evidence=evidence,
         coverage=recorded_coverage(f.requirement, checklist, f.quote), t0_run=t0_run, vacuous=vacuous,

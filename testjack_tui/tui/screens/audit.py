@@ -803,11 +803,19 @@ class AuditScreen(Screen):
         from testjack_tui.tui.screens.inspect import PromptScreen
 
         task_id, _ = self._selected_target()
+        quote = ""
+        panel = self.query_one(RequirementsPanel)
+        if self.focused is not None and self.focused.id == "requirements-table" and panel.task_id:
+            task_id, quote = panel.task_id, panel.selected_quote()  # the requirement's words marked in P
         task = self._task_of(task_id) or self._task_of(self.state.current_task)
         if task is None:
             self.app.notify("The prompt is not available: the benchmark is not loaded.", severity="warning")
             return
-        self.app.push_screen(PromptScreen(task))
+        self.app.push_screen(PromptScreen(task, highlight=quote))
+
+    @on(DataTable.RowSelected, "#requirements-table")
+    def _requirement_chosen(self, event: DataTable.RowSelected) -> None:
+        self.action_prompt()
 
     @guarded
     def action_diff(self, trial_id: str | None = None) -> None:
@@ -832,8 +840,10 @@ class AuditScreen(Screen):
 
     @guarded
     def _show_requirements(self) -> None:
+        s = self.state
+        tasks = s.tasks or sorted({t.task_id for t in s.trials.values()})
         self.query_one(RequirementsPanel).show(self.session.store, self.query_one(ReplayMatrix).task_id
-                                               or self.state.current_task)
+                                               or s.current_task, tasks)
 
     @on(ReplayMatrix.OpenRun)
     @guarded

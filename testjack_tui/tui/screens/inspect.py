@@ -8,6 +8,7 @@ the candidates table and the approval dialog.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Group
@@ -171,17 +172,41 @@ class ReportTextScreen(_ViewScreen):
         self.text = text
 
 
+class HighlightedMarkdown:
+    """P rendered as markdown at the width it is shown in, the reviewer's quote marked in place.
+
+    The quote is words of P (`quote_in_prompt` ignores markdown markers and spacing), so it is
+    found in the rendered lines word by word, across line breaks and dropped markers."""
+
+    STYLE = "bold reverse yellow"
+
+    def __init__(self, text: str, quote: str = ""):
+        self.text = text
+        words = re.findall(r"\w+", quote or "")
+        self.pattern = r"\W+".join(re.escape(w) for w in words) if words else ""
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        markdown = Markdown(self.text)
+        if not self.pattern:
+            yield markdown
+            return
+        lines = console.render_lines(markdown, options, pad=False)
+        shown = Text("\n").join(Text.assemble(*((seg.text, seg.style) for seg in line if not seg.control))
+                                for line in lines)
+        shown.no_wrap = True
+        shown.highlight_regex(re.compile(self.pattern, re.IGNORECASE), self.STYLE)
+        yield shown
+
+
 class PromptScreen(_ViewScreen):
     """The task prompt P: the only authority the reviewer and the operator judge against."""
 
     def __init__(self, task: Any, highlight: str = ""):
         text = clean(getattr(task, "instruction", "") or "")
-        body: Any = Markdown(text) if text else Text("This task has no prompt.", style="dim")
-        if highlight and text and clean(highlight) in text:
-            # The quote the reviewer relies on, shown in place (plain text keeps it findable).
-            shown = Text(text)
-            shown.highlight_words([clean(highlight)], style="bold reverse yellow")
-            body = shown
+        # Every task's P as markdown, with or without a quote to mark (issue 31: one task showed
+        # raw markdown because only a highlighted prompt was drawn as plain text).
+        body: Any = HighlightedMarkdown(text, clean(highlight)) if text else \
+            Text("This task has no prompt.", style="dim")
         super().__init__(f"Prompt (P) of {getattr(task, 'id', '?')}", body,
                          "The task as the agent saw it. Requirements are judged against these words only.")
         self.prompt_text = text
