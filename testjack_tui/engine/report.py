@@ -41,7 +41,7 @@ from testjack_tui.engine.summary import build_summary
 from testjack_tui.engine.report_model import (AgentAudit, AwaitingOperator, DecisionRow, DetectorHits,
                                               Detectors, Report, Review, Scoring, TableRow, Tables,
                                               TaskReport, TrialReport, UnderspecifiedPrompt, UnderspecifiedRow)
-from testjack_tui.engine.verdicts import LABELS, FindingInput, WitnessRun, analysis_checklist, judge_trial
+from testjack_tui.engine.verdicts import CLEAN_UNAUDITED, LABELS, FindingInput, WitnessRun, analysis_checklist, judge_trial
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark, Trial
 
@@ -284,6 +284,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 if mine is not None:
                     f.agent = mine
             passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
+            void = _audit_failed(trial_states.get(trial_id), task_states.get(task_id))
             judged = judge_trial(
                 trial, findings=findings if entry.state == "refuted" else [],
                 ambiguous=ambiguous, evidence=evidence, audited=entry.audited,
@@ -292,7 +293,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 witnesses_passed=passed,
                 prompt=task.instruction if task is not None else "", t0_run=t0_runs.get(trial_id),
                 vacuous=list(task_sum.vacuous),
-                audit_failed=_audit_failed(trial_states.get(trial_id), task_states.get(task_id)),
+                audit_failed=void,
                 workdir=task.environment.workdir if task is not None else "/app",
                 framework=task.tests.framework if task is not None else None,
                 checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
@@ -302,7 +303,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
             for finding in judged.findings:
                 finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
             report = TrialReport.of(
-                judged, state=entry.state, mutation=(store.get_evidence(trial_id) or {}).get("mutation"),
+                judged, state=entry.state, audit_failed=void if judged.label == CLEAN_UNAUDITED else "",
+                mutation=(store.get_evidence(trial_id) or {}).get("mutation"),
                 agent_audit=AgentAudit(agent_findings, audit.get("nothing_found"), audit.get("notes", ""))
                 if audit else None,
                 reviews=reviews.get(trial_id, []),
@@ -573,6 +575,14 @@ def session_markdown(report: Report) -> str:
         out += [f"- {tid}: {', '.join(ids)}" for tid, ids in flaky] + [""]
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report.verdict_counts.items()],
                                         [("verdict", "label"), ("trials", "n")])]
+    void = [t for t in report.trials if t.audit_failed]
+    if void:
+        # A reader of this file alone must not take CLEAN_UNAUDITED for "audited, nothing found".
+        out += ["## Audits that could not run", "", "These trials' audits measured nothing (no candidate "
+                "could run on the reference world): CLEAN_UNAUDITED, no evidence of soundness, and "
+                "`audit` exited 4.", "",
+                _md_table([{"task": t.task_id, "trial": t.trial_id, "why": t.audit_failed} for t in void],
+                          [("task", "task"), ("trial", "trial"), ("why", "why")])]
     check_rows = [{"task": tid, "clause": i.clause, "p": "explicit" if i.explicit else "implicit",
                    "t0": {True: "yes", False: "no", None: "?"}[i.covered_by_t0],
                    "impl": f"{sum(i.implemented.values())}/{len(i.implemented)}" if i.implemented else "-",
