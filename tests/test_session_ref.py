@@ -38,3 +38,15 @@ def test_what_names_no_session_comes_back_as_given(tmp_path, monkeypatch):
     (listed / "summary.json").write_text(json.dumps(["session_id"]))
     for ref in ("nope", str(bad), str(gone), str(listed), str(tmp_path / "missing")):
         assert session_ref(ref) == ref
+
+
+def test_an_operator_reviewing_shows_no_placeholder_reviewer_label():
+    """With the operator as reviewer (`--agent operator`), the reviewer's own label is a
+    placeholder while it waits ("questionable"): the flask-5014 report said "the reviewer said
+    questionable" of witnesses nobody else reviewed. An overrule still names what was overruled."""
+    from testjack_tui.engine.report import decision_line
+
+    judged = decision_line({"decision": "judged", "reviewer_label": "questionable", "note": "P, line 2"})
+    assert judged == "Decision: judged valid by the operator (as reviewer): P, line 2"
+    overruled = decision_line({"decision": "overruled", "reviewer_label": "invalid"})
+    assert overruled == "Decision: OVERRULED by the operator (the reviewer said invalid)."

@@ -605,7 +605,9 @@ def session_markdown(report: Report) -> str:
     out += ["## Operator decisions", ""]
     if decisions:
         out.append(f"{len(decisions)} decision(s) by the operator, {len(overrules)} overruling the reviewer.\n")
-        out.append(_md_table([dict(d.to_json(), counts="yes" if d.counts else "no") for d in decisions],
+        out.append(_md_table([dict(d.to_json(), counts="yes" if d.counts else "no",
+                                   reviewer_label="(the operator)" if d.decision == "judged" else d.reviewer_label)
+                              for d in decisions],
                              [("candidate", "candidate"), ("trial", "trial"), ("reviewer said", "reviewer_label"),
                               ("decision", "decision"), ("counts", "counts"), ("note", "note"), ("at (UTC)", "at")]))
     elif not any(t.witnesses for t in report.tasks.values()):
@@ -786,7 +788,9 @@ def decision_line(d: dict[str, Any] | None) -> str:
     """One sentence: who let a witness count."""
     if not d or d.get("decision") in (None, "", "auto"):
         return "Decision: counted automatically (the reviewer labelled it valid)."
-    said = f" (the reviewer said {d['reviewer_label']})" if d.get("reviewer_label") else ""
+    # "judged": the operator was the reviewer, whose own label is only a placeholder while it waits.
+    said = (f" (the reviewer said {d['reviewer_label']})"
+            if d.get("reviewer_label") and d["decision"] != "judged" else "")
     when = f" at {_iso(d['at'])}" if d.get("at") else ""
     verb = {"overruled": "OVERRULED by the operator", "judged": "judged valid by the operator (as reviewer)",
             "approved": "approved by the operator"}.get(d["decision"], d["decision"])
