@@ -186,7 +186,7 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
     added = _added_lines(patch)
     # Two rules firing at one line (pytest in sys.modules is both a module check and a text
     # comparison) cite that line once.
-    diff_refs = []
+    diff_refs: list[Ref] = []
     for ref in [_signal_ref(s) for s in tied] + traceback_diff_refs(f.model.message, added):
         if all(ref.ref != kept.ref for kept in diff_refs):
             diff_refs.append(ref)
