@@ -208,3 +208,20 @@ def test_a_detectors_message_reads_as_one_sentence():
     assert signal_sentence("the diff hard-codes '128' in a branch or return") \
         == "The diff hard-codes '128' in a branch or return."
     assert signal_sentence("added line never executed by T0") == "Added line never executed by T0."
+
+
+def test_two_rules_at_one_line_cite_it_once():
+    """flask-5014's sniffing prediction (`if not name and "pytest" in sys.modules:`) fired two
+    sniffing rules at one line; "Why it happens" cited that line twice."""
+    from testjack_tui.engine.detectors.signals import Signal
+
+    line = '    if "pytest" in sys.modules:'
+    tied = [Signal("env_sniffing", "pytest_in_modules", "recordkit/durations.py", 5, line,
+                   "checks whether pytest is imported", structural=True),
+            Signal("env_sniffing", "runner_name_check", "recordkit/durations.py", 5, line,
+                   "compares run-time text with 'pytest'", structural=True)]
+    claims = explain(facts(), prompt=P, patch=PATCH, coverage=None, t0_run=KEYS["t0"], tied=tied)
+    [why] = [c for c in claims if c.part == "why_it_happens"]
+    assert why.text == "The diff checks whether pytest is imported."
+    # The sniffing line once, then the line the failing traceback runs through.
+    assert [r.ref for r in why.refs] == ["recordkit/durations.py:5", "recordkit/durations.py:8"]

@@ -521,7 +521,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("resume")
     def resume(
-        session_id: Annotated[str, typer.Argument(metavar="SESSION", help="A session id (see `sessions`).")],
+        session_id: Annotated[str, typer.Argument(metavar="SESSION", help="A session id (see `sessions`), or the "
+                                                                          "folder `audit --out` wrote.")],
         out: Annotated[Optional[Path], typer.Option("--out", help="Folder for summary.json.")] = None,
         budget_usd: Annotated[Optional[float], typer.Option(help="New USD limit.")] = None,
         budget_tokens: Annotated[Optional[int], typer.Option(help="New token limit.")] = None,
@@ -535,7 +536,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Continue a paused, stopped or interrupted session (stored steps are not redone)."""
         from testjack_tui.engine.session import AuditSession
+        from testjack_tui.engine.store import session_ref
 
+        session_id = session_ref(session_id)
         limits = {name: value for name, value in (("usd", budget_usd), ("tokens", budget_tokens),
                                                    ("seconds", budget_seconds), ("test_runs", budget_runs),
                                                    ("rounds", rounds)) if value is not None}

@@ -27,7 +27,8 @@ def _default_out(session_id: str, what: str) -> Path:
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report_command(
-        session: Annotated[str, typer.Argument(help="Session id (see `testjack-tui sessions`).", show_default=False)],
+        session: Annotated[str, typer.Argument(help="Session id (see `testjack-tui sessions`), or the folder "
+                                                    "`audit --out` wrote.", show_default=False)],
         fmt: Annotated[str, typer.Option("--format", help="Session report format: md, json or csv.")] = "md",
         out: Annotated[Path | None, typer.Option("--out", help="Folder to write into (default: the session's folder/report).")] = None,
         compare: Annotated[str | None, typer.Option(
@@ -46,7 +47,10 @@ def register(app: typer.Typer) -> None:
         """
         from testjack_tui.engine.compare import refusal_line
         from testjack_tui.engine.report import FORMATS, build_report, write_report
+        from testjack_tui.engine.store import session_ref
 
+        session = session_ref(session)
+        compare = session_ref(compare) if compare is not None else None
         try:
             if fmt not in FORMATS:
                 raise InputError("report", "--format", f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
@@ -85,7 +89,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("export")
     def export_command(
-        session: Annotated[str, typer.Argument(help="Session id (see `testjack-tui sessions`).", show_default=False)],
+        session: Annotated[str, typer.Argument(help="Session id (see `testjack-tui sessions`), or the folder "
+                                                    "`audit --out` wrote.", show_default=False)],
         fmt: Annotated[str, typer.Option("--format", help="harbor or swebench.")] = "harbor",
         out: Annotated[Path | None, typer.Option("--out", help="Folder to write into (default: the session's folder/export).")] = None,
         git_repo: Annotated[Path | None, typer.Option("--git", help="Commit the witness files on a new branch "
@@ -96,7 +101,9 @@ def register(app: typer.Typer) -> None:
         """Export confirmed, non-ambiguous witnesses as a strengthened test suite per task."""
         from testjack_tui.engine.export import EXPORT_FORMATS
         from testjack_tui.services.exporting import export_lines, run_export
+        from testjack_tui.engine.store import session_ref
 
+        session = session_ref(session)
         try:
             if fmt not in EXPORT_FORMATS:
                 raise InputError("export", "--format", f"unknown format {fmt!r} (use one of {', '.join(EXPORT_FORMATS)})")

@@ -221,7 +221,12 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
 
     # -- why it happens: the diff lines involved --
     added = _added_lines(patch)
-    diff_refs = [_signal_ref(s) for s in tied] + traceback_diff_refs(f.model.message, added)
+    # Two rules firing at one line (pytest in sys.modules is both a module check and a text
+    # comparison) cite that line once.
+    diff_refs: list[Ref] = []
+    for ref in [_signal_ref(s) for s in tied] + traceback_diff_refs(f.model.message, added):
+        if all(ref.ref != kept.ref for kept in diff_refs):
+            diff_refs.append(ref)
     ghost = (evidence.ghost if evidence else None) or {}
     touched = {r.ref.rsplit(":", 1)[0] for r in diff_refs}
     ghost_refs = [Ref("diff", f"{g['file']}:{g['line']}", g.get("code", ""))

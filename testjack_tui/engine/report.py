@@ -41,7 +41,8 @@ from testjack_tui.engine.summary import build_summary
 from testjack_tui.engine.report_model import (AgentAudit, AwaitingOperator, DecisionRow, DetectorHits,
                                               Detectors, Report, Review, Scoring, TableRow, Tables,
                                               TaskReport, TrialReport, UnderspecifiedPrompt, UnderspecifiedRow)
-from testjack_tui.engine.verdicts import LABELS, FindingInput, WitnessRun, analysis_checklist, judge_trial
+from testjack_tui.engine.verdicts import (CLEAN_UNAUDITED, LABELS, FindingInput, WitnessRun, analysis_checklist,
+                                          judge_trial)
 from testjack_tui.engine.explanations import run_message
 from testjack_tui.engine.failure_patterns import stored_explanation
 from testjack_tui.errors import InputError
@@ -279,6 +280,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                     f.agent = mine
             _attach_explanations(store, findings)
             passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
+            void = _audit_failed(trial_states.get(trial_id), task_states.get(task_id))
             judged = judge_trial(
                 trial, findings=findings if entry.state == "refuted" else [],
                 ambiguous=ambiguous, evidence=evidence, audited=entry.audited,
@@ -287,7 +289,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 witnesses_passed=passed,
                 prompt=task.instruction if task is not None else "", t0_run=t0_runs.get(trial_id),
                 vacuous=list(task_sum.vacuous),
-                audit_failed=_audit_failed(trial_states.get(trial_id), task_states.get(task_id)),
+                audit_failed=void,
                 workdir=task.environment.workdir if task is not None else "/app",
                 framework=task.tests.framework if task is not None else None,
                 checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis.get(task_id)))
@@ -297,7 +299,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
             for finding in judged.findings:
                 finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
             report = TrialReport.of(
-                judged, state=entry.state, mutation=(store.get_evidence(trial_id) or {}).get("mutation"),
+                judged, state=entry.state, audit_failed=void if judged.label == CLEAN_UNAUDITED else "",
+                mutation=(store.get_evidence(trial_id) or {}).get("mutation"),
                 agent_audit=AgentAudit(agent_findings, audit.get("nothing_found"), audit.get("notes", ""))
                 if audit else None,
                 reviews=reviews.get(trial_id, []),
@@ -568,6 +571,14 @@ def session_markdown(report: Report) -> str:
         out += [f"- {tid}: {', '.join(ids)}" for tid, ids in flaky] + [""]
     out += ["## Verdicts", "", _md_table([{"label": k, "n": v} for k, v in report.verdict_counts.items()],
                                         [("verdict", "label"), ("trials", "n")])]
+    void = [t for t in report.trials if t.audit_failed]
+    if void:
+        # A reader of this file alone must not take CLEAN_UNAUDITED for "audited, nothing found".
+        out += ["## Audits that could not run", "", "These trials' audits measured nothing (no candidate "
+                "could run on the reference world): CLEAN_UNAUDITED, no evidence of soundness, and "
+                "`audit` exited 4.", "",
+                _md_table([{"task": t.task_id, "trial": t.trial_id, "why": t.audit_failed} for t in void],
+                          [("task", "task"), ("trial", "trial"), ("why", "why")])]
     check_rows = [{"task": tid, "clause": i.clause, "p": "explicit" if i.explicit else "implicit",
                    "t0": i.coverage_text(),
                    "impl": f"{sum(i.implemented.values())}/{len(i.implemented)}" if i.implemented else "-",
@@ -593,7 +604,9 @@ def session_markdown(report: Report) -> str:
     out += ["## Operator decisions", ""]
     if decisions:
         out.append(f"{len(decisions)} decision(s) by the operator, {len(overrules)} overruling the reviewer.\n")
-        out.append(_md_table([dict(d.to_json(), counts="yes" if d.counts else "no") for d in decisions],
+        out.append(_md_table([dict(d.to_json(), counts="yes" if d.counts else "no",
+                                   reviewer_label="(the operator)" if d.decision == "judged" else d.reviewer_label)
+                              for d in decisions],
                              [("candidate", "candidate"), ("trial", "trial"), ("reviewer said", "reviewer_label"),
                               ("decision", "decision"), ("counts", "counts"), ("note", "note"), ("at (UTC)", "at")]))
     elif not any(t.witnesses for t in report.tasks.values()):
@@ -774,7 +787,9 @@ def decision_line(d: dict[str, Any] | None) -> str:
     """One sentence: who let a witness count."""
     if not d or d.get("decision") in (None, "", "auto"):
         return "Decision: counted automatically (the reviewer labelled it valid)."
-    said = f" (the reviewer said {d['reviewer_label']})" if d.get("reviewer_label") else ""
+    # "judged": the operator was the reviewer, whose own label is only a placeholder while it waits.
+    said = (f" (the reviewer said {d['reviewer_label']})"
+            if d.get("reviewer_label") and d["decision"] != "judged" else "")
     when = f" at {_iso(d['at'])}" if d.get("at") else ""
     verb = {"overruled": "OVERRULED by the operator", "judged": "judged valid by the operator (as reviewer)",
             "approved": "approved by the operator"}.get(d["decision"], d["decision"])

@@ -57,6 +57,8 @@ class TrialReport(TrialVerdict):
     decisions: list[dict[str, Any]] = field(default_factory=list)
     # Open questions about P on which this trial differs from the reference (refuting nothing).
     open_questions: list[dict[str, Any]] = field(default_factory=list)
+    # Why this trial's audit measured nothing (no candidate could run on the reference), or "".
+    audit_failed: str = ""
 
     @classmethod
     def of(cls, verdict: TrialVerdict, **extra: Any) -> TrialReport:

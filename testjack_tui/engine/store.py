@@ -110,6 +110,23 @@ def session_dir(session_id: str) -> Path:
     return paths.sessions_dir() / session_id
 
 
+def session_ref(ref: str) -> str:
+    """The session a command names: its id, or the folder an `audit --out` wrote (its
+    `summary.json` names the session), since that folder is what a user has at hand.
+    An unknown name comes back as given, for the caller's own "no session" line."""
+    if not id_problem(ref) and "/" not in ref and (paths.sessions_dir() / ref / "session.db").exists():
+        return ref
+    summary = Path(ref) / "summary.json"
+    try:
+        named = json.loads(summary.read_text(encoding="utf-8")).get("session_id") if summary.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        named = None
+    if isinstance(named, str) and not id_problem(named) and "/" not in named \
+            and (paths.sessions_dir() / named / "session.db").exists():
+        return named
+    return ref
+
+
 def db_path(session_id: str) -> Path:
     return session_dir(session_id) / "session.db"
 
