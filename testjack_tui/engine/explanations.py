@@ -133,7 +133,12 @@ def signal_sentence(message: str) -> str:
     """A detector's message as a sentence of its own (messages already name their subject:
     "the diff hard-codes '128' ...", "added line never executed by T0")."""
     text = message.strip().rstrip(".")
+    if text and not text.lower().startswith(_SUBJECTS):
+        text = "the diff " + text  # "checks whether pytest is imported": the diff does
     return (text[:1].upper() + text[1:] + ".") if text else ""
+
+
+_SUBJECTS = ("the ", "added ", "a ", "an ", "its ", "it ", "this ", "no ", "only ")
 
 
 def explainer_name(explained: dict[str, Any]) -> str:
