@@ -16,7 +16,7 @@ from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
-from . import harness_effect, open_questions
+from . import harness_effect, open_questions, reference_claims
 from .aio import gather_all
 from .approval import Judgement, judge, standing_requirement
 from .budget import Budget
@@ -84,14 +84,16 @@ def outcome_to_dict(outcome: AuditOutcome) -> dict[str, Any]:
     return {"candidates": [candidate_to_dict(c) for c in outcome.candidates],
             "checklist": [dataclasses.asdict(i) for i in outcome.checklist],
             "notes": outcome.notes, "findings": list(outcome.findings),
-            "nothing_found": outcome.nothing_found, "prompt_silent": list(outcome.prompt_silent)}
+            "nothing_found": outcome.nothing_found, "prompt_silent": list(outcome.prompt_silent),
+            "reference_contradicts": list(outcome.reference_contradicts)}
 
 
 def outcome_from_dict(data: dict[str, Any]) -> AuditOutcome:
     return AuditOutcome(candidates=[candidate_from_dict(c) for c in data.get("candidates", [])],
                         checklist=[ChecklistItem(**i) for i in data.get("checklist", [])],
                         notes=data.get("notes", ""), findings=list(data.get("findings") or []),
-                        nothing_found=data.get("nothing_found"), prompt_silent=list(data.get("prompt_silent") or []))
+                        nothing_found=data.get("nothing_found"), prompt_silent=list(data.get("prompt_silent") or []),
+                        reference_contradicts=list(data.get("reference_contradicts") or []))
 
 
 def kept_cases(candidate: Candidate, verdict: ReviewVerdict) -> Candidate:
@@ -472,6 +474,7 @@ class TaskLoop:
             finally:
                 await self._close(rtools)
         self._prompt_silent(outcome, trial.id, validations)
+        self._reference_contradicts(outcome, trial.id)
         new = []
         for v, j in zip(discriminating, results):
             await self._open_questions(v, j, trial.id, {trial.id: v.model_status})
@@ -620,6 +623,15 @@ class TaskLoop:
                 self._emit(Log(self.env.session_id, level="info",
                                message=f"{self.task.id}: the audit of {trial_id} says P is silent on: "
                                        f"{record['requirement']}"))
+
+    def _reference_contradicts(self, outcome: AuditOutcome, trial_id: str) -> None:
+        """The audit agent's "the reference contradicts P here": a task finding, logged once."""
+        for item in outcome.reference_contradicts:
+            record = reference_claims.claim_record(self.task.id, "audit agent", item, trial_id=trial_id)
+            if reference_claims.record(self.env.store, record):
+                self._emit(Log(self.env.session_id, level="warning",
+                               message=f"{self.task.id}: the audit of {trial_id} says the reference "
+                                       f"contradicts P: \"{item.get('quote')}\""))
 
     # -- witnesses, replay, refutation ----------------------------------------------------------
     def _case_runs(self, v: Validation, statuses: dict[str, dict[str, str]]) -> dict[str, Any]:

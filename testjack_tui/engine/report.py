@@ -22,7 +22,7 @@ from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.compare import mode_comparison, refusal_line
 from testjack_tui.engine.requirements import requirements_table
-from testjack_tui.engine import open_questions
+from testjack_tui.engine import open_questions, reference_claims
 from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.budget import usd_text
 from testjack_tui.engine.ambiguity import witness_outcome
@@ -327,7 +327,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         tasks={tid: TaskReport(t.well_formed, t.problems, t.vacuous, t.flaky, t.rounds, t.witnesses,
                                (analysis.get(tid) or {}).get("traceability") or [],
                                (analysis.get(tid) or {}).get("suspicious_features") or [],
-                               list((analysis.get(tid) or {}).get("fates") or []))
+                               list((analysis.get(tid) or {}).get("fates") or []),
+                               reference_claims.stored(store, tid))
                for tid, t in summary.tasks.items()},
         trials=trial_reports, underspecified_prompts=underspecified,
         decisions=decisions_table(store.approvals(), verdicts),
@@ -621,6 +622,7 @@ def session_markdown(report: Report) -> str:
                               ("suggested clarification", "clarification"), ("witness", "witness")]))
     else:
         out += ["None found.", ""]
+    out += contradictions_markdown(report)
     out += ["## Detectors", "", _md_table(
         [{"d": k, "n": v.suspicious_trials, "t": ", ".join(v.trials[:8])}
          for k, v in report.detectors.by_name.items()],
@@ -686,6 +688,19 @@ def session_markdown(report: Report) -> str:
         [("task", "task"), ("trial", "trial"), ("model", "model"), ("verdict", "label"),
          ("confidence", "conf"), ("findings", "n")])]
     return "\n".join(out)
+
+
+def contradictions_markdown(report: Report) -> list[str]:
+    """The tasks whose reference breaks words of P, as their audits said (with the run)."""
+    claims = [(tid, t.reference_contradicts) for tid, t in report.tasks.items() if t.reference_contradicts]
+    if not claims:
+        return []
+    out = ["## The reference contradicts P (the task is not well-formed on these points)", "",
+           "An author of a test said the reference itself breaks these words of P; the test was not bent "
+           "to fit the reference, and refutes no trial.", ""]
+    for tid, items in claims:
+        out += [f"{tid}:", ""] + reference_claims.markdown_lines(items) + [""]
+    return out
 
 
 def trial_markdown(t: TrialReport) -> str:
