@@ -128,3 +128,38 @@ async def test_the_report_says_what_became_of_each_analysis_candidate():
     clean = next(t for t in report.trials if t.trial_id == "a2")
     assert "0 validated candidate(s)" not in json.dumps(clean.to_json())
     assert "2 validated candidate(s)" in json.dumps(clean.to_json())
+
+
+async def test_a_suspicious_feature_disproved_by_a_held_test_is_withdrawn_from_the_auditors_request():
+    task = make_task(T)
+    trials = [make_trial(T, "a1", "model-A"), make_trial(T, "a2", "model-B")]
+    quoting = "# REQ quoting\n# LABEL valid\ndef test_q():\n    assert quote('a b') == '\"a b\"'\n"
+    features = [{"id": "f-quote", "requirement": "handles quoting", "pattern": "quote(",
+                 "why_suspicious": "hand-rolled quoting", "false_positives": "none"},
+                {"id": "f-alias", "requirement": "handles alias", "pattern": "ALIASES = {",
+                 "why_suspicious": "a fixed alias table", "false_positives": "none"}]
+    nothing = {"candidates": [], "nothing_found": True, "notes": "n", "checklist": [], "findings": []}
+    with FakeOpenAIServer() as server:
+        server.script(
+            Reply(tool_calls=[("write_test_file", {"path": "tests/test_tj_quoting.py", "source": quoting})]),
+            Reply(tool_calls=[("submit", {
+                "notes": "n", "suspicious_features": features,
+                "candidates": [{"path": "tests/test_tj_quoting.py", "requirement": "handles quoting"}],
+                "traceability": [{"requirement": "quoting", "explicit": True, "t0_tests": [], "coverage": "none"}]})]),
+            Reply(tool_calls=[("submit", nothing)]), Reply(tool_calls=[("submit", nothing)]))
+        analyst, auditor = LLMTaskAnalyst(_model(server)), LLMAuditAgent(_model(server))
+        roles = FakeRoles(auditor, FakeReviewer(), analyst)  # type: ignore[arg-type]
+        session = _session(task, trials, roles, _file_worlds)
+        assert await session.run() == "finished"
+        await analyst.aclose()
+        await auditor.aclose()
+        audits = [_user_texts(r) for r in server.requests[2:]]
+    # The quoting test held on both trials: its feature is a lead already followed to nothing.
+    assert audits and all("f-alias: look for ALIASES = {" in a for a in audits)
+    assert not any("f-quote" in a for a in audits)
+    from testjack_tui.engine.report import build_report, session_markdown
+    report = build_report(session.id, benchmark=make_benchmark([task], trials))
+    rows = {f["id"]: f for f in report.tasks[T].suspicious_features}
+    assert rows["f-quote"]["withdrawn"] == "disproved: t1:analysis:1.v1 held on every trial"
+    assert "withdrawn" not in rows["f-alias"]
+    assert "disproved: t1:analysis:1.v1 held on every trial" in session_markdown(report)

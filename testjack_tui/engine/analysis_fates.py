@@ -44,3 +44,20 @@ def fate_rows(validations: list[Validation], vacuous: set[str], statuses: dict[s
                      "versions": versions, "fate": fate, "held": held.endswith(HELD)})
     return rows
 
+
+
+def withdrawn_features(features: list[dict[str, Any]], fates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The task analysis's suspicious-patch features that validation disproved: a test checking
+    the feature's requirement held on every trial, so no trial's patch breaks it, whatever the
+    pattern. Withdrawn from later auditors' requests (a lead already followed to nothing); each
+    as {id, requirement, disproved_by: the held test's id}."""
+    from .requirements import same_requirement  # one rule for "the same requirement"
+
+    out = []
+    for feature in features:
+        want = str(feature.get("requirement") or "")
+        held = next((row for row in fates if row.get("held") and want
+                     and same_requirement(want, str(row.get("requirement") or ""))), None)
+        if held is not None:
+            out.append({"id": feature.get("id"), "requirement": want, "disproved_by": held["id"]})
+    return out

@@ -27,7 +27,7 @@ from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, Task
 from .hooks import Hooks, WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
 from .probes import materialize_probe
-from .analysis_fates import fate_rows
+from .analysis_fates import fate_rows, withdrawn_features
 from .oracle import (CandidateBook, Validation, ask_repair, candidate_from_dict, candidate_to_dict, null_feedback,
                      validate)
 from .roles import (Approver, AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, RoleSet,
@@ -139,6 +139,7 @@ class TaskLoop:
         self.features: list[dict[str, Any]] = []  # task analysis's suspicious-patch features
         self.judged: list[dict[str, Any]] = []  # candidates reviewed and not counted (shown to later audits)
         self.held: list[Candidate] = []  # task analysis's validated tests that passed on every trial
+        self.withdrawn: set[str] = set()  # features disproved by a held test (analysis_fates.withdrawn_features)
         self.sampler: Sampler | None = None  # made when the loop starts (lightweight mode)
         self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
 
@@ -232,7 +233,8 @@ class TaskLoop:
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
                            evidence=evidence or {}, ledger=self.env.budget, llm_cache=self.env.store,
-                           features=list(self.features), judged=list(self.judged),
+                           features=[f for f in self.features if str(f.get("id")) not in self.withdrawn],
+                           judged=list(self.judged),
                            validated=self._validated_for(trial))
         return ctx, tools
 
@@ -326,8 +328,14 @@ class TaskLoop:
         items = [(v.candidate.id, v.candidate) for v in passing]
         statuses = await self._replay(items, [t.id for t in self.corpus]) if passing else {}
         stored["fates"] = fate_rows(validations, vacuous, statuses, [t.id for t in self.corpus])
+        stored["withdrawn_features"] = withdrawn_features(self.features, stored["fates"])
         env.store.put_audit(task.id, ANALYSIS, stored)
         self.held[:] = [v.candidate for v, row in zip(validations, stored["fates"]) if row["held"]]
+        self.withdrawn = {str(f["id"]) for f in stored["withdrawn_features"]}
+        for f in stored["withdrawn_features"]:
+            self._emit(Log(env.session_id, level="info",
+                           message=f"{task.id}: suspicious feature {f['id']} withdrawn from auditors' requests: "
+                                   f"{f['disproved_by']} held on every trial"))
         if not passing:
             return
         to_judge = []

@@ -326,7 +326,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         rounds=config.get("rounds"), state=meta.get("state"), usage=summary.usage,
         tasks={tid: TaskReport(t.well_formed, t.problems, t.vacuous, t.flaky, t.rounds, t.witnesses,
                                (analysis.get(tid) or {}).get("traceability") or [],
-                               (analysis.get(tid) or {}).get("suspicious_features") or [],
+                               _features_with_fates(analysis.get(tid)),
                                list((analysis.get(tid) or {}).get("fates") or []),
                                reference_claims.stored(store, tid))
                for tid, t in summary.tasks.items()},
@@ -346,6 +346,14 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         out.scoring = score_against_labels(out, load_labels(Path(labels_path)), corpus)
         out.scoring.labels_file = str(labels_path)
     return out
+
+
+def _features_with_fates(analysis: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The task analysis's suspicious features, each withdrawn one saying which held test
+    disproved it (analysis_fates.withdrawn_features)."""
+    gone = {str(f.get("id")): f for f in (analysis or {}).get("withdrawn_features") or []}
+    return [dict(f, withdrawn=f"disproved: {gone[str(f.get('id'))]['disproved_by']} held on every trial")
+            if str(f.get("id")) in gone else dict(f) for f in (analysis or {}).get("suspicious_features") or []]
 
 
 def _held(analysis: dict[str, Any] | None) -> int:
@@ -674,7 +682,8 @@ def session_markdown(report: Report) -> str:
             out += [f"Suspicious-patch features for {tid}:", "", _md_table(
                 task.suspicious_features,
                 [("id", "id"), ("requirement", "requirement"), ("pattern", "pattern"),
-                 ("why suspicious", "why_suspicious"), ("false positives", "false_positives")])]
+                 ("why suspicious", "why_suspicious"), ("false positives", "false_positives"),
+                 ("withdrawn", "withdrawn")])]
     if report.awaiting_operator:
         out += ["## Waiting for the operator (QUESTIONABLE / HUMAN_REVIEW: not counted)", ""]
         out += [f"- `{a.candidate_id}`{f' case `{a.case}`' if a.case else ''} ({a.task_id}"
