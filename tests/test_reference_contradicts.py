@@ -71,6 +71,9 @@ async def test_a_repair_answered_with_the_reference_contradicting_p_becomes_a_ta
     assert (claim["quote"], claim["claim"], claim["output"]) == (QUOTE, CLAIM, OUTPUT)
     assert claim["by"] == "audit agent" and claim["candidate_id"] == "t1:a1:1.v1"
     assert "tests/test_tj_alias.py" in claim["reference_run"] and "failed" in claim["reference_run"]
+    [fate] = data["tasks"][T]["audit_tests"]  # listed with what happened to it, the claim included
+    assert fate["fate"].startswith("dropped: fails on the reference (failed); its author says the reference "
+                                   "contradicts P")
     md = session_markdown(report)
     assert "## The reference contradicts P (the task is not well-formed on these points)" in md
     assert f'P says "{QUOTE}"; the reference {CLAIM}.' in md

@@ -163,3 +163,25 @@ async def test_a_suspicious_feature_disproved_by_a_held_test_is_withdrawn_from_t
     assert rows["f-quote"]["withdrawn"] == "disproved: t1:analysis:1.v1 held on every trial"
     assert "withdrawn" not in rows["f-alias"]
     assert "disproved: t1:analysis:1.v1 held on every trial" in session_markdown(report)
+
+
+async def test_the_report_says_what_became_of_each_trial_auditors_test():
+    task = make_task(T)
+    trials = [make_trial(T, "a1", "model-A", ["alias"]), make_trial(T, "a2", "model-B")]
+    chains = {"a1": [[cand(T, "a1", 1, "alias", broken=True), cand(T, "a1", 1, "alias", version=2)]],
+              "a2": [[cand(T, "a2", 1, "tabs", broken=True)], [cand(T, "a2", 2, "quoting")]]}
+    roles = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst({"analysis": []}))
+    session = AuditSession.create(SessionConfig(benchmark="fake", mode="per-trial"),
+                                  benchmark=make_benchmark([task], trials), roles=roles,
+                                  sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                  tools_factory=lambda *a: object())
+    assert await session.run() == "finished"
+    from testjack_tui.engine.report import build_report, session_markdown
+    report = build_report(session.id, benchmark=make_benchmark([task], trials))
+    rows = {r["id"]: r for r in json.loads(json.dumps(report.to_json()))["tasks"][T]["audit_tests"]}
+    assert rows["t1:a1:1.v2"]["fate"] == ("witness: passes on the reference, fails on a1 "
+                                          "(repaired from t1:a1:1.v1, 1 repair(s))")
+    assert rows["t1:a1:1.v2"]["versions"] == ["t1:a1:1.v1", "t1:a1:1.v2"]
+    assert rows["t1:a2:1.v1"]["fate"].startswith("dropped: fails on the reference")
+    assert rows["t1:a2:2.v1"]["fate"] == "passed on both worlds of a2 (shows nothing about it)"
+    assert "Audit tests of t1 (what became of each)" in session_markdown(report)

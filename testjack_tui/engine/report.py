@@ -38,6 +38,7 @@ from testjack_tui.safe_paths import check_inside, inside, path_part
 from testjack_tui.safe_text import safe_text
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
+from testjack_tui.engine.analysis_fates import audit_fate_rows
 from testjack_tui.engine.report_model import (AgentAudit, AwaitingOperator, DecisionRow, DetectorHits,
                                               Detectors, Report, Review, Scoring, TableRow, Tables,
                                               TaskReport, TrialReport, UnderspecifiedPrompt, UnderspecifiedRow)
@@ -328,7 +329,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                                (analysis.get(tid) or {}).get("traceability") or [],
                                _features_with_fates(analysis.get(tid)),
                                list((analysis.get(tid) or {}).get("fates") or []),
-                               reference_claims.stored(store, tid))
+                               reference_claims.stored(store, tid), audit_fate_rows(store, tid))
                for tid, t in summary.tasks.items()},
         trials=trial_reports, underspecified_prompts=underspecified,
         decisions=decisions_table(store.approvals(), verdicts),
@@ -678,6 +679,7 @@ def session_markdown(report: Report) -> str:
             out += [f"Task analysis tests of {tid} (what became of each):", "", _md_table(
                 [dict(r, versions=", ".join(r.get("versions") or [])) for r in task.analysis_tests],
                 [("test", "path"), ("requirement", "requirement"), ("versions", "versions"), ("what happened", "fate")])]
+        out += audit_tests_markdown(tid, task)
         if task.suspicious_features:
             out += [f"Suspicious-patch features for {tid}:", "", _md_table(
                 task.suspicious_features,
@@ -697,6 +699,16 @@ def session_markdown(report: Report) -> str:
         [("task", "task"), ("trial", "trial"), ("model", "model"), ("verdict", "label"),
          ("confidence", "conf"), ("findings", "n")])]
     return "\n".join(out)
+
+
+def audit_tests_markdown(task_id: str, task: TaskReport) -> list[str]:
+    """The trial auditors' tests of a task and what became of each (repaired, dropped, ...)."""
+    if not task.audit_tests:
+        return []
+    return [f"Audit tests of {task_id} (what became of each):", "", _md_table(
+        [dict(r, versions=", ".join(r.get("versions") or [])) for r in task.audit_tests],
+        [("test", "path"), ("trial", "trial"), ("requirement", "requirement"), ("versions", "versions"),
+         ("what happened", "fate")])]
 
 
 def contradictions_markdown(report: Report) -> list[str]:
