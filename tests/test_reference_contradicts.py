@@ -100,3 +100,48 @@ async def test_an_audit_report_saying_the_reference_contradicts_p_lands_in_the_t
     assert "(audit of a1)" in session_markdown(report)
     # A resumed report does not count it twice.
     assert len(build_report(session.id).tasks[T].reference_contradicts) == 1
+
+
+async def test_the_operator_says_the_reference_contradicts_p_in_the_verdicts_file(tmp_path):
+    """Headless operator audit (`--agent operator --candidate F --verdicts V`): the verdicts file's
+    `reference_contradicts` answers for the operator's test that fails on the reference."""
+    from testjack_tui.agents import OperatorAuditAgent
+    from testjack_tui.commands.operator_input import CandidateFile, FileOperatorAgent
+    from testjack_tui.commands.verdicts_file import check_quotes, load_verdicts
+    from testjack_tui.engine.approval import TableApprover
+
+    task, trials = make_task(T), [make_trial(T, "a1", "model-A")]
+    verdicts = tmp_path / "verdicts.toml"
+    verdicts.write_text('["tests/test_tj_alias.py"]\n'
+                        f'reference_contradicts = {{ quote = "{QUOTE}", claim = "{CLAIM}" }}\n')
+    table = TableApprover(load_verdicts(verdicts), str(verdicts))
+    check_quotes(table.table, verdicts, {T: task.instruction})
+    mine = CandidateFile(tmp_path / "test_tj_alias.py", "tests/test_tj_alias.py", "handles alias of quoted names",
+                         BROKEN, path_given=True)
+    operator = FileOperatorAgent(OperatorAuditAgent(), [mine], table=table)
+    roles = FakeRoles(operator, FakeReviewer(), None)  # type: ignore[arg-type]
+    session = AuditSession.create(SessionConfig(benchmark="fake", mode="lightweight", rounds=1, task_analysis=False),
+                                  benchmark=make_benchmark([task], trials), roles=roles, approver=table,
+                                  sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                  tools_factory=lambda *a: object())
+    assert await session.run() == "finished"
+    report = build_report(session.id, benchmark=make_benchmark([task], trials))
+    [claim] = report.tasks[T].reference_contradicts
+    assert claim["by"] == "operator" and (claim["quote"], claim["claim"]) == (QUOTE, CLAIM)
+    assert "tests/test_tj_alias.py" in claim["output"] and "failed" in claim["output"]  # the run it answered
+    assert f'- operator (audit of a1) test `t1:a1:op1.v1`: P says "{QUOTE}"' in session_markdown(report)
+
+
+def test_a_bad_reference_claim_in_the_verdicts_file_is_one_line_naming_the_entry(tmp_path):
+    import pytest
+
+    from testjack_tui.commands.verdicts_file import check_quotes, load_verdicts
+    from testjack_tui.errors import InputError
+
+    bad = tmp_path / "v.toml"
+    bad.write_text('["x.py"]\nreference_contradicts = { quote = "", claim = "c" }\n')
+    with pytest.raises(InputError, match=r"x.py.reference_contradicts.quote.*non-empty"):
+        load_verdicts(bad)
+    bad.write_text('["x.py"]\nreference_contradicts = { quote = "words nowhere in the prompt", claim = "c" }\n')
+    with pytest.raises(InputError, match=r"x.py.reference_contradicts.quote.*not words of the task prompt"):
+        check_quotes(load_verdicts(bad), bad, {T: make_task(T).instruction})

@@ -155,6 +155,9 @@ class OperatorVerdict:
     requirement: str = ""
     explicit: bool | None = None  # None: not said (the reviewer's stands)
     quote: str = ""
+    # The operator's word that the test is right and the reference breaks P: answers the
+    # repair of that candidate when it fails on the reference (engine/reference_claims.py).
+    reference_contradicts: ReferenceContradiction | None = None
 
 
 class WorldTools(Protocol):
