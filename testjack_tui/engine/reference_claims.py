@@ -55,7 +55,8 @@ def record(store: Any, record: dict[str, Any] | None) -> bool:
 
 
 def of_candidate(store: Any, task_id: str, candidate_id: str) -> dict[str, Any] | None:
-    return store.get_audit(task_id, PREFIX + candidate_id)
+    found = store.get_audit(task_id, PREFIX + candidate_id)
+    return dict(found) if found else None
 
 
 def stored(store: Any, task_id: str | None = None) -> list[dict[str, Any]]:
