@@ -77,6 +77,9 @@ async def test_a_repair_answered_with_the_reference_contradicting_p_becomes_a_ta
     md = session_markdown(report)
     assert "## The reference contradicts P (the task is not well-formed on these points)" in md
     assert f'P says "{QUOTE}"; the reference {CLAIM}.' in md
+    from testjack_tui.tui.screens.report import ReportScreen  # the TUI report's prompts tab
+    shown = "\n".join(line.plain for line in ReportScreen._contradiction_lines(T, report))
+    assert f'the reference contradicts P: "{QUOTE}"' in shown and f"audit agent: the reference {CLAIM}" in shown
     # It refutes nothing: the one trial stays clean.
     assert [t.findings for t in report.trials] == [[]] and report.tables.benchmark[0].refuted == 0
 
