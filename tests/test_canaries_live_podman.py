@@ -69,3 +69,24 @@ async def test_canaries_in_an_agents_world_still_catch_a_forging_trial(task):
     assert [f for f in new if "__pycache__" not in f] == []
     assert {f.rsplit("/", 1)[-1].split(".", 1)[0] for f in new if f.endswith(".pyc")} <= {
         "test_add", "conftest", "__init__"}
+
+
+async def test_a_go_canary_leaves_nothing_in_an_agents_world():
+    """go test: the launcher rewrites a canary's package clause (and may move it to its
+    package's folder); the file goes all the same, found by its random stem."""
+    from test_canaries_langs_podman import FIXTURES, fixture_trial
+
+    task, trial = fixture_trial("golang", "slugify-separators__kestrel__1")
+    witness = "underscore_tj_test.go"
+    text = (FIXTURES / "golang" / "agent-scripts" / "slugify-separators" / "candidates"
+            / "au_underscore_v1.go").read_text()
+    test_id = f"{witness}::TestTJSlugifyUnderscore"
+    async with Sandbox(session="tj-live-canaries-go", concurrency=1) as sb:
+        world = await sb.prepare(task, "model", trial)
+        async with sb.open(world) as live:
+            before = await live.exec(["sh", "-c", LIST])
+            run = await live.run_tests([witness, test_id], files={witness: text}, timeout=120)
+            after = await live.exec(["sh", "-c", LIST])
+    assert run.canaries == "ok" and run.status(test_id) in ("passed", "failed"), run.tampering
+    new = files_of("\n" + after.output) - files_of("\n" + before.output)
+    assert new == {f"./{witness}"}, new
