@@ -5,6 +5,7 @@ Small candidate sets travel with the exec and the reports come back on its stdou
 (sandbox/trailer.py); otherwise they are copied in and out with put/get archive."""
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Callable
@@ -144,11 +145,17 @@ def run_tests_in(client_factory: ClientFactory, container: Container, world: Wor
     """A test run as an exec in a running container (a live world, or a runner without the
     inline wrapper); the inputs go in with the exec when they fit, else by archive."""
     plan = plan_run(world, test_ids, files, isolate_harness, rename)
+    live = not rename and plan.canary is not None  # an agent's live world keeps no canary
     try:
-        return run_plan_in(client_factory, container, plan, timeout, handles, on_output, on_start, cpu_seconds)
-    finally:
-        if not rename and plan.canary is not None:
-            remove_canaries(client_factory, container, plan, handles)
+        run = run_plan_in(client_factory, container, plan, timeout, handles, on_output, on_start, cpu_seconds)
+    except BaseException:
+        if live:
+            with contextlib.suppress(Exception):  # the run's own error is the one to report
+                remove_canaries(client_factory, container, plan, handles)
+        raise
+    if live:
+        remove_canaries(client_factory, container, plan, handles)
+    return run
 
 
 def remove_canaries(client_factory: ClientFactory, container: Container, plan: RunPlan,
