@@ -185,3 +185,18 @@ async def test_the_report_says_what_became_of_each_trial_auditors_test():
     assert rows["t1:a2:1.v1"]["fate"].startswith("dropped: fails on the reference")
     assert rows["t1:a2:2.v1"]["fate"] == "passed on both worlds of a2 (shows nothing about it)"
     assert "Audit tests of t1 (what became of each)" in session_markdown(report)
+
+
+async def test_an_auditors_test_judged_invalid_is_listed_as_not_counting():
+    task = make_task(T)
+    trials = [make_trial(T, "a1", "model-A", ["alias"])]
+    chains = {"a1": [[cand(T, "a1", 1, "alias", label="invalid")]]}
+    roles = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst({"analysis": []}))
+    session = AuditSession.create(SessionConfig(benchmark="fake", mode="per-trial", auto_approve=True),
+                                  benchmark=make_benchmark([task], trials), roles=roles,
+                                  sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                  tools_factory=lambda *a: object())
+    assert await session.run() == "finished"
+    from testjack_tui.engine.report import build_report
+    [row] = build_report(session.id, benchmark=make_benchmark([task], trials)).tasks[T].audit_tests
+    assert row["fate"].startswith("fails on a1; invalid (") and row["fate"].endswith("): does not count")

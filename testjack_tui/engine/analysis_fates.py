@@ -86,8 +86,13 @@ def audit_fate_rows(store: Any, task_id: str) -> list[dict[str, Any]]:
         elif cid in witnesses:
             fate = f"witness: passes on the reference, fails on {trial}"
         elif v.get("outcome") == "discriminates":
-            fate = (f"fails on {trial}, judged {verdict['label']}: does not count" if verdict.get("label")
-                    else f"fails on {trial}: waiting for its judgement")
+            decided = store.get_approval(cid) or {}
+            if decided.get("label"):
+                fate = f"fails on {trial}; {decided['label']} ({decided.get('by') or 'auto'}): does not count"
+            elif verdict.get("label"):
+                fate = f"fails on {trial}; the reviewer said {verdict['label']}: waiting for a decision"
+            else:
+                fate = f"fails on {trial}: waiting for its judgement"
         elif v.get("outcome") == "passes_both":
             fate = f"passed on both worlds of {trial} (shows nothing about it)"
         else:
