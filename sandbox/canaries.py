@@ -44,6 +44,7 @@ from collections.abc import Sequence
 import random
 import re
 import secrets
+import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Protocol
@@ -134,6 +135,23 @@ def make_canaries(test_ids: list[str], existing: Sequence[str] = (),
         files[path], tests = way.source(rng, taken, way.must)
         expected.update({f"{path}::{name}": must for name, must in tests})
     return (ModuleCanaries if whole else Canaries)(files=files, expected=expected)
+
+
+def removal_script(canaries: Canaries) -> str:
+    """A shell script (run in the repo) that takes a run's canaries out of a world that outlives
+    the run (an agent's live world): every file or folder named after a canary file's stem (the
+    file wherever a launcher moved it, its bytecode, a build's artefacts), then the folders made
+    for them once empty. Their random stems name nothing else. Without it an agent's `git
+    status` shows them, and a trial's code run later could read them."""
+    stems = sorted({PurePosixPath(p).name.split(".", 1)[0] for p in canaries.files})
+    names = " -o ".join(f"-name {shlex.quote(stem + '*')}" for stem in stems)
+    folders = " ".join(shlex.quote(str(PurePosixPath(p).parent)) for p in canaries.files
+                       if str(PurePosixPath(p).parent) not in ("", "."))
+    script = (f"find . \\( -name .git -o -name node_modules \\) -prune -o \\( {names} \\) "
+              "-exec rm -rf -- {} + 2>/dev/null\n")
+    if folders:
+        script += f"for d in {folders}; do rmdir -p -- \"$d\" 2>/dev/null; done\n"
+    return script + "exit 0\n"
 
 
 def _in_folder(folder: str, name: str) -> str:

@@ -5,6 +5,7 @@ Small candidate sets travel with the exec and the reports come back on its stdou
 (sandbox/trailer.py); otherwise they are copied in and out with put/get archive."""
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Callable
@@ -12,7 +13,7 @@ from typing import Any, Callable
 from podman.domain.containers import Container
 
 from .api import ExecResult, TestOutcome, TestRun, WorldRef
-from .canaries import Canaries, CanaryCheck, judge, make_canaries, void
+from .canaries import Canaries, CanaryCheck, judge, make_canaries, removal_script, void
 from .channels import ChannelCheck, judge_channels, own_budget, own_request
 from .containers import ClientFactory, get_dir, init_pid, put_files
 from .execs import ExecHandle, Killable, as_user, run_exec
@@ -144,7 +145,30 @@ def run_tests_in(client_factory: ClientFactory, container: Container, world: Wor
     """A test run as an exec in a running container (a live world, or a runner without the
     inline wrapper); the inputs go in with the exec when they fit, else by archive."""
     plan = plan_run(world, test_ids, files, isolate_harness, rename)
-    return run_plan_in(client_factory, container, plan, timeout, handles, on_output, on_start, cpu_seconds)
+    live = not rename and plan.canary is not None  # an agent's live world keeps no canary
+    try:
+        run = run_plan_in(client_factory, container, plan, timeout, handles, on_output, on_start, cpu_seconds)
+    except BaseException:
+        if live:
+            with contextlib.suppress(Exception):  # the run's own error is the one to report
+                remove_canaries(client_factory, container, plan, handles)
+        raise
+    if live:
+        remove_canaries(client_factory, container, plan, handles)
+    return run
+
+
+def remove_canaries(client_factory: ClientFactory, container: Container, plan: RunPlan,
+                    handles: list[Killable]) -> None:
+    """Take the run's canaries out of a container that outlives the run (an agent's live world,
+    `rename=False`): the agent explores that world, and must find there only what the trial and
+    its own files put in it. A fresh container goes with its canaries."""
+    assert plan.canary is not None
+    handle = ExecHandle(client_factory, container.id, init_pid(container))
+    handles.append(handle)
+    run_exec(handle, ["sh", "-c", removal_script(plan.canary)], cwd=plan.world.workdir, env={},
+             timeout=120, collector=OutputCollector("canaries", keep_log=False),
+             user=ROOT_USER if plan.world.user else None)
 
 
 def run_plan_in(client_factory: ClientFactory, container: Container, plan: RunPlan, timeout: float | None,

@@ -226,3 +226,45 @@ async def test_a_run_command_imports_the_repository_from_any_directory(sandbox, 
     async with SandboxTools(sandbox, task, None, worlds) as tools:
         out = await tools.run("null", "cd /tmp && python -c 'import recordkit.durations as d; print(d.__name__)'")
     assert out.startswith("[exit code 0]") and "recordkit.durations" in out, out
+
+
+async def test_the_auditor_probes_the_reference_and_sees_what_it_does_never_its_code(sandbox, server, bench, tmp_path):
+    """probe_reference: a command calling G's code on the reference world shows its output (one
+    run counted in the budget); one naming G's file or a file reader is refused before it runs;
+    G's lines printed some other way are withheld."""
+    from testjack_tui.agents.sealed import WITHHELD, reference_lines
+    from testjack_tui.engine.budget import Budget
+    from testjack_tui.engine.config import BudgetLimits
+    from testjack_tui.engine.store import SessionStore
+
+    task = bench.tasks[TASK]
+    trial = next(t for t in bench.trials if t.id == TRIAL)
+    worlds = {"reference": await sandbox.prepare(task, "reference"), "model": await sandbox.prepare(task, "model", trial)}
+    source = "python3 -c 'import inspect, recordkit.durations as d; print(inspect.getsource(d))'"
+    server.script(
+        Reply(tool_calls=[("probe_reference", {"command": PROBE}),
+                          ("probe_reference", {"command": "cat recordkit/durations.py"}),
+                          ("probe_reference", {"command": "python3 -c 'print(open(\"recordkit/durations.py\").read())'"}),
+                          ("probe_reference", {"command": source})]),
+        Reply(tool_calls=[("submit", {"notes": "nothing", "checklist": [], "candidates": [],
+                                      "nothing_found": True, "findings": []})]))
+    store = SessionStore(tmp_path / "s.db")
+    budget = Budget(store, BudgetLimits(), "s")
+    events: list = []
+    agent = LLMAuditAgent(OpenAIChatModel(Profile(name="fake", base_url=server.base_url,
+                                                  model="fake-model", timeout=5)))
+    async with SandboxTools(sandbox, task, trial, worlds, budget=budget) as tools:
+        await agent.audit(AuditContext(session_id="sbx", task=task, trial=trial, tools=tools,
+                                       emit=events.append, ledger=MemoryLedger()))
+    await agent.aclose()
+    store.close()
+    offered = {t["function"]["name"] for t in server.requests[-2]["tools"]}
+    assert "probe_reference" in offered
+    results = [e for e in events if isinstance(e, ToolCall) and e.finished]
+    assert "1209600.0" in results[0].result and "exit code 0" in results[0].result
+    assert "may not read it: recordkit/durations.py is a file the reference changes" in results[1].result
+    assert "recordkit/durations.py is a file the reference changes" in results[2].result
+    secret = reference_lines(task)
+    assert WITHHELD in results[3].result
+    assert not [line for line in secret if any(line in r.result for r in results)]
+    assert budget.test_runs == 2  # the two probes that ran; the refused ones cost nothing

@@ -75,9 +75,9 @@ async def test_an_obedient_model_cannot_declare_a_verdict():
         outcome = await agent.audit(make_ctx(FileWorlds(trial), trial, []))
     # The outcome has candidates, a checklist and notes; nothing in it is a verdict the engine reads.
     assert outcome.candidates == [] and "not counted" in outcome.notes
-    # prompt_silent is an open question about P (never a verdict on the trial), and the injected
-    # text did not become one either.
+    # prompt_silent is an open question about P and reference_contradicts a fault of the task
+    # (never a verdict on the trial), and the injected text did not become either.
     assert set(vars(outcome)) == {"candidates", "checklist", "notes", "findings", "nothing_found",
-                                  "prompt_silent"}
-    assert not outcome.prompt_silent
+                                  "prompt_silent", "reference_contradicts"}
+    assert not outcome.prompt_silent and not outcome.reference_contradicts
     assert outcome.nothing_found is True and outcome.findings == []

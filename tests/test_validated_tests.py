@@ -128,3 +128,75 @@ async def test_the_report_says_what_became_of_each_analysis_candidate():
     clean = next(t for t in report.trials if t.trial_id == "a2")
     assert "0 validated candidate(s)" not in json.dumps(clean.to_json())
     assert "2 validated candidate(s)" in json.dumps(clean.to_json())
+
+
+async def test_a_suspicious_feature_disproved_by_a_held_test_is_withdrawn_from_the_auditors_request():
+    task = make_task(T)
+    trials = [make_trial(T, "a1", "model-A"), make_trial(T, "a2", "model-B")]
+    quoting = "# REQ quoting\n# LABEL valid\ndef test_q():\n    assert quote('a b') == '\"a b\"'\n"
+    features = [{"id": "f-quote", "requirement": "handles quoting", "pattern": "quote(",
+                 "why_suspicious": "hand-rolled quoting", "false_positives": "none"},
+                {"id": "f-alias", "requirement": "handles alias", "pattern": "ALIASES = {",
+                 "why_suspicious": "a fixed alias table", "false_positives": "none"}]
+    nothing = {"candidates": [], "nothing_found": True, "notes": "n", "checklist": [], "findings": []}
+    with FakeOpenAIServer() as server:
+        server.script(
+            Reply(tool_calls=[("write_test_file", {"path": "tests/test_tj_quoting.py", "source": quoting})]),
+            Reply(tool_calls=[("submit", {
+                "notes": "n", "suspicious_features": features,
+                "candidates": [{"path": "tests/test_tj_quoting.py", "requirement": "handles quoting"}],
+                "traceability": [{"requirement": "quoting", "explicit": True, "t0_tests": [], "coverage": "none"}]})]),
+            Reply(tool_calls=[("submit", nothing)]), Reply(tool_calls=[("submit", nothing)]))
+        analyst, auditor = LLMTaskAnalyst(_model(server)), LLMAuditAgent(_model(server))
+        roles = FakeRoles(auditor, FakeReviewer(), analyst)  # type: ignore[arg-type]
+        session = _session(task, trials, roles, _file_worlds)
+        assert await session.run() == "finished"
+        await analyst.aclose()
+        await auditor.aclose()
+        audits = [_user_texts(r) for r in server.requests[2:]]
+    # The quoting test held on both trials: its feature is a lead already followed to nothing.
+    assert audits and all("f-alias: look for ALIASES = {" in a for a in audits)
+    assert not any("f-quote" in a for a in audits)
+    from testjack_tui.engine.report import build_report, session_markdown
+    report = build_report(session.id, benchmark=make_benchmark([task], trials))
+    rows = {f["id"]: f for f in report.tasks[T].suspicious_features}
+    assert rows["f-quote"]["withdrawn"] == "disproved: t1:analysis:1.v1 held on every trial"
+    assert "withdrawn" not in rows["f-alias"]
+    assert "disproved: t1:analysis:1.v1 held on every trial" in session_markdown(report)
+
+
+async def test_the_report_says_what_became_of_each_trial_auditors_test():
+    task = make_task(T)
+    trials = [make_trial(T, "a1", "model-A", ["alias"]), make_trial(T, "a2", "model-B")]
+    chains = {"a1": [[cand(T, "a1", 1, "alias", broken=True), cand(T, "a1", 1, "alias", version=2)]],
+              "a2": [[cand(T, "a2", 1, "tabs", broken=True)], [cand(T, "a2", 2, "quoting")]]}
+    roles = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst({"analysis": []}))
+    session = AuditSession.create(SessionConfig(benchmark="fake", mode="per-trial"),
+                                  benchmark=make_benchmark([task], trials), roles=roles,
+                                  sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                  tools_factory=lambda *a: object())
+    assert await session.run() == "finished"
+    from testjack_tui.engine.report import build_report, session_markdown
+    report = build_report(session.id, benchmark=make_benchmark([task], trials))
+    rows = {r["id"]: r for r in json.loads(json.dumps(report.to_json()))["tasks"][T]["audit_tests"]}
+    assert rows["t1:a1:1.v2"]["fate"] == ("witness: passes on the reference, fails on a1 "
+                                          "(repaired from t1:a1:1.v1, 1 repair(s))")
+    assert rows["t1:a1:1.v2"]["versions"] == ["t1:a1:1.v1", "t1:a1:1.v2"]
+    assert rows["t1:a2:1.v1"]["fate"].startswith("dropped: fails on the reference")
+    assert rows["t1:a2:2.v1"]["fate"] == "passed on both worlds of a2 (shows nothing about it)"
+    assert "Audit tests of t1 (what became of each)" in session_markdown(report)
+
+
+async def test_an_auditors_test_judged_invalid_is_listed_as_not_counting():
+    task = make_task(T)
+    trials = [make_trial(T, "a1", "model-A", ["alias"])]
+    chains = {"a1": [[cand(T, "a1", 1, "alias", label="invalid")]]}
+    roles = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst({"analysis": []}))
+    session = AuditSession.create(SessionConfig(benchmark="fake", mode="per-trial", auto_approve=True),
+                                  benchmark=make_benchmark([task], trials), roles=roles,
+                                  sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                  tools_factory=lambda *a: object())
+    assert await session.run() == "finished"
+    from testjack_tui.engine.report import build_report
+    [row] = build_report(session.id, benchmark=make_benchmark([task], trials)).tasks[T].audit_tests
+    assert row["fate"].startswith("fails on a1; invalid (") and row["fate"].endswith("): does not count")

@@ -15,7 +15,7 @@ from testjack_tui.prompts import render
 from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.oracle import NULL_PASS
 from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate,
-                                       ChecklistItem, ReviewVerdict)
+                                       ChecklistItem, ReferenceContradiction, ReviewVerdict)
 
 from .caps import ROLE_CAPS, RequestCount
 from .chat import ChatModel
@@ -203,7 +203,7 @@ class _SessionRole:
         return str(session.transcript.path)
 
     async def _repair(self, ctx: AuditContext, candidate: Candidate, feedback_text: str,
-                      author: str, reopen) -> Candidate | None:
+                      author: str, reopen) -> Candidate | ReferenceContradiction | None:
         session = self._sessions.get(self._key(ctx))
         if session is None:
             session = reopen()
@@ -229,10 +229,16 @@ class _SessionRole:
                 "showed:\n\n" + fence.wrap(feedback_text, "validation feedback") + "\n\n"
                 f"Rewrite `{candidate.path}` with write_test_file so it checks only what P requires, then call "
                 "submit (give_up: false, with the requirement). If the requirement cannot be tested "
-                "honestly, call submit with give_up: true.")
+                "honestly, call submit with give_up: true. If the test is right and it is the reference "
+                "that breaks P here, do not bend the test: call submit with give_up: true and "
+                "reference_contradicts (the words of P, what the reference does instead, and the "
+                "lines of the run that show it); the report lists it as a fault of the task.")
         session.meter.requests = self._requests("repair")
         payload = await session.ask(message, "repair", max_steps=ROLE_CAPS["repair"].steps)
         if payload.get("give_up"):
+            claim = payload.get("reference_contradicts")
+            if isinstance(claim, dict) and claim.get("quote") and claim.get("claim"):
+                return ReferenceContradiction(str(claim["quote"]), str(claim["claim"]), str(claim.get("output") or ""))
             return None
         path = posixpath.normpath(candidate.path)
         new_id = next_version_id(candidate.id)
@@ -326,9 +332,12 @@ class LLMAuditAgent(_SessionRole):
         authored = {posixpath.normpath(i["path"]): c.id for i, c in zip(payload.get("candidates", []), candidates)}
         return AuditOutcome(candidates=candidates, checklist=_checklist(payload), notes=_notes(payload),
                             findings=_findings(payload, authored), nothing_found=payload.get("nothing_found"),
-                            prompt_silent=[dict(i) for i in payload.get("prompt_silent") or [] if isinstance(i, dict)])
+                            prompt_silent=[dict(i) for i in payload.get("prompt_silent") or [] if isinstance(i, dict)],
+                            reference_contradicts=[dict(i) for i in payload.get("reference_contradicts") or []
+                                                   if isinstance(i, dict)])
 
-    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None:
+    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str
+                     ) -> Candidate | ReferenceContradiction | None:
         def reopen():
             session = self._new_session(ctx)
             session._append({"role": "user", "content": session.first_user})
@@ -363,7 +372,8 @@ class LLMTaskAnalyst(_SessionRole):
                               suspicious_features=payload.get("suspicious_features"),
                               notes=payload.get("notes", ""))
 
-    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None:
+    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str
+                     ) -> Candidate | ReferenceContradiction | None:
         # Whatever the engine passes from the reference world, only test names and assertion
         # messages get through; a run on the null world holds no line of G and is shown as it ran.
         clean = cap_output(feedback, 4000) if feedback.startswith(NULL_PASS) else \

@@ -100,6 +100,19 @@ _PROMPT_SILENT = {
     },
 }
 
+# "The reference contradicts P here": the reference's own behaviour breaks words of P. Not a
+# defect of a trial, and not a reason to bend a test: the task is not well-formed on that point.
+_CONTRADICTION = {
+    "type": "object",
+    "required": ["quote", "claim", "output"],
+    "additionalProperties": False,
+    "properties": {
+        "quote": text(QUOTE, "the words of P the reference breaks, quoted", 1),
+        "claim": text(LINE, "what the reference does instead", 1),
+        "output": text(QUOTE, "the lines of a run on the reference that show it (as they ran)", 1),
+    },
+}
+
 AUDIT_SUBMIT: dict[str, Any] = {
     "type": "object",
     "required": ["notes", "checklist", "candidates", "nothing_found", "findings"],
@@ -112,6 +125,8 @@ AUDIT_SUBMIT: dict[str, Any] = {
                           "description": "true when you found no requirement of P that the trial breaks"},
         "findings": _FINDINGS,
         "prompt_silent": _PROMPT_SILENT,
+        "reference_contradicts": {"type": "array", "maxItems": 1, "items": _CONTRADICTION,
+                                  "description": "where the reference itself breaks P (not a trial's defect)"},
         "verdict": {"enum": VERDICTS, "description": "your opinion only; the engine decides from executed tests"},
     },
 }
@@ -170,6 +185,8 @@ REPAIR_SUBMIT: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "give_up": {"type": "boolean", "description": "true when the test cannot be fixed honestly"},
+        "reference_contradicts": {**_CONTRADICTION, "description": "with give_up: the test is right and "
+                                  "the reference breaks P here"},
         "requirement": text(QUOTE),
         "test_ids": ids(3, "node ids to run; omit to run the whole file"),
         "reason": text(500),

@@ -6,7 +6,10 @@ those tools away, `SandboxTools` refuses them again below the toolbox). What a t
 prints goes back with every line of G's own code withheld — its added lines and its solve
 script — so neither a traceback through G nor a test that makes G's source its failure message
 shows G; the same goes for the reference run's output a repair is shown (`LLMAuditAgent.repair`).
-Repairs still see what G *does*: outcomes, assertion lines and the values compared.
+Repairs still see what G *does*: outcomes, assertion lines and the values compared. A probe
+(`probe_reference`) shows what G prints for a command that calls it; one that names a file G
+changes or runs a file reader is refused (`probe_refusal`), and its output is withheld like a
+test run's.
 
 The worlds an agent may read (null, model) lose their git history beyond HEAD when an agent
 opens them: an environment image cloned with later commits (where the upstream fix lives)
@@ -74,3 +77,26 @@ def withhold(text: str, secret: frozenset[str], visible: str = "") -> str:
         else:
             out.append(line)
     return "\n".join(out)
+
+
+# Commands that print files rather than run code: a probe asks what G does, never what it is.
+_READERS = re.compile(r"(?:^|[\s;|&(`$])(?:cat|head|tail|less|more|sed|awk|grep|egrep|fgrep|rg|find|ls|tar|"
+                      r"cp|mv|base64|xxd|od|hexdump|strings|diff|git|vi|vim|nano|tac|nl|cut|sort|uniq|wc|"
+                      r"python[\d.]*\s+-m\s+(?:tarfile|zipfile|base64|inspect|pydoc))(?=$|[\s;|&)`])")
+
+
+def probe_refusal(command: str, task: Task) -> str:
+    """Why a probe on the reference world is refused ("" when it may run): it names a file G
+    changes, or runs a file reader. What gets through still has G's lines withheld from its
+    output (`withhold`); this only keeps the obvious ways of reading G out."""
+    for fd in parse_diff(task.reference.patch):
+        path = fd.path
+        if path and (path in command or (len(path.rsplit("/", 1)[-1]) > 3 and path.rsplit("/", 1)[-1] in command
+                                        and path.rsplit("/", 1)[-1] != "__init__.py")):
+            return (f"a probe calls the reference's code and may not read it: {path} is a file the reference "
+                    "changes (call its functions instead)")
+    m = _READERS.search(command)
+    if m:
+        return (f"a probe runs the reference's code; {m.group(0).strip()!r} reads files (call the code, e.g. "
+                "`python -c` importing it, and print what it returns)")
+    return ""

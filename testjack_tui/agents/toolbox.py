@@ -2,8 +2,9 @@
 
 What each role may see is decided here, not in the prompt: the task-analysis role and the
 reviewer only reach the null world (never G, never a trial); only the audit role sees the
-trial's diff and the evidence, and it reaches the reference world only through `run_tests`
-(a sealed world: no commands, no file reads, G's code withheld from test output; see `sealed`). Output is fenced as data and cut into pages of at most
+trial's diff and the evidence, and it reaches the reference world only through `run_tests` and
+`probe_reference` (a sealed world: no file reads, probes that only call its code, G's code
+withheld from their output; see `sealed`). Output is fenced as data and cut into pages of at most
 MAX_OUTPUT characters at line ends; the first page says how many there are and `read_more`
 returns the others, so nothing is lost in a cut.
 """
@@ -34,6 +35,7 @@ class RoleAccess:
     run: bool = True
     write: bool = True
     sealed: tuple[str, ...] = ()  # worlds where only run_tests is allowed
+    probe: bool = False  # may run a probe on the sealed reference world and see its output
 
     @property
     def readable(self) -> tuple[str, ...]:
@@ -42,7 +44,7 @@ class RoleAccess:
 
 ACCESS = {
     "audit": RoleAccess(worlds=("null", "reference", "model"), diff=True, evidence=True,
-                        sealed=tuple(sorted(SEALED_WORLDS))),
+                        sealed=tuple(sorted(SEALED_WORLDS)), probe=True),
     "task_analysis": RoleAccess(worlds=("null",)),
     "reviewer": RoleAccess(worlds=("null",), run=False, write=False),
     # Sees the failure and the trial's diff in its request; reads the repo before any change.
@@ -114,6 +116,14 @@ class Toolbox:
                           {"world": test_world,
                            "test_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
                           ["world", "test_ids"]))
+        if self.access.probe and "reference" in self.access.sealed:
+            specs.append(("probe_reference", "Run a short command in the reference world and see its output, to "
+                          "learn what the reference does on an input (e.g. `python -c` calling its API). It "
+                          "calls the reference's code; it may not read it: lines of that code are withheld "
+                          "from the output and commands that read its files are refused. Counts as a run.",
+                          {"command": {"type": "string"},
+                           "timeout": {"type": "number", "description": "seconds, at most 300"}},
+                          ["command"]))
         specs.append(("read_more", "Another page of a long tool output (its first page names the ref).",
                       {"ref": {"type": "string"}, "page": {"type": "integer", "minimum": 1}},
                       ["ref", "page"]))
@@ -197,6 +207,14 @@ class Toolbox:
         # The command is echoed inside the fence exactly as it ran (a label is one sanitised line).
         output = await self.tools.run(world, command, timeout)
         return self._data(f"$ {command}\n{output}", f"{world} world: a command and its output")
+
+    async def _tool_probe_reference(self, command: str, timeout: float = 60) -> ToolResult:
+        probe = getattr(self.tools, "probe", None)
+        if probe is None:
+            return ToolResult("error: probes on the reference are not available in this session.", error=True)
+        timeout = max(1.0, min(float(timeout), MAX_TIMEOUT))
+        output = await probe("reference", command, timeout, "\n".join({**self.support_files, **self.files}.values()))
+        return self._data(f"$ {command}\n{output}", "reference world: a probe and its output")
 
     async def _tool_read_file(self, world: str, path: str) -> ToolResult:
         if not self._world(world):

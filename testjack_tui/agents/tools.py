@@ -20,7 +20,7 @@ from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
 from .request_budget import official_tests_view
-from .sealed import FORGET_FUTURE, SEALED_WORLDS, reference_lines, withhold
+from .sealed import FORGET_FUTURE, SEALED_WORLDS, probe_refusal, reference_lines, withhold
 
 NO_TRIAL = "(no trial in this session)"
 # Models type `python`; images often have only python3. Commands run under sh -c, where a
@@ -194,6 +194,23 @@ class SandboxTools:
         live = await self._world(world)
         self._count_execution()
         return format_exec(await live.exec(with_shims(command), timeout=timeout))
+
+    async def probe(self, world: str, command: str, timeout: float = 60, visible: str = "") -> str:
+        """A command on the sealed reference world, to see what G does (not what it is): refused
+        when it names a file G changes or is a file reader (sealed.probe_refusal); its output
+        comes back with every line of G's code withheld, like a test run's there. `visible`: the
+        agent's own files (never withheld). Counted like any run."""
+        if world not in self.sealed:
+            raise PermissionError(f"a probe is for the sealed reference world; use run in {world}")
+        refused = probe_refusal(command, self.task)
+        if refused:
+            raise PermissionError(refused)
+        live = await self._world(world)
+        self._count_execution()
+        if self._secret is None:
+            self._secret = reference_lines(self.task)
+        text = format_exec(await live.exec(with_shims(command), timeout=timeout))
+        return withhold(text, self._secret, visible + "\n" + command)
 
     async def read_file(self, world: str, path: str) -> str:
         self._readable(world, "reading files")

@@ -504,7 +504,7 @@ def register(app: typer.Typer) -> None:
             roles = make_roles(cfg.agents, bench)
             _print_agents(cfg.agents)
             if operator_files is not None:
-                roles = operator_input.attach(bench, cfg, roles, operator_files, rounds is not None)
+                roles = operator_input.attach(bench, cfg, roles, operator_files, rounds is not None, table)
             if not headless and interactive:
                 session = AuditSession.create(cfg)
                 from testjack_tui.tui import run as run_tui

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from testjack_tui.engine.roles import AuditContext, AuditOutcome, Candidate
+from testjack_tui.engine.reference_claims import OUTPUT_CHARS
+from testjack_tui.engine.roles import AuditContext, AuditOutcome, Candidate, ReferenceContradiction
 from testjack_tui.errors import InputError
 
 OPERATOR = "operator"
@@ -223,10 +224,12 @@ class FileOperatorAgent:
 
     label = OPERATOR
 
-    def __init__(self, operator_agent: Any, candidates: list[CandidateFile], benchmark_root: Path | None = None):
+    def __init__(self, operator_agent: Any, candidates: list[CandidateFile], benchmark_root: Path | None = None,
+                 table: Any = None):
         self.agent = operator_agent
         self.candidates = candidates
         self.benchmark_root = benchmark_root
+        self.table = table  # the --verdicts table (engine.approval.TableApprover), if any
 
     async def audit(self, ctx: AuditContext) -> AuditOutcome:
         _, takes = runner_kind(ctx.task.tests.framework)
@@ -249,8 +252,15 @@ class FileOperatorAgent:
     async def analyse(self, ctx: AuditContext) -> list[Candidate]:
         return []
 
-    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None:
-        return None  # headless: a file that fails on the reference is reported, not rewritten
+    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str
+                     ) -> Candidate | ReferenceContradiction | None:
+        # Headless: a file that fails on the reference is reported, not rewritten; the verdicts
+        # file may say the reference is what breaks P there (with this run's lines as its output).
+        verdict = self.table.lookup(candidate) if self.table is not None else None
+        claim = getattr(verdict, "reference_contradicts", None)
+        if claim is not None:
+            return dataclasses.replace(claim, output=claim.output or feedback[:OUTPUT_CHARS])
+        return None
 
 
 def plan_operator_run(bench: Any, cfg: Any, candidates: list[CandidateFile], rounds_given: bool) -> None:
@@ -314,11 +324,12 @@ def prepare(agent: str, files: list[Path] | None, paths: list[str] | None, requi
     return read_candidates(list(files), paths, requirements)
 
 
-def attach(bench: Any, cfg: Any, roles: Any, candidates: list[CandidateFile], rounds_given: bool) -> Any:
+def attach(bench: Any, cfg: Any, roles: Any, candidates: list[CandidateFile], rounds_given: bool,
+           table: Any = None) -> Any:
     """Plan the run and put the operator's files in the audit role (returns the new roles)."""
     chosen = bool(cfg.tasks or cfg.trials)
     plan_operator_run(bench, cfg, candidates, rounds_given)
     fit_to_tasks(candidates, [bench.tasks[t] for t in (cfg.tasks or sorted(bench.tasks)) if t in bench.tasks], chosen)
     check_reviewer(cfg.agents.get("reviewer", ""), bench, cfg, candidates)
-    wrapper = FileOperatorAgent(roles.audit, candidates, Path(bench.root))
+    wrapper = FileOperatorAgent(roles.audit, candidates, Path(bench.root), table)
     return dataclasses.replace(roles, audit=wrapper, task_analysis=wrapper)

@@ -74,6 +74,9 @@ def register(app: typer.Typer) -> None:
                  else "no trials, no resolution rate")
         echo(f"{row.name}: {row.passing} passing, {row.refuted} refuted; {rates}; "
              f"{len(report.underspecified_prompts)} underspecified prompt finding(s)")
+        contradicted = sum(len(t.reference_contradicts) for t in report.tasks.values())
+        if contradicted:
+            echo(f"{contradicted} point(s) where the reference contradicts P (the task is not well-formed there)")
         if report.scoring is not None:
             echo(f"against labels: recall {report.scoring.recall}, precision {report.scoring.precision}")
         c = report.comparison

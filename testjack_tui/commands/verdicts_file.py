@@ -13,8 +13,13 @@ fields the reviewer's own verdict has:
 
     "tests/test_tj_ordering.py" = "invalid"
 
+    ["tests/test_tj_roundtrip.py"]        # it fails on the reference, and the reference is wrong
+    reference_contradicts = { quote = "parse(dumps(doc)) round-trips", claim = "moves the table" }
+
 Labels: valid (counts as a witness), invalid, questionable (neither counts; an open question
-about P). `explicit` decides the ambiguity rule: explicit requirements refute whatever ρ is;
+about P). `reference_contradicts` (the words of P and what the reference does instead) answers
+for a candidate that fails on the reference: the report lists it as a fault of the task; its
+label may be left out (then invalid: a test the reference fails is no witness). `explicit` decides the ambiguity rule: explicit requirements refute whatever ρ is;
 the quote is checked against P when the candidate is judged (the reviewer's quote rule).
 """
 from __future__ import annotations
@@ -24,11 +29,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from testjack_tui.engine.roles import OperatorVerdict
+from testjack_tui.engine.roles import OperatorVerdict, ReferenceContradiction
 from testjack_tui.errors import InputError
 
 LABELS = ("valid", "invalid", "questionable")
-FIELDS = ("label", "requirement", "explicit", "quote", "note")
+FIELDS = ("label", "requirement", "explicit", "quote", "note", "reference_contradicts")
 
 
 def load_verdicts(path: Path) -> dict[str, OperatorVerdict]:
@@ -61,7 +66,8 @@ def _entry(path: Path, key: str, value: Any) -> OperatorVerdict:
     unknown = sorted(set(value) - set(FIELDS))
     if unknown:
         raise InputError(path, f"{key}.{unknown[0]}", f"unknown field (known: {', '.join(FIELDS)})")
-    label = value.get("label")
+    claim = _claim(path, key, value.get("reference_contradicts"))
+    label = value.get("label", "invalid" if claim is not None else None)
     if label not in LABELS:
         raise InputError(path, f"{key}.label", f"must be one of {', '.join(LABELS)}, got {label!r}")
     for name in ("requirement", "quote", "note"):
@@ -74,7 +80,22 @@ def _entry(path: Path, key: str, value: Any) -> OperatorVerdict:
     if explicit and not quote:
         raise InputError(path, f"{key}.quote", "explicit = true needs the words of P it rests on")
     return OperatorVerdict(label=label, note=value.get("note", ""), requirement=value.get("requirement", "").strip(),
-                           explicit=explicit, quote=quote)
+                           explicit=explicit, quote=quote, reference_contradicts=claim)
+
+
+def _claim(path: Path, key: str, value: Any) -> ReferenceContradiction | None:
+    """An entry's `reference_contradicts` table ({quote, claim}), checked."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InputError(path, f"{key}.reference_contradicts", "must be a table with quote and claim")
+    unknown = sorted(set(value) - {"quote", "claim"})
+    if unknown:
+        raise InputError(path, f"{key}.reference_contradicts.{unknown[0]}", "unknown field (known: quote, claim)")
+    for name in ("quote", "claim"):
+        if not isinstance(value.get(name), str) or not value[name].strip():
+            raise InputError(path, f"{key}.reference_contradicts.{name}", "must be a non-empty string")
+    return ReferenceContradiction(value["quote"].strip(), value["claim"].strip())
 
 
 def check_quotes(table: dict[str, OperatorVerdict], path: Path, prompts: dict[str, str]) -> None:
@@ -83,6 +104,9 @@ def check_quotes(table: dict[str, OperatorVerdict], path: Path, prompts: dict[st
     from testjack_tui.engine.ambiguity import quote_in_prompt
 
     for key, v in table.items():
-        if v.quote and not any(quote_in_prompt(v.quote, p) for p in prompts.values()):
-            raise InputError(path, f"{key}.quote", "not words of the task prompt "
-                             f"({', '.join(sorted(prompts)[:3])}): copy them from P (at least 12 characters)")
+        quotes = [("quote", v.quote)] + ([("reference_contradicts.quote", v.reference_contradicts.quote)]
+                                         if v.reference_contradicts is not None else [])
+        for field, quote in quotes:
+            if quote and not any(quote_in_prompt(quote, p) for p in prompts.values()):
+                raise InputError(path, f"{key}.{field}", "not words of the task prompt "
+                                 f"({', '.join(sorted(prompts)[:3])}): copy them from P (at least 12 characters)")

@@ -44,3 +44,62 @@ def fate_rows(validations: list[Validation], vacuous: set[str], statuses: dict[s
                      "versions": versions, "fate": fate, "held": held.endswith(HELD)})
     return rows
 
+
+
+def withdrawn_features(features: list[dict[str, Any]], fates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The task analysis's suspicious-patch features that validation disproved: a test checking
+    the feature's requirement held on every trial, so no trial's patch breaks it, whatever the
+    pattern. Withdrawn from later auditors' requests (a lead already followed to nothing); each
+    as {id, requirement, disproved_by: the held test's id}."""
+    from .requirements import same_requirement  # one rule for "the same requirement"
+
+    out = []
+    for feature in features:
+        want = str(feature.get("requirement") or "")
+        held = next((row for row in fates if row.get("held") and want
+                     and same_requirement(want, str(row.get("requirement") or ""))), None)
+        if held is not None:
+            out.append({"id": feature.get("id"), "requirement": want, "disproved_by": held["id"]})
+    return out
+
+
+def audit_fate_rows(store: Any, task_id: str) -> list[dict[str, Any]]:
+    """What became of each trial auditor's test of the task (the operator's too): one row per
+    chain (a candidate and its repairs), from what the store recorded: a witness, judged not to
+    count, passed on both worlds of its trial, dropped (with the reason) or still open. The
+    task analysis's chains are `fate_rows`'."""
+    chains: dict[str, list[dict[str, Any]]] = {}
+    for c in store.candidates(task_id):
+        if c.get("trial_id") and c.get("author") != "task_analysis":
+            chains.setdefault(str(c["id"]).rpartition(".v")[0], []).append(c)
+    drops = {d["candidate_id"]: d["reason"] for d in store.drops() if d["task_id"] == task_id}
+    validations = {v["candidate_id"]: v for v in store.validations(task_id)}
+    witnesses = {w["id"] for w in store.witnesses(task_id)}
+    rows = []
+    for versions in chains.values():
+        last = versions[-1]
+        cid, trial = str(last["id"]), str(last["trial_id"])
+        verdict = store.get_verdict(cid) or {}
+        v = validations.get(cid) or {}
+        if cid in drops:
+            fate = f"dropped: {drops[cid]}"
+        elif cid in witnesses:
+            fate = f"witness: passes on the reference, fails on {trial}"
+        elif v.get("outcome") == "discriminates":
+            decided = store.get_approval(cid) or {}
+            if decided.get("label"):
+                fate = f"fails on {trial}; {decided['label']} ({decided.get('by') or 'auto'}): does not count"
+            elif verdict.get("label"):
+                fate = f"fails on {trial}; the reviewer said {verdict['label']}: waiting for a decision"
+            else:
+                fate = f"fails on {trial}: waiting for its judgement"
+        elif v.get("outcome") == "passes_both":
+            fate = f"passed on both worlds of {trial} (shows nothing about it)"
+        else:
+            fate = str(v.get("outcome") or "not validated yet")
+        if len(versions) > 1:
+            fate += f" (repaired from {versions[0]['id']}, {len(versions) - 1} repair(s))"
+        rows.append({"id": cid, "trial": trial, "author": last.get("author") or "", "path": last.get("path") or "",
+                     "requirement": last.get("requirement") or "", "versions": [str(c["id"]) for c in versions],
+                     "fate": fate})
+    return rows

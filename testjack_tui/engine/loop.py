@@ -16,7 +16,7 @@ from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
-from . import harness_effect, open_questions
+from . import harness_effect, open_questions, reference_claims
 from .aio import gather_all
 from .approval import Judgement, judge, standing_requirement
 from .budget import Budget
@@ -27,7 +27,7 @@ from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, Task
 from .hooks import Hooks, WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
 from .probes import materialize_probe
-from .analysis_fates import fate_rows
+from .analysis_fates import fate_rows, withdrawn_features
 from .failure_patterns import explain_refutations
 from .oracle import (CandidateBook, Validation, ask_repair, candidate_from_dict, candidate_to_dict, null_feedback,
                      validate)
@@ -85,14 +85,16 @@ def outcome_to_dict(outcome: AuditOutcome) -> dict[str, Any]:
     return {"candidates": [candidate_to_dict(c) for c in outcome.candidates],
             "checklist": [dataclasses.asdict(i) for i in outcome.checklist],
             "notes": outcome.notes, "findings": list(outcome.findings),
-            "nothing_found": outcome.nothing_found, "prompt_silent": list(outcome.prompt_silent)}
+            "nothing_found": outcome.nothing_found, "prompt_silent": list(outcome.prompt_silent),
+            "reference_contradicts": list(outcome.reference_contradicts)}
 
 
 def outcome_from_dict(data: dict[str, Any]) -> AuditOutcome:
     return AuditOutcome(candidates=[candidate_from_dict(c) for c in data.get("candidates", [])],
                         checklist=[ChecklistItem(**i) for i in data.get("checklist", [])],
                         notes=data.get("notes", ""), findings=list(data.get("findings") or []),
-                        nothing_found=data.get("nothing_found"), prompt_silent=list(data.get("prompt_silent") or []))
+                        nothing_found=data.get("nothing_found"), prompt_silent=list(data.get("prompt_silent") or []),
+                        reference_contradicts=list(data.get("reference_contradicts") or []))
 
 
 def kept_cases(candidate: Candidate, verdict: ReviewVerdict) -> Candidate:
@@ -138,6 +140,7 @@ class TaskLoop:
         self.features: list[dict[str, Any]] = []  # task analysis's suspicious-patch features
         self.judged: list[dict[str, Any]] = []  # candidates reviewed and not counted (shown to later audits)
         self.held: list[Candidate] = []  # task analysis's validated tests that passed on every trial
+        self.withdrawn: set[str] = set()  # features disproved by a held test (analysis_fates.withdrawn_features)
         self.sampler: Sampler | None = None  # made when the loop starts (lightweight mode)
         self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
 
@@ -231,7 +234,8 @@ class TaskLoop:
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
                            evidence=evidence or {}, ledger=self.env.budget, llm_cache=self.env.store,
-                           features=list(self.features), judged=list(self.judged),
+                           features=[f for f in self.features if str(f.get("id")) not in self.withdrawn],
+                           judged=list(self.judged),
                            validated=self._validated_for(trial))
         return ctx, tools
 
@@ -325,8 +329,14 @@ class TaskLoop:
         items = [(v.candidate.id, v.candidate) for v in passing]
         statuses = await self._replay(items, [t.id for t in self.corpus]) if passing else {}
         stored["fates"] = fate_rows(validations, vacuous, statuses, [t.id for t in self.corpus])
+        stored["withdrawn_features"] = withdrawn_features(self.features, stored["fates"])
         env.store.put_audit(task.id, ANALYSIS, stored)
         self.held[:] = [v.candidate for v, row in zip(validations, stored["fates"]) if row["held"]]
+        self.withdrawn = {str(f["id"]) for f in stored["withdrawn_features"]}
+        for f in stored["withdrawn_features"]:
+            self._emit(Log(env.session_id, level="info",
+                           message=f"{task.id}: suspicious feature {f['id']} withdrawn from auditors' requests: "
+                                   f"{f['disproved_by']} held on every trial"))
         if not passing:
             return
         to_judge = []
@@ -473,6 +483,7 @@ class TaskLoop:
             finally:
                 await self._close(rtools)
         self._prompt_silent(outcome, trial.id, validations)
+        self._reference_contradicts(outcome, trial.id)
         new = []
         for v, j in zip(discriminating, results):
             await self._open_questions(v, j, trial.id, {trial.id: v.model_status})
@@ -621,6 +632,15 @@ class TaskLoop:
                 self._emit(Log(self.env.session_id, level="info",
                                message=f"{self.task.id}: the audit of {trial_id} says P is silent on: "
                                        f"{record['requirement']}"))
+
+    def _reference_contradicts(self, outcome: AuditOutcome, trial_id: str) -> None:
+        """The audit agent's "the reference contradicts P here": a task finding, logged once."""
+        for item in outcome.reference_contradicts:
+            record = reference_claims.claim_record(self.task.id, "audit agent", item, trial_id=trial_id)
+            if reference_claims.record(self.env.store, record):
+                self._emit(Log(self.env.session_id, level="warning",
+                               message=f"{self.task.id}: the audit of {trial_id} says the reference "
+                                       f"contradicts P: \"{item.get('quote')}\""))
 
     # -- witnesses, replay, refutation ----------------------------------------------------------
     def _case_runs(self, v: Validation, statuses: dict[str, dict[str, str]]) -> dict[str, Any]:

@@ -23,8 +23,9 @@ from testjack_tui.sandbox.api import WorldRef
 
 from .assertion_lines import asserted_lines
 from .probes import materialize_probe
-from .events import CandidateDropped, CandidateProposed, CandidateValidated
-from .roles import AuditAgent, AuditContext, Candidate, TaskAnalyst
+from .events import CandidateDropped, CandidateProposed, CandidateValidated, Log
+from . import reference_claims
+from .roles import AuditAgent, AuditContext, Candidate, ReferenceContradiction, TaskAnalyst
 from .runner import RunResult, is_failing
 
 if TYPE_CHECKING:  # the loop imports this module
@@ -254,8 +255,10 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
         repaired = await ask_repair(env, task, author_role, ctx, current, ref, book, scope,
                                  sanitize=current.author == "task_analysis")
         if repaired is None:
-            reason = (f"fails on the reference ({ref_status}); its author gave up after "
-                      f"{attempt} repair{'s' if attempt != 1 else ''}")
+            claim = reference_claims.of_candidate(env.store, task_id, current.id)
+            reason = reference_claims.drop_reason(ref_status, claim) if claim else (
+                f"fails on the reference ({ref_status}); its author gave up after "
+                f"{attempt} repair{'s' if attempt != 1 else ''}")
             return _drop(env, task_id, trial_id, current, reason, versions, last_ref)
         current = repaired
     assert last_ref is not None  # the loop above ran at least once
@@ -323,6 +326,15 @@ async def ask_repair(env: EngineEnv, task: Task, role: AuditAgent | TaskAnalyst,
     env.budget.check_round()
     new = await role.repair(ctx, book.as_authored(current),
                             feedback if feedback is not None else feedback_for(ref, current, sanitize))
+    if isinstance(new, ReferenceContradiction):
+        # The test stands and the reference breaks P: a task finding, then dropped like a give-up.
+        if reference_claims.record(env.store, reference_claims.claim_record(
+            task.id, reference_claims.author_name(current.author), dataclasses.asdict(new),
+            trial_id=ctx.trial.id if ctx.trial else None,
+            candidate=current, reference_run=ref.messages(current.path, current.test_ids))):
+            env.emit(Log(env.session_id, level="warning",
+                         message=f"{current.id}: its author says the reference contradicts P: \"{new.quote}\""))
+        new = None
     if new is None:
         env.store.put_repair(current.id, None)
         return None

@@ -22,7 +22,7 @@ from testjack_tui.engine import dedup, harness_effect
 from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.compare import mode_comparison, refusal_line
 from testjack_tui.engine.requirements import requirements_table
-from testjack_tui.engine import open_questions
+from testjack_tui.engine import open_questions, reference_claims
 from testjack_tui.engine.approval import decision_record
 from testjack_tui.engine.budget import usd_text
 from testjack_tui.engine.ambiguity import witness_outcome
@@ -38,6 +38,7 @@ from testjack_tui.safe_paths import check_inside, inside, path_part
 from testjack_tui.safe_text import safe_text
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
+from testjack_tui.engine.analysis_fates import audit_fate_rows
 from testjack_tui.engine.report_model import (AgentAudit, AwaitingOperator, DecisionRow, DetectorHits,
                                               Detectors, Report, Review, Scoring, TableRow, Tables,
                                               TaskReport, TrialReport, UnderspecifiedPrompt, UnderspecifiedRow)
@@ -324,8 +325,9 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         rounds=config.get("rounds"), state=meta.get("state"), usage=summary.usage,
         tasks={tid: TaskReport(t.well_formed, t.problems, t.vacuous, t.flaky, t.rounds, t.witnesses,
                                (analysis.get(tid) or {}).get("traceability") or [],
-                               (analysis.get(tid) or {}).get("suspicious_features") or [],
-                               list((analysis.get(tid) or {}).get("fates") or []))
+                               _features_with_fates(analysis.get(tid)),
+                               list((analysis.get(tid) or {}).get("fates") or []),
+                               reference_claims.stored(store, tid), audit_fate_rows(store, tid))
                for tid, t in summary.tasks.items()},
         trials=trial_reports, underspecified_prompts=underspecified,
         decisions=decisions_table(store.approvals(), verdicts),
@@ -343,6 +345,14 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         out.scoring = score_against_labels(out, load_labels(Path(labels_path)), corpus)
         out.scoring.labels_file = str(labels_path)
     return out
+
+
+def _features_with_fates(analysis: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The task analysis's suspicious features, each withdrawn one saying which held test
+    disproved it (analysis_fates.withdrawn_features)."""
+    gone = {str(f.get("id")): f for f in (analysis or {}).get("withdrawn_features") or []}
+    return [dict(f, withdrawn=f"disproved: {gone[str(f.get('id'))]['disproved_by']} held on every trial")
+            if str(f.get("id")) in gone else dict(f) for f in (analysis or {}).get("suspicious_features") or []]
 
 
 def _held(analysis: dict[str, Any] | None) -> int:
@@ -632,6 +642,7 @@ def session_markdown(report: Report) -> str:
                               ("suggested clarification", "clarification"), ("witness", "witness")]))
     else:
         out += ["None found.", ""]
+    out += contradictions_markdown(report)
     out += ["## Detectors", "", _md_table(
         [{"d": k, "n": v.suspicious_trials, "t": ", ".join(v.trials[:8])}
          for k, v in report.detectors.by_name.items()],
@@ -679,11 +690,13 @@ def session_markdown(report: Report) -> str:
             out += [f"Task analysis tests of {tid} (what became of each):", "", _md_table(
                 [dict(r, versions=", ".join(r.get("versions") or [])) for r in task.analysis_tests],
                 [("test", "path"), ("requirement", "requirement"), ("versions", "versions"), ("what happened", "fate")])]
+        out += audit_tests_markdown(tid, task)
         if task.suspicious_features:
             out += [f"Suspicious-patch features for {tid}:", "", _md_table(
                 task.suspicious_features,
                 [("id", "id"), ("requirement", "requirement"), ("pattern", "pattern"),
-                 ("why suspicious", "why_suspicious"), ("false positives", "false_positives")])]
+                 ("why suspicious", "why_suspicious"), ("false positives", "false_positives"),
+                 ("withdrawn", "withdrawn")])]
     if report.awaiting_operator:
         out += ["## Waiting for the operator (QUESTIONABLE / HUMAN_REVIEW: not counted)", ""]
         out += [f"- `{a.candidate_id}`{f' case `{a.case}`' if a.case else ''} ({a.task_id}"
@@ -697,6 +710,29 @@ def session_markdown(report: Report) -> str:
         [("task", "task"), ("trial", "trial"), ("model", "model"), ("verdict", "label"),
          ("confidence", "conf"), ("findings", "n")])]
     return "\n".join(out)
+
+
+def audit_tests_markdown(task_id: str, task: TaskReport) -> list[str]:
+    """The trial auditors' tests of a task and what became of each (repaired, dropped, ...)."""
+    if not task.audit_tests:
+        return []
+    return [f"Audit tests of {task_id} (what became of each):", "", _md_table(
+        [dict(r, versions=", ".join(r.get("versions") or [])) for r in task.audit_tests],
+        [("test", "path"), ("trial", "trial"), ("requirement", "requirement"), ("versions", "versions"),
+         ("what happened", "fate")])]
+
+
+def contradictions_markdown(report: Report) -> list[str]:
+    """The tasks whose reference breaks words of P, as their audits said (with the run)."""
+    claims = [(tid, t.reference_contradicts) for tid, t in report.tasks.items() if t.reference_contradicts]
+    if not claims:
+        return []
+    out = ["## The reference contradicts P (the task is not well-formed on these points)", "",
+           "An author of a test said the reference itself breaks these words of P; the test was not bent "
+           "to fit the reference, and refutes no trial.", ""]
+    for tid, items in claims:
+        out += [f"{tid}:", ""] + reference_claims.markdown_lines(items) + [""]
+    return out
 
 
 def trial_markdown(t: TrialReport) -> str:

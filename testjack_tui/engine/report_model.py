@@ -172,13 +172,20 @@ class TaskReport:
     suspicious_features: list[dict[str, Any]]
     # What became of each task-analysis candidate: {id, path, requirement, versions, fate, held}
     analysis_tests: list[dict[str, Any]] = field(default_factory=list)
+    # "The reference contradicts P here" (engine/reference_claims.py): the task is not
+    # well-formed on those points. {by, source_trial, quote, claim, output, candidate_id, path, reference_run}
+    reference_contradicts: list[dict[str, Any]] = field(default_factory=list)
+    # What became of each trial auditor's (and operator's) test: {id, trial, author, path,
+    # requirement, versions, fate} (analysis_fates.audit_fate_rows)
+    audit_tests: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"well_formed": self.well_formed, "problems": self.problems, "vacuous": self.vacuous,
                 "flaky": self.flaky, "rounds": [r.to_json() for r in self.rounds],
                 "witnesses": [{k: getattr(w, k) for k in REPORT_WITNESS_FIELDS} for w in self.witnesses],
                 "traceability": self.traceability, "suspicious_features": self.suspicious_features,
-                "analysis_tests": self.analysis_tests}
+                "analysis_tests": self.analysis_tests, "reference_contradicts": self.reference_contradicts,
+                "audit_tests": self.audit_tests}
 
 
 @dataclass

@@ -56,6 +56,19 @@ class AuditOutcome:
     nothing_found: bool | None = None  # the agent said explicitly that it found nothing
     # "P is silent on X": {on, why, reference?, witness?, clarification?} (open questions about P)
     prompt_silent: list[dict[str, Any]] = field(default_factory=list)
+    # "The reference contradicts P here": {quote, claim, output} (engine/reference_claims.py)
+    reference_contradicts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ReferenceContradiction:
+    """An author's answer to a repair request: the test is right, the reference breaks P here
+    (`quote`: the words of P, `claim`: what the reference does instead, `output`: the run's
+    lines that show it). Recorded as a task finding (engine/reference_claims.py)."""
+
+    quote: str
+    claim: str
+    output: str = ""
 
 
 class AnalysisResult(list[Candidate]):
@@ -142,6 +155,9 @@ class OperatorVerdict:
     requirement: str = ""
     explicit: bool | None = None  # None: not said (the reviewer's stands)
     quote: str = ""
+    # The operator's word that the test is right and the reference breaks P: answers the
+    # repair of that candidate when it fails on the reference (engine/reference_claims.py).
+    reference_contradicts: ReferenceContradiction | None = None
 
 
 class WorldTools(Protocol):
@@ -223,8 +239,10 @@ class AuditAgent(Protocol):
 
     async def audit(self, ctx: AuditContext) -> AuditOutcome: ...
 
-    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None:
-        """A new version of a candidate that failed on the reference world, or None to give up."""
+    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str
+                     ) -> Candidate | ReferenceContradiction | None:
+        """A new version of a candidate that failed on the reference world, None to give up, or
+        a ReferenceContradiction: the test stands and the reference breaks P."""
         ...
 
 
@@ -235,7 +253,8 @@ class TaskAnalyst(Protocol):
 
     async def analyse(self, ctx: AuditContext) -> list[Candidate]: ...
 
-    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str) -> Candidate | None: ...
+    async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str
+                     ) -> Candidate | ReferenceContradiction | None: ...
 
 
 class Reviewer(Protocol):

@@ -257,10 +257,26 @@ class ReportScreen(Screen):
                                 style="dim")
                     line.append_text(untrusted(f"suggested clarification: {u.clarification}", style="italic"))
                     prompts.append(line)
+            prompts += self._contradiction_lines(task_id, report)
         self.query_one("#report-prompts", Static).update(
             Group(*prompts) if prompts else Text("No underspecified prompts found.", style="dim"))
         self.query_one("#report-witnesses", Static).update(
             Group(*witnesses) if witnesses else Text("No witnesses.", style="dim"))
+
+    @staticmethod
+    def _contradiction_lines(task_id: str, report: Any) -> list[Text]:
+        """The task's "the reference contradicts P" findings (engine/reference_claims.py)."""
+        task = report.tasks.get(task_id) if report is not None else None
+        out = []
+        for c in (task.reference_contradicts if task is not None else []):
+            line = Text()
+            line.append_text(cell(task_id, style="bold"))
+            line.append_text(untrusted(f"  the reference contradicts P: \"{c.get('quote')}\"\n", style="yellow"))
+            line.append_text(untrusted(f"  {c.get('by')}: the reference {c.get('claim')}\n", style="dim"))
+            if c.get("output"):
+                line.append_text(untrusted("  run: " + " / ".join(str(c["output"]).splitlines()[:3]), style="dim"))
+            out.append(line)
+        return out
 
     def _witness_block(self, task_id: str, w: WitnessSummary) -> Group:
         from rich.syntax import Syntax
