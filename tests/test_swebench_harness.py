@@ -129,7 +129,8 @@ def test_a_swebench_export_round_trips_through_the_harness_command_and_parser(tm
     import json
 
     from testjack_tui.sandbox import Sandbox
-    from testjack_tui.engine.export import TaskExport, WitnessFile, check_export, write_swebench
+    from testjack_tui.engine.export import check_export, write_swebench
+    from testjack_tui.engine.export_suite import TaskExport, WitnessFile
 
     bench = load_benchmark(FIXTURE)
     [task] = bench.tasks.values()

@@ -34,7 +34,8 @@ from .config import BudgetLimits, SessionConfig
 from .control import Control
 from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
 from .hooks import Hooks
-from .loop import EngineEnv, audit_task, set_task_state
+from .env import EngineEnv
+from .loop import audit_task, set_task_state
 from .slots import WorkSlots
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded, RoleSet
 from .runner import TestRunner
