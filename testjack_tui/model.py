@@ -66,7 +66,7 @@ class Evaluator:
     verifier_containerfile: Path | None = None  # tests/Dockerfile in separate mode
     # SWE-bench: the harness's test command for the repository and its log parser's name
     # (SWE-bench: "pytest", "pytest_options", "pytest_v2", "matplotlib", "seaborn", "django",
-    # "sympy"; see benchmarks/swebench_harness.py).
+    # "sympy"; see testjack_tui/swebench_harness.py).
     test_command: str = ""
     log_parser: str = ""
 

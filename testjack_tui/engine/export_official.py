@@ -272,7 +272,7 @@ def supports_swebench(task: Task) -> bool:
 async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> dict[str, Any]:
     """Judge the exported row as the harness would: its own command and parser, in worlds with
     T0 + witnesses applied; G must pass every id, every refuted trial must fail one."""
-    from testjack_tui.benchmarks.swebench_harness import parser_id, test_command
+    from testjack_tui.swebench_harness import parser_id, test_command
     from testjack_tui.sandbox.t0 import run_swebench
 
     ev = _evaluator(task)
