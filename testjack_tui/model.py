@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 WorldKind = Literal["null", "reference", "model"]
 
@@ -113,7 +113,7 @@ class Task:
     language: str = "python"
     base_commit: str | None = None
     source: Path | None = None  # folder or file it was loaded from
-    metadata: dict = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
     reference_program: ReferenceProgram | None = None
 
 
