@@ -27,11 +27,11 @@ from testjack_tui.errors import InputError
 from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, Skipped, Task,
                                 Trial)
 from testjack_tui.safe_paths import contained, id_problem
+from testjack_tui.swebench_harness import test_command
 
 from .languages import default_framework, normalize_language
 from .manifest import Manifest
 from .patches import text_patch_problem, touched_files
-from .swebench_harness import test_command
 
 SWEBENCH_IMAGE = "swebench/sweb.eval.x86_64.{instance_id_docker}:latest"
 PRO_IMAGE = "jefzda/sweap-images:{dockerhub_tag}"

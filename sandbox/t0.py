@@ -2,7 +2,7 @@
 
 A task that ships its own evaluator (`task.tests.evaluator`) is judged by it: a Harbor task by
 its own verifier flow (testjack_tui.sandbox.official), a SWE-bench task by the harness's test command and log
-parser for its repository (benchmarks/swebench_harness.py). Otherwise our own runner runs the tests in the prepared world; ids a
+parser for its repository (testjack_tui/swebench_harness.py). Otherwise our own runner runs the tests in the prepared world; ids a
 benchmark writes as JUnit `classname.name` are mapped to pytest node ids and the outcomes
 mapped back (testjack_tui.sandbox.test_ids), so nothing downstream sees a second id scheme.
 
@@ -72,8 +72,8 @@ def full_log(result: ExecResult, cap: int = 64 * 1024 * 1024) -> str:
 
 async def run_swebench(sb: SandboxBackend, task: Task, world: WorldRef, timeout: float | None = 1800) -> TestRun:
     """The harness's test command in the prepared world (patch and T0 applied as the harness
-    applies them), statuses from the repository's log parser (benchmarks/swebench_harness.py)."""
-    from testjack_tui.benchmarks.swebench_harness import ACTIVATE, parse_log
+    applies them), statuses from the repository's log parser (testjack_tui/swebench_harness.py)."""
+    from testjack_tui.swebench_harness import ACTIVATE, parse_log
 
     ev = task.tests.evaluator
     if ev is None:

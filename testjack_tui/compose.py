@@ -10,7 +10,7 @@ from typing import Any
 from testjack_tui.engine.wiring import Wiring, install_wiring
 
 
-def sandbox_tools(env: Any, task: Any, trial: Any, worlds: dict, evidence: Any) -> Any:
+def sandbox_tools(env: Any, task: Any, trial: Any, worlds: dict[str, Any], evidence: Any) -> Any:
     from testjack_tui.agents.tools import SandboxTools
 
     # The engine's budget: every execution an agent triggers counts against --budget-runs.

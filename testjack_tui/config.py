@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
@@ -125,9 +126,9 @@ _TEXT_FIELDS = ("base_url", "api_key_env", "model", "structured_output")
 STRUCTURED_OUTPUT = ("auto", "json_schema", "tool")
 
 
-def _parse_profile(path: Path, name: str, table) -> Profile:
+def _parse_profile(path: Path, name: str, table: Any) -> Profile:
     base = _env_profile() if name == "default" else Profile(name=name)
-    values: dict = {"name": name}
+    values: dict[str, Any] = {"name": name}
     for key, raw in dict(table).items():
         where = f"profiles.{name}.{key}"
         if key in _TEXT_FIELDS:
@@ -193,7 +194,7 @@ def load_config(path: Path | None = None) -> Config:
     return config
 
 
-def _parse_sandbox(path: Path, table, config: Config) -> None:
+def _parse_sandbox(path: Path, table: Any, config: Config) -> None:
     from testjack_tui.sandbox.backend import BACKENDS
 
     if not hasattr(table, "items"):
@@ -211,7 +212,7 @@ def _parse_sandbox(path: Path, table, config: Config) -> None:
             raise InputError(path, f"sandbox.{key}", "unknown key (keys: backend, ray_address)")
 
 
-def _profile_table(profile: Profile, table=None):
+def _profile_table(profile: Profile, table: Any = None) -> Any:
     table = table if table is not None else tomlkit.table()
     defaults = Profile(name=profile.name)
     for f in fields(Profile):
@@ -242,8 +243,8 @@ def save_config(config: Config, path: Path | None = None) -> Path:
     if config.roles:
         if "roles" not in document:
             document["roles"] = tomlkit.table()
-        for role, profile in config.roles.items():
-            document["roles"][role] = profile
+        for role, name in config.roles.items():
+            document["roles"][role] = name
     if config.pricing:
         if "pricing" not in document:
             document["pricing"] = tomlkit.table(is_super_table=True)

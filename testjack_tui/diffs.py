@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
-from unidiff import PatchSet, PatchedFile
+from unidiff.patch import PatchSet, PatchedFile
 from unidiff.errors import UnidiffParseError
 
 _FILE_START = re.compile(r"^(?=diff --git |--- )", re.MULTILINE)
@@ -72,14 +73,16 @@ def _convert(pf: PatchedFile) -> FileDiff | None:
                                                  f"+{hunk.target_start},{hunk.target_length} @@{hunk.section_header and ' ' + hunk.section_header}"))
         for line in hunk:
             text = line.value.rstrip("\n").rstrip("\r") if line.value.endswith("\n") else line.value
+            # unidiff numbers an added or context line in the target, a removed one in the source
+            target, source = cast(int, line.target_line_no), cast(int, line.source_line_no)
             if line.is_added:
-                out.added.append(Line(line.target_line_no, text))
-                out.rows.append(("+", line.target_line_no, text))
+                out.added.append(Line(target, text))
+                out.rows.append(("+", target, text))
             elif line.is_removed:
-                out.removed.append(Line(line.source_line_no, text))
-                out.rows.append(("-", line.source_line_no, text))
+                out.removed.append(Line(source, text))
+                out.rows.append(("-", source, text))
             elif line.is_context:
-                out.rows.append((" ", line.target_line_no, text))
+                out.rows.append((" ", target, text))
     return out
 
 

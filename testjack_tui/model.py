@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 WorldKind = Literal["null", "reference", "model"]
 
@@ -66,7 +66,7 @@ class Evaluator:
     verifier_containerfile: Path | None = None  # tests/Dockerfile in separate mode
     # SWE-bench: the harness's test command for the repository and its log parser's name
     # (SWE-bench: "pytest", "pytest_options", "pytest_v2", "matplotlib", "seaborn", "django",
-    # "sympy"; see benchmarks/swebench_harness.py).
+    # "sympy"; see testjack_tui/swebench_harness.py).
     test_command: str = ""
     log_parser: str = ""
 
@@ -113,7 +113,7 @@ class Task:
     language: str = "python"
     base_commit: str | None = None
     source: Path | None = None  # folder or file it was loaded from
-    metadata: dict = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
     reference_program: ReferenceProgram | None = None
 
 

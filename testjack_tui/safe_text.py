@@ -13,6 +13,7 @@ silently dropped.
 from __future__ import annotations
 
 import re
+from typing import TextIO
 
 import typer
 
@@ -23,7 +24,7 @@ _UNSAFE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}\u2028\u2029]")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
-def _escape(match: re.Match) -> str:
+def _escape(match: re.Match[str]) -> str:
     ch = match.group(0)
     if ch in _NAMED:
         return _NAMED[ch]
@@ -46,6 +47,7 @@ def echo(message: object = "", err: bool = False, nl: bool = True) -> None:
     typer.echo(safe_text(message), err=err, nl=nl)
 
 
-def print_safe(*values: object, sep: str = " ", end: str = "\n", file=None, flush: bool = False) -> None:
+def print_safe(*values: object, sep: str = " ", end: str = "\n", file: TextIO | None = None,
+               flush: bool = False) -> None:
     """print() for text that may hold untrusted parts."""
     print(safe_text(sep.join(str(v) for v in values)), end=end, file=file, flush=flush)

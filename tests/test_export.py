@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from test_report import SID, session  # noqa: F401  (the shared session fixture)
 from testjack_tui.cli import app
 from testjack_tui.engine.detectors import parse_diff
-from testjack_tui.engine.export import (TaskExport, merged_test_patch, new_file_diff, plan_export,
-                                        write_harbor, write_swebench)
+from testjack_tui.engine.export import plan_export, write_harbor, write_swebench
+from testjack_tui.engine.export_suite import TaskExport, merged_test_patch, new_file_diff
 from testjack_tui.engine.export_official import harness_fails
 from testjack_tui.engine.runner import witness_fails
 from testjack_tui.errors import InputError
@@ -136,7 +136,7 @@ def test_swebench_export_is_drop_in_and_loads_back(tmp_path):
 
     from conftest import ROOT
     from testjack_tui.benchmarks import load_benchmark
-    from testjack_tui.engine.export import WitnessFile
+    from testjack_tui.engine.export_suite import WitnessFile
 
     fixture = ROOT / "tests" / "fixtures" / "swebench"
     bench = load_benchmark(fixture)

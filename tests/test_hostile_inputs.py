@@ -108,7 +108,8 @@ def test_ids_are_never_path_parts(tmp_path):
 
 def test_report_and_export_writers_stay_inside_out(tmp_path):
     """Writers re-check: even ids that slipped past a loader land inside --out."""
-    from testjack_tui.engine.export import TaskExport, write_harbor, write_swebench
+    from testjack_tui.engine.export import write_harbor, write_swebench
+    from testjack_tui.engine.export_suite import TaskExport
     from testjack_tui.engine.report import write_report
     from testjack_tui.engine.report_model import Report, TrialReport
 

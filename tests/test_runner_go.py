@@ -16,7 +16,7 @@ from testjack_tui.sandbox.api import ExecResult
 from testjack_tui.sandbox.integrity import harness_reasons
 from testjack_tui.sandbox.runners import get_runner, grader_ids, placement_hint, runner_name
 from testjack_tui.sandbox.runners.go_runner import EVENTS, LAUNCHER, PLAN, STDERR, GoTestRunner
-from testjack_tui.engine.export import new_file_diff
+from testjack_tui.engine.export_suite import new_file_diff
 from testjack_tui.engine.oracle import tagged_path
 
 MOD = "example.com/textkit"

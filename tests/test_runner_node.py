@@ -231,7 +231,7 @@ def test_mocha_and_node_test_runner_names_and_placement():
 
 def test_mocha_config_and_the_test_script_are_harness():
     from testjack_tui.sandbox.integrity import harness_reasons
-    from testjack_tui.engine.export import new_file_diff
+    from testjack_tui.engine.export_suite import new_file_diff
 
     script = ('diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n'
               '@@ -2,3 +2,3 @@\n   "scripts": {\n-    "test": "mocha"\n+    "test": "node --test"\n   },\n')

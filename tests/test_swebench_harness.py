@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from testjack_tui.benchmarks import load_benchmark
-from testjack_tui.benchmarks import swebench_harness as harness
-from testjack_tui.benchmarks.swebench_harness import directives, parse_log
+from testjack_tui import swebench_harness as harness
+from testjack_tui.swebench_harness import directives, parse_log
 from testjack_tui.commands.verify_cmd import verify_benchmark
 
 FIXTURE = Path(__file__).parent / "fixtures" / "swebench-django"
@@ -105,7 +105,7 @@ def test_a_django_shaped_task_is_verified_through_its_runtests_runner():
 
 
 def test_parser_ids_of_exported_witnesses():
-    from testjack_tui.benchmarks.swebench_harness import parser_id
+    from testjack_tui.swebench_harness import parser_id
 
     node = "tests/greetings/test_tj_bye.py::FarewellPunctuationTests::test_comma"
     assert parser_id("django", node) == "test_comma (greetings.test_tj_bye.FarewellPunctuationTests)"
@@ -129,7 +129,8 @@ def test_a_swebench_export_round_trips_through_the_harness_command_and_parser(tm
     import json
 
     from testjack_tui.sandbox import Sandbox
-    from testjack_tui.engine.export import TaskExport, WitnessFile, check_export, write_swebench
+    from testjack_tui.engine.export import check_export, write_swebench
+    from testjack_tui.engine.export_suite import TaskExport, WitnessFile
 
     bench = load_benchmark(FIXTURE)
     [task] = bench.tasks.values()

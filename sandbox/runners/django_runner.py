@@ -1,7 +1,7 @@
 """Django-style repositories (a `tests/runtests.py` of Django's kind): one
 `python tests/runtests.py --verbosity 2 [--settings=test_sqlite] [--parallel 1] LABELS` for all
 requested ids, as the SWE-bench harness runs Django; per-test statuses read from its log by the
-harness's own Django log parser (benchmarks/swebench_harness.parse_log), so ids come out in the
+harness's own Django log parser (testjack_tui/swebench_harness.parse_log), so ids come out in the
 harness's scheme.
 
 Ids, in the forms benchmarks and our witnesses use:
@@ -96,7 +96,7 @@ _FAILED_IMPORT = ("unittest.loader._FailedTest", "unittest.loader.ModuleImportFa
 
 def module_of(path: str) -> str:
     """The runtests.py label of a test module under tests/ (the harness's directive rule)."""
-    from testjack_tui.benchmarks.swebench_harness import directives
+    from testjack_tui.swebench_harness import directives
     label = directives("django/django", [path])[0]
     return label.removesuffix(".__init__")
 
@@ -258,7 +258,7 @@ class DjangoRunner(LaunchedRunner):
 
     def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
               ) -> dict[str, TestOutcome]:
-        from testjack_tui.benchmarks.swebench_harness import parse_log
+        from testjack_tui.swebench_harness import parse_log
 
         plan = json_report(reports, PLAN).get("plan", {})
         log = (report_named(reports, LOG) or b"").decode(errors="replace")

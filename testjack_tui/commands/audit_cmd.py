@@ -364,17 +364,10 @@ def prompt_finding_notice(store) -> list[str]:
 
 def _print_agents(agents: dict[str, str]) -> None:
     """Say at start-up what each role's agent resolved to (endpoint, model, limits)."""
-    if all(choice in ("scripted", "operator") for choice in agents.values()):
-        return
-    from testjack_tui.agents.factory import describe_role, shared_reviewer_note
-    from testjack_tui.config import load_config
+    from testjack_tui.services.sessions import describe_agents
 
-    config = load_config()
-    for role in ("task_analysis", "audit", "reviewer"):
-        echo("agent " + describe_role(config, role, agents.get(role) or "scripted"))
-    note = shared_reviewer_note(config, agents)
-    if note:
-        echo(note)
+    for line in describe_agents(agents):
+        echo(line)
 
 
 def _agents(agent: str, reviewer: str | None) -> dict[str, str]:
@@ -461,14 +454,11 @@ def register(app: typer.Typer) -> None:
             no_reference=no_reference, backend=backend, ray_address=ray_address)
         try:
             from testjack_tui.commands import load_with_warnings
-            from testjack_tui.agents.factory import make_roles, require_recordings
-            from testjack_tui.engine.sampling import sampler_names
+            from testjack_tui.services.sessions import SessionOptions, plan_session
 
             cfg.validate()
             if out is not None:
                 output_folder(out)
-            if sampler not in sampler_names():
-                raise InputError("audit", "--sampler", f"unknown sampler {sampler!r} (known: {', '.join(sampler_names())})")
             interactive = _interactive()
             operator_files = None
             if candidate or candidate_path or requirement or agent == "operator":
@@ -486,22 +476,15 @@ def register(app: typer.Typer) -> None:
                 table = TableApprover(load_verdicts(verdicts), str(verdicts))
                 cfg.auto_approve = False  # every verdict goes to the table
                 headless = True
-            if cfg.agents["reviewer"] == "operator" and not interactive and table is None:
-                raise InputError("audit", "--reviewer", "the operator reviewer asks on a terminal and there "
-                                 "is none: pass --reviewer scripted, openai or a profile name")
-            if step and (headless or not interactive):
-                raise InputError("audit", "--step", "step mode needs the TUI (leave out --headless)")
-            if not auto_approve and not interactive and table is None:
-                raise InputError("audit", "--auto-approve",
-                                 "no terminal to ask the operator about each verdict: pass --auto-approve")
-            bench = load_with_warnings(cfg.benchmark)
+            # options checked, benchmark read, --task / --trial selected, roles built: before any session
+            plan = plan_session(SessionOptions(cfg, interactive=interactive, headless=headless,
+                                               verdicts_file=table is not None, load=load_with_warnings))
+            bench, roles = plan.benchmark, plan.roles
             if table is not None and verdicts is not None:
                 from .verdicts_file import check_quotes
 
                 check_quotes(table.table, Path(verdicts), {tid: t.instruction for tid, t in bench.tasks.items()
                                                            if not cfg.tasks or tid in cfg.tasks})
-            require_recordings(cfg.agents, bench)
-            roles = make_roles(cfg.agents, bench)
             _print_agents(cfg.agents)
             if operator_files is not None:
                 roles = operator_input.attach(bench, cfg, roles, operator_files, rounds is not None, table)
@@ -512,7 +495,6 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(run_tui(session=session.id) or 0)
             session = AuditSession.create(cfg, benchmark=bench, roles=roles,
                                           **({"approver": table} if table is not None else {}))
-            session._select(bench)  # unknown --task / --trial: a one-line error now, not later
         except InputError as exc:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None

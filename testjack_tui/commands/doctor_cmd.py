@@ -18,7 +18,7 @@ MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip", "info": "i
 
 
 def check_llm_config():
-    from testjack_tui.sandbox.diagnostics import Check
+    from testjack_tui.services.diagnostics import check
 
     base = os.environ.get("OPENAI_BASE_URL")
     key = os.environ.get("OPENAI_API_KEY")
@@ -27,16 +27,16 @@ def check_llm_config():
         path = config_path()
         config = load_config() if path.exists() else None
     except Exception as exc:  # a broken config file is the user's to fix; say where
-        return Check("llm endpoint", "warn", f"config file unreadable: {exc}",
+        return check("llm endpoint", "warn", f"config file unreadable: {exc}",
                      "fix the file or delete it; the offline scripted mode still works")
     profiles = list(getattr(config, "profiles", {}) or {}) if config is not None else []
     if profiles:
-        return Check("llm endpoint", "ok", f"profiles in {path}: {', '.join(profiles)}")
+        return check("llm endpoint", "ok", f"profiles in {path}: {', '.join(profiles)}")
     if base or key:
         parts = [f"OPENAI_BASE_URL={base}" if base else "OPENAI_BASE_URL unset (cloud default)",
                  "OPENAI_API_KEY set" if key else "OPENAI_API_KEY unset"]
-        return Check("llm endpoint", "ok", "; ".join(parts))
-    return Check("llm endpoint", "info", "no endpoint configured: agents run in the offline scripted mode",
+        return check("llm endpoint", "ok", "; ".join(parts))
+    return check("llm endpoint", "info", "no endpoint configured: agents run in the offline scripted mode",
                  "set OPENAI_BASE_URL/OPENAI_API_KEY (vLLM, Ollama, llama.cpp work) or add a profile to "
                  f"the config file {path}")
 
@@ -67,15 +67,15 @@ def register(app: typer.Typer) -> None:
             "--ray-address", help="the Ray cluster (default: [sandbox] ray_address, RAY_ADDRESS, auto)")] = None,
     ) -> None:
         """Check that podman, the sandbox and the configuration can run audits."""
-        from testjack_tui.sandbox.backend import BACKENDS
-        from testjack_tui.sandbox.diagnostics import run_checks
+        from testjack_tui.services.diagnostics import machine_checks
+        from testjack_tui.services.verification import backend_names
 
-        if backend not in BACKENDS:
-            echo(f"error: --backend: must be one of {', '.join(BACKENDS)}, got {backend!r}", err=True)
+        if backend not in backend_names():
+            echo(f"error: --backend: must be one of {', '.join(backend_names())}, got {backend!r}", err=True)
             raise typer.Exit(2)
 
         if prune is not None:
-            from testjack_tui.sandbox.prune import prune_world_snapshots
+            from testjack_tui.services.diagnostics import prune_world_snapshots
 
             removed, kept = prune_world_snapshots("" if prune == "all" else prune,
                                                   older_than * 24 if older_than is not None else None)
@@ -86,11 +86,11 @@ def register(app: typer.Typer) -> None:
             echo(f"doctor: {message}", err=True)
 
         if backend == "ray":
-            from testjack_tui.sandbox.ray_backend.doctor import cluster_checks
+            from testjack_tui.services.diagnostics import cluster_checks
 
             checks = cluster_checks(ray_address or _configured_ray_address())
         else:
-            checks = run_checks(fix=fix, log=log)
+            checks = machine_checks(fix=fix, log=log)
         checks.append(check_llm_config())
         failed = [c for c in checks if c.status == "fail"]
         for check in checks:

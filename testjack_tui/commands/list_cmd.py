@@ -24,7 +24,7 @@ def summarize(bench: Benchmark) -> dict:
         trials[trial.task_id] += 1
         passing[trial.task_id] += trial.official_pass
         models[trial.task_id].add(trial.model)
-    from testjack_tui.sandbox.runners import runner_name  # the runner registry, not the container code
+    from testjack_tui.services.test_files import runner_name  # the runner registry, not the container code
 
     tasks = [
         {"id": task.id, "language": task.language, "framework": task.tests.framework,

@@ -61,7 +61,7 @@ def kind_of(file: Path | str) -> str | None:
 
 def runner_kind(framework: str | None) -> tuple[str | None, str | None]:
     """(runner name, the kind of file it takes) for a task's framework."""
-    from testjack_tui.sandbox.runners import runner_name
+    from testjack_tui.services.test_files import runner_name
 
     name = runner_name(framework)
     return name, RUNNER_KIND.get(name or "")
@@ -118,7 +118,7 @@ def read_candidates(files: list[Path], paths: list[str] | None,
                     t0_files: Any = ()) -> list[CandidateFile]:
     """Pair each --candidate with its --candidate-path and --requirement (by position; one
     --requirement may serve every file). Bad input: a one-line InputError naming the option."""
-    from testjack_tui.agents.toolbox import check_test_path
+    from testjack_tui.services.test_files import check_test_path
 
     paths, requirements = list(paths or []), list(requirements or [])
     if len(paths) > len(files):

@@ -16,6 +16,8 @@ import typer
 from testjack_tui.safe_text import echo
 
 from testjack_tui.errors import InputError, SandboxError
+# the module's name: tests put a verify without containers in its place
+from testjack_tui.services.verification import backend_names, verify_benchmark
 
 
 def _load(benchmark: Path, task_ids: list[str] | None):
@@ -35,19 +37,8 @@ def _load(benchmark: Path, task_ids: list[str] | None):
     return bench, tasks
 
 
-async def verify_benchmark(bench, tasks, on_progress=None, concurrency: int | None = None,
-                           backend: str = "local", ray_address: str | None = None, log=None) -> list:
-    from testjack_tui.sandbox.backend import make_backend
-    from testjack_tui.sandbox.verify import verify_task
-
-    async with make_backend(backend, session="verify", concurrency=concurrency, ray_address=ray_address,
-                            log=log) as sb:
-        return list(await asyncio.gather(*(
-            verify_task(sb, task, bench.trials_of(task.id), on_progress) for task in tasks)))
-
-
 def render(results) -> str:
-    from testjack_tui.sandbox.verify import report_lines
+    from testjack_tui.services.verification import report_lines
 
     lines = [line for res in results for line in report_lines(res)]
     total = sum(r.recorded for r in results)
@@ -73,14 +64,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Build the worlds and check each task and each recorded verdict by running T0."""
         try:
-            from testjack_tui.sandbox.backend import BACKENDS
             from testjack_tui.config import load_config
 
             config = load_config()
             backend = backend or config.backend
             ray_address = ray_address or config.ray_address
-            if backend not in BACKENDS:
-                raise InputError("verify", "--backend", f"must be one of {', '.join(BACKENDS)}, got {backend!r}")
+            if backend not in backend_names():
+                raise InputError("verify", "--backend", f"must be one of {', '.join(backend_names())}, got {backend!r}")
             bench, tasks = _load(benchmark, task)
         except InputError as exc:
             echo(f"error: {exc}", err=True)

@@ -11,15 +11,14 @@ import asyncio
 import dataclasses
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, TYPE_CHECKING
+from typing import Any, Callable
 
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
 from .slots import resume_work, waiting_for_person
 from .roles import (ApprovalDecision, ApprovalRequest, Approver, AuditContext, Candidate, OperatorVerdict,
                     ReviewVerdict, needs_operator, questionable_cases)
 
-if TYPE_CHECKING:  # the loop imports this module
-    from .loop import EngineEnv
+from .env import EngineEnv
 
 QUEUED_NOTE = "questionable or HUMAN_REVIEW: left for the operator, not counted automatically"
 

@@ -25,16 +25,14 @@ import shutil
 import tempfile
 from pathlib import Path
 from collections.abc import Iterable
-from typing import Any, TYPE_CHECKING
+from typing import Any
 
 from testjack_tui.sandbox.test_ids import file_of, pytest_to_junit
 
+from .export_suite import TaskExport, merged_test_patch
 from .fold_witnesses import fold_into, renamed_id
 from testjack_tui.model import Evaluator, Task, Trial
 from testjack_tui.sandbox.backend import SandboxBackend
-
-if TYPE_CHECKING:
-    from .export import TaskExport
 
 PATCH_OUT = "/tmp/tj-export.patch"
 
@@ -274,10 +272,8 @@ def supports_swebench(task: Task) -> bool:
 async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> dict[str, Any]:
     """Judge the exported row as the harness would: its own command and parser, in worlds with
     T0 + witnesses applied; G must pass every id, every refuted trial must fail one."""
-    from testjack_tui.benchmarks.swebench_harness import parser_id, test_command
+    from testjack_tui.swebench_harness import parser_id, test_command
     from testjack_tui.sandbox.t0 import run_swebench
-
-    from .export import merged_test_patch
 
     ev = _evaluator(task)
     result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},

@@ -12,15 +12,14 @@ hostile-trials canaries, which record their own proof kind ("canary") in the sam
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from testjack_tui.model import Task, Trial, t0_timeout
 from testjack_tui.sandbox.api import WorldRef
 
 from .runner import witness_fails
 
-if TYPE_CHECKING:  # the loop imports this module
-    from .loop import EngineEnv
+from .env import EngineEnv
 
 MEASURED = "harness_measured"  # store kind: the restore-and-rerun ran (whatever it showed)
 PROOF = "harness_effect"

@@ -9,68 +9,36 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any
 
 from testjack_tui.sandbox.api import WorldRef
-from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
 from . import harness_effect, open_questions, reference_claims
 from .aio import gather_all
 from .approval import Judgement, judge, standing_requirement
-from .budget import Budget
-from .config import SessionConfig
-from .control import Control
 from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TaskState, TrialRefuted, TrialState,
                      WitnessConfirmed, WitnessReplayed)
-from .hooks import Hooks, WitnessClass, WitnessRecord
+from .env import EngineEnv
+from .hooks import WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
 from .probes import materialize_probe
 from .analysis_fates import fate_rows, withdrawn_features
 from .failure_patterns import explain_refutations
 from .oracle import (CandidateBook, Validation, ask_repair, candidate_from_dict, candidate_to_dict, null_feedback,
                      validate)
-from .roles import (Approver, AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, RoleSet,
-                    ReviewVerdict, TaskAnalyst, ToolsFactory, WorldTools, questionable_cases)
+from .roles import (AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, ReviewVerdict,
+                    TaskAnalyst, WorldTools, questionable_cases)
 from .detectors.ghost import executed_added_lines
 from .failure_kinds import AUDIT_FAILED, cause, never_a_reading, void_audit
-from .runner import CountedSandbox, RunResult, TestRunner, combined_status, is_failing
+from .runner import CountedSandbox, RunResult, combined_status, is_failing
 from .tampering import with_canary_evidence
 from .verdicts import analysis_checklist
 from .sampling import Sampler, SamplerContext, SamplerState, make_sampler
-from .store import SessionStore
 from .task_checks import TaskCheck, check_task
 
 ANALYSIS = "analysis"  # scope/trial key of the task-analysis role's outputs
-
-
-@dataclass
-class EngineEnv:
-    """Everything one session's loops share."""
-
-    session_id: str
-    cfg: SessionConfig
-    store: SessionStore
-    budget: Budget
-    runner: TestRunner
-    roles: RoleSet
-    approver: Approver
-    control: Control
-    emit: Callable[[object], None]
-    sandbox: SandboxBackend
-    hooks: Hooks = field(default_factory=Hooks)
-    # (env, task, trial, worlds, evidence) -> WorldTools for one agent session
-    tools_factory: ToolsFactory | None = None
-    # The operator's queue when someone is at the TUI (None headless): verdicts that must be
-    # seen by a person even under auto-approval go there.
-    operator_approver: Approver | None = None
-    independent_tasks: set[str] = field(default_factory=set)  # audited against G′ (no reference)
-    # Static detector evidence per trial id (lightweight mode), computed once by the session.
-    static_evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # Per model, over every task of the session: share of its trials with structural static
-    # evidence (samplers.model_record); the lightweight samplers read it.
-    model_record: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

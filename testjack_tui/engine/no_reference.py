@@ -15,7 +15,7 @@ import asyncio
 import dataclasses
 import difflib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from testjack_tui.model import Reference, Task
 from testjack_tui.sandbox.api import WorldRef
@@ -23,12 +23,11 @@ from testjack_tui.safe_paths import path_part
 
 from .events import Log
 from .repo_files import read_repo_files
-from .roles import AuditContext, BudgetExceeded, Implementer, ToolsFactory
+from .roles import AuditContext, BudgetExceeded, Implementer
 from .runner import RunResult
 from .store import SessionStore
 
-if TYPE_CHECKING:  # the loop imports this module
-    from .loop import EngineEnv
+from .env import EngineEnv, ToolsFactory
 
 META_KEY = "independent_reference:"  # + task id -> what happened (see ensure_reference)
 FEEDBACK_CAP = 3000

@@ -16,7 +16,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, TYPE_CHECKING
+from typing import Any
 
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
@@ -28,8 +28,7 @@ from . import reference_claims
 from .roles import AuditAgent, AuditContext, Candidate, ReferenceContradiction, TaskAnalyst
 from .runner import RunResult, is_failing
 
-if TYPE_CHECKING:  # the loop imports this module
-    from .loop import EngineEnv
+from .env import EngineEnv
 
 
 @dataclass

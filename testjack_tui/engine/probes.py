@@ -18,14 +18,13 @@ import io
 import json
 import tarfile
 from pathlib import Path
-from typing import Any, TYPE_CHECKING
+from typing import Any
 
 from testjack_tui.model import Task
 
 from .roles import Candidate
 
-if TYPE_CHECKING:  # the loop imports this module
-    from .loop import EngineEnv
+from .env import EngineEnv
 
 PROBE_SUFFIX = ".probe.json"
 ORACLE_DIR = "/tmp/oracle"  # under /tmp: world containers have a read-only root

@@ -7,13 +7,9 @@ candidates that the engine executes on both worlds and that are approved count.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Literal, Protocol
+from typing import Any, Awaitable, Callable, Iterable, Literal, Protocol
 
 from testjack_tui.model import Task, Trial
-from testjack_tui.sandbox.api import WorldRef
-
-if TYPE_CHECKING:
-    from .loop import EngineEnv  # the loop imports this module
 
 ReviewLabel = Literal["valid", "questionable", "invalid"]
 
@@ -323,14 +319,6 @@ class RoleSet(Protocol):
 
     @property
     def implementer(self) -> Implementer | None: ...
-
-
-class ToolsFactory(Protocol):
-    """(session env, task, trial or None for task analysis, worlds by kind, evidence or None) ->
-    the tools one agent session gets (the agents' WorldTools, built by the composition root)."""
-
-    def __call__(self, env: EngineEnv, task: Task, trial: Trial | None, worlds: dict[str, WorldRef],
-                 evidence: dict[str, Any] | None, /) -> WorldTools: ...
 
 
 ApproverFn = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]

@@ -34,7 +34,9 @@ from .config import BudgetLimits, SessionConfig
 from .control import Control
 from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
 from .hooks import Hooks
-from .loop import EngineEnv, audit_task, set_task_state
+from .env import EngineEnv
+from .loop import audit_task, set_task_state
+from .selection import select_trials
 from .slots import WorkSlots
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded, RoleSet
 from .runner import TestRunner
@@ -304,26 +306,6 @@ class AuditSession:
         return make_backend(self.config.backend_name, listener=self._on_world, session=f"tj-{self.id}",
                             ray_address=self.config.ray_address, log=self._on_image)
 
-    def _select(self, benchmark: Benchmark) -> builtins.list[tuple[Task, builtins.list[Trial]]]:
-        cfg = self.config
-        task_ids = list(cfg.tasks) if cfg.tasks else sorted(benchmark.tasks)
-        for task_id in task_ids:
-            if task_id not in benchmark.tasks:
-                raise InputError(cfg.benchmark, "task", f"no task {task_id!r} in the benchmark")
-        wanted = set(cfg.trials or [])
-        if wanted:
-            known = {t.id for t in benchmark.trials}
-            missing = sorted(wanted - known)
-            if missing:
-                raise InputError(cfg.benchmark, "trial", f"no trial {missing[0]!r} in the benchmark")
-            # --trial limits the corpus; tasks without a chosen trial are left out.
-            task_ids = [t for t in task_ids if any(tr.id in wanted for tr in benchmark.trials_of(t))]
-        selected: builtins.list[tuple[Task, builtins.list[Trial]]] = []
-        for task_id in task_ids:
-            trials = [t for t in benchmark.passing(task_id) if not wanted or t.id in wanted]
-            selected.append((benchmark.tasks[task_id], sorted(trials, key=lambda t: t.id)))
-        return selected
-
     def _static_evidence(self, benchmark: Benchmark, selected: builtins.list[tuple[Task, builtins.list[Trial]]]
                          ) -> dict[str, dict[str, Any]]:
         """Static detector evidence of every passing trial of the selected tasks (no containers),
@@ -404,7 +386,7 @@ class AuditSession:
     async def _run(self, resumed: bool) -> tuple[str, str]:
         cfg = self.config
         benchmark = self._load_benchmark()
-        selected = self._select(benchmark)
+        selected = select_trials(cfg, benchmark)
         self._record_corpus(benchmark, selected)
         roles = self._make_roles(benchmark)
         # An operator reviewer has no label of its own: its verdicts always go to the operator.

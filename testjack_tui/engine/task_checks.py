@@ -26,9 +26,10 @@ from .aio import gather_all
 from .events import TaskChecked, TrialState
 from .roles import BudgetExceeded
 
+from .env import EngineEnv
+
 if TYPE_CHECKING:
     from .runner import RunResult
-    from .loop import EngineEnv
 
 
 @dataclass

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .roles import RoleSet, ToolsFactory
+from .env import ToolsFactory
+from .roles import RoleSet
 
 
 @dataclass(frozen=True)

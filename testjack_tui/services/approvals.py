@@ -10,10 +10,10 @@ the candidate's run on the reference (it must pass) and on the trial (its failin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from testjack_tui.engine.report import run_message
-from testjack_tui.engine.roles import ApprovalDecision
+from testjack_tui.engine.roles import ApprovalDecision, ReviewLabel
 
 
 def operator_decision(reviewer_label: str, overrule: bool, operator_judges: bool = False,
@@ -27,6 +27,7 @@ def operator_decision(reviewer_label: str, overrule: bool, operator_judges: bool
     if questionable:  # neither counts nor is dropped: an open question about P
         return ApprovalDecision(counts=False, label="questionable", by="operator",
                                 note=note.strip() or f"judged questionable by the operator{suffix}")
+    label: ReviewLabel
     if operator_judges:
         counts = not overrule
         label = "valid" if counts else "invalid"
@@ -37,7 +38,7 @@ def operator_decision(reviewer_label: str, overrule: bool, operator_judges: bool
         default = f"operator overruled the reviewer's '{reviewer_label}'{suffix}"
     else:
         counts = reviewer_label == "valid"
-        label = reviewer_label
+        label = cast(ReviewLabel, reviewer_label)  # the reviewer's label stands
         default = f"operator approved the reviewer's '{reviewer_label}'{suffix}"
     return ApprovalDecision(counts=counts, label=label, by="operator",
                             note=note.strip() or default)
@@ -106,5 +107,5 @@ def approval_context(store: Any, candidate_id: str, task: Any = None, trial: Any
     return ctx
 
 
-def _run(store: Any, key: str | None) -> dict | None:
+def _run(store: Any, key: str | None) -> dict[str, Any] | None:
     return store.get_run(key) if key else None

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from testjack_tui.errors import InputError
 from testjack_tui.safe_paths import output_folder
+
+if TYPE_CHECKING:
+    from testjack_tui.engine.export_suite import TaskExport
 
 FORMAT_HELP = {"harbor": "<task>/tests/ with test.patch and config.json, as Harbor reads them",
                "swebench": "<task>.json and dataset.jsonl rows (test_patch, FAIL_TO_PASS, PASS_TO_PASS)",
@@ -33,7 +36,7 @@ def _session_benchmark(session_id: str) -> str:
         config = store.get_meta("config", {}) or {}
     finally:
         store.close()
-    return config.get("benchmark", "")
+    return str(config.get("benchmark", ""))
 
 
 def write_reports(session_id: str, out: Path, formats: tuple[str, ...] = ("md",), benchmark: Any = None) -> list[Path]:
@@ -49,7 +52,7 @@ def write_reports(session_id: str, out: Path, formats: tuple[str, ...] = ("md",)
 
 
 async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmark: Any = None,
-                     sandbox_factory: Any = None) -> dict:
+                     sandbox_factory: Any = None) -> dict[str, Any]:
     """Plan, optionally check in containers, and write the export; returns a summary dict
     (also written as `export.json`): per task the witness files, the ids added, the trials it
     must fail on, whether the check passed and its problems."""
@@ -68,7 +71,7 @@ async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmar
     trials = {t.id: t for t in benchmark.trials}
     if check and exports:
         if sandbox_factory is None:
-            from testjack_tui.sandbox import Sandbox as sandbox_factory
+            from testjack_tui.sandbox.core import Sandbox as sandbox_factory
 
         async with sandbox_factory(session=f"export-{session_id}") as sb:
             for exp in exports:
@@ -95,7 +98,7 @@ async def run_export(session_id: str, fmt: str, out: Path, check: bool, benchmar
     return summary
 
 
-def _summary(session_id: str, fmt: str, out: Path, check: bool, exports: list) -> dict:
+def _summary(session_id: str, fmt: str, out: Path, check: bool, exports: list[TaskExport]) -> dict[str, Any]:
     return {"session_id": session_id, "format": fmt, "out": str(out), "checked": bool(check and exports),
             "nothing_to_export": not exports, "tasks": {
         exp.task_id: {"witnesses": len(exp.files), "added_f2p": exp.new_fail_to_pass,
@@ -107,7 +110,7 @@ def _summary(session_id: str, fmt: str, out: Path, check: bool, exports: list) -
         for exp in exports}}
 
 
-def commit_to_branch(repo_dir: Path, exports: list, session_id: str) -> str:
+def commit_to_branch(repo_dir: Path, exports: list[TaskExport], session_id: str) -> str:
     """Write every exported witness file into a clone of the task repository and commit them on
     a new branch `testjack/<session>` (from the current HEAD; the working tree must be clean).
     Returns the branch name. What a maintainer reviews and merges."""
@@ -118,6 +121,9 @@ def commit_to_branch(repo_dir: Path, exports: list, session_id: str) -> str:
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise InputError(repo_dir, None, "not a git repository (export to a branch needs your clone "
                                          "of the task repository)") from None
+    root = repo.working_tree_dir
+    if root is None:
+        raise InputError(repo_dir, None, "a bare repository has no working tree to commit the witnesses in")
     if repo.is_dirty(untracked_files=False):
         raise InputError(repo_dir, None, "the working tree has uncommitted changes; commit or stash them first")
     files = [f for exp in exports for f in exp.files]
@@ -130,7 +136,7 @@ def commit_to_branch(repo_dir: Path, exports: list, session_id: str) -> str:
     repo.git.checkout("-b", branch)
     try:
         for f in files:
-            target = Path(repo.working_tree_dir) / f.path
+            target = Path(root) / f.path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(f.source)
             repo.index.add([f.path])
@@ -145,7 +151,7 @@ def commit_to_branch(repo_dir: Path, exports: list, session_id: str) -> str:
     return branch
 
 
-def export_lines(summary: dict) -> list[tuple[str, str]]:
+def export_lines(summary: dict[str, Any]) -> list[tuple[str, str]]:
     """(level, line) per task for a front end to print: "ok" | "warning" | "error"."""
     out = []
     for task_id, info in summary["tasks"].items():

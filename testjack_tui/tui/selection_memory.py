@@ -24,7 +24,7 @@ from testjack_tui.tui.choices import SessionForm
 class KeptVerification:
     """One task's verify result, with what it was run on (so a changed task is not trusted)."""
 
-    result: Any  # testjack_tui.sandbox.verify.TaskVerification
+    result: Any  # a TaskVerification (services.verification)
     trial_ids: list[str]
     at: float
 
@@ -60,7 +60,7 @@ def _form_from(raw: Any) -> SessionForm:
 
 
 def load(benchmark_path: str | Path) -> SelectionMemory:
-    from testjack_tui.sandbox.verify import TaskVerification
+    from testjack_tui.services.verification import verification_from_dict
 
     path = memory_file(benchmark_path)
     try:
@@ -77,7 +77,7 @@ def load(benchmark_path: str | Path) -> SelectionMemory:
     for task_id, kept in (raw.get("verification") or {}).items():
         try:
             memory.verification[task_id] = KeptVerification(
-                TaskVerification.from_dict(kept["result"]), [str(t) for t in kept["trial_ids"]],
+                verification_from_dict(kept["result"]), [str(t) for t in kept["trial_ids"]],
                 float(kept["at"]))
         except (KeyError, TypeError, ValueError):
             continue  # one damaged entry loses that task's result only

@@ -67,7 +67,8 @@ WS = (1, 5, 20)
 def _engine_loop(sb, task, trials, trial_worlds, home: Path):
     from testjack_tui.engine.budget import Budget
     from testjack_tui.engine.config import BudgetLimits, SessionConfig
-    from testjack_tui.engine.loop import EngineEnv, TaskLoop
+    from testjack_tui.engine.env import EngineEnv
+    from testjack_tui.engine.loop import TaskLoop
     from testjack_tui.engine.runner import TestRunner
     from testjack_tui.engine.store import SessionStore
     from testjack_tui.engine.task_checks import TaskCheck

@@ -71,15 +71,6 @@ def operator_agent(roles: Any) -> Any:
     return None
 
 
-def roles_for(agents: dict[str, str], benchmark: Any) -> Any:
-    """Build the roles here when the operator takes one, so the editor can reach its queue."""
-    if "operator" not in agents.values() or benchmark is None:
-        return None
-    from testjack_tui.agents.factory import make_roles
-
-    return make_roles(agents, benchmark)
-
-
 def trial_views(benchmark: Any, tasks: list[str] | None, trials: list[str] | None) -> list[ls.TrialView]:
     """The trials the session will consider, so the table is full before the first event."""
     if benchmark is None:
@@ -94,18 +85,20 @@ def trial_views(benchmark: Any, tasks: list[str] | None, trials: list[str] | Non
 
 def start_new_session(app: Any, kwargs: dict, benchmark: Any) -> None:
     from testjack_tui.engine.session import AuditSession, BudgetLimits, SessionConfig
+    from testjack_tui.services.sessions import SessionOptions, plan_session
 
     kwargs = dict(kwargs)
     kwargs["budget"] = BudgetLimits(**kwargs["budget"])
-    config = SessionConfig(**kwargs)
-    config.validate()
-    roles = roles_for(config.agents, benchmark)
-    deps: dict[str, Any] = {"benchmark": benchmark, "operator": True}  # someone is at the TUI
-    if roles is not None:
-        deps["roles"] = roles
-    session = AuditSession.create(config, **deps)
-    views = trial_views(benchmark, kwargs.get("tasks"), kwargs.get("trials"))
-    app.push_screen(AuditScreen(session, benchmark, views, roles=roles))
+    # someone is at the TUI: asked about verdicts, step mode allowed; roles only for the operator
+    plan = plan_session(SessionOptions(SessionConfig(**kwargs), interactive=True, headless=False,
+                                       all_roles=False, benchmark=benchmark))
+    deps: dict[str, Any] = {"benchmark": plan.benchmark, "operator": True}
+    if plan.roles is not None:
+        deps["roles"] = plan.roles
+    session = AuditSession.create(plan.config, **deps)
+    chosen = plan.trial_ids()
+    views = [v for v in trial_views(plan.benchmark, None, None) if v.trial_id in chosen]
+    app.push_screen(AuditScreen(session, plan.benchmark, views, roles=plan.roles))
 
 
 def stored_trial_views(store: Any) -> list[ls.TrialView]:
@@ -133,7 +126,9 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
 
     # Loaded once here: the run needs it, and the prompt and diff views show it.
     benchmark = load_benchmark(session.config.benchmark)
-    roles = roles_for(session.config.agents, benchmark)
+    from testjack_tui.services.sessions import operator_roles
+
+    roles = operator_roles(session.config.agents, benchmark)
     session = AuditSession.open(session_id, benchmark=benchmark, operator=True,
                                 **({"roles": roles} if roles is not None else {}))
     # A session created by `audit` and opened here has not stored its corpus yet: the

@@ -23,7 +23,7 @@ from testjack_tui.tui.text import cell, clean
 from testjack_tui.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
-    from testjack_tui.sandbox.verify import TaskVerification
+    from testjack_tui.services.verification import TaskVerification
 
 TICK, EMPTY = "●", "○"
 MODE_CHOICES = (("lightweight loop", "lightweight"), ("per-trial audit", "per-trial"))
@@ -506,8 +506,7 @@ class SelectionScreen(Screen):
 
     @work(exclusive=True, group="verify", exit_on_error=False)
     async def run_verify(self, tasks: list[str]) -> None:
-        from testjack_tui.sandbox.backend import make_backend
-        from testjack_tui.sandbox.verify import verify_task
+        from testjack_tui.services.verification import verify_each
         from testjack_tui.config import load_config
 
         config = load_config()  # the same backend `verify` and new sessions use
@@ -529,20 +528,19 @@ class SelectionScreen(Screen):
             # From a sandbox worker thread: an image build (minutes for a toolchain) says so.
             self.app.call_from_thread(summary.update, cell(f"Verifying: {message}"))
 
-        async with make_backend(config.backend, session="tui-verify", ray_address=config.ray_address,
-                                log=image_log) as sb:
-            for i, task_id in enumerate(tasks, 1):
-                summary.update(cell(f"Verifying {task_id} ({i}/{len(tasks)})…"))
-                task = self.benchmark.tasks[task_id]
-                trials = [t for t in self.benchmark.trials_of(task_id)]
-                result = await verify_task(sb, task, trials, on_progress=progress)
-                self.verification[task_id] = result
-                self.verified_at[task_id] = time.time()
-                self._refresh_tables()
+        def starting(i: int, task_id: str) -> None:
+            summary.update(cell(f"Verifying {task_id} ({i}/{len(tasks)})…"))
+
+        async for task_id, result in verify_each(self.benchmark, tasks, on_progress=progress, on_start=starting,
+                                                 backend=config.backend, ray_address=config.ray_address,
+                                                 log=image_log, session="tui-verify"):
+            self.verification[task_id] = result
+            self.verified_at[task_id] = time.time()
+            self._refresh_tables()
         self.app.notify(f"Verified {len(tasks)} task(s).", title="Verify")
 
     def action_verify_report(self) -> None:
-        from testjack_tui.sandbox.verify import VACUOUS_MEANING, report_lines
+        from testjack_tui.services.verification import report_lines, vacuous_meaning
         from testjack_tui.tui.screens.inspect import ReportTextScreen
 
         result = self.verification.get(self.current_task)
@@ -552,7 +550,7 @@ class SelectionScreen(Screen):
         self.app.push_screen(ReportTextScreen(
             f"Verify report of {self.current_task}", "\n".join(report_lines(result)),
             (f"verified {selection_memory.age(time.time() - when)} · " if when else "")
-            + "vacuous: " + VACUOUS_MEANING))
+            + "vacuous: " + vacuous_meaning()))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "verify":
