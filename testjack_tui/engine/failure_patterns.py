@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .events import Log
 from .explanations import failing_line, missing_surface, run_message
@@ -24,7 +24,28 @@ from .roles import BudgetExceeded, Explainer, FailurePattern, RoleSet
 from .store import SessionStore
 
 if TYPE_CHECKING:
-    from .loop import TaskLoop
+    from .env import EngineEnv
+
+
+class RefutedTask(Protocol):
+    """What this module reads of a task's loop (engine/loop.TaskLoop), below it in the floors."""
+
+    @property
+    def env(self) -> EngineEnv: ...
+    @property
+    def task(self) -> Any: ...
+    @property
+    def witnesses(self) -> Any: ...
+    @property
+    def refuted(self) -> Any: ...
+    @property
+    def runs_by_trial(self) -> Any: ...
+    @property
+    def run_keys(self) -> Any: ...
+    @property
+    def corpus(self) -> Any: ...
+    def _context(self, trial: Any, role: str) -> Any: ...
+    async def _close(self, tools: Any) -> None: ...
 
 KEY_PREFIX = "explanation:"
 # What differs between two runs of one failure without changing it: object addresses, temp
@@ -58,7 +79,7 @@ def stored_explanation(store: SessionStore, witness_id: str, status: str, messag
     return data if isinstance(data, dict) and data.get("text") else None
 
 
-def patterns(loop: "TaskLoop") -> list[FailurePattern]:
+def patterns(loop: RefutedTask) -> list[FailurePattern]:
     """Every failure pattern among the loop's refuted trials, trials in id order."""
     store = loop.env.store
     by_id = {w.record.id: w for w in loop.witnesses}
@@ -84,7 +105,7 @@ def patterns(loop: "TaskLoop") -> list[FailurePattern]:
     return list(found.values())
 
 
-async def explain_refutations(loop: "TaskLoop") -> int:
+async def explain_refutations(loop: RefutedTask) -> int:
     """Ask the explainer once for each failure pattern not explained yet; returns the calls made.
     A call that fails is logged and skipped (the report falls back to the evidence); a budget
     limit pauses the session like any other."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from testjack_tui.engine.report import run_message
+from testjack_tui.engine.explanations import run_message
 from testjack_tui.engine.roles import ApprovalDecision, ReviewLabel
 
 
