@@ -6,7 +6,8 @@ run as printed, fails on that trial and passes on G, and the harbor export gives
 the refuted trial 0 under the task's own unchanged test.sh.
 
 One parametrised module; each case reuses its fixture's images (tests/test_lang_*.py build them;
-tests/fixtures/jest is this module's own: jest from npm at image build, a CTRF grader of ours).
+tests/fixtures/jest is this module's own: jest from npm at image build, a CTRF grader of ours;
+tests/fixtures/nodetest's CTRF reporter is the task's own, under node --test).
 """
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ CASES = {
     "jest": ("jest", "clamp-bounds", "au_nan_v1.js", "nan.js", "clamp-bounds__lumen__2", "test/nan.tj.test.js"),
     "rust": ("rust", "roman-numerals", "au_range_v1.rs", "range.rs", "roman-numerals__lumen__2",
              "tests/tj_range.rs"),
+    # node --test graded from a CTRF report of the task's own reporter (`<file>: <describe> > <title>`).
+    "node": ("nodetest", "parse-duration", "au_bare_v1.js", "bare.js", "parse-duration__lumen__2",
+             "test/bare.tj.test.js"),
 }
 
 
@@ -97,5 +101,7 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     assert config["testjack"]["checked"] is True, proc.stdout
     if language == "jest":  # the grader's scheme, read from what its reporter printed on G
         assert config["testjack"]["added_f2p"] == ["clamp with a NaN bound throws a RangeError"]
+    if language == "node":
+        assert config["testjack"]["added_f2p"] == ["test/bare.tj.test.js: reads a bare number as seconds"]
     rewards = asyncio.run(grade_with_test_sh(bench, task_id, config_file.parent, ["reference", defect]))
     assert rewards == {"reference": 1, defect: 0}
