@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from testjack_tui.engine.roles import AuditContext, AuditOutcome, Candidate
-from testjack_tui.errors import InputError
+from testjack_tui.errors import InputError, SandboxError
 
 OPERATOR = "operator"
 
@@ -318,11 +318,48 @@ def prepare(agent: str, files: list[Path] | None, paths: list[str] | None, requi
     return read_candidates(list(files), paths, requirements)
 
 
+def check_syntax(bench: Any, cfg: Any, candidates: list[CandidateFile]) -> None:
+    """Each non-Python candidate parsed by its own toolchain in a world of the first task that
+    takes it (sandbox/syntax_check.py), before the audit starts: a syntax error is one
+    InputError naming the file and the line, not a failed run on the reference world later."""
+    import asyncio
+
+    from testjack_tui.sandbox import Sandbox
+    from testjack_tui.sandbox.syntax_check import syntax_error
+
+    tasks = [bench.tasks[t] for t in (cfg.tasks or sorted(bench.tasks)) if t in bench.tasks]
+    todo = [(c, task) for c in candidates if kind_of(c.file) != "python"
+            for task in [next((t for t in tasks if runner_kind(t.tests.framework)[1] == kind_of(c.file)), None)]
+            if task is not None]
+    if not todo:
+        return
+
+    async def check() -> tuple[CandidateFile, str, str] | None:
+        async with Sandbox(session="operator-syntax") as sb:
+            worlds: dict[str, Any] = {}
+            for c, task in todo:
+                if task.id not in worlds:
+                    worlds[task.id] = await sb.prepare(task, "null")
+                error = await syntax_error(sb, worlds[task.id], kind_of(c.file) or "", c.path_for(task), c.source)
+                if error:
+                    return c, task.id, error
+        return None
+
+    try:
+        found = asyncio.run(check())
+    except SandboxError:  # no world to check in: the audit's own runs say why
+        return
+    if found:
+        c, task_id, error = found
+        raise InputError(c.file, "--candidate", f"{error}, checked in task {task_id}'s world")
+
+
 def attach(bench: Any, cfg: Any, roles: Any, candidates: list[CandidateFile], rounds_given: bool) -> Any:
     """Plan the run and put the operator's files in the audit role (returns the new roles)."""
     chosen = bool(cfg.tasks or cfg.trials)
     plan_operator_run(bench, cfg, candidates, rounds_given)
     fit_to_tasks(candidates, [bench.tasks[t] for t in (cfg.tasks or sorted(bench.tasks)) if t in bench.tasks], chosen)
+    check_syntax(bench, cfg, candidates)
     check_reviewer(cfg.agents.get("reviewer", ""), bench, cfg, candidates)
     wrapper = FileOperatorAgent(roles.audit, candidates, Path(bench.root))
     return dataclasses.replace(roles, audit=wrapper, task_analysis=wrapper)
