@@ -25,17 +25,18 @@ def t0_build_flags(task: Any) -> tuple[str, ...]:
 
 
 def _commands(script: str, command: re.Pattern[str]) -> list[list[str]]:
+    """The words of each `command` in the script, from the command's name on (comments out)."""
     out = []
     for line in script.replace("\\\n", " ").splitlines():
-        line = line.split(" #", 1)[0]
-        m = command.search(line)
-        if not m or line.lstrip().startswith("#"):
+        if line.lstrip().startswith("#"):
             continue
-        for part in re.split(r"&&|\|\||[;|]", line[m.start():])[:1]:
-            try:
-                out.append(shlex.split(part))
-            except ValueError:
-                out.append(part.split())
+        for part in re.split(r"&&|\|\||[;|]", line.split(" #", 1)[0]):
+            m = command.search(part)
+            if m:
+                try:
+                    out.append(shlex.split(part[m.start():]))
+                except ValueError:
+                    out.append(part[m.start():].split())
     return out
 
 
