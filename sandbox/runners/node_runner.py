@@ -178,14 +178,17 @@ def jest_config():
     pkg = package()
     return ("package.json", json.dumps(pkg["jest"])) if isinstance(pkg.get("jest"), dict) else (None, "")
 
-def jest_focus():
+def jest_focus(files):
     """(options, notes): jest runs exactly the files named with --runTestsByPath whatever the
     repo's testMatch/testRegex/testPathIgnorePatterns say (it drops named files they do not
     match), and no coverageThreshold fails a run that covers a fraction of the code."""
     name, text = jest_config()
-    # testMatch and testRegex may not both be set: widen the one the config uses.
-    regex = re.search(r"\btestRegex\b", text) is not None
-    args = ["--testRegex=.*"] if regex else ["--testMatch=**/*"]
+    # testMatch and testRegex may not both be set: the one the config uses names exactly these
+    # files (not everything: jest never instruments a file they match, so coverage would see none).
+    if re.search(r"\btestRegex\b", text):
+        args = ["--testRegex=/(?:%s)$" % "|".join(js_regex(f) for f in files)]
+    else:
+        args = ["--testMatch=**/" + re.sub(r"([][*?{}()!+@\\])", r"\\\1", f) for f in files]
     args += ["--testPathIgnorePatterns=/node_modules/", "--coverageThreshold={}"]
     notes = []
     for key in ("testMatch", "testRegex", "testPathIgnorePatterns"):
@@ -240,7 +243,7 @@ def focus(tool, files):
     """(options, notes) fitting a run of the named files to the repo's test configuration."""
     if not files:
         return [], []
-    return jest_focus() if tool == "jest" else vitest_focus(files) if tool == "vitest" else ([], [])
+    return jest_focus(files) if tool == "jest" else vitest_focus(files) if tool == "vitest" else ([], [])
 
 def command(tool, files, pattern, report, fitted=()):
     binary = os.path.join("node_modules", ".bin", tool)
