@@ -44,6 +44,9 @@ class WorldRef:
     # an image that does not run as root, where nothing could be chowned).
     user: str = ""
     repo_mb: int = 0  # the repo's size; its run containers get this much more memory (tmpfs)
+    # T0's build options (go `-tags=...`, cargo `--features=...`): every witness run gets them
+    # (sandbox/runners/build_flags.py).
+    build_flags: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

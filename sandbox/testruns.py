@@ -22,7 +22,7 @@ from .own_run import DRIVER, DRIVER_PATH, FAKETIME_LIB, MAX_OWN, OWN_TIMEOUT
 from .output import Collector, OutputCollector
 from .prepare_script import RESTORE
 from .runners import get_runner
-from .runners.base import Runner
+from .runners.base import LaunchedRunner, Runner
 from .runners.pytest_runner import RESTORED_LOG
 from .trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
 from .worlds import read_restored
@@ -89,6 +89,8 @@ class InlineRefused(Exception):
 def plan_run(world: WorldRef, test_ids: list[str], files: dict[str, str] | None,
              isolate_harness: bool, rename: bool = True) -> RunPlan:
     runner = get_runner(world.framework)
+    if isinstance(runner, LaunchedRunner):
+        runner.build_flags = world.build_flags
     out_dir = runner.new_out_dir()
     test_ids = list(dict.fromkeys(test_ids))
     # Candidate test files and their tests run under fresh random names (the trial's code cannot

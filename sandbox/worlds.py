@@ -31,6 +31,7 @@ from .labels import APP, L_APP, L_TASK, L_TRIAL, L_WORLD, slug
 from .output import OutputCollector
 from testjack_tui.diffs import touched_files
 from .runners import get_runner
+from .runners.build_flags import t0_build_flags
 from .trial_user import TRIAL_HOME, TRIAL_NAME, TRIAL_UID
 
 WORLD_REPO = "localhost/testjack-world"
@@ -122,7 +123,8 @@ def world_from_image(plan: WorldPlan, image: Image) -> WorldRef:
                     framework=plan.task.tests.framework or "pytest",
                     memory_mb=plan.task.environment.memory_mb,
                     applied_with=labels.get(L_APPLIED, ""), user=labels.get(L_USER, ""),
-                    repo_mb=_int(labels.get(L_REPO_KB)) // 1024)
+                    repo_mb=_int(labels.get(L_REPO_KB)) // 1024,
+                    build_flags=t0_build_flags(plan.task))
 
 
 def _int(text: str | None) -> int:

@@ -6,7 +6,8 @@ run as printed, fails on that trial and passes on G, and the harbor export gives
 the refuted trial 0 under the task's own unchanged test.sh.
 
 One parametrised module; each case reuses its fixture's images (tests/test_lang_*.py build them;
-tests/fixtures/jest is this module's own: jest from npm at image build, a CTRF grader of ours).
+tests/fixtures/jest is this module's own: jest from npm at image build, a CTRF grader of ours;
+tests/fixtures/nodetest's CTRF reporter is the task's own, under node --test).
 """
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ CASES = {
     "jest": ("jest", "clamp-bounds", "au_nan_v1.js", "nan.js", "clamp-bounds__lumen__2", "test/nan.tj.test.js"),
     "rust": ("rust", "roman-numerals", "au_range_v1.rs", "range.rs", "roman-numerals__lumen__2",
              "tests/tj_range.rs"),
+    # node --test graded from a CTRF report of the task's own reporter (`<file>: <describe> > <title>`).
+    "node": ("nodetest", "parse-duration", "au_bare_v1.js", "bare.js", "parse-duration__lumen__2",
+             "test/bare.tj.test.js"),
 }
 
 
@@ -97,5 +101,34 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     assert config["testjack"]["checked"] is True, proc.stdout
     if language == "jest":  # the grader's scheme, read from what its reporter printed on G
         assert config["testjack"]["added_f2p"] == ["clamp with a NaN bound throws a RangeError"]
+    if language == "node":
+        assert config["testjack"]["added_f2p"] == ["test/bare.tj.test.js: reads a bare number as seconds"]
     rewards = asyncio.run(grade_with_test_sh(bench, task_id, config_file.parent, ["reference", defect]))
     assert rewards == {"reference": 1, defect: 0}
+
+
+# A candidate with a syntax error, per language: (file name, source, the line the toolchain names, its tool).
+BROKEN = {
+    "go": ("broken.go", 'package textkit\n\nimport "testing"\n\nfunc TestX(t *testing.T) {\n\tif Slugify("a" {\n\t}\n}\n',
+           6, "gofmt -e"),
+    "typescript": ("broken.ts", 'import { it } from "vitest";\n\nit("x", () => {\n  const a: number = ;\n});\n',
+                   4, "esbuild"),
+    "jest": ("broken.js", '"use strict";\n\ntest("x", () => {\n  expect(1).toBe(1;\n});\n', 4, "node --check"),
+    "rust": ("broken.rs", "#[test]\nfn x() {\n    let a = ;\n}\n", 3, "rustc parser"),
+}
+
+
+@pytest.mark.parametrize("language", list(BROKEN))
+def test_a_candidate_with_a_syntax_error_is_refused_up_front_by_its_toolchain(language, home, tmp_path):
+    fixture, task_id, _, _, defect, _ = CASES[language]
+    name, source, line, tool = BROKEN[language]
+    mine = tmp_path / name
+    mine.write_text(source)
+    proc = cli("audit", str(FIXTURES / fixture), "--agent", "operator", "--candidate", str(mine), "--trial", defect,
+               "--reviewer", "scripted", "--auto-approve", "--headless",
+               "--out", str(tmp_path / "audit"), home=home, timeout=900)
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
+    [error] = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
+    assert error.startswith(f"error: {mine}: --candidate: line {line}: ") and f"({tool})" in error, proc.stderr
+    assert error.endswith(f"checked in task {task_id}'s world"), error
+    assert "Traceback" not in proc.stderr and not (tmp_path / "audit" / "summary.json").exists()

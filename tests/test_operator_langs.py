@@ -47,6 +47,8 @@ RS_TEST = "use roman::to_roman;\n\n#[test]\nfn zero_is_rejected() {\n    assert!
     ("plus.ts", "vitest", ("test/query.test.ts",), "test/plus.tj.test.ts"),
     ("x.test.ts", "jest", ("src/__tests__/a.test.ts",), "src/__tests__/x.test.ts"),
     ("x.mjs", "node --test", (), "test/x.tj.test.mjs"),
+    # the repo's testMatch/include takes `*.spec.*` only: the witness is named like T0's files
+    ("nan.js", "jest", ("lib/clamp.spec.js",), "lib/nan.tj.spec.js"),
     ("zero.rs", "cargo test", ("src/lib.rs",), "tests/tj_zero.rs"),
     ("where.py", "pytest", (), "tests/test_tj_where.py"),
 ])

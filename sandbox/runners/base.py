@@ -45,6 +45,7 @@ class LaunchedRunner:
     canaries: CanaryStyle | None = None  # how its canaries are written (sandbox/canaries.py)
     names: NameStyle | None = None  # how its witnesses are renamed per run (sandbox/hidden_names.py)
     reports: tuple[str, ...] = ()
+    build_flags: tuple[str, ...] = ()  # T0's build options (runners/build_flags.py), for every run
 
     def spec_extra(self) -> dict[str, Any]:
         return {}
@@ -63,7 +64,7 @@ class LaunchedRunner:
     def command(self, test_ids: list[str], *, workdir: str, out_dir: str
                 ) -> tuple[list[str], dict[str, str], dict[str, str]]:
         spec = json.dumps({"ids": list(test_ids), "workdir": workdir, "out_dir": out_dir,
-                           **self.spec_for(test_ids)})
+                           "build_flags": list(self.build_flags), **self.spec_for(test_ids)})
         return ["python3", self.launcher_path, f"{out_dir}/spec.json"], {}, {f"{out_dir}/spec.json": spec}
 
     def report_paths(self, out_dir: str) -> list[str]:

@@ -107,6 +107,12 @@ for test_id in spec["ids"]:
     plan["ids"][test_id] = entry
 with open(os.path.join(out_dir, "cargo-plan.json"), "w") as fh:
     json.dump(plan, fh)
+# T0's features (`cargo test --features X`): a witness of code behind a feature builds only with it.
+flags = [f for f in spec.get("build_flags") or [] if f.startswith(("--features=", "--all-features", "--no-default-features"))]
+# Printed before any code of the repo runs (the engine believes only these first lines).
+if flags:
+    print("TJ_CONFIG cargo test %s: T0's features, for every witness run" % " ".join(flags), flush=True)
+print("TJ_FILES " + json.dumps(sorted(PLACED.values())), flush=True)
 if not targets:
     sys.exit(5)
 env = dict(os.environ, CARGO_TERM_COLOR="never", RUST_BACKTRACE="0")
@@ -115,7 +121,7 @@ with open(os.path.join(out_dir, "cargo-test.log"), "wb") as log:
     # One cargo test for a single crate; one per package in a workspace, each log part headed by
     # its package (libtest's lines name neither package nor crate).
     for pkg, options in (targets.items() if workspace else [(None, [t for ts in targets.values() for t in ts])]):
-        args = ["cargo", "test", "--no-fail-fast", "--offline"] + (["-p", pkg] if pkg is not None else [])
+        args = ["cargo", "test", "--no-fail-fast", "--offline"] + (["-p", pkg] if pkg is not None else []) + flags
         for t in dict.fromkeys(options):
             args += list(t)
         print("TJ_CARGO " + " ".join(args), flush=True)

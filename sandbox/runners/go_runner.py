@@ -200,8 +200,32 @@ for entry in plan.values():
             tops.append(top)
 if not pkgs:
     sys.exit(5)
-args = ["go", "test", "-json", "-count=1", "-timeout", "0",
-        "-run", "^(" + "|".join(re.escape(t) for t in tops) + ")$"]
+def witness_tags(paths):
+    # The tags a named file's own `//go:build a && b` line asks for (plain names joined by &&):
+    # without them go leaves the file out and its tests are not found.
+    tags = []
+    for path in paths:
+        try:
+            head = open(path, encoding="utf-8", errors="replace").read(4000)
+        except (IOError, OSError):
+            continue
+        m = re.search(r"(?m)^//go:build\s+(.+)$", head)
+        if m and re.match(r"^\w+(\s*&&\s*\w+)*\s*$", m.group(1)):
+            tags += [t for t in re.split(r"\s*&&\s*", m.group(1).strip())
+                     if t not in ("ignore", "linux", "unix", "amd64", "arm64", "cgo")]
+    return tags
+
+t0_tags = [t for f in spec.get("build_flags") or [] if f.startswith("-tags=") for t in f[6:].split(",") if t]
+extra = [t for t in witness_tags(files) if t not in t0_tags]
+tags = list(dict.fromkeys(t0_tags + extra))
+# Printed before any code of the repo runs (the engine believes only these first lines).
+if t0_tags:
+    print("TJ_CONFIG go test -tags=%s: T0's build tags, for every witness run" % ",".join(t0_tags), flush=True)
+if extra:
+    print("TJ_CONFIG go test -tags=%s: asked for by a witness file's //go:build line" % ",".join(extra), flush=True)
+print("TJ_FILES " + json.dumps(files), flush=True)
+args = ["go", "test", "-json", "-count=1", "-timeout", "0"] + (["-tags=" + ",".join(tags)] if tags else [])
+args += ["-run", "^(" + "|".join(re.escape(t) for t in tops) + ")$"]
 if spec.get("cover"):
     args += ["-coverprofile", os.path.join(out_dir, "cover.out"), "-covermode", "set",
              "-coverpkg", "./..."]

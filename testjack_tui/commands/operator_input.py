@@ -52,7 +52,7 @@ _TEST_DECL = {"go": (re.compile(r"^\s*func\s+Test\w*\s*\(\s*\w+\s+\*testing\.T\s
                      "no test function (func TestX(t *testing.T))"),
               "rust": (re.compile(r"#\[\s*(?:\w+::)*test\b"), "no test function (#[test] fn ...)"),
               "js": (re.compile(r"(?<![\w.])(?:it|test)(?:\.\w+)?\s*\("), "no test (it(...) or test(...))")}
-_JS_TEST_NAME = re.compile(r"\.(?:test|spec)\.[cm]?[jt]sx?$")
+_JS_TEST_NAME = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 
 
 def kind_of(file: Path | str) -> str | None:
@@ -71,8 +71,9 @@ def default_repo_path(file: Path, framework: str | None = None, t0_files: Any = 
     """Where the operator's file goes when --candidate-path does not say, in the runner's terms:
     pytest `tests/test_tj_<stem>.py` (`tests/<name>` for a file named test_*.py); go test
     `<stem>_tj_test.go` beside T0's own test files (the package they test); cargo
-    `tests/tj_<stem>.rs` (an integration test); vitest/jest/mocha/node `<stem>.tj.test.<ext>` beside
-    T0's own test files, where the runner's test glob collects them."""
+    `tests/tj_<stem>.rs` (an integration test); vitest/jest/mocha/node `<stem>.tj.test.<ext>`
+    (`.tj.spec.<ext>` when T0's files are `*.spec.*`) beside T0's own test files, where the
+    runner's test glob collects them."""
     file = Path(file)
     kind = kind_of(file)
     stem = re.sub(r"\W+", "_", file.stem.split(".")[0]) or "witness"
@@ -84,9 +85,12 @@ def default_repo_path(file: Path, framework: str | None = None, t0_files: Any = 
     if kind == "rust":
         return f"tests/{stem if stem.startswith('tj_') else 'tj_' + stem}.rs"
     if kind == "js":
-        dirs = [d for f, d in zip(t0_files or (), beside) if kind_of(f) == "js"]
-        name = file.name if _JS_TEST_NAME.search(file.name) else f"{stem}.tj.test{file.suffix}"
-        return str(PurePosixPath(dirs[0] if dirs else "test") / name)
+        js = [(f, d) for f, d in zip(t0_files or (), beside) if kind_of(f) == "js"]
+        # The word T0's own test files carry (`.spec` where the repo's testMatch/include takes
+        # `*.spec.ts` only): what the repo's config collects collects the witness too.
+        word = next((m.group(1) for f, _ in js for m in [_JS_TEST_NAME.search(f)] if m), "test")
+        name = file.name if _JS_TEST_NAME.search(file.name) else f"{stem}.tj.{word}{file.suffix}"
+        return str(PurePosixPath(js[0][1] if js else "test") / name)
     name = file.name if file.name.startswith("test_") else f"test_tj_{stem}.py"
     return f"tests/{name}"
 
@@ -324,12 +328,29 @@ def prepare(agent: str, files: list[Path] | None, paths: list[str] | None, requi
     return read_candidates(list(files), paths, requirements)
 
 
+def check_syntax(bench: Any, cfg: Any, candidates: list[CandidateFile]) -> None:
+    """Each non-Python candidate parsed by its own toolchain in a world of the first task that
+    takes it (sandbox/syntax_check.py), before the audit starts: a syntax error is one
+    InputError naming the file and the line, not a failed run on the reference world later."""
+    from testjack_tui.services.test_files import first_syntax_error
+
+    tasks = [bench.tasks[t] for t in (cfg.tasks or sorted(bench.tasks)) if t in bench.tasks]
+    todo = [(c, task) for c in candidates if kind_of(c.file) != "python"
+            for task in [next((t for t in tasks if runner_kind(t.tests.framework)[1] == kind_of(c.file)), None)]
+            if task is not None]
+    found = first_syntax_error([(c, task, kind_of(c.file) or "", c.path_for(task), c.source) for c, task in todo])
+    if found:
+        c, task_id, error = found
+        raise InputError(c.file, "--candidate", f"{error}, checked in task {task_id}'s world")
+
+
 def attach(bench: Any, cfg: Any, roles: Any, candidates: list[CandidateFile], rounds_given: bool,
            table: Any = None) -> Any:
     """Plan the run and put the operator's files in the audit role (returns the new roles)."""
     chosen = bool(cfg.tasks or cfg.trials)
     plan_operator_run(bench, cfg, candidates, rounds_given)
     fit_to_tasks(candidates, [bench.tasks[t] for t in (cfg.tasks or sorted(bench.tasks)) if t in bench.tasks], chosen)
+    check_syntax(bench, cfg, candidates)
     check_reviewer(cfg.agents.get("reviewer", ""), bench, cfg, candidates)
     wrapper = FileOperatorAgent(roles.audit, candidates, Path(bench.root), table)
     return dataclasses.replace(roles, audit=wrapper, task_analysis=wrapper)

@@ -18,3 +18,32 @@ def check_test_path(path: Any) -> str | None:
     from testjack_tui.agents.toolbox import check_test_path as check
 
     return check(path)
+
+
+def first_syntax_error(todo: list[tuple[Any, Any, str, str, str]]) -> tuple[Any, str, str] | None:
+    """(item, task id, error) of the first candidate its toolchain cannot parse, each checked in
+    a null world of its task (sandbox/syntax_check.py); todo holds (item, task, kind, repo path,
+    source). None when all parse, or when no world could start (the audit's runs then say why)."""
+    if not todo:
+        return None
+    import asyncio
+
+    from testjack_tui.errors import SandboxError
+    from testjack_tui.sandbox.core import Sandbox
+    from testjack_tui.sandbox.syntax_check import syntax_error
+
+    async def check() -> tuple[Any, str, str] | None:
+        async with Sandbox(session="operator-syntax") as sb:
+            worlds: dict[str, Any] = {}
+            for item, task, kind, path, source in todo:
+                if task.id not in worlds:
+                    worlds[task.id] = await sb.prepare(task, "null")
+                error = await syntax_error(sb, worlds[task.id], kind, path, source)
+                if error:
+                    return item, task.id, error
+        return None
+
+    try:
+        return asyncio.run(check())
+    except SandboxError:
+        return None
