@@ -19,6 +19,8 @@ requested file.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Iterable
 
 import posixpath
@@ -26,9 +28,11 @@ import re
 
 from ..api import ExecResult, TestOutcome, TestStatus
 from ..canaries import Canaries, CargoCanaries
-from ..own_exec import OwnPlan, canary_picks, exit_agreement
 from ..hidden_names import RUST
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
+
+if TYPE_CHECKING:
+    from ..own_exec import OwnPlan
 from .pytest_runner import PytestRunner
 
 LAUNCHER_PATH = f"{OUT_ROOT}/cargo_launch.py"
@@ -159,6 +163,8 @@ class CargoTestRunner(LaunchedRunner):
     def own_plan(self, test_ids: list[str], files: dict[str, str], canary: Canaries | None) -> OwnPlan:
         """Our own runs (sandbox/own_exec.py): each witness test, and a must-pass and a
         must-fail canary test, by its target's test binary run alone with `--exact`."""
+        from ..own_exec import OwnPlan, canary_picks  # own_exec -> own_run -> runners: not at import
+
         plan = OwnPlan()
         wanted: dict[str, list[str]] = {}
         for test_id in test_ids:
@@ -182,6 +188,8 @@ class CargoTestRunner(LaunchedRunner):
 
     def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:
         """cargo's exit status and libtest's `test result:` lines against the per-test lines."""
+        from ..own_exec import exit_agreement
+
         log = (report_named(reports, LOG) or b"").decode(errors="replace")
         results, _ = read_log(log, json_report(reports, PLAN).get("package", ""))
         failed = sorted(n for (_, n), s in results.items() if s == "failed")

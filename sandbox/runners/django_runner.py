@@ -24,6 +24,8 @@ what an export lists in FAIL_TO_PASS).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,9 +33,11 @@ import re
 
 from ..api import ExecResult, TestOutcome, TestStatus, as_status
 from ..canaries import Canaries, UnittestCanaries, make_canaries
-from ..own_exec import OwnPlan, canary_picks, exit_agreement
 from ..hidden_names import PYTHON
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
+
+if TYPE_CHECKING:
+    from ..own_exec import OwnPlan
 from .pytest_runner import PytestRunner
 
 LAUNCHER_PATH = f"{OUT_ROOT}/django_launch.py"
@@ -261,6 +265,8 @@ class DjangoRunner(LaunchedRunner):
     def own_plan(self, test_ids: list[str], files: dict[str, str], canary: Canaries | None) -> OwnPlan:
         """Our own runs (sandbox/own_exec.py): each witness id, and a must-pass and a must-fail
         canary test, by the launcher alone in a fresh runtests.py process each."""
+        from ..own_exec import OwnPlan, canary_picks  # own_exec -> own_run -> runners: not at import
+
         plan = OwnPlan()
         mine = [i for i in test_ids if i.partition("::")[0] in files]
         near = mine[0].partition("::")[0].rsplit("/", 1)[0] if mine and "/" in mine[0] else ""
@@ -272,6 +278,8 @@ class DjangoRunner(LaunchedRunner):
     def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:
         """runtests.py's exit status and its `FAILED (failures=N, errors=M)` summary against the
         per-test lines of its log."""
+        from ..own_exec import exit_agreement
+
         from testjack_tui.benchmarks.swebench_harness import parse_log
 
         log = (report_named(reports, LOG) or b"").decode(errors="replace")

@@ -18,6 +18,8 @@ second is the id the benchmark's own grader uses; export needs both).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,9 +29,11 @@ import re
 
 from ..api import ExecResult, TestOutcome
 from ..canaries import Canaries, GoCanaries
-from ..own_exec import OwnPlan, canary_picks, exit_agreement
 from ..hidden_names import GO
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
+
+if TYPE_CHECKING:
+    from ..own_exec import OwnPlan
 from .pytest_runner import PytestRunner
 
 LAUNCHER_PATH = f"{OUT_ROOT}/go_launch.py"
@@ -260,6 +264,8 @@ class GoTestRunner(LaunchedRunner):
     def own_plan(self, test_ids: list[str], files: dict[str, str], canary: Canaries | None) -> OwnPlan:
         """Our own runs (sandbox/own_exec.py): each witness test, and a must-pass and a
         must-fail canary test, by its package's test binary run alone."""
+        from ..own_exec import OwnPlan, canary_picks  # own_exec -> own_run -> runners: not at import
+
         plan = OwnPlan()
         wanted: dict[str, list[str]] = {}
         for test_id in test_ids:
@@ -282,6 +288,8 @@ class GoTestRunner(LaunchedRunner):
 
     def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:
         """go test's exit status against its event stream: it exits 0 only when every test passed."""
+        from ..own_exec import exit_agreement
+
         events = parse_events(report_named(reports, EVENTS) or b"")
         failed = sorted(t for (_, t), s in events.status.items() if s == "fail")
         return exit_agreement("go test", result, failed)

@@ -21,6 +21,8 @@ a requested file (the engine reads the first, the benchmark's grader the second)
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -28,10 +30,12 @@ import json
 
 from ..api import ExecResult, TestOutcome, TestStatus
 from ..canaries import Canaries, JsCanaries
-from ..own_exec import OwnPlan, canary_picks, exit_agreement
 from ..hidden_names import JS
 from . import js_reporters
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
+
+if TYPE_CHECKING:
+    from ..own_exec import OwnPlan
 from .pytest_runner import PytestRunner
 
 LAUNCHER_PATH = f"{OUT_ROOT}/node_launch.py"
@@ -331,6 +335,8 @@ class NodeTestRunner(LaunchedRunner):
     def own_plan(self, test_ids: list[str], files: dict[str, str], canary: Canaries | None) -> OwnPlan:
         """Our own runs (sandbox/own_exec.py): each witness file (or named test), and a
         must-pass and a must-fail canary test, by the launcher's plain mode in a process each."""
+        from ..own_exec import OwnPlan, canary_picks  # own_exec -> own_run -> runners: not at import
+
         plan = OwnPlan()
         mine = [i for i in test_ids if i.partition("::")[0].partition(": ")[0] in files]
         near = mine[0].partition("::")[0].rsplit("/", 1)[0] if mine and "/" in mine[0] else ""
@@ -341,6 +347,8 @@ class NodeTestRunner(LaunchedRunner):
 
     def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:
         """The runner's exit status against its JSON report."""
+        from ..own_exec import exit_agreement
+
         data = json_report(reports, REPORT)
         failed = [str(t.get("fullName") or t.get("title") or "")
                   for f in data.get("testResults") or [] if isinstance(f, dict)
