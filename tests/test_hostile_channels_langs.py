@@ -1,7 +1,8 @@
 """Issue 27 items 1-2 for every runner family but pytest (real podman, our language fixtures):
 a trial whose code gives right answers only under the audit's usual test run — only when its
 test process's parent is the runner with our reporter (go test, cargo, jest --json), or only as
-the usual trial uid — comes out with a witness that passes in the runner's report. Our own run
+the usual trial uid — or that prints forged `... ok` lines into Django's log at exit, comes out
+with a witness that passes in the runner's report. Our own run
 (a fresh process per test: the package's test binary alone, the target's test binary with
 `--exact`, jest without its JSON reporter) disagrees with the report: proof. The varied replay
 (another uid, argv[0], HOME/TMPDIR, runner variables gone) fails the uid sniffer: refuted as
@@ -90,7 +91,27 @@ def jest_family() -> dict:
             "reference": ref}
 
 
-FAMILIES = {"go": go_family, "rust": rust_family, "jest": jest_family}
+def django_family() -> dict:
+    bench = load_benchmark(FIXTURES / "swebench-django")
+    [task] = bench.tasks.values()
+    planted = next(t for t in bench.trials if t.model == "model-c")
+    patch = planted.patch if planted.patch.endswith("\n") else planted.patch + "\n"
+    trial = dataclasses.replace(planted, id="django-sniffer", model="sniffer",
+                                patch=patch + make_patch({}, {"minidj/sniff_tj.py": (LANGS / "sniff_tj.py").read_text()}))
+
+    def witness(fn: str, arg: int, want: int) -> str:
+        return (f"from unittest import TestCase\n\nfrom minidj.sniff_tj import {fn}\n\n\n"
+                f"class {fn.title().replace('_', '')}Tests(TestCase):\n    def test_it(self):\n"
+                f"        self.assertEqual({fn}({arg}), {want})\n")
+    ref = ("import os\nfrom unittest import TestCase\n\n\nclass UidTests(TestCase):\n"
+           "    def test_uid(self):\n        self.assertEqual(os.getuid(), 10001)\n")
+    return {"task": task, "trial": trial, "path": "tests/greetings/test_tj_{}.py",
+            "witnesses": {"control": witness("tj_half", 84, 42), "runner": witness("tj_double", 21, 42),
+                          "uid": witness("tj_triple", 14, 42)},
+            "reference": ref}
+
+
+FAMILIES = {"go": go_family, "rust": rust_family, "jest": jest_family, "django": django_family}
 
 
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
