@@ -76,7 +76,8 @@ def jest_family() -> dict:
     js = FIXTURES / "js-runners"
     env = Environment(image="localhost/testjack-js-runners:1", containerfile=js / "Containerfile",
                       context=js, workdir="/srv/rangekit", build_network=True)
-    task = Task(id="js-jest", instruction="", environment=env, reference=Reference(),
+    task = Task(id="js-jest", instruction="", environment=env,
+                reference=Reference(patch=make_patch({}, {"NOTES.md": "the reference\n"})),
                 tests=OfficialTests(framework="jest"), language="javascript")
     trial = Trial("jest-sniffer", task.id, "agent", "model-a",
                   make_patch({}, {"src/sniff_tj.js": (LANGS / "sniff_tj.js").read_text()}), True)
