@@ -41,7 +41,9 @@ STRIP = ("TJ_", "PYTEST", "_PYTEST", "JEST_", "VITEST", "NODE_TEST_CONTEXT", "CA
 class OwnPlan:
     """What a runner's own runs are: binaries to build (id -> {"argv" with `{out}`, "cwd",
     "pick": "out" | "cargo"}) and one fresh process per test (key -> {"argv" with `{bin}`,
-    "cwd", "build", or "spec": a launcher spec the wrapper writes to a file and appends})."""
+    "cwd", "build", or "spec": a launcher spec the wrapper writes to a file and appends;
+    "failed_if": (report file suffix, regex, regex): the report failed it and passed it
+    nowhere, so it needs no own run; "canary": run only beside a witness that is run)."""
 
     builds: dict[str, dict[str, Any]] = field(default_factory=dict)
     tests: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -51,6 +53,13 @@ class OwnPlan:
         return {"mode": "exec", "builds": self.builds, "tests": list(self.tests.items()),
                 "strip": list(STRIP), "faketime": FAKETIME_LIB, "days": CLOCK_SHIFT_DAYS,
                 "timeout": OWN_TIMEOUT, "max": MAX_OWN, "vary": True, "varied_uid": VARIED_UID}
+
+
+def mark_canaries(plan: OwnPlan, canary: Canaries | None) -> OwnPlan:
+    for key, test in plan.tests.items():
+        if canary is not None and key in canary.expected:
+            test["canary"] = True
+    return plan
 
 
 def canary_picks(canary: Canaries | None, near: str = "") -> list[str]:

@@ -28,8 +28,15 @@ def test_go_runs_each_witness_test_and_two_canaries_by_the_package_binary():
     assert list(plan.builds) == ["go-pkg"]
     assert plan.builds["go-pkg"]["argv"][-4:] == ["-c", "-o", "{out}", "./pkg"]
     assert set(plan.tests) == {"pkg/a_test.go::TestA", "pkg/a_test.go::TestB", *GO_CANARY.expected}
-    assert plan.tests["pkg/a_test.go::TestA"] == {"argv": ["{bin}", "-test.run", "^TestA$", "-test.count=1"],
-                                                  "cwd": "pkg", "build": "go-pkg"}
+    test_a = plan.tests["pkg/a_test.go::TestA"]
+    assert (test_a["argv"], test_a["cwd"], test_a["build"]) == (["{bin}", "-test.run", "^TestA$", "-test.count=1"],
+                                                                "pkg", "go-pkg")
+    # No own run for a test its report failed and passed nowhere (only a pass is a claim).
+    import re
+    suffix, failed, passed = test_a["failed_if"]
+    fail = '{"Time":"t","Action":"fail","Package":"p","Test":"TestA","Elapsed":0}'
+    assert suffix == "go-test.jsonl" and re.search(failed, fail, re.M) and not re.search(passed, fail, re.M)
+    assert re.search(passed, fail.replace('"fail"', '"pass"'), re.M)
     request = plan.request()
     assert request["mode"] == "exec" and request["vary"] and request["varied_uid"] == 10002
     assert "JEST_" in STRIP and "CARGO" in STRIP and "VITEST" in STRIP

@@ -183,7 +183,9 @@ class CargoTestRunner(LaunchedRunner):
                                            *manifest, "--test", target], "cwd": "", "pick": "cargo"}
             for name in names:
                 plan.tests[f"{path}::{name}"] = {"argv": ["{bin}", "--exact", name, "--test-threads=1"],
-                                                 "cwd": member, "build": build}
+                                                 "cwd": member, "build": build,
+                                                 "failed_if": (LOG, *(f"^test {re.escape(name)} \\.\\.\\. {w}"
+                                                                      for w in ("FAILED", "ok")))}
         return plan
 
     def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:

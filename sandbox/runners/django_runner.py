@@ -271,8 +271,12 @@ class DjangoRunner(LaunchedRunner):
         mine = [i for i in test_ids if i.partition("::")[0] in files]
         near = mine[0].partition("::")[0].rsplit("/", 1)[0] if mine and "/" in mine[0] else ""
         for test_id in mine + (canary_picks(canary, near) if mine else []):
-            plan.tests[test_id] = {"argv": ["python3", self.launcher_path], "cwd": "",
-                                   "spec": {"ids": [test_id], **self.spec_for([test_id])}}
+            spec = {"ids": [test_id], **self.spec_for([test_id])}
+            label = spec["labels"].get(test_id)
+            plan.tests[test_id] = {"argv": ["python3", self.launcher_path], "cwd": "", "spec": spec}
+            if label:
+                plan.tests[test_id]["failed_if"] = (LOG, *(rf"\({re.escape(label)}[.)].* \.\.\. {w}$"
+                                                           for w in ("(?:FAIL|ERROR)", "ok")))
         return plan
 
     def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:

@@ -282,8 +282,10 @@ class GoTestRunner(LaunchedRunner):
             plan.builds[build] = {"argv": ["env", "GOPROXY=off", "GOTOOLCHAIN=local", "go", "test", "-c",
                                            "-o", "{out}", "./" + folder if folder else "."], "cwd": ""}
             for name in names:
-                plan.tests[f"{path}::{name}"] = {"argv": ["{bin}", "-test.run", f"^{name}$", "-test.count=1"],
-                                                 "cwd": folder, "build": build}
+                plan.tests[f"{path}::{name}"] = {
+                    "argv": ["{bin}", "-test.run", f"^{name}$", "-test.count=1"], "cwd": folder, "build": build,
+                    "failed_if": (EVENTS, *(f'^(?=.*"Action":"{a}")(?=.*"Test":"{re.escape(name)}").*$'
+                                            for a in ("fail", "pass")))}
         return plan
 
     def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:
