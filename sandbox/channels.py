@@ -35,9 +35,11 @@ from .own_run import CLOCK_SHIFT_DAYS, OWN_TOTAL, VARIED_MARK, VARIED_UID, own_s
 
 CHANNEL_MARK = "channels disagree"  # every problem this module reports starts with it
 ENV_DEPENDENT = "environment-dependent behaviour"
-VARIED_ENV = (f"uid {VARIED_UID}, argv[0] the interpreter's full path (not `python3`), fresh HOME "
-              "and TMPDIR, no PYTEST_* variables, "
-              f"clock {CLOCK_SHIFT_DAYS} days ahead, no pytest loaded")
+VARIED_ENV = (f"uid {VARIED_UID}, argv[0] the program's full path, fresh HOME and TMPDIR, no test "
+              "runner variables (PYTEST_*, JEST_*, VITEST*, CARGO*, ...), "
+              f"clock {CLOCK_SHIFT_DAYS} days ahead (Python; other runtimes with libfaketime in the "
+              "image), no pytest loaded; other runners: the test alone "
+              "in a fresh process, without the runner's reporter")
 
 
 @dataclass
