@@ -1,7 +1,7 @@
 """Issue 27 items 1-2 for every runner family but pytest (real podman, our language fixtures):
 a trial whose code gives right answers only under the audit's usual test run — only when its
 test process's parent is the runner with our reporter (go test, cargo, jest --json), or only as
-the usual trial uid — or that prints forged `... ok` lines into Django's log at exit, comes out
+the usual trial uid — or that rewrites Django's log at exit, comes out
 with a witness that passes in the runner's report. Our own run
 (a fresh process per test: the package's test binary alone, the target's test binary with
 `--exact`, jest without its JSON reporter) disagrees with the report: proof. The varied replay
