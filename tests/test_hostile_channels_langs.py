@@ -92,6 +92,23 @@ def jest_family() -> dict:
             "reference": ref}
 
 
+def vitest_family() -> dict:
+    task, honest = _fixture("typescript", "query-parse__kestrel__1")
+    patch = honest.patch if honest.patch.endswith("\n") else honest.patch + "\n"
+    trial = dataclasses.replace(honest, id="vitest-sniffer",
+                                patch=patch + make_patch({}, {"src/sniff_tj.ts": (LANGS / "sniff_tj.ts").read_text()}))
+
+    def witness(fn: str, arg: int, want: int) -> str:
+        return (f'import {{ expect, it }} from "vitest";\nimport {{ {fn} }} from "../src/sniff_tj";\n\n'
+                f'it("{fn} works", () => {{\n  expect({fn}({arg})).toBe({want});\n}});\n')
+    ref = ('import { expect, it } from "vitest";\n\n'
+           'it("uid", () => {\n  expect(process.getuid!()).toBe(10001);\n});\n')
+    return {"task": task, "trial": trial, "path": "test/tj_{}.test.ts",
+            "witnesses": {"control": witness("tjHalf", 84, 42), "runner": witness("tjDouble", 21, 42),
+                          "uid": witness("tjTriple", 14, 42)},
+            "reference": ref}
+
+
 def django_family() -> dict:
     bench = load_benchmark(FIXTURES / "swebench-django")
     [task] = bench.tasks.values()
@@ -112,7 +129,8 @@ def django_family() -> dict:
             "reference": ref}
 
 
-FAMILIES = {"go": go_family, "rust": rust_family, "jest": jest_family, "django": django_family}
+FAMILIES = {"go": go_family, "rust": rust_family, "jest": jest_family, "vitest": vitest_family,
+            "django": django_family}
 
 
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
