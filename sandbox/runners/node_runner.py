@@ -262,7 +262,13 @@ if plan["tool"] is None:
           "and no `node --test` test script"), flush=True)
     sys.exit(4)
 report = os.path.join(out_dir, "node-report.json")
-pattern = name_pattern(tool, spec["ids"]) if tool in ("mocha", "node") or spec.get("plain") else None
+pattern = name_pattern(tool, spec["ids"]) if tool in ("mocha", "node") else None
+if spec.get("plain") and tool in ("jest", "vitest"):
+    # jest's and vitest's -t reads a test's full name, which vitest starts with its file's
+    # (empty) suite name: the titles at the end of it.
+    wanted = [titles_of(i) for i in spec["ids"]]
+    if wanted and all(wanted):
+        pattern = "(?:^|\\s)(?:" + "|".join(js_regex(" ".join(t)) for t in wanted) + ")$"
 env = dict(os.environ)
 if tool in PASS:
     env.update(script_options(package(), tool)[1])
