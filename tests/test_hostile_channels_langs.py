@@ -5,8 +5,8 @@ the usual trial uid — or that rewrites Django's log at exit, comes out
 with a witness that passes in the runner's report. Our own run
 (a fresh process per test: the package's test binary alone, the target's test binary with
 `--exact`, jest without its JSON reporter) disagrees with the report: proof. The varied replay
-(another uid, argv[0], HOME/TMPDIR, runner variables gone) fails the uid sniffer: refuted as
-environment-dependent. An honest function stays passed with every channel agreeing, and on the
+(another uid, argv[0], HOME/TMPDIR, runner variables gone) fails the uid sniffer (vitest's,
+which keeps the uid, a HOME sniffer): refuted as environment-dependent. An honest function stays passed with every channel agreeing, and on the
 reference world a witness that itself depends on the uid never passes.
 
 Bounded in runs: per family one model world (the trial holds every variant) with three witness
@@ -102,7 +102,7 @@ def vitest_family() -> dict:
         return (f'import {{ expect, it }} from "vitest";\nimport {{ {fn} }} from "../src/sniff_tj";\n\n'
                 f'it("{fn} works", () => {{\n  expect({fn}({arg})).toBe({want});\n}});\n')
     ref = ('import { expect, it } from "vitest";\n\n'
-           'it("uid", () => {\n  expect(process.getuid!()).toBe(10001);\n});\n')
+           'it("home", () => {\n  expect(process.env.HOME).toBe("/tmp/tj-home");\n});\n')
     return {"task": task, "trial": trial, "path": "test/tj_{}.test.ts",
             "witnesses": {"control": witness("tjHalf", 84, 42), "runner": witness("tjDouble", 21, 42),
                           "uid": witness("tjTriple", 14, 42)},

@@ -349,6 +349,10 @@ class NodeTestRunner(LaunchedRunner):
         for test_id in mine + (canary_picks(canary, near) if mine else []):
             plan.tests[test_id] = {"argv": ["python3", self.launcher_path], "cwd": "",
                                    "spec": {"ids": [test_id], "plain": True, **self.spec_extra()}}
+            if self.framework == "vitest":
+                # vite bundles the config to a file beside it: another uid cannot run vitest in
+                # the repo, so its varied replay keeps the trial's uid (the rest still varies).
+                plan.tests[test_id]["keep_uid"] = True
         return plan
 
     def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:

@@ -613,6 +613,7 @@ def _tj_exec_runs(own, uid, ran):
             env = dict((k, v) for k, v in env.items() if not k.startswith(tuple(own["strip"])))
             home = tempfile.mkdtemp(prefix="h", dir="/tmp")
             mine(home, ids)
+            os.chmod(home, 0o1777)  # a runner kept on the trial uid (keep_uid) writes here too
             env.update(HOME=home, TMPDIR=home, USER="tj-other", LOGNAME="tj-other")
             if os.path.exists(own["faketime"]):
                 env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"])
@@ -638,7 +639,11 @@ def _tj_exec_runs(own, uid, ran):
             if vary:
                 # Another argv[0] that still names the same program (its full, resolved path).
                 argv[0] = os.path.realpath(shutil.which(argv[0], path=env.get("PATH")) or argv[0])
-            got[key] = call(argv, test.get("cwd"), env, ids, min(own["timeout"], remaining()))
+            who = _tj_owner if vary and test.get("keep_uid") else ids
+            if test.get("spec") is not None:
+                for p in (folder, path):
+                    mine(p, who)
+            got[key] = call(argv, test.get("cwd"), env, who, min(own["timeout"], remaining()))
         return got
     # A witness its own report fails needs no second opinion (only a pass is a claim to check);
     # the canaries run only beside a witness that does.
