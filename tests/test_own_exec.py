@@ -56,6 +56,8 @@ def test_js_and_django_run_their_launcher_alone_per_witness():
         plan = get_runner(framework).own_plan(["test/a.test.js"], {"test/a.test.js": ""}, None)
         assert plan.tests["test/a.test.js"]["spec"]["plain"] is True
         assert plan.tests["test/a.test.js"]["spec"]["ids"] == ["test/a.test.js"]
+        # vitest cannot run as another uid (vite writes beside its config): its replay keeps the uid.
+        assert plan.tests["test/a.test.js"].get("keep_uid", False) == (framework == "vitest")
         # A T0 run (no candidate files) gets no own run.
         assert not get_runner(framework).own_plan(["test/a.test.js"], {}, None).tests
     plan = get_runner("django").own_plan(["tests/app/test_x.py"], {"tests/app/test_x.py": ""}, None)
