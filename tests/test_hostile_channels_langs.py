@@ -173,13 +173,22 @@ def test_an_honest_function_passes_with_every_channel_agreeing(family):
     assert not any(VARIED_MARK in k for k in run.outcomes)
 
 
+# Where the trick fools the runner's report (vitest's workers do not see our reporter's flags in
+# the command lines the sniffer reads: there the witness simply fails).
+FOOLED = {"go", "rust", "jest", "django"}
+
+
 def test_a_function_right_only_under_the_runner_is_caught_by_our_own_run(family):
     run = family["runner"]
     path = _path(family, "runner")
-    assert run.canaries == "tampered", _detail(run)
-    assert any(p.startswith(CHANNEL_MARK) and "report passed" in p and "own run failed" in p
-               for p in run.tampering), _detail(run)
-    assert run.status(path) != "passed"
+    assert run.status(path) != "passed", _detail(run)
+    rows = [row for key, row in run.channels.items() if key.startswith(path)]
+    assert rows and all(r["own run"] == "failed" for r in rows), _detail(run)
+    if family["_name"] in FOOLED:
+        assert any(r["report"] == "passed" for r in rows), _detail(run)  # the report was fooled
+        assert run.canaries == "tampered", _detail(run)
+        assert any(p.startswith(CHANNEL_MARK) and "report passed" in p and "own run failed" in p
+                   for p in run.tampering), _detail(run)
 
 
 def test_a_function_right_only_as_the_trial_user_fails_the_varied_replay(family):
