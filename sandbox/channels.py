@@ -35,13 +35,15 @@ from .own_run import CLOCK_SHIFT_DAYS, OWN_TOTAL, VARIED_MARK, VARIED_UID, own_s
 
 CHANNEL_MARK = "channels disagree"  # every problem this module reports starts with it
 ENV_DEPENDENT = "environment-dependent behaviour"
-# Where no canary runs (the reference, a candidate's validation), a test that passes only under
-# pytest is not a witness: it needs pytest's machinery or its own source, and on a model world
-# the same disagreement would read as a forged pass.
-PYTEST_ONLY = "passes only under pytest"
-VARIED_ENV = (f"uid {VARIED_UID}, argv[0] the interpreter's full path (not `python3`), fresh HOME "
-              "and TMPDIR, no PYTEST_* variables, "
-              f"clock {CLOCK_SHIFT_DAYS} days ahead, no pytest loaded")
+# Where no canary runs (the reference, a candidate's validation), a test that passes only in the
+# runner's run is not a witness: it needs the runner's machinery (or, in Python, its own
+# source), and on a model world the same disagreement would read as a forged pass.
+RUNNER_ONLY = "passes only in the runner's own run"
+VARIED_ENV = (f"uid {VARIED_UID}, argv[0] the program's full path, fresh HOME and TMPDIR, no test "
+              "runner variables (PYTEST_*, JEST_*, VITEST*, CARGO*, ...), "
+              f"clock {CLOCK_SHIFT_DAYS} days ahead (Python; other runtimes with libfaketime in the "
+              "image), no pytest loaded; other runners: the test alone "
+              "in a fresh process, without the runner's reporter")
 
 
 @dataclass
@@ -121,9 +123,9 @@ def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
             row["varied env"] = own_status(varied[node])
         check.table[node] = row
         if canary is None and reported == "passed" and mine in ("failed", "error"):
-            _overrule(check, outcomes, node, "failed", f"{PYTEST_ONLY}: passed under pytest, {mine} in our "
-                      "own run of it (a fresh interpreter without pytest, its source unreadable to the "
-                      "code under test)")
+            _overrule(check, outcomes, node, "failed", f"{RUNNER_ONLY}: passed in the runner's report, {mine} "
+                      "in our own run of it (a fresh process without the runner's reporter; a Python "
+                      "test's source unreadable to the code under test)")
         if canary is None or reported != "passed" or mine in ("passed", "not measured"):
             continue
         listed = ", ".join(f"{k} {v}" for k, v in row.items())

@@ -18,6 +18,7 @@ from .channels import ChannelCheck, judge_channels, own_budget, own_request
 from .containers import ClientFactory, get_dir, init_pid, put_files
 from .execs import ExecHandle, Killable, as_user, run_exec
 from .hidden_names import HiddenNames, hide
+from .own_exec import mark_canaries
 from .own_run import DRIVER, DRIVER_PATH, FAKETIME_LIB, MAX_OWN, OWN_TIMEOUT
 from .output import Collector, OutputCollector
 from .prepare_script import RESTORE
@@ -116,6 +117,11 @@ def plan_run(world: WorldRef, test_ids: list[str], files: dict[str, str] | None,
         own = own_request(_own_targets(run_ids[:len(test_ids)]), canary, DRIVER_PATH, FAKETIME_LIB,
                           OWN_TIMEOUT, MAX_OWN)
         support_files = {**support_files, DRIVER_PATH: DRIVER}
+    elif getattr(runner, "own_plan", None) and files and (isolate_harness or world.kind != "model"):
+        # Every other runner: each witness test in a fresh process of its own runner, and the
+        # varied replay of those (sandbox/own_exec.py).
+        mine = mark_canaries(runner.own_plan(run_ids[:len(test_ids)], run_files, canary), canary)  # type: ignore[attr-defined]
+        own = mine.request() if mine.tests else None
     repo = world.workdir.rstrip("/")
     return RunPlan(world=world, runner=runner, out_dir=out_dir, test_ids=test_ids, run_ids=run_ids,
                    files=dict(files or {}), hidden=hidden, canary=canary, argv=argv, env=env,

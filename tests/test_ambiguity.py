@@ -185,3 +185,34 @@ def test_engine_hook_classifies_records_and_uses_checklist_quotes():
     assert got["w-amb"].label == "ambiguous" and got["w-amb"].rho == 1.0
     assert got["w-amb"].note == 'Add to the task: "Aliases ignore case."'
     assert got["w-list"].label == "refutes"
+
+
+def test_rho_counts_only_failures_alike():
+    """Issue 27.4: three models fail the witness, each with another wrong answer: that is not
+    one other reading of P, so rho counts only the largest group of failures alike."""
+    from testjack_tui.engine.ambiguity import failure_signature, run_signature, shared_failure
+
+    models = {"a1": "A", "b1": "B", "c1": "C", "d1": "D"}
+    outcomes = {"a1": "failed", "b1": "failed", "c1": "failed", "d1": "passed"}
+    same = "E       assert parse('1w') == 604800\nE        +  where 0 = parse('1w')"
+    sigs = {"a1": failure_signature("failed", same),
+            "b1": failure_signature("failed", "E       assert parse('1w') == 604800\n  at 0x7f00aa"),
+            "c1": failure_signature("failed", "Traceback ...\nKeyError: 'w'")}
+    assert sigs["a1"] == sigs["b1"] != sigs["c1"]
+    # Without signatures every failure counts: 3 of 4 models, ambiguous.
+    assert classify_witness(facts(outcomes), models, P).klass == AMBIGUOUS
+    # Grouped: the parse(...) == 604800 group holds 2 models of 4 -> rho 1/2, the witness refutes.
+    c = classify_witness(WitnessFacts("w1", "weeks parse", False, "", outcomes, signatures=sigs), models, P)
+    assert c.rho == 0.5 and c.klass == NECESSARY and c.models_skipping == ("A", "B")
+    assert "604800" in c.shared_failure and c.failing_trials == ("a1", "b1", "c1")
+    assert shared_failure(outcomes, models, {}) == ("", None)
+    # Same kind, different assertion values: different groups; a kind differs too.
+    assert failure_signature("failed", "E assert 1 == 2") != failure_signature("failed", "E assert 1 == 3")
+    assert failure_signature("error", "KeyError: 'w'") != failure_signature("failed", "KeyError: 'w'")
+    # Any runner's message: the first decisive line (go's output, a JS assertion).
+    go = "    calc_test.go:9: Add(20, 22) = 41, want 42\n--- FAIL: TestAdd (0.00s)\n"
+    assert failure_signature("failed", go) == "failed: calc_test.go:9: Add(20, 22) = 41, want 42"
+    py = "Traceback (most recent call last):\n  File \"t.py\", line 3\nAssertionError: 41 != 42"
+    assert failure_signature("failed", py) == "failed: AssertionError: 41 != 42"
+    stored = {"t.py::test_a": {"status": "passed"}, "t.py::test_b": {"status": "failed", "message": same}}
+    assert run_signature(stored, "t.py", (), "failed") == sigs["a1"]

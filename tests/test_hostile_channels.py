@@ -14,7 +14,7 @@ from testjack_tui.engine.verdicts import (CLEAN_UNAUDITED, REFUTED_LABELS, SOUND
                                           FindingInput, WitnessRun, judge_trial)
 from testjack_tui.model import Trial
 from testjack_tui.sandbox import Limits, Sandbox
-from testjack_tui.sandbox.channels import CHANNEL_MARK, ENV_DEPENDENT, PYTEST_ONLY
+from testjack_tui.sandbox.channels import CHANNEL_MARK, ENV_DEPENDENT, RUNNER_ONLY
 from testjack_tui.sandbox.own_run import VARIED_MARK
 from testjack_tui.sandbox.selftest import tiny_task, trial_for
 
@@ -191,4 +191,4 @@ def test_a_witness_that_passes_only_under_pytest_does_not_pass_the_reference(run
     disagreement can only come from the trial."""
     run = runs["source witness"]
     assert run.channels[TEST_ID]["report"] == "passed" and run.channels[TEST_ID]["own run"] == "error"
-    assert run.status(WITNESS_ID) == "failed" and PYTEST_ONLY in run.outcomes[WITNESS_ID].message
+    assert run.status(WITNESS_ID) == "failed" and RUNNER_ONLY in run.outcomes[WITNESS_ID].message

@@ -116,6 +116,9 @@ async def test_mocha_single_test_selection_leaves_a_hanging_neighbour_alone():
             '  it("hangs", function () { this.timeout(0); for (;;) {} });\n});\n')
     picked = await run_mocha([f"{witness}::pair > quick"], {witness: text}, timeout=20)
     assert picked.outcomes[f"{witness}::pair > quick"].status == "passed"
+    # Our own run (mocha alone for that test, its exit status) and the varied replay agree.
+    row = picked.channels[f"{witness}::pair > quick"]
+    assert (row["report"], row["own run"], row["varied env"]) == ("passed",) * 3, row
     whole = await run_mocha([witness], {witness: text}, timeout=8)
     assert whole.outcomes[witness].status == "timed_out"
 
@@ -130,6 +133,9 @@ async def test_node_test_runner_witness_selection_and_timeout():
     out = run.outcomes
     assert out[ids[0]].status == "passed"
     assert out[ids[1]].status == "failed" and "3 !== 2" in out[ids[1]].message
+    # Our own runs (`node --test` alone per test, its exit status) agree with the report.
+    assert (run.channels[ids[0]]["own run"], run.channels[ids[0]]["varied env"]) == ("passed", "passed")
+    assert run.channels[ids[1]]["own run"] == "failed"
     assert out[ids[2]].status == "passed"
     assert out[ids[3]].status == "skipped"
     assert out[ids[4]].status == "not_found"

@@ -19,14 +19,20 @@ requested file.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Iterable
 
+import posixpath
 import re
 
 from ..api import ExecResult, TestOutcome, TestStatus
-from ..canaries import CargoCanaries
+from ..canaries import Canaries, CargoCanaries
 from ..hidden_names import RUST
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
+
+if TYPE_CHECKING:
+    from ..own_exec import OwnPlan
 from .pytest_runner import PytestRunner
 
 LAUNCHER_PATH = f"{OUT_ROOT}/cargo_launch.py"
@@ -136,6 +142,8 @@ _RUNNING = re.compile(r"^\s*Running (?:unittests )?(\S+)")
 _RESULT = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)\b")
 _SECTION = re.compile(r"^---- (\S+) stdout ----$")
 _PACKAGE = re.compile(r"^TJ_PACKAGE (\S+)$")
+_SUMMARY = re.compile(r"^test result: \w+\. \d+ passed; (\d+) failed;.*$", re.M)
+_TEST_FN = re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?fn\s+(\w+)")
 
 
 class CargoTestRunner(LaunchedRunner):
@@ -157,6 +165,44 @@ class CargoTestRunner(LaunchedRunner):
         target = path.rsplit("/", 1)[-1].removesuffix(".rs")
         return sorted(n for n in outcomes if "::" in n.split(": ", 1)[0]
                       and n.split(": ", 1)[0].endswith("::" + target) and ": " in n)
+
+    def own_plan(self, test_ids: list[str], files: dict[str, str], canary: Canaries | None) -> OwnPlan:
+        """Our own runs (sandbox/own_exec.py): each witness test, and a must-pass and a
+        must-fail canary test, by its target's test binary run alone with `--exact`."""
+        from ..own_exec import OwnPlan, canary_picks  # own_exec -> own_run -> runners: not at import
+
+        plan = OwnPlan()
+        wanted: dict[str, list[str]] = {}
+        for test_id in test_ids:
+            path, sep, name = test_id.partition("::")
+            if path.endswith(".rs") and posixpath.basename(posixpath.dirname(path)) == "tests" and path in files:
+                wanted.setdefault(path, []).extend([name] if sep else _TEST_FN.findall(files[path]))
+        for node in canary_picks(canary, posixpath.dirname(next(iter(wanted), ""))) if wanted else []:
+            file, _, name = node.partition("::")
+            wanted.setdefault(file, []).append(name)
+        for path, names in wanted.items():
+            member = posixpath.dirname(posixpath.dirname(path))
+            target = posixpath.basename(path)[:-3]
+            manifest = ["--manifest-path", posixpath.join(member, "Cargo.toml")] if member else []
+            build = "cargo-" + re.sub(r"\W", "_", path)
+            plan.builds[build] = {"argv": ["cargo", "test", "--offline", "--no-run", "--message-format=json",
+                                           *manifest, "--test", target], "cwd": "", "pick": "cargo"}
+            for name in names:
+                plan.tests[f"{path}::{name}"] = {"argv": ["{bin}", "--exact", name, "--test-threads=1"],
+                                                 "cwd": member, "build": build,
+                                                 "failed_if": (LOG, *(f"^test {re.escape(name)} \\.\\.\\. {w}"
+                                                                      for w in ("FAILED", "ok")))}
+        return plan
+
+    def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:
+        """cargo's exit status and libtest's `test result:` lines against the per-test lines."""
+        from ..own_exec import exit_agreement
+
+        log = (report_named(reports, LOG) or b"").decode(errors="replace")
+        results, _ = read_log(log, json_report(reports, PLAN).get("package", ""))
+        failed = sorted(n for (_, n), s in results.items() if s == "failed")
+        said = [m for m in _SUMMARY.finditer(log) if int(m.group(1))]
+        return exit_agreement("cargo test", result, failed, 1 if said else None, said[0].group(0) if said else "")
 
     def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
               ) -> dict[str, TestOutcome]:

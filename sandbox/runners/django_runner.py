@@ -24,6 +24,8 @@ what an export lists in FAIL_TO_PASS).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Iterable
 from typing import Any
 
@@ -33,6 +35,9 @@ from ..api import ExecResult, TestOutcome, TestStatus, as_status
 from ..canaries import Canaries, UnittestCanaries, make_canaries
 from ..hidden_names import PYTHON
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
+
+if TYPE_CHECKING:
+    from ..own_exec import OwnPlan
 from .pytest_runner import PytestRunner
 
 LAUNCHER_PATH = f"{OUT_ROOT}/django_launch.py"
@@ -88,6 +93,7 @@ with open(os.path.join(out_dir, "runtests.log"), "wb") as log:
 sys.exit(code)
 '''
 
+_SUMMARY = re.compile(r"^FAILED \(([^)]*)\)\s*$", re.M)
 _DESCRIPTION = re.compile(r"^(\w+) \(([\w.]+)\)$")
 # unittest's subtest description: the test's, then `[msg]` and/or `(k=v, ...)`.
 _SUBTEST = re.compile(r"^(\w+ \([\w.]+\)) [\[(].*$", re.S)
@@ -255,6 +261,36 @@ class DjangoRunner(LaunchedRunner):
         return {"labels": {i: p[0] for i, p in plan.items()},
                 "files": {i: p[1] for i, p in plan.items() if p[1]},
                 "why": {i: p[2] for i, p in plan.items() if p[2]}, "settings": SETTINGS}
+
+    def own_plan(self, test_ids: list[str], files: dict[str, str], canary: Canaries | None) -> OwnPlan:
+        """Our own runs (sandbox/own_exec.py): each witness id, and a must-pass and a must-fail
+        canary test, by the launcher alone in a fresh runtests.py process each."""
+        from ..own_exec import OwnPlan, canary_picks  # own_exec -> own_run -> runners: not at import
+
+        plan = OwnPlan()
+        mine = [i for i in test_ids if i.partition("::")[0] in files]
+        near = mine[0].partition("::")[0].rsplit("/", 1)[0] if mine and "/" in mine[0] else ""
+        for test_id in mine + (canary_picks(canary, near) if mine else []):
+            spec = {"ids": [test_id], **self.spec_for([test_id])}
+            label = spec["labels"].get(test_id)
+            plan.tests[test_id] = {"argv": ["python3", self.launcher_path], "cwd": "", "spec": spec}
+            if label:
+                plan.tests[test_id]["failed_if"] = (LOG, *(rf"\({re.escape(label)}[.)].* \.\.\. {w}$"
+                                                           for w in ("(?:FAIL|ERROR)", "ok")))
+        return plan
+
+    def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:
+        """runtests.py's exit status and its `FAILED (failures=N, errors=M)` summary against the
+        per-test lines of its log."""
+        from ..own_exec import exit_agreement
+
+        from testjack_tui.benchmarks.swebench_harness import parse_log
+
+        log = (report_named(reports, LOG) or b"").decode(errors="replace")
+        bad = sorted(k for k, v in parse_log("django", log).items() if as_status(v) in ("failed", "error"))
+        said = _SUMMARY.findall(log)  # subtests count apart: only "some" against "none" is sure
+        return exit_agreement("runtests.py", result, bad, 1 if said else None,
+                              f"FAILED ({said[-1]})" if said else "")
 
     def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
               ) -> dict[str, TestOutcome]:

@@ -18,16 +18,22 @@ second is the id the benchmark's own grader uses; export needs both).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Iterable
 from typing import Any
 
 import json
+import posixpath
 import re
 
 from ..api import ExecResult, TestOutcome
-from ..canaries import GoCanaries
+from ..canaries import Canaries, GoCanaries
 from ..hidden_names import GO
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
+
+if TYPE_CHECKING:
+    from ..own_exec import OwnPlan
 from .pytest_runner import PytestRunner
 
 LAUNCHER_PATH = f"{OUT_ROOT}/go_launch.py"
@@ -246,6 +252,9 @@ sys.exit(code)
 '''
 
 
+_FUNC = re.compile(r"^func\s+(Test[A-Za-z0-9_]*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.M)
+
+
 class GoTestRunner(LaunchedRunner):
     """`go test -json`; see the module docstring for ids and outcome keys."""
 
@@ -275,6 +284,41 @@ class GoTestRunner(LaunchedRunner):
 
     def spec_extra(self) -> dict[str, Any]:
         return {"cover": self.cover}
+
+    def own_plan(self, test_ids: list[str], files: dict[str, str], canary: Canaries | None) -> OwnPlan:
+        """Our own runs (sandbox/own_exec.py): each witness test, and a must-pass and a
+        must-fail canary test, by its package's test binary run alone."""
+        from ..own_exec import OwnPlan, canary_picks  # own_exec -> own_run -> runners: not at import
+
+        plan = OwnPlan()
+        wanted: dict[str, list[str]] = {}
+        for test_id in test_ids:
+            path, sep, name = test_id.partition("::")
+            if path.endswith("_test.go") and path in files and "/" not in name:
+                names = [name] if sep else _FUNC.findall(files[path])
+                wanted.setdefault(path, []).extend(n for n in names if n.startswith("Test"))
+        for path in canary_picks(canary, posixpath.dirname(next(iter(wanted), ""))) if wanted else []:
+            file, _, name = path.partition("::")
+            wanted.setdefault(file, []).append(name)
+        for path, names in wanted.items():
+            folder = posixpath.dirname(path)
+            build = "go-" + re.sub(r"\W", "_", folder or "root")
+            plan.builds[build] = {"argv": ["env", "GOPROXY=off", "GOTOOLCHAIN=local", "go", "test", "-c",
+                                           "-o", "{out}", "./" + folder if folder else "."], "cwd": ""}
+            for name in names:
+                plan.tests[f"{path}::{name}"] = {
+                    "argv": ["{bin}", "-test.run", f"^{name}$", "-test.count=1"], "cwd": folder, "build": build,
+                    "failed_if": (EVENTS, *(f'^(?=.*"Action":"{a}")(?=.*"Test":"{re.escape(name)}").*$'
+                                            for a in ("fail", "pass")))}
+        return plan
+
+    def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:
+        """go test's exit status against its event stream: it exits 0 only when every test passed."""
+        from ..own_exec import exit_agreement
+
+        events = parse_events(report_named(reports, EVENTS) or b"")
+        failed = sorted(t for (_, t), s in events.status.items() if s == "fail")
+        return exit_agreement("go test", result, failed)
 
     def report_paths(self, out_dir: str) -> list[str]:
         paths = [f"{out_dir}/{EVENTS}", f"{out_dir}/{STDERR}", f"{out_dir}/{PLAN}"]

@@ -21,16 +21,21 @@ a requested file (the engine reads the first, the benchmark's grader the second)
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import json
 
 from ..api import ExecResult, TestOutcome, TestStatus
-from ..canaries import JsCanaries
+from ..canaries import Canaries, JsCanaries
 from ..hidden_names import JS
 from . import js_reporters
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
+
+if TYPE_CHECKING:
+    from ..own_exec import OwnPlan
 from .pytest_runner import PytestRunner
 
 LAUNCHER_PATH = f"{OUT_ROOT}/node_launch.py"
@@ -246,6 +251,8 @@ def focus(tool, files):
     return jest_focus(files) if tool == "jest" else vitest_focus(files) if tool == "vitest" else ([], [])
 
 def command(tool, files, pattern, report, fitted=()):
+    if spec.get("plain"):
+        return plain_command(tool, files, pattern, fitted)
     binary = os.path.join("node_modules", ".bin", tool)
     if tool == "vitest":
         return ([binary, "run", "--reporter=json", "--outputFile=" + report, "--no-color"] + coverage_args(tool)
@@ -261,6 +268,23 @@ def command(tool, files, pattern, report, fitted=()):
         return args + (["--grep", pattern] if pattern else []) + files
     args = ["node"] + script_options(package(), "node")[0]
     args += ["--test", "--test-reporter=" + spec["node_reporter"], "--test-reporter-destination=" + report]
+    return args + (["--test-name-pattern=" + pattern] if pattern else []) + files
+
+def plain_command(tool, files, pattern, fitted=()):
+    # Our own run of one test or file (sandbox/own_exec.py): the same tool, options and files,
+    # the tool's default reporter, and only its exit status is read (by our root wrapper).
+    binary = os.path.join("node_modules", ".bin", tool)
+    if tool == "vitest":
+        return [binary, "run", "--no-color"] + list(fitted) + (["-t", pattern] if pattern else []) + files
+    if tool == "jest":
+        return ([binary, "--ci", "--watchAll=false", "--colors=false"] + (["-t", pattern] if pattern else [])
+                + list(fitted) + ["--runTestsByPath"] + files)
+    if tool == "mocha":
+        args = [binary] + script_options(package(), "mocha")[0] + ["--reporter", "dot"]
+        if files:
+            args += ["--config", spec["mocha_config"], "--no-package"]
+        return args + (["--grep", pattern] if pattern else []) + files
+    args = ["node"] + script_options(package(), "node")[0] + ["--test"]
     return args + (["--test-name-pattern=" + pattern] if pattern else []) + files
 
 def module_kind(path):
@@ -319,6 +343,12 @@ if plan["tool"] is None:
     sys.exit(4)
 report = os.path.join(out_dir, "node-report.json")
 pattern = name_pattern(tool, spec["ids"]) if tool in ("mocha", "node") else None
+if spec.get("plain") and tool in ("jest", "vitest"):
+    # jest's and vitest's -t reads a test's full name, which vitest starts with its file's
+    # (empty) suite name: the titles at the end of it.
+    wanted = [titles_of(i) for i in spec["ids"]]
+    if wanted and all(wanted):
+        pattern = "(?:^|\\s)(?:" + "|".join(js_regex(" ".join(t)) for t in wanted) + ")$"
 env = dict(os.environ)
 if tool in PASS:
     env.update(script_options(package(), tool)[1])
@@ -392,6 +422,33 @@ class NodeTestRunner(LaunchedRunner):
         return {"framework": self.framework, "mocha_reporter": js_reporters.MOCHA_REPORTER_PATH,
                 "mocha_config": js_reporters.MOCHA_CONFIG_PATH,
                 "node_reporter": js_reporters.NODE_REPORTER_PATH}
+
+    def own_plan(self, test_ids: list[str], files: dict[str, str], canary: Canaries | None) -> OwnPlan:
+        """Our own runs (sandbox/own_exec.py): each witness file (or named test), and a
+        must-pass and a must-fail canary test, by the launcher's plain mode in a process each."""
+        from ..own_exec import OwnPlan, canary_picks  # own_exec -> own_run -> runners: not at import
+
+        plan = OwnPlan()
+        mine = [i for i in test_ids if i.partition("::")[0].partition(": ")[0] in files]
+        near = mine[0].partition("::")[0].rsplit("/", 1)[0] if mine and "/" in mine[0] else ""
+        for test_id in mine + (canary_picks(canary, near) if mine else []):
+            plan.tests[test_id] = {"argv": ["python3", self.launcher_path], "cwd": "",
+                                   "spec": {"ids": [test_id], "plain": True, **self.spec_extra()}}
+            if self.framework == "vitest":
+                # vite bundles the config to a file beside it: another uid cannot run vitest in
+                # the repo, so its varied replay keeps the trial's uid (the rest still varies).
+                plan.tests[test_id]["keep_uid"] = True
+        return plan
+
+    def agreement(self, reports: dict[str, bytes | None], result: ExecResult) -> list[str]:
+        """The runner's exit status against its JSON report."""
+        from ..own_exec import exit_agreement
+
+        data = json_report(reports, REPORT)
+        failed = [str(t.get("fullName") or t.get("title") or "")
+                  for f in data.get("testResults") or [] if isinstance(f, dict)
+                  for t in f.get("assertionResults") or [] if isinstance(t, dict) and t.get("status") == "failed"]
+        return exit_agreement(self.name, result, failed)
 
     def parse(self, test_ids: list[str], reports: dict[str, bytes | None], result: ExecResult
               ) -> dict[str, TestOutcome]:

@@ -565,6 +565,141 @@ def _tj_own_runs(own, uid, ran):
             varied[keys[i]] = got[j]
     return normal, varied
 
+def _tj_exec_runs(own, uid, ran):
+    # Our own runs for runners other than pytest (sandbox/own_exec.py): each test in a fresh
+    # process of the runner's own (a test binary, or its launcher without reporters), whose
+    # verdict is its exit status read here. Binaries are built as the trial user, then copied
+    # by this process into a folder of root's, so nothing the tests start can replace them.
+    import random, shutil, tempfile, time
+    started, left = time.time(), own["total"]
+    if own.get("run_timeout"):
+        left = min(left, own["run_timeout"] * 0.9 - ran)
+    keys = [k for k, _ in own["tests"]][:own["max"]]
+    normal, varied = dict((k, 3) for k in keys), {}
+    tests = dict(own["tests"])
+    def remaining():
+        return left - (time.time() - started)
+    def as_user(ids):
+        def child():
+            _tj_limit_cpu()
+            os.setsid()
+            if ids and os.getuid() == 0:
+                os.setgroups([])
+                os.setgid(ids[1])
+                os.setuid(ids[0])
+        return child
+    def mine(path, ids):
+        if ids and os.getuid() == 0:
+            os.chown(path, ids[0], ids[1])
+    def call(argv, cwd, env, ids, timeout, out=None):
+        exe = shutil.which(argv[0], path=env.get("PATH")) or argv[0]
+        try:
+            proc = subprocess.Popen(argv, executable=exe, cwd=os.path.join(_tj["repo"], cwd or ""),
+                                    env=env, stdin=subprocess.DEVNULL, stdout=out or subprocess.DEVNULL,
+                                    stderr=subprocess.STDOUT, close_fds=True, preexec_fn=as_user(ids))
+        except OSError:
+            return 3
+        try:
+            return 0 if proc.wait(timeout=max(1, timeout)) == 0 else 1
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, 9)
+            except OSError:
+                pass
+            proc.wait()
+            return "timed out"
+    bins = tempfile.mkdtemp(prefix="tjb", dir="/tmp")
+    os.chmod(bins, 0o755)
+    built = {}
+    for bid, build in sorted(own.get("builds", {}).items()):
+        if remaining() < 2:
+            break
+        work = tempfile.mkdtemp(prefix="tjw", dir="/tmp")
+        mine(work, _tj_owner)
+        target = os.path.join(work, "out")
+        log = tempfile.TemporaryFile()
+        argv = [a.replace("{out}", target) for a in build["argv"]]
+        if call(argv, build.get("cwd"), _tj_env, _tj_owner, min(own["timeout"], remaining()), log) != 0:
+            continue
+        _tj_survivors(_tj_since, uid)
+        if build.get("pick") == "cargo":
+            # The test executable cargo reports (its last compiler-artifact line of a test profile).
+            log.seek(0)
+            target = None
+            for line in log:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(rec, dict) and rec.get("executable") and (rec.get("profile") or {}).get("test"):
+                    target = rec["executable"]
+        try:
+            fd = os.open(target, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as src, open(os.path.join(bins, bid), "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.chmod(os.path.join(bins, bid), 0o755)
+            built[bid] = os.path.join(bins, bid)
+        except (TypeError, OSError):
+            continue
+    def run_all(todo, ids, vary):
+        env = dict(_tj_env)
+        if vary:
+            env = dict((k, v) for k, v in env.items() if not k.startswith(tuple(own["strip"])))
+            home = tempfile.mkdtemp(prefix="h", dir="/tmp")
+            mine(home, ids)
+            os.chmod(home, 0o1777)  # a runner kept on the trial uid (keep_uid) writes here too
+            env.update(HOME=home, TMPDIR=home, USER="tj-other", LOGNAME="tj-other")
+            if os.path.exists(own["faketime"]):
+                env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"])
+        order = list(todo)
+        random.shuffle(order)
+        got = {}
+        for key in order:
+            test = tests[key]
+            if remaining() < 1:
+                break
+            if test.get("build") and test["build"] not in built:
+                continue
+            argv = [a.replace("{bin}", built.get(test.get("build"), "")) for a in test["argv"]]
+            if test.get("spec") is not None:
+                folder = tempfile.mkdtemp(prefix="tjs", dir="/tmp")
+                spec = dict(test["spec"], workdir=_tj["repo"], out_dir=os.path.join(folder, "out"))
+                path = os.path.join(folder, "spec.json")
+                with open(path, "w") as fh:
+                    json.dump(spec, fh)
+                for p in (folder, path):
+                    mine(p, ids)
+                argv.append(path)
+            if vary:
+                # Another argv[0] that still names the same program (its full, resolved path).
+                argv[0] = os.path.realpath(shutil.which(argv[0], path=env.get("PATH")) or argv[0])
+            who = _tj_owner if vary and test.get("keep_uid") else ids
+            if test.get("spec") is not None:
+                for p in (folder, path):
+                    mine(p, who)
+            got[key] = call(argv, test.get("cwd"), env, who, min(own["timeout"], remaining()))
+        return got
+    # A witness its own report fails needs no second opinion (only a pass is a claim to check);
+    # the canaries run only beside a witness that does.
+    import re
+    def reported_failed(key):
+        hint = tests[key].get("failed_if")
+        if not hint:
+            return False
+        text = next((base64.b64decode(v).decode("utf-8", "replace") for k, v in _tj_reports.items()
+                     if v and k.endswith(hint[0])), "")
+        # Failed, and passed nowhere in it (a forged pass line after the failure must be checked).
+        return bool(re.search(hint[1], text, re.M)) and not re.search(hint[2], text, re.M)
+    todo = [k for k in keys if not tests[k].get("canary") and not reported_failed(k)]
+    if todo:
+        todo += [k for k in keys if tests[k].get("canary")]
+    normal.update(run_all(todo, _tj_owner, False))
+    again = [k for k in keys if normal[k] == 0]
+    if own.get("vary") and again:
+        other = (own["varied_uid"], own["varied_uid"]) if os.getuid() == 0 else _tj_owner
+        varied = run_all(again, other, True)
+    return normal, varied
+
 _tj_since = _tj_started("self")
 import time as _tj_time
 _tj_wall0 = _tj_time.time()
@@ -578,7 +713,8 @@ _tj_extra = {"survivors": _tj_survivors(_tj_since, _tj_uid)}
 _tj_again = _tj_read_reports()
 _tj_extra["changed"] = [p for p in _tj["reports"] if _tj_again.get(p) != _tj_reports.get(p)]
 if _tj.get("own"):
-    _tj_extra["own"], _tj_extra["varied"] = _tj_own_runs(_tj["own"], _tj_uid, _tj_time.time() - _tj_wall0)
+    _tj_runs = _tj_exec_runs if _tj["own"].get("mode") == "exec" else _tj_own_runs
+    _tj_extra["own"], _tj_extra["varied"] = _tj_runs(_tj["own"], _tj_uid, _tj_time.time() - _tj_wall0)
     _tj_survivors(_tj_since, _tj_uid)
     if _tj["own"].get("vary"):
         _tj_survivors(_tj_since, _tj["own"]["varied_uid"])

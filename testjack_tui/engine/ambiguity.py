@@ -6,7 +6,10 @@ For a witness checking requirement q:
 - implicit and rho(q) > 1/2 -> ambiguous: an underspecified prompt; the witness refutes nothing.
 
 rho(q) = fraction of *models* with passing trials on the task whose passing trials mostly
-(strictly more than half) fail the witness's test: an assertion or an error in it. A hang, a kill
+(strictly more than half) fail the witness's test *the same way*: failures are grouped by their
+kind and their first decisive line (`failure_signature`: the assertion and its values, or the
+exception), and rho is that of the largest group; a trial failing otherwise is measured and not
+counted, since two different wrong answers are not one other reading of the prompt. A hang, a kill
 at a resource limit or a crash (engine/failure_kinds.RESOURCE_KINDS) is never another reading of
 the prompt: such a trial is measured and not counted as failing, and it is refuted whatever the
 witness's class (`refutations`). Models, not trials, so a model with many runs does
@@ -17,13 +20,14 @@ must be withdrawn (the engine emits RefutationWithdrawn for them).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, TYPE_CHECKING
 
 from testjack_tui.sandbox.api import as_status
 from testjack_tui.sandbox.runners.base import aggregate
 
-from .failure_kinds import never_a_reading
+from .assertion_lines import asserted_lines
+from .failure_kinds import cause, never_a_reading
 from .runner import witness_fails
 
 if TYPE_CHECKING:
@@ -86,6 +90,9 @@ class WitnessFacts:
     quote: str = ""  # the words of P it quotes
     outcomes: Mapping[str, str] = field(default_factory=dict)  # trial id -> failed/passed/unknown/kind
     clarification: str = ""  # a one-sentence prompt fix suggested by an agent, if any
+    # trial id -> how it fails (`failure_signature`); a failing trial without one is grouped
+    # with the others without one
+    signatures: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,7 @@ class WitnessClass:
     clarification: str = ""  # set for AMBIGUOUS
     # trials it hangs, kills or crashes: refuted whatever the class (never a reading of P)
     resource_trials: tuple[str, ...] = ()
+    shared_failure: str = ""  # the failure rho counted (`failure_signature`), when known
 
     @property
     def refutes(self) -> bool:
@@ -116,7 +124,7 @@ class WitnessClass:
             "per_model": {m: list(v) for m, v in self.per_model.items()},
             "failing_trials": list(self.failing_trials), "complete": self.complete,
             "note": self.note, "clarification": self.clarification,
-            "resource_trials": list(self.resource_trials),
+            "resource_trials": list(self.resource_trials), "shared_failure": self.shared_failure,
         }
 
 
@@ -128,8 +136,50 @@ def suggest_clarification(requirement: str) -> str:
     return f'Add to the task: "{text[0].upper()}{text[1:]}."'
 
 
-def rho(outcomes: Mapping[str, str], trial_models: Mapping[str, str]) -> tuple[float, dict[str, tuple[int, int]], tuple[str, ...], bool]:
-    """(rho, per-model (failed, measured), skipping models, complete) over the passing trials."""
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
+
+
+# A runner's framing around a failure, not the failure: go's `=== RUN`/`--- FAIL: T (0.00s)`,
+# its final FAIL/ok lines, libtest's `---- name stdout ----`, a traceback's header.
+_FRAMING = re.compile(r"^(?:=== |--- (?:FAIL|PASS|SKIP)|-{3,} .* -{3,}$|FAIL\b|ok\b|PASS\b"
+                      r"|Traceback \(most recent call last\)|File \")")
+_DURATION = re.compile(r"\(\d+(?:\.\d+)?m?s\)")
+
+
+def failure_signature(status: str, message: str) -> str:
+    """How a witness failed on one trial, for grouping: its kind (engine/failure_kinds) and its
+    first decisive line: the assertion with its values (pytest's `E` lines), the exception a
+    traceback ends in, else the first line of the message that is not the runner's framing
+    (go's `file_test.go:9: got 41, want 42`, a JS assertion). Addresses, durations and spacing
+    are ignored: two runs of one wrong answer give one signature."""
+    lines = asserted_lines(message)
+    first = lines[0] if lines else ""
+    if not first and "Traceback (most recent call last)" in (message or ""):
+        first = cause(status, message, limit=1)
+    if not first:
+        first = next((ln.strip() for ln in (message or "").splitlines()
+                      if ln.strip() and not _FRAMING.match(ln.strip())), "")
+    first = _DURATION.sub("", _ADDRESS.sub("0x?", first))
+    first = re.sub(r"\s+", " ", first).strip()
+    return f"{status}: {first}" if first else status
+
+
+def run_signature(outcomes: Mapping[str, Mapping[str, Any]], path: str, test_ids: Iterable[str],
+                  status: str) -> str:
+    """`failure_signature` of a witness (its file `path`, or its listed test ids) in one stored
+    run's outcomes (node id -> {"status", "message"}): its first failing test's."""
+    wanted = set(test_ids)
+    for node in sorted(outcomes):
+        o = outcomes[node]
+        if (node in wanted or node == path or node.startswith(path + "::")) and o.get("status") != "passed":
+            return failure_signature(status, str(o.get("message") or ""))
+    return failure_signature(status, "")
+
+
+def _counts(outcomes: Mapping[str, str], trial_models: Mapping[str, str],
+            counted: set[str] | None) -> tuple[dict[str, list[int]], bool]:
+    """model -> [failed, measured] over the passing trials; failures outside `counted` (None:
+    all) are measured and not counted."""
     per_model: dict[str, list[int]] = {}
     complete = True
     for trial_id, model in trial_models.items():
@@ -141,16 +191,51 @@ def rho(outcomes: Mapping[str, str], trial_models: Mapping[str, str]) -> tuple[f
             continue
         counts = per_model.setdefault(model, [0, 0])
         counts[1] += 1
-        if outcome == "failed":
+        if outcome == "failed" and (counted is None or trial_id in counted):
             counts[0] += 1
-    skipping = tuple(sorted(m for m, (failed, measured) in per_model.items() if 2 * failed > measured))
+    return per_model, complete
+
+
+def _skipping(per_model: Mapping[str, list[int]]) -> tuple[str, ...]:
+    return tuple(sorted(m for m, (failed, measured) in per_model.items() if 2 * failed > measured))
+
+
+def shared_failure(outcomes: Mapping[str, str], trial_models: Mapping[str, str],
+                   signatures: Mapping[str, str]) -> tuple[str, set[str] | None]:
+    """(signature, its trials) of the failure rho counts: the group of failing trials with one
+    signature that the most models mostly fail with (then the most trials, then by name).
+    ("", None) when no failing trial has a signature: every failure counts, as before."""
+    failing = [t for t in trial_models if outcomes.get(t) == "failed"]
+    groups: dict[str, set[str]] = {}
+    for t in failing:
+        groups.setdefault(signatures.get(t, ""), set()).add(t)
+    if not failing or set(groups) == {""}:
+        return "", None
+
+    def weight(sig: str) -> tuple[int, int, str]:
+        per_model, _ = _counts(outcomes, trial_models, groups[sig])
+        return (len(_skipping(per_model)), len(groups[sig]), sig)
+
+    best = max(groups, key=weight)
+    return best, groups[best]
+
+
+def rho(outcomes: Mapping[str, str], trial_models: Mapping[str, str],
+        signatures: Mapping[str, str] | None = None
+        ) -> tuple[float, dict[str, tuple[int, int]], tuple[str, ...], bool]:
+    """(rho, per-model (failed, measured), skipping models, complete) over the passing trials,
+    counting only the failures of the shared group when `signatures` are given."""
+    _, counted = shared_failure(outcomes, trial_models, signatures or {})
+    per_model, complete = _counts(outcomes, trial_models, counted)
+    skipping = _skipping(per_model)
     value = len(skipping) / len(per_model) if per_model else 0.0
     return value, {m: (c[0], c[1]) for m, c in sorted(per_model.items())}, skipping, complete
 
 
 def classify_witness(w: WitnessFacts, trial_models: Mapping[str, str], instruction: str,
                      verify_quotes: bool = True) -> WitnessClass:
-    value, per_model, skipping, complete = rho(w.outcomes, trial_models)
+    value, per_model, skipping, complete = rho(w.outcomes, trial_models, w.signatures)
+    shared, _ = shared_failure(w.outcomes, trial_models, w.signatures)
     failing = tuple(sorted(t for t, o in w.outcomes.items()
                            if (o == "failed" or never_a_reading(o)) and t in trial_models))
     resource = tuple(sorted(t for t, o in w.outcomes.items() if never_a_reading(o) and t in trial_models))
@@ -170,6 +255,7 @@ def classify_witness(w: WitnessFacts, trial_models: Mapping[str, str], instructi
         witness_id=w.witness_id, requirement=w.requirement, klass=klass, rho=value,
         models_measured=len(per_model), models_skipping=skipping, per_model=per_model,
         failing_trials=failing, complete=complete, note=note, resource_trials=resource,
+        shared_failure=shared,
         clarification=(w.clarification.strip() or suggest_clarification(w.requirement))
         if klass == AMBIGUOUS else "")
 
@@ -235,16 +321,14 @@ class AmbiguityTracker:
         w = self.facts[witness_id]
         outcomes = dict(w.outcomes)
         outcomes[trial_id] = outcome
-        self.facts[witness_id] = WitnessFacts(w.witness_id, w.requirement, w.explicit, w.quote,
-                                              outcomes, w.clarification)
+        self.facts[witness_id] = replace(w, outcomes=outcomes)
         return self._recompute()
 
     def record_many(self, witness_id: str, outcomes: Mapping[str, str]) -> Update:
         w = self.facts[witness_id]
         merged = dict(w.outcomes)
         merged.update(outcomes)
-        self.facts[witness_id] = WitnessFacts(w.witness_id, w.requirement, w.explicit, w.quote,
-                                              merged, w.clarification)
+        self.facts[witness_id] = replace(w, outcomes=merged)
         return self._recompute()
 
     def _recompute(self) -> Update:
@@ -284,28 +368,33 @@ def _checklist_quote(requirement: str, checklist: Iterable[dict[str, Any]], inst
 
 
 def facts_from_records(witnesses: Iterable[hooks.WitnessRecord], runs_by_trial: Mapping[str, Mapping[str, str]],
-                       instruction: str) -> list[WitnessFacts]:
-    """Turn the engine's WitnessRecords and replay statuses into WitnessFacts."""
+                       instruction: str, signatures: Mapping[str, Mapping[str, str]] | None = None
+                       ) -> list[WitnessFacts]:
+    """Turn the engine's WitnessRecords and replay statuses into WitnessFacts. `signatures`:
+    trial id -> witness id -> how it failed there (`failure_signature`)."""
     out = []
     for w in witnesses:
         outcomes = {trial: witness_outcome([runs[w.id]])
                     for trial, runs in runs_by_trial.items() if w.id in runs}
+        sigs = {trial: by[w.id] for trial, by in (signatures or {}).items() if w.id in by}
         quote = w.quote or (_checklist_quote(w.requirement, w.checklist, instruction) if w.explicit else "")
-        out.append(WitnessFacts(w.id, w.requirement, w.explicit, quote, outcomes))
+        out.append(WitnessFacts(w.id, w.requirement, w.explicit, quote, outcomes, signatures=sigs))
     return out
 
 
 def classify_witnesses(task: Task, witnesses: Iterable[hooks.WitnessRecord],
-                       runs_by_trial: Mapping[str, Mapping[str, str]], trials: Iterable[Trial]) -> dict[str, hooks.WitnessClass]:
+                       runs_by_trial: Mapping[str, Mapping[str, str]], trials: Iterable[Trial],
+                       signatures: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, hooks.WitnessClass]:
     """Engine hook: {witness id: hooks.WitnessClass("refutes" | "ambiguous", rho, note)}.
 
     `trials` is the task's corpus of passing trials (rho is computed over all of them);
-    `runs_by_trial` maps trial id -> witness id -> status on that trial's model world.
+    `runs_by_trial` maps trial id -> witness id -> status on that trial's model world;
+    `signatures` trial id -> witness id -> how it failed there (rho groups failures by it).
     """
     from testjack_tui.engine.hooks import WitnessClass as HookClass
 
     trial_models = {t.id: t.model for t in trials if getattr(t, "official_pass", True)}
-    classes = classify_facts(facts_from_records(witnesses, runs_by_trial, task.instruction),
+    classes = classify_facts(facts_from_records(witnesses, runs_by_trial, task.instruction, signatures),
                              trial_models, task.instruction)
     out = {}
     for wid, c in classes.items():

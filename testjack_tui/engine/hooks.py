@@ -76,10 +76,15 @@ def get_classifier() -> Classifier:
 
 
 def classify(task: Task, witnesses: list[WitnessRecord], runs_by_trial: dict[str, dict[str, str]],
-             trials: list[Trial], classifier: Classifier | None = None) -> dict[str, WitnessClass]:
+             trials: list[Trial], classifier: Classifier | None = None,
+             signatures: dict[str, dict[str, str]] | None = None) -> dict[str, WitnessClass]:
+    """`signatures`: trial id -> witness id -> how the witness failed there (the ambiguity
+    rule groups failures by it); given only to a classifier that takes them."""
     if not witnesses:
         return {}
-    raw = (classifier or get_classifier())(task, witnesses, runs_by_trial, trials) or {}
+    fn = classifier or get_classifier()
+    extra = {"signatures": signatures} if signatures and _takes_signatures(fn) else {}
+    raw = fn(task, witnesses, runs_by_trial, trials, **extra) or {}
     out: dict[str, WitnessClass] = {}
     for w in witnesses:
         value = raw.get(w.id, "refutes")
@@ -91,6 +96,15 @@ def classify(task: Task, witnesses: list[WitnessRecord], runs_by_trial: dict[str
             value = WitnessClass("refutes", value.rho, value.note)
         out[w.id] = value
     return out
+
+
+def _takes_signatures(fn: Classifier) -> bool:
+    import inspect
+
+    try:
+        return "signatures" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def register_evidence_provider(fn: EvidenceProvider) -> None:
@@ -120,5 +134,6 @@ class Hooks:
     evidence: list[EvidenceProvider] = field(default_factory=evidence_providers)
 
     def classify(self, task: Task, witnesses: list[WitnessRecord], runs_by_trial: dict[str, dict[str, str]],
-                 trials: list[Trial]) -> dict[str, WitnessClass]:
-        return classify(task, witnesses, runs_by_trial, trials, self.classifier)
+                 trials: list[Trial], signatures: dict[str, dict[str, str]] | None = None
+                 ) -> dict[str, WitnessClass]:
+        return classify(task, witnesses, runs_by_trial, trials, self.classifier, signatures)

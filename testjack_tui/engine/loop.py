@@ -730,11 +730,30 @@ class TaskLoop:
     def refuted_ids(self) -> list[str]:
         return [t for t, ws in self.refuted.items() if ws]
 
+    def _failure_signatures(self) -> dict[str, dict[str, str]]:
+        """trial id -> witness id -> how the witness failed there (its kind and first decisive
+        line, from the stored run): the ambiguity rule counts only failures alike."""
+        from .ambiguity import run_signature
+
+        status_of = {k: self.runs_by_trial.get(k[0], {}).get(k[1], "") for k in self.run_keys}
+        failing = {k: key for k, key in self.run_keys.items()
+                   if is_failing(status_of[k]) and not never_a_reading(status_of[k])}
+        runs = self.env.store.runs_by_key(set(failing.values())) if failing else {}
+        by_id = {w.record.id: w.candidate for w in self.witnesses}
+        out: dict[str, dict[str, str]] = {}
+        for (trial_id, wid), key in failing.items():
+            if key in runs and wid in by_id:
+                c = by_id[wid]
+                out.setdefault(trial_id, {})[wid] = run_signature(runs[key]["outcomes"], c.path,
+                                                                  c.test_ids, status_of[(trial_id, wid)])
+        return out
+
     def _reclassify(self) -> None:
         """Apply the classifier to every witness and update refutations (and withdrawals)."""
         env, task = self.env, self.task
         records = [w.record for w in self.witnesses]
-        self.classes = env.hooks.classify(task, records, self.runs_by_trial, self.corpus)
+        self.classes = env.hooks.classify(task, records, self.runs_by_trial, self.corpus,
+                                          self._failure_signatures())
         for w in self.witnesses:
             c = self.classes[w.record.id]
             env.store.set_witness_class(w.record.id, c.label, c.rho, c.note)
