@@ -284,7 +284,7 @@ class DjangoRunner(LaunchedRunner):
         per-test lines of its log."""
         from ..own_exec import exit_agreement
 
-        from testjack_tui.benchmarks.swebench_harness import parse_log
+        from testjack_tui.swebench_harness import parse_log
 
         log = (report_named(reports, LOG) or b"").decode(errors="replace")
         bad = sorted(k for k, v in parse_log("django", log).items() if as_status(v) in ("failed", "error"))
