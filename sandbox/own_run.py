@@ -66,7 +66,7 @@ if _shift:
     datetime.__module__ = date.__module__ = "datetime"
     _dt.datetime, _dt.date = datetime, date
 
-import importlib, inspect, unittest
+import importlib, importlib.util, inspect, unittest
 os.chdir(_req["workdir"])
 sys.argv = [sys.argv[0]]
 _set_up = set()
@@ -117,11 +117,37 @@ def _run(path, name):
     return 0
 
 
+_pytest_kept = {}
+
+
+class _KeptPytest(object):
+    # The next `import pytest` (or of one of its modules) after an unload brings back the
+    # modules unloaded, all at once, instead of importing pytest again: a run whose test
+    # modules all import pytest paid a full pytest import per module (most of its time).
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name not in _pytest_kept:
+            return None
+        sys.modules.update(_pytest_kept)
+        return importlib.util.spec_from_loader(name, _KeptPytest)
+
+    @staticmethod
+    def create_module(spec):
+        return _pytest_kept[spec.name]
+
+    @staticmethod
+    def exec_module(module):
+        pass
+
+
+sys.meta_path.insert(0, _KeptPytest)
+
+
 def _unload_pytest():
     # A canary module imports pytest: no test of ours runs with pytest in sys.modules (the
-    # modules keep their own references; a later `import pytest` loads it again).
+    # modules keep their own references; a later `import pytest` brings it back, _KeptPytest).
     for _k in [k for k in sys.modules if k == "pytest" or k.startswith(("_pytest", "pytest.", "py."))]:
-        del sys.modules[_k]
+        _pytest_kept[_k] = sys.modules.pop(_k)
 
 
 for _index, (_path, _name) in enumerate(_req["tests"]):
