@@ -12,7 +12,11 @@ from stdin before any of the repo's code is imported) and its code: 0 passed, 1 
 parameters, is async or skips itself; or a conftest.py on its path has autouse fixtures,
 plugins or run hooks the driver does not run). A test without its line (the process left early,
 e.g. `os._exit(0)` in library code) has no verdict. The wrapper reads the lines; the verdict is
-never computed in pytest's reporting.
+never computed in pytest's reporting. The own run checks claimed passes: a test the runner's
+JUnit report shows only failed, errored or skipped is not run again (4), and a run without any
+witness test claimed passed starts no driver (its failures keep their kind from the report).
+Its cost is one interpreter start, one pytest import (kept across the test modules that import
+it, not imported again per module) and the tests' own time.
 
 The same driver gives the *environment-varied replay*: another uid than the trial user
 (VARIED_UID), a neutral argv[0], fresh HOME and TMPDIR, no PYTEST_* variables, and the clock
@@ -165,7 +169,10 @@ sys.stdout.flush()
 os._exit(0)
 '''
 
-STATUS = {0: "passed", 1: "failed", 2: "error", 3: "not measured"}
+NOT_RUN = "not run (the report does not pass it)"
+# 4: the wrapper did not run it: the runner's report shows it failed, errored or skipped, or no
+# witness test of the run passed there (a claimed pass is what the own run checks).
+STATUS = {0: "passed", 1: "failed", 2: "error", 3: "not measured", 4: NOT_RUN}
 
 
 def own_status(code: object) -> str:
