@@ -21,7 +21,12 @@ The environment-varied replay (the same driver under another uid, argv[0], HOME/
 without PYTEST_* variables) of every witness test our own run passed: a different result there
 becomes an outcome of its own, `<test id>` + VARIED_MARK, so the witness does not pass on that
 world; on the reference world the same rule rejects a witness that depends on the environment
-itself, so only a trial whose outcome changes while the reference's does not is refuted.
+itself, so only a trial whose outcome changes while the reference's does not is refuted. (On the
+reference, where no channel is judged, the varied replay runs first, on the tests the report
+passes, and our own run only on those it does not pass: one driver process in the usual case.)
+
+Both runs check claimed passes only: a test the runner's report shows failed, errored or skipped
+is believed without them, and keeps the failure kind the report gives it.
 """
 from __future__ import annotations
 
@@ -63,7 +68,10 @@ def own_request(run_files: list[tuple[str, list[str] | None]], canary: Canaries 
         files += list(picked.items())
     return {"files": files, "canary_files": len(files) - len(run_files), "driver": driver,
             "faketime": faketime, "days": CLOCK_SHIFT_DAYS, "timeout": timeout, "max": limit,
-            "vary": True, "varied_uid": VARIED_UID}
+            "vary": True, "varied_uid": VARIED_UID,
+            # Without canaries (the reference world) no channel is judged: the varied replay
+            # runs first and our own run only where it does not pass (pytest_runner WRAPPER).
+            "channel": canary is not None}
 
 
 def own_budget(own: dict[str, Any], timeout: float | None) -> dict[str, Any]:

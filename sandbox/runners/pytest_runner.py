@@ -556,17 +556,34 @@ def _tj_own_runs(own, uid, ran, junit):
     for key in skip:
         normal[key] = 4
     todo = [i for i, (p, n) in enumerate(tests) if keys[i] not in skip and not _tj_unsupported(p)]
+    other = own["varied_uid"] if os.getuid() == 0 else uid
+
+    def drive(indices, vary, budget):
+        got = _tj_drive(own, [tests[i] for i in indices], other if vary else uid, vary, budget)
+        return dict((keys[i], got[j]) for j, i in enumerate(indices))
+
+    if own.get("channel", True) or not own.get("vary"):
+        # A run with canaries (a model world): our own run is a channel of its own, then the
+        # tests it passed go to the varied replay.
+        if todo and left >= 2:
+            normal.update(drive(todo, False, left / 2))
+        again = [i for i in todo if normal[keys[i]] == 0]
+        left -= time.time() - started
+        if own.get("vary") and again and left >= 1:
+            varied.update(drive(again, True, left))
+        return normal, varied
+    # No channel is judged here (the reference world): only the varied replay must hold. A test
+    # that does not pass there is run again in the usual environment, to tell the environment
+    # (it passes there) from what our driver cannot run (it fails there too: not measured).
     if todo and left >= 2:
-        got = _tj_drive(own, [tests[i] for i in todo], uid, False, left / 2)
-        for j, i in enumerate(todo):
-            normal[keys[i]] = got[j]
-    again = [i for i in todo if normal[keys[i]] == 0]
+        varied.update(drive(todo, True, left / 2))
+    again = [i for i in todo if varied.get(keys[i], 0) != 0]
     left -= time.time() - started
-    if own.get("vary") and again and left >= 1:
-        got = _tj_drive(own, [tests[i] for i in again], own["varied_uid"] if os.getuid() == 0 else uid,
-                        True, left)
-        for j, i in enumerate(again):
-            varied[keys[i]] = got[j]
+    if again and left >= 1:
+        normal.update(drive(again, False, left))
+    for i in again:
+        if normal[keys[i]] != 0:
+            del varied[keys[i]]
     return normal, varied
 
 _tj_since = _tj_started("self")

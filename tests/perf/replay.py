@@ -355,16 +355,6 @@ async def _measure(quick: bool) -> list[dict]:
                 f"alternating rounds, so the ratio lies between {best_case:.3f}x and "
                 f"{ratio(max(ours_runs), min(pair_runs) * runs):.3f}x, across the "
                 f"{1 / SPEEDUP_TARGET:.2f}x target; the full run decides")
-        if big and quick and naive_row["status"] == "FAIL" and naive_row.get("gate") is not False:
-            # Not like for like since the channel layer (sandbox/channels.py): every witness run
-            # on a trial now also runs our own driver and the varied replay (two more test
-            # processes per trial), which the naive `podman run` of pytest alone does not pay.
-            # Open work: give naive the same checks, or cut their cost; the full run gates.
-            naive_row["gate"] = False
-            naive_row["gate_reason"] = (
-                "naive runs pytest alone, ours also the channel checks every witness run on a "
-                "trial carries (our own run and the varied replay: two more test processes per "
-                "trial)")
         rows.append(naive_row)
         if bare is not None:
             bare_total = sum(bare[_source_id(tr)][0] for tr in trials) / CORES
