@@ -172,7 +172,9 @@ os._exit(0)
 NOT_RUN = "not run (the report does not pass it)"
 # 4: the wrapper did not run it: the runner's report shows it failed, errored or skipped, or no
 # witness test of the run passed there (a claimed pass is what the own run checks).
-STATUS = {0: "passed", 1: "failed", 2: "error", 3: "not measured", 4: NOT_RUN}
+NOT_NEEDED = "not run (no channel is judged on this world; the varied replay passed)"
+# 5: on the reference world our own run is only needed where the varied replay does not pass.
+STATUS = {0: "passed", 1: "failed", 2: "error", 3: "not measured", 4: NOT_RUN, 5: NOT_NEEDED}
 
 
 def own_status(code: object) -> str:

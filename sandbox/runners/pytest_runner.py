@@ -577,6 +577,7 @@ def _tj_own_runs(own, uid, ran, junit):
     # (it passes there) from what our driver cannot run (it fails there too: not measured).
     if todo and left >= 2:
         varied.update(drive(todo, True, left / 2))
+        normal.update((keys[i], 5) for i in todo if varied[keys[i]] == 0)
     again = [i for i in todo if varied.get(keys[i], 0) != 0]
     left -= time.time() - started
     if again and left >= 1:
