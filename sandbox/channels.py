@@ -21,7 +21,12 @@ The environment-varied replay (the same driver under another uid, argv[0], HOME/
 without PYTEST_* variables) of every witness test our own run passed: a different result there
 becomes an outcome of its own, `<test id>` + VARIED_MARK, so the witness does not pass on that
 world; on the reference world the same rule rejects a witness that depends on the environment
-itself, so only a trial whose outcome changes while the reference's does not is refuted.
+itself, so only a trial whose outcome changes while the reference's does not is refuted. (On the
+reference, where no channel is judged, the varied replay runs first, on the tests the report
+passes, and our own run only on those it does not pass: one driver process in the usual case.)
+
+Both runs check claimed passes only: a test the runner's report shows failed, errored or skipped
+is believed without them, and keeps the failure kind the report gives it.
 """
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ from typing import Any
 
 from .api import ExecResult, TestOutcome, TestStatus
 from .canaries import Canaries
-from .own_run import CLOCK_SHIFT_DAYS, OWN_TOTAL, VARIED_MARK, VARIED_UID, own_status
+from .own_run import CLOCK_SHIFT_DAYS, NOT_RUN, OWN_TOTAL, VARIED_MARK, VARIED_UID, own_status
 
 CHANNEL_MARK = "channels disagree"  # every problem this module reports starts with it
 ENV_DEPENDENT = "environment-dependent behaviour"
@@ -67,8 +72,12 @@ def own_request(run_files: list[tuple[str, list[str] | None]], canary: Canaries 
                 path, _, name = node.partition("::")
                 picked.setdefault(path, []).append(name)
         files += list(picked.items())
-    return {"files": files, "driver": driver, "faketime": faketime, "days": CLOCK_SHIFT_DAYS,
-            "timeout": timeout, "max": limit, "vary": True, "varied_uid": VARIED_UID}
+    return {"files": files, "canary_files": len(files) - len(run_files), "driver": driver,
+            "faketime": faketime, "days": CLOCK_SHIFT_DAYS, "timeout": timeout, "max": limit,
+            "vary": True, "varied_uid": VARIED_UID,
+            # Without canaries (the reference world) no channel is judged: the varied replay
+            # runs first and our own run only where it does not pass (pytest_runner WRAPPER).
+            "channel": canary is not None}
 
 
 def own_budget(own: dict[str, Any], timeout: float | None) -> dict[str, Any]:
@@ -113,7 +122,7 @@ def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
                 if claimed_pass:
                     check.doubts.append(f"{CHANNEL_MARK}: our own run ended before a canary test "
                                         f"that must be {must} ({mine})")
-            elif (must == "passed") != (mine == "passed") and mine != "not measured":
+            elif (must == "passed") != (mine == "passed") and mine not in ("not measured", NOT_RUN):
                 check.proven.append(f"{CHANNEL_MARK}: our own run of a canary test that must be "
                                     f"{must} came out {mine}")
             continue
@@ -129,7 +138,7 @@ def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
         if canary is None or reported != "passed" or mine in ("passed", "not measured"):
             continue
         listed = ", ".join(f"{k} {v}" for k, v in row.items())
-        if mine == "timed out":
+        if mine in ("timed out", NOT_RUN):  # NOT_RUN: the wrapper read the report otherwise
             check.doubts.append(f"{CHANNEL_MARK} on {node}: {listed}")
         else:
             check.proven.append(f"{CHANNEL_MARK} on {node}: {listed}")

@@ -14,7 +14,11 @@ from stdin before any of the repo's code is imported) and its code: 0 passed, 1 
 parameters, is async or skips itself; or a conftest.py on its path has autouse fixtures,
 plugins or run hooks the driver does not run). A test without its line (the process left early,
 e.g. `os._exit(0)` in library code) has no verdict. The wrapper reads the lines; the verdict is
-never computed in pytest's reporting.
+never computed in pytest's reporting. The own run checks claimed passes: a test the runner's
+JUnit report shows only failed, errored or skipped is not run again (4), and a run without any
+witness test claimed passed starts no driver (its failures keep their kind from the report).
+Its cost is one interpreter start, one pytest import (kept across the test modules that import
+it, not imported again per module) and the tests' own time.
 
 The same driver gives the *environment-varied replay*: another uid than the trial user
 (VARIED_UID), a neutral argv[0], fresh HOME and TMPDIR, no PYTEST_* variables, and the clock
@@ -135,11 +139,37 @@ def _run(path, name):
     return 0
 
 
+_pytest_kept = {}
+
+
+class _KeptPytest(object):
+    # The next `import pytest` (or of one of its modules) after an unload brings back the
+    # modules unloaded, all at once, instead of importing pytest again: a run whose test
+    # modules all import pytest paid a full pytest import per module (most of its time).
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name not in _pytest_kept:
+            return None
+        sys.modules.update(_pytest_kept)
+        return importlib.util.spec_from_loader(name, _KeptPytest)
+
+    @staticmethod
+    def create_module(spec):
+        return _pytest_kept[spec.name]
+
+    @staticmethod
+    def exec_module(module):
+        pass
+
+
+sys.meta_path.insert(0, _KeptPytest)
+
+
 def _unload_pytest():
     # A canary module imports pytest: no test of ours runs with pytest in sys.modules (the
-    # modules keep their own references; a later `import pytest` loads it again).
+    # modules keep their own references; a later `import pytest` brings it back, _KeptPytest).
     for _k in [k for k in sys.modules if k == "pytest" or k.startswith(("_pytest", "pytest.", "py."))]:
-        del sys.modules[_k]
+        _pytest_kept[_k] = sys.modules.pop(_k)
 
 
 for _index, (_path, _name) in enumerate(_req["tests"]):
@@ -157,7 +187,12 @@ sys.stdout.flush()
 os._exit(0)
 '''
 
-STATUS = {0: "passed", 1: "failed", 2: "error", 3: "not measured"}
+NOT_RUN = "not run (the report does not pass it)"
+# 4: the wrapper did not run it: the runner's report shows it failed, errored or skipped, or no
+# witness test of the run passed there (a claimed pass is what the own run checks).
+NOT_NEEDED = "not run (no channel is judged on this world; the varied replay passed)"
+# 5: on the reference world our own run is only needed where the varied replay does not pass.
+STATUS = {0: "passed", 1: "failed", 2: "error", 3: "not measured", 4: NOT_RUN, 5: NOT_NEEDED}
 
 
 def own_status(code: object) -> str:

@@ -541,28 +541,84 @@ def _tj_drive(own, tests, uid, varied, left, sources):
                 continue
     return dict((i, found.get(i, missing)) for i in range(len(tests)))
 
-def _tj_own_runs(own, uid, ran):
+def _tj_not_passed(junit, keys):
+    # The tests (`path::name`, `path::Class::name`) the JUnit report, as read when the runner
+    # exited, shows only as failed, errored or skipped: no pass is claimed for them, so no
+    # second channel is needed to believe them. Anything unclear (no report, an unreadable one,
+    # a test missing from it, or listed once passed and once not) is not in this set.
+    if not junit:
+        return set()
+    try:
+        import xml.etree.ElementTree as ET
+        root = ET.fromstring(base64.b64decode(junit))
+    except Exception:
+        return set()
+    seen = {}
+    for case in root.iter("testcase"):
+        name = case.get("name") or ""
+        key = (case.get("classname") or "", name.split("[", 1)[0])
+        bad = any(child.tag in ("failure", "error", "skipped") for child in case)
+        seen[key] = seen.get(key, True) and bad
+    out = set()
+    for key in keys:
+        path, _, rest = key.partition("::")
+        parts = rest.split("::")
+        classname = ".".join([path[:-3].replace("/", ".")] + parts[:-1])
+        if seen.get((classname, parts[-1])):
+            out.add(key)
+    return out
+
+def _tj_own_runs(own, uid, ran, junit):
     import time
-    tests = [(p, n) for p, names in own["files"] for n in (names or _tj_tests_in(p))][:own["max"]]
+    # The canary files come last: always run, whatever the number of witness tests.
+    cut = len(own["files"]) - own.get("canary_files", 0)
+    tests = [(p, n) for p, names in own["files"][:cut] for n in (names or _tj_tests_in(p))][:own["max"]]
+    witnesses = len(tests)
+    tests += [(p, n) for p, names in own["files"][cut:] for n in names]
     keys = [p + "::" + n for p, n in tests]
     normal, varied = dict((k, 3) for k in keys), {}  # 3: not measured
     left = own["total"]
     if own.get("run_timeout"):
         left = min(left, own["run_timeout"] * 0.9 - ran)
     started = time.time()
-    todo = [i for i, (p, n) in enumerate(tests) if not _tj_unsupported(p)]
+    # Our own runs exist to check claimed passes: a test the report does not pass is believed
+    # (4: not run), and without any witness test claimed passed there is nothing to check.
+    skip = _tj_not_passed(junit, keys[:witnesses])
+    if len(skip) == witnesses:
+        return dict((k, 4) for k in keys), varied
+    for key in skip:
+        normal[key] = 4
+    todo = [i for i, (p, n) in enumerate(tests) if keys[i] not in skip and not _tj_unsupported(p)]
+    other = own["varied_uid"] if os.getuid() == 0 else uid
     sources = _tj_hide_sources(sorted(set(tests[i][0] for i in todo)))
+
+    def drive(indices, vary, budget):
+        got = _tj_drive(own, [tests[i] for i in indices], other if vary else uid, vary, budget, sources)
+        return dict((keys[i], got[j]) for j, i in enumerate(indices))
+
+    if own.get("channel", True) or not own.get("vary"):
+        # A run with canaries (a model world): our own run is a channel of its own, then the
+        # tests it passed go to the varied replay.
+        if todo and left >= 2:
+            normal.update(drive(todo, False, left / 2))
+        again = [i for i in todo if normal[keys[i]] == 0]
+        left -= time.time() - started
+        if own.get("vary") and again and left >= 1:
+            varied.update(drive(again, True, left))
+        return normal, varied
+    # No channel is judged here (the reference world): only the varied replay must hold. A test
+    # that does not pass there is run again in the usual environment, to tell the environment
+    # (it passes there) from what our driver cannot run (it fails there too: not measured).
     if todo and left >= 2:
-        got = _tj_drive(own, [tests[i] for i in todo], uid, False, left / 2, sources)
-        for j, i in enumerate(todo):
-            normal[keys[i]] = got[j]
-    again = [i for i in todo if normal[keys[i]] == 0]
+        varied.update(drive(todo, True, left / 2))
+        normal.update((keys[i], 5) for i in todo if varied[keys[i]] == 0)
+    again = [i for i in todo if varied.get(keys[i], 0) != 0]
     left -= time.time() - started
-    if own.get("vary") and again and left >= 1:
-        got = _tj_drive(own, [tests[i] for i in again], own["varied_uid"] if os.getuid() == 0 else uid,
-                        True, left, sources)
-        for j, i in enumerate(again):
-            varied[keys[i]] = got[j]
+    if again and left >= 1:
+        normal.update(drive(again, False, left))
+    for i in again:
+        if normal[keys[i]] != 0:
+            del varied[keys[i]]
     return normal, varied
 
 def _tj_exec_runs(own, uid, ran):
@@ -713,8 +769,12 @@ _tj_extra = {"survivors": _tj_survivors(_tj_since, _tj_uid)}
 _tj_again = _tj_read_reports()
 _tj_extra["changed"] = [p for p in _tj["reports"] if _tj_again.get(p) != _tj_reports.get(p)]
 if _tj.get("own"):
-    _tj_runs = _tj_exec_runs if _tj["own"].get("mode") == "exec" else _tj_own_runs
-    _tj_extra["own"], _tj_extra["varied"] = _tj_runs(_tj["own"], _tj_uid, _tj_time.time() - _tj_wall0)
+    if _tj["own"].get("mode") == "exec":
+        _tj_extra["own"], _tj_extra["varied"] = _tj_exec_runs(_tj["own"], _tj_uid, _tj_time.time() - _tj_wall0)
+    else:
+        _tj_extra["own"], _tj_extra["varied"] = _tj_own_runs(
+            _tj["own"], _tj_uid, _tj_time.time() - _tj_wall0,
+            next((v for k, v in _tj_reports.items() if k.endswith("/junit.xml")), None))
     _tj_survivors(_tj_since, _tj_uid)
     if _tj["own"].get("vary"):
         _tj_survivors(_tj_since, _tj["own"]["varied_uid"])
