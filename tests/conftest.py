@@ -114,3 +114,18 @@ def podman_calls(tmp_path, monkeypatch):
         lines = log.read_text().splitlines() if log.exists() else []
         return [line for line in lines if not line.startswith("system service")]
     return calls
+
+
+# --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
+# Tests that use podman all go to ONE worker (xdist group "podman"): they share that worker's
+# podman service and session fixtures (the demo audit below), and two podman-heavy workers would
+# only fight over the same 2 cores. The other worker takes the pure tests (TUI, engine, units).
+# A test counts as a podman test by its `podman` mark or by a fixture that needs podman.
+PODMAN_FIXTURES = {"podman_calls", "own_podman_service", "demo_per_trial_audit"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("podman") or PODMAN_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("podman"))
