@@ -13,7 +13,7 @@ import pytest
 
 from conftest import DEMO
 
-pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]  # a whole demo audit; slow under load
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(2700)]  # may set up the shared demo audit; slow under load
 
 
 @pytest.fixture(scope="module")
