@@ -114,3 +114,49 @@ def podman_calls(tmp_path, monkeypatch):
         lines = log.read_text().splitlines() if log.exists() else []
         return [line for line in lines if not line.startswith("system service")]
     return calls
+
+
+# --- The shared demo audit -------------------------------------------------------------------
+# A whole demo audit costs minutes; files that only READ one take this session fixture instead of
+# running their own (test_report_e2e, test_probes). It is the per-trial audit (every passing
+# trial on its own, `--sampler cluster`, seed 0) through the CLI, as a user runs it: the report,
+# exports and per-trial checks read it in its own TESTJACK_HOME. A file needing another
+# configuration keeps its own run (test_audit_cmd_e2e: the default lightweight loop, whose
+# one-task re-runs it compares against). Under xdist the fixture is per worker; the `podman`
+# group (below) keeps every reader on one worker, so one run per session.
+DEMO_AUDITS_STARTED: list[str] = []  # what the shared fixtures ran, in this process
+DEMO_PER_TRIAL_ARGS = ("--mode", "per-trial", "--sampler", "cluster", "--seed", "0")
+
+
+@pytest.fixture(scope="session")
+def demo_per_trial_audit(tmp_path_factory) -> dict:
+    """The per-trial demo audit: {"home", "session_id", "summary" (summary.json), "stdout"}."""
+    import json
+    import subprocess
+    import sys
+
+    assert "per-trial" not in DEMO_AUDITS_STARTED, "the shared demo audit runs once per session"
+    DEMO_AUDITS_STARTED.append("per-trial")
+    home, out = tmp_path_factory.mktemp("tj-demo-per-trial-home"), tmp_path_factory.mktemp("tj-demo-per-trial")
+    proc = subprocess.run([sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), "--headless",
+                           "--auto-approve", *DEMO_PER_TRIAL_ARGS, "--out", str(out)],
+                          cwd=ROOT, env=dict(os.environ, TESTJACK_HOME=str(home)), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=2400)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    return {"home": home, "session_id": summary["session_id"], "summary": summary, "stdout": proc.stdout}
+
+
+# --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
+# Tests that use podman all go to ONE worker (xdist group "podman"): they share that worker's
+# podman service and session fixtures (the demo audit below), and two podman-heavy workers would
+# only fight over the same 2 cores. The other worker takes the pure tests (TUI, engine, units).
+# A test counts as a podman test by its `podman` mark or by a fixture that needs podman.
+PODMAN_FIXTURES = {"podman_calls", "own_podman_service", "demo_per_trial_audit"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("podman") or PODMAN_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("podman"))
