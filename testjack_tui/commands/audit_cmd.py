@@ -476,6 +476,8 @@ def register(app: typer.Typer) -> None:
                 table = TableApprover(load_verdicts(verdicts), str(verdicts))
                 cfg.auto_approve = False  # every verdict goes to the table
                 headless = True
+            # What each role resolves to is said first: a bad --task below must not hide it.
+            _print_agents(cfg.agents)
             # options checked, benchmark read, --task / --trial selected, roles built: before any session
             plan = plan_session(SessionOptions(cfg, interactive=interactive, headless=headless,
                                                verdicts_file=table is not None, load=load_with_warnings))
@@ -485,7 +487,6 @@ def register(app: typer.Typer) -> None:
 
                 check_quotes(table.table, Path(verdicts), {tid: t.instruction for tid, t in bench.tasks.items()
                                                            if not cfg.tasks or tid in cfg.tasks})
-            _print_agents(cfg.agents)
             if operator_files is not None:
                 roles = operator_input.attach(bench, cfg, roles, operator_files, rounds is not None, table)
             if not headless and interactive:
