@@ -188,8 +188,9 @@ def test_engine_hook_classifies_records_and_uses_checklist_quotes():
 
 
 def test_rho_counts_only_failures_alike():
-    """Issue 27.4: three models fail the witness, each with another wrong answer: that is not
-    one other reading of P, so rho counts only the largest group of failures alike."""
+    """Issue 27.4: three models fail the witness, two at its assertion and one with an error in
+    its own code: that is not one other reading of P, so rho counts only the largest group of
+    failures alike."""
     from testjack_tui.engine.ambiguity import failure_signature, run_signature, shared_failure
 
     models = {"a1": "A", "b1": "B", "c1": "C", "d1": "D"}
@@ -204,15 +205,21 @@ def test_rho_counts_only_failures_alike():
     # Grouped: the parse(...) == 604800 group holds 2 models of 4 -> rho 1/2, the witness refutes.
     c = classify_witness(WitnessFacts("w1", "weeks parse", False, "", outcomes, signatures=sigs), models, P)
     assert c.rho == 0.5 and c.klass == NECESSARY and c.models_skipping == ("A", "B")
-    assert "604800" in c.shared_failure and c.failing_trials == ("a1", "b1", "c1")
+    assert "assert parse(?) == ?" in c.shared_failure and c.failing_trials == ("a1", "b1", "c1")
     assert shared_failure(outcomes, models, {}) == ("", None)
-    # Same kind, different assertion values: different groups; a kind differs too.
-    assert failure_signature("failed", "E assert 1 == 2") != failure_signature("failed", "E assert 1 == 3")
+    # One assertion failed with different wrong values: one group (the same reading of P, twice);
+    # another assertion, or another kind, is another group.
+    assert failure_signature("failed", "E assert 1 == 2") == failure_signature("failed", "E assert 7 == 2")
+    assert failure_signature("failed", ">   assert f(1) == 2\nE assert 3 == 2") \
+        == failure_signature("failed", ">   assert f(1) == 2\nE assert 0 == 2")
+    assert failure_signature("failed", ">   assert f(1) == 2\nE assert 3 == 2") \
+        != failure_signature("failed", ">   assert g(1) == 2\nE assert 3 == 2")
     assert failure_signature("error", "KeyError: 'w'") != failure_signature("failed", "KeyError: 'w'")
-    # Any runner's message: the first decisive line (go's output, a JS assertion).
+    # Any runner's message: the first decisive line (go's output, a JS assertion), values blanked.
     go = "    calc_test.go:9: Add(20, 22) = 41, want 42\n--- FAIL: TestAdd (0.00s)\n"
-    assert failure_signature("failed", go) == "failed: calc_test.go:9: Add(20, 22) = 41, want 42"
+    assert failure_signature("failed", go) == "failed: calc_test.go:9: Add(?, ?) = ?, want ?"
+    assert failure_signature("failed", go.replace("41", "40")) == failure_signature("failed", go)
     py = "Traceback (most recent call last):\n  File \"t.py\", line 3\nAssertionError: 41 != 42"
-    assert failure_signature("failed", py) == "failed: AssertionError: 41 != 42"
+    assert failure_signature("failed", py) == "failed: AssertionError: ? != ?"
     stored = {"t.py::test_a": {"status": "passed"}, "t.py::test_b": {"status": "failed", "message": same}}
     assert run_signature(stored, "t.py", (), "failed") == sigs["a1"]

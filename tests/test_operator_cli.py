@@ -157,7 +157,9 @@ def test_operator_witness_reviewed_by_the_llm_is_shared_and_refutes_look_alikes(
     assert f"round 1: auditing {chosen}" in text  # the operator's pick, not a sampled trial
     assert "discriminates" in text and "reviewer:" in text and "is valid" in text
     # The reviewer (one LLM call) saw the operator's test, not the reference solution.
-    assert len(requests) == 1 and "greenhouse sensors" in json.dumps(requests[0])
+    # (The explainer, on the reviewer's profile, may ask too: one call per failure pattern.)
+    reviews = [r for r in requests if "witness reviewer" in json.dumps(r)]
+    assert len(reviews) == 1 and reviews[0] is requests[0] and "greenhouse sensors" in json.dumps(requests[0])
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["tasks"]) == {TASK}  # only the chosen trial's task
     hit = refuted(summary)

@@ -148,20 +148,32 @@ _DURATION = re.compile(r"\(\d+(?:\.\d+)?m?s\)")
 
 def failure_signature(status: str, message: str) -> str:
     """How a witness failed on one trial, for grouping: its kind (engine/failure_kinds) and its
-    first decisive line: the assertion with its values (pytest's `E` lines), the exception a
-    traceback ends in, else the first line of the message that is not the runner's framing
-    (go's `file_test.go:9: got 41, want 42`, a JS assertion). Addresses, durations and spacing
-    are ignored: two runs of one wrong answer give one signature."""
+    failing assertion: pytest's `>` line (the test's statement), else the first decisive line
+    (pytest's `E` lines, the exception a traceback ends in, else the first line of the message
+    that is not the runner's framing: go's `file_test.go:9: got 41, want 42`, a JS assertion)
+    with its values blanked. Addresses, durations and spacing are ignored: two trials failing one
+    assertion with different wrong values give one signature."""
+    # The same assertion is the same statement of the test, whatever wrong value each trial
+    # gave it: pytest's first `>` line (the test's own line), else the decisive line with its
+    # values blanked.
+    statement = next((ln.strip()[1:].strip() for ln in (message or "").splitlines()
+                      if ln.strip().startswith(">") and ln.strip()[1:].strip()), "")
     lines = asserted_lines(message)
-    first = lines[0] if lines else ""
+    first = statement or (lines[0] if lines else "")
     if not first and "Traceback (most recent call last)" in (message or ""):
         first = cause(status, message, limit=1)
     if not first:
         first = next((ln.strip() for ln in (message or "").splitlines()
                       if ln.strip() and not _FRAMING.match(ln.strip())), "")
     first = _DURATION.sub("", _ADDRESS.sub("0x?", first))
+    if not statement:
+        first = _VALUES.sub(lambda m: m.group("loc") or "?", first)
     first = re.sub(r"\s+", " ", first).strip()
     return f"{status}: {first}" if first else status
+
+
+# Values in a decisive line (numbers, quoted text), not the file:line that places it.
+_VALUES = re.compile(r"(?P<loc>\.\w+:\d+)|'[^']*'|\"[^\"]*\"|-?\b\d+(?:\.\d+)?(?:e-?\d+)?\b")
 
 
 def run_signature(outcomes: Mapping[str, Mapping[str, Any]], path: str, test_ids: Iterable[str],
