@@ -133,9 +133,9 @@ async def test_node_test_runner_witness_selection_and_timeout():
     out = run.outcomes
     assert out[ids[0]].status == "passed"
     assert out[ids[1]].status == "failed" and "3 !== 2" in out[ids[1]].message
-    # Our own runs (`node --test` alone per test, its exit status) agree with the report.
-    assert (run.channels[ids[0]]["own run"], run.channels[ids[0]]["varied env"]) == ("passed", "passed")
-    assert run.channels[ids[1]]["own run"] == "failed"
+    # No own run for node --test (NodeBuiltinRunner.own_plan: node 18 runs a filtered suite's
+    # hooks, so a canary test cannot run alone): no channel row claims one.
+    assert not run.channels, run.channels
     assert out[ids[2]].status == "passed"
     assert out[ids[3]].status == "skipped"
     assert out[ids[4]].status == "not_found"
