@@ -147,12 +147,12 @@ _DURATION = re.compile(r"\(\d+(?:\.\d+)?m?s\)")
 
 
 def failure_signature(status: str, message: str) -> str:
-    """How a witness failed on one trial, for grouping: its kind (engine/failure_kinds) and its
-    failing assertion: pytest's `>` line (the test's statement), else the first decisive line
-    (pytest's `E` lines, the exception a traceback ends in, else the first line of the message
-    that is not the runner's framing: go's `file_test.go:9: got 41, want 42`, a JS assertion)
-    with its values blanked. Addresses, durations and spacing are ignored: two trials failing one
-    assertion with different wrong values give one signature."""
+    """How a witness failed on one trial, for grouping: its kind (engine/failure_kinds) and
+    whether the witness's own checks said no (`assertion`: pytest's assert, go's t.Errorf lines,
+    a JS expect, cargo's assert!) or the trial's code raised something (by its exception class),
+    else the first decisive line with its values blanked. Trials whose answers fail the
+    witness's checks, whichever check and whatever wrong value, read P one way; a trial that
+    crashes with a KeyError is another case, and a timeout or a kill is never a reading."""
     # The same assertion is the same statement of the test, whatever wrong value each trial
     # gave it: pytest's first `>` line (the test's own line), else the decisive line with its
     # values blanked.
@@ -165,11 +165,19 @@ def failure_signature(status: str, message: str) -> str:
     if not first:
         first = next((ln.strip() for ln in (message or "").splitlines()
                       if ln.strip() and not _FRAMING.match(ln.strip())), "")
-    first = _DURATION.sub("", _ADDRESS.sub("0x?", first))
-    if not statement:
-        first = _VALUES.sub(lambda m: m.group("loc") or "?", first)
-    first = re.sub(r"\s+", " ", first).strip()
+    first = re.sub(r"\s+", " ", _DURATION.sub("", _ADDRESS.sub("0x?", first))).strip()
+    if _ASSERTION.search(first):
+        return f"{status}: assertion"  # the witness's checks said no: one reading, whichever check
+    raised = _RAISED.match(first)
+    if raised:
+        return f"{status}: {raised.group(1)}"  # the trial's code raised: grouped by what it raised
+    first = _VALUES.sub(lambda m: m.group("loc") or "?", first)
     return f"{status}: {first}" if first else status
+
+
+_ASSERTION = re.compile(r"^assert\b|AssertionError|^expect\(|\bexpected\b|\bwant\b|_test\.go:\d+:"
+                        r"|^assertion `|\bassert(?:_eq|_ne)?!")
+_RAISED = re.compile(r"^(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)|panic)\b")
 
 
 # Values in a decisive line (numbers, quoted text), not the file:line that places it.
