@@ -166,7 +166,7 @@ def failure_signature(status: str, message: str) -> str:
         first = next((ln.strip() for ln in (message or "").splitlines()
                       if ln.strip() and not _FRAMING.match(ln.strip())), "")
     first = re.sub(r"\s+", " ", _DURATION.sub("", _ADDRESS.sub("0x?", first))).strip()
-    if _ASSERTION.search(first):
+    if _ASSERTION.search(first) or any(_ASSERTION.search(ln.strip()) for ln in lines[:3]):
         return f"{status}: assertion"  # the witness's checks said no: one reading, whichever check
     raised = _RAISED.match(first)
     if raised:
@@ -175,7 +175,7 @@ def failure_signature(status: str, message: str) -> str:
     return f"{status}: {first}" if first else status
 
 
-_ASSERTION = re.compile(r"^assert\b|AssertionError|^expect\(|\bexpected\b|\bwant\b|_test\.go:\d+:"
+_ASSERTION = re.compile(r"^assert\b|AssertionError|DID NOT RAISE|^expect\(|\bexpected\b|\bwant\b|_test\.go:\d+:"
                         r"|^assertion `|\bassert(?:_eq|_ne)?!")
 _RAISED = re.compile(r"^(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)|panic)\b")
 
