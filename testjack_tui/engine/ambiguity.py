@@ -153,9 +153,8 @@ def failure_signature(status: str, message: str) -> str:
     else the first decisive line with its values blanked. Trials whose answers fail the
     witness's checks, whichever check and whatever wrong value, read P one way; a trial that
     crashes with a KeyError is another case, and a timeout or a kill is never a reading."""
-    # The same assertion is the same statement of the test, whatever wrong value each trial
-    # gave it: pytest's first `>` line (the test's own line), else the decisive line with its
-    # values blanked.
+    # What to classify: pytest's first `>` line (the test's own statement), else its `E` lines,
+    # else the exception a traceback ends in, else the first line that is not runner framing.
     statement = next((ln.strip()[1:].strip() for ln in (message or "").splitlines()
                       if ln.strip().startswith(">") and ln.strip()[1:].strip()), "")
     lines = asserted_lines(message)
