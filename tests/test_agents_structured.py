@@ -198,7 +198,9 @@ def test_no_key_and_no_base_url_fails_at_once_naming_file_and_variables(monkeypa
         monkeypatch.delenv(var, raising=False)
     result = runner.invoke(app, ["audit", "benchmarks/demo", "--agent", "openai", "--headless", "--auto-approve"])
     assert result.exit_code == 2 and podman_calls() == []  # at once: before any world is touched
-    [line] = [ln for ln in result.output.splitlines() if ln.strip()]
+    # The start-up lines say what each role resolved to (key not set); then one error line.
+    *startup, line = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert all(ln.startswith(("agent ", "note: ")) for ln in startup) and "key $OPENAI_API_KEY not set" in startup[0]
     assert line.startswith(f"error: {config_path()}: ")
     assert "OPENAI_BASE_URL" in line and "OPENAI_API_KEY" in line and "[profiles.NAME]" in line
     with pytest.raises(InputError):
