@@ -76,7 +76,7 @@ def own_request(run_files: list[tuple[str, list[str] | None]], canary: Canaries 
             "faketime": faketime, "days": CLOCK_SHIFT_DAYS, "timeout": timeout, "max": limit,
             "vary": True, "varied_uid": VARIED_UID,
             # Without canaries (the reference world) no channel is judged: the varied replay
-            # runs first and our own run only where it does not pass (pytest_runner WRAPPER).
+            # runs first and our own run only where it does not pass (runners/run_wrapper.WRAPPER).
             "channel": canary is not None}
 
 

@@ -39,7 +39,7 @@ KEEPALIVE = ["sleep", "infinity"]
 # What test suites need of root's powers: own/chmod their files, switch users, signal their
 # children. Everything else (ptrace, mknod, raw sockets, chroot, setfcap, audit, ...) is dropped.
 # Without CAP_SYS_PTRACE the test process cannot read the memory of the wrapper that writes the
-# report trailer (sandbox/runners/pytest_runner.py).
+# report trailer (sandbox/runners/run_wrapper.py).
 TEST_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID")
 
 

@@ -52,7 +52,7 @@ class ContainerHandle:
                 pass
 
 
-GATE_ENV = "TJ_GATE"  # set: the wrapper waits at its gate (sandbox/runners/pytest_runner.WRAPPER)
+GATE_ENV = "TJ_GATE"  # set: the wrapper waits at its gate (sandbox/runners/run_wrapper.WRAPPER)
 GATE_OPEN = b"\x1eTJ-GATE\n"  # what it writes first, before any code of the repo runs
 GATE_PATIENCE = 120.0  # seconds a started container may take to reach its gate
 

@@ -55,7 +55,7 @@ REPORT_CAP = 48 * 1024 * 1024  # bytes of /logs/verifier brought back through th
 # (sandbox/trailer.py). No archive round trips for small tests folders.
 WRAPPER = r"""
 import base64, json, os, subprocess, sys
-try:  # the trailer's mark stays out of the verifier's reach (see runners/pytest_runner.WRAPPER)
+try:  # the trailer's mark stays out of the verifier's reach (see runners/run_wrapper.WRAPPER)
     import ctypes
     ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
 except Exception:

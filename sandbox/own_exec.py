@@ -3,7 +3,7 @@
 pytest's own run is a driver of ours that calls each test without pytest (sandbox/own_run.py).
 Other runners' tests cannot be called without their runner, so their second channel is a
 *fresh process per test*, of the runner's own, whose verdict is its exit status, read by the
-run's root wrapper (sandbox/runners/pytest_runner.WRAPPER, `_tj_exec_runs`) after the main
+run's root wrapper (sandbox/runners/run_wrapper.WRAPPER, `_tj_exec_runs`) after the main
 runner exited and every process it left behind was killed:
 
 - go test: the package's test binary, built once by `go test -c` (as the trial user) and copied

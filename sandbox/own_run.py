@@ -2,7 +2,7 @@
 
 A pytest run reports through objects the trial's code can reach (a library patching
 `TestReport` at import, an exit hook rewriting the JUnit file). The own run is a second channel
-the same trick does not reach: the run's root wrapper (sandbox/runners/pytest_runner.WRAPPER),
+the same trick does not reach: the run's root wrapper (sandbox/runners/run_wrapper.WRAPPER),
 after the runner exited, starts `DRIVER` once as the trial user with the run's witness tests and
 a must-pass and a must-fail canary test in random order; the driver imports each test module
 the way pytest's default import mode does (the file's first folder without `__init__.py` and

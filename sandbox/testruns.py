@@ -198,7 +198,7 @@ def run_plan_in(client_factory: ClientFactory, container: Container, plan: RunPl
         run_argv, run_env, mark = plan.inline(cpu_seconds, timeout)
         splitter = TrailerSplitter(OutputCollector(f"tests-{world.name}", on_output), mark)
         # The wrapper runs as root (it drops to the trial user for the tests, sandbox/runners/
-        # pytest_runner.WRAPPER): the tests can neither signal nor read it.
+        # run_wrapper.WRAPPER): the tests can neither signal nor read it.
         result = _run(client_factory, container, handles, run_argv, world.workdir, run_env, timeout,
                       splitter, user=ROOT_USER if world.user else None)
         try:

@@ -122,7 +122,7 @@ def _wrapper_function(name: str):
     """One function of the run's wrapper (it runs in the container as a script of its own)."""
     import base64
 
-    from testjack_tui.sandbox.runners.pytest_runner import WRAPPER
+    from testjack_tui.sandbox.runners.run_wrapper import WRAPPER
     start = WRAPPER.index(f"def {name}(")
     end = WRAPPER.index("\ndef ", start + 1)
     space: dict = {"base64": base64}
