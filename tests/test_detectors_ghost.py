@@ -79,7 +79,7 @@ def test_report_round_trip_signals_and_evidence_attachment():
 def test_a_coverage_run_that_saw_no_changed_file_is_not_measured_anywhere():
     """Every witness dead, or a runner without coverage: the changed files are all unmeasured.
     That is `not measured` (never `clean`), and no report says "None% of added lines"."""
-    from testjack_tui.engine.report import trial_markdown
+    from testjack_tui.engine.report_render import trial_markdown
     from testjack_tui.engine.report_model import TrialReport
     from testjack_tui.engine.verdicts import SOUND, judge_trial
     from testjack_tui.model import Trial

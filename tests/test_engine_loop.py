@@ -386,7 +386,8 @@ async def test_an_operator_test_is_shared_like_a_witness_even_when_the_sampled_t
 
 
 async def test_report_compares_the_lightweight_loop_with_per_trial_audit():
-    from testjack_tui.engine.report import build_report, session_markdown
+    from testjack_tui.engine.report import build_report
+    from testjack_tui.engine.report_render import session_markdown
 
     full, _, _ = build({"mode": "per-trial"})
     assert await full.run() == "finished"
@@ -406,7 +407,8 @@ async def test_report_compares_the_lightweight_loop_with_per_trial_audit():
 
 async def test_a_comparison_of_sessions_with_other_inputs_is_refused_unless_forced():
     from testjack_tui.engine.config import BudgetLimits
-    from testjack_tui.engine.report import build_report, session_markdown
+    from testjack_tui.engine.report import build_report
+    from testjack_tui.engine.report_render import session_markdown
 
     full, _, _ = build({"mode": "per-trial", "budget": BudgetLimits(test_runs=500)})
     assert await full.run() == "finished"
@@ -427,7 +429,8 @@ async def test_a_comparison_of_sessions_with_other_inputs_is_refused_unless_forc
 
 
 async def test_report_has_a_requirements_checklist_with_coverage_and_witnesses():
-    from testjack_tui.engine.report import build_report, session_markdown
+    from testjack_tui.engine.report import build_report
+    from testjack_tui.engine.report_render import session_markdown
 
     session, _, _ = build({"mode": "per-trial"})
     await session.run()
@@ -477,7 +480,8 @@ async def test_a_questionable_discriminating_test_is_an_open_question_about_p_re
     import dataclasses
 
     from testjack_tui.engine import open_questions
-    from testjack_tui.engine.report import build_report, session_csv, session_markdown, trial_markdown
+    from testjack_tui.engine.report import build_report
+    from testjack_tui.engine.report_render import session_csv, session_markdown, trial_markdown
 
     task, trials, _ = scenario()
     chains = {"a2": [[cand(T, "a2", 1, "alias", label="questionable")]]}

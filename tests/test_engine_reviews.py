@@ -10,7 +10,8 @@ from engine_fakes import (FakeAnalyst, FakeAudit, FakeRoles, FakeSandbox, cand, 
 from testjack_tui.sandbox.api import TestOutcome as Outcome
 from testjack_tui.sandbox.api import TestRun as Run
 from testjack_tui.engine.hooks import Hooks, default_classifier
-from testjack_tui.engine.report import build_report, trial_markdown
+from testjack_tui.engine.report import build_report
+from testjack_tui.engine.report_render import trial_markdown
 from testjack_tui.engine.roles import ReviewVerdict
 from testjack_tui.engine.session import AuditSession, SessionConfig
 

@@ -110,7 +110,7 @@ def test_report_and_export_writers_stay_inside_out(tmp_path):
     """Writers re-check: even ids that slipped past a loader land inside --out."""
     from testjack_tui.engine.export import write_harbor, write_swebench
     from testjack_tui.engine.export_suite import TaskExport
-    from testjack_tui.engine.report import write_report
+    from testjack_tui.engine.report_render import write_report
     from testjack_tui.engine.report_model import Report, TrialReport
 
     out = tmp_path / "out"

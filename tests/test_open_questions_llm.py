@@ -13,7 +13,8 @@ from testjack_tui.agents import LLMAuditAgent, OpenAIChatModel
 from testjack_tui.agents.roles_llm import LLMReviewer
 from testjack_tui.config import Profile
 from testjack_tui.engine import open_questions
-from testjack_tui.engine.report import build_report, session_markdown
+from testjack_tui.engine.report import build_report
+from testjack_tui.engine.report_render import session_markdown
 from testjack_tui.engine.session import AuditSession, SessionConfig
 
 T = "t1"

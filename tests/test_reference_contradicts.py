@@ -14,7 +14,8 @@ from fake_openai_server import FakeOpenAIServer, Reply
 from testjack_tui.agents import LLMAuditAgent, OpenAIChatModel
 from testjack_tui.config import Profile
 from testjack_tui.engine.events import CandidateDropped
-from testjack_tui.engine.report import build_report, session_markdown
+from testjack_tui.engine.report import build_report
+from testjack_tui.engine.report_render import session_markdown
 from testjack_tui.engine.session import AuditSession, SessionConfig
 
 T = "t1"

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from testjack_tui.engine.report import (build_report, is_defective, load_labels, write_report)
+from testjack_tui.engine.report import build_report, is_defective, load_labels
+from testjack_tui.engine.report_render import write_report
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark, Environment, OfficialTests, Reference, Task, Trial
@@ -185,7 +186,7 @@ async def test_a_per_trial_session_reports_the_rounds_it_ran():
     """Per-trial mode audits each trial once; the report says how many rounds ran, never the
     lightweight setting ("rounds per task 3" while 4 ran, issue 36.7)."""
     from test_engine_loop import build
-    from testjack_tui.engine.report import session_markdown
+    from testjack_tui.engine.report_render import session_markdown
 
     session, _, roles = build({"mode": "per-trial", "rounds": 3, "seed": 1})
     assert await session.run() == "finished"

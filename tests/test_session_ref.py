@@ -44,7 +44,7 @@ def test_an_operator_reviewing_shows_no_placeholder_reviewer_label():
     """With the operator as reviewer (`--agent operator`), the reviewer's own label is a
     placeholder while it waits ("questionable"): the flask-5014 report said "the reviewer said
     questionable" of witnesses nobody else reviewed. An overrule still names what was overruled."""
-    from testjack_tui.engine.report import decision_line
+    from testjack_tui.engine.report_render import decision_line
 
     judged = decision_line({"decision": "judged", "reviewer_label": "questionable", "note": "P, line 2"})
     assert judged == "Decision: judged valid by the operator (as reviewer): P, line 2"

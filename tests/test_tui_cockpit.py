@@ -255,7 +255,8 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
     import csv
     import json
 
-    from testjack_tui.engine.report import build_report, write_report
+    from testjack_tui.engine.report import build_report
+    from testjack_tui.engine.report_render import write_report
     from testjack_tui.tui.screens.report import ReportScreen, TrialReportScreen
 
     session, _, _ = build({"step": False, "auto_approve": False, "rounds": 10})

@@ -114,7 +114,8 @@ async def test_the_report_says_what_became_of_each_analysis_candidate():
     roles = FakeRoles(FakeAudit({}), FakeReviewer(), FakeAnalyst({"analysis": analysis}))
     session = _session(task, trials, roles, lambda *a: object())
     assert await session.run() == "finished"
-    from testjack_tui.engine.report import build_report, session_markdown
+    from testjack_tui.engine.report import build_report
+    from testjack_tui.engine.report_render import session_markdown
     report = build_report(session.id, benchmark=make_benchmark([task], trials))
     rows = {r["path"]: r for r in json.loads(json.dumps(report.to_json()))["tasks"][T]["analysis_tests"]}
     assert rows["tests/test_tj_quoting.py"]["fate"] == "held on every trial"
@@ -157,7 +158,8 @@ async def test_a_suspicious_feature_disproved_by_a_held_test_is_withdrawn_from_t
     # The quoting test held on both trials: its feature is a lead already followed to nothing.
     assert audits and all("f-alias: look for ALIASES = {" in a for a in audits)
     assert not any("f-quote" in a for a in audits)
-    from testjack_tui.engine.report import build_report, session_markdown
+    from testjack_tui.engine.report import build_report
+    from testjack_tui.engine.report_render import session_markdown
     report = build_report(session.id, benchmark=make_benchmark([task], trials))
     rows = {f["id"]: f for f in report.tasks[T].suspicious_features}
     assert rows["f-quote"]["withdrawn"] == "disproved: t1:analysis:1.v1 held on every trial"
@@ -176,7 +178,8 @@ async def test_the_report_says_what_became_of_each_trial_auditors_test():
                                   sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
                                   tools_factory=lambda *a: object())
     assert await session.run() == "finished"
-    from testjack_tui.engine.report import build_report, session_markdown
+    from testjack_tui.engine.report import build_report
+    from testjack_tui.engine.report_render import session_markdown
     report = build_report(session.id, benchmark=make_benchmark([task], trials))
     rows = {r["id"]: r for r in json.loads(json.dumps(report.to_json()))["tasks"][T]["audit_tests"]}
     assert rows["t1:a1:1.v2"]["fate"] == ("witness: passes on the reference, fails on a1 "

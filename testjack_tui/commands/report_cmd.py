@@ -46,7 +46,8 @@ def register(app: typer.Typer) -> None:
         mode exists, the lightweight loop's recall and cost against per-trial audit.
         """
         from testjack_tui.engine.compare import refusal_line
-        from testjack_tui.engine.report import FORMATS, build_report, write_report
+        from testjack_tui.engine.report import build_report
+        from testjack_tui.engine.report_render import FORMATS, write_report
         from testjack_tui.engine.store import session_ref
 
         session = session_ref(session)

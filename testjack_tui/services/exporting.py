@@ -41,7 +41,8 @@ def _session_benchmark(session_id: str) -> str:
 
 def write_reports(session_id: str, out: Path, formats: tuple[str, ...] = ("md",), benchmark: Any = None) -> list[Path]:
     """Per-trial report.json + report.md and the session report in each format; the files written."""
-    from testjack_tui.engine.report import build_report, write_report
+    from testjack_tui.engine.report import build_report
+    from testjack_tui.engine.report_render import write_report
 
     report = build_report(session_id, benchmark)
     written: list[Path] = []

@@ -354,7 +354,7 @@ class TrialReportScreen(ModalScreen[None]):
     def __init__(self, verdict: TrialReport):
         super().__init__()
         self.verdict = verdict
-        from testjack_tui.engine.report import trial_markdown
+        from testjack_tui.engine.report_render import trial_markdown
 
         self.markdown = clean(trial_markdown(verdict))
 
