@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from testjack_tui.engine.report import build_report, is_defective, load_labels
+from testjack_tui.engine.report import build_report
+from testjack_tui.engine.report_labels import is_defective, load_labels
 from testjack_tui.engine.report_render import write_report
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError

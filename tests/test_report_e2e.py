@@ -21,7 +21,8 @@ def outcome(demo_per_trial_audit, tmp_path_factory):
     from testjack_tui.benchmarks import load_benchmark
     from testjack_tui.sandbox import Sandbox
     from testjack_tui.engine.export import check_export, plan_export, write_harbor
-    from testjack_tui.engine.report import build_report, load_labels
+    from testjack_tui.engine.report import build_report
+    from testjack_tui.engine.report_labels import load_labels
     from testjack_tui.engine.report_render import write_report
 
     session_id = demo_per_trial_audit["session_id"]

@@ -495,7 +495,7 @@ def labelled_populations(root: Path, fixture: dict | None) -> list[Population] |
     if not labels_path.exists():
         return None
     from testjack_tui.benchmarks import load_benchmark
-    from testjack_tui.engine.report import is_defective, load_labels
+    from testjack_tui.engine.report_labels import is_defective, load_labels
 
     bench = load_benchmark(root)
     labels = load_labels(labels_path)
