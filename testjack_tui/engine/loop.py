@@ -9,44 +9,29 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
-from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.model import Task, Trial
 
 from . import harness_effect, open_questions, reference_claims
 from .aio import gather_all
 from .approval import Judgement, judge, standing_requirement
-from .events import (Log, RefutationWithdrawn, RoundFinished, RoundStarted, TaskState, TrialRefuted, TrialState,
-                     WitnessConfirmed, WitnessReplayed)
+from .events import Log, RoundFinished, RoundStarted, TaskState
 from .env import EngineEnv
-from .hooks import WitnessClass, WitnessRecord
 from .no_reference import ensure_reference
 from .probes import materialize_probe
 from .analysis_fates import fate_rows, withdrawn_features
 from .failure_patterns import explain_refutations
-from .oracle import (CandidateBook, Validation, ask_repair, candidate_from_dict, candidate_to_dict, null_feedback,
+from .oracle import (Validation, ask_repair, candidate_from_dict, candidate_to_dict, null_feedback,
                      validate)
-from .roles import (AuditContext, AuditOutcome, BudgetExceeded, Candidate, ChecklistItem, ReviewVerdict,
-                    TaskAnalyst, WorldTools, questionable_cases)
-from .detectors.ghost import executed_added_lines
-from .failure_kinds import AUDIT_FAILED, cause, never_a_reading, void_audit
-from .runner import CountedSandbox, RunResult, combined_status, is_failing
-from .tampering import with_canary_evidence
+from .roles import AuditContext, AuditOutcome, ChecklistItem, TaskAnalyst, questionable_cases
+from .failure_kinds import AUDIT_FAILED
+from .runner import combined_status, is_failing
 from .verdicts import analysis_checklist
-from .sampling import Sampler, SamplerContext, SamplerState, make_sampler
-from .task_checks import TaskCheck, check_task
-
-ANALYSIS = "analysis"  # scope/trial key of the task-analysis role's outputs
-
-
-@dataclass
-class Witness:
-    record: WitnessRecord
-    candidate: Candidate
-    reference_status: str
-    reference_run: str | None  # run key of its pass on R[G]
+from .sampling import SamplerContext, SamplerState, make_sampler
+from .task_checks import check_task
+from .loop_base import ANALYSIS, Witness, _cases_of, kept_cases
+from .loop_witnesses import WitnessLoop
 
 
 def outcome_to_dict(outcome: AuditOutcome) -> dict[str, Any]:
@@ -65,165 +50,9 @@ def outcome_from_dict(data: dict[str, Any]) -> AuditOutcome:
                         reference_contradicts=list(data.get("reference_contradicts") or []))
 
 
-def kept_cases(candidate: Candidate, verdict: ReviewVerdict) -> Candidate:
-    """KEEP_SOME: the accepted cases alone become the witness."""
-    if verdict.overall == "KEEP_SOME" and verdict.keep:
-        return dataclasses.replace(candidate, test_ids=tuple(verdict.keep))
-    return candidate
-
-
-def _cases_of(outcomes: dict[str, Any], candidate: Candidate) -> dict[str, Any]:
-    """A candidate's case outcomes in one run, without the file-level aggregate when cases exist."""
-    picked = {n: o for n, o in outcomes.items()
-              if n in candidate.test_ids or n == candidate.path or n.startswith(candidate.path + "::")}
-    if any(n != candidate.path for n in picked):
-        picked.pop(candidate.path, None)
-    return picked
-
-
-class TaskLoop:
-    """One task's audit. `corpus`: every reproducible passing trial of the task (witnesses are
-    replayed on all of them, so rho is the same whatever was selected); `selected`: the trials
-    the user chose to audit and label (all of them unless `--trial` narrowed it)."""
-
-    def __init__(self, env: EngineEnv, task: Task, check: TaskCheck, selected: set[str] | None = None):
-        self.env = env
-        self.task = task
-        self.check = check
-        self.corpus: list[Trial] = sorted(check.reproducible, key=lambda t: t.id)
-        self.selected = {t.id for t in self.corpus} if selected is None else \
-            {t.id for t in self.corpus if t.id in selected}
-        self.by_id = {t.id: t for t in self.corpus}
-        self.book = CandidateBook(task.id)
-        self.witnesses: list[Witness] = []
-        self.runs_by_trial: dict[str, dict[str, str]] = {t.id: {} for t in self.corpus}
-        self.run_keys: dict[tuple[str, str], str] = {}  # (trial, witness) -> run key
-        self.active: list[str] = [t.id for t in self.corpus if t.id in self.selected]
-        self.audited: list[str] = []
-        self.refuted: dict[str, list[str]] = {}  # trial -> refuting witness ids
-        self.classes: dict[str, WitnessClass] = {}
-        self.round = 0
-        self.evidence: dict[str, dict[str, Any]] = {}
-        self.checklists: dict[str, list[dict[str, Any]]] = {}
-        self.features: list[dict[str, Any]] = []  # task analysis's suspicious-patch features
-        self.judged: list[dict[str, Any]] = []  # candidates reviewed and not counted (shown to later audits)
-        self.held: list[Candidate] = []  # task analysis's validated tests that passed on every trial
-        self.withdrawn: set[str] = set()  # features disproved by a held test (analysis_fates.withdrawn_features)
-        self.sampler: Sampler | None = None  # made when the loop starts (lightweight mode)
-        self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
-
-    # -- helpers ------------------------------------------------------------------------------
-    @property
-    def lightweight(self) -> bool:
-        return self.env.cfg.mode == "lightweight"
-
-    def _emit(self, event: object) -> None:
-        self.env.emit(event)
-
-    def _state(self, trial_id: str, state: str, by: str = "", audited: bool | None = None) -> None:
-        self.env.store.set_trial_state(trial_id, self.task.id, state, by, audited)
-        self._emit(TrialState(self.env.session_id, task_id=self.task.id, trial_id=trial_id, state=state, by=by))
-
-    def _worlds_for(self, trial: Trial | None, role: str) -> dict[str, Any]:
-        if role == "audit" and trial is not None:
-            return {"null": self.check.worlds["null"], "reference": self.check.worlds["reference"],
-                    "model": self.check.trial_worlds[trial.id]}
-        # Task analysis is solution-blind and the reviewer judges by P: neither sees G or s.
-        return {"null": self.check.worlds["null"]}
-
-    async def _evidence_for(self, trial: Trial) -> dict[str, Any]:
-        if trial.id in self.evidence:
-            return self.evidence[trial.id]
-        stored = self.env.store.get_evidence(trial.id)
-        if stored is not None:  # computed before an interruption: the detectors are deterministic
-            stored = with_canary_evidence(self.env.store, trial.id, stored)
-            self.evidence[trial.id] = stored
-            return stored
-        merged: dict[str, Any] = {}
-        worlds = self._worlds_for(trial, "audit")
-        counted = CountedSandbox(self.env.sandbox, self.env.budget)
-        for provider in self.env.hooks.evidence:
-            try:
-                merged.update(await provider(counted, self.task, trial, worlds) or {})
-            except BudgetExceeded:
-                raise  # pause now; the evidence is computed on resume
-            except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
-                self._emit(Log(self.env.session_id, level="warning",
-                               message=f"evidence for {trial.id} failed: {exc}"))
-        if self.env.cfg.mutants and (self.task.language or "python") == "python" and worlds.get("model"):
-            merged["mutation"] = await self._mutation_evidence(trial, worlds["model"], merged.get("ghost"))
-        merged = harness_effect.attach(merged, self.env.store.proofs(trial.id).get(trial.id, []))
-        self.env.store.put_evidence(self.task.id, trial.id, merged)
-        merged = with_canary_evidence(self.env.store, trial.id, merged)
-        self.evidence[trial.id] = merged
-        return merged
-
-    async def _mutation_evidence(self, trial: Trial, world: WorldRef, ghost: dict[str, Any] | None) -> dict[str, Any]:
-        from .detectors.mutation import MutationReport, collect_mutation_evidence
-
-        try:
-            report = await collect_mutation_evidence(self.env.runner, self.env.sandbox, self.task, trial,
-                                                     world, self.env.cfg.mutants, ghost)
-        except BudgetExceeded:
-            raise
-        except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
-            report = MutationReport(error=f"{type(exc).__name__}: {exc}"[:300])
-        self._emit(Log(self.env.session_id, level="info",
-                       message=f"{trial.id}: mutation: {report.to_text().splitlines()[0]}"))
-        return report.to_dict()
-
-    def _static_evidence(self, trials: list[Trial]) -> dict[str, dict[str, Any]]:
-        """Static detector evidence of every trial, for the sampler: pure functions of the diff,
-        T0 and P (no containers). The session computed it for its corpus; a trial it lacks is
-        computed here. The ghost-branch part needs a world and comes with _evidence_for when a
-        trial is audited."""
-        try:
-            from .detectors import collect_static_evidence
-        except ModuleNotFoundError:
-            return {}
-        out: dict[str, dict[str, Any]] = {}
-        for trial in trials:
-            if trial.id in self.env.static_evidence:
-                out[trial.id] = self.env.static_evidence[trial.id]
-                continue
-            try:
-                out[trial.id] = collect_static_evidence(self.task, trial).to_dict()
-            except Exception as exc:  # noqa: BLE001 - evidence only orders the sampling
-                self._emit(Log(self.env.session_id, level="warning",
-                               message=f"static evidence for {trial.id} failed: {exc}"))
-        return out
-
-    def _context(self, trial: Trial | None, role: str, evidence: dict[str, Any] | None = None) -> tuple[AuditContext, WorldTools]:
-        worlds = self._worlds_for(trial, role)
-        factory = self.env.tools_factory
-        if factory is None:
-            raise RuntimeError("the session has no tools factory (testjack_tui.compose.install() gives one)")
-        tools = factory(self.env, self.task, trial, worlds, evidence or None)
-        ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
-                           emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
-                           evidence=evidence or {}, ledger=self.env.budget, llm_cache=self.env.store,
-                           features=[f for f in self.features if str(f.get("id")) not in self.withdrawn],
-                           judged=list(self.judged),
-                           validated=self._validated_for(trial))
-        return ctx, tools
-
-    def _validated_for(self, trial: Trial | None) -> list[dict[str, Any]]:
-        """Every validated test of the task, for an auditor: the witnesses, then the task
-        analysis's tests that held on every trial; each with what it checks and its outcome on
-        this trial where one was measured."""
-        if trial is None:
-            return []
-        runs = self.runs_by_trial.get(trial.id, {})
-        out = [{"path": w.candidate.path, "requirement": w.record.requirement, "kind": "witness",
-                "outcome": runs.get(w.record.id, ""), "source": w.candidate.source} for w in self.witnesses]
-        return out + [{"path": c.path, "requirement": c.requirement, "kind": "held on every trial",
-                       "outcome": "passed", "source": c.source} for c in self.held]
-
-    @staticmethod
-    async def _close(tools: WorldTools) -> None:
-        closer = getattr(tools, "aclose", None)
-        if closer is not None:
-            await closer()
+class TaskLoop(WitnessLoop):
+    """One task's audit: the task analysis, then the rounds (or every trial, per-trial mode), on
+    the loop's state and evidence (engine/loop_base.py) and its witnesses (engine/loop_witnesses.py)."""
 
     # -- the task -----------------------------------------------------------------------------
     async def run(self) -> None:
@@ -609,192 +438,6 @@ class TaskLoop:
                 self._emit(Log(self.env.session_id, level="warning",
                                message=f"{self.task.id}: the audit of {trial_id} says the reference "
                                        f"contradicts P: \"{item.get('quote')}\""))
-
-    # -- witnesses, replay, refutation ----------------------------------------------------------
-    def _case_runs(self, v: Validation, statuses: dict[str, dict[str, str]]) -> dict[str, Any]:
-        """Per-case outcomes of a task-analysis candidate: on the reference, and on each trial
-        where it failed (from the stored replay runs), for the reviewer."""
-        out = {"reference": _cases_of(v.reference_run.outcomes if v.reference_run else {}, v.candidate)}
-        for trial_id, by_witness in sorted(statuses.items()):
-            if not is_failing(by_witness.get(v.candidate.id, "")):
-                continue
-            row = self.env.store.get_run(self._replay_keys.get((trial_id, v.candidate.id), "") or "")
-            if row is not None:
-                out[trial_id] = _cases_of(row.get("outcomes") or {}, v.candidate)
-        return out
-
-    def _confirm(self, v: Validation, judgement: Judgement, source_trial: str | None, round_no: int) -> Witness:
-        c, verdict = kept_cases(v.candidate, judgement.verdict), judgement.verdict
-        requirement, explicit, quote = standing_requirement(verdict, judgement.decision, c.requirement)
-        record = WitnessRecord(id=c.id, task_id=self.task.id, path=c.path, source=c.source,
-                               requirement=requirement, explicit=explicit,
-                               quote=quote, source_trial=source_trial,
-                               label=judgement.decision.label, round=round_no or None,
-                               checklist=tuple(self.checklists.get(source_trial or ANALYSIS, [])))
-        witness = Witness(record, c, v.reference_status, v.reference_run.key if v.reference_run else None)
-        self.witnesses.append(witness)
-        self.env.store.put_witness({"id": c.id, "task_id": self.task.id, "source_trial": source_trial,
-                                    "requirement": record.requirement, "explicit": record.explicit,
-                                    "quote": record.quote, "path": c.path, "source": c.source,
-                                    "test_ids": list(c.test_ids), "round": round_no or None,
-                                    "label": record.label})
-        self._emit(WitnessConfirmed(self.env.session_id, task_id=self.task.id, witness_id=c.id,
-                                    requirement=record.requirement, explicit=record.explicit,
-                                    source_trial=source_trial))
-        return witness
-
-    def _note_run(self, trial_id: str, witness_id: str, status: str, run_key: str | None) -> None:
-        self.runs_by_trial.setdefault(trial_id, {})[witness_id] = status
-        if run_key:
-            self.run_keys[(trial_id, witness_id)] = run_key
-        self.env.store.put_witness_run(witness_id, trial_id, self.task.id, status, run_key)
-        self._emit(WitnessReplayed(self.env.session_id, task_id=self.task.id, witness_id=witness_id,
-                                   trial_id=trial_id, status=status, run_key=run_key))
-
-    async def _tie_by_execution(self, trial_id: str) -> None:
-        """Labels follow execution: for a refuted trial with sniffing or tampering signals, record
-        which of its added lines the refuting witness's run executes (Python: coverage), so a
-        signal on such a line is tied to that witness however the witness imports the code."""
-        evidence = self.evidence.get(trial_id) or self.env.store.get_evidence(trial_id) or {}
-        lines = {(s.get("file"), s.get("line")) for s in evidence.get("signals") or []
-                 if s.get("structural") and s.get("detector") in ("env_sniffing", "harness_tampering")}
-        trial = next((t for t in self.corpus if t.id == trial_id), None)
-        world = self.check.trial_worlds.get(trial_id)
-        if not lines or trial is None or world is None or (self.task.language or "python") != "python":
-            return
-        executed = dict(evidence.get("executed_by_witness") or {})
-        by_id = {w.record.id: w for w in self.witnesses}
-        for wid in self.refuted.get(trial_id, []):
-            w = by_id.get(wid)
-            if w is None or wid in executed:
-                continue
-            try:
-                found = await executed_added_lines(CountedSandbox(self.env.sandbox, self.env.budget), trial,
-                                                   world, {w.candidate.path: w.candidate.source},
-                                                   list(w.candidate.run_ids()))
-            except BudgetExceeded:
-                raise
-            except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
-                self._emit(Log(self.env.session_id, level="warning",
-                               message=f"{trial_id}: coverage of witness {wid} failed: {exc}"))
-                continue
-            if found is not None:
-                executed[wid] = sorted([f, n] for f, n in found if (f, n) in lines)
-        evidence = dict(evidence, executed_by_witness=executed)
-        self.env.store.put_evidence(self.task.id, trial_id, evidence)
-        self.evidence[trial_id] = evidence
-
-    def void_reason(self, trial_id: str | None = None) -> str:
-        """Why this trial's audit (None: the task's, every candidate) measured nothing
-        (engine/failure_kinds.void_audit), or "": from the reference runs of its candidates and
-        of the task analysis's."""
-        found = []
-        for v in self.env.store.validations(self.task.id):
-            if (trial_id is not None and v.get("trial_id") not in (trial_id, None)) or not v.get("reference"):
-                continue
-            row = self.env.store.get_run(v.get("reference_run") or "") or {}
-            messages = "\n".join(str(o.get("message") or "") for o in (row.get("outcomes") or {}).values())
-            output = f"{row.get('head') or ''}\n{row.get('tail') or ''}"
-            found.append((v["reference"], cause(v["reference"], messages, output)))
-        return void_audit(found)
-
-    def _replay_targets(self, source_trial: str) -> list[str]:
-        if self.env.cfg.replay_scope == "active":
-            # unselected trials are always measured: rho needs them
-            return [t.id for t in self.corpus if t.id != source_trial
-                    and (t.id in self.active or t.id not in self.selected)]
-        return [t.id for t in self.corpus if t.id != source_trial]
-
-    async def _replay(self, items: list[tuple[str, Candidate]], targets: list[str]) -> dict[str, dict[str, str]]:
-        """Run tests on model worlds: one run per trial with every file, trials in parallel."""
-        async def one(trial_id: str) -> tuple[str, dict[str, str]]:
-            todo = [(wid, c) for wid, c in items if wid not in self.runs_by_trial.get(trial_id, {})]
-            if not todo:
-                return trial_id, {}
-            files = {c.path: c.source for _, c in todo}
-            ids: list[str] = []
-            for _, c in todo:
-                ids.extend(c.run_ids())
-            run: RunResult = await self.env.runner.run(
-                self.check.trial_worlds[trial_id], ids, files, isolate=True, task_id=self.task.id,
-                trial_id=trial_id, candidate_ids=[wid for wid, _ in todo])
-            out = {}
-            for wid, c in todo:
-                out[wid] = run.status_of(c.path, c.test_ids)
-                self._replay_keys[(trial_id, wid)] = run.key
-            return trial_id, out
-
-        results = await gather_all(one(t) for t in targets)
-        return {trial_id: statuses for trial_id, statuses in results if statuses}
-
-    def refuted_ids(self) -> list[str]:
-        return [t for t, ws in self.refuted.items() if ws]
-
-    def _failure_signatures(self) -> dict[str, dict[str, str]]:
-        """trial id -> witness id -> how the witness failed there (its kind and first decisive
-        line, from the stored run): the ambiguity rule counts only failures alike."""
-        from .ambiguity import run_signature
-
-        status_of = {k: self.runs_by_trial.get(k[0], {}).get(k[1], "") for k in self.run_keys}
-        failing = {k: key for k, key in self.run_keys.items()
-                   if is_failing(status_of[k]) and not never_a_reading(status_of[k])}
-        runs = self.env.store.runs_by_key(set(failing.values())) if failing else {}
-        by_id = {w.record.id: w.candidate for w in self.witnesses}
-        out: dict[str, dict[str, str]] = {}
-        for (trial_id, wid), key in failing.items():
-            if key in runs and wid in by_id:
-                c = by_id[wid]
-                out.setdefault(trial_id, {})[wid] = run_signature(runs[key]["outcomes"], c.path,
-                                                                  c.test_ids, status_of[(trial_id, wid)])
-        return out
-
-    def _reclassify(self) -> None:
-        """Apply the classifier to every witness and update refutations (and withdrawals)."""
-        env, task = self.env, self.task
-        records = [w.record for w in self.witnesses]
-        self.classes = env.hooks.classify(task, records, self.runs_by_trial, self.corpus,
-                                          self._failure_signatures())
-        for w in self.witnesses:
-            c = self.classes[w.record.id]
-            env.store.set_witness_class(w.record.id, c.label, c.rho, c.note)
-        by_id = {w.record.id: w for w in self.witnesses}
-        for trial in self.corpus:
-            if trial.id not in self.selected:
-                continue  # measured for rho only; its verdict was not asked for
-            runs = self.runs_by_trial.get(trial.id, {})
-            now = [w.record.id for w in self.witnesses
-                   if ((self.classes[w.record.id].label == "refutes" and is_failing(runs.get(w.record.id, "")))
-                       or never_a_reading(runs.get(w.record.id)))  # a hang or kill is no reading of P
-                   and (self.lightweight or w.record.source_trial == trial.id)]
-            before = self.refuted.get(trial.id, [])
-            for wid in now:
-                if wid not in before:
-                    w = by_id[wid]
-                    env.store.put_refutation(task.id, trial.id, wid, w.record.requirement, runs[wid],
-                                             w.reference_status, self.run_keys.get((trial.id, wid)),
-                                             w.reference_run)
-            for wid in before:
-                if wid not in now:
-                    env.store.withdraw_refutation(trial.id, wid)
-            self.refuted[trial.id] = now
-            if now and not before:
-                if trial.id in self.active:
-                    self.active.remove(trial.id)
-                self._state(trial.id, "refuted", now[0], audited=None)
-                self._emit(TrialRefuted(env.session_id, task_id=task.id, trial_id=trial.id,
-                                        witness_id=now[0], status=runs[now[0]]))
-            elif before and not now:
-                klass = self.classes.get(before[0])
-                self._emit(RefutationWithdrawn(env.session_id, task_id=task.id, trial_id=trial.id,
-                                               witness_id=before[0], rho=klass.rho if klass and klass.rho is not None else 0.0))
-                if trial.id in self.audited:
-                    self._state(trial.id, "ambiguous", before[0])
-                else:
-                    # Back in play: the loop may still audit it.
-                    if trial.id not in self.active:
-                        self.active.append(trial.id)
-                        self.active.sort()
-                    self._state(trial.id, "active", "refutation withdrawn")
 
 
 async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
