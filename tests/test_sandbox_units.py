@@ -227,7 +227,7 @@ def test_owner_labels_and_dead_owner_detection():
 
 
 def test_prestart_depth_is_one_per_slot_and_shrinks_when_memory_is_short():
-    from testjack_tui.sandbox.core import prestart_depth
+    from testjack_tui.sandbox.pool import prestart_depth
 
     assert prestart_depth(2, available_mb=24_000) == 2
     assert prestart_depth(8, available_mb=2_000) == 3  # a tenth of 2 GB at 64 MB per container
