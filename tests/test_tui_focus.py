@@ -14,6 +14,7 @@ from engine_fakes import cand, make_task, make_trial
 from test_engine_loop import build
 from testjack_tui.engine.events import WorldState
 from testjack_tui.tui import live_state as ls
+from testjack_tui.tui import live_views as lv
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.audit import FOCUSED_PANE, AuditScreen, trial_views
 from testjack_tui.tui.screens.benchmarks import BenchmarksScreen
@@ -157,11 +158,11 @@ async def test_worlds_and_log_lines_name_their_task_when_the_session_has_several
 
 
 def test_one_task_worlds_keep_their_short_names():
-    state = ls.LiveSession("s", [ls.TrialView("t", "a")])
+    state = ls.LiveSession("s", [lv.TrialView("t", "a")])
     state.apply(WorldState("s", world="t/null", container="c1", state="created"))
     assert not state.several_tasks and state.log[-1][1] == "world null: created"
-    assert ls.short_world("p1/model/p1__orca__1", with_task=True) == "p1 model orca__1"
-    assert ls.short_image("localhost/testjack-world:abc") == "testjack-world:abc"
+    assert lv.short_world("p1/model/p1__orca__1", with_task=True) == "p1 model orca__1"
+    assert lv.short_image("localhost/testjack-world:abc") == "testjack-world:abc"
 
 
 async def test_the_session_list_is_read_again_when_the_benchmarks_screen_comes_back():

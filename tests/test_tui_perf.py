@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.perf.ui_lag import TAB_KEYS, WORLDS, streaming_audit_app, switch_tab
-from testjack_tui.tui.live_state import WORLD_LINES
+from testjack_tui.tui.live_views import WORLD_LINES
 
 KEYS = 12
 
@@ -74,9 +74,10 @@ async def test_a_trial_changing_state_updates_its_row_only_and_draws_like_a_rebu
 
     from testjack_tui.engine import events as ev
     from testjack_tui.tui import live_state as ls
+    from testjack_tui.tui import live_views as lv
     from testjack_tui.tui.widgets.trials import TrialsTable
 
-    views = [ls.TrialView("t", f"t__m__{i}", model="m") for i in range(5)]
+    views = [lv.TrialView("t", f"t__m__{i}", model="m") for i in range(5)]
     state = ls.LiveSession("s", views)
 
     class One(App):

@@ -9,6 +9,7 @@ import pytest
 
 from testjack_tui.engine import events as ev
 from testjack_tui.tui import live_state as ls
+from testjack_tui.tui import live_views as lv
 from testjack_tui.tui.choices import SessionForm
 from testjack_tui.tui.inbox import EventInbox
 from testjack_tui.tui.recent import RecentBenchmark, display_path, forget, load_recent, recent_file, remember
@@ -19,7 +20,7 @@ S = "sess"
 
 
 def test_trials_move_through_the_loop_and_refutations_name_their_witness():
-    state = ls.LiveSession(S, [ls.TrialView("t", "a", model="m1"), ls.TrialView("t", "b", model="m2")])
+    state = ls.LiveSession(S, [lv.TrialView("t", "a", model="m1"), lv.TrialView("t", "b", model="m2")])
     state.apply_all([
         ev.SessionStarted(S, benchmark="demo", mode="lightweight", tasks=("t",), agent="scripted"),
         ev.TrialState(S, task_id="t", trial_id="a", state="active"),
@@ -50,10 +51,10 @@ def test_world_output_is_split_into_lines_and_bounded():
     state.apply(ev.WorldState(S, world="t/null", container="c1", state="exited", exit_code=1))
     assert world.exit_code == 1 and world.state == "exited" and world.partial == ""
     assert list(world.lines) == ["one", "two", "threex"]  # the partial line completed, then flushed
-    for i in range(ls.WORLD_LINES + 500):
+    for i in range(lv.WORLD_LINES + 500):
         state.apply(ev.WorldState(S, world="t/null", container="c1", state="output", text=f"l{i}\n"))
-    assert len(world.lines) == ls.WORLD_LINES and world.lines[-1] == f"l{ls.WORLD_LINES + 499}"
-    assert world.total > ls.WORLD_LINES
+    assert len(world.lines) == lv.WORLD_LINES and world.lines[-1] == f"l{lv.WORLD_LINES + 499}"
+    assert world.total > lv.WORLD_LINES
     assert state.last_active_world == "t/null"
 
 
@@ -188,11 +189,11 @@ def test_operator_candidates_are_checked_before_sharing():
 
 
 def test_world_names_are_shortened_for_the_table():
-    assert ls.short_world("merge/model/merge__orca__1") == "model orca__1"
-    assert ls.short_world("merge/reference") == "reference"
-    assert ls.short_world("odd") == "odd"
-    assert ls.short_id("merge:merge__orca__1:1.v2", "merge") == "orca__1:1.v2"
-    assert ls.short_id("merge__orca__1", "merge") == "orca__1"
+    assert lv.short_world("merge/model/merge__orca__1") == "model orca__1"
+    assert lv.short_world("merge/reference") == "reference"
+    assert lv.short_world("odd") == "odd"
+    assert lv.short_id("merge:merge__orca__1:1.v2", "merge") == "orca__1:1.v2"
+    assert lv.short_id("merge__orca__1", "merge") == "orca__1"
 
 
 def test_verification_cells_read_the_real_verify_result():
@@ -276,7 +277,7 @@ async def test_the_editor_speaks_the_waiting_tasks_runner_language():
 
 
 def test_task_lines_say_queued_checking_and_which_gate_n_releases_while_others_work():
-    state = ls.LiveSession(S, [ls.TrialView("p3", "c", model="m")])
+    state = ls.LiveSession(S, [lv.TrialView("p3", "c", model="m")])
     state.apply_all([
         ev.SessionStarted(S, benchmark="demo", mode="lightweight", tasks=("p1", "p2", "p3", "p4"), agent="x"),
         ev.TaskState(S, task_id="p1", state="checking"),

@@ -54,7 +54,7 @@ class RunFacts:
 @dataclass
 class CandidateFacts:
     """Which candidate this is and what it says: the part every view of a candidate shares
-    (the approval dialog here, the TUI's candidates table in tui/live_state.py)."""
+    (the approval dialog here, the TUI's candidates table in tui/live_views.py)."""
 
     candidate_id: str
     task_id: str

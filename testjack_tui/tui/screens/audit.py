@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from testjack_tui.engine.budget import usd_text
 from testjack_tui.tui import live_state as ls
+from testjack_tui.tui import live_views as lv
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.inbox import EventInbox
 from testjack_tui.tui.logs import log_exception
@@ -71,7 +72,7 @@ def operator_agent(roles: Any) -> Any:
     return None
 
 
-def trial_views(benchmark: Any, tasks: list[str] | None, trials: list[str] | None) -> list[ls.TrialView]:
+def trial_views(benchmark: Any, tasks: list[str] | None, trials: list[str] | None) -> list[lv.TrialView]:
     """The trials the session will consider, so the table is full before the first event."""
     if benchmark is None:
         return []
@@ -79,7 +80,7 @@ def trial_views(benchmark: Any, tasks: list[str] | None, trials: list[str] | Non
     for t in benchmark.trials:
         if not t.official_pass or (tasks and t.task_id not in tasks) or (trials and t.id not in trials):
             continue
-        out.append(ls.TrialView(t.task_id, t.id, model=t.model, agent=t.agent))
+        out.append(lv.TrialView(t.task_id, t.id, model=t.model, agent=t.agent))
     return out
 
 
@@ -101,14 +102,14 @@ def start_new_session(app: Any, kwargs: dict, benchmark: Any) -> None:
     app.push_screen(AuditScreen(session, plan.benchmark, views, roles=plan.roles))
 
 
-def stored_trial_views(store: Any) -> list[ls.TrialView]:
+def stored_trial_views(store: Any) -> list[lv.TrialView]:
     """The session's passing trials with model and agent, from its own record (the corpus it
     stored when it started): a reopened session shows them before the benchmark is read."""
     views = []
     for task_id, trials in sorted((store.get_meta("corpus") or {}).items()):
         for t in trials:
             if t.get("official_pass"):
-                views.append(ls.TrialView(task_id, t["id"], model=t.get("model") or "",
+                views.append(lv.TrialView(task_id, t["id"], model=t.get("model") or "",
                                           agent=t.get("agent") or ""))
     return views
 
@@ -211,7 +212,7 @@ class AuditScreen(Screen):
         Binding("escape", "back", "Back", show=False, id="audit.back"),
     ]
 
-    def __init__(self, session: Any, benchmark: Any = None, trials: list[ls.TrialView] | None = None,
+    def __init__(self, session: Any, benchmark: Any = None, trials: list[lv.TrialView] | None = None,
                  resumed: bool = False, roles: Any = None):
         super().__init__()
         self.roles = roles

@@ -16,7 +16,7 @@ from textual.worker import Worker, WorkerState
 from testjack_tui.engine.budget import usd_text
 from testjack_tui.repo_files import source_language
 from testjack_tui.tui.guard import guarded
-from testjack_tui.tui.live_state import short_id
+from testjack_tui.tui.live_views import short_id
 from testjack_tui.tui.recent import display_path
 from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.bars import resolution_chart, verdict_chart

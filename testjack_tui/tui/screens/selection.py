@@ -17,7 +17,7 @@ from textual.worker import Worker, WorkerState
 from testjack_tui.tui import selection_memory
 from testjack_tui.tui.choices import ROLES, SessionForm, agent_choices, samplers
 from testjack_tui.tui.guard import guarded
-from testjack_tui.tui.live_state import short_id
+from testjack_tui.tui.live_views import short_id
 from testjack_tui.tui.recent import display_path
 from testjack_tui.tui.text import cell, clean
 from testjack_tui.tui.widgets.footer import QuietFooter

@@ -10,7 +10,8 @@ from textual.binding import Binding
 from textual.widgets import ListItem, ListView, Static
 
 from testjack_tui.tui.text import cell, clean
-from testjack_tui.tui.live_state import AGENT_ENTRIES, RESULT_PREVIEW, AgentEntry, LiveSession
+from testjack_tui.tui.live_state import LiveSession
+from testjack_tui.tui.live_views import AGENT_ENTRIES, RESULT_PREVIEW, AgentEntry
 
 ROLE_STYLE = {"audit": "bold magenta", "reviewer": "bold cyan", "task_analysis": "bold blue"}
 TEXT_PREVIEW = 1200

@@ -11,7 +11,8 @@ from textual.widgets import DataTable, Static
 
 from testjack_tui.repo_files import source_language
 from testjack_tui.tui.widgets.tables import SteadyTable, sync_rows, text_width
-from testjack_tui.tui.live_state import CandidateView, LiveSession, short_id
+from testjack_tui.tui.live_state import LiveSession
+from testjack_tui.tui.live_views import CandidateView, short_id
 from testjack_tui.tui.text import cell, clean, untrusted
 
 STATUS_STYLE = {"witness": "bold red", "awaiting you": "bold reverse yellow", "dropped": "dim",

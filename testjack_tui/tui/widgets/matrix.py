@@ -16,7 +16,8 @@ from textual.message import Message
 from textual.widgets import DataTable, Label
 
 from testjack_tui.engine.runner import is_failing
-from testjack_tui.tui.live_state import LiveSession, short_id
+from testjack_tui.tui.live_state import LiveSession
+from testjack_tui.tui.live_views import short_id
 from testjack_tui.tui.text import cell
 from testjack_tui.tui.widgets.tables import SteadyTable
 

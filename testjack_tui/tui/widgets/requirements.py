@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Label
 
 from testjack_tui.services.requirements import requirements_table
-from testjack_tui.tui.live_state import short_id
+from testjack_tui.tui.live_views import short_id
 from testjack_tui.tui.text import cell
 from testjack_tui.tui.widgets.tables import SteadyTable
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from testjack_tui.tui.widgets.tables import SteadyTable, sync_rows
-from testjack_tui.tui.live_state import LiveSession, short_id
+from testjack_tui.tui.live_state import LiveSession
+from testjack_tui.tui.live_views import short_id
 from testjack_tui.tui.text import cell
 
 STATE_STYLE = {

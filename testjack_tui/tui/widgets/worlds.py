@@ -11,7 +11,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Label, Log
 
-from testjack_tui.tui.live_state import WORLD_LINES, LiveSession, short_image, short_world, world_task
+from testjack_tui.tui.live_state import LiveSession
+from testjack_tui.tui.live_views import WORLD_LINES, short_image, short_world, world_task
 from testjack_tui.tui.text import cell, clean
 from testjack_tui.tui.widgets.tables import SteadyLog, SteadyTable
 
