@@ -12,7 +12,8 @@ from test_engine_loop import build
 from testjack_tui.engine.config import BudgetLimits
 from testjack_tui.engine.session import AuditSession
 from testjack_tui.tui.app import TestJackApp
-from testjack_tui.tui.screens.audit import AuditScreen, trial_views
+from testjack_tui.tui.screens.audit import AuditScreen
+from testjack_tui.tui.screens.audit_start import trial_views
 from testjack_tui.tui.screens.dialogs import ConfirmScreen, LimitsScreen
 from testjack_tui.tui.screens.report import ReportScreen
 

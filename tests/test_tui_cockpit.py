@@ -14,7 +14,8 @@ from test_engine_loop import build
 from testjack_tui.engine.session import AuditSession
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.approval import ApprovalScreen, QuotePickScreen
-from testjack_tui.tui.screens.audit import AuditScreen, stored_trial_views, trial_views
+from testjack_tui.tui.screens.audit import AuditScreen
+from testjack_tui.tui.screens.audit_start import stored_trial_views, trial_views
 from testjack_tui.tui.screens.inspect import DiffScreen, PromptScreen, diff_view
 
 

@@ -13,7 +13,8 @@ from engine_fakes import cand, make_task, make_trial
 from test_engine_loop import build
 from test_tui_focus import wait_for
 from testjack_tui.tui.app import TestJackApp
-from testjack_tui.tui.screens.audit import AuditScreen, trial_views
+from testjack_tui.tui.screens.audit import AuditScreen
+from testjack_tui.tui.screens.audit_start import trial_views
 from testjack_tui.tui.screens.inspect import HighlightedMarkdown, PromptScreen
 from testjack_tui.tui.widgets.requirements import RequirementsPanel
 

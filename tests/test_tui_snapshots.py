@@ -90,7 +90,8 @@ async def _until(pilot, predicate, timeout: float = 20) -> None:
 
 
 def test_audit_screen_finished_session_80x24(snap_compare, monkeypatch):
-    from testjack_tui.tui.screens.audit import AuditScreen, trial_views
+    from testjack_tui.tui.screens.audit import AuditScreen
+    from testjack_tui.tui.screens.audit_start import trial_views
 
     session, bench = _finished_session(monkeypatch)
 

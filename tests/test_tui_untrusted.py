@@ -13,7 +13,8 @@ from textual.widgets import DataTable
 from testjack_tui.engine.hooks import Hooks, default_classifier
 from testjack_tui.engine.session import AuditSession, SessionConfig
 from testjack_tui.tui.app import TestJackApp
-from testjack_tui.tui.screens.audit import AuditScreen, trial_views
+from testjack_tui.tui.screens.audit import AuditScreen
+from testjack_tui.tui.screens.audit_start import trial_views
 from testjack_tui.tui.screens.dialogs import ChooseScreen
 from testjack_tui.tui.screens.report import ReportScreen
 from testjack_tui.tui.screens.selection import SelectionScreen

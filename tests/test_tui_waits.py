@@ -9,7 +9,8 @@ from test_engine_loop import build
 from test_tui_cockpit import rendered, status_text, wait_for
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.approval import ApprovalScreen
-from testjack_tui.tui.screens.audit import AuditScreen, trial_views
+from testjack_tui.tui.screens.audit import AuditScreen
+from testjack_tui.tui.screens.audit_start import trial_views
 from testjack_tui.tui.widgets.budget import BudgetGauges
 
 TASKS = ("p1", "p2", "p3")

@@ -61,7 +61,8 @@ async def streaming_audit_app(load: bool):
 
     from testjack_tui.engine.events import WorldState
     from testjack_tui.tui.app import TestJackApp
-    from testjack_tui.tui.screens.audit import AuditScreen, trial_views
+    from testjack_tui.tui.screens.audit import AuditScreen
+    from testjack_tui.tui.screens.audit_start import trial_views
 
     session, _, _ = build({"step": True})
     bench = session._deps["benchmark"]

@@ -261,7 +261,7 @@ class BenchmarksScreen(Screen):
     def open_session(self, session_id: str, info: dict | None = None) -> None:
         if not session_id or session_id == "None":
             return
-        from testjack_tui.tui.screens.audit import open_existing_session
+        from testjack_tui.tui.screens.audit_start import open_existing_session
 
         open_existing_session(self.app, session_id, info)
 

@@ -485,7 +485,7 @@ class SelectionScreen(Screen):
             kwargs["trials"] = None
         if len(tasks) == len(self.task_ids):
             kwargs["tasks"] = None
-        from testjack_tui.tui.screens.audit import start_new_session
+        from testjack_tui.tui.screens.audit_start import start_new_session
 
         start_new_session(self.app, kwargs, self.benchmark)
 
