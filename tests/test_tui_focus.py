@@ -16,7 +16,8 @@ from testjack_tui.engine.events import WorldState
 from testjack_tui.tui import live_state as ls
 from testjack_tui.tui import live_views as lv
 from testjack_tui.tui.app import TestJackApp
-from testjack_tui.tui.screens.audit import FOCUSED_PANE, AuditScreen
+from testjack_tui.tui.screens.audit import AuditScreen
+from testjack_tui.tui.screens.audit_live import FOCUSED_PANE
 from testjack_tui.tui.screens.audit_start import trial_views
 from testjack_tui.tui.screens.benchmarks import BenchmarksScreen
 from testjack_tui.tui.screens.help import HelpScreen, help_keys

@@ -9,7 +9,8 @@ import pytest
 from textual.widgets import DataTable, Input, Select, Static, TextArea
 
 from testjack_tui.tui.app import TestJackApp
-from testjack_tui.tui.screens.audit import AuditScreen, operator_agent
+from testjack_tui.tui.screens.audit import AuditScreen
+from testjack_tui.tui.screens.audit_live import operator_agent
 from testjack_tui.tui.screens.selection import SelectionScreen
 
 TASK = "recordset-metadata"
