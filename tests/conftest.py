@@ -170,7 +170,7 @@ def podman_lane(item) -> str | None:
     if not (item.get_closest_marker("podman") or PODMAN_FIXTURES & set(getattr(item, "fixturenames", ()))):
         return None
     lanes = os.environ.get("TESTJACK_TEST_PODMAN_LANES", "2")
-    if lanes != "1" and item.path.name in PODMAN_LANE_B and "demo_per_trial_audit" not in item.fixturenames:
+    if lanes != "1" and item.path.name in PODMAN_LANE_B and "demo_per_trial_audit" not in getattr(item, "fixturenames", ()):
         return "podman-b"
     return "podman"
 
