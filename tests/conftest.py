@@ -148,14 +148,14 @@ def demo_per_trial_audit(tmp_path_factory) -> dict:
 
 
 # --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
-# Podman tests go to two xdist groups ("lanes"), one worker each; the pure tests (TUI, engine,
-# units) fill whichever worker is free. A test counts as a podman test by its `podman` mark or by
-# a fixture that needs podman. Lane "podman" holds everything that shares a session fixture (the
-# shared demo audit below: one run per worker) or reads podman state other tests change (a sweep
-# of dead owners' containers, listings by the app label alone). Lane "podman-b" holds the files
-# below: their own benchmarks, worlds found by content tag (machine-wide, locked while built),
-# containers counted only by their own session or pid label. TESTJACK_TEST_PODMAN_LANES=1 puts
-# every podman test on one lane, as before.
+# Podman tests go to one xdist group ("lane", one worker); the pure tests (TUI, engine, units)
+# fill the other worker. A test counts as a podman test by its `podman` mark or by a fixture that
+# needs podman. TESTJACK_TEST_PODMAN_LANES=2 opens a second lane on the other worker (not yet
+# measured on a quiet machine: 2 cores): lane "podman" keeps everything that shares a session
+# fixture (the shared demo audit below: one run per worker) or reads podman state other tests
+# change (a sweep of dead owners' containers, listings by the app label alone); lane "podman-b"
+# takes the files below: their own benchmarks, worlds found by content tag (machine-wide, locked
+# while built), containers counted only by their own session or pid label.
 PODMAN_FIXTURES = {"podman_calls", "own_podman_service", "demo_per_trial_audit"}
 PODMAN_LANE_B = {
     "test_lang_go.py", "test_lang_ts.py", "test_lang_rust.py", "test_lang_node.py", "test_lang_operator.py",
@@ -169,8 +169,8 @@ def podman_lane(item) -> str | None:
     """The xdist group of a test: "podman", "podman-b", or None for a pure test."""
     if not (item.get_closest_marker("podman") or PODMAN_FIXTURES & set(getattr(item, "fixturenames", ()))):
         return None
-    lanes = os.environ.get("TESTJACK_TEST_PODMAN_LANES", "2")
-    if lanes != "1" and item.path.name in PODMAN_LANE_B and "demo_per_trial_audit" not in getattr(item, "fixturenames", ()):
+    lanes = os.environ.get("TESTJACK_TEST_PODMAN_LANES", "1")
+    if lanes == "2" and item.path.name in PODMAN_LANE_B and "demo_per_trial_audit" not in getattr(item, "fixturenames", ()):
         return "podman-b"
     return "podman"
 
