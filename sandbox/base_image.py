@@ -13,6 +13,7 @@ from typing import Callable
 import tempfile
 from pathlib import Path
 
+from . import machine_lock
 from .podman_conf import podman
 
 BASE_IMAGE = "localhost/testjack-base:bookworm"
@@ -60,6 +61,14 @@ def build_base_image(log: Callable[[str], None] = print) -> str:
         return BASE_IMAGE
     if shutil.which("debootstrap") is None:
         raise RuntimeError("debootstrap is not installed: apt-get install -y debootstrap")
+    # One tag for every recipe: builders on this machine take turns, the second finds it built.
+    with machine_lock.held("base-image"):
+        if not base_image_ready():
+            _build(log)
+    return BASE_IMAGE
+
+
+def _build(log: Callable[[str], None]) -> None:
     with tempfile.TemporaryDirectory(prefix="testjack-base-") as tmp:
         rootfs = Path(tmp) / "rootfs"
         log(f"base image: debootstrap bookworm from {_mirror()} (about a minute)")
@@ -90,7 +99,6 @@ def build_base_image(log: Callable[[str], None] = print) -> str:
         log("base image: building")
         podman("build", "--network=none", "-t", BASE_IMAGE, str(context))
         podman("rmi", raw, check=False)
-    return BASE_IMAGE
 
 
 def _env() -> dict[str, str]:

@@ -17,7 +17,7 @@ from typing import Callable
 
 from testjack_tui.model import Environment
 
-from . import base_image, toolchains
+from . import base_image, machine_lock, toolchains
 from .errors import SandboxError
 from .labels import slug
 from .podman_build import BUILD_TIMEOUT, podman_build
@@ -107,21 +107,12 @@ def resolve_env_image(environment: Environment, cli_env: dict[str, str] | None =
         assert tag is not None  # a Containerfile environment always has one
         if cached := _image_id(tag, env):
             return tag, cached
-        log(f"building {tag} from {containerfile}")
-        network = ["--network=none"]
-        if environment.build_network:
-            # The host's trust store for the build's RUN steps, so a registry reached through
-            # the host's (possibly intercepting) proxy verifies as it does on the host.
-            network = [f"--volume={HOST_CA}:{HOST_CA}:ro"] if os.path.isfile(HOST_CA) else []
-        # Only our own content-hash tag: the name the task gives (`[[images]] name`, e.g. the
-        # user's `localhost/swe-flask-5014:1`) is never moved to what we built. A recipe built on
-        # top of another image (a separate verifier's tests/Dockerfile on R) gets that image as
-        # its first FROM, so it never depends on that name either.
-        args = [*network, "-f", str(containerfile), "-t", tag]
-        if parent:
-            args.append(f"--from={parent}")
-        podman_build(str(containerfile), [*args, str(context)], env)
-        return tag, _image_id(tag, env)
+        # Machine-wide: another process (a second session, a parallel test worker) may be
+        # building this very tag; the second one waits and finds it built.
+        with machine_lock.held(f"env-image:{tag}"):
+            if cached := _image_id(tag, env):
+                return tag, cached
+            return _build_env_image(environment, containerfile, context, tag, parent, env, log)
     if environment.image:
         if cached := _image_id(environment.image, env):
             return environment.image, cached
@@ -134,3 +125,22 @@ def resolve_env_image(environment: Environment, cli_env: dict[str, str] | None =
                                + " ".join(msg))
         return environment.image, _image_id(environment.image, env)
     raise SandboxError("the task's environment names neither an image nor a Containerfile")
+
+
+def _build_env_image(environment: Environment, containerfile: Path, context: Path, tag: str, parent: str,
+                     env: dict[str, str], log: Callable[[str], None]) -> tuple[str, str | None]:
+    log(f"building {tag} from {containerfile}")
+    network = ["--network=none"]
+    if environment.build_network:
+        # The host's trust store for the build's RUN steps, so a registry reached through
+        # the host's (possibly intercepting) proxy verifies as it does on the host.
+        network = [f"--volume={HOST_CA}:{HOST_CA}:ro"] if os.path.isfile(HOST_CA) else []
+    # Only our own content-hash tag: the name the task gives (`[[images]] name`, e.g. the
+    # user's `localhost/swe-flask-5014:1`) is never moved to what we built. A recipe built on
+    # top of another image (a separate verifier's tests/Dockerfile on R) gets that image as
+    # its first FROM, so it never depends on that name either.
+    args = [*network, "-f", str(containerfile), "-t", tag]
+    if parent:
+        args.append(f"--from={parent}")
+    podman_build(str(containerfile), [*args, str(context)], env)
+    return tag, _image_id(tag, env)

@@ -11,6 +11,9 @@ import fcntl
 import hashlib
 import os
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -44,3 +47,15 @@ def release(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def held(name: str, poll: float = 0.5) -> Iterator[None]:
+    """Hold the lock for a block of blocking code (a worker thread), waiting for it as long as
+    another process holds it. Image builds: whoever comes second finds the image built."""
+    while (fd := try_acquire(name)) is None:
+        time.sleep(poll)
+    try:
+        yield
+    finally:
+        release(fd)

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from . import base_image
+from . import base_image, machine_lock
 from .errors import SandboxError
 from .podman_build import podman_build
 from .podman_conf import podman, podman_env
@@ -69,12 +69,15 @@ def build(toolchain: str, log: Callable[[str], None] = lambda m: None) -> str:
     if ready(toolchain):
         return image_name(toolchain)
     name = image_name(toolchain)
-    log(f"building {name}: apt-get install {' '.join(PACKAGES[toolchain])} (a few minutes)")
-    with tempfile.TemporaryDirectory(prefix="testjack-toolchain-") as tmp:
-        recipe = _containerfile(toolchain)
-        (Path(tmp) / "Containerfile").write_text(recipe)
-        podman_build(name, ["--label", f"{L_RECIPE}={recipe_hash(toolchain)}", "-t", name, tmp],
-                     podman_env())
+    with machine_lock.held(f"toolchain:{name}"):  # a parallel process may be building it
+        if ready(toolchain):
+            return name
+        log(f"building {name}: apt-get install {' '.join(PACKAGES[toolchain])} (a few minutes)")
+        with tempfile.TemporaryDirectory(prefix="testjack-toolchain-") as tmp:
+            recipe = _containerfile(toolchain)
+            (Path(tmp) / "Containerfile").write_text(recipe)
+            podman_build(name, ["--label", f"{L_RECIPE}={recipe_hash(toolchain)}", "-t", name, tmp],
+                         podman_env())
     return name
 
 

@@ -148,15 +148,35 @@ def demo_per_trial_audit(tmp_path_factory) -> dict:
 
 
 # --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
-# Tests that use podman all go to ONE worker (xdist group "podman"): they share that worker's
-# podman service and session fixtures (the demo audit below), and two podman-heavy workers would
-# only fight over the same 2 cores. The other worker takes the pure tests (TUI, engine, units).
-# A test counts as a podman test by its `podman` mark or by a fixture that needs podman.
+# Podman tests go to one xdist group ("lane", one worker); the pure tests (TUI, engine, units)
+# fill the other worker. A test counts as a podman test by its `podman` mark or by a fixture that
+# needs podman. TESTJACK_TEST_PODMAN_LANES=2 opens a second lane on the other worker (not yet
+# measured on a quiet machine: 2 cores): lane "podman" keeps everything that shares a session
+# fixture (the shared demo audit below: one run per worker) or reads podman state other tests
+# change (a sweep of dead owners' containers, listings by the app label alone); lane "podman-b"
+# takes the files below: their own benchmarks, worlds found by content tag (machine-wide, locked
+# while built), containers counted only by their own session or pid label.
 PODMAN_FIXTURES = {"podman_calls", "own_podman_service", "demo_per_trial_audit"}
+PODMAN_LANE_B = {
+    "test_lang_go.py", "test_lang_ts.py", "test_lang_rust.py", "test_lang_node.py", "test_lang_operator.py",
+    "test_labelled_fmtkit_e2e.py", "test_hostile_channels_langs.py", "test_canaries_langs_podman.py",
+    "test_repo_configs_podman.py", "test_repo_configs_js_podman.py", "test_repo_configs_build_podman.py",
+    "test_runner_node_podman.py", "test_runner_django_podman.py", "test_official_audit_export.py",
+}
+
+
+def podman_lane(item) -> str | None:
+    """The xdist group of a test: "podman", "podman-b", or None for a pure test."""
+    if not (item.get_closest_marker("podman") or PODMAN_FIXTURES & set(getattr(item, "fixturenames", ()))):
+        return None
+    lanes = os.environ.get("TESTJACK_TEST_PODMAN_LANES", "1")
+    if lanes == "2" and item.path.name in PODMAN_LANE_B and "demo_per_trial_audit" not in getattr(item, "fixturenames", ()):
+        return "podman-b"
+    return "podman"
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.get_closest_marker("podman") or PODMAN_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group("podman"))
+        if lane := podman_lane(item):
+            item.add_marker(pytest.mark.xdist_group(lane))
