@@ -500,8 +500,8 @@ def _tj_drive(own, tests, uid, varied, left, sources):
         if os.getuid() == 0:
             os.chown(home, uid, uid)
         env.update(HOME=home, TMPDIR=home, USER="tj-other", LOGNAME="tj-other")
-        if faked:
-            env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"])
+        if faked:  # the date only: a faked monotonic clock hangs vitest's workers
+            env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"], FAKETIME_DONT_FAKE_MONOTONIC="1")
         # Another argv[0] that still names this interpreter: a bare "python" is on no PATH in
         # Debian's images, so sys.executable came out empty and a test starting a subprocess
         # of it failed in the varied run only (a false "environment-dependent").
@@ -706,8 +706,8 @@ def _tj_exec_runs(own, uid, ran):
             mine(home, ids)
             os.chmod(home, 0o1777)  # a runner kept on the trial uid (keep_uid) writes here too
             env.update(HOME=home, TMPDIR=home, USER="tj-other", LOGNAME="tj-other")
-            if os.path.exists(own["faketime"]):
-                env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"])
+            if os.path.exists(own["faketime"]):  # the date only (a faked monotonic clock hangs vitest)
+                env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"], FAKETIME_DONT_FAKE_MONOTONIC="1")
         order = list(todo)
         random.shuffle(order)
         got = {}
