@@ -6,10 +6,13 @@ with a witness that passes in the runner's report. Our own run
 (a fresh process per test: the package's test binary alone, the target's test binary with
 `--exact`, jest without its JSON reporter) disagrees with the report: proof. The varied replay
 (another uid, argv[0], HOME/TMPDIR, runner variables gone) fails the uid sniffer (vitest's,
-which keeps the uid, a HOME sniffer): refuted as environment-dependent. An honest function stays passed with every channel agreeing, and on the
+which keeps the uid, a HOME sniffer), and so does one right only before a date between today
+and the replay's clock (libfaketime; a Go binary's clock cannot be moved, and the line detector
+names its clock check instead): refuted as environment-dependent. node --test's own run is the
+witness file run whole. An honest function stays passed with every channel agreeing, and on the
 reference world a witness that itself depends on the uid never passes.
 
-Bounded in runs: per family one model world (the trial holds every variant) with three witness
+Bounded in runs: per family one model world (the trial holds every variant) with four witness
 runs, and one reference-world run."""
 from __future__ import annotations
 
