@@ -1,4 +1,4 @@
-"""The local base image: Debian bookworm with python3, pytest, coverage and git.
+"""The local base image: Debian bookworm with python3, pytest, coverage, git and libfaketime.
 
 No registry is needed: debootstrap a rootfs, import it, squash a cleanup layer on top.
 Cached by name and recipe hash, so a second call builds nothing.
@@ -17,11 +17,13 @@ from . import machine_lock
 from .podman_conf import podman
 
 BASE_IMAGE = "localhost/testjack-base:bookworm"
-PACKAGES = ("python3", "python3-pytest", "python3-coverage", "git", "ca-certificates")
+# libfaketime: the environment-varied replay moves the clock of every runtime that reads it
+# through libc (node, cargo's test binaries, C extensions), not only Python's (own_run.FAKETIME_LIB).
+PACKAGES = ("python3", "python3-pytest", "python3-coverage", "git", "ca-certificates", "libfaketime")
 # Trimmed from the import: caches and docs only make the image bigger.
 EXCLUDES = ("./var/cache/apt/archives/*.deb", "./var/lib/apt/lists/*", "./usr/share/doc/*",
             "./usr/share/man/*", "./usr/share/locale/*", "./usr/share/info/*")
-RECIPE = "|".join(PACKAGES + EXCLUDES) + "|v1"
+RECIPE = "|".join(PACKAGES + EXCLUDES) + "|v2"
 RECIPE_HASH = hashlib.sha256(RECIPE.encode()).hexdigest()[:12]
 
 

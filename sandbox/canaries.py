@@ -137,6 +137,38 @@ def make_canaries(test_ids: list[str], existing: Sequence[str] = (),
     return (ModuleCanaries if whole else Canaries)(files=files, expected=expected)
 
 
+def with_passing_file(canaries: Canaries, style: CanaryStyle, test_ids: list[str]) -> Canaries:
+    """`canaries` and, beside its first file, one more whose tests all must pass: a runner whose
+    own run reads a whole file's exit status (`node --test`, whose name filter still runs the
+    hooks of the suites it filters out) needs a file that passes whole and one that does not."""
+    rng = random.Random(secrets.randbits(64))
+    folder = str(PurePosixPath(next(iter(canaries.files))).parent)
+    taken: set[str] = set()
+    while True:
+        path = style.path(folder, rng, taken, test_ids)
+        if path not in canaries.files:
+            break
+    text, tests = style.source(rng, taken, ("passed", "passed"))
+    return dataclasses.replace(canaries, files={**canaries.files, path: text},
+                               expected={**canaries.expected, **{f"{path}::{n}": m for n, m in tests}})
+
+
+def whole_file_canaries(canaries: Canaries | None) -> dict[str, str]:
+    """must -> a canary test id whose file, run whole, comes out so: a file whose tests all pass
+    for "passed", a file holding a must-fail test for "failed"."""
+    out: dict[str, str] = {}
+    files: dict[str, list[tuple[str, str]]] = {}
+    for node, must in (canaries.expected.items() if canaries is not None else ()):
+        files.setdefault(node.partition("::")[0], []).append((node, must))
+    for path, tests in files.items():
+        if all(m == "passed" for _, m in tests):
+            out.setdefault("passed", tests[0][0])
+        failing = [n for n, m in tests if m == "failed"]
+        if failing:
+            out.setdefault("failed", failing[0])
+    return out
+
+
 def removal_script(canaries: Canaries) -> str:
     """A shell script (run in the repo) that takes a run's canaries out of a world that outlives
     the run (an agent's live world): every file or folder named after a canary file's stem (the

@@ -46,8 +46,8 @@ ENV_DEPENDENT = "environment-dependent behaviour"
 RUNNER_ONLY = "passes only in the runner's own run"
 VARIED_ENV = (f"uid {VARIED_UID}, argv[0] the program's full path, fresh HOME and TMPDIR, no test "
               "runner variables (PYTEST_*, JEST_*, VITEST*, CARGO*, ...), "
-              f"clock {CLOCK_SHIFT_DAYS} days ahead (Python; other runtimes with libfaketime in the "
-              "image), no pytest loaded; other runners: the test alone "
+              f"clock {CLOCK_SHIFT_DAYS} days ahead (libfaketime; not for Go binaries, nor other "
+              "than Python where the image lacks it), no pytest loaded; other runners: the test alone "
               "in a fresh process, without the runner's reporter")
 
 

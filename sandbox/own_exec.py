@@ -11,15 +11,16 @@ runner exited and every process it left behind was killed:
   `-test.v=test2json`, no JSON stream between the test and its verdict;
 - cargo test: the target's test binary (`cargo test --no-run`, copied likewise) run with
   `--exact <name>`: no cargo parent, no CARGO_* variables, no libtest JSON;
-- vitest, jest, mocha, node --test: the runner's launcher in its `plain` mode, one file (or one
-  named test) per process, the tool's default reporter, no report file;
+- vitest, jest, mocha: the runner's launcher in its `plain` mode, one file (or one named test)
+  per process, the tool's default reporter, no report file; node --test the same, whole files
+  only (node 18's name filter still runs the hooks of the suites it filters out);
 - Django: the runner's launcher for that one label (`runtests.py`), its exit status.
 
 A must-pass and a must-fail canary test of the run go through the same processes, so a trick
 that forges exit statuses shows there. The varied replay runs every test that passed again under
 another uid, the program's full path as argv[0], fresh HOME/TMPDIR, without the runners' own
-variables (STRIP) and with the clock moved (libfaketime, when the image has it: a Go binary reads
-the clock without libc, so for Go only the other variables change). The verdicts are judged by
+variables (STRIP) and with the clock moved (libfaketime, in our base image: a static Go binary
+reads the clock without libc, so for Go, and in images without the library, the clock stays). The verdicts are judged by
 sandbox/channels.judge_channels exactly as pytest's own run is.
 """
 from __future__ import annotations

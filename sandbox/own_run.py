@@ -22,7 +22,8 @@ it, not imported again per module) and the tests' own time.
 
 The same driver gives the *environment-varied replay*: another uid than the trial user
 (VARIED_UID), a neutral argv[0], fresh HOME and TMPDIR, no PYTEST_* variables, and the clock
-CLOCK_SHIFT_DAYS ahead (time, datetime; plus libfaketime for C code when the image has it).
+CLOCK_SHIFT_DAYS ahead (libfaketime, in our base image, for the whole process; where an image
+lacks it, the driver shifts Python's time and datetime itself).
 A witness must come out the same there; see sandbox/channels.py for how both are judged.
 """
 from __future__ import annotations

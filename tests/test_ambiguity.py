@@ -224,3 +224,84 @@ def test_rho_counts_only_failures_alike():
     assert failure_signature("failed", "Traceback (most recent call last):\n  File \"t.py\", line 3\nKeyError: 'w'") == "failed: KeyError"
     stored = {"t.py::test_a": {"status": "passed"}, "t.py::test_b": {"status": "failed", "message": same}}
     assert run_signature(stored, "t.py", (), "failed") == sigs["a1"]
+
+
+PYTEST_KEYERROR_IN_ASSERT = """\
+    def test_weeks():
+>       assert parse_duration("1w") == 604800
+
+tests/test_weeks.py:4:
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+
+    def parse_duration(text):
+>       return int(text[:-1]) * UNITS[text[-1]]
+E       KeyError: 'w'
+
+src/duration.py:7: KeyError"""
+
+PYTEST_ASSERT = """\
+    def test_weeks():
+>       assert parse_duration("1w") == 604800
+E       AssertionError: assert 7 == 604800
+E        +  where 7 = parse_duration('1w')
+
+tests/test_weeks.py:4: AssertionError"""
+
+
+def test_the_exception_class_decides_not_the_statement_it_came_from():
+    """Issue 27 leftover: a KeyError raised inside an `assert` statement is the trial raising,
+    not the witness's check saying no; pytest's `>` line is only the test's statement."""
+    from testjack_tui.engine.ambiguity import failure_signature as sig
+
+    assert sig("failed", PYTEST_KEYERROR_IN_ASSERT) == "failed: KeyError"
+    assert sig("failed", PYTEST_ASSERT) == "failed: assertion"
+    assert sig("failed", PYTEST_ASSERT.replace("AssertionError: ", "")) == "failed: assertion"
+    # A message of its own, pytest.fail, pytest.raises that did not raise: the check said no.
+    assert sig("failed", '>       assert x, "weeks"\nE       AssertionError: weeks\nE       assert False') \
+        == "failed: assertion"
+    assert sig("failed", ">       pytest.fail('no')\nE       Failed: no") == "failed: assertion"
+    assert sig("failed", ">   with pytest.raises(ValueError):\nE   Failed: DID NOT RAISE <class 'ValueError'>") \
+        == "failed: assertion"
+    # An exception whose text sounds like a check is still the trial raising.
+    assert sig("failed", '>   assert f("x") == 1\nE   ValueError: expected a number, want digits') \
+        == "failed: ValueError"
+    assert sig("failed", ">   assert f() == 1\nE   duration.UnknownUnit: w") == "failed: UnknownUnit"
+    # A chained exception: the one that ended the test decides.
+    chained = ("E   KeyError: 'w'\n\nDuring handling of the above exception, another exception occurred:\n\n"
+               ">   assert parse('1w') == 604800\nE   ValueError: unknown unit w")
+    assert sig("failed", chained) == "failed: ValueError"
+    # unittest / Django tracebacks: their last line.
+    tb = ('Traceback (most recent call last):\n  File "t.py", line 5, in test_weeks\n'
+          '    self.assertEqual(parse("1w"), 604800)\n  File "d.py", line 2, in parse\n    return U[k]\n')
+    assert sig("failed", tb + "KeyError: 'w'") == "failed: KeyError"
+    assert sig("failed", tb.replace("    return U[k]\n", "") + "AssertionError: 7 != 604800") == "failed: assertion"
+
+
+def test_the_exception_class_decides_for_every_runner():
+    from testjack_tui.engine.ambiguity import failure_signature as sig
+
+    # jest, vitest, mocha (chai), node --test (node:assert)
+    assert sig("failed", "Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 604800\n"
+                         "Received: 7\n    at Object.<anonymous> (weeks.test.js:4:30)") == "failed: assertion"
+    assert sig("failed", "AssertionError: expected 7 to be 604800 // Object.is equality") == "failed: assertion"
+    assert sig("failed", "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n7 !== 604800") \
+        == "failed: assertion"
+    assert sig("failed", "TypeError: Cannot read properties of undefined (reading 'w')\n"
+                         "    at parse (src/duration.js:3:20)") == "failed: TypeError"
+    assert sig("failed", "RangeError: expected a known unit\n    at parse (src/duration.js:3:20)") \
+        == "failed: RangeError"
+    assert sig("failed", "Error: unknown unit w\n    at parse (src/duration.js:3:9)") == "failed: Error"
+    # go test: t.Errorf lines are the check; a panic is the code under test
+    assert sig("failed", "    dur_test.go:9: Parse(\"1w\") = 7, want 604800\n--- FAIL: TestWeeks (0.00s)") \
+        == "failed: assertion"
+    assert sig("failed", "--- FAIL: TestWeeks (0.00s)\npanic: runtime error: index out of range [1] with length 1"
+                         " [recovered]\n\tpanic: runtime error") == "failed: panic"
+    # cargo test: rust 1.63's and later panic messages; an unwrap in the library is the trial
+    old = "---- weeks stdout ----\nthread 'weeks' panicked at 'assertion failed: `(left == right)`\n  left: `7`,\n" \
+          " right: `604800`', tests/weeks.rs:5:5"
+    new = "---- weeks stdout ----\nthread 'weeks' panicked at tests/weeks.rs:5:5:\nassertion `left == right` failed\n" \
+          "  left: 7\n right: 604800"
+    unwrap = "---- weeks stdout ----\nthread 'weeks' panicked at 'called `Option::unwrap()` on a `None` value', " \
+             "src/lib.rs:3:20"
+    assert sig("failed", old) == sig("failed", new) == "failed: assertion"
+    assert sig("failed", unwrap) == "failed: panic"

@@ -8,7 +8,7 @@ from testjack_tui.sandbox.api import ExecResult
 from testjack_tui.sandbox.canaries import Canaries
 from testjack_tui.sandbox.channels import judge_channels
 from testjack_tui.sandbox.api import TestOutcome as Outcome
-from testjack_tui.sandbox.own_exec import STRIP, exit_agreement
+from testjack_tui.sandbox.own_exec import STRIP, exit_agreement, mark_canaries
 from testjack_tui.sandbox.runners import get_runner
 
 
@@ -52,8 +52,6 @@ def test_cargo_runs_each_test_by_its_target_binary_with_exact():
 
 
 def test_js_and_django_run_their_launcher_alone_per_witness():
-    # node 18 runs the hooks of suites --test-name-pattern filters out: node --test has no own run.
-    assert not get_runner("node --test").own_plan(["test/a.test.js"], {"test/a.test.js": ""}, None).tests
     for framework in ("jest", "vitest", "mocha"):
         plan = get_runner(framework).own_plan(["test/a.test.js"], {"test/a.test.js": ""}, None)
         assert plan.tests["test/a.test.js"]["spec"]["plain"] is True
@@ -64,6 +62,32 @@ def test_js_and_django_run_their_launcher_alone_per_witness():
         assert not get_runner(framework).own_plan(["test/a.test.js"], {}, None).tests
     plan = get_runner("django").own_plan(["tests/app/test_x.py"], {"tests/app/test_x.py": ""}, None)
     assert plan.tests["tests/app/test_x.py"]["spec"]["labels"] == {"tests/app/test_x.py": "app.test_x"}
+
+
+def test_node_test_runs_whole_files_with_a_canary_file_that_passes_whole():
+    """node 18 runs the hooks of suites --test-name-pattern filters out, so node --test's own run
+    is a whole file per process: the witness files named whole, the canary file whose tests all
+    pass (exit 0) and one holding a must-fail test (exit not 0)."""
+    from testjack_tui.sandbox.canaries import whole_file_canaries
+
+    runner = get_runner("node --test")
+    canary = runner.make_canaries(["test/a.test.js", "test/b.test.js::s > t"])
+    musts = {}
+    for node, must in canary.expected.items():
+        musts.setdefault(node.partition("::")[0], set()).add(must)
+    assert sorted(map(sorted, musts.values())) == [["error", "failed", "passed"], ["passed"]]
+    assert set(canary.files) == set(musts) and all(p.startswith("test/") for p in canary.files)
+    picks = whole_file_canaries(canary)
+    assert musts[picks["passed"].partition("::")[0]] == {"passed"}
+    assert "failed" in musts[picks["failed"].partition("::")[0]]
+    files = {"test/a.test.js": "", "test/b.test.js": "", **canary.files}
+    plan = mark_canaries(runner.own_plan(["test/a.test.js", "test/b.test.js::s > t"], files, canary), canary)
+    assert set(plan.tests) == {"test/a.test.js", picks["passed"], picks["failed"]}
+    for key, test in plan.tests.items():
+        assert test["spec"]["plain"] is True and test["spec"]["ids"] == [key.partition("::")[0]]
+        assert test.get("canary", False) == (key != "test/a.test.js")
+    # Only single tests named: nothing runs whole, so no own run (and no canary of it).
+    assert not runner.own_plan(["test/b.test.js::s > t"], files, canary).tests
 
 
 def test_exit_status_and_summary_against_the_report():

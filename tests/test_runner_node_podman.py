@@ -133,8 +133,8 @@ async def test_node_test_runner_witness_selection_and_timeout():
     out = run.outcomes
     assert out[ids[0]].status == "passed"
     assert out[ids[1]].status == "failed" and "3 !== 2" in out[ids[1]].message
-    # No own run for node --test (NodeBuiltinRunner.own_plan: node 18 runs a filtered suite's
-    # hooks, so a canary test cannot run alone): no channel row claims one.
+    # node --test's own run is a whole file (NodeBuiltinRunner.own_plan: node 18 runs a filtered
+    # suite's hooks, so one test cannot run alone): single tests named get none, and no row.
     assert not run.channels, run.channels
     assert out[ids[2]].status == "passed"
     assert out[ids[3]].status == "skipped"

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 import json
 
 from ..api import ExecResult, TestOutcome, TestStatus
-from ..canaries import Canaries, JsCanaries
+from ..canaries import Canaries, JsCanaries, make_canaries, whole_file_canaries, with_passing_file
 from ..hidden_names import JS
 from . import js_reporters
 from .base import LAUNCHER_PRELUDE, OUT_ROOT, LaunchedRunner, aggregate, json_report, report_named, trim
@@ -582,14 +582,30 @@ class NodeBuiltinRunner(NodeTestRunner):
     framework = "node"
     canaries = JsCanaries(errors=True)  # our reporter (js_reporters.py): hook failures are errors
 
+    def make_canaries(self, test_ids: list[str], existing: Iterable[str] = ()) -> Canaries:
+        """The usual canary files, and a file whose tests all must pass (`with_passing_file`):
+        our own run of node --test runs whole files (see own_plan)."""
+        return with_passing_file(make_canaries(test_ids, list(existing), self.canaries), self.canaries,
+                                 test_ids)
+
     def own_plan(self, test_ids: list[str], files: dict[str, str], canary: Canaries | None) -> OwnPlan:
-        """No own run yet: node 18's --test-name-pattern still runs the hooks of a suite whose
-        tests it filters out, so a canary test cannot run alone (a sibling suite's failing hook
-        fails the process) and our own run would read an honest trial as forging. node --test
-        keeps the canaries, the exit-status agreement and the survivor checks."""
+        """Our own runs (sandbox/own_exec.py), a whole file per process: node 18's
+        --test-name-pattern still runs the hooks of the suites it filters out, so one test cannot
+        run alone (a sibling suite's failing hook would fail the process, and our own run would
+        read an honest trial as forging). Each witness id naming a whole file is run whole, and
+        its exit status is held against the report's verdict on the whole file; the canaries
+        are the file whose tests all pass (exit 0) and one holding a must-fail test (not 0). An
+        id naming one test in a file gets no own run (its file may honestly fail elsewhere)."""
         from ..own_exec import OwnPlan  # own_exec -> own_run -> runners: not at import
 
-        return OwnPlan()
+        plan = OwnPlan()
+        whole = [i for i in test_ids if i in files]
+        for key, path in [(i, i) for i in whole] + [
+                (node, node.partition("::")[0]) for node in whole_file_canaries(canary).values() if whole]:
+            plan.tests[key] = {"argv": ["python3", self.launcher_path], "cwd": "",
+                               "spec": {"ids": [path], "plain": True, **self.spec_extra()}}
+        return plan
+
     witness_hint = ("a new `test/<topic>.tj.test.js` (`.mjs` for ES modules) using `node:test` "
                     "(`describe`/`it` or `test`) and `node:assert/strict`, importing the code under "
                     "test by relative path; run_tests takes the file's path or "

@@ -240,14 +240,15 @@ def _tj_drive(own, tests, uid, varied, left, sources):
     nonce = base64.b16encode(os.urandom(12)).decode()
     env = dict(_tj_env)
     argv0 = "python3"
+    faked = varied and os.path.exists(own["faketime"])  # libfaketime moves the clock: not twice
     if varied:
         env = dict((k, v) for k, v in env.items() if not k.startswith(("PYTEST", "_PYTEST", "TJ_")))
         home = tempfile.mkdtemp(prefix="h", dir="/tmp")
         if os.getuid() == 0:
             os.chown(home, uid, uid)
         env.update(HOME=home, TMPDIR=home, USER="tj-other", LOGNAME="tj-other")
-        if os.path.exists(own["faketime"]):
-            env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"])
+        if faked:  # the date only: a faked monotonic clock hangs vitest's workers
+            env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"], FAKETIME_DONT_FAKE_MONOTONIC="1")
         # Another argv[0] that still names this interpreter: a bare "python" is on no PATH in
         # Debian's images, so sys.executable came out empty and a test starting a subprocess
         # of it failed in the varied run only (a false "environment-dependent").
@@ -255,7 +256,7 @@ def _tj_drive(own, tests, uid, varied, left, sources):
     order = list(range(len(tests)))
     random.shuffle(order)
     req = json.dumps({"nonce": nonce, "workdir": _tj["repo"], "tests": [tests[i] for i in order],
-                      "shift": own["days"] * 86400 if varied else 0, "sources": sources}) + "\n"
+                      "shift": own["days"] * 86400 if varied and not faked else 0, "sources": sources}) + "\n"
     log = tempfile.TemporaryFile()
     def child():
         _tj_limit_cpu()
@@ -452,8 +453,8 @@ def _tj_exec_runs(own, uid, ran):
             mine(home, ids)
             os.chmod(home, 0o1777)  # a runner kept on the trial uid (keep_uid) writes here too
             env.update(HOME=home, TMPDIR=home, USER="tj-other", LOGNAME="tj-other")
-            if os.path.exists(own["faketime"]):
-                env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"])
+            if os.path.exists(own["faketime"]):  # the date only (a faked monotonic clock hangs vitest)
+                env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"], FAKETIME_DONT_FAKE_MONOTONIC="1")
         order = list(todo)
         random.shuffle(order)
         got = {}

@@ -152,31 +152,66 @@ def failure_signature(status: str, message: str) -> str:
     a JS expect, cargo's assert!) or the trial's code raised something (by its exception class),
     else the first decisive line with its values blanked. Trials whose answers fail the
     witness's checks, whichever check and whatever wrong value, read P one way; a trial that
-    crashes with a KeyError is another case, and a timeout or a kill is never a reading."""
-    # What to classify: pytest's first `>` line (the test's own statement), else its `E` lines,
-    # else the exception a traceback ends in, else the first line that is not runner framing.
-    statement = next((ln.strip()[1:].strip() for ln in (message or "").splitlines()
-                      if ln.strip().startswith(">") and ln.strip()[1:].strip()), "")
-    lines = asserted_lines(message)
-    first = statement or (lines[0] if lines else "")
-    if not first and "Traceback (most recent call last)" in (message or ""):
-        first = cause(status, message, limit=1)
+    crashes with a KeyError is another case, and a timeout or a kill is never a reading.
+
+    The exception decides, not the statement it came from: `assert parse("1w") == 604800` that
+    raises a KeyError inside parse is the trial raising (pytest's `>` line is the test's
+    statement and says nothing about what went wrong)."""
+    text = message or ""
+    # A chained exception: the one that ended the test is the last section's.
+    text = _CHAINED.split(text)[-1]
+    lines = asserted_lines(text)
+    # What to classify: pytest's first `E` line (the exception, or the rewritten assert), else
+    # the exception a traceback ends in, else the first line that is not runner framing.
+    first = lines[0] if lines else ""
+    if not first and "Traceback (most recent call last)" in text:
+        first = cause(status, text, limit=1)
     if not first:
-        first = next((ln.strip() for ln in (message or "").splitlines()
+        first = next((ln.strip() for ln in text.splitlines()
                       if ln.strip() and not _FRAMING.match(ln.strip())), "")
     first = re.sub(r"\s+", " ", _DURATION.sub("", _ADDRESS.sub("0x?", first))).strip()
-    if _ASSERTION.search(first) or any(_ASSERTION.search(ln.strip()) for ln in lines[:3]):
+    said_no = _check_said_no(first, text, pytest_line=bool(lines))
+    if said_no is True:
         return f"{status}: assertion"  # the witness's checks said no: one reading, whichever check
-    raised = _RAISED.match(first)
-    if raised:
-        return f"{status}: {raised.group(1)}"  # the trial's code raised: grouped by what it raised
+    if said_no:
+        return f"{status}: {said_no}"  # the trial's code raised: grouped by what it raised
     first = _VALUES.sub(lambda m: m.group("loc") or "?", first)
     return f"{status}: {first}" if first else status
 
 
-_ASSERTION = re.compile(r"^assert\b|AssertionError|DID NOT RAISE|^expect\(|\bexpected\b|\bwant\b|_test\.go:\d+:"
+def _check_said_no(first: str, text: str, pytest_line: bool) -> bool | str | None:
+    """True: the witness's check said no; a name: the trial raised that; None: unknown.
+    `first` is the failure's decisive line; `pytest_line`: it is pytest's first `E` line,
+    which is always the exception (`Class: text`) or a rewritten `assert`."""
+    raised = (_PYTEST_CLASS if pytest_line else _CLASS).match(first)
+    if raised and not first.startswith("assert "):
+        name = raised.group(1).rsplit(".", 1)[-1]
+        if name in _CHECK_CLASSES or (name == "Error" and first[raised.end():].lstrip().startswith("expect(")):
+            return True  # AssertionError, pytest.fail / DID NOT RAISE, jest's `Error: expect(...)`
+        return name
+    panic = _PANIC.search(text)
+    if panic:  # Rust: the panic's message says whether an assert! fired
+        return True if _RUST_ASSERT.search(text[panic.start():]) else "panic"
+    if _ASSERTION.search(first):
+        return True
+    if first.startswith("panic"):  # go: a panic in the code under test
+        return "panic"
+    return None
+
+
+_CHAINED = re.compile(r"^\s*(?:During handling of the above exception, another exception occurred:"
+                      r"|The above exception was the direct cause of the following exception:)\s*$", re.M)
+_CHECK_CLASSES = frozenset({"AssertionError", "Failed", "AssertionFailedError", "JestAssertionError",
+                            "ComparisonFailure"})
+# An exception's first line: `KeyError: 'w'`, `pkg.UnknownUnit`, node's `AssertionError [ERR_ASSERTION]:`.
+_PYTEST_CLASS = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?: \[\w+\])?(?::(?:\s|$)|$)")
+# In other runners' free text only names that look like exceptions count (not `Expected: 5`).
+_CLASS = re.compile(r"^((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure)"
+                    r"|Error|Failed))(?: \[\w+\])?(?::(?:\s|$)|$)")
+_PANIC = re.compile(r"^thread '[^']*' panicked at", re.M)
+_RUST_ASSERT = re.compile(r"assertion failed|assertion `left|assertion `\(left")
+_ASSERTION = re.compile(r"^assert\b|DID NOT RAISE|^expect\(|\bexpected\b|\bwant\b|_test\.go:\d+:"
                         r"|^assertion `|\bassert(?:_eq|_ne)?!")
-_RAISED = re.compile(r"^(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)|panic)\b")
 
 
 # Values in a decisive line (numbers, quoted text), not the file:line that places it.

@@ -47,6 +47,14 @@ _TAMPER = [
      "installs a global exception/trace hook", "suspicious"),
 ]
 
+# Other languages' clock checks against a fixed date, on one line (Python's are found on the
+# syntax tree, sniff_ast): a Go binary reads the clock without libc, so the varied replay cannot
+# move its clock (sandbox/own_exec.py) and this line is what is left to see it.
+_CLOCK_READ = re.compile(r"time\.Now\(\)\.(?:Unix\w*|Year|Before|After)\(|Date\.now\(\)|new Date\(\)"
+                         r"|SystemTime::now\(\)|\b(?:Utc|Local)::now\(\)")
+_DATE_CONST = re.compile(r"\b1\d{9}(?:\d{3})?\b|time\.Date\(\s*2\d{3}|['\"`]20\d\d-\d\d-\d\d"
+                         r"|(?:Year\(\)|getFullYear\(\)|year\(\))\s*[<>]=?\s*20\d\d|Date(?:\.UTC)?\(\s*20\d\d")
+
 
 def _strip_comment(line: str) -> str:
     # Good enough for sniffing: cut a trailing "# ..." that is outside quotes.
@@ -77,6 +85,10 @@ def sniffing_signals(files: list[FileDiff], t0_files: set[str]) -> list[Signal]:
                     signals.append(Signal("env_sniffing", kind, f.path, a.number, a.text,
                                           message, severity=severity,
                                           structural=severity == "high"))
+            if not f.path.endswith(".py") and _CLOCK_READ.search(code) and _DATE_CONST.search(code):
+                signals.append(Signal("env_sniffing", "clock_check", f.path, a.number, a.text,
+                                      "compares the clock with a fixed date (behaviour that expires)",
+                                      severity="high", structural=True))
             for var in _ENV_READ.findall(code):
                 if var in _CI_VARS:
                     signals.append(Signal("env_sniffing", "ci_env_var", f.path, a.number, a.text,
