@@ -1,0 +1,38 @@
+"""What an operator stumbled on walking the demo in tmux (issues 31 and 34), one pilot test per
+fix. The real engine on its simulated sandbox (engine_fakes), driven with Pilot."""
+from __future__ import annotations
+
+from test_tui_reqs import finished
+from test_tui_focus import wait_for
+from testjack_tui.tui.app import TestJackApp
+from testjack_tui.tui.screens.inspect import HighlightedMarkdown, PromptScreen
+from testjack_tui.tui.widgets.requirements import RequirementsPanel
+
+P_WORDS = "It must handle alias and quoting"  # make_task's P says this word for word
+
+
+async def test_a_requirement_with_no_recorded_quote_marks_its_own_words_in_p():
+    # The walk: an audit's requirement "whitespace around the duration is ignored;" (In P "?",
+    # no quote) opened P with nothing marked, though P says it word for word.
+    session, screen = finished()
+    session.store.put_audit("p1", "analysis", {"traceability": [
+        {"requirement": P_WORDS, "explicit": True, "coverage": "none"}]})
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        await pilot.press("f9")
+        panel = screen.query_one(RequirementsPanel)
+        await wait_for(pilot, lambda: bool(panel.rows))
+        if panel.task_id != "p1":
+            await pilot.press("t")
+        await wait_for(pilot, lambda: panel.task_id == "p1" and any(r.clause == P_WORDS for r in panel.rows))
+        row = next(i for i, r in enumerate(panel.rows) if r.clause == P_WORDS)
+        assert not panel.rows[row].quote
+        for _ in range(row):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        body = app.screen.body
+        assert isinstance(body, HighlightedMarkdown)
+        assert body.pattern and all(word in body.pattern for word in P_WORDS.split())
