@@ -36,3 +36,22 @@ async def test_a_requirement_with_no_recorded_quote_marks_its_own_words_in_p():
         body = app.screen.body
         assert isinstance(body, HighlightedMarkdown)
         assert body.pattern and all(word in body.pattern for word in P_WORDS.split())
+
+
+async def test_candidates_that_arrive_behind_another_tab_get_the_pane_width_when_it_is_shown():
+    # The walk: candidates proposed while the Log tab was on show had their requirement cut to
+    # 9 cells ("Give ever…") in a 116-cell pane until some later redraw.
+    from textual.widgets import DataTable
+
+    session, screen = finished()
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        await pilot.press("f7")  # the log, before any candidate exists
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        await pilot.pause(0.3)
+        await pilot.press("f3")
+        await pilot.pause(0.3)
+        table = screen.query_one("#candidate-table", DataTable)
+        requirements = [str(table.get_cell(row, "requirement")) for row in table.rows]
+        assert requirements and set(requirements) == {"handles alias"}, requirements
