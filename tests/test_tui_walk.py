@@ -55,3 +55,35 @@ async def test_candidates_that_arrive_behind_another_tab_get_the_pane_width_when
         table = screen.query_one("#candidate-table", DataTable)
         requirements = [str(table.get_cell(row, "requirement")) for row in table.rows]
         assert requirements and set(requirements) == {"handles alias"}, requirements
+
+
+async def test_the_header_says_running_while_one_task_waits_at_a_gate_and_another_works():
+    # The walk: duration-units-js waited at its step gate while cache-async-memoize ran its
+    # rounds (runs 28 → 36), and the header said "● paused".
+    from engine_fakes import FakeSandbox
+    from test_engine_loop import build
+    from test_tui_cockpit import status_text
+    from test_tui_waits import screen_for, three_tasks
+
+    tasks, trials, chains = three_tasks()
+    tasks, trials = tasks[:2], trials[:4]
+    sandbox = FakeSandbox({t.id: t for t in tasks}, {t.id: t for t in trials}, delay=0.2)
+    session, _, _ = build({"auto_approve": False, "task_analysis": False, "step": True, "rounds": 1,
+                           "parallel_tasks": 2}, task=tasks, trials=trials,
+                          chains={k: v for k, v in chains.items() if not k.startswith("p3")}, sandbox=sandbox)
+    screen = screen_for(session)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: len(screen.state.gates) == 2)
+        await pilot.pause(0.2)
+        assert "● paused" in status_text(screen)  # every task is held: paused it is
+        first = screen.state.gates[0][0]
+        await pilot.press("n")  # one task goes on, the other stays at its gate
+        await wait_for(pilot, lambda: "● running (1 task waits for you)" in status_text(screen))
+        assert [t for t, _ in screen.state.gates] == ["p2" if first == "p1" else "p1"]
+        # Its verdict reaches the operator: now nothing is at work, and the header says so.
+        await wait_for(pilot, lambda: bool(screen.state.pending))
+        await wait_for(pilot, lambda: "● paused" in status_text(screen))
+        session.stop()
+        await wait_for(pilot, lambda: not screen.session_running)

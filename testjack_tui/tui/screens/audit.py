@@ -27,6 +27,7 @@ from testjack_tui.tui import live_state as ls
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.inbox import EventInbox
 from testjack_tui.tui.logs import log_exception
+from testjack_tui.tui.session_word import header_state
 from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.agent_stream import AgentStream
 from testjack_tui.tui.widgets.budget import BudgetGauges
@@ -504,7 +505,10 @@ class AuditScreen(Screen):
             text.append_text(cell(f" waiting for your test on {trial or 'the task analysis of ' + task} (F6) ",
                                   style="bold reverse yellow"))
             text.append(" ")
-        text.append(f"● {s.state}", style=STATE_STYLE.get(s.state, ""))
+        word, waits = header_state(s)
+        text.append(f"● {word}", style=STATE_STYLE.get(word, ""))
+        if waits:
+            text.append(f" ({waits})", style="yellow")
         if s.state == "paused" and s.reason.startswith("budget"):
             text.append(f" ({self._budget_reason()} — l raises it)", style="yellow")
         elif s.reason and s.state not in ("running", "paused"):

@@ -1,0 +1,43 @@
+"""The one word the audit header shows for the session, read from the live state.
+
+A step gate or an operator's pause of one task emits a session-wide `paused`, yet the other tasks
+keep working (issue 34: a wait holds no slot). The header says `running` while any task is at
+work, and names how many wait; `paused` only when every task left is held (or a budget holds
+them all)."""
+from __future__ import annotations
+
+from typing import Any
+
+ENDED = ("finished", "excluded", "failed")
+
+
+def waiting_tasks(s: Any) -> list[str]:
+    """Tasks held at a gate or waiting for a decision of the operator."""
+    pending = {r.task_id for r in s.pending.values()}
+    return [t for t in s.tasks if t in s.task_paused or t in pending]
+
+
+def tasks_at_work(s: Any) -> list[str]:
+    """Tasks not ended and not waiting for the operator (queued ones included: they start when a
+    slot frees)."""
+    waiting = set(waiting_tasks(s))
+    ended = {t for t, standing in s.task_states.items() if standing.state in ENDED}
+    return [t for t in s.tasks if t not in waiting and t not in ended]
+
+
+def header_state(s: Any) -> tuple[str, str]:
+    """(word, note): the session's state as the header shows it, and what waits ("" when none).
+
+    Read from the tasks, not from the last Paused/RoundStarted event: one task's gate and another
+    task's round arrive in any order (the walk saw `paused` over a running task, and `running`
+    when every task waited for the operator)."""
+    if s.state not in ("running", "paused"):
+        return s.state, ""
+    if s.state == "paused" and s.reason not in ("step", "operator"):
+        return "paused", ""  # a budget holds every task
+    waiting = len(waiting_tasks(s))
+    if not waiting:
+        return s.state, ""  # a session-wide pause, or nothing waits
+    if not tasks_at_work(s):
+        return "paused", ""  # every task left waits for the operator: the status line says for what
+    return "running", f"{waiting} task{'s' if waiting != 1 else ''} wait{'s' if waiting == 1 else ''} for you"
