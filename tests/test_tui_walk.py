@@ -87,3 +87,35 @@ async def test_the_header_says_running_while_one_task_waits_at_a_gate_and_anothe
         await wait_for(pilot, lambda: "● paused" in status_text(screen))
         session.stop()
         await wait_for(pilot, lambda: not screen.session_running)
+
+
+async def test_r_takes_n_and_r_out_of_the_footer_at_once():
+    # The walk: after r ("Running to the end (step mode off)") the footer still offered
+    # "n Next r Run all" and no p, until some later event.
+    from test_engine_loop import build
+    from test_tui_waits import screen_for
+    from testjack_tui.tui.widgets.footer import QuietFooter
+
+    from test_tui_waits import three_tasks
+
+    tasks, trials, chains = three_tasks()
+    session, _, _ = build({"step": True, "auto_approve": False, "task_analysis": False, "rounds": 10},
+                          task=tasks[:1], trials=trials[:2], chains={k: chains[k] for k in ("p1a", "p1b")})
+    screen = screen_for(session)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: bool(screen.state.gates))
+        await pilot.press("n")
+        # A verdict waits for the operator: the engine sends nothing more until a decision.
+        await wait_for(pilot, lambda: bool(screen.state.pending))
+        footer = screen.query_one(QuietFooter)
+        await wait_for(pilot, lambda: "Next" in footer.descriptions)
+        seen = screen.state.events_seen
+        await pilot.press("r")
+        await pilot.pause(0.3)
+        assert screen.state.events_seen == seen  # nothing but the key could have changed the footer
+        assert "Next" not in footer.descriptions and "Run all" not in footer.descriptions
+        assert "Pause" in footer.descriptions
+        session.stop()
+        await wait_for(pilot, lambda: not screen.session_running)

@@ -644,6 +644,7 @@ class AuditScreen(Screen):
     def action_run_to_end(self) -> None:
         self.session.run_to_end()
         self._start_run()
+        self.refresh_bindings()  # n / r go, p comes: step mode is off (the footer kept n and r)
         if self.state.pending:
             n = len(self.state.pending)
             self.app.notify(f"Step mode off, but {n} decision{'s' if n != 1 else ''} still wait for you "
@@ -655,6 +656,7 @@ class AuditScreen(Screen):
     @guarded
     def action_pause(self) -> None:
         self.session.pause()
+        self.refresh_bindings()
         self.app.notify("Pausing at the next step… (n: next round, r: run to end)")
 
     def action_stop(self) -> None:
