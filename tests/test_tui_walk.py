@@ -119,3 +119,46 @@ async def test_r_takes_n_and_r_out_of_the_footer_at_once():
         assert "Pause" in footer.descriptions
         session.stop()
         await wait_for(pilot, lambda: not screen.session_running)
+
+
+async def test_settings_mark_the_focused_field_and_the_step_switch_fits_80_columns(testjack_home):
+    # The walk, at 80×24: Tab through Settings showed a compact Select or an empty budget field
+    # with the focus one shade darker (invisible in practice), and the step switch read
+    # "on: pause before each round and after each verdic…".
+    from conftest import DEMO
+    from textual.widgets import Checkbox, Label
+
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.tui.screens.selection import SelectionScreen
+
+    bench = load_benchmark(DEMO)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = SelectionScreen(bench, str(DEMO))
+        app.push_screen(screen)
+        await pilot.pause()
+        await pilot.press("f3")
+        await wait_for(pilot, lambda: getattr(app.focused, "id", None) == "mode")
+
+        def label_of(widget_id: str) -> Label:
+            return screen.query_one(f"#{widget_id}").parent.query_one(".form-label", Label)
+
+        await wait_for(pilot, lambda: label_of("mode").styles.background.a > 0)
+        accent = label_of("mode").styles.background
+        fields = ("mode", "rounds", "k_repairs", "sampler", "seed", "usd", "tokens", "seconds", "test_runs",
+                  "agent-audit")
+        for i, field in enumerate(fields):
+            await wait_for(pilot, lambda: getattr(app.focused, "id", None) == field)
+            await pilot.pause(0.05)
+            assert label_of(field).styles.background == accent, field
+            other = fields[i - 1]  # the field the focus left is plain again
+            assert label_of(other).styles.background != accent, other
+            await pilot.press("tab")
+        for switch in ("step", "auto_approve"):
+            box = screen.query_one(f"#{switch}", Checkbox)
+            for value in (True, False):
+                box.value = value
+                await pilot.pause(0.05)
+                # The label is whole: its text fits the cells the checkbox has on screen.
+                drawn = box.render_line(0).text
+                assert str(box.label) in drawn and "…" not in drawn, (switch, drawn)
