@@ -162,3 +162,40 @@ async def test_settings_mark_the_focused_field_and_the_step_switch_fits_80_colum
                 # The label is whole: its text fits the cells the checkbox has on screen.
                 drawn = box.render_line(0).text
                 assert str(box.label) in drawn and "…" not in drawn, (switch, drawn)
+
+
+DEMO_NAMES = ("cache-async-memoize", "duration-units-js", "merge-list-strategies", "parse-duration-compound",
+              "recordset-metadata")
+
+
+async def test_five_tasks_at_80x24_fit_the_status_line_whole():
+    # The walk: five demo tasks at 80×24 wrapped past the status line's last row and were cut
+    # mid-word ("recordset-metadata: queued (2"); two tasks' standing was not on screen.
+    from engine_fakes import FakeSandbox, cand, make_task, make_trial
+    from test_engine_loop import build
+    from test_tui_waits import screen_for
+    from testjack_tui.tui.screens.audit import STATUS_LINES
+    from textual.widgets import Static
+
+    tasks = [make_task(t) for t in DEMO_NAMES]
+    trials = [make_trial(t, f"{t}__a", "m1", ["alias"]) for t in DEMO_NAMES]
+    chains = {f"{t}__a": [[cand(t, f"{t}__a", 1, "alias")]] for t in DEMO_NAMES}
+    sandbox = FakeSandbox({t.id: t for t in tasks}, {t.id: t for t in trials}, delay=0.2)
+    session, _, _ = build({"auto_approve": True, "task_analysis": False, "parallel_tasks": 1, "rounds": 1},
+                          task=tasks, trials=trials, chains=chains, sandbox=sandbox)
+    screen = screen_for(session)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: sum(1 for t in screen.state.task_states.values() if t.state == "queued") >= 3)
+        await pilot.pause(0.1)
+        status = screen.query_one("#audit-status", Static)
+        text = screen._status_text()
+        wrapped = text.wrap(app.console, status.content_region.width)
+        assert len(wrapped) <= STATUS_LINES, [line.plain for line in wrapped]
+        plain = text.plain
+        assert "queued" in plain and (all(t in plain for t in DEMO_NAMES) or "tasks: queued" in plain), plain
+        # Nothing is cut mid-entry: the last line ends with a whole entry.
+        assert not plain.rstrip().endswith("("), plain
+        session.stop()
+        await wait_for(pilot, lambda: not screen.session_running)

@@ -28,6 +28,7 @@ from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.inbox import EventInbox
 from testjack_tui.tui.logs import log_exception
 from testjack_tui.tui.session_word import header_state
+from testjack_tui.tui.task_lines import task_status
 from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.agent_stream import AgentStream
 from testjack_tui.tui.widgets.budget import BudgetGauges
@@ -526,12 +527,10 @@ class AuditScreen(Screen):
             lines = [(t, s.task_line(t)) for t in tasks]
             lines = [(t, line) for t, line in lines if line]
             if lines:
+                width = max(1, self.query_one("#audit-status", Static).content_region.width or self.size.width - 2)
+                used = len(text.wrap(self.app.console, width)) + (1 if s.running and s.model_waits else 0)
                 text.append("\n")
-                for i, (task, line) in enumerate(lines):
-                    if i:
-                        text.append("  │  ", style="dim")
-                    text.append_text(cell(f"{task}: ", style="bold"))
-                    text.append_text(cell(line, style="yellow" if line.startswith("waits") else ""))
+                text.append_text(task_status(lines, width, STATUS_LINES - used, self.app.console))
         if s.running and s.model_waits:
             text.append("\n")
             text.append_text(cell("  │  ".join(list(s.model_waits.values())[-3:]), style="dim"))
