@@ -199,3 +199,28 @@ async def test_five_tasks_at_80x24_fit_the_status_line_whole():
         assert not plain.rstrip().endswith("("), plain
         session.stop()
         await wait_for(pilot, lambda: not screen.session_running)
+
+
+async def test_a_decision_s_notification_names_the_candidate_as_the_tables_do_and_its_task():
+    # The walk: "Overruled cache-async-memoize:cache-async-memoize__orca__2:1.v1: does not
+    # count." — the tables say "orca__2:1.v1" beside the task.
+    from test_engine_loop import build
+    from test_tui_waits import screen_for, three_tasks
+
+    tasks, trials, chains = three_tasks()
+    session, _, _ = build({"auto_approve": False, "task_analysis": False, "rounds": 1},
+                          task=tasks[:1], trials=trials[:2], chains={k: chains[k] for k in ("p1a", "p1b")})
+    screen = screen_for(session)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: bool(screen.state.pending))
+        request = next(iter(screen.state.pending.values()))
+        app.clear_notifications()
+        await pilot.press("o")
+        await wait_for(pilot, lambda: any(n.title == "Decision sent" for n in app._notifications))
+        sent = next(n.message for n in app._notifications if n.title == "Decision sent")
+        assert request.candidate_id.startswith("p1:p1")
+        assert sent == f"Overruled {request.candidate_id.split(':', 1)[1]} of p1: does not count.", sent
+        session.stop()
+        await wait_for(pilot, lambda: not screen.session_running)

@@ -722,12 +722,14 @@ class AuditScreen(Screen):
         verb = ("Questionable" if questionable else "Judged" if self.operator_judges
                 else "Overruled" if overrule else "Approved")
         effect = "counts as a witness" if decision.counts else "does not count"
+        # The id as the tables write it, and its task (the full id repeats the task's name twice).
+        shown = f"{ls.short_id(request.candidate_id, request.task_id)} of {request.task_id}"
         if asked:
-            self.app.notify(f"{verb} {request.candidate_id}: {effect}.", title="Decision sent")
+            self.app.notify(f"{verb} {shown}: {effect}.", title="Decision sent")
         else:
             # A decision shown from before a resume that the engine has not reached again yet
             # (step mode holds it at a gate): it is kept and applies when the engine asks.
-            self.app.notify(f"{verb} {request.candidate_id}: {effect} — kept until the engine comes back to "
+            self.app.notify(f"{verb} {shown}: {effect} — kept until the engine comes back to "
                             "it (n / r go on).", title="Decision kept")
 
     def action_review_anywhere(self) -> None:
