@@ -224,3 +224,26 @@ async def test_a_decision_s_notification_names_the_candidate_as_the_tables_do_an
         assert sent == f"Overruled {request.candidate_id.split(':', 1)[1]} of p1: does not count.", sent
         session.stop()
         await wait_for(pilot, lambda: not screen.session_running)
+
+
+async def test_the_editor_s_key_line_is_whole_at_80_columns():
+    # The walk, at 80×24: "Tab indents · ctrl+a selects all · ctrl+o leaves the source (to
+    # Requirement) ·" — the F2–F9 part was cut.
+    from test_tui_waits import screen_for
+    from test_engine_loop import build
+    from textual.widgets import Static
+
+    from testjack_tui.tui.widgets.editor import EDITOR_KEYS
+
+    session, _, _ = build({"auto_approve": True, "task_analysis": False, "rounds": 1})
+    screen = screen_for(session)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(screen)
+        await pilot.press("f6")
+        keys = screen.query_one("#editor-keys", Static)
+        await wait_for(pilot, lambda: keys.content_region.width > 0)
+        drawn = keys.render_line(0).text
+        assert EDITOR_KEYS in drawn and "F2–F9 tabs" in drawn, drawn
+        session.stop()
+        await wait_for(pilot, lambda: not screen.session_running)

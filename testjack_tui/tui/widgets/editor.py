@@ -72,6 +72,9 @@ class WitnessSource(TextArea):
     BINDINGS = [Binding("ctrl+a", "select_all", "Select all", show=False)]
 
 
+EDITOR_KEYS = "Tab indents · ctrl+a all · ctrl+o to Requirement · F2–F9 tabs"
+
+
 class OperatorEditor(Vertical):
     """Tab indents inside the source (it is Python), ctrl+a selects all; ctrl+o leaves the source for the
     Requirement field, F2–F9 switch tabs.
@@ -109,7 +112,8 @@ class OperatorEditor(Vertical):
             yield Button("Done with this audit (ctrl+d)", id="editor-finish", compact=True)
         yield Static("", id="editor-status")
         yield Static("", id="editor-queue")
-        yield Static("Tab indents · ctrl+a selects all · ctrl+o leaves the source (to Requirement) · F2–F9 tabs", id="editor-keys",
+        # One row: it must fit 80 columns (the longer wording lost "F2–F9 tabs" there).
+        yield Static(EDITOR_KEYS, id="editor-keys",
                      classes="dialog-detail")
 
     def set_framework(self, framework: str | None) -> None:
