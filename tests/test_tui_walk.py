@@ -247,3 +247,38 @@ async def test_the_editor_s_key_line_is_whole_at_80_columns():
         assert EDITOR_KEYS in drawn and "F2–F9 tabs" in drawn, drawn
         session.stop()
         await wait_for(pilot, lambda: not screen.session_running)
+
+
+async def test_a_node_test_task_opens_the_editor_on_a_js_file_node_runs():
+    # The walk: the demo's duration-units-js (node --test) opened the editor on
+    # test/operator.tj.test.ts with describe/it as globals: node --test collects no .ts file and
+    # has no globals, so the starting file could never run there.
+    from textual.app import App
+    from textual.widgets import Input, TextArea
+
+    from testjack_tui.tui.widgets.editor import OperatorEditor, check_candidate
+
+    class Host(App):
+        def compose(self):
+            yield OperatorEditor(id="editor")
+
+    async with Host().run_test(size=(80, 24)) as pilot:
+        editor = pilot.app.query_one(OperatorEditor)
+        expected = {"node --test": (".tj.test.js", 'from "node:test"'), "vitest": (".tj.test.ts", 'from "vitest"'),
+                    "jest": (".tj.test.js", "jest's globals"), "mocha": (".tj.test.js", "mocha's globals"),
+                    "pytest": ("test_tj_operator.py", "def test_")}
+        for framework, (ending, says) in expected.items():
+            editor.set_framework(framework)  # untouched: each task's runner gets its own start
+            await pilot.pause()
+            path = editor.query_one("#editor-path", Input).value
+            source = editor.query_one("#editor-source", TextArea).text
+            assert path.endswith(ending) and says in source, (framework, path, source)
+        editor.set_framework("node --test")
+        await pilot.pause()
+        path = editor.query_one("#editor-path", Input).value
+        source = editor.query_one("#editor-source", TextArea).text.replace(
+            "  });", "    assert.throws(() => parseDuration(\"\"), RangeError);\n  });")
+        assert check_candidate(path, source, "node --test") == []
+        # Asked for the wrong kind of file, the runner's own extension is named.
+        assert check_candidate("tests/test_x.py", "def test_x():\n    pass\n", "node --test") == [
+            "path: the task's runner node --test takes js files"]
