@@ -282,3 +282,24 @@ async def test_a_node_test_task_opens_the_editor_on_a_js_file_node_runs():
         # Asked for the wrong kind of file, the runner's own extension is named.
         assert check_candidate("tests/test_x.py", "def test_x():\n    pass\n", "node --test") == [
             "path: the task's runner node --test takes js files"]
+
+
+async def test_the_focus_bar_does_not_cover_the_first_column_of_the_logs():
+    # The walk: with the Log focused its lines read "█4:38:53 [info] …": the focus bar is drawn
+    # over the first column, and the log had none to spare (the hour's first digit was gone).
+    from test_engine_loop import build
+    from test_tui_waits import screen_for
+
+    session, _, _ = build({"auto_approve": True, "task_analysis": False, "rounds": 1})
+    screen = screen_for(session)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        for key, pane in (("f7", "#event-log"), ("f4", "#world-log")):
+            await pilot.press(key)
+            widget = screen.query_one(pane)
+            widget.focus()
+            await wait_for(pilot, lambda: widget.has_class("-focused-pane"))
+            await pilot.pause(0.05)
+            assert widget.content_region.x > widget.region.x, pane
