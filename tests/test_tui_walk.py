@@ -80,7 +80,7 @@ async def test_the_header_says_running_while_one_task_waits_at_a_gate_and_anothe
         assert "● paused" in status_text(screen)  # every task is held: paused it is
         first = screen.state.gates[0][0]
         await pilot.press("n")  # one task goes on, the other stays at its gate
-        await wait_for(pilot, lambda: "● running (1 task waits for you)" in status_text(screen))
+        await wait_for(pilot, lambda: "● running (1 task waits)" in status_text(screen))
         assert [t for t, _ in screen.state.gates] == ["p2" if first == "p1" else "p1"]
         # Its verdict reaches the operator: now nothing is at work, and the header says so.
         await wait_for(pilot, lambda: bool(screen.state.pending))

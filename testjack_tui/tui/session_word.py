@@ -40,4 +40,5 @@ def header_state(s: Any) -> tuple[str, str]:
         return s.state, ""  # a session-wide pause, or nothing waits
     if not tasks_at_work(s):
         return "paused", ""  # every task left waits for the operator: the status line says for what
-    return "running", f"{waiting} task{'s' if waiting != 1 else ''} wait{'s' if waiting == 1 else ''} for you"
+    # Short: at 80 columns it shares the first row with "n decisions waiting for you (…)".
+    return "running", f"{waiting} task{'s' if waiting != 1 else ''} wait{'s' if waiting == 1 else ''}"
