@@ -303,3 +303,24 @@ async def test_the_focus_bar_does_not_cover_the_first_column_of_the_logs():
             await wait_for(pilot, lambda: widget.has_class("-focused-pane"))
             await pilot.pause(0.05)
             assert widget.content_region.x > widget.region.x, pane
+
+
+def test_the_header_word_counts_a_task_waiting_for_the_operator_s_tests_as_waiting():
+    # The walk (operator audit agent): "waiting for your test on duration-units-js__kestrel__1"
+    # beside "● running (1 task waits)" that counted only cache-async-memoize's decision.
+    from testjack_tui.engine import events as ev
+    from testjack_tui.tui import live_state as ls
+    from testjack_tui.tui.session_word import header_state
+
+    s = ls.LiveSession("sess", [])
+    s.apply_all([
+        ev.SessionStarted("sess", benchmark="demo", mode="lightweight", tasks=("cache", "dur", "merge"), agent="x"),
+        ev.TaskState("sess", task_id="cache", state="auditing"),
+        ev.TaskState("sess", task_id="dur", state="auditing"),
+        ev.TaskState("sess", task_id="merge", state="auditing"),
+        ev.ApprovalRequested("sess", request_id="r1", task_id="cache", trial_id=None, candidate_id="cache:analysis:1.v1",
+                             label="valid", reason="")])
+    assert header_state(s) == ("running", "1 task waits")
+    assert header_state(s, writing="dur") == ("running", "2 tasks wait")
+    s.apply(ev.TaskState("sess", task_id="merge", state="finished"))
+    assert header_state(s, writing="dur") == ("paused", "")  # nothing left at work: all wait for you

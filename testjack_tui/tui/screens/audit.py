@@ -506,7 +506,7 @@ class AuditScreen(Screen):
             text.append_text(cell(f" waiting for your test on {trial or 'the task analysis of ' + task} (F6) ",
                                   style="bold reverse yellow"))
             text.append(" ")
-        word, waits = header_state(s)
+        word, waits = header_state(s, self._operator_waiting[0] if self._operator_waiting else "")
         text.append(f"● {word}", style=STATE_STYLE.get(word, ""))
         if waits:
             text.append(f" ({waits})", style="yellow")
