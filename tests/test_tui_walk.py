@@ -324,3 +324,33 @@ def test_the_header_word_counts_a_task_waiting_for_the_operator_s_tests_as_waiti
     assert header_state(s, writing="dur") == ("running", "2 tasks wait")
     s.apply(ev.TaskState("sess", task_id="merge", state="finished"))
     assert header_state(s, writing="dur") == ("paused", "")  # nothing left at work: all wait for you
+
+
+async def test_the_benchmarks_screen_says_it_is_reading_until_the_lists_are_in(testjack_home, monkeypatch):
+    # The walk: `testjack-tui open <session>` showed "No benchmarks yet" and "No sessions yet"
+    # for seconds before the session opened: it read as the session being gone.
+    import threading
+
+    from textual.widgets import Static
+
+    from testjack_tui.engine.session import AuditSession
+    from testjack_tui.tui.screens.benchmarks import BenchmarksScreen
+
+    release = threading.Event()
+    listed = AuditSession.list
+
+    def slow_list(*args, **kwargs):
+        release.wait(30)  # a hang guard; the test releases it
+        return listed(*args, **kwargs)
+
+    monkeypatch.setattr(AuditSession, "list", staticmethod(slow_list))
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, BenchmarksScreen))
+        screen = app.screen
+        await pilot.pause(0.2)
+        empty = screen.query_one("#session-empty", Static)
+        assert "Reading" in str(empty.content) and "No sessions" not in str(empty.content)
+        release.set()
+        await wait_for(pilot, lambda: "Reading" not in str(empty.content))
+        assert str(empty.content) == "No sessions yet." or not empty.display
