@@ -354,3 +354,34 @@ async def test_the_benchmarks_screen_says_it_is_reading_until_the_lists_are_in(t
         release.set()
         await wait_for(pilot, lambda: "Reading" not in str(empty.content))
         assert str(empty.content) == "No sessions yet." or not empty.display
+
+
+async def test_at_80_columns_the_gauges_keep_the_rounds_on_the_line_past_ten_minutes():
+    # The walk, at 80×24: "time 10:04/∞ (you 1:27)  runs 49/∞  rounds" — the rounds gauge's bar
+    # and numbers were pushed off the line.
+    from textual.app import App
+
+    from testjack_tui.engine import events as ev
+    from testjack_tui.tui import live_state as ls
+    from testjack_tui.tui.widgets.budget import BudgetGauges
+
+    class Host(App):
+        def compose(self):
+            yield BudgetGauges(id="gauges")
+
+    state = ls.LiveSession("sess", [])
+    async with Host().run_test(size=(80, 24)) as pilot:
+        gauges = pilot.app.query_one(BudgetGauges)
+        for seconds, waiting in ((64, 0), (604, 87), (4000, 3700)):
+            state.apply(ev.BudgetChanged("sess", usd=0.0, usd_limit=None, tokens=0, tokens_limit=None,
+                                         seconds=seconds, seconds_limit=None, test_runs=49, test_runs_limit=None,
+                                         waiting_seconds=waiting))
+            gauges.show(state, rounds_limit=15, rounds_done=1)
+            await pilot.pause()
+            line = gauges.content.plain
+            assert len(line) <= gauges.content_region.width and line.rstrip().endswith("1/15"), line
+        # With room to spare the bar is there.
+        state.apply(ev.BudgetChanged("sess", usd=0.0, usd_limit=None, tokens=0, tokens_limit=None, seconds=64,
+                                     seconds_limit=None, test_runs=49, test_runs_limit=None))
+        gauges.show(state, rounds_limit=15, rounds_done=1)
+        assert "rounds ▕" in gauges.content.plain
