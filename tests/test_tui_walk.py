@@ -385,3 +385,21 @@ async def test_at_80_columns_the_gauges_keep_the_rounds_on_the_line_past_ten_min
                                      seconds_limit=None, test_runs=49, test_runs_limit=None))
         gauges.show(state, rounds_limit=15, rounds_done=1)
         assert "rounds ▕" in gauges.content.plain
+
+
+async def test_at_80x24_the_reqs_legend_shows_its_keys_whole():
+    # The walk, at 80×24: the legend ended "(the task analysis's tracing, else the aud" — the
+    # keys (t, enter, i) came last and were cut.
+    from textual.widgets import Label
+
+    session, screen = finished()
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "finished")
+        await pilot.press("f9")
+        legend = screen.query_one("#requirements-legend", Label)
+        await wait_for(pilot, lambda: legend.content_region.width > 0)
+        await pilot.pause(0.1)
+        shown = " ".join(legend.render_line(y).text.strip() for y in range(legend.content_region.height))
+        assert "t: next task" in shown and "enter or i" in shown and "else the audits')" in shown, shown

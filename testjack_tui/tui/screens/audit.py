@@ -527,7 +527,9 @@ class AuditScreen(Screen):
             lines = [(t, s.task_line(t)) for t in tasks]
             lines = [(t, line) for t, line in lines if line]
             if lines:
-                width = max(1, self.query_one("#audit-status", Static).content_region.width or self.size.width - 2)
+                shown = self.query("#audit-status")  # none yet while the screen is composed
+                width = (shown.first().content_region.width if shown else 0) or self.size.width - 2
+                width = width if width > 1 else 10_000  # not laid out yet: every task in full
                 used = len(text.wrap(self.app.console, width)) + (1 if s.running and s.model_waits else 0)
                 text.append("\n")
                 text.append_text(task_status(lines, width, STATUS_LINES - used, self.app.console))

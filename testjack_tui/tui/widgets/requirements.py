@@ -37,8 +37,9 @@ class RequirementsPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield Label("Requirements", id="requirements-title", classes="section-title")
         yield SteadyTable(id="requirements-table", cursor_type="row", zebra_stripes=True)
-        yield Label("T0: yes / partial / no / not recorded (the task analysis's tracing, else the audits') — "
-                    "t: next task · enter or i: P with the requirement's words marked", id="requirements-legend")
+        # The keys first, and wrapped rather than cut (at 80 columns the keys fell off the end).
+        yield Label("t: next task · enter or i: P with the requirement's words marked — T0: yes / partial / no / "
+                    "not recorded (the task analysis's tracing, else the audits')", id="requirements-legend")
 
     def on_mount(self) -> None:
         self._columns(self.query_one(DataTable))
