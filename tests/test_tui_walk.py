@@ -77,14 +77,14 @@ async def test_the_header_says_running_while_one_task_waits_at_a_gate_and_anothe
         app.push_screen(screen)
         await wait_for(pilot, lambda: len(screen.state.gates) == 2)
         await pilot.pause(0.2)
-        assert "● paused" in status_text(screen)  # every task is held: paused it is
+        assert "● waiting" in status_text(screen)  # every task is held at its gate: it waits for you
         first = screen.state.gates[0][0]
         await pilot.press("n")  # one task goes on, the other stays at its gate
         await wait_for(pilot, lambda: "● running (1 task waits)" in status_text(screen))
         assert [t for t, _ in screen.state.gates] == ["p2" if first == "p1" else "p1"]
         # Its verdict reaches the operator: now nothing is at work, and the header says so.
         await wait_for(pilot, lambda: bool(screen.state.pending))
-        await wait_for(pilot, lambda: "● paused" in status_text(screen))
+        await wait_for(pilot, lambda: "● waiting" in status_text(screen))
         session.stop()
         await wait_for(pilot, lambda: not screen.session_running)
 
@@ -323,7 +323,7 @@ def test_the_header_word_counts_a_task_waiting_for_the_operator_s_tests_as_waiti
     assert header_state(s) == ("running", "1 task waits")
     assert header_state(s, writing="dur") == ("running", "2 tasks wait")
     s.apply(ev.TaskState("sess", task_id="merge", state="finished"))
-    assert header_state(s, writing="dur") == ("paused", "")  # nothing left at work: all wait for you
+    assert header_state(s, writing="dur") == ("waiting", "")  # nothing left at work: all wait for you
 
 
 async def test_the_benchmarks_screen_says_it_is_reading_until_the_lists_are_in(testjack_home, monkeypatch):

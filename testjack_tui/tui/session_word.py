@@ -2,8 +2,8 @@
 
 A step gate or an operator's pause of one task emits a session-wide `paused`, yet the other tasks
 keep working (issue 34: a wait holds no slot). The header says `running` while any task is at
-work, and names how many wait; `paused` only when every task left is held (or a budget holds
-them all)."""
+work, and names how many wait; `waiting` when every task left waits for the operator (a gate, a
+decision, their tests); `paused` for a pause of the whole session (p, a budget)."""
 from __future__ import annotations
 
 from typing import Any
@@ -41,6 +41,6 @@ def header_state(s: Any, writing: str = "") -> tuple[str, str]:
     if not waiting:
         return s.state, ""  # a session-wide pause, or nothing waits
     if not tasks_at_work(s, writing):
-        return "paused", ""  # every task left waits for the operator: the status line says for what
+        return "waiting", ""  # every task left waits for the operator: the status line says for what
     # Short: at 80 columns it shares the first row with "n decisions waiting for you (…)".
     return "running", f"{waiting} task{'s' if waiting != 1 else ''} wait{'s' if waiting == 1 else ''}"

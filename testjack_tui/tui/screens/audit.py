@@ -58,7 +58,7 @@ LOG_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 FOCUS_PANES = ("#trials-table", "#trials-table-narrow", "#candidate-table", "#candidate-detail", "#world-table",
                "#world-log", "#agent-stream", "#editor", "#event-log", "#matrix-table", "#requirements-table")
 FOCUSED_PANE = "-focused-pane"
-STATE_STYLE = {"running": "bold green", "paused": "bold yellow", "finished": "bold cyan",
+STATE_STYLE = {"running": "bold green", "paused": "bold yellow", "waiting": "bold yellow", "finished": "bold cyan",
                "stopped": "bold red", "failed": "bold red", "starting": "dim"}
 
 
