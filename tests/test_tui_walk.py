@@ -403,3 +403,22 @@ async def test_at_80x24_the_reqs_legend_shows_its_keys_whole():
         await pilot.pause(0.1)
         shown = " ".join(legend.render_line(y).text.strip() for y in range(legend.content_region.height))
         assert "t: next task" in shown and "enter or i" in shown and "else the audits')" in shown, shown
+
+
+def test_with_one_row_left_the_status_names_what_waits_and_counts_the_rest():
+    # The walk, at 80×24: with three decisions and a wait for the operator's test the header took
+    # three rows; the one left read "merge-list-strategies: waits for your decision │
+    # cache-async-memoize: round" (cut).
+    from rich.console import Console
+
+    from testjack_tui.tui.task_lines import task_status
+
+    pairs = [("cache-async-memoize", "round 2 → lumen__2"), ("duration-units-js", "round 3 → lumen__1"),
+             ("merge-list-strategies", "waits for your decision"), ("parse-duration-compound", "queued (next)"),
+             ("recordset-metadata", "queued (1 ahead)")]
+    console = Console(width=78)
+    shown = task_status(pairs, 78, 1, console)
+    assert len(shown.wrap(console, 78)) == 1, shown.plain
+    assert shown.plain == "merge-list-strategies: waits for your decision  │  +4 more tasks (F2)"
+    # With the rows, every task by name.
+    assert all(task in task_status(pairs, 78, 4, console).plain for task, _ in pairs)

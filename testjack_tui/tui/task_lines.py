@@ -2,9 +2,9 @@
 
 One line per task is fine on a wide screen; at 80 columns five tasks wrapped past the status
 line's last row and were cut mid-word ("recordset-metadata: queued (2"). When the full form does
-not fit, tasks doing the same thing share one entry ("queued: a, b, c"); when that still does not
-fit, those entries say how many tasks they hold. A task waiting for the operator is always named:
-the operator must know which task to act on."""
+not fit, tasks doing the same thing share one entry ("queued: a, b, c"); then those entries say how
+many tasks they hold; at last only what waits is named and the rest counted ("+4 more tasks").
+A task waiting for the operator is always named: the operator must know which task to act on."""
 from __future__ import annotations
 
 from typing import Any
@@ -52,5 +52,15 @@ def task_status(pairs: list[tuple[str, str]], width: int, rows: int, console: An
     named = _join([(", ".join(tasks), line) for tasks, line in groups])
     if fits(named):
         return named
-    return _join([(", ".join(tasks) if line.startswith("waits") or len(tasks) == 1
-                   else f"{len(tasks)} tasks", line) for tasks, line in groups])
+    counted = _join([(", ".join(tasks) if line.startswith("waits") or len(tasks) == 1
+                      else f"{len(tasks)} tasks", line) for tasks, line in groups])
+    if fits(counted):
+        return counted
+    # Only what waits for the operator by name; the rest as one count (the Trials tab has them).
+    waiting = [(", ".join(tasks), line) for tasks, line in groups if line.startswith("waits")]
+    others = sum(len(tasks) for tasks, line in groups if not line.startswith("waits"))
+    text = _join(waiting)
+    if others:
+        text.append(SEPARATOR if waiting else "", style="dim")
+        text.append(f"+{others} more task{'s' if others != 1 else ''} (F2)", style="dim")
+    return text
