@@ -421,7 +421,7 @@ def register(app: typer.Typer) -> None:
                                    "verdicts, marked as such). Tasks without G use this mode anyway.")] = False,
         no_task_analysis: Annotated[bool, typer.Option("--no-task-analysis", help="Skip the task-analysis tests.")] = False,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
-        step: Annotated[bool, typer.Option("--step", help="Pause before each round and after each verdict (TUI).")] = False,
+        step: Annotated[bool, typer.Option("--step", help="Pause before each round and after each automatic verdict (TUI).")] = False,
         headless: Annotated[bool, typer.Option("--headless", help="Progress lines instead of the TUI.")] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also show test runs and containers.")] = False,
         candidate: Annotated[Optional[list[Path]], typer.Option(

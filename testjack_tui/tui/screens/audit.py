@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Input, TextArea
 
 from testjack_tui.tui import live_state as ls
+from testjack_tui.tui.live_views import short_id
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.widgets.candidates import CandidatesPanel
 from testjack_tui.tui.widgets.editor import OperatorEditor
@@ -113,6 +114,7 @@ class AuditScreen(AuditLive):
     def action_run_to_end(self) -> None:
         self.session.run_to_end()
         self._start_run()
+        self.refresh_bindings()  # n / r go, p comes: step mode is off (the footer kept n and r)
         if self.state.pending:
             n = len(self.state.pending)
             self.app.notify(f"Step mode off, but {n} decision{'s' if n != 1 else ''} still wait for you "
@@ -124,6 +126,7 @@ class AuditScreen(AuditLive):
     @guarded
     def action_pause(self) -> None:
         self.session.pause()
+        self.refresh_bindings()
         self.app.notify("Pausing at the next step… (n: next round, r: run to end)")
 
     def action_stop(self) -> None:
@@ -190,12 +193,14 @@ class AuditScreen(AuditLive):
         verb = ("Questionable" if questionable else "Judged" if self.operator_judges
                 else "Overruled" if overrule else "Approved")
         effect = "counts as a witness" if decision.counts else "does not count"
+        # The id as the tables write it, and its task (the full id repeats the task's name twice).
+        shown = f"{short_id(request.candidate_id, request.task_id)} of {request.task_id}"
         if asked:
-            self.app.notify(f"{verb} {request.candidate_id}: {effect}.", title="Decision sent")
+            self.app.notify(f"{verb} {shown}: {effect}.", title="Decision sent")
         else:
             # A decision shown from before a resume that the engine has not reached again yet
             # (step mode holds it at a gate): it is kept and applies when the engine asks.
-            self.app.notify(f"{verb} {request.candidate_id}: {effect} — kept until the engine comes back to "
+            self.app.notify(f"{verb} {shown}: {effect} — kept until the engine comes back to "
                             "it (n / r go on).", title="Decision kept")
 
     def action_review_anywhere(self) -> None:

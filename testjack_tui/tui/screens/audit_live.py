@@ -26,6 +26,8 @@ from testjack_tui.tui import live_views as lv
 from testjack_tui.tui.guard import guarded
 from testjack_tui.tui.inbox import EventInbox
 from testjack_tui.tui.logs import log_exception
+from testjack_tui.tui.session_word import header_state
+from testjack_tui.tui.task_lines import task_status
 from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.agent_stream import AgentStream
 from testjack_tui.tui.widgets.budget import BudgetGauges
@@ -56,7 +58,7 @@ LOG_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 FOCUS_PANES = ("#trials-table", "#trials-table-narrow", "#candidate-table", "#candidate-detail", "#world-table",
                "#world-log", "#agent-stream", "#editor", "#event-log", "#matrix-table", "#requirements-table")
 FOCUSED_PANE = "-focused-pane"
-STATE_STYLE = {"running": "bold green", "paused": "bold yellow", "finished": "bold cyan",
+STATE_STYLE = {"running": "bold green", "paused": "bold yellow", "waiting": "bold yellow", "finished": "bold cyan",
                "stopped": "bold red", "failed": "bold red", "starting": "dim"}
 
 
@@ -372,7 +374,10 @@ class AuditLive(Screen):
             text.append_text(cell(f" waiting for your test on {trial or 'the task analysis of ' + task} (F6) ",
                                   style="bold reverse yellow"))
             text.append(" ")
-        text.append(f"● {s.state}", style=STATE_STYLE.get(s.state, ""))
+        word, waits = header_state(s, self._operator_waiting[0] if self._operator_waiting else "")
+        text.append(f"● {word}", style=STATE_STYLE.get(word, ""))
+        if waits:
+            text.append(f" ({waits})", style="yellow")
         if s.state == "paused" and s.reason.startswith("budget"):
             text.append(f" ({self._budget_reason()} — l raises it)", style="yellow")
         elif s.reason and s.state not in ("running", "paused"):
@@ -390,12 +395,12 @@ class AuditLive(Screen):
             lines = [(t, s.task_line(t)) for t in tasks]
             lines = [(t, line) for t, line in lines if line]
             if lines:
+                shown = self.query("#audit-status")  # none yet while the screen is composed
+                width = (shown.first().content_region.width if shown else 0) or self.size.width - 2
+                width = width if width > 1 else 10_000  # not laid out yet: every task in full
+                used = len(text.wrap(self.app.console, width)) + (1 if s.running and s.model_waits else 0)
                 text.append("\n")
-                for i, (task, line) in enumerate(lines):
-                    if i:
-                        text.append("  │  ", style="dim")
-                    text.append_text(cell(f"{task}: ", style="bold"))
-                    text.append_text(cell(line, style="yellow" if line.startswith("waits") else ""))
+                text.append_text(task_status(lines, width, STATUS_LINES - used, self.app.console))
         if s.running and s.model_waits:
             text.append("\n")
             text.append_text(cell("  │  ".join(list(s.model_waits.values())[-3:]), style="dim"))

@@ -39,6 +39,12 @@ def session_row(info: dict) -> tuple[str, str, str, str, str]:
     return sid, bench, state, mode, str(when or "")
 
 
+READING_BENCHMARKS = "Reading the bundled and recent benchmarks…"
+READING_SESSIONS = "Reading the stored sessions…"
+NO_BENCHMARKS = "No benchmarks yet: open a path below (o)."
+NO_SESSIONS = "No sessions yet."
+
+
 class BenchmarksScreen(Screen):
     HELP_TITLE = "Benchmarks"
     HELP = ("Pick the benchmark to audit: the bundled demo, one you opened before, or a path "
@@ -68,13 +74,15 @@ class BenchmarksScreen(Screen):
         with Vertical(id="benchmarks-body"):
             yield Label("Benchmarks — bundled and recently opened", classes="section-title")
             yield DataTable(id="benchmark-table", cursor_type="row", zebra_stripes=True)
-            yield Static("No benchmarks yet: open a path below (o).", id="benchmark-empty", classes="empty")
+            # Until the first listing is in: `open <session>` shows this screen for seconds on a
+            # busy machine, and "No sessions yet" there read as the session being lost.
+            yield Static(READING_BENCHMARKS, id="benchmark-empty", classes="empty")
             yield Label("Open a path", classes="section-title")
             yield Input(placeholder="benchmark.toml, a Harbor tasks folder, or a benchmark folder",
                         id="path-input")
             yield Label("Sessions — enter opens the report (finished) or resumes", classes="section-title")
             yield DataTable(id="session-table", cursor_type="row", zebra_stripes=True)
-            yield Static("No sessions yet.", id="session-empty", classes="empty")
+            yield Static(READING_SESSIONS, id="session-empty", classes="empty")
             yield LoadingIndicator(id="benchmarks-loading")
         yield QuietFooter(compact=True)
 
@@ -143,7 +151,9 @@ class BenchmarksScreen(Screen):
             table.add_row(*[cell(c) for c in row[:-1]], cell(display_path(row[-1])))
             self._paths.append(row[-1])
         table.display = bool(rows)
-        self.query_one("#benchmark-empty").display = not rows
+        empty = self.query_one("#benchmark-empty", Static)
+        empty.update(NO_BENCHMARKS)
+        empty.display = not rows
         if not rows and (self.focused is None or self.focused is table):
             self.query_one("#path-input", Input).focus()
 
@@ -171,7 +181,9 @@ class BenchmarksScreen(Screen):
             if key in ids:
                 table.move_cursor(row=ids.index(key), animate=False)
         table.display = bool(sessions)
-        self.query_one("#session-empty").display = not sessions
+        empty = self.query_one("#session-empty", Static)
+        empty.update(NO_SESSIONS)
+        empty.display = not sessions
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:

@@ -61,7 +61,9 @@ def trial_reproduction(result: TaskVerification | None, trial_id: str) -> str:
 
 
 SWITCHES = {
-    "step": ("pause before each round and after each verdict", "run without pausing"),
+    # Fits 80 columns (the longer wording was cut); a verdict the operator decides is its own step
+    # (engine/approval.judge): only automatic ones stop at a gate.
+    "step": ("pause before rounds and automatic verdicts", "run without pausing"),
     "auto_approve": ("'valid' verdicts count without asking me", "I approve every verdict"),
 }
 

@@ -31,6 +31,9 @@ def gauge(label: str, used: float, limit: float | None, fmt, width: int = 8, sho
         text.append(shown, style=style)
         text.append("/∞", style="dim")
         return text
+    if width <= 0:  # no room for a bar: the numbers alone, coloured by the level
+        text.append(f"{shown}/{fmt(limit)}", style=style)
+        return text
     filled = min(width, round(fraction * width))
     text.append("▕")
     text.append("█" * filled, style=style)
@@ -69,4 +72,13 @@ class BudgetGauges(Static):
         done = state.rounds_done if rounds_done is None else rounds_done
         self.levels["rounds"] = gauge_level(gauge_fraction(done, rounds_limit))
         parts.append(gauge("rounds", done, rounds_limit, lambda v: str(int(v)), width=6))
-        self.update(Text("  ").join(parts), layout=False)  # one line, full width: no layout pass
+        line = Text("  ").join(parts)
+        room = self.content_region.width
+        if room and line.cell_len > room:
+            # At 80 columns a clock past 9:59 and the "(you …)" note pushed the rounds bar off
+            # the line: one space between gauges, then the rounds as numbers only.
+            line = Text(" ").join(parts)
+            if line.cell_len > room:
+                parts[-1] = gauge("rounds", done, rounds_limit, lambda v: str(int(v)), width=0)
+                line = Text(" ").join(parts)
+        self.update(line, layout=False)  # one line, full width: no layout pass

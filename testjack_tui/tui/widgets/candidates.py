@@ -159,6 +159,9 @@ class CandidatesPanel(Vertical):
             if self.with_task:
                 cells.insert(0, cell(c.task_id if len(c.task_id) <= 16 else c.task_id[:15] + "…"))
             table_rows.append((c.candidate_id, cells))
+        # The width laid out for: 0 while the tab is hidden, so showing it redraws at its width
+        # (the walk: requirements cut to 9 cells in a 116-cell pane after a hidden update).
+        self._laid_out_width = self.size.width
         room = self._requirement_room(table, [cells for _, cells in table_rows])
         for (_, cells), c in zip(table_rows, rows):
             cells.append(fit(cell(c.requirement or ""), room))

@@ -37,6 +37,31 @@ TEMPLATES = {
            "// (vitest: import { describe, it, expect } from \"vitest\"; jest and mocha have them as globals)\n"
            "describe(\"requirement\", () => {\n  it(\"does what the prompt asks\", () => {\n  });\n});\n"),
 }
+# The JS runners differ in what a test file may use and which files they collect: node --test
+# runs *.test.js with node:test's describe/it (no globals, no .ts), vitest imports its own, jest
+# and mocha give globals. The walk: a node --test task opened on test/operator.tj.test.ts.
+JS_TEMPLATES = {
+    "node --test": ("test/operator.tj.test.js", "javascript",
+                    "// A witness candidate: checks one requirement of the task prompt.\n"
+                    "import { describe, it } from \"node:test\";\nimport assert from \"node:assert/strict\";\n\n"
+                    "describe(\"requirement\", () => {\n  it(\"does what the prompt asks\", () => {\n  });\n});\n"),
+    "vitest": ("test/operator.tj.test.ts", "javascript",
+               "// A witness candidate: checks one requirement of the task prompt.\n"
+               "import { describe, it, expect } from \"vitest\";\n\n"
+               "describe(\"requirement\", () => {\n  it(\"does what the prompt asks\", () => {\n  });\n});\n"),
+    "jest": ("test/operator.tj.test.js", "javascript",
+             "// A witness candidate: checks one requirement of the task prompt (describe, it, expect are jest's globals).\n"
+             "describe(\"requirement\", () => {\n  it(\"does what the prompt asks\", () => {\n  });\n});\n"),
+    "mocha": ("test/operator.tj.test.js", "javascript",
+              "// A witness candidate: checks one requirement of the task prompt (describe, it are mocha's globals).\n"
+              "const assert = require(\"node:assert/strict\");\n\n"
+              "describe(\"requirement\", () => {\n  it(\"does what the prompt asks\", () => {\n  });\n});\n"),
+}
+
+
+def template_for(runner: str | None, kind: str) -> tuple[str, str, str]:
+    """(default path, editor language, starting source) for a task's runner and its file kind."""
+    return JS_TEMPLATES.get(runner or "", TEMPLATES[kind]) if kind == "js" else TEMPLATES[kind]
 
 
 def check_candidate(path: str, source: str, framework: str | None = None) -> list[str]:
@@ -50,10 +75,9 @@ def check_candidate(path: str, source: str, framework: str | None = None) -> lis
     kind = kind_of(path)
     name, takes = runner_kind(framework) if framework else (None, None)
     if not path:
-        problems.append("path: give the file's path in the repo, e.g. "
-                        + TEMPLATES.get(takes or "python", TEMPLATES["python"])[0])
+        problems.append("path: give the file's path in the repo, e.g. " + template_for(name, takes or "python")[0])
     elif takes and kind != takes:
-        problems.append(f"path: the task's runner {name} takes {TEMPLATES[takes][0].rpartition('.')[2]} files")
+        problems.append(f"path: the task's runner {name} takes {template_for(name, takes)[0].rpartition('.')[2]} files")
     elif kind is None:
         problems.append("path: a test file (.py, .go, .rs, .ts/.js)")
     elif kind == "python" and "/test" not in "/" + path:
@@ -70,6 +94,9 @@ class WitnessSource(TextArea):
     the line start (home does that too) and its own select-all key, F7, is the Log tab here."""
 
     BINDINGS = [Binding("ctrl+a", "select_all", "Select all", show=False)]
+
+
+EDITOR_KEYS = "Tab indents · ctrl+a all · ctrl+o to Requirement · F2–F9 tabs"
 
 
 class OperatorEditor(Vertical):
@@ -109,7 +136,8 @@ class OperatorEditor(Vertical):
             yield Button("Done with this audit (ctrl+d)", id="editor-finish", compact=True)
         yield Static("", id="editor-status")
         yield Static("", id="editor-queue")
-        yield Static("Tab indents · ctrl+a selects all · ctrl+o leaves the source (to Requirement) · F2–F9 tabs", id="editor-keys",
+        # One row: it must fit 80 columns (the longer wording lost "F2–F9 tabs" there).
+        yield Static(EDITOR_KEYS, id="editor-keys",
                      classes="dialog-detail")
 
     def set_framework(self, framework: str | None) -> None:
@@ -118,14 +146,14 @@ class OperatorEditor(Vertical):
         from testjack_tui.commands.operator_input import runner_kind
 
         self.framework = framework
-        kind = runner_kind(framework)[1]
+        runner, kind = runner_kind(framework)
         if kind is None:
             return
         source = self.query_one("#editor-source", TextArea)
         path = self.query_one("#editor-path", Input)
-        untouched = {t[2] for t in TEMPLATES.values()}
-        if source.text in untouched and path.value in {t[0] for t in TEMPLATES.values()}:
-            path.value, language, text = TEMPLATES[kind]
+        starts = [*TEMPLATES.values(), *JS_TEMPLATES.values()]
+        if source.text in {t[2] for t in starts} and path.value in {t[0] for t in starts}:
+            path.value, language, text = template_for(runner, kind)
             source.text = text
             try:
                 source.language = language

@@ -37,8 +37,9 @@ class RequirementsPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield Label("Requirements", id="requirements-title", classes="section-title")
         yield SteadyTable(id="requirements-table", cursor_type="row", zebra_stripes=True)
-        yield Label("T0: yes / partial / no / not recorded (the task analysis's tracing, else the audits') — "
-                    "t: next task · enter or i: P with the requirement's words marked", id="requirements-legend")
+        # The keys first, and wrapped rather than cut (at 80 columns the keys fell off the end).
+        yield Label("t: next task · enter or i: P with the requirement's words marked — T0: yes / partial / no / "
+                    "not recorded (the task analysis's tracing, else the audits')", id="requirements-legend")
 
     def on_mount(self) -> None:
         self._columns(self.query_one(DataTable))
@@ -82,12 +83,17 @@ class RequirementsPanel(Vertical):
         self.query_one("#requirements-title", Label).update(cell(checklist_title(task_id, self.rows)))
 
     def selected_quote(self) -> str:
-        """The words of P the requirement under the cursor rests on ("" when none were recorded)."""
+        """The words of P the requirement under the cursor rests on; with no quote recorded, the
+        requirement's own words (an audit often restates P verbatim: they are marked where P has
+        them, and nothing is marked where it does not)."""
         table = self.query_one(DataTable)
         if not table.row_count:
             return ""
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value or ""
-        return self.rows[int(key)].quote if key.isdigit() and int(key) < len(self.rows) else ""
+        if not (key.isdigit() and int(key) < len(self.rows)):
+            return ""
+        row = self.rows[int(key)]
+        return row.quote or row.clause
 
     def on_resize(self) -> None:
         if self._store is not None:
