@@ -159,8 +159,8 @@ def make_roles(agents: dict[str, str], benchmark: Any, config: Config | None = N
         else:
             config = config or load_config()
             model = _chat_model(config, role, choice, limiters)
-            kind = {"audit": LLMAuditAgent, "reviewer": LLMReviewer, "task_analysis": LLMTaskAnalyst}[role]
-            built[role] = kind(model)
+            llm_kind = {"audit": LLMAuditAgent, "reviewer": LLMReviewer, "task_analysis": LLMTaskAnalyst}[role]
+            built[role] = llm_kind(model)
             if role == "task_analysis":
                 built["implementer"] = IndependentImplementer(model)
         if role == "task_analysis" and choice == "scripted":
