@@ -14,7 +14,7 @@ import ast
 import dataclasses
 import re
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
 from typing import TYPE_CHECKING, Iterable, Protocol, runtime_checkable
 
 from testjack_tui.engine.reference_claims import OUTPUT_CHARS
@@ -59,7 +59,7 @@ _TEST_DECL = {"go": (re.compile(r"^\s*func\s+Test\w*\s*\(\s*\w+\s+\*testing\.T\s
 _JS_TEST_NAME = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 
 
-def kind_of(file: Path | str) -> str | None:
+def kind_of(file: PurePath | str) -> str | None:
     return KINDS.get(Path(file).suffix.lower())
 
 
@@ -100,7 +100,7 @@ def default_repo_path(file: Path, framework: str | None = None, t0_files: Iterab
     return f"tests/{name}"
 
 
-def check_source(file: Path, source: str) -> tuple[str, str]:
+def check_source(file: PurePath, source: str) -> tuple[str, str]:
     """(kind, its first comment or docstring line) of a candidate; InputError when it is not a
     test file we can run (the wrong kind, a Python syntax error, no test in it)."""
     kind = kind_of(file)

@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from testjack_tui import compose
@@ -97,7 +98,7 @@ class TestJackApp(App[int]):
             screen.open_session(session_id)
 
     # -- notifications -----------------------------------------------------------------------
-    def notify(self, message: str, *, title: str = "", severity: str = "information",
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
         """Textual's notify, plain text by default: messages name trials, tasks, candidates and
         paths (benchmark and agent text), and markup in them would restyle or break the toast."""
@@ -213,7 +214,7 @@ class TestJackApp(App[int]):
         self.exit(0)
 
     # -- command palette ---------------------------------------------------------------------
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Every key shown in the footer is also a palette entry (plus Textual's own)."""
         seen: set[str] = set()
         for key, active in screen.active_bindings.items():

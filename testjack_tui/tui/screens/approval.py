@@ -150,7 +150,7 @@ class ApprovalScreen(ModalScreen[tuple[str, str, dict[str, Any]] | None]):
     ]
 
     def __init__(self, ctx: ApprovalContext, operator_judges: bool = False, task: Any = None,
-                 trial: Any = None, evidence: dict | None = None, waiting: int = 1):
+                 trial: Any = None, evidence: dict[str, Any] | None = None, waiting: int = 1):
         super().__init__()
         self.ctx, self.operator_judges = ctx, operator_judges
         self.the_task, self.the_trial, self.evidence = task, trial, evidence

@@ -32,7 +32,7 @@ class ExportScreen(ModalScreen[None]):
         super().__init__()
         self.session, self.benchmark = session, benchmark
         self.default_out = Path(session.directory) / "export"
-        self.result: dict | None = None
+        self.result: dict[str, Any] | None = None
         self.busy = False
 
     def compose(self) -> ComposeResult:

@@ -21,7 +21,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from testjack_tui.engine.detectors import categorize, parse_diff
+from testjack_tui.engine.detectors import FileDiff, categorize, parse_diff
 from testjack_tui.repo_files import source_language
 from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.footer import QuietFooter
@@ -34,7 +34,7 @@ def file_kind(path: str) -> str:
     return categorize(path) or "source"
 
 
-def ghost_lines(evidence: dict | None) -> dict[str, set[int]]:
+def ghost_lines(evidence: dict[str, Any] | None) -> dict[str, set[int]]:
     """file -> added line numbers T0 never executes (from stored ghost-branch evidence)."""
     out: dict[str, set[int]] = {}
     ghost = (evidence or {}).get("ghost") or {}
@@ -51,7 +51,7 @@ def _ghosts_for(path: str, ghosts: dict[str, set[int]]) -> set[int]:
     return set()
 
 
-def surviving_mutants(evidence: dict | None) -> dict[str, dict[int, list[str]]]:
+def surviving_mutants(evidence: dict[str, Any] | None) -> dict[str, dict[int, list[str]]]:
     """file -> line -> mutated versions of that line T0 still passes (stored mutation evidence)."""
     out: dict[str, dict[int, list[str]]] = {}
     for s in ((evidence or {}).get("mutation") or {}).get("survivors") or []:
@@ -60,7 +60,7 @@ def surviving_mutants(evidence: dict | None) -> dict[str, dict[int, list[str]]]:
     return out
 
 
-def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str, Any]]:
+def diff_view(patch: str, evidence: dict[str, Any] | None = None) -> tuple[Group, dict[str, Any]]:
     """The diff as renderables, and facts for tests: {"files": {path: kind}, "ghost": {path: [lines]}}."""
     files = parse_diff(patch or "")
     ghosts = ghost_lines(evidence)
@@ -68,7 +68,7 @@ def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str
     facts: dict[str, Any] = {"files": {}, "ghost": {}, "mutants": {}}
     if not files:
         return Group(Text("This trial's patch is empty or not a unified diff.", style="dim")), facts
-    by_kind: dict[str, list] = {}
+    by_kind: dict[str, list[FileDiff]] = {}
     for f in files:
         by_kind.setdefault(file_kind(f.path), []).append(f)
         facts["files"][f.path] = file_kind(f.path)
@@ -215,7 +215,7 @@ class PromptScreen(_ViewScreen):
 class DiffScreen(_ViewScreen):
     """A trial's diff s, highlighted, its files by kind, ghost lines marked."""
 
-    def __init__(self, trial: Any, evidence: dict | None = None):
+    def __init__(self, trial: Any, evidence: dict[str, Any] | None = None):
         body, facts = diff_view(getattr(trial, "patch", "") or "", evidence)
         model = getattr(trial, "model", "") or "?"
         super().__init__(f"Diff (s) of {getattr(trial, 'id', '?')}", body,
@@ -227,7 +227,7 @@ def missing(what: str) -> Text:
     return untrusted(f"{what} is not available: the benchmark could not be loaded.", style="yellow")
 
 
-def run_view(run: dict | None, witness_id: str, trial_id: str, status: str, path: str = "") -> Group:
+def run_view(run: dict[str, Any] | None, witness_id: str, trial_id: str, status: str, path: str = "") -> Group:
     """A stored test run: status per test (with messages), exit code, and the output's head and tail."""
     parts: list[Any] = []
     head = Text()
@@ -260,5 +260,5 @@ def run_view(run: dict | None, witness_id: str, trial_id: str, status: str, path
 class RunScreen(_ViewScreen):
     """One cell of the replay matrix: the witness's run on one trial."""
 
-    def __init__(self, run: dict | None, witness_id: str, trial_id: str, status: str, path: str = ""):
+    def __init__(self, run: dict[str, Any] | None, witness_id: str, trial_id: str, status: str, path: str = ""):
         super().__init__(f"Run of {witness_id} on {trial_id}", run_view(run, witness_id, trial_id, status, path))

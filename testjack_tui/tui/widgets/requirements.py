@@ -2,7 +2,7 @@
 coverage of each, and the witnesses confirmed against it with the trials they fail on."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Label
 
-from testjack_tui.services.requirements import requirements_table
+from testjack_tui.services.requirements import RequirementRow, requirements_table
 from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.text import cell
 from testjack_tui.tui.widgets.tables import SteadyTable
@@ -25,12 +25,12 @@ class RequirementsPanel(Vertical):
 
     BINDINGS = [Binding("t", "next_task", "Next task", id="requirements.next_task")]
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.task_id = ""
         self.pinned = False  # the operator chose a task with t: stop following the current one
-        self.rows: list = []
-        self._drawn: list[tuple] = []
+        self.rows: list[RequirementRow] = []
+        self._drawn: Sequence[tuple[object, ...]] = []  # what was drawn, compared for a redraw
         self._store: Any = None
         self._tasks: list[str] = []
 
@@ -44,7 +44,7 @@ class RequirementsPanel(Vertical):
         self._columns(self.query_one(DataTable))
 
     @staticmethod
-    def _columns(table: DataTable) -> None:
+    def _columns(table: DataTable[Any]) -> None:
         for key, label in (("req", "Requirement"), ("explicit", "In P"), ("t0", "T0 covers"),
                            ("witnesses", "Witnesses"), ("fails", "Fails"), ("held", "Held")):
             table.add_column(label, key=key)
@@ -107,7 +107,7 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def checklist_title(task_id: str, rows: list) -> str:
+def checklist_title(task_id: str, rows: list[RequirementRow]) -> str:
     """The panel's header, counting each T0 answer the rows show (so it never contradicts them)."""
     if not rows:
         return f"Requirements of {task_id}: none recorded yet (the task analysis lists them)"
