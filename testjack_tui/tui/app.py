@@ -12,7 +12,7 @@ import os
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -22,6 +22,9 @@ from textual.screen import Screen
 from testjack_tui import compose
 from testjack_tui.tui.logs import log_exception, log_path, logger
 from testjack_tui.tui.text import clean
+
+if TYPE_CHECKING:
+    from testjack_tui.engine.session import AuditSession
 
 compose.install()  # the TUI is a composition root too (it can be started without the CLI)
 
@@ -54,7 +57,7 @@ class TestJackApp(App[int]):
         self.start_session = session_id
         # Tests set strict_errors so a bug fails the test instead of becoming a notification.
         self.strict_errors = strict_errors
-        self.session: Any = None  # the AuditSession the Audit screen is driving, if any
+        self.session: AuditSession | None = None  # the AuditSession the Audit screen is driving, if any
         self._error_times: list[float] = []
         self._fatal_message = ""
         # No decorative animation (the tab underline alone drew ~8 extra frames per tab key,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,8 +18,11 @@ from testjack_tui.tui.logs import log_exception
 from testjack_tui.tui.text import cell
 from testjack_tui.tui.widgets.footer import QuietFooter
 
+if TYPE_CHECKING:
+    from testjack_tui.model import Benchmark
 
-def benchmark_counts(bench: Any) -> tuple[int, int, int]:
+
+def benchmark_counts(bench: Benchmark) -> tuple[int, int, int]:
     trials = list(bench.trials)
     return len(bench.tasks), len(trials), sum(1 for t in trials if t.official_pass)
 
@@ -238,7 +241,7 @@ class BenchmarksScreen(Screen[None]):
         self.app.call_from_thread(self._opened, path, bench)
 
     @guarded
-    def _opened(self, path: str, bench: Any) -> None:
+    def _opened(self, path: str, bench: Benchmark) -> None:
         from testjack_tui.tui.recent import RecentBenchmark, remember
         from testjack_tui.tui.screens.selection import SelectionScreen
 

@@ -9,9 +9,9 @@ the candidates table and the approval dialog.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markdown import Markdown
 from rich.syntax import Syntax
 from rich.text import Text
@@ -25,6 +25,9 @@ from testjack_tui.engine.detectors import FileDiff, categorize, parse_diff
 from testjack_tui.repo_files import source_language
 from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.footer import QuietFooter
+
+if TYPE_CHECKING:
+    from testjack_tui.model import Task, Trial
 
 MAX_DIFF_LINES = 4000  # diff lines drawn; a longer diff is cut (and says so)
 KIND_ORDER = ("source", "tests", "harness", "startup", "config", "build", "ci")
@@ -72,7 +75,7 @@ def diff_view(patch: str, evidence: dict[str, Any] | None = None) -> tuple[Group
     for f in files:
         by_kind.setdefault(file_kind(f.path), []).append(f)
         facts["files"][f.path] = file_kind(f.path)
-    parts: list[Any] = []
+    parts: list[RenderableType] = []
     summary = Text()
     summary.append(f"{len(files)} file(s): ", style="bold")
     summary.append(" · ".join(f"{k} {len(by_kind[k])}" for k in KIND_ORDER if k in by_kind))
@@ -143,7 +146,7 @@ def diff_view(patch: str, evidence: dict[str, Any] | None = None) -> tuple[Group
 class _ViewScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q", "dismiss_view", "Close", id="view.close")]
 
-    def __init__(self, title: str, body: Any, subtitle: str = ""):
+    def __init__(self, title: str, body: RenderableType, subtitle: str = "") -> None:
         super().__init__()
         self.title_text, self.body, self.subtitle = title, body, subtitle
 
@@ -185,13 +188,13 @@ class HighlightedMarkdown:
         words = re.findall(r"\w+", quote or "")
         self.pattern = r"\W+".join(re.escape(w) for w in words) if words else ""
 
-    def __rich_console__(self, console: Any, options: Any) -> Any:
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         markdown = Markdown(self.text)
         if not self.pattern:
             yield markdown
             return
         lines = console.render_lines(markdown, options, pad=False)
-        shown = Text("\n").join(Text.assemble(*((seg.text, seg.style) for seg in line if not seg.control))
+        shown = Text("\n").join(Text.assemble(*((seg.text, seg.style or "") for seg in line if not seg.control))
                                 for line in lines)
         shown.no_wrap = True
         shown.highlight_regex(re.compile(self.pattern, re.IGNORECASE), self.STYLE)
@@ -201,11 +204,11 @@ class HighlightedMarkdown:
 class PromptScreen(_ViewScreen):
     """The task prompt P: the only authority the reviewer and the operator judge against."""
 
-    def __init__(self, task: Any, highlight: str = ""):
+    def __init__(self, task: Task | None, highlight: str = "") -> None:
         text = clean(getattr(task, "instruction", "") or "")
         # Every task's P as markdown, with or without a quote to mark (issue 31: one task showed
         # raw markdown because only a highlighted prompt was drawn as plain text).
-        body: Any = HighlightedMarkdown(text, clean(highlight)) if text else \
+        body: RenderableType = HighlightedMarkdown(text, clean(highlight)) if text else \
             Text("This task has no prompt.", style="dim")
         super().__init__(f"Prompt (P) of {getattr(task, 'id', '?')}", body,
                          "The task as the agent saw it. Requirements are judged against these words only.")
@@ -215,7 +218,7 @@ class PromptScreen(_ViewScreen):
 class DiffScreen(_ViewScreen):
     """A trial's diff s, highlighted, its files by kind, ghost lines marked."""
 
-    def __init__(self, trial: Any, evidence: dict[str, Any] | None = None):
+    def __init__(self, trial: Trial | None, evidence: dict[str, Any] | None = None) -> None:
         body, facts = diff_view(getattr(trial, "patch", "") or "", evidence)
         model = getattr(trial, "model", "") or "?"
         super().__init__(f"Diff (s) of {getattr(trial, 'id', '?')}", body,
@@ -229,7 +232,7 @@ def missing(what: str) -> Text:
 
 def run_view(run: dict[str, Any] | None, witness_id: str, trial_id: str, status: str, path: str = "") -> Group:
     """A stored test run: status per test (with messages), exit code, and the output's head and tail."""
-    parts: list[Any] = []
+    parts: list[RenderableType] = []
     head = Text()
     head.append_text(cell(f"{witness_id} on {trial_id}: ", style="bold"))
     head.append(status or "not run yet", style="bold red" if status and status != "passed" else "green")

@@ -23,6 +23,8 @@ from testjack_tui.tui.widgets.bars import resolution_chart, verdict_chart
 from testjack_tui.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
+    from testjack_tui.engine.session import AuditSession
+    from testjack_tui.model import Benchmark
     from testjack_tui.engine.report_model import DecisionRow, Report, TrialReport
     from testjack_tui.engine.summary import SessionSummary, WitnessSummary
 
@@ -70,7 +72,7 @@ class ReportScreen(Screen[None]):
         Binding("escape", "back", "Back", id="report.back"),
     ]
 
-    def __init__(self, session: Any, benchmark: Any = None):
+    def __init__(self, session: AuditSession, benchmark: Benchmark | None = None) -> None:
         super().__init__()
         self.session = session
         self.benchmark = benchmark

@@ -25,7 +25,7 @@ from testjack_tui.tui.widgets.footer import QuietFooter
 from testjack_tui.tui.widgets.tables import Cell
 
 if TYPE_CHECKING:
-    from testjack_tui.model import Trial
+    from testjack_tui.model import Benchmark, Trial
     from testjack_tui.services.verification import TaskVerification
 
 TICK, EMPTY = "●", "○"
@@ -103,7 +103,7 @@ class SelectionScreen(Screen[None]):
         Binding("escape", "back", "Back", show=False, id="selection.back"),
     ]
 
-    def __init__(self, benchmark: Any, path: str):
+    def __init__(self, benchmark: Benchmark, path: str) -> None:
         super().__init__()
         self.benchmark = benchmark
         self.path = path

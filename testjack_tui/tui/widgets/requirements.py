@@ -2,7 +2,7 @@
 coverage of each, and the witnesses confirmed against it with the trials they fail on."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,6 +14,9 @@ from testjack_tui.services.requirements import RequirementRow, requirements_tabl
 from testjack_tui.tui.live_state import short_id
 from testjack_tui.tui.text import cell
 from testjack_tui.tui.widgets.tables import SteadyTable
+
+if TYPE_CHECKING:
+    from testjack_tui.engine.store import SessionStore
 
 
 T0_STYLE = {"yes": "green", "partial": "yellow", "no": "bold yellow", "not recorded": "dim"}
@@ -31,7 +34,7 @@ class RequirementsPanel(Vertical):
         self.pinned = False  # the operator chose a task with t: stop following the current one
         self.rows: list[RequirementRow] = []
         self._drawn: Sequence[tuple[object, ...]] = []  # what was drawn, compared for a redraw
-        self._store: Any = None
+        self._store: SessionStore | None = None
         self._tasks: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -49,7 +52,7 @@ class RequirementsPanel(Vertical):
                            ("witnesses", "Witnesses"), ("fails", "Fails"), ("held", "Held")):
             table.add_column(label, key=key)
 
-    def show(self, store: Any, task_id: str, tasks: list[str] | None = None) -> None:
+    def show(self, store: SessionStore, task_id: str, tasks: list[str] | None = None) -> None:
         """Re-read the store for one task (the pinned one once t was pressed); redraw only when
         something changed."""
         self._store = store
