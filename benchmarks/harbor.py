@@ -297,7 +297,7 @@ def _memory_mb(env: dict[str, Any], path: Path) -> int | None:
     return int(number(value, path, "environment.memory_mb", "memory_mb"))
 
 
-def _size_mb(value: Any, path: Path, field: str) -> int:
+def _size_mb(value: object, path: Path, field: str) -> int:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return int(value)
     text = str(value).strip().upper().removesuffix("B")
@@ -483,7 +483,7 @@ def _resolve_task(name: str, bench: Benchmark, aliases: dict[str, str]) -> str |
     return short if short in bench.tasks else aliases.get(short)
 
 
-def _exception_text(value: Any) -> str | None:
+def _exception_text(value: object) -> str | None:
     if not value:
         return None
     if isinstance(value, dict):
@@ -493,7 +493,7 @@ def _exception_text(value: Any) -> str | None:
     return str(value)
 
 
-def _reward(verifier: Any, path: Path, exception: str | None) -> float | None:
+def _reward(verifier: object, path: Path, exception: str | None) -> float | None:
     if verifier is None:
         if exception is None:  # no verdict and no reason for its absence
             raise InputError(path, "verifier_result", "missing (and no exception_info explains why)")

@@ -35,7 +35,7 @@ CUT_ASK = ("Your last reply was cut off at the output limit ({limit}) before it 
 CUT_PLACEHOLDER = "[reply cut off at the output limit; not used]"
 
 
-def structured_mode(model: Any) -> str:
+def structured_mode(model: ChatModel) -> str:
     """"json_schema" when the final result is asked for with response_format, else "tool"."""
     mode = getattr(model, "structured_output", None) or getattr(
         getattr(model, "profile", None), "structured_output", "tool")

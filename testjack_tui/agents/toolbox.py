@@ -169,10 +169,11 @@ class Toolbox:
         except Exception as exc:  # a tool failure is information for the model, not a crash
             return ToolResult(f"error: {name} failed: {type(exc).__name__}: {exc}", error=True)
 
-    def _world(self, world: Any, tests: bool = False) -> str | None:
-        return world if world in (self.access.worlds if tests else self.access.readable) else None
+    def _world(self, world: object, tests: bool = False) -> str | None:
+        return world if isinstance(world, str) and world in (self.access.worlds if tests else self.access.readable) \
+            else None
 
-    def _deny_world(self, world: Any, tests: bool = False) -> ToolResult:
+    def _deny_world(self, world: object, tests: bool = False) -> ToolResult:
         if not tests and world in self.access.sealed:
             return ToolResult(f"error: the {world} world holds the reference solution; this role may only "
                               f"run tests there (run_tests), never read it or run commands in it "
@@ -302,7 +303,7 @@ def paginate(text: str, limit: int) -> list[str]:
     return [p.rstrip("\n") for p in pages]
 
 
-def check_test_path(path: Any) -> str | None:
+def check_test_path(path: object) -> str | None:
     if not isinstance(path, str) or not path.strip():
         return "path is empty"
     if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
