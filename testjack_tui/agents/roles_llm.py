@@ -70,7 +70,7 @@ def _checklist(payload: dict[str, Any]) -> list[ChecklistItem]:
 
 
 def _notes(payload: dict[str, Any]) -> str:
-    notes = str(payload.get("notes", ""))
+    notes: str = payload.get("notes", "")
     if payload.get("verdict"):
         notes = (notes + f"\n\nverdict (agent's opinion, not counted): {payload['verdict']}").strip()
     return notes
@@ -166,7 +166,7 @@ class _SessionRole:
         path = ctx.transcript_path or transcript_file(ctx.session_id, self.role, ctx.task.id, trial_id, suffix)
         return Transcript(path, self.role, ctx.task.id, trial_id)
 
-    def _open(self, ctx: AuditContext, phase: str, system: str, fence: Fence, checks: dict[str, Any],
+    def _open(self, ctx: AuditContext, phase: str, system: str, fence: Fence, checks: dict[str, Check],
               suffix: str = "", candidate: Candidate | None = None) -> AgentSession:
         toolbox = Toolbox(self.role, ctx.tools, fence, phase, checks=checks)
         model = self.model_for(ctx, phase, candidate)

@@ -275,7 +275,8 @@ def worst_case_chars(schema: dict[str, Any]) -> int | None:
         item = worst_case_chars(schema.get("items", {}))
         if item is None or "maxItems" not in schema:
             return None
-        return 2 + int(schema["maxItems"]) * (item + 2)
+        max_items: int = schema["maxItems"]
+        return 2 + max_items * (item + 2)
     if "string" in kinds:
         return schema["maxLength"] + 2 if "maxLength" in schema else None
     return 8  # booleans, numbers, null

@@ -161,7 +161,8 @@ def _repair_turns(library: ScriptLibrary, task_id: str, script: Path, data: dict
 
 def _origin(data: dict[str, Any], chain: int, version: int) -> str:
     try:
-        return str(data["candidates"][chain - 1]["versions"][version - 1])
+        origin: str = data["candidates"][chain - 1]["versions"][version - 1]  # a file name beside the script
+        return origin
     except (KeyError, IndexError):
         return ""
 
