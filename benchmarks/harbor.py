@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from testjack_tui.errors import InputError
 from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, ReferenceProgram,
@@ -115,7 +115,12 @@ def load_one_task(folder: Path, bench: Benchmark, images: dict[str, ImageSource]
     aliases.setdefault(folder.name, task.id)
 
 
-def _section(data: dict, name: str, path: Path) -> dict:
+def _table(value: object) -> dict[str, Any]:
+    """An optional sub-table of a JSON/TOML object: the value when it is one, else empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def _section(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
     value = data.get(name, {})
     if not isinstance(value, dict):
         raise InputError(path, f"[{name}]", "must be a table")
@@ -158,7 +163,7 @@ def _read_task(folder: Path, images: dict[str, ImageSource], root: Path) -> Task
     p2p = _id_list(config, "p2p_node_ids", config_path)
 
     language = normalize_language(meta.get("language") or meta.get("repo_language") or config.get("language"))
-    grade = config.get("grade") if isinstance(config.get("grade"), dict) else {}
+    grade = _table(config.get("grade"))
     run_script = _read_text(folder / "tests" / "test.sh", root)
     declared = (config.get("framework") or meta.get("test_framework") or grade.get("framework")
                 or framework_of_tool(grade.get("tool_label")))
@@ -193,7 +198,7 @@ def _read_task(folder: Path, images: dict[str, ImageSource], root: Path) -> Task
                 reference_program=_reference_program(folder, toml_path, data, root))
 
 
-def _reference_program(folder: Path, toml_path: Path, data: dict, root: Path) -> ReferenceProgram | None:
+def _reference_program(folder: Path, toml_path: Path, data: dict[str, Any], root: Path) -> ReferenceProgram | None:
     """`[reference_program]`: command (argv list), files (a folder of the task), image (optional)."""
     if "reference_program" not in data:
         return None
@@ -220,8 +225,8 @@ GRADE_FORMATS = ("junit", "ctrf")
 CTRF_NODE_IDS = ("suite.name", "name")
 
 
-def _evaluator(folder: Path, toml_path: Path, config_path: Path, grade: dict,
-               verifier: dict, root: Path) -> Evaluator | None:
+def _evaluator(folder: Path, toml_path: Path, config_path: Path, grade: dict[str, Any],
+               verifier: dict[str, Any], root: Path) -> Evaluator | None:
     """The task's own T0 flow: `tests/test.sh` plus a `grade` section naming its reports.
 
     Without both, T0 runs through our own runner (ids then must be pytest node ids or JUnit
@@ -245,7 +250,7 @@ def _evaluator(folder: Path, toml_path: Path, config_path: Path, grade: dict,
     mode = verifier.get("environment_mode", "shared")
     if mode not in ("shared", "separate"):
         raise InputError(toml_path, "verifier.environment_mode", f"must be shared or separate, got {mode!r}")
-    venv = verifier.get("environment") if isinstance(verifier.get("environment"), dict) else {}
+    venv = _table(verifier.get("environment"))
     image = venv.get("docker_image") or None
     recipe = next((contained(root, tests_dir / n) for n in ("Dockerfile", "Containerfile")
                    if (tests_dir / n).is_file()), None)
@@ -256,7 +261,7 @@ def _evaluator(folder: Path, toml_path: Path, config_path: Path, grade: dict,
                      verifier_containerfile=recipe if mode == "separate" else None)
 
 
-def _environment(folder: Path, toml_path: Path, env: dict, images: dict[str, ImageSource],
+def _environment(folder: Path, toml_path: Path, env: dict[str, Any], images: dict[str, ImageSource],
                  root: Path) -> Environment:
     image = env.get("docker_image") or None
     if image is not None and not isinstance(image, str):
@@ -264,24 +269,25 @@ def _environment(folder: Path, toml_path: Path, env: dict, images: dict[str, Ima
     workdir = env.get("workdir", DEFAULT_WORKDIR)
     if not isinstance(workdir, str) or not workdir.startswith("/") or "\x00" in workdir:
         raise InputError(toml_path, "environment.workdir", f"must be an absolute path, got {workdir!r}")
-    limits = {"memory_mb": _memory_mb(env, toml_path), "cpus": _cpus(env, toml_path)}
+    memory_mb, cpus = _memory_mb(env, toml_path), _cpus(env, toml_path)
     if image and image in images:
         src = images[image]
         return Environment(image=image, containerfile=src.containerfile, context=src.context, workdir=workdir,
-                           build_network=src.build_network, **limits)
+                           build_network=src.build_network, memory_mb=memory_mb, cpus=cpus)
     if image:
-        return Environment(image=image, workdir=workdir, **limits)
+        return Environment(image=image, workdir=workdir, memory_mb=memory_mb, cpus=cpus)
     for name in ("Dockerfile", "Containerfile"):
         recipe = folder / "environment" / name
         if recipe.is_file():
             contained(root, recipe.parent)  # the build context goes to podman whole
             contained(root, recipe)
-            return Environment(containerfile=recipe, context=recipe.parent, workdir=workdir, **limits)
+            return Environment(containerfile=recipe, context=recipe.parent, workdir=workdir,
+                               memory_mb=memory_mb, cpus=cpus)
     raise InputError(toml_path, "environment.docker_image",
                      "missing, and no environment/Dockerfile or environment/Containerfile")
 
 
-def _memory_mb(env: dict, path: Path) -> int | None:
+def _memory_mb(env: dict[str, Any], path: Path) -> int | None:
     if "memory_mb" in env:
         value = env["memory_mb"]
     elif "memory" in env:  # older Harbor: memory = "2G"
@@ -291,7 +297,7 @@ def _memory_mb(env: dict, path: Path) -> int | None:
     return int(number(value, path, "environment.memory_mb", "memory_mb"))
 
 
-def _size_mb(value: Any, path: Path, field: str) -> int:
+def _size_mb(value: object, path: Path, field: str) -> int:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return int(value)
     text = str(value).strip().upper().removesuffix("B")
@@ -304,11 +310,17 @@ def _size_mb(value: Any, path: Path, field: str) -> int:
         raise InputError(path, field, f"not a size like '2G': {value!r}") from None
 
 
-def _cpus(env: dict, path: Path) -> float | None:
+def _cpus(env: dict[str, Any], path: Path) -> float | None:
     value = env.get("cpus")
     if value is None:
         return None
     return number(value, path, "environment.cpus", "cpus")
+
+
+@overload
+def _read_text(path: Path, root: Path, *, required: Literal[True]) -> str: ...
+@overload
+def _read_text(path: Path, root: Path, *, required: bool = False) -> str | None: ...
 
 
 def _read_text(path: Path, root: Path, *, required: bool = False) -> str | None:
@@ -326,7 +338,7 @@ def _read_text(path: Path, root: Path, *, required: bool = False) -> str | None:
         raise InputError(path, None, "not UTF-8 text") from None
 
 
-def _read_json_object(path: Path, root: Path) -> dict:
+def _read_json_object(path: Path, root: Path) -> dict[str, Any]:
     try:
         value = json.loads(contained(root, path).read_bytes())
     except RecursionError:
@@ -340,7 +352,7 @@ def _read_json_object(path: Path, root: Path) -> dict:
     return value
 
 
-def _id_list(config: dict, key: str, path: Path) -> tuple[str, ...]:
+def _id_list(config: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
     value = config.get(key, [])
     if isinstance(value, str):  # some exports JSON-encode the list
         try:
@@ -471,7 +483,7 @@ def _resolve_task(name: str, bench: Benchmark, aliases: dict[str, str]) -> str |
     return short if short in bench.tasks else aliases.get(short)
 
 
-def _exception_text(value: Any) -> str | None:
+def _exception_text(value: object) -> str | None:
     if not value:
         return None
     if isinstance(value, dict):
@@ -481,7 +493,7 @@ def _exception_text(value: Any) -> str | None:
     return str(value)
 
 
-def _reward(verifier: Any, path: Path, exception: str | None) -> float | None:
+def _reward(verifier: object, path: Path, exception: str | None) -> float | None:
     if verifier is None:
         if exception is None:  # no verdict and no reason for its absence
             raise InputError(path, "verifier_result", "missing (and no exception_info explains why)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from testjack_tui.errors import InputError
 from testjack_tui.numbers import number
@@ -57,6 +57,11 @@ class Manifest:
         """A path the manifest names under `key`, resolved; it must stay inside the benchmark
         folder (the manifest's), or the manifest is refused naming the key."""
         return contained(self.root, self.root / value, key, self.path)
+
+    @overload
+    def get_str(self, key: str, default: str, *, required: bool = False) -> str: ...
+    @overload
+    def get_str(self, key: str, default: None = None, *, required: bool = False) -> str | None: ...
 
     def get_str(self, key: str, default: str | None = None, *, required: bool = False) -> str | None:
         value = self.data.get(key, default)

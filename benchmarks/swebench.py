@@ -21,7 +21,7 @@ import ast
 import json
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from testjack_tui.errors import InputError
 from testjack_tui.model import (Benchmark, Environment, Evaluator, OfficialTests, Reference, Skipped, Task,
@@ -62,8 +62,8 @@ def load_swebench(manifest: Manifest) -> Benchmark:
     for folder in manifest.get_paths("reports", []):
         _load_reports(folder, bench, verdicts)
     models = {m for m, _, _ in preds}
-    for i, (path, model, run) in enumerate(_results_entries(manifest)):
-        _load_results(path, model, run, i, manifest, bench, models, preds, verdicts)
+    for i, (path, named_model, named_run) in enumerate(_results_entries(manifest)):
+        _load_results(path, named_model, named_run, i, manifest, bench, models, preds, verdicts)
     runs_of: dict[str, set[str]] = {}
     for m, run, _ in preds:
         runs_of.setdefault(m, set()).add(run)
@@ -92,7 +92,7 @@ def model_key(model: str) -> str:
 
 # ---------------------------------------------------------------------------------------- reading
 
-def _rows(path: Path, bench: Benchmark) -> Iterator[tuple[str, dict]]:
+def _rows(path: Path, bench: Benchmark) -> Iterator[tuple[str, dict[str, Any]]]:
     """(where, row) for every object in a JSON list/object or a JSONL file.
 
     A JSONL line that is not an object is reported and skipped; a .json file that does not parse
@@ -137,7 +137,7 @@ def _rows(path: Path, bench: Benchmark) -> Iterator[tuple[str, dict]]:
         yield where, row
 
 
-def _id_list(row: dict, where: str, *keys: str) -> tuple[str, ...] | None:
+def _id_list(row: dict[str, Any], where: str, *keys: str) -> tuple[str, ...] | None:
     """A test id list under the first present key, as a list or a JSON/Python-literal string."""
     for key in keys:
         if key in row:
@@ -156,7 +156,7 @@ def _id_list(row: dict, where: str, *keys: str) -> tuple[str, ...] | None:
     return None
 
 
-def _task(row: dict, where: str, path: Path, pattern: str | None, workdir: str | None,
+def _task(row: dict[str, Any], where: str, path: Path, pattern: str | None, workdir: str | None,
           manifest: Manifest, bench: Benchmark) -> Task | None:
     try:
         for key in REQUIRED:
@@ -208,7 +208,7 @@ def _task(row: dict, where: str, path: Path, pattern: str | None, workdir: str |
         framework=framework,
         test_files=test_files, evaluator=evaluator,
     )
-    metadata = {k: row[k] for k in ("repo", "version", "hints_text", "created_at", "requirements",
+    metadata: dict[str, Any] = {k: row[k] for k in ("repo", "version", "hints_text", "created_at", "requirements",
                                     "interface", "dockerhub_tag", "environment_setup_commit") if k in row}
     metadata["variant"] = "pro" if is_pro else "swebench"
     metadata["row"] = row  # the dataset row as read: an export keeps every field of it
@@ -218,7 +218,7 @@ def _task(row: dict, where: str, path: Path, pattern: str | None, workdir: str |
                 metadata=metadata)
 
 
-def _image(row: dict, pattern: str | None, is_pro: bool, where: str) -> str:
+def _image(row: dict[str, Any], pattern: str | None, is_pro: bool, where: str) -> str:
     if pattern is None:
         pattern = PRO_IMAGE if is_pro and row.get("dockerhub_tag") else SWEBENCH_IMAGE
     fields = {k: v for k, v in row.items() if isinstance(v, (str, int, float))}
@@ -365,15 +365,18 @@ def _results_entries(manifest: Manifest) -> list[tuple[Path, str | None, str | N
         raise InputError(manifest.path, "results", "must be a path, a list of paths or [[results]] tables")
     entries = []
     for i, item in enumerate(items):
-        run = None
+        file: object
+        model: str | None = None
+        run: str | None = None
         if isinstance(item, str):
-            file, model = item, None
+            file = item
         elif isinstance(item, dict):
-            file, model, run = item.get("file"), item.get("model"), item.get("run")
-            if model is not None and not isinstance(model, str):
+            file, named_model, named_run = item.get("file"), item.get("model"), item.get("run")
+            if named_model is not None and not isinstance(named_model, str):
                 raise InputError(manifest.path, f"results[{i}].model", "must be a string")
-            if run is not None and not isinstance(run, str):
+            if named_run is not None and not isinstance(named_run, str):
                 raise InputError(manifest.path, f"results[{i}].run", "must be a string")
+            model, run = named_model, named_run
         else:
             file = None
         if not isinstance(file, str) or not file:

@@ -1,13 +1,13 @@
 """Errors a user can act on: each names the file and the field at fault in one line."""
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import PurePath
 
 
 class InputError(Exception):
     """Bad input: one line naming the file, the field and what is wrong."""
 
-    def __init__(self, path: Path | str, field: str | None, message: str):
+    def __init__(self, path: PurePath | str, field: str | None, message: str):
         self.path = str(path)
         self.field = field
         self.message = message

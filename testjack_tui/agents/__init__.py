@@ -12,7 +12,9 @@ from .errors import AgentError, EndpointError, ScriptError
 from .factory import Roles, make_roles
 from .ledger import MemoryLedger
 from .operator import OperatorAuditAgent, OperatorReviewer
-from .roles_llm import LLMAuditAgent, LLMReviewer, LLMTaskAnalyst, quote_in_prompt
+from testjack_tui.engine.ambiguity import quote_in_prompt
+
+from .roles_llm import LLMAuditAgent, LLMReviewer, LLMTaskAnalyst
 from .scripted import SCRIPTED_LABEL, ScriptedAuditAgent, ScriptedReviewer, ScriptedTaskAnalyst
 from .tools import SandboxTools
 from .transcript import read_transcript, transcript_file

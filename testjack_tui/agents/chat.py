@@ -14,10 +14,11 @@ import contextlib
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Awaitable, Callable, Protocol
 
 import httpx
 import openai
+from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 from testjack_tui.config import Price, Profile
 from testjack_tui.engine.roles import Ledger
@@ -67,10 +68,10 @@ class CallMeter:
     role: str
     task_id: str = ""
     trial_id: str | None = None
-    on_record: Callable[[dict], None] | None = None  # e.g. the transcript
+    on_record: Callable[[dict[str, Any]], None] | None = None  # e.g. the transcript
     # Where a request stands ({"state": "waiting" | "streaming" | "retrying" | ..., ...}); the
     # runtime turns it into AgentProgress events so the CLI and TUI show every wait.
-    on_progress: Callable[[dict], None] | None = None
+    on_progress: Callable[[dict[str, Any]], None] | None = None
     requests: RequestCount | None = None  # the role's request cap; None: uncounted (recordings)
     last_failure: str = ""  # why the last attempt failed, for the line that says the role gave up
 
@@ -99,8 +100,10 @@ class CallMeter:
 class ChatModel(Protocol):
     label: str
     model: str
+    # "auto" structured output: whether the endpoint took response_format (None: not yet known)
+    json_schema_supported: bool | None
 
-    async def complete(self, messages: list[dict], tools: list[dict], *, on_text: OnText,
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, on_text: OnText,
                        meter: CallMeter) -> ChatReply: ...
 
 
@@ -130,7 +133,7 @@ class _Assembly:
     def received(self) -> int:
         return sum(map(len, self.text)) + sum(len("".join(c["args"])) for c in self.calls.values())
 
-    def add_tool_fragment(self, fragment) -> None:
+    def add_tool_fragment(self, fragment: ChoiceDeltaToolCall) -> None:
         index = getattr(fragment, "index", None)
         frag_id = getattr(fragment, "id", None)
         if index is None:
@@ -161,7 +164,7 @@ class _Assembly:
         return result
 
 
-def _messages_size(messages: list[dict], tools: list[dict]) -> int:
+def _messages_size(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
     return len(json.dumps(messages, default=str)) + len(json.dumps(tools, default=str))
 
 
@@ -171,7 +174,8 @@ class OpenAIChatModel:
     heartbeat = 10.0  # seconds between "still waiting" / "still streaming" progress reports
 
     def __init__(self, profile: Profile, price: Price | None = None,
-                 client: openai.AsyncOpenAI | None = None, sleep=asyncio.sleep,
+                 client: openai.AsyncOpenAI | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  limiter: asyncio.Semaphore | None = None):
         self.profile = profile
         self.model = profile.model
@@ -193,8 +197,8 @@ class OpenAIChatModel:
     def cost(self, usage: Usage) -> float:
         return self.price.cost(usage.prompt_tokens, usage.completion_tokens) if self.price else 0.0
 
-    async def complete(self, messages: list[dict], tools: list[dict], *, on_text: OnText,
-                       meter: CallMeter, response_format: dict | None = None) -> ChatReply:
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, on_text: OnText,
+                       meter: CallMeter, response_format: dict[str, Any] | None = None) -> ChatReply:
         attempt = 0
         prompt_estimate = estimate_tokens("x" * _messages_size(messages, tools))
         attempts = self.profile.max_retries + 1
@@ -251,9 +255,9 @@ class OpenAIChatModel:
                            elapsed=loop.time() - started, received=received, attempt=attempt,
                            max_attempts=attempts)
 
-    async def _attempt(self, messages, tools, on_text: OnText, prompt_estimate: int,
-                       meter: CallMeter, attempt: int = 1, attempts: int = 1,
-                       response_format: dict | None = None) -> ChatReply:
+    async def _attempt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: OnText,
+                       prompt_estimate: int, meter: CallMeter, attempt: int = 1, attempts: int = 1,
+                       response_format: dict[str, Any] | None = None) -> ChatReply:
         acc = _Assembly()
         kwargs: dict[str, Any] = dict(model=self.model, messages=messages, stream=True,
                                       stream_options={"include_usage": True},

@@ -16,11 +16,11 @@ from testjack_tui.engine.detectors.scope import categorize
 MAX_ITEMS = 25
 
 
-def _where(signal: dict) -> str:
+def _where(signal: dict[str, Any]) -> str:
     return f"{signal.get('file')}:{signal['line']}" if signal.get("line") else str(signal.get("file"))
 
 
-def _code(text: str, limit: int = 160) -> str:
+def _code(text: object, limit: int = 160) -> str:
     text = " ".join(str(text or "").split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
@@ -39,7 +39,10 @@ def evidence_facts(data: dict[str, Any]) -> str:
     """Plain facts from Evidence.to_dict(): leads to check, never verdicts."""
     signals = list(data.get("signals") or [])
     stats = dict(data.get("stats") or {})
-    by = lambda name: [s for s in signals if s.get("detector") == name]  # noqa: E731
+
+    def by(name: str) -> list[dict[str, Any]]:
+        return [s for s in signals if s.get("detector") == name]
+
     out = [f"Evidence for trial {data.get('trial_id', '?')} (deterministic; leads to check with a "
            "test, not proof).", ""]
 

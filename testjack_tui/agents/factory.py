@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from testjack_tui.config import DEFAULT_BASE_URL, Config, Profile, config_path, load_config
+from testjack_tui.engine.roles import AuditAgent, Explainer, Implementer, Reviewer, TaskAnalyst
 from testjack_tui.errors import InputError
+from testjack_tui.model import Benchmark
 
 from .caps import describe_caps
 from .chat import OpenAIChatModel
@@ -28,13 +30,13 @@ ROLE_NAMES = ("audit", "reviewer", "task_analysis")
 
 @dataclass
 class Roles:
-    audit: Any  # roles.AuditAgent
-    reviewer: Any  # roles.Reviewer
-    task_analysis: Any  # roles.TaskAnalyst
+    audit: AuditAgent
+    reviewer: Reviewer
+    task_analysis: TaskAnalyst
     # Writes G′ for tasks without a reference (no-reference mode); None: such tasks are excluded.
-    implementer: Any = None  # independent.IndependentImplementer
+    implementer: Implementer | None = None
     # One paragraph per witness-failure pattern (engine/failure_patterns.py): the reviewer's model.
-    explainer: Any = None  # explainer.LLMExplainer | explainer.ScriptedExplainer
+    explainer: Explainer | None = None
 
     async def aclose(self) -> None:
         """Close endpoint clients; call when the session ends."""
@@ -50,9 +52,8 @@ class Roles:
                 "task_analysis": self.task_analysis.label}
 
 
-def _root(benchmark: Any) -> Path:
-    root = getattr(benchmark, "root", benchmark)
-    return Path(root)
+def _root(benchmark: Benchmark | Path | str) -> Path:
+    return Path(benchmark) if isinstance(benchmark, (Path, str)) else Path(benchmark.root)
 
 
 ENV_VARS = "OPENAI_BASE_URL, OPENAI_API_KEY, TESTJACK_MODEL"
@@ -127,7 +128,7 @@ def _chat_model(config: Config, role: str, choice: str,
     return OpenAIChatModel(profile, config.price(profile.model), limiter=limiter)
 
 
-def require_recordings(agents: dict[str, str], benchmark: Any) -> None:
+def require_recordings(agents: dict[str, str], benchmark: Benchmark | Path | str) -> None:
     """One clear line, before any world is built, when a role is scripted and the benchmark has
     no recordings for it to replay."""
     root = _root(benchmark)
@@ -139,7 +140,7 @@ def require_recordings(agents: dict[str, str], benchmark: Any) -> None:
                          "(--candidate FILE)")
 
 
-def make_roles(agents: dict[str, str], benchmark: Any, config: Config | None = None) -> Roles:
+def make_roles(agents: dict[str, str], benchmark: Benchmark | Path | str, config: Config | None = None) -> Roles:
     unknown = set(agents) - set(ROLE_NAMES)
     if unknown:
         raise InputError("agents", ", ".join(sorted(unknown)), f"unknown role (roles: {', '.join(ROLE_NAMES)})")
@@ -159,8 +160,8 @@ def make_roles(agents: dict[str, str], benchmark: Any, config: Config | None = N
         else:
             config = config or load_config()
             model = _chat_model(config, role, choice, limiters)
-            kind = {"audit": LLMAuditAgent, "reviewer": LLMReviewer, "task_analysis": LLMTaskAnalyst}[role]
-            built[role] = kind(model)
+            llm_kind = {"audit": LLMAuditAgent, "reviewer": LLMReviewer, "task_analysis": LLMTaskAnalyst}[role]
+            built[role] = llm_kind(model)
             if role == "task_analysis":
                 built["implementer"] = IndependentImplementer(model)
         if role == "task_analysis" and choice == "scripted":

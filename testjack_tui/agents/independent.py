@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import posixpath
 from pathlib import Path
+from typing import Any
 
-from testjack_tui.engine.roles import AuditContext
+from testjack_tui.engine.roles import AuditContext, Candidate
 from testjack_tui.prompts import render
 
 from .errors import ScriptError
-from .roles_llm import _official_tests_block, _SessionRole
+from .roles_llm import SessionKey, _official_tests_block, _SessionRole
 from .runtime import AgentSession
-from .scripted import SCRIPTED_LABEL, ScriptedChatModel, ScriptLibrary, _step_call
+from .scripted import SCRIPTED_LABEL, ScriptedChatModel, ScriptLibrary, Turn, _step_call
 from .untrusted import Fence
 
 
-def _files(payload: dict) -> dict[str, str]:
+def _files(payload: dict[str, Any]) -> dict[str, str]:
     return {posixpath.normpath(f["path"]): f["content"] for f in payload.get("files", [])}
 
 
@@ -41,7 +42,7 @@ class IndependentImplementer(_SessionRole):
         session.first_user = user
         return session
 
-    def _key(self, ctx: AuditContext) -> tuple:
+    def _key(self, ctx: AuditContext) -> SessionKey:
         return (ctx.session_id, ctx.task.id, "independent")
 
     async def implement(self, ctx: AuditContext) -> tuple[dict[str, str], str]:
@@ -74,14 +75,14 @@ class ScriptedImplementer(IndependentImplementer):
         super().__init__(ScriptedChatModel([], str(self.library.root)), label=SCRIPTED_LABEL,
                          max_steps=max_steps)
 
-    def _script(self, task_id: str) -> tuple[Path, dict]:
+    def _script(self, task_id: str) -> tuple[Path, dict[str, Any]]:
         path = self.library.root / task_id / "independent.json"
         data = self.library._json(path, f"the independent implementation of task {task_id}")
         if not isinstance(data.get("versions"), list) or not data["versions"]:
             raise ScriptError(path, "versions", "must be a non-empty list")
         return path, data
 
-    def _submit(self, task_id: str, script: Path, data: dict, index: int) -> list:
+    def _submit(self, task_id: str, script: Path, data: dict[str, Any], index: int) -> list[Turn]:
         version = data["versions"][index]
         files = []
         for repo_path, relative in sorted((version.get("files") or {}).items()):
@@ -92,7 +93,7 @@ class ScriptedImplementer(IndependentImplementer):
             files.append({"path": repo_path, "content": source.read_text(encoding="utf-8")})
         return [[("submit", {"files": files, "notes": version.get("notes", "")})]]
 
-    def model_for(self, ctx: AuditContext, phase: str, candidate=None):
+    def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None) -> ScriptedChatModel:
         script, data = self._script(ctx.task.id)
         if phase.startswith("revise:"):
             index = int(phase.split(":", 1)[1])

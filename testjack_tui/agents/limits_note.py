@@ -3,12 +3,11 @@ order of several tool calls in one turn. A model that does not know them plans l
 replies (and is retried) or calls tools in parallel expecting independent results."""
 from __future__ import annotations
 
-from typing import Any
-
+from .chat import ChatModel
 from .toolbox import MAX_TIMEOUT
 
 
-def limits_note(model: Any) -> str:
+def limits_note(model: ChatModel) -> str:
     """The system message's last section, from the endpoint profile the role runs on."""
     timeout = getattr(getattr(model, "profile", None), "timeout", None)
     lines = ["## How your turns run", ""]

@@ -38,7 +38,7 @@ class _Item:
 
 
 class _OperatorQueue:
-    def __init__(self):
+    def __init__(self) -> None:
         self._items: deque[_Item] = deque()
         self._lock = threading.Lock()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
@@ -167,7 +167,7 @@ _QUOTED = re.compile(r'"([^"]+)"|\u201c([^\u201d]+)\u201d')
 def prompt_quote(requirement: str, instruction: str) -> str:
     """The words of P the operator's requirement quotes: the whole requirement or a "quoted"
     part of it, checked by the engine's one quote rule (`quote_in_prompt`). Empty when none is."""
-    parts = [a or b for a, b in _QUOTED.findall(requirement)] + [requirement]
+    parts: list[str] = [a or b for a, b in _QUOTED.findall(requirement)] + [requirement]
     for part in parts:
         if quote_in_prompt(part.strip(), instruction):
             return part.strip()

@@ -14,6 +14,7 @@ from typing import Any
 
 from testjack_tui.diffs import parse_diff
 from testjack_tui.engine.detectors.scope import categorize
+from testjack_tui.model import OfficialTests
 
 T0_BUDGET = 24_000  # characters of the official tests shown in a first request
 PATCH_BUDGET = 30_000  # characters of the trial's patch shown in a first request
@@ -54,7 +55,7 @@ def _ids(title: str, ids: list[str], room: int) -> tuple[list[str], int]:
     return out, 0
 
 
-def official_tests_view(tests: Any, limit: int = T0_BUDGET) -> str:
+def official_tests_view(tests: OfficialTests, limit: int = T0_BUDGET) -> str:
     """T0 for a request: every fail-to-pass id and the test-patch sections that hold them, whole;
     then the other sections and the pass-to-pass ids while they fit; each cut named."""
     f2p = [str(t) for t in tests.fail_to_pass]

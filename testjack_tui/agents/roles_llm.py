@@ -9,12 +9,12 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Callable
 
 from testjack_tui.prompts import render
 from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.oracle import NULL_PASS
-from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate,
+from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate, CandidateAuthor,
                                        ChecklistItem, ReferenceContradiction, ReviewVerdict)
 
 from .caps import ROLE_CAPS, RequestCount
@@ -24,7 +24,7 @@ from .limits_note import limits_note
 from .request_budget import official_tests_view, patch_view, validated_view
 from .runtime import AgentSession
 from .schemas import REVIEW_SUBMIT
-from .toolbox import Toolbox, candidates_written
+from .toolbox import Check, Toolbox, candidates_written
 from .tools import failure_lines
 from .transcript import Transcript, transcript_file
 from .sealed import reference_lines, withhold
@@ -63,20 +63,20 @@ def _official_tests_block(ctx: AuditContext, fence: Fence) -> str:
     return fence.wrap(official_tests_view(ctx.task.tests), "official tests T0")
 
 
-def _checklist(payload: dict) -> list[ChecklistItem]:
+def _checklist(payload: dict[str, Any]) -> list[ChecklistItem]:
     return [ChecklistItem(clause=i["clause"], explicit=bool(i["explicit"]), quote=i.get("quote", ""),
                           covered_by_t0=i.get("covered_by_t0"), implemented=i.get("implemented"))
             for i in payload.get("checklist", [])]
 
 
-def _notes(payload: dict) -> str:
-    notes = payload.get("notes", "")
+def _notes(payload: dict[str, Any]) -> str:
+    notes: str = payload.get("notes", "")
     if payload.get("verdict"):
         notes = (notes + f"\n\nverdict (agent's opinion, not counted): {payload['verdict']}").strip()
     return notes
 
 
-def _findings(payload: dict, ids_by_path: dict[str, str]) -> list[dict]:
+def _findings(payload: dict[str, Any], ids_by_path: dict[str, str]) -> list[dict[str, Any]]:
     """The audit's findings, each tied to the id of the candidate that shows it."""
     out = []
     for item in payload.get("findings") or []:
@@ -88,7 +88,7 @@ def _findings(payload: dict, ids_by_path: dict[str, str]) -> list[dict]:
     return out
 
 
-def audit_structure(payload: dict, box: Toolbox) -> list[str]:
+def audit_structure(payload: dict[str, Any], box: Toolbox) -> list[str]:
     """Findings must say "nothing found" explicitly, or each name a candidate written here."""
     problems = candidates_written(payload, box)
     findings = payload.get("findings") or []
@@ -105,7 +105,7 @@ def audit_structure(payload: dict, box: Toolbox) -> list[str]:
     return problems
 
 
-def analysis_structure(payload: dict, box: Toolbox) -> list[str]:
+def analysis_structure(payload: dict[str, Any], box: Toolbox) -> list[str]:
     problems = candidates_written(payload, box)
     if not payload.get("traceability"):
         problems.append("traceability: list every requirement of P with the T0 tests that check it "
@@ -116,10 +116,10 @@ def analysis_structure(payload: dict, box: Toolbox) -> list[str]:
     return problems
 
 
-def _repair_written(candidate: Candidate):
+def _repair_written(candidate: Candidate) -> Check:
     path = posixpath.normpath(candidate.path)
 
-    def check(payload: dict, box: Toolbox) -> list[str]:
+    def check(payload: dict[str, Any], box: Toolbox) -> list[str]:
         if payload.get("give_up"):
             return []
         if path not in box.written_in_phase:
@@ -127,6 +127,9 @@ def _repair_written(candidate: Candidate):
                     "(or submit give_up: true)"]
         return []
     return check
+
+
+SessionKey = tuple[str, str, str | None]  # (session, task, trial): one kept conversation
 
 
 class _SessionRole:
@@ -142,7 +145,7 @@ class _SessionRole:
         self.model = model
         self.label = label or model.label
         self.max_steps = max_steps or ROLE_CAPS[self.caps or self.role].steps
-        self._sessions: OrderedDict[tuple, AgentSession] = OrderedDict()
+        self._sessions: OrderedDict[SessionKey, AgentSession] = OrderedDict()
 
     async def aclose(self) -> None:
         """Close the endpoint client (its pooled connections)."""
@@ -155,7 +158,7 @@ class _SessionRole:
         """The chat model for one phase of a session (the scripted demo overrides this)."""
         return self.model
 
-    def _key(self, ctx: AuditContext) -> tuple:
+    def _key(self, ctx: AuditContext) -> SessionKey:
         return (ctx.session_id, ctx.task.id, ctx.trial.id if ctx.trial else None)
 
     def _transcript(self, ctx: AuditContext, suffix: str = "") -> Transcript:
@@ -163,7 +166,7 @@ class _SessionRole:
         path = ctx.transcript_path or transcript_file(ctx.session_id, self.role, ctx.task.id, trial_id, suffix)
         return Transcript(path, self.role, ctx.task.id, trial_id)
 
-    def _open(self, ctx: AuditContext, phase: str, system: str, fence: Fence, checks: dict,
+    def _open(self, ctx: AuditContext, phase: str, system: str, fence: Fence, checks: dict[str, Check],
               suffix: str = "", candidate: Candidate | None = None) -> AgentSession:
         toolbox = Toolbox(self.role, ctx.tools, fence, phase, checks=checks)
         model = self.model_for(ctx, phase, candidate)
@@ -186,8 +189,8 @@ class _SessionRole:
         while len(self._sessions) > KEPT_SESSIONS:
             self._sessions.popitem(last=False)
 
-    def _candidates(self, ctx: AuditContext, payload: dict, session: AgentSession,
-                    author: str) -> list[Candidate]:
+    def _candidates(self, ctx: AuditContext, payload: dict[str, Any], session: AgentSession,
+                    author: CandidateAuthor) -> list[Candidate]:
         trial_id = ctx.trial.id if ctx.trial else None
         out = []
         for index, item in enumerate(payload.get("candidates", []), start=1):
@@ -203,7 +206,8 @@ class _SessionRole:
         return str(session.transcript.path)
 
     async def _repair(self, ctx: AuditContext, candidate: Candidate, feedback_text: str,
-                      author: str, reopen) -> Candidate | ReferenceContradiction | None:
+                      author: CandidateAuthor, reopen: Callable[[], AgentSession]
+                      ) -> Candidate | ReferenceContradiction | None:
         session = self._sessions.get(self._key(ctx))
         if session is None:
             session = reopen()
@@ -338,7 +342,7 @@ class LLMAuditAgent(_SessionRole):
 
     async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str
                      ) -> Candidate | ReferenceContradiction | None:
-        def reopen():
+        def reopen() -> AgentSession:
             session = self._new_session(ctx)
             session._append({"role": "user", "content": session.first_user})
             return session
@@ -379,7 +383,7 @@ class LLMTaskAnalyst(_SessionRole):
         clean = cap_output(feedback, 4000) if feedback.startswith(NULL_PASS) else \
             sanitize_reference_feedback(feedback, ctx.task.reference.patch)
 
-        def reopen():
+        def reopen() -> AgentSession:
             session = self._new_session(ctx)
             session._append({"role": "user", "content": session.first_user})
             return session
@@ -393,7 +397,7 @@ FAILING_CASE = ("failed", "error", "timed_out")
 MAX_CASES = REVIEW_SUBMIT["properties"]["cases"]["maxItems"]  # beyond it no reviewer can list every case
 
 
-def runs_block(case_runs: dict) -> str:
+def runs_block(case_runs: dict[str, Any]) -> str:
     """How a candidate ran, per world: every case id the reviewer must judge, each with its
     outcome on the reference and on each trial, a failing case with its assertion."""
     if not case_runs:
@@ -419,8 +423,8 @@ def runs_block(case_runs: dict) -> str:
     return "\n".join(out)
 
 
-def _review_check(instruction: str, case_ids: set[str] | None = None, strict: bool = True):
-    def check(payload: dict, box: Toolbox) -> list[str]:
+def _review_check(instruction: str, case_ids: set[str] | None = None, strict: bool = True) -> Check:
+    def check(payload: dict[str, Any], box: Toolbox) -> list[str]:
         problems = []
         if payload["label"] == "valid" and not payload["requirement"].strip():
             problems.append("requirement: a valid test must name the clause of P it checks")
@@ -436,7 +440,7 @@ def _review_check(instruction: str, case_ids: set[str] | None = None, strict: bo
     return check
 
 
-def _cases_problems(payload: dict, case_ids: set[str] | None) -> list[str]:
+def _cases_problems(payload: dict[str, Any], case_ids: set[str] | None) -> list[str]:
     problems = []
     cases = payload.get("cases") or []
     overall = payload.get("overall")
@@ -464,7 +468,7 @@ def _cases_problems(payload: dict, case_ids: set[str] | None) -> list[str]:
     return problems
 
 
-def verdict_from(payload: dict, candidate: Candidate, reviewer: str) -> ReviewVerdict:
+def verdict_from(payload: dict[str, Any], candidate: Candidate, reviewer: str) -> ReviewVerdict:
     cases = tuple(dict(c) for c in payload.get("cases") or ())
     keep = tuple(c["test_id"] for c in cases if c.get("label") == "VALID") \
         if payload.get("overall") == "KEEP_SOME" else ()

@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Any
 
-from testjack_tui.engine.events import AgentOutput, AgentProgress, Log, ToolCall
+from testjack_tui.engine.events import AgentOutput, AgentProgress, Event, Log, ToolCall
 from testjack_tui.engine.roles import AuditContext
 
 from .caps import RequestCount
@@ -35,7 +35,7 @@ CUT_ASK = ("Your last reply was cut off at the output limit ({limit}) before it 
 CUT_PLACEHOLDER = "[reply cut off at the output limit; not used]"
 
 
-def structured_mode(model: Any) -> str:
+def structured_mode(model: ChatModel) -> str:
     """"json_schema" when the final result is asked for with response_format, else "tool"."""
     mode = getattr(model, "structured_output", None) or getattr(
         getattr(model, "profile", None), "structured_output", "tool")
@@ -55,6 +55,7 @@ class AgentSession:
         self.max_steps = max_steps
         self.transcript = transcript
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+        self.first_user = ""  # the role's opening message, sent again when a repair reopens the session
         self.steps = 0
         ledger = ctx.ledger if ctx.ledger is not None else MemoryLedger()
         self.meter = CallMeter(ledger, role, ctx.task.id, ctx.trial.id if ctx.trial else None,
@@ -66,13 +67,13 @@ class AgentSession:
     def trial_id(self) -> str | None:
         return self.ctx.trial.id if self.ctx.trial else None
 
-    def _emit(self, event) -> None:
+    def _emit(self, event: Event) -> None:
         try:
             self.ctx.emit(event)
         except Exception:  # a renderer's failure must not stop an audit
             pass
 
-    def _on_progress(self, data: dict) -> None:
+    def _on_progress(self, data: dict[str, Any]) -> None:
         if data.get("state") in ("retrying", "failed"):
             self.transcript.write("progress", **data)
         self._emit(AgentProgress(self.ctx.session_id, role=self.role, task_id=self.ctx.task.id,
@@ -82,7 +83,7 @@ class AgentSession:
         self._emit(AgentOutput(self.ctx.session_id, role=self.role, task_id=self.ctx.task.id,
                                trial_id=self.trial_id, text=chunk))
 
-    async def ask(self, user_text: str, phase: str, max_steps: int | None = None) -> dict:
+    async def ask(self, user_text: str, phase: str, max_steps: int | None = None) -> dict[str, Any]:
         """Send a user message, loop until the model submits a valid result for `phase`."""
         self.toolbox.set_phase(phase)
         self._append({"role": "user", "content": user_text})
@@ -109,7 +110,7 @@ class AgentSession:
         self._emit(Log(self.ctx.session_id, level="warning", message=message))
         raise AgentError(message)
 
-    async def _structured_result(self, phase: str) -> dict | None:
+    async def _structured_result(self, phase: str) -> dict[str, Any] | None:
         """Ask for the result with response_format (the endpoint's structured output).
 
         The model worked with tools and stopped calling them; the request carries no tools, so
@@ -147,7 +148,7 @@ class AgentSession:
         self._append({"role": "user", "content": result.text + "\nCall submit (or reply with the corrected JSON)."})
         return None
 
-    async def _complete(self, response_format: dict | None = None, with_tools: bool = True) -> ChatReply:
+    async def _complete(self, response_format: dict[str, Any] | None = None, with_tools: bool = True) -> ChatReply:
         """One model call; with a response cache, a resumed session replays stored replies."""
         tools = self.toolbox.schemas() if with_tools else []
         extra = {"response_format": response_format} if response_format else {}
@@ -188,11 +189,11 @@ class AgentSession:
         self._append({"role": "assistant", "content": CUT_PLACEHOLDER})
         self._append({"role": "user", "content": CUT_ASK.format(limit=limit)})
 
-    def _append(self, message: dict) -> None:
+    def _append(self, message: dict[str, Any]) -> None:
         self.messages.append(message)
         self.transcript.write("message", message=message)
 
-    async def _handle(self, reply: ChatReply) -> dict | None:
+    async def _handle(self, reply: ChatReply) -> dict[str, Any] | None:
         # "" rather than null: some local servers reject a null content next to tool calls.
         assistant: dict[str, Any] = {"role": "assistant", "content": reply.text or ""}
         if reply.tool_calls:
@@ -236,5 +237,5 @@ def _json_object_text(text: str) -> str:
     return stripped.strip() or "{}"
 
 
-def dumps_args(args: dict) -> str:
+def dumps_args(args: dict[str, Any]) -> str:
     return json.dumps(args, ensure_ascii=False)

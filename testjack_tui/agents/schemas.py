@@ -257,7 +257,7 @@ REFERENCE_SUBMIT: dict[str, Any] = {
     },
 }
 
-def worst_case_chars(schema: dict) -> int | None:
+def worst_case_chars(schema: dict[str, Any]) -> int | None:
     """The longest JSON a payload valid under `schema` can be (None: unbounded)."""
     if "enum" in schema:
         return max(len(json.dumps(v)) for v in schema["enum"])
@@ -275,7 +275,8 @@ def worst_case_chars(schema: dict) -> int | None:
         item = worst_case_chars(schema.get("items", {}))
         if item is None or "maxItems" not in schema:
             return None
-        return 2 + schema["maxItems"] * (item + 2)
+        max_items: int = schema["maxItems"]
+        return 2 + max_items * (item + 2)
     if "string" in kinds:
         return schema["maxLength"] + 2 if "maxLength" in schema else None
     return 8  # booleans, numbers, null
@@ -295,7 +296,7 @@ SUBMIT_SCHEMAS = {"audit": AUDIT_SUBMIT, "analysis": ANALYSIS_SUBMIT, "repair": 
                   "review": REVIEW_SUBMIT, "reference": REFERENCE_SUBMIT, "explain": EXPLAIN_SUBMIT}
 
 
-def schema_errors(payload: Any, schema: dict) -> list[str]:
+def schema_errors(payload: Any, schema: dict[str, Any]) -> list[str]:
     """Every problem with a payload, each naming where it is, for the model to fix."""
     validator = jsonschema.Draft202012Validator(schema)
     problems = []

@@ -17,9 +17,9 @@ from testjack_tui.engine.roles import AuditContext, Candidate
 from testjack_tui.errors import InputError
 from testjack_tui.safe_paths import contained
 
-from .chat import CallMeter, ChatReply, ToolCallRequest, Usage
+from .chat import CallMeter, ChatReply, OnText, ToolCallRequest, Usage
 from .errors import ScriptError
-from .roles_llm import LLMAuditAgent, LLMReviewer, LLMTaskAnalyst, _chain_version
+from .roles_llm import LLMAuditAgent, LLMReviewer, LLMTaskAnalyst, _chain_version, _SessionRole
 from .runtime import AgentSession
 
 SCRIPTED_LABEL = "scripted (offline demo)"
@@ -35,6 +35,7 @@ class ScriptedChatModel:
 
     label = SCRIPTED_LABEL
     model = "scripted"
+    json_schema_supported: bool | None = None  # replays submit with the tool, never response_format
     cacheable = False  # nothing to save: replaying the script costs nothing
     _ids = itertools.count(1)
 
@@ -43,7 +44,8 @@ class ScriptedChatModel:
         self.source = source
         self.position = 0
 
-    async def complete(self, messages: list[dict], tools: list[dict], *, on_text, meter: CallMeter) -> ChatReply:
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, on_text: OnText,
+                       meter: CallMeter) -> ChatReply:
         meter.check(self.model, 0)
         if self.position >= len(self.turns):
             last = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "tool"), "")
@@ -74,7 +76,7 @@ class ScriptLibrary:
         except InputError as exc:
             raise ScriptError(exc.path, exc.field, exc.message) from None
 
-    def _json(self, path: Path, what: str) -> dict:
+    def _json(self, path: Path, what: str) -> dict[str, Any]:
         if not path.exists():
             raise ScriptError(path, None, f"no recorded script for {what}")
         try:
@@ -85,7 +87,7 @@ class ScriptLibrary:
             raise ScriptError(path, None, "must be a JSON object")
         return data
 
-    def audit(self, task_id: str, trial_id: str) -> tuple[Path, dict]:
+    def audit(self, task_id: str, trial_id: str) -> tuple[Path, dict[str, Any]]:
         path = self.root / task_id / "audits" / f"{trial_id}.json"
         data = self._json(path, f"the audit of trial {trial_id} (task {task_id})")
         self._check_chains(path, data)
@@ -94,13 +96,13 @@ class ScriptLibrary:
                 raise ScriptError(path, f"steps[{i}].tool", f"must be one of {sorted(STEP_TOOLS)}")
         return path, data
 
-    def analysis(self, task_id: str) -> tuple[Path, dict]:
+    def analysis(self, task_id: str) -> tuple[Path, dict[str, Any]]:
         path = self.root / task_id / "analysis.json"
         data = self._json(path, f"the task analysis of {task_id}")
         self._check_chains(path, data)
         return path, data
 
-    def reviews(self, task_id: str) -> tuple[Path, dict]:
+    def reviews(self, task_id: str) -> tuple[Path, dict[str, Any]]:
         path = self.root / task_id / "reviews.json"
         return path, self._json(path, f"the reviews of task {task_id}")
 
@@ -110,7 +112,7 @@ class ScriptLibrary:
             raise ScriptError(script, field, f"candidate file {relative!r} does not exist")
         return self.inside(path, script, field).read_text(encoding="utf-8")
 
-    def _check_chains(self, path: Path, data: dict) -> None:
+    def _check_chains(self, path: Path, data: dict[str, Any]) -> None:
         chains = data.get("candidates", [])
         if not isinstance(chains, list):
             raise ScriptError(path, "candidates", "must be a list")
@@ -122,13 +124,13 @@ class ScriptLibrary:
                 raise ScriptError(path, f"candidates[{i}].versions", "must be a non-empty list")
 
 
-def _step_call(step: dict) -> tuple[str, dict]:
+def _step_call(step: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     args = {_ARG_ALIASES.get(k, k): v for k, v in step.items() if k != "tool"}
     return step["tool"], args
 
 
-def _first_pass_turns(library: ScriptLibrary, task_id: str, script: Path, data: dict,
-                      extra_submit: dict) -> list[Turn]:
+def _first_pass_turns(library: ScriptLibrary, task_id: str, script: Path, data: dict[str, Any],
+                      extra_submit: dict[str, Any]) -> list[Turn]:
     turns: list[Turn] = [[_step_call(step)] for step in data.get("steps", [])]
     submitted = []
     for i, chain in enumerate(data.get("candidates", [])):
@@ -142,7 +144,7 @@ def _first_pass_turns(library: ScriptLibrary, task_id: str, script: Path, data: 
     return turns
 
 
-def _repair_turns(library: ScriptLibrary, task_id: str, script: Path, data: dict,
+def _repair_turns(library: ScriptLibrary, task_id: str, script: Path, data: dict[str, Any],
                   candidate: Candidate) -> list[Turn]:
     chain_index, version = _chain_version(candidate.id)
     chains = data.get("candidates", [])
@@ -157,14 +159,15 @@ def _repair_turns(library: ScriptLibrary, task_id: str, script: Path, data: dict
             [("submit", {"give_up": False, "requirement": chain["requirement"]})]]
 
 
-def _origin(data: dict, chain: int, version: int) -> str:
+def _origin(data: dict[str, Any], chain: int, version: int) -> str:
     try:
-        return data["candidates"][chain - 1]["versions"][version - 1]
+        origin: str = data["candidates"][chain - 1]["versions"][version - 1]  # a file name beside the script
+        return origin
     except (KeyError, IndexError):
         return ""
 
 
-class _Recorded:
+class _Recorded(_SessionRole):
     """A role replaying `agent-scripts/`: the library, and a placeholder chat model that
     `model_for` replaces per session with the recorded turns."""
 
@@ -177,15 +180,21 @@ class _Recorded:
         super().__init__(ScriptedChatModel([], str(self.library.root)), label=SCRIPTED_LABEL,
                          max_steps=max_steps or self.max_steps_default)
 
-    def _repair_model(self, ctx: AuditContext, script: Path, data: dict, candidate: Candidate | None):
+    def _repair_model(self, ctx: AuditContext, script: Path, data: dict[str, Any],
+                      candidate: Candidate | None) -> ScriptedChatModel:
+        if candidate is None:
+            raise ScriptError(script, None, f"a repair in task {ctx.task.id} needs the candidate it repairs")
         return ScriptedChatModel(_repair_turns(self.library, ctx.task.id, script, data, candidate), str(script))
 
 
 class ScriptedAuditAgent(_Recorded, LLMAuditAgent):
-    def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None):
+    def _trial_id(self, ctx: AuditContext) -> str:
         if ctx.trial is None:
             raise ScriptError(self.library.root, None, f"an audit of task {ctx.task.id} needs a trial")
-        script, data = self.library.audit(ctx.task.id, ctx.trial.id)
+        return ctx.trial.id
+
+    def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None) -> ScriptedChatModel:
+        script, data = self.library.audit(ctx.task.id, self._trial_id(ctx))
         if phase == "repair":
             return self._repair_model(ctx, script, data, candidate)
         checklist = data.get("checklist", [])
@@ -196,15 +205,15 @@ class ScriptedAuditAgent(_Recorded, LLMAuditAgent):
         return ScriptedChatModel(_first_pass_turns(self.library, ctx.task.id, script, data, extra), str(script))
 
     def origin_for(self, ctx: AuditContext, chain: int, version: int, session: AgentSession) -> str:
-        return _origin(self.library.audit(ctx.task.id, ctx.trial.id)[1], chain, version)
+        return _origin(self.library.audit(ctx.task.id, self._trial_id(ctx))[1], chain, version)
 
 
 class ScriptedTaskAnalyst(_Recorded, LLMTaskAnalyst):
-    def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None):
+    def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None) -> ScriptedChatModel:
         script, data = self.library.analysis(ctx.task.id)
         if phase == "repair":
             return self._repair_model(ctx, script, data, candidate)
-        extra: dict = {}
+        extra: dict[str, Any] = {}
         # Recordings carry a checklist; its T0 coverage is the traceability matrix's.
         extra["traceability"] = data.get("traceability") or [
             {"requirement": item["clause"], "explicit": bool(item.get("explicit")), "t0_tests": [],
@@ -222,7 +231,7 @@ class ScriptedReviewer(_Recorded, LLMReviewer):
 
     max_steps_default = 5
 
-    def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None):
+    def model_for(self, ctx: AuditContext, phase: str, candidate: Candidate | None = None) -> ScriptedChatModel:
         script, data = self.library.reviews(ctx.task.id)
         key = candidate.origin if candidate else ""
         if key not in data:

@@ -73,7 +73,8 @@ def withhold(text: str, secret: frozenset[str], visible: str = "") -> str:
     out = []
     for line in text.splitlines():
         if any(s in line for s in secret):
-            out.append(_MARGIN.match(line).group(0) + WITHHELD)
+            margin = _MARGIN.match(line)
+            out.append((margin.group(0) if margin else "") + WITHHELD)
         else:
             out.append(line)
     return "\n".join(out)

@@ -56,10 +56,10 @@ ACCESS = {
 class ToolResult:
     text: str
     error: bool = False
-    submitted: dict | None = None
+    submitted: dict[str, Any] | None = None
 
 
-Check = Callable[[dict, "Toolbox"], list[str]]
+Check = Callable[[dict[str, Any], "Toolbox"], list[str]]
 
 
 @dataclass
@@ -85,11 +85,11 @@ class Toolbox:
         self.written_in_phase = set()
 
     # ----- schemas -------------------------------------------------------------------------
-    def submit_schema(self) -> dict:
+    def submit_schema(self) -> dict[str, Any]:
         return SUBMIT_SCHEMAS[self.phase]
 
-    def schemas(self) -> list[dict]:
-        def world_arg(worlds: tuple[str, ...]) -> dict:
+    def schemas(self) -> list[dict[str, Any]]:
+        def world_arg(worlds: tuple[str, ...]) -> dict[str, Any]:
             names = {"null": "null = repo before any change",
                      "reference": "reference = with the reference solution (tests only; its code is withheld)",
                      "model": "model = with the trial's patch"}
@@ -97,7 +97,7 @@ class Toolbox:
                     "description": ", ".join(names.get(w, w) for w in worlds)}
         world = world_arg(self.access.readable)
         test_world = world_arg(self.access.worlds)
-        specs: list[tuple[str, str, dict, list[str]]] = []
+        specs: list[tuple[str, str, dict[str, Any], list[str] | None]] = []  # required None: props are the schema
         if self.access.run:
             specs.append(("run", "Run a shell command (sh) in a container of the world (cwd = repo root, no network; "
                           "state persists within this session; `python` runs python3; the repo root and its src/ "
@@ -160,7 +160,8 @@ class Toolbox:
             known = ", ".join(s["function"]["name"] for s in self.schemas())
             return ToolResult(f"error: no tool named {name!r} here (tools: {known}).", error=True)
         try:
-            return await handler(**args)
+            result: ToolResult = await handler(**args)  # a _tool_* method, found by name
+            return result
         except BudgetExceeded:
             raise  # the session pauses; resuming continues within a raised limit
         except TypeError as exc:
@@ -168,10 +169,11 @@ class Toolbox:
         except Exception as exc:  # a tool failure is information for the model, not a crash
             return ToolResult(f"error: {name} failed: {type(exc).__name__}: {exc}", error=True)
 
-    def _world(self, world: Any, tests: bool = False) -> str | None:
-        return world if world in (self.access.worlds if tests else self.access.readable) else None
+    def _world(self, world: object, tests: bool = False) -> str | None:
+        return world if isinstance(world, str) and world in (self.access.worlds if tests else self.access.readable) \
+            else None
 
-    def _deny_world(self, world: Any, tests: bool = False) -> ToolResult:
+    def _deny_world(self, world: object, tests: bool = False) -> ToolResult:
         if not tests and world in self.access.sealed:
             return ToolResult(f"error: the {world} world holds the reference solution; this role may only "
                               f"run tests there (run_tests), never read it or run commands in it "
@@ -226,7 +228,7 @@ class Toolbox:
             return self._deny_world(world)
         return self._data(await self.tools.list_files(world, path), f"{world} world: ls {path}")
 
-    async def _tool_run_tests(self, world: str, test_ids: list) -> ToolResult:
+    async def _tool_run_tests(self, world: str, test_ids: list[str]) -> ToolResult:
         if not self._world(world, tests=True):
             return self._deny_world(world, tests=True)
         if not test_ids or not all(isinstance(t, str) and t for t in test_ids):
@@ -260,7 +262,7 @@ class Toolbox:
             await writer(path, source)
         return ToolResult(f"wrote {path} ({len(source.splitlines())} lines).")
 
-    async def _tool_submit(self, **payload) -> ToolResult:
+    async def _tool_submit(self, **payload: Any) -> ToolResult:
         problems = schema_errors(payload, SUBMIT_SCHEMAS[self.phase])
         if not problems and self.phase in self.checks:
             problems = self.checks[self.phase](payload, self)
@@ -301,7 +303,7 @@ def paginate(text: str, limit: int) -> list[str]:
     return [p.rstrip("\n") for p in pages]
 
 
-def check_test_path(path: Any) -> str | None:
+def check_test_path(path: object) -> str | None:
     if not isinstance(path, str) or not path.strip():
         return "path is empty"
     if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
@@ -312,7 +314,7 @@ def check_test_path(path: Any) -> str | None:
     return None
 
 
-def candidates_written(payload: dict, box: Toolbox) -> list[str]:
+def candidates_written(payload: dict[str, Any], box: Toolbox) -> list[str]:
     """Every submitted candidate must name a file written in this session, once."""
     problems = []
     seen: set[str] = set()

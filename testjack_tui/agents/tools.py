@@ -16,7 +16,7 @@ import re
 from typing import Any, Mapping
 
 from testjack_tui.engine.assertion_lines import asserted_lines, runner_hint
-from testjack_tui.sandbox.backend import SandboxBackend
+from testjack_tui.sandbox.backend import LiveWorldHandle, SandboxBackend
 from testjack_tui.model import Task, Trial
 
 from .request_budget import official_tests_view
@@ -138,7 +138,7 @@ def format_exec(result: Any) -> str:
 
 class SandboxTools:
     def __init__(self, sandbox: SandboxBackend, task: Task, trial: Trial | None, worlds: Mapping[str, Any],
-                 evidence: str | Mapping | None = None, budget: Any = None,
+                 evidence: str | Mapping[str, Any] | None = None, budget: Any = None,
                  sealed: frozenset[str] = SEALED_WORLDS):
         self.sandbox = sandbox
         self.sealed = sealed
@@ -148,14 +148,14 @@ class SandboxTools:
         self.trial = trial
         self.worlds = dict(worlds)  # kind -> WorldRef
         self._evidence = evidence
-        self._live: dict[str, Any] = {}
+        self._live: dict[str, LiveWorldHandle] = {}
         self._stack = contextlib.AsyncExitStack()
         self.candidates: dict[str, str] = {}
 
     async def __aenter__(self) -> "SandboxTools":
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
@@ -164,7 +164,7 @@ class SandboxTools:
         self._live.clear()
         await stack.aclose()
 
-    async def _world(self, world: str):
+    async def _world(self, world: str) -> LiveWorldHandle:
         if world not in self.worlds:
             raise PermissionError(f"world {world!r} is not available in this session "
                                   f"(available: {', '.join(self.worlds) or 'none'})")

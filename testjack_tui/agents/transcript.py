@@ -37,7 +37,7 @@ class Transcript:
             handle.write(json.dumps(record, default=str, ensure_ascii=False) + "\n")
 
 
-def read_transcript(path: Path | str) -> list[dict]:
+def read_transcript(path: Path | str) -> list[dict[str, Any]]:
     """All records of a transcript; a torn last line (crash mid-write) is skipped."""
     records = []
     for line in Path(path).read_text(encoding="utf-8").splitlines():

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TextIO
 
 import typer
 
@@ -23,6 +23,9 @@ from testjack_tui.errors import InputError
 from testjack_tui.safe_paths import output_folder
 
 if TYPE_CHECKING:
+    from testjack_tui.engine.events import BudgetChanged
+    from testjack_tui.engine.session import AuditSession, SessionConfig
+    from testjack_tui.engine.store import SessionStore
     from testjack_tui.engine.summary import SessionSummary
 
 EXIT = {"finished": 0, "failed": 1, "paused": 3, "stopped": 130}
@@ -34,7 +37,7 @@ EXIT_AWAITING = 5  # finished, but judgements wait for a person (summary.json `a
 class ProgressPrinter:
     """Turns engine events into short progress lines (one per meaningful step)."""
 
-    def __init__(self, out=None, verbose: bool = False):
+    def __init__(self, out: TextIO | None = None, verbose: bool = False) -> None:
         self.out = out or sys.stdout
         self.verbose = verbose
         self.lock = threading.Lock()
@@ -42,7 +45,7 @@ class ProgressPrinter:
         self.corpus: dict[str, int] = {}
         self.last_budget = ""
         self.world_nodes: dict[str, str] = {}  # world -> cluster node last seen running it
-        self.progress_shown: dict[tuple, tuple[float, str]] = {}  # (role, task, trial) -> (elapsed, state) shown
+        self.progress_shown: dict[tuple[str, str, str | None], tuple[float, str]] = {}  # (role, task, trial) -> (elapsed, state) shown
         self.scripts_shown: set[tuple[str, str]] = set()  # (container, multi-line command) printed whole
 
     PROGRESS_EVERY = 30.0  # seconds between "still waiting" lines of one agent request
@@ -189,11 +192,11 @@ class ProgressPrinter:
         self.world_nodes[e.world] = e.node
 
 
-def _limit(value, fmt="{}") -> str:
+def _limit(value: float | None, fmt: str = "{}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def budget_text(e) -> str:
+def budget_text(e: BudgetChanged) -> str:
     from testjack_tui.engine.budget import usd_text
 
     return (f"{usd_text(e.usd, getattr(e, 'unpriced', ()))}/{_limit(e.usd_limit, '${:.2f}')}, tokens {e.tokens}/{_limit(e.tokens_limit)}, "
@@ -202,7 +205,8 @@ def budget_text(e) -> str:
 
 
 def summary_table(summary: SessionSummary) -> str:
-    rows = [("TASK", "MODEL", "PASSING", "REFUTED", "AMBIGUOUS", "CLEAN", "UNAUDITED", "NOT-REPRO", "EXCLUDED")]
+    rows: list[tuple[str, ...]] = [
+        ("TASK", "MODEL", "PASSING", "REFUTED", "AMBIGUOUS", "CLEAN", "UNAUDITED", "NOT-REPRO", "EXCLUDED")]
     for task_id, task in summary.tasks.items():
         for model, c in sorted(task.models.items()):
             rows.append((task_id, model, *(str(c[k]) for k in ("passing", "refuted", "ambiguous", "clean",
@@ -225,18 +229,18 @@ def _one_block(text: str, limit: int = 600) -> str:
 class StdinApprover:
     """Asks the operator about each verdict, one at a time, in a thread (the loop keeps going)."""
 
-    def __init__(self, session, printer: ProgressPrinter, stdin=None):
+    def __init__(self, session: AuditSession, printer: ProgressPrinter, stdin: TextIO | None = None) -> None:
         from testjack_tui.engine.events import ApprovalRequested
 
         self.session = session
         self.printer = printer
         self.stdin = stdin or sys.stdin
-        self.requests: queue.Queue = queue.Queue()
+        self.requests: queue.Queue[str | None] = queue.Queue()
         self.kind = ApprovalRequested
         self.thread = threading.Thread(target=self._loop, name="tj-approvals", daemon=True)
         self.thread.start()
 
-    def __call__(self, event) -> None:
+    def __call__(self, event: object) -> None:
         if isinstance(event, self.kind):
             self.requests.put(event.request_id)
 
@@ -283,8 +287,8 @@ class StdinApprover:
 
 
 # -- running ------------------------------------------------------------------------------------
-def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, stream=None,
-                stdin=None) -> int:
+def run_session(session: AuditSession, out: Path | None, verbose: bool, ask_operator: bool,
+                stream: TextIO | None = None, stdin: TextIO | None = None) -> int:
     printer = ProgressPrinter(stream, verbose)
     session.subscribe(printer)
     approver = None
@@ -342,7 +346,7 @@ def run_session(session, out: Path | None, verbose: bool, ask_operator: bool, st
     return EXIT.get(state, 1)
 
 
-def prompt_finding_notice(store) -> list[str]:
+def prompt_finding_notice(store: SessionStore) -> list[str]:
     """Once per run: why a witness the operator judged valid refutes nothing, and what to write
     in the verdicts file if P does state its requirement."""
     from testjack_tui.engine.approval import judged_valid_but_ambiguous
@@ -374,7 +378,7 @@ def _agents(agent: str, reviewer: str | None) -> dict[str, str]:
     return {"audit": agent, "task_analysis": agent, "reviewer": reviewer or agent}
 
 
-def _asks_operator(cfg) -> bool:
+def _asks_operator(cfg: SessionConfig) -> bool:
     # The operator reviewer's verdicts always go to the operator, --auto-approve or not.
     return not cfg.auto_approve or cfg.agents.get("reviewer") == "operator"
 
@@ -494,8 +498,7 @@ def register(app: typer.Typer) -> None:
                 from testjack_tui.tui import run as run_tui
 
                 raise typer.Exit(run_tui(session=session.id) or 0)
-            session = AuditSession.create(cfg, benchmark=bench, roles=roles,
-                                          **({"approver": table} if table is not None else {}))
+            session = AuditSession.create(cfg, benchmark=bench, roles=roles, approver=table)
         except InputError as exc:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None

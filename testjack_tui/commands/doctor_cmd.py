@@ -8,16 +8,19 @@ tool can run.
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from testjack_tui.safe_text import echo
 
+if TYPE_CHECKING:
+    from testjack_tui.services.diagnostics import Check
+
 MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip", "info": "info"}
 
 
-def check_llm_config():
+def check_llm_config() -> Check:
     from testjack_tui.services.diagnostics import check
 
     base = os.environ.get("OPENAI_BASE_URL")

@@ -14,12 +14,17 @@ import ast
 import dataclasses
 import re
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import Path, PurePath, PurePosixPath
+from typing import TYPE_CHECKING, Iterable, Protocol, runtime_checkable
 
 from testjack_tui.engine.reference_claims import OUTPUT_CHARS
-from testjack_tui.engine.roles import AuditContext, AuditOutcome, Candidate, ReferenceContradiction
+from testjack_tui.engine.roles import AuditAgent, AuditContext, AuditOutcome, Candidate, ReferenceContradiction, RoleSet
 from testjack_tui.errors import InputError
+from testjack_tui.model import Benchmark, Task
+
+if TYPE_CHECKING:
+    from testjack_tui.engine.approval import TableApprover
+    from testjack_tui.engine.session import SessionConfig
 
 OPERATOR = "operator"
 
@@ -32,12 +37,11 @@ class CandidateFile:
     source: str
     path_given: bool = False  # --candidate-path named it
 
-    def path_for(self, task: Any) -> str:
+    def path_for(self, task: Task) -> str:
         """Where it goes in this task's repo: the given path, else the task's runner's place."""
         if self.path_given:
             return self.path_in_repo
-        tests = getattr(task, "tests", None)
-        return default_repo_path(self.file, getattr(tests, "framework", None), getattr(tests, "test_files", ()))
+        return default_repo_path(self.file, task.tests.framework, task.tests.test_files)
 
 
 # The kind of a candidate file, by its name; each runner takes one kind.
@@ -55,7 +59,7 @@ _TEST_DECL = {"go": (re.compile(r"^\s*func\s+Test\w*\s*\(\s*\w+\s+\*testing\.T\s
 _JS_TEST_NAME = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 
 
-def kind_of(file: Path | str) -> str | None:
+def kind_of(file: PurePath | str) -> str | None:
     return KINDS.get(Path(file).suffix.lower())
 
 
@@ -67,7 +71,7 @@ def runner_kind(framework: str | None) -> tuple[str | None, str | None]:
     return name, RUNNER_KIND.get(name or "")
 
 
-def default_repo_path(file: Path, framework: str | None = None, t0_files: Any = ()) -> str:
+def default_repo_path(file: Path, framework: str | None = None, t0_files: Iterable[str] = ()) -> str:
     """Where the operator's file goes when --candidate-path does not say, in the runner's terms:
     pytest `tests/test_tj_<stem>.py` (`tests/<name>` for a file named test_*.py); go test
     `<stem>_tj_test.go` beside T0's own test files (the package they test); cargo
@@ -77,7 +81,8 @@ def default_repo_path(file: Path, framework: str | None = None, t0_files: Any = 
     file = Path(file)
     kind = kind_of(file)
     stem = re.sub(r"\W+", "_", file.stem.split(".")[0]) or "witness"
-    beside = [str(PurePosixPath(f).parent) for f in t0_files or ()]
+    t0_files = list(t0_files or ())
+    beside = [str(PurePosixPath(f).parent) for f in t0_files]
     if kind == "go":
         dirs = [str(PurePosixPath(f).parent) for f in t0_files or () if f.endswith("_test.go")]
         name = file.name if file.name.endswith("_test.go") else f"{stem}_tj_test.go"
@@ -95,7 +100,7 @@ def default_repo_path(file: Path, framework: str | None = None, t0_files: Any = 
     return f"tests/{name}"
 
 
-def check_source(file: Path, source: str) -> tuple[str, str]:
+def check_source(file: PurePath, source: str) -> tuple[str, str]:
     """(kind, its first comment or docstring line) of a candidate; InputError when it is not a
     test file we can run (the wrong kind, a Python syntax error, no test in it)."""
     kind = kind_of(file)
@@ -119,7 +124,7 @@ def check_source(file: Path, source: str) -> tuple[str, str]:
 
 def read_candidates(files: list[Path], paths: list[str] | None,
                     requirements: list[str] | None, framework: str | None = None,
-                    t0_files: Any = ()) -> list[CandidateFile]:
+                    t0_files: Iterable[str] = ()) -> list[CandidateFile]:
     """Pair each --candidate with its --candidate-path and --requirement (by position; one
     --requirement may serve every file). Bad input: a one-line InputError naming the option."""
     from testjack_tui.services.test_files import check_test_path
@@ -156,7 +161,7 @@ def read_candidates(files: list[Path], paths: list[str] | None,
     return out
 
 
-def fit_to_tasks(candidates: list[CandidateFile], tasks: list[Any], chosen: bool) -> None:
+def fit_to_tasks(candidates: list[CandidateFile], tasks: list[Task], chosen: bool) -> None:
     """Every candidate must be of the kind the runner of the tasks it is put to takes (a .ts
     file for vitest/jest, .go for go test...). With --task/--trial every chosen task must take
     it; otherwise it goes to the tasks that do (FileOperatorAgent.audit) and one must exist."""
@@ -209,7 +214,7 @@ def recorded_origin(benchmark_root: Path, task_id: str, source: str) -> str | No
     return None
 
 
-def _recorded_reviews(benchmark_root: Path, task_id: str) -> dict:
+def _recorded_reviews(benchmark_root: Path, task_id: str) -> dict[str, object]:
     import json
 
     path = Path(benchmark_root) / "agent-scripts" / task_id / "reviews.json"
@@ -220,6 +225,15 @@ def _recorded_reviews(benchmark_root: Path, task_id: str) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+@runtime_checkable
+class OperatorFeed(AuditAgent, Protocol):
+    """The operator's audit agent (agents/operator.py): the files it is given are its candidates."""
+
+    def submit_candidate(self, path_in_repo: str, source: str, requirement: str) -> None: ...
+
+    def finish(self) -> None: ...
+
+
 class FileOperatorAgent:
     """The audit role in headless operator mode: puts the operator's files to every audit.
 
@@ -228,8 +242,8 @@ class FileOperatorAgent:
 
     label = OPERATOR
 
-    def __init__(self, operator_agent: Any, candidates: list[CandidateFile], benchmark_root: Path | None = None,
-                 table: Any = None):
+    def __init__(self, operator_agent: OperatorFeed, candidates: list[CandidateFile],
+                 benchmark_root: Path | None = None, table: TableApprover | None = None) -> None:
         self.agent = operator_agent
         self.candidates = candidates
         self.benchmark_root = benchmark_root
@@ -261,13 +275,13 @@ class FileOperatorAgent:
         # Headless: a file that fails on the reference is reported, not rewritten; the verdicts
         # file may say the reference is what breaks P there (with this run's lines as its output).
         verdict = self.table.lookup(candidate) if self.table is not None else None
-        claim = getattr(verdict, "reference_contradicts", None)
+        claim = verdict.reference_contradicts if verdict is not None else None
         if claim is not None:
             return dataclasses.replace(claim, output=claim.output or feedback[:OUTPUT_CHARS])
         return None
 
 
-def plan_operator_run(bench: Any, cfg: Any, candidates: list[CandidateFile], rounds_given: bool) -> None:
+def plan_operator_run(bench: Benchmark, cfg: SessionConfig, candidates: list[CandidateFile], rounds_given: bool) -> None:
     """Adjust the session config for a headless operator run (in place).
 
     In lightweight mode `--trial` names the trials the operator's test is checked on; the corpus
@@ -297,7 +311,7 @@ def plan_operator_run(bench: Any, cfg: Any, candidates: list[CandidateFile], rou
         cfg.rounds = max(per_task.values())
 
 
-def check_reviewer(reviewer: str, bench: Any, cfg: Any, candidates: list[CandidateFile]) -> None:
+def check_reviewer(reviewer: str, bench: Benchmark, cfg: SessionConfig, candidates: list[CandidateFile]) -> None:
     """The scripted reviewer can only replay reviews recorded for these very files."""
     if reviewer != "scripted":
         return
@@ -328,7 +342,7 @@ def prepare(agent: str, files: list[Path] | None, paths: list[str] | None, requi
     return read_candidates(list(files), paths, requirements)
 
 
-def check_syntax(bench: Any, cfg: Any, candidates: list[CandidateFile]) -> None:
+def check_syntax(bench: Benchmark, cfg: SessionConfig, candidates: list[CandidateFile]) -> None:
     """Each non-Python candidate parsed by its own toolchain in a world of the first task that
     takes it (sandbox/syntax_check.py), before the audit starts: a syntax error is one
     InputError naming the file and the line, not a failed run on the reference world later."""
@@ -344,13 +358,19 @@ def check_syntax(bench: Any, cfg: Any, candidates: list[CandidateFile]) -> None:
         raise InputError(c.file, "--candidate", f"{error}, checked in task {task_id}'s world")
 
 
-def attach(bench: Any, cfg: Any, roles: Any, candidates: list[CandidateFile], rounds_given: bool,
-           table: Any = None) -> Any:
-    """Plan the run and put the operator's files in the audit role (returns the new roles)."""
+def attach(bench: Benchmark, cfg: SessionConfig, roles: RoleSet | None, candidates: list[CandidateFile],
+           rounds_given: bool, table: TableApprover | None = None) -> RoleSet:
+    """Plan the run and put the operator's files in the audit role (returns the new roles).
+
+    `roles` are the front end's, built because the operator takes the audit role (prepare()
+    refuses files without `--agent operator`): a dataclass whose audit agent is the operator's."""
     chosen = bool(cfg.tasks or cfg.trials)
     plan_operator_run(bench, cfg, candidates, rounds_given)
     fit_to_tasks(candidates, [bench.tasks[t] for t in (cfg.tasks or sorted(bench.tasks)) if t in bench.tasks], chosen)
     check_syntax(bench, cfg, candidates)
     check_reviewer(cfg.agents.get("reviewer", ""), bench, cfg, candidates)
+    if (roles is None or not dataclasses.is_dataclass(roles) or isinstance(roles, type)
+            or not isinstance(roles.audit, OperatorFeed)):
+        raise TypeError(f"operator files need the operator's audit role, got {roles!r}")
     wrapper = FileOperatorAgent(roles.audit, candidates, Path(bench.root), table)
     return dataclasses.replace(roles, audit=wrapper, task_analysis=wrapper)

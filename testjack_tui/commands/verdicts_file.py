@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from testjack_tui.engine.roles import OperatorVerdict, ReferenceContradiction
 from testjack_tui.errors import InputError
@@ -58,7 +57,7 @@ def load_verdicts(path: Path) -> dict[str, OperatorVerdict]:
     return {str(key): _entry(path, str(key), value) for key, value in data.items()}
 
 
-def _entry(path: Path, key: str, value: Any) -> OperatorVerdict:
+def _entry(path: Path, key: str, value: object) -> OperatorVerdict:
     if isinstance(value, str):
         value = {"label": value}
     if not isinstance(value, dict):
@@ -83,7 +82,7 @@ def _entry(path: Path, key: str, value: Any) -> OperatorVerdict:
                            explicit=explicit, quote=quote, reference_contradicts=claim)
 
 
-def _claim(path: Path, key: str, value: Any) -> ReferenceContradiction | None:
+def _claim(path: Path, key: str, value: object) -> ReferenceContradiction | None:
     """An entry's `reference_contradicts` table ({quote, claim}), checked."""
     if value is None:
         return None

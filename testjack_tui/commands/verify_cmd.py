@@ -9,7 +9,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Literal, Optional
 
 import typer
 
@@ -19,8 +19,12 @@ from testjack_tui.errors import InputError, SandboxError
 # the module's name: tests put a verify without containers in its place
 from testjack_tui.services.verification import backend_names, verify_benchmark
 
+if TYPE_CHECKING:
+    from testjack_tui.model import Benchmark, Task
+    from testjack_tui.services.verification import TaskVerification
 
-def _load(benchmark: Path, task_ids: list[str] | None):
+
+def _load(benchmark: Path, task_ids: list[str] | None) -> tuple[Benchmark, list[Task]]:
     from . import load_with_warnings
 
     bench = load_with_warnings(benchmark)
@@ -37,7 +41,7 @@ def _load(benchmark: Path, task_ids: list[str] | None):
     return bench, tasks
 
 
-def render(results) -> str:
+def render(results: list[TaskVerification]) -> str:
     from testjack_tui.services.verification import report_lines
 
     lines = [line for res in results for line in report_lines(res)]
@@ -102,10 +106,10 @@ def register(app: typer.Typer) -> None:
 
 
 class _NoBar:
-    def __enter__(self):
+    def __enter__(self) -> _NoBar:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         return False
 
     def update(self, n: int) -> None:

@@ -12,6 +12,7 @@ from typing import Any, Awaitable, Callable, Iterable, Literal, Protocol
 from testjack_tui.model import Task, Trial
 
 ReviewLabel = Literal["valid", "questionable", "invalid"]
+CandidateAuthor = Literal["audit", "task_analysis", "operator"]
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class Candidate:
     path: str  # repo-relative path the file is written to, e.g. "tests/test_tj_alias.py"
     source: str
     requirement: str  # the clause of P the author says it checks
-    author: Literal["audit", "task_analysis", "operator"]
+    author: CandidateAuthor
     attempt: int = 1  # 1 = first version, 2.. = repairs
     parent: str | None = None  # the candidate this one repairs
     test_ids: tuple[str, ...] = ()  # node ids to run; empty = the whole file

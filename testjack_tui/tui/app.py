@@ -12,15 +12,19 @@ import os
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from testjack_tui import compose
 from testjack_tui.tui.logs import log_exception, log_path, logger
 from testjack_tui.tui.text import clean
+
+if TYPE_CHECKING:
+    from testjack_tui.engine.session import AuditSession
 
 compose.install()  # the TUI is a composition root too (it can be started without the CLI)
 
@@ -53,7 +57,7 @@ class TestJackApp(App[int]):
         self.start_session = session_id
         # Tests set strict_errors so a bug fails the test instead of becoming a notification.
         self.strict_errors = strict_errors
-        self.session: Any = None  # the AuditSession the Audit screen is driving, if any
+        self.session: AuditSession | None = None  # the AuditSession the Audit screen is driving, if any
         self._error_times: list[float] = []
         self._fatal_message = ""
         # No decorative animation (the tab underline alone drew ~8 extra frames per tab key,
@@ -97,7 +101,7 @@ class TestJackApp(App[int]):
             screen.open_session(session_id)
 
     # -- notifications -----------------------------------------------------------------------
-    def notify(self, message: str, *, title: str = "", severity: str = "information",
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
         """Textual's notify, plain text by default: messages name trials, tasks, candidates and
         paths (benchmark and agent text), and markup in them would restyle or break the toast."""
@@ -213,7 +217,7 @@ class TestJackApp(App[int]):
         self.exit(0)
 
     # -- command palette ---------------------------------------------------------------------
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Every key shown in the footer is also a palette entry (plus Textual's own)."""
         seen: set[str] = set()
         for key, active in screen.active_bindings.items():

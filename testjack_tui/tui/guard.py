@@ -9,23 +9,61 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Coroutine, ParamSpec, Protocol, TypeVar, overload, runtime_checkable
+
+from textual.message_pump import MessagePump
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def guarded(fn: Callable) -> Callable:
+@runtime_checkable
+class ErrorReporter(Protocol):
+    """What screens ask of the app (TestJackApp, tui/app.py) to show an error in one line."""
+
+    def report_error(self, error: BaseException, context: str = "", title: str = "Error") -> None: ...
+
+    def notify_error(self, message: str, title: str = "Error") -> None: ...
+
+
+def reporter(node: MessagePump) -> ErrorReporter:
+    """The app `node` runs in, as the one that shows errors (screens cannot import the app: it
+    imports them)."""
+    app = node.app
+    if not isinstance(app, ErrorReporter):
+        raise TypeError(f"{type(app).__name__} does not report errors (not a TestJackApp)")
+    return app
+
+
+@overload
+def guarded(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R | None]]: ...
+@overload
+def guarded(fn: Callable[P, R]) -> Callable[P, R | None]: ...
+
+
+def guarded(fn: Callable[P, Any]) -> Callable[P, Any]:
+    """`fn`, a handler or action of a widget or screen (its first argument), with any Exception
+    it raises reported by the app instead (the call then returns None)."""
     if inspect.iscoroutinefunction(fn):
         @functools.wraps(fn)
-        async def wrapper(self, *args: Any, **kwargs: Any) -> Any:
+        async def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
             try:
-                return await fn(self, *args, **kwargs)
+                return await fn(*args, **kwargs)
             except Exception as error:  # noqa: BLE001 - shown to the user, logged in full
-                self.app.report_error(error, context=fn.__qualname__)
+                reporter(_node(args)).report_error(error, context=fn.__qualname__)
         return wrapper
 
     @functools.wraps(fn)
-    def sync_wrapper(self, *args: Any, **kwargs: Any) -> Any:
+    def sync_wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
         try:
-            return fn(self, *args, **kwargs)
+            return fn(*args, **kwargs)
         except Exception as error:  # noqa: BLE001
-            self.app.report_error(error, context=fn.__qualname__)
+            reporter(_node(args)).report_error(error, context=fn.__qualname__)
     return sync_wrapper
+
+
+def _node(args: tuple[object, ...]) -> MessagePump:
+    node = args[0] if args else None
+    if not isinstance(node, MessagePump):
+        raise TypeError(f"guarded handlers are methods of a widget or screen, got {node!r}")
+    return node

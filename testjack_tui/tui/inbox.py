@@ -7,19 +7,19 @@ state, so 2,000 output lines a second cost one redraw per tick, not one per line
 from __future__ import annotations
 
 import threading
-from typing import Any
+from testjack_tui.engine.events import Event
 
 MAX_PENDING = 50_000  # beyond this, world output is dropped (counted) rather than stall the UI
 
 
 class EventInbox:
-    def __init__(self, max_pending: int = MAX_PENDING):
+    def __init__(self, max_pending: int = MAX_PENDING) -> None:
         self._lock = threading.Lock()
-        self._items: list[Any] = []
+        self._items: list[Event] = []
         self._max = max_pending
         self.dropped = 0
 
-    def put(self, event: Any) -> None:
+    def put(self, event: Event) -> None:
         with self._lock:
             if len(self._items) >= self._max and getattr(event, "kind", "") == "world_state" \
                     and getattr(event, "state", "") == "output":
@@ -29,7 +29,7 @@ class EventInbox:
 
     __call__ = put  # usable directly as the session's subscriber callback
 
-    def drain(self) -> list[Any]:
+    def drain(self) -> list[Event]:
         with self._lock:
             items, self._items = self._items, []
         return items

@@ -14,17 +14,20 @@ import os
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from testjack_tui import paths
 from testjack_tui.tui.choices import SessionForm
+
+if TYPE_CHECKING:
+    from testjack_tui.services.verification import TaskVerification
 
 
 @dataclass
 class KeptVerification:
     """One task's verify result, with what it was run on (so a changed task is not trusted)."""
 
-    result: Any  # a TaskVerification (services.verification)
+    result: TaskVerification
     trial_ids: list[str]
     at: float
 
@@ -43,7 +46,7 @@ def memory_file(benchmark_path: str | Path) -> Path:
     return paths.data_dir() / "selection" / f"{digest}.json"
 
 
-def _form_from(raw: Any) -> SessionForm:
+def _form_from(raw: object) -> SessionForm:
     form = SessionForm()
     if not isinstance(raw, dict):
         return form

@@ -10,7 +10,7 @@ opened it turns it into a decision through `services.approvals.operator_decision
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.syntax import Syntax
@@ -25,6 +25,9 @@ from testjack_tui.repo_files import source_language
 from testjack_tui.services.approvals import ApprovalContext
 from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.footer import QuietFooter
+
+if TYPE_CHECKING:
+    from testjack_tui.model import Task, Trial
 
 LABEL_STYLE = {"valid": "bold green", "questionable": "bold yellow", "invalid": "bold magenta"}
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "error": "red", "timed_out": "red",
@@ -149,8 +152,8 @@ class ApprovalScreen(ModalScreen[tuple[str, str, dict[str, Any]] | None]):
         Binding("escape", "cancel", "Later", id="approval.cancel"),
     ]
 
-    def __init__(self, ctx: ApprovalContext, operator_judges: bool = False, task: Any = None,
-                 trial: Any = None, evidence: dict | None = None, waiting: int = 1):
+    def __init__(self, ctx: ApprovalContext, operator_judges: bool = False, task: Task | None = None,
+                 trial: Trial | None = None, evidence: dict[str, Any] | None = None, waiting: int = 1):
         super().__init__()
         self.ctx, self.operator_judges = ctx, operator_judges
         self.the_task, self.the_trial, self.evidence = task, trial, evidence

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -13,18 +13,21 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Label, LoadingIndicator, Static
 from textual.worker import Worker, WorkerState
 
-from testjack_tui.tui.guard import guarded
+from testjack_tui.tui.guard import guarded, reporter
 from testjack_tui.tui.logs import log_exception
 from testjack_tui.tui.text import cell
 from testjack_tui.tui.widgets.footer import QuietFooter
 
+if TYPE_CHECKING:
+    from testjack_tui.model import Benchmark
 
-def benchmark_counts(bench: Any) -> tuple[int, int, int]:
+
+def benchmark_counts(bench: Benchmark) -> tuple[int, int, int]:
     trials = list(bench.trials)
     return len(bench.tasks), len(trials), sum(1 for t in trials if t.official_pass)
 
 
-def session_row(info: dict) -> tuple[str, str, str, str, str]:
+def session_row(info: dict[str, Any]) -> tuple[str, str, str, str, str]:
     """One line of the sessions table from whatever `AuditSession.list()` reports."""
     from testjack_tui.engine.session import state_text  # the session's module loads with the first list
 
@@ -44,8 +47,11 @@ READING_SESSIONS = "Reading the stored sessions…"
 NO_BENCHMARKS = "No benchmarks yet: open a path below (o)."
 NO_SESSIONS = "No sessions yet."
 
+# name, format, tasks, trials, passing ("-" when it did not load), where from, folder
+BenchmarkRow = tuple[str, str, int | str, int | str, int | str, str, str]
 
-class BenchmarksScreen(Screen):
+
+class BenchmarksScreen(Screen[None]):
     HELP_TITLE = "Benchmarks"
     HELP = ("Pick the benchmark to audit: the bundled demo, one you opened before, or a path "
             "(a benchmark.toml manifest, a Harbor tasks folder, or a folder with a manifest for a "
@@ -65,7 +71,7 @@ class BenchmarksScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self._paths: list[str] = []  # row index → benchmark path
-        self._sessions: list[dict] = []
+        self._sessions: list[dict[str, Any]] = []
         self._resumes = 0
         self._loading = False
 
@@ -110,17 +116,17 @@ class BenchmarksScreen(Screen):
         self.list_sessions()
 
     @work(thread=True, exclusive=True, group="list-benchmarks", exit_on_error=False)
-    def list_benchmarks(self) -> list[tuple]:
+    def list_benchmarks(self) -> list[BenchmarkRow]:
         from testjack_tui.tui.recent import load_recent
 
-        rows: list[tuple] = []
+        rows: list[BenchmarkRow] = []
         seen: set[str] = set()
         try:
             from testjack_tui.benchmarks import bundled_benchmarks, load_benchmark
             bundled = bundled_benchmarks()
         except Exception as error:  # noqa: BLE001 - the loader is optional at this point
             log_exception(error, "bundled benchmarks")
-            bundled, load_benchmark = [], None
+            bundled = []  # nothing bundled to load
         for manifest in bundled:
             path = str(Path(manifest).resolve())
             folder = str(Path(path).parent) if path.endswith(".toml") else path
@@ -131,7 +137,7 @@ class BenchmarksScreen(Screen):
             except Exception as error:  # noqa: BLE001 - listed as broken, not hidden
                 message = log_exception(error, f"load {manifest}")
                 rows.append((Path(folder).name, "?", "-", "-", "-", "bundled (error)", folder))
-                self.app.call_from_thread(self.app.notify_error, message, "Bundled benchmark")
+                self.app.call_from_thread(reporter(self).notify_error, message, "Bundled benchmark")
             seen.add(folder)
         for r in load_recent():
             if r.path in seen:
@@ -141,7 +147,7 @@ class BenchmarksScreen(Screen):
         self.app.call_from_thread(self._show_benchmarks, rows)
         return rows
 
-    def _show_benchmarks(self, rows: list[tuple]) -> None:
+    def _show_benchmarks(self, rows: list[BenchmarkRow]) -> None:
         table = self.query_one("#benchmark-table", DataTable)
         table.clear()
         self._paths = []
@@ -167,7 +173,7 @@ class BenchmarksScreen(Screen):
             sessions = []
         self.app.call_from_thread(self._show_sessions, sessions)
 
-    def _show_sessions(self, sessions: list[dict]) -> None:
+    def _show_sessions(self, sessions: list[dict[str, Any]]) -> None:
         table = self.query_one("#session-table", DataTable)
         row = table.cursor_row
         was = self._sessions[row] if 0 <= row < len(self._sessions) else None
@@ -187,7 +193,7 @@ class BenchmarksScreen(Screen):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.app.report_error(event.worker.error, context=f"worker {event.worker.name}")
+            reporter(self).report_error(event.worker.error, context=f"worker {event.worker.name}")
         if event.worker.group == "open-benchmark" and event.state in (
                 WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
             self._set_loading(False)
@@ -237,16 +243,16 @@ class BenchmarksScreen(Screen):
             bench = load_benchmark(path)
         except InputError as error:
             log_exception(error, f"load {path}")
-            self.app.call_from_thread(self.app.notify_error, str(error), "Cannot open benchmark")
+            self.app.call_from_thread(reporter(self).notify_error, str(error), "Cannot open benchmark")
             return
         except Exception as error:  # noqa: BLE001 - a loader bug still must not crash the UI
             message = log_exception(error, f"load {path}")
-            self.app.call_from_thread(self.app.notify_error, message, "Cannot open benchmark")
+            self.app.call_from_thread(reporter(self).notify_error, message, "Cannot open benchmark")
             return
         self.app.call_from_thread(self._opened, path, bench)
 
     @guarded
-    def _opened(self, path: str, bench: Any) -> None:
+    def _opened(self, path: str, bench: Benchmark) -> None:
         from testjack_tui.tui.recent import RecentBenchmark, remember
         from testjack_tui.tui.screens.selection import SelectionScreen
 
@@ -257,7 +263,7 @@ class BenchmarksScreen(Screen):
             self.app.notify(f"{len(bench.skipped)} item(s) not loaded: {first}{more}",
                             title="Loaded with problems", severity="warning", timeout=10)
         if not bench.tasks:
-            self.app.notify_error(f"{path}: no tasks found", "Cannot open benchmark")
+            reporter(self).notify_error(f"{path}: no tasks found", "Cannot open benchmark")
             return
         folder = Path(path).expanduser().resolve()
         folder = folder.parent if folder.is_file() else folder
@@ -270,7 +276,7 @@ class BenchmarksScreen(Screen):
         self.list_benchmarks()
 
     @guarded
-    def open_session(self, session_id: str, info: dict | None = None) -> None:
+    def open_session(self, session_id: str, info: dict[str, Any] | None = None) -> None:
         if not session_id or session_id == "None":
             return
         from testjack_tui.tui.screens.audit_start import open_existing_session

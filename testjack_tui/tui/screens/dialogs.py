@@ -84,7 +84,10 @@ def parse_limit(text: str, name: str) -> float | int | None:
     return int(value) if name in ("tokens", "test_runs") else value
 
 
-class LimitsScreen(ModalScreen[dict | None]):
+Limits = dict[str, float | int | None]  # a session's budget limits by name; None: no limit
+
+
+class LimitsScreen(ModalScreen[Limits | None]):
     """Edit the budget limits of a session; raising a limit resumes a paused session."""
 
     BINDINGS = [
@@ -92,7 +95,7 @@ class LimitsScreen(ModalScreen[dict | None]):
         Binding("escape", "cancel", "Cancel", id="limits.cancel"),
     ]
 
-    def __init__(self, current: dict[str, float | int | None]):
+    def __init__(self, current: Limits) -> None:
         super().__init__()
         self.current = current
 
@@ -120,7 +123,7 @@ class LimitsScreen(ModalScreen[dict | None]):
         self.action_save()
 
     def action_save(self) -> None:
-        out: dict[str, float | int | None] = {}
+        out: Limits = {}
         try:
             for name, _ in LIMIT_FIELDS:
                 out[name] = parse_limit(self.query_one(f"#limit-{name}", Input).value, name)

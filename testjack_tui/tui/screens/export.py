@@ -3,7 +3,7 @@ CLI runs (`services.exporting.run_export`), and the result in a panel that stays
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -18,6 +18,10 @@ from testjack_tui.tui.recent import display_path
 from testjack_tui.tui.text import untrusted
 from testjack_tui.tui.widgets.footer import QuietFooter
 
+if TYPE_CHECKING:
+    from testjack_tui.engine.session import AuditSession
+    from testjack_tui.model import Benchmark
+
 LEVEL_STYLE = {"ok": "green", "warning": "yellow", "error": "bold red"}
 LABELS = {"harbor": "Harbor tests folder", "swebench": "SWE-bench dataset rows", "git": "git branch"}
 
@@ -28,11 +32,11 @@ class ExportScreen(ModalScreen[None]):
         Binding("escape", "close", "Close", id="export.close"),
     ]
 
-    def __init__(self, session: Any, benchmark: Any = None):
+    def __init__(self, session: AuditSession, benchmark: Benchmark | None = None) -> None:
         super().__init__()
         self.session, self.benchmark = session, benchmark
         self.default_out = Path(session.directory) / "export"
-        self.result: dict | None = None
+        self.result: dict[str, Any] | None = None
         self.busy = False
 
     def compose(self) -> ComposeResult:

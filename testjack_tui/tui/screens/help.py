@@ -1,6 +1,8 @@
 """F1: what this screen is for and every key that works on it, read from the live bindings."""
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,7 +22,7 @@ GLOSSARY = [
 ]
 
 
-def help_keys(screen: Screen) -> tuple[list[tuple[Binding, str]], list[tuple[Binding, str]]]:
+def help_keys(screen: Screen[Any]) -> tuple[list[tuple[Binding, str]], list[tuple[Binding, str]]]:
     """The keys F1 lists for `screen`, read from the bindings themselves so the table cannot
     drift from them: (the keys that work now — the screen's, the app's, then the focused
     widget's —, the screen's keys that do not work now). A screen's `help_hidden(action)` drops
@@ -54,7 +56,7 @@ def help_keys(screen: Screen) -> tuple[list[tuple[Binding, str]], list[tuple[Bin
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,question_mark,q", "close", "Close", id="help.close")]
 
-    def __init__(self, over: Screen):
+    def __init__(self, over: Screen[Any]) -> None:
         super().__init__()
         self.over = over
 

@@ -9,9 +9,9 @@ the candidates table and the approval dialog.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markdown import Markdown
 from rich.syntax import Syntax
 from rich.text import Text
@@ -21,10 +21,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from testjack_tui.engine.detectors import categorize, parse_diff
+from testjack_tui.engine.detectors import FileDiff, categorize, parse_diff
 from testjack_tui.repo_files import source_language
 from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.footer import QuietFooter
+
+if TYPE_CHECKING:
+    from testjack_tui.model import Task, Trial
 
 MAX_DIFF_LINES = 4000  # diff lines drawn; a longer diff is cut (and says so)
 KIND_ORDER = ("source", "tests", "harness", "startup", "config", "build", "ci")
@@ -34,7 +37,7 @@ def file_kind(path: str) -> str:
     return categorize(path) or "source"
 
 
-def ghost_lines(evidence: dict | None) -> dict[str, set[int]]:
+def ghost_lines(evidence: dict[str, Any] | None) -> dict[str, set[int]]:
     """file -> added line numbers T0 never executes (from stored ghost-branch evidence)."""
     out: dict[str, set[int]] = {}
     ghost = (evidence or {}).get("ghost") or {}
@@ -51,7 +54,7 @@ def _ghosts_for(path: str, ghosts: dict[str, set[int]]) -> set[int]:
     return set()
 
 
-def surviving_mutants(evidence: dict | None) -> dict[str, dict[int, list[str]]]:
+def surviving_mutants(evidence: dict[str, Any] | None) -> dict[str, dict[int, list[str]]]:
     """file -> line -> mutated versions of that line T0 still passes (stored mutation evidence)."""
     out: dict[str, dict[int, list[str]]] = {}
     for s in ((evidence or {}).get("mutation") or {}).get("survivors") or []:
@@ -60,7 +63,7 @@ def surviving_mutants(evidence: dict | None) -> dict[str, dict[int, list[str]]]:
     return out
 
 
-def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str, Any]]:
+def diff_view(patch: str, evidence: dict[str, Any] | None = None) -> tuple[Group, dict[str, Any]]:
     """The diff as renderables, and facts for tests: {"files": {path: kind}, "ghost": {path: [lines]}}."""
     files = parse_diff(patch or "")
     ghosts = ghost_lines(evidence)
@@ -68,11 +71,11 @@ def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str
     facts: dict[str, Any] = {"files": {}, "ghost": {}, "mutants": {}}
     if not files:
         return Group(Text("This trial's patch is empty or not a unified diff.", style="dim")), facts
-    by_kind: dict[str, list] = {}
+    by_kind: dict[str, list[FileDiff]] = {}
     for f in files:
         by_kind.setdefault(file_kind(f.path), []).append(f)
         facts["files"][f.path] = file_kind(f.path)
-    parts: list[Any] = []
+    parts: list[RenderableType] = []
     summary = Text()
     summary.append(f"{len(files)} file(s): ", style="bold")
     summary.append(" · ".join(f"{k} {len(by_kind[k])}" for k in KIND_ORDER if k in by_kind))
@@ -143,7 +146,7 @@ def diff_view(patch: str, evidence: dict | None = None) -> tuple[Group, dict[str
 class _ViewScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q", "dismiss_view", "Close", id="view.close")]
 
-    def __init__(self, title: str, body: Any, subtitle: str = ""):
+    def __init__(self, title: str, body: RenderableType, subtitle: str = "") -> None:
         super().__init__()
         self.title_text, self.body, self.subtitle = title, body, subtitle
 
@@ -185,13 +188,13 @@ class HighlightedMarkdown:
         words = re.findall(r"\w+", quote or "")
         self.pattern = r"\W+".join(re.escape(w) for w in words) if words else ""
 
-    def __rich_console__(self, console: Any, options: Any) -> Any:
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         markdown = Markdown(self.text)
         if not self.pattern:
             yield markdown
             return
         lines = console.render_lines(markdown, options, pad=False)
-        shown = Text("\n").join(Text.assemble(*((seg.text, seg.style) for seg in line if not seg.control))
+        shown = Text("\n").join(Text.assemble(*((seg.text, seg.style or "") for seg in line if not seg.control))
                                 for line in lines)
         shown.no_wrap = True
         shown.highlight_regex(re.compile(self.pattern, re.IGNORECASE), self.STYLE)
@@ -201,11 +204,11 @@ class HighlightedMarkdown:
 class PromptScreen(_ViewScreen):
     """The task prompt P: the only authority the reviewer and the operator judge against."""
 
-    def __init__(self, task: Any, highlight: str = ""):
+    def __init__(self, task: Task | None, highlight: str = "") -> None:
         text = clean(getattr(task, "instruction", "") or "")
         # Every task's P as markdown, with or without a quote to mark (issue 31: one task showed
         # raw markdown because only a highlighted prompt was drawn as plain text).
-        body: Any = HighlightedMarkdown(text, clean(highlight)) if text else \
+        body: RenderableType = HighlightedMarkdown(text, clean(highlight)) if text else \
             Text("This task has no prompt.", style="dim")
         super().__init__(f"Prompt (P) of {getattr(task, 'id', '?')}", body,
                          "The task as the agent saw it. Requirements are judged against these words only.")
@@ -215,7 +218,7 @@ class PromptScreen(_ViewScreen):
 class DiffScreen(_ViewScreen):
     """A trial's diff s, highlighted, its files by kind, ghost lines marked."""
 
-    def __init__(self, trial: Any, evidence: dict | None = None):
+    def __init__(self, trial: Trial | None, evidence: dict[str, Any] | None = None) -> None:
         body, facts = diff_view(getattr(trial, "patch", "") or "", evidence)
         model = getattr(trial, "model", "") or "?"
         super().__init__(f"Diff (s) of {getattr(trial, 'id', '?')}", body,
@@ -227,9 +230,9 @@ def missing(what: str) -> Text:
     return untrusted(f"{what} is not available: the benchmark could not be loaded.", style="yellow")
 
 
-def run_view(run: dict | None, witness_id: str, trial_id: str, status: str, path: str = "") -> Group:
+def run_view(run: dict[str, Any] | None, witness_id: str, trial_id: str, status: str, path: str = "") -> Group:
     """A stored test run: status per test (with messages), exit code, and the output's head and tail."""
-    parts: list[Any] = []
+    parts: list[RenderableType] = []
     head = Text()
     head.append_text(cell(f"{witness_id} on {trial_id}: ", style="bold"))
     head.append(status or "not run yet", style="bold red" if status and status != "passed" else "green")
@@ -260,5 +263,5 @@ def run_view(run: dict | None, witness_id: str, trial_id: str, status: str, path
 class RunScreen(_ViewScreen):
     """One cell of the replay matrix: the witness's run on one trial."""
 
-    def __init__(self, run: dict | None, witness_id: str, trial_id: str, status: str, path: str = ""):
+    def __init__(self, run: dict[str, Any] | None, witness_id: str, trial_id: str, status: str, path: str = ""):
         super().__init__(f"Run of {witness_id} on {trial_id}", run_view(run, witness_id, trial_id, status, path))

@@ -15,7 +15,7 @@ from textual.worker import Worker, WorkerState
 
 from testjack_tui.engine.budget import usd_text
 from testjack_tui.repo_files import source_language
-from testjack_tui.tui.guard import guarded
+from testjack_tui.tui.guard import guarded, reporter
 from testjack_tui.tui.live_views import short_id
 from testjack_tui.tui.recent import display_path
 from testjack_tui.tui.text import cell, clean, untrusted
@@ -23,6 +23,8 @@ from testjack_tui.tui.widgets.bars import resolution_chart, verdict_chart
 from testjack_tui.tui.widgets.footer import QuietFooter
 
 if TYPE_CHECKING:
+    from testjack_tui.engine.session import AuditSession
+    from testjack_tui.model import Benchmark
     from testjack_tui.engine.report_model import DecisionRow, Report, TrialReport
     from testjack_tui.engine.summary import SessionSummary, WitnessSummary
 
@@ -47,7 +49,7 @@ def rates(report: Report | None) -> list[tuple[str, float, float, str]]:
     return rows
 
 
-class ReportScreen(Screen):
+class ReportScreen(Screen[None]):
     HELP_TITLE = "Report"
     HELP = ("What the session found. Overview: per model, how many officially passing trials were "
             "refuted by a witness and the resolution rate before → after. Trials: the verdict of "
@@ -70,7 +72,7 @@ class ReportScreen(Screen):
         Binding("escape", "back", "Back", id="report.back"),
     ]
 
-    def __init__(self, session: Any, benchmark: Any = None):
+    def __init__(self, session: AuditSession, benchmark: Benchmark | None = None) -> None:
         super().__init__()
         self.session = session
         self.benchmark = benchmark
@@ -103,7 +105,7 @@ class ReportScreen(Screen):
         models = self.query_one("#report-models", DataTable)
         for label in ("Task", "Model", "Passing", "Refuted", "Ambiguous", "Clean", "Unaudited", "Other"):
             models.add_column(label)
-        self._trial_layout: tuple | None = None
+        self._trial_layout: tuple[bool, bool] | None = None  # (with the Task column, wide)
         self.action_reload()
 
     def on_resize(self) -> None:
@@ -146,7 +148,7 @@ class ReportScreen(Screen):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.app.report_error(event.worker.error, context=f"report {event.worker.name}")
+            reporter(self).report_error(event.worker.error, context=f"report {event.worker.name}")
 
     @guarded
     def _show(self, summary: SessionSummary, benchmark: Any, report: Report | None = None) -> None:
@@ -199,7 +201,7 @@ class ReportScreen(Screen):
         with_task = self._trial_columns(len(task_items) > 1)
         trials.clear()
         prompts: list[Text] = []
-        witnesses: list = []
+        witnesses: list[Group] = []
         self._decisions = {d.candidate: d for d in decisions}
         for task_id, task in task_items:
             for model, c in sorted(task.models.items()):
@@ -327,8 +329,9 @@ class ReportScreen(Screen):
 
     def action_open_trial(self) -> None:
         table = self.query_one("#report-trials", DataTable)
-        if table.row_count:
-            self.open_trial(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value if table.row_count else None
+        if key is not None:  # every row is keyed by its trial id
+            self.open_trial(key)
 
     @guarded
     def open_trial(self, trial_id: str) -> None:

@@ -12,17 +12,20 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import (Checkbox, DataTable, Header, Input, Label, ProgressBar, Select,
                              Static, TabbedContent, TabPane)
+from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
 from testjack_tui.tui import selection_memory
 from testjack_tui.tui.choices import ROLES, SessionForm, agent_choices, samplers
-from testjack_tui.tui.guard import guarded
+from testjack_tui.tui.guard import guarded, reporter
 from testjack_tui.tui.live_views import short_id
 from testjack_tui.tui.recent import display_path
 from testjack_tui.tui.text import cell, clean
 from testjack_tui.tui.widgets.footer import QuietFooter
+from testjack_tui.tui.widgets.tables import Cell
 
 if TYPE_CHECKING:
+    from testjack_tui.model import Benchmark, Trial
     from testjack_tui.services.verification import TaskVerification
 
 TICK, EMPTY = "●", "○"
@@ -73,7 +76,7 @@ def switch_label(name: str, value: bool) -> str:
     return f"on: {on_text}" if value else f"off: {off_text}"
 
 
-class SelectionScreen(Screen):
+class SelectionScreen(Screen[None]):
     HELP_TITLE = "Selection"
     HELP = ("Choose which tasks and which officially passing trials to audit (failing trials are "
             "shown for context; the benchmark already counts them as unsolved), then set up the "
@@ -83,7 +86,7 @@ class SelectionScreen(Screen):
             "Settings, picks and verify results are kept for this benchmark between visits.")
     BINDINGS = [
         Binding("f1", "app.help", "Help", id="selection.help"),
-        Binding("space", "toggle", "Pick", tooltip="select or leave out the task or trial under the cursor",
+        Binding("space", "pick", "Pick", tooltip="select or leave out the task or trial under the cursor",
                 id="selection.toggle"),
         Binding("a", "select_all", "All", id="selection.all"),
         Binding("n", "select_none", "None", id="selection.none"),
@@ -102,7 +105,7 @@ class SelectionScreen(Screen):
         Binding("escape", "back", "Back", show=False, id="selection.back"),
     ]
 
-    def __init__(self, benchmark: Any, path: str):
+    def __init__(self, benchmark: Benchmark, path: str) -> None:
         super().__init__()
         self.benchmark = benchmark
         self.path = path
@@ -183,7 +186,7 @@ class SelectionScreen(Screen):
     def _form(self) -> ComposeResult:
         f = self.form
 
-        def row(label: str, widget) -> Horizontal:
+        def row(label: str, widget: Widget) -> Horizontal:
             return Horizontal(Label(label, classes="form-label"), widget, classes="form-row")
 
         yield Label("Method", classes="section-title")
@@ -243,7 +246,7 @@ class SelectionScreen(Screen):
             self.remember()
 
     # -- tables ------------------------------------------------------------------------------
-    def _task_cells(self, task_id: str) -> list:
+    def _task_cells(self, task_id: str) -> list[Cell]:
         task = self.benchmark.tasks[task_id]
         trials = self.benchmark.trials_of(task_id)
         passing = [t for t in trials if t.official_pass]
@@ -339,10 +342,10 @@ class SelectionScreen(Screen):
             self.action_verify_report()
 
     # -- selecting ---------------------------------------------------------------------------
-    def _focused_table(self) -> DataTable | None:
+    def _focused_table(self) -> DataTable[Cell] | None:
         return self.focused if isinstance(self.focused, DataTable) else None
 
-    def action_toggle(self) -> None:
+    def action_pick(self) -> None:
         table = self._focused_table()
         if table is None:
             return
@@ -365,16 +368,17 @@ class SelectionScreen(Screen):
                     self.selected_tasks.add(self.current_task)
         self._refresh_tables()
 
-    def _scope(self) -> tuple[str, list]:
-        """What 'all'/'none' act on: the trials of the current task, or every task."""
+    def _scope_trials(self) -> list[Trial] | None:
+        """What 'all'/'none' act on: the passing trials of the current task (the trial table
+        has focus), or None: every task."""
         table = self._focused_table()
         if table is not None and table.id == "trial-table":
-            return "trials", [t for t in self.benchmark.trials_of(self.current_task) if t.official_pass]
-        return "tasks", self.task_ids
+            return [t for t in self.benchmark.trials_of(self.current_task) if t.official_pass]
+        return None
 
     def action_select_all(self) -> None:
-        scope, items = self._scope()
-        if scope == "trials":
+        items = self._scope_trials()
+        if items is not None:
             self.selected_trials |= {t.id for t in items}
             self.selected_tasks.add(self.current_task)
         else:
@@ -383,8 +387,8 @@ class SelectionScreen(Screen):
         self._refresh_tables()
 
     def action_select_none(self) -> None:
-        scope, items = self._scope()
-        if scope == "trials":
+        items = self._scope_trials()
+        if items is not None:
             self.selected_trials -= {t.id for t in items}
         else:
             self.selected_tasks = set()
@@ -436,12 +440,12 @@ class SelectionScreen(Screen):
         self.app.pop_screen()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("toggle", "select_all", "select_none", "by_model") and self._on_settings():
+        if action in ("pick", "select_all", "select_none", "by_model") and self._on_settings():
             return False  # they act on the tables: not shown on the Settings tab (the footer fits 80 columns)
-        if action in ("toggle", "select_all", "select_none", "by_model", "verify", "back") \
+        if action in ("pick", "select_all", "select_none", "by_model", "verify", "back") \
                 and isinstance(self.focused, Input):
             return None  # typing into a field; the keys are letters there
-        if action in ("toggle", "select_all", "select_none") and self._focused_table() is None:
+        if action in ("pick", "select_all", "select_none") and self._focused_table() is None:
             return None
         if action == "verify" and self.verifying:
             return None
@@ -467,10 +471,10 @@ class SelectionScreen(Screen):
         tasks = [t for t in self.task_ids if t in self.selected_tasks]
         trials = self._chosen_trials()
         if not tasks:
-            self.app.notify_error("Select at least one task (space on the Tasks tab).", "Nothing selected")
+            reporter(self).notify_error("Select at least one task (space on the Tasks tab).", "Nothing selected")
             return
         if not trials:
-            self.app.notify_error("None of the selected tasks has a selected passing trial.",
+            reporter(self).notify_error("None of the selected tasks has a selected passing trial.",
                                   "Nothing selected")
             return
         self.form = self.read_form()
@@ -479,7 +483,7 @@ class SelectionScreen(Screen):
             kwargs = self.form.config_kwargs(self.path, tasks, trials)
         except ValueError as error:
             self.action_show_tab("settings")
-            self.app.notify_error(str(error), "Check the settings")
+            reporter(self).notify_error(str(error), "Check the settings")
             return
         # Full scopes are stored as "all" so the session reads well in lists and reports.
         all_passing = [t.id for t in self.benchmark.trials if t.official_pass and t.task_id in tasks]
@@ -495,7 +499,7 @@ class SelectionScreen(Screen):
     def action_verify(self) -> None:
         tasks = [t for t in self.task_ids if t in self.selected_tasks]
         if not tasks:
-            self.app.notify_error("Select at least one task to verify.", "Nothing selected")
+            reporter(self).notify_error("Select at least one task to verify.", "Nothing selected")
             return
         self.verifying = True
         bar = self.query_one("#verify-progress", ProgressBar)
@@ -563,4 +567,4 @@ class SelectionScreen(Screen):
             self._update_summary()
             self.refresh_bindings()
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.app.report_error(event.worker.error, context="verify", title="Verify failed")
+            reporter(self).report_error(event.worker.error, context="verify", title="Verify failed")

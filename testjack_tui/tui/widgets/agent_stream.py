@@ -5,7 +5,10 @@ last flush are redrawn.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
 from textual.widgets import ListItem, ListView, Static
 
@@ -62,12 +65,12 @@ class AgentStream(ListView):
     BINDINGS = [Binding("x", "expand", "Expand result", id="agent.expand"),
                 Binding("end", "follow", "Follow", id="agent.follow")]
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._shown_total = 0
         self.follow = True
 
-    def on_key(self, event) -> None:
+    def on_key(self, event: events.Key) -> None:
         if event.key in ("up", "pageup", "home"):
             self.follow = False
         elif event.key == "down" and self.index is not None and self.index >= len(self.children) - 2:

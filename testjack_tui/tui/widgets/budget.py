@@ -1,6 +1,8 @@
 """Budget gauges: USD, tokens, wall time, test runs and rounds; red near the limit."""
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -20,14 +22,15 @@ def _fmt_tokens(n: float) -> str:
     return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e4 else f"{int(n)}"
 
 
-def gauge(label: str, used: float, limit: float | None, fmt, width: int = 8, shown: str | None = None) -> Text:
+def gauge(label: str, used: float, limit: float | None, fmt: Callable[[float], str], width: int = 8,
+          shown: str | None = None) -> Text:
     """shown: how to write `used` when fmt cannot say it (an unpriced spend)."""
     shown = fmt(used) if shown is None else shown
     fraction = gauge_fraction(used, limit)
     level = gauge_level(fraction)
     style = LEVEL_STYLE[level]
     text = Text(f"{label} ", style="bold")
-    if fraction is None:
+    if fraction is None or limit is None:  # unlimited (a limit of 0 too)
         text.append(shown, style=style)
         text.append("/∞", style="dim")
         return text
@@ -46,7 +49,7 @@ def gauge(label: str, used: float, limit: float | None, fmt, width: int = 8, sho
 class BudgetGauges(Static):
     """One line of gauges. `levels` is exposed for tests (which gauge is red)."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__("budget: waiting for the engine…", **kwargs)
         self.levels: dict[str, str] = {}
 

@@ -1,16 +1,18 @@
 """Candidates and witnesses: a table, and the selected one's source, runs and verdict."""
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 from rich.console import Group
 from rich.syntax import Syntax
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from testjack_tui.repo_files import source_language
-from testjack_tui.tui.widgets.tables import SteadyTable, sync_rows, text_width
+from testjack_tui.tui.widgets.tables import Cell, SteadyTable, sync_rows, text_width
 from testjack_tui.tui.live_state import LiveSession
 from testjack_tui.tui.live_views import CandidateView, short_id
 from testjack_tui.tui.text import cell, clean, untrusted
@@ -107,7 +109,7 @@ def candidate_detail(c: CandidateView, operator_judges: bool = False) -> Group:
 
 
 class CandidatesPanel(Vertical):
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.selected_id: str | None = None
         self._state: LiveSession | None = None
@@ -147,7 +149,7 @@ class CandidatesPanel(Vertical):
 
     def show(self, state: LiveSession) -> None:
         self._state = state
-        table = self.query_one("#candidate-table", DataTable)
+        table = self.query_one("#candidate-table", SteadyTable)
         rows = self.ordered(state)
         self._columns(len({c.task_id for c in rows} | set(state.tasks)) > 1)
         table_rows = []
@@ -174,7 +176,7 @@ class CandidatesPanel(Vertical):
         table.move_cursor(row=ids.index(self.selected_id), animate=False)
         self._show_detail()
 
-    def _requirement_room(self, table: DataTable, rows: list[list]) -> int:
+    def _requirement_room(self, table: SteadyTable, rows: Sequence[Sequence[Cell]]) -> int:
         """Cells left for the Requirement column once the other columns have what they need:
         the requirement takes the rest of the pane's width (whatever the screen and the trials
         pane leave), and the detail below shows it whole."""
@@ -193,12 +195,12 @@ class CandidatesPanel(Vertical):
             self.show(self._state)
 
     def _show_detail(self) -> None:
-        if self._state is None or self.selected_id not in self._state.candidates:
+        if self._state is None or self.selected_id is None or self.selected_id not in self._state.candidates:
             return
         self.query_one("#candidate-text", Static).update(
             candidate_detail(self._state.candidates[self.selected_id], self.operator_judges))
 
-    def on_key(self, event) -> None:
+    def on_key(self, event: events.Key) -> None:
         if event.key in ("up", "down", "pageup", "pagedown", "home", "end"):
             self.follow = False
 

@@ -1,6 +1,8 @@
 """Operator mode: write a candidate test, check it, and share it with the engine."""
 from __future__ import annotations
 
+from typing import Any
+
 from pathlib import PurePosixPath
 
 from textual.app import ComposeResult
@@ -113,7 +115,7 @@ class OperatorEditor(Vertical):
     class Finish(Message):
         pass
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.queued: list[tuple[str, str, str]] = []  # (target, path, requirement) shared, not yet run
         self.framework: str | None = None  # the waiting task's (set_framework)

@@ -29,7 +29,7 @@ class ShownKey(NamedTuple):
     enabled: bool
 
 
-def shown_keys(screen: Screen) -> tuple[list[ShownKey], ShownKey | None]:
+def shown_keys(screen: Screen[Any]) -> tuple[list[ShownKey], ShownKey | None]:
     """What the footer draws for `screen`: the shown bindings, one per action, and the command
     palette's key (drawn on the right)."""
     app = screen.app
@@ -82,7 +82,7 @@ class QuietFooter(Widget, can_focus=False):
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
 
-    def bindings_changed(self, screen: Screen) -> None:
+    def bindings_changed(self, screen: Screen[Any]) -> None:
         if screen is not self.screen or not self.is_attached:
             return
         if not self._queued:  # a burst of updates (focus + tab + refresh) makes one check

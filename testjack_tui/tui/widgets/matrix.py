@@ -7,6 +7,8 @@ Only cells that changed are redrawn.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -57,11 +59,11 @@ class ReplayMatrix(Vertical):
             self.task_id, self.witness_id, self.trial_id = task_id, witness_id, trial_id
             self.status, self.run_key = status, run_key
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.task_id = ""
         self.pinned = False  # the operator chose a task with t: stop following the current one
-        self._layout: tuple = ()
+        self._layout: tuple[object, ...] = ()  # (task, witnesses, trials) last laid out
         self._drawn: dict[tuple[str, str], str] = {}
         self._state: LiveSession | None = None
         self.cells: dict[tuple[str, str], tuple[str, str | None]] = {}

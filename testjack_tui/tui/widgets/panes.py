@@ -13,6 +13,8 @@ background, which Textual's BLANK widgets paint without the styling pass, so the
 """
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group
 from rich.style import Style
 from rich.text import Text
@@ -83,7 +85,7 @@ class TabBar(Widget, can_focus=False):
             super().__init__()
             self.tab = tab
 
-    def __init__(self, titles: dict[str, str], active: str, **kwargs):
+    def __init__(self, titles: dict[str, str], active: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.titles = dict(titles)  # tab id -> title, in order
         self.hidden: set[str] = set()
@@ -142,6 +144,12 @@ class TabBar(Widget, can_focus=False):
                 return
 
 
+class _BlankSwitcher(ContentSwitcher):
+    """No border: its background is all it paints."""
+
+    BLANK = True
+
+
 class LightTabs(Widget):
     """TabbedContent's part the Audit screen uses (active, labels, show / hide a tab), with
     one TabBar for the titles. Compose it with Pane children."""
@@ -163,7 +171,7 @@ class LightTabs(Widget):
             super().__init__()
             self.tabs, self.tab = tabs, tab
 
-    def __init__(self, initial: str, **kwargs):
+    def __init__(self, initial: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._panes: list[Pane] = []
         self._active = initial
@@ -175,9 +183,7 @@ class LightTabs(Widget):
 
     def compose(self) -> ComposeResult:
         yield TabBar({p.id or "": p.title for p in self._panes}, self._active)
-        switcher = ContentSwitcher(*self._panes, initial=self._active)
-        switcher.BLANK = True  # no border: its background is all it paints
-        yield switcher
+        yield _BlankSwitcher(*self._panes, initial=self._active)
 
     @property
     def active(self) -> str:

@@ -2,7 +2,7 @@
 coverage of each, and the witnesses confirmed against it with the trials they fail on."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -10,10 +10,13 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Label
 
-from testjack_tui.services.requirements import requirements_table
+from testjack_tui.services.requirements import RequirementRow, requirements_table
 from testjack_tui.tui.live_views import short_id
 from testjack_tui.tui.text import cell
 from testjack_tui.tui.widgets.tables import SteadyTable
+
+if TYPE_CHECKING:
+    from testjack_tui.engine.store import SessionStore
 
 
 T0_STYLE = {"yes": "green", "partial": "yellow", "no": "bold yellow", "not recorded": "dim"}
@@ -25,13 +28,13 @@ class RequirementsPanel(Vertical):
 
     BINDINGS = [Binding("t", "next_task", "Next task", id="requirements.next_task")]
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.task_id = ""
         self.pinned = False  # the operator chose a task with t: stop following the current one
-        self.rows: list = []
-        self._drawn: list[tuple] = []
-        self._store: Any = None
+        self.rows: list[RequirementRow] = []
+        self._drawn: Sequence[tuple[object, ...]] = []  # what was drawn, compared for a redraw
+        self._store: SessionStore | None = None
         self._tasks: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -45,12 +48,12 @@ class RequirementsPanel(Vertical):
         self._columns(self.query_one(DataTable))
 
     @staticmethod
-    def _columns(table: DataTable) -> None:
+    def _columns(table: DataTable[Any]) -> None:
         for key, label in (("req", "Requirement"), ("explicit", "In P"), ("t0", "T0 covers"),
                            ("witnesses", "Witnesses"), ("fails", "Fails"), ("held", "Held")):
             table.add_column(label, key=key)
 
-    def show(self, store: Any, task_id: str, tasks: list[str] | None = None) -> None:
+    def show(self, store: SessionStore, task_id: str, tasks: list[str] | None = None) -> None:
         """Re-read the store for one task (the pinned one once t was pressed); redraw only when
         something changed."""
         self._store = store
@@ -113,7 +116,7 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def checklist_title(task_id: str, rows: list) -> str:
+def checklist_title(task_id: str, rows: list[RequirementRow]) -> str:
     """The panel's header, counting each T0 answer the rows show (so it never contradicts them)."""
     if not rows:
         return f"Requirements of {task_id}: none recorded yet (the task analysis lists them)"

@@ -1,25 +1,38 @@
 """DataTable helpers shared by the live tables."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Hashable, Sequence
+
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import DataTable, Log
 
+if TYPE_CHECKING:
+    from textual.scroll_view import ScrollView
 
-class SteadyScroll:
+    _ScrollViewMixin = ScrollView  # what the mixin is put in front of (typing only)
+else:
+    _ScrollViewMixin = object
+
+Cell = Text | str  # what our tables show: untrusted text made a Text (tui/text.cell), or plain words
+
+
+class SteadyScroll(_ScrollViewMixin):
     """For a ScrollView (DataTable, Log): every layout pass of the screen hands each widget its
     size and the layout's idea of its virtual size, which for a ScrollView never equals the one
     it keeps itself, so its scrollbars were refreshed on every pass, and a scrollbar at the
     other end of the screen stretched each tab switch's repaint to the whole screen. The
     scrollbars are updated only when the size, the container or the content's size changed."""
 
-    def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:
+    _steady_layout: tuple[Size, Size, Size]
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
         key = (size, self.virtual_size, container_size)
         if key == getattr(self, "_steady_layout", None):
             return False
@@ -77,7 +90,7 @@ class SteadyLog(SteadyScroll, Log):
         return cell_len(cls._process_line(line))
 
 
-class SteadyTable(SteadyScroll, DataTable):
+class SteadyTable(SteadyScroll, DataTable[Cell]):
     """A DataTable that keeps its rendered lines when a tab hides and shows it.
 
     DataTable drops every cached cell and line on each Resize (one arrives whenever a hidden
@@ -87,13 +100,19 @@ class SteadyTable(SteadyScroll, DataTable):
     switch. Here only a real size change or a change of the styles themselves (theme, CSS)
     drops them."""
 
+    # Set on first use (read with getattr until then).
+    _steady_size: Size
+    _steady_styles: dict[Hashable, tuple[int, Style]]
+    _synced_cells: dict[str, list[Cell]]  # what sync_rows last drew
+    _synced_widths: list[int] | None
+
     def _on_resize(self, event: events.Resize) -> None:
         event.prevent_default()  # DataTable's own handler bumps the update count on any Resize
         if self.size != getattr(self, "_steady_size", None):
             self._steady_size = self.size
             self._update_count += 1
 
-    def _style_signature(self) -> tuple:
+    def _style_signature(self) -> tuple[int, Style]:
         # The app's CSS generation (a theme or stylesheet change bumps it) and the table's own
         # style (an ancestor's class can change it); the components (cursor, header, stripes)
         # are styled by DataTable's CSS only, through the focus state that keys the caches.
@@ -103,7 +122,7 @@ class SteadyTable(SteadyScroll, DataTable):
         Widget.notify_style_update(self)  # the widget's own style caches, always
         state = self.get_pseudo_class_state()
         signature = self._style_signature()
-        seen: dict = getattr(self, "_steady_styles", {})
+        seen: dict[Hashable, tuple[int, Style]] = getattr(self, "_steady_styles", {})
         if seen.get(state, signature) == signature:
             # Same styles as the last time the table had this focus state: the caches
             # (keyed by that state) still hold. Style lookups per cell kind are not keyed by it.
@@ -117,7 +136,7 @@ class SteadyTable(SteadyScroll, DataTable):
         super().notify_style_update()
 
 
-def clear_rows(table: DataTable) -> None:
+def clear_rows(table: SteadyTable) -> None:
     """Clear the rows and let column widths follow what is shown now: DataTable keeps the
     widest cell it ever saw, so a finished session would look different depending on which
     intermediate states happened to be drawn."""
@@ -129,20 +148,20 @@ def clear_rows(table: DataTable) -> None:
             column.content_width = column.label.cell_len
 
 
-def text_width(cell) -> int:
+def text_width(cell: Cell) -> int:
     """Cells the widest line of a table cell takes."""
     if isinstance(cell, Text):
         return max((cell_len(line) for line in cell.plain.splitlines()), default=0)
     return max((cell_len(line) for line in str(cell).splitlines()), default=0)
 
 
-def sync_rows(table: DataTable, rows: list[tuple[str, list]]) -> bool:
+def sync_rows(table: SteadyTable, rows: Sequence[tuple[str, Sequence[Cell]]]) -> bool:
     """Show `rows` ((key, cells) in order, cells in column order), touching only the cells that
     changed when the same rows are on show with the same column widths; anything else (rows
     added, removed or reordered, a column that must grow or shrink) rebuilds the table, so
     what is drawn never depends on which intermediate states were drawn. Returns True when it
     rebuilt."""
-    shown: dict[str, list] = getattr(table, "_synced_cells", {})
+    shown: dict[str, list[Cell]] = getattr(table, "_synced_cells", {})
     keys = [key for key, _ in rows]
     columns = list(table.columns.values())
     widths = [max([col.label.cell_len] + [text_width(cells[i]) for _, cells in rows]) for i, col in enumerate(columns)]

@@ -5,6 +5,8 @@ written to the log widget, incrementally, on the screen's flush tick.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -12,9 +14,9 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Label, Log
 
 from testjack_tui.tui.live_state import LiveSession
-from testjack_tui.tui.live_views import WORLD_LINES, short_image, short_world, world_task
+from testjack_tui.tui.live_views import WORLD_LINES, WorldView, short_image, short_world, world_task
 from testjack_tui.tui.text import cell, clean
-from testjack_tui.tui.widgets.tables import SteadyLog, SteadyTable
+from testjack_tui.tui.widgets.tables import Cell, SteadyLog, SteadyTable
 
 STATE_STYLE = {"running": "bold cyan", "created": "cyan", "exited": "green", "timeout": "bold red",
                "removed": "dim"}
@@ -24,7 +26,7 @@ COLUMNS = (("task", "Task"), ("world", "World"), ("state", "State"), ("exit", "E
 
 
 class WorldsPanel(Vertical):
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.selected: str | None = None  # None: follow the most recently active world
         self._shown_world: str | None = None
@@ -54,7 +56,7 @@ class WorldsPanel(Vertical):
                 table.add_column(label, key=key)
         self._keys = []
 
-    def _rows(self, state: LiveSession) -> list:
+    def _rows(self, state: LiveSession) -> list[WorldView]:
         return list(state.worlds.values())[-MAX_WORLD_ROWS:]
 
     def show(self, state: LiveSession, table_changed: bool = True, output: bool = True) -> None:
@@ -73,10 +75,10 @@ class WorldsPanel(Vertical):
         keys = [w.name for w in rows]
         columns = [key for key, _ in COLUMNS if key != "task" or self.with_task]
 
-        def cells(w) -> list:
+        def cells(w: WorldView) -> list[Cell]:
             exit_text = "" if w.exit_code is None else str(w.exit_code)
             exit_style = "" if w.exit_code in (None, 0) else "red"
-            row = [cell(short_world(w.name)), Text(w.state, style=STATE_STYLE.get(w.state, "")),
+            row: list[Cell] = [cell(short_world(w.name)), Text(w.state, style=STATE_STYLE.get(w.state, "")),
                    Text(exit_text, style=exit_style), cell(w.command[:60]), cell(short_image(w.image)), cell(w.node)]
             return [cell(world_task(w.name)), *row] if self.with_task else row
 
