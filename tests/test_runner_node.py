@@ -13,7 +13,7 @@ from pathlib import Path
 
 from testjack_tui.sandbox.api import ExecResult
 from testjack_tui.sandbox.runners import get_runner, grader_ids, runner_name
-from testjack_tui.sandbox.runners.node_runner import LAUNCHER
+from testjack_tui.sandbox.runners.node_launcher import LAUNCHER
 from testjack_tui.benchmarks.languages import framework_of_tool
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # Being split (issue 37 item 5): strict once the split lands.
-NOT_CHECKED_YET = {"testjack_tui.tui.screens.audit", "testjack_tui.tui.live_state"}
+NOT_CHECKED_YET = {"testjack_tui.tui.screens.audit", "testjack_tui.tui.live_state",
+                   "testjack_tui.tui.screens.audit_live", "testjack_tui.tui.screens.audit_start",
+                   "testjack_tui.tui.live_views"}
 # What an override may relax, per module pattern, and why.
 RELAXED = {"testjack_tui.sandbox.ray_backend.*": {"warn_return_any"}}  # Ray is untyped: its results are Any
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
-from testjack_tui.sandbox.runners.node_runner import LAUNCHER_PATH
+from testjack_tui.sandbox.runners.node_launcher import LAUNCHER_PATH
 from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.engine.detectors.ghost import GhostReport, coverage_markers, new_nonce, run_coverage, source_files
 from testjack_tui.model import Task, Trial
