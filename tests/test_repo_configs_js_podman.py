@@ -40,6 +40,22 @@ export default defineConfig({
   },
 });
 '''
+# A monorepo's jest config: the packages' own projects, and the library's, whose roots and
+# testMatch hold neither our witness's folder nor its name. A file given to every project would
+# also run under the cli package's setup, which throws.
+JEST_PROJECTS = {
+    "jest.config.js": """module.exports = {
+  projects: [
+    "<rootDir>/packages/*",
+    { displayName: "rangekit", roots: ["<rootDir>/src"], testMatch: ["<rootDir>/src/**/*.spec.js"] },
+  ],
+};
+""",
+    "packages/cli/package.json": json.dumps({"name": "rangekit-cli", "private": True, "jest": {
+        "displayName": "cli", "setupFiles": ["<rootDir>/setup.js"]}}),
+    "packages/cli/setup.js": 'throw new Error("the cli package\'s setup ran a test that is not its own");\n',
+    "packages/cli/test/cli.test.js": 'test("cli", () => expect(1).toBe(1));\n',
+}
 # (fixture, task, recorded witness, where it goes, defect trial, config files, notes the launcher prints)
 CASES = {
     "jest": ("jest", "clamp-bounds", "au_nan_v1.js", "test/nan.tj.test.js", "clamp-bounds__lumen__2",
@@ -48,6 +64,11 @@ CASES = {
              ["package.json: testMatch: the named witness files run whatever it says",
               "package.json: testPathIgnorePatterns: the named witness files run whatever it says",
               "package.json: coverageThreshold left out (a focused run covers a fraction of the code)"]),
+    "jest-projects": ("jest", "clamp-bounds", "au_nan_v1.js", "test/nan.tj.test.js", "clamp-bounds__lumen__2",
+                      lambda repo: JEST_PROJECTS,
+                      ["jest.config.js: projects: each named witness file runs in the one project whose "
+                       "rootDir holds it", "jest.config.js: roots: the named witness files' folders added",
+                       "jest.config.js: testMatch: the named witness files run whatever it says"]),
     "vitest": ("typescript", "query-parse", "au_plus_v1.ts", "test/plus.tj.test.ts", "query-parse__lumen__2",
                lambda repo: {"vitest.config.ts": VITEST_CONFIG},
                ["vitest.config.ts: include: the named witness files run whatever it says",

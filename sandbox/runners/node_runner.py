@@ -183,6 +183,78 @@ def jest_config():
     pkg = package()
     return ("package.json", json.dumps(pkg["jest"])) if isinstance(pkg.get("jest"), dict) else (None, "")
 
+# Our config for a witness run when the repo's jest config sets `projects` or `roots`: the
+# repo's own, read by jest's own reader (so .ts, ESM and package.json configs load as jest
+# loads them), with each named file given to the one project whose rootDir holds it (the
+# deepest; the first project when none does), only those projects kept (a file run by every
+# project would run under the wrong one's setup too), and the files' folders added to `roots`.
+JEST_WRAPPER = """// The repo's jest config, read by jest's own reader, with each named witness file given to the
+// one project whose rootDir holds it (the deepest; the first project when none does), only
+// those projects kept, and the files' folders added to that project's `roots`.
+const fs = require("fs");
+const path = require("path");
+const CONFIG = __CONFIG__, FILES = __FILES__, WORKDIR = __WORKDIR__;
+
+function near(name, dir) {
+  return path.dirname(require.resolve(name + "/package.json", { paths: [dir] }));
+}
+
+module.exports = async () => {
+  const cfgDir = near("jest-config", near("jest-cli", near("jest", WORKDIR)));
+  const jc = require(cfgDir);
+  const glob = require(require.resolve("glob", { paths: [cfgDir] }));
+  const read = async (where) => (await jc.readInitialOptions(undefined, {
+    packageRootOrConfig: where, skipMultipleConfigError: true })).config;
+  const top = await read(CONFIG);
+  const files = FILES.map((f) => path.resolve(WORKDIR, f));
+  const widen = (options, mine) => {
+    const dirs = [...new Set(mine.map((f) => path.dirname(f)))];
+    return options.roots ? { ...options, roots: [...options.roots, ...dirs] } : options;
+  };
+  const { coverageThreshold, ...kept } = top;
+  if (!Array.isArray(top.projects) || !top.projects.length) {
+    return widen(kept, files);
+  }
+  const base = path.dirname(path.resolve(CONFIG));
+  const projects = [];
+  for (const entry of top.projects) {
+    if (typeof entry !== "string") {
+      const rootDir = entry.rootDir ? path.resolve(base, jc.replaceRootDirInPath(base, entry.rootDir)) : base;
+      projects.push({ ...entry, rootDir });
+      continue;
+    }
+    const where = jc.replaceRootDirInPath(top.rootDir, entry);
+    const hits = glob.sync(where);
+    for (const hit of hits.length ? hits : [where]) {
+      const full = path.resolve(WORKDIR, hit);
+      if (fs.existsSync(full) && !fs.lstatSync(full).isDirectory()
+          && !jc.constants.JEST_CONFIG_EXT_ORDER.some((ext) => full.endsWith(ext))) {
+        continue;  // jest skips globbed files that are not configs
+      }
+      projects.push(await read(full));
+    }
+  }
+  const holds = (dir, file) => {
+    const rel = path.relative(dir, file);
+    return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+  };
+  const owned = new Map();
+  for (const file of files) {
+    const owner = projects.filter((p) => holds(p.rootDir, file))
+      .sort((a, b) => b.rootDir.length - a.rootDir.length)[0] || projects[0];
+    owned.set(owner, [...(owned.get(owner) || []), file]);
+  }
+  return { ...kept, projects: [...owned].map(([p, mine]) => widen(p, mine)) };
+};
+"""
+
+def jest_wrapper(name, files):
+    wrapper = os.path.join(out_dir, "jest.tj.config.cjs")
+    with open(wrapper, "w") as fh:
+        fh.write(JEST_WRAPPER.replace("__CONFIG__", json.dumps(os.path.abspath(name)))
+                 .replace("__FILES__", json.dumps(files)).replace("__WORKDIR__", json.dumps(workdir)))
+    return wrapper
+
 def jest_focus(files):
     """(options, notes): jest runs exactly the files named with --runTestsByPath whatever the
     repo's testMatch/testRegex/testPathIgnorePatterns say (it drops named files they do not
@@ -196,6 +268,14 @@ def jest_focus(files):
         args = ["--testMatch=**/" + re.sub(r"([][*?{}()!+@\\])", r"\\\1", f) for f in files]
     args += ["--testPathIgnorePatterns=/node_modules/", "--coverageThreshold={}"]
     notes = []
+    layout = [k for k in ("projects", "roots") if name and re.search(r"\b%s\b" % k, text)]
+    if layout:
+        args += ["--config", jest_wrapper(name, files)]
+    if "projects" in layout:
+        notes.append("%s: projects: each named witness file runs in the one project whose rootDir "
+                     "holds it" % name)
+    if layout:
+        notes.append("%s: roots: the named witness files' folders added" % name)
     for key in ("testMatch", "testRegex", "testPathIgnorePatterns"):
         if name and re.search(r"\b%s\b" % key, text):
             notes.append("%s: %s: the named witness files run whatever it says" % (name, key))
