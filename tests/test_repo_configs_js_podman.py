@@ -56,6 +56,18 @@ JEST_PROJECTS = {
     "packages/cli/setup.js": 'throw new Error("the cli package\'s setup ran a test that is not its own");\n',
     "packages/cli/test/cli.test.js": 'test("cli", () => expect(1).toBe(1));\n',
 }
+# A vitest workspace: a package of its own, and the library as an inline project whose include
+# lists the repo's two test files only. The package's setup throws: a witness given to it fails.
+VITEST_WORKSPACE = {
+    "vitest.workspace.ts": """export default [
+  "packages/*",
+  { test: { name: "querykit", include: ["test/query.test.ts", "test/path.test.ts"] } },
+];
+""",
+    "packages/cli/vitest.config.ts": 'export default { test: { name: "cli", setupFiles: ["./setup.ts"] } };\n',
+    "packages/cli/setup.ts": 'throw new Error("the cli package\'s setup ran a test that is not its own");\n',
+    "packages/cli/test/cli.test.ts": 'import { it, expect } from "vitest";\nit("cli", () => expect(1).toBe(1));\n',
+}
 # (fixture, task, recorded witness, where it goes, defect trial, config files, notes the launcher prints)
 CASES = {
     "jest": ("jest", "clamp-bounds", "au_nan_v1.js", "test/nan.tj.test.js", "clamp-bounds__lumen__2",
@@ -74,6 +86,11 @@ CASES = {
                ["vitest.config.ts: include: the named witness files run whatever it says",
                 "vitest.config.ts: exclude: the named witness files run whatever it says",
                 "vitest.config.ts: coverage thresholds left out (a focused run covers a fraction of the code)"]),
+    "vitest-workspace": ("typescript", "query-parse", "au_plus_v1.ts", "test/plus.tj.test.ts", "query-parse__lumen__2",
+                         lambda repo: VITEST_WORKSPACE,
+                         ["vitest.config.ts: include: the named witness files run whatever it says",
+                          "vitest.workspace.ts: each named witness file runs in the one project whose root "
+                          "holds it, added to its include"]),
 }
 
 

@@ -303,6 +303,125 @@ config.test = test;
 export default config;
 """
 
+# Our workspace for a witness run when the repo has a vitest workspace file: its projects,
+# globs expanded as vitest expands them, each named file given to the one project whose root
+# holds it (a file no project includes is "No test files found"; one every project includes
+# runs under each one's setup).
+VITEST_WORKSPACES = tuple("vitest.%s.%s" % (n, e) for n in ("workspace", "projects")
+                          for e in ("ts", "mts", "cts", "js", "mjs", "cjs", "json"))
+VITEST_WORKSPACE = r"""// The repo's vitest workspace with each named witness file given to the one project whose root
+// holds it (the deepest; the first project when none does): that project's config, loaded as
+// vitest loads it, with the file added to its `include` and `exclude` cut to vitest's first two
+// defaults; the other projects as the workspace lists them.
+import fs from "node:fs";
+import path from "node:path";
+
+const WORKSPACE = __WORKSPACE__, FILES = __FILES__, WORKDIR = __WORKDIR__;
+const CONFIGS = ["vitest.config", "vite.config"].flatMap((n) => [".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"].map((e) => n + e));
+// The workspace's globs, as vitest expands them (its glob library is bundled, not ours to load):
+// `*`, `?`, `{a,b}` and `**` per path segment, directories marked with a trailing "/".
+function segment(pattern) {
+  const body = pattern.replace(/[.+^$()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]")
+    .replace(/\{([^}]*)\}/g, (_, alts) => "(?:" + alts.split(",").join("|") + ")");
+  return new RegExp("^" + body + "$");
+}
+function expand(base, parts) {
+  if (!parts.length) {
+    return [fs.statSync(base).isDirectory() ? base + "/" : base];
+  }
+  const [head, ...rest] = parts;
+  if (head === "**") {
+    const here = expand(base, rest);
+    for (const name of fs.readdirSync(base)) {
+      const next = path.join(base, name);
+      if (name !== "node_modules" && fs.statSync(next).isDirectory()) here.push(...expand(next, parts));
+    }
+    return here;
+  }
+  if (!/[*?{]/.test(head)) {
+    const next = path.join(base, head);
+    return fs.existsSync(next) ? expand(next, rest) : [];
+  }
+  const re = segment(head);
+  return fs.readdirSync(base).filter((n) => re.test(n) && n !== "node_modules")
+    .flatMap((n) => expand(path.join(base, n), rest));
+}
+const glob = (patterns) => [...new Set(patterns.flatMap((p) => {
+  const abs = path.resolve(WORKDIR, p);
+  return expand("/", abs.split("/").filter(Boolean));
+}))];
+const listed = WORKSPACE.endsWith(".json") ? JSON.parse(fs.readFileSync(WORKSPACE, "utf8"))
+  : (await import(WORKSPACE)).default;
+const env = { command: "serve", mode: "test", isPreview: false, isSsrBuild: false };
+const projects = [];  // { entry, root, config: the file a path entry names, or null, options: an inline entry's }
+const strings = [];
+for (const entry of listed) {
+  if (typeof entry === "string") {
+    strings.push(entry.replace("<rootDir>", WORKDIR));
+  } else {
+    const options = await (typeof entry === "function" ? entry(env) : entry);
+    const root = path.resolve(WORKDIR, (options.test && options.test.root) || options.root || ".");
+    projects.push({ entry, root, config: null, options });
+  }
+}
+const found = glob(strings).filter((hit) => !hit.includes(".timestamp-"));
+for (const hit of found) {
+  if (hit.endsWith("/")) {
+    if (found.some((other) => other !== hit && path.dirname(other) + "/" === hit)) continue;
+    const inside = fs.readdirSync(hit);
+    const config = CONFIGS.find((c) => inside.includes(c));
+    projects.push({ entry: config ? path.join(hit, config) : hit, root: hit.slice(0, -1),
+                    config: config ? path.join(hit, config) : null, options: null });
+  } else if (CONFIGS.some((c) => path.basename(hit).startsWith(c.split(".").slice(0, 2).join(".")))) {
+    projects.push({ entry: hit, root: path.dirname(hit), config: hit, options: null });
+  }
+}
+const holds = (dir, file) => {
+  const rel = path.relative(dir, file);
+  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+};
+const owned = new Map();
+for (const file of FILES.map((f) => path.resolve(WORKDIR, f))) {
+  const owner = projects.filter((p) => holds(p.root, file)).sort((a, b) => b.root.length - a.root.length)[0] || projects[0];
+  if (owner) owned.set(owner, [...(owned.get(owner) || []), file]);
+}
+const out = [];
+for (const project of projects) {
+  const mine = owned.get(project);
+  if (!mine) {
+    out.push(project.entry);
+    continue;
+  }
+  let options = project.options;
+  if (!options && project.config) {
+    const loaded = (await import(project.config)).default;
+    options = await (typeof loaded === "function" ? loaded(env) : loaded);
+  }
+  const config = { ...(options || {}) };
+  const test = { ...(config.test || {}) };
+  test.include = [...(test.include || ["**/*.{test,spec}.?(c|m)[jt]s?(x)"]), ...mine.map((f) => path.relative(project.root, f))];
+  test.exclude = ["**/node_modules/**", "**/dist/**"];
+  test.root = project.root;
+  config.root = project.root;
+  config.test = test;
+  out.push(config);
+}
+export default out;
+"""
+
+def vitest_workspace(files):
+    """(options, notes) giving each named file to its own project of the repo's workspace."""
+    name = next((n for n in VITEST_WORKSPACES if os.path.isfile(n)), None)
+    if not name:
+        return [], []
+    wrapper = os.path.join(out_dir, "vitest.tj.workspace.mjs")
+    with open(wrapper, "w") as fh:
+        fh.write(VITEST_WORKSPACE.replace("__WORKSPACE__", json.dumps(os.path.abspath(name)))
+                 .replace("__FILES__", json.dumps(files)).replace("__WORKDIR__", json.dumps(workdir)))
+    return (["--workspace", wrapper, "--root", workdir],
+            ["%s: each named witness file runs in the one project whose root holds it, added to its "
+             "include" % name])
+
 def vitest_focus(files):
     """(options, notes): vitest runs the named files whatever the repo config's include and
     exclude say (a file they do not match is "No test files found"), and no coverage threshold
@@ -314,15 +433,16 @@ def vitest_focus(files):
         text = ""
     keys = [k for k in ("include", "exclude") if re.search(r"\b%s\s*:" % k, text)]
     thresholds = re.search(r"\bthresholds?\b|\b(?:lines|branches|functions|statements)\s*:\s*\d", text)
+    projects, project_notes = vitest_workspace(files)
     if not (keys or thresholds):
-        return [], []
+        return projects, project_notes
     wrapper = os.path.join(out_dir, "vitest.tj.config.mjs")
     with open(wrapper, "w") as fh:
         fh.write(VITEST_WRAPPER % (json.dumps(os.path.abspath(name)), json.dumps(files)))
     notes = ["%s: %s: the named witness files run whatever it says" % (name, k) for k in keys]
     if thresholds:
         notes.append("%s: coverage thresholds left out (a focused run covers a fraction of the code)" % name)
-    return ["--config", wrapper, "--root", workdir], notes
+    return ["--config", wrapper] + (projects or ["--root", workdir]), notes + project_notes
 
 def focus(tool, files):
     """(options, notes) fitting a run of the named files to the repo's test configuration."""
