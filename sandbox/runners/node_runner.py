@@ -203,8 +203,21 @@ module.exports = async () => {
   const cfgDir = near("jest-config", near("jest-cli", near("jest", WORKDIR)));
   const jc = require(cfgDir);
   const glob = require(require.resolve("glob", { paths: [cfgDir] }));
-  const read = async (where) => (await jc.readInitialOptions(undefined, {
-    packageRootOrConfig: where, skipMultipleConfigError: true })).config;
+  const read = jc.readInitialOptions ? async (where) => (await jc.readInitialOptions(undefined, {
+    packageRootOrConfig: where, skipMultipleConfigError: true })).config : async (where) => {
+    // jest before 29.3 has no readInitialOptions: its CommonJS and JSON configs, read alike.
+    let file = where;
+    if (fs.statSync(where).isDirectory()) {
+      file = ["jest.config.js", "jest.config.cjs", "jest.config.json", "package.json"]
+        .map((n) => path.join(where, n)).find((f) => fs.existsSync(f));
+      if (!file) return { rootDir: where };
+    }
+    let options = require(file);
+    options = path.basename(file) === "package.json" ? options.jest || {} : options.default || options;
+    options = { ...(await (typeof options === "function" ? options() : options)) };
+    options.rootDir = options.rootDir ? path.resolve(path.dirname(file), options.rootDir) : path.dirname(file);
+    return options;
+  };
   const top = await read(CONFIG);
   const files = FILES.map((f) => path.resolve(WORKDIR, f));
   const widen = (options, mine) => {
