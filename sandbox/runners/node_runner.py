@@ -301,6 +301,7 @@ VITEST_CONFIGS = tuple("%s.config.%s" % (n, e) for n in ("vitest", "vite") for e
 # plugins and __dirname stay its own), with the named files added to `include`, `exclude` cut
 # to vitest's first two defaults, and no coverage thresholds.
 VITEST_WRAPPER = """import repo from %s;
+import { fit } from %s;
 const loaded = await (typeof repo === "function" ? repo({ command: "serve", mode: "test" }) : repo);
 const config = { ...(loaded || {}) };
 const test = { ...(config.test || {}) };
@@ -312,24 +313,30 @@ if (test.coverage) {
     delete test.coverage[key];
   }
 }
+for (const key of ["projects", "workspace"]) {
+  if (Array.isArray(test[key])) {
+    test[key] = await fit(test[key]);
+  }
+}
 config.test = test;
 export default config;
 """
 
-# Our workspace for a witness run when the repo has a vitest workspace file: its projects,
-# globs expanded as vitest expands them, each named file given to the one project whose root
-# holds it (a file no project includes is "No test files found"; one every project includes
-# runs under each one's setup).
+# A witness run under a vitest workspace (a vitest.workspace file, or a config's
+# `test.projects`/`test.workspace`): its projects, globs expanded as vitest expands them, each
+# named file given to the one project whose root holds it (a file no project includes is "No
+# test files found"; one every project includes runs under each one's setup).
 VITEST_WORKSPACES = tuple("vitest.%s.%s" % (n, e) for n in ("workspace", "projects")
                           for e in ("ts", "mts", "cts", "js", "mjs", "cjs", "json"))
-VITEST_WORKSPACE = r"""// The repo's vitest workspace with each named witness file given to the one project whose root
-// holds it (the deepest; the first project when none does): that project's config, loaded as
-// vitest loads it, with the file added to its `include` and `exclude` cut to vitest's first two
-// defaults; the other projects as the workspace lists them.
+VITEST_PROJECTS = r"""// A vitest workspace's projects (a vitest.workspace file's, or `test.projects`/`test.workspace`
+// of the config) with each named witness file given to the one project whose root holds it (the
+// deepest; the first project when none does): that project's config, loaded as vitest loads it,
+// with the file added to its `include` and `exclude` cut to vitest's first two defaults; the
+// other projects as listed.
 import fs from "node:fs";
 import path from "node:path";
 
-const WORKSPACE = __WORKSPACE__, FILES = __FILES__, WORKDIR = __WORKDIR__;
+const FILES = __FILES__, WORKDIR = __WORKDIR__;
 const CONFIGS = ["vitest.config", "vite.config"].flatMap((n) => [".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"].map((e) => n + e));
 // The workspace's globs, as vitest expands them (its glob library is bundled, not ours to load):
 // `*`, `?`, `{a,b}` and `**` per path segment, directories marked with a trailing "/".
@@ -363,77 +370,95 @@ const glob = (patterns) => [...new Set(patterns.flatMap((p) => {
   const abs = path.resolve(WORKDIR, p);
   return expand("/", abs.split("/").filter(Boolean));
 }))];
+const env = { command: "serve", mode: "test", isPreview: false, isSsrBuild: false };
+export async function fit(listed) {
+  const projects = [];  // { entry, root, config: the file a path entry names, or null, options: an inline entry's }
+  const strings = [];
+  for (const entry of listed) {
+    if (typeof entry === "string") {
+      strings.push(entry.replace("<rootDir>", WORKDIR));
+    } else {
+      const options = await (typeof entry === "function" ? entry(env) : entry);
+      const root = path.resolve(WORKDIR, (options.test && options.test.root) || options.root || ".");
+      projects.push({ entry, root, config: null, options });
+    }
+  }
+  const found = glob(strings).filter((hit) => !hit.includes(".timestamp-"));
+  for (const hit of found) {
+    if (hit.endsWith("/")) {
+      if (found.some((other) => other !== hit && path.dirname(other) + "/" === hit)) continue;
+      const inside = fs.readdirSync(hit);
+      const config = CONFIGS.find((c) => inside.includes(c));
+      projects.push({ entry: config ? path.join(hit, config) : hit, root: hit.slice(0, -1),
+                      config: config ? path.join(hit, config) : null, options: null });
+    } else if (CONFIGS.some((c) => path.basename(hit).startsWith(c.split(".").slice(0, 2).join(".")))) {
+      projects.push({ entry: hit, root: path.dirname(hit), config: hit, options: null });
+    }
+  }
+  const holds = (dir, file) => {
+    const rel = path.relative(dir, file);
+    return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+  };
+  const owned = new Map();
+  for (const file of FILES.map((f) => path.resolve(WORKDIR, f))) {
+    const owner = projects.filter((p) => holds(p.root, file)).sort((a, b) => b.root.length - a.root.length)[0] || projects[0];
+    if (owner) owned.set(owner, [...(owned.get(owner) || []), file]);
+  }
+  const out = [];
+  for (const project of projects) {
+    const mine = owned.get(project);
+    if (!mine) {
+      out.push(project.entry);
+      continue;
+    }
+    let options = project.options;
+    if (!options && project.config) {
+      try {
+        const loaded = (await import(project.config)).default;
+        options = await (typeof loaded === "function" ? loaded(env) : loaded);
+      } catch (error) {
+        // Node alone (a config's projects) cannot import a TypeScript config: vitest's own
+        // `extends` merges it (its include and exclude then come before ours).
+        options = { extends: project.config };
+      }
+    }
+    const config = { ...(options || {}) };
+    const test = { ...(config.test || {}) };
+    test.include = [...(test.include || ["**/*.{test,spec}.?(c|m)[jt]s?(x)"]), ...mine.map((f) => path.relative(project.root, f))];
+    test.exclude = ["**/node_modules/**", "**/dist/**"];
+    test.root = project.root;
+    config.root = project.root;
+    config.test = test;
+    out.push(config);
+  }
+  return out;
+}
+"""
+VITEST_WORKSPACE = """import fs from "node:fs";
+import { fit } from %s;
+const WORKSPACE = %s;
 const listed = WORKSPACE.endsWith(".json") ? JSON.parse(fs.readFileSync(WORKSPACE, "utf8"))
   : (await import(WORKSPACE)).default;
-const env = { command: "serve", mode: "test", isPreview: false, isSsrBuild: false };
-const projects = [];  // { entry, root, config: the file a path entry names, or null, options: an inline entry's }
-const strings = [];
-for (const entry of listed) {
-  if (typeof entry === "string") {
-    strings.push(entry.replace("<rootDir>", WORKDIR));
-  } else {
-    const options = await (typeof entry === "function" ? entry(env) : entry);
-    const root = path.resolve(WORKDIR, (options.test && options.test.root) || options.root || ".");
-    projects.push({ entry, root, config: null, options });
-  }
-}
-const found = glob(strings).filter((hit) => !hit.includes(".timestamp-"));
-for (const hit of found) {
-  if (hit.endsWith("/")) {
-    if (found.some((other) => other !== hit && path.dirname(other) + "/" === hit)) continue;
-    const inside = fs.readdirSync(hit);
-    const config = CONFIGS.find((c) => inside.includes(c));
-    projects.push({ entry: config ? path.join(hit, config) : hit, root: hit.slice(0, -1),
-                    config: config ? path.join(hit, config) : null, options: null });
-  } else if (CONFIGS.some((c) => path.basename(hit).startsWith(c.split(".").slice(0, 2).join(".")))) {
-    projects.push({ entry: hit, root: path.dirname(hit), config: hit, options: null });
-  }
-}
-const holds = (dir, file) => {
-  const rel = path.relative(dir, file);
-  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
-};
-const owned = new Map();
-for (const file of FILES.map((f) => path.resolve(WORKDIR, f))) {
-  const owner = projects.filter((p) => holds(p.root, file)).sort((a, b) => b.root.length - a.root.length)[0] || projects[0];
-  if (owner) owned.set(owner, [...(owned.get(owner) || []), file]);
-}
-const out = [];
-for (const project of projects) {
-  const mine = owned.get(project);
-  if (!mine) {
-    out.push(project.entry);
-    continue;
-  }
-  let options = project.options;
-  if (!options && project.config) {
-    const loaded = (await import(project.config)).default;
-    options = await (typeof loaded === "function" ? loaded(env) : loaded);
-  }
-  const config = { ...(options || {}) };
-  const test = { ...(config.test || {}) };
-  test.include = [...(test.include || ["**/*.{test,spec}.?(c|m)[jt]s?(x)"]), ...mine.map((f) => path.relative(project.root, f))];
-  test.exclude = ["**/node_modules/**", "**/dist/**"];
-  test.root = project.root;
-  config.root = project.root;
-  config.test = test;
-  out.push(config);
-}
-export default out;
+export default await fit(listed);
 """
+PROJECTS_NOTE = "each named witness file runs in the one project whose root holds it, added to its include"
+
+def vitest_projects(files):
+    """The path of our module fitting a workspace's projects to the named files."""
+    module = os.path.join(out_dir, "vitest.tj.projects.mjs")
+    with open(module, "w") as fh:
+        fh.write(VITEST_PROJECTS.replace("__FILES__", json.dumps(files)).replace("__WORKDIR__", json.dumps(workdir)))
+    return module
 
 def vitest_workspace(files):
-    """(options, notes) giving each named file to its own project of the repo's workspace."""
+    """(options, notes) giving each named file to its own project of the repo's workspace file."""
     name = next((n for n in VITEST_WORKSPACES if os.path.isfile(n)), None)
     if not name:
         return [], []
     wrapper = os.path.join(out_dir, "vitest.tj.workspace.mjs")
     with open(wrapper, "w") as fh:
-        fh.write(VITEST_WORKSPACE.replace("__WORKSPACE__", json.dumps(os.path.abspath(name)))
-                 .replace("__FILES__", json.dumps(files)).replace("__WORKDIR__", json.dumps(workdir)))
-    return (["--workspace", wrapper, "--root", workdir],
-            ["%s: each named witness file runs in the one project whose root holds it, added to its "
-             "include" % name])
+        fh.write(VITEST_WORKSPACE % (json.dumps(vitest_projects(files)), json.dumps(os.path.abspath(name))))
+    return ["--workspace", wrapper, "--root", workdir], ["%s: %s" % (name, PROJECTS_NOTE)]
 
 def vitest_focus(files):
     """(options, notes): vitest runs the named files whatever the repo config's include and
@@ -447,12 +472,15 @@ def vitest_focus(files):
     keys = [k for k in ("include", "exclude") if re.search(r"\b%s\s*:" % k, text)]
     thresholds = re.search(r"\bthresholds?\b|\b(?:lines|branches|functions|statements)\s*:\s*\d", text)
     projects, project_notes = vitest_workspace(files)
-    if not (keys or thresholds):
+    inline = [k for k in ("projects", "workspace") if re.search(r"\b%s\s*:" % k, text)]
+    if not (keys or thresholds or inline):
         return projects, project_notes
     wrapper = os.path.join(out_dir, "vitest.tj.config.mjs")
     with open(wrapper, "w") as fh:
-        fh.write(VITEST_WRAPPER % (json.dumps(os.path.abspath(name)), json.dumps(files)))
+        fh.write(VITEST_WRAPPER % (json.dumps(os.path.abspath(name)), json.dumps(vitest_projects(files)),
+                                   json.dumps(files)))
     notes = ["%s: %s: the named witness files run whatever it says" % (name, k) for k in keys]
+    notes += ["%s: %s: %s" % (name, k, PROJECTS_NOTE) for k in inline]
     if thresholds:
         notes.append("%s: coverage thresholds left out (a focused run covers a fraction of the code)" % name)
     return ["--config", wrapper] + (projects or ["--root", workdir]), notes + project_notes
