@@ -1,7 +1,9 @@
 """Witness runs under a JavaScript repository's own test configuration (issue 36.1, beyond
 pytest): a jest config whose `testMatch` and `testPathIgnorePatterns` would drop our witness
-file and whose `coverageThreshold` fails any focused run, and a vitest config whose `include`
-and `exclude` would not collect it and which sets coverage thresholds. jest drops a file named
+file and whose `coverageThreshold` fails any focused run, a vitest config whose `include`
+and `exclude` would not collect it and which sets coverage thresholds, jest `roots` and
+`projects` (a monorepo) that hold no witness folder, and a vitest workspace whose projects do
+not include it. jest drops a file named
 with `--runTestsByPath` that its patterns do not match and vitest says "No test files found":
 either way every witness would be `not_found` on the reference and dropped.
 
@@ -86,6 +88,12 @@ CASES = {
                ["vitest.config.ts: include: the named witness files run whatever it says",
                 "vitest.config.ts: exclude: the named witness files run whatever it says",
                 "vitest.config.ts: coverage thresholds left out (a focused run covers a fraction of the code)"]),
+    # roots alone: jest finds no test outside them, whatever file is named.
+    "jest-roots": ("jest", "clamp-bounds", "au_nan_v1.js", "test/nan.tj.test.js", "clamp-bounds__lumen__2",
+                   lambda repo: {"package.json": json.dumps(
+                       {**json.loads((repo / "package.json").read_text()), "jest": {"roots": ["<rootDir>/src"]}},
+                       indent=2)},
+                   ["package.json: roots: the named witness files' folders added"]),
     "vitest-workspace": ("typescript", "query-parse", "au_plus_v1.ts", "test/plus.tj.test.ts", "query-parse__lumen__2",
                          lambda repo: VITEST_WORKSPACE,
                          ["vitest.config.ts: include: the named witness files run whatever it says",

@@ -196,15 +196,19 @@ class OperatorEditor(Vertical):
     @work(thread=True, group="syntax", exclusive=True)
     def _toolchain_check(self, number: int, task: Any, kind: str, path: str, source: str,
                          then_share: bool) -> None:
-        from testjack_tui.services.test_files import first_syntax_error
+        from testjack_tui.services.test_files import syntax_check
 
-        found = first_syntax_error([(path, task, kind, path, source)])
-        self.app.call_from_thread(self._checked, number, found, then_share, path, source)
+        found, unavailable = syntax_check([(path, task, kind, path, source)])
+        self.app.call_from_thread(self._checked, number, found, unavailable, then_share, path, source)
 
-    def _checked(self, number: int, found: tuple[Any, str, str] | None, then_share: bool, path: str,
-                 source: str) -> None:
+    def _checked(self, number: int, found: tuple[Any, str, str] | None, unavailable: str, then_share: bool,
+                 path: str, source: str) -> None:
         if number != self.checks:
             return  # a later check replaced this one
+        if unavailable and not then_share:  # not parsed: said so, and sharing stays the operator's call
+            self.set_status(f" — no world of the task started to parse it ({unavailable}); the engine's "
+                            "runs will say", lead="not checked", lead_style="bold yellow")
+            return
         if found:
             _, task_id, error = found
             self.set_status(f"source: {error}, checked in task {task_id}'s world",
