@@ -17,7 +17,8 @@ import pytest
 from conftest import ROOT
 from lang_e2e import cli, grade_with_test_sh
 
-pytestmark = [pytest.mark.podman, pytest.mark.timeout(1200)]
+# A whole operator audit under load can take many minutes: the limit test_lang_operator has.
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
 
 MOCHA = ROOT / "tests" / "fixtures" / "mocha"
 TASK = "clamp-bounds"
