@@ -1,7 +1,9 @@
 """Witness runs under a JavaScript repository's own test configuration (issue 36.1, beyond
 pytest): a jest config whose `testMatch` and `testPathIgnorePatterns` would drop our witness
-file and whose `coverageThreshold` fails any focused run, and a vitest config whose `include`
-and `exclude` would not collect it and which sets coverage thresholds. jest drops a file named
+file and whose `coverageThreshold` fails any focused run, a vitest config whose `include`
+and `exclude` would not collect it and which sets coverage thresholds, jest `roots` and
+`projects` (a monorepo) that hold no witness folder, and a vitest workspace whose projects do
+not include it. jest drops a file named
 with `--runTestsByPath` that its patterns do not match and vitest says "No test files found":
 either way every witness would be `not_found` on the reference and dropped.
 
@@ -40,6 +42,34 @@ export default defineConfig({
   },
 });
 '''
+# A monorepo's jest config: the packages' own projects, and the library's, whose roots and
+# testMatch hold neither our witness's folder nor its name. A file given to every project would
+# also run under the cli package's setup, which throws.
+JEST_PROJECTS = {
+    "jest.config.js": """module.exports = {
+  projects: [
+    "<rootDir>/packages/*",
+    { displayName: "rangekit", roots: ["<rootDir>/src"], testMatch: ["<rootDir>/src/**/*.spec.js"] },
+  ],
+};
+""",
+    "packages/cli/package.json": json.dumps({"name": "rangekit-cli", "private": True, "jest": {
+        "displayName": "cli", "setupFiles": ["<rootDir>/setup.js"]}}),
+    "packages/cli/setup.js": 'throw new Error("the cli package\'s setup ran a test that is not its own");\n',
+    "packages/cli/test/cli.test.js": 'test("cli", () => expect(1).toBe(1));\n',
+}
+# A vitest workspace: a package of its own, and the library as an inline project whose include
+# lists the repo's two test files only. The package's setup throws: a witness given to it fails.
+VITEST_WORKSPACE = {
+    "vitest.workspace.ts": """export default [
+  "packages/*",
+  { test: { name: "querykit", include: ["test/query.test.ts", "test/path.test.ts"] } },
+];
+""",
+    "packages/cli/vitest.config.ts": 'export default { test: { name: "cli", setupFiles: ["./setup.ts"] } };\n',
+    "packages/cli/setup.ts": 'throw new Error("the cli package\'s setup ran a test that is not its own");\n',
+    "packages/cli/test/cli.test.ts": 'import { it, expect } from "vitest";\nit("cli", () => expect(1).toBe(1));\n',
+}
 # (fixture, task, recorded witness, where it goes, defect trial, config files, notes the launcher prints)
 CASES = {
     "jest": ("jest", "clamp-bounds", "au_nan_v1.js", "test/nan.tj.test.js", "clamp-bounds__lumen__2",
@@ -48,11 +78,27 @@ CASES = {
              ["package.json: testMatch: the named witness files run whatever it says",
               "package.json: testPathIgnorePatterns: the named witness files run whatever it says",
               "package.json: coverageThreshold left out (a focused run covers a fraction of the code)"]),
+    "jest-projects": ("jest", "clamp-bounds", "au_nan_v1.js", "test/nan.tj.test.js", "clamp-bounds__lumen__2",
+                      lambda repo: JEST_PROJECTS,
+                      ["jest.config.js: projects: each named witness file runs in the one project whose "
+                       "rootDir holds it", "jest.config.js: roots: the named witness files' folders added",
+                       "jest.config.js: testMatch: the named witness files run whatever it says"]),
     "vitest": ("typescript", "query-parse", "au_plus_v1.ts", "test/plus.tj.test.ts", "query-parse__lumen__2",
                lambda repo: {"vitest.config.ts": VITEST_CONFIG},
                ["vitest.config.ts: include: the named witness files run whatever it says",
                 "vitest.config.ts: exclude: the named witness files run whatever it says",
                 "vitest.config.ts: coverage thresholds left out (a focused run covers a fraction of the code)"]),
+    # roots alone: jest finds no test outside them, whatever file is named.
+    "jest-roots": ("jest", "clamp-bounds", "au_nan_v1.js", "test/nan.tj.test.js", "clamp-bounds__lumen__2",
+                   lambda repo: {"package.json": json.dumps(
+                       {**json.loads((repo / "package.json").read_text()), "jest": {"roots": ["<rootDir>/src"]}},
+                       indent=2)},
+                   ["package.json: roots: the named witness files' folders added"]),
+    "vitest-workspace": ("typescript", "query-parse", "au_plus_v1.ts", "test/plus.tj.test.ts", "query-parse__lumen__2",
+                         lambda repo: VITEST_WORKSPACE,
+                         ["vitest.config.ts: include: the named witness files run whatever it says",
+                          "vitest.workspace.ts: each named witness file runs in the one project whose root "
+                          "holds it, added to its include"]),
 }
 
 

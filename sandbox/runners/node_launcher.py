@@ -3,6 +3,7 @@ picks the tool, fits the repository's config to the requested files, builds the 
 writes the per-test report (see sandbox/runners/node_runner.py for ids and outcome keys). It is
 text, not imported: it runs under the world's python3."""
 from .base import LAUNCHER_PRELUDE, OUT_ROOT
+from .node_fit import FIT
 
 
 LAUNCHER_PATH = f"{OUT_ROOT}/node_launch.py"
@@ -138,79 +139,7 @@ def coverage_args(tool):
                 "--coverage.reporter=json", "--coverage.reportsDirectory=" + where]
     return []
 
-JEST_CONFIGS = ("jest.config.js", "jest.config.ts", "jest.config.mjs", "jest.config.cjs", "jest.config.json")
-
-def jest_config():
-    # (file, text) of the repo's jest config: jest.config.* or package.json's "jest" key.
-    for name in JEST_CONFIGS:
-        try:
-            return name, open(name, encoding="utf-8", errors="replace").read()
-        except (IOError, OSError):
-            continue
-    pkg = package()
-    return ("package.json", json.dumps(pkg["jest"])) if isinstance(pkg.get("jest"), dict) else (None, "")
-
-def jest_focus(files):
-    """(options, notes): jest runs exactly the files named with --runTestsByPath whatever the
-    repo's testMatch/testRegex/testPathIgnorePatterns say (it drops named files they do not
-    match), and no coverageThreshold fails a run that covers a fraction of the code."""
-    name, text = jest_config()
-    # testMatch and testRegex may not both be set: the one the config uses names exactly these
-    # files (not everything: jest never instruments a file they match, so coverage would see none).
-    if re.search(r"\btestRegex\b", text):
-        args = ["--testRegex=/(?:%s)$" % "|".join(js_regex(f) for f in files)]
-    else:
-        args = ["--testMatch=**/" + re.sub(r"([][*?{}()!+@\\])", r"\\\1", f) for f in files]
-    args += ["--testPathIgnorePatterns=/node_modules/", "--coverageThreshold={}"]
-    notes = []
-    for key in ("testMatch", "testRegex", "testPathIgnorePatterns"):
-        if name and re.search(r"\b%s\b" % key, text):
-            notes.append("%s: %s: the named witness files run whatever it says" % (name, key))
-    if name and re.search(r"\bcoverageThreshold\b", text):
-        notes.append("%s: coverageThreshold left out (a focused run covers a fraction of the code)" % name)
-    return args, notes
-
-VITEST_CONFIGS = tuple("%s.config.%s" % (n, e) for n in ("vitest", "vite") for e in ("ts", "mts", "cts", "js", "mjs", "cjs"))
-# Our config for a witness run: the repo's own (bundled by vite from its path, so its imports,
-# plugins and __dirname stay its own), with the named files added to `include`, `exclude` cut
-# to vitest's first two defaults, and no coverage thresholds.
-VITEST_WRAPPER = """import repo from %s;
-const loaded = await (typeof repo === "function" ? repo({ command: "serve", mode: "test" }) : repo);
-const config = { ...(loaded || {}) };
-const test = { ...(config.test || {}) };
-test.include = [...(test.include || ["**/*.{test,spec}.?(c|m)[jt]s?(x)"]), ...%s];
-test.exclude = ["**/node_modules/**", "**/dist/**"];
-if (test.coverage) {
-  test.coverage = { ...test.coverage };
-  for (const key of ["thresholds", "lines", "functions", "branches", "statements", "perFile", "100", "thresholdAutoUpdate"]) {
-    delete test.coverage[key];
-  }
-}
-config.test = test;
-export default config;
-"""
-
-def vitest_focus(files):
-    """(options, notes): vitest runs the named files whatever the repo config's include and
-    exclude say (a file they do not match is "No test files found"), and no coverage threshold
-    fails a run that covers a fraction of the code. Only when its config sets one of them."""
-    name = next((n for n in VITEST_CONFIGS if os.path.isfile(n)), None)
-    try:
-        text = open(name, encoding="utf-8", errors="replace").read() if name else ""
-    except (IOError, OSError):
-        text = ""
-    keys = [k for k in ("include", "exclude") if re.search(r"\b%s\s*:" % k, text)]
-    thresholds = re.search(r"\bthresholds?\b|\b(?:lines|branches|functions|statements)\s*:\s*\d", text)
-    if not (keys or thresholds):
-        return [], []
-    wrapper = os.path.join(out_dir, "vitest.tj.config.mjs")
-    with open(wrapper, "w") as fh:
-        fh.write(VITEST_WRAPPER % (json.dumps(os.path.abspath(name)), json.dumps(files)))
-    notes = ["%s: %s: the named witness files run whatever it says" % (name, k) for k in keys]
-    if thresholds:
-        notes.append("%s: coverage thresholds left out (a focused run covers a fraction of the code)" % name)
-    return ["--config", wrapper, "--root", workdir], notes
-
+''' + FIT + r'''
 def focus(tool, files):
     """(options, notes) fitting a run of the named files to the repo's test configuration."""
     if not files:

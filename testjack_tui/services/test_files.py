@@ -24,8 +24,13 @@ def first_syntax_error(todo: list[tuple[Any, Any, str, str, str]]) -> tuple[Any,
     """(item, task id, error) of the first candidate its toolchain cannot parse, each checked in
     a null world of its task (sandbox/syntax_check.py); todo holds (item, task, kind, repo path,
     source). None when all parse, or when no world could start (the audit's runs then say why)."""
+    return syntax_check(todo)[0]
+
+
+def syntax_check(todo: list[tuple[Any, Any, str, str, str]]) -> tuple[tuple[Any, str, str] | None, str]:
+    """(first_syntax_error's answer, why no world could start: "" when the check ran)."""
     if not todo:
-        return None
+        return None, ""
     import asyncio
 
     from testjack_tui.errors import SandboxError
@@ -44,6 +49,6 @@ def first_syntax_error(todo: list[tuple[Any, Any, str, str, str]]) -> tuple[Any,
         return None
 
     try:
-        return asyncio.run(check())
-    except SandboxError:
-        return None
+        return asyncio.run(check()), ""
+    except SandboxError as error:
+        return None, str(error).splitlines()[0] if str(error) else type(error).__name__

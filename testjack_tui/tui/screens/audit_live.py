@@ -472,7 +472,8 @@ class AuditLive(Screen):
             return
         self._operator_waiting = waiting
         if waiting is not None and self.benchmark is not None and waiting[0] in self.benchmark.tasks:
-            self.query_one(OperatorEditor).set_framework(self.benchmark.tasks[waiting[0]].tests.framework)
+            self.query_one(OperatorEditor).set_framework(self.benchmark.tasks[waiting[0]].tests.framework,
+                                                         task=self.benchmark.tasks[waiting[0]])
         self.query_one(OperatorEditor).set_target(waiting)
         self.refresh_bindings()
         self._show_status()

@@ -1,10 +1,10 @@
 """Operator mode: write a candidate test, check it, and share it with the engine."""
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Any
 
-from pathlib import PurePosixPath
-
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -119,6 +119,8 @@ class OperatorEditor(Vertical):
         super().__init__(**kwargs)
         self.queued: list[tuple[str, str, str]] = []  # (target, path, requirement) shared, not yet run
         self.framework: str | None = None  # the waiting task's (set_framework)
+        self.waiting_task: Any = None  # the waiting task: its world parses non-Python candidates
+        self.checks = 0  # toolchain checks run (the one in flight is the one that counts)
 
     def compose(self) -> ComposeResult:
         yield Static("No audit waits for your tests now; a shared test goes to the next one that does.",
@@ -142,12 +144,14 @@ class OperatorEditor(Vertical):
         yield Static(EDITOR_KEYS, id="editor-keys",
                      classes="dialog-detail")
 
-    def set_framework(self, framework: str | None) -> None:
+    def set_framework(self, framework: str | None, task: Any = None) -> None:
         """The waiting audit's task runs under this framework: the editor speaks its language
-        (and an untouched starting file becomes that language's)."""
+        (and an untouched starting file becomes that language's); a candidate is parsed by its
+        toolchain in a world of `task` when checked or shared."""
         from testjack_tui.commands.operator_input import runner_kind
 
         self.framework = framework
+        self.waiting_task = task if task is not None else self.waiting_task
         runner, kind = runner_kind(framework)
         if kind is None:
             return
@@ -196,7 +200,55 @@ class OperatorEditor(Vertical):
                 self.query_one("#editor-source", TextArea).text,
                 self.query_one("#editor-requirement", Input).value.strip())
 
-    def validate(self) -> bool:
+    def validate(self, then_share: bool = False) -> bool:
+        """The checks that need no world now; then, for a Go, Rust or JS/TS file and a known
+        task, its toolchain's parse in a world of that task (as the CLI's --candidate gets:
+        commands/operator_input.py check_syntax), in a worker: the status line says the
+        toolchain's one-line error, or the file is shared when `then_share`."""
+        if not self._local_check():
+            return False
+        from testjack_tui.commands.operator_input import kind_of
+
+        path, source, _ = self.values()
+        kind = kind_of(path)
+        if kind == "python" or self.waiting_task is None:
+            if then_share:
+                self.post_message(self.Share(*self.values()))
+            return True
+        self.checks += 1
+        self.set_status(f" {path} with the task's {kind} toolchain, in a world of {self.waiting_task.id}…",
+                        lead="checking", lead_style="bold")
+        self._toolchain_check(self.checks, self.waiting_task, kind or "", path, source, then_share)
+        return True
+
+    @work(thread=True, group="syntax", exclusive=True)
+    def _toolchain_check(self, number: int, task: Any, kind: str, path: str, source: str,
+                         then_share: bool) -> None:
+        from testjack_tui.services.test_files import syntax_check
+
+        found, unavailable = syntax_check([(path, task, kind, path, source)])
+        self.app.call_from_thread(self._checked, number, found, unavailable, then_share, path, source)
+
+    def _checked(self, number: int, found: tuple[Any, str, str] | None, unavailable: str, then_share: bool,
+                 path: str, source: str) -> None:
+        if number != self.checks:
+            return  # a later check replaced this one
+        if unavailable and not then_share:  # not parsed: said so, and sharing stays the operator's call
+            self.set_status(f" — no world of the task started to parse it ({unavailable}); the engine's "
+                            "runs will say", lead="not checked", lead_style="bold yellow")
+            return
+        if found:
+            _, task_id, error = found
+            self.set_status(f"source: {error}, checked in task {task_id}'s world",
+                            lead="not ready: ", lead_style="bold red")
+            return
+        if then_share:  # what was checked, not what the operator typed since
+            self.post_message(self.Share(path, source, self.values()[2]))
+            return
+        self.set_status(" — its toolchain parses it; share it and the engine runs it on the reference and "
+                        "model worlds", lead="looks runnable", lead_style="bold green")
+
+    def _local_check(self) -> bool:
         path, source, requirement = self.values()
         problems = check_candidate(path, source, self.framework)
         if not requirement:
@@ -211,8 +263,7 @@ class OperatorEditor(Vertical):
         return True
 
     def share(self) -> None:
-        if self.validate():
-            self.post_message(self.Share(*self.values()))
+        self.validate(then_share=True)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "editor-validate":
