@@ -13,9 +13,8 @@ from testjack_tui.engine.wiring import Wiring, install_wiring
 def sandbox_tools(env: Any, task: Any, trial: Any, worlds: dict[str, Any], evidence: Any) -> Any:
     from testjack_tui.agents.tools import SandboxTools
 
-    # The engine's budget: every execution an agent triggers counts against --budget-runs.
-    return SandboxTools(env.sandbox, task, trial, worlds, evidence=evidence,
-                        budget=getattr(env, "budget", None))
+    # The session's BudgetedBackend: every execution an agent triggers counts against --budget-runs.
+    return SandboxTools(env.sandbox, task, trial, worlds, evidence=evidence)
 
 
 def make_roles(agents: dict[str, str], benchmark: Any, config: Any = None) -> Any:

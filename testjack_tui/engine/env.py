@@ -2,7 +2,7 @@
 it: the type every step of the engine is handed.
 
 It sits below every module that takes an env (oracle, approval, probes, task checks, the loop)
-and imports only the engine's lower floors (roles, store, budget, runner, hooks, control), so
+and imports only the engine's lower floors (roles, store, budget, budgeted, runner, hooks, control), so
 none of them has to import the loop to name its argument's type.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any, Callable, Protocol
 
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
-from testjack_tui.sandbox.backend import SandboxBackend
 
 from .budget import Budget
+from .budgeted import BudgetedBackend
 from .config import SessionConfig
 from .control import Control
 from .hooks import Hooks
@@ -44,7 +44,8 @@ class EngineEnv:
     approver: Approver
     control: Control
     emit: Callable[[object], None]
-    sandbox: SandboxBackend
+    # The one sandbox every step, detector and agent tool runs trial code through (counted).
+    sandbox: BudgetedBackend
     hooks: Hooks = field(default_factory=Hooks)
     # (env, task, trial, worlds, evidence) -> WorldTools for one agent session
     tools_factory: ToolsFactory | None = None

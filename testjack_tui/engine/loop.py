@@ -32,7 +32,7 @@ from .roles import (AuditContext, AuditOutcome, BudgetExceeded, Candidate, Check
                     TaskAnalyst, WorldTools, questionable_cases)
 from .detectors.ghost import executed_added_lines
 from .failure_kinds import AUDIT_FAILED, cause, never_a_reading, void_audit
-from .runner import CountedSandbox, RunResult, combined_status, is_failing
+from .runner import RunResult, combined_status, is_failing
 from .tampering import with_canary_evidence
 from .verdicts import analysis_checklist
 from .sampling import Sampler, SamplerContext, SamplerState, make_sampler
@@ -141,10 +141,9 @@ class TaskLoop:
             return stored
         merged: dict[str, Any] = {}
         worlds = self._worlds_for(trial, "audit")
-        counted = CountedSandbox(self.env.sandbox, self.env.budget)
         for provider in self.env.hooks.evidence:
             try:
-                merged.update(await provider(counted, self.task, trial, worlds) or {})
+                merged.update(await provider(self.env.sandbox, self.task, trial, worlds) or {})
             except BudgetExceeded:
                 raise  # pause now; the evidence is computed on resume
             except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
@@ -162,7 +161,7 @@ class TaskLoop:
         from .detectors.mutation import MutationReport, collect_mutation_evidence
 
         try:
-            report = await collect_mutation_evidence(self.env.runner, self.env.sandbox, self.task, trial,
+            report = await collect_mutation_evidence(self.env.runner, self.env.sandbox.unmetered, self.task, trial,
                                                      world, self.env.cfg.mutants, ghost)
         except BudgetExceeded:
             raise
@@ -669,7 +668,7 @@ class TaskLoop:
             if w is None or wid in executed:
                 continue
             try:
-                found = await executed_added_lines(CountedSandbox(self.env.sandbox, self.env.budget), trial,
+                found = await executed_added_lines(self.env.sandbox, trial,
                                                    world, {w.candidate.path: w.candidate.source},
                                                    list(w.candidate.run_ids()))
             except BudgetExceeded:

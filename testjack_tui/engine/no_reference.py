@@ -109,7 +109,7 @@ async def _write_and_check(env: EngineEnv, task: Task, stripped: Task, implement
     files, notes = await implementer.implement(ctx)
     attempts = 1
     while True:
-        base = await read_repo_files(env.sandbox, null, sorted(files), task.environment.workdir)
+        base = await read_repo_files(env.sandbox.unmetered, null, sorted(files), task.environment.workdir)
         patch = patch_from_files(base, files)
         candidate = _with(stripped, patch)
         problem = None

@@ -30,6 +30,7 @@ from testjack_tui.model import Benchmark, Task, Trial
 
 from .approval import AutoApprover, QueueApprover
 from .budget import UNPRICED, Budget, price_bound_from
+from .budgeted import BudgetedBackend
 from .config import BudgetLimits, SessionConfig
 from .control import Control
 from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
@@ -407,9 +408,11 @@ class AuditSession:
         # Per model, over every selected task, so it does not depend on which task finishes first.
         static = self._static_evidence(benchmark, selected) if cfg.mode == "lightweight" else {}
         model_of = {t.id: t.model for task, _ in selected for t in benchmark.passing(task.id)}
-        async with self._sandbox() as sb:
+        async with self._sandbox() as backend:
+            # One budgeted backend for everyone who runs trial code (engine/budgeted.py).
+            sb = BudgetedBackend(backend, self.budget)
             env = EngineEnv(session_id=self.id, cfg=cfg, store=self.store, budget=self.budget,
-                            runner=TestRunner(sb, self.store, self.budget, self._emit, self.id),
+                            runner=TestRunner(sb, self.store, self._emit, self.id),
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
                             tools_factory=self._deps.get("tools_factory") or wiring().tools_factory,
