@@ -15,6 +15,7 @@ from testjack_tui.engine.hooks import Hooks, WitnessClass, default_classifier
 from testjack_tui.engine.roles import ApprovalDecision
 from testjack_tui.engine.session import AuditSession, SessionConfig
 from testjack_tui.engine.summary import outcome_view
+from testjack_tui.compose import session_deps
 
 T = "t1"
 
@@ -57,9 +58,10 @@ def build(config: dict | None = None, *, task=None, trials=None, chains=None, an
         all_chains["analysis"] = analysis
     roles = FakeRoles(FakeAudit(all_chains), FakeReviewer(), FakeAnalyst(all_chains))
     cfg = SessionConfig(benchmark="fake", **{"rounds": 10, **(config or {})})
-    session = AuditSession.create(cfg, session_id=session_id, benchmark=benchmark, roles=roles,
-                                  sandbox_factory=sandbox, tools_factory=tools_factory,
-                                  hooks=hooks or Hooks(classifier=default_classifier))
+    session = AuditSession.create(cfg,
+                                  session_deps(benchmark=benchmark, roles=roles, sandbox_factory=sandbox,
+                                               tools_factory=tools_factory,
+                                               hooks=hooks or Hooks(classifier=default_classifier)), session_id=session_id)
     return session, sandbox, roles
 
 

@@ -13,6 +13,7 @@ from testjack_tui.engine.hooks import Hooks, default_classifier
 from testjack_tui.engine.report import build_report, trial_markdown
 from testjack_tui.engine.roles import ReviewVerdict
 from testjack_tui.engine.session import AuditSession, SessionConfig
+from testjack_tui.compose import session_deps
 
 T = "t1"
 
@@ -66,9 +67,10 @@ def build(reviewer, session_id):
     sandbox = CaseSandbox({task.id: task}, {t.id: t for t in trials})
     roles = FakeRoles(FakeAudit(chains), reviewer, FakeAnalyst({}))
     cfg = SessionConfig(benchmark="fake", rounds=1, auto_approve=True, audit_first=["a1"], task_analysis=False)
-    session = AuditSession.create(cfg, session_id=session_id, benchmark=make_benchmark([task], trials),
-                                  roles=roles, sandbox_factory=sandbox, tools_factory=tools_factory,
-                                  hooks=Hooks(classifier=default_classifier))
+    session = AuditSession.create(cfg,
+                                  session_deps(benchmark=make_benchmark([task], trials), roles=roles,
+                                               sandbox_factory=sandbox, tools_factory=tools_factory,
+                                               hooks=Hooks(classifier=default_classifier)), session_id=session_id)
     return session
 
 

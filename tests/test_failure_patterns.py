@@ -21,6 +21,7 @@ from testjack_tui.engine.hooks import Hooks, default_classifier
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.roles import FailurePattern
 from testjack_tui.engine.session import AuditSession, SessionConfig
+from testjack_tui.compose import session_deps
 
 
 @dataclass
@@ -39,9 +40,10 @@ def session_with(explainer, session_id=None):
     sandbox = FakeSandbox({task.id: task}, {t.id: t for t in trials})
     roles = RolesWithExplainer(FakeAudit(chains), FakeReviewer(), FakeAnalyst(chains), explainer=explainer)
     cfg = SessionConfig(benchmark="fake", rounds=10, auto_approve=True)
-    session = AuditSession.create(cfg, session_id=session_id, benchmark=make_benchmark([task], trials), roles=roles,
-                                  sandbox_factory=sandbox, tools_factory=tools_factory,
-                                  hooks=Hooks(classifier=default_classifier))
+    session = AuditSession.create(cfg,
+                                  session_deps(benchmark=make_benchmark([task], trials), roles=roles,
+                                               sandbox_factory=sandbox, tools_factory=tools_factory,
+                                               hooks=Hooks(classifier=default_classifier)), session_id=session_id)
     return session, task, trials
 
 

@@ -13,6 +13,7 @@ from testjack_tui.engine.hooks import Hooks, default_classifier
 from testjack_tui.engine.sampling import UniformSampler, register_sampler
 from testjack_tui.engine.session import AuditSession, SessionConfig
 from testjack_tui.model import Trial
+from testjack_tui.compose import session_deps
 
 T = "t1"
 CAPTURED: list = []
@@ -51,9 +52,11 @@ def run_session(sampler: str, seed: int = 0, rounds: int = 1):
     chains = {t.id: [[cand(T, t.id, 1, "alias")]] for t in ts}
     roles = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst({}))
     cfg = SessionConfig(benchmark="fake", rounds=rounds, sampler=sampler, seed=seed)
-    session = AuditSession.create(cfg, benchmark=make_benchmark([task], ts), roles=roles,
-                                  sandbox_factory=FakeSandbox({T: task}, {t.id: t for t in ts}),
-                                  tools_factory=tools_factory, hooks=Hooks(classifier=default_classifier))
+    session = AuditSession.create(cfg,
+                                  session_deps(benchmark=make_benchmark([task], ts), roles=roles,
+                                               sandbox_factory=FakeSandbox({T: task}, {t.id: t for t in ts}),
+                                               tools_factory=tools_factory,
+                                               hooks=Hooks(classifier=default_classifier)))
     return session, roles
 
 

@@ -17,6 +17,7 @@ from testjack_tui.tui.screens.audit import AuditScreen, trial_views
 from testjack_tui.tui.screens.dialogs import ChooseScreen
 from testjack_tui.tui.screens.report import ReportScreen
 from testjack_tui.tui.screens.selection import SelectionScreen
+from testjack_tui.compose import session_deps
 
 T = "t1"
 STYLED = "[bold]evil[/bold]"  # would turn bold and lose its tags
@@ -40,9 +41,10 @@ def hostile_session():
     benchmark.name = "[blink]bench[/]"
     roles = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst(chains))
     session = AuditSession.create(SessionConfig(benchmark="fake", rounds=10, step=False, auto_approve=True),
-                                  benchmark=benchmark, roles=roles,
-                                  sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
-                                  tools_factory=tools_factory, hooks=Hooks(classifier=default_classifier))
+                                  session_deps(benchmark=benchmark, roles=roles,
+                                               sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                               tools_factory=tools_factory,
+                                               hooks=Hooks(classifier=default_classifier)))
     return session, benchmark
 
 

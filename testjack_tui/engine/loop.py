@@ -196,7 +196,7 @@ class TaskLoop:
         worlds = self._worlds_for(trial, role)
         factory = self.env.tools_factory
         if factory is None:
-            raise RuntimeError("the session has no tools factory (testjack_tui.compose.install() gives one)")
+            raise RuntimeError("the session has no tools factory (testjack_tui.compose.session_deps() gives one)")
         tools = factory(self.env, self.task, trial, worlds, evidence or None)
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],

@@ -86,7 +86,7 @@ async def ensure_reference(env: EngineEnv, task: Task, tools_factory: ToolsFacto
         return stripped, stored["problem"]
 
     if tools_factory is None:
-        raise RuntimeError("the session has no tools factory (testjack_tui.compose.install() gives one)")
+        raise RuntimeError("the session has no tools factory (testjack_tui.compose.session_deps() gives one)")
     null = await env.sandbox.prepare(stripped, "null")
     tools = tools_factory(env, stripped, None, {"null": null}, None)
     ctx = AuditContext(session_id=env.session_id, task=stripped, trial=None, tools=tools, emit=env.emit,
