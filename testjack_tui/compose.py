@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from testjack_tui.engine.deps import SessionDeps
 from testjack_tui.engine.env import EngineEnv, ToolsFactory
-from testjack_tui.engine.hooks import Hooks
+from testjack_tui.engine.hooks import Classifier, Hooks
 from testjack_tui.engine.roles import Approver, RoleSet, WorldTools
 from testjack_tui.model import Benchmark, Task, Trial
 from testjack_tui.sandbox.api import WorldRef
@@ -35,6 +35,15 @@ def make_roles(agents: dict[str, str], benchmark: Benchmark, config: Config | No
     return build(agents, benchmark, config)
 
 
+def app_hooks(classifier: Classifier | None = None) -> Hooks:
+    """The application's hooks: the ambiguity rule classifies witnesses (unless `classifier`
+    is given), the detectors give every audited trial its evidence."""
+    from testjack_tui.engine.ambiguity import classify_witnesses
+    from testjack_tui.engine.detectors import evidence_provider
+
+    return Hooks(classifier=classifier or classify_witnesses, evidence=[evidence_provider])
+
+
 def session_deps(*, benchmark: Benchmark | None = None, roles: RoleSet | None = None,
                  approver: Approver | None = None, operator: bool = False,
                  app_config: Config | None = None, sandbox_factory: BackendFactory | None = None,
@@ -43,5 +52,5 @@ def session_deps(*, benchmark: Benchmark | None = None, roles: RoleSet | None = 
     built already) and tools, and what the caller has at hand."""
     return SessionDeps(benchmark=benchmark, roles=roles, roles_factory=make_roles,
                        tools_factory=tools_factory or sandbox_tools, sandbox_factory=sandbox_factory,
-                       hooks=hooks or Hooks(), app_config=app_config, approver=approver,
+                       hooks=hooks or app_hooks(), app_config=app_config, approver=approver,
                        operator=operator)

@@ -17,11 +17,11 @@ from testjack_tui.agents.explainer import LLMExplainer, ScriptedExplainer, scrip
 from testjack_tui.agents.chat import OpenAIChatModel
 from testjack_tui.config import Profile
 from testjack_tui.engine.failure_patterns import pattern_key
-from testjack_tui.engine.hooks import Hooks, default_classifier
+from testjack_tui.engine.hooks import default_classifier
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.roles import FailurePattern
 from testjack_tui.engine.session import AuditSession, SessionConfig
-from testjack_tui.compose import session_deps
+from testjack_tui.compose import app_hooks, session_deps
 
 
 @dataclass
@@ -43,7 +43,7 @@ def session_with(explainer, session_id=None):
     session = AuditSession.create(cfg,
                                   session_deps(benchmark=make_benchmark([task], trials), roles=roles,
                                                sandbox_factory=sandbox, tools_factory=tools_factory,
-                                               hooks=Hooks(classifier=default_classifier)), session_id=session_id)
+                                               hooks=app_hooks(classifier=default_classifier)), session_id=session_id)
     return session, task, trials
 
 

@@ -9,11 +9,11 @@ import pytest
 from engine_fakes import (FakeAnalyst, FakeAudit, FakeReviewer, FakeRoles, FakeSandbox, cand,
                           make_benchmark, make_task, tools_factory)
 from test_sampler import sim
-from testjack_tui.engine.hooks import Hooks, default_classifier
+from testjack_tui.engine.hooks import default_classifier
 from testjack_tui.engine.sampling import UniformSampler, register_sampler
 from testjack_tui.engine.session import AuditSession, SessionConfig
 from testjack_tui.model import Trial
-from testjack_tui.compose import session_deps
+from testjack_tui.compose import app_hooks, session_deps
 
 T = "t1"
 CAPTURED: list = []
@@ -56,7 +56,7 @@ def run_session(sampler: str, seed: int = 0, rounds: int = 1):
                                   session_deps(benchmark=make_benchmark([task], ts), roles=roles,
                                                sandbox_factory=FakeSandbox({T: task}, {t.id: t for t in ts}),
                                                tools_factory=tools_factory,
-                                               hooks=Hooks(classifier=default_classifier)))
+                                               hooks=app_hooks(classifier=default_classifier)))
     return session, roles
 
 
