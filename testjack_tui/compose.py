@@ -11,6 +11,7 @@ from testjack_tui.engine.deps import SessionDeps
 from testjack_tui.engine.env import EngineEnv, ToolsFactory
 from testjack_tui.engine.hooks import Classifier, Hooks
 from testjack_tui.engine.roles import Approver, RoleSet, WorldTools
+from testjack_tui.engine.sampling import Samplers
 from testjack_tui.model import Benchmark, Task, Trial
 from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import BackendFactory
@@ -47,10 +48,14 @@ def app_hooks(classifier: Classifier | None = None) -> Hooks:
 def session_deps(*, benchmark: Benchmark | None = None, roles: RoleSet | None = None,
                  approver: Approver | None = None, operator: bool = False,
                  app_config: Config | None = None, sandbox_factory: BackendFactory | None = None,
-                 hooks: Hooks | None = None, tools_factory: ToolsFactory | None = None) -> SessionDeps:
+                 hooks: Hooks | None = None, tools_factory: ToolsFactory | None = None,
+                 samplers: Samplers | None = None) -> SessionDeps:
     """The application's collaborators for one session: the agents' roles (unless `roles` is
-    built already) and tools, and what the caller has at hand."""
-    return SessionDeps(benchmark=benchmark, roles=roles, roles_factory=make_roles,
+    built already) and tools, its hooks and samplers, and what the caller has at hand."""
+    deps = SessionDeps(benchmark=benchmark, roles=roles, roles_factory=make_roles,
                        tools_factory=tools_factory or sandbox_tools, sandbox_factory=sandbox_factory,
                        hooks=hooks or app_hooks(), app_config=app_config, approver=approver,
                        operator=operator)
+    if samplers is not None:
+        deps.samplers = samplers
+    return deps

@@ -17,6 +17,7 @@ from testjack_tui.sandbox.backend import BackendFactory
 from .env import ToolsFactory
 from .hooks import Hooks
 from .roles import Approver, RoleSet
+from .sampling import Samplers
 
 if TYPE_CHECKING:
     from testjack_tui.config import Config
@@ -44,3 +45,10 @@ class SessionDeps:
     app_config: Config | None = None  # None: the user's config file, read when first needed
     approver: Approver | None = None  # answers approvals instead of the operator (--verdicts)
     operator: bool = False  # a person answers at the TUI: verdicts that need one go there
+    samplers: Samplers = field(default_factory=lambda: _samplers())  # what `--sampler` may name
+
+
+def _samplers() -> Samplers:
+    from .samplers import SAMPLERS  # the sampler's module: only when a session is made
+
+    return SAMPLERS

@@ -20,6 +20,7 @@ from .control import Control
 from .hooks import Hooks
 from .roles import Approver, RoleSet, WorldTools
 from .runner import TestRunner
+from .sampling import UNIFORM, Samplers
 from .store import SessionStore
 
 
@@ -58,3 +59,4 @@ class EngineEnv:
     # Per model, over every task of the session: share of its trials with structural static
     # evidence (samplers.model_record); the lightweight samplers read it.
     model_record: dict[str, float] = field(default_factory=dict)
+    samplers: Samplers = UNIFORM  # the session's (SessionDeps.samplers)

@@ -35,7 +35,7 @@ from .failure_kinds import AUDIT_FAILED, cause, never_a_reading, void_audit
 from .runner import RunResult, combined_status, is_failing
 from .tampering import with_canary_evidence
 from .verdicts import analysis_checklist
-from .sampling import Sampler, SamplerContext, SamplerState, make_sampler
+from .sampling import Sampler, SamplerContext, SamplerState
 from .task_checks import TaskCheck, check_task
 
 ANALYSIS = "analysis"  # scope/trial key of the task-analysis role's outputs
@@ -245,7 +245,7 @@ class TaskLoop:
             ctx = SamplerContext(trials=chosen, evidence=self.evidence,
                                  static_evidence=self._static_evidence(chosen),
                                  features=self.features, model_record=dict(self.env.model_record))
-            self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
+            self.sampler = env.samplers.make(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
             await self.task_analysis()
         while True:

@@ -411,7 +411,8 @@ class AuditSession:
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self.deps.hooks, tools_factory=self.deps.tools_factory,
                             operator_approver=self.approvals if self.deps.operator else None,
-                            static_evidence=static, model_record=model_record(static, model_of))
+                            static_evidence=static, model_record=model_record(static, model_of),
+                            samplers=self.deps.samplers)
             # The bound is on work, not on a task's lifetime: a task waiting for a person
             # (a decision, a step gate, a pause) gives its slot back (engine/slots.py).
             def queued(ahead: dict[str, int]) -> None:
