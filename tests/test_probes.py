@@ -45,7 +45,7 @@ class FakeSandbox:
     def __init__(self, stdout: str, exit_code: int = 0):
         self.stdout, self.exit_code, self.calls = stdout, exit_code, []
 
-    async def prepare(self, task, kind):
+    async def prepare(self, task, kind, trial=None):  # SandboxBackend.prepare
         return f"{task.id}/{kind}"
 
     async def exec(self, world, argv, **kwargs):
