@@ -10,10 +10,6 @@ import sys
 
 import typer
 
-from testjack_tui import compose
-
-compose.install()  # the composition root: the engine gets its agents and tools from here
-
 app = typer.Typer(
     name="testjack-tui",
     help="Audit the 'solved' trials of coding-agent benchmarks with witness tests.",

@@ -7,10 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from testjack_tui import compose
-
-compose.install()  # as the CLI and the TUI do at start-up
-
 # Fixture benchmarks carry their own repositories with their own tests (some deliberately
 # flaky or failing): they are data for our tests, never part of this suite.
 collect_ignore_glob = ["fixtures/*"]

@@ -14,6 +14,7 @@ from testjack_tui.agents.caps import ROLE_CAPS, RequestCapReached
 from testjack_tui.config import Profile
 from testjack_tui.engine.events import Log
 from testjack_tui.engine.roles import Candidate
+from testjack_tui.compose import session_deps
 
 CANDIDATE = Candidate(id="calc:trial-1:1.v1", path="tests/test_tj_negative.py",
                       source="def test_neg():\n    assert 1\n", requirement="rejects negatives", author="audit")
@@ -74,9 +75,9 @@ async def test_a_one_round_audit_of_one_task_against_a_useless_endpoint_stays_un
         implementer = None
 
     session = AuditSession.create(SessionConfig(benchmark="fake", mode="lightweight", rounds=1),
-                                  benchmark=bench, roles=Roles(),
-                                  sandbox_factory=FakeSandbox({"t1": task}, {t.id: t for t in trials}),
-                                  tools_factory=lambda env, task, trial, worlds, evidence: FileWorlds(trial))
+                                  session_deps(benchmark=bench, roles=Roles(),
+                                               sandbox_factory=FakeSandbox({"t1": task}, {t.id: t for t in trials}),
+                                               tools_factory=lambda env, task, trial, worlds, evidence: FileWorlds(trial)))
     events: list = []
     session.subscribe(events.append)
     assert await session.run() == "failed"

@@ -234,6 +234,7 @@ async def test_the_auditor_probes_the_reference_and_sees_what_it_does_never_its_
     G's lines printed some other way are withheld."""
     from testjack_tui.agents.sealed import WITHHELD, reference_lines
     from testjack_tui.engine.budget import Budget
+    from testjack_tui.engine.budgeted import BudgetedBackend
     from testjack_tui.engine.config import BudgetLimits
     from testjack_tui.engine.store import SessionStore
 
@@ -253,7 +254,7 @@ async def test_the_auditor_probes_the_reference_and_sees_what_it_does_never_its_
     events: list = []
     agent = LLMAuditAgent(OpenAIChatModel(Profile(name="fake", base_url=server.base_url,
                                                   model="fake-model", timeout=5)))
-    async with SandboxTools(sandbox, task, trial, worlds, budget=budget) as tools:
+    async with SandboxTools(BudgetedBackend(sandbox, budget), task, trial, worlds) as tools:
         await agent.audit(AuditContext(session_id="sbx", task=task, trial=trial, tools=tools,
                                        emit=events.append, ledger=MemoryLedger()))
     await agent.aclose()

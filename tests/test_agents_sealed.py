@@ -35,18 +35,18 @@ class _Live:
     def __init__(self, world, log):
         self.world, self.log = world, log
 
-    async def exec(self, command, timeout=60):
+    async def exec(self, command, timeout=60, cwd=None, env=None, stdin=None):
         self.log.append((self.world, command))
         return _exec("ok")
 
-    async def read_file(self, path):
+    async def read_file(self, path, max_bytes=2 * 1024 * 1024):
         self.log.append((self.world, "read", path))
         return "G source"
 
     async def list_files(self, path="."):
         return ["calc.py"]
 
-    async def run_tests(self, ids, files=None):
+    async def run_tests(self, ids, files=None, timeout=300, isolate_harness=False):
         self.log.append((self.world, tuple(ids)))
         return Run(self.world, list(ids), {i: Outcome(i, "failed", LEAKED) for i in ids}, _exec())
 

@@ -20,6 +20,7 @@ from testjack_tui.agents.tools import SandboxTools, format_test_run
 from testjack_tui.agents.untrusted import Fence
 from testjack_tui.config import Profile
 from testjack_tui.engine.budget import Budget
+from testjack_tui.engine.budgeted import BudgetedBackend
 from testjack_tui.engine.config import BudgetLimits
 from testjack_tui.engine.roles import BudgetExceeded
 from testjack_tui.engine.store import SessionStore
@@ -112,14 +113,14 @@ def test_fence_labels_stay_readable():
 
 
 class _Live:
-    def __init__(self, log):
-        self.log = log
+    def __init__(self, world, log):
+        self.world, self.log = world, log
 
-    async def exec(self, command, timeout=60):
+    async def exec(self, command, timeout=60, cwd=None, env=None, stdin=None):
         self.log.append(command)
         return _exec("ok")
 
-    async def run_tests(self, ids, files=None):
+    async def run_tests(self, ids, files=None, timeout=300, isolate_harness=False):
         self.log.append(tuple(ids))
         return Run("w", list(ids), {i: Outcome(i, "passed") for i in ids}, _exec())
 
@@ -133,7 +134,7 @@ class _Sandbox:
 
     @asynccontextmanager
     async def open(self, world):
-        yield _Live(self.log)
+        yield _Live(world, self.log)
 
 
 async def test_agent_executions_count_against_the_run_budget(tmp_path):
@@ -141,7 +142,7 @@ async def test_agent_executions_count_against_the_run_budget(tmp_path):
     budget = Budget(store, BudgetLimits(test_runs=2), "s")
     sandbox = _Sandbox()
     trial = make_trial()
-    tools = SandboxTools(sandbox, make_task(), trial, {"null": "n", "model": "m"}, budget=budget)
+    tools = SandboxTools(BudgetedBackend(sandbox, budget), make_task(), trial, {"null": "n", "model": "m"})
     box = Toolbox("audit", tools, Fence(), "audit")
     assert "ok" in (await box.call("run", '{"world": "null", "command": "ls"}')).text
     assert "PASSED" in (await box.call("run_tests", '{"world": "model", "test_ids": ["t::a"]}')).text
@@ -161,7 +162,7 @@ async def test_a_model_hitting_the_run_budget_stops_the_audit(tmp_path):
     store = SessionStore(tmp_path / "s.db")
     budget = Budget(store, BudgetLimits(test_runs=1), "s")
     trial = make_trial()
-    tools = SandboxTools(_Sandbox(), make_task(), trial, {"null": "n"}, budget=budget)
+    tools = SandboxTools(BudgetedBackend(_Sandbox(), budget), make_task(), trial, {"null": "n"})
     with FakeOpenAIServer() as server:
         server.script(*[Reply(tool_calls=[("run", {"world": "null", "command": "ls"})])] * 3)
         agent = LLMAuditAgent(OpenAIChatModel(Profile(name="f", base_url=server.base_url, model="fake-model",

@@ -179,9 +179,10 @@ def test_engine_hook_classifies_records_and_uses_checklist_quotes():
         hooks.WitnessRecord("w-list", "t", "tests/test_b.py", "", "unknown keys raise ValidationError",
                             True, checklist=checklist),
     ]
-    hooks.register_classifier(None)
-    assert hooks.get_classifier() is __import__("testjack_tui.engine.ambiguity", fromlist=["x"]).classify_witnesses
-    got = hooks.classify(task, records, everyone_fails, trials)
+    from testjack_tui.compose import app_hooks
+
+    # the application's hooks classify with the ambiguity rule
+    got = app_hooks().classify(task, records, everyone_fails, trials)
     assert got["w-amb"].label == "ambiguous" and got["w-amb"].rho == 1.0
     assert got["w-amb"].note == 'Add to the task: "Aliases ignore case."'
     assert got["w-list"].label == "refutes"

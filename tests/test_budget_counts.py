@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from testjack_tui.engine.budget import Budget
+from testjack_tui.engine.budgeted import BudgetedBackend
 from testjack_tui.engine.config import BudgetLimits
 from testjack_tui.engine.roles import BudgetExceeded
-from testjack_tui.engine.runner import CountedSandbox
 from testjack_tui.engine.store import SessionStore
 
 
@@ -28,20 +28,21 @@ async def test_detector_and_agent_executions_count_and_stop_at_the_limit(tmp_pat
     store = SessionStore(tmp_path / "s.db")
     budget = Budget(store, BudgetLimits(test_runs=2), "s")
     inner = Recorder()
-    counted = CountedSandbox(inner, budget)
+    counted = BudgetedBackend(inner, budget)
     await counted.exec("w", "coverage run")
     await counted.run_tests("w", ["t"])
     with pytest.raises(BudgetExceeded):
         await counted.exec("w", "one too many")
     assert budget.test_runs == 2 and len(inner.calls) == 2  # the third never ran
+    await counted.unmetered.exec("w", "cat calc.py")  # reading a world's files is no run
+    assert budget.test_runs == 2 and len(inner.calls) == 3
 
     from testjack_tui.compose import sandbox_tools
 
     class Env:
-        sandbox = inner
-    Env.budget = budget
+        sandbox = counted
     tools = sandbox_tools(Env, None, None, {}, None)
-    assert tools.budget is budget  # the agents' tool calls reserve from the same budget
+    assert tools.sandbox is counted  # the agents' tool calls go through the same one backend
 
 
 def test_runs_in_flight_at_a_kill_are_counted_on_resume(tmp_path):
@@ -73,7 +74,7 @@ async def test_the_wall_time_budget_stops_a_hanging_run(tmp_path):
     store = SessionStore(tmp_path / "s.db")
     budget = Budget(store, BudgetLimits(seconds=0.5), "s")
     budget.start_clock()
-    runner = TestRunner(Hanging(), store, budget, lambda e: None, "s")
+    runner = TestRunner(BudgetedBackend(Hanging(), budget), store, lambda e: None, "s")
     world = WorldRef("t", "model", "x", "img", "/app")
     with pytest.raises(BudgetExceeded) as exc:
         # the run's own timeout is 300 s; the hang guard fails long before it
@@ -89,7 +90,7 @@ async def test_the_report_counts_the_same_runs_as_the_gauge(tmp_path):
 
     store = SessionStore(tmp_path / "s.db")
     budget = Budget(store, BudgetLimits(), "s")
-    counted = CountedSandbox(Recorder(), budget)
+    counted = BudgetedBackend(Recorder(), budget)
     await counted.exec("w", "coverage run")
     await counted.run_tests("w", ["t"])
     assert budget.test_runs == 2

@@ -104,7 +104,7 @@ async def test_session_pauses_at_test_run_limit_and_resumes_to_the_same_result()
     assert any(isinstance(e, BudgetChanged) and e.test_runs_limit == total_runs // 2 for e in events)
 
     # Resume in "another process": a new session object on the same database, raised limit.
-    again = AuditSession.open(session.id, **session._deps)
+    again = AuditSession.open(session.id, session.deps)
     again.raise_limits(test_runs=total_runs * 2)
     assert await again.run() == "finished"
     assert outcome_view(again.summary()) == outcome_view(reference.summary())

@@ -55,7 +55,8 @@ async def test_export_writes_t1_and_underspecified_witnesses_apart_from_the_suit
     from engine_fakes import cand
     from test_engine_loop import T, build, scenario
     from testjack_tui.engine.export import plan_export, write_harbor
-    from testjack_tui.engine.hooks import Hooks, WitnessClass
+    from testjack_tui.compose import app_hooks
+    from testjack_tui.engine.hooks import WitnessClass
 
     def classify(task, witnesses, runs, trials):
         return {w.id: WitnessClass("ambiguous", 0.8, 'Add to the task: "Handles quote."')
@@ -63,7 +64,7 @@ async def test_export_writes_t1_and_underspecified_witnesses_apart_from_the_suit
 
     analysis = [[cand(T, None, 1, "alias", author="task_analysis")],
                 [cand(T, None, 2, "nothing", author="task_analysis")]]
-    session, _, _ = build(hooks=Hooks(classifier=classify), analysis=analysis)
+    session, _, _ = build(hooks=app_hooks(classifier=classify), analysis=analysis)
     assert await session.run() == "finished"
     task, trials, _ = scenario()
     [exp] = plan_export(session.id, {T: task})

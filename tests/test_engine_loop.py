@@ -11,10 +11,11 @@ from engine_fakes import (FakeAnalyst, FakeAudit, FakeReviewer, FakeRoles, FakeS
                           make_benchmark, make_task, make_trial, tools_factory)
 from testjack_tui.engine.events import (ApprovalRequested, CandidateDropped, Paused, RoundFinished,
                                         TaskChecked)
-from testjack_tui.engine.hooks import Hooks, WitnessClass, default_classifier
+from testjack_tui.engine.hooks import WitnessClass, default_classifier
 from testjack_tui.engine.roles import ApprovalDecision
 from testjack_tui.engine.session import AuditSession, SessionConfig
 from testjack_tui.engine.summary import outcome_view
+from testjack_tui.compose import app_hooks, session_deps
 
 T = "t1"
 
@@ -57,9 +58,10 @@ def build(config: dict | None = None, *, task=None, trials=None, chains=None, an
         all_chains["analysis"] = analysis
     roles = FakeRoles(FakeAudit(all_chains), FakeReviewer(), FakeAnalyst(all_chains))
     cfg = SessionConfig(benchmark="fake", **{"rounds": 10, **(config or {})})
-    session = AuditSession.create(cfg, session_id=session_id, benchmark=benchmark, roles=roles,
-                                  sandbox_factory=sandbox, tools_factory=tools_factory,
-                                  hooks=hooks or Hooks(classifier=default_classifier))
+    session = AuditSession.create(cfg,
+                                  session_deps(benchmark=benchmark, roles=roles, sandbox_factory=sandbox,
+                                               tools_factory=tools_factory,
+                                               hooks=hooks or app_hooks(classifier=default_classifier)), session_id=session_id)
     return session, sandbox, roles
 
 
@@ -263,7 +265,7 @@ async def test_classifier_hook_ambiguous_witnesses_do_not_refute():
     def all_ambiguous(task, witnesses, runs_by_trial, trials):
         return {w.id: WitnessClass("ambiguous", 1.0, "say it in P") for w in witnesses}
 
-    session, _, _ = build(hooks=Hooks(classifier=all_ambiguous))
+    session, _, _ = build(hooks=app_hooks(classifier=all_ambiguous))
     await session.run()
     st = states(session.summary())
     assert "refuted" not in st.values()
@@ -284,7 +286,7 @@ async def test_refutation_withdrawn_when_witness_turns_ambiguous():
     trials = [make_trial(T, "e1", "m1", ["alias"]), make_trial(T, "e2", "m2", ["alias"])]
     chains = {"e1": [[cand(T, "e1", 1, "alias")]], "e2": [[cand(T, "e2", 1, "alias")]]}
     session, _, _ = build({"mode": "per-trial"}, task=task, trials=trials, chains=chains,
-                          hooks=Hooks(classifier=by_count))
+                          hooks=app_hooks(classifier=by_count))
     events = []
     session.subscribe(events.append)
     await session.run()
@@ -305,7 +307,7 @@ async def test_rho_is_over_every_passing_trial_of_the_task_whatever_the_selectio
     outcomes = []
     for extra in ({}, {"trials": ["a1"]}):
         session, sandbox, _ = build({"mode": "per-trial", **extra}, task=task, trials=trials,
-                                    chains=chains, hooks=Hooks())
+                                    chains=chains, hooks=app_hooks())
         assert await session.run() == "finished"
         summary = session.summary()
         [w] = summary.tasks[T].witnesses

@@ -9,11 +9,12 @@ from engine_fakes import (FakeAnalyst, FakeAudit, FakeRoles, FakeSandbox, cand, 
                           make_task, make_trial, tools_factory)
 from testjack_tui.sandbox.api import TestOutcome as Outcome
 from testjack_tui.sandbox.api import TestRun as Run
-from testjack_tui.engine.hooks import Hooks, default_classifier
+from testjack_tui.engine.hooks import default_classifier
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.report_render import trial_markdown
 from testjack_tui.engine.roles import ReviewVerdict
 from testjack_tui.engine.session import AuditSession, SessionConfig
+from testjack_tui.compose import app_hooks, session_deps
 
 T = "t1"
 
@@ -67,9 +68,10 @@ def build(reviewer, session_id):
     sandbox = CaseSandbox({task.id: task}, {t.id: t for t in trials})
     roles = FakeRoles(FakeAudit(chains), reviewer, FakeAnalyst({}))
     cfg = SessionConfig(benchmark="fake", rounds=1, auto_approve=True, audit_first=["a1"], task_analysis=False)
-    session = AuditSession.create(cfg, session_id=session_id, benchmark=make_benchmark([task], trials),
-                                  roles=roles, sandbox_factory=sandbox, tools_factory=tools_factory,
-                                  hooks=Hooks(classifier=default_classifier))
+    session = AuditSession.create(cfg,
+                                  session_deps(benchmark=make_benchmark([task], trials), roles=roles,
+                                               sandbox_factory=sandbox, tools_factory=tools_factory,
+                                               hooks=app_hooks(classifier=default_classifier)), session_id=session_id)
     return session
 
 

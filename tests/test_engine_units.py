@@ -8,8 +8,7 @@ from testjack_tui.engine.config import BudgetLimits, SessionConfig
 from testjack_tui.engine.control import Control
 from testjack_tui.engine.oracle import CandidateBook, feedback_for
 from testjack_tui.engine.runner import RunResult, combined_status, run_key
-from testjack_tui.engine.sampling import (SamplerContext, SamplerState, UniformSampler, make_sampler,
-                                          register_sampler, sampler_names)
+from testjack_tui.engine.sampling import UNIFORM, SamplerContext, SamplerState, UniformSampler
 from testjack_tui.errors import InputError
 
 
@@ -40,12 +39,12 @@ def test_sampler_registry():
         def pick(self, active, state):
             return sorted(active, key=lambda t: t.id)[0]
 
-    register_sampler("first-test", First, "always the first trial")
-    assert "first-test" in sampler_names() and "uniform" in sampler_names()
-    sampler = make_sampler("first-test", make_task("t"), 0, SamplerContext(trials(3)))
+    samplers = UNIFORM.with_("first-test", First, "always the first trial")
+    assert samplers.names() == ["first-test", "uniform"] and UNIFORM.names() == ["uniform"]  # a new set
+    sampler = samplers.make("first-test", make_task("t"), 0, SamplerContext(trials(3)))
     assert sampler.pick(trials(3), SamplerState(1)).id == "tr0"
     with pytest.raises(InputError, match="sampler"):
-        make_sampler("nope", make_task("t"), 0, SamplerContext([]))
+        samplers.make("nope", make_task("t"), 0, SamplerContext([]))
 
 
 def test_candidate_book_keeps_agent_ids_and_renames_clashing_paths():

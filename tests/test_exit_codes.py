@@ -114,7 +114,7 @@ class DeadRunner(FakeSandbox):
 
 def test_audit_exits_non_zero_when_no_candidate_could_run(tmp_path):
     session, sandbox, _ = build({"seed": 1})
-    session._deps["sandbox_factory"] = DeadRunner(sandbox.tasks, sandbox.trials)
+    session.deps.sandbox_factory = DeadRunner(sandbox.tasks, sandbox.trials)
     stream = io.StringIO()
     code = run_session(session, tmp_path / "out", verbose=False, ask_operator=False, stream=stream)
     assert code == EXIT_AUDIT_FAILED, stream.getvalue()[-2000:]

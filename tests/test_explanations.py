@@ -11,6 +11,7 @@ from claims_check import unbacked
 
 from testjack_tui.engine.detectors.signals import Evidence
 from testjack_tui.engine.explanations import BY_AGENT, PARTS, Facts, Run, explain
+from testjack_tui.compose import session_deps
 
 P = ("Add `parse_duration(text)` to recordkit/durations.py. It knows the units `ms`, `s`, `m`, `h`, "
      "`d` (days) and `w` (weeks), and compound values such as `1h30m` add up.")
@@ -164,8 +165,8 @@ async def test_a_session_report_explains_with_the_agents_finding_backed_by_its_r
             implementer = None
 
         session = AuditSession.create(SessionConfig(benchmark="fake", mode="per-trial", rounds=5),
-                                      benchmark=bench, roles=Roles(), sandbox_factory=sandbox,
-                                      tools_factory=lambda env, task, trial, worlds, evidence: _Tools(trial))
+                                      session_deps(benchmark=bench, roles=Roles(), sandbox_factory=sandbox,
+                                                   tools_factory=lambda env, task, trial, worlds, evidence: _Tools(trial)))
         assert await session.run() == "finished"
         await agent.aclose()
     report = build_report(session.id, benchmark=bench)

@@ -17,10 +17,11 @@ from testjack_tui.agents.explainer import LLMExplainer, ScriptedExplainer, scrip
 from testjack_tui.agents.chat import OpenAIChatModel
 from testjack_tui.config import Profile
 from testjack_tui.engine.failure_patterns import pattern_key
-from testjack_tui.engine.hooks import Hooks, default_classifier
+from testjack_tui.engine.hooks import default_classifier
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.roles import FailurePattern
 from testjack_tui.engine.session import AuditSession, SessionConfig
+from testjack_tui.compose import app_hooks, session_deps
 
 
 @dataclass
@@ -39,9 +40,10 @@ def session_with(explainer, session_id=None):
     sandbox = FakeSandbox({task.id: task}, {t.id: t for t in trials})
     roles = RolesWithExplainer(FakeAudit(chains), FakeReviewer(), FakeAnalyst(chains), explainer=explainer)
     cfg = SessionConfig(benchmark="fake", rounds=10, auto_approve=True)
-    session = AuditSession.create(cfg, session_id=session_id, benchmark=make_benchmark([task], trials), roles=roles,
-                                  sandbox_factory=sandbox, tools_factory=tools_factory,
-                                  hooks=Hooks(classifier=default_classifier))
+    session = AuditSession.create(cfg,
+                                  session_deps(benchmark=make_benchmark([task], trials), roles=roles,
+                                               sandbox_factory=sandbox, tools_factory=tools_factory,
+                                               hooks=app_hooks(classifier=default_classifier)), session_id=session_id)
     return session, task, trials
 
 

@@ -10,6 +10,7 @@ import io
 from testjack_tui.commands.audit_cmd import ProgressPrinter
 from testjack_tui.engine.events import ImageProgress
 from testjack_tui.tui.live_state import LiveSession
+from testjack_tui.compose import session_deps
 
 MESSAGE = "building localhost/testjack-toolchain-node:bookworm: apt-get install nodejs npm (a few minutes)"
 
@@ -31,7 +32,7 @@ def test_an_audit_session_hears_its_sandboxs_image_builds():
     from testjack_tui.engine.config import SessionConfig
     from testjack_tui.engine.session import AuditSession
 
-    session = AuditSession.create(SessionConfig(benchmark=str(DEMO)))
+    session = AuditSession.create(SessionConfig(benchmark=str(DEMO)), session_deps())
     seen: list = []
     session.subscribe(seen.append)
     sandbox = session._sandbox()  # the local podman backend an audit runs on (not entered)

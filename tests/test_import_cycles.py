@@ -142,7 +142,7 @@ def test_cycles_are_found(tmp_path):
 def test_the_graph_is_read():
     graph = import_graph()
     assert "testjack_tui.engine.env" in graph["testjack_tui.engine.loop"]
-    assert "testjack_tui.sandbox.backend" in graph["testjack_tui.engine.env"]
+    assert "testjack_tui.sandbox.backend" in graph["testjack_tui.engine.budgeted"]
     # the linked folders are walked too
     assert {"testjack_tui.sandbox.runners.base", "testjack_tui.benchmarks.swebench"} <= set(graph)
 

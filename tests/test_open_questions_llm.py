@@ -16,6 +16,7 @@ from testjack_tui.engine import open_questions
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.report_render import session_markdown
 from testjack_tui.engine.session import AuditSession, SessionConfig
+from testjack_tui.compose import session_deps
 
 T = "t1"
 PATH = "tests/test_tj_alias.py"
@@ -52,9 +53,10 @@ async def test_a_model_judging_a_discriminating_test_questionable_opens_a_questi
         def tools(env, task, trial, worlds, evidence):
             from agents_worlds import FileWorlds
             return FileWorlds(trial)
-        session = AuditSession.create(cfg, benchmark=make_benchmark([task], trials), roles=roles,
-                                      sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
-                                      tools_factory=tools)
+        session = AuditSession.create(cfg,
+                                      session_deps(benchmark=make_benchmark([task], trials), roles=roles,
+                                                   sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                                   tools_factory=tools))
         events: list = []
         session.subscribe(events.append)
         state = await session.run()

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from testjack_tui.benchmarks import load_benchmark
+from testjack_tui.engine.budgeted import BudgetedBackend
 from testjack_tui.engine.probes import ProbeError, materialize_probe, parse_probe, probe_test_source
 from testjack_tui.engine.roles import Candidate
 from testjack_tui.errors import InputError
@@ -44,7 +45,7 @@ class FakeSandbox:
     def __init__(self, stdout: str, exit_code: int = 0):
         self.stdout, self.exit_code, self.calls = stdout, exit_code, []
 
-    async def prepare(self, task, kind):
+    async def prepare(self, task, kind, trial=None):  # SandboxBackend.prepare
         return f"{task.id}/{kind}"
 
     async def exec(self, world, argv, **kwargs):
@@ -61,7 +62,8 @@ def run_materialize(tmp_path, source: str, stdout: str, exit_code: int = 0, prog
     task = SimpleNamespace(id="t", reference_program=ReferenceProgram(("sh", "len.sh"), tmp_path / "oracle")
                            if program else None)
     sandbox = FakeSandbox(stdout, exit_code)
-    out = asyncio.run(materialize_probe(SimpleNamespace(sandbox=sandbox), task, candidate(source)))
+    # The session's one sandbox; the task's reference program is no trial code it counts.
+    out = asyncio.run(materialize_probe(SimpleNamespace(sandbox=BudgetedBackend(sandbox)), task, candidate(source)))
     return out, sandbox
 
 

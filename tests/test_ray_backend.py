@@ -17,6 +17,7 @@ from conftest import DEMO
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # the cluster reports nothing home
 import ray  # noqa: E402 - the ray extra; .ci/setup installs it
+from testjack_tui.compose import session_deps
 # Two audits of one task and a cluster on a small shared machine: generous, not unbounded.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]
 
@@ -63,7 +64,7 @@ def home(tmp_path_factory):
 def local(home) -> dict:
     from testjack_tui.engine.session import AuditSession
 
-    session = AuditSession.create(audit_config("local"))
+    session = AuditSession.create(audit_config("local"), session_deps())
     assert asyncio.run(session.run()) == "finished", session.store.get_meta("state_reason")
     return result_of(session)
 
@@ -147,7 +148,7 @@ def on_ray(local, cluster, home) -> dict:
         if "lost" in event.text:
             lost_lines.append(event.text)
 
-    session = AuditSession.create(audit_config("ray"), sandbox_factory=factory)
+    session = AuditSession.create(audit_config("ray"), session_deps(sandbox_factory=factory))
     session.subscribe(watch)
     state = asyncio.run(session.run())
     assert state == "finished", session.store.get_meta("state_reason")

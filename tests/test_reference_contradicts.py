@@ -17,6 +17,7 @@ from testjack_tui.engine.events import CandidateDropped
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.report_render import session_markdown
 from testjack_tui.engine.session import AuditSession, SessionConfig
+from testjack_tui.compose import session_deps
 
 T = "t1"
 QUOTE = "It must handle alias and quoting."
@@ -34,9 +35,9 @@ def _model(server) -> OpenAIChatModel:
 def _session(task, trials, roles):
     from agents_worlds import FileWorlds
     return AuditSession.create(SessionConfig(benchmark="fake", mode="lightweight", rounds=1),
-                               benchmark=make_benchmark([task], trials), roles=roles,
-                               sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
-                               tools_factory=lambda env, task, trial, worlds, evidence: FileWorlds(trial))
+                               session_deps(benchmark=make_benchmark([task], trials), roles=roles,
+                                            sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                            tools_factory=lambda env, task, trial, worlds, evidence: FileWorlds(trial)))
 
 
 async def test_a_repair_answered_with_the_reference_contradicting_p_becomes_a_task_finding():
@@ -125,9 +126,10 @@ async def test_the_operator_says_the_reference_contradicts_p_in_the_verdicts_fil
     operator = FileOperatorAgent(OperatorAuditAgent(), [mine], table=table)
     roles = FakeRoles(operator, FakeReviewer(), None)  # type: ignore[arg-type]
     session = AuditSession.create(SessionConfig(benchmark="fake", mode="lightweight", rounds=1, task_analysis=False),
-                                  benchmark=make_benchmark([task], trials), roles=roles, approver=table,
-                                  sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
-                                  tools_factory=lambda *a: object())
+                                  session_deps(benchmark=make_benchmark([task], trials), roles=roles,
+                                               approver=table,
+                                               sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                               tools_factory=lambda *a: object()))
     assert await session.run() == "finished"
     report = build_report(session.id, benchmark=make_benchmark([task], trials))
     [claim] = report.tasks[T].reference_contradicts

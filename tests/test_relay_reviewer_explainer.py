@@ -17,9 +17,10 @@ from testjack_tui.agents.chat import OpenAIChatModel
 from testjack_tui.agents.explainer import LLMExplainer
 from testjack_tui.agents.roles_llm import LLMReviewer
 from testjack_tui.config import Profile
-from testjack_tui.engine.hooks import Hooks, default_classifier
+from testjack_tui.engine.hooks import default_classifier
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.session import AuditSession, SessionConfig
+from testjack_tui.compose import app_hooks, session_deps
 
 T = "t1"
 PATH = "tests/test_tj_alias.py"
@@ -60,9 +61,11 @@ async def test_reviewer_and_explainer_through_the_endpoint(server, testjack_home
     roles = RolesWithExplainer(FakeAudit(chains), LLMReviewer(model(server)), FakeAnalyst({}),
                                explainer=LLMExplainer(model(server)))
     cfg = SessionConfig(benchmark="fake", rounds=1, auto_approve=True, audit_first=["a1"], task_analysis=False)
-    session = AuditSession.create(cfg, session_id="relay-31", benchmark=make_benchmark([task], trials), roles=roles,
-                                  sandbox_factory=CaseSandbox({task.id: task}, {t.id: t for t in trials}),
-                                  tools_factory=tools_factory, hooks=Hooks(classifier=default_classifier))
+    session = AuditSession.create(cfg,
+                                  session_deps(benchmark=make_benchmark([task], trials), roles=roles,
+                                               sandbox_factory=CaseSandbox({task.id: task}, {t.id: t for t in trials}),
+                                               tools_factory=tools_factory,
+                                               hooks=app_hooks(classifier=default_classifier)), session_id="relay-31")
     assert await session.run() == "finished"
     assert len(server.requests) == 3 and server.remaining == 0
     shown = server.requests[0]["messages"][1]["content"]

@@ -3,6 +3,7 @@ steps (no test re-run, no repeated audit/review/repair), and ends with the same 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 
 from engine_fakes import FakeAnalyst, FakeAudit, FakeReviewer, FakeRoles, FakeSandbox
@@ -11,16 +12,14 @@ from testjack_tui.engine.events import RoundStarted
 from testjack_tui.engine.session import AuditSession, list_sessions
 from testjack_tui.engine.store import SessionStore
 from testjack_tui.engine.summary import outcome_view
+from testjack_tui.compose import session_deps
 
 
 def fresh_deps(session, sandbox=None):
     """What a new process would build: new roles and a new sandbox on the same benchmark."""
-    deps = dict(session._deps)
-    chains = deps["roles"].audit.chains
-    deps["roles"] = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst(chains))
-    if sandbox is not None:
-        deps["sandbox_factory"] = sandbox
-    return deps
+    chains = session.deps.roles.audit.chains
+    return dataclasses.replace(session.deps, roles=FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst(chains)),
+                               sandbox_factory=sandbox or session.deps.sandbox_factory)
 
 
 async def test_resume_after_a_crash_at_every_point_gives_the_same_result():
@@ -35,11 +34,11 @@ async def test_resume_after_a_crash_at_every_point_gives_the_same_result():
         assert await session.run() == "failed"
         ran_before = len(crashing.runs())
         healthy = FakeSandbox({task.id: task}, {t.id: t for t in trials})
-        again = AuditSession.open(session.id, **fresh_deps(session, healthy))
+        again = AuditSession.open(session.id, fresh_deps(session, healthy))
         assert await again.run() == "finished"
         assert outcome_view(again.summary()) == expected, f"crash after {crash_at} runs"
         assert ran_before + len(healthy.runs()) == total, "stored runs are not repeated"
-        new_roles = again._deps["roles"]
+        new_roles = again.deps.roles
         assert set(roles.audit.audits).isdisjoint(new_roles.audit.audits), "no audit asked twice"
         assert set(roles.reviewer.reviewed).isdisjoint(new_roles.reviewer.reviewed), "no review asked twice"
 
@@ -56,7 +55,7 @@ async def test_stop_then_resume():
     session.subscribe(on_event)
     assert await session.run() == "stopped"
     assert session.state == "stopped"
-    again = AuditSession.open(session.id, **fresh_deps(session))
+    again = AuditSession.open(session.id, fresh_deps(session))
     assert await again.run() == "finished"
     reference, _, _ = build({"seed": 4})
     await reference.run()
@@ -89,7 +88,7 @@ def test_llm_response_cache_roundtrip(tmp_path):
 async def test_events_are_logged_in_the_database():
     session, _, _ = build()
     await session.run()
-    kinds = [e["kind"] for e in AuditSession.open(session.id).events()]
+    kinds = [e["kind"] for e in AuditSession.open(session.id, session_deps()).events()]
     assert kinds[0] == "session_started" and kinds[-1] == "session_finished"
     assert "trial_refuted" in kinds and "witness_confirmed" in kinds
 

@@ -10,7 +10,8 @@ import pytest
 
 from conftest import ROOT
 from testjack_tui.engine.samplers import ClusterSampler, cluster, diff_features, jaccard
-from testjack_tui.engine.sampling import SamplerContext, SamplerState, make_sampler, sampler_names
+from testjack_tui.engine.samplers import SAMPLERS
+from testjack_tui.engine.sampling import SamplerContext, SamplerState
 from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial
 
 
@@ -49,8 +50,8 @@ def trials():
 
 
 def test_registered_and_selectable():
-    assert "cluster" in sampler_names()
-    s = make_sampler("cluster", TASK, 0, SamplerContext(trials()))
+    assert "cluster" in SAMPLERS.names()
+    s = SAMPLERS.make("cluster", TASK, 0, SamplerContext(trials()))
     assert isinstance(s, ClusterSampler) and s.name == "cluster"
 
 
@@ -142,7 +143,7 @@ def test_suspicious_first_then_one_trial_per_group_before_any_second_look():
 def test_deterministic_per_seed_and_picks_everything_eventually():
     def order(seed):
         ts = trials()
-        s = make_sampler("cluster", TASK, seed, SamplerContext(ts))
+        s = SAMPLERS.make("cluster", TASK, seed, SamplerContext(ts))
         state, active, seen = SamplerState(round=1), list(ts), []
         while active:
             t = s.pick(active, state)
@@ -155,7 +156,7 @@ def test_deterministic_per_seed_and_picks_everything_eventually():
     assert order(3) == order(3)
     assert sorted(order(5)) == sorted(t.id for t in trials())
     with pytest.raises(ValueError):
-        make_sampler("cluster", TASK, 0, SamplerContext([])).pick([], SamplerState(round=1))
+        SAMPLERS.make("cluster", TASK, 0, SamplerContext([])).pick([], SamplerState(round=1))
 
 
 def test_unknown_trial_in_active_set_is_handled():

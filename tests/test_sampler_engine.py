@@ -9,10 +9,12 @@ import pytest
 from engine_fakes import (FakeAnalyst, FakeAudit, FakeReviewer, FakeRoles, FakeSandbox, cand,
                           make_benchmark, make_task, tools_factory)
 from test_sampler import sim
-from testjack_tui.engine.hooks import Hooks, default_classifier
-from testjack_tui.engine.sampling import UniformSampler, register_sampler
+from testjack_tui.engine.hooks import default_classifier
+from testjack_tui.engine.samplers import SAMPLERS
+from testjack_tui.engine.sampling import UniformSampler
 from testjack_tui.engine.session import AuditSession, SessionConfig
 from testjack_tui.model import Trial
+from testjack_tui.compose import app_hooks, session_deps
 
 T = "t1"
 CAPTURED: list = []
@@ -28,7 +30,7 @@ class CapturingSampler(UniformSampler):
         CAPTURED.append(context)
 
 
-register_sampler("test-capture", CapturingSampler, "test only")
+# This file's samplers: the application's and two of its own, handed to its sessions (no global).
 
 
 def diff(lines: list[str], path: str = "lib/impl.py") -> str:
@@ -51,9 +53,12 @@ def run_session(sampler: str, seed: int = 0, rounds: int = 1):
     chains = {t.id: [[cand(T, t.id, 1, "alias")]] for t in ts}
     roles = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst({}))
     cfg = SessionConfig(benchmark="fake", rounds=rounds, sampler=sampler, seed=seed)
-    session = AuditSession.create(cfg, benchmark=make_benchmark([task], ts), roles=roles,
-                                  sandbox_factory=FakeSandbox({T: task}, {t.id: t for t in ts}),
-                                  tools_factory=tools_factory, hooks=Hooks(classifier=default_classifier))
+    session = AuditSession.create(cfg,
+                                  session_deps(benchmark=make_benchmark([task], ts), roles=roles,
+                                               sandbox_factory=FakeSandbox({T: task}, {t.id: t for t in ts}),
+                                               tools_factory=tools_factory,
+                                               hooks=app_hooks(classifier=default_classifier),
+                                               samplers=TEST_SAMPLERS))
     return session, roles
 
 
@@ -106,7 +111,8 @@ class FirstById:
         return min(active, key=lambda t: t.id)
 
 
-register_sampler("test-first-by-id", FirstById, "test only")
+TEST_SAMPLERS = SAMPLERS.with_("test-capture", CapturingSampler, "test only").with_(
+    "test-first-by-id", FirstById, "test only")
 
 
 def test_ambiguous_reading_is_witnessed_but_refutes_nothing():
@@ -115,5 +121,5 @@ def test_ambiguous_reading_is_witnessed_but_refutes_nothing():
     pop = sim.Population(task, ts, {"x0": None, "x1": None, "x2": "real"},
                          readings={"x0": ("reading",), "x1": ("reading",)}, refuting={"real"})
     # x0's audit yields the ambiguous witness: it fails x1 on replay, but x1 stays active.
-    result = sim.simulate_loop(pop, "test-first-by-id", seed=0)
+    result = sim.simulate_loop(pop, "test-first-by-id", seed=0, samplers=TEST_SAMPLERS)
     assert (result.rounds, result.history) == (3, [0, 0, 1])

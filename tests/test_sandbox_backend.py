@@ -11,6 +11,7 @@ from testjack_tui.sandbox.backend import LiveWorldHandle, SandboxBackend, make_b
 from testjack_tui.sandbox.core import LiveWorld
 from testjack_tui.engine.config import SessionConfig
 from testjack_tui.errors import InputError
+from testjack_tui.compose import session_deps
 
 OPERATIONS = ("prepare", "run_tests", "run_official", "exec", "open", "remove", "sweep", "__aenter__",
               "__aexit__")
@@ -82,10 +83,11 @@ def test_config_file_sandbox_table_sets_the_default_backend(tmp_path):
     path.write_text('[sandbox]\nbackend = "ray"\nray_address = "ray://head:10001"\n')
     config = load_config(path)
     assert (config.backend, config.ray_address) == ("ray", "ray://head:10001")
-    session = AuditSession.create(SessionConfig(benchmark="b"), app_config=config)
+    session = AuditSession.create(SessionConfig(benchmark="b"), session_deps(app_config=config))
     stored = SessionConfig.from_dict(session.store.get_meta("config"))
     assert (stored.backend, stored.ray_address) == ("ray", "ray://head:10001")  # resume keeps it
-    explicit = AuditSession.create(SessionConfig(benchmark="b", backend="local"), app_config=config)
+    explicit = AuditSession.create(SessionConfig(benchmark="b", backend="local"),
+                                   session_deps(app_config=config))
     assert explicit.config.backend == "local"
 
     path.write_text('[sandbox]\nbackend = "kubernetes"\n')

@@ -28,7 +28,7 @@ async def wait_for(pilot, predicate, timeout: float = 15.0) -> None:
 
 def audit_screen(config: dict):
     session, _, _ = build(config)
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     return session, AuditScreen(session, bench, trial_views(bench, None, None))
 
 
@@ -132,7 +132,7 @@ async def test_quitting_a_running_session_asks_and_leaves_it_resumable():
     info = {s["id"]: s for s in AuditSession.list()}[session.id]
     assert info["state"] in ("stopped", "paused", "interrupted")
     # It can run again and finish.
-    again = AuditSession.open(session.id, **session._deps)
+    again = AuditSession.open(session.id, session.deps)
     again.run_to_end()
     assert await again.run() == "finished"
 

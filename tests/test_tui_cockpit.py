@@ -4,6 +4,7 @@ stay right after reopening, the status line says what waits, and overrules are r
 overrules. Engine on its simulated sandbox (engine_fakes); the demo's real diffs for the views."""
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from conftest import DEMO
@@ -39,7 +40,7 @@ def status_text(screen: AuditScreen) -> str:
 
 async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_with_its_note():
     session, _, _ = build({"step": False, "auto_approve": False, "rounds": 10})
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(200, 50)) as pilot:
@@ -114,7 +115,7 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
 
 async def test_counters_come_from_the_store_and_survive_reopening():
     session, _, _ = build({"step": True, "auto_approve": True, "rounds": 10})
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     first = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(200, 50)) as pilot:
@@ -133,7 +134,7 @@ async def test_counters_come_from_the_store_and_survive_reopening():
         app.pop_screen()
         await pilot.pause()
 
-        reopened = AuditSession.open(session.id, **session._deps)
+        reopened = AuditSession.open(session.id, session.deps)
         views = stored_trial_views(reopened.store)
         assert views and all(v.model for v in views)  # the Model column after reopening
         second = AuditScreen(reopened, bench, views, resumed=True)
@@ -163,7 +164,7 @@ async def test_counters_come_from_the_store_and_survive_reopening():
 
 async def test_next_says_why_when_only_decisions_block_the_engine():
     session, _, _ = build({"step": False, "auto_approve": False, "rounds": 10})
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -261,7 +262,7 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
     from testjack_tui.tui.screens.report import ReportScreen, TrialReportScreen
 
     session, _, _ = build({"step": False, "auto_approve": False, "rounds": 10})
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(200, 50)) as pilot:
@@ -349,7 +350,7 @@ async def test_the_report_screen_names_what_awaits_the_operator_and_the_open_que
     session, _, _ = build({"rounds": 1, "audit_first": ["a2"], "auto_approve": True}, task=task, trials=trials,
                           chains={"a2": [[cand(task.id, "a2", 1, "alias", label="questionable")]]})
     assert await session.run() == "finished"
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(160, 50)) as pilot:
         screen = ReportScreen(session, bench)
@@ -370,7 +371,7 @@ async def test_judged_questionable_in_the_dialog_it_is_an_open_question_not_a_re
     task, trials, _ = scenario()
     session, _, _ = build({"rounds": 1, "audit_first": ["a2"], "auto_approve": False}, task=task, trials=trials,
                           chains={"a2": [[cand(task.id, "a2", 1, "alias")]]})
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(200, 50)) as pilot:
@@ -417,7 +418,7 @@ async def test_replay_matrix_fills_in_and_cells_open_the_run_output():
     from testjack_tui.tui.screens.inspect import RunScreen
 
     session, _, _ = build({"step": False, "auto_approve": True, "rounds": 10})
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -483,7 +484,7 @@ async def test_export_to_a_git_branch_commits_the_witnesses_with_their_decisions
     from testjack_tui.services.exporting import run_export
 
     session, _, _ = build({"auto_approve": True, "rounds": 10})
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     assert await session.run() == "finished"
     repo = git.Repo.init(tmp_path / "clone")
     (tmp_path / "clone" / "README.md").write_text("task repo\n")
@@ -500,7 +501,7 @@ async def test_export_to_a_git_branch_commits_the_witnesses_with_their_decisions
 
 async def test_requirements_panel_lists_requirements_with_their_witnesses():
     session, _, _ = build({"step": False, "auto_approve": True, "rounds": 10})
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -527,8 +528,8 @@ async def test_editor_names_its_target_lists_queued_tests_and_lets_the_operator_
 
     session, _, fake = build({"step": False, "auto_approve": True, "rounds": 1})
     roles = FakeRoles(OperatorAuditAgent(), fake.reviewer, fake.task_analysis)
-    session._deps["roles"] = roles
-    bench = session._deps["benchmark"]
+    session.deps.roles = roles
+    bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None), roles=roles)
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -565,7 +566,7 @@ def test_status_line_with_pending_decisions_snapshot_80x24(snap_compare, monkeyp
 
     monkeypatch.setattr(budget, "time", _FrozenClock)
     session, _, _ = build({"seed": 1, "rounds": 10, "auto_approve": False}, session_id=SNAP_SESSION)
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
 
     async def until_pending(pilot) -> None:
         screen = AuditScreen(session, bench, trial_views(bench, None, None))
@@ -585,7 +586,7 @@ async def test_trials_pane_is_resizable_and_the_selection_shows_all_models_when_
     from testjack_tui.tui.screens.selection import SelectionScreen
 
     session, _, _ = build({"step": True, "rounds": 10})
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(200, 50)) as pilot:
@@ -627,7 +628,7 @@ async def test_candidates_requirement_column_uses_the_width_the_pane_has():
               for trial, versions in chains.items()}
     session, _, _ = build({"step": False, "auto_approve": True, "rounds": 10}, task=task, trials=trials,
                           chains=chains)
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
 
@@ -658,7 +659,7 @@ async def test_candidates_requirement_column_uses_the_width_the_pane_has():
         assert wider >= chars + 15 and row.rstrip().endswith("…")
         assert table.virtual_size.width <= table.size.width
     app = TestJackApp(strict_errors=True)
-    screen = AuditScreen(AuditSession.open(session.id, **session._deps), bench, trial_views(bench, None, None),
+    screen = AuditScreen(AuditSession.open(session.id, session.deps), bench, trial_views(bench, None, None),
                          resumed=True)
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(screen)
@@ -686,23 +687,23 @@ def operator_session(step: bool):
         return FakeRoles(OperatorAuditAgent(), OperatorReviewer(), fake.task_analysis)
 
     first = roles()
-    session._deps.update(roles=first, operator=True)
+    session.deps.roles, session.deps.operator = first, True
     return session, first, roles
 
 
 def reopen(session, roles):
     """What `open SESSION` does: the stored session with fresh roles (the operator's queue is
     new), resumed on a new Audit screen."""
-    deps = dict(session._deps, roles=roles)
-    reopened = AuditSession.open(session.id, **deps)
-    bench = deps["benchmark"]
+    deps = dataclasses.replace(session.deps, roles=roles)
+    reopened = AuditSession.open(session.id, deps)
+    bench = deps.benchmark
     return AuditScreen(reopened, bench, stored_trial_views(reopened.store), resumed=True, roles=roles)
 
 
 def operator_audit(step: bool):
     """An operator-mode audit of two tasks, its Audit screen and an app to show it in."""
     session, roles, new_roles = operator_session(step=step)
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None), roles=roles)
     return session, roles, new_roles, screen, TestJackApp(strict_errors=True)
 

@@ -34,7 +34,7 @@ async def wait_for(pilot, predicate, timeout: float = 15.0) -> None:
 
 def stepped_screen(**kwargs):
     session, _, _ = build({"step": True, "rounds": 10}, **kwargs)
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     return session, AuditScreen(session, bench, trial_views(bench, None, None))
 
 

@@ -36,7 +36,7 @@ def finished(**kwargs):
          "t0_tests": ["tests/test_t0.py::test_f2p"]},
         {"requirement": LONG, "explicit": False, "coverage": "none"},
         {"requirement": "handles quoting", "explicit": True, "quote": "quoting"}]})
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     return session, AuditScreen(session, bench, trial_views(bench, None, None))
 
 

@@ -79,7 +79,7 @@ def _finished_session(monkeypatch):
 
     monkeypatch.setattr(budget, "time", _FrozenClock)
     session, _, _ = build({"seed": 1, "rounds": 10}, session_id=SNAP_SESSION)
-    return session, session._deps["benchmark"]
+    return session, session.deps.benchmark
 
 
 async def _until(pilot, predicate, timeout: float = 20) -> None:

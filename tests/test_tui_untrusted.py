@@ -10,7 +10,7 @@ from engine_fakes import (FakeAnalyst, FakeAudit, FakeReviewer, FakeRoles, FakeS
                           make_benchmark, make_task, make_trial, tools_factory)
 from textual.widgets import DataTable
 
-from testjack_tui.engine.hooks import Hooks, default_classifier
+from testjack_tui.engine.hooks import default_classifier
 from testjack_tui.engine.session import AuditSession, SessionConfig
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.audit import AuditScreen
@@ -18,6 +18,7 @@ from testjack_tui.tui.screens.audit_start import trial_views
 from testjack_tui.tui.screens.dialogs import ChooseScreen
 from testjack_tui.tui.screens.report import ReportScreen
 from testjack_tui.tui.screens.selection import SelectionScreen
+from testjack_tui.compose import app_hooks, session_deps
 
 T = "t1"
 STYLED = "[bold]evil[/bold]"  # would turn bold and lose its tags
@@ -41,9 +42,10 @@ def hostile_session():
     benchmark.name = "[blink]bench[/]"
     roles = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst(chains))
     session = AuditSession.create(SessionConfig(benchmark="fake", rounds=10, step=False, auto_approve=True),
-                                  benchmark=benchmark, roles=roles,
-                                  sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
-                                  tools_factory=tools_factory, hooks=Hooks(classifier=default_classifier))
+                                  session_deps(benchmark=benchmark, roles=roles,
+                                               sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                               tools_factory=tools_factory,
+                                               hooks=app_hooks(classifier=default_classifier)))
     return session, benchmark
 
 

@@ -27,7 +27,7 @@ def three_tasks():
 
 
 def screen_for(session) -> AuditScreen:
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     return AuditScreen(session, bench, trial_views(bench, None, None))
 
 

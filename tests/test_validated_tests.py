@@ -16,6 +16,7 @@ from testjack_tui.agents import LLMAuditAgent, LLMTaskAnalyst, OpenAIChatModel
 from testjack_tui.agents.request_budget import validated_view
 from testjack_tui.config import Profile
 from testjack_tui.engine.session import AuditSession, SessionConfig
+from testjack_tui.compose import session_deps
 
 T = "t1"
 # T0's test patch adds test_p2p, which passes without any solution: a vacuous T0 test.
@@ -34,9 +35,9 @@ def _user_texts(request: dict) -> str:
 
 def _session(task, trials, roles, tools):
     return AuditSession.create(SessionConfig(benchmark="fake", mode="lightweight", rounds=3),
-                               benchmark=make_benchmark([task], trials), roles=roles,
-                               sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
-                               tools_factory=tools)
+                               session_deps(benchmark=make_benchmark([task], trials), roles=roles,
+                                            sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                            tools_factory=tools))
 
 
 def _file_worlds(env, task, trial, worlds, evidence):
@@ -174,9 +175,9 @@ async def test_the_report_says_what_became_of_each_trial_auditors_test():
               "a2": [[cand(T, "a2", 1, "tabs", broken=True)], [cand(T, "a2", 2, "quoting")]]}
     roles = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst({"analysis": []}))
     session = AuditSession.create(SessionConfig(benchmark="fake", mode="per-trial"),
-                                  benchmark=make_benchmark([task], trials), roles=roles,
-                                  sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
-                                  tools_factory=lambda *a: object())
+                                  session_deps(benchmark=make_benchmark([task], trials), roles=roles,
+                                               sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                               tools_factory=lambda *a: object()))
     assert await session.run() == "finished"
     from testjack_tui.engine.report import build_report
     from testjack_tui.engine.report_render import session_markdown
@@ -196,9 +197,9 @@ async def test_an_auditors_test_judged_invalid_is_listed_as_not_counting():
     chains = {"a1": [[cand(T, "a1", 1, "alias", label="invalid")]]}
     roles = FakeRoles(FakeAudit(chains), FakeReviewer(), FakeAnalyst({"analysis": []}))
     session = AuditSession.create(SessionConfig(benchmark="fake", mode="per-trial", auto_approve=True),
-                                  benchmark=make_benchmark([task], trials), roles=roles,
-                                  sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
-                                  tools_factory=lambda *a: object())
+                                  session_deps(benchmark=make_benchmark([task], trials), roles=roles,
+                                               sandbox_factory=FakeSandbox({task.id: task}, {t.id: t for t in trials}),
+                                               tools_factory=lambda *a: object()))
     assert await session.run() == "finished"
     from testjack_tui.engine.report import build_report
     [row] = build_report(session.id, benchmark=make_benchmark([task], trials)).tasks[T].audit_tests

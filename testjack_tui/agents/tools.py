@@ -16,7 +16,8 @@ import re
 from typing import Any, Mapping
 
 from testjack_tui.engine.assertion_lines import asserted_lines, runner_hint
-from testjack_tui.sandbox.backend import LiveWorldHandle, SandboxBackend
+from testjack_tui.engine.budgeted import BudgetedWorld, budgeted
+from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.model import Task, Trial
 
 from .request_budget import official_tests_view
@@ -138,17 +139,17 @@ def format_exec(result: Any) -> str:
 
 class SandboxTools:
     def __init__(self, sandbox: SandboxBackend, task: Task, trial: Trial | None, worlds: Mapping[str, Any],
-                 evidence: str | Mapping[str, Any] | None = None, budget: Any = None,
-                 sealed: frozenset[str] = SEALED_WORLDS):
-        self.sandbox = sandbox
+                 evidence: str | Mapping[str, Any] | None = None, sealed: frozenset[str] = SEALED_WORLDS):
+        # The session's BudgetedBackend: every execution an agent triggers counts against
+        # --budget-runs there (BudgetExceeded pauses the session). A bare backend counts nothing.
+        self.sandbox = budgeted(sandbox)
         self.sealed = sealed
         self._secret: frozenset[str] | None = None
-        self.budget = budget  # engine Budget: reserve_test_runs() before each execution
         self.task = task
         self.trial = trial
         self.worlds = dict(worlds)  # kind -> WorldRef
         self._evidence = evidence
-        self._live: dict[str, LiveWorldHandle] = {}
+        self._live: dict[str, BudgetedWorld] = {}
         self._stack = contextlib.AsyncExitStack()
         self.candidates: dict[str, str] = {}
 
@@ -164,7 +165,7 @@ class SandboxTools:
         self._live.clear()
         await stack.aclose()
 
-    async def _world(self, world: str) -> LiveWorldHandle:
+    async def _world(self, world: str) -> BudgetedWorld:
         if world not in self.worlds:
             raise PermissionError(f"world {world!r} is not available in this session "
                                   f"(available: {', '.join(self.worlds) or 'none'})")
@@ -172,18 +173,13 @@ class SandboxTools:
         if live is None:
             live = await self._stack.enter_async_context(self.sandbox.open(self.worlds[world]))
             self._live[world] = live
-            if world not in self.sealed:
-                await live.exec(FORGET_FUTURE, timeout=120)
+            if world not in self.sealed:  # ours, not the agent's: not counted
+                await live.unmetered.exec(FORGET_FUTURE, timeout=120)
             for path, source in self.candidates.items():
                 await live.write_file(path, source)
         return live
 
     # ---- roles.WorldTools -------------------------------------------------------------------
-    def _count_execution(self) -> None:
-        # Every execution an agent triggers counts against --budget-runs (raises BudgetExceeded).
-        if self.budget is not None:
-            self.budget.reserve_test_runs(1)
-
     def _readable(self, world: str, what: str) -> None:
         if world in self.sealed:
             raise PermissionError(f"the {world} world holds the reference solution: {what} there is not "
@@ -192,7 +188,6 @@ class SandboxTools:
     async def run(self, world: str, command: str, timeout: float = 60) -> str:
         self._readable(world, "running commands")
         live = await self._world(world)
-        self._count_execution()
         return format_exec(await live.exec(with_shims(command), timeout=timeout))
 
     async def probe(self, world: str, command: str, timeout: float = 60, visible: str = "") -> str:
@@ -206,7 +201,6 @@ class SandboxTools:
         if refused:
             raise PermissionError(refused)
         live = await self._world(world)
-        self._count_execution()
         if self._secret is None:
             self._secret = reference_lines(self.task)
         text = format_exec(await live.exec(with_shims(command), timeout=timeout))
@@ -224,7 +218,6 @@ class SandboxTools:
 
     async def run_tests(self, world: str, test_ids: list[str], files: dict[str, str] | None = None) -> str:
         live = await self._world(world)
-        self._count_execution()
         run = await live.run_tests(list(test_ids), files=files or None)
         text = format_test_run(run, world)
         if world in self.sealed:

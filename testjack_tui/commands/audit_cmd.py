@@ -442,6 +442,7 @@ def register(app: typer.Typer) -> None:
             "--requirement", help="The clause of the prompt --candidate checks (one, or one per file).")] = None,
     ) -> None:
         """Audit the passing trials of a benchmark with witness tests."""
+        from testjack_tui.compose import session_deps
         from testjack_tui.engine.session import AuditSession, BudgetLimits, SessionConfig
 
         if agent is None:
@@ -494,11 +495,11 @@ def register(app: typer.Typer) -> None:
             if operator_files is not None:
                 roles = operator_input.attach(bench, cfg, roles, operator_files, rounds is not None, table)
             if not headless and interactive:
-                session = AuditSession.create(cfg)
+                session = AuditSession.create(cfg, session_deps())
                 from testjack_tui.tui import run as run_tui
 
                 raise typer.Exit(run_tui(session=session.id) or 0)
-            session = AuditSession.create(cfg, benchmark=bench, roles=roles, approver=table)
+            session = AuditSession.create(cfg, session_deps(benchmark=bench, roles=roles, approver=table))
         except InputError as exc:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
@@ -521,6 +522,7 @@ def register(app: typer.Typer) -> None:
             "--ray-address", help="The session's Ray cluster moved: its new address.")] = None,
     ) -> None:
         """Continue a paused, stopped or interrupted session (stored steps are not redone)."""
+        from testjack_tui.compose import session_deps
         from testjack_tui.engine.session import AuditSession
         from testjack_tui.engine.store import session_ref
 
@@ -531,7 +533,7 @@ def register(app: typer.Typer) -> None:
         try:
             if out is not None:
                 output_folder(out)
-            session = AuditSession.open(session_id)
+            session = AuditSession.open(session_id, session_deps())
             if session.state == "running":
                 raise InputError(session.store.path, "state", f"session {session_id} is running in another process")
             if limits:

@@ -2,7 +2,7 @@
 it: the type every step of the engine is handed.
 
 It sits below every module that takes an env (oracle, approval, probes, task checks, the loop)
-and imports only the engine's lower floors (roles, store, budget, runner, hooks, control), so
+and imports only the engine's lower floors (roles, store, budget, budgeted, runner, hooks, control), so
 none of them has to import the loop to name its argument's type.
 """
 from __future__ import annotations
@@ -12,14 +12,15 @@ from typing import Any, Callable, Protocol
 
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
-from testjack_tui.sandbox.backend import SandboxBackend
 
 from .budget import Budget
+from .budgeted import BudgetedBackend
 from .config import SessionConfig
 from .control import Control
 from .hooks import Hooks
 from .roles import Approver, RoleSet, WorldTools
 from .runner import TestRunner
+from .sampling import UNIFORM, Samplers
 from .store import SessionStore
 
 
@@ -44,7 +45,8 @@ class EngineEnv:
     approver: Approver
     control: Control
     emit: Callable[[object], None]
-    sandbox: SandboxBackend
+    # The one sandbox every step, detector and agent tool runs trial code through (counted).
+    sandbox: BudgetedBackend
     hooks: Hooks = field(default_factory=Hooks)
     # (env, task, trial, worlds, evidence) -> WorldTools for one agent session
     tools_factory: ToolsFactory | None = None
@@ -57,3 +59,4 @@ class EngineEnv:
     # Per model, over every task of the session: share of its trials with structural static
     # evidence (samplers.model_record); the lightweight samplers read it.
     model_record: dict[str, float] = field(default_factory=dict)
+    samplers: Samplers = UNIFORM  # the session's (SessionDeps.samplers)

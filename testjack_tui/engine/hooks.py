@@ -2,15 +2,15 @@
 
 - Witness classification: after every replay the engine asks the classifier which accepted
   witnesses refute and which are ambiguous (the ambiguity rule). Default: every approved-valid
-  witness refutes. A module `testjack_tui.engine.ambiguity` defining
-  `classify_witnesses(task, witnesses, runs_by_trial, trials)` is picked up automatically;
-  `register_classifier(fn)` overrides it explicitly.
+  witness refutes.
 - Evidence providers: deterministic per-trial evidence (detectors) computed before a trial is
   audited and handed to the agents (AuditContext.evidence) and to samplers.
+
+A session is handed its `Hooks` (`SessionDeps.hooks`); the application's, with the ambiguity
+rule and the detectors, are `testjack_tui.compose.app_hooks()`. Nothing is registered globally.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
@@ -48,43 +48,21 @@ Classifier = Callable[[Task, list[WitnessRecord], dict[str, dict[str, str]], lis
 
 EvidenceProvider = Callable[..., Awaitable[dict[str, Any]]]  # async (sandbox, task, trial, worlds) -> dict
 
-_classifier: Classifier | None = None
-_evidence_providers: list[EvidenceProvider] = []
-
 
 def default_classifier(task: Task, witnesses: list[WitnessRecord],
                        runs_by_trial: dict[str, dict[str, str]], trials: list[Trial]) -> dict[str, WitnessClass]:
     return {w.id: WitnessClass("refutes") for w in witnesses}
 
 
-def register_classifier(fn: Classifier | None) -> None:
-    """Use fn to classify witnesses (None restores automatic discovery)."""
-    global _classifier
-    _classifier = fn
-
-
-def get_classifier() -> Classifier:
-    if _classifier is not None:
-        return _classifier
-    try:
-        module = importlib.import_module("testjack_tui.engine.ambiguity")
-    except ModuleNotFoundError as exc:
-        if exc.name != "testjack_tui.engine.ambiguity":
-            raise
-        return default_classifier
-    return getattr(module, "classify_witnesses", default_classifier)
-
-
 def classify(task: Task, witnesses: list[WitnessRecord], runs_by_trial: dict[str, dict[str, str]],
-             trials: list[Trial], classifier: Classifier | None = None,
+             trials: list[Trial], classifier: Classifier = default_classifier,
              signatures: dict[str, dict[str, str]] | None = None) -> dict[str, WitnessClass]:
     """`signatures`: trial id -> witness id -> how the witness failed there (the ambiguity
     rule groups failures by it); given only to a classifier that takes them."""
     if not witnesses:
         return {}
-    fn = classifier or get_classifier()
-    extra = {"signatures": signatures} if signatures and _takes_signatures(fn) else {}
-    raw = fn(task, witnesses, runs_by_trial, trials, **extra) or {}
+    extra = {"signatures": signatures} if signatures and _takes_signatures(classifier) else {}
+    raw = classifier(task, witnesses, runs_by_trial, trials, **extra) or {}
     out: dict[str, WitnessClass] = {}
     for w in witnesses:
         value = raw.get(w.id, "refutes")
@@ -107,31 +85,12 @@ def _takes_signatures(fn: Classifier) -> bool:
         return False
 
 
-def register_evidence_provider(fn: EvidenceProvider) -> None:
-    if fn not in _evidence_providers:
-        _evidence_providers.append(fn)
-
-
-def evidence_providers() -> list[EvidenceProvider]:
-    """The registered providers, or else the detectors package's, discovered like the classifier."""
-    if _evidence_providers:
-        return list(_evidence_providers)
-    try:
-        module = importlib.import_module("testjack_tui.engine.detectors")
-    except ModuleNotFoundError as exc:
-        if exc.name != "testjack_tui.engine.detectors":
-            raise
-        return []
-    provider = getattr(module, "evidence_provider", None)
-    return [provider] if provider else []
-
-
 @dataclass
 class Hooks:
     """What one session uses (tests pass their own)."""
 
-    classifier: Classifier | None = None  # None: the registered / discovered one
-    evidence: list[EvidenceProvider] = field(default_factory=evidence_providers)
+    classifier: Classifier = default_classifier
+    evidence: list[EvidenceProvider] = field(default_factory=list)
 
     def classify(self, task: Task, witnesses: list[WitnessRecord], runs_by_trial: dict[str, dict[str, str]],
                  trials: list[Trial], signatures: dict[str, dict[str, str]] | None = None

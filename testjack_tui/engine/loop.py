@@ -28,7 +28,7 @@ from .roles import AuditContext, AuditOutcome, ChecklistItem, TaskAnalyst, quest
 from .failure_kinds import AUDIT_FAILED
 from .runner import combined_status, is_failing
 from .verdicts import analysis_checklist
-from .sampling import SamplerContext, SamplerState, make_sampler
+from .sampling import SamplerContext, SamplerState
 from .task_checks import check_task
 from .loop_base import ANALYSIS, Witness, _cases_of, kept_cases
 from .loop_witnesses import WitnessLoop
@@ -75,7 +75,7 @@ class TaskLoop(WitnessLoop):
             ctx = SamplerContext(trials=chosen, evidence=self.evidence,
                                  static_evidence=self._static_evidence(chosen),
                                  features=self.features, model_record=dict(self.env.model_record))
-            self.sampler = make_sampler(env.cfg.sampler, self.task, env.cfg.seed, ctx)
+            self.sampler = env.samplers.make(env.cfg.sampler, self.task, env.cfg.seed, ctx)
         if self.lightweight and env.cfg.task_analysis and env.roles.task_analysis is not None:
             await self.task_analysis()
         while True:

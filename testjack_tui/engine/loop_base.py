@@ -16,7 +16,6 @@ from .env import EngineEnv
 from .hooks import WitnessClass, WitnessRecord
 from .oracle import CandidateBook
 from .roles import AuditContext, BudgetExceeded, Candidate, ReviewVerdict, WorldTools
-from .runner import CountedSandbox
 from .tampering import with_canary_evidence
 from .sampling import Sampler
 from .task_checks import TaskCheck
@@ -109,10 +108,9 @@ class LoopBase:
             return stored
         merged: dict[str, Any] = {}
         worlds = self._worlds_for(trial, "audit")
-        counted = CountedSandbox(self.env.sandbox, self.env.budget)
         for provider in self.env.hooks.evidence:
             try:
-                merged.update(await provider(counted, self.task, trial, worlds) or {})
+                merged.update(await provider(self.env.sandbox, self.task, trial, worlds) or {})
             except BudgetExceeded:
                 raise  # pause now; the evidence is computed on resume
             except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
@@ -130,7 +128,7 @@ class LoopBase:
         from .detectors.mutation import MutationReport, collect_mutation_evidence
 
         try:
-            report = await collect_mutation_evidence(self.env.runner, self.env.sandbox, self.task, trial,
+            report = await collect_mutation_evidence(self.env.runner, self.env.sandbox.unmetered, self.task, trial,
                                                      world, self.env.cfg.mutants, ghost)
         except BudgetExceeded:
             raise
@@ -165,7 +163,7 @@ class LoopBase:
         worlds = self._worlds_for(trial, role)
         factory = self.env.tools_factory
         if factory is None:
-            raise RuntimeError("the session has no tools factory (testjack_tui.compose.install() gives one)")
+            raise RuntimeError("the session has no tools factory (testjack_tui.compose.session_deps() gives one)")
         tools = factory(self.env, self.task, trial, worlds, evidence or None)
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],

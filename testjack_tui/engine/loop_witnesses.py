@@ -13,7 +13,7 @@ from .oracle import Validation
 from .roles import BudgetExceeded, Candidate
 from .detectors.ghost import executed_added_lines
 from .failure_kinds import cause, never_a_reading, void_audit
-from .runner import CountedSandbox, RunResult, is_failing
+from .runner import RunResult, is_failing
 from .loop_base import ANALYSIS, LoopBase, Witness, _cases_of, kept_cases
 
 
@@ -79,7 +79,7 @@ class WitnessLoop(LoopBase):
             if w is None or wid in executed:
                 continue
             try:
-                found = await executed_added_lines(CountedSandbox(self.env.sandbox, self.env.budget), trial,
+                found = await executed_added_lines(self.env.sandbox, trial,
                                                    world, {w.candidate.path: w.candidate.source},
                                                    list(w.candidate.run_ids()))
             except BudgetExceeded:

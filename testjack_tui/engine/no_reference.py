@@ -86,7 +86,7 @@ async def ensure_reference(env: EngineEnv, task: Task, tools_factory: ToolsFacto
         return stripped, stored["problem"]
 
     if tools_factory is None:
-        raise RuntimeError("the session has no tools factory (testjack_tui.compose.install() gives one)")
+        raise RuntimeError("the session has no tools factory (testjack_tui.compose.session_deps() gives one)")
     null = await env.sandbox.prepare(stripped, "null")
     tools = tools_factory(env, stripped, None, {"null": null}, None)
     ctx = AuditContext(session_id=env.session_id, task=stripped, trial=None, tools=tools, emit=env.emit,
@@ -109,7 +109,7 @@ async def _write_and_check(env: EngineEnv, task: Task, stripped: Task, implement
     files, notes = await implementer.implement(ctx)
     attempts = 1
     while True:
-        base = await read_repo_files(env.sandbox, null, sorted(files), task.environment.workdir)
+        base = await read_repo_files(env.sandbox.unmetered, null, sorted(files), task.environment.workdir)
         patch = patch_from_files(base, files)
         candidate = _with(stripped, patch)
         problem = None

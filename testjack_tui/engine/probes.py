@@ -121,8 +121,8 @@ async def run_reference_program(env: EngineEnv, task: Task, inputs: list[str]) -
     script = (f'mkdir -p {ORACLE_DIR} && printf %s "$1" | base64 -d | tar -x -C {ORACLE_DIR} '
               f'&& cd {ORACLE_DIR} && shift && exec "$@"')
     argv = ["sh", "-c", script, "sh", base64.b64encode(tar).decode(), *program.command]
-    result = await env.sandbox.exec(world, argv, timeout=ORACLE_TIMEOUT, cwd="/",
-                                    stdin="".join(text + "\n" for text in inputs))
+    result = await env.sandbox.unmetered.exec(world, argv, timeout=ORACLE_TIMEOUT, cwd="/",
+                                              stdin="".join(text + "\n" for text in inputs))
     shown = " ".join(program.command)
     if result.timed_out or result.exit_code != 0:
         why = "timed out" if result.timed_out else f"exited with {result.exit_code}"

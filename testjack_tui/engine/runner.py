@@ -1,31 +1,28 @@
 """Test executions for the engine: budgeted, stored, and never repeated on resume.
 
 Every run is keyed by (world, test ids, files, isolation). A key already in the session's
-database is answered from there; otherwise one test run is reserved from the budget, executed
-in a fresh container by the sandbox, stored, and announced (TestRunFinished).
+database is answered from there; otherwise it runs in a fresh container through the session's
+`BudgetedBackend` (one run reserved from the budget, stopped at the wall-time limit), is stored,
+and announced (TestRunFinished).
 """
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Sequence
+from typing import Any, Awaitable, Callable, Iterable
 
-from testjack_tui.sandbox.api import ExecResult, TestRun, WorldRef
-from testjack_tui.sandbox.backend import Command, SandboxBackend
+from testjack_tui.sandbox.api import TestRun, WorldRef
+from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.sandbox.runners.base import aggregate, config_notes
 from testjack_tui.model import Task, Trial, t0_timeout  # noqa: F401 - the engine's T0 runs use it
 
 from testjack_tui.safe_text import safe_text
 
+from .budgeted import BudgetedBackend
 from .events import Log, TestRunFinished
 from .failure_kinds import RESOURCE_KINDS, cause, kind_of
-from .roles import BudgetExceeded
 from .store import SessionStore
-
-if TYPE_CHECKING:  # the budget's module is the session's, not the runner's
-    from .budget import Budget
 
 # A witness fails on a trial when its tests do not pass there: they fail, error, time out, or are
 # not found (not collected) although they ran and passed on the reference. "skipped" is no answer,
@@ -140,9 +137,8 @@ def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: boo
 
 @dataclass
 class TestRunner:
-    sandbox: SandboxBackend
+    sandbox: BudgetedBackend
     store: SessionStore
-    budget: Budget
     emit: Callable[[object], None]
     session_id: str
     timeout: float = WITNESS_TIMEOUT
@@ -161,9 +157,9 @@ class TestRunner:
         key = run_key(f"{world.name}@{world.image}", test_ids, files, isolate, repeat)
         return await self._run(world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
                                announce_cached, key,
-                               lambda: self.sandbox.run_tests(world, test_ids, files=files,
-                                                              timeout=timeout or self.timeout,
-                                                              isolate_harness=isolate))
+                               lambda sb: sb.run_tests(world, test_ids, files=files,
+                                                       timeout=timeout or self.timeout,
+                                                       isolate_harness=isolate))
 
     async def run_t0(self, task: Task, world: WorldRef, trial: Trial | None = None, repeat: int = 0) -> RunResult:
         """T0 in a world as testjack_tui.sandbox.t0 runs it: the benchmark's own evaluator when the task ships
@@ -175,14 +171,14 @@ class TestRunner:
         flow = "official" if task.tests.evaluator is not None else "direct"
         key = run_key(f"t0-{flow}:{world.name}@{world.image}", test_ids, {}, False, repeat)
         result = await self._run(world, test_ids, {}, False, task.id, trial.id if trial else None, (),
-                                 False, key, lambda: run_t0(self.sandbox, task, world, trial,
-                                                            timeout=t0_timeout(task)))
+                                 False, key, lambda sb: run_t0(sb, task, world, trial,
+                                                              timeout=t0_timeout(task)))
         result.flow = flow
         return result
 
     async def _run(self, world: WorldRef, test_ids: list[str], files: dict[str, str], isolate: bool, task_id: str,
                    trial_id: str | None, candidate_ids: Iterable[str], announce_cached: bool, key: str,
-                   execute: Callable[[], Awaitable[TestRun]]) -> RunResult:
+                   execute: Callable[[SandboxBackend], Awaitable[TestRun]]) -> RunResult:
         stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)
@@ -191,19 +187,7 @@ class TestRunner:
             if announce_cached:
                 self._announce(task_id, world.name, test_ids, result, candidate_ids)
             return result
-        self.budget.reserve_test_runs(1)
-        job = execute()
-        left = self.budget.seconds_left()
-        if left is None:
-            run = await job
-        else:
-            # The wall-time budget holds during a run too: a hanging trial is stopped at the
-            # limit (the container is removed), not at the end of its own timeout.
-            try:
-                run = await asyncio.wait_for(job, timeout=max(0.0, left))
-            except asyncio.TimeoutError:
-                raise BudgetExceeded("seconds", f"wall-time limit reached during a test run on {world.name}: "
-                                     f"{self.budget.seconds:.0f}s of {self.budget.limits.seconds:.0f}s") from None
+        run = await self.sandbox.once(execute, world.name)
         result = run_result(key, world.name, trial_id, test_ids, run)
         outcomes, ex = result.outcomes, run.exec
         if result.canaries and result.canaries != "ok":
@@ -214,7 +198,6 @@ class TestRunner:
                            isolate, outcomes, ex.exit_code, ex.timed_out, result.head, result.tail,
                            ex.duration)
         self.history.append(key)
-        self.budget.save_clock()
         self._note_config(task_id, ex.stdout_head or "")
         self._announce(task_id, world.name, test_ids, result, candidate_ids)
         return result
@@ -260,26 +243,3 @@ def _from_row(row: dict[str, Any]) -> RunResult:
                      test_ids=row["test_ids"], outcomes=row["outcomes"], exit_code=row["exit_code"],
                      timed_out=row["timed_out"], head=row["head"] or "", tail=row["tail"] or "",
                      duration=row["duration"] or 0.0, cached=True)
-
-
-class CountedSandbox:
-    """The sandbox as detectors (evidence providers) see it: each exec or test run they start
-    runs trial code and counts against --budget-runs like the engine's own runs."""
-
-    def __init__(self, sandbox: SandboxBackend, budget: Budget):
-        self._sandbox = sandbox
-        self._budget = budget
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sandbox, name)
-
-    async def exec(self, world: WorldRef, cmd: Command, timeout: float | None = 60, cwd: str | None = None,
-                   env: dict[str, str] | None = None, stdin: str | bytes | None = None) -> ExecResult:
-        self._budget.reserve_test_runs(1)
-        return await self._sandbox.exec(world, cmd, timeout=timeout, cwd=cwd, env=env, stdin=stdin)
-
-    async def run_tests(self, world: WorldRef, test_ids: Sequence[str], files: dict[str, str] | None = None,
-                        timeout: float | None = 300, isolate_harness: bool = False) -> TestRun:
-        self._budget.reserve_test_runs(1)
-        return await self._sandbox.run_tests(world, test_ids, files=files, timeout=timeout,
-                                             isolate_harness=isolate_harness)

@@ -43,7 +43,7 @@ from typing import Any
 from testjack_tui.engine.detectors import collect_static_evidence, parse_diff
 from testjack_tui.engine.detectors.signals import Evidence
 from testjack_tui.engine.runner import is_failing
-from testjack_tui.engine.sampling import SamplerContext, SamplerState, register_sampler
+from testjack_tui.engine.sampling import UNIFORM, SamplerContext, SamplerState
 from testjack_tui.model import Task, Trial
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d+|[^\s\w]")
@@ -426,7 +426,8 @@ class ClusterSampler:
         return next(t for t in active if t.id == chosen)
 
 
-register_sampler("cluster", ClusterSampler,
-                 "groups trials by diff similarity and detector evidence; audits unvisited groups "
-                 "and suspicious trials first, re-ranks every round on trials refuted so far and "
-                 "each model's record, never starves a group")
+# The application's samplers (SessionDeps.samplers' default; the CLI and the TUI offer these).
+SAMPLERS = UNIFORM.with_("cluster", ClusterSampler,
+                         "groups trials by diff similarity and detector evidence; audits unvisited groups "
+                         "and suspicious trials first, re-ranks every round on trials refuted so far "
+                         "and each model's record, never starves a group")

@@ -1,7 +1,9 @@
 """How the lightweight loop picks the next trial to audit from the active set.
 
-Samplers are pluggable: `register_sampler(name, factory)`; the factory is called once per task
-as `factory(task, seed, context)` and returns an object with `pick(active, state) -> Trial`.
+Samplers are pluggable: a `Samplers` set maps a name to a factory, called once per task as
+`factory(task, seed, context)`, that returns an object with `pick(active, state) -> Trial`. The
+application's set is `testjack_tui.engine.samplers.SAMPLERS`; a session is handed its own
+(`SessionDeps.samplers`), so a test adds a sampler with `SAMPLERS.with_(...)`, changing no global.
 A sampler must be deterministic given its seed and the sequence of calls: a resumed session
 replays the loop from its stored steps and must draw the same trials again.
 """
@@ -56,31 +58,27 @@ class Sampler(Protocol):
 
 SamplerFactory = Callable[[Task, int, SamplerContext], Sampler]
 
-_SAMPLERS: dict[str, SamplerFactory] = {}
-_DESCRIPTIONS: dict[str, str] = {}
+@dataclass(frozen=True)
+class Samplers:
+    """Sampler factories by name, with a one-line description each (immutable: `with_` gives
+    a new set)."""
 
+    factories: dict[str, tuple[SamplerFactory, str]] = field(default_factory=dict)
 
-def register_sampler(name: str, factory: SamplerFactory, description: str = "") -> None:
-    _SAMPLERS[name] = factory
-    _DESCRIPTIONS[name] = description
+    def with_(self, name: str, factory: SamplerFactory, description: str = "") -> Samplers:
+        return Samplers({**self.factories, name: (factory, description)})
 
+    def names(self) -> list[str]:
+        return sorted(self.factories)
 
-def sampler_names() -> list[str]:
-    _load_plugins()
-    return sorted(_SAMPLERS)
+    def descriptions(self) -> dict[str, str]:
+        return {name: self.factories[name][1] for name in self.names()}
 
-
-def sampler_descriptions() -> dict[str, str]:
-    _load_plugins()
-    return {name: _DESCRIPTIONS.get(name, "") for name in sorted(_SAMPLERS)}
-
-
-def make_sampler(name: str, task: Task, seed: int, context: SamplerContext) -> Sampler:
-    _load_plugins()
-    if name not in _SAMPLERS:
-        raise InputError("session config", "sampler",
-                         f"unknown sampler {name!r} (known: {', '.join(sorted(_SAMPLERS))})")
-    return _SAMPLERS[name](task, seed, context)
+    def make(self, name: str, task: Task, seed: int, context: SamplerContext) -> Sampler:
+        if name not in self.factories:
+            raise InputError("session config", "sampler",
+                             f"unknown sampler {name!r} (known: {', '.join(self.names())})")
+        return self.factories[name][0](task, seed, context)
 
 
 class UniformSampler:
@@ -98,22 +96,5 @@ class UniformSampler:
         return self.rng.choice(sorted(active, key=lambda t: t.id))
 
 
-register_sampler("uniform", UniformSampler, "uniform random over the active set (the paper's)")
-
-_PLUGINS = ("testjack_tui.engine.samplers",)  # the companion module registers its strategies there
-_plugins_loaded = False
-
-
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    import importlib
-
-    for module in _PLUGINS:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+# The sampler every set has; engine/samplers.py adds the lightweight loop's strategies.
+UNIFORM = Samplers().with_("uniform", UniformSampler, "uniform random over the active set (the paper's)")

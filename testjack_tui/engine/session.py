@@ -1,6 +1,6 @@
 """An audit session: the public face of the engine for the TUI and the headless CLI.
 
-    s = AuditSession.create(SessionConfig(benchmark="benchmarks/demo"))
+    s = AuditSession.create(SessionConfig(benchmark="benchmarks/demo"), compose.session_deps())
     s.subscribe(print)
     state = await s.run()            # "finished" | "paused" | "stopped" | "failed"
     s.summary()
@@ -30,10 +30,11 @@ from testjack_tui.model import Benchmark, Task, Trial
 
 from .approval import AutoApprover, QueueApprover
 from .budget import UNPRICED, Budget, price_bound_from
+from .budgeted import BudgetedBackend
 from .config import BudgetLimits, SessionConfig
 from .control import Control
 from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
-from .hooks import Hooks
+from .deps import SessionDeps
 from .env import EngineEnv
 from .loop import audit_task, set_task_state
 from .selection import select_trials
@@ -41,7 +42,6 @@ from .slots import WorkSlots
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded, RoleSet
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
-from .wiring import wiring
 from .summary import SessionSummary, build_summary
 
 if TYPE_CHECKING:
@@ -76,20 +76,14 @@ def _pid_start(pid: int) -> str:
 
 
 class AuditSession:
-    """One audit session. Construct with `create` or `open`.
+    """One audit session. Construct with `create` or `open`, handing it its collaborators
+    (`SessionDeps`: the application's are `testjack_tui.compose.session_deps()`)."""
 
-    Optional dependencies (tests and embedders): `benchmark` (a loaded Benchmark), `roles`
-    (an object with .audit, .reviewer, .task_analysis), `sandbox_factory` (a
-    `testjack_tui.sandbox.backend.BackendFactory`; default: the backend named by the config, local or ray),
-    `hooks`, `tools_factory`, `app_config` (testjack_tui.config.Config for the agents),
-    `approver` (answers approvals instead of the operator, e.g. `TableApprover` for --verdicts).
-    """
-
-    def __init__(self, session_id: str, store: SessionStore, config: SessionConfig, **deps: Any):
+    def __init__(self, session_id: str, store: SessionStore, config: SessionConfig, deps: SessionDeps):
         self.id = session_id
         self.store = store
         self.config = config
-        self._deps = deps
+        self.deps = deps
         self._subscribers: list[Callable[[Any], None]] = []
         self._sub_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -107,23 +101,22 @@ class AuditSession:
 
     def _app_config(self) -> Config:
         """The user's config (profiles, pricing); tests pass their own as `app_config`."""
-        if "app_config" not in self._deps:
+        if self.deps.app_config is None:
             from testjack_tui.config import load_config
 
-            self._deps["app_config"] = load_config()  # a bad file: InputError naming file and field
-        config: Config = self._deps["app_config"]
-        return config
+            self.deps.app_config = load_config()  # a bad file: InputError naming file and field
+        return self.deps.app_config
 
     # -- creation, lookup ---------------------------------------------------------------------
     @classmethod
-    def create(cls, config: SessionConfig, session_id: str | None = None, **deps: Any) -> "AuditSession":
+    def create(cls, config: SessionConfig, deps: SessionDeps, session_id: str | None = None) -> "AuditSession":
         config.validate()
         if config.backend is None:  # the user's default, fixed now so `resume` uses the same one
-            app_config = deps.get("app_config")
+            app_config = deps.app_config
             if app_config is None:
                 from testjack_tui.config import load_config
 
-                app_config = deps["app_config"] = load_config()
+                app_config = deps.app_config = load_config()
             config.backend = app_config.backend
             config.ray_address = config.ray_address or app_config.ray_address
         sid = session_id or new_session_id()
@@ -134,10 +127,10 @@ class AuditSession:
         store.set_meta("config", config.to_dict())
         store.set_meta("created", time.time())
         store.set_meta("state", "created")
-        return cls(sid, store, config, **deps)
+        return cls(sid, store, config, deps)
 
     @classmethod
-    def open(cls, session_id: str, **deps: Any) -> "AuditSession":
+    def open(cls, session_id: str, deps: SessionDeps) -> "AuditSession":
         path = db_path(session_id)
         if not path.exists():
             raise InputError(path, None, f"no session {session_id!r} (see `testjack-tui sessions`)")
@@ -145,12 +138,12 @@ class AuditSession:
         data = store.get_meta("config")
         if not isinstance(data, dict):
             raise InputError(path, "meta.config", "missing or unreadable session config")
-        return cls(session_id, store, SessionConfig.from_dict(data), **deps)
+        return cls(session_id, store, SessionConfig.from_dict(data), deps)
 
     @classmethod
-    def resume(cls, session_id: str, **limits: Any) -> "AuditSession":
+    def resume(cls, session_id: str, deps: SessionDeps, **limits: Any) -> "AuditSession":
         """Open a session and raise its limits (call `run()` next)."""
-        session = cls.open(session_id)
+        session = cls.open(session_id, deps)
         if limits:
             session.raise_limits(**limits)
         return session
@@ -285,7 +278,7 @@ class AuditSession:
 
     # -- running ------------------------------------------------------------------------------
     def _load_benchmark(self) -> Benchmark:
-        benchmark = self._deps.get("benchmark")
+        benchmark = self.deps.benchmark
         if benchmark is None:
             from testjack_tui.benchmarks import load_benchmark
 
@@ -293,14 +286,17 @@ class AuditSession:
         return benchmark
 
     def _make_roles(self, benchmark: Benchmark) -> RoleSet:
-        roles = self._deps.get("roles")
+        roles = self.deps.roles
         if roles is None:
-            factory = self._deps.get("roles_factory") or wiring().roles_factory
+            factory = self.deps.roles_factory
+            if factory is None:
+                raise RuntimeError("the session was given neither roles nor a roles factory "
+                                   "(testjack_tui.compose.session_deps() gives the agents')")
             roles = factory(self.config.agents, benchmark, self._app_config())
         return roles
 
     def _sandbox(self) -> SandboxBackend:
-        factory: BackendFactory | None = self._deps.get("sandbox_factory")
+        factory: BackendFactory | None = self.deps.sandbox_factory
         if factory is not None:
             return factory(listener=self._on_world, session=f"tj-{self.id}")
         return make_backend(self.config.backend_name, listener=self._on_world, session=f"tj-{self.id}",
@@ -394,7 +390,7 @@ class AuditSession:
         # Under --auto-approve, QUESTIONABLE / HUMAN_REVIEW verdicts still go to the operator's
         # queue when someone answers it (the TUI, a terminal); otherwise they are kept as queued.
         queue = self.approvals if self.operator_present else None
-        approver = self._deps.get("approver") or (
+        approver = self.deps.approver or (
             AutoApprover(queue) if cfg.auto_approve and not defers else self.approvals)
         self._emit(SessionStarted(self.id, benchmark=cfg.benchmark, mode=cfg.mode,
                                   tasks=tuple(t.id for t, _ in selected),
@@ -407,14 +403,16 @@ class AuditSession:
         # Per model, over every selected task, so it does not depend on which task finishes first.
         static = self._static_evidence(benchmark, selected) if cfg.mode == "lightweight" else {}
         model_of = {t.id: t.model for task, _ in selected for t in benchmark.passing(task.id)}
-        async with self._sandbox() as sb:
+        async with self._sandbox() as backend:
+            # One budgeted backend for everyone who runs trial code (engine/budgeted.py).
+            sb = BudgetedBackend(backend, self.budget)
             env = EngineEnv(session_id=self.id, cfg=cfg, store=self.store, budget=self.budget,
-                            runner=TestRunner(sb, self.store, self.budget, self._emit, self.id),
+                            runner=TestRunner(sb, self.store, self._emit, self.id),
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
-                            sandbox=sb, hooks=self._deps.get("hooks") or Hooks(),
-                            tools_factory=self._deps.get("tools_factory") or wiring().tools_factory,
-                            operator_approver=self.approvals if self._deps.get("operator") else None,
-                            static_evidence=static, model_record=model_record(static, model_of))
+                            sandbox=sb, hooks=self.deps.hooks, tools_factory=self.deps.tools_factory,
+                            operator_approver=self.approvals if self.deps.operator else None,
+                            static_evidence=static, model_record=model_record(static, model_of),
+                            samplers=self.deps.samplers)
             # The bound is on work, not on a task's lifetime: a task waiting for a person
             # (a decision, a step gate, a pause) gives its slot back (engine/slots.py).
             def queued(ahead: dict[str, int]) -> None:
@@ -520,6 +518,6 @@ def state_text(info: dict[str, Any]) -> str:
     return f"{state} ({queued} queued)" if queued and state != "finished" else state
 
 
-def resume(session_id: str, **limits: Any) -> AuditSession:
+def resume(session_id: str, deps: SessionDeps, **limits: Any) -> AuditSession:
     """Open a stored session for another `run()`, with raised limits if given."""
-    return AuditSession.resume(session_id, **limits)
+    return AuditSession.resume(session_id, deps, **limits)

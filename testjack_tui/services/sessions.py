@@ -49,12 +49,12 @@ class SessionPlan:
 
 def check_options(options: SessionOptions) -> None:
     """The combinations of options no session can run with, each one line naming the option."""
-    from testjack_tui.engine.sampling import sampler_names
+    from testjack_tui.engine.samplers import SAMPLERS
 
     cfg = options.config
     cfg.validate()
-    if cfg.sampler not in sampler_names():
-        raise InputError("audit", "--sampler", f"unknown sampler {cfg.sampler!r} (known: {', '.join(sampler_names())})")
+    if cfg.sampler not in SAMPLERS.names():
+        raise InputError("audit", "--sampler", f"unknown sampler {cfg.sampler!r} (known: {', '.join(SAMPLERS.names())})")
     if cfg.agents.get("reviewer") == "operator" and not options.interactive and not options.verdicts_file:
         raise InputError("audit", "--reviewer", "the operator reviewer asks on a terminal and there "
                          "is none: pass --reviewer scripted, openai or a profile name")

@@ -19,14 +19,11 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from testjack_tui import compose
 from testjack_tui.tui.logs import log_exception, log_path, logger
 from testjack_tui.tui.text import clean
 
 if TYPE_CHECKING:
     from testjack_tui.engine.session import AuditSession
-
-compose.install()  # the TUI is a composition root too (it can be started without the CLI)
 
 # Screens an action key may appear on; used to build the command palette from bindings.
 # In tests (strict_errors) these mean a bug in our code and must fail the test; anything else

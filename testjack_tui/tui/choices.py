@@ -26,8 +26,8 @@ def agent_choices() -> list[str]:
 
 def samplers() -> list[str]:
     try:
-        from testjack_tui.engine.sampling import sampler_names
-        return sampler_names() or ["uniform"]
+        from testjack_tui.engine.samplers import SAMPLERS
+        return SAMPLERS.names()
     except Exception:  # noqa: BLE001
         return ["uniform"]
 

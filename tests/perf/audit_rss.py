@@ -25,6 +25,7 @@ import random
 import shutil
 import sys
 import tempfile
+from testjack_tui.compose import session_deps
 from pathlib import Path
 
 from .common import PYTHON, ROOT, child_peak_rss_mb, fmt_mb, fmt_s, ratio, row
@@ -127,8 +128,9 @@ def _child(bench_dir: str, out_dir: str, mode: str) -> int:
     # The fake's call log is for tests' assertions, not part of the engine: keep none of it.
     sandbox = FakeSandbox(dict(bench.tasks), {t.id: t for t in trials}, calls=deque(maxlen=1))  # type: ignore[arg-type]
     cfg = SessionConfig(benchmark=bench_dir, mode=mode, sampler="cluster", seed=0, backend="local")
-    session = AuditSession.create(cfg, benchmark=bench, roles=roles, sandbox_factory=sandbox,
-                                  tools_factory=tools_factory)
+    session = AuditSession.create(cfg,
+                                  session_deps(benchmark=bench, roles=roles, sandbox_factory=sandbox,
+                                               tools_factory=tools_factory))
     with open(Path(out_dir) / "progress.txt", "w") as progress:
         return run_session(session, Path(out_dir), verbose=False, ask_operator=False, stream=progress)
 

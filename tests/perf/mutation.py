@@ -26,6 +26,7 @@ TASK, TRIAL = "merge-list-strategies", "merge-list-strategies__kestrel__3"
 async def _measure(quick: bool) -> list[dict]:
     from testjack_tui.sandbox import Sandbox
     from testjack_tui.engine.budget import Budget
+    from testjack_tui.engine.budgeted import BudgetedBackend
     from testjack_tui.engine.config import BudgetLimits
     from testjack_tui.engine.detectors.mutation import collect_mutation_evidence, mutants_of, pick
     from testjack_tui.engine.detectors import parse_diff
@@ -62,7 +63,8 @@ async def _measure(quick: bool) -> list[dict]:
             for rep in range(reps):
                 mutants = await floor_once()
                 store = SessionStore(Path(home) / f"perf-{rep}.sqlite")
-                runner = TestRunner(sb, store, Budget(store, BudgetLimits(), "perf"), lambda e: None, "perf")
+                runner = TestRunner(BudgetedBackend(sb, Budget(store, BudgetLimits(), "perf")),
+                                    store, lambda e: None, "perf")
                 t = time.perf_counter()
                 await runner.run(world, ids, task_id=task.id, trial_id=trial.id)  # as after the task check
                 plain = time.perf_counter() - t

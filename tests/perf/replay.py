@@ -67,6 +67,7 @@ WS = (1, 5, 20)
 def _engine_loop(sb, task, trials, trial_worlds, home: Path):
     from testjack_tui.engine.budget import Budget
     from testjack_tui.engine.config import BudgetLimits, SessionConfig
+    from testjack_tui.engine.budgeted import BudgetedBackend
     from testjack_tui.engine.env import EngineEnv
     from testjack_tui.engine.loop import TaskLoop
     from testjack_tui.engine.runner import TestRunner
@@ -77,10 +78,11 @@ def _engine_loop(sb, task, trials, trial_worlds, home: Path):
     store = SessionStore(home / f"{sid}.sqlite")
     budget = Budget(store, BudgetLimits(), sid)
     emit = lambda event: None  # noqa: E731 - nobody listens in a measurement
-    runner = TestRunner(sb, store, budget, emit, sid)
+    counted = BudgetedBackend(sb, budget)
+    runner = TestRunner(counted, store, emit, sid)
     env = EngineEnv(session_id=sid, cfg=SessionConfig(benchmark="benchmarks/demo"), store=store,
                     budget=budget, runner=runner, roles=None, approver=None, control=None,
-                    emit=emit, sandbox=sb)
+                    emit=emit, sandbox=counted)
     check = TaskCheck(task_id=task.id, well_formed=True, trial_worlds=trial_worlds,
                       reproducible=list(trials))
     return TaskLoop(env, task, check), store

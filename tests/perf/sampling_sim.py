@@ -52,7 +52,8 @@ if str(ROOT) not in sys.path:
 
 from testjack_tui.engine.detectors import collect_static_evidence  # noqa: E402
 from testjack_tui.engine.samplers import model_record  # noqa: E402
-from testjack_tui.engine.sampling import SamplerContext, SamplerState, make_sampler  # noqa: E402
+from testjack_tui.engine.samplers import SAMPLERS  # noqa: E402
+from testjack_tui.engine.sampling import SamplerContext, SamplerState, Samplers  # noqa: E402
 from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial  # noqa: E402
 
 ROUNDS_TARGET = 0.7  # ours <= 0.7 x uniform's median rounds
@@ -175,7 +176,8 @@ class SimResult:
         return self.history[min(rounds, len(self.history)) - 1] if self.history else self.t1
 
 
-def simulate_loop(pop: Population, sampler_name: str, seed: int, max_rounds: int | None = None) -> SimResult:
+def simulate_loop(pop: Population, sampler_name: str, seed: int, max_rounds: int | None = None,
+                  samplers: Samplers = SAMPLERS) -> SimResult:
     if sampler_name == "oracle-bound":
         sampler = OracleBound(pop)
     elif sampler_name == "detectors-bound":
@@ -183,7 +185,7 @@ def simulate_loop(pop: Population, sampler_name: str, seed: int, max_rounds: int
     else:
         ctx = SamplerContext(trials=list(pop.trials), evidence={}, static_evidence=pop.static_evidence(),
                              model_record=pop.models())
-        sampler = make_sampler(sampler_name, pop.task, seed, ctx)
+        sampler = samplers.make(sampler_name, pop.task, seed, ctx)
     t1_refuted = pop.t1_refuted()
     state = SamplerState(round=1, refuted=sorted(t1_refuted),
                          witnesses=[dict(w) for w in pop.t1_witnesses],

@@ -65,7 +65,7 @@ async def streaming_audit_app(load: bool):
     from testjack_tui.tui.screens.audit_start import trial_views
 
     session, _, _ = build({"step": True})
-    bench = session._deps["benchmark"]
+    bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(200, 50)) as pilot:

@@ -27,7 +27,7 @@ from testjack_tui.repo_files import harness_files
 __all__ = [
     "DETECTORS", "Evidence", "FileDiff", "GhostReport", "Line", "Signal", "attach_ghost",
     "categorize", "collect_ghost_branches", "collect_static_evidence", "evidence_provider", "intersect",
-    "is_test_path", "parse_diff", "register",
+    "is_test_path", "parse_diff",
 ]
 
 
@@ -102,9 +102,3 @@ async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: T
         attach_ghost(evidence, report)
     return evidence.to_dict()
 
-
-def register() -> None:
-    """Make the engine call evidence_provider for every trial it audits."""
-    from testjack_tui.engine.hooks import register_evidence_provider
-
-    register_evidence_provider(evidence_provider)

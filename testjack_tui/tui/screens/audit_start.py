@@ -22,6 +22,7 @@ def trial_views(benchmark: Any, tasks: list[str] | None, trials: list[str] | Non
 
 
 def start_new_session(app: Any, kwargs: dict, benchmark: Any) -> None:
+    from testjack_tui.compose import session_deps
     from testjack_tui.engine.session import AuditSession, BudgetLimits, SessionConfig
     from testjack_tui.services.sessions import SessionOptions, plan_session
 
@@ -30,10 +31,8 @@ def start_new_session(app: Any, kwargs: dict, benchmark: Any) -> None:
     # someone is at the TUI: asked about verdicts, step mode allowed; roles only for the operator
     plan = plan_session(SessionOptions(SessionConfig(**kwargs), interactive=True, headless=False,
                                        all_roles=False, benchmark=benchmark))
-    deps: dict[str, Any] = {"benchmark": plan.benchmark, "operator": True}
-    if plan.roles is not None:
-        deps["roles"] = plan.roles
-    session = AuditSession.create(plan.config, **deps)
+    session = AuditSession.create(plan.config, session_deps(benchmark=plan.benchmark, roles=plan.roles,
+                                                            operator=True))
     chosen = plan.trial_ids()
     views = [v for v in trial_views(plan.benchmark, None, None) if v.trial_id in chosen]
     app.push_screen(AuditScreen(session, plan.benchmark, views, roles=plan.roles))
@@ -53,9 +52,10 @@ def stored_trial_views(store: Any) -> list[lv.TrialView]:
 
 def open_existing_session(app: Any, session_id: str, info: dict | None = None) -> None:
     """A finished session opens on its report; anything else resumes on the Audit screen."""
+    from testjack_tui.compose import session_deps
     from testjack_tui.engine.session import AuditSession
 
-    session = AuditSession.open(session_id, operator=True)
+    session = AuditSession.open(session_id, session_deps(operator=True))
     if session.state == "finished":
         from testjack_tui.tui.screens.report import ReportScreen
         app.push_screen(ReportScreen(session))
@@ -67,8 +67,7 @@ def open_existing_session(app: Any, session_id: str, info: dict | None = None) -
     from testjack_tui.services.sessions import operator_roles
 
     roles = operator_roles(session.config.agents, benchmark)
-    session = AuditSession.open(session_id, benchmark=benchmark, operator=True,
-                                **({"roles": roles} if roles is not None else {}))
+    session = AuditSession.open(session_id, session_deps(benchmark=benchmark, roles=roles, operator=True))
     # A session created by `audit` and opened here has not stored its corpus yet: the
     # benchmark's passing trials fill the table, so queued tasks show their rows from the start.
     views = stored_trial_views(session.store) or trial_views(benchmark, session.config.tasks,
