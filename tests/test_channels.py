@@ -154,3 +154,15 @@ def test_tests_our_own_run_left_out_are_neither_proof_nor_silently_believed():
     # Left out although the parsed report passes it: the channels cannot be compared (doubt).
     passing = judge_channels(outcomes(), CANARY, trailer({W: 4, **HONEST_CANARIES}), result(), [])
     assert passing.doubts and not passing.proven
+
+
+def test_a_varied_run_that_runs_out_of_time_is_doubt_on_a_model_world_never_a_refutation():
+    # The varied runs share one time budget: an honest trial on a loaded machine can run out.
+    for status in ("timed out", None):
+        varied = {W: status} if status else {W: "no verdict"}
+        check = judge_channels(outcomes(), CANARY, trailer({W: 0, **HONEST_CANARIES}, varied), result(), [])
+        assert not check.proven and not check.varied
+        assert check.doubts and "not confirmed" in check.doubts[0]
+    # On the reference (no canaries judged) the same timeout still keeps the witness from passing.
+    ref = judge_channels(outcomes(), None, trailer({W: 0}, {W: "timed out"}), result(), [])
+    assert ref.varied[W].status == "timed_out"
