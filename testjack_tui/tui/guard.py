@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Coroutine, ParamSpec, Protocol, TypeVar, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, ParamSpec, Protocol, TypeVar, overload, runtime_checkable
 
 from textual.message_pump import MessagePump
+
+if TYPE_CHECKING:
+    from testjack_tui.engine.session import AuditSession
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -67,3 +70,21 @@ def _node(args: tuple[object, ...]) -> MessagePump:
     if not isinstance(node, MessagePump):
         raise TypeError(f"guarded handlers are methods of a widget or screen, got {node!r}")
     return node
+
+
+@runtime_checkable
+class SessionHost(Protocol):
+    """What the Audit screen asks of the app (TestJackApp): the session it drives (the app stops
+    it on quit) and a settle of the heap once a live session's long-lived part is built."""
+
+    session: AuditSession | None
+
+    def settle_heap(self, collect: bool = True) -> None: ...
+
+
+def session_host(node: MessagePump) -> SessionHost:
+    """The app `node` runs in, as the holder of the live session (see `reporter`)."""
+    app = node.app
+    if not isinstance(app, SessionHost):
+        raise TypeError(f"{type(app).__name__} holds no session (not a TestJackApp)")
+    return app

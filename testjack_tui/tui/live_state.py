@@ -46,7 +46,7 @@ class LiveSession:
         self.agent_stream: deque[AgentEntry] = deque(maxlen=AGENT_ENTRIES)
         self._tool_index: dict[str, AgentEntry] = {}
         self.agent_total = 0  # entries ever added (a viewer uses it to append only new ones)
-        self.model_waits: dict[tuple, str] = {}  # (role, task, trial) -> "waiting on m (45s)"
+        self.model_waits: dict[tuple[str, str, str | None], str] = {}  # (role, task, trial) -> "waiting on m (45s)"
         self.candidates: OrderedDict[str, CandidateView] = OrderedDict()
         self.pending: OrderedDict[str, ev.ApprovalRequested] = OrderedDict()
         # Keyed, so replaying stored history and then running again never counts twice.
@@ -492,7 +492,7 @@ EVENT_CLASSES: dict[str, type] = {
     if isinstance(value, type) and issubclass(value, ev.Event) and value is not ev.Event}
 
 
-def event_from_dict(data: dict) -> Any:
+def event_from_dict(data: dict[str, Any]) -> Any:
     """Rebuild an event from its stored dict (`Event.to_dict`); None for unknown kinds."""
     cls = EVENT_CLASSES.get(str(data.get("kind", "")))
     if cls is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 from testjack_tui.services.approvals import CandidateFacts
 
@@ -32,7 +33,7 @@ class WorldView:
     node: str = ""  # the cluster node running it (Ray backend); "" on this machine
     command: str = ""
     exit_code: int | None = None
-    lines: deque = field(default_factory=lambda: deque(maxlen=WORLD_LINES))
+    lines: deque[str] = field(default_factory=lambda: deque(maxlen=WORLD_LINES))
     total: int = 0  # lines ever appended (tells a viewer how many are new)
     partial: str = ""
 
@@ -124,10 +125,10 @@ class CandidateView(CandidateFacts):
     reviewer_label: str = ""  # what the reviewer said (the label that stands is `label`)
     note: str = ""
     decided_at: float | None = None
-    operator: dict = field(default_factory=dict)  # the operator's requirement / explicit / quote
+    operator: dict[str, Any] = field(default_factory=dict)  # the operator's requirement / explicit / quote
     counts: bool | None = None
     witness: bool = False
-    runs: list = field(default_factory=list)  # (world, summary)
+    runs: list[tuple[str, str]] = field(default_factory=list)  # (world, summary)
 
     @property
     def status(self) -> str:

@@ -155,7 +155,7 @@ class AuditScreen(AuditLive):
         self.app.push_screen(LimitsScreen(current), self._limits_chosen)
 
     @guarded
-    def _limits_chosen(self, limits: dict | None) -> None:
+    def _limits_chosen(self, limits: dict[str, Any] | None) -> None:
         if limits is None:
             return
         self.session.raise_limits(**limits)
@@ -247,7 +247,7 @@ class AuditScreen(AuditLive):
             return None
         return next((t for t in self.benchmark.trials if t.id == trial_id), None)
 
-    def _evidence_of(self, trial_id: str | None) -> dict | None:
+    def _evidence_of(self, trial_id: str | None) -> dict[str, Any] | None:
         return self.session.store.get_evidence(trial_id) if trial_id else None
 
     def _selected_target(self) -> tuple[str, str | None]:
@@ -324,7 +324,7 @@ class AuditScreen(AuditLive):
 
     @on(DataTable.RowSelected, "TrialsTable")
     def _trial_chosen(self, event: DataTable.RowSelected) -> None:
-        key = event.row_key.value if event.row_key is not None else ""
+        key = (event.row_key.value if event.row_key is not None else None) or ""
         self.action_diff(key.partition("/")[2])
 
     @guarded
@@ -442,7 +442,7 @@ class AuditScreen(AuditLive):
 
 
     def _step_mode(self) -> bool:
-        return self.session.control.step
+        return bool(self.session.control.step)
 
     @on(LightTabs.TabActivated)
     def _tab_changed(self) -> None:

@@ -23,7 +23,7 @@ from textual.worker import Worker, WorkerState
 from testjack_tui.engine.budget import usd_text
 from testjack_tui.tui import live_state as ls
 from testjack_tui.tui import live_views as lv
-from testjack_tui.tui.guard import guarded
+from testjack_tui.tui.guard import guarded, reporter, session_host
 from testjack_tui.tui.inbox import EventInbox
 from testjack_tui.tui.logs import log_exception
 from testjack_tui.tui.session_word import header_state
@@ -73,7 +73,7 @@ def operator_agent(roles: Any) -> Any:
     return None
 
 
-class AuditLive(Screen):
+class AuditLive(Screen[None]):
     """The live session on show: see the module's docstring; AuditScreen adds the keys."""
 
     # Textual repaints the whole screen when focus moves; the widgets that gain and lose focus
@@ -90,13 +90,13 @@ class AuditLive(Screen):
         self.resumed = resumed
         self.state = ls.LiveSession(session.id, trials)
         self.inbox = EventInbox()
-        self._worker: Worker | None = None
+        self._worker: Worker[Any] | None = None
         self._unsubscribe: Any = None
         self.config = session.config
         self._log_shown = 0
         self._output_drawn = 0.0
         self._output_waiting = False
-        self._operator_waiting: tuple | None = None  # (task, trial) while the engine waits for a test
+        self._operator_waiting: tuple[str, str | None] | None = None  # (task, trial) while the engine waits for a test
         self._status_typing = False  # the focus was in a text field when the status was drawn
         self._status_lines = 0  # the status line's height when it was drawn
         self._focused_pane: Widget | None = None
@@ -144,7 +144,7 @@ class AuditLive(Screen):
         self._replay_history()
         self._redraw_all()
         self._start_run()
-        self.call_after_refresh(self.app.settle_heap)  # the long-lived part of a live session
+        self.call_after_refresh(session_host(self).settle_heap)  # the long-lived part of a live session
 
     def on_resize(self) -> None:
         self._apply_layout()
@@ -210,7 +210,7 @@ class AuditLive(Screen):
             return
         self._worker = self.run_worker(self._run_session(), group="session", exit_on_error=False,
                                        name="audit session")
-        self.app.session = self.session
+        session_host(self).session = self.session
         self.refresh_bindings()
 
     async def _run_session(self) -> None:
@@ -223,7 +223,7 @@ class AuditLive(Screen):
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.state.state = "failed"
             self.state.dirty.add(ls.STATUS)
-            self.app.report_error(event.worker.error, context="audit session", title="Session failed")
+            reporter(self).report_error(event.worker.error, context="audit session", title="Session failed")
         if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
             self.flush()
             self.refresh_bindings()
@@ -257,7 +257,7 @@ class AuditLive(Screen):
             if after == "finished":
                 self.app.notify("Session finished — press g for the report.", title="Audit")
             elif after == "failed":
-                self.app.notify_error(self.state.reason or "the session failed (see the Log tab)",
+                reporter(self).notify_error(self.state.reason or "the session failed (see the Log tab)",
                                       "Session failed")
             elif after == "paused" and self.state.reason.startswith("budget"):
                 self.app.notify(f"Paused: {self.state.reason}. Press l to raise the limit.",
@@ -289,7 +289,7 @@ class AuditLive(Screen):
                 view = self.state.trials.get((task_id, trial_id))
                 final = trial.state
                 unsettled = view is not None and view.state in ("active", "pending", "sampled", "queued", "checking")
-                if unsettled and final and view.state != final:
+                if view is not None and unsettled and final and view.state != final:
                     view.state = final
                     changed = True
         if changed:
@@ -343,7 +343,7 @@ class AuditLive(Screen):
 
     def _rounds_limit(self) -> int | None:
         cfg = self.config
-        rounds = cfg.rounds
+        rounds: int | None = cfg.rounds
         if not rounds or cfg.mode != "lightweight":
             return None
         tasks = self.state.tasks or sorted({t.task_id for t in self.state.trials.values()})
@@ -420,7 +420,7 @@ class AuditLive(Screen):
         return isinstance(self.focused, (Input, TextArea))
 
     def _watch_focused(self) -> None:
-        super()._watch_focused()
+        super()._watch_focused()  # type: ignore[no-untyped-call]  # Textual's own watcher is unannotated
         self._mark_focused_pane()
         # The status line names the keys that reach a pending decision from where the focus is.
         typing = self._typing()
@@ -436,7 +436,8 @@ class AuditLive(Screen):
         while isinstance(node, Widget) and node is not self:
             if node.id in panes:
                 return node
-            node = node.parent
+            parent = node.parent
+            node = parent if isinstance(parent, Widget) else None
         return None
 
     def _mark_focused_pane(self) -> None:
@@ -532,5 +533,6 @@ class AuditLive(Screen):
                 self._unsubscribe()
             except Exception as error:  # noqa: BLE001
                 log_exception(error, "unsubscribe")
-        if self.app.session is self.session:
-            self.app.session = None
+        host = session_host(self)
+        if host.session is self.session:
+            host.session = None

@@ -21,7 +21,7 @@ def trial_views(benchmark: Any, tasks: list[str] | None, trials: list[str] | Non
     return out
 
 
-def start_new_session(app: Any, kwargs: dict, benchmark: Any) -> None:
+def start_new_session(app: Any, kwargs: dict[str, Any], benchmark: Any) -> None:
     from testjack_tui.compose import session_deps
     from testjack_tui.engine.session import AuditSession, BudgetLimits, SessionConfig
     from testjack_tui.services.sessions import SessionOptions, plan_session
@@ -50,7 +50,7 @@ def stored_trial_views(store: Any) -> list[lv.TrialView]:
     return views
 
 
-def open_existing_session(app: Any, session_id: str, info: dict | None = None) -> None:
+def open_existing_session(app: Any, session_id: str, info: dict[str, Any] | None = None) -> None:
     """A finished session opens on its report; anything else resumes on the Audit screen."""
     from testjack_tui.compose import session_deps
     from testjack_tui.engine.session import AuditSession
