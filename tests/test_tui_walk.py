@@ -174,7 +174,7 @@ async def test_five_tasks_at_80x24_fit_the_status_line_whole():
     from engine_fakes import FakeSandbox, cand, make_task, make_trial
     from test_engine_loop import build
     from test_tui_waits import screen_for
-    from testjack_tui.tui.screens.audit import STATUS_LINES
+    from testjack_tui.tui.screens.audit_live import STATUS_LINES
     from textual.widgets import Static
 
     tasks = [make_task(t) for t in DEMO_NAMES]
