@@ -233,6 +233,11 @@ def _tj_hide_sources(paths):
                     pass
     return sources
 
+def _tj_faked_clock(own):
+    # The date only: a faked monotonic clock hangs vitest's workers.
+    return {"LD_PRELOAD": own["faketime"], "FAKETIME": "+%dd" % own["days"], "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+
+
 def _tj_drive(own, tests, uid, varied, left, sources):
     # The tests by our own driver (sandbox/own_run.py) in one fresh process: its per-test nonce
     # lines are read here, outside the trial's interpreter. {index: code or "no verdict"}.
@@ -247,8 +252,8 @@ def _tj_drive(own, tests, uid, varied, left, sources):
         if os.getuid() == 0:
             os.chown(home, uid, uid)
         env.update(HOME=home, TMPDIR=home, USER="tj-other", LOGNAME="tj-other")
-        if faked:  # the date only: a faked monotonic clock hangs vitest's workers
-            env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"], FAKETIME_DONT_FAKE_MONOTONIC="1")
+        if faked:
+            env.update(_tj_faked_clock(own))
         # Another argv[0] that still names this interpreter: a bare "python" is on no PATH in
         # Debian's images, so sys.executable came out empty and a test starting a subprocess
         # of it failed in the varied run only (a false "environment-dependent").
@@ -453,8 +458,8 @@ def _tj_exec_runs(own, uid, ran):
             mine(home, ids)
             os.chmod(home, 0o1777)  # a runner kept on the trial uid (keep_uid) writes here too
             env.update(HOME=home, TMPDIR=home, USER="tj-other", LOGNAME="tj-other")
-            if os.path.exists(own["faketime"]):  # the date only (a faked monotonic clock hangs vitest)
-                env.update(LD_PRELOAD=own["faketime"], FAKETIME="+%dd" % own["days"], FAKETIME_DONT_FAKE_MONOTONIC="1")
+            if os.path.exists(own["faketime"]):
+                env.update(_tj_faked_clock(own))
         order = list(todo)
         random.shuffle(order)
         got = {}
