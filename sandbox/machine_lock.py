@@ -11,7 +11,6 @@ import fcntl
 import hashlib
 import os
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,12 +49,12 @@ def release(fd: int) -> None:
 
 
 @contextmanager
-def held(name: str, poll: float = 0.5) -> Iterator[None]:
-    """Hold the lock for a block of blocking code (a worker thread), waiting for it as long as
-    another process holds it. Image builds: whoever comes second finds the image built."""
-    while (fd := try_acquire(name)) is None:
-        time.sleep(poll)
+def held(name: str) -> Iterator[None]:
+    """Hold the lock for a block of blocking code (a worker thread), waiting in flock for as long
+    as another process holds it. Image builds: whoever comes second finds the image built."""
+    fd = os.open(lock_path(name), os.O_RDWR | os.O_CREAT, 0o666)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         release(fd)
