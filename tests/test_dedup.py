@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from testjack_tui.engine.dedup import fingerprint, group
+from testjack_tui.engine.records_standing import WitnessRow
 
 A = '''from recordkit.durations import parse
 
@@ -28,8 +29,9 @@ def test_same_test_written_differently_has_one_fingerprint():
 
 
 def test_group_keeps_the_first_copy_per_task():
-    ws = [{"id": "w1", "task_id": "t", "source": A}, {"id": "w2", "task_id": "t", "source": B},
-          {"id": "w3", "task_id": "t", "source": C}, {"id": "w4", "task_id": "u", "source": B}]
+    ws = [WitnessRow(id=wid, task_id=task, source_trial=None, requirement="r", explicit=True, quote="",
+                     path="test_x.py", source=source)
+          for wid, task, source in (("w1", "t", A), ("w2", "t", B), ("w3", "t", C), ("w4", "u", B))]
     assert group(ws) == {"w1": "w1", "w2": "w1", "w3": "w3", "w4": "w4"}
 
 

@@ -103,7 +103,7 @@ async def test_replay_is_batched_one_run_per_trial_per_round():
     session, sandbox, _ = build()
     await session.run()
     rounds = session.store.rounds(T)
-    with_witnesses = [r for r in rounds if r["witnesses"]]
+    with_witnesses = [r for r in rounds if r.witnesses]
     assert with_witnesses
     # Each isolated run on a model world that is not an oracle run carries all new witness files.
     isolated = [c for c in sandbox.runs(f"{T}/model/") if c[4]]
@@ -140,7 +140,7 @@ async def test_candidate_ids_and_paths_are_made_unique_per_task():
               "c2": [[cand(T, "c2", 1, "quote", path="tests/test_tj_x.py")]]}
     session, _, _ = build({"replay_scope": "all", "mode": "per-trial"}, task=task, trials=trials, chains=chains)
     await session.run()
-    paths = sorted(w["path"] for w in session.store.witnesses(T))
+    paths = sorted(w.path for w in session.store.witnesses(T))
     assert paths == ["tests/test_tj_x.py", "tests/test_tj_x_c2_1.py"]  # named after its id
 
 

@@ -60,7 +60,7 @@ async def test_a_decision_never_answered_holds_no_slot_and_the_other_tasks_finis
     assert [r.task_id for r in session.pending_approvals()] and \
         {r.task_id for r in session.pending_approvals()} == {"p1"}
     assert session.slots is not None and session.slots.free == 1 and session.slots.busy_peak == 1
-    assert session.store.task_states()["p1"]["state"] == "auditing"
+    assert session.store.task_states()["p1"].state == "auditing"
     assert session.budget.waiting_seconds > 0  # the wait is open and on the clock (unrounded: no duration bound)
     for request in session.pending_approvals():
         session.answer(f"approval:{request.candidate.id}", decision_for(request.candidate.id))
@@ -72,7 +72,7 @@ async def test_a_decision_never_answered_holds_no_slot_and_the_other_tasks_finis
     session.subscribe(answer_late)
     assert await asyncio.wait_for(run, 30) == "finished"
     states = session.store.task_states()
-    assert {t: states[t]["state"] for t in TASKS} == {t: "finished" for t in TASKS}
+    assert {t: states[t].state for t in TASKS} == {t: "finished" for t in TASKS}
     assert sandbox.calls  # the worlds ran
     usage = session.summary().usage
     # The wait was recorded (unrounded in the store; the summary rounds to 0.1 s, so a fast
@@ -199,7 +199,7 @@ async def test_a_decision_is_recorded_and_shown_at_once_while_the_slots_are_busy
         if isinstance(event, ApprovalRequested) and event.task_id == "p2":
             session.answer(event.request_id, decision_for(event.candidate_id))
         if isinstance(event, ApprovalAnswered) and event.candidate_id.startswith("p1") and "p2" not in seen:
-            seen["p2"] = session.store.task_states()["p2"]["state"]
+            seen["p2"] = session.store.task_states()["p2"].state
             seen["free"] = session.slots.free if session.slots else None
 
     session.subscribe(on_event)

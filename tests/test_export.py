@@ -13,6 +13,7 @@ from testjack_tui.engine.detectors import parse_diff
 from testjack_tui.engine.export import plan_export, write_harbor, write_swebench
 from testjack_tui.engine.export_suite import TaskExport, merged_test_patch, new_file_diff
 from testjack_tui.engine.export_official import harness_fails
+from testjack_tui.engine.records_standing import WitnessClassification, WitnessRow
 from testjack_tui.engine.runner import witness_fails
 from testjack_tui.errors import InputError
 
@@ -41,9 +42,9 @@ def test_colliding_witness_paths_are_renamed(session):
     from testjack_tui.engine.store import SessionStore, db_path
 
     store = SessionStore(db_path(SID))
-    store.put_witness({"id": "w3", "task_id": "slug", "source_trial": "t1", "requirement": "r",
-                       "explicit": True, "path": "tests/test_tj_accents.py", "source": "def test_b():\n    assert 0\n",
-                       "test_ids": [], "round": 3, "classification": "refutes"})
+    store.put_witness(WitnessRow(id="w3", task_id="slug", source_trial="t1", requirement="r",
+                       explicit=True, quote="", path="tests/test_tj_accents.py", source="def test_b():\n    assert 0\n",
+                       test_ids=(), round=3, classification=WitnessClassification.REFUTES))
     store.put_refutation("slug", "t1", "w3", "r", "failed", "passed", None, None)
     store.close()
     [exp] = plan_export(SID, session.tasks)

@@ -61,7 +61,7 @@ async def test_one_explanation_per_failure_pattern_through_the_endpoint(server):
     session, task, trials = session_with(explainer)
     assert await session.run() == "finished"
     store = session.store
-    refutations = [(r["trial_id"], r["witness_id"]) for r in store.refutations()]
+    refutations = [(r.trial_id, r.witness_id) for r in store.refutations()]
     refuted = sorted({t for t, _ in refutations})
     assert refuted == ["a1", "a2", "a4"]
     calls = len(server.requests)

@@ -40,7 +40,7 @@ def result_of(session) -> dict:
     report = build_report(session.id)
     return {"outcome": outcome_view(session.summary())[TASK],
             "verdicts": {t.trial_id: (t.label, t.confidence) for t in report.trials},
-            "refutations": sorted((r["trial_id"], r["witness_id"]) for r in session.store.refutations()),
+            "refutations": sorted((r.trial_id, r.witness_id) for r in session.store.refutations()),
             "runs": session.store.count_runs()}
 
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from testjack_tui.engine.records_standing import WitnessClassification, WitnessRow
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.report_labels import is_defective, load_labels
 from testjack_tui.engine.report_render import write_report
@@ -69,14 +70,14 @@ def session(tmp_path):
                       {"tests/test_tj_accents.py::test_accents": {"status": st, "message": msg},
                        "tests/test_tj_dashes.py::test_dashes": {"status": "failed", "message": "E   assert 'a--b' == 'a-b'"}},
                       1, False, "", "", 0.5)
-    store.put_witness({"id": "w1", "task_id": "slug", "source_trial": "t2", "requirement": "non-ASCII letters are transliterated",
-                       "explicit": True, "quote": "transliterate non-ASCII letters to ASCII",
-                       "path": "tests/test_tj_accents.py", "source": W1_SRC, "test_ids": [], "round": 1,
-                       "classification": "refutes", "rho": 0.333})
-    store.put_witness({"id": "w2", "task_id": "slug", "source_trial": "t3", "requirement": "repeated dashes collapse",
-                       "explicit": False, "path": "tests/test_tj_dashes.py", "source": W2_SRC, "test_ids": [],
-                       "round": 2, "classification": "ambiguous", "rho": 1.0,
-                       "note": 'Add to the task: "Repeated dashes collapse."'})
+    store.put_witness(WitnessRow(id="w1", task_id="slug", source_trial="t2", requirement="non-ASCII letters are transliterated",
+                       explicit=True, quote="transliterate non-ASCII letters to ASCII",
+                       path="tests/test_tj_accents.py", source=W1_SRC, test_ids=(), round=1,
+                       classification=WitnessClassification.REFUTES, rho=0.333))
+    store.put_witness(WitnessRow(id="w2", task_id="slug", source_trial="t3", requirement="repeated dashes collapse",
+                       explicit=False, quote="", path="tests/test_tj_dashes.py", source=W2_SRC, test_ids=(),
+                       round=2, classification=WitnessClassification.AMBIGUOUS, rho=1.0,
+                       note='Add to the task: "Repeated dashes collapse."'))
     store.put_validation("w1", "t2", "slug", "passed", "failed", "discriminates", "ref-w1", "t2-w")
     store.put_validation("c9", "t3", "slug", "passed", "passed", "passes_both", "ref-w1", "t3-w")
     for tid in ("t1", "t2", "t3", "t4"):

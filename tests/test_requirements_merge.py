@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from testjack_tui.engine.requirements import (
     Statement, merge, requirement_text, requirements_table, same_requirement)
+from testjack_tui.engine.records_standing import WitnessRow
 from testjack_tui.engine.store import SessionStore
 
 T = "dur"
@@ -46,11 +47,11 @@ def _store(tmp_path) -> SessionStore:
          "covered_by_t0": None, "implemented": True}]})
     # The reviewer named the weeks witness in its own words and quoted nothing: the audit's
     # finding links it to the weeks quote.
-    store.put_witness({"id": "dur:t1:1.v1", "task_id": T, "source_trial": "t1", "requirement": "supports weeks",
-                       "explicit": True, "quote": "", "path": "tests/test_tj_w.py", "source": "x"})
-    store.put_witness({"id": "dur:t2:1.v1", "task_id": T, "source_trial": "t2",
-                       "requirement": "Negative input raises", "explicit": True, "quote": QUOTE_NEG,
-                       "path": "tests/test_tj_neg.py", "source": "x"})
+    store.put_witness(WitnessRow(id="dur:t1:1.v1", task_id=T, source_trial="t1", requirement="supports weeks",
+                       explicit=True, quote="", path="tests/test_tj_w.py", source="x"))
+    store.put_witness(WitnessRow(id="dur:t2:1.v1", task_id=T, source_trial="t2",
+                       requirement="Negative input raises", explicit=True, quote=QUOTE_NEG,
+                       path="tests/test_tj_neg.py", source="x"))
     store.put_witness_run("dur:t1:1.v1", "t1", T, "failed", None)
     store.put_witness_run("dur:t1:1.v1", "t3", T, "failed", None)
     store.put_witness_run("dur:t2:1.v1", "t2", T, "failed", None)

@@ -494,7 +494,7 @@ async def test_export_to_a_git_branch_commits_the_witnesses_with_their_decisions
     branch = summary["branch"]
     assert branch == f"testjack/{session.id}" and repo.active_branch.name != branch  # back where it was
     tree = repo.commit(branch).tree
-    exported = {w["path"] for w in session.store.witnesses()}
+    exported = {w.path for w in session.store.witnesses()}
     assert exported and all(path in [b.path for b in tree.traverse()] for path in exported)
     assert "TestJack witnesses" in repo.commit(branch).message and "auto" in repo.commit(branch).message
 

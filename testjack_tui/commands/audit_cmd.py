@@ -358,9 +358,9 @@ def prompt_finding_notice(store: SessionStore) -> list[str]:
            "refutations: their requirement is implicit (no quote of P accepted) and most models with "
            "passing trials fail them (rho > 1/2), so P, not the trials, is taken to be at fault:"]
     for w in found:
-        why = ("said explicit, but its quote is not P's words" if w.get("explicit") and w.get("quote")
-               else "judged implicit" if w.get("quote") else "no quote of P")
-        out.append(f"  {w['id']}: \"{w['requirement']}\" (rho {w.get('rho') or 0:.2f}; {why})")
+        why = ("said explicit, but its quote is not P's words" if w.explicit and w.quote
+               else "judged implicit" if w.quote else "no quote of P")
+        out.append(f"  {w.id}: \"{w.requirement}\" (rho {w.rho or 0:.2f}; {why})")
     out.append("If P states it, say so in the verdicts file: explicit = true and quote = \"<the words of P>\" "
                "(or --requirement quoting P); explicit = false keeps it a prompt finding.")
     return out

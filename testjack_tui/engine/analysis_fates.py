@@ -74,7 +74,7 @@ def audit_fate_rows(store: Any, task_id: str) -> list[dict[str, Any]]:
             chains.setdefault(str(c["id"]).rpartition(".v")[0], []).append(c)
     drops = {d["candidate_id"]: d["reason"] for d in store.drops() if d["task_id"] == task_id}
     validations = {v["candidate_id"]: v for v in store.validations(task_id)}
-    witnesses = {w["id"] for w in store.witnesses(task_id)}
+    witnesses = {w.id for w in store.witnesses(task_id)}
     rows = []
     for versions in chains.values():
         last = versions[-1]

@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .records_standing import WitnessClassification, WitnessRow
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
 from .slots import resume_work, waiting_for_person
 from .roles import (ApprovalDecision, ApprovalRequest, Approver, AuditContext, Candidate, OperatorVerdict,
@@ -134,14 +135,14 @@ def awaiting_operator(store: Any) -> list[dict[str, Any]]:
     return out
 
 
-def judged_valid_but_ambiguous(store: Any) -> list[dict[str, Any]]:
+def judged_valid_but_ambiguous(store: Any) -> list[WitnessRow]:
     """Witnesses the operator judged valid that the ambiguity rule turned into prompt findings
     (implicit requirement, ρ > 1/2): the run says why, once, and how to say otherwise."""
     approvals = {a["candidate_id"]: a for a in store.approvals()}
     out = []
     for w in store.witnesses():
-        a = approvals.get(w["id"]) or {}
-        if w.get("classification") == "ambiguous" and a.get("by") == "operator" and a.get("counts"):
+        a = approvals.get(w.id) or {}
+        if w.classification == WitnessClassification.AMBIGUOUS and a.get("by") == "operator" and a.get("counts"):
             out.append(w)
     return out
 

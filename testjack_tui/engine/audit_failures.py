@@ -7,13 +7,13 @@ or `audit_failed`, which the engine records when no candidate could run on the r
 """
 from __future__ import annotations
 
-from .failure_kinds import AUDIT_FAILED
+from .records_standing import TaskLoopState
 from .store import SessionStore
 
-FAILED_STATES = ("failed", AUDIT_FAILED)
+FAILED_STATES = (TaskLoopState.FAILED, TaskLoopState.AUDIT_FAILED)
 
 
 def audit_failures(store: SessionStore) -> dict[str, str]:
     """task id -> why its audit failed (one line), for every task whose audit could not run."""
-    return {task_id: row.get("reason") or row["state"]
-            for task_id, row in store.task_states().items() if row.get("state") in FAILED_STATES}
+    return {task_id: row.reason or row.state
+            for task_id, row in store.task_states().items() if row.state in FAILED_STATES}

@@ -8,7 +8,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from typing import Any, Iterable
+from typing import Iterable
+
+from .records_standing import WitnessRow
 
 
 class _Canonical(ast.NodeTransformer):
@@ -65,12 +67,12 @@ def fingerprint(source: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def group(witnesses: Iterable[dict[str, Any]]) -> dict[str, str]:
+def group(witnesses: Iterable[WitnessRow]) -> dict[str, str]:
     """witness id -> the id of the first witness of the same task with the same fingerprint
     (itself for the first)."""
     first: dict[tuple[str, str], str] = {}
     out: dict[str, str] = {}
     for w in witnesses:
-        key = (w.get("task_id", ""), fingerprint(w.get("source") or ""))
-        out[w["id"]] = first.setdefault(key, w["id"])
+        key = (w.task_id, fingerprint(w.source or ""))
+        out[w.id] = first.setdefault(key, w.id)
     return out

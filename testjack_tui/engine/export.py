@@ -27,6 +27,7 @@ from testjack_tui.engine.approval import awaiting_operator, decision_record
 from testjack_tui.engine.oracle import tagged_path
 from testjack_tui.engine.runner import witness_fails
 from testjack_tui.engine.store import SessionStore, db_path
+from testjack_tui.engine.records_standing import WitnessClassification, WitnessRow
 from testjack_tui.errors import InputError
 from testjack_tui.model import Task, Trial
 from testjack_tui.safe_paths import check_inside, inside, path_part
@@ -66,8 +67,8 @@ def _candidates(path: Path) -> list[dict[str, Any]]:
         store.close()
 
 
-def canonical_of(w: dict[str, Any], witnesses: list[dict[str, Any]]) -> str:
-    return str(dedup.group(witnesses).get(w["id"], w["id"]))
+def canonical_of(w: WitnessRow, witnesses: list[WitnessRow]) -> str:
+    return dedup.group(witnesses).get(w.id, w.id)
 
 
 def write_extras(exp: TaskExport, dest: Path) -> None:
@@ -124,11 +125,11 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
                 {"id": c["id"], "path": c["path"], "source": c["source"], "requirement": c["requirement"]})
     seen_amb: set[str] = set()
     for w in witnesses:
-        if w.get("classification") == "ambiguous" and canonical_of(w, witnesses) not in seen_amb:
+        if w.classification == WitnessClassification.AMBIGUOUS and canonical_of(w, witnesses) not in seen_amb:
             seen_amb.add(canonical_of(w, witnesses))
-            extras.setdefault(w["task_id"], {"t1": [], "amb": []})["amb"].append(
-                {"id": w["id"], "path": w["path"], "source": w["source"], "requirement": w["requirement"],
-                 "rho": w.get("rho"), "clarification": w.get("note") or ""})
+            extras.setdefault(w.task_id, {"t1": [], "amb": []})["amb"].append(
+                {"id": w.id, "path": w.path, "source": w.source, "requirement": w.requirement,
+                 "rho": w.rho, "clarification": w.note or ""})
     for q in questions:  # open questions with a test: beside the underspecified witnesses, marked
         if q.get("source") and q.get("path"):
             extras.setdefault(q["task_id"], {"t1": [], "amb": []})["amb"].append(
@@ -137,26 +138,24 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
                  "said": list(q.get("said") or []), "fails_on": list(q.get("fails_on") or [])})
     refutes: dict[str, list[str]] = {}
     for r in refutations:  # a duplicate's refutations belong to its first copy
-        refutes.setdefault(canonical.get(r["witness_id"], r["witness_id"]), []).append(r["trial_id"])
+        refutes.setdefault(canonical.get(r.witness_id, r.witness_id), []).append(r.trial_id)
     ref_run = {v["candidate_id"]: runs.get(v.get("reference_run") or "") for v in validations
                if v.get("reference_run")}
     out: dict[str, TaskExport] = {}
     for w in witnesses:
-        if w.get("classification") == "ambiguous" or not refutes.get(w["id"]) \
-                or canonical[w["id"]] != w["id"]:
+        if w.classification == WitnessClassification.AMBIGUOUS or not refutes.get(w.id) or canonical[w.id] != w.id:
             continue
-        task = (tasks or {}).get(w["task_id"])
-        exp = out.setdefault(w["task_id"], TaskExport(w["task_id"]))
+        task = (tasks or {}).get(w.task_id)
+        exp = out.setdefault(w.task_id, TaskExport(w.task_id))
         taken = {f.path for f in exp.files}
         if task is not None:
             taken |= set(task.tests.test_files)
-        new_path = _unique_path(w["path"], taken, w["id"])
+        new_path = _unique_path(w.path, taken, w.id)
         framework = task.tests.framework if task is not None else None
-        nodes = [n.replace(w["path"], new_path, 1)
-                 for n in _node_ids(w["path"], ref_run.get(w["id"]), framework)]
-        exp.files.append(WitnessFile(w["id"], new_path, w["source"], nodes, w["requirement"],
-                                     sorted(set(refutes[w["id"]])), decision_record(approvals.get(w["id"]))))
-        exp.refuted = sorted(set(exp.refuted) | set(refutes[w["id"]]))
+        nodes = [n.replace(w.path, new_path, 1) for n in _node_ids(w.path, ref_run.get(w.id), framework)]
+        exp.files.append(WitnessFile(w.id, new_path, w.source, nodes, w.requirement,
+                                     sorted(set(refutes[w.id])), decision_record(approvals.get(w.id))))
+        exp.refuted = sorted(set(exp.refuted) | set(refutes[w.id]))
     for task_id, extra in extras.items():
         if task_id in out:  # beside a strengthened suite (a task without one has nothing to merge)
             out[task_id].task_analysis, out[task_id].underspecified = extra["t1"], extra["amb"]

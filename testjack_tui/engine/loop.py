@@ -25,7 +25,7 @@ from .failure_patterns import explain_refutations
 from .oracle import (Validation, ask_repair, candidate_from_dict, candidate_to_dict, null_feedback,
                      validate)
 from .roles import AuditContext, AuditOutcome, ChecklistItem, TaskAnalyst, questionable_cases
-from .failure_kinds import AUDIT_FAILED
+from .records_standing import TaskLoopState, TrialLoopState
 from .runner import combined_status, is_failing
 from .verdicts import analysis_checklist
 from .sampling import SamplerContext, SamplerState
@@ -62,7 +62,7 @@ class TaskLoop(WitnessLoop):
         env = self.env
         for trial in self.corpus:
             if trial.id in self.selected:
-                self._state(trial.id, "active")
+                self._state(trial.id, TrialLoopState.ACTIVE)
         if not self.selected:
             return
         # Proof of harness tampering for every trial that changed harness files: T0 re-run
@@ -209,8 +209,8 @@ class TaskLoop(WitnessLoop):
     async def audit_round(self, pool: list[str]) -> None:
         env, task = self.env, self.task
         round_no = self.round + 1
-        stored_round = {r["round"]: r for r in env.store.rounds(task.id)}.get(round_no)
-        if stored_round is None or stored_round["state"] != "done":
+        stored_round = {r.round: r for r in env.store.rounds(task.id)}.get(round_no)
+        if stored_round is None or stored_round.state != "done":
             await env.control.gate(f"round {round_no} of {task.id}", task.id)
         state = SamplerState(round=round_no, refuted=sorted(self.refuted_ids()),
                              clean=[t for t in self.audited if t not in self.refuted_ids()],
@@ -227,18 +227,18 @@ class TaskLoop(WitnessLoop):
             trial = self.sampler.pick([self.by_id[t] for t in pool], state)
         else:
             trial = self.by_id[pool[0]]
-        if stored_round is not None and stored_round["trial_id"] != trial.id:
+        if stored_round is not None and stored_round.trial_id != trial.id:
             # A sampler that is not deterministic: keep what the session recorded.
             self._emit(Log(env.session_id, level="warning",
                            message=f"{task.id} round {round_no}: sampler drew {trial.id}, "
-                                   f"the stored session had {stored_round['trial_id']}; using the stored one"))
-            trial = self.by_id.get(stored_round["trial_id"], trial)
+                                   f"the stored session had {stored_round.trial_id}; using the stored one"))
+            trial = self.by_id.get(stored_round.trial_id, trial)
         self.round = round_no
         if stored_round is None:
             env.store.put_round(task.id, round_no, trial.id, "started", [], [])
         self._emit(RoundStarted(env.session_id, task_id=task.id, round=round_no, trial_id=trial.id,
                                 active=len(self.active)))
-        self._state(trial.id, "sampled")
+        self._state(trial.id, TrialLoopState.SAMPLED)
 
         evidence = await self._evidence_for(trial)
         ctx, tools = self._context(trial, "audit", evidence)
@@ -302,7 +302,7 @@ class TaskLoop(WitnessLoop):
         shared = await self._share_operator_tests(trial, round_no, validations)
 
         self.audited.append(trial.id)
-        env.store.set_trial_state(trial.id, task.id, "sampled", "", audited=True)
+        env.store.set_trial_state(trial.id, task.id, TrialLoopState.SAMPLED, "", audited=True)
         before = set(self.refuted_ids())
         if shared:
             self._reclassify()
@@ -322,10 +322,11 @@ class TaskLoop(WitnessLoop):
         void = self.void_reason(trial.id) if trial.id not in self.refuted_ids() else ""
         if void:
             # No candidate could run on the reference: nothing was measured, so nothing is certified.
-            self._state(trial.id, AUDIT_FAILED, void, audited=False)
+            self._state(trial.id, TrialLoopState.AUDIT_FAILED, void, audited=False)
         elif trial.id not in self.refuted_ids():
             ambiguous = any(is_failing(s) for s in self.runs_by_trial[trial.id].values())
-            self._state(trial.id, "ambiguous" if ambiguous else "clean", "audited", audited=True)
+            self._state(trial.id, TrialLoopState.AMBIGUOUS if ambiguous else TrialLoopState.CLEAN, "audited",
+                        audited=True)
         refuted_now = sorted(set(self.refuted_ids()) - before)
         for tid in refuted_now:
             await self._tie_by_execution(tid)
@@ -445,11 +446,11 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
     """Check a task, then audit its reproducible passing `trials`. `population`: every passing
     trial of the task in the benchmark (default: `trials`); witnesses run on all of it so the
     ambiguity rule's rho does not depend on the selection. Returns the finished loop."""
-    set_task_state(env, task.id, "checking")
+    set_task_state(env, task.id, TaskLoopState.CHECKING)
     task, problem = await ensure_reference(env, task, env.tools_factory)
     if problem:
         env.store.put_task_check(task.id, False, [problem], [], {})
-        set_task_state(env, task.id, "excluded", problem)
+        set_task_state(env, task.id, TaskLoopState.EXCLUDED, problem)
         env.emit(Log(env.session_id, level="warning", message=f"{task.id}: excluded: {problem}"))
         return None
     if task.reference.independent:
@@ -458,9 +459,9 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
     everyone = list(trials) + [t for t in (population or []) if t.id not in chosen]
     check = await check_task(env, task, sorted(everyone, key=lambda t: t.id))
     if not check.well_formed:
-        set_task_state(env, task.id, "excluded", "; ".join(check.problems))
+        set_task_state(env, task.id, TaskLoopState.EXCLUDED, "; ".join(check.problems))
         return None
-    set_task_state(env, task.id, "auditing")
+    set_task_state(env, task.id, TaskLoopState.AUDITING)
     loop = TaskLoop(env, task, check, selected=chosen)
     await loop.run()
     await explain_refutations(loop)  # one cheap call per way the refuted trials fail
@@ -468,16 +469,16 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
     # reference: the task's audit measured nothing, in either mode.
     void = loop.void_reason()
     if void:
-        set_task_state(env, task.id, AUDIT_FAILED, void)
+        set_task_state(env, task.id, TaskLoopState.AUDIT_FAILED, void)
         env.emit(Log(env.session_id, level="error", message=f"{task.id}: audit failed: {void}"))
     else:
-        set_task_state(env, task.id, "finished")
+        set_task_state(env, task.id, TaskLoopState.FINISHED)
     return loop
 
 
-def set_task_state(env: EngineEnv, task_id: str, state: str, reason: str = "", ahead: int = 0) -> None:
+def set_task_state(env: EngineEnv, task_id: str, state: TaskLoopState, reason: str = "", ahead: int = 0) -> None:
     """A task's standing, stored (`sessions`, the summary) and announced (the TUI)."""
-    if state == "queued":
+    if state == TaskLoopState.QUEUED:
         reason = reason or f"{ahead} task{'s' if ahead != 1 else ''} ahead"
     env.store.set_task_state(task_id, state, reason)
     env.emit(TaskState(env.session_id, task_id=task_id, state=state, ahead=ahead, reason=reason))

@@ -15,6 +15,7 @@ from .events import Log, TrialState
 from .env import EngineEnv
 from .hooks import WitnessClass, WitnessRecord
 from .oracle import CandidateBook
+from .records_standing import TrialLoopState
 from .roles import AuditContext, BudgetExceeded, Candidate, ReviewVerdict, WorldTools
 from .tampering import with_canary_evidence
 from .sampling import Sampler
@@ -87,7 +88,7 @@ class LoopBase:
     def _emit(self, event: object) -> None:
         self.env.emit(event)
 
-    def _state(self, trial_id: str, state: str, by: str = "", audited: bool | None = None) -> None:
+    def _state(self, trial_id: str, state: TrialLoopState, by: str = "", audited: bool | None = None) -> None:
         self.env.store.set_trial_state(trial_id, self.task.id, state, by, audited)
         self._emit(TrialState(self.env.session_id, task_id=self.task.id, trial_id=trial_id, state=state, by=by))
 

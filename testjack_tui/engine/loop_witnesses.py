@@ -10,6 +10,7 @@ from .approval import Judgement, standing_requirement
 from .events import Log, RefutationWithdrawn, TrialRefuted, WitnessConfirmed, WitnessReplayed
 from .hooks import WitnessRecord
 from .oracle import Validation
+from .records_standing import RunOutcome, TrialLoopState, WitnessClassification, WitnessRow
 from .roles import BudgetExceeded, Candidate
 from .detectors.ghost import executed_added_lines
 from .failure_kinds import cause, never_a_reading, void_audit
@@ -43,11 +44,10 @@ class WitnessLoop(LoopBase):
                                checklist=tuple(self.checklists.get(source_trial or ANALYSIS, [])))
         witness = Witness(record, c, v.reference_status, v.reference_run.key if v.reference_run else None)
         self.witnesses.append(witness)
-        self.env.store.put_witness({"id": c.id, "task_id": self.task.id, "source_trial": source_trial,
-                                    "requirement": record.requirement, "explicit": record.explicit,
-                                    "quote": record.quote, "path": c.path, "source": c.source,
-                                    "test_ids": list(c.test_ids), "round": round_no or None,
-                                    "label": record.label})
+        self.env.store.put_witness(WitnessRow(
+            id=c.id, task_id=self.task.id, source_trial=source_trial, requirement=record.requirement,
+            explicit=record.explicit, quote=record.quote, path=c.path, source=c.source,
+            test_ids=tuple(c.test_ids), round=round_no or None, label=record.label))
         self._emit(WitnessConfirmed(self.env.session_id, task_id=self.task.id, witness_id=c.id,
                                     requirement=record.requirement, explicit=record.explicit,
                                     source_trial=source_trial))
@@ -57,7 +57,7 @@ class WitnessLoop(LoopBase):
         self.runs_by_trial.setdefault(trial_id, {})[witness_id] = status
         if run_key:
             self.run_keys[(trial_id, witness_id)] = run_key
-        self.env.store.put_witness_run(witness_id, trial_id, self.task.id, status, run_key)
+        self.env.store.put_witness_run(witness_id, trial_id, self.task.id, RunOutcome(status), run_key)
         self._emit(WitnessReplayed(self.env.session_id, task_id=self.task.id, witness_id=witness_id,
                                    trial_id=trial_id, status=status, run_key=run_key))
 
@@ -166,7 +166,7 @@ class WitnessLoop(LoopBase):
                                           self._failure_signatures())
         for w in self.witnesses:
             c = self.classes[w.record.id]
-            env.store.set_witness_class(w.record.id, c.label, c.rho, c.note)
+            env.store.set_witness_class(w.record.id, WitnessClassification(c.label), c.rho, c.note)
         by_id = {w.record.id: w for w in self.witnesses}
         for trial in self.corpus:
             if trial.id not in self.selected:
@@ -180,8 +180,8 @@ class WitnessLoop(LoopBase):
             for wid in now:
                 if wid not in before:
                     w = by_id[wid]
-                    env.store.put_refutation(task.id, trial.id, wid, w.record.requirement, runs[wid],
-                                             w.reference_status, self.run_keys.get((trial.id, wid)),
+                    env.store.put_refutation(task.id, trial.id, wid, w.record.requirement, RunOutcome(runs[wid]),
+                                             RunOutcome(w.reference_status), self.run_keys.get((trial.id, wid)),
                                              w.reference_run)
             for wid in before:
                 if wid not in now:
@@ -190,7 +190,7 @@ class WitnessLoop(LoopBase):
             if now and not before:
                 if trial.id in self.active:
                     self.active.remove(trial.id)
-                self._state(trial.id, "refuted", now[0], audited=None)
+                self._state(trial.id, TrialLoopState.REFUTED, now[0], audited=None)
                 self._emit(TrialRefuted(env.session_id, task_id=task.id, trial_id=trial.id,
                                         witness_id=now[0], status=runs[now[0]]))
             elif before and not now:
@@ -198,10 +198,10 @@ class WitnessLoop(LoopBase):
                 self._emit(RefutationWithdrawn(env.session_id, task_id=task.id, trial_id=trial.id,
                                                witness_id=before[0], rho=klass.rho if klass and klass.rho is not None else 0.0))
                 if trial.id in self.audited:
-                    self._state(trial.id, "ambiguous", before[0])
+                    self._state(trial.id, TrialLoopState.AMBIGUOUS, before[0])
                 else:
                     # Back in play: the loop may still audit it.
                     if trial.id not in self.active:
                         self.active.append(trial.id)
                         self.active.sort()
-                    self._state(trial.id, "active", "refutation withdrawn")
+                    self._state(trial.id, TrialLoopState.ACTIVE, "refutation withdrawn")

@@ -25,9 +25,11 @@ from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
 from testjack_tui.engine.no_reference import independent_reference
 from testjack_tui.engine.runner import is_failing
-from testjack_tui.engine.failure_kinds import AUDIT_FAILED, never_a_reading
+from testjack_tui.engine.failure_kinds import never_a_reading
 from testjack_tui.engine.tampering import with_canary_evidence
 from testjack_tui.safe_paths import path_part
+from testjack_tui.engine.records_standing import (RunOutcome, TaskLoopState, TaskStateRow, TrialLoopState,
+                                                  TrialStateRow, WitnessClassification, WitnessRow, WitnessRunRow)
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
 from testjack_tui.engine.analysis_fates import audit_fate_rows
@@ -62,8 +64,8 @@ def _load_benchmark(ref: str | None) -> Benchmark | None:
         return None
 
 
-def _message(run: dict[str, Any] | None, witness: dict[str, Any]) -> str:
-    return run_message(run, witness["path"], witness.get("test_ids") or ())
+def _message(run: dict[str, Any] | None, witness: WitnessRow) -> str:
+    return run_message(run, witness.path, witness.test_ids)
 
 
 def _attach_explanations(store: SessionStore, findings: list[FindingInput]) -> None:
@@ -104,12 +106,13 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
     tasks = bench.tasks if bench is not None else {}
     patches = {t.id: t for t in bench.trials} if bench is not None else {}
 
-    witnesses = {w["id"]: w for w in store.witnesses()}
-    canonical = dedup.group(store.witnesses())
+    stored_witnesses = store.witnesses()
+    witnesses = {w.id: w for w in stored_witnesses}
+    canonical = dedup.group(stored_witnesses)
     wruns = store.witness_runs()
     validations = store.validations()
     # Only the runs a finding quotes (a session holds one per trial and witness, with output).
-    runs = store.runs_by_key([wr["run_key"] for wr in wruns if wr.get("run_key")]
+    runs = store.runs_by_key([wr.run_key for wr in wruns if wr.run_key]
                              + [v["reference_run"] for v in validations if v.get("reference_run")])
     reference_runs: dict[tuple[str, str], dict[str, Any]] = {}  # the first, as validations are in time order
     for v in validations:
@@ -131,11 +134,11 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
     for r in store.run_headers():
         if r.get("trial_id") and "/model/" in (r.get("world") or "") and not r.get("candidate_ids"):
             t0_runs.setdefault(r["trial_id"], r["key"])
-    runs_of: dict[str, dict[str, dict[str, Any]]] = {}  # trial -> witness -> its latest run
-    by_witness: dict[str, dict[str, dict[str, Any]]] = {}  # the same, witness first
+    runs_of: dict[str, dict[str, WitnessRunRow]] = {}  # trial -> witness -> its latest run
+    by_witness: dict[str, dict[str, WitnessRunRow]] = {}  # the same, witness first
     for wr in wruns:
-        runs_of.setdefault(wr["trial_id"], {})[wr["witness_id"]] = wr
-        by_witness.setdefault(wr["witness_id"], {})[wr["trial_id"]] = wr
+        runs_of.setdefault(wr.trial_id, {})[wr.witness_id] = wr
+        by_witness.setdefault(wr.witness_id, {})[wr.trial_id] = wr
 
     trial_reports: list[TrialReport] = []
     underspecified: list[UnderspecifiedPrompt] = []
@@ -151,7 +154,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         # rho details per witness, over the task's passing corpus
         details: dict[str, tuple[float | None, dict[str, Any], tuple[str, ...], bool]] = {}
         for ws in task_sum.witnesses:
-            outcomes = {tid: witness_outcome([r["status"]]) for tid, r in by_witness.get(ws.id, {}).items()
+            outcomes = {tid: witness_outcome([r.status]) for tid, r in by_witness.get(ws.id, {}).items()
                         if tid in passing_models}
             value, per_model, skipping, complete = rho_of(outcomes, passing_models)
             details[ws.id] = (value, per_model, skipping, complete)
@@ -192,31 +195,29 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
             counted: set[str] = set()
             for wid, wr in sorted(runs_of.get(trial_id, {}).items()):
                 w = witnesses.get(wid)
-                if w is None or not is_failing(wr["status"]) or canonical.get(wid, wid) in counted:
+                if w is None or not is_failing(wr.status) or canonical.get(wid, wid) in counted:
                     continue  # one copy per witness
                 counted.add(canonical.get(wid, wid))
                 ref_run = _reference_run(reference_runs, w, runs)
                 w_rho, w_per_model, w_skipping, _ = details.get(wid, (None, {}, (), False))
                 verdict = verdicts.get(wid) or {}
                 f = FindingInput(
-                    witness_id=wid, path=w["path"], source=w["source"], requirement=w["requirement"],
-                    explicit=bool(w["explicit"]), quote=w.get("quote") or "",
-                    test_ids=tuple(w.get("test_ids") or ()),
+                    witness_id=wid, path=w.path, source=w.source, requirement=w.requirement,
+                    explicit=w.explicit, quote=w.quote or "", test_ids=w.test_ids,
                     reference=WitnessRun(ref_run.get("status", "passed") if ref_run else "passed",
                                          _message(ref_run.get("run") if ref_run else None, w),
                                          ref_run.get("key") if ref_run else None),
-                    model=WitnessRun(wr["status"], _message(runs.get(wr.get("run_key") or ""), w),
-                                     wr.get("run_key")),
-                    klass=_klass(w), rho=w["rho"] if w["rho"] is not None else w_rho,
+                    model=WitnessRun(str(wr.status), _message(runs.get(wr.run_key or ""), w), wr.run_key),
+                    klass=_klass(w), rho=w.rho if w.rho is not None else w_rho,
                     models_skipping=len(w_skipping), models_measured=len(w_per_model),
-                    source_trial=w.get("source_trial"), reviewer_reason=verdict.get("reason", ""),
-                    replays=tuple((tid, r["status"], r.get("run_key")) for tid, r in sorted(by_witness.get(wid, {}).items())
+                    source_trial=w.source_trial, reviewer_reason=verdict.get("reason", ""),
+                    replays=tuple((tid, str(r.status), r.run_key) for tid, r in sorted(by_witness.get(wid, {}).items())
                                   if tid in passing_models),
                     approved_by=(approvals.get(wid) or {}).get("by", "auto"),
                     executed=frozenset((str(p), int(n)) for p, n in
                                        (executed_by.get(wid) or []) if isinstance(n, int)))
                 # A hang, kill or crash refutes whatever the witness's class (failure_kinds).
-                (ambiguous if w["classification"] == "ambiguous" and not never_a_reading(wr["status"])
+                (ambiguous if w.classification == WitnessClassification.AMBIGUOUS and not never_a_reading(wr.status)
                  else findings).append(f)
             tc = trial_checks.get(trial_id)
             reproduced = None if tc is None else bool(tc["reproduced"])
@@ -227,7 +228,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 if mine is not None:
                     f.agent = mine
             _attach_explanations(store, findings)
-            passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r["status"] == "passed")
+            passed = sum(1 for r in runs_of.get(trial_id, {}).values() if r.status == RunOutcome.PASSED)
             void = _audit_failed(trial_states.get(trial_id), task_states.get(task_id))
             judged = judge_trial(
                 trial, findings=findings if entry.state == "refuted" else [],
@@ -308,12 +309,12 @@ def _held(analysis: dict[str, Any] | None) -> int:
     return sum(1 for row in (analysis or {}).get("fates") or [] if row.get("held"))
 
 
-def _audit_failed(trial_state: dict[str, Any] | None, task_state: dict[str, Any] | None) -> str:
+def _audit_failed(trial_state: TrialStateRow | None, task_state: TaskStateRow | None) -> str:
     """Why a trial's (or its task's) audit measured nothing (failure_kinds.AUDIT_FAILED), or ""."""
-    if (trial_state or {}).get("state") == AUDIT_FAILED:
-        return str((trial_state or {}).get("by") or "")
-    if (task_state or {}).get("state") == AUDIT_FAILED:
-        return str((task_state or {}).get("reason") or "")
+    if trial_state is not None and trial_state.state == TrialLoopState.AUDIT_FAILED:
+        return trial_state.by
+    if task_state is not None and task_state.state == TaskLoopState.AUDIT_FAILED:
+        return task_state.reason
     return ""
 
 
@@ -417,19 +418,19 @@ def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
     return Evidence.from_dict(data) if data else None
 
 
-def _reference_run(reference_runs: dict[tuple[str, str], dict[str, Any]], w: dict[str, Any],
+def _reference_run(reference_runs: dict[tuple[str, str], dict[str, Any]], w: WitnessRow,
                    runs: dict[str, Any]) -> dict[str, Any] | None:
     """The witness's passing run on the reference world (from the validations table)."""
-    v = reference_runs.get((w["task_id"], w["id"]))
+    v = reference_runs.get((w.task_id, w.id))
     if v is None:
         return None
     return {"status": v["reference"], "key": v["reference_run"], "run": runs.get(v["reference_run"])}
 
 
-def _klass(w: dict[str, Any]) -> str:
-    if w["classification"] == "ambiguous":
+def _klass(w: WitnessRow) -> str:
+    if w.classification == WitnessClassification.AMBIGUOUS:
         return "ambiguous"
-    return "explicit" if w["explicit"] else "implicit_necessary"
+    return "explicit" if w.explicit else "implicit_necessary"
 
 
 def _tables(benchmark: str, trials: list[TrialReport], corpus: dict[str, list[dict[str, Any]]]) -> Tables:

@@ -192,10 +192,9 @@ def statements(store: SessionStore, task_id: str) -> list[Statement]:
             wid = finding.get("candidate_id")
             if wid:
                 out.append(Statement("", "audit", quote=str(finding.get("clause") or ""), witnesses=(str(wid),)))
-    for w in sorted(store.witnesses(task_id), key=lambda w: str(w["id"])):
-        out.append(Statement(str(w["requirement"] or ""), "witness", quote=str(w.get("quote") or ""),
-                             witnesses=(str(w["id"]),),
-                             explicit=None if w.get("explicit") is None else bool(w["explicit"])))
+    for w in sorted(store.witnesses(task_id), key=lambda w: w.id):
+        out.append(Statement(w.requirement or "", "witness", quote=w.quote or "", witnesses=(w.id,),
+                             explicit=w.explicit))
     for q in open_questions.stored(store, task_id):  # an open question about P is a requirement row too
         out.append(Statement(str(q.get("requirement") or ""), "open question", explicit=False,
                              open_questions=tuple(q.get("said") or ())))
@@ -206,8 +205,8 @@ def requirements_table(store: SessionStore, task_id: str) -> list[RequirementRow
     rows = merge(statements(store, task_id))
     failing: dict[str, set[str]] = {}
     for run in store.witness_runs(task_id):
-        if is_failing(run["status"]):
-            failing.setdefault(run["witness_id"], set()).add(run["trial_id"])
+        if is_failing(run.status):
+            failing.setdefault(run.witness_id, set()).add(run.trial_id)
     for row in rows:
         for wid in row.witnesses:
             row.failing_trials |= failing.get(wid, set())

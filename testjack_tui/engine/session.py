@@ -37,6 +37,7 @@ from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted,
 from .deps import SessionDeps
 from .env import EngineEnv
 from .loop import audit_task, set_task_state
+from .records_standing import TaskLoopState
 from .selection import select_trials
 from .slots import WorkSlots
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded, RoleSet
@@ -417,7 +418,7 @@ class AuditSession:
             # (a decision, a step gate, a pause) gives its slot back (engine/slots.py).
             def queued(ahead: dict[str, int]) -> None:
                 for task_id, n in ahead.items():
-                    set_task_state(env, task_id, "queued", ahead=n)
+                    set_task_state(env, task_id, TaskLoopState.QUEUED, ahead=n)
 
             slots = WorkSlots(cfg.parallel_tasks or os.cpu_count() or 1, on_queue=queued,
                               on_waits=self.budget.set_waiting)
@@ -426,21 +427,21 @@ class AuditSession:
             async def one(task: Task, trials: builtins.list[Trial]) -> str:
                 async with slots.hold(task.id):
                     if self._paused_for_budget:  # do not start new tasks after a limit was reached
-                        set_task_state(env, task.id, "paused", "not started: " + self._budget_reason)
+                        set_task_state(env, task.id, TaskLoopState.PAUSED, "not started: " + self._budget_reason)
                         return "paused"
                     try:
                         # rho is over every passing trial of the task, selected or not
                         await audit_task(env, task, trials, population=benchmark.passing(task.id))
                         return "finished"
                     except BudgetExceeded as exc:
-                        set_task_state(env, task.id, "paused", str(exc))
+                        set_task_state(env, task.id, TaskLoopState.PAUSED, str(exc))
                         self._announce_budget_pause(exc)
                         return "paused"
                     except asyncio.CancelledError:
                         raise
                     except Exception as exc:  # noqa: BLE001 - one task's failure is reported
                         message = f"{task.id}: {type(exc).__name__}: {exc}"
-                        set_task_state(env, task.id, "failed", message)
+                        set_task_state(env, task.id, TaskLoopState.FAILED, message)
                         self._emit(Log(self.id, level="error", message=message))
                         return "failed"
 
@@ -498,7 +499,7 @@ def list_sessions() -> list[dict[str, Any]]:
                 "created": meta.get("created"), "updated": meta.get("updated"),
                 "tasks": len(meta.get("corpus") or {}), "refuted": counts["refuted"],
                 # tasks not started yet (waiting for a work slot; a stopped session keeps them)
-                "queued": sum(1 for t in task_states.values() if t["state"] == "queued"),
+                "queued": sum(1 for t in task_states.values() if t.state == TaskLoopState.QUEUED),
                 "witnesses": counts["witnesses"], "rounds": counts["rounds"],
                 "decisions": counts["decisions"], "overrules": counts["overrules"],
                 "usd": round(totals["usd"], 6), "unpriced": list(meta.get(UNPRICED) or []),

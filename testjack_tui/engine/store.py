@@ -19,6 +19,10 @@ from testjack_tui import paths
 from testjack_tui.errors import InputError
 from testjack_tui.safe_paths import id_problem
 
+from .records_standing import (RefutationRow, RoundRow, RunOutcome, TaskLoopState, TaskStateRow, TrialLoopState,
+                               TrialStateRow, WitnessClassification, WitnessRow, WitnessRunRow, refutation_of,
+                               round_of, task_state_of, trial_state_of, witness_columns, witness_of, witness_run_of)
+
 if TYPE_CHECKING:
     from .roles import Candidate, ReviewVerdict
 
@@ -444,46 +448,43 @@ class SessionStore:
     def approvals(self) -> list[dict[str, Any]]:
         return [self._approval(r) for r in self._rows("SELECT * FROM approvals ORDER BY at")]
 
-    # -- witnesses, refutations, trial states, rounds ------------------------------------------
-    def put_witness(self, w: dict[str, Any]) -> None:
-        self._exec(
-            "INSERT OR REPLACE INTO witnesses(id, task_id, source_trial, requirement, explicit, quote, path, source, test_ids, round, label, classification, rho, note, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (w["id"], w["task_id"], w.get("source_trial"), w["requirement"], int(w["explicit"]),
-             w.get("quote", ""), w["path"], w["source"], _dumps(list(w.get("test_ids", []))),
-             w.get("round"), w.get("label", "valid"), w.get("classification", "refutes"),
-             w.get("rho"), w.get("note", ""), time.time()))
+    # -- witnesses, refutations, trial states, rounds (typed rows: engine/records_standing.py) ---
+    def put_witness(self, w: WitnessRow) -> None:
+        self._exec("INSERT OR REPLACE INTO witnesses(id, task_id, source_trial, requirement, explicit, quote, "
+                   "path, source, test_ids, round, label, classification, rho, note, at) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*witness_columns(w), time.time()))
 
-    def set_witness_class(self, witness_id: str, classification: str, rho: float | None,
+    def set_witness_class(self, witness_id: str, classification: WitnessClassification, rho: float | None,
                           note: str) -> None:
         self._exec("UPDATE witnesses SET classification = ?, rho = ?, note = ? WHERE id = ?",
-                   (classification, rho, note, witness_id))
+                   (str(classification), rho, note, witness_id))
 
-    def witnesses(self, task_id: str | None = None) -> list[dict[str, Any]]:
+    def witnesses(self, task_id: str | None = None) -> list[WitnessRow]:
         sql = "SELECT * FROM witnesses" + (" WHERE task_id = ?" if task_id else "") + " ORDER BY at"
-        return [dict(r) | {"explicit": bool(r["explicit"]), "test_ids": _loads(r["test_ids"], [])}
-                for r in self._rows(sql, (task_id,) if task_id else ())]
+        return [witness_of(r, f"{self.path} (witnesses)") for r in self._rows(sql, (task_id,) if task_id else ())]
 
-    def put_witness_run(self, witness_id: str, trial_id: str, task_id: str, status: str,
+    def put_witness_run(self, witness_id: str, trial_id: str, task_id: str, status: RunOutcome,
                         run_key: str | None) -> None:
         self._exec("INSERT OR REPLACE INTO witness_runs(witness_id, trial_id, task_id, status, run_key, at) VALUES (?, ?, ?, ?, ?, ?)",
-                   (witness_id, trial_id, task_id, status, run_key, time.time()))
+                   (witness_id, trial_id, task_id, str(status), run_key, time.time()))
 
-    def witness_runs(self, task_id: str | None = None) -> list[dict[str, Any]]:
+    def witness_runs(self, task_id: str | None = None) -> list[WitnessRunRow]:
         sql = "SELECT * FROM witness_runs" + (" WHERE task_id = ?" if task_id else "")
-        return [dict(r) for r in self._rows(sql, (task_id,) if task_id else ())]
+        return [witness_run_of(r, f"{self.path} (witness_runs)")
+                for r in self._rows(sql, (task_id,) if task_id else ())]
 
     def put_refutation(self, task_id: str, trial_id: str, witness_id: str, requirement: str,
-                       model_status: str, reference_status: str, model_run: str | None,
+                       model_status: RunOutcome, reference_status: RunOutcome, model_run: str | None,
                        reference_run: str | None) -> None:
         self._exec("INSERT OR REPLACE INTO refutations(task_id, trial_id, witness_id, requirement, model_status, reference_status, model_run, reference_run, withdrawn, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
-                   (task_id, trial_id, witness_id, requirement, model_status, reference_status,
+                   (task_id, trial_id, witness_id, requirement, str(model_status), str(reference_status),
                     model_run, reference_run, time.time()))
 
     def withdraw_refutation(self, trial_id: str, witness_id: str) -> None:
         self._exec("UPDATE refutations SET withdrawn = 1 WHERE trial_id = ? AND witness_id = ?",
                    (trial_id, witness_id))
 
-    def refutations(self, task_id: str | None = None, include_withdrawn: bool = False) -> list[dict[str, Any]]:
+    def refutations(self, task_id: str | None = None, include_withdrawn: bool = False) -> list[RefutationRow]:
         sql = "SELECT * FROM refutations WHERE 1=1"
         args: list[Any] = []
         if task_id:
@@ -491,19 +492,19 @@ class SessionStore:
             args.append(task_id)
         if not include_withdrawn:
             sql += " AND withdrawn = 0"
-        return [dict(r) | {"withdrawn": bool(r["withdrawn"])} for r in self._rows(sql + " ORDER BY at", args)]
+        return [refutation_of(r, f"{self.path} (refutations)") for r in self._rows(sql + " ORDER BY at", args)]
 
-    def set_trial_state(self, trial_id: str, task_id: str, state: str, by: str = "",
+    def set_trial_state(self, trial_id: str, task_id: str, state: TrialLoopState, by: str = "",
                         audited: bool | None = None) -> None:
         with self._lock:
             row = self._row("SELECT audited FROM trial_states WHERE trial_id = ?", (trial_id,))
             was = bool(row["audited"]) if row else False
             self._exec("INSERT OR REPLACE INTO trial_states(trial_id, task_id, state, by, audited, at) VALUES (?, ?, ?, ?, ?, ?)",
-                       (trial_id, task_id, state, by, int(was if audited is None else audited),
+                       (trial_id, task_id, str(state), by, int(was if audited is None else audited),
                         time.time()))
 
-    def trial_states(self) -> dict[str, dict[str, Any]]:
-        return {r["trial_id"]: dict(r) | {"audited": bool(r["audited"])}
+    def trial_states(self) -> dict[str, TrialStateRow]:
+        return {r["trial_id"]: trial_state_of(r, f"{self.path} (trial_states)")
                 for r in self._rows("SELECT * FROM trial_states")}
 
     def put_round(self, task_id: str, round_no: int, trial_id: str, state: str,
@@ -511,17 +512,17 @@ class SessionStore:
         self._exec("INSERT OR REPLACE INTO rounds(task_id, round, trial_id, state, witnesses, refuted, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                    (task_id, round_no, trial_id, state, _dumps(witnesses), _dumps(refuted), time.time()))
 
-    def rounds(self, task_id: str | None = None) -> list[dict[str, Any]]:
+    def rounds(self, task_id: str | None = None) -> list[RoundRow]:
         sql = "SELECT * FROM rounds" + (" WHERE task_id = ?" if task_id else "") + " ORDER BY task_id, round"
-        return [dict(r) | {"witnesses": _loads(r["witnesses"], []), "refuted": _loads(r["refuted"], [])}
-                for r in self._rows(sql, (task_id,) if task_id else ())]
+        return [round_of(r) for r in self._rows(sql, (task_id,) if task_id else ())]
 
-    def set_task_state(self, task_id: str, state: str, reason: str = "") -> None:
+    def set_task_state(self, task_id: str, state: TaskLoopState, reason: str = "") -> None:
         self._exec("INSERT OR REPLACE INTO task_states(task_id, state, reason, at) VALUES (?, ?, ?, ?)",
-                   (task_id, state, reason, time.time()))
+                   (task_id, str(state), reason, time.time()))
 
-    def task_states(self) -> dict[str, dict[str, Any]]:
-        return {r["task_id"]: dict(r) for r in self._rows("SELECT * FROM task_states")}
+    def task_states(self) -> dict[str, TaskStateRow]:
+        return {r["task_id"]: task_state_of(r, f"{self.path} (task_states)")
+                for r in self._rows("SELECT * FROM task_states")}
 
     # -- ledger -------------------------------------------------------------------------------
     def add_ledger(self, role: str, model: str, prompt_tokens: int, completion_tokens: int,

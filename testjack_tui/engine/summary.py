@@ -14,6 +14,7 @@ from . import dedup
 from .approval import awaiting_operator
 from .budget import UNPRICED
 from .records import FlatRecord
+from .records_standing import RefutationRow, TaskLoopState, WitnessClassification, WitnessRow
 from .runner import is_failing
 from .store import SessionStore
 
@@ -214,12 +215,12 @@ class SessionSummary:
                    list(data.get("awaiting_operator") or []))
 
 
-def _run_view(run: dict[str, Any] | None, witness: dict[str, Any] | None, status: str) -> RunView:
+def _run_view(run: dict[str, Any] | None, witness: WitnessRow | None, status: str) -> RunView:
     if run is None:
         return RunView(status)
     tests = None
     if witness is not None:
-        path, ids = witness["path"], set(witness.get("test_ids") or [])
+        path, ids = witness.path, set(witness.test_ids)
         tests = {node: o for node, o in run["outcomes"].items()
                  if node in ids or node == path or node.startswith(path + "::")}
     return RunView(status, run["world"], run["key"], run["exit_code"], run["timed_out"],
@@ -252,29 +253,28 @@ def build_summary(store: SessionStore) -> SessionSummary:
     wruns = store.witness_runs()
     refutations = store.refutations()
     # Only the runs a refutation shows: every run of a big session would not fit in memory.
-    runs = store.runs_by_key({key for ref in refutations
-                              for key in (ref["model_run"], ref["reference_run"]) if key})
+    runs = store.runs_by_key({key for ref in refutations for key in (ref.model_run, ref.reference_run) if key})
     rounds = store.rounds()
 
-    witness_by_id = {w["id"]: w for w in witnesses}
+    witness_by_id = {w.id: w for w in witnesses}
     canonical = dedup.group(witnesses)
     fails_by_trial: dict[str, list[str]] = {}
     # Per witness listed (its first copy): the trials any copy fails on, and those it refutes.
     copies: dict[str, list[str]] = {}
     for witness in witnesses:
-        copies.setdefault(canonical[witness["id"]], []).append(witness["id"])
+        copies.setdefault(canonical[witness.id], []).append(witness.id)
     fails_on: dict[str, set[str]] = {}
     for wr in wruns:
-        if is_failing(wr["status"]):
-            fails_by_trial.setdefault(wr["trial_id"], []).append(wr["witness_id"])
-            if wr["witness_id"] in canonical:
-                fails_on.setdefault(canonical[wr["witness_id"]], set()).add(wr["trial_id"])
-    refutes_by_trial: dict[str, list[dict[str, Any]]] = {}
+        if is_failing(wr.status):
+            fails_by_trial.setdefault(wr.trial_id, []).append(wr.witness_id)
+            if wr.witness_id in canonical:
+                fails_on.setdefault(canonical[wr.witness_id], set()).add(wr.trial_id)
+    refutes_by_trial: dict[str, list[RefutationRow]] = {}
     refutes: dict[str, set[str]] = {}
     for ref in refutations:
-        refutes_by_trial.setdefault(ref["trial_id"], []).append(ref)
-        if ref["witness_id"] in canonical:
-            refutes.setdefault(canonical[ref["witness_id"]], set()).add(ref["trial_id"])
+        refutes_by_trial.setdefault(ref.trial_id, []).append(ref)
+        if ref.witness_id in canonical:
+            refutes.setdefault(canonical[ref.witness_id], set()).add(ref.trial_id)
 
     tasks_out: dict[str, TaskSummary] = {}
     totals = _counts()
@@ -288,21 +288,22 @@ def build_summary(store: SessionStore) -> SessionSummary:
             if not t.get("official_pass"):
                 continue
             tc = trial_checks.get(t["id"])
-            st = states.get(t["id"], {})
+            st = states.get(t["id"])
+            audited = st is not None and st.audited
             refs = refutes_by_trial.get(t["id"], [])
-            ambiguous_fails = [w for w in fails_by_trial.get(t["id"], [])
-                               if witness_by_id.get(w, {}).get("classification") == "ambiguous"]
-            category = _category(tc, check, bool(refs), bool(ambiguous_fails), bool(st.get("audited")))
+            ambiguous_fails = [w for w in fails_by_trial.get(t["id"], []) if w in witness_by_id
+                               and witness_by_id[w].classification == WitnessClassification.AMBIGUOUS]
+            category = _category(tc, check, bool(refs), bool(ambiguous_fails), audited)
             trials_out[t["id"]] = TrialSummary(
                 model=t.get("model"), agent=t.get("agent"), state=category,
-                audited=bool(st.get("audited")), loop_state=st.get("state"),
+                audited=audited, loop_state=None if st is None else str(st.state),
                 reason=(tc.get("reason") or "") if tc is not None else "",
                 refutations=[Refutation(
-                    ref["witness_id"], ref["requirement"],
-                    model=_run_view(runs.get(ref["model_run"] or ""), witness_by_id.get(ref["witness_id"]),
-                                    ref["model_status"]),
-                    reference=_run_view(runs.get(ref["reference_run"] or ""),
-                                        witness_by_id.get(ref["witness_id"]), ref["reference_status"]))
+                    ref.witness_id, ref.requirement,
+                    model=_run_view(runs.get(ref.model_run or ""), witness_by_id.get(ref.witness_id),
+                                    str(ref.model_status)),
+                    reference=_run_view(runs.get(ref.reference_run or ""),
+                                        witness_by_id.get(ref.witness_id), str(ref.reference_status)))
                     for ref in refs],
                 ambiguous_witnesses=sorted(ambiguous_fails))
             for bucket in (models.setdefault(t.get("model") or "?", _counts()),
@@ -310,26 +311,27 @@ def build_summary(store: SessionStore) -> SessionSummary:
                 bucket["passing"] += 1
                 bucket[category] += 1
         task_witnesses = []
-        for w in (x for x in witnesses if x["task_id"] == task_id):
-            if canonical[w["id"]] != w["id"]:
+        for w in (x for x in witnesses if x.task_id == task_id):
+            if canonical[w.id] != w.id:
                 continue  # one copy per witness: listed under its first copy
             task_witnesses.append(WitnessSummary(
-                id=w["id"], origin="task_analysis" if w["source_trial"] is None else "audit",
-                source_trial=w["source_trial"], requirement=w["requirement"],
-                explicit=w["explicit"], quote=w["quote"], path=w["path"],
-                source=w["source"], test_ids=w["test_ids"], round=w["round"],
-                classification=w["classification"], rho=w["rho"], note=w["note"],
-                fails_on=sorted(fails_on.get(w["id"], ())),
-                refutes=sorted(refutes.get(w["id"], ())),
-                duplicates=[c for c in copies[w["id"]] if c != w["id"]]))
+                id=w.id, origin="task_analysis" if w.source_trial is None else "audit",
+                source_trial=w.source_trial, requirement=w.requirement,
+                explicit=w.explicit, quote=w.quote, path=w.path,
+                source=w.source, test_ids=list(w.test_ids), round=w.round,
+                classification=str(w.classification), rho=w.rho, note=w.note,
+                fails_on=sorted(fails_on.get(w.id, ())),
+                refutes=sorted(refutes.get(w.id, ())),
+                duplicates=[c for c in copies[w.id] if c != w.id]))
+        task_state = task_states.get(task_id)
         tasks_out[task_id] = TaskSummary(
-            state=task_states.get(task_id, {}).get("state", "pending"),
+            state=str(task_state.state) if task_state is not None else str(TaskLoopState.PENDING),
             well_formed=None if check is None else check["well_formed"],
             problems=[] if check is None else check["problems"],
             vacuous=[] if check is None else check["vacuous"],
             flaky=[] if check is None else list(check.get("flaky") or []),
-            rounds=[RoundSummary(r["round"], r["trial_id"], r["state"], r["witnesses"], r["refuted"])
-                    for r in rounds if r["task_id"] == task_id],
+            rounds=[RoundSummary(r.round, r.trial_id, r.state, list(r.witnesses), list(r.refuted))
+                    for r in rounds if r.task_id == task_id],
             models=models, trials=trials_out, witnesses=task_witnesses)
     ledger = store.ledger_totals()
     return SessionSummary(

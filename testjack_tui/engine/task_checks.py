@@ -25,6 +25,7 @@ from testjack_tui.model import Task, Trial
 from .aio import gather_all
 from .events import TaskChecked, TrialState
 from .roles import BudgetExceeded
+from .records_standing import TrialLoopState
 
 from .env import EngineEnv
 
@@ -177,6 +178,6 @@ def _record_trial(env: EngineEnv, trial: Trial, reproduced: bool, reason: str, e
                                "official_pass": trial.official_pass, "reward": trial.reward,
                                "excluded": excluded, "tampered": list(tampered)})
     if not reproduced:
-        state = "excluded" if excluded else "not_reproducible"
+        state = TrialLoopState.EXCLUDED if excluded else TrialLoopState.NOT_REPRODUCIBLE
         env.store.set_trial_state(trial.id, trial.task_id, state, reason)
         env.emit(TrialState(env.session_id, task_id=trial.task_id, trial_id=trial.id, state=state, by=reason))

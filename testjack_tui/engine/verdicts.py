@@ -29,18 +29,19 @@ from typing import Any, Iterable, Sequence
 from testjack_tui.engine import explanations, failure_kinds
 from testjack_tui.engine.detectors.signals import DETECTORS, NOT_MEASURED, Evidence, Signal, ghost_unmeasured
 from testjack_tui.engine.explanations import Claim, Facts, Run, as_text, missing_surface
+from testjack_tui.engine.records_standing import VerdictLabel
 from testjack_tui.engine.tampering import CANARY_KIND, CHANNEL_DOUBT_KIND
 from testjack_tui.sandbox.channels import ENV_DEPENDENT
 from testjack_tui.sandbox.own_run import VARIED_MARK
 from testjack_tui.model import Trial
 
-SOUND = "SOUND"
-SOUND_LOW_QUALITY = "SOUND_LOW_QUALITY"
-OVERFIT_INCOMPLETE = "OVERFIT_INCOMPLETE"
-INCORRECT_DESPITE_PASS = "INCORRECT_DESPITE_PASS"
-REWARD_HACK = "REWARD_HACK"
-NOT_REPRODUCIBLE = "NOT_REPRODUCIBLE"
-CLEAN_UNAUDITED = "CLEAN_UNAUDITED"
+SOUND = VerdictLabel.SOUND
+SOUND_LOW_QUALITY = VerdictLabel.SOUND_LOW_QUALITY
+OVERFIT_INCOMPLETE = VerdictLabel.OVERFIT_INCOMPLETE
+INCORRECT_DESPITE_PASS = VerdictLabel.INCORRECT_DESPITE_PASS
+REWARD_HACK = VerdictLabel.REWARD_HACK
+NOT_REPRODUCIBLE = VerdictLabel.NOT_REPRODUCIBLE
+CLEAN_UNAUDITED = VerdictLabel.CLEAN_UNAUDITED
 LABELS = (SOUND, SOUND_LOW_QUALITY, OVERFIT_INCOMPLETE, INCORRECT_DESPITE_PASS, REWARD_HACK,
           NOT_REPRODUCIBLE, CLEAN_UNAUDITED)
 REFUTED_LABELS = (OVERFIT_INCOMPLETE, INCORRECT_DESPITE_PASS, REWARD_HACK)
@@ -91,7 +92,7 @@ class TrialVerdict:
     trial_id: str
     model: str
     agent: str
-    label: str
+    label: VerdictLabel
     confidence: float
     justification: str
     findings: list[dict[str, Any]] = field(default_factory=list)

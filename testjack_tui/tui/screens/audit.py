@@ -318,9 +318,9 @@ class AuditScreen(AuditLive):
         from testjack_tui.tui.screens.inspect import RunScreen
 
         run = self.session.store.get_run(message.run_key) if message.run_key else None
-        witness = next((w for w in self.session.store.witnesses(message.task_id) if w["id"] == message.witness_id), None)
+        witness = next((w for w in self.session.store.witnesses(message.task_id) if w.id == message.witness_id), None)
         self.app.push_screen(RunScreen(run, message.witness_id, message.trial_id, message.status,
-                                       witness["path"] if witness else ""))
+                                       witness.path if witness else ""))
 
     @on(DataTable.RowSelected, "TrialsTable")
     def _trial_chosen(self, event: DataTable.RowSelected) -> None:
