@@ -27,6 +27,7 @@ from .oracle import (Validation, ask_repair, candidate_from_dict, candidate_to_d
 from .roles import AuditContext, AuditOutcome, ChecklistItem, TaskAnalyst, questionable_cases
 from .records_standing import TaskLoopState, TrialLoopState
 from .runner import combined_status, is_failing
+from .standing import record_standings
 from .verdicts import analysis_checklist
 from .sampling import SamplerContext, SamplerState
 from .task_checks import check_task
@@ -445,7 +446,17 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
                      population: list[Trial] | None = None) -> TaskLoop | None:
     """Check a task, then audit its reproducible passing `trials`. `population`: every passing
     trial of the task in the benchmark (default: `trials`); witnesses run on all of it so the
-    ambiguity rule's rho does not depend on the selection. Returns the finished loop."""
+    ambiguity rule's rho does not depend on the selection. Returns the finished loop.
+    Every decision about the task's candidates is taken inside its audit, so its trials'
+    standings are decided when it ends (engine/standing.py); a pause leaves none stored."""
+    env.store.drop_standings(task.id)
+    loop = await _audit_task(env, task, trials, population)
+    record_standings(env.store, task, list(trials) + list(population or []))
+    return loop
+
+
+async def _audit_task(env: EngineEnv, task: Task, trials: list[Trial],
+                      population: list[Trial] | None) -> TaskLoop | None:
     set_task_state(env, task.id, TaskLoopState.CHECKING)
     task, problem = await ensure_reference(env, task, env.tools_factory)
     if problem:

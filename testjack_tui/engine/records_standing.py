@@ -157,6 +157,19 @@ class TaskStateRow:
     at: float
 
 
+@dataclass(frozen=True)
+class Standing:
+    """A trial's standing as decided (engine/standing.py): its label and confidence, and the
+    whole of what the trial's report shows (`report`: its report.json, as decided)."""
+
+    trial_id: str
+    task_id: str
+    label: VerdictLabel
+    confidence: float
+    report: dict[str, Any]
+    at: float = 0.0
+
+
 # -- reading rows ------------------------------------------------------------------------------
 
 E = TypeVar("E", bound=StrEnum)
@@ -209,6 +222,17 @@ def round_of(row: sqlite3.Row) -> RoundRow:
 def task_state_of(row: sqlite3.Row, where: str) -> TaskStateRow:
     return TaskStateRow(row["task_id"], _word(TaskLoopState, row, "state", where), row["reason"] or "",
                         row["at"])
+
+
+def standing_of(row: sqlite3.Row, where: str) -> Standing:
+    return Standing(row["trial_id"], row["task_id"], _word(VerdictLabel, row, "label", where), row["confidence"],
+                    json.loads(row["data"]), row["at"])
+
+
+def standing_columns(s: Standing) -> tuple[Any, ...]:
+    """A standing's values in the standings table's column order (`at` aside). The report keeps
+    its keys' order (the markdown renders them in it)."""
+    return (s.trial_id, s.task_id, str(s.label), s.confidence, json.dumps(s.report, default=str))
 
 
 def witness_columns(w: WitnessRow) -> tuple[Any, ...]:

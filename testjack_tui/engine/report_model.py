@@ -7,66 +7,19 @@ TUI read is an attribute here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from testjack_tui.engine.compare import Comparison
 from testjack_tui.engine.records import FlatRecord
 from testjack_tui.engine.requirements import RequirementRow
+# A trial's standing (engine/standing.py decides it), as the report shows it.
+from testjack_tui.engine.standing import AgentAudit as AgentAudit, Review as Review, TrialReport as TrialReport
 from testjack_tui.engine.summary import RoundSummary, Usage, WitnessSummary
-from testjack_tui.engine.verdicts import TrialVerdict
 
 # The witness fields a task's report lists (the summary also keeps quote, source, note, ...).
 REPORT_WITNESS_FIELDS = ("id", "origin", "source_trial", "requirement", "explicit", "classification",
                          "rho", "path", "fails_on", "refutes", "duplicates")
-
-
-@dataclass
-class Review(FlatRecord):
-    """The reviewer's structured verdict on one candidate: overall and per test case."""
-
-    candidate_id: str
-    label: str | None
-    overall: str
-    cases: list[dict[str, Any]]  # the reviewer's own per-case records (label, test_id, reason, ...)
-    keep: list[str]
-    coverage: list[Any]
-
-
-@dataclass
-class AgentAudit(FlatRecord):
-    """What the audit agent said about a trial (explanations; only executed witnesses count)."""
-
-    findings: list[dict[str, Any]]  # the agent's structured findings, as it wrote them
-    nothing_found: bool | None
-    notes: str
-
-
-@dataclass
-class TrialReport(TrialVerdict):
-    """A trial's verdict with what the report adds: the summary's state, the mutation evidence,
-    which reference the verdict rests on, the audit agent's findings and the reviewer's verdicts."""
-
-    state: str = ""
-    mutation: dict[str, Any] | None = None
-    reference: str = "benchmark"  # "benchmark" | "independent" (G′, see report.mark_independent)
-    agent_audit: AgentAudit | None = None
-    reviews: list[Review] = field(default_factory=list)
-    # Every decision on this trial's candidates (approved / overruled / judged / auto /
-    # questionable-awaiting), the reviewer's label beside the one that stands.
-    decisions: list[dict[str, Any]] = field(default_factory=list)
-    # Open questions about P on which this trial differs from the reference (refuting nothing).
-    open_questions: list[dict[str, Any]] = field(default_factory=list)
-    # Why this trial's audit measured nothing (no candidate could run on the reference), or "".
-    audit_failed: str = ""
-
-    @classmethod
-    def of(cls, verdict: TrialVerdict, **extra: Any) -> TrialReport:
-        return cls(**{f.name: getattr(verdict, f.name) for f in fields(TrialVerdict)}, **extra)
-
-    def to_json(self) -> dict[str, Any]:
-        """The trial's report.json."""
-        return self.to_dict()
 
 
 @dataclass

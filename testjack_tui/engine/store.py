@@ -19,9 +19,10 @@ from testjack_tui import paths
 from testjack_tui.errors import InputError
 from testjack_tui.safe_paths import id_problem
 
-from .records_standing import (RefutationRow, RoundRow, RunOutcome, TaskLoopState, TaskStateRow, TrialLoopState,
-                               TrialStateRow, WitnessClassification, WitnessRow, WitnessRunRow, refutation_of,
-                               round_of, task_state_of, trial_state_of, witness_columns, witness_of, witness_run_of)
+from .records_standing import (RefutationRow, RoundRow, RunOutcome, Standing, TaskLoopState, TaskStateRow,
+                               TrialLoopState, TrialStateRow, WitnessClassification, WitnessRow, WitnessRunRow,
+                               refutation_of, round_of, standing_columns, standing_of, task_state_of,
+                               trial_state_of, witness_columns, witness_of, witness_run_of)
 
 if TYPE_CHECKING:
     from .roles import Candidate, ReviewVerdict
@@ -86,6 +87,8 @@ CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL,
 CREATE TABLE IF NOT EXISTS canary_checks (
     key TEXT PRIMARY KEY, task_id TEXT, trial_id TEXT, world TEXT, verdict TEXT, problems TEXT,
     at REAL);
+CREATE TABLE IF NOT EXISTS standings (
+    trial_id TEXT PRIMARY KEY, task_id TEXT, label TEXT, confidence REAL, data TEXT, at REAL);
 CREATE TABLE IF NOT EXISTS proofs (
     trial_id TEXT, task_id TEXT, kind TEXT, key TEXT, data TEXT, at REAL,
     PRIMARY KEY (trial_id, kind, key));
@@ -523,6 +526,18 @@ class SessionStore:
     def task_states(self) -> dict[str, TaskStateRow]:
         return {r["task_id"]: task_state_of(r, f"{self.path} (task_states)")
                 for r in self._rows("SELECT * FROM task_states")}
+
+    def put_standing(self, s: Standing) -> None:
+        self._exec("INSERT OR REPLACE INTO standings(trial_id, task_id, label, confidence, data, at) "
+                   "VALUES (?, ?, ?, ?, ?, ?)", (*standing_columns(s), time.time()))
+
+    def standings(self, task_id: str) -> dict[str, Standing]:
+        return {r["trial_id"]: standing_of(r, f"{self.path} (standings)")
+                for r in self._rows("SELECT * FROM standings WHERE task_id = ?", (task_id,))}
+
+    def drop_standings(self, task_id: str) -> None:
+        """A task's audit starts (again): its trials' standings are decided anew when it ends."""
+        self._exec("DELETE FROM standings WHERE task_id = ?", (task_id,))
 
     # -- ledger -------------------------------------------------------------------------------
     def add_ledger(self, role: str, model: str, prompt_tokens: int, completion_tokens: int,

@@ -1,0 +1,414 @@
+"""A trial's standing: its verdict (label, confidence, evidence, findings) with the witnesses,
+reviews and decisions it rests on, decided once and stored.
+
+    standings = decide_task(store, facts, summary, task_id, task, trials)   # TrialReport per trial
+
+`engine/loop.py` decides a task's standings when its audit ends (every decision about its
+candidates is taken inside that audit: approvals, overrules, withdrawn refutations) and stores
+them (`SessionStore.put_standing`); a task whose audit starts again drops them first. The report,
+the summary's readers, the export and the TUI read the stored standing; a session written before
+standings were stored, or a task that never finished, is decided on read instead (not stored:
+reading a session never writes to it).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from testjack_tui.model import Task, Trial
+from testjack_tui.safe_paths import path_part
+
+from . import harness_effect, open_questions
+from .ambiguity import rho as rho_of
+from .ambiguity import witness_outcome
+from .approval import decision_record, review_key
+from .detectors import Evidence, collect_static_evidence
+from .explanations import run_message
+from .failure_kinds import never_a_reading
+from .failure_patterns import stored_explanation
+from .no_reference import independent_reference
+from .records import FlatRecord
+from .records_standing import (RunOutcome, Standing, TaskLoopState, TaskStateRow, TrialLoopState, TrialStateRow,
+                               VerdictLabel, WitnessClassification, WitnessRow, WitnessRunRow)
+from .runner import is_failing
+from .store import SessionStore
+from .summary import SessionSummary, TaskSummary, build_summary
+from .tampering import with_canary_evidence
+from .verdicts import CLEAN_UNAUDITED, FindingInput, TrialVerdict, WitnessRun, analysis_checklist, judge_trial
+from . import dedup
+
+INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this
+
+RhoDetails = tuple[float, dict[str, Any], tuple[str, ...], bool]  # ambiguity.rho's answer
+
+
+@dataclass
+class Review(FlatRecord):
+    """The reviewer's structured verdict on one candidate: overall and per test case."""
+
+    candidate_id: str
+    label: str | None
+    overall: str
+    cases: list[dict[str, Any]]  # the reviewer's own per-case records (label, test_id, reason, ...)
+    keep: list[str]
+    coverage: list[Any]
+
+
+@dataclass
+class AgentAudit(FlatRecord):
+    """What the audit agent said about a trial (explanations; only executed witnesses count)."""
+
+    findings: list[dict[str, Any]]  # the agent's structured findings, as it wrote them
+    nothing_found: bool | None
+    notes: str
+
+
+@dataclass
+class TrialReport(TrialVerdict):
+    """A trial's standing: its verdict with what the report adds: the summary's state, the
+    mutation evidence, which reference the verdict rests on, the audit agent's findings and the
+    reviewer's verdicts."""
+
+    state: str = ""
+    mutation: dict[str, Any] | None = None
+    reference: str = "benchmark"  # "benchmark" | "independent" (G′, see mark_independent)
+    agent_audit: AgentAudit | None = None
+    reviews: list[Review] = field(default_factory=list)
+    # Every decision on this trial's candidates (approved / overruled / judged / auto /
+    # questionable-awaiting), the reviewer's label beside the one that stands.
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    # Open questions about P on which this trial differs from the reference (refuting nothing).
+    open_questions: list[dict[str, Any]] = field(default_factory=list)
+    # Why this trial's audit measured nothing (no candidate could run on the reference), or "".
+    audit_failed: str = ""
+
+    @classmethod
+    def of(cls, verdict: TrialVerdict, **extra: Any) -> TrialReport:
+        return cls(**{f.name: getattr(verdict, f.name) for f in fields(TrialVerdict)}, **extra)
+
+    def to_json(self) -> dict[str, Any]:
+        """The trial's report.json."""
+        return self.to_dict()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrialReport:
+        """A standing read back from the store (what `to_json` wrote)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["label"] = VerdictLabel(values["label"])
+        audit = values.get("agent_audit")
+        values["agent_audit"] = None if audit is None else AgentAudit.from_json(audit)
+        values["reviews"] = [Review.from_json(r) for r in values.get("reviews") or []]
+        return cls(**values)
+
+
+@dataclass
+class SessionFacts:
+    """What every trial's standing reads from the session's tables, gathered once."""
+
+    witnesses: dict[str, WitnessRow]
+    canonical: dict[str, str]  # witness id -> its first copy (dedup.group)
+    runs: dict[str, dict[str, Any]]  # the runs a finding quotes, by key
+    reference_runs: dict[tuple[str, str], dict[str, Any]]  # (task, candidate) -> its validation
+    runs_of: dict[str, dict[str, WitnessRunRow]]  # trial -> witness -> its latest run
+    by_witness: dict[str, dict[str, WitnessRunRow]]  # the same, witness first
+    approvals: list[dict[str, Any]]
+    verdicts: dict[str, dict[str, Any]]
+    trial_checks: dict[str, dict[str, Any]]
+    trial_states: dict[str, TrialStateRow]
+    task_states: dict[str, TaskStateRow]
+    proofs: dict[str, list[dict[str, Any]]]
+    passes_both: dict[str, int]
+    t0_runs: dict[str, str]
+    reviews: dict[str, list[Review]]
+
+    @property
+    def approval_of(self) -> dict[str, dict[str, Any]]:
+        return {a["candidate_id"]: a for a in self.approvals}
+
+
+def gather(store: SessionStore) -> SessionFacts:
+    stored_witnesses = store.witnesses()
+    wruns = store.witness_runs()
+    validations = store.validations()
+    # Only the runs a finding quotes (a session holds one per trial and witness, with output).
+    runs = store.runs_by_key([wr.run_key for wr in wruns if wr.run_key]
+                             + [v["reference_run"] for v in validations if v.get("reference_run")])
+    reference_runs: dict[tuple[str, str], dict[str, Any]] = {}  # the first, as validations are in time order
+    for v in validations:
+        if v.get("reference_run"):
+            reference_runs.setdefault((v["task_id"], v["candidate_id"]), v)
+    passes_both: dict[str, int] = {}
+    for v in validations:
+        if v.get("outcome") == "passes_both" and v.get("trial_id"):
+            passes_both[v["trial_id"]] = passes_both.get(v["trial_id"], 0) + 1
+    # T0's run on each trial's world (no candidate files), for claims that T0 passes there.
+    # The first such run is the reproduction check; later ones (harness reverted, mutants) are not.
+    t0_runs: dict[str, str] = {}
+    for r in store.run_headers():
+        if r.get("trial_id") and "/model/" in (r.get("world") or "") and not r.get("candidate_ids"):
+            t0_runs.setdefault(r["trial_id"], r["key"])
+    runs_of: dict[str, dict[str, WitnessRunRow]] = {}
+    by_witness: dict[str, dict[str, WitnessRunRow]] = {}
+    for wr in wruns:
+        runs_of.setdefault(wr.trial_id, {})[wr.witness_id] = wr
+        by_witness.setdefault(wr.witness_id, {})[wr.trial_id] = wr
+    verdicts = {v["candidate_id"]: v for v in store.verdicts()}
+    return SessionFacts(
+        witnesses={w.id: w for w in stored_witnesses}, canonical=dedup.group(stored_witnesses), runs=runs,
+        reference_runs=reference_runs, runs_of=runs_of, by_witness=by_witness, approvals=store.approvals(),
+        verdicts=verdicts, trial_checks=store.trial_checks(), trial_states=store.trial_states(),
+        task_states=store.task_states(), proofs=store.proofs(), passes_both=passes_both, t0_runs=t0_runs,
+        reviews=structured_reviews(store, verdicts))
+
+
+def passing_models(meta: dict[str, Any], task_id: str) -> dict[str, str]:
+    """rho's denominator: every passing trial of the task (the session's population) -> its model."""
+    corpus: dict[str, list[dict[str, Any]]] = meta.get("corpus", {}) or {}
+    return (meta.get("population") or {}).get(task_id) or \
+        {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, []) if t.get("official_pass")}
+
+
+def rho_details(task_sum: TaskSummary, facts: SessionFacts, models: dict[str, str]) -> dict[str, RhoDetails]:
+    """rho details per witness of the task, over its passing corpus."""
+    out: dict[str, RhoDetails] = {}
+    for ws in task_sum.witnesses:
+        outcomes = {tid: witness_outcome([r.status]) for tid, r in facts.by_witness.get(ws.id, {}).items()
+                    if tid in models}
+        out[ws.id] = rho_of(outcomes, models)
+    return out
+
+
+def decide_task(store: SessionStore, facts: SessionFacts, summary: SessionSummary, task_id: str,
+                task: Task | None, trials: dict[str, Trial]) -> list[TrialReport]:
+    """The standing of every officially passing trial of a task: the one place a trial's verdict
+    is decided. `trials`: the task's trials with their patches (a trial missing from it is judged
+    from the session's corpus alone)."""
+    meta = store.all_meta()
+    corpus: dict[str, list[dict[str, Any]]] = meta.get("corpus", {}) or {}
+    task_sum = summary.tasks[task_id]
+    models = passing_models(meta, task_id)
+    details = rho_details(task_sum, facts, models)
+    analysis = store.get_audit(task_id, "analysis") or {}
+    questions = open_questions.stored(store, task_id)
+    approvals = facts.approval_of
+    infos: dict[str, dict[str, Any]] = {}
+    for t in corpus.get(task_id, []):
+        infos.setdefault(t["id"], t)
+    out = []
+    for trial_id, entry in task_sum.trials.items():
+        info = infos.get(trial_id, {})
+        trial = trials.get(trial_id) or Trial(trial_id, task_id, info.get("agent") or "?",
+                                              info.get("model") or "?", "", True)
+        evidence = _stored_evidence(store, trial_id)
+        if evidence is None and task is not None and trial.patch:
+            evidence = collect_static_evidence(task, trial)
+        if evidence is None and facts.proofs.get(trial_id):
+            evidence = Evidence(task_id, trial_id)
+        if evidence is not None:
+            evidence = Evidence.from_dict(harness_effect.attach(
+                evidence.to_dict(), facts.proofs.get(trial_id, [])))
+        findings: list[FindingInput] = []
+        ambiguous: list[FindingInput] = []
+        executed_by = (store.get_evidence(trial_id) or {}).get("executed_by_witness") or {}
+        counted: set[str] = set()
+        for wid, wr in sorted(facts.runs_of.get(trial_id, {}).items()):
+            w = facts.witnesses.get(wid)
+            if w is None or not is_failing(wr.status) or facts.canonical.get(wid, wid) in counted:
+                continue  # one copy per witness
+            counted.add(facts.canonical.get(wid, wid))
+            ref_run = _reference_run(facts.reference_runs, w, facts.runs)
+            w_rho, w_per_model, w_skipping, _ = details.get(wid, (None, {}, (), False))
+            verdict = facts.verdicts.get(wid) or {}
+            f = FindingInput(
+                witness_id=wid, path=w.path, source=w.source, requirement=w.requirement,
+                explicit=w.explicit, quote=w.quote or "", test_ids=w.test_ids,
+                reference=WitnessRun(ref_run.get("status", "passed") if ref_run else "passed",
+                                     _message(ref_run.get("run") if ref_run else None, w),
+                                     ref_run.get("key") if ref_run else None),
+                model=WitnessRun(str(wr.status), _message(facts.runs.get(wr.run_key or ""), w), wr.run_key),
+                klass=_klass(w), rho=w.rho if w.rho is not None else w_rho,
+                models_skipping=len(w_skipping), models_measured=len(w_per_model),
+                source_trial=w.source_trial, reviewer_reason=verdict.get("reason", ""),
+                replays=tuple((tid, str(r.status), r.run_key)
+                              for tid, r in sorted(facts.by_witness.get(wid, {}).items()) if tid in models),
+                approved_by=(approvals.get(wid) or {}).get("by", "auto"),
+                executed=frozenset((str(p), int(n)) for p, n in
+                                   (executed_by.get(wid) or []) if isinstance(n, int)))
+            # A hang, kill or crash refutes whatever the witness's class (failure_kinds).
+            (ambiguous if w.classification == WitnessClassification.AMBIGUOUS and not never_a_reading(wr.status)
+             else findings).append(f)
+        tc = facts.trial_checks.get(trial_id)
+        reproduced = None if tc is None else bool(tc["reproduced"])
+        audit = store.get_audit(task_id, trial_id) or {}
+        agent_findings = audit.get("findings") or []
+        for f in findings:
+            mine = _agent_finding(f.witness_id, agent_findings)
+            if mine is not None:
+                f.agent = mine
+        for f in findings:  # the explainer's paragraph for the way it fails (failure_patterns.py)
+            f.explained = stored_explanation(store, f.witness_id, f.model.status, f.model.message)
+        passed = sum(1 for r in facts.runs_of.get(trial_id, {}).values() if r.status == RunOutcome.PASSED)
+        void = _audit_failed(facts.trial_states.get(trial_id), facts.task_states.get(task_id))
+        judged = judge_trial(
+            trial, findings=findings if entry.state == "refuted" else [],
+            ambiguous=ambiguous, evidence=evidence, audited=entry.audited,
+            reproduced=reproduced,
+            clean_candidates=facts.passes_both.get(trial_id, 0) + _held(analysis),
+            witnesses_passed=passed,
+            prompt=task.instruction if task is not None else "", t0_run=facts.t0_runs.get(trial_id),
+            vacuous=list(task_sum.vacuous),
+            audit_failed=void,
+            workdir=task.environment.workdir if task is not None else "/app",
+            framework=task.tests.framework if task is not None else None,
+            checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis))
+        if entry.state == "excluded":
+            judged.justification = "Excluded: " + (entry.reason or "the task is not well-formed") \
+                + ". " + judged.justification
+        for finding in judged.findings:
+            finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
+        report = TrialReport.of(
+            judged, state=entry.state, audit_failed=void if judged.label == CLEAN_UNAUDITED else "",
+            mutation=(store.get_evidence(trial_id) or {}).get("mutation"),
+            agent_audit=AgentAudit(agent_findings, audit.get("nothing_found"), audit.get("notes", ""))
+            if audit else None,
+            reviews=facts.reviews.get(trial_id, []),
+            decisions=trial_decisions(trial_id, facts.approvals, facts.verdicts, summary.awaiting_operator),
+            open_questions=[{k: q.get(k) for k in ("candidate_id", "requirement", "said", "reference",
+                                                   "clarification", "path")}
+                            for q in questions if trial_id in (q.get("fails_on") or [])])
+        mark_independent(report, independent_reference(store, task_id), store.directory)
+        out.append(report)
+    return out
+
+
+def record_standings(store: SessionStore, task: Task, trials: list[Trial]) -> None:
+    """Decide and store the standing of every passing trial of a task whose audit has ended."""
+    summary = build_summary(store)
+    if task.id not in summary.tasks:
+        return
+    by_id = {t.id: t for t in trials}
+    for report in decide_task(store, gather(store), summary, task.id, task, by_id):
+        store.put_standing(Standing(report.trial_id, report.task_id, report.label, report.confidence,
+                                    report.to_json()))
+
+
+def stored_standings(store: SessionStore, task_id: str, expected: list[str]) -> list[TrialReport] | None:
+    """The task's stored standings in the order of `expected` (its trials), or None when any is
+    missing (a session from before standings were stored, or a task whose audit did not end)."""
+    stored = store.standings(task_id)
+    if any(tid not in stored for tid in expected):
+        return None
+    return [TrialReport.from_json(stored[tid].report) for tid in expected]
+
+
+def mark_independent(trial: TrialReport, record: dict[str, Any] | None, folder: Path) -> None:
+    """A verdict on a task audited against an independent implementation G′ (no reference
+    solution) says so, and its confidence is scaled into its own, lower band."""
+    trial.reference = "benchmark"
+    if not record or not record.get("ok"):
+        return
+    trial.reference = "independent"
+    trial.confidence = round(trial.confidence * INDEPENDENT_BAND, 2)
+    trial.justification = (trial.justification + " Validated against an independent implementation "
+                           "G′ written from the prompt, not the benchmark's reference solution (the task "
+                           "has none, or the session ignored it): a weaker oracle. G′: "
+                           f"{Path(folder) / 'independent-references' / (path_part(trial.task_id) + '.patch')}.")
+
+
+def trial_decisions(trial_id: str, approvals: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]],
+                    awaiting: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every decision on a trial's candidates, oldest first: who decided, the reviewer's label
+    beside the label that stands, the operator's own judgement; then what still waits."""
+    out = []
+    for a in approvals:
+        verdict = verdicts.get(a["candidate_id"]) or {}
+        if (a.get("trial_id") or verdict.get("trial_id")) != trial_id or a.get("by") == "queued":
+            continue
+        record = decision_record(a)
+        out.append({"candidate_id": a["candidate_id"], "case": "", "reviewer": verdict.get("reviewer") or "",
+                    "reviewer_label": record["reviewer_label"] or verdict.get("label") or "",
+                    "reviewer_reason": verdict.get("reason") or "", "decision": record["decision"],
+                    "label": a.get("label") or "", "counts": bool(a.get("counts")), "by": record["by"],
+                    "note": record["note"], "operator": record.get("operator") or {}, "at": iso(record["at"])})
+    for w in awaiting:
+        if w.get("trial_id") == trial_id:
+            out.append({"candidate_id": w["candidate_id"], "case": w.get("case") or "", "reviewer": "",
+                        "reviewer_label": w.get("reviewer_label") or "", "reviewer_reason": w.get("why") or "",
+                        "decision": "questionable-awaiting", "label": w.get("label") or "", "counts": False,
+                        "by": "queued", "note": "waits for the operator", "operator": {}, "at": ""})
+    return out
+
+
+def iso(at: float | None) -> str:
+    if not at:
+        return ""
+    import datetime
+
+    return datetime.datetime.fromtimestamp(float(at), datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def structured_reviews(store: SessionStore, verdicts: dict[str, Any]) -> dict[str, list[Review]]:
+    """trial id -> the reviewer's structured verdicts (overall, per case) on its candidates."""
+    out: dict[str, list[Review]] = {}
+    for cid, v in verdicts.items():
+        data = store.get_audit(v.get("task_id") or "", review_key(cid))
+        if not data:
+            continue
+        out.setdefault(v.get("trial_id") or "analysis", []).append(Review(
+            candidate_id=cid, label=v.get("label"), overall=data.get("overall", ""),
+            cases=data.get("cases") or [], keep=data.get("keep") or [], coverage=data.get("coverage") or []))
+    return out
+
+
+def _message(run: dict[str, Any] | None, witness: WitnessRow) -> str:
+    return run_message(run, witness.path, witness.test_ids)
+
+
+def _held(analysis: dict[str, Any] | None) -> int:
+    """The task analysis's validated tests that held on every trial (each passed on both worlds
+    of every trial, so a clean trial counts them among its validated candidates)."""
+    return sum(1 for row in (analysis or {}).get("fates") or [] if row.get("held"))
+
+
+def _audit_failed(trial_state: TrialStateRow | None, task_state: TaskStateRow | None) -> str:
+    """Why a trial's (or its task's) audit measured nothing (failure_kinds.AUDIT_FAILED), or ""."""
+    if trial_state is not None and trial_state.state == TrialLoopState.AUDIT_FAILED:
+        return trial_state.by
+    if task_state is not None and task_state.state == TaskLoopState.AUDIT_FAILED:
+        return task_state.reason
+    return ""
+
+
+def _chain(candidate_id: str) -> str:
+    """A candidate's chain (its repairs and kept subsets share it): the id without .vN / ~rN."""
+    return re.sub(r"(\.v\d+)?(~r?\d+)*$", "", candidate_id or "")
+
+
+def _agent_finding(witness_id: str, agent_findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for item in agent_findings:
+        if item.get("candidate_id") and _chain(item["candidate_id"]) == _chain(witness_id):
+            return item
+    return None
+
+
+def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
+    data = with_canary_evidence(store, trial_id, store.get_evidence(trial_id))
+    return Evidence.from_dict(data) if data else None
+
+
+def _reference_run(reference_runs: dict[tuple[str, str], dict[str, Any]], w: WitnessRow,
+                   runs: dict[str, Any]) -> dict[str, Any] | None:
+    """The witness's passing run on the reference world (from the validations table)."""
+    v = reference_runs.get((w.task_id, w.id))
+    if v is None:
+        return None
+    return {"status": v["reference"], "key": v["reference_run"], "run": runs.get(v["reference_run"])}
+
+
+def _klass(w: WitnessRow) -> str:
+    if w.classification == WitnessClassification.AMBIGUOUS:
+        return "ambiguous"
+    return "explicit" if w.explicit else "implicit_necessary"
