@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from testjack_tui.sandbox.backend import SandboxBackend
-from testjack_tui.engine import dedup
 from testjack_tui.engine import open_questions
 from testjack_tui.engine.approval import awaiting_operator, decision_record
 from testjack_tui.engine.oracle import tagged_path
 from testjack_tui.engine.runner import witness_fails
 from testjack_tui.engine.store import SessionStore, db_path
-from testjack_tui.engine.records_standing import WitnessClassification, WitnessRow
+from testjack_tui.engine.records_standing import WitnessClassification
 from testjack_tui.errors import InputError
 from testjack_tui.model import Task, Trial
 from testjack_tui.safe_paths import check_inside, inside, path_part
@@ -65,10 +64,6 @@ def _candidates(path: Path) -> list[dict[str, Any]]:
         return store.candidates()
     finally:
         store.close()
-
-
-def canonical_of(w: WitnessRow, witnesses: list[WitnessRow]) -> str:
-    return dedup.group(witnesses).get(w.id, w.id)
 
 
 def write_extras(exp: TaskExport, dest: Path) -> None:
@@ -115,7 +110,7 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
         waiting = awaiting_operator(store)
     finally:
         store.close()
-    canonical = dedup.group(witnesses)
+    canonical = {w.id: w.first_copy for w in witnesses}  # one copy per witness, as stored
     candidates = {c["id"]: c for c in _candidates(path)}
     extras: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for v in validations:
@@ -125,8 +120,8 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
                 {"id": c["id"], "path": c["path"], "source": c["source"], "requirement": c["requirement"]})
     seen_amb: set[str] = set()
     for w in witnesses:
-        if w.classification == WitnessClassification.AMBIGUOUS and canonical_of(w, witnesses) not in seen_amb:
-            seen_amb.add(canonical_of(w, witnesses))
+        if w.classification == WitnessClassification.AMBIGUOUS and w.first_copy not in seen_amb:
+            seen_amb.add(w.first_copy)
             extras.setdefault(w.task_id, {"t1": [], "amb": []})["amb"].append(
                 {"id": w.id, "path": w.path, "source": w.source, "requirement": w.requirement,
                  "rho": w.rho, "clarification": w.note or ""})

@@ -98,6 +98,7 @@ class WitnessRow:
     rho: float | None = None
     note: str | None = ""
     at: float = 0.0
+    first_copy: str = ""  # the id of its first copy (itself for the first); the store decides it
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ def witness_of(row: sqlite3.Row, where: str) -> WitnessRow:
                       path=row["path"], source=row["source"], test_ids=_ids(row["test_ids"]),
                       round=row["round"], label=row["label"],
                       classification=_word(WitnessClassification, row, "classification", where),
-                      rho=row["rho"], note=row["note"], at=row["at"])
+                      rho=row["rho"], note=row["note"], at=row["at"], first_copy=row["first_copy"] or row["id"])
 
 
 def witness_run_of(row: sqlite3.Row, where: str) -> WitnessRunRow:

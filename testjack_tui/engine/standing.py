@@ -37,7 +37,6 @@ from .store import SessionStore
 from .summary import SessionSummary, TaskSummary, build_summary
 from .tampering import with_canary_evidence
 from .verdicts import CLEAN_UNAUDITED, FindingInput, TrialVerdict, WitnessRun, analysis_checklist, judge_trial
-from . import dedup
 
 INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this
 
@@ -109,7 +108,7 @@ class SessionFacts:
     """What every trial's standing reads from the session's tables, gathered once."""
 
     witnesses: dict[str, WitnessRow]
-    canonical: dict[str, str]  # witness id -> its first copy (dedup.group)
+    canonical: dict[str, str]  # witness id -> its first copy (as stored: dedup.group)
     runs: dict[str, dict[str, Any]]  # the runs a finding quotes, by key
     reference_runs: dict[tuple[str, str], dict[str, Any]]  # (task, candidate) -> its validation
     runs_of: dict[str, dict[str, WitnessRunRow]]  # trial -> witness -> its latest run
@@ -157,7 +156,7 @@ def gather(store: SessionStore) -> SessionFacts:
         by_witness.setdefault(wr.witness_id, {})[wr.trial_id] = wr
     verdicts = {v["candidate_id"]: v for v in store.verdicts()}
     return SessionFacts(
-        witnesses={w.id: w for w in stored_witnesses}, canonical=dedup.group(stored_witnesses), runs=runs,
+        witnesses={w.id: w for w in stored_witnesses}, canonical={w.id: w.first_copy for w in stored_witnesses}, runs=runs,
         reference_runs=reference_runs, runs_of=runs_of, by_witness=by_witness, approvals=store.approvals(),
         verdicts=verdicts, trial_checks=store.trial_checks(), trial_states=store.trial_states(),
         task_states=store.task_states(), proofs=store.proofs(), passes_both=passes_both, t0_runs=t0_runs,

@@ -19,6 +19,8 @@ from testjack_tui import paths
 from testjack_tui.errors import InputError
 from testjack_tui.safe_paths import id_problem
 
+from . import dedup
+
 from .records_standing import (RefutationRow, RoundRow, RunOutcome, Standing, TaskLoopState, TaskStateRow,
                                TrialLoopState, TrialStateRow, WitnessClassification, WitnessRow, WitnessRunRow,
                                refutation_of, round_of, standing_columns, standing_of, task_state_of,
@@ -63,7 +65,7 @@ CREATE TABLE IF NOT EXISTS audits (
 CREATE TABLE IF NOT EXISTS witnesses (
     id TEXT PRIMARY KEY, task_id TEXT, source_trial TEXT, requirement TEXT, explicit INTEGER,
     quote TEXT, path TEXT, source TEXT, test_ids TEXT, round INTEGER, label TEXT,
-    classification TEXT, rho REAL, note TEXT, at REAL);
+    classification TEXT, rho REAL, note TEXT, at REAL, first_copy TEXT);
 CREATE TABLE IF NOT EXISTS witness_runs (
     witness_id TEXT, trial_id TEXT, task_id TEXT, status TEXT, run_key TEXT, at REAL,
     PRIMARY KEY (witness_id, trial_id));
@@ -98,7 +100,7 @@ CREATE TABLE IF NOT EXISTS proofs (
 # the migrations from its version up to this one, in order; a database written by a newer
 # TestJack is refused with one line instead of being half-read. Version 0 is a database from
 # before versioning: SCHEMA creates any table it lacks, and the migrations add the columns.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Columns added after a table was first created, by the version that added them:
 # (version, table, column, declaration). Rows an older version wrote read as the defaults.
@@ -107,6 +109,7 @@ ADDED_COLUMNS = (
     (1, "approvals", "decision", "TEXT DEFAULT ''"),
     (1, "approvals", "trial_id", "TEXT"),
     (3, "approvals", "judgement", "TEXT DEFAULT '{}'"),  # the operator's requirement/explicit/quote
+    (4, "witnesses", "first_copy", "TEXT"),  # one copy per witness (dedup.group), decided as stored
 )
 
 
@@ -177,6 +180,8 @@ class SessionStore:
             have = {r["name"] for r in self._db.execute(f"PRAGMA table_info({table})")}
             if column not in have:
                 self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        if version < 4:
+            self._regroup()
         if version != SCHEMA_VERSION:
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -453,9 +458,16 @@ class SessionStore:
 
     # -- witnesses, refutations, trial states, rounds (typed rows: engine/records_standing.py) ---
     def put_witness(self, w: WitnessRow) -> None:
-        self._exec("INSERT OR REPLACE INTO witnesses(id, task_id, source_trial, requirement, explicit, quote, "
-                   "path, source, test_ids, round, label, classification, rho, note, at) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*witness_columns(w), time.time()))
+        with self._lock:
+            self._exec("INSERT OR REPLACE INTO witnesses(id, task_id, source_trial, requirement, explicit, quote, "
+                       "path, source, test_ids, round, label, classification, rho, note, at) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*witness_columns(w), time.time()))
+            self._regroup(w.task_id)
+
+    def _regroup(self, task_id: str | None = None) -> None:
+        """Each witness names its first copy (dedup.group), decided as stored: no reader regroups."""
+        for wid, first in dedup.group(self.witnesses(task_id)).items():
+            self._exec("UPDATE witnesses SET first_copy = ? WHERE id = ?", (first, wid))
 
     def set_witness_class(self, witness_id: str, classification: WitnessClassification, rho: float | None,
                           note: str) -> None:
@@ -473,8 +485,7 @@ class SessionStore:
 
     def witness_runs(self, task_id: str | None = None) -> list[WitnessRunRow]:
         sql = "SELECT * FROM witness_runs" + (" WHERE task_id = ?" if task_id else "")
-        return [witness_run_of(r, f"{self.path} (witness_runs)")
-                for r in self._rows(sql, (task_id,) if task_id else ())]
+        return [witness_run_of(r, f"{self.path} (witness_runs)") for r in self._rows(sql, (task_id,) if task_id else ())]
 
     def put_refutation(self, task_id: str, trial_id: str, witness_id: str, requirement: str,
                        model_status: RunOutcome, reference_status: RunOutcome, model_run: str | None,
@@ -484,18 +495,12 @@ class SessionStore:
                     model_run, reference_run, time.time()))
 
     def withdraw_refutation(self, trial_id: str, witness_id: str) -> None:
-        self._exec("UPDATE refutations SET withdrawn = 1 WHERE trial_id = ? AND witness_id = ?",
-                   (trial_id, witness_id))
+        self._exec("UPDATE refutations SET withdrawn = 1 WHERE trial_id = ? AND witness_id = ?", (trial_id, witness_id))
 
     def refutations(self, task_id: str | None = None, include_withdrawn: bool = False) -> list[RefutationRow]:
-        sql = "SELECT * FROM refutations WHERE 1=1"
-        args: list[Any] = []
-        if task_id:
-            sql += " AND task_id = ?"
-            args.append(task_id)
-        if not include_withdrawn:
-            sql += " AND withdrawn = 0"
-        return [refutation_of(r, f"{self.path} (refutations)") for r in self._rows(sql + " ORDER BY at", args)]
+        sql = ("SELECT * FROM refutations WHERE 1=1" + (" AND task_id = ?" if task_id else "")
+               + ("" if include_withdrawn else " AND withdrawn = 0") + " ORDER BY at")
+        return [refutation_of(r, f"{self.path} (refutations)") for r in self._rows(sql, (task_id,) if task_id else ())]
 
     def set_trial_state(self, trial_id: str, task_id: str, state: TrialLoopState, by: str = "",
                         audited: bool | None = None) -> None:
@@ -503,12 +508,10 @@ class SessionStore:
             row = self._row("SELECT audited FROM trial_states WHERE trial_id = ?", (trial_id,))
             was = bool(row["audited"]) if row else False
             self._exec("INSERT OR REPLACE INTO trial_states(trial_id, task_id, state, by, audited, at) VALUES (?, ?, ?, ?, ?, ?)",
-                       (trial_id, task_id, str(state), by, int(was if audited is None else audited),
-                        time.time()))
+                       (trial_id, task_id, str(state), by, int(was if audited is None else audited), time.time()))
 
     def trial_states(self) -> dict[str, TrialStateRow]:
-        return {r["trial_id"]: trial_state_of(r, f"{self.path} (trial_states)")
-                for r in self._rows("SELECT * FROM trial_states")}
+        return {r["trial_id"]: trial_state_of(r, f"{self.path} (trial_states)") for r in self._rows("SELECT * FROM trial_states")}
 
     def put_round(self, task_id: str, round_no: int, trial_id: str, state: str,
                   witnesses: list[str], refuted: list[str]) -> None:
@@ -524,8 +527,7 @@ class SessionStore:
                    (task_id, str(state), reason, time.time()))
 
     def task_states(self) -> dict[str, TaskStateRow]:
-        return {r["task_id"]: task_state_of(r, f"{self.path} (task_states)")
-                for r in self._rows("SELECT * FROM task_states")}
+        return {r["task_id"]: task_state_of(r, f"{self.path} (task_states)") for r in self._rows("SELECT * FROM task_states")}
 
     def put_standing(self, s: Standing) -> None:
         self._exec("INSERT OR REPLACE INTO standings(trial_id, task_id, label, confidence, data, at) "

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import dedup
 from .approval import awaiting_operator
 from .budget import UNPRICED
 from .records import FlatRecord
@@ -257,7 +256,7 @@ def build_summary(store: SessionStore) -> SessionSummary:
     rounds = store.rounds()
 
     witness_by_id = {w.id: w for w in witnesses}
-    canonical = dedup.group(witnesses)
+    canonical = {w.id: w.first_copy for w in witnesses}  # one copy per witness, as stored
     fails_by_trial: dict[str, list[str]] = {}
     # Per witness listed (its first copy): the trials any copy fails on, and those it refutes.
     copies: dict[str, list[str]] = {}
