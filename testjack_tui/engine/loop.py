@@ -451,7 +451,10 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
     standings are decided when it ends (engine/standing.py); a pause leaves none stored."""
     env.store.drop_standings(task.id)
     loop = await _audit_task(env, task, trials, population)
-    record_standings(env.store, task, list(trials) + list(population or []))
+    try:
+        record_standings(env.store, task, list(trials) + list(population or []))
+    except Exception as exc:  # noqa: BLE001 - the audit is stored; the report decides on read instead
+        env.emit(Log(env.session_id, level="warning", message=f"{task.id}: standings not stored: {exc}"))
     return loop
 
 
