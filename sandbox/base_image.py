@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from . import machine_lock
+from .errors import SandboxError
 from .podman_conf import podman
 
 BASE_IMAGE = "localhost/testjack-base:bookworm"
@@ -62,12 +63,27 @@ def build_base_image(log: Callable[[str], None] = print) -> str:
     if base_image_ready():
         return BASE_IMAGE
     if shutil.which("debootstrap") is None:
-        raise RuntimeError("debootstrap is not installed: apt-get install -y debootstrap")
+        raise SandboxError("base image: debootstrap is not installed: apt-get install -y debootstrap")
     # One tag for every recipe: builders on this machine take turns, the second finds it built.
     with machine_lock.held("base-image"):
         if not base_image_ready():
-            _build(log)
+            try:
+                _build(log)
+            except subprocess.CalledProcessError as exc:
+                raise SandboxError(f"base image: {build_failure(exc)}") from exc
+            except OSError as exc:
+                raise SandboxError(f"base image: {exc}") from exc
     return BASE_IMAGE
+
+
+def build_failure(exc: subprocess.CalledProcessError) -> str:
+    """One line for a failed build step: the command's name, its status and its last error line
+    (a command's whole stderr is the operator's to read in a terminal, not a report line)."""
+    cmd = exc.cmd if isinstance(exc.cmd, (list, tuple)) else str(exc.cmd).split()
+    name = " ".join(str(part) for part in cmd[:2])
+    err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+    last = next((line.strip() for line in reversed(err.splitlines()) if line.strip()), "")
+    return f"`{name}` exited {exc.returncode}" + (f": {last[:300]}" if last else "")
 
 
 def _build(log: Callable[[str], None]) -> None:
@@ -89,7 +105,7 @@ def _build(log: Callable[[str], None]) -> None:
                        stdout=subprocess.DEVNULL, env=_env())
         tar.wait()
         if tar.returncode != 0:
-            raise RuntimeError("tar of the debootstrap rootfs failed")
+            raise SandboxError("base image: tar of the debootstrap rootfs failed")
         context = Path(tmp) / "ctx"
         context.mkdir()
         (context / "Containerfile").write_text(
