@@ -114,7 +114,7 @@ def podman_calls(tmp_path, monkeypatch):
 
 # --- The shared demo audit -------------------------------------------------------------------
 # A whole demo audit costs minutes; files that only READ one take this session fixture instead of
-# running their own (test_report_e2e, test_probes). It is the per-trial audit (every passing
+# running their own (test_report_e2e, test_probes, test_demo_scripts). It is the per-trial audit (every passing
 # trial on its own, `--sampler cluster`, seed 0) through the CLI, as a user runs it: the report,
 # exports and per-trial checks read it in its own TESTJACK_HOME. A file needing another
 # configuration keeps its own run (test_audit_cmd_e2e: the default lightweight loop, whose
