@@ -114,13 +114,13 @@ def podman_calls(tmp_path, monkeypatch):
 
 # --- The shared demo audit -------------------------------------------------------------------
 # A whole demo audit costs minutes; files that only READ one take this session fixture instead of
-# running their own (test_report_e2e, test_probes). It is the per-trial audit (every passing
+# running their own (test_report_e2e, test_probes, test_demo_scripts). It is the per-trial audit (every passing
 # trial on its own, `--sampler cluster`, seed 0) through the CLI, as a user runs it: the report,
 # exports and per-trial checks read it in its own TESTJACK_HOME. A file needing another
 # configuration keeps its own run (test_audit_cmd_e2e: the default lightweight loop, whose
 # one-task re-runs it compares against). Under xdist the fixture is per worker; the `podman`
 # group (below) keeps every reader on one worker, so one run per session.
-DEMO_AUDITS_STARTED: list[str] = []  # what the shared fixtures ran, in this process
+SHARED_STARTED: list[str] = []  # what the shared session fixtures ran, in this process
 DEMO_PER_TRIAL_ARGS = ("--mode", "per-trial", "--sampler", "cluster", "--seed", "0")
 
 
@@ -131,8 +131,8 @@ def demo_per_trial_audit(tmp_path_factory) -> dict:
     import subprocess
     import sys
 
-    assert "per-trial" not in DEMO_AUDITS_STARTED, "the shared demo audit runs once per session"
-    DEMO_AUDITS_STARTED.append("per-trial")
+    assert "per-trial" not in SHARED_STARTED, "the shared demo audit runs once per session"
+    SHARED_STARTED.append("per-trial")
     home, out = tmp_path_factory.mktemp("tj-demo-per-trial-home"), tmp_path_factory.mktemp("tj-demo-per-trial")
     proc = subprocess.run([sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), "--headless",
                            "--auto-approve", *DEMO_PER_TRIAL_ARGS, "--out", str(out)],
@@ -143,16 +143,41 @@ def demo_per_trial_audit(tmp_path_factory) -> dict:
     return {"home": home, "session_id": summary["session_id"], "summary": summary, "stdout": proc.stdout}
 
 
+# --- The shared verify of the DeepSWE-layout fixture ------------------------------------------
+# test_official_flow reads every task's verification; test_ray_backend compares a Ray verify of
+# one task with the local one: both read this one local `verify_benchmark` of every task (the
+# verify of a task is the same whether run alone or with the others: one Sandbox, one result each).
+DEEPSWE = ROOT / "tests" / "fixtures" / "deepswe"
+
+
+@pytest.fixture(scope="session")
+def deepswe_verified(tmp_path_factory):
+    """The local verify of tests/fixtures/deepswe: (benchmark, {task id: TaskVerification})."""
+    import asyncio
+
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.services.verification import verify_benchmark
+
+    assert "deepswe-verify" not in SHARED_STARTED, "the shared deepswe verify runs once per session"
+    SHARED_STARTED.append("deepswe-verify")
+    bench = load_benchmark(DEEPSWE)
+    with pytest.MonkeyPatch.context() as mp:  # outlives every test's own TESTJACK_HOME
+        mp.setenv("TESTJACK_HOME", str(tmp_path_factory.mktemp("tj-deepswe-verify-home")))
+        results = asyncio.run(verify_benchmark(bench, list(bench.tasks.values())))
+    return bench, {r.task_id: r for r in results}
+
+
 # --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
 # Podman tests go to one xdist group ("lane", one worker); the pure tests (TUI, engine, units)
 # fill the other worker. A test counts as a podman test by its `podman` mark or by a fixture that
 # needs podman. TESTJACK_TEST_PODMAN_LANES=2 opens a second lane on the other worker (not yet
 # measured on a quiet machine: 2 cores): lane "podman" keeps everything that shares a session
-# fixture (the shared demo audit below: one run per worker) or reads podman state other tests
+# fixture (SESSION_FIXTURES: one run per worker) or reads podman state other tests
 # change (a sweep of dead owners' containers, listings by the app label alone); lane "podman-b"
 # takes the files below: their own benchmarks, worlds found by content tag (machine-wide, locked
 # while built), containers counted only by their own session or pid label.
-PODMAN_FIXTURES = {"podman_calls", "own_podman_service", "demo_per_trial_audit"}
+SESSION_FIXTURES = {"demo_per_trial_audit", "deepswe_verified"}  # built once, read by several files
+PODMAN_FIXTURES = {"podman_calls", "own_podman_service", *SESSION_FIXTURES}
 PODMAN_LANE_B = {
     "test_lang_go.py", "test_lang_ts.py", "test_lang_rust.py", "test_lang_node.py", "test_lang_operator.py",
     "test_labelled_fmtkit_e2e.py", "test_hostile_channels_langs.py", "test_canaries_langs_podman.py",
@@ -166,7 +191,7 @@ def podman_lane(item) -> str | None:
     if not (item.get_closest_marker("podman") or PODMAN_FIXTURES & set(getattr(item, "fixturenames", ()))):
         return None
     lanes = os.environ.get("TESTJACK_TEST_PODMAN_LANES", "1")
-    if lanes == "2" and item.path.name in PODMAN_LANE_B and "demo_per_trial_audit" not in getattr(item, "fixturenames", ()):
+    if lanes == "2" and item.path.name in PODMAN_LANE_B and not SESSION_FIXTURES & set(getattr(item, "fixturenames", ())):
         return "podman-b"
     return "podman"
 
@@ -176,3 +201,52 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if lane := podman_lane(item):
             item.add_marker(pytest.mark.xdist_group(lane))
+
+
+# --- Counting podman work (tests/podman_count.py) ----------------------------------------------
+# `TESTJACK_TEST_COUNT_PODMAN=FILE` counts the containers each test file has created (with xdist,
+# each worker counts its own tree) and ends the run with the totals per file, also written to
+# FILE as JSON: what sharing a world or a session saves, in counts.
+COUNT_FILE = os.environ.get("TESTJACK_TEST_COUNT_PODMAN")
+_COUNTER: list = []
+
+
+def pytest_sessionstart(session):
+    import shutil
+
+    if COUNT_FILE and shutil.which("podman"):
+        from podman_count import PodmanCounter
+
+        _COUNTER.append(PodmanCounter())
+        _COUNTER[0].start()
+
+
+def pytest_runtest_logstart(nodeid, location):
+    if _COUNTER:
+        _COUNTER[0].test_started(nodeid)
+
+
+def pytest_sessionfinish(session):
+    if _COUNTER:
+        import json
+
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        Path(f"{COUNT_FILE}.{worker}").write_text(json.dumps(_COUNTER.pop().stop(), indent=1))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not COUNT_FILE or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    import json
+
+    from podman_count import by_file
+
+    tests: dict[str, int] = {}
+    for part in sorted(Path(COUNT_FILE).parent.glob(Path(COUNT_FILE).name + ".*")):
+        tests.update(json.loads(part.read_text()))
+        part.unlink()
+    files = by_file(tests)
+    Path(COUNT_FILE).write_text(json.dumps({"files": files, "tests": tests}, indent=1, sort_keys=True))
+    terminalreporter.write_sep("=", f"containers created, by file ({sum(files.values())} in all)")
+    for name, n in sorted(files.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f"{n:6d}  {name}")

@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from testjack_tui.benchmarks import load_benchmark
 from testjack_tui.sandbox.test_ids import junit_to_pytest
 from testjack_tui.cli import app
-from testjack_tui.commands.verify_cmd import verify_benchmark
 
 pytestmark = pytest.mark.podman
 
@@ -22,10 +20,10 @@ FIXTURE = Path(__file__).parent / "fixtures" / "deepswe"
 
 
 @pytest.fixture(scope="module")
-def verified():
-    bench = load_benchmark(FIXTURE)
-    results = asyncio.run(verify_benchmark(bench, list(bench.tasks.values())))
-    return bench, {r.task_id.split("/")[-1]: r for r in results}
+def verified(deepswe_verified):
+    """The session's one local verify of the fixture (tests/conftest.py; test_ray_backend reads it too)."""
+    bench, results = deepswe_verified
+    return bench, {task_id.split("/")[-1]: r for task_id, r in results.items()}
 
 
 def test_every_fixture_task_is_well_formed_and_every_recorded_verdict_reproduces(verified):

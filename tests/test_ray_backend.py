@@ -187,22 +187,20 @@ def test_nothing_leaks_and_a_returning_node_sweeps_the_lost_nodes_containers(on_
     assert our_containers(session_id) == []
 
 
-def test_verify_through_the_benchmarks_own_flow_on_ray_equals_local(cluster):
+def test_verify_through_the_benchmarks_own_flow_on_ray_equals_local(cluster, deepswe_verified):
     """The task's own verifier flow (tests/ folder, separate verifier image from tests/Dockerfile)
-    reaches the nodes through the object store and gives the local answers."""
-    from pathlib import Path
-
-    from testjack_tui.benchmarks import load_benchmark
+    reaches the nodes through the object store and gives the local answers (the session's one
+    local verify of the fixture, tests/conftest.py)."""
     from testjack_tui.commands.verify_cmd import verify_benchmark
 
-    bench = load_benchmark(Path(__file__).parent / "fixtures" / "deepswe")
+    bench, verified = deepswe_verified
     task = sorted(bench.tasks.values(), key=lambda t: t.id)[0]
     assert task.tests.evaluator is not None and task.tests.evaluator.tests_dir is not None
 
     def view(results) -> list:
         return [(r.task_id, r.flow, r.well_formed, sorted(r.vacuous), r.reproduced,
                  sorted((t.trial_id, t.reproducible, t.reward) for t in r.trials)) for r in results]
-    local = asyncio.run(verify_benchmark(bench, [task]))
+    local = [verified[task.id]]
     on_ray = asyncio.run(verify_benchmark(bench, [task], backend="ray"))
     assert view(on_ray) == view(local) and local[0].flow == "official"
 
