@@ -149,7 +149,7 @@ class TrailerSplitter:
 def _decode(payload: bytes) -> dict[str, Any] | None:
     """The wrapper's report, or None: {"reports": {path: bytes|None}, "error": str|None (the
     files could not be written), "restored": str|None (the harness restore's output),
-    "restore_failed": str|None (its output when it failed)}."""
+    "restore_failed": str|None (its output when it failed), "code": the runner's exit status}."""
     try:
         data = json.loads(base64.b64decode(payload, validate=True))
         reports = {str(path): (base64.b64decode(b64, validate=True) if b64 is not None else None)
@@ -160,6 +160,9 @@ def _decode(payload: bytes) -> dict[str, Any] | None:
                 "survivors": [str(s) for s in data.get("survivors") or []],
                 "changed": [str(p) for p in data.get("changed") or []],
                 "own": {str(k): v for k, v in (data.get("own") or {}).items()},
-                "varied": {str(k): v for k, v in (data.get("varied") or {}).items()}}
+                "varied": {str(k): v for k, v in (data.get("varied") or {}).items()},
+                # The test process's exit status as the wrapper saw it (exit_code_of): the run
+                # needs no `wait` round trip to podman for it.
+                "code": data.get("code")}
     except (ValueError, binascii.Error, AttributeError, TypeError):
         return None

@@ -42,7 +42,12 @@ def no_exec(monkeypatch):
 
 
 async def test_a_witness_run_on_a_trial_needs_no_exec_and_leaves_the_tests_nothing_of_ours(task, monkeypatch):
+    import testjack_tui.sandbox.main_process as main_process
+
     no_exec(monkeypatch)
+    waits = []
+    real_wait = main_process._exit_code
+    monkeypatch.setattr(main_process, "_exit_code", lambda *a: (waits.append(1), real_wait(*a))[1])
     trial = trial_for(task, "fixed", {"calc/__init__.py": FIXED_CALC})
     events = []
     async with Sandbox(listener=events.append, session="t-main") as sb:
@@ -56,6 +61,7 @@ async def test_a_witness_run_on_a_trial_needs_no_exec_and_leaves_the_tests_nothi
         run.exec.output[-1500:]
     # pytest's own exit code (1: the canaries include tests that must fail), no word of ours.
     assert run.exec.exit_code == 1 and "TJ-GATE" not in run.exec.output and "TJ-REPORT" not in run.exec.output
+    assert waits == []  # the exit status came with the trailer: no `wait` round trip to podman
     # a cached world's build may still be removing its container: only the run's containers
     ours = {e.container for e in events if e.kind == "created" and e.world == world.name}
     kinds = [e.kind for e in events if e.container in ours]
@@ -79,6 +85,7 @@ async def test_a_hung_run_times_out_and_a_disk_filler_is_killed_at_the_limit(tas
         filled = await sb.run_tests(world, list(fill), files=fill, timeout=300)
     assert hung.exec.timed_out and hung.status("tests/test_tj_hang.py::test_hang") == "timed_out"
     assert hung.exec.exit_code is None  # killed at its timeout, not ended by itself
+    assert filled.exec.exit_code is not None  # no trailer from a killed wrapper: podman's `wait` says
     assert filled.exec.limit_hit == "disk" and not filled.exec.timed_out, filled.exec.output[-800:]
     assert filled.status("tests/test_tj_fill.py::test_fill") != "passed"
 

@@ -10,7 +10,8 @@ import pytest
 from testjack_tui.sandbox import Sandbox
 from testjack_tui.sandbox.output import OutputCollector
 from testjack_tui.sandbox.selftest import tiny_task
-from testjack_tui.sandbox.trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
+from testjack_tui.sandbox.trailer import (INLINE_LIMIT, TrailerSplitter, encode_files, exit_code_of, inline_size,
+                                         new_mark)
 
 
 def _trailer(mark: str, reports: dict) -> bytes:
@@ -40,6 +41,16 @@ def test_trailer_is_split_off_at_any_chunking(size):
     assert splitter.report["reports"] == {"/tmp/tj/r/junit.xml": b"<xml/>\x00\xff",
                                           "/tmp/tj/r/progress.jsonl": None}
     assert splitter.report["error"] is None
+
+
+@pytest.mark.parametrize("code, status", [(0, 0), (1, 1), (-9, 137), (None, None), ("1", None), (True, None)])
+def test_the_runners_exit_status_comes_with_the_trailer(code, status):
+    """The wrapper's trailer carries the runner's exit status: a run as a container's main
+    process reads it there instead of asking podman's `wait` (sandbox/main_process.run_main)."""
+    mark = new_mark()
+    body = json.dumps({"reports": {}, **({} if code is None else {"code": code})}).encode()
+    splitter, _ = _split([mark.encode() + base64.b64encode(body) + mark.encode() + b"END\n"], mark)
+    assert exit_code_of(splitter.report) == status
 
 
 def test_output_after_the_trailer_is_kept_and_a_partial_mark_is_not_swallowed():
