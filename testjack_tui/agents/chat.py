@@ -14,17 +14,19 @@ import contextlib
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Protocol
-
-import httpx
-import openai
-from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
 from testjack_tui.config import Price, Profile
 from testjack_tui.engine.roles import Ledger
 
 from .caps import RequestCount
 from .errors import AgentError, EndpointError
+
+if TYPE_CHECKING:
+    # openai (and the httpx under it) take about a second to import: only a session that talks
+    # to a model pays it, not the scripted agent, the operator or `list`/`report`/`export`.
+    import openai
+    from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 OnText = Callable[[str], None]
 CHARS_PER_TOKEN = 4  # the usual rough rule for English text and code
@@ -187,6 +189,7 @@ class OpenAIChatModel:
         self.structured_output = profile.structured_output
         self.json_schema_supported: bool | None = None  # learnt from the endpoint ("auto")
         # Retries are ours (so each one passes the budget check); the client must not retry.
+        import openai
         self.client = client or openai.AsyncOpenAI(
             base_url=profile.base_url, api_key=profile.api_key(), timeout=profile.timeout,
             max_retries=0)
@@ -258,6 +261,8 @@ class OpenAIChatModel:
     async def _attempt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: OnText,
                        prompt_estimate: int, meter: CallMeter, attempt: int = 1, attempts: int = 1,
                        response_format: dict[str, Any] | None = None) -> ChatReply:
+        import httpx
+        import openai
         acc = _Assembly()
         kwargs: dict[str, Any] = dict(model=self.model, messages=messages, stream=True,
                                       stream_options={"include_usage": True},
@@ -384,6 +389,7 @@ async def probe_endpoint(profile: Profile) -> str:
 
     Raises EndpointError with a one-line reason when it cannot be used.
     """
+    import openai
     client = openai.AsyncOpenAI(base_url=profile.base_url, api_key=profile.api_key(),
                                 timeout=min(profile.timeout, 15.0), max_retries=0)
     where = f"endpoint {profile.base_url} (profile {profile.name!r})"
