@@ -349,7 +349,7 @@ def decisions_table(approvals: list[dict[str, Any]], verdicts: dict[str, dict[st
             requirement=verdict.get("requirement") or "",
             reviewer_label=record["reviewer_label"] or verdict.get("label") or "",
             decision=record["decision"], label=a.get("label") or "", counts=bool(a.get("counts")),
-            by=record["by"], note=record["note"], at=_iso(record["at"])))
+            by=record["by"], note=record["note"], at=iso_utc(record["at"])))
     return out
 
 
@@ -367,7 +367,7 @@ def trial_decisions(trial_id: str, approvals: list[dict[str, Any]], verdicts: di
                     "reviewer_label": record["reviewer_label"] or verdict.get("label") or "",
                     "reviewer_reason": verdict.get("reason") or "", "decision": record["decision"],
                     "label": a.get("label") or "", "counts": bool(a.get("counts")), "by": record["by"],
-                    "note": record["note"], "operator": record.get("operator") or {}, "at": _iso(record["at"])})
+                    "note": record["note"], "operator": record.get("operator") or {}, "at": iso_utc(record["at"])})
     for w in awaiting:
         if w.get("trial_id") == trial_id:
             out.append({"candidate_id": w["candidate_id"], "case": w.get("case") or "", "reviewer": "",
@@ -377,7 +377,7 @@ def trial_decisions(trial_id: str, approvals: list[dict[str, Any]], verdicts: di
     return out
 
 
-def _iso(at: float | None) -> str:
+def iso_utc(at: float | None) -> str:
     if not at:
         return ""
     import datetime

@@ -20,7 +20,7 @@ from testjack_tui.engine import reference_claims
 from testjack_tui.engine.compare import refusal_line
 from testjack_tui.engine.detectors.mutation import MutationReport
 from testjack_tui.engine.detectors.signals import ghost_unmeasured
-from testjack_tui.engine.report import _iso
+from testjack_tui.engine.report import iso_utc
 from testjack_tui.engine.report_model import Report, TableRow, TaskReport, TrialReport
 from testjack_tui.errors import InputError
 from testjack_tui.repo_files import source_language as fence_language
@@ -320,7 +320,7 @@ def decision_line(d: dict[str, Any] | None) -> str:
     # "judged": the operator was the reviewer, whose own label is only a placeholder while it waits.
     said = (f" (the reviewer said {d['reviewer_label']})"
             if d.get("reviewer_label") and d["decision"] != "judged" else "")
-    when = f" at {_iso(d['at'])}" if d.get("at") else ""
+    when = f" at {iso_utc(d['at'])}" if d.get("at") else ""
     verb = {"overruled": "OVERRULED by the operator", "judged": "judged valid by the operator (as reviewer)",
             "approved": "approved by the operator"}.get(d["decision"], d["decision"])
     return f"Decision: {verb}{said}{when}" + (f": {d['note']}" if d.get("note") else ".")

@@ -13,6 +13,7 @@ steps are replayed from the database, the rest is done. Control methods (`step_n
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import builtins  # AuditSession.list() shadows the builtin in the class's annotations
 import json
 import os
@@ -101,11 +102,13 @@ class AuditSession:
 
     def _app_config(self) -> Config:
         """The user's config (profiles, pricing); tests pass their own as `app_config`."""
-        if self.deps.app_config is None:
+        app_config = self.deps.app_config
+        if app_config is None:
             from testjack_tui.config import load_config
 
-            self.deps.app_config = load_config()  # a bad file: InputError naming file and field
-        return self.deps.app_config
+            app_config = load_config()  # a bad file: InputError naming file and field
+            self.deps = dataclasses.replace(self.deps, app_config=app_config)
+        return app_config
 
     # -- creation, lookup ---------------------------------------------------------------------
     @classmethod
@@ -116,7 +119,8 @@ class AuditSession:
             if app_config is None:
                 from testjack_tui.config import load_config
 
-                app_config = deps.app_config = load_config()
+                app_config = load_config()
+                deps = dataclasses.replace(deps, app_config=app_config)
             config.backend = app_config.backend
             config.ray_address = config.ray_address or app_config.ray_address
         sid = session_id or new_session_id()
