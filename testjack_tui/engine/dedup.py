@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from typing import Any, Iterable
+from typing import Iterable
+from .records import JsonObject
 
 
 class _Canonical(ast.NodeTransformer):
@@ -65,7 +66,7 @@ def fingerprint(source: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def group(witnesses: Iterable[dict[str, Any]]) -> dict[str, str]:
+def group(witnesses: Iterable[JsonObject]) -> dict[str, str]:
     """witness id -> the id of the first witness of the same task with the same fingerprint
     (itself for the first)."""
     first: dict[tuple[str, str], str] = {}

@@ -9,7 +9,6 @@ Every signal names a file, a line and an excerpt; none refutes a trial by itself
 """
 from __future__ import annotations
 
-from typing import Any
 
 from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
@@ -23,6 +22,7 @@ from testjack_tui.engine.detectors.scope import categorize, is_test_path, scope_
 from testjack_tui.engine.detectors.signals import DETECTORS, Evidence, Signal
 from testjack_tui.engine.detectors.sniffing import sniffing_signals
 from testjack_tui.repo_files import harness_files
+from testjack_tui.engine.records import JsonObject
 
 __all__ = [
     "DETECTORS", "Evidence", "FileDiff", "GhostReport", "Line", "Signal", "attach_ghost",
@@ -82,7 +82,7 @@ def _model_world(worlds: dict[str, WorldRef] | WorldRef | None) -> WorldRef | No
 
 
 async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: Trial,
-                            worlds: dict[str, WorldRef] | WorldRef | None = None) -> dict[str, Any]:
+                            worlds: dict[str, WorldRef] | WorldRef | None = None) -> JsonObject:
     """The engine's evidence hook: static evidence always; ghost branches when a model world
     and a sandbox are at hand (Python: branch coverage; Go: statement coverage; JavaScript: V8
     line counts under mocha or node --test). Returns Evidence.to_dict() for storage."""
