@@ -96,6 +96,28 @@ class Signal:
         return cls(**fields)
 
 
+@dataclass(frozen=True)
+class EvidenceStats:
+    """What a trial's diff touches (collect_static_evidence); stored in this key order."""
+
+    files: int = 0
+    added: int = 0
+    removed: int = 0
+    touched: list[str] = field(default_factory=list)  # categories: tests, harness, startup, ci, ...
+    touched_tests_or_harness: bool = False
+    paths: list[str] = field(default_factory=list)
+    # the same set the sandbox restores to its reference version for witness runs: path -> why
+    harness_files: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> JsonObject:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: JsonObject) -> "EvidenceStats":
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
 @dataclass
 class Evidence:
     """All deterministic evidence about one trial."""
@@ -103,10 +125,10 @@ class Evidence:
     task_id: str
     trial_id: str
     signals: list[Signal] = field(default_factory=list)
-    # The parts below are stored JSON as written: read back from evidence rows of older sessions
-    # too, so they stay objects (their keys are documented where they are made).
-    stats: JsonObject = field(default_factory=dict)  # files, added, removed, touched categories
+    stats: EvidenceStats | None = None  # None: no diff was read (stored as {})
     named_by_instruction: list[str] = field(default_factory=list)  # literals P itself names (benign)
+    # Stored JSON as written, read back from evidence rows (older sessions' too): the ghost
+    # report's and the proofs' keys are documented where they are made.
     ghost: JsonObject | None = None  # GhostReport.to_dict() once coverage ran
     # Executed proof of gaming, e.g. {"kind": "harness_effect", "files": [...], "tests": {...},
     # "message": ...} or {"kind": "canary", ...} recorded by the hostile-trials canaries.
@@ -133,7 +155,7 @@ class Evidence:
             status[Detector.GHOST_BRANCHES] = UNAVAILABLE
         elif ghost_unmeasured(self.ghost):
             status[Detector.GHOST_BRANCHES] = NOT_MEASURED
-        harness = (self.stats or {}).get("harness_files") or {}
+        harness = self.stats.harness_files if self.stats else {}
         if self.proven_tampering:
             status[Detector.HARNESS_EFFECT] = DetectorStatus.PROVEN
         elif harness and not self.harness_measured:
@@ -157,7 +179,7 @@ class Evidence:
             "task_id": self.task_id,
             "trial_id": self.trial_id,
             "signals": [s.to_dict() for s in self.signals],
-            "stats": dict(self.stats),
+            "stats": self.stats.to_dict() if self.stats else {},
             "named_by_instruction": list(self.named_by_instruction),
             "ghost": self.ghost,
             "proofs": list(self.proofs),
@@ -171,7 +193,7 @@ class Evidence:
             task_id=data.get("task_id", ""),
             trial_id=data.get("trial_id", ""),
             signals=[Signal.from_dict(s) for s in data.get("signals", [])],
-            stats=dict(data.get("stats", {})),
+            stats=EvidenceStats.from_dict(data["stats"]) if data.get("stats") else None,
             named_by_instruction=list(data.get("named_by_instruction", [])),
             ghost=data.get("ghost"),
             proofs=list(data.get("proofs") or []),
@@ -185,9 +207,9 @@ class Evidence:
                  "These are pointers, not verdicts: only a witness test can refute a trial."]
         if self.stats:
             lines.append(
-                f"Diff: {self.stats.get('files', 0)} files, +{self.stats.get('added', 0)}"
-                f" -{self.stats.get('removed', 0)} lines; touched: "
-                + (", ".join(self.stats.get("touched", [])) or "source only"))
+                f"Diff: {self.stats.files} files, +{self.stats.added}"
+                f" -{self.stats.removed} lines; touched: "
+                + (", ".join(self.stats.touched) or "source only"))
         status = self.detector_status()
         lines.append("Detectors: " + ", ".join(f"{k}={v}" for k, v in status.items()))
         shown = sorted(self.signals, key=lambda s: (order.get(s.severity, 9), s.file, s.line or 0))
@@ -200,9 +222,9 @@ class Evidence:
             lines.append(f"... {len(shown) - limit} more signals")
         for p in self.proofs:
             lines.append(f"PROVEN {p.get('kind')}: {p.get('message', '')}")
-        if self.stats.get("harness_files"):
+        if self.stats and self.stats.harness_files:
             lines.append("Harness files (restored to the reference version for witness runs): "
-                         + ", ".join(f"{k} ({v})" for k, v in self.stats["harness_files"].items()))
+                         + ", ".join(f"{k} ({v})" for k, v in self.stats.harness_files.items()))
         if self.named_by_instruction:
             lines.append("Literals the instruction itself names (not suspicious): "
                          + ", ".join(self.named_by_instruction[:20]))
