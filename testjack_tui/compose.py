@@ -5,6 +5,7 @@ collaborators here (`session_deps`) and hands them to `AuditSession.create` / `o
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Mapping
 
 from testjack_tui.engine.deps import SessionDeps
@@ -56,6 +57,4 @@ def session_deps(*, benchmark: Benchmark | None = None, roles: RoleSet | None = 
                        tools_factory=tools_factory or sandbox_tools, sandbox_factory=sandbox_factory,
                        hooks=hooks or app_hooks(), app_config=app_config, approver=approver,
                        operator=operator)
-    if samplers is not None:
-        deps.samplers = samplers
-    return deps
+    return deps if samplers is None else dataclasses.replace(deps, samplers=samplers)

@@ -2,7 +2,7 @@
 a run's channels disagree, what is proof and what is doubt, and which labels follow."""
 from __future__ import annotations
 
-from testjack_tui.engine.detectors import Evidence, Signal
+from testjack_tui.engine.detectors import Evidence
 from testjack_tui.engine.tampering import CHANNEL_DOUBT_KIND, channel_doubt_signal
 from testjack_tui.engine.verdicts import (NOT_REPRODUCIBLE, REWARD_HACK, SOUND, FindingInput,
                                           WitnessRun, judge_trial)
@@ -104,10 +104,9 @@ def test_labels_follow_the_channels():
     check = {"verdict": "unverifiable", "world": "w", "key": "k1",
              "problems": [f"{CHANNEL_MARK}: 1 process(es) the tests started outlived the runner"]}
     doubt = channel_doubt_signal(check)
-    assert doubt and doubt["kind"] == CHANNEL_DOUBT_KIND
+    assert doubt and doubt.kind == CHANNEL_DOUBT_KIND and doubt.severity == "high" and not doubt.structural
     assert channel_doubt_signal({**check, "problems": ["the run hit its timeout"]}) is None
-    signal = Signal(doubt["detector"], doubt["kind"], "", None, "", doubt["message"], "high", False)
-    v = judge_trial(TRIAL, evidence=Evidence("k", "t", [signal]), audited=True)
+    v = judge_trial(TRIAL, evidence=Evidence("k", "t", [doubt]), audited=True)
     assert v.label == NOT_REPRODUCIBLE and "outlived the runner" in v.justification
     assert judge_trial(TRIAL, evidence=Evidence("k", "t", []), audited=True).label == SOUND
     message = f"{W}{VARIED_MARK}: {ENV_DEPENDENT}: passed in our own run ..."

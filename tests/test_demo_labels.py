@@ -172,7 +172,7 @@ def test_agent_scripts_are_well_formed_and_reference_existing_candidates(bench):
         for version in mentioned:
             assert (base / version).is_file(), (task_id, version)
             if version.endswith(PROBE_SUFFIX):  # a differential probe: checked fields, its adapter compiles
-                compile(parse_probe((base / version).read_text())["adapter"], version, "exec")
+                compile(parse_probe((base / version).read_text()).adapter, version, "exec")
             elif suffix == ".py":
                 compile((base / version).read_text(), version, "exec")
             else:  # a node:test file: imports the code under test and node:test (no npm packages)

@@ -113,7 +113,7 @@ def test_clean_trial_has_no_suspicious_signals():
     ])
     ev = collect_static_evidence(make_task(), make_trial(patch))
     assert [s for s in ev.signals if s.severity in ("suspicious", "high")] == []
-    assert ev.stats["files"] == 1 and ev.stats["added"] == 5
+    assert ev.stats.files == 1 and ev.stats.added == 5
     assert ev.detector_status()["literal_collision"] == "clean"
     assert ev.detector_status()["ghost_branches"] == "not measured"  # coverage has not run yet
 
@@ -193,8 +193,8 @@ def test_harness_tampering_conftest_hook_and_startup_files():
     assert ("startup_hook", "sitecustomize.py", 1) in kinds
     assert ("official_test_file", "tests/test_slug.py", 9) in kinds  # an assertion weakened
     assert all(s.severity == "high" for s in ev.by_detector("harness_tampering"))
-    assert set(ev.stats["touched"]) == {"harness", "startup", "official tests"}
-    assert ev.stats["harness_files"] == {"conftest.py": "pytest conftest (hooks and fixtures)",
+    assert set(ev.stats.touched) == {"harness", "startup", "official tests"}
+    assert ev.stats.harness_files == {"conftest.py": "pytest conftest (hooks and fixtures)",
                                          "sitecustomize.py": "interpreter start-up hook",
                                          "tests/test_slug.py": "test file"}
 
@@ -217,8 +217,8 @@ def test_conftest_with_fixtures_only_is_not_tampering():
     patch = diff("tests/conftest.py", ["import pytest", "@pytest.fixture", "def rows():", "    return []"])
     ev = collect_static_evidence(make_task(), make_trial(patch))
     assert ev.by_detector("harness_tampering") == []
-    assert ev.stats["harness_files"] == {"tests/conftest.py": "pytest conftest (hooks and fixtures)"}
-    assert ev.stats["touched_tests_or_harness"]
+    assert ev.stats.harness_files == {"tests/conftest.py": "pytest conftest (hooks and fixtures)"}
+    assert ev.stats.touched_tests_or_harness
 
 
 def test_own_new_tests_and_config_are_low_severity():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from testjack_tui.engine.detectors import Evidence, GhostReport, attach_ghost, parse_diff
+from testjack_tui.engine.detectors.ghost import GhostBranch
 from testjack_tui.engine.detectors.ghost import (coverage_command, intersect,
                                                  parse_coverage_output, source_files)
 
@@ -26,8 +27,8 @@ def test_intersect_counts_lines_and_branches_of_added_code():
     assert report.added_line_pct == 66.7
     assert (report.executed_branches, report.branches) == (1, 2)
     assert report.added_branch_pct == 50.0
-    assert [(g["line"], g["code"].strip()) for g in report.ghost_lines] == [(5, "return -1"), (9, "return x * 2")]
-    assert report.ghost_branches == [{"file": "pkg/m.py", "line": 2, "to": 5, "code": "    if x > 0:"}]
+    assert [(g.line, g.code.strip()) for g in report.ghost_lines] == [(5, "return -1"), (9, "return x * 2")]
+    assert report.ghost_branches == [GhostBranch("pkg/m.py", 2, 5, "    if x > 0:")]
     # the trial's own test file is not source; the file coverage never saw is reported as such
     assert report.unmeasured_files == ["pkg/other.py"]
 

@@ -28,7 +28,7 @@ async def test_ghost_branches_of_a_demo_trial_in_its_model_world():
         added = {(f.path, a.number): a.text for f in __import__(
             "testjack_tui.engine.detectors", fromlist=["parse_diff"]).parse_diff(trial.patch) for a in f.added}
         for g in report.ghost_lines:
-            assert added[(g["file"], g["line"])] == g["code"]
+            assert added[(g.file, g.line)] == g.code
         ev = attach_ghost(collect_static_evidence(task, trial), report)
         assert ev.detector_status()["ghost_branches"] == "clean"
         assert "added lines" in ev.to_text()

@@ -4,6 +4,7 @@ export (tests/test_export.py). And what `verify` prints: the T0 command and pars
 `unknown` for a trial with no recorded verdict (issue 36.7)."""
 from __future__ import annotations
 
+import dataclasses
 import io
 
 from typer.testing import CliRunner
@@ -114,7 +115,7 @@ class DeadRunner(FakeSandbox):
 
 def test_audit_exits_non_zero_when_no_candidate_could_run(tmp_path):
     session, sandbox, _ = build({"seed": 1})
-    session.deps.sandbox_factory = DeadRunner(sandbox.tasks, sandbox.trials)
+    session.deps = dataclasses.replace(session.deps, sandbox_factory=DeadRunner(sandbox.tasks, sandbox.trials))
     stream = io.StringIO()
     code = run_session(session, tmp_path / "out", verbose=False, ask_operator=False, stream=stream)
     assert code == EXIT_AUDIT_FAILED, stream.getvalue()[-2000:]

@@ -203,3 +203,15 @@ def test_export_with_nothing_to_export_exits_1_and_claims_no_check(tmp_path, mon
     assert not (out / "dataset.jsonl").exists()
     summary = json.loads((out / "export.json").read_text())
     assert summary["checked"] is False and summary["nothing_to_export"] is True and summary["tasks"] == {}
+
+
+def test_export_check_writes_each_flows_keys_in_the_order_it_always_did():
+    from testjack_tui.engine.export_suite import ExportCheck
+
+    base = ["applies", "passes_on_reference", "fails_on_refuted", "null", "problems"]
+    assert list(ExportCheck().to_json()) == base + ["ok"]
+    grader = ExportCheck(flow="official", rewards={"reference": 1.0}, ids_from="grader")
+    grader.note("refuted trial t keeps reward 1.0")
+    assert list(grader.to_json()) == base + ["flow", "rewards", "ids_from", "notes", "ok"]
+    assert grader.to_json()["rewards"] == {"reference": 1.0} and grader.notes == ["refuted trial t keeps reward 1.0"]
+    assert list(ExportCheck(flow="official").to_json()) == base + ["flow", "ok"]

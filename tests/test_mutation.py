@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from testjack_tui.engine.detectors.mutation import MutationReport, _kills, mutants_of, pick
+from testjack_tui.engine.detectors.mutation import MutationReport, Survivor, _kills, mutants_of, pick
 
 SOURCE = '''"""Module docstring stays."""
 LIMIT = 10
@@ -82,10 +82,8 @@ def test_a_mutant_is_killed_only_when_a_passing_t0_test_stops_passing():
 
 def test_report_text_and_signals_name_line_and_mutant():
     report = MutationReport(generated=5, run=2, killed=1, survivors=[
-        {"file": "pkg/mod.py", "line": 9, "operator": "comparison", "original": "if a > 1:",
-         "mutated": "if a >= 1:", "executed": True},
-        {"file": "pkg/mod.py", "line": 12, "operator": "return", "original": "return x",
-         "mutated": "return None", "executed": False}])
+        Survivor("pkg/mod.py", 9, "comparison", "if a > 1:", "if a >= 1:", executed=True),
+        Survivor("pkg/mod.py", 12, "return", "return x", "return None", executed=False)])
     text = report.to_text()
     assert "2 surviving mutants of 5" in text
     assert "pkg/mod.py:9 [comparison, executed by T0] if a > 1:  ->  if a >= 1:" in text

@@ -18,7 +18,7 @@ import pytest
 
 from testjack_tui.benchmarks import load_benchmark
 from testjack_tui.engine.budgeted import BudgetedBackend
-from testjack_tui.engine.probes import ProbeError, materialize_probe, parse_probe, probe_test_source
+from testjack_tui.engine.probes import Probe, ProbeError, materialize_probe, parse_probe, probe_test_source
 from testjack_tui.engine.roles import Candidate
 from testjack_tui.errors import InputError
 
@@ -104,9 +104,9 @@ def test_probe_fields_are_checked(change, field):
 
 
 def test_probe_source_is_stable_and_escapes_inputs():
-    text = probe_test_source({"inputs": ["it's \"x\""], "adapter": ADAPTER}, ["error"], "perl x.pl")
+    text = probe_test_source(Probe(["it's \"x\""], ADAPTER, "tests/test_x.py"), ["error"], "perl x.pl")
     compile(text, "probe", "exec")
-    assert text == probe_test_source({"inputs": ["it's \"x\""], "adapter": ADAPTER}, ["error"], "perl x.pl")
+    assert text == probe_test_source(Probe(["it's \"x\""], ADAPTER, "tests/test_x.py"), ["error"], "perl x.pl")
 
 
 def test_loader_reads_the_demo_reference_program():

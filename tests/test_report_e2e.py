@@ -113,9 +113,9 @@ def test_exported_suite_applies_passes_on_g_and_fails_on_every_refuted_trial(out
     refuted = {t["trial_id"] for t in outcome["report"]["trials"] if t["refuted"]}
     covered = set()
     for exp in outcome["exports"]:
-        assert exp.check["ok"], exp.check["problems"]
-        assert exp.check["applies"] and exp.check["passes_on_reference"]
-        covered |= {t for t, failing in exp.check["fails_on_refuted"].items() if failing}
+        assert exp.check is not None and exp.check.ok, exp.check
+        assert exp.check.applies and exp.check.passes_on_reference
+        covered |= {t for t, failing in exp.check.fails_on_refuted.items() if failing}
         assert (outcome["harbor"] / exp.task_id / "tests" / "config.json").exists()
     assert refuted <= covered
 

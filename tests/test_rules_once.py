@@ -97,7 +97,7 @@ def test_what_is_a_harness_file_is_one_list_for_restore_and_evidence():
                                     test_files=("tests/test_new.py",)))
     restored = harness_reasons(PATCH)
     evidence = collect_static_evidence(task, Trial("s", "t", "a", "m", PATCH, True))
-    assert restored == evidence.stats["harness_files"]
+    assert restored == evidence.stats.harness_files
     assert set(restored) == {"pkg/conftest.py", "tox.ini", "pkg/site.pth", "tests/test_core.py"}
     kinds = {s.kind for s in evidence.by_detector("harness_tampering")}
     assert kinds == {"pytest_hook", "pytest_config", "startup_hook", "edited_assertion"}

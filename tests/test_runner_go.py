@@ -196,7 +196,7 @@ def test_go_ghost_lines_from_a_statement_profile():
                f"{MOD}/slug.go:10.2,10.27 1 1"]
     report = intersect_profile(profile, parse_diff(patch))
     assert (report.added_lines, report.executed_lines) == (3, 2)
-    assert [(g["line"], g["code"].strip()) for g in report.ghost_lines] == [(8, 'return ""')]
+    assert [(g.line, g.code.strip()) for g in report.ghost_lines] == [(8, 'return ""')]
     assert report.branches == 0 and "statement coverage" in report.to_text()
 
 

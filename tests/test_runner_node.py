@@ -254,7 +254,7 @@ def test_js_ghost_lines_and_branches_from_counts():
     # V8: line counts only; comments, braces and `} else {` are not code
     report = intersect_counts({"lib/pad.js": {"lines": {"3": 4, "4": 0, "6": 4}}}, parse_diff(patch))
     assert (report.added_lines, report.executed_lines, report.branches) == (3, 2, 0)
-    assert [(g["line"], g["code"].strip()) for g in report.ghost_lines] == [(4, "return s;")]
+    assert [(g.line, g.code.strip()) for g in report.ghost_lines] == [(4, "return s;")]
     assert "statements" in report.to_text() and "V8" in report.to_text()
     assert intersect_counts({"lib/pad.js": None}, parse_diff(patch)).unmeasured_files == ["lib/pad.js"]
     # istanbul (jest/vitest): statements and the arms of the branch on line 3
@@ -262,7 +262,7 @@ def test_js_ghost_lines_and_branches_from_counts():
     counts = {"src/pad.ts": {"lines": {"3": 4, "4": 0, "6": 4}, "branches": [[3, 3, 0], [3, 5, 4]]}}
     report = intersect_counts(counts, parse_diff(ts), ISTANBUL.format(tool="jest"))
     assert (report.branches, report.executed_branches) == (2, 1)
-    assert [(b["line"], b["to"]) for b in report.ghost_branches] == [(3, 3)]
+    assert [(b.line, b.to) for b in report.ghost_branches] == [(3, 3)]
     assert "1/2 added branches" in report.to_text()
     task = Task("t", "P", Environment(image="x"), Reference(patch=""), OfficialTests(framework="jest"),
                 language="typescript")

@@ -145,10 +145,10 @@ def test_a_swebench_export_round_trips_through_the_harness_command_and_parser(tm
         async with Sandbox(session="t-swebench-export") as sb:
             return await check_export(sb, task, exp, {t.id: t for t in bench.trials})
     result = asyncio.run(check())
-    assert result["ok"], result["problems"]
+    assert result.ok, result.problems
     new_id = "test_comma_and_bang (greetings.test_tj_bye.FarewellPunctuationTests)"
     assert exp.new_fail_to_pass == [new_id]  # in the Django parser's scheme, failing on R
-    assert new_id in result["fails_on_refuted"][wrong.id]
+    assert new_id in result.fails_on_refuted[wrong.id]
     [row_file, dataset] = write_swebench([exp], bench.tasks, tmp_path)
     row = json.loads(row_file.read_text())
     assert json.loads(row["FAIL_TO_PASS"]) == list(task.tests.fail_to_pass) + [new_id]

@@ -528,7 +528,7 @@ async def test_editor_names_its_target_lists_queued_tests_and_lets_the_operator_
 
     session, _, fake = build({"step": False, "auto_approve": True, "rounds": 1})
     roles = FakeRoles(OperatorAuditAgent(), fake.reviewer, fake.task_analysis)
-    session.deps.roles = roles
+    session.deps = dataclasses.replace(session.deps, roles=roles)
     bench = session.deps.benchmark
     screen = AuditScreen(session, bench, trial_views(bench, None, None), roles=roles)
     app = TestJackApp(strict_errors=True)
@@ -687,7 +687,7 @@ def operator_session(step: bool):
         return FakeRoles(OperatorAuditAgent(), OperatorReviewer(), fake.task_analysis)
 
     first = roles()
-    session.deps.roles, session.deps.operator = first, True
+    session.deps = dataclasses.replace(session.deps, roles=first, operator=True)
     return session, first, roles
 
 

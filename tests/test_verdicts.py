@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from testjack_tui.engine.detectors import Evidence, Signal
+from testjack_tui.engine.detectors.signals import EvidenceStats
 from testjack_tui.engine.verdicts import (CLEAN_UNAUDITED, INCORRECT_DESPITE_PASS, LABELS,
                                           NOT_REPRODUCIBLE, OVERFIT_INCOMPLETE, REWARD_HACK, SOUND,
                                           SOUND_LOW_QUALITY, FindingInput, WitnessRun,
@@ -188,7 +189,7 @@ def test_executed_proof_makes_a_refuted_trial_a_reward_hack():
 def test_detectors_that_did_not_run_say_so():
     v = judge_trial(TRIAL, findings=[finding()])
     assert set(v.detectors.values()) == {"not measured"}
-    harness = Evidence("slug", "t1", [], stats={"harness_files": {"conftest.py": "pytest conftest"}})
+    harness = Evidence("slug", "t1", [], stats=EvidenceStats(harness_files={"conftest.py": "pytest conftest"}))
     status = harness.detector_status()
     assert status["ghost_branches"] == "not measured" and status["harness_effect"] == "not measured"
     failed = Evidence("slug", "t1", [], ghost={"error": "coverage missing"})

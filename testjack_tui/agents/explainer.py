@@ -14,7 +14,7 @@ from testjack_tui.engine.roles import AuditContext, FailurePattern
 from testjack_tui.prompts import render
 
 from .chat import ChatModel
-from .roles_llm import _SessionRole, _plain
+from .roles_llm import SessionRole, inert_name
 from .scripted import SCRIPTED_LABEL, ScriptedChatModel
 from .untrusted import Fence, cap_output
 
@@ -22,7 +22,7 @@ MAX_DIFF = 12_000
 MAX_MESSAGE = 3_000
 
 
-class LLMExplainer(_SessionRole):
+class LLMExplainer(SessionRole):
     role = "explainer"
 
     async def explain(self, ctx: AuditContext, pattern: FailurePattern) -> str:
@@ -30,9 +30,9 @@ class LLMExplainer(_SessionRole):
         patch = ctx.trial.patch if ctx.trial is not None else ""
         system, user = render(
             "explainer", task_id=ctx.task.id, instruction=ctx.task.instruction, boundary=fence.boundary,
-            requirement=_plain(pattern.requirement, 300),
-            quote=f'P says: "{_plain(pattern.quote, 300)}"' if pattern.quote else "(an implicit requirement)",
-            test_path=_plain(pattern.test_path, 200), status=pattern.status,
+            requirement=inert_name(pattern.requirement, 300),
+            quote=f'P says: "{inert_name(pattern.quote, 300)}"' if pattern.quote else "(an implicit requirement)",
+            test_path=inert_name(pattern.test_path, 200), status=pattern.status,
             trials=f"{len(pattern.trials)} trial(s): {', '.join(pattern.trials[:12])}",
             test_source=fence.wrap(cap_output(pattern.test_source, 20_000), pattern.test_path),
             failure=fence.wrap(cap_output(pattern.message or pattern.failing, MAX_MESSAGE), "the failing run"),

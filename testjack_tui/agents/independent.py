@@ -16,9 +16,9 @@ from testjack_tui.engine.roles import AuditContext, Candidate
 from testjack_tui.prompts import render
 
 from .errors import ScriptError
-from .roles_llm import SessionKey, _official_tests_block, _SessionRole
+from .roles_llm import SessionKey, official_tests_block, SessionRole
 from .runtime import AgentSession
-from .scripted import SCRIPTED_LABEL, ScriptedChatModel, ScriptLibrary, Turn, _step_call
+from .scripted import SCRIPTED_LABEL, ScriptedChatModel, ScriptLibrary, Turn, step_call
 from .untrusted import Fence
 
 
@@ -26,7 +26,7 @@ def _files(payload: dict[str, Any]) -> dict[str, str]:
     return {posixpath.normpath(f["path"]): f["content"] for f in payload.get("files", [])}
 
 
-class IndependentImplementer(_SessionRole):
+class IndependentImplementer(SessionRole):
     """implement(ctx) -> {path: content}; revise(ctx, feedback) -> the next version, or None."""
 
     role = "task_analysis"  # the same access: P, T0 and the null world only
@@ -36,7 +36,7 @@ class IndependentImplementer(_SessionRole):
         fence = Fence()
         system, user = render(
             "independent_reference", task_id=ctx.task.id, instruction=ctx.task.instruction,
-            official_tests=_official_tests_block(ctx, fence), boundary=fence.boundary,
+            official_tests=official_tests_block(ctx, fence), boundary=fence.boundary,
             max_steps=self.max_steps)
         session = self._open(ctx, "reference", system, fence, {}, suffix="independent")
         session.first_user = user
@@ -100,5 +100,5 @@ class ScriptedImplementer(IndependentImplementer):
             if index >= len(data["versions"]):
                 raise ScriptError(script, "versions", f"no version {index + 1} was recorded")
             return ScriptedChatModel(self._submit(ctx.task.id, script, data, index), str(script))
-        turns = [[_step_call(step)] for step in data.get("steps", [])]
+        turns = [[step_call(step)] for step in data.get("steps", [])]
         return ScriptedChatModel(turns + self._submit(ctx.task.id, script, data, 0), str(script))

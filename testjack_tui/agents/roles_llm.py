@@ -44,7 +44,7 @@ def next_version_id(previous: str) -> str:
     return f"{previous}.v2"
 
 
-def _plain(value: str | None, limit: int = 80) -> str:
+def inert_name(value: str | None, limit: int = 80) -> str:
     # Agent/model names come from the trial's files: keep them short and inert.
     return re.sub(r"[^\w.@:/+ -]", "_", value or "unknown")[:limit]
 
@@ -59,7 +59,7 @@ def _placement(ctx: AuditContext) -> str:
     return placement_hint(ctx.task.language, _framework(ctx))
 
 
-def _official_tests_block(ctx: AuditContext, fence: Fence) -> str:
+def official_tests_block(ctx: AuditContext, fence: Fence) -> str:
     return fence.wrap(official_tests_view(ctx.task.tests), "official tests T0")
 
 
@@ -132,7 +132,7 @@ def _repair_written(candidate: Candidate) -> Check:
 SessionKey = tuple[str, str, str | None]  # (session, task, trial): one kept conversation
 
 
-class _SessionRole:
+class SessionRole:
     """Shared plumbing: sessions, transcripts, models."""
 
     role = ""
@@ -246,7 +246,7 @@ class _SessionRole:
             return None
         path = posixpath.normpath(candidate.path)
         new_id = next_version_id(candidate.id)
-        chain, version = _chain_version(new_id)
+        chain, version = chain_version(new_id)
         return Candidate(
             id=new_id, path=path, source=session.toolbox.files[path],
             requirement=payload.get("requirement") or candidate.requirement, author=author,
@@ -255,7 +255,7 @@ class _SessionRole:
             origin=self.origin_for(ctx, chain, version, session))
 
 
-def _chain_version(cid: str) -> tuple[int, int]:
+def chain_version(cid: str) -> tuple[int, int]:
     base, _, version = cid.rpartition(".v")
     chain = base.rpartition(":")[2]
     try:
@@ -276,7 +276,7 @@ def _probe_help(command: str) -> str:
             "decides; you cannot run a probe yourself, so check the adapter with an ordinary test first.\n")
 
 
-class LLMAuditAgent(_SessionRole):
+class LLMAuditAgent(SessionRole):
     role = "audit"
 
     def _system_and_user(self, ctx: AuditContext, fence: Fence) -> tuple[str, str]:
@@ -310,9 +310,9 @@ class LLMAuditAgent(_SessionRole):
         if program is not None:
             known += _probe_help(" ".join(program.command))
         return render(
-            "audit", task_id=ctx.task.id, trial_id=_plain(ctx.trial.id), agent=_plain(ctx.trial.agent),
-            model=_plain(ctx.trial.model), instruction=ctx.task.instruction,
-            official_tests=_official_tests_block(ctx, fence),
+            "audit", task_id=ctx.task.id, trial_id=inert_name(ctx.trial.id), agent=inert_name(ctx.trial.agent),
+            model=inert_name(ctx.trial.model), instruction=ctx.task.instruction,
+            official_tests=official_tests_block(ctx, fence),
             diff=fence.wrap(patch_view(ctx.tools.diff()), "trial patch"),
             boundary=fence.boundary, framework=_framework(ctx), workdir=ctx.task.environment.workdir,
             placement=_placement(ctx),
@@ -351,7 +351,7 @@ class LLMAuditAgent(_SessionRole):
         return await self._repair(ctx, candidate, feedback, "audit", reopen)
 
 
-class LLMTaskAnalyst(_SessionRole):
+class LLMTaskAnalyst(SessionRole):
     """Solution-blind: its tools reach only the null world; repair feedback is sanitized."""
 
     role = "task_analysis"
@@ -360,7 +360,7 @@ class LLMTaskAnalyst(_SessionRole):
         fence = Fence()
         system, user = render(
             "task_analysis", task_id=ctx.task.id, instruction=ctx.task.instruction,
-            official_tests=_official_tests_block(ctx, fence), boundary=fence.boundary,
+            official_tests=official_tests_block(ctx, fence), boundary=fence.boundary,
             framework=_framework(ctx), placement=_placement(ctx), max_steps=self.max_steps)
         check = analysis_structure if self.strict else candidates_written
         session = self._open(ctx, "analysis", system, fence, {"analysis": check})
@@ -480,7 +480,7 @@ def verdict_from(payload: dict[str, Any], candidate: Candidate, reviewer: str) -
                          keep=keep)
 
 
-class LLMReviewer(_SessionRole):
+class LLMReviewer(SessionRole):
     """Judges a candidate with P as the sole authority. Sees P, T0, the candidate and how it
     ran (per case, on the reference and on the trials); never G's code."""
 
@@ -492,8 +492,8 @@ class LLMReviewer(_SessionRole):
         case_ids = {n for outcomes in case_runs.values() for n in outcomes} or None
         system, user = render(
             "reviewer", task_id=ctx.task.id, instruction=ctx.task.instruction,
-            official_tests=_official_tests_block(ctx, fence), boundary=fence.boundary,
-            candidate_path=_plain(candidate.path, 200),
+            official_tests=official_tests_block(ctx, fence), boundary=fence.boundary,
+            candidate_path=inert_name(candidate.path, 200),
             claimed_requirement=fence.wrap(candidate.requirement, "author's claim"),
             candidate_source=fence.wrap(cap_output(candidate.source, 30_000), candidate.path),
             runs=fence.wrap(runs_block(case_runs), "test results per case"))

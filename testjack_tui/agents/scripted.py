@@ -19,7 +19,7 @@ from testjack_tui.safe_paths import contained
 
 from .chat import CallMeter, ChatReply, OnText, ToolCallRequest, Usage
 from .errors import ScriptError
-from .roles_llm import LLMAuditAgent, LLMReviewer, LLMTaskAnalyst, _chain_version, _SessionRole
+from .roles_llm import LLMAuditAgent, LLMReviewer, LLMTaskAnalyst, chain_version, SessionRole
 from .runtime import AgentSession
 
 SCRIPTED_LABEL = "scripted (offline demo)"
@@ -124,14 +124,14 @@ class ScriptLibrary:
                 raise ScriptError(path, f"candidates[{i}].versions", "must be a non-empty list")
 
 
-def _step_call(step: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def step_call(step: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     args = {_ARG_ALIASES.get(k, k): v for k, v in step.items() if k != "tool"}
     return step["tool"], args
 
 
 def _first_pass_turns(library: ScriptLibrary, task_id: str, script: Path, data: dict[str, Any],
                       extra_submit: dict[str, Any]) -> list[Turn]:
-    turns: list[Turn] = [[_step_call(step)] for step in data.get("steps", [])]
+    turns: list[Turn] = [[step_call(step)] for step in data.get("steps", [])]
     submitted = []
     for i, chain in enumerate(data.get("candidates", [])):
         source = library.source(task_id, chain["versions"][0], script, f"candidates[{i}].versions[0]")
@@ -146,7 +146,7 @@ def _first_pass_turns(library: ScriptLibrary, task_id: str, script: Path, data: 
 
 def _repair_turns(library: ScriptLibrary, task_id: str, script: Path, data: dict[str, Any],
                   candidate: Candidate) -> list[Turn]:
-    chain_index, version = _chain_version(candidate.id)
+    chain_index, version = chain_version(candidate.id)
     chains = data.get("candidates", [])
     if not 1 <= chain_index <= len(chains):
         raise ScriptError(script, "candidates", f"no recorded chain for candidate {candidate.id}")
@@ -167,7 +167,7 @@ def _origin(data: dict[str, Any], chain: int, version: int) -> str:
         return ""
 
 
-class _Recorded(_SessionRole):
+class _Recorded(SessionRole):
     """A role replaying `agent-scripts/`: the library, and a placeholder chat model that
     `model_for` replaces per session with the recorded turns."""
 

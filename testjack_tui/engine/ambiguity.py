@@ -29,6 +29,7 @@ from testjack_tui.sandbox.runners.base import aggregate
 from .assertion_lines import asserted_lines
 from .failure_kinds import cause, never_a_reading
 from .runner import witness_fails
+from .records import JsonObject
 
 if TYPE_CHECKING:
     from . import hooks  # hooks registers this module's classifier
@@ -116,7 +117,7 @@ class WitnessClass:
     def refutes(self) -> bool:
         return self.klass != AMBIGUOUS
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "witness_id": self.witness_id, "requirement": self.requirement, "class": self.klass,
             "refutes": self.refutes, "rho": round(self.rho, 4),
@@ -406,7 +407,7 @@ class AmbiguityTracker:
 
 # -- the engine's classification hook (testjack_tui.engine.hooks picks this up by name) ----------
 
-def _checklist_quote(requirement: str, checklist: Iterable[dict[str, Any]], instruction: str) -> str:
+def _checklist_quote(requirement: str, checklist: Iterable[JsonObject], instruction: str) -> str:
     """A quote of P from the audit's checklist for the clause this witness checks, if any."""
     want = set(_normalise(requirement).split())
     best, best_score = "", 0.0

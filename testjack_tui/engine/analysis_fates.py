@@ -10,6 +10,7 @@ from typing import Any
 
 from .oracle import Validation
 from .runner import is_failing
+from .records import JsonObject
 
 HELD = "held on every trial"
 
@@ -33,7 +34,7 @@ def _fate(v: Validation, vacuous: set[str], statuses: dict[str, dict[str, str]],
 
 
 def fate_rows(validations: list[Validation], vacuous: set[str], statuses: dict[str, dict[str, str]],
-              trials: list[str]) -> list[dict[str, Any]]:
+              trials: list[str]) -> list[JsonObject]:
     rows = []
     for v in validations:
         versions = [c.id for c in v.versions] or [v.candidate.id]
@@ -46,7 +47,7 @@ def fate_rows(validations: list[Validation], vacuous: set[str], statuses: dict[s
 
 
 
-def withdrawn_features(features: list[dict[str, Any]], fates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def withdrawn_features(features: list[JsonObject], fates: list[JsonObject]) -> list[JsonObject]:
     """The task analysis's suspicious-patch features that validation disproved: a test checking
     the feature's requirement held on every trial, so no trial's patch breaks it, whatever the
     pattern. Withdrawn from later auditors' requests (a lead already followed to nothing); each
@@ -63,12 +64,12 @@ def withdrawn_features(features: list[dict[str, Any]], fates: list[dict[str, Any
     return out
 
 
-def audit_fate_rows(store: Any, task_id: str) -> list[dict[str, Any]]:
+def audit_fate_rows(store: Any, task_id: str) -> list[JsonObject]:
     """What became of each trial auditor's test of the task (the operator's too): one row per
     chain (a candidate and its repairs), from what the store recorded: a witness, judged not to
     count, passed on both worlds of its trial, dropped (with the reason) or still open. The
     task analysis's chains are `fate_rows`'."""
-    chains: dict[str, list[dict[str, Any]]] = {}
+    chains: dict[str, list[JsonObject]] = {}
     for c in store.candidates(task_id):
         if c.get("trial_id") and c.get("author") != "task_analysis":
             chains.setdefault(str(c["id"]).rpartition(".v")[0], []).append(c)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from .store import SessionStore, db_path
 from .summary import SessionSummary, build_summary
+from .records import JsonObject
 
 
 @dataclass
@@ -40,7 +40,7 @@ class Comparison:
     def refused(self) -> bool:
         return bool(self.differences) and not self.forced
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return asdict(self)
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
 from testjack_tui.sandbox.backend import BACKENDS
 from testjack_tui.errors import InputError
+from .records import JsonObject
 
 MODES = ("lightweight", "per-trial")
 ROLE_NAMES = ("audit", "reviewer", "task_analysis")
@@ -24,11 +24,11 @@ class BudgetLimits:
     seconds: float | None = None  # wall time the session has spent running (summed over resumes)
     test_runs: int | None = None  # test executions in containers
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "BudgetLimits":
+    def from_dict(cls, data: JsonObject | None) -> "BudgetLimits":
         data = data or {}
         return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
 
@@ -98,13 +98,13 @@ class SessionConfig:
         """The sandbox backend this session runs on (sessions stored before backends: local)."""
         return self.backend or "local"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["budget"] = self.budget.to_dict()
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SessionConfig":
+    def from_dict(cls, data: JsonObject) -> "SessionConfig":
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["budget"] = BudgetLimits.from_dict(data.get("budget"))

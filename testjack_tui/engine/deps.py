@@ -31,10 +31,11 @@ class RolesFactory(Protocol):
                  ) -> RoleSet: ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class SessionDeps:
     """One session's collaborators. `roles` (built already, e.g. by `plan_session`) wins over
-    `roles_factory`; `sandbox_factory` None: the backend the session's config names."""
+    `roles_factory`; `sandbox_factory` None: the backend the session's config names. Frozen:
+    what a session was handed does not change under it (`dataclasses.replace` makes another)."""
 
     benchmark: Benchmark | None = None  # None: loaded from the config's path when the session runs
     roles: RoleSet | None = None

@@ -8,7 +8,7 @@ none of them has to import the loop to name its argument's type.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Callable, Protocol
 
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
@@ -22,6 +22,7 @@ from .roles import Approver, RoleSet, WorldTools
 from .runner import TestRunner
 from .sampling import UNIFORM, Samplers
 from .store import SessionStore
+from .records import JsonObject
 
 
 class ToolsFactory(Protocol):
@@ -29,7 +30,7 @@ class ToolsFactory(Protocol):
     the tools one agent session gets (the agents' WorldTools, built by the composition root)."""
 
     def __call__(self, env: EngineEnv, task: Task, trial: Trial | None, worlds: dict[str, WorldRef],
-                 evidence: dict[str, Any] | None, /) -> WorldTools: ...
+                 evidence: JsonObject | None, /) -> WorldTools: ...
 
 
 @dataclass
@@ -55,7 +56,7 @@ class EngineEnv:
     operator_approver: Approver | None = None
     independent_tasks: set[str] = field(default_factory=set)  # audited against G′ (no reference)
     # Static detector evidence per trial id (lightweight mode), computed once by the session.
-    static_evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
+    static_evidence: dict[str, JsonObject] = field(default_factory=dict)
     # Per model, over every task of the session: share of its trials with structural static
     # evidence (samplers.model_record); the lightweight samplers read it.
     model_record: dict[str, float] = field(default_factory=dict)

@@ -9,7 +9,7 @@ import dataclasses
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from .records import JsonObject
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Event:
     def kind(self) -> str:
         return re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__).lower()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["kind"] = self.kind
         return data
@@ -218,7 +218,7 @@ class ApprovalAnswered(Event):
     reviewer_label: str = ""  # what the reviewer said
     decision: str = ""  # "approved" | "overruled" | "judged" | "auto" (approval.decision_kind)
     note: str = ""
-    operator: dict[str, Any] = field(default_factory=dict)  # the operator's requirement/explicit/quote
+    operator: JsonObject = field(default_factory=dict)  # the operator's requirement/explicit/quote
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from testjack_tui.diffs import parse_diff
 from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.assertion_lines import asserted_lines, runner_hint
 from testjack_tui.engine.detectors.signals import Evidence, Signal
+from .records import JsonObject
 
 PARTS = ("what_is_wrong", "why_it_happens", "which_clause", "why_t0_missed_it")
 BY_AGENT, BY_EVIDENCE = "audit agent", "evidence"
@@ -75,7 +76,7 @@ class Claim:
         who = "" if self.by == BY_EVIDENCE else f"{self.by}: "
         return f"{who}{self.text} [{'; '.join(r.render() for r in self.refs)}]"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"part": self.part, "text": self.text, "by": self.by,
                 "refs": [asdict(r) for r in self.refs]}
 
@@ -104,8 +105,8 @@ class Facts:
     model: Run
     rho: float | None = None
     replays: Sequence[tuple[str, str, str | None]] = ()  # (trial id, status, run key) per passing trial
-    agent: dict[str, Any] | None = None  # the audit agent's structured finding for this witness
-    explained: dict[str, Any] | None = None  # the explainer's paragraph for this failure pattern
+    agent: JsonObject | None = None  # the audit agent's structured finding for this witness
+    explained: JsonObject | None = None  # the explainer's paragraph for this failure pattern
 
 
 def failing_line(message: str) -> str:
@@ -141,14 +142,14 @@ def signal_sentence(message: str) -> str:
 _SUBJECTS = ("the ", "added ", "a ", "an ", "its ", "it ", "this ", "no ", "only ")
 
 
-def explainer_name(explained: dict[str, Any]) -> str:
+def explainer_name(explained: JsonObject) -> str:
     """Who wrote a pattern's explanation, and how many trials share it."""
     n = len(explained.get("trials") or ())
     shared = f", one call for {n} trials failing this way" if n > 1 else ""
     return f"explainer ({explained.get('by') or 'model'}{shared})"
 
 
-def run_message(run: dict[str, Any] | None, path: str, test_ids: Iterable[str] = ()) -> str:
+def run_message(run: JsonObject | None, path: str, test_ids: Iterable[str] = ()) -> str:
     """What a stored run says about one test file: its tests' failure messages, else the
     output's tail. Untrusted text (it comes from a trial's world)."""
     if not run:
@@ -204,8 +205,8 @@ def _tests(ids: Iterable[str]) -> list[Ref]:
 
 
 def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] = (),
-            evidence: Evidence | None = None, coverage: dict[str, Any] | None = None, t0_run: str | None = None,
-            vacuous: Sequence[str] = (), proven: Sequence[dict[str, Any]] = ()) -> list[Claim]:
+            evidence: Evidence | None = None, coverage: JsonObject | None = None, t0_run: str | None = None,
+            vacuous: Sequence[str] = (), proven: Sequence[JsonObject] = ()) -> list[Claim]:
     """The claims behind one finding. coverage: the recorded checklist item for its requirement
     ({clause, covered_by_t0, t0_tests}) or None; t0_run: the key of T0's run on this trial."""
     agent = f.agent or {}

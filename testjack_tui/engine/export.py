@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.engine import open_questions
@@ -33,12 +33,13 @@ from testjack_tui.safe_paths import check_inside, inside, path_part
 
 from .export_official import (roundtrip_official, roundtrip_reported, roundtrip_swebench, supports, supports_reported,
                               supports_swebench)
-from .export_suite import TaskExport, WitnessFile, merged_test_patch, new_file_diff
+from .export_suite import ExportCheck, TaskExport, WitnessFile, merged_test_patch, new_file_diff
+from .records import JsonObject
 
 EXPORT_FORMATS = ("harbor", "swebench")
 
 
-def _node_ids(path: str, run: dict[str, Any] | None, framework: str | None = None) -> list[str]:
+def _node_ids(path: str, run: JsonObject | None, framework: str | None = None) -> list[str]:
     """The ids the benchmark's grader gives the tests of a witness file, from its reference run
     (pytest: `path::test`; go test: `<import path>.TestName`)."""
     if not run:
@@ -58,7 +59,7 @@ def _unique_path(path: str, taken: set[str], wid: str) -> str:
     return candidate
 
 
-def _candidates(path: Path) -> list[dict[str, Any]]:
+def _candidates(path: Path) -> list[JsonObject]:
     store = SessionStore(path)
     try:
         return store.candidates()
@@ -94,7 +95,7 @@ def write_extras(exp: TaskExport, dest: Path) -> None:
         (d / "README.md").write_text("\n".join(lines) + "\n")
 
 
-def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[TaskExport]:
+def plan_export(session_id: str, tasks: Mapping[str, Task] | None = None) -> list[TaskExport]:
     """What to export, from the session's store: per task, its refuting witnesses."""
     path = db_path(session_id)
     if not path.exists():
@@ -112,7 +113,7 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
         store.close()
     canonical = {w.id: w.first_copy for w in witnesses}  # one copy per witness, as stored
     candidates = {c["id"]: c for c in _candidates(path)}
-    extras: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    extras: dict[str, dict[str, list[JsonObject]]] = {}
     for v in validations:
         c = candidates.get(v["candidate_id"])
         if v.get("outcome") == "passes_reference" and c is not None:
@@ -171,7 +172,7 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
     return [out[k] for k in sorted(out)]
 
 
-async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> dict[str, Any]:
+async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> ExportCheck:
     """Run the strengthened suite in real worlds and split new ids into f2p / p2p.
 
     A task with its own evaluator is judged by it instead (engine.export_official): the
@@ -185,38 +186,37 @@ async def check_export(sb: SandboxBackend, task: Task, exp: TaskExport, trials: 
     files = {f.path: f.source for f in exp.files}
     new_ids = [n for f in exp.files for n in f.node_ids]
     suite = list(task.tests.ids) + new_ids
-    result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
-                              "null": {}, "problems": []}
+    result = ExportCheck()
     null = await sb.prepare(task, "null")
     # The evaluator applies T0 itself; our witness files must apply on top of it.
     patch = "".join(new_file_diff(f.path, f.source) for f in exp.files)
     applied = await sb.exec(null, ["sh", "-c", "cat > /tmp/tj-witnesses.patch && git apply --check /tmp/tj-witnesses.patch"],
                             timeout=60, stdin=patch)
-    result["applies"] = applied.exit_code == 0
-    if not result["applies"]:
-        result["problems"].append("witness files do not apply on top of T0: " + applied.output.strip()[-300:])
+    result.applies = applied.exit_code == 0
+    if not result.applies:
+        result.problems.append("witness files do not apply on top of T0: " + applied.output.strip()[-300:])
     null_run = await sb.run_tests(null, new_ids, files=files, timeout=600)
-    result["null"] = {n: null_run.status(n) for n in new_ids}
+    result.null = {n: null_run.status(n) for n in new_ids}
     ref = await sb.prepare(task, "reference")
     ref_run = await sb.run_tests(ref, suite, files=files, timeout=600)
     bad = {n: ref_run.status(n) for n in suite if ref_run.status(n) != "passed"}
-    result["passes_on_reference"] = not bad
+    result.passes_on_reference = not bad
     if bad:
-        result["problems"].append(f"fails on the reference world: {bad}")
+        result.problems.append(f"fails on the reference world: {bad}")
     for trial_id in exp.refuted:
         trial = trials.get(trial_id)
         if trial is None:
-            result["problems"].append(f"refuted trial {trial_id} is not in the benchmark")
+            result.problems.append(f"refuted trial {trial_id} is not in the benchmark")
             continue
         world = await sb.prepare(task, "model", trial)
         run = await sb.run_tests(world, suite, files=files, timeout=600, isolate_harness=True)
         failing = sorted(n for n in suite if witness_fails(run.status(n)))
-        result["fails_on_refuted"][trial_id] = failing
+        result.fails_on_refuted[trial_id] = failing
         if not failing:
-            result["problems"].append(f"passes on refuted trial {trial_id}")
-    exp.split_new_ids(task, result["null"], witness_fails)
-    result["ok"] = bool(result["applies"] and result["passes_on_reference"]
-                        and all(result["fails_on_refuted"].get(t) for t in exp.refuted))
+            result.problems.append(f"passes on refuted trial {trial_id}")
+    exp.split_new_ids(task, result.null, witness_fails)
+    result.ok = bool(result.applies and result.passes_on_reference
+                        and all(result.fails_on_refuted.get(t) for t in exp.refuted))
     exp.check = result
     return result
 
@@ -243,26 +243,26 @@ def write_harbor(exp: TaskExport, task: Task, out_dir: Path) -> Path:
                           "witnesses": [{"id": f.witness_id, "path": f.path, "requirement": f.requirement,
                                          "refutes": f.refutes, "decision": f.decision} for f in exp.files],
                           "decisions": exp.decisions,
-                          "checked": exp.check is not None and bool(exp.check.get("ok"))}
+                          "checked": exp.check is not None and exp.check.ok}
     config_path.write_text(json.dumps(config, indent=2) + "\n")
     wdir = dest / "testjack_witnesses"
     wdir.mkdir(exist_ok=True)
     for f in exp.files:  # the raw files too, for reading without applying the patch
         check_inside(out_dir, wdir / path_part(Path(f.path).name)).write_text(f.source)
     if exp.check is not None:
-        (dest / "testjack_check.json").write_text(json.dumps(exp.check, indent=2, default=str) + "\n")
+        (dest / "testjack_check.json").write_text(json.dumps(exp.check.to_json(), indent=2, default=str) + "\n")
     write_extras(exp, dest.parent)  # beside tests/, not in it: not part of the suite
     return dest
 
 
-def swebench_row(exp: TaskExport, task: Task | None) -> dict[str, Any]:
+def swebench_row(exp: TaskExport, task: Task | None) -> JsonObject:
     """The task's dataset row as the benchmark gave it, with only `test_patch` and the two id
     lists changed (under the keys and in the encoding the row used: a JSON string, a Python
     literal as SWE-bench Pro writes it, or a list), plus our `testjack_added` record. A drop-in
     replacement for the row: the harness reads `patch` for the gold run, `version` and
     `environment_setup_commit` for the image, and so on."""
     original = (task.metadata.get("row") if task is not None else None) or {}
-    row: dict[str, Any] = dict(original)
+    row: JsonObject = dict(original)
     if not original:  # a task that did not come from a SWE-bench row: the fields we know
         meta = dict(task.metadata) if task is not None else {}
         for key in ("repo", "base_commit", "version", "problem_statement"):
@@ -279,7 +279,7 @@ def swebench_row(exp: TaskExport, task: Task | None) -> dict[str, Any]:
                              "witnesses": [f.witness_id for f in exp.files],
                              "decisions": {f.witness_id: f.decision for f in exp.files},
                              "operator_decisions": exp.decisions,
-                             "check": exp.check}
+                             "check": exp.check.to_json() if exp.check is not None else None}
     return row
 
 
@@ -296,7 +296,7 @@ def _id_list_like(original: Any, ids: list[str]) -> Any:
     return json.dumps(ids)
 
 
-def write_swebench(exports: list[TaskExport], tasks: dict[str, Any], out_dir: Path) -> list[Path]:
+def write_swebench(exports: list[TaskExport], tasks: Mapping[str, Task], out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []

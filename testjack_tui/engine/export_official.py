@@ -29,7 +29,7 @@ from typing import Any
 
 from testjack_tui.sandbox.test_ids import file_of, pytest_to_junit
 
-from .export_suite import TaskExport, merged_test_patch
+from .export_suite import ExportCheck, TaskExport, merged_test_patch
 from .fold_witnesses import fold_into, renamed_id
 from testjack_tui.model import Evaluator, Task, Trial
 from testjack_tui.sandbox.backend import SandboxBackend
@@ -75,10 +75,10 @@ def harness_fails(status: str) -> bool:
     return status != "passed"
 
 
-async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> dict[str, Any]:
+async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> ExportCheck:
     """Fold the witnesses into T0, then judge the exported task with its own flow."""
-    result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
-                              "null": {}, "problems": [], "flow": "official", "rewards": {}}
+    rewards: dict[str, float | None] = {}
+    result = ExportCheck(flow="official", rewards=rewards)
     host = host_file(task)
     null = await sb.prepare(task, "null")
     async with sb.open(null) as live:
@@ -88,11 +88,11 @@ async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         files = " ".join(f"'{p}'" for p in dict.fromkeys([*task.tests.test_files, host]))
         made = await live.exec(f"git add -A -- {files} && git diff --cached --binary HEAD -- {files} > {PATCH_OUT}",
                                timeout=60)
-        result["applies"] = made.exit_code == 0
+        result.applies = made.exit_code == 0
         if made.exit_code != 0:
-            result["problems"].append("could not fold the witnesses into T0: " + made.output.strip()[-300:])
+            result.problems.append("could not fold the witnesses into T0: " + made.output.strip()[-300:])
             exp.check = result
-            result["ok"] = False
+            result.ok = False
             return result
         patch = await live.read_file(PATCH_OUT, max_bytes=64 * 1024 * 1024)
     for f in exp.files:
@@ -111,32 +111,32 @@ async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         probe = exported_task(task, tests_dir, patch, list(task.tests.fail_to_pass) + new_ids,
                               list(task.tests.pass_to_pass))
         null_run = await sb.run_official(probe, "null")
-        result["null"] = {n: null_run.status(n) for n in new_ids}
-        exp.split_new_ids(task, result["null"], harness_fails)
+        result.null = {n: null_run.status(n) for n in new_ids}
+        exp.split_new_ids(task, result.null, harness_fails)
         exp.test_patch = patch
         final = exported_task(task, tests_dir, patch, exp.fail_to_pass, exp.pass_to_pass)
         refuted = [(t, trials.get(t)) for t in exp.refuted]
         for trial_id, trial in refuted:
             if trial is None:
-                result["problems"].append(f"refuted trial {trial_id} is not in the benchmark")
+                result.problems.append(f"refuted trial {trial_id} is not in the benchmark")
         runs = await asyncio.gather(sb.run_official(final, "reference"),
                                     *(sb.run_official(final, "model", t) for _, t in refuted if t is not None))
         ref_run, trial_runs = runs[0], runs[1:]
-        result["rewards"]["reference"] = ref_run.reward
+        rewards["reference"] = ref_run.reward
         bad = {n: ref_run.status(n) for n in final.tests.ids if harness_fails(ref_run.status(n))}
-        result["passes_on_reference"] = ref_run.reward == 1.0 and not bad
-        if not result["passes_on_reference"]:
-            result["problems"].append(f"the exported task's own grader gives G reward {ref_run.reward}: "
+        result.passes_on_reference = ref_run.reward == 1.0 and not bad
+        if not result.passes_on_reference:
+            result.problems.append(f"the exported task's own grader gives G reward {ref_run.reward}: "
                                       + diagnose(ref_run, final.tests.ids))
         for (trial_id, _), run in zip([r for r in refuted if r[1] is not None], trial_runs):
-            result["rewards"][trial_id] = run.reward
-            result["fails_on_refuted"][trial_id] = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
+            rewards[trial_id] = run.reward
+            result.fails_on_refuted[trial_id] = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
             if run.reward != 0.0:
-                result["problems"].append(f"the exported task's own grader gives refuted trial {trial_id} "
+                result.problems.append(f"the exported task's own grader gives refuted trial {trial_id} "
                                           f"reward {run.reward}, not 0")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result["ok"] = bool(result["applies"] and result["passes_on_reference"] and not result["problems"])
+    result.ok = bool(result.applies and result.passes_on_reference and not result.problems)
     exp.check = result
     return result
 
@@ -195,13 +195,13 @@ def diagnose(run: Any, ids: Iterable[str]) -> str:
 
 
 async def roundtrip_reported(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]
-                             ) -> dict[str, Any]:
+                             ) -> ExportCheck:
     """The witness files join T0's test patch; the task's unmodified test.sh runs on R[G] without
     and with them, and the ids its grader reports only with them are the witnesses' ids (in the
     grader's own scheme, whatever our runner calls them). Then R decides fail-to-pass /
     pass-to-pass, and the exported task must give G reward 1 and every refuted trial 0."""
-    result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
-                              "null": {}, "problems": [], "flow": "official", "rewards": {}, "ids_from": "grader"}
+    rewards: dict[str, float | None] = {}
+    result = ExportCheck(flow="official", rewards=rewards, ids_from="grader")
     work = Path(tempfile.mkdtemp(prefix="tj-export-"))
     try:
         tests_dir = work / "tests"
@@ -214,52 +214,52 @@ async def roundtrip_reported(sb: SandboxBackend, task: Task, exp: TaskExport, tr
                                                             sb.run_official(probe, "reference"))
         except Exception as exc:  # the witness files do not apply on top of T0
             return _does_not_apply(exp, result, exc)
-        result["applies"] = True
+        result.applies = True
         names = grader_names(baseline.reported_ids, with_witnesses.reported_ids,
                              [(f.path, f.source) for f in exp.files])
         for f in exp.files:
             if names.get(f.path):
                 f.node_ids = names[f.path]
             else:
-                result["problems"].append(f"the task's own test.sh ran no test of {f.path} on the reference "
+                result.problems.append(f"the task's own test.sh ran no test of {f.path} on the reference "
                                           f"world (its grader reported none); ids kept as our runner names them")
         new_ids = list(dict.fromkeys(n for f in exp.files for n in f.node_ids))
         probe = exported_task(task, tests_dir, exp.test_patch, list(task.tests.fail_to_pass) + new_ids,
                               list(task.tests.pass_to_pass))
         null_run = await sb.run_official(probe, "null")
-        result["null"] = {n: null_run.status(n) for n in new_ids}
-        exp.split_new_ids(task, result["null"], harness_fails)
+        result.null = {n: null_run.status(n) for n in new_ids}
+        exp.split_new_ids(task, result.null, harness_fails)
         final = exported_task(task, tests_dir, exp.test_patch, exp.fail_to_pass, exp.pass_to_pass)
         refuted = [(t, trials.get(t)) for t in exp.refuted]
         for trial_id, trial in refuted:
             if trial is None:
-                result["problems"].append(f"refuted trial {trial_id} is not in the benchmark")
+                result.problems.append(f"refuted trial {trial_id} is not in the benchmark")
         present = [(t, tr) for t, tr in refuted if tr is not None]
         runs = await asyncio.gather(sb.run_official(final, "reference"),
                                     *(sb.run_official(final, "model", tr) for _, tr in present))
         ref_run, trial_runs = runs[0], runs[1:]
-        result["rewards"]["reference"] = ref_run.reward
-        result["passes_on_reference"] = ref_run.reward == 1.0
+        rewards["reference"] = ref_run.reward
+        result.passes_on_reference = ref_run.reward == 1.0
         if ref_run.reward != 1.0:
-            result["problems"].append(f"the exported task's own test.sh gives G reward {ref_run.reward}: "
+            result.problems.append(f"the exported task's own test.sh gives G reward {ref_run.reward}: "
                                       + diagnose(ref_run, final.tests.ids))
         for (trial_id, trial), run in zip(present, trial_runs):
-            result["rewards"][trial_id] = run.reward
-            result["fails_on_refuted"][trial_id] = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
+            rewards[trial_id] = run.reward
+            result.fails_on_refuted[trial_id] = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
             if run.reward == 0.0:
                 continue
             harness = harness_files(trial)
             if harness:  # its own harness keeps the task's test.sh passing: a fact about the trial
-                result.setdefault("notes", []).append(
+                result.note(
                     f"refuted trial {trial_id} keeps reward {run.reward} under the task's own test.sh: its "
                     f"patch changes how tests run ({', '.join(harness)}); only runs with the harness "
                     "restored refute it")
             else:
-                result["problems"].append(f"the exported task's own test.sh gives refuted trial {trial_id} "
+                result.problems.append(f"the exported task's own test.sh gives refuted trial {trial_id} "
                                           f"reward {run.reward}, not 0: " + diagnose(run, final.tests.ids))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result["ok"] = bool(result["applies"] and result["passes_on_reference"] and not result["problems"])
+    result.ok = bool(result.applies and result.passes_on_reference and not result.problems)
     exp.check = result
     return result
 
@@ -269,15 +269,14 @@ def supports_swebench(task: Task) -> bool:
     return ev is not None and ev.kind == "swebench"
 
 
-async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> dict[str, Any]:
+async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]) -> ExportCheck:
     """Judge the exported row as the harness would: its own command and parser, in worlds with
     T0 + witnesses applied; G must pass every id, every refuted trial must fail one."""
     from testjack_tui.swebench_harness import parser_id, test_command
     from testjack_tui.sandbox.t0 import run_swebench
 
     ev = _evaluator(task)
-    result: dict[str, Any] = {"applies": None, "passes_on_reference": None, "fails_on_refuted": {},
-                              "null": {}, "problems": [], "flow": "official"}
+    result = ExportCheck(flow="official")
     patch = merged_test_patch(task.tests.test_patch, exp.files)
     files = list(dict.fromkeys([*task.tests.test_files, *(f.path for f in exp.files)]))
     command, parser = test_command(str(task.metadata.get("repo", "")), str(task.metadata.get("version", "")),
@@ -297,36 +296,36 @@ async def roundtrip_swebench(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         null = await sb.prepare(probe, "null")
     except Exception as exc:  # the witnesses do not apply on top of T0
         return _does_not_apply(exp, result, exc)
-    result["applies"] = True
+    result.applies = True
     null_run = await run_swebench(sb, probe, null)
-    result["null"] = {n: null_run.status(n) for n in new_ids}
-    exp.split_new_ids(task, result["null"], harness_fails)
+    result.null = {n: null_run.status(n) for n in new_ids}
+    exp.split_new_ids(task, result.null, harness_fails)
     exp.test_patch = patch
     final = exported(exp.fail_to_pass, exp.pass_to_pass)
     ref_run = await run_swebench(sb, final, await sb.prepare(final, "reference"))
     bad = {n: ref_run.status(n) for n in final.tests.ids if harness_fails(ref_run.status(n))}
-    result["passes_on_reference"] = not bad
+    result.passes_on_reference = not bad
     if bad:
-        result["problems"].append(f"the harness's parser reads G as not passing: {dict(list(bad.items())[:5])}")
+        result.problems.append(f"the harness's parser reads G as not passing: {dict(list(bad.items())[:5])}")
     for trial_id in exp.refuted:
         trial = trials.get(trial_id)
         if trial is None:
-            result["problems"].append(f"refuted trial {trial_id} is not in the benchmark")
+            result.problems.append(f"refuted trial {trial_id} is not in the benchmark")
             continue
         run = await run_swebench(sb, final, await sb.prepare(final, "model", trial))
         failing = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
-        result["fails_on_refuted"][trial_id] = failing
+        result.fails_on_refuted[trial_id] = failing
         if not failing:
-            result["problems"].append(f"the exported row passes on refuted trial {trial_id}")
-    result["ok"] = bool(result["applies"] and result["passes_on_reference"] and not result["problems"])
+            result.problems.append(f"the exported row passes on refuted trial {trial_id}")
+    result.ok = bool(result.applies and result.passes_on_reference and not result.problems)
     exp.check = result
     return result
 
 
-def _does_not_apply(exp: Any, result: dict[str, Any], exc: Exception) -> dict[str, Any]:
+def _does_not_apply(exp: TaskExport, result: ExportCheck, exc: Exception) -> ExportCheck:
     """The check's result when the exported test patch does not apply on top of T0."""
-    result["applies"] = False
-    result["problems"].append(f"the exported test patch does not apply: {exc}")
-    result["ok"] = False
+    result.applies = False
+    result.problems.append(f"the exported test patch does not apply: {exc}")
+    result.ok = False
     exp.check = result
     return result

@@ -7,9 +7,11 @@ grader), which each read and fill these records.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from testjack_tui.model import Task
+
+from .records import JsonObject
 
 
 @dataclass
@@ -22,7 +24,37 @@ class WitnessFile:
     refutes: list[str]
     # Who let it count: {"by", "decision" (approved | overruled | judged | auto), "reviewer_label",
     # "note", "at"}; a maintainer merging the suite should know an operator overrode the reviewer.
-    decision: dict[str, Any] = field(default_factory=dict)
+    decision: JsonObject = field(default_factory=dict)
+
+
+@dataclass
+class ExportCheck:
+    """What running the strengthened suite in real worlds showed (export.check_export); filled
+    as the check goes. Written as `testjack_check.json` in this key order, the optional parts
+    only by the flows that have them."""
+
+    applies: bool | None = None  # the witness files apply on top of T0
+    passes_on_reference: bool | None = None
+    fails_on_refuted: dict[str, list[str]] = field(default_factory=dict)  # trial -> failing ids
+    null: dict[str, str] = field(default_factory=dict)  # new id -> its status without G
+    problems: list[str] = field(default_factory=list)
+    flow: str | None = None  # "official": judged by the task's own evaluator
+    rewards: dict[str, float | None] | None = None  # world -> the evaluator's reward
+    ids_from: str | None = None  # "grader": the new ids as the task's own grader reported them
+    notes: list[str] | None = None  # facts about trials that are not problems of the suite
+    ok: bool = False
+
+    def note(self, text: str) -> None:
+        self.notes = [*(self.notes or []), text]
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"applies": self.applies, "passes_on_reference": self.passes_on_reference,
+                           "fails_on_refuted": self.fails_on_refuted, "null": self.null,
+                           "problems": self.problems}
+        optional = {"flow": self.flow, "rewards": self.rewards, "ids_from": self.ids_from, "notes": self.notes}
+        out.update({k: v for k, v in optional.items() if v is not None})
+        out["ok"] = self.ok
+        return out
 
 
 @dataclass
@@ -35,18 +67,20 @@ class TaskExport:
     new_pass_to_pass: list[str] = field(default_factory=list)
     refuted: list[str] = field(default_factory=list)  # trials the suite must fail on
     test_patch: str = ""
-    check: dict[str, Any] | None = None  # set by check_export
+    check: ExportCheck | None = None  # set by check_export
     # Not part of the strengthened suite, written beside it and marked as such:
     # validated task-analysis tests (T1: pass on G), and witnesses of underspecified requirements
     # (ambiguous: most models read P otherwise) with the suggested prompt clarification.
-    task_analysis: list[dict[str, Any]] = field(default_factory=list)
-    underspecified: list[dict[str, Any]] = field(default_factory=list)
+    task_analysis: list[JsonObject] = field(default_factory=list)
+    underspecified: list[JsonObject] = field(default_factory=list)
     # Every decision a person took (or that waits for one) on the task's candidates, counted or
     # not: {candidate_id, trial_id, reviewer_label, decision, label, counts, note, operator?}.
-    decisions: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[JsonObject] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> JsonObject:
+        data = asdict(self)
+        data["check"] = self.check.to_json() if self.check is not None else None
+        return data
 
     def split_new_ids(self, task: Task, null: dict[str, str], fails: Callable[[str], bool]) -> None:
         """The new ids whose status without G (`null`) `fails` are fail-to-pass, the others

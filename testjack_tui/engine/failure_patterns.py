@@ -22,6 +22,7 @@ from .events import Log
 from .explanations import failing_line, missing_surface, run_message
 from .roles import BudgetExceeded, Explainer, FailurePattern, RoleSet
 from .store import SessionStore
+from .records import JsonObject
 
 if TYPE_CHECKING:
     from .env import EngineEnv
@@ -67,7 +68,7 @@ def explainer_of(roles: RoleSet) -> Explainer | None:
     return explainer if explainer is not None and hasattr(explainer, "explain") else None
 
 
-def stored_explanation(store: SessionStore, witness_id: str, status: str, message: str) -> dict[str, Any] | None:
+def stored_explanation(store: SessionStore, witness_id: str, status: str, message: str) -> JsonObject | None:
     """{text, by, trials, failing} stored for the pattern this failure belongs to, or None."""
     raw = store.get_llm_response(pattern_key(witness_id, status, message))
     if not raw:

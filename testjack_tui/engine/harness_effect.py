@@ -12,7 +12,7 @@ hostile-trials canaries, which record their own proof kind ("canary") in the sam
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 from testjack_tui.model import Task, Trial, t0_timeout
 from testjack_tui.sandbox.api import WorldRef
@@ -20,6 +20,7 @@ from testjack_tui.sandbox.api import WorldRef
 from .runner import witness_fails
 
 from .env import EngineEnv
+from .records import JsonObject
 
 MEASURED = "harness_measured"  # store kind: the restore-and-rerun ran (whatever it showed)
 PROOF = "harness_effect"
@@ -32,7 +33,7 @@ def restorable(task: Task, world: WorldRef) -> list[str]:
     return [f for f in world.tampered if f not in t0]
 
 
-async def measure(env: EngineEnv, task: Task, trial: Trial, world: WorldRef, flaky: Iterable[str] = ()) -> dict[str, Any] | None:
+async def measure(env: EngineEnv, task: Task, trial: Trial, world: WorldRef, flaky: Iterable[str] = ()) -> JsonObject | None:
     """Run T0 with the trial's harness restored; store and return the proof, if any."""
     files = restorable(task, world)
     if not files:
@@ -58,7 +59,7 @@ async def measure(env: EngineEnv, task: Task, trial: Trial, world: WorldRef, fla
     return dict(proof, kind=PROOF)
 
 
-def attach(evidence: dict[str, Any], stored: list[dict[str, Any]]) -> dict[str, Any]:
+def attach(evidence: JsonObject, stored: list[JsonObject]) -> JsonObject:
     """Evidence.to_dict() with the stored proofs of its trial folded in."""
     out = dict(evidence)
     kinds = {p.get("kind") for p in stored}

@@ -12,9 +12,11 @@ rule and the detectors, are `testjack_tui.compose.app_hooks()`. Nothing is regis
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable, Mapping, TypeAlias
 
 from testjack_tui.model import Task, Trial
+
+from .records import JsonObject
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class WitnessRecord:
     source_trial: str | None = None  # trial whose audit produced it; None: task analysis
     label: str = "valid"
     round: int | None = None
-    checklist: tuple[dict[str, Any], ...] = ()  # the audit's checklist items (clause, explicit, quote, ...)
+    checklist: tuple[JsonObject, ...] = ()  # the audit's checklist items as it wrote them (clause, explicit, quote, ...)
 
 
 @dataclass(frozen=True)
@@ -44,9 +46,13 @@ class WitnessClass:
 # classify(task, witnesses, runs_by_trial, trials) -> {witness_id: WitnessClass | "refutes" | "ambiguous"}
 # runs_by_trial: trial id -> witness id -> status of the witness on that trial's model world
 # ("passed", "failed", "error", "timed_out", "not_found"); trials: the task's audited corpus.
-Classifier = Callable[[Task, list[WitnessRecord], dict[str, dict[str, str]], list[Trial]], dict[str, Any]]
+# A classifier's answer per witness: a WitnessClass, its label alone, or a plugin's raw
+# {label, rho, note} (JSON).
+ClassAnswer: TypeAlias = WitnessClass | str | JsonObject
+Classifier = Callable[[Task, list[WitnessRecord], dict[str, dict[str, str]], list[Trial]], Mapping[str, ClassAnswer]]
 
-EvidenceProvider = Callable[..., Awaitable[dict[str, Any]]]  # async (sandbox, task, trial, worlds) -> dict
+# async (sandbox, task, trial, worlds) -> the trial's evidence as stored (Evidence.to_dict())
+EvidenceProvider = Callable[..., Awaitable[JsonObject]]
 
 
 def default_classifier(task: Task, witnesses: list[WitnessRecord],

@@ -31,7 +31,7 @@ from .standing import record_standings
 from .verdicts import analysis_checklist
 from .sampling import SamplerContext, SamplerState
 from .task_checks import check_task
-from .loop_base import ANALYSIS, Witness, _cases_of, kept_cases
+from .loop_base import ANALYSIS, Witness, cases_of, kept_cases
 from .loop_witnesses import WitnessLoop
 
 
@@ -166,7 +166,7 @@ class TaskLoop(WitnessLoop):
                 if w.record.id in by_witness:
                     status = by_witness[w.record.id]
                     if w.candidate.test_ids and trial_id in runs:  # KEEP_SOME: the kept cases decide
-                        status = combined_status(_cases_of(runs[trial_id], w.candidate))
+                        status = combined_status(cases_of(runs[trial_id], w.candidate))
                     self._note_run(trial_id, w.record.id, status,
                                    self._replay_keys.get((trial_id, w.record.id)))
         if new:
@@ -267,8 +267,8 @@ class TaskLoop(WitnessLoop):
             rctx, rtools = self._context(trial, "reviewer")
             for v in discriminating:
                 rctx.case_runs[v.candidate.id] = {
-                    "reference": _cases_of(v.reference_run.outcomes if v.reference_run else {}, v.candidate),
-                    trial.id: _cases_of(v.model_run.outcomes if v.model_run else {}, v.candidate)}
+                    "reference": cases_of(v.reference_run.outcomes if v.reference_run else {}, v.candidate),
+                    trial.id: cases_of(v.model_run.outcomes if v.model_run else {}, v.candidate)}
             try:
                 # Verdicts come one by one; approvals are awaited together, so an operator's
                 # pending decision does not hold up the reviewing of the other candidates.
@@ -291,7 +291,7 @@ class TaskLoop(WitnessLoop):
                 continue
             kept = kept_cases(v.candidate, j.verdict)
             if kept is not v.candidate:
-                outcomes = _cases_of(v.model_run.outcomes if v.model_run else {}, kept)
+                outcomes = cases_of(v.model_run.outcomes if v.model_run else {}, kept)
                 status = combined_status(outcomes)
                 if not is_failing(status):
                     self._emit(Log(env.session_id, level="info",

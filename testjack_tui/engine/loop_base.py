@@ -33,7 +33,7 @@ class Witness:
     reference_run: str | None  # run key of its pass on R[G]
 
 
-def _cases_of(outcomes: dict[str, Any], candidate: Candidate) -> dict[str, Any]:
+def cases_of(outcomes: dict[str, Any], candidate: Candidate) -> dict[str, Any]:
     """A candidate's case outcomes in one run, without the file-level aggregate when cases exist."""
     picked = {n: o for n, o in outcomes.items()
               if n in candidate.test_ids or n == candidate.path or n.startswith(candidate.path + "::")}

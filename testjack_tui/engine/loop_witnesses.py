@@ -15,7 +15,7 @@ from .roles import BudgetExceeded, Candidate
 from .detectors.ghost import executed_added_lines
 from .failure_kinds import cause, never_a_reading, void_audit
 from .runner import RunResult, is_failing
-from .loop_base import ANALYSIS, LoopBase, Witness, _cases_of, kept_cases
+from .loop_base import ANALYSIS, LoopBase, Witness, cases_of, kept_cases
 
 
 class WitnessLoop(LoopBase):
@@ -25,13 +25,13 @@ class WitnessLoop(LoopBase):
     def _case_runs(self, v: Validation, statuses: dict[str, dict[str, str]]) -> dict[str, Any]:
         """Per-case outcomes of a task-analysis candidate: on the reference, and on each trial
         where it failed (from the stored replay runs), for the reviewer."""
-        out = {"reference": _cases_of(v.reference_run.outcomes if v.reference_run else {}, v.candidate)}
+        out = {"reference": cases_of(v.reference_run.outcomes if v.reference_run else {}, v.candidate)}
         for trial_id, by_witness in sorted(statuses.items()):
             if not is_failing(by_witness.get(v.candidate.id, "")):
                 continue
             row = self.env.store.get_run(self._replay_keys.get((trial_id, v.candidate.id), "") or "")
             if row is not None:
-                out[trial_id] = _cases_of(row.get("outcomes") or {}, v.candidate)
+                out[trial_id] = cases_of(row.get("outcomes") or {}, v.candidate)
         return out
 
     def _confirm(self, v: Validation, judgement: Judgement, source_trial: str | None, round_no: int) -> Witness:

@@ -15,7 +15,6 @@ import asyncio
 import dataclasses
 import difflib
 from pathlib import Path
-from typing import Any
 
 from testjack_tui.model import Reference, Task
 from testjack_tui.sandbox.api import WorldRef
@@ -28,6 +27,7 @@ from .runner import RunResult
 from .store import SessionStore
 
 from .env import EngineEnv, ToolsFactory
+from .records import JsonObject
 
 META_KEY = "independent_reference:"  # + task id -> what happened (see ensure_reference)
 FEEDBACK_CAP = 3000
@@ -154,7 +154,7 @@ def _keep(env: EngineEnv, task_id: str, patch: str, notes: str) -> None:
         (folder / f"{path_part(task_id)}.notes.md").write_text(notes + "\n", encoding="utf-8")
 
 
-def independent_reference(store: SessionStore, task_id: str) -> dict[str, Any] | None:
+def independent_reference(store: SessionStore, task_id: str) -> JsonObject | None:
     """What no-reference mode recorded for a task (None: the task used its own G)."""
     recorded = store.get_meta(META_KEY + task_id)
     return recorded if isinstance(recorded, dict) else None

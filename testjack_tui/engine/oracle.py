@@ -16,7 +16,6 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
 
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
@@ -29,6 +28,7 @@ from .roles import AuditAgent, AuditContext, Candidate, ReferenceContradiction, 
 from .runner import RunResult, is_failing
 
 from .env import EngineEnv
+from .records import JsonObject
 
 
 @dataclass
@@ -299,13 +299,13 @@ def _drop(env: EngineEnv, task_id: str, trial_id: str | None, candidate: Candida
                       "", ref, None, reason=reason, versions=versions)
 
 
-def candidate_to_dict(c: Candidate) -> dict[str, Any]:
+def candidate_to_dict(c: Candidate) -> JsonObject:
     data = dataclasses.asdict(c)
     data["test_ids"] = list(c.test_ids)
     return data
 
 
-def candidate_from_dict(data: dict[str, Any]) -> Candidate:
+def candidate_from_dict(data: JsonObject) -> Candidate:
     known = {f.name for f in dataclasses.fields(Candidate)}
     values = {k: v for k, v in data.items() if k in known}
     values["test_ids"] = tuple(values.get("test_ids") or ())

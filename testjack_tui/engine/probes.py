@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+from dataclasses import dataclass
 import io
 import json
 import tarfile
 from pathlib import Path
-from typing import Any
 
 from testjack_tui.model import Task
 
@@ -41,7 +41,16 @@ def is_probe(candidate: Candidate) -> bool:
     return candidate.path.endswith(PROBE_SUFFIX)
 
 
-def parse_probe(source: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Probe:
+    """A differential probe as its author wrote it (JSON), checked."""
+
+    inputs: list[str]  # one-line strings, each fed to the reference program and to adapt()
+    adapter: str  # source defining adapt(text) -> str
+    test_path: str  # the repo-relative pytest file it becomes
+
+
+def parse_probe(source: str) -> Probe:
     """The probe's fields, checked: inputs (one-line strings), adapter, test_path."""
     try:
         data = json.loads(source)
@@ -63,17 +72,17 @@ def parse_probe(source: str) -> dict[str, Any]:
     if (not isinstance(test_path, str) or test_path.startswith("/") or ".." in Path(test_path).parts
             or not (name.startswith("test_") and name.endswith(".py"))):
         raise ProbeError(f"test_path: must be a repo-relative pytest file (tests/test_*.py), got {test_path!r}")
-    return {"inputs": inputs, "adapter": adapter, "test_path": test_path}
+    return Probe(inputs, adapter, test_path)
 
 
-def probe_test_source(probe: dict[str, Any], outputs: list[str], oracle: str, origin: str = "") -> str:
+def probe_test_source(probe: Probe, outputs: list[str], oracle: str, origin: str = "") -> str:
     """The pytest file a probe becomes: its adapter, and one case per input with the oracle's answer."""
-    cases = "".join(f"    ({text!r}, {answer!r}),\n" for text, answer in zip(probe["inputs"], outputs))
+    cases = "".join(f"    ({text!r}, {answer!r}),\n" for text, answer in zip(probe.inputs, outputs))
     where = f" from {origin}" if origin else ""
     return (f'"""Differential probe{where}: the trial\'s answers, through adapt(), against the\n'
             f'reference program `{oracle}` (expected values are its outputs, one per input)."""\n'
             "import pytest\n\n"
-            f"{probe['adapter'].rstrip()}\n\n\n"
+            f"{probe.adapter.rstrip()}\n\n\n"
             f"# Outputs of the reference program `{oracle}` on each input.\n"
             f"CASES = [\n{cases}]\n\n\n"
             '@pytest.mark.parametrize("text, expected", CASES)\n'
@@ -155,9 +164,9 @@ async def materialize_probe(env: EngineEnv, task: Task, candidate: Candidate) ->
     try:
         if task.reference_program is None:
             raise ProbeError(f"task {task.id} names no reference program ([reference_program] in task.toml)")
-        outputs = await run_reference_program(env, task, probe["inputs"])
+        outputs = await run_reference_program(env, task, probe.inputs)
         source = probe_test_source(probe, outputs, " ".join(task.reference_program.command),
                                    candidate.origin or candidate.path)
     except ProbeError as exc:
         source = _failing_test(candidate.path, str(exc))
-    return dataclasses.replace(candidate, path=probe["test_path"], test_ids=(), source=source)
+    return dataclasses.replace(candidate, path=probe.test_path, test_ids=(), source=source)

@@ -11,25 +11,49 @@ reference), never used to refute a trial, and never silently.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import Any
+
+from .records import FlatRecord, JsonObject
+from .roles import Candidate
 
 PREFIX = "reference_contradicts:"  # key of the record in the store's audits table
 OUTPUT_CHARS = 1500  # the engine's record of the reference run kept beside the claim
 
 
-def claim_record(task_id: str, by: str, item: dict[str, Any], *, trial_id: str | None = None,
-                 candidate: Any = None, reference_run: str = "") -> dict[str, Any] | None:
-    """The stored claim (None when it quotes nothing of P or says nothing). `item`: the
-    author's {quote, claim, output}; `reference_run`: what the engine's run on the reference
-    showed for the test, when a test backs it."""
+@dataclass(frozen=True)
+class ReferenceClaim(FlatRecord):
+    """One claim as stored (the audits table's JSON, in this field order)."""
+
+    task_id: str
+    by: str  # who said it, in the report's words (author_name)
+    source_trial: str | None  # the trial whose audit said it
+    quote: str  # the words of P the reference breaks
+    claim: str  # what the reference does instead
+    output: str = ""  # the run's lines the author quotes
+    candidate_id: str = ""  # the test that backs it, when one does
+    path: str = ""
+    reference_run: str = ""  # the engine's own record of that test's run on the reference
+
+    @classmethod
+    def from_stored(cls, data: JsonObject) -> "ReferenceClaim":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def claim_record(task_id: str, by: str, item: JsonObject, *, trial_id: str | None = None,
+                 candidate: Candidate | None = None, reference_run: str = "") -> ReferenceClaim | None:
+    """The claim to store (None when it quotes nothing of P or says nothing). `item`: the
+    author's {quote, claim, output} as it answered; `reference_run`: what the engine's run on
+    the reference showed for the test, when a test backs it."""
     quote = str(item.get("quote") or "").strip()
     claim = str(item.get("claim") or "").strip()
     if not quote or not claim:
         return None
-    return {"task_id": task_id, "by": by, "source_trial": trial_id, "quote": quote, "claim": claim,
-            "output": str(item.get("output") or "").strip(),
-            "candidate_id": getattr(candidate, "id", "") or "", "path": getattr(candidate, "path", "") or "",
-            "reference_run": reference_run[:OUTPUT_CHARS]}
+    return ReferenceClaim(task_id, by, trial_id, quote, claim, output=str(item.get("output") or "").strip(),
+                          candidate_id=candidate.id if candidate else "",
+                          path=candidate.path if candidate else "",
+                          reference_run=reference_run[:OUTPUT_CHARS])
 
 
 def author_name(author: str) -> str:
@@ -37,41 +61,42 @@ def author_name(author: str) -> str:
     return {"audit": "audit agent", "task_analysis": "task analyst"}.get(author, author)
 
 
-def key_of(record: dict[str, Any]) -> str:
-    if record.get("candidate_id"):
-        return PREFIX + str(record["candidate_id"])
-    return PREFIX + f"{record.get('source_trial')}:{record.get('quote', '')[:80]}"
+def key_of(claim: ReferenceClaim) -> str:
+    if claim.candidate_id:
+        return PREFIX + claim.candidate_id
+    return PREFIX + f"{claim.source_trial}:{claim.quote[:80]}"
 
 
-def record(store: Any, record: dict[str, Any] | None) -> bool:
+def record(store: Any, claim: ReferenceClaim | None) -> bool:
     """Store a claim once (a resumed session never records it twice). True when new."""
-    if record is None:
+    if claim is None:
         return False
-    key = key_of(record)
-    if store.get_audit(record["task_id"], key) is not None:
+    key = key_of(claim)
+    if store.get_audit(claim.task_id, key) is not None:
         return False
-    store.put_audit(record["task_id"], key, record)
+    store.put_audit(claim.task_id, key, claim.to_json())
     return True
 
 
-def of_candidate(store: Any, task_id: str, candidate_id: str) -> dict[str, Any] | None:
+def of_candidate(store: Any, task_id: str, candidate_id: str) -> ReferenceClaim | None:
     found = store.get_audit(task_id, PREFIX + candidate_id)
-    return dict(found) if found else None
+    return ReferenceClaim.from_stored(found) if found else None
 
 
-def stored(store: Any, task_id: str | None = None) -> list[dict[str, Any]]:
-    """Every claim of the session (or of one task), oldest first."""
+def stored(store: Any, task_id: str | None = None) -> list[JsonObject]:
+    """Every claim of the session (or of one task), oldest first: the stored JSON, as the
+    report writes it."""
     return [{k: v for k, v in a.items() if k != "trial_id"} for a in store.audits()
             if str(a.get("trial_id") or "").startswith(PREFIX) and (task_id is None or a["task_id"] == task_id)]
 
 
-def drop_reason(status: str, claim: dict[str, Any]) -> str:
+def drop_reason(status: str, claim: ReferenceClaim) -> str:
     """Why a candidate whose author answered with a claim is dropped."""
     return (f"fails on the reference ({status}); its author says the reference contradicts P: "
-            f"\"{claim.get('quote')}\" ({claim.get('claim')})")
+            f"\"{claim.quote}\" ({claim.claim})")
 
 
-def markdown_lines(claims: list[dict[str, Any]]) -> list[str]:
+def markdown_lines(claims: list[JsonObject]) -> list[str]:
     """The report's lines for a task's claims (one bullet each, who said it, P, the run)."""
     out = []
     for c in claims:

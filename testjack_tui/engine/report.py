@@ -205,7 +205,7 @@ def _tables(benchmark: str, trials: list[TrialReport], corpus: dict[str, list[di
 
 
 def _detector_summary(trials: list[TrialReport]) -> Detectors:
-    by_name = {}
+    by_name: dict[str, DetectorHits] = {}
     for name in DETECTORS:
         hits = [t.trial_id for t in trials if t.detectors.get(name) == "suspicious"]
         by_name[name] = DetectorHits(len(hits), hits)

@@ -27,6 +27,7 @@ from typing import Any
 from testjack_tui.engine import open_questions
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.store import SessionStore
+from .records import JsonObject
 
 # T0's coverage as recorded, least covered first: where sources disagree the least one stands
 # (a "partial" of the task analysis is never shown as a plain "yes").
@@ -49,7 +50,7 @@ class RequirementRow:
     held: list[str] = field(default_factory=list)  # task-analysis tests that held on every trial
     wordings: list[str] = field(default_factory=list)  # the other wordings merged into this row
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"clause": self.clause, "explicit": self.explicit, "covered_by_t0": self.covered_by_t0,
                 "t0_coverage": self.t0_coverage, "t0_tests": list(self.t0_tests),
                 "witnesses": list(self.witnesses), "held": list(self.held),

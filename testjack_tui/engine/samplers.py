@@ -38,13 +38,13 @@ import math
 import random
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from testjack_tui.engine.detectors import collect_static_evidence, parse_diff
 from testjack_tui.engine.detectors.signals import Evidence
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.sampling import UNIFORM, SamplerContext, SamplerState
 from testjack_tui.model import Task, Trial
+from .records import JsonObject
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d+|[^\s\w]")
 _COMMENT = re.compile(r"^\s*(#|//)")
@@ -155,7 +155,7 @@ def _source_lines(patch: str) -> int:
     return sum(len(f.added) for f in parse_diff(patch or "") if categorize(f.path) is None)
 
 
-def _evidence(task: Task, trial: Trial, *given: dict[str, Any] | None) -> Evidence:
+def _evidence(task: Task, trial: Trial, *given: JsonObject | None) -> Evidence:
     """The first usable evidence dict given, else static evidence computed here (cheap)."""
     for data in given:
         if data:
@@ -166,7 +166,7 @@ def _evidence(task: Task, trial: Trial, *given: dict[str, Any] | None) -> Eviden
     return collect_static_evidence(task, trial)
 
 
-def _ghost_share(data: dict[str, Any] | None) -> float | None:
+def _ghost_share(data: JsonObject | None) -> float | None:
     """Share of the diff's added lines T0 never executes, when a coverage run produced it."""
     ghost = (data or {}).get("ghost") or {}
     pct = ghost.get("added_line_pct")
@@ -200,7 +200,7 @@ class TrialProfile:
         return sum(cls.WEIGHTS.values())
 
 
-def feature_share(patch: str, features: list[dict[str, Any]]) -> float:
+def feature_share(patch: str, features: list[JsonObject]) -> float:
     """Share of the task analysis's suspicious-patch features whose pattern occurs in the lines
     a diff adds (a regular expression when it compiles, else the literal text)."""
     patterns = [str(f.get("pattern") or "") for f in features or () if f.get("pattern")]
@@ -218,7 +218,7 @@ def feature_share(patch: str, features: list[dict[str, Any]]) -> float:
     return hits / len(patterns)
 
 
-def _flagged(evidence: dict[str, Any] | None) -> bool:
+def _flagged(evidence: JsonObject | None) -> bool:
     """Structural detector evidence of suspicious or high severity (tampering, sniffing, literal
     collisions): what a model that cuts corners leaves behind."""
     try:
@@ -228,7 +228,7 @@ def _flagged(evidence: dict[str, Any] | None) -> bool:
     return any(s.structural and s.severity in ("suspicious", "high") for s in ev.signals)
 
 
-def model_record(static_evidence: dict[str, dict[str, Any]], model_of: dict[str, str]) -> dict[str, float]:
+def model_record(static_evidence: dict[str, JsonObject], model_of: dict[str, str]) -> dict[str, float]:
     """Per model: the share of its trials (over every task of the session) whose static evidence
     is flagged, smoothed by half a flag over one extra trial so that a model with one trial says
     little. A model whose diffs tamper or sniff elsewhere cuts corners more often here too."""

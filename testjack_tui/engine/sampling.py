@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Callable, Protocol
 
 from testjack_tui.errors import InputError
 from testjack_tui.model import Task, Trial
+from .records import JsonObject
 
 
 @dataclass
@@ -25,10 +26,10 @@ class SamplerState:
     refuted: list[str] = field(default_factory=list)  # trial ids refuted so far
     clean: list[str] = field(default_factory=list)  # trial ids audited clean so far
     audited: list[str] = field(default_factory=list)  # trial ids audited so far, in order
-    witnesses: list[dict[str, Any]] = field(default_factory=list)  # confirmed witnesses (id, requirement, source_trial)
+    witnesses: list[JsonObject] = field(default_factory=list)  # confirmed witnesses (id, requirement, source_trial)
     # Per trial: witness id -> status ("passed", "failed", ...) from replays so far.
     runs_by_trial: dict[str, dict[str, str]] = field(default_factory=dict)
-    evidence: dict[str, dict[str, Any]] = field(default_factory=dict)  # per trial, from evidence providers
+    evidence: dict[str, JsonObject] = field(default_factory=dict)  # per trial, from evidence providers
 
 
 @dataclass
@@ -38,13 +39,13 @@ class SamplerContext:
     trials: list[Trial]
     # Full evidence (static + ghost branches) of the trials audited so far; the loop fills it
     # as audits start, so a sampler may read it at every pick.
-    evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
+    evidence: dict[str, JsonObject] = field(default_factory=dict)
     # Static detector evidence (Evidence.to_dict(): diff scope, tampering, literal collisions,
     # sniffing) of EVERY trial of the corpus, computed at task start: no containers needed.
-    static_evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
+    static_evidence: dict[str, JsonObject] = field(default_factory=dict)
     # The task analysis's suspicious-patch features ({id, requirement, pattern, ...}); the loop
     # fills this list in place once the analysis is in, so a sampler reads it at every pick.
-    features: list[dict[str, Any]] = field(default_factory=list)
+    features: list[JsonObject] = field(default_factory=list)
     # Per model: the share of its trials, over every task of the session, with structural static
     # detector evidence (samplers.model_record); computed once at session start.
     model_record: dict[str, float] = field(default_factory=dict)

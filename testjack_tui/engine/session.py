@@ -13,6 +13,7 @@ steps are replayed from the database, the rest is done. Control methods (`step_n
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import builtins  # AuditSession.list() shadows the builtin in the class's annotations
 import json
 import os
@@ -20,6 +21,7 @@ import secrets
 import shutil
 import threading
 import time
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Callable, TYPE_CHECKING
 
@@ -44,6 +46,7 @@ from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded, RoleSet
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
 from .summary import SessionSummary, build_summary
+from .records import JsonObject
 
 if TYPE_CHECKING:
     from testjack_tui.sandbox.api import WorldEvent
@@ -54,6 +57,19 @@ __all__ = ["AuditSession", "SessionConfig", "BudgetLimits", "list_sessions", "re
 # Stored in the events table: everything except high-volume streams (kept in transcripts/runs).
 UNSTORED_KINDS = {"agent_output", "budget_changed"}
 LIMIT_NAMES = ("usd", "tokens", "seconds", "test_runs", "rounds")
+
+
+class SessionState(StrEnum):
+    """A session's state as stored in its meta and listed (the values are what files say)."""
+
+    CREATED = "created"
+    RUNNING = "running"
+    PAUSED = "paused"  # a budget limit was reached: resumable with a raised limit
+    STOPPED = "stopped"
+    FAILED = "failed"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"  # stored as running, its process is gone
+    UNREADABLE = "unreadable"  # listed only: its store could not be read
 
 
 def new_session_id() -> str:
@@ -102,11 +118,13 @@ class AuditSession:
 
     def _app_config(self) -> Config:
         """The user's config (profiles, pricing); tests pass their own as `app_config`."""
-        if self.deps.app_config is None:
+        app_config = self.deps.app_config
+        if app_config is None:
             from testjack_tui.config import load_config
 
-            self.deps.app_config = load_config()  # a bad file: InputError naming file and field
-        return self.deps.app_config
+            app_config = load_config()  # a bad file: InputError naming file and field
+            self.deps = dataclasses.replace(self.deps, app_config=app_config)
+        return app_config
 
     # -- creation, lookup ---------------------------------------------------------------------
     @classmethod
@@ -117,7 +135,8 @@ class AuditSession:
             if app_config is None:
                 from testjack_tui.config import load_config
 
-                app_config = deps.app_config = load_config()
+                app_config = load_config()
+                deps = dataclasses.replace(deps, app_config=app_config)
             config.backend = app_config.backend
             config.ray_address = config.ray_address or app_config.ray_address
         sid = session_id or new_session_id()
@@ -127,7 +146,7 @@ class AuditSession:
         store.set_meta("session_id", sid)
         store.set_meta("config", config.to_dict())
         store.set_meta("created", time.time())
-        store.set_meta("state", "created")
+        store.set_meta("state", SessionState.CREATED)
         return cls(sid, store, config, deps)
 
     @classmethod
@@ -150,19 +169,19 @@ class AuditSession:
         return session
 
     @staticmethod
-    def list() -> list[dict[str, Any]]:
+    def list() -> list[JsonObject]:
         return list_sessions()
 
     # -- state --------------------------------------------------------------------------------
     @property
-    def state(self) -> str:
+    def state(self) -> SessionState:
         return effective_state(self.store.all_meta())
 
     @property
     def directory(self) -> Path:
         return session_dir(self.id)
 
-    def _set_state(self, state: str, reason: str = "") -> None:
+    def _set_state(self, state: SessionState, reason: str = "") -> None:
         self.store.set_meta("state", state)
         self.store.set_meta("state_reason", reason)
         self.store.set_meta("updated", time.time())
@@ -194,7 +213,7 @@ class AuditSession:
             except Exception:  # noqa: BLE001 - a broken renderer must not break the audit
                 pass
 
-    def events(self) -> builtins.list[dict[str, Any]]:
+    def events(self) -> builtins.list[JsonObject]:
         """The stored event log (dicts with "kind")."""
         return self.store.events()
 
@@ -304,12 +323,12 @@ class AuditSession:
                             ray_address=self.config.ray_address, log=self._on_image)
 
     def _static_evidence(self, benchmark: Benchmark, selected: builtins.list[tuple[Task, builtins.list[Trial]]]
-                         ) -> dict[str, dict[str, Any]]:
+                         ) -> dict[str, JsonObject]:
         """Static detector evidence of every passing trial of the selected tasks (no containers),
         computed once per session: the model record and every task's sampler read it."""
         from .detectors import collect_static_evidence
 
-        evidence: dict[str, dict[str, Any]] = {}
+        evidence: dict[str, JsonObject] = {}
         for task, _ in selected:
             for trial in benchmark.passing(task.id):
                 try:
@@ -331,41 +350,41 @@ class AuditSession:
                                            for task, _ in selected})
         self.store.set_meta("benchmark_name", benchmark.name)
 
-    async def run(self) -> str:
+    async def run(self) -> SessionState:
         """Run until finished, paused (budget), stopped or failed; returns that state."""
         if self._running:
             raise RuntimeError(f"session {self.id} is already running")
         owner = self.store.get_meta("pid")
-        if owner and owner != os.getpid() and self.store.get_meta("state") == "running" \
+        if owner and owner != os.getpid() and self.store.get_meta("state") == SessionState.RUNNING \
                 and _pid_alive(int(owner), self.store.get_meta("pid_start", "")):
             raise InputError(db_path(self.id), "state", f"session {self.id} is running in process {owner}")
         self._running = True
         self._loop = asyncio.get_running_loop()
         self._stop_requested = False
         self._paused_for_budget = False
-        resumed = self.store.get_meta("state") not in (None, "created")
+        resumed = self.store.get_meta("state") not in (None, SessionState.CREATED)
         self.store.set_meta("pid", os.getpid())
         self.store.set_meta("pid_start", _pid_start(os.getpid()))
-        self._set_state("running")
+        self._set_state(SessionState.RUNNING)
         self.budget.start_clock()
-        state, reason = "failed", ""
+        state, reason = SessionState.FAILED, ""
         try:
             state, reason = await self._run(resumed)
         except BudgetExceeded as exc:
-            state, reason = "paused", f"budget: {exc.limit}: {exc}"
+            state, reason = SessionState.PAUSED, f"budget: {exc.limit}: {exc}"
             self._announce_budget_pause(exc)
         except asyncio.CancelledError:
             if not self._stop_requested:
                 self.budget.stop_clock()
-                self._set_state("stopped", "cancelled")
+                self._set_state(SessionState.STOPPED, "cancelled")
                 self._running = False
                 raise
-            state, reason = "stopped", "stopped by the operator"
+            state, reason = SessionState.STOPPED, "stopped by the operator"
         except InputError as exc:
-            state, reason = "failed", str(exc)
+            state, reason = SessionState.FAILED, str(exc)
             self._emit(Log(self.id, level="error", message=str(exc)))
         except Exception as exc:  # noqa: BLE001 - reported, the session stays resumable
-            state, reason = "failed", f"{type(exc).__name__}: {exc}"
+            state, reason = SessionState.FAILED, f"{type(exc).__name__}: {exc}"
             self._emit(Log(self.id, level="error", message=reason))
         finally:
             self.budget.stop_clock()
@@ -380,7 +399,7 @@ class AuditSession:
             pass
         return state
 
-    async def _run(self, resumed: bool) -> tuple[str, str]:
+    async def _run(self, resumed: bool) -> tuple[SessionState, str]:
         cfg = self.config
         benchmark = self._load_benchmark()
         selected = select_trials(cfg, benchmark)
@@ -424,37 +443,37 @@ class AuditSession:
                               on_waits=self.budget.set_waiting)
             self.slots = slots
 
-            async def one(task: Task, trials: builtins.list[Trial]) -> str:
+            async def one(task: Task, trials: builtins.list[Trial]) -> SessionState:
                 async with slots.hold(task.id):
                     if self._paused_for_budget:  # do not start new tasks after a limit was reached
                         set_task_state(env, task.id, TaskLoopState.PAUSED, "not started: " + self._budget_reason)
-                        return "paused"
+                        return SessionState.PAUSED
                     try:
                         # rho is over every passing trial of the task, selected or not
                         await audit_task(env, task, trials, population=benchmark.passing(task.id))
-                        return "finished"
+                        return SessionState.FINISHED
                     except BudgetExceeded as exc:
                         set_task_state(env, task.id, TaskLoopState.PAUSED, str(exc))
                         self._announce_budget_pause(exc)
-                        return "paused"
+                        return SessionState.PAUSED
                     except asyncio.CancelledError:
                         raise
                     except Exception as exc:  # noqa: BLE001 - one task's failure is reported
                         message = f"{task.id}: {type(exc).__name__}: {exc}"
                         set_task_state(env, task.id, TaskLoopState.FAILED, message)
                         self._emit(Log(self.id, level="error", message=message))
-                        return "failed"
+                        return SessionState.FAILED
 
             self._main = asyncio.gather(*(one(task, trials) for task, trials in selected))
             if self._stop_requested:
                 self._main.cancel()
             results = await self._main
-        if "paused" in results:
-            return "paused", self._budget_reason
-        if "failed" in results:
-            failed = [t.id for (t, _), r in zip(selected, results) if r == "failed"]
-            return "failed", "tasks failed: " + ", ".join(failed)
-        return "finished", ""
+        if SessionState.PAUSED in results:
+            return SessionState.PAUSED, self._budget_reason
+        if SessionState.FAILED in results:
+            failed = [t.id for (t, _), r in zip(selected, results) if r == SessionState.FAILED]
+            return SessionState.FAILED, "tasks failed: " + ", ".join(failed)
+        return SessionState.FINISHED, ""
 
     def _announce_budget_pause(self, exc: BudgetExceeded) -> None:
         if self._paused_for_budget:
@@ -469,16 +488,17 @@ class AuditSession:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def effective_state(meta: dict[str, Any]) -> str:
-    state = meta.get("state") or "created"
-    if state == "running":
+def effective_state(meta: JsonObject) -> SessionState:
+    """The stored state (meta's JSON), `interrupted` when it says running and its process is gone."""
+    state = SessionState(meta.get("state") or SessionState.CREATED)
+    if state == SessionState.RUNNING:
         pid = meta.get("pid")
         if not pid or not _pid_alive(int(pid), meta.get("pid_start", "")):
-            return "interrupted"
+            return SessionState.INTERRUPTED
     return state
 
 
-def list_sessions() -> list[dict[str, Any]]:
+def list_sessions() -> list[JsonObject]:
     """Every stored session, newest first: id, state, benchmark, mode, counts and usage."""
     out = []
     for folder in sorted(paths.sessions_dir().iterdir(), reverse=True):
@@ -507,11 +527,11 @@ def list_sessions() -> list[dict[str, Any]]:
             })
             store.close()
         except Exception as exc:  # noqa: BLE001 - one broken session must not hide the others
-            out.append({"id": folder.name, "state": "unreadable", "reason": str(exc), "path": str(folder)})
+            out.append({"id": folder.name, "state": SessionState.UNREADABLE, "reason": str(exc), "path": str(folder)})
     return out
 
 
-def state_text(info: dict[str, Any]) -> str:
+def state_text(info: JsonObject) -> str:
     """A listed session's state as `sessions` and the Benchmarks screen show it: with the tasks
     that have not started yet ("running (3 queued)")."""
     state = str(info.get("state") or "?")

@@ -8,7 +8,10 @@ like any other structural signal.
 """
 from __future__ import annotations
 
-from typing import Any, TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, overload
+
+from .detectors.signals import Detector, Severity, Signal
+from .records import JsonObject
 
 if TYPE_CHECKING:
     from .store import SessionStore
@@ -19,9 +22,8 @@ CANARY_KIND = "canary_tampering"
 CHANNEL_DOUBT_KIND = "channel_doubt"
 
 
-def canary_signals(store: SessionStore, trial_id: str) -> list[dict[str, Any]]:
-    """Signal dicts (detectors.signals.Signal.to_dict shape) for the trial's proven tampering,
-    and for channel doubts (`channel_doubt_signal`)."""
+def canary_signals(store: SessionStore, trial_id: str) -> list[Signal]:
+    """Signals for the trial's proven tampering, and for channel doubts (`channel_doubt_signal`)."""
     out = []
     for check in store.canary_checks(trial_id=trial_id):
         if check["verdict"] != "tampered":
@@ -30,29 +32,27 @@ def canary_signals(store: SessionStore, trial_id: str) -> list[dict[str, Any]]:
                 out.append(doubt)
             continue
         what = "; ".join(check["problems"]) or "a canary came out wrong"
-        out.append({"detector": "harness_tampering", "kind": CANARY_KIND, "file": "", "line": None,
-                    "excerpt": "", "severity": "high", "structural": True, "related": check["world"],
-                    "value": check["key"],
-                    "message": f"proven tampering in a run on {check['world']}: {what}; "
-                               "the run's results are void"})
+        out.append(Signal(Detector.HARNESS_TAMPERING, CANARY_KIND, "", None, "",
+                          f"proven tampering in a run on {check['world']}: {what}; the run's results are void",
+                          Severity.HIGH, structural=True, related=check["world"], value=check["key"]))
     return out
 
 
 @overload
-def with_canary_evidence(store: SessionStore, trial_id: str, data: dict[str, Any]) -> dict[str, Any]: ...
+def with_canary_evidence(store: SessionStore, trial_id: str, data: JsonObject) -> JsonObject: ...
 @overload
-def with_canary_evidence(store: SessionStore, trial_id: str, data: None) -> dict[str, Any] | None: ...
+def with_canary_evidence(store: SessionStore, trial_id: str, data: None) -> JsonObject | None: ...
 
 
-def with_canary_evidence(store: SessionStore, trial_id: str, data: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The trial's stored evidence dict with its canary signals merged in (once)."""
+def with_canary_evidence(store: SessionStore, trial_id: str, data: JsonObject | None) -> JsonObject | None:
+    """The trial's stored evidence (its JSON) with its canary signals merged in (once)."""
     signals = canary_signals(store, trial_id)
     if not signals:
         return data
     merged = dict(data or {"trial_id": trial_id})
     have = {(s.get("kind"), s.get("value")) for s in merged.get("signals", [])}
     merged["signals"] = list(merged.get("signals", [])) + [
-        s for s in signals if (s["kind"], s["value"]) not in have]
+        s.to_dict() for s in signals if (s.kind, s.value) not in have]
     return merged
 
 
@@ -60,7 +60,7 @@ def proven(store: SessionStore, trial_id: str) -> bool:
     return any(c["verdict"] == "tampered" for c in store.canary_checks(trial_id=trial_id))
 
 
-def channel_doubt_signal(check: dict[str, Any]) -> dict[str, Any] | None:
+def channel_doubt_signal(check: JsonObject) -> Signal | None:
     """A run whose channels disagreed without proof (sandbox/channels.py): its passes are void
     and the trial cannot be certified; NOT_REPRODUCIBLE names the reason (engine/verdicts.py)."""
     from testjack_tui.sandbox.channels import CHANNEL_MARK
@@ -68,6 +68,6 @@ def channel_doubt_signal(check: dict[str, Any]) -> dict[str, Any] | None:
     doubts = [p for p in check["problems"] if p.startswith(CHANNEL_MARK)]
     if check["verdict"] != "unverifiable" or not doubts:
         return None
-    return {"detector": "harness_tampering", "kind": CHANNEL_DOUBT_KIND, "file": "", "line": None,
-            "excerpt": "", "severity": "high", "structural": False, "related": check["world"],
-            "value": check["key"], "message": f"in a run on {check['world']}: " + "; ".join(doubts)}
+    return Signal(Detector.HARNESS_TAMPERING, CHANNEL_DOUBT_KIND, "", None, "",
+                  f"in a run on {check['world']}: " + "; ".join(doubts), Severity.HIGH, structural=False,
+                  related=check["world"], value=check["key"])

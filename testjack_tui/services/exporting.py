@@ -104,9 +104,9 @@ def _summary(session_id: str, fmt: str, out: Path, check: bool, exports: list[Ta
             "nothing_to_export": not exports, "tasks": {
         exp.task_id: {"witnesses": len(exp.files), "added_f2p": exp.new_fail_to_pass,
                       "added_p2p": exp.new_pass_to_pass, "refuted": exp.refuted,
-                      "ok": None if exp.check is None else exp.check.get("ok"),
-                      "problems": [] if exp.check is None else exp.check.get("problems", []),
-                      "notes": [] if exp.check is None else exp.check.get("notes", []),
+                      "ok": None if exp.check is None else exp.check.ok,
+                      "problems": [] if exp.check is None else exp.check.problems,
+                      "notes": [] if exp.check is None else exp.check.notes or [],
                       "decisions": {f.witness_id: f.decision for f in exp.files}}
         for exp in exports}}
 

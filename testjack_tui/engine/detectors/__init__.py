@@ -9,7 +9,6 @@ Every signal names a file, a line and an excerpt; none refutes a trial by itself
 """
 from __future__ import annotations
 
-from typing import Any
 
 from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
@@ -20,9 +19,10 @@ from testjack_tui.engine.detectors.ghost_go import collect_go_ghost
 from testjack_tui.engine.detectors.ghost_js import collect_js_ghost
 from testjack_tui.engine.detectors.literals import collision_signals
 from testjack_tui.engine.detectors.scope import categorize, is_test_path, scope_signals
-from testjack_tui.engine.detectors.signals import DETECTORS, Evidence, Signal
+from testjack_tui.engine.detectors.signals import DETECTORS, Evidence, EvidenceStats, Signal
 from testjack_tui.engine.detectors.sniffing import sniffing_signals
 from testjack_tui.repo_files import harness_files
+from testjack_tui.engine.records import JsonObject
 
 __all__ = [
     "DETECTORS", "Evidence", "FileDiff", "GhostReport", "Line", "Signal", "attach_ghost",
@@ -46,17 +46,15 @@ def collect_static_evidence(task: Task, trial: Trial) -> Evidence:
     sniff = sniffing_signals(files, official)
     collisions, benign = collision_signals(files, task.tests.test_patch or "", task.instruction or "",
                                            official, task.reference.patch or "")
-    stats = {
-        "files": len(files),
-        "added": sum(len(f.added) for f in files),
-        "removed": sum(len(f.removed) for f in files),
-        "touched": touched,
-        "touched_tests_or_harness": any(t in ("tests", "harness", "startup", "official tests")
-                                        for t in touched),
-        "paths": [f.path for f in files],
-        # the same set the sandbox restores to its reference version for witness runs
-        "harness_files": harness_files(files),
-    }
+    stats = EvidenceStats(
+        files=len(files),
+        added=sum(len(f.added) for f in files),
+        removed=sum(len(f.removed) for f in files),
+        touched=touched,
+        touched_tests_or_harness=any(t in ("tests", "harness", "startup", "official tests") for t in touched),
+        paths=[f.path for f in files],
+        harness_files=harness_files(files),
+    )
     return Evidence(task.id, trial.id, scope + sniff + collisions, stats, benign)
 
 
@@ -82,7 +80,7 @@ def _model_world(worlds: dict[str, WorldRef] | WorldRef | None) -> WorldRef | No
 
 
 async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: Trial,
-                            worlds: dict[str, WorldRef] | WorldRef | None = None) -> dict[str, Any]:
+                            worlds: dict[str, WorldRef] | WorldRef | None = None) -> JsonObject:
     """The engine's evidence hook: static evidence always; ghost branches when a model world
     and a sandbox are at hand (Python: branch coverage; Go: statement coverage; JavaScript: V8
     line counts under mocha or node --test). Returns Evidence.to_dict() for storage."""

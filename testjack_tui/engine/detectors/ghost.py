@@ -11,14 +11,14 @@ import json
 import secrets
 import shlex
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.model import Task, Trial
 from testjack_tui.engine.detectors.scope import categorize
-from testjack_tui.engine.detectors.signals import Signal, ghost_unmeasured
+from testjack_tui.engine.detectors.signals import Detector, Severity, Signal, ghost_unmeasured
+from testjack_tui.engine.records import JsonObject
 
 # Printed around the JSON so it can be found in output that the tests themselves also write to.
 _BEGIN, _END = "@@TJ-COVERAGE-BEGIN@@", "@@TJ-COVERAGE-END@@"
@@ -36,6 +36,25 @@ def new_nonce() -> str:
     return secrets.token_hex(8)
 
 
+@dataclass(frozen=True)
+class GhostLine:
+    """An added line T0 never ran."""
+
+    file: str
+    line: int
+    code: str
+
+
+@dataclass(frozen=True)
+class GhostBranch:
+    """A branch arm leaving an added line that T0 never took (`to` < 0: the function's exit)."""
+
+    file: str
+    line: int
+    to: int
+    code: str
+
+
 @dataclass
 class GhostReport:
     task_id: str = ""
@@ -45,8 +64,8 @@ class GhostReport:
     executed_lines: int = 0
     branches: int = 0  # branch arms leaving an added line
     executed_branches: int = 0
-    ghost_lines: list[dict[str, Any]] = field(default_factory=list)  # {file, line, code}
-    ghost_branches: list[dict[str, Any]] = field(default_factory=list)  # {file, line, to, code}
+    ghost_lines: list[GhostLine] = field(default_factory=list)
+    ghost_branches: list[GhostBranch] = field(default_factory=list)
     unmeasured_files: list[str] = field(default_factory=list)  # added source files coverage never saw
     error: str = ""
     measure: str = "branch coverage (coverage.py)"  # what was measured; Go has statements only
@@ -59,26 +78,29 @@ class GhostReport:
     def added_branch_pct(self) -> float | None:
         return round(100.0 * self.executed_branches / self.branches, 1) if self.branches else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         data = asdict(self)
         data["added_line_pct"] = self.added_line_pct
         data["added_branch_pct"] = self.added_branch_pct
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "GhostReport":
+    def from_dict(cls, data: JsonObject) -> "GhostReport":
         names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in names})
+        fields = {k: v for k, v in data.items() if k in names}
+        fields["ghost_lines"] = [GhostLine(**g) for g in fields.get("ghost_lines") or []]
+        fields["ghost_branches"] = [GhostBranch(**b) for b in fields.get("ghost_branches") or []]
+        return cls(**fields)
 
     def to_signals(self) -> list[Signal]:
         out = []
         for g in self.ghost_lines:
-            out.append(Signal("ghost_branches", "never_executed", g["file"], g["line"], g["code"],
-                              "added line never executed by T0", severity="info"))
+            out.append(Signal(Detector.GHOST_BRANCHES, "never_executed", g.file, g.line, g.code,
+                              "added line never executed by T0", severity=Severity.INFO))
         for b in self.ghost_branches:
-            arm = "exit" if b["to"] < 0 else f"line {b['to']}"
-            out.append(Signal("ghost_branches", "branch_not_taken", b["file"], b["line"], b["code"],
-                              f"branch to {arm} never taken under T0", severity="info"))
+            arm = "exit" if b.to < 0 else f"line {b.to}"
+            out.append(Signal(Detector.GHOST_BRANCHES, "branch_not_taken", b.file, b.line, b.code,
+                              f"branch to {arm} never taken under T0", severity=Severity.INFO))
         return out
 
     def to_text(self) -> str:
@@ -94,9 +116,9 @@ class GhostReport:
                      f"{self.executed_branches}/{self.branches} added branches ({self.added_branch_pct}%) "
                      "ran under T0."]
         for g in self.ghost_lines:
-            lines.append(f"  never ran: {g['file']}:{g['line']}: {g['code'].strip()}")
+            lines.append(f"  never ran: {g.file}:{g.line}: {g.code.strip()}")
         for b in self.ghost_branches:
-            lines.append(f"  branch never taken: {b['file']}:{b['line']} -> {b['to']}: {b['code'].strip()}")
+            lines.append(f"  branch never taken: {b.file}:{b.line} -> {b.to}: {b.code.strip()}")
         return "\n".join(lines)
 
 
@@ -114,7 +136,7 @@ def source_files(files: list[FileDiff], language_suffix: str | tuple[str, ...] =
             and categorize(f.path) not in ("tests", "harness", "startup", "ci", "build", "config")]
 
 
-def intersect(coverage: dict[str, Any], files: list[FileDiff], workdir: str = "/app") -> GhostReport:
+def intersect(coverage: JsonObject, files: list[FileDiff], workdir: str = "/app") -> GhostReport:
     """Intersect a `coverage json` document with the added lines of `files` (pure)."""
     report = GhostReport()
     measured = {_norm(name, workdir): data for name, data in coverage.get("files", {}).items()}
@@ -132,7 +154,7 @@ def intersect(coverage: dict[str, Any], files: list[FileDiff], workdir: str = "/
                 report.executed_lines += 1
             elif number in missing:
                 report.added_lines += 1
-                report.ghost_lines.append({"file": f.path, "line": number, "code": text[number]})
+                report.ghost_lines.append(GhostLine(f.path, number, text[number]))
         for src, dst in data.get("executed_branches", []):
             if src in text:
                 report.branches += 1
@@ -143,8 +165,7 @@ def intersect(coverage: dict[str, Any], files: list[FileDiff], workdir: str = "/
                 # A branch from a never-executed line is already a ghost line; list arms of
                 # lines that did run, which are the informative ones.
                 if src in executed:
-                    report.ghost_branches.append({"file": f.path, "line": src, "to": dst,
-                                                  "code": text[src]})
+                    report.ghost_branches.append(GhostBranch(f.path, src, dst, text[src]))
     return report
 
 
@@ -197,7 +218,7 @@ def coverage_command(test_ids: list[str], added: dict[str, list[int]], workdir: 
     )
 
 
-def parse_coverage_output(text: str, nonce: str = "") -> dict[str, Any] | None:
+def parse_coverage_output(text: str, nonce: str = "") -> JsonObject | None:
     begin_mark, end_mark = coverage_markers(nonce)
     start = text.rfind(begin_mark)
     end = text.rfind(end_mark)
@@ -211,7 +232,7 @@ def parse_coverage_output(text: str, nonce: str = "") -> dict[str, Any] | None:
 
 
 async def run_coverage(sandbox: SandboxBackend, world: WorldRef, cmd: str, nonce: str
-                       ) -> tuple[dict[str, Any] | None, str]:
+                       ) -> tuple[JsonObject | None, str]:
     """Run a coverage command in the world: (its nonce'd JSON result, or None and why not)."""
     result = await sandbox.exec(world, ["sh", "-c", cmd], timeout=600)
     data = parse_coverage_output((result.stdout_head or "") + (result.stdout_tail or ""), nonce)

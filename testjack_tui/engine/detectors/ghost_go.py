@@ -16,7 +16,7 @@ from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.sandbox.runners.go_runner import LAUNCHER_PATH
 from testjack_tui.diffs import FileDiff, parse_diff
-from testjack_tui.engine.detectors.ghost import (GhostReport, coverage_markers, new_nonce, run_coverage,
+from testjack_tui.engine.detectors.ghost import (GhostLine, GhostReport, coverage_markers, new_nonce, run_coverage,
                                                  source_files)
 from testjack_tui.model import Task, Trial
 
@@ -69,7 +69,7 @@ def intersect_profile(profile: list[str], files: list[FileDiff]) -> GhostReport:
             if any(covering):
                 report.executed_lines += 1
             else:
-                report.ghost_lines.append({"file": f.path, "line": added.number, "code": added.text})
+                report.ghost_lines.append(GhostLine(f.path, added.number, added.text))
     return report
 
 

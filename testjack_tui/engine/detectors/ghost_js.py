@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from typing import Any
+from testjack_tui.engine.records import JsonObject
 
 from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.sandbox.runners.node_launcher import LAUNCHER_PATH
 from testjack_tui.diffs import FileDiff, parse_diff
-from testjack_tui.engine.detectors.ghost import GhostReport, coverage_markers, new_nonce, run_coverage, source_files
+from testjack_tui.engine.detectors.ghost import GhostBranch, GhostLine, GhostReport, coverage_markers, new_nonce, run_coverage, source_files
 from testjack_tui.model import Task, Trial
 
 MEASURE = "line coverage: V8 block counts (NODE_V8_COVERAGE) under mocha or node --test; no branch arms"
@@ -163,7 +163,7 @@ def _reporter_paths() -> dict[str, str]:
     return {k: v for k, v in extra.items() if k != "framework"}
 
 
-def intersect_counts(counts: dict[str, dict[str, Any] | None], files: list[FileDiff],
+def intersect_counts(counts: dict[str, JsonObject | None], files: list[FileDiff],
                      measure: str = MEASURE) -> GhostReport:
     """Added code lines whose count is zero are ghost lines, branch arms leaving an added line
     with a zero count are ghost branches (pure). `counts`: file -> {"lines": {line: count},
@@ -183,7 +183,7 @@ def intersect_counts(counts: dict[str, dict[str, Any] | None], files: list[FileD
             if lines[str(number)] > 0:
                 report.executed_lines += 1
             else:
-                report.ghost_lines.append({"file": f.path, "line": number, "code": text[number]})
+                report.ghost_lines.append(GhostLine(f.path, number, text[number]))
         for line, to, count in mine.get("branches") or []:
             if line not in text:
                 continue
@@ -191,7 +191,7 @@ def intersect_counts(counts: dict[str, dict[str, Any] | None], files: list[FileD
             if count > 0:
                 report.executed_branches += 1
             else:
-                report.ghost_branches.append({"file": f.path, "line": line, "to": to, "code": text[line]})
+                report.ghost_branches.append(GhostBranch(f.path, line, to, text[line]))
     return report
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from testjack_tui.diffs import FileDiff, parse_diff
 from testjack_tui.repo_files import categorize
-from testjack_tui.engine.detectors.signals import Signal
+from testjack_tui.engine.detectors.signals import Detector, Severity, Signal
 
 _STRING_RX = re.compile(r"""(?<![\w])[rbuf]{0,2}("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""", re.I)
 _NUMBER_RX = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
@@ -200,9 +200,9 @@ def collision_signals(files: list[FileDiff], test_patch: str, instruction: str,
                 strong = (kind == "string" and len(value) >= 4) or (
                     kind == "number" and len(value.lstrip("-").replace(".", "")) >= 3)
                 signals.append(Signal(
-                    "literal_collision", f"{kind}_literal", f.path, a.number, a.text,
+                    Detector.LITERAL_COLLISION, f"{kind}_literal", f.path, a.number, a.text,
                     f"the diff hard-codes {value!r} in a branch or return; T0 asserts it as an "
-                    "expected value", severity="high" if strong else "suspicious", structural=strong,
+                    "expected value", severity=Severity.HIGH if strong else Severity.SUSPICIOUS, structural=strong,
                     related=f"{hit.file}:{hit.line}", value=value))
     return signals, sorted(benign)
 

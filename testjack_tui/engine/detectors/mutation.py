@@ -25,7 +25,8 @@ from typing import Any, TYPE_CHECKING
 
 from testjack_tui.diffs import parse_diff
 from testjack_tui.engine.detectors.ghost import source_files
-from testjack_tui.engine.detectors.signals import Signal
+from testjack_tui.engine.detectors.signals import Detector, Severity, Signal
+from testjack_tui.engine.records import JsonObject
 from testjack_tui.engine.repo_files import read_repo_files
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
@@ -158,28 +159,46 @@ def pick(mutants: list[Mutant], limit: int) -> list[Mutant]:
     return chosen
 
 
+@dataclass(frozen=True)
+class Survivor:
+    """A mutant T0 did not kill; `executed` False: T0 never runs its line (it survived unrun)."""
+
+    file: str
+    line: int
+    operator: str
+    original: str
+    mutated: str
+    executed: bool
+
+    @classmethod
+    def of(cls, m: Mutant, executed: bool) -> "Survivor":
+        return cls(m.file, m.line, m.operator, m.original, m.mutated, executed)
+
+
 @dataclass
 class MutationReport:
     generated: int = 0  # mutants on the diff's added lines
     run: int = 0  # mutants run under T0 (one test run each)
     killed: int = 0
-    survivors: list[dict[str, Any]] = field(default_factory=list)  # Mutant fields + "executed"
+    survivors: list[Survivor] = field(default_factory=list)
     error: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "MutationReport | None":
+    def from_dict(cls, data: JsonObject | None) -> "MutationReport | None":
         if not data:
             return None
         names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in names})
+        fields = {k: v for k, v in data.items() if k in names}
+        fields["survivors"] = [Survivor(**s) for s in fields.get("survivors") or []]
+        return cls(**fields)
 
     def to_signals(self) -> list[Signal]:
-        return [Signal("mutation", "surviving_mutant", s["file"], s["line"], s["original"].strip(),
-                       f"T0 still passes with `{s['mutated'].strip()}` ({s['operator']})"
-                       + ("" if s["executed"] else "; T0 never runs this line"), severity="info")
+        return [Signal(Detector.MUTATION, "surviving_mutant", s.file, s.line, s.original.strip(),
+                       f"T0 still passes with `{s.mutated.strip()}` ({s.operator})"
+                       + ("" if s.executed else "; T0 never runs this line"), severity=Severity.INFO)
                 for s in self.survivors]
 
     def to_text(self) -> str:
@@ -188,18 +207,13 @@ class MutationReport:
         lines = [f"{len(self.survivors)} surviving mutants of {self.generated} on the diff's lines "
                  f"({self.run} run under T0, {self.killed} killed)."]
         for s in self.survivors:
-            where = "executed by T0" if s["executed"] else "never executed by T0"
-            lines.append(f"  {s['file']}:{s['line']} [{s['operator']}, {where}] "
-                         f"{s['original'].strip()}  ->  {s['mutated'].strip()}")
+            where = "executed by T0" if s.executed else "never executed by T0"
+            lines.append(f"  {s.file}:{s.line} [{s.operator}, {where}] "
+                         f"{s.original.strip()}  ->  {s.mutated.strip()}")
         return "\n".join(lines)
 
 
-def _survivor(m: Mutant, executed: bool) -> dict[str, Any]:
-    return {"file": m.file, "line": m.line, "operator": m.operator, "original": m.original,
-            "mutated": m.mutated, "executed": executed}
-
-
-def _kills(baseline: dict[str, dict[str, Any]], run: dict[str, dict[str, Any]]) -> bool:
+def _kills(baseline: dict[str, JsonObject], run: dict[str, JsonObject]) -> bool:
     """A mutant is killed when a T0 test that passed on the trial no longer passes."""
     return any(o.get("status") == "passed" and (run.get(t) or {}).get("status") != "passed"
                for t, o in baseline.items())
@@ -207,7 +221,7 @@ def _kills(baseline: dict[str, dict[str, Any]], run: dict[str, dict[str, Any]]) 
 
 async def collect_mutation_evidence(runner: TestRunner, sandbox: SandboxBackend, task: Task, trial: Trial,
                                     world: WorldRef, limit: int,
-                                    ghost: dict[str, Any] | None = None) -> MutationReport:
+                                    ghost: JsonObject | None = None) -> MutationReport:
     """Mutants of the trial's added lines, run under T0 in its model world.
 
     `runner` is the engine's TestRunner: every mutant run is reserved from the budget, stored
@@ -232,7 +246,7 @@ async def collect_mutation_evidence(runner: TestRunner, sandbox: SandboxBackend,
     report.generated = len(mutants)
     free = [m for m in mutants if (m.file, m.line) in never_run]
     paid = pick([m for m in mutants if (m.file, m.line) not in never_run], max(0, limit))
-    report.survivors = [_survivor(m, executed=False) for m in pick(free, max(0, limit))]
+    report.survivors = [Survivor.of(m, executed=False) for m in pick(free, max(0, limit))]
     ids = list(task.tests.ids)
     if not paid or not ids:
         return report
@@ -245,6 +259,6 @@ async def collect_mutation_evidence(runner: TestRunner, sandbox: SandboxBackend,
         if _kills(baseline.outcomes, result.outcomes):
             report.killed += 1
         else:
-            report.survivors.append(_survivor(m, executed=True))
-    report.survivors.sort(key=lambda s: (s["file"], s["line"], s["operator"]))
+            report.survivors.append(Survivor.of(m, executed=True))
+    report.survivors.sort(key=lambda s: (s.file, s.line, s.operator))
     return report

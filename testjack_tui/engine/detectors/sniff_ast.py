@@ -22,7 +22,7 @@ import textwrap
 from typing import Any, Callable, Iterable
 
 from testjack_tui.diffs import FileDiff
-from testjack_tui.engine.detectors.signals import Signal
+from testjack_tui.engine.detectors.signals import Detector, Severity, Signal
 
 # (kind, message) per resolved dotted name called or read.
 FRAME_NAMES = {
@@ -242,7 +242,7 @@ class _Scan(ast.NodeVisitor):
     def __init__(self, folder: _Folder, aliases: dict[str, str]):
         self.fold = folder
         self.aliases = aliases
-        self.hits: list[tuple[int, str, str, str, str]] = []  # line, detector, kind, message, value
+        self.hits: list[tuple[int, Detector, str, str, str]] = []  # line, detector, kind, message, value
 
     # -- names ---------------------------------------------------------------------------------
     def resolve(self, node: ast.AST) -> str:
@@ -271,7 +271,7 @@ class _Scan(ast.NodeVisitor):
                 return key
         return ""
 
-    def hit(self, node: ast.AST, detector: str, kind: str, message: str, value: str = "") -> None:
+    def hit(self, node: ast.AST, detector: Detector, kind: str, message: str, value: str = "") -> None:
         self.hits.append((getattr(node, "lineno", 0), detector, kind, message, value))
 
     # -- rules ---------------------------------------------------------------------------------
@@ -288,10 +288,10 @@ class _Scan(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in FRAME_ATTRS:
-            self.hit(node, "env_sniffing", "frame_inspection",
+            self.hit(node, Detector.ENV_SNIFFING, "frame_inspection",
                      f"reads the frame attribute {node.attr} (who is calling: a test?)", node.attr)
         elif node.attr == "__file__" and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
-            self.hit(node, "env_sniffing", "reads_caller_file",
+            self.hit(node, Detector.ENV_SNIFFING, "reads_caller_file",
                      "reads another module's __file__ (where its caller's source is)", "__file__")
         self._name(node, self.resolve(node))
         self.generic_visit(node)
@@ -305,23 +305,23 @@ class _Scan(ast.NodeVisitor):
         key = self.fold.value(node.slice)
         base = self.resolve(node.value)
         if key == "__file__" or (key in ("f_back", "f_locals", "f_globals")):
-            self.hit(node, "env_sniffing", "reads_caller_file", f"reads {key!r} by subscript", key)
+            self.hit(node, Detector.ENV_SNIFFING, "reads_caller_file", f"reads {key!r} by subscript", key)
         if key and base in ("os.environ", "environ") and _test_env(key):
-            self.hit(node, "env_sniffing", "test_env_var", f"reads the test environment variable {key}", key)
+            self.hit(node, Detector.ENV_SNIFFING, "test_env_var", f"reads the test environment variable {key}", key)
         if key and base == "sys.modules" and _runner_word(key):
-            self.hit(node, "env_sniffing", "runner_module", f"looks {key!r} up in sys.modules", key)
+            self.hit(node, Detector.ENV_SNIFFING, "runner_module", f"looks {key!r} up in sys.modules", key)
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
         sides = [node.left, *node.comparators]
         clock = any(self._reads_clock(s) for s in sides)
         if clock and any(self._date_constant(s) for s in sides):
-            self.hit(node, "env_sniffing", "clock_check",
+            self.hit(node, Detector.ENV_SNIFFING, "clock_check",
                      "compares the clock with a fixed date (behaviour that expires)", "")
         for side in sides:
             text = self.fold.value(side)
             if text and _runner_word(text) and any(self._is_runtime_text(s) for s in sides if s is not side):
-                self.hit(node, "env_sniffing", "runner_name_check",
+                self.hit(node, Detector.ENV_SNIFFING, "runner_name_check",
                          f"compares run-time text with {text!r}", text)
         self.generic_visit(node)
 
@@ -333,54 +333,54 @@ class _Scan(ast.NodeVisitor):
             name = self.fold.value(arg)
             if not isinstance(arg, ast.Constant):
                 if name is None:
-                    self.hit(node, "env_sniffing", "constructed_name",
+                    self.hit(node, Detector.ENV_SNIFFING, "constructed_name",
                              f"{fn} with a name computed at run time", "")
                 elif name.startswith("_") or _runner_word(name):
-                    self.hit(node, "env_sniffing", "constructed_name",
+                    self.hit(node, Detector.ENV_SNIFFING, "constructed_name",
                              f"{fn} with a constructed name ({name!r})", name)
         if fn in ("__import__", "importlib.import_module", "builtins.__import__") and node.args:
             arg = node.args[0]
             name = self.fold.value(arg)
             if not isinstance(arg, ast.Constant) and (name is None or _runner_word(name) or name.startswith("_")):
-                self.hit(node, "harness_tampering", "constructed_import",
+                self.hit(node, Detector.HARNESS_TAMPERING, "constructed_import",
                          f"imports a module by a constructed name ({name!r})" if name else
                          "imports a module whose name is computed at run time", name or "")
             elif name and name.split(".")[0] in ("_pytest", "pytest", "unittest"):
-                self.hit(node, "harness_tampering", "runner_import",
+                self.hit(node, Detector.HARNESS_TAMPERING, "runner_import",
                          f"imports {name} from library code", name)
         key = self.fold.value(node.args[0]) if node.args else None
         if key and fn in ("sys.modules.get", "sys.modules.__contains__", "sys.modules.pop") and _runner_word(key):
-            self.hit(node, "env_sniffing", "runner_module", f"looks {key!r} up in sys.modules", key)
+            self.hit(node, Detector.ENV_SNIFFING, "runner_module", f"looks {key!r} up in sys.modules", key)
         if key and fn in ("os.environ.get", "os.getenv", "environ.get", "getenv") and _test_env(key):
-            self.hit(node, "env_sniffing", "test_env_var", f"reads the test environment variable {key}", key)
+            self.hit(node, Detector.ENV_SNIFFING, "test_env_var", f"reads the test environment variable {key}", key)
         if fn in DYNAMIC_NAMES and node.args and not isinstance(node.args[0], ast.Constant):
-            self.hit(node, "harness_tampering", "dynamic_code", f"{fn} of code built at run time", fn)
+            self.hit(node, Detector.HARNESS_TAMPERING, "dynamic_code", f"{fn} of code built at run time", fn)
         if fn in ("open", "io.open", "builtins.open", "os.open") and node.args:
             mode = self.fold.value(node.args[1]) if len(node.args) > 1 else \
                 next((self.fold.value(k.value) for k in node.keywords if k.arg == "mode"), "r")
             if self._outside(node.args[0]):
                 if mode and any(c in mode for c in "wax+"):
-                    self.hit(node, "harness_tampering", "writes_outside_repo",
+                    self.hit(node, Detector.HARNESS_TAMPERING, "writes_outside_repo",
                              "writes a file outside the repository", self._path(node.args[0]))
                 elif self._path(node.args[0]).startswith("/proc/"):
-                    self.hit(node, "env_sniffing", "proc_self",
+                    self.hit(node, Detector.ENV_SNIFFING, "proc_self",
                              f"reads {self._path(node.args[0])}", self._path(node.args[0]))
         if fn in WRITE_CALLS and node.args and self._outside(node.args[0]):
-            self.hit(node, "harness_tampering", "writes_outside_repo",
+            self.hit(node, Detector.HARNESS_TAMPERING, "writes_outside_repo",
                      f"{fn} on a path outside the repository", self._path(node.args[0]))
         if fn in SCAN_CALLS and node.args and self._outside(node.args[0]):
-            self.hit(node, "harness_tampering", "scans_outside_repo",
+            self.hit(node, Detector.HARNESS_TAMPERING, "scans_outside_repo",
                      f"{fn} over {self._path(node.args[0]) or 'a temporary folder'} (test reports live there)",
                      self._path(node.args[0]))
         if isinstance(node.func, ast.Attribute) and node.func.attr in (
                 "write_text", "write_bytes", "unlink", "rmdir", "rename", "replace", "touch") \
                 and self._outside(node.func.value):
-            self.hit(node, "harness_tampering", "writes_outside_repo",
+            self.hit(node, Detector.HARNESS_TAMPERING, "writes_outside_repo",
                      f"{node.func.attr} on a path outside the repository", self._path(node.func.value))
         for kw in node.keywords:
             if kw.arg in ("start_new_session", "preexec_fn") and not (
                     isinstance(kw.value, ast.Constant) and kw.value.value in (False, None)):
-                self.hit(node, "harness_tampering", "process_escape",
+                self.hit(node, Detector.HARNESS_TAMPERING, "process_escape",
                          f"starts a process with {kw.arg} (it outlives the test run)", kw.arg)
         self.generic_visit(node)
 
@@ -388,13 +388,13 @@ class _Scan(ast.NodeVisitor):
         if not name:
             return
         if name in FRAME_NAMES:
-            self.hit(node, "env_sniffing", "frame_inspection",
+            self.hit(node, Detector.ENV_SNIFFING, "frame_inspection",
                      f"uses {name} (reads its caller's frame or source: the test's expected values)", name)
         elif name in IDENTITY_NAMES:
-            self.hit(node, "env_sniffing", "process_identity",
+            self.hit(node, Detector.ENV_SNIFFING, "process_identity",
                      f"reads {name} (which user or command runs it: a test run?)", name)
         elif name in ESCAPE_NAMES:
-            self.hit(node, "harness_tampering", "process_escape",
+            self.hit(node, Detector.HARNESS_TAMPERING, "process_escape",
                      f"calls {name} from library code (acts after or outside the test run)", name)
 
     def _reads_clock(self, node: ast.AST) -> bool:
@@ -540,6 +540,6 @@ def ast_signals(f: FileDiff) -> list[Signal]:
     out = []
     for line, detector, kind, message, value in scan.hits:
         if line in text_of:
-            out.append(Signal(detector, kind, f.path, line, text_of[line], message, severity="high",
+            out.append(Signal(detector, kind, f.path, line, text_of[line], message, severity=Severity.HIGH,
                               structural=True, value=value))
     return out

@@ -10,7 +10,7 @@ import re
 
 from testjack_tui.diffs import FileDiff
 from testjack_tui.repo_files import categorize
-from testjack_tui.engine.detectors.signals import Signal
+from testjack_tui.engine.detectors.signals import Detector, Severity, Signal
 from testjack_tui.engine.detectors.sniff_ast import ast_signals
 
 _CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "TRAVIS", "CIRCLECI", "BUILDKITE", "JENKINS_URL",
@@ -21,30 +21,30 @@ _ENV_READ = re.compile(r"""(?:environ(?:\.get)?\s*[\[(]|getenv\s*\(|process\.env
 # (kind, regex, message, severity)
 _SNIFF = [
     ("pytest_env_var", re.compile(r"PYTEST_(?:CURRENT_TEST|VERSION|XDIST_\w+|ADDOPTS)"),
-     "reads a pytest environment variable to tell whether it runs under a test", "high"),
+     "reads a pytest environment variable to tell whether it runs under a test", Severity.HIGH),
     ("pytest_in_modules", re.compile(r"""['"]_?pytest['"]\s+(?:not\s+)?in\s+sys\.modules|sys\.modules\s*(?:\.get\s*\(|\[)\s*['"]_?pytest"""),
-     "checks whether pytest is imported", "high"),
+     "checks whether pytest is imported", Severity.HIGH),
     ("test_runner_env", re.compile(r"\bNODE_ENV\b.*['\"]test['\"]|JEST_WORKER_ID|VITEST\b|cfg!\(test\)|testing\.Testing\(\)"),
-     "checks for a test runner's environment", "high"),
+     "checks for a test runner's environment", Severity.HIGH),
     ("argv_inspection", re.compile(r"sys\.argv.*(?:test|pytest)|(?:test|pytest).*sys\.argv|sys\.argv\[0\]"),
-     "inspects the command line (e.g. for 'pytest')", "high"),
+     "inspects the command line (e.g. for 'pytest')", Severity.HIGH),
     ("stack_inspection", re.compile(r"inspect\.(?:stack|currentframe|getouterframes)\s*\(|sys\._getframe\s*\(|traceback\.(?:extract|format)_stack\s*\("),
-     "inspects the call stack (who is calling: a test?)", "suspicious"),
+     "inspects the call stack (who is calling: a test?)", Severity.SUSPICIOUS),
     ("reads_test_files", re.compile(r"""(?:open|read_text|read_bytes|glob|listdir|scandir|walk|Path)\s*\(.*['"][^'"]*(?:tests?/|test_\w*\.py|conftest)"""),
-     "reads test files at run time", "high"),
+     "reads test files at run time", Severity.HIGH),
     ("imports_tests", re.compile(r"^\s*(?:from\s+tests?(?:\.|\s)|import\s+tests?\b|__import__\(\s*['\"]tests?)"),
-     "imports the test package from library code", "high"),
+     "imports the test package from library code", Severity.HIGH),
 ]
 
 _TAMPER = [
     ("always_equal", re.compile(r"def\s+__eq__\s*\(.*\)\s*(?:->\s*\w+\s*)?:\s*return\s+True\b|__eq__\s*=\s*lambda[^:]*:\s*True"),
-     "defines an equality that is always true (wrong values compare equal)", "high"),
+     "defines an equality that is always true (wrong values compare equal)", Severity.HIGH),
     ("patches_test_machinery", re.compile(r"\b(?:_pytest|unittest\.TestCase|builtins\.(?:assert|AssertionError)|AssertionError\s*=)"),
-     "touches test/assertion machinery from library code", "high"),
+     "touches test/assertion machinery from library code", Severity.HIGH),
     ("forced_exit", re.compile(r"\bos\._exit\s*\(\s*0\s*\)|atexit\.register\s*\(.*(?:_exit|exit)\b"),
-     "forces a successful process exit (can hide failures from the runner)", "high"),
+     "forces a successful process exit (can hide failures from the runner)", Severity.HIGH),
     ("excepthook", re.compile(r"sys\.excepthook\s*=|sys\.settrace\s*\(|sys\.setprofile\s*\("),
-     "installs a global exception/trace hook", "suspicious"),
+     "installs a global exception/trace hook", Severity.SUSPICIOUS),
 ]
 
 # Other languages' clock checks against a fixed date, on one line (Python's are found on the
@@ -82,23 +82,23 @@ def sniffing_signals(files: list[FileDiff], t0_files: set[str]) -> list[Signal]:
                 continue
             for kind, rx, message, severity in _SNIFF:
                 if rx.search(code):
-                    signals.append(Signal("env_sniffing", kind, f.path, a.number, a.text,
+                    signals.append(Signal(Detector.ENV_SNIFFING, kind, f.path, a.number, a.text,
                                           message, severity=severity,
-                                          structural=severity == "high"))
+                                          structural=severity == Severity.HIGH))
             if not f.path.endswith(".py") and _CLOCK_READ.search(code) and _DATE_CONST.search(code):
-                signals.append(Signal("env_sniffing", "clock_check", f.path, a.number, a.text,
+                signals.append(Signal(Detector.ENV_SNIFFING, "clock_check", f.path, a.number, a.text,
                                       "compares the clock with a fixed date (behaviour that expires)",
-                                      severity="high", structural=True))
+                                      severity=Severity.HIGH, structural=True))
             for var in _ENV_READ.findall(code):
                 if var in _CI_VARS:
-                    signals.append(Signal("env_sniffing", "ci_env_var", f.path, a.number, a.text,
+                    signals.append(Signal(Detector.ENV_SNIFFING, "ci_env_var", f.path, a.number, a.text,
                                           f"reads CI/test environment variable {var}",
-                                          severity="high", structural=True, value=var))
+                                          severity=Severity.HIGH, structural=True, value=var))
             for kind, rx, message, severity in _TAMPER:
                 if rx.search(code):
-                    signals.append(Signal("harness_tampering", kind, f.path, a.number, a.text,
+                    signals.append(Signal(Detector.HARNESS_TAMPERING, kind, f.path, a.number, a.text,
                                           message, severity=severity,
-                                          structural=severity == "high"))
+                                          structural=severity == Severity.HIGH))
         # The same questions on the syntax tree: obfuscated names, aliases, folded strings.
         signals.extend(ast_signals(f))
     return _dedupe(signals)
