@@ -26,6 +26,7 @@ from testjack_tui.engine import open_questions
 from testjack_tui.engine.approval import awaiting_operator, decision_record
 from testjack_tui.engine.oracle import tagged_path
 from testjack_tui.engine.runner import witness_fails
+from testjack_tui.engine.records_cands import CandidateRecord, DecidedBy, ValidationOutcome
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
 from testjack_tui.model import Task, Trial
@@ -58,7 +59,7 @@ def _unique_path(path: str, taken: set[str], wid: str) -> str:
     return candidate
 
 
-def _candidates(path: Path) -> list[dict[str, Any]]:
+def _candidates(path: Path) -> list[CandidateRecord]:
     store = SessionStore(path)
     try:
         return store.candidates()
@@ -107,21 +108,21 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
     try:
         refutations = store.refutations()
         validations = store.validations()
-        runs = store.runs_by_key(v["reference_run"] for v in validations if v.get("reference_run"))
+        runs = store.runs_by_key(v.reference_run for v in validations if v.reference_run)
         witnesses = store.witnesses()
-        approvals = {a["candidate_id"]: a for a in store.approvals()}
+        approvals = {a.candidate_id: a for a in store.approvals()}
         questions = open_questions.stored(store)
         waiting = awaiting_operator(store)
     finally:
         store.close()
     canonical = dedup.group(witnesses)
-    candidates = {c["id"]: c for c in _candidates(path)}
+    candidates = {c.id: c for c in _candidates(path)}
     extras: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for v in validations:
-        c = candidates.get(v["candidate_id"])
-        if v.get("outcome") == "passes_reference" and c is not None:
-            extras.setdefault(c["task_id"], {"t1": [], "amb": []})["t1"].append(
-                {"id": c["id"], "path": c["path"], "source": c["source"], "requirement": c["requirement"]})
+        c = candidates.get(v.candidate_id)
+        if v.outcome == ValidationOutcome.PASSES_REFERENCE and c is not None:
+            extras.setdefault(c.task_id, {"t1": [], "amb": []})["t1"].append(
+                {"id": c.id, "path": c.path, "source": c.source, "requirement": c.requirement})
     seen_amb: set[str] = set()
     for w in witnesses:
         if w.get("classification") == "ambiguous" and canonical_of(w, witnesses) not in seen_amb:
@@ -138,8 +139,7 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
     refutes: dict[str, list[str]] = {}
     for r in refutations:  # a duplicate's refutations belong to its first copy
         refutes.setdefault(canonical.get(r["witness_id"], r["witness_id"]), []).append(r["trial_id"])
-    ref_run = {v["candidate_id"]: runs.get(v.get("reference_run") or "") for v in validations
-               if v.get("reference_run")}
+    ref_run = {v.candidate_id: runs.get(v.reference_run or "") for v in validations if v.reference_run}
     out: dict[str, TaskExport] = {}
     for w in witnesses:
         if w.get("classification") == "ambiguous" or not refutes.get(w["id"]) \
@@ -161,9 +161,9 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
         if task_id in out:  # beside a strengthened suite (a task without one has nothing to merge)
             out[task_id].task_analysis, out[task_id].underspecified = extra["t1"], extra["amb"]
     for exp in out.values():
-        exp.decisions = [{"candidate_id": cid, "trial_id": a.get("trial_id") or "",
-                          "label": a.get("label") or "", "counts": bool(a.get("counts")), **decision_record(a)}
-                         for cid, a in approvals.items() if a.get("task_id") == exp.task_id and a.get("by") == "operator"]
+        exp.decisions = [{"candidate_id": cid, "trial_id": a.trial_id or "",
+                          "label": a.label, "counts": a.counts, **decision_record(a)}
+                         for cid, a in approvals.items() if a.task_id == exp.task_id and a.by == DecidedBy.OPERATOR]
         exp.decisions += [{"candidate_id": w["candidate_id"], "trial_id": w["trial_id"], "case": w["case"],
                            "label": w["label"], "counts": False, "by": "queued", "decision": "questionable-awaiting",
                            "reviewer_label": w["reviewer_label"], "note": w["why"], "at": None}

@@ -22,8 +22,8 @@ from .no_reference import ensure_reference
 from .probes import materialize_probe
 from .analysis_fates import fate_rows, withdrawn_features
 from .failure_patterns import explain_refutations
-from .oracle import (Validation, ask_repair, candidate_from_dict, candidate_to_dict, null_feedback,
-                     validate)
+from .oracle import Validation, ask_repair, null_feedback, validate
+from .records_cands import candidate_from_dict, candidate_to_dict
 from .roles import AuditContext, AuditOutcome, ChecklistItem, TaskAnalyst, questionable_cases
 from .failure_kinds import AUDIT_FAILED
 from .runner import combined_status, is_failing

@@ -20,7 +20,9 @@ from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.compare import mode_comparison
 from testjack_tui.engine.requirements import requirements_table
 from testjack_tui.engine import open_questions, reference_claims
-from testjack_tui.engine.approval import decision_record
+from testjack_tui.engine.approval import decision_record, stored_kind
+from testjack_tui.engine.records_cands import (ApprovalRecord, DecidedBy, ValidationOutcome, ValidationRecord,
+                                               VerdictRecord)
 from testjack_tui.engine.ambiguity import witness_outcome
 from testjack_tui.engine.detectors import DETECTORS, Evidence, collect_static_evidence
 from testjack_tui.engine.no_reference import independent_reference
@@ -110,21 +112,21 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
     validations = store.validations()
     # Only the runs a finding quotes (a session holds one per trial and witness, with output).
     runs = store.runs_by_key([wr["run_key"] for wr in wruns if wr.get("run_key")]
-                             + [v["reference_run"] for v in validations if v.get("reference_run")])
-    reference_runs: dict[tuple[str, str], dict[str, Any]] = {}  # the first, as validations are in time order
+                             + [v.reference_run for v in validations if v.reference_run])
+    reference_runs: dict[tuple[str, str], ValidationRecord] = {}  # the first, as validations are in time order
     for v in validations:
-        if v.get("reference_run"):
-            reference_runs.setdefault((v["task_id"], v["candidate_id"]), v)
-    approvals = {a["candidate_id"]: a for a in store.approvals()}
-    verdicts = {v["candidate_id"]: v for v in store.verdicts()}
+        if v.reference_run:
+            reference_runs.setdefault((v.task_id, v.candidate_id), v)
+    approvals = {a.candidate_id: a for a in store.approvals()}
+    verdicts = {v.candidate_id: v for v in store.verdicts()}
     trial_checks = store.trial_checks()
     trial_states = store.trial_states()
     task_states = store.task_states()
     proofs = store.proofs()
     passes_both: dict[str, int] = {}
     for v in validations:
-        if v.get("outcome") == "passes_both" and v.get("trial_id"):
-            passes_both[v["trial_id"]] = passes_both.get(v["trial_id"], 0) + 1
+        if v.outcome == ValidationOutcome.PASSES_BOTH and v.trial_id:
+            passes_both[v.trial_id] = passes_both.get(v.trial_id, 0) + 1
     # T0's run on each trial's world (no candidate files), for claims that T0 passes there.
     # The first such run is the reproduction check; later ones (harness reverted, mutants) are not.
     t0_runs: dict[str, str] = {}
@@ -197,7 +199,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 counted.add(canonical.get(wid, wid))
                 ref_run = _reference_run(reference_runs, w, runs)
                 w_rho, w_per_model, w_skipping, _ = details.get(wid, (None, {}, (), False))
-                verdict = verdicts.get(wid) or {}
+                verdict = verdicts.get(wid)
                 f = FindingInput(
                     witness_id=wid, path=w["path"], source=w["source"], requirement=w["requirement"],
                     explicit=bool(w["explicit"]), quote=w.get("quote") or "",
@@ -209,10 +211,10 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                                      wr.get("run_key")),
                     klass=_klass(w), rho=w["rho"] if w["rho"] is not None else w_rho,
                     models_skipping=len(w_skipping), models_measured=len(w_per_model),
-                    source_trial=w.get("source_trial"), reviewer_reason=verdict.get("reason", ""),
+                    source_trial=w.get("source_trial"), reviewer_reason=verdict.reason if verdict else "",
                     replays=tuple((tid, r["status"], r.get("run_key")) for tid, r in sorted(by_witness.get(wid, {}).items())
                                   if tid in passing_models),
-                    approved_by=(approvals.get(wid) or {}).get("by", "auto"),
+                    approved_by=approvals[wid].by if wid in approvals else DecidedBy.AUTO,
                     executed=frozenset((str(p), int(n)) for p, n in
                                        (executed_by.get(wid) or []) if isinstance(n, int)))
                 # A hang, kill or crash refutes whatever the witness's class (failure_kinds).
@@ -334,40 +336,37 @@ def mark_independent(trial: TrialReport, record: dict[str, Any] | None, folder: 
                            f"{Path(folder) / 'independent-references' / (path_part(trial.task_id) + '.patch')}.")
 
 
-def decisions_table(approvals: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]]) -> list[DecisionRow]:
+def decisions_table(approvals: list[ApprovalRecord], verdicts: dict[str, VerdictRecord]) -> list[DecisionRow]:
     """Every decision a person took (operator approvals, overrules, judgements), oldest first:
     who decided what about which candidate, against what the reviewer said."""
     out = []
     for a in approvals:
-        if a.get("by") != "operator":
+        if a.by != DecidedBy.OPERATOR:
             continue
-        record = decision_record(a)
-        verdict = verdicts.get(a["candidate_id"]) or {}
+        verdict = verdicts.get(a.candidate_id)
         out.append(DecisionRow(
-            candidate=a["candidate_id"], task=a.get("task_id") or "",
-            trial=a.get("trial_id") or verdict.get("trial_id") or "",
-            requirement=verdict.get("requirement") or "",
-            reviewer_label=record["reviewer_label"] or verdict.get("label") or "",
-            decision=record["decision"], label=a.get("label") or "", counts=bool(a.get("counts")),
-            by=record["by"], note=record["note"], at=_iso(record["at"])))
+            candidate=a.candidate_id, task=a.task_id,
+            trial=a.trial_id or (verdict.trial_id if verdict else None) or "",
+            requirement=verdict.requirement if verdict else "",
+            reviewer_label=a.reviewer_label or (verdict.label if verdict else ""),
+            decision=stored_kind(a), label=a.label, counts=a.counts, by=a.by, note=a.note, at=_iso(a.at)))
     return out
 
 
-def trial_decisions(trial_id: str, approvals: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]],
+def trial_decisions(trial_id: str, approvals: list[ApprovalRecord], verdicts: dict[str, VerdictRecord],
                     awaiting: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every decision on a trial's candidates, oldest first: who decided, the reviewer's label
     beside the label that stands, the operator's own judgement; then what still waits."""
     out = []
     for a in approvals:
-        verdict = verdicts.get(a["candidate_id"]) or {}
-        if (a.get("trial_id") or verdict.get("trial_id")) != trial_id or a.get("by") == "queued":
+        verdict = verdicts.get(a.candidate_id)
+        if (a.trial_id or (verdict.trial_id if verdict else None)) != trial_id or a.by == DecidedBy.QUEUED:
             continue
-        record = decision_record(a)
-        out.append({"candidate_id": a["candidate_id"], "case": "", "reviewer": verdict.get("reviewer") or "",
-                    "reviewer_label": record["reviewer_label"] or verdict.get("label") or "",
-                    "reviewer_reason": verdict.get("reason") or "", "decision": record["decision"],
-                    "label": a.get("label") or "", "counts": bool(a.get("counts")), "by": record["by"],
-                    "note": record["note"], "operator": record.get("operator") or {}, "at": _iso(record["at"])})
+        out.append({"candidate_id": a.candidate_id, "case": "", "reviewer": verdict.reviewer if verdict else "",
+                    "reviewer_label": a.reviewer_label or (verdict.label if verdict else ""),
+                    "reviewer_reason": verdict.reason if verdict else "", "decision": stored_kind(a),
+                    "label": a.label, "counts": a.counts, "by": a.by,
+                    "note": a.note, "operator": a.judgement.to_json(), "at": _iso(a.at)})
     for w in awaiting:
         if w.get("trial_id") == trial_id:
             out.append({"candidate_id": w["candidate_id"], "case": w.get("case") or "", "reviewer": "",
@@ -397,17 +396,17 @@ def _agent_finding(witness_id: str, agent_findings: list[dict[str, Any]]) -> dic
     return None
 
 
-def structured_reviews(store: SessionStore, verdicts: dict[str, Any]) -> dict[str, list[Review]]:
+def structured_reviews(store: SessionStore, verdicts: dict[str, VerdictRecord]) -> dict[str, list[Review]]:
     """trial id -> the reviewer's structured verdicts (overall, per case) on its candidates."""
     from testjack_tui.engine.approval import review_key
 
     out: dict[str, list[Review]] = {}
     for cid, v in verdicts.items():
-        data = store.get_audit(v.get("task_id") or "", review_key(cid))
+        data = store.get_audit(v.task_id or "", review_key(cid))
         if not data:
             continue
-        out.setdefault(v.get("trial_id") or "analysis", []).append(Review(
-            candidate_id=cid, label=v.get("label"), overall=data.get("overall", ""),
+        out.setdefault(v.trial_id or "analysis", []).append(Review(
+            candidate_id=cid, label=v.label, overall=data.get("overall", ""),
             cases=data.get("cases") or [], keep=data.get("keep") or [], coverage=data.get("coverage") or []))
     return out
 
@@ -417,13 +416,13 @@ def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
     return Evidence.from_dict(data) if data else None
 
 
-def _reference_run(reference_runs: dict[tuple[str, str], dict[str, Any]], w: dict[str, Any],
+def _reference_run(reference_runs: dict[tuple[str, str], ValidationRecord], w: dict[str, Any],
                    runs: dict[str, Any]) -> dict[str, Any] | None:
     """The witness's passing run on the reference world (from the validations table)."""
     v = reference_runs.get((w["task_id"], w["id"]))
     if v is None:
         return None
-    return {"status": v["reference"], "key": v["reference_run"], "run": runs.get(v["reference_run"])}
+    return {"status": v.reference, "key": v.reference_run, "run": runs.get(v.reference_run or "")}
 
 
 def _klass(w: dict[str, Any]) -> str:

@@ -7,11 +7,20 @@ candidates that the engine executes on both worlds and that are approved count.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Awaitable, Callable, Iterable, Literal, Protocol
 
 from testjack_tui.model import Task, Trial
 
-ReviewLabel = Literal["valid", "questionable", "invalid"]
+
+class ReviewLabel(StrEnum):
+    """A reviewer's (or the operator's) label of a candidate: only "valid" counts."""
+
+    VALID = "valid"
+    QUESTIONABLE = "questionable"
+    INVALID = "invalid"
+
+
 CandidateAuthor = Literal["audit", "task_analysis", "operator"]
 
 
