@@ -500,12 +500,12 @@ async def test_a_questionable_discriminating_test_is_an_open_question_about_p_re
     assert await session.run() == "finished"
     summary = session.summary()
     assert "refuted" not in states(summary).values()
-    stored = {q["requirement"]: q for q in open_questions.stored(session.store, T)}
+    stored = {q.requirement: q for q in open_questions.stored(session.store, T)}
     question = stored["handles alias"]
-    assert question["fails_on"] == ["a1", "a2"]  # replayed over every passing trial, as for rho
-    assert set(question["passes_on"]) >= {"a3", "a4", "a5"}
-    assert question["said"] == ['reviewer (fake reviewer): questionable: "scripted questionable"']
-    assert stored["whether aliases are case-sensitive"]["said"][0].startswith("audit agent: P is silent")
+    assert question.fails_on == ["a1", "a2"]  # replayed over every passing trial, as for rho
+    assert set(question.passes_on) >= {"a3", "a4", "a5"}
+    assert question.said == ['reviewer (fake reviewer): questionable: "scripted questionable"']
+    assert stored["whether aliases are case-sensitive"].said[0].startswith("audit agent: P is silent")
     # The reviewer's questionable waits for a person, and says so in the summary.
     assert [a["candidate_id"] for a in summary.awaiting_operator] == [f"{T}:a2:1.v1"]
     report = build_report(session.id, benchmark=make_benchmark([task], trials))

@@ -386,8 +386,8 @@ async def test_judged_questionable_in_the_dialog_it_is_an_open_question_not_a_re
     assert stored is not None
     assert stored.label == "questionable" and not stored.counts and stored.reviewer_label == "valid"
     (question,) = open_questions.stored(session.store, task.id)
-    assert question["fails_on"] == ["a1", "a2"] and question["said"][0].startswith("reviewer (fake reviewer): valid")
-    assert question["said"][1].startswith("operator: questionable")
+    assert question.fails_on == ["a1", "a2"] and question.said[0].startswith("reviewer (fake reviewer): valid")
+    assert question.said[1].startswith("operator: questionable")
     report = build_report(session.id, bench)
     assert not any(t.refuted for t in report.trials)
     assert [u.kind for u in report.underspecified_prompts] == ["open question"]

@@ -131,11 +131,11 @@ def plan_export(session_id: str, tasks: dict[str, Any] | None = None) -> list[Ta
                 {"id": w["id"], "path": w["path"], "source": w["source"], "requirement": w["requirement"],
                  "rho": w.get("rho"), "clarification": w.get("note") or ""})
     for q in questions:  # open questions with a test: beside the underspecified witnesses, marked
-        if q.get("source") and q.get("path"):
-            extras.setdefault(q["task_id"], {"t1": [], "amb": []})["amb"].append(
-                {"id": q["candidate_id"], "path": q["path"], "source": q["source"], "requirement": q["requirement"],
-                 "rho": None, "clarification": q.get("clarification") or "", "kind": "open question",
-                 "said": list(q.get("said") or []), "fails_on": list(q.get("fails_on") or [])})
+        if q.source and q.path:
+            extras.setdefault(q.task_id, {"t1": [], "amb": []})["amb"].append(
+                {"id": q.candidate_id, "path": q.path, "source": q.source, "requirement": q.requirement,
+                 "rho": None, "clarification": q.clarification, "kind": "open question",
+                 "said": list(q.said), "fails_on": list(q.fails_on)})
     refutes: dict[str, list[str]] = {}
     for r in refutations:  # a duplicate's refutations belong to its first copy
         refutes.setdefault(canonical.get(r["witness_id"], r["witness_id"]), []).append(r["trial_id"])

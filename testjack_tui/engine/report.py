@@ -165,14 +165,14 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                     clarification=ws.note or "", path=ws.path, fails_on=ws.fails_on))
         questions = open_questions.stored(store, task_id)
         for q in questions:
-            outcomes = {t: "failed" for t in q.get("fails_on") or []} | {t: "passed" for t in q.get("passes_on") or []}
+            outcomes = {t: "failed" for t in q.fails_on} | {t: "passed" for t in q.passes_on}
             q_rho, q_per_model, q_skipping, _ = rho_of(outcomes, passing_models) if outcomes else (None, {}, (), False)
             underspecified.append(UnderspecifiedPrompt(
-                task=task_id, witness=q.get("candidate_id") or "", requirement=q.get("requirement") or "",
+                task=task_id, witness=q.candidate_id, requirement=q.requirement,
                 rho=round(q_rho, 3) if q_rho is not None else None, models_skipping=list(q_skipping),
-                models_measured=len(q_per_model), clarification=q.get("clarification") or "",
-                path=q.get("path") or "", fails_on=list(q.get("fails_on") or []), kind="open question",
-                said=list(q.get("said") or []), reference=q.get("reference") or ""))
+                models_measured=len(q_per_model), clarification=q.clarification,
+                path=q.path, fails_on=list(q.fails_on), kind="open question",
+                said=list(q.said), reference=q.reference))
         infos: dict[str, dict[str, Any]] = {}
         for t in corpus.get(task_id, []):
             infos.setdefault(t["id"], t)
@@ -255,9 +255,9 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 if audit else None,
                 reviews=reviews.get(trial_id, []),
                 decisions=trial_decisions(trial_id, store_approvals, verdicts, awaiting),
-                open_questions=[{k: q.get(k) for k in ("candidate_id", "requirement", "said", "reference",
-                                                       "clarification", "path")}
-                                for q in questions if trial_id in (q.get("fails_on") or [])])
+                open_questions=[{k: getattr(q, k) for k in ("candidate_id", "requirement", "said", "reference",
+                                                             "clarification", "path")}
+                                for q in questions if trial_id in q.fails_on])
             mark_independent(report, independent_reference(store, task_id), store.directory)
             trial_reports.append(report)
 

@@ -197,8 +197,7 @@ def statements(store: SessionStore, task_id: str) -> list[Statement]:
                              witnesses=(str(w["id"]),),
                              explicit=None if w.get("explicit") is None else bool(w["explicit"])))
     for q in open_questions.stored(store, task_id):  # an open question about P is a requirement row too
-        out.append(Statement(str(q.get("requirement") or ""), "open question", explicit=False,
-                             open_questions=tuple(q.get("said") or ())))
+        out.append(Statement(q.requirement, "open question", explicit=False, open_questions=tuple(q.said)))
     return out
 
 
