@@ -10,9 +10,8 @@ import pytest
 
 from testjack_tui.engine import store as store_module
 from testjack_tui.engine.approval import decision_record, stored_kind
-from testjack_tui.engine.records_cands import (ApprovalRecord, DecidedBy, DecisionKind, OperatorJudgement,
-                                               ValidationOutcome)
-from testjack_tui.engine.roles import Candidate, ReviewLabel, ReviewVerdict
+from testjack_tui.engine.records_cands import ApprovalRecord, DecidedBy, DecisionKind, ValidationOutcome
+from testjack_tui.engine.roles import Candidate, OperatorJudgement, ReviewLabel, ReviewVerdict
 from testjack_tui.engine.store import SCHEMA_VERSION, SessionStore
 from testjack_tui.errors import InputError
 

@@ -301,7 +301,7 @@ async def approve(env: EngineEnv, candidate: Candidate, verdict: ReviewVerdict, 
     env.emit(ApprovalAnswered(env.session_id, request_id=rid, candidate_id=candidate.id,
                               counts=decision.counts, label=decision.label, by=decision.by,
                               reviewer_label=verdict.label, decision=kind, note=decision.note,
-                              operator=decision.judgement()))
+                              operator=decision.judgement().to_json()))
     await resume_work()  # after a wait for the operator: back to work when a slot is free
     return decision
 

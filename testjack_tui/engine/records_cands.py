@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from testjack_tui.errors import InputError
 
-from .roles import ApprovalDecision, Candidate, CandidateAuthor, ReviewLabel
+from .roles import ApprovalDecision, Candidate, CandidateAuthor, OperatorJudgement, ReviewLabel
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -136,33 +136,6 @@ class VerdictRecord:
 
 
 @dataclass(frozen=True)
-class OperatorJudgement:
-    """The operator's own judgement of a candidate's requirement, beside the reviewer's:
-    empty / None where the operator said nothing."""
-
-    requirement: str = ""
-    explicit: bool | None = None
-    quote: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        """Only what was said (the stored column, the reports' "operator" entry)."""
-        out: dict[str, Any] = {}
-        if self.requirement:
-            out["requirement"] = self.requirement
-        if self.explicit is not None:
-            out["explicit"] = self.explicit
-        if self.quote:
-            out["quote"] = self.quote
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> OperatorJudgement:
-        explicit = data.get("explicit")
-        return cls(str(data.get("requirement") or ""), None if explicit is None else bool(explicit),
-                   str(data.get("quote") or ""))
-
-
-@dataclass(frozen=True)
 class ApprovalRecord:
     """Who decided what about a candidate: the label that stands and whether it counts, the
     reviewer's label it was decided against, and the operator's note and judgement.
@@ -187,7 +160,7 @@ class ApprovalRecord:
         """The record of a decision just taken."""
         return cls(candidate_id, request_id, task_id, decision.counts, decision.label,
                    DecidedBy(decision.by), decision.note, reviewer_label, kind, trial_id,
-                   OperatorJudgement(decision.requirement, decision.explicit, decision.quote))
+                   decision.judgement())
 
     def decided(self) -> ApprovalDecision:
         """The decision as the approver gave it (a resumed session replays it)."""

@@ -20,10 +20,10 @@ from testjack_tui.errors import InputError
 from testjack_tui.safe_paths import id_problem
 
 from .records_cands import (ApprovalRecord, CandidateRecord, DecidedBy, DecisionKind, DropRecord,
-                            OperatorJudgement, ValidationOutcome, ValidationRecord, VerdictRecord,
+                            ValidationOutcome, ValidationRecord, VerdictRecord,
                             candidate_to_dict, candidate_from_dict, member,
                             member_or_none)
-from .roles import Candidate, CandidateAuthor, ReviewLabel, ReviewVerdict
+from .roles import Candidate, CandidateAuthor, OperatorJudgement, ReviewLabel, ReviewVerdict
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
