@@ -58,8 +58,8 @@ def test_operator_answers_on_stdin_approve_or_overrule(tmp_path):
     text = stream.getvalue()
     assert "approve the reviewer's verdict?" in text and "operator:" in text
     approvals = session.store.approvals()
-    assert all(a["by"] == "operator" for a in approvals)
-    assert approvals[0]["counts"] is False and approvals[0]["note"]
+    assert all(a.by == "operator" for a in approvals)
+    assert approvals[0].counts is False and approvals[0].note
     st = states(session.summary())
     assert st["a4"] == "refuted" and st["a3"] == "clean"
 

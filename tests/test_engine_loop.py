@@ -111,9 +111,9 @@ async def test_replay_is_batched_one_run_per_trial_per_round():
     for call in isolated:
         per_world[call[1]] = per_world.get(call[1], 0) + 1
     # oracle runs (one per audited candidate on its trial) + at most one replay per witness round
-    oracle_runs = len([v for v in session.store.validations(T) if v["model_run"]])
+    oracle_runs = len([v for v in session.store.validations(T) if v.model_run])
     # + the flaky-control re-run of each discriminating candidate on its trial
-    reruns = len([v for v in session.store.validations(T) if v["outcome"] == "discriminates"])
+    reruns = len([v for v in session.store.validations(T) if v.outcome == "discriminates"])
     assert len(isolated) <= oracle_runs + reruns + len(with_witnesses) * 4
 
 
@@ -126,7 +126,7 @@ async def test_repair_then_drop_after_k_attempts_with_reason():
     session.subscribe(events.append)
     await session.run()
     drops = session.store.drops()
-    assert len(drops) == 1 and "after 1 repair" in drops[0]["reason"]
+    assert len(drops) == 1 and "after 1 repair" in drops[0].reason
     assert roles.audit.repairs == [f"{T}:b1:1.v1"], "k=1: one repair request, then dropped"
     assert any(isinstance(e, CandidateDropped) for e in events)
     assert states(session.summary()) == {"b1": "clean"}
@@ -240,8 +240,8 @@ async def test_operator_approvals_queue_without_blocking_other_tasks():
     summary = session.summary()
     assert summary.tasks["p1"].trials["p1a"].state == "refuted"
     assert summary.tasks["p2"].trials["p2a"].state == "clean"  # the operator overruled
-    approvals = {a["task_id"]: a for a in session.store.approvals()}
-    assert approvals["p2"]["by"] == "operator" and approvals["p2"]["counts"] is False
+    approvals = {a.task_id: a for a in session.store.approvals()}
+    assert approvals["p2"].by == "operator" and approvals["p2"].counts is False
 
 
 async def test_step_mode_pauses_before_rounds_and_after_verdicts():
@@ -344,7 +344,7 @@ async def test_flaky_candidates_are_dropped_and_stable_ones_run_three_times_on_t
     sandbox._candidate_status = flaky_on_reference
     session, _, _ = build({"mode": "per-trial"}, task=task, trials=trials, chains=chains, sandbox=sandbox)
     await session.run()
-    drops = {d["candidate_id"]: d["reason"] for d in session.store.drops()}
+    drops = {d.candidate_id: d.reason for d in session.store.drops()}
     flaky = [r for cid, r in drops.items() if cid.startswith(f"{T}:a4:")]  # a4 misses "quote"
     assert any(r.startswith("flaky: passed on the reference world, then failed on re-run 2 of 3")
                for r in flaky), drops
@@ -464,7 +464,7 @@ async def test_proven_tampering_is_never_certified():
     store = session.store
     checks = store.trial_checks()
     assert checks["f1"]["reproduced"] == 0 and "proven tampering" in checks["f1"]["reason"]
-    outcomes = {v["trial_id"]: v["outcome"] for v in store.validations(T) if v["trial_id"]}
+    outcomes = {v.trial_id: v.outcome for v in store.validations(T) if v.trial_id}
     assert outcomes["f2"] == "unverifiable" and outcomes["ok"] == "passes_both"
     assert {c["trial_id"] for c in store.canary_checks()} == {"f1", "f2"}
     labels = {t.trial_id: t for t in build_report(session.id, make_benchmark([task], trials)).trials}
@@ -500,12 +500,12 @@ async def test_a_questionable_discriminating_test_is_an_open_question_about_p_re
     assert await session.run() == "finished"
     summary = session.summary()
     assert "refuted" not in states(summary).values()
-    stored = {q["requirement"]: q for q in open_questions.stored(session.store, T)}
+    stored = {q.requirement: q for q in open_questions.stored(session.store, T)}
     question = stored["handles alias"]
-    assert question["fails_on"] == ["a1", "a2"]  # replayed over every passing trial, as for rho
-    assert set(question["passes_on"]) >= {"a3", "a4", "a5"}
-    assert question["said"] == ['reviewer (fake reviewer): questionable: "scripted questionable"']
-    assert stored["whether aliases are case-sensitive"]["said"][0].startswith("audit agent: P is silent")
+    assert question.fails_on == ["a1", "a2"]  # replayed over every passing trial, as for rho
+    assert set(question.passes_on) >= {"a3", "a4", "a5"}
+    assert question.said == ['reviewer (fake reviewer): questionable: "scripted questionable"']
+    assert stored["whether aliases are case-sensitive"].said[0].startswith("audit agent: P is silent")
     # The reviewer's questionable waits for a person, and says so in the summary.
     assert [a["candidate_id"] for a in summary.awaiting_operator] == [f"{T}:a2:1.v1"]
     report = build_report(session.id, benchmark=make_benchmark([task], trials))

@@ -110,7 +110,7 @@ async def test_a_questionable_case_of_keep_some_waits_and_is_an_open_question(te
     [waiting] = session.summary().awaiting_operator
     assert waiting["case"].endswith("::test_incidental") and waiting["label"] == "questionable"
     [question] = open_questions.stored(session.store, T)
-    assert question["fails_on"] == ["a1", "a2", "a3"] and question["test_ids"] == [waiting["case"]]
+    assert question.fails_on == ["a1", "a2", "a3"] and question.test_ids == [waiting["case"]]
     report = build_report("keep-some-q")
     assert report.awaiting_operator[0].case == waiting["case"]
     [a3] = [t for t in report.trials if t.trial_id == "a3"]

@@ -66,12 +66,12 @@ async def test_a_model_judging_a_discriminating_test_questionable_opens_a_questi
         assert len(server.requests) == 3  # the audit's two turns and one review
     summary = session.summary()
     assert "refuted" not in {t.state for t in summary.tasks[T].trials.values()}
-    stored = {q["requirement"]: q for q in open_questions.stored(session.store, T)}
+    stored = {q.requirement: q for q in open_questions.stored(session.store, T)}
     question = stored["an alias resolves to its target"]
-    assert question["fails_on"] == ["a1", "a2"] and question["passes_on"] == ["a3"]  # replayed, as for rho
-    assert question["said"][0].startswith("reviewer (") and "P never says which target" in question["said"][0]
+    assert question.fails_on == ["a1", "a2"] and question.passes_on == ["a3"]  # replayed, as for rho
+    assert question.said[0].startswith("reviewer (") and "P never says which target" in question.said[0]
     silent = stored["whether aliases are case-sensitive"]
-    assert silent["said"][0].startswith("audit agent: P is silent") and silent["source_trial"] == "a2"
+    assert silent.said[0].startswith("audit agent: P is silent") and silent.source_trial == "a2"
     report = build_report(session.id, benchmark=make_benchmark([task], trials))
     assert {(u.kind, u.requirement) for u in report.underspecified_prompts} == {
         ("open question", "an alias resolves to its target"), ("open question", "whether aliases are case-sensitive")}

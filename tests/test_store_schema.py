@@ -1,6 +1,7 @@
 """The session store's schema version and migrations."""
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
 from pathlib import Path
@@ -8,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from testjack_tui.engine import store as store_module
+from testjack_tui.engine.approval import decision_record, stored_kind
+from testjack_tui.engine.records_cands import ApprovalRecord, DecidedBy, DecisionKind, ValidationOutcome
+from testjack_tui.engine.roles import Candidate, OperatorJudgement, ReviewLabel, ReviewVerdict
 from testjack_tui.engine.store import SCHEMA_VERSION, SessionStore
 from testjack_tui.errors import InputError
 
@@ -24,8 +28,12 @@ def test_a_database_from_before_versioning_is_migrated_and_keeps_its_rows(tmp_pa
     store = SessionStore(path)
     try:
         row = store.get_approval("c1")
-        assert row["label"] == "valid" and row["by"] == "operator"
-        assert row["reviewer_label"] == "" and row["decision"] == ""  # the defaults of added columns
+        assert row is not None and row.label == "valid" and row.by == "operator" and row.note == "ok"
+        assert row.counts is True and row.request_id == "r1" and row.task_id == "t1" and row.at == 1.0
+        # the columns added later read empty: no reviewer label, kind or trial stored, nothing said
+        assert row.reviewer_label is None and row.decision is None and row.trial_id is None
+        assert row.judgement == OperatorJudgement()
+        assert stored_kind(row) == DecisionKind.APPROVED  # a person decided it; its kind was not stored
         assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     finally:
         store.close()
@@ -46,3 +54,69 @@ def test_a_database_from_a_newer_version_is_refused_in_one_line(tmp_path):
 def test_every_insert_names_its_columns():
     source = Path(store_module.__file__).read_text()
     assert re.findall(r"INSERT (?:OR \w+ )?INTO \w+ VALUES", source) == []
+
+
+def test_an_approval_with_the_operators_whole_judgement_round_trips_as_a_record(tmp_path):
+    said = ApprovalRecord(
+        candidate_id="t:a1:1.v2", request_id="approval:t:a1:1.v2", task_id="t", counts=False,
+        label=ReviewLabel.INVALID, by=DecidedBy.OPERATOR, note="reads P too broadly (from verdicts.toml)",
+        reviewer_label=ReviewLabel.VALID, decision=DecisionKind.OVERRULED, trial_id="a1",
+        judgement=OperatorJudgement("handles aliases", True, "It must handle alias and quoting."), at=12.5)
+    store = SessionStore(tmp_path / "s.db")
+    try:
+        store.put_approval(said)
+        assert store.get_approval(said.candidate_id) == said
+        assert store.approvals() == [said]
+        back = store.get_approval(said.candidate_id)
+        assert back is not None and type(back.label) is ReviewLabel and type(back.decision) is DecisionKind
+        assert decision_record(back) == {
+            "by": "operator", "decision": "overruled", "reviewer_label": "valid",
+            "note": "reads P too broadly (from verdicts.toml)", "at": 12.5,
+            "operator": {"requirement": "handles aliases", "explicit": True,
+                         "quote": "It must handle alias and quoting."}}
+        # explicit = false is something said, kept as said; an empty judgement stays empty
+        quiet = dataclasses.replace(said, candidate_id="c2", judgement=OperatorJudgement(explicit=False))
+        store.put_approval(quiet)
+        assert store.get_approval("c2") == quiet and quiet.judgement.to_json() == {"explicit": False}
+        assert store.get_approval("c2").decided().explicit is False
+    finally:
+        store.close()
+
+
+def test_the_candidate_pipeline_tables_read_as_records(tmp_path):
+    store = SessionStore(tmp_path / "s.db")
+    try:
+        c = Candidate("t:a1:1.v1", "tests/test_tj.py", "def test_x(): pass\n", "handles x", "audit",
+                      test_ids=("tests/test_tj.py::test_x",), origin="script.py")
+        store.put_candidate(c, "t", "a1")
+        (row,) = store.candidates("t")
+        assert store.candidate(c.id) == row and row.test_ids == c.test_ids and row.trial_id == "a1"
+        store.put_validation(c.id, None, "t", "passed", "", ValidationOutcome.PASSES_REFERENCE, "k1", None)
+        (v,) = store.validations("t")
+        assert v.trial_id == "" and v.outcome is ValidationOutcome.PASSES_REFERENCE and v.model_run is None
+        store.put_drop(c.id, "t", "a1", "fails on the reference")
+        assert [(d.candidate_id, d.reason) for d in store.drops()] == [(c.id, "fails on the reference")]
+        assert store.get_repair(c.id) == (False, None)
+        store.put_repair(c.id, dataclasses.replace(c, id="t:a1:1.v2", attempt=2, parent=c.id))
+        assert store.get_repair(c.id) == (True, dataclasses.replace(c, id="t:a1:1.v2", attempt=2, parent=c.id))
+        store.put_repair("gave-up", None)
+        assert store.get_repair("gave-up") == (True, None)
+        store.put_verdict(ReviewVerdict(c.id, ReviewLabel.QUESTIONABLE, "handles x", False, reason="unclear",
+                                        reviewer="scripted"), "t", "a1")
+        verdict = store.get_verdict(c.id)
+        assert verdict is not None and verdict.label is ReviewLabel.QUESTIONABLE and verdict.explicit is False
+        assert store.verdicts() == [verdict]
+    finally:
+        store.close()
+
+
+def test_a_label_outside_its_closed_set_is_one_line_naming_the_column(tmp_path):
+    store = SessionStore(tmp_path / "s.db")
+    try:
+        store._db.execute("INSERT INTO approvals(candidate_id, request_id, task_id, counts, label, by, note, at) "
+                          "VALUES ('c1', 'r1', 't1', 1, 'maybe', 'operator', '', 1.0)")
+        with pytest.raises(InputError) as err:
+            store.approvals()
+        assert "approvals.label" in str(err.value) and "'maybe'" in str(err.value)
+    finally:
+        store.close()

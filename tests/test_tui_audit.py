@@ -72,8 +72,8 @@ async def test_stepped_session_with_approve_and_overrule_then_report():
         states = {key.value.split("/", 1)[1]: str(table.get_cell(key, "state")) for key in table.rows}
         assert {t for t, s in states.items() if s == "refuted"} == refuted
         # Approvals the engine recorded are the operator's.
-        recorded = {a["candidate_id"]: a for a in session.store.approvals()}
-        assert recorded[overruled]["by"] == "operator"
+        recorded = {a.candidate_id: a for a in session.store.approvals()}
+        assert recorded[overruled].by == "operator"
         await pilot.press("g")
         await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen.summary)
         report = app.screen

@@ -95,10 +95,11 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         c = state.candidates[request.candidate_id]
         assert c.decision == "overruled" and c.reviewer_label == "valid" and c.counts is False
         stored = session.store.get_approval(request.candidate_id)
-        assert stored["decision"] == "overruled" and stored["reviewer_label"] == "valid"
-        assert stored["note"] == "reads P too broadly" and stored["by"] == "operator"
-        assert stored["judgement"] == {"requirement": "handles aliases and quoting", "explicit": True,
-                                       "quote": "It must handle alias and quoting."}
+        assert stored is not None
+        assert stored.decision == "overruled" and stored.reviewer_label == "valid"
+        assert stored.note == "reads P too broadly" and stored.by == "operator"
+        assert stored.judgement.to_json() == {"requirement": "handles aliases and quoting", "explicit": True,
+                                              "quote": "It must handle alias and quoting."}
         # The candidate detail says overruled, not "approved".
         screen.query_one("#candidate-table", DataTable).focus()
         panel = screen.query_one("#candidates")
@@ -382,10 +383,11 @@ async def test_judged_questionable_in_the_dialog_it_is_an_open_question_not_a_re
         await pilot.press("q")
         await wait_for(pilot, lambda: screen.state.state == "finished")
     stored = session.store.get_approval(f"{task.id}:a2:1.v1")
-    assert stored["label"] == "questionable" and not stored["counts"] and stored["reviewer_label"] == "valid"
+    assert stored is not None
+    assert stored.label == "questionable" and not stored.counts and stored.reviewer_label == "valid"
     (question,) = open_questions.stored(session.store, task.id)
-    assert question["fails_on"] == ["a1", "a2"] and question["said"][0].startswith("reviewer (fake reviewer): valid")
-    assert question["said"][1].startswith("operator: questionable")
+    assert question.fails_on == ["a1", "a2"] and question.said[0].startswith("reviewer (fake reviewer): valid")
+    assert question.said[1].startswith("operator: questionable")
     report = build_report(session.id, bench)
     assert not any(t.refuted for t in report.trials)
     assert [u.kind for u in report.underspecified_prompts] == ["open question"]
@@ -753,7 +755,7 @@ async def test_resumed_operator_session_shows_the_waiting_decision_and_reaches_i
         await pilot.press("a")  # valid: it counts
         await wait_for(pilot, lambda: request_id not in second.state.pending)
         stored = second.session.store.get_approval(request.candidate_id)
-        assert stored["by"] == "operator" and stored["counts"]
+        assert stored is not None and stored.by == "operator" and stored.counts
         second.session.stop()
         await wait_for(pilot, lambda: not second.session_running)
 
@@ -806,6 +808,6 @@ async def test_a_decision_shown_from_before_the_quit_is_kept_until_the_engine_as
             await pilot.pause(0.05)
         assert request_id not in second.state.pending
         stored = second.session.store.get_approval(candidate)
-        assert stored["by"] == "operator" and stored["counts"] and stored["label"] == "valid"
+        assert stored is not None and stored.by == "operator" and stored.counts and stored.label == "valid"
         second.session.stop()
         await wait_for(pilot, lambda: not second.session_running)

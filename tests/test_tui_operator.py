@@ -115,4 +115,4 @@ async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_tria
         summary = audit.session.summary()
         assert summary.tasks[TASK].trials[TRIAL].state == "refuted"
         approvals = audit.session.store.approvals()
-        assert [(a["by"], a["label"], a["counts"]) for a in approvals] == [("operator", "valid", True)]
+        assert [(a.by, a.label, a.counts) for a in approvals] == [("operator", "valid", True)]

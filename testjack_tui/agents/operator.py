@@ -20,7 +20,7 @@ from pathlib import Path
 
 from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.events import Log
-from testjack_tui.engine.roles import AuditContext, AuditOutcome, Candidate, ReviewVerdict
+from testjack_tui.engine.roles import AuditContext, AuditOutcome, Candidate, ReviewLabel, ReviewVerdict
 from testjack_tui.engine.slots import waiting_for_person
 
 from .roles_llm import next_version_id
@@ -187,6 +187,6 @@ class OperatorReviewer:
         quote = prompt_quote(candidate.requirement, getattr(ctx.task, "instruction", "") or "")
         reason = ("awaiting the operator's judgement; explicit: the requirement quotes the prompt" if quote else
                   "awaiting the operator's judgement; implicit: the requirement does not quote the prompt")
-        return ReviewVerdict(candidate_id=candidate.id, label="questionable",
+        return ReviewVerdict(candidate_id=candidate.id, label=ReviewLabel.QUESTIONABLE,
                              requirement=candidate.requirement, explicit=bool(quote), quote=quote,
                              reason=reason, reviewer=OPERATOR_LABEL)

@@ -28,7 +28,7 @@ import json
 import tomllib
 from pathlib import Path
 
-from testjack_tui.engine.roles import OperatorVerdict, ReferenceContradiction
+from testjack_tui.engine.roles import OperatorVerdict, ReferenceContradiction, ReviewLabel
 from testjack_tui.errors import InputError
 
 LABELS = ("valid", "invalid", "questionable")
@@ -78,7 +78,7 @@ def _entry(path: Path, key: str, value: object) -> OperatorVerdict:
     quote = value.get("quote", "").strip()
     if explicit and not quote:
         raise InputError(path, f"{key}.quote", "explicit = true needs the words of P it rests on")
-    return OperatorVerdict(label=label, note=value.get("note", ""), requirement=value.get("requirement", "").strip(),
+    return OperatorVerdict(label=ReviewLabel(label), note=value.get("note", ""), requirement=value.get("requirement", "").strip(),
                            explicit=explicit, quote=quote, reference_contradicts=claim)
 
 

@@ -6,11 +6,12 @@ listed instead of vanishing.
 """
 from __future__ import annotations
 
-from typing import Any
 
 from .oracle import Validation
+from .records_cands import CandidateRecord, ValidationOutcome
 from .runner import is_failing
 from .records import JsonObject
+from .store import SessionStore
 
 HELD = "held on every trial"
 
@@ -64,43 +65,44 @@ def withdrawn_features(features: list[JsonObject], fates: list[JsonObject]) -> l
     return out
 
 
-def audit_fate_rows(store: Any, task_id: str) -> list[JsonObject]:
+def audit_fate_rows(store: SessionStore, task_id: str) -> list[JsonObject]:
     """What became of each trial auditor's test of the task (the operator's too): one row per
     chain (a candidate and its repairs), from what the store recorded: a witness, judged not to
     count, passed on both worlds of its trial, dropped (with the reason) or still open. The
     task analysis's chains are `fate_rows`'."""
-    chains: dict[str, list[JsonObject]] = {}
+    chains: dict[str, list[CandidateRecord]] = {}
     for c in store.candidates(task_id):
-        if c.get("trial_id") and c.get("author") != "task_analysis":
-            chains.setdefault(str(c["id"]).rpartition(".v")[0], []).append(c)
-    drops = {d["candidate_id"]: d["reason"] for d in store.drops() if d["task_id"] == task_id}
-    validations = {v["candidate_id"]: v for v in store.validations(task_id)}
+        if c.trial_id and c.author != "task_analysis":
+            chains.setdefault(c.id.rpartition(".v")[0], []).append(c)
+    drops = {d.candidate_id: d.reason for d in store.drops() if d.task_id == task_id}
+    validations = {v.candidate_id: v for v in store.validations(task_id)}
     witnesses = {w.id for w in store.witnesses(task_id)}
     rows = []
     for versions in chains.values():
         last = versions[-1]
-        cid, trial = str(last["id"]), str(last["trial_id"])
-        verdict = store.get_verdict(cid) or {}
-        v = validations.get(cid) or {}
+        cid, trial = last.id, str(last.trial_id)
+        verdict = store.get_verdict(cid)
+        v = validations.get(cid)
+        outcome = v.outcome if v is not None else None
         if cid in drops:
             fate = f"dropped: {drops[cid]}"
         elif cid in witnesses:
             fate = f"witness: passes on the reference, fails on {trial}"
-        elif v.get("outcome") == "discriminates":
-            decided = store.get_approval(cid) or {}
-            if decided.get("label"):
-                fate = f"fails on {trial}; {decided['label']} ({decided.get('by') or 'auto'}): does not count"
-            elif verdict.get("label"):
-                fate = f"fails on {trial}; the reviewer said {verdict['label']}: waiting for a decision"
+        elif outcome == ValidationOutcome.DISCRIMINATES:
+            decided = store.get_approval(cid)
+            if decided is not None:
+                fate = f"fails on {trial}; {decided.label} ({decided.by}): does not count"
+            elif verdict is not None:
+                fate = f"fails on {trial}; the reviewer said {verdict.label}: waiting for a decision"
             else:
                 fate = f"fails on {trial}: waiting for its judgement"
-        elif v.get("outcome") == "passes_both":
+        elif outcome == ValidationOutcome.PASSES_BOTH:
             fate = f"passed on both worlds of {trial} (shows nothing about it)"
         else:
-            fate = str(v.get("outcome") or "not validated yet")
+            fate = str(outcome or "not validated yet")
         if len(versions) > 1:
-            fate += f" (repaired from {versions[0]['id']}, {len(versions) - 1} repair(s))"
-        rows.append({"id": cid, "trial": trial, "author": last.get("author") or "", "path": last.get("path") or "",
-                     "requirement": last.get("requirement") or "", "versions": [str(c["id"]) for c in versions],
+            fate += f" (repaired from {versions[0].id}, {len(versions) - 1} repair(s))"
+        rows.append({"id": cid, "trial": trial, "author": last.author, "path": last.path,
+                     "requirement": last.requirement, "versions": [c.id for c in versions],
                      "fate": fate})
     return rows

@@ -15,9 +15,11 @@ from typing import Any, Callable
 
 from .records_standing import WitnessClassification, WitnessRow
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
+from .records_cands import ApprovalRecord, DecidedBy, DecisionKind
 from .slots import resume_work, waiting_for_person
 from .roles import (ApprovalDecision, ApprovalRequest, Approver, AuditContext, Candidate, OperatorVerdict,
-                    ReviewVerdict, needs_operator, questionable_cases)
+                    ReviewLabel, ReviewVerdict, needs_operator, questionable_cases)
+from .store import SessionStore
 
 from .env import EngineEnv
 
@@ -39,30 +41,35 @@ class AutoApprover:
         if needs_operator(verdict):
             if self.queue is not None:
                 return await self.queue.decide(request)
-            return ApprovalDecision(counts=False, label=verdict.label, by="queued", note=QUEUED_NOTE)
-        counts = verdict.label == "valid" and verdict.overall != "DROP_ALL"
-        return ApprovalDecision(counts=counts, label=verdict.label, by="auto")
+            return ApprovalDecision(counts=False, label=verdict.label, by=DecidedBy.QUEUED, note=QUEUED_NOTE)
+        counts = verdict.label == ReviewLabel.VALID and verdict.overall != "DROP_ALL"
+        return ApprovalDecision(counts=counts, label=verdict.label, by=DecidedBy.AUTO)
 
 
-def decision_kind(reviewer_label: str, decision: ApprovalDecision, reviewer_is_operator: bool = False) -> str:
+def decision_kind(reviewer_label: str, decision: ApprovalDecision, reviewer_is_operator: bool = False) -> DecisionKind:
     """How a decision relates to the reviewer: "auto" (nobody asked), "judged" (the operator was
     the reviewer), "approved" (the operator let the reviewer's verdict stand) or "overruled"
     (the operator changed whether the candidate counts)."""
-    if decision.by != "operator":
-        return "auto"
+    if decision.by != DecidedBy.OPERATOR:
+        return DecisionKind.AUTO
     if reviewer_is_operator:
-        return "judged"
-    return "approved" if decision.counts == (reviewer_label == "valid") else "overruled"
+        return DecisionKind.JUDGED
+    return DecisionKind.APPROVED if decision.counts == (reviewer_label == ReviewLabel.VALID) else DecisionKind.OVERRULED
 
 
-def decision_record(approval: dict[str, Any] | None) -> dict[str, Any]:
-    """The stored approval as reports and exports show it (no decision stored: auto)."""
-    if not approval:
+def stored_kind(approval: ApprovalRecord) -> DecisionKind:
+    """The decision's kind as stored; a row from before kinds were stored: approved when a person
+    decided, else auto."""
+    return approval.decision or (DecisionKind.APPROVED if approval.by == DecidedBy.OPERATOR else DecisionKind.AUTO)
+
+
+def decision_record(approval: ApprovalRecord | None) -> dict[str, Any]:
+    """The stored approval as reports and exports show it (JSON; no decision stored: auto)."""
+    if approval is None:
         return {"by": "auto", "decision": "auto", "reviewer_label": "", "note": "", "at": None}
-    return {"by": approval.get("by") or "auto", "decision": approval.get("decision") or
-            ("auto" if approval.get("by") != "operator" else "approved"),
-            "reviewer_label": approval.get("reviewer_label") or "", "note": approval.get("note") or "",
-            "at": approval.get("at"), **({"operator": approval["judgement"]} if approval.get("judgement") else {})}
+    said = approval.judgement.to_json()
+    return {"by": approval.by, "decision": stored_kind(approval), "reviewer_label": approval.reviewer_label or "",
+            "note": approval.note, "at": approval.at, **({"operator": said} if said else {})}
 
 
 class TableApprover:
@@ -85,14 +92,14 @@ class TableApprover:
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         found = self.lookup(request.candidate)
         if found is None:
-            return ApprovalDecision(counts=False, label="invalid", by="operator",
+            return ApprovalDecision(counts=False, label=ReviewLabel.INVALID, by=DecidedBy.OPERATOR,
                                     note=f"not named in {self.source}: does not count")
         return operator_verdict_decision(found, f"from {self.source}")
 
 
 def operator_verdict_decision(v: OperatorVerdict, where: str) -> ApprovalDecision:
     """The decision an operator's whole verdict makes: valid counts, the rest does not."""
-    return ApprovalDecision(counts=v.label == "valid", label=v.label, by="operator",
+    return ApprovalDecision(counts=v.label == ReviewLabel.VALID, label=v.label, by=DecidedBy.OPERATOR,
                             note=(v.note + " " if v.note else "") + f"({where})",
                             requirement=v.requirement, explicit=v.explicit, quote=v.quote)
 
@@ -107,25 +114,25 @@ def standing_requirement(verdict: ReviewVerdict, decision: ApprovalDecision, fal
     return requirement, decision.explicit, decision.quote if decision.explicit or decision.quote else ""
 
 
-def awaiting_operator(store: Any) -> list[dict[str, Any]]:
+def awaiting_operator(store: SessionStore) -> list[dict[str, Any]]:
     """Every judgement left for a person: candidates queued under auto-approval (QUESTIONABLE,
     HUMAN_REVIEW) and, of a KEEP_SOME the engine applied, each case the reviewer called
     QUESTIONABLE (the kept cases count; these wait). Oldest first; none is ever dropped."""
     out: list[dict[str, Any]] = []
-    verdicts = {v["candidate_id"]: v for v in store.verdicts()}
+    verdicts = {v.candidate_id: v for v in store.verdicts()}
     for a in store.approvals():
-        cid, by = a["candidate_id"], a.get("by")
-        verdict = verdicts.get(cid) or {}
-        base = {"candidate_id": cid, "task_id": a.get("task_id") or "",
-                "trial_id": a.get("trial_id") or verdict.get("trial_id") or "",
-                "reviewer_label": a.get("reviewer_label") or verdict.get("label") or "",
-                "requirement": verdict.get("requirement") or ""}
-        if by == "queued":
-            out.append(base | {"case": "", "label": a.get("label") or "", "why": verdict.get("reason") or a.get("note") or ""})
+        cid = a.candidate_id
+        verdict = verdicts.get(cid)
+        base = {"candidate_id": cid, "task_id": a.task_id,
+                "trial_id": a.trial_id or (verdict.trial_id if verdict else None) or "",
+                "reviewer_label": a.reviewer_label or (verdict.label if verdict else ""),
+                "requirement": verdict.requirement if verdict else ""}
+        if a.by == DecidedBy.QUEUED:
+            out.append(base | {"case": "", "label": a.label, "why": (verdict.reason if verdict else "") or a.note})
             continue
-        if by == "operator":
+        if a.by == DecidedBy.OPERATOR:
             continue  # a person decided it
-        review = store.get_audit(base["task_id"], review_key(cid)) or {}
+        review = store.get_audit(a.task_id, review_key(cid)) or {}
         if review.get("overall") != "KEEP_SOME":
             continue
         cases = list(review.get("cases") or ())
@@ -135,14 +142,14 @@ def awaiting_operator(store: Any) -> list[dict[str, Any]]:
     return out
 
 
-def judged_valid_but_ambiguous(store: Any) -> list[WitnessRow]:
+def judged_valid_but_ambiguous(store: SessionStore) -> list[WitnessRow]:
     """Witnesses the operator judged valid that the ambiguity rule turned into prompt findings
     (implicit requirement, ρ > 1/2): the run says why, once, and how to say otherwise."""
-    approvals = {a["candidate_id"]: a for a in store.approvals()}
+    approvals = {a.candidate_id: a for a in store.approvals()}
     out = []
     for w in store.witnesses():
-        a = approvals.get(w.id) or {}
-        if w.classification == WitnessClassification.AMBIGUOUS and a.get("by") == "operator" and a.get("counts"):
+        a = approvals.get(w.id)
+        if w.classification == WitnessClassification.AMBIGUOUS and a is not None and a.by == DecidedBy.OPERATOR and a.counts:
             out.append(w)
     return out
 
@@ -231,10 +238,9 @@ async def review(env: EngineEnv, ctx: AuditContext, candidate: Candidate, task_i
     row = env.store.get_verdict(candidate.id)
     if row is not None:
         structured = env.store.get_audit(task_id, review_key(candidate.id)) or {}
-        verdict = ReviewVerdict(candidate_id=candidate.id, label=row["label"],
-                                requirement=row["requirement"] or candidate.requirement,
-                                explicit=row["explicit"], quote=row["quote"] or "",
-                                reason=row["reason"] or "", reviewer=row["reviewer"] or "",
+        verdict = ReviewVerdict(candidate_id=candidate.id, label=row.label,
+                                requirement=row.requirement or candidate.requirement,
+                                explicit=row.explicit, quote=row.quote, reason=row.reason, reviewer=row.reviewer,
                                 overall=structured.get("overall", ""),
                                 cases=tuple(structured.get("cases") or ()),
                                 coverage=tuple(structured.get("coverage") or ()),
@@ -246,9 +252,11 @@ async def review(env: EngineEnv, ctx: AuditContext, candidate: Candidate, task_i
         verdict = dataclasses.replace(verdict, candidate_id=candidate.id,
                                       requirement=verdict.requirement or candidate.requirement,
                                       reviewer=verdict.reviewer or env.roles.reviewer.label)
-        if verdict.label not in ("valid", "questionable", "invalid"):
-            verdict = dataclasses.replace(verdict, label="questionable",
+        if verdict.label not in set(ReviewLabel):
+            verdict = dataclasses.replace(verdict, label=ReviewLabel.QUESTIONABLE,
                                           reason=f"unknown label {verdict.label!r}: {verdict.reason}")
+        else:  # an agent's reply gives the label as text
+            verdict = dataclasses.replace(verdict, label=ReviewLabel(verdict.label))
         env.store.put_verdict(verdict, task_id, trial_id)
         env.store.put_audit(task_id, review_key(candidate.id), {
             "candidate_id": candidate.id, "trial_id": trial_id, "overall": verdict.overall,
@@ -281,24 +289,20 @@ async def approve(env: EngineEnv, candidate: Candidate, verdict: ReviewVerdict, 
     row = env.store.get_approval(candidate.id)
     judges = getattr(env.roles.reviewer, "defers_to_approver", False)
     if row is not None:
-        said = row.get("judgement") or {}
-        decision = ApprovalDecision(counts=row["counts"], label=row["label"], by=row["by"],
-                                    note=row["note"] or "", requirement=said.get("requirement", ""),
-                                    explicit=said.get("explicit"), quote=said.get("quote", ""))
-        kind = row.get("decision") or decision_kind(verdict.label, decision, judges)
+        decision = row.decided()
+        kind = row.decision or decision_kind(verdict.label, decision, judges)
     else:
         request = ApprovalRequest(session_id=env.session_id, task_id=task_id, trial_id=trial_id,
                                   candidate=candidate, verdict=verdict,
                                   reference_status=reference_status, model_status=model_status)
         decision = await approver_for(env, task_id).decide(request)
         kind = decision_kind(verdict.label, decision, judges)
-        env.store.put_approval(candidate.id, rid, task_id, decision.counts, decision.label,
-                               decision.by, decision.note, reviewer_label=verdict.label,
-                               decision=kind, trial_id=trial_id, judgement=decision.judgement())
+        env.store.put_approval(ApprovalRecord.of(decision, candidate.id, rid, task_id, verdict.label,
+                                                 kind, trial_id))
     env.emit(ApprovalAnswered(env.session_id, request_id=rid, candidate_id=candidate.id,
                               counts=decision.counts, label=decision.label, by=decision.by,
                               reviewer_label=verdict.label, decision=kind, note=decision.note,
-                              operator=decision.judgement()))
+                              operator=decision.judgement().to_json()))
     await resume_work()  # after a wait for the operator: back to work when a slot is free
     return decision
 

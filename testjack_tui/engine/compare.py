@@ -61,8 +61,8 @@ def operator_candidates(store: SessionStore) -> dict[str, str]:
     """The operator's own test files of a session: source digest -> the requirement given."""
     out = {}
     for c in store.candidates():
-        if c.get("author") == "operator":
-            out[hashlib.sha256((c.get("source") or "").encode()).hexdigest()[:12]] = c.get("requirement") or ""
+        if c.author == "operator":
+            out[hashlib.sha256(c.source.encode()).hexdigest()[:12]] = c.requirement
     return out
 
 

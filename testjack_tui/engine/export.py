@@ -25,6 +25,7 @@ from testjack_tui.engine import open_questions
 from testjack_tui.engine.approval import awaiting_operator, decision_record
 from testjack_tui.engine.oracle import tagged_path
 from testjack_tui.engine.runner import witness_fails
+from testjack_tui.engine.records_cands import CandidateRecord, DecidedBy, ValidationOutcome
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.records_standing import WitnessClassification
 from testjack_tui.errors import InputError
@@ -59,7 +60,7 @@ def _unique_path(path: str, taken: set[str], wid: str) -> str:
     return candidate
 
 
-def _candidates(path: Path) -> list[JsonObject]:
+def _candidates(path: Path) -> list[CandidateRecord]:
     store = SessionStore(path)
     try:
         return store.candidates()
@@ -104,21 +105,21 @@ def plan_export(session_id: str, tasks: Mapping[str, Task] | None = None) -> lis
     try:
         refutations = store.refutations()
         validations = store.validations()
-        runs = store.runs_by_key(v["reference_run"] for v in validations if v.get("reference_run"))
+        runs = store.runs_by_key(v.reference_run for v in validations if v.reference_run)
         witnesses = store.witnesses()
-        approvals = {a["candidate_id"]: a for a in store.approvals()}
+        approvals = {a.candidate_id: a for a in store.approvals()}
         questions = open_questions.stored(store)
         waiting = awaiting_operator(store)
     finally:
         store.close()
     canonical = {w.id: w.first_copy for w in witnesses}  # one copy per witness, as stored
-    candidates = {c["id"]: c for c in _candidates(path)}
+    candidates = {c.id: c for c in _candidates(path)}
     extras: dict[str, dict[str, list[JsonObject]]] = {}
     for v in validations:
-        c = candidates.get(v["candidate_id"])
-        if v.get("outcome") == "passes_reference" and c is not None:
-            extras.setdefault(c["task_id"], {"t1": [], "amb": []})["t1"].append(
-                {"id": c["id"], "path": c["path"], "source": c["source"], "requirement": c["requirement"]})
+        c = candidates.get(v.candidate_id)
+        if v.outcome == ValidationOutcome.PASSES_REFERENCE and c is not None:
+            extras.setdefault(c.task_id, {"t1": [], "amb": []})["t1"].append(
+                {"id": c.id, "path": c.path, "source": c.source, "requirement": c.requirement})
     seen_amb: set[str] = set()
     for w in witnesses:
         if w.classification == WitnessClassification.AMBIGUOUS and w.first_copy not in seen_amb:
@@ -127,16 +128,15 @@ def plan_export(session_id: str, tasks: Mapping[str, Task] | None = None) -> lis
                 {"id": w.id, "path": w.path, "source": w.source, "requirement": w.requirement,
                  "rho": w.rho, "clarification": w.note or ""})
     for q in questions:  # open questions with a test: beside the underspecified witnesses, marked
-        if q.get("source") and q.get("path"):
-            extras.setdefault(q["task_id"], {"t1": [], "amb": []})["amb"].append(
-                {"id": q["candidate_id"], "path": q["path"], "source": q["source"], "requirement": q["requirement"],
-                 "rho": None, "clarification": q.get("clarification") or "", "kind": "open question",
-                 "said": list(q.get("said") or []), "fails_on": list(q.get("fails_on") or [])})
+        if q.source and q.path:
+            extras.setdefault(q.task_id, {"t1": [], "amb": []})["amb"].append(
+                {"id": q.candidate_id, "path": q.path, "source": q.source, "requirement": q.requirement,
+                 "rho": None, "clarification": q.clarification, "kind": "open question",
+                 "said": list(q.said), "fails_on": list(q.fails_on)})
     refutes: dict[str, list[str]] = {}
     for r in refutations:  # a duplicate's refutations belong to its first copy
         refutes.setdefault(canonical.get(r.witness_id, r.witness_id), []).append(r.trial_id)
-    ref_run = {v["candidate_id"]: runs.get(v.get("reference_run") or "") for v in validations
-               if v.get("reference_run")}
+    ref_run = {v.candidate_id: runs.get(v.reference_run or "") for v in validations if v.reference_run}
     out: dict[str, TaskExport] = {}
     for w in witnesses:
         if w.classification == WitnessClassification.AMBIGUOUS or not refutes.get(w.id) or canonical[w.id] != w.id:
@@ -156,9 +156,9 @@ def plan_export(session_id: str, tasks: Mapping[str, Task] | None = None) -> lis
         if task_id in out:  # beside a strengthened suite (a task without one has nothing to merge)
             out[task_id].task_analysis, out[task_id].underspecified = extra["t1"], extra["amb"]
     for exp in out.values():
-        exp.decisions = [{"candidate_id": cid, "trial_id": a.get("trial_id") or "",
-                          "label": a.get("label") or "", "counts": bool(a.get("counts")), **decision_record(a)}
-                         for cid, a in approvals.items() if a.get("task_id") == exp.task_id and a.get("by") == "operator"]
+        exp.decisions = [{"candidate_id": cid, "trial_id": a.trial_id or "",
+                          "label": a.label, "counts": a.counts, **decision_record(a)}
+                         for cid, a in approvals.items() if a.task_id == exp.task_id and a.by == DecidedBy.OPERATOR]
         exp.decisions += [{"candidate_id": w["candidate_id"], "trial_id": w["trial_id"], "case": w["case"],
                            "label": w["label"], "counts": False, "by": "queued", "decision": "questionable-awaiting",
                            "reviewer_label": w["reviewer_label"], "note": w["why"], "at": None}

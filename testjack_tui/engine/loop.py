@@ -22,8 +22,8 @@ from .no_reference import ensure_reference
 from .probes import materialize_probe
 from .analysis_fates import fate_rows, withdrawn_features
 from .failure_patterns import explain_refutations
-from .oracle import (Validation, ask_repair, candidate_from_dict, candidate_to_dict, null_feedback,
-                     validate)
+from .oracle import Validation, ask_repair, null_feedback, validate
+from .records_cands import candidate_from_dict, candidate_to_dict
 from .roles import AuditContext, AuditOutcome, ChecklistItem, TaskAnalyst, questionable_cases
 from .records_standing import TaskLoopState, TrialLoopState
 from .runner import combined_status, is_failing
@@ -405,10 +405,10 @@ class TaskLoop(WitnessLoop):
         record = open_questions.question_record(
             self.task.id, candidate, requirement, said, decision.by if decision.by == "operator" else "reviewer",
             v.reference_status, {t: s for t, s in statuses.items() if t in self.by_id}, source_trial)
-        self.env.store.put_audit(self.task.id, key, record)
+        self.env.store.put_audit(self.task.id, key, record.to_json())
         self._emit(Log(self.env.session_id, level="info",
                        message=f"{self.task.id}: open question about the prompt: {requirement} "
-                               f"({candidate.id} judged questionable; differs on {len(record['fails_on'])} "
+                               f"({candidate.id} judged questionable; differs on {len(record.fails_on)} "
                                "trial(s), refutes none)"))
 
     def _prompt_silent(self, outcome: AuditOutcome, trial_id: str, validations: list[Validation]) -> None:
@@ -416,21 +416,21 @@ class TaskLoop(WitnessLoop):
         it names that ran is quoted with its outcome on the reference and on this trial."""
         for item in outcome.prompt_silent:
             record = open_questions.silent_record(self.task.id, trial_id, item)
-            if not record["requirement"]:
+            if not record.requirement:
                 continue
             named = str(item.get("witness") or "").strip()
             v = next((x for x in validations if named and x.candidate.path == named), None)
             if v is not None:
-                record.update(candidate_id=v.candidate.id, path=v.candidate.path, source=v.candidate.source,
-                              reference=record["reference"] or v.reference_status)
-                if is_failing(v.model_status or ""):
-                    record["fails_on"] = [trial_id]
-            key = open_questions.key_of(record)
+                record = dataclasses.replace(
+                    record, candidate_id=v.candidate.id, path=v.candidate.path, source=v.candidate.source,
+                    reference=record.reference or v.reference_status,
+                    fails_on=[trial_id] if is_failing(v.model_status or "") else record.fails_on)
+            key = record.key()
             if self.env.store.get_audit(self.task.id, key) is None:
-                self.env.store.put_audit(self.task.id, key, record)
+                self.env.store.put_audit(self.task.id, key, record.to_json())
                 self._emit(Log(self.env.session_id, level="info",
                                message=f"{self.task.id}: the audit of {trial_id} says P is silent on: "
-                                       f"{record['requirement']}"))
+                                       f"{record.requirement}"))
 
     def _reference_contradicts(self, outcome: AuditOutcome, trial_id: str) -> None:
         """The audit agent's "the reference contradicts P here": a task finding, logged once."""

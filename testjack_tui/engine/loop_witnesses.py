@@ -100,12 +100,12 @@ class WitnessLoop(LoopBase):
         of the task analysis's."""
         found = []
         for v in self.env.store.validations(self.task.id):
-            if (trial_id is not None and v.get("trial_id") not in (trial_id, None)) or not v.get("reference"):
+            if (trial_id is not None and v.trial_id not in (trial_id, None)) or not v.reference:
                 continue
-            row = self.env.store.get_run(v.get("reference_run") or "") or {}
+            row = self.env.store.get_run(v.reference_run or "") or {}
             messages = "\n".join(str(o.get("message") or "") for o in (row.get("outcomes") or {}).values())
             output = f"{row.get('head') or ''}\n{row.get('tail') or ''}"
-            found.append((v["reference"], cause(v["reference"], messages, output)))
+            found.append((v.reference, cause(v.reference, messages, output)))
         return void_audit(found)
 
     def _replay_targets(self, source_trial: str) -> list[str]:

@@ -9,13 +9,50 @@ verdict and carry the question in their own report.
 """
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Any
 
 from .ambiguity import suggest_clarification
+from .records import FlatRecord
 from .roles import ApprovalDecision, Candidate, ReviewVerdict
 from .runner import is_failing
+from .store import SessionStore
 
 PREFIX = "open_question:"  # key of the record in the store's audits table
+
+
+@dataclass(frozen=True)
+class OpenQuestion(FlatRecord):
+    """An open question about P, as stored (the audits table, under PREFIX): who said what, the
+    test that shows it (none for a bare "P is silent"), the reference's behaviour, the passing
+    trials where the test fails and where it passes, and a suggested clarification."""
+
+    task_id: str
+    requirement: str
+    said: list[str]
+    by: str  # "operator", "reviewer" or "audit agent"
+    clarification: str
+    source_trial: str | None = None
+    candidate_id: str = ""
+    path: str = ""
+    source: str = ""
+    test_ids: list[str] = field(default_factory=list)
+    reference: str = ""
+    fails_on: list[str] = field(default_factory=list)
+    passes_on: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> OpenQuestion:
+        """A stored question (keys this version does not know, the audits row's own, left out)."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def key(self) -> str:
+        """Where it is stored: one per candidate, else per trial and requirement."""
+        if self.candidate_id:
+            return PREFIX + self.candidate_id
+        return PREFIX + f"{self.source_trial}:{self.requirement[:80]}"
 
 
 def is_open_question(verdict: ReviewVerdict, decision: ApprovalDecision) -> bool:
@@ -35,35 +72,27 @@ def said_by(verdict: ReviewVerdict, decision: ApprovalDecision) -> list[str]:
 
 
 def question_record(task_id: str, candidate: Candidate, requirement: str, said: list[str], by: str,
-                    reference_status: str, statuses: dict[str, str], source_trial: str | None) -> dict[str, Any]:
-    """The stored open question; `statuses`: passing trial id -> the test's status there."""
-    fails = sorted(t for t, s in statuses.items() if is_failing(s))
-    passes = sorted(t for t, s in statuses.items() if s == "passed")
-    return {"task_id": task_id, "candidate_id": candidate.id, "path": candidate.path,
-            "source": candidate.source, "test_ids": list(candidate.test_ids), "requirement": requirement,
-            "said": said, "by": by, "reference": reference_status, "fails_on": fails, "passes_on": passes,
-            "source_trial": source_trial,
-            "clarification": suggest_clarification(requirement) if requirement else
-            "Say what the task expects on the point this test checks."}
+                    reference_status: str, statuses: dict[str, str], source_trial: str | None) -> OpenQuestion:
+    """The open question a test shows; `statuses`: passing trial id -> the test's status there."""
+    return OpenQuestion(
+        task_id=task_id, candidate_id=candidate.id, path=candidate.path, source=candidate.source,
+        test_ids=list(candidate.test_ids), requirement=requirement, said=said, by=by, reference=reference_status,
+        fails_on=sorted(t for t, s in statuses.items() if is_failing(s)),
+        passes_on=sorted(t for t, s in statuses.items() if s == "passed"), source_trial=source_trial,
+        clarification=suggest_clarification(requirement) if requirement else
+        "Say what the task expects on the point this test checks.")
 
 
-def silent_record(task_id: str, trial_id: str, item: dict[str, Any]) -> dict[str, Any]:
-    """The audit agent's "P is silent on X" without a test of its own."""
+def silent_record(task_id: str, trial_id: str, item: dict[str, Any]) -> OpenQuestion:
+    """The audit agent's "P is silent on X" (its reply's item) without a test of its own."""
     what = str(item.get("on") or item.get("requirement") or "").strip()
-    return {"task_id": task_id, "candidate_id": "", "path": "", "source": "", "test_ids": [],
-            "requirement": what, "said": [f'audit agent: P is silent: "{str(item.get("why") or what).strip()}"'],
-            "by": "audit agent", "reference": str(item.get("reference") or "").strip(), "fails_on": [],
-            "passes_on": [], "source_trial": trial_id,
-            "clarification": str(item.get("clarification") or "").strip() or suggest_clarification(what)}
+    return OpenQuestion(
+        task_id=task_id, requirement=what, said=[f'audit agent: P is silent: "{str(item.get("why") or what).strip()}"'],
+        by="audit agent", reference=str(item.get("reference") or "").strip(), source_trial=trial_id,
+        clarification=str(item.get("clarification") or "").strip() or suggest_clarification(what))
 
 
-def key_of(record: dict[str, Any]) -> str:
-    if record.get("candidate_id"):
-        return PREFIX + str(record["candidate_id"])
-    return PREFIX + f"{record.get('source_trial')}:{record.get('requirement', '')[:80]}"
-
-
-def stored(store: Any, task_id: str | None = None) -> list[dict[str, Any]]:
+def stored(store: SessionStore, task_id: str | None = None) -> list[OpenQuestion]:
     """Every open question of the session (or of one task), oldest first."""
-    return [{k: v for k, v in a.items() if k != "trial_id"} for a in store.audits()
+    return [OpenQuestion.from_json(a) for a in store.audits()
             if str(a.get("trial_id") or "").startswith(PREFIX) and (task_id is None or a["task_id"] == task_id)]

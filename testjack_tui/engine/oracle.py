@@ -24,11 +24,11 @@ from .assertion_lines import asserted_lines
 from .probes import materialize_probe
 from .events import CandidateDropped, CandidateProposed, CandidateValidated, Log
 from . import reference_claims
+from .records_cands import ValidationOutcome
 from .roles import AuditAgent, AuditContext, Candidate, ReferenceContradiction, TaskAnalyst
 from .runner import RunResult, is_failing
 
 from .env import EngineEnv
-from .records import JsonObject
 
 
 @dataclass
@@ -217,25 +217,25 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
         ref_status = ref.status_of(current.path, current.test_ids)
         if ref_status == "passed":
             if trial is None:
-                env.store.put_validation(current.id, None, task_id, ref_status, "", "passes_reference",
+                env.store.put_validation(current.id, None, task_id, ref_status, "", ValidationOutcome.PASSES_REFERENCE,
                                          ref.key, None)
                 env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=None,
                                             candidate_id=current.id, reference=ref_status, model="",
-                                            outcome="passes_reference"))
-                return Validation(current, "passes_reference", ref_status, "", ref, None, versions=versions)
+                                            outcome=ValidationOutcome.PASSES_REFERENCE))
+                return Validation(current, ValidationOutcome.PASSES_REFERENCE, ref_status, "", ref, None, versions=versions)
             model = await env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
                                          task_id=task_id, trial_id=trial_id, candidate_ids=[current.id])
             model_status = model.status_of(current.path, current.test_ids)
             # A void run (its canaries caught the trial forging reports) is neither a pass nor a
             # failure: the witness is unverifiable on this trial, never counted as passing it.
-            outcome = ("unverifiable" if model.canaries in ("tampered", "unverifiable")
+            outcome = (ValidationOutcome.UNVERIFIABLE if model.canaries in ("tampered", "unverifiable")
                        and model_status == "unverifiable" else
-                       "discriminates" if is_failing(model_status) else "passes_both")
-            if outcome == "discriminates":
+                       ValidationOutcome.DISCRIMINATES if is_failing(model_status) else ValidationOutcome.PASSES_BOTH)
+            if outcome == ValidationOutcome.DISCRIMINATES:
                 flaky = await _flaky(env, task_id, trial_id, worlds, current, files)
                 if flaky:
                     env.store.put_validation(current.id, trial_id, task_id, ref_status, model_status,
-                                             "flaky", ref.key, model.key)
+                                             ValidationOutcome.FLAKY, ref.key, model.key)
                     return _drop(env, task_id, trial_id, current, flaky, versions, ref)
             env.store.put_validation(current.id, trial_id, task_id, ref_status, model_status, outcome,
                                      ref.key, model.key)
@@ -243,11 +243,11 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                                         candidate_id=current.id, reference=ref_status,
                                         model=model_status, outcome=outcome))
             return Validation(current, outcome, ref_status, model_status, ref, model, versions=versions)
-        env.store.put_validation(current.id, trial_id, task_id, ref_status, "", "fails_reference",
+        env.store.put_validation(current.id, trial_id, task_id, ref_status, "", ValidationOutcome.FAILS_REFERENCE,
                                  ref.key, None)
         env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
                                     candidate_id=current.id, reference=ref_status, model="",
-                                    outcome="fails_reference",
+                                    outcome=ValidationOutcome.FAILS_REFERENCE,
                                     cause=ref.failure_cause(current.path, current.test_ids)))
         if attempt == k:
             break
@@ -299,26 +299,13 @@ def _drop(env: EngineEnv, task_id: str, trial_id: str | None, candidate: Candida
                       "", ref, None, reason=reason, versions=versions)
 
 
-def candidate_to_dict(c: Candidate) -> JsonObject:
-    data = dataclasses.asdict(c)
-    data["test_ids"] = list(c.test_ids)
-    return data
-
-
-def candidate_from_dict(data: JsonObject) -> Candidate:
-    known = {f.name for f in dataclasses.fields(Candidate)}
-    values = {k: v for k, v in data.items() if k in known}
-    values["test_ids"] = tuple(values.get("test_ids") or ())
-    return Candidate(**values)
-
-
 async def ask_repair(env: EngineEnv, task: Task, role: AuditAgent | TaskAnalyst, ctx: AuditContext, current: Candidate, ref: RunResult, book: CandidateBook, scope: str,
                   sanitize: bool, feedback: str | None = None) -> Candidate | None:
     """The author's next version (stored as authored, so a resumed session never asks twice)."""
-    stored, raw = env.store.get_repair(current.id)
+    stored, authored = env.store.get_repair(current.id)
     if stored:
-        return None if raw is None else book.qualify(
-            await materialize_probe(env, task, candidate_from_dict(raw)), scope, parent=current)
+        return None if authored is None else book.qualify(
+            await materialize_probe(env, task, authored), scope, parent=current)
     if role is None or not hasattr(role, "repair"):
         env.store.put_repair(current.id, None)
         return None
@@ -341,5 +328,5 @@ async def ask_repair(env: EngineEnv, task: Task, role: AuditAgent | TaskAnalyst,
         new = dataclasses.replace(new, requirement=current.requirement)
     if new.author != current.author:
         new = dataclasses.replace(new, author=current.author)
-    env.store.put_repair(current.id, candidate_to_dict(new))
+    env.store.put_repair(current.id, new)
     return book.qualify(await materialize_probe(env, task, new), scope, parent=current)

@@ -17,7 +17,8 @@ from typing import Any
 from testjack_tui.engine import open_questions, reference_claims
 from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.analysis_fates import audit_fate_rows
-from testjack_tui.engine.approval import decision_record
+from testjack_tui.engine.approval import stored_kind
+from testjack_tui.engine.records_cands import ApprovalRecord, DecidedBy, VerdictRecord
 from testjack_tui.engine.compare import mode_comparison
 from testjack_tui.engine.detectors import DETECTORS
 from testjack_tui.engine.report_labels import is_defective, load_labels
@@ -145,14 +146,14 @@ def _underspecified(store: SessionStore, task_id: str, task_sum: TaskSummary, fa
                 models_skipping=list(skipping), models_measured=len(per_model),
                 clarification=ws.note or "", path=ws.path, fails_on=ws.fails_on))
     for q in open_questions.stored(store, task_id):
-        outcomes = {t: "failed" for t in q.get("fails_on") or []} | {t: "passed" for t in q.get("passes_on") or []}
+        outcomes = {t: "failed" for t in q.fails_on} | {t: "passed" for t in q.passes_on}
         q_rho, q_per_model, q_skipping, _ = rho_of(outcomes, models) if outcomes else (None, {}, (), False)
         out.append(UnderspecifiedPrompt(
-            task=task_id, witness=q.get("candidate_id") or "", requirement=q.get("requirement") or "",
+            task=task_id, witness=q.candidate_id, requirement=q.requirement,
             rho=round(q_rho, 3) if q_rho is not None else None, models_skipping=list(q_skipping),
-            models_measured=len(q_per_model), clarification=q.get("clarification") or "",
-            path=q.get("path") or "", fails_on=list(q.get("fails_on") or []), kind="open question",
-            said=list(q.get("said") or []), reference=q.get("reference") or ""))
+            models_measured=len(q_per_model), clarification=q.clarification,
+            path=q.path, fails_on=list(q.fails_on), kind="open question",
+            said=list(q.said), reference=q.reference))
     return out
 
 
@@ -164,22 +165,20 @@ def _features_with_fates(analysis: dict[str, Any] | None) -> list[dict[str, Any]
             if str(f.get("id")) in gone else dict(f) for f in (analysis or {}).get("suspicious_features") or []]
 
 
-def decisions_table(approvals: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]]) -> list[DecisionRow]:
+def decisions_table(approvals: list[ApprovalRecord], verdicts: dict[str, VerdictRecord]) -> list[DecisionRow]:
     """Every decision a person took (operator approvals, overrules, judgements), oldest first:
     who decided what about which candidate, against what the reviewer said."""
     out = []
     for a in approvals:
-        if a.get("by") != "operator":
+        if a.by != DecidedBy.OPERATOR:
             continue
-        record = decision_record(a)
-        verdict = verdicts.get(a["candidate_id"]) or {}
+        verdict = verdicts.get(a.candidate_id)
         out.append(DecisionRow(
-            candidate=a["candidate_id"], task=a.get("task_id") or "",
-            trial=a.get("trial_id") or verdict.get("trial_id") or "",
-            requirement=verdict.get("requirement") or "",
-            reviewer_label=record["reviewer_label"] or verdict.get("label") or "",
-            decision=record["decision"], label=a.get("label") or "", counts=bool(a.get("counts")),
-            by=record["by"], note=record["note"], at=iso(record["at"])))
+            candidate=a.candidate_id, task=a.task_id,
+            trial=a.trial_id or (verdict.trial_id if verdict else None) or "",
+            requirement=verdict.requirement if verdict else "",
+            reviewer_label=a.reviewer_label or (verdict.label if verdict else ""),
+            decision=stored_kind(a), label=a.label, counts=a.counts, by=a.by, note=a.note, at=iso(a.at)))
     return out
 
 

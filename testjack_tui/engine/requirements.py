@@ -197,8 +197,7 @@ def statements(store: SessionStore, task_id: str) -> list[Statement]:
         out.append(Statement(w.requirement or "", "witness", quote=w.quote or "", witnesses=(w.id,),
                              explicit=w.explicit))
     for q in open_questions.stored(store, task_id):  # an open question about P is a requirement row too
-        out.append(Statement(str(q.get("requirement") or ""), "open question", explicit=False,
-                             open_questions=tuple(q.get("said") or ())))
+        out.append(Statement(q.requirement, "open question", explicit=False, open_questions=tuple(q.said)))
     return out
 
 

@@ -7,11 +7,20 @@ candidates that the engine executes on both worlds and that are approved count.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Awaitable, Callable, Iterable, Literal, Protocol
 
 from testjack_tui.model import Task, Trial
 
-ReviewLabel = Literal["valid", "questionable", "invalid"]
+
+class ReviewLabel(StrEnum):
+    """A reviewer's (or the operator's) label of a candidate: only "valid" counts."""
+
+    VALID = "valid"
+    QUESTIONABLE = "questionable"
+    INVALID = "invalid"
+
+
 CandidateAuthor = Literal["audit", "task_analysis", "operator"]
 
 
@@ -119,6 +128,33 @@ class ApprovalRequest:
 
 
 @dataclass(frozen=True)
+class OperatorJudgement:
+    """The operator's own judgement of a candidate's requirement, beside the reviewer's:
+    empty / None where the operator said nothing."""
+
+    requirement: str = ""
+    explicit: bool | None = None
+    quote: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """Only what was said (the stored column, the reports' "operator" entry)."""
+        out: dict[str, Any] = {}
+        if self.requirement:
+            out["requirement"] = self.requirement
+        if self.explicit is not None:
+            out["explicit"] = self.explicit
+        if self.quote:
+            out["quote"] = self.quote
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> OperatorJudgement:
+        explicit = data.get("explicit")
+        return cls(str(data.get("requirement") or ""), None if explicit is None else bool(explicit),
+                   str(data.get("quote") or ""))
+
+
+@dataclass(frozen=True)
 class ApprovalDecision:
     counts: bool  # True: the candidate becomes a witness
     label: ReviewLabel  # the label that stands (the reviewer's, or the operator's overrule)
@@ -130,16 +166,9 @@ class ApprovalDecision:
     explicit: bool | None = None
     quote: str = ""
 
-    def judgement(self) -> dict[str, Any]:
+    def judgement(self) -> OperatorJudgement:
         """What the operator said about the requirement, as stored with the decision."""
-        out: dict[str, Any] = {}
-        if self.requirement:
-            out["requirement"] = self.requirement
-        if self.explicit is not None:
-            out["explicit"] = self.explicit
-        if self.quote:
-            out["quote"] = self.quote
-        return out
+        return OperatorJudgement(self.requirement, self.explicit, self.quote)
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,14 @@ from testjack_tui.safe_paths import path_part
 from . import harness_effect, open_questions
 from .ambiguity import rho as rho_of
 from .ambiguity import witness_outcome
-from .approval import decision_record, review_key
+from .approval import decision_record, review_key, stored_kind
 from .detectors import Evidence, collect_static_evidence
 from .explanations import run_message
 from .failure_kinds import never_a_reading
 from .failure_patterns import stored_explanation
 from .no_reference import independent_reference
 from .records import FlatRecord
+from .records_cands import ApprovalRecord, DecidedBy, ValidationOutcome, ValidationRecord, VerdictRecord
 from .records_standing import (RunOutcome, Standing, TaskLoopState, TaskStateRow, TrialLoopState, TrialStateRow,
                                VerdictLabel, WitnessClassification, WitnessRow, WitnessRunRow)
 from .runner import is_failing
@@ -110,11 +111,11 @@ class SessionFacts:
     witnesses: dict[str, WitnessRow]
     canonical: dict[str, str]  # witness id -> its first copy (as stored: dedup.group)
     runs: dict[str, dict[str, Any]]  # the runs a finding quotes, by key
-    reference_runs: dict[tuple[str, str], dict[str, Any]]  # (task, candidate) -> its validation
+    reference_runs: dict[tuple[str, str], ValidationRecord]  # (task, candidate) -> its validation
     runs_of: dict[str, dict[str, WitnessRunRow]]  # trial -> witness -> its latest run
     by_witness: dict[str, dict[str, WitnessRunRow]]  # the same, witness first
-    approvals: list[dict[str, Any]]
-    verdicts: dict[str, dict[str, Any]]
+    approvals: list[ApprovalRecord]
+    verdicts: dict[str, VerdictRecord]
     trial_checks: dict[str, dict[str, Any]]
     trial_states: dict[str, TrialStateRow]
     task_states: dict[str, TaskStateRow]
@@ -124,8 +125,8 @@ class SessionFacts:
     reviews: dict[str, list[Review]]
 
     @property
-    def approval_of(self) -> dict[str, dict[str, Any]]:
-        return {a["candidate_id"]: a for a in self.approvals}
+    def approval_of(self) -> dict[str, ApprovalRecord]:
+        return {a.candidate_id: a for a in self.approvals}
 
 
 def gather(store: SessionStore) -> SessionFacts:
@@ -134,15 +135,15 @@ def gather(store: SessionStore) -> SessionFacts:
     validations = store.validations()
     # Only the runs a finding quotes (a session holds one per trial and witness, with output).
     runs = store.runs_by_key([wr.run_key for wr in wruns if wr.run_key]
-                             + [v["reference_run"] for v in validations if v.get("reference_run")])
-    reference_runs: dict[tuple[str, str], dict[str, Any]] = {}  # the first, as validations are in time order
+                             + [v.reference_run for v in validations if v.reference_run])
+    reference_runs: dict[tuple[str, str], ValidationRecord] = {}  # the first, as validations are in time order
     for v in validations:
-        if v.get("reference_run"):
-            reference_runs.setdefault((v["task_id"], v["candidate_id"]), v)
+        if v.reference_run:
+            reference_runs.setdefault((v.task_id, v.candidate_id), v)
     passes_both: dict[str, int] = {}
     for v in validations:
-        if v.get("outcome") == "passes_both" and v.get("trial_id"):
-            passes_both[v["trial_id"]] = passes_both.get(v["trial_id"], 0) + 1
+        if v.outcome == ValidationOutcome.PASSES_BOTH and v.trial_id:
+            passes_both[v.trial_id] = passes_both.get(v.trial_id, 0) + 1
     # T0's run on each trial's world (no candidate files), for claims that T0 passes there.
     # The first such run is the reproduction check; later ones (harness reverted, mutants) are not.
     t0_runs: dict[str, str] = {}
@@ -154,7 +155,7 @@ def gather(store: SessionStore) -> SessionFacts:
     for wr in wruns:
         runs_of.setdefault(wr.trial_id, {})[wr.witness_id] = wr
         by_witness.setdefault(wr.witness_id, {})[wr.trial_id] = wr
-    verdicts = {v["candidate_id"]: v for v in store.verdicts()}
+    verdicts = {v.candidate_id: v for v in store.verdicts()}
     return SessionFacts(
         witnesses={w.id: w for w in stored_witnesses}, canonical={w.id: w.first_copy for w in stored_witnesses}, runs=runs,
         reference_runs=reference_runs, runs_of=runs_of, by_witness=by_witness, approvals=store.approvals(),
@@ -220,7 +221,7 @@ def decide_task(store: SessionStore, facts: SessionFacts, summary: SessionSummar
             counted.add(facts.canonical.get(wid, wid))
             ref_run = _reference_run(facts.reference_runs, w, facts.runs)
             w_rho, w_per_model, w_skipping, _ = details.get(wid, (None, {}, (), False))
-            verdict = facts.verdicts.get(wid) or {}
+            verdict = facts.verdicts.get(wid)
             f = FindingInput(
                 witness_id=wid, path=w.path, source=w.source, requirement=w.requirement,
                 explicit=w.explicit, quote=w.quote or "", test_ids=w.test_ids,
@@ -230,10 +231,10 @@ def decide_task(store: SessionStore, facts: SessionFacts, summary: SessionSummar
                 model=WitnessRun(str(wr.status), _message(facts.runs.get(wr.run_key or ""), w), wr.run_key),
                 klass=_klass(w), rho=w.rho if w.rho is not None else w_rho,
                 models_skipping=len(w_skipping), models_measured=len(w_per_model),
-                source_trial=w.source_trial, reviewer_reason=verdict.get("reason", ""),
+                source_trial=w.source_trial, reviewer_reason=verdict.reason if verdict else "",
                 replays=tuple((tid, str(r.status), r.run_key)
                               for tid, r in sorted(facts.by_witness.get(wid, {}).items()) if tid in models),
-                approved_by=(approvals.get(wid) or {}).get("by", "auto"),
+                approved_by=approvals[wid].by if wid in approvals else DecidedBy.AUTO,
                 executed=frozenset((str(p), int(n)) for p, n in
                                    (executed_by.get(wid) or []) if isinstance(n, int)))
             # A hang, kill or crash refutes whatever the witness's class (failure_kinds).
@@ -275,9 +276,9 @@ def decide_task(store: SessionStore, facts: SessionFacts, summary: SessionSummar
             if audit else None,
             reviews=facts.reviews.get(trial_id, []),
             decisions=trial_decisions(trial_id, facts.approvals, facts.verdicts, summary.awaiting_operator),
-            open_questions=[{k: q.get(k) for k in ("candidate_id", "requirement", "said", "reference",
-                                                   "clarification", "path")}
-                            for q in questions if trial_id in (q.get("fails_on") or [])])
+            open_questions=[{k: getattr(q, k) for k in ("candidate_id", "requirement", "said", "reference",
+                                                         "clarification", "path")}
+                            for q in questions if trial_id in q.fails_on])
         mark_independent(report, independent_reference(store, task_id), store.directory)
         out.append(report)
     return out
@@ -317,21 +318,20 @@ def mark_independent(trial: TrialReport, record: dict[str, Any] | None, folder: 
                            f"{Path(folder) / 'independent-references' / (path_part(trial.task_id) + '.patch')}.")
 
 
-def trial_decisions(trial_id: str, approvals: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]],
+def trial_decisions(trial_id: str, approvals: list[ApprovalRecord], verdicts: dict[str, VerdictRecord],
                     awaiting: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every decision on a trial's candidates, oldest first: who decided, the reviewer's label
     beside the label that stands, the operator's own judgement; then what still waits."""
     out = []
     for a in approvals:
-        verdict = verdicts.get(a["candidate_id"]) or {}
-        if (a.get("trial_id") or verdict.get("trial_id")) != trial_id or a.get("by") == "queued":
+        verdict = verdicts.get(a.candidate_id)
+        if (a.trial_id or (verdict.trial_id if verdict else None)) != trial_id or a.by == DecidedBy.QUEUED:
             continue
-        record = decision_record(a)
-        out.append({"candidate_id": a["candidate_id"], "case": "", "reviewer": verdict.get("reviewer") or "",
-                    "reviewer_label": record["reviewer_label"] or verdict.get("label") or "",
-                    "reviewer_reason": verdict.get("reason") or "", "decision": record["decision"],
-                    "label": a.get("label") or "", "counts": bool(a.get("counts")), "by": record["by"],
-                    "note": record["note"], "operator": record.get("operator") or {}, "at": iso(record["at"])})
+        out.append({"candidate_id": a.candidate_id, "case": "", "reviewer": verdict.reviewer if verdict else "",
+                    "reviewer_label": a.reviewer_label or (verdict.label if verdict else ""),
+                    "reviewer_reason": verdict.reason if verdict else "", "decision": stored_kind(a),
+                    "label": a.label, "counts": a.counts, "by": a.by,
+                    "note": a.note, "operator": a.judgement.to_json(), "at": iso(a.at)})
     for w in awaiting:
         if w.get("trial_id") == trial_id:
             out.append({"candidate_id": w["candidate_id"], "case": w.get("case") or "", "reviewer": "",
@@ -398,13 +398,13 @@ def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
     return Evidence.from_dict(data) if data else None
 
 
-def _reference_run(reference_runs: dict[tuple[str, str], dict[str, Any]], w: WitnessRow,
+def _reference_run(reference_runs: dict[tuple[str, str], ValidationRecord], w: WitnessRow,
                    runs: dict[str, Any]) -> dict[str, Any] | None:
     """The witness's passing run on the reference world (from the validations table)."""
     v = reference_runs.get((w.task_id, w.id))
     if v is None:
         return None
-    return {"status": v["reference"], "key": v["reference_run"], "run": runs.get(v["reference_run"])}
+    return {"status": v.reference, "key": v.reference_run, "run": runs.get(v.reference_run or "")}
 
 
 def _klass(w: WitnessRow) -> str:

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable, TYPE_CHECKING
+from typing import Any, Iterable, cast
 
 from testjack_tui import paths
 from testjack_tui.errors import InputError
@@ -26,8 +26,11 @@ from .records_standing import (RefutationRow, RoundRow, RunOutcome, Standing, Ta
                                refutation_of, round_of, standing_columns, standing_of, task_state_of,
                                trial_state_of, witness_columns, witness_of, witness_run_of)
 
-if TYPE_CHECKING:
-    from .roles import Candidate, ReviewVerdict
+from .records_cands import (ApprovalRecord, CandidateRecord, DecidedBy, DecisionKind, DropRecord,
+                            ValidationOutcome, ValidationRecord, VerdictRecord,
+                            candidate_to_dict, candidate_from_dict, member,
+                            member_or_none)
+from .roles import Candidate, CandidateAuthor, OperatorJudgement, ReviewLabel, ReviewVerdict
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -295,11 +298,11 @@ class SessionStore:
                    (c.id, task_id, trial_id, c.path, c.source, c.requirement, c.author, c.attempt,
                     c.parent, _dumps(list(c.test_ids)), c.origin, time.time()))
 
-    def candidate(self, candidate_id: str) -> dict[str, Any] | None:
+    def candidate(self, candidate_id: str) -> CandidateRecord | None:
         row = self._row("SELECT * FROM candidates WHERE id = ?", (candidate_id,))
         return _candidate_row(row) if row else None
 
-    def candidates(self, task_id: str | None = None) -> list[dict[str, Any]]:
+    def candidates(self, task_id: str | None = None) -> list[CandidateRecord]:
         if task_id is None:
             rows = self._rows("SELECT * FROM candidates ORDER BY at")
         else:
@@ -355,32 +358,40 @@ class SessionStore:
         return out
 
     def put_validation(self, candidate_id: str, trial_id: str | None, task_id: str, reference: str,
-                       model: str, outcome: str, reference_run: str | None,
+                       model: str, outcome: ValidationOutcome, reference_run: str | None,
                        model_run: str | None) -> None:
         self._exec("INSERT OR REPLACE INTO validations(candidate_id, trial_id, task_id, reference, model, outcome, reference_run, model_run, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (candidate_id, trial_id or "", task_id, reference, model, outcome,
                     reference_run, model_run, time.time()))
 
-    def validations(self, task_id: str | None = None) -> list[dict[str, Any]]:
+    def validations(self, task_id: str | None = None) -> list[ValidationRecord]:
         sql = "SELECT * FROM validations" + (" WHERE task_id = ?" if task_id else "") + " ORDER BY at"
-        return [dict(r) for r in self._rows(sql, (task_id,) if task_id else ())]
+        return [ValidationRecord(r["candidate_id"], r["trial_id"] or "", r["task_id"], r["reference"] or "",
+                                 r["model"] or "", member(ValidationOutcome, r["outcome"], self.path,
+                                                          "validations.outcome"),
+                                 r["reference_run"], r["model_run"], r["at"])
+                for r in self._rows(sql, (task_id,) if task_id else ())]
 
     def put_drop(self, candidate_id: str, task_id: str, trial_id: str | None, reason: str) -> None:
         self._exec("INSERT OR REPLACE INTO drops(candidate_id, task_id, trial_id, reason, at) VALUES (?, ?, ?, ?, ?)",
                    (candidate_id, task_id, trial_id, reason, time.time()))
 
-    def drops(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self._rows("SELECT * FROM drops ORDER BY at")]
+    def drops(self) -> list[DropRecord]:
+        return [DropRecord(r["candidate_id"], r["task_id"], r["trial_id"], r["reason"] or "", r["at"])
+                for r in self._rows("SELECT * FROM drops ORDER BY at")]
 
-    def put_repair(self, parent_id: str, raw: dict[str, Any] | None) -> None:
+    def put_repair(self, parent_id: str, repaired: Candidate | None) -> None:
         """The author's answer to a repair request, as the author wrote it (None: gave up)."""
         self._exec("INSERT OR REPLACE INTO repairs(parent_id, raw, at) VALUES (?, ?, ?)",
-                   (parent_id, None if raw is None else _dumps(raw), time.time()))
+                   (parent_id, None if repaired is None else _dumps(candidate_to_dict(repaired)), time.time()))
 
-    def get_repair(self, parent_id: str) -> tuple[bool, dict[str, Any] | None]:
+    def get_repair(self, parent_id: str) -> tuple[bool, Candidate | None]:
         """(stored?, the repaired candidate as authored, or None when the author gave up)."""
         row = self._row("SELECT raw FROM repairs WHERE parent_id = ?", (parent_id,))
-        return (True, _loads(row["raw"])) if row else (False, None)
+        if row is None:
+            return False, None
+        raw = _loads(row["raw"])
+        return True, None if raw is None else candidate_from_dict(raw)
 
     # -- role outputs -------------------------------------------------------------------------
     def put_audit(self, task_id: str, trial_id: str, data: dict[str, Any]) -> None:
@@ -425,35 +436,43 @@ class SessionStore:
                    (v.candidate_id, task_id, trial_id, v.label, v.requirement, int(v.explicit),
                     v.quote, v.reason, v.reviewer, time.time()))
 
-    def get_verdict(self, candidate_id: str) -> dict[str, Any] | None:
+    def _verdict(self, row: sqlite3.Row) -> VerdictRecord:
+        return VerdictRecord(row["candidate_id"], row["task_id"], row["trial_id"],
+                             member(ReviewLabel, row["label"], self.path, "verdicts.label"),
+                             row["requirement"] or "", bool(row["explicit"]), row["quote"] or "",
+                             row["reason"] or "", row["reviewer"] or "", row["at"])
+
+    def get_verdict(self, candidate_id: str) -> VerdictRecord | None:
         row = self._row("SELECT * FROM verdicts WHERE candidate_id = ?", (candidate_id,))
-        return dict(row) | {"explicit": bool(row["explicit"])} if row else None
+        return self._verdict(row) if row else None
 
-    def verdicts(self) -> list[dict[str, Any]]:
-        return [dict(r) | {"explicit": bool(r["explicit"])}
-                for r in self._rows("SELECT * FROM verdicts ORDER BY at")]
+    def verdicts(self) -> list[VerdictRecord]:
+        return [self._verdict(r) for r in self._rows("SELECT * FROM verdicts ORDER BY at")]
 
-    def put_approval(self, candidate_id: str, request_id: str, task_id: str, counts: bool,
-                     label: str, by: str, note: str, reviewer_label: str = "", decision: str = "",
-                     trial_id: str | None = None, judgement: dict[str, Any] | None = None) -> None:
+    def put_approval(self, a: ApprovalRecord) -> None:
         """Who decided what: the reviewer's label, the label that stands, the decision
-        ("approved" | "overruled" | "judged" | "auto", see approval.decision_kind) and the
-        operator's own judgement of the requirement (requirement / explicit / quote, if said)."""
+        (see approval.decision_kind) and the operator's own judgement of the requirement."""
         self._exec("INSERT OR REPLACE INTO approvals(candidate_id, request_id, task_id, counts, label, "
                    "by, note, at, reviewer_label, decision, trial_id, judgement) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   (candidate_id, request_id, task_id, int(counts), label, by, note, time.time(),
-                    reviewer_label, decision, trial_id, _dumps(judgement or {})))
+                   (a.candidate_id, a.request_id, a.task_id, int(a.counts), a.label, a.by, a.note, a.at,
+                    a.reviewer_label or "", a.decision or "", a.trial_id, _dumps(a.judgement.to_json())))
 
-    @staticmethod
-    def _approval(row: sqlite3.Row) -> dict[str, Any]:
-        return dict(row) | {"counts": bool(row["counts"]), "judgement": _loads(row["judgement"], {}) or {}}
+    def _approval(self, row: sqlite3.Row) -> ApprovalRecord:
+        """A stored approval; the columns an older version lacked read empty (ADDED_COLUMNS)."""
+        return ApprovalRecord(
+            row["candidate_id"], row["request_id"] or "", row["task_id"] or "", bool(row["counts"]),
+            member(ReviewLabel, row["label"], self.path, "approvals.label"),
+            member(DecidedBy, row["by"], self.path, "approvals.by"), row["note"] or "",
+            member_or_none(ReviewLabel, row["reviewer_label"], self.path, "approvals.reviewer_label"),
+            member_or_none(DecisionKind, row["decision"], self.path, "approvals.decision"), row["trial_id"],
+            OperatorJudgement.from_json(_loads(row["judgement"], {}) or {}), row["at"])
 
-    def get_approval(self, candidate_id: str) -> dict[str, Any] | None:
+    def get_approval(self, candidate_id: str) -> ApprovalRecord | None:
         row = self._row("SELECT * FROM approvals WHERE candidate_id = ?", (candidate_id,))
         return self._approval(row) if row else None
 
-    def approvals(self) -> list[dict[str, Any]]:
+    def approvals(self) -> list[ApprovalRecord]:
         return [self._approval(r) for r in self._rows("SELECT * FROM approvals ORDER BY at")]
 
     # -- witnesses, refutations, trial states, rounds (typed rows: engine/records_standing.py) ---
@@ -588,8 +607,10 @@ class SessionStore:
         return max(self.count_runs(), int(self.get_meta("test_runs_reserved", 0) or 0))
 
 
-def _candidate_row(row: sqlite3.Row) -> dict[str, Any]:
-    return dict(row) | {"test_ids": _loads(row["test_ids"], [])}
+def _candidate_row(row: sqlite3.Row) -> CandidateRecord:
+    return CandidateRecord(row["id"], row["task_id"], row["trial_id"], row["path"], row["source"] or "",
+                           row["requirement"] or "", cast(CandidateAuthor, row["author"]), row["attempt"] or 1,
+                           row["parent"], tuple(_loads(row["test_ids"], [])), row["origin"] or "", row["at"])
 
 
 def _run_row(row: sqlite3.Row) -> dict[str, Any]:

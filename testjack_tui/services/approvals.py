@@ -10,9 +10,11 @@ the candidate's run on the reference (it must pass) and on the trial (its failin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from testjack_tui.engine.explanations import run_message
+from testjack_tui.engine.records_cands import ApprovalRecord, DecidedBy
+from testjack_tui.engine.store import SessionStore
 from testjack_tui.engine.roles import ApprovalDecision, ReviewLabel
 
 
@@ -25,22 +27,22 @@ def operator_decision(reviewer_label: str, overrule: bool, operator_judges: bool
     stand (only "valid" counts) and overrule reverses whether the candidate counts."""
     suffix = f" {where}" if where else ""
     if questionable:  # neither counts nor is dropped: an open question about P
-        return ApprovalDecision(counts=False, label="questionable", by="operator",
+        return ApprovalDecision(counts=False, label=ReviewLabel.QUESTIONABLE, by=DecidedBy.OPERATOR,
                                 note=note.strip() or f"judged questionable by the operator{suffix}")
     label: ReviewLabel
     if operator_judges:
         counts = not overrule
-        label = "valid" if counts else "invalid"
+        label = ReviewLabel.VALID if counts else ReviewLabel.INVALID
         default = f"judged by the operator{suffix}"
     elif overrule:
         counts = reviewer_label != "valid"
-        label = "valid" if counts else "invalid"
+        label = ReviewLabel.VALID if counts else ReviewLabel.INVALID
         default = f"operator overruled the reviewer's '{reviewer_label}'{suffix}"
     else:
         counts = reviewer_label == "valid"
-        label = cast(ReviewLabel, reviewer_label)  # the reviewer's label stands
+        label = ReviewLabel(reviewer_label)  # the reviewer's label stands
         default = f"operator approved the reviewer's '{reviewer_label}'{suffix}"
-    return ApprovalDecision(counts=counts, label=label, by="operator",
+    return ApprovalDecision(counts=counts, label=label, by=DecidedBy.OPERATOR,
                             note=note.strip() or default)
 
 
@@ -78,34 +80,34 @@ class ApprovalContext(CandidateFacts):
     patch: str = ""  # s (the trial's diff), "" for task analysis
     reference: RunFacts = field(default_factory=lambda: RunFacts("reference", ""))
     model: RunFacts = field(default_factory=lambda: RunFacts("trial", ""))
-    decision: dict[str, Any] | None = None  # the stored approval, once decided
+    decision: ApprovalRecord | None = None  # the stored approval, once decided
 
 
-def approval_context(store: Any, candidate_id: str, task: Any = None, trial: Any = None) -> ApprovalContext:
+def approval_context(store: SessionStore, candidate_id: str, task: Any = None, trial: Any = None) -> ApprovalContext:
     """Gather a candidate's facts from the session's store (and P / s from the benchmark)."""
-    cand = store.candidate(candidate_id) or {}
-    verdict = store.get_verdict(candidate_id) or {}
+    cand = store.candidate(candidate_id)
+    verdict = store.get_verdict(candidate_id)
     ctx = ApprovalContext(
-        candidate_id=candidate_id, task_id=cand.get("task_id") or verdict.get("task_id") or "",
-        trial_id=cand.get("trial_id") or verdict.get("trial_id"), path=cand.get("path") or "",
-        source=cand.get("source") or "", requirement=verdict.get("requirement") or cand.get("requirement") or "",
-        author=cand.get("author") or "", label=verdict.get("label") or "",
-        explicit=verdict.get("explicit"), quote=verdict.get("quote") or "",
-        reason=verdict.get("reason") or "", reviewer=verdict.get("reviewer") or "",
+        candidate_id=candidate_id, task_id=(cand.task_id if cand else "") or (verdict.task_id if verdict else ""),
+        trial_id=(cand.trial_id if cand else None) or (verdict.trial_id if verdict else None),
+        path=cand.path if cand else "", source=cand.source if cand else "",
+        requirement=(verdict.requirement if verdict else "") or (cand.requirement if cand else ""),
+        author=cand.author if cand else "", label=verdict.label if verdict else "",
+        explicit=verdict.explicit if verdict else None, quote=verdict.quote if verdict else "",
+        reason=verdict.reason if verdict else "", reviewer=verdict.reviewer if verdict else "",
         prompt=getattr(task, "instruction", "") or "", patch=getattr(trial, "patch", "") or "",
         decision=store.get_approval(candidate_id))
-    test_ids = cand.get("test_ids") or ()
-    validations = [v for v in store.validations(ctx.task_id or None) if v["candidate_id"] == candidate_id]
+    test_ids = cand.test_ids if cand else ()
+    validations = [v for v in store.validations(ctx.task_id or None) if v.candidate_id == candidate_id]
     # The candidate's own trial first; a task-analysis candidate has its replays instead.
-    validations.sort(key=lambda v: v.get("trial_id") != (ctx.trial_id or ""))
+    validations.sort(key=lambda v: v.trial_id != (ctx.trial_id or ""))
     if validations:
         v = validations[0]
-        ctx.reference = RunFacts("reference", v.get("reference") or "",
-                                 run_message(_run(store, v.get("reference_run")), ctx.path, test_ids))
-        ctx.model = RunFacts("trial", v.get("model") or "",
-                             run_message(_run(store, v.get("model_run")), ctx.path, test_ids))
+        ctx.reference = RunFacts("reference", v.reference,
+                                 run_message(_run(store, v.reference_run), ctx.path, test_ids))
+        ctx.model = RunFacts("trial", v.model, run_message(_run(store, v.model_run), ctx.path, test_ids))
     return ctx
 
 
-def _run(store: Any, key: str | None) -> dict[str, Any] | None:
+def _run(store: SessionStore, key: str | None) -> dict[str, Any] | None:
     return store.get_run(key) if key else None
