@@ -349,15 +349,15 @@ def iso(at: float | None) -> str:
     return datetime.datetime.fromtimestamp(float(at), datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def structured_reviews(store: SessionStore, verdicts: dict[str, Any]) -> dict[str, list[Review]]:
+def structured_reviews(store: SessionStore, verdicts: dict[str, VerdictRecord]) -> dict[str, list[Review]]:
     """trial id -> the reviewer's structured verdicts (overall, per case) on its candidates."""
     out: dict[str, list[Review]] = {}
     for cid, v in verdicts.items():
-        data = store.get_audit(v.get("task_id") or "", review_key(cid))
+        data = store.get_audit(v.task_id or "", review_key(cid))
         if not data:
             continue
-        out.setdefault(v.get("trial_id") or "analysis", []).append(Review(
-            candidate_id=cid, label=v.get("label"), overall=data.get("overall", ""),
+        out.setdefault(v.trial_id or "analysis", []).append(Review(
+            candidate_id=cid, label=v.label, overall=data.get("overall", ""),
             cases=data.get("cases") or [], keep=data.get("keep") or [], coverage=data.get("coverage") or []))
     return out
 
