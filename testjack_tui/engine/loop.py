@@ -28,6 +28,7 @@ from .roles import AuditContext, AuditOutcome, ChecklistItem, TaskAnalyst, quest
 from .failure_kinds import AUDIT_FAILED
 from .runner import combined_status, is_failing
 from .verdicts import analysis_checklist
+from .records_runs import TaskCheckRow
 from .sampling import SamplerContext, SamplerState
 from .task_checks import check_task
 from .loop_base import ANALYSIS, Witness, _cases_of, kept_cases
@@ -448,7 +449,7 @@ async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],
     set_task_state(env, task.id, "checking")
     task, problem = await ensure_reference(env, task, env.tools_factory)
     if problem:
-        env.store.put_task_check(task.id, False, [problem], [], {})
+        env.store.put_task_check(TaskCheckRow(task.id, False, (problem,)))
         set_task_state(env, task.id, "excluded", problem)
         env.emit(Log(env.session_id, level="warning", message=f"{task.id}: excluded: {problem}"))
         return None

@@ -65,5 +65,5 @@ def key_of(record: dict[str, Any]) -> str:
 
 def stored(store: Any, task_id: str | None = None) -> list[dict[str, Any]]:
     """Every open question of the session (or of one task), oldest first."""
-    return [{k: v for k, v in a.items() if k != "trial_id"} for a in store.audits()
-            if str(a.get("trial_id") or "").startswith(PREFIX) and (task_id is None or a["task_id"] == task_id)]
+    return [{k: v for k, v in ({"task_id": a.task_id} | a.data).items() if k != "trial_id"}
+            for a in store.audits() if a.key.startswith(PREFIX) and (task_id is None or a.task_id == task_id)]

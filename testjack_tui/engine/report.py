@@ -28,6 +28,7 @@ from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.failure_kinds import AUDIT_FAILED, never_a_reading
 from testjack_tui.engine.tampering import with_canary_evidence
 from testjack_tui.safe_paths import path_part
+from testjack_tui.engine.records_runs import StoredRun
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import build_summary
 from testjack_tui.engine.analysis_fates import audit_fate_rows
@@ -62,7 +63,7 @@ def _load_benchmark(ref: str | None) -> Benchmark | None:
         return None
 
 
-def _message(run: dict[str, Any] | None, witness: dict[str, Any]) -> str:
+def _message(run: StoredRun | None, witness: dict[str, Any]) -> str:
     return run_message(run, witness["path"], witness.get("test_ids") or ())
 
 
@@ -129,8 +130,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
     # The first such run is the reproduction check; later ones (harness reverted, mutants) are not.
     t0_runs: dict[str, str] = {}
     for r in store.run_headers():
-        if r.get("trial_id") and "/model/" in (r.get("world") or "") and not r.get("candidate_ids"):
-            t0_runs.setdefault(r["trial_id"], r["key"])
+        if r.trial_id and "/model/" in r.world and not r.candidate_ids:
+            t0_runs.setdefault(r.trial_id, r.key)
     runs_of: dict[str, dict[str, dict[str, Any]]] = {}  # trial -> witness -> its latest run
     by_witness: dict[str, dict[str, dict[str, Any]]] = {}  # the same, witness first
     for wr in wruns:
@@ -219,7 +220,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                 (ambiguous if w["classification"] == "ambiguous" and not never_a_reading(wr["status"])
                  else findings).append(f)
             tc = trial_checks.get(trial_id)
-            reproduced = None if tc is None else bool(tc["reproduced"])
+            reproduced = None if tc is None else tc.reproduced
             audit = store.get_audit(task_id, trial_id) or {}
             agent_findings = audit.get("findings") or []
             for f in findings:
@@ -418,7 +419,7 @@ def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
 
 
 def _reference_run(reference_runs: dict[tuple[str, str], dict[str, Any]], w: dict[str, Any],
-                   runs: dict[str, Any]) -> dict[str, Any] | None:
+                   runs: dict[str, StoredRun]) -> dict[str, Any] | None:
     """The witness's passing run on the reference world (from the validations table)."""
     v = reference_runs.get((w["task_id"], w["id"]))
     if v is None:

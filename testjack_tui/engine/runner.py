@@ -22,6 +22,7 @@ from testjack_tui.safe_text import safe_text
 from .budgeted import BudgetedBackend
 from .events import Log, TestRunFinished
 from .failure_kinds import RESOURCE_KINDS, cause, kind_of
+from .records_runs import CanaryCheck, CanaryVerdict, StoredRun
 from .store import SessionStore
 
 # A witness fails on a trial when its tests do not pass there: they fail, error, time out, or are
@@ -183,20 +184,20 @@ class TestRunner:
         if stored is not None:
             result = _from_row(stored)
             for check in self.store.canary_checks(key=key):
-                result.canaries, result.tampering = check["verdict"], check["problems"]
+                result.canaries, result.tampering = check.verdict, list(check.problems)
             if announce_cached:
                 self._announce(task_id, world.name, test_ids, result, candidate_ids)
             return result
         run = await self.sandbox.once(execute, world.name)
         result = run_result(key, world.name, trial_id, test_ids, run)
         outcomes, ex = result.outcomes, run.exec
-        if result.canaries and result.canaries != "ok":
+        if result.canaries and result.canaries != CanaryVerdict.OK:
             # Before the run itself: a resumed session finds both or re-runs.
-            self.store.put_canary_check(key, task_id, trial_id, world.name, result.canaries,
-                                        result.tampering)
-        self.store.put_run(key, task_id, world.name, trial_id, list(candidate_ids), test_ids,
-                           isolate, outcomes, ex.exit_code, ex.timed_out, result.head, result.tail,
-                           ex.duration)
+            self.store.put_canary_check(CanaryCheck(key, task_id, trial_id, world.name,
+                                                    CanaryVerdict(result.canaries), tuple(result.tampering)))
+        self.store.put_run(StoredRun(key, task_id, world.name, trial_id, tuple(candidate_ids), tuple(test_ids),
+                                     isolate, outcomes, ex.exit_code, ex.timed_out, result.head,
+                                     result.tail, ex.duration))
         self.history.append(key)
         self._note_config(task_id, ex.stdout_head or "")
         self._announce(task_id, world.name, test_ids, result, candidate_ids)
@@ -238,8 +239,8 @@ def run_result(key: str, world: str, trial_id: str | None, test_ids: list[str], 
     return result
 
 
-def _from_row(row: dict[str, Any]) -> RunResult:
-    return RunResult(key=row["key"], world=row["world"], trial_id=row["trial_id"],
-                     test_ids=row["test_ids"], outcomes=row["outcomes"], exit_code=row["exit_code"],
-                     timed_out=row["timed_out"], head=row["head"] or "", tail=row["tail"] or "",
-                     duration=row["duration"] or 0.0, cached=True)
+def _from_row(row: StoredRun) -> RunResult:
+    return RunResult(key=row.key, world=row.world, trial_id=row.trial_id,
+                     test_ids=list(row.test_ids), outcomes=row.outcomes, exit_code=row.exit_code,
+                     timed_out=row.timed_out, head=row.head, tail=row.tail,
+                     duration=row.duration, cached=True)

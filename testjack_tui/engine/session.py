@@ -501,7 +501,7 @@ def list_sessions() -> list[dict[str, Any]]:
                 "queued": sum(1 for t in task_states.values() if t["state"] == "queued"),
                 "witnesses": counts["witnesses"], "rounds": counts["rounds"],
                 "decisions": counts["decisions"], "overrules": counts["overrules"],
-                "usd": round(totals["usd"], 6), "unpriced": list(meta.get(UNPRICED) or []),
+                "usd": round(totals.usd, 6), "unpriced": list(meta.get(UNPRICED) or []),
                 "test_runs": store.runs_counted(), "path": str(folder),
             })
             store.close()

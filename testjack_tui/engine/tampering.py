@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, TYPE_CHECKING, overload
 
+from .records_runs import CanaryCheck, CanaryVerdict
+
 if TYPE_CHECKING:
     from .store import SessionStore
 
@@ -24,16 +26,16 @@ def canary_signals(store: SessionStore, trial_id: str) -> list[dict[str, Any]]:
     and for channel doubts (`channel_doubt_signal`)."""
     out = []
     for check in store.canary_checks(trial_id=trial_id):
-        if check["verdict"] != "tampered":
+        if check.verdict != CanaryVerdict.TAMPERED:
             doubt = channel_doubt_signal(check)
             if doubt:
                 out.append(doubt)
             continue
-        what = "; ".join(check["problems"]) or "a canary came out wrong"
+        what = "; ".join(check.problems) or "a canary came out wrong"
         out.append({"detector": "harness_tampering", "kind": CANARY_KIND, "file": "", "line": None,
-                    "excerpt": "", "severity": "high", "structural": True, "related": check["world"],
-                    "value": check["key"],
-                    "message": f"proven tampering in a run on {check['world']}: {what}; "
+                    "excerpt": "", "severity": "high", "structural": True, "related": check.world,
+                    "value": check.key,
+                    "message": f"proven tampering in a run on {check.world}: {what}; "
                                "the run's results are void"})
     return out
 
@@ -57,17 +59,17 @@ def with_canary_evidence(store: SessionStore, trial_id: str, data: dict[str, Any
 
 
 def proven(store: SessionStore, trial_id: str) -> bool:
-    return any(c["verdict"] == "tampered" for c in store.canary_checks(trial_id=trial_id))
+    return any(c.verdict == CanaryVerdict.TAMPERED for c in store.canary_checks(trial_id=trial_id))
 
 
-def channel_doubt_signal(check: dict[str, Any]) -> dict[str, Any] | None:
+def channel_doubt_signal(check: CanaryCheck) -> dict[str, Any] | None:
     """A run whose channels disagreed without proof (sandbox/channels.py): its passes are void
     and the trial cannot be certified; NOT_REPRODUCIBLE names the reason (engine/verdicts.py)."""
     from testjack_tui.sandbox.channels import CHANNEL_MARK
 
-    doubts = [p for p in check["problems"] if p.startswith(CHANNEL_MARK)]
-    if check["verdict"] != "unverifiable" or not doubts:
+    doubts = [p for p in check.problems if p.startswith(CHANNEL_MARK)]
+    if check.verdict != CanaryVerdict.UNVERIFIABLE or not doubts:
         return None
     return {"detector": "harness_tampering", "kind": CHANNEL_DOUBT_KIND, "file": "", "line": None,
-            "excerpt": "", "severity": "high", "structural": False, "related": check["world"],
-            "value": check["key"], "message": f"in a run on {check['world']}: " + "; ".join(doubts)}
+            "excerpt": "", "severity": "high", "structural": False, "related": check.world,
+            "value": check.key, "message": f"in a run on {check.world}: " + "; ".join(doubts)}

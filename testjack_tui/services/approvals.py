@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from testjack_tui.engine.explanations import run_message
+from testjack_tui.engine.records_runs import StoredRun
 from testjack_tui.engine.roles import ApprovalDecision, ReviewLabel
 
 
@@ -107,5 +108,5 @@ def approval_context(store: Any, candidate_id: str, task: Any = None, trial: Any
     return ctx
 
 
-def _run(store: Any, key: str | None) -> dict[str, Any] | None:
+def _run(store: Any, key: str | None) -> StoredRun | None:
     return store.get_run(key) if key else None
