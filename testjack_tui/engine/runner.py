@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Awaitable, Callable, Iterable
 
 from testjack_tui.sandbox.api import TestRun, WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
@@ -22,7 +22,7 @@ from testjack_tui.safe_text import safe_text
 from .budgeted import BudgetedBackend
 from .events import Log, TestRunFinished
 from .failure_kinds import RESOURCE_KINDS, cause, kind_of
-from .records_runs import CanaryCheck, CanaryVerdict, StoredRun
+from .records_runs import CanaryCheck, CanaryVerdict, StoredRun, TestOutcomes
 from .store import SessionStore
 
 # A witness fails on a trial when its tests do not pass there: they fail, error, time out, or are
@@ -43,7 +43,7 @@ class RunResult:
     world: str
     trial_id: str | None
     test_ids: list[str]
-    outcomes: dict[str, dict[str, Any]]  # node id -> {"status", "message"}
+    outcomes: TestOutcomes
     exit_code: int | None = None
     timed_out: bool = False
     head: str = ""
@@ -83,7 +83,7 @@ class RunResult:
         message = "\n".join(str(o.get("message") or "") for o in picked.values())
         return cause(self.status_of(path, test_ids), message, self.output)
 
-    def outcomes_of(self, path: str, test_ids: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    def outcomes_of(self, path: str, test_ids: Iterable[str] = ()) -> TestOutcomes:
         wanted = set(test_ids)
         picked = {}
         for node, outcome in self.outcomes.items():
@@ -104,7 +104,7 @@ class RunResult:
         return "\n".join(parts)[:limit]
 
 
-def combined_status(outcomes: dict[str, dict[str, Any]]) -> str:
+def combined_status(outcomes: TestOutcomes) -> str:
     """One status for a witness's test ids on one run (the sandbox's one combiner)."""
     return aggregate([o.get("status") or "not_found" for o in outcomes.values()])
 
@@ -118,7 +118,7 @@ def witness_fails(status: str | None) -> bool:
 is_failing = witness_fails  # the name the engine's older call sites use
 
 
-def summarize(outcomes: dict[str, dict[str, Any]], timed_out: bool = False) -> str:
+def summarize(outcomes: TestOutcomes, timed_out: bool = False) -> str:
     counts: dict[str, int] = {}
     for outcome in outcomes.values():
         counts[outcome.get("status", "?")] = counts.get(outcome.get("status", "?"), 0) + 1

@@ -40,6 +40,7 @@ from .loop import audit_task, set_task_state
 from .selection import select_trials
 from .slots import WorkSlots
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded, RoleSet
+from .records_runs import JsonObject
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
 from .summary import SessionSummary, build_summary
@@ -193,8 +194,8 @@ class AuditSession:
             except Exception:  # noqa: BLE001 - a broken renderer must not break the audit
                 pass
 
-    def events(self) -> builtins.list[dict[str, Any]]:
-        """The stored event log (dicts with "kind")."""
+    def events(self) -> builtins.list[JsonObject]:
+        """The stored event log (each event's to_dict, with "kind")."""
         return self.store.events()
 
     def _on_world(self, event: WorldEvent) -> None:

@@ -8,9 +8,9 @@ like any other structural signal.
 """
 from __future__ import annotations
 
-from typing import Any, TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, overload
 
-from .records_runs import CanaryCheck, CanaryVerdict
+from .records_runs import CanaryCheck, CanaryVerdict, JsonObject
 
 if TYPE_CHECKING:
     from .store import SessionStore
@@ -21,7 +21,7 @@ CANARY_KIND = "canary_tampering"
 CHANNEL_DOUBT_KIND = "channel_doubt"
 
 
-def canary_signals(store: SessionStore, trial_id: str) -> list[dict[str, Any]]:
+def canary_signals(store: SessionStore, trial_id: str) -> list[JsonObject]:
     """Signal dicts (detectors.signals.Signal.to_dict shape) for the trial's proven tampering,
     and for channel doubts (`channel_doubt_signal`)."""
     out = []
@@ -41,12 +41,12 @@ def canary_signals(store: SessionStore, trial_id: str) -> list[dict[str, Any]]:
 
 
 @overload
-def with_canary_evidence(store: SessionStore, trial_id: str, data: dict[str, Any]) -> dict[str, Any]: ...
+def with_canary_evidence(store: SessionStore, trial_id: str, data: JsonObject) -> JsonObject: ...
 @overload
-def with_canary_evidence(store: SessionStore, trial_id: str, data: None) -> dict[str, Any] | None: ...
+def with_canary_evidence(store: SessionStore, trial_id: str, data: None) -> JsonObject | None: ...
 
 
-def with_canary_evidence(store: SessionStore, trial_id: str, data: dict[str, Any] | None) -> dict[str, Any] | None:
+def with_canary_evidence(store: SessionStore, trial_id: str, data: JsonObject | None) -> JsonObject | None:
     """The trial's stored evidence dict with its canary signals merged in (once)."""
     signals = canary_signals(store, trial_id)
     if not signals:
@@ -62,7 +62,7 @@ def proven(store: SessionStore, trial_id: str) -> bool:
     return any(c.verdict == CanaryVerdict.TAMPERED for c in store.canary_checks(trial_id=trial_id))
 
 
-def channel_doubt_signal(check: CanaryCheck) -> dict[str, Any] | None:
+def channel_doubt_signal(check: CanaryCheck) -> JsonObject | None:
     """A run whose channels disagreed without proof (sandbox/channels.py): its passes are void
     and the trial cannot be certified; NOT_REPRODUCIBLE names the reason (engine/verdicts.py)."""
     from testjack_tui.sandbox.channels import CHANNEL_MARK

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from testjack_tui.sandbox.api import WorldKind, WorldRef
 from testjack_tui.sandbox.errors import PatchError
@@ -40,8 +40,8 @@ class TaskCheck:
     problems: list[str] = field(default_factory=list)
     vacuous: list[str] = field(default_factory=list)
     flaky: list[str] = field(default_factory=list)  # T0 tests whose outcome differs between runs
-    worlds: dict[str, Any] = field(default_factory=dict)  # "null" / "reference" -> WorldRef
-    trial_worlds: dict[str, Any] = field(default_factory=dict)  # trial id -> model WorldRef
+    worlds: dict[str, WorldRef] = field(default_factory=dict)  # "null" / "reference"
+    trial_worlds: dict[str, WorldRef] = field(default_factory=dict)  # trial id -> its model world
     reproducible: list[Trial] = field(default_factory=list)
     not_reproducible: dict[str, str] = field(default_factory=dict)  # trial id -> reason
 
