@@ -244,7 +244,7 @@ class SessionStore:
         row = self._row("SELECT value FROM llm_cache WHERE key = ?", (key,))
         return row["value"] if row else None
 
-    def put_llm_response(self, key: str, value: Any) -> None:
+    def put_llm_response(self, key: str, value: str | JsonObject) -> None:
         """Store a call's response. A str is stored as given; anything else as JSON text."""
         text = value if isinstance(value, str) else _dumps(value)
         self._exec("INSERT OR REPLACE INTO llm_cache(key, value, at) VALUES (?, ?, ?)",
