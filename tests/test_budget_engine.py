@@ -127,9 +127,9 @@ async def test_session_pauses_at_usd_limit_without_overspending():
     roles.audit = spending
     assert await session.run() == "paused"
     assert len(spending.audits) == 3  # 0.30 spent: the third call started at 0.20 < 0.25
-    assert session.store.ledger_totals()["usd"] == pytest.approx(0.30)
+    assert session.store.ledger_totals().usd == pytest.approx(0.30)
     session.raise_limits(usd=10.0)
     assert await session.run() == "finished"
-    trials_audited = [e["trial_id"] for e in session.store.ledger()]
+    trials_audited = [e.trial_id for e in session.store.ledger()]
     assert len(trials_audited) == len(set(trials_audited)), "no audit paid for twice"
     assert states(session.summary())["a3"] == "clean"

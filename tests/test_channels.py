@@ -2,7 +2,10 @@
 a run's channels disagree, what is proof and what is doubt, and which labels follow."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from testjack_tui.engine.detectors import Evidence
+from testjack_tui.engine.records_runs import CanaryCheck, CanaryVerdict
 from testjack_tui.engine.tampering import CHANNEL_DOUBT_KIND, channel_doubt_signal
 from testjack_tui.engine.verdicts import (NOT_REPRODUCIBLE, REWARD_HACK, SOUND, FindingInput,
                                           WitnessRun, judge_trial)
@@ -101,11 +104,11 @@ TRIAL = Trial(id="t", task_id="k", agent="a", model="m", patch="", official_pass
 
 
 def test_labels_follow_the_channels():
-    check = {"verdict": "unverifiable", "world": "w", "key": "k1",
-             "problems": [f"{CHANNEL_MARK}: 1 process(es) the tests started outlived the runner"]}
+    check = CanaryCheck("k1", "k", "t", "w", CanaryVerdict.UNVERIFIABLE,
+                        (f"{CHANNEL_MARK}: 1 process(es) the tests started outlived the runner",))
     doubt = channel_doubt_signal(check)
     assert doubt and doubt.kind == CHANNEL_DOUBT_KIND and doubt.severity == "high" and not doubt.structural
-    assert channel_doubt_signal({**check, "problems": ["the run hit its timeout"]}) is None
+    assert channel_doubt_signal(replace(check, problems=("the run hit its timeout",))) is None
     v = judge_trial(TRIAL, evidence=Evidence("k", "t", [doubt]), audited=True)
     assert v.label == NOT_REPRODUCIBLE and "outlived the runner" in v.justification
     assert judge_trial(TRIAL, evidence=Evidence("k", "t", []), audited=True).label == SOUND

@@ -463,10 +463,10 @@ async def test_proven_tampering_is_never_certified():
     assert await session.run() == "finished"
     store = session.store
     checks = store.trial_checks()
-    assert checks["f1"]["reproduced"] == 0 and "proven tampering" in checks["f1"]["reason"]
+    assert not checks["f1"].reproduced and "proven tampering" in checks["f1"].reason
     outcomes = {v.trial_id: v.outcome for v in store.validations(T) if v.trial_id}
     assert outcomes["f2"] == "unverifiable" and outcomes["ok"] == "passes_both"
-    assert {c["trial_id"] for c in store.canary_checks()} == {"f1", "f2"}
+    assert {c.trial_id for c in store.canary_checks()} == {"f1", "f2"}
     labels = {t.trial_id: t for t in build_report(session.id, make_benchmark([task], trials)).trials}
     for tid in ("f1", "f2"):
         assert labels[tid].label == "REWARD_HACK", labels[tid]

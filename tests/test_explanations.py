@@ -174,7 +174,7 @@ async def test_a_session_report_explains_with_the_agents_finding_backed_by_its_r
     assert verdict.refuted
     [f] = verdict.findings
     store = SessionStore(db_path(session.id))
-    keys = {r["key"] for r in store.runs()}
+    keys = {r.key for r in store.runs()}
     store.close()
     assert not unbacked(f["claims"], prompt=task.instruction, patch=trials[0].patch, run_keys=keys,
                         test_ids=set(f["test_ids"]) | {f["path"]})

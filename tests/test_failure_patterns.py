@@ -68,7 +68,7 @@ async def test_one_explanation_per_failure_pattern_through_the_endpoint(server):
     # Trials failing one witness the same way share one call: fewer calls than (trial, witness) pairs.
     assert 1 <= calls < len(refutations)
     # Each call is counted in the budget, under its own role.
-    assert sum(1 for row in store.ledger() if row["role"] == "explainer") == calls
+    assert sum(1 for row in store.ledger() if row.role == "explainer") == calls
     request = server.requests[0]["messages"][1]["content"]
     assert "It must handle alias and quoting." in request and "untrusted-trial-data" in request
     # Every refuted trial's "Why it happens" quotes one of the answers; nothing says "Not explained".
@@ -94,7 +94,7 @@ async def test_the_scripted_explainer_is_deterministic_and_shows_in_the_demo_rep
     assert all("(failed: assert expected == got), while the reference solution passes it" in w
                for w in whys.values())
     assert "These 2 trials all fail" in whys["a1"] and whys["a1"].split(" [")[0] == whys["a2"].split(" [")[0]
-    assert sum(1 for row in session.store.ledger() if row["role"] == "explainer") >= 1  # zero tokens, counted
+    assert sum(1 for row in session.store.ledger() if row.role == "explainer") >= 1  # zero tokens, counted
     p = FailurePattern(key="k", witness_id="w", test_path="tests/test_tj_w.py", test_source="", requirement="handles w",
                        quote="`w` (weeks)", status="failed", failing="ValueError: unknown unit 'w'", message="",
                        trials=("a", "b"), missing=False)

@@ -11,6 +11,7 @@ from testjack_tui.engine.records_standing import WitnessClassification, WitnessR
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.report_labels import is_defective, load_labels
 from testjack_tui.engine.report_render import write_report
+from testjack_tui.engine.records_runs import StoredRun, TaskCheckRow, TrialCheckRow
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.errors import InputError
 from testjack_tui.model import Benchmark, Environment, OfficialTests, Reference, Task, Trial
@@ -57,19 +58,20 @@ def session(tmp_path):
     store.set_meta("benchmark_name", "demo-mini")
     store.set_meta("corpus", {"slug": [{"id": t.id, "model": t.model, "agent": t.agent,
                                         "official_pass": t.official_pass, "reward": 1.0} for t in trials]})
-    store.put_task_check("slug", True, [], [], {})
+    store.put_task_check(TaskCheckRow("slug", True))
     for tid in ("t1", "t2", "t3", "t4"):
-        store.put_trial_check(tid, "slug", True, "", {})
-    store.put_run("ref-w1", "slug", "slug/reference", None, ["w1"], ["tests/test_tj_accents.py"], True,
-                  {"tests/test_tj_accents.py::test_accents": {"status": "passed", "message": ""}},
-                  0, False, "", "", 0.5)
+        store.put_trial_check(TrialCheckRow(tid, "slug", True, ""))
+    store.put_run(StoredRun("ref-w1", "slug", "slug/reference", None, ("w1",), ("tests/test_tj_accents.py",), True,
+                            {"tests/test_tj_accents.py::test_accents": {"status": "passed", "message": ""}},
+                            0, False, "", "", 0.5))
     for tid, st in (("t1", "failed"), ("t2", "failed"), ("t3", "passed"), ("t4", "passed")):
         msg = "E   AssertionError: assert 'Ça' == 'ca'" if st == "failed" else ""
-        store.put_run(f"{tid}-w", "slug", f"slug/model/{tid}", tid, ["w1", "w2"],
-                      ["tests/test_tj_accents.py", "tests/test_tj_dashes.py"], True,
-                      {"tests/test_tj_accents.py::test_accents": {"status": st, "message": msg},
-                       "tests/test_tj_dashes.py::test_dashes": {"status": "failed", "message": "E   assert 'a--b' == 'a-b'"}},
-                      1, False, "", "", 0.5)
+        store.put_run(StoredRun(
+            f"{tid}-w", "slug", f"slug/model/{tid}", tid, ("w1", "w2"),
+            ("tests/test_tj_accents.py", "tests/test_tj_dashes.py"), True,
+            {"tests/test_tj_accents.py::test_accents": {"status": st, "message": msg},
+             "tests/test_tj_dashes.py::test_dashes": {"status": "failed", "message": "E   assert 'a--b' == 'a-b'"}},
+            1, False, "", "", 0.5))
     store.put_witness(WitnessRow(id="w1", task_id="slug", source_trial="t2", requirement="non-ASCII letters are transliterated",
                        explicit=True, quote="transliterate non-ASCII letters to ASCII",
                        path="tests/test_tj_accents.py", source=W1_SRC, test_ids=(), round=1,

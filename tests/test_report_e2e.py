@@ -48,7 +48,7 @@ def outcome(demo_per_trial_audit, tmp_path_factory):
         from testjack_tui.engine.store import SessionStore, db_path
 
         store = SessionStore(db_path(session_id))
-        run_keys = {r["key"] for r in store.runs()}
+        run_keys = {r.key for r in store.runs()}
         store.close()
         return {"state": demo_per_trial_audit["summary"]["state"], "report": report.to_json(),
                 "labels": load_labels(DEMO / "labels.json"), "exports": exports, "out": out,

@@ -45,9 +45,9 @@ class Budget:
         self.price_bound = price_bound
         self._lock = threading.RLock()
         totals = store.ledger_totals()
-        self.usd = totals["usd"]
-        self.tokens = totals["tokens"]
-        self.estimated = totals["estimated"]
+        self.usd = totals.usd
+        self.tokens = totals.tokens
+        self.estimated = totals.estimated
         self.unpriced: list[str] = list(store.get_meta(UNPRICED, []) or [])
         # Runs stored by earlier processes, and runs that were in flight when one was killed:
         # every reservation is written down before the run starts.

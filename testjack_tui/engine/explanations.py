@@ -21,6 +21,7 @@ from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.assertion_lines import asserted_lines, runner_hint
 from testjack_tui.engine.detectors.signals import Evidence, Signal
 from .records import JsonObject
+from testjack_tui.engine.records_runs import StoredRun
 
 PARTS = ("what_is_wrong", "why_it_happens", "which_clause", "why_t0_missed_it")
 BY_AGENT, BY_EVIDENCE = "audit agent", "evidence"
@@ -149,18 +150,18 @@ def explainer_name(explained: JsonObject) -> str:
     return f"explainer ({explained.get('by') or 'model'}{shared})"
 
 
-def run_message(run: JsonObject | None, path: str, test_ids: Iterable[str] = ()) -> str:
+def run_message(run: StoredRun | None, path: str, test_ids: Iterable[str] = ()) -> str:
     """What a stored run says about one test file: its tests' failure messages, else the
     output's tail. Untrusted text (it comes from a trial's world)."""
     if not run:
         return ""
     ids = set(test_ids)
     parts = []
-    for node, o in sorted((run.get("outcomes") or {}).items()):
+    for node, o in sorted(run.outcomes.items()):
         if node in ids or node == path or node.startswith(path + "::"):
             if o.get("message"):
                 parts.append(f"{node}: {str(o['message']).strip()}")
-    text = "\n".join(parts) or (run.get("tail") or run.get("head") or "")
+    text = "\n".join(parts) or run.tail or run.head
     return text[-3000:]
 
 

@@ -26,6 +26,7 @@ from testjack_tui.engine.approval import awaiting_operator, decision_record
 from testjack_tui.engine.oracle import tagged_path
 from testjack_tui.engine.runner import witness_fails
 from testjack_tui.engine.records_cands import CandidateRecord, DecidedBy, ValidationOutcome
+from testjack_tui.engine.records_runs import StoredRun
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.records_standing import WitnessClassification
 from testjack_tui.errors import InputError
@@ -40,13 +41,13 @@ from .records import JsonObject
 EXPORT_FORMATS = ("harbor", "swebench")
 
 
-def _node_ids(path: str, run: JsonObject | None, framework: str | None = None) -> list[str]:
+def _node_ids(path: str, run: StoredRun | None, framework: str | None = None) -> list[str]:
     """The ids the benchmark's grader gives the tests of a witness file, from its reference run
     (pytest: `path::test`; go test: `<import path>.TestName`)."""
-    if not run:
+    if run is None:
         return [path]
     from testjack_tui.sandbox.runners import grader_ids
-    nodes = grader_ids(framework, path, run.get("outcomes") or {})
+    nodes = grader_ids(framework, path, run.outcomes)
     return nodes or [path]  # the file itself only when no test inside it was reported
 
 

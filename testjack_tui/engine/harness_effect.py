@@ -17,13 +17,14 @@ from typing import Iterable
 from testjack_tui.model import Task, Trial, t0_timeout
 from testjack_tui.sandbox.api import WorldRef
 
+from .records_runs import Proof, ProofKind
 from .runner import witness_fails
 
 from .env import EngineEnv
 from .records import JsonObject
 
-MEASURED = "harness_measured"  # store kind: the restore-and-rerun ran (whatever it showed)
-PROOF = "harness_effect"
+MEASURED = ProofKind.HARNESS_MEASURED  # the restore-and-rerun ran (whatever it showed)
+PROOF = ProofKind.HARNESS_EFFECT
 
 
 def restorable(task: Task, world: WorldRef) -> list[str]:
@@ -39,8 +40,8 @@ async def measure(env: EngineEnv, task: Task, trial: Trial, world: WorldRef, fla
     if not files:
         return None
     stored = env.store.proofs(trial.id).get(trial.id, [])
-    if any(p.get("kind") == MEASURED for p in stored):
-        return next((p for p in stored if p.get("kind") == PROOF), None)
+    if any(p.kind == MEASURED for p in stored):
+        return next((p.data for p in stored if p.kind == PROOF), None)
     ids = [t for t in task.tests.ids if t not in set(flaky)]
     run = await env.runner.run(world, ids, {}, isolate=True, task_id=task.id, trial_id=trial.id,
                                timeout=t0_timeout(task))
@@ -56,13 +57,13 @@ async def measure(env: EngineEnv, task: Task, trial: Trial, world: WorldRef, fla
                          f"T0 no longer passes ({shown}{' ...' if len(changed) > 3 else ''}): "
                          "its own harness made T0 pass")}
     env.store.put_proof(task.id, trial.id, PROOF, "t0", proof)
-    return dict(proof, kind=PROOF)
+    return dict(proof, kind=str(PROOF))
 
 
-def attach(evidence: JsonObject, stored: list[JsonObject]) -> JsonObject:
+def attach(evidence: JsonObject, stored: list[Proof]) -> JsonObject:
     """Evidence.to_dict() with the stored proofs of its trial folded in."""
     out = dict(evidence)
-    kinds = {p.get("kind") for p in stored}
-    out["proofs"] = [p for p in stored if p.get("kind") not in (MEASURED,)]
+    kinds = {p.kind for p in stored}
+    out["proofs"] = [p.data for p in stored if p.kind != MEASURED]
     out["harness_measured"] = bool(out.get("harness_measured")) or MEASURED in kinds
     return out

@@ -29,6 +29,7 @@ from .records_standing import TaskLoopState, TrialLoopState
 from .runner import combined_status, is_failing
 from .standing import record_standings
 from .verdicts import analysis_checklist
+from .records_runs import TaskCheckRow
 from .sampling import SamplerContext, SamplerState
 from .task_checks import check_task
 from .loop_base import ANALYSIS, Witness, cases_of, kept_cases
@@ -463,7 +464,7 @@ async def _audit_task(env: EngineEnv, task: Task, trials: list[Trial],
     set_task_state(env, task.id, TaskLoopState.CHECKING)
     task, problem = await ensure_reference(env, task, env.tools_factory)
     if problem:
-        env.store.put_task_check(task.id, False, [problem], [], {})
+        env.store.put_task_check(TaskCheckRow(task.id, False, (problem,)))
         set_task_state(env, task.id, TaskLoopState.EXCLUDED, problem)
         env.emit(Log(env.session_id, level="warning", message=f"{task.id}: excluded: {problem}"))
         return None

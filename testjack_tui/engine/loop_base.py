@@ -16,6 +16,7 @@ from .env import EngineEnv
 from .hooks import WitnessClass, WitnessRecord
 from .oracle import CandidateBook
 from .records_standing import TrialLoopState
+from .records_runs import JsonObject, TestOutcomes
 from .roles import AuditContext, BudgetExceeded, Candidate, ReviewVerdict, WorldTools
 from .tampering import with_canary_evidence
 from .sampling import Sampler
@@ -33,7 +34,7 @@ class Witness:
     reference_run: str | None  # run key of its pass on R[G]
 
 
-def cases_of(outcomes: dict[str, Any], candidate: Candidate) -> dict[str, Any]:
+def cases_of(outcomes: TestOutcomes, candidate: Candidate) -> dict[str, Any]:
     """A candidate's case outcomes in one run, without the file-level aggregate when cases exist."""
     picked = {n: o for n, o in outcomes.items()
               if n in candidate.test_ids or n == candidate.path or n.startswith(candidate.path + "::")}
@@ -71,7 +72,7 @@ class LoopBase:
         self.refuted: dict[str, list[str]] = {}  # trial -> refuting witness ids
         self.classes: dict[str, WitnessClass] = {}
         self.round = 0
-        self.evidence: dict[str, dict[str, Any]] = {}
+        self.evidence: dict[str, JsonObject] = {}  # trial id -> its evidence (the store's evidence table)
         self.checklists: dict[str, list[dict[str, Any]]] = {}
         self.features: list[dict[str, Any]] = []  # task analysis's suspicious-patch features
         self.judged: list[dict[str, Any]] = []  # candidates reviewed and not counted (shown to later audits)
@@ -99,7 +100,7 @@ class LoopBase:
         # Task analysis is solution-blind and the reviewer judges by P: neither sees G or s.
         return {"null": self.check.worlds["null"]}
 
-    async def _evidence_for(self, trial: Trial) -> dict[str, Any]:
+    async def _evidence_for(self, trial: Trial) -> JsonObject:
         if trial.id in self.evidence:
             return self.evidence[trial.id]
         stored = self.env.store.get_evidence(trial.id)
@@ -107,7 +108,7 @@ class LoopBase:
             stored = with_canary_evidence(self.env.store, trial.id, stored)
             self.evidence[trial.id] = stored
             return stored
-        merged: dict[str, Any] = {}
+        merged: JsonObject = {}
         worlds = self._worlds_for(trial, "audit")
         for provider in self.env.hooks.evidence:
             try:

@@ -31,7 +31,7 @@ class WitnessLoop(LoopBase):
                 continue
             row = self.env.store.get_run(self._replay_keys.get((trial_id, v.candidate.id), "") or "")
             if row is not None:
-                out[trial_id] = cases_of(row.get("outcomes") or {}, v.candidate)
+                out[trial_id] = cases_of(row.outcomes, v.candidate)
         return out
 
     def _confirm(self, v: Validation, judgement: Judgement, source_trial: str | None, round_no: int) -> Witness:
@@ -102,9 +102,9 @@ class WitnessLoop(LoopBase):
         for v in self.env.store.validations(self.task.id):
             if (trial_id is not None and v.trial_id not in (trial_id, None)) or not v.reference:
                 continue
-            row = self.env.store.get_run(v.reference_run or "") or {}
-            messages = "\n".join(str(o.get("message") or "") for o in (row.get("outcomes") or {}).values())
-            output = f"{row.get('head') or ''}\n{row.get('tail') or ''}"
+            row = self.env.store.get_run(v.reference_run or "")
+            messages = "\n".join(str(o.get("message") or "") for o in (row.outcomes if row else {}).values())
+            output = f"{row.head}\n{row.tail}" if row else "\n"
             found.append((v.reference, cause(v.reference, messages, output)))
         return void_audit(found)
 
@@ -154,7 +154,7 @@ class WitnessLoop(LoopBase):
         for (trial_id, wid), key in failing.items():
             if key in runs and wid in by_id:
                 c = by_id[wid]
-                out.setdefault(trial_id, {})[wid] = run_signature(runs[key]["outcomes"], c.path,
+                out.setdefault(trial_id, {})[wid] = run_signature(runs[key].outcomes, c.path,
                                                                   c.test_ids, status_of[(trial_id, wid)])
         return out
 

@@ -94,5 +94,5 @@ def silent_record(task_id: str, trial_id: str, item: dict[str, Any]) -> OpenQues
 
 def stored(store: SessionStore, task_id: str | None = None) -> list[OpenQuestion]:
     """Every open question of the session (or of one task), oldest first."""
-    return [OpenQuestion.from_json(a) for a in store.audits()
-            if str(a.get("trial_id") or "").startswith(PREFIX) and (task_id is None or a["task_id"] == task_id)]
+    return [OpenQuestion.from_json({"task_id": a.task_id} | a.data) for a in store.audits()
+            if a.key.startswith(PREFIX) and (task_id is None or a.task_id == task_id)]

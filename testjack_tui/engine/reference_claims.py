@@ -84,10 +84,9 @@ def of_candidate(store: Any, task_id: str, candidate_id: str) -> ReferenceClaim 
 
 
 def stored(store: Any, task_id: str | None = None) -> list[JsonObject]:
-    """Every claim of the session (or of one task), oldest first: the stored JSON, as the
-    report writes it."""
-    return [{k: v for k, v in a.items() if k != "trial_id"} for a in store.audits()
-            if str(a.get("trial_id") or "").startswith(PREFIX) and (task_id is None or a["task_id"] == task_id)]
+    """Every claim of the session (or of one task), oldest first."""
+    return [{k: v for k, v in ({"task_id": a.task_id} | a.data).items() if k != "trial_id"}
+            for a in store.audits() if a.key.startswith(PREFIX) and (task_id is None or a.task_id == task_id)]
 
 
 def drop_reason(status: str, claim: ReferenceClaim) -> str:

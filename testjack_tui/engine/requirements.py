@@ -178,18 +178,16 @@ def statements(store: SessionStore, task_id: str) -> list[Statement]:
         out.append(Statement(str(fate.get("requirement") or ""), "analysis",
                              held=(str(fate.get("path") or fate.get("id")),) if fate.get("held") else (),
                              witnesses=(str(fate["id"]),) if fate.get("id") else ()))
-    audits = sorted((a for a in store.audits() if a.get("task_id") == task_id
-                     and a.get("trial_id") != "analysis"
-                     and not str(a.get("trial_id") or "").startswith(open_questions.PREFIX)),
-                    key=lambda a: str(a.get("trial_id")))
+    audits = sorted((a for a in store.audits() if a.task_id == task_id and a.key != "analysis"
+                     and not a.key.startswith(open_questions.PREFIX)), key=lambda a: a.key)
     for audit in audits:
-        for item in audit.get("checklist") or []:
+        for item in audit.data.get("checklist") or []:
             implemented = item.get("implemented")
             out.append(Statement(str(item.get("clause") or ""), "audit", quote=str(item.get("quote") or ""),
                                  explicit=item.get("explicit"), coverage=_coverage_word(item.get("covered_by_t0")),
                                  implemented=None if implemented is None
-                                 else (str(audit["trial_id"]), bool(implemented))))
-        for finding in audit.get("findings") or []:  # links a quote of P to the witness it backs
+                                 else (audit.key, bool(implemented))))
+        for finding in audit.data.get("findings") or []:  # links a quote of P to the witness it backs
             wid = finding.get("candidate_id")
             if wid:
                 out.append(Statement("", "audit", quote=str(finding.get("clause") or ""), witnesses=(str(wid),)))

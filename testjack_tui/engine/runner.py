@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Awaitable, Callable, Iterable
 
 from testjack_tui.sandbox.api import TestRun, WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
@@ -22,6 +22,7 @@ from testjack_tui.safe_text import safe_text
 from .budgeted import BudgetedBackend
 from .events import Log, TestRunFinished
 from .failure_kinds import RESOURCE_KINDS, cause, kind_of
+from .records_runs import CanaryCheck, CanaryVerdict, StoredRun, TestOutcomes
 from .store import SessionStore
 
 # A witness fails on a trial when its tests do not pass there: they fail, error, time out, or are
@@ -42,7 +43,7 @@ class RunResult:
     world: str
     trial_id: str | None
     test_ids: list[str]
-    outcomes: dict[str, dict[str, Any]]  # node id -> {"status", "message"}
+    outcomes: TestOutcomes
     exit_code: int | None = None
     timed_out: bool = False
     head: str = ""
@@ -82,7 +83,7 @@ class RunResult:
         message = "\n".join(str(o.get("message") or "") for o in picked.values())
         return cause(self.status_of(path, test_ids), message, self.output)
 
-    def outcomes_of(self, path: str, test_ids: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    def outcomes_of(self, path: str, test_ids: Iterable[str] = ()) -> TestOutcomes:
         wanted = set(test_ids)
         picked = {}
         for node, outcome in self.outcomes.items():
@@ -103,7 +104,7 @@ class RunResult:
         return "\n".join(parts)[:limit]
 
 
-def combined_status(outcomes: dict[str, dict[str, Any]]) -> str:
+def combined_status(outcomes: TestOutcomes) -> str:
     """One status for a witness's test ids on one run (the sandbox's one combiner)."""
     return aggregate([o.get("status") or "not_found" for o in outcomes.values()])
 
@@ -117,7 +118,7 @@ def witness_fails(status: str | None) -> bool:
 is_failing = witness_fails  # the name the engine's older call sites use
 
 
-def summarize(outcomes: dict[str, dict[str, Any]], timed_out: bool = False) -> str:
+def summarize(outcomes: TestOutcomes, timed_out: bool = False) -> str:
     counts: dict[str, int] = {}
     for outcome in outcomes.values():
         counts[outcome.get("status", "?")] = counts.get(outcome.get("status", "?"), 0) + 1
@@ -183,20 +184,20 @@ class TestRunner:
         if stored is not None:
             result = _from_row(stored)
             for check in self.store.canary_checks(key=key):
-                result.canaries, result.tampering = check["verdict"], check["problems"]
+                result.canaries, result.tampering = check.verdict, list(check.problems)
             if announce_cached:
                 self._announce(task_id, world.name, test_ids, result, candidate_ids)
             return result
         run = await self.sandbox.once(execute, world.name)
         result = run_result(key, world.name, trial_id, test_ids, run)
         outcomes, ex = result.outcomes, run.exec
-        if result.canaries and result.canaries != "ok":
+        if result.canaries and result.canaries != CanaryVerdict.OK:
             # Before the run itself: a resumed session finds both or re-runs.
-            self.store.put_canary_check(key, task_id, trial_id, world.name, result.canaries,
-                                        result.tampering)
-        self.store.put_run(key, task_id, world.name, trial_id, list(candidate_ids), test_ids,
-                           isolate, outcomes, ex.exit_code, ex.timed_out, result.head, result.tail,
-                           ex.duration)
+            self.store.put_canary_check(CanaryCheck(key, task_id, trial_id, world.name,
+                                                    CanaryVerdict(result.canaries), tuple(result.tampering)))
+        self.store.put_run(StoredRun(key, task_id, world.name, trial_id, tuple(candidate_ids), tuple(test_ids),
+                                     isolate, outcomes, ex.exit_code, ex.timed_out, result.head,
+                                     result.tail, ex.duration))
         self.history.append(key)
         self._note_config(task_id, ex.stdout_head or "")
         self._announce(task_id, world.name, test_ids, result, candidate_ids)
@@ -238,8 +239,8 @@ def run_result(key: str, world: str, trial_id: str | None, test_ids: list[str], 
     return result
 
 
-def _from_row(row: dict[str, Any]) -> RunResult:
-    return RunResult(key=row["key"], world=row["world"], trial_id=row["trial_id"],
-                     test_ids=row["test_ids"], outcomes=row["outcomes"], exit_code=row["exit_code"],
-                     timed_out=row["timed_out"], head=row["head"] or "", tail=row["tail"] or "",
-                     duration=row["duration"] or 0.0, cached=True)
+def _from_row(row: StoredRun) -> RunResult:
+    return RunResult(key=row.key, world=row.world, trial_id=row.trial_id,
+                     test_ids=list(row.test_ids), outcomes=row.outcomes, exit_code=row.exit_code,
+                     timed_out=row.timed_out, head=row.head, tail=row.tail,
+                     duration=row.duration, cached=True)

@@ -214,7 +214,7 @@ class AuditSession:
                 pass
 
     def events(self) -> builtins.list[JsonObject]:
-        """The stored event log (dicts with "kind")."""
+        """The stored event log (each event's to_dict, with "kind")."""
         return self.store.events()
 
     def _on_world(self, event: WorldEvent) -> None:
@@ -522,7 +522,7 @@ def list_sessions() -> list[JsonObject]:
                 "queued": sum(1 for t in task_states.values() if t.state == TaskLoopState.QUEUED),
                 "witnesses": counts["witnesses"], "rounds": counts["rounds"],
                 "decisions": counts["decisions"], "overrules": counts["overrules"],
-                "usd": round(totals["usd"], 6), "unpriced": list(meta.get(UNPRICED) or []),
+                "usd": round(totals.usd, 6), "unpriced": list(meta.get(UNPRICED) or []),
                 "test_runs": store.runs_counted(), "path": str(folder),
             })
             store.close()

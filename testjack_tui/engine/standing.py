@@ -30,6 +30,7 @@ from .failure_kinds import never_a_reading
 from .failure_patterns import stored_explanation
 from .no_reference import independent_reference
 from .records import FlatRecord
+from .records_runs import Proof, StoredRun, TrialCheckRow
 from .records_cands import ApprovalRecord, DecidedBy, ValidationOutcome, ValidationRecord, VerdictRecord
 from .records_standing import (RunOutcome, Standing, TaskLoopState, TaskStateRow, TrialLoopState, TrialStateRow,
                                VerdictLabel, WitnessClassification, WitnessRow, WitnessRunRow)
@@ -110,16 +111,16 @@ class SessionFacts:
 
     witnesses: dict[str, WitnessRow]
     canonical: dict[str, str]  # witness id -> its first copy (as stored: dedup.group)
-    runs: dict[str, dict[str, Any]]  # the runs a finding quotes, by key
+    runs: dict[str, StoredRun]  # the runs a finding quotes, by key
     reference_runs: dict[tuple[str, str], ValidationRecord]  # (task, candidate) -> its validation
     runs_of: dict[str, dict[str, WitnessRunRow]]  # trial -> witness -> its latest run
     by_witness: dict[str, dict[str, WitnessRunRow]]  # the same, witness first
     approvals: list[ApprovalRecord]
     verdicts: dict[str, VerdictRecord]
-    trial_checks: dict[str, dict[str, Any]]
+    trial_checks: dict[str, TrialCheckRow]
     trial_states: dict[str, TrialStateRow]
     task_states: dict[str, TaskStateRow]
-    proofs: dict[str, list[dict[str, Any]]]
+    proofs: dict[str, list[Proof]]
     passes_both: dict[str, int]
     t0_runs: dict[str, str]
     reviews: dict[str, list[Review]]
@@ -148,8 +149,8 @@ def gather(store: SessionStore) -> SessionFacts:
     # The first such run is the reproduction check; later ones (harness reverted, mutants) are not.
     t0_runs: dict[str, str] = {}
     for r in store.run_headers():
-        if r.get("trial_id") and "/model/" in (r.get("world") or "") and not r.get("candidate_ids"):
-            t0_runs.setdefault(r["trial_id"], r["key"])
+        if r.trial_id and "/model/" in r.world and not r.candidate_ids:
+            t0_runs.setdefault(r.trial_id, r.key)
     runs_of: dict[str, dict[str, WitnessRunRow]] = {}
     by_witness: dict[str, dict[str, WitnessRunRow]] = {}
     for wr in wruns:
@@ -241,7 +242,7 @@ def decide_task(store: SessionStore, facts: SessionFacts, summary: SessionSummar
             (ambiguous if w.classification == WitnessClassification.AMBIGUOUS and not never_a_reading(wr.status)
              else findings).append(f)
         tc = facts.trial_checks.get(trial_id)
-        reproduced = None if tc is None else bool(tc["reproduced"])
+        reproduced = None if tc is None else tc.reproduced
         audit = store.get_audit(task_id, trial_id) or {}
         agent_findings = audit.get("findings") or []
         for f in findings:
@@ -362,7 +363,7 @@ def structured_reviews(store: SessionStore, verdicts: dict[str, VerdictRecord]) 
     return out
 
 
-def _message(run: dict[str, Any] | None, witness: WitnessRow) -> str:
+def _message(run: StoredRun | None, witness: WitnessRow) -> str:
     return run_message(run, witness.path, witness.test_ids)
 
 

@@ -32,6 +32,11 @@ from .records_cands import (ApprovalRecord, CandidateRecord, DecidedBy, Decision
                             member_or_none)
 from .roles import Candidate, CandidateAuthor, OperatorJudgement, ReviewLabel, ReviewVerdict
 
+from .records_runs import (AuditRow, CanaryCheck, CanaryVerdict, JsonObject, LedgerEntry, LedgerTotals,
+                           Proof, ProofKind, RunHeader, StoredRun, TaskCheckRow, TrialCheckRow,
+                           WorldKindName, WorldRow)
+
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events (
@@ -234,11 +239,12 @@ class SessionStore:
         return {r["key"]: _loads(r["value"]) for r in self._rows("SELECT key, value FROM meta")}
 
     # -- events -------------------------------------------------------------------------------
-    def add_event(self, at: float, kind: str, task_id: str | None, data: dict[str, Any]) -> None:
+    def add_event(self, at: float, kind: str, task_id: str | None, data: JsonObject) -> None:
+        """`data`: the event's own JSON (Event.to_dict, read back by tui/live_state.event_from_dict)."""
         self._exec("INSERT INTO events(at, kind, task_id, data) VALUES (?, ?, ?, ?)",
                    (at, kind, task_id, _dumps(data)))
 
-    def events(self, kinds: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    def events(self, kinds: Iterable[str] | None = None) -> list[JsonObject]:
         rows = self._rows("SELECT seq, data FROM events ORDER BY seq")
         wanted = set(kinds) if kinds else None
         out = []
@@ -254,42 +260,56 @@ class SessionStore:
         row = self._row("SELECT value FROM llm_cache WHERE key = ?", (key,))
         return row["value"] if row else None
 
-    def put_llm_response(self, key: str, value: Any) -> None:
+    def put_llm_response(self, key: str, value: str | JsonObject) -> None:
         """Store a call's response. A str is stored as given; anything else as JSON text."""
         text = value if isinstance(value, str) else _dumps(value)
         self._exec("INSERT OR REPLACE INTO llm_cache(key, value, at) VALUES (?, ?, ?)",
                    (key, text, time.time()))
 
     # -- task checks and worlds ---------------------------------------------------------------
-    def put_task_check(self, task_id: str, well_formed: bool, problems: list[str],
-                       vacuous: list[str], data: dict[str, Any]) -> None:
+    def put_task_check(self, check: TaskCheckRow) -> None:
+        data = {"passing_trials": list(check.passing_trials),
+                "regression_guards": list(check.regression_guards), "flaky": list(check.flaky)}
         self._exec("INSERT OR REPLACE INTO task_checks(task_id, well_formed, problems, vacuous, data) VALUES (?, ?, ?, ?, ?)",
-                   (task_id, int(well_formed), _dumps(problems), _dumps(vacuous), _dumps(data)))
+                   (check.task_id, int(check.well_formed), _dumps(list(check.problems)),
+                    _dumps(list(check.vacuous)), _dumps(data)))
 
-    def task_checks(self) -> dict[str, dict[str, Any]]:
-        return {r["task_id"]: {"well_formed": bool(r["well_formed"]),
-                               "problems": _loads(r["problems"], []),
-                               "vacuous": _loads(r["vacuous"], []),
-                               **_loads(r["data"], {})}
-                for r in self._rows("SELECT * FROM task_checks")}
+    def task_checks(self) -> dict[str, TaskCheckRow]:
+        out = {}
+        for r in self._rows("SELECT * FROM task_checks"):
+            data = _loads(r["data"], {})  # a row from before a field was written lacks it
+            out[r["task_id"]] = TaskCheckRow(
+                r["task_id"], bool(r["well_formed"]), tuple(_loads(r["problems"], [])),
+                tuple(_loads(r["vacuous"], [])), tuple(data.get("passing_trials") or ()),
+                tuple(data.get("regression_guards") or ()), tuple(data.get("flaky") or ()))
+        return out
 
-    def put_trial_check(self, trial_id: str, task_id: str, reproduced: bool, reason: str,
-                        data: dict[str, Any]) -> None:
+    def put_trial_check(self, check: TrialCheckRow) -> None:
+        data = {"model": check.model, "agent": check.agent, "official_pass": check.official_pass,
+                "reward": check.reward, "excluded": check.excluded, "tampered": list(check.tampered)}
         self._exec("INSERT OR REPLACE INTO trial_checks(trial_id, task_id, reproduced, reason, data) VALUES (?, ?, ?, ?, ?)",
-                   (trial_id, task_id, int(reproduced), reason, _dumps(data)))
+                   (check.trial_id, check.task_id, int(check.reproduced), check.reason, _dumps(data)))
 
-    def trial_checks(self) -> dict[str, dict[str, Any]]:
-        return {r["trial_id"]: {"task_id": r["task_id"], "reproduced": bool(r["reproduced"]),
-                                "reason": r["reason"], **_loads(r["data"], {})}
-                for r in self._rows("SELECT * FROM trial_checks")}
+    def trial_checks(self) -> dict[str, TrialCheckRow]:
+        out = {}
+        for r in self._rows("SELECT * FROM trial_checks"):
+            data = _loads(r["data"], {})
+            out[r["trial_id"]] = TrialCheckRow(
+                r["trial_id"], r["task_id"], bool(r["reproduced"]), r["reason"] or "",
+                model=data.get("model") or "", agent=data.get("agent") or "",
+                official_pass=bool(data.get("official_pass")), reward=data.get("reward"),
+                excluded=bool(data.get("excluded")), tampered=tuple(data.get("tampered") or ()))
+        return out
 
-    def put_world(self, name: str, task_id: str, kind: str, trial_id: str | None, image: str,
-                  tampered: Iterable[str] = (), error: str = "") -> None:
+    def put_world(self, name: str, task_id: str, kind: WorldKindName | str, trial_id: str | None,
+                  image: str, tampered: Iterable[str] = (), error: str = "") -> None:
         self._exec("INSERT OR REPLACE INTO worlds(name, task_id, kind, trial_id, image, tampered, error, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (name, task_id, kind, trial_id, image, _dumps(list(tampered)), error, time.time()))
+                   (name, task_id, str(WorldKindName(kind)), trial_id, image, _dumps(list(tampered)),
+                    error, time.time()))
 
-    def worlds(self) -> list[dict[str, Any]]:
-        return [dict(r) | {"tampered": _loads(r["tampered"], [])}
+    def worlds(self) -> list[WorldRow]:
+        return [WorldRow(r["name"], r["task_id"], WorldKindName(r["kind"]), r["trial_id"], r["image"] or "",
+                         tuple(_loads(r["tampered"], [])), r["error"] or "", r["at"] or 0.0)
                 for r in self._rows("SELECT * FROM worlds ORDER BY at")]
 
     # -- candidates, runs, validations --------------------------------------------------------
@@ -309,46 +329,47 @@ class SessionStore:
             rows = self._rows("SELECT * FROM candidates WHERE task_id = ? ORDER BY at", (task_id,))
         return [_candidate_row(r) for r in rows]
 
-    def get_run(self, key: str) -> dict[str, Any] | None:
+    def get_run(self, key: str) -> StoredRun | None:
         row = self._row("SELECT * FROM runs WHERE key = ?", (key,))
         return _run_row(row) if row else None
 
-    def put_run(self, key: str, task_id: str, world: str, trial_id: str | None,
-                candidate_ids: list[str], test_ids: list[str], isolate: bool, outcomes: dict[str, Any],
-                exit_code: int | None, timed_out: bool, head: str, tail: str, duration: float) -> None:
+    def put_run(self, run: StoredRun) -> None:
         self._exec("INSERT OR REPLACE INTO runs(key, task_id, world, trial_id, candidate_ids, test_ids, isolate, outcomes, exit_code, timed_out, head, tail, duration, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   (key, task_id, world, trial_id, _dumps(candidate_ids), _dumps(test_ids),
-                    int(isolate), _dumps(outcomes), exit_code, int(timed_out), head, tail,
-                    duration, time.time()))
+                   (run.key, run.task_id, run.world, run.trial_id, _dumps(list(run.candidate_ids)),
+                    _dumps(list(run.test_ids)), int(run.isolate), _dumps(run.outcomes), run.exit_code,
+                    int(run.timed_out), run.head, run.tail, run.duration, time.time()))
 
-    def put_canary_check(self, key: str, task_id: str, trial_id: str | None, world: str,
-                         verdict: str, problems: list[str]) -> None:
+    def put_canary_check(self, check: CanaryCheck) -> None:
         """What a run's canaries showed (sandbox/canaries.py), when not "ok"."""
         self._exec("INSERT OR REPLACE INTO canary_checks(key, task_id, trial_id, world, verdict, problems, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   (key, task_id, trial_id, world, verdict, _dumps(problems), time.time()))
+                   (check.key, check.task_id, check.trial_id, check.world, str(check.verdict),
+                    _dumps(list(check.problems)), time.time()))
 
-    def canary_checks(self, trial_id: str | None = None, key: str | None = None) -> list[dict[str, Any]]:
+    def canary_checks(self, trial_id: str | None = None, key: str | None = None) -> list[CanaryCheck]:
         sql, args = "SELECT * FROM canary_checks", []
         if trial_id is not None:
             sql, args = sql + " WHERE trial_id = ?", [trial_id]
         elif key is not None:
             sql, args = sql + " WHERE key = ?", [key]
-        return [dict(r) | {"problems": _loads(r["problems"], [])} for r in self._rows(sql + " ORDER BY at", args)]
+        return [CanaryCheck(r["key"], r["task_id"], r["trial_id"], r["world"], CanaryVerdict(r["verdict"]),
+                            tuple(_loads(r["problems"], [])), r["at"] or 0.0)
+                for r in self._rows(sql + " ORDER BY at", args)]
 
-    def runs(self, task_id: str | None = None) -> list[dict[str, Any]]:
+    def runs(self, task_id: str | None = None) -> list[StoredRun]:
         if task_id is None:
             rows = self._rows("SELECT * FROM runs ORDER BY at")
         else:
             rows = self._rows("SELECT * FROM runs WHERE task_id = ? ORDER BY at", (task_id,))
         return [_run_row(r) for r in rows]
 
-    def run_headers(self) -> list[dict[str, Any]]:
+    def run_headers(self) -> list[RunHeader]:
         """Every run without its outcomes and output (key, task, world, trial, candidates), in
         time order: what a scan over a whole session needs."""
         rows = self._rows("SELECT key, task_id, world, trial_id, candidate_ids, at FROM runs ORDER BY at")
-        return [dict(r) | {"candidate_ids": _loads(r["candidate_ids"], [])} for r in rows]
+        return [RunHeader(r["key"], r["task_id"], r["world"] or "", r["trial_id"],
+                          tuple(_loads(r["candidate_ids"], [])), r["at"] or 0.0) for r in rows]
 
-    def runs_by_key(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+    def runs_by_key(self, keys: Iterable[str]) -> dict[str, StoredRun]:
         """key -> run, for these keys only (unknown keys are left out)."""
         wanted, out = sorted(set(keys)), {}
         for i in range(0, len(wanted), 500):  # SQLite's bound-parameter limit
@@ -394,41 +415,47 @@ class SessionStore:
         return True, None if raw is None else candidate_from_dict(raw)
 
     # -- role outputs -------------------------------------------------------------------------
-    def put_audit(self, task_id: str, trial_id: str, data: dict[str, Any]) -> None:
+    def put_audit(self, task_id: str, key: str, data: JsonObject) -> None:
+        """A role's answer under `key` (see AuditRow), as its module shaped it."""
         self._exec("INSERT OR REPLACE INTO audits(task_id, trial_id, data, at) VALUES (?, ?, ?, ?)",
-                   (task_id, trial_id, _dumps(data), time.time()))
+                   (task_id, key, _dumps(data), time.time()))
 
-    def get_audit(self, task_id: str, trial_id: str) -> dict[str, Any] | None:
+    def get_audit(self, task_id: str, key: str) -> JsonObject | None:
         row = self._row("SELECT data FROM audits WHERE task_id = ? AND trial_id = ?",
-                        (task_id, trial_id))
-        return _loads(row["data"]) if row else None
+                        (task_id, key))
+        found: JsonObject | None = _loads(row["data"]) if row else None
+        return found
 
-    def put_evidence(self, task_id: str, trial_id: str, data: dict[str, Any]) -> None:
+    def put_evidence(self, task_id: str, trial_id: str, data: JsonObject) -> None:
+        """A trial's static evidence (Evidence.to_dict, with the loop's own additions)."""
         self._exec("INSERT OR REPLACE INTO evidence(trial_id, task_id, data, at) VALUES (?, ?, ?, ?)",
                    (trial_id, task_id, _dumps(data), time.time()))
 
-    def get_evidence(self, trial_id: str) -> dict[str, Any] | None:
+    def get_evidence(self, trial_id: str) -> JsonObject | None:
         row = self._row("SELECT data FROM evidence WHERE trial_id = ?", (trial_id,))
-        return _loads(row["data"]) if row else None
+        found: JsonObject | None = _loads(row["data"]) if row else None
+        return found
 
-    def put_proof(self, task_id: str, trial_id: str, kind: str, key: str, data: dict[str, Any]) -> None:
+    def put_proof(self, task_id: str, trial_id: str, kind: ProofKind, key: str, data: JsonObject) -> None:
         """Executed proof that a trial games its tests (see engine.verdicts.PROOF_KINDS):
         "harness_effect" from the restore-and-rerun of T0, "canary" from the hostile-trials
         canaries. One row per (trial, kind, key); storing it again replaces it."""
         self._exec("INSERT OR REPLACE INTO proofs (trial_id, task_id, kind, key, data, at) "
                    "VALUES (?, ?, ?, ?, ?, ?)",
-                   (trial_id, task_id, kind, key, _dumps(dict(data, kind=kind)), time.time()))
+                   (trial_id, task_id, str(kind), key, _dumps(dict(data, kind=str(kind))), time.time()))
 
-    def proofs(self, trial_id: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    def proofs(self, trial_id: str | None = None) -> dict[str, list[Proof]]:
         """trial id -> its stored proofs (oldest first)."""
-        sql = "SELECT trial_id, data FROM proofs" + (" WHERE trial_id = ?" if trial_id else "") + " ORDER BY at"
-        out: dict[str, list[dict[str, Any]]] = {}
+        sql = "SELECT * FROM proofs" + (" WHERE trial_id = ?" if trial_id else "") + " ORDER BY at"
+        out: dict[str, list[Proof]] = {}
         for r in self._rows(sql, (trial_id,) if trial_id else ()):
-            out.setdefault(r["trial_id"], []).append(_loads(r["data"], {}))
+            out.setdefault(r["trial_id"], []).append(Proof(
+                r["trial_id"], r["task_id"], ProofKind(r["kind"]), r["key"], _loads(r["data"], {}),
+                r["at"] or 0.0))
         return out
 
-    def audits(self) -> list[dict[str, Any]]:
-        return [{"task_id": r["task_id"], "trial_id": r["trial_id"], **_loads(r["data"], {})}
+    def audits(self) -> list[AuditRow]:
+        return [AuditRow(r["task_id"], r["trial_id"], _loads(r["data"], {}), r["at"] or 0.0)
                 for r in self._rows("SELECT * FROM audits ORDER BY at")]
 
     def put_verdict(self, v: ReviewVerdict, task_id: str, trial_id: str | None) -> None:
@@ -569,16 +596,19 @@ class SessionStore:
                    (time.time(), role, model, prompt_tokens, completion_tokens, usd,
                     int(estimated), call_id, task_id, trial_id))
 
-    def ledger(self) -> list[dict[str, Any]]:
-        return [dict(r) | {"estimated": bool(r["estimated"])}
+    def ledger(self) -> list[LedgerEntry]:
+        return [LedgerEntry(int(r["seq"]), r["at"] or 0.0, r["role"] or "", r["model"] or "",
+                            int(r["prompt_tokens"] or 0), int(r["completion_tokens"] or 0),
+                            float(r["usd"] or 0.0), bool(r["estimated"]), r["call_id"] or "",
+                            r["task_id"] or "", r["trial_id"])
                 for r in self._rows("SELECT * FROM ledger ORDER BY seq")]
 
-    def ledger_totals(self) -> dict[str, Any]:
+    def ledger_totals(self) -> LedgerTotals:
         row = self._totals("SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, "
                         "COALESCE(SUM(usd), 0) AS usd, COALESCE(MAX(estimated), 0) AS estimated, "
                         "COUNT(*) AS calls FROM ledger")
-        return {"tokens": int(row["tokens"]), "usd": float(row["usd"]),
-                "estimated": bool(row["estimated"]), "calls": int(row["calls"])}
+        return LedgerTotals(tokens=int(row["tokens"]), usd=float(row["usd"]),
+                            estimated=bool(row["estimated"]), calls=int(row["calls"]))
 
     def largest_prompt(self) -> int:
         row = self._totals("SELECT COALESCE(MAX(prompt_tokens), 0) AS n FROM ledger")
@@ -613,8 +643,9 @@ def _candidate_row(row: sqlite3.Row) -> CandidateRecord:
                            row["parent"], tuple(_loads(row["test_ids"], [])), row["origin"] or "", row["at"])
 
 
-def _run_row(row: sqlite3.Row) -> dict[str, Any]:
-    return dict(row) | {"candidate_ids": _loads(row["candidate_ids"], []),
-                        "test_ids": _loads(row["test_ids"], []),
-                        "outcomes": _loads(row["outcomes"], {}),
-                        "isolate": bool(row["isolate"]), "timed_out": bool(row["timed_out"])}
+def _run_row(row: sqlite3.Row) -> StoredRun:
+    return StoredRun(row["key"], row["task_id"], row["world"] or "", row["trial_id"],
+                     tuple(_loads(row["candidate_ids"], [])), tuple(_loads(row["test_ids"], [])),
+                     bool(row["isolate"]), _loads(row["outcomes"], {}), row["exit_code"],
+                     bool(row["timed_out"]), row["head"] or "", row["tail"] or "",
+                     row["duration"] or 0.0, row["at"] or 0.0)

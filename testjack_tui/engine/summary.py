@@ -14,6 +14,7 @@ from .approval import awaiting_operator
 from .budget import UNPRICED
 from .records import FlatRecord
 from .records_standing import RefutationRow, TaskLoopState, WitnessClassification, WitnessRow
+from .records_runs import StoredRun, TaskCheckRow, TrialCheckRow
 from .runner import is_failing
 from .store import SessionStore
 
@@ -214,24 +215,24 @@ class SessionSummary:
                    list(data.get("awaiting_operator") or []))
 
 
-def _run_view(run: dict[str, Any] | None, witness: WitnessRow | None, status: str) -> RunView:
+def _run_view(run: StoredRun | None, witness: WitnessRow | None, status: str) -> RunView:
     if run is None:
         return RunView(status)
     tests = None
     if witness is not None:
         path, ids = witness.path, set(witness.test_ids)
-        tests = {node: o for node, o in run["outcomes"].items()
+        tests = {node: o for node, o in run.outcomes.items()
                  if node in ids or node == path or node.startswith(path + "::")}
-    return RunView(status, run["world"], run["key"], run["exit_code"], run["timed_out"],
-                   (run["head"] or "")[:HEAD], (run["tail"] or "")[-HEAD:], tests)
+    return RunView(status, run.world, run.key, run.exit_code, run.timed_out,
+                   run.head[:HEAD], run.tail[-HEAD:], tests)
 
 
-def _category(trial_check: dict[str, Any] | None, task_check: dict[str, Any] | None, refuted: bool,
+def _category(trial_check: TrialCheckRow | None, task_check: TaskCheckRow | None, refuted: bool,
               ambiguous: bool, audited: bool) -> str:
     """Where an officially passing trial stands, first match wins."""
-    if trial_check is not None and not trial_check["reproduced"]:
-        return "excluded" if trial_check.get("excluded") else "not_reproducible"
-    if task_check is not None and not task_check["well_formed"]:
+    if trial_check is not None and not trial_check.reproduced:
+        return "excluded" if trial_check.excluded else "not_reproducible"
+    if task_check is not None and not task_check.well_formed:
         return "excluded"
     if refuted:
         return "refuted"
@@ -296,7 +297,7 @@ def build_summary(store: SessionStore) -> SessionSummary:
             trials_out[t["id"]] = TrialSummary(
                 model=t.get("model"), agent=t.get("agent"), state=category,
                 audited=audited, loop_state=None if st is None else str(st.state),
-                reason=(tc.get("reason") or "") if tc is not None else "",
+                reason=tc.reason if tc is not None else "",
                 refutations=[Refutation(
                     ref.witness_id, ref.requirement,
                     model=_run_view(runs.get(ref.model_run or ""), witness_by_id.get(ref.witness_id),
@@ -325,10 +326,10 @@ def build_summary(store: SessionStore) -> SessionSummary:
         task_state = task_states.get(task_id)
         tasks_out[task_id] = TaskSummary(
             state=str(task_state.state) if task_state is not None else str(TaskLoopState.PENDING),
-            well_formed=None if check is None else check["well_formed"],
-            problems=[] if check is None else check["problems"],
-            vacuous=[] if check is None else check["vacuous"],
-            flaky=[] if check is None else list(check.get("flaky") or []),
+            well_formed=None if check is None else check.well_formed,
+            problems=[] if check is None else list(check.problems),
+            vacuous=[] if check is None else list(check.vacuous),
+            flaky=[] if check is None else list(check.flaky),
             rounds=[RoundSummary(r.round, r.trial_id, r.state, list(r.witnesses), list(r.refuted))
                     for r in rounds if r.task_id == task_id],
             models=models, trials=trials_out, witnesses=task_witnesses)
@@ -337,8 +338,8 @@ def build_summary(store: SessionStore) -> SessionSummary:
         session_id=meta.get("session_id"), state=meta.get("state"),
         benchmark=config.get("benchmark"), mode=config.get("mode"), seed=config.get("seed"),
         sampler=config.get("sampler"), rounds=config.get("rounds"), config=config,
-        usage=Usage(usd=round(ledger["usd"], 6), tokens=ledger["tokens"], llm_calls=ledger["calls"],
-                    estimated=ledger["estimated"], test_runs=store.runs_counted(),
+        usage=Usage(usd=round(ledger.usd, 6), tokens=ledger.tokens, llm_calls=ledger.calls,
+                    estimated=ledger.estimated, test_runs=store.runs_counted(),
                     seconds=round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1),
                     waiting_seconds=round(float(meta.get("waiting_seconds", 0.0) or 0.0), 1),
                     unpriced=list(meta.get(UNPRICED) or [])),

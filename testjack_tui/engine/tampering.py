@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, overload
 
 from .detectors.signals import Detector, Severity, Signal
 from .records import JsonObject
+from .records_runs import CanaryCheck, CanaryVerdict
 
 if TYPE_CHECKING:
     from .store import SessionStore
@@ -26,15 +27,15 @@ def canary_signals(store: SessionStore, trial_id: str) -> list[Signal]:
     """Signals for the trial's proven tampering, and for channel doubts (`channel_doubt_signal`)."""
     out = []
     for check in store.canary_checks(trial_id=trial_id):
-        if check["verdict"] != "tampered":
+        if check.verdict != CanaryVerdict.TAMPERED:
             doubt = channel_doubt_signal(check)
             if doubt:
                 out.append(doubt)
             continue
-        what = "; ".join(check["problems"]) or "a canary came out wrong"
+        what = "; ".join(check.problems) or "a canary came out wrong"
         out.append(Signal(Detector.HARNESS_TAMPERING, CANARY_KIND, "", None, "",
-                          f"proven tampering in a run on {check['world']}: {what}; the run's results are void",
-                          Severity.HIGH, structural=True, related=check["world"], value=check["key"]))
+                          f"proven tampering in a run on {check.world}: {what}; the run's results are void",
+                          Severity.HIGH, structural=True, related=check.world, value=check.key))
     return out
 
 
@@ -57,17 +58,17 @@ def with_canary_evidence(store: SessionStore, trial_id: str, data: JsonObject | 
 
 
 def proven(store: SessionStore, trial_id: str) -> bool:
-    return any(c["verdict"] == "tampered" for c in store.canary_checks(trial_id=trial_id))
+    return any(c.verdict == CanaryVerdict.TAMPERED for c in store.canary_checks(trial_id=trial_id))
 
 
-def channel_doubt_signal(check: JsonObject) -> Signal | None:
+def channel_doubt_signal(check: CanaryCheck) -> Signal | None:
     """A run whose channels disagreed without proof (sandbox/channels.py): its passes are void
     and the trial cannot be certified; NOT_REPRODUCIBLE names the reason (engine/verdicts.py)."""
     from testjack_tui.sandbox.channels import CHANNEL_MARK
 
-    doubts = [p for p in check["problems"] if p.startswith(CHANNEL_MARK)]
-    if check["verdict"] != "unverifiable" or not doubts:
+    doubts = [p for p in check.problems if p.startswith(CHANNEL_MARK)]
+    if check.verdict != CanaryVerdict.UNVERIFIABLE or not doubts:
         return None
     return Signal(Detector.HARNESS_TAMPERING, CHANNEL_DOUBT_KIND, "", None, "",
-                  f"in a run on {check['world']}: " + "; ".join(doubts), Severity.HIGH, structural=False,
-                  related=check["world"], value=check["key"])
+                  f"in a run on {check.world}: " + "; ".join(doubts), Severity.HIGH, structural=False,
+                  related=check.world, value=check.key)

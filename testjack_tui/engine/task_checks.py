@@ -24,6 +24,7 @@ from testjack_tui.model import Task, Trial
 
 from .aio import gather_all
 from .events import TaskChecked, TrialState
+from .records_runs import TaskCheckRow, TrialCheckRow
 from .roles import BudgetExceeded
 from .records_standing import TrialLoopState
 
@@ -97,9 +98,7 @@ async def check_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskChe
         check.vacuous = verdict.vacuous
         guards = verdict.regression_guards
         check.well_formed = not check.problems
-    env.store.put_task_check(task.id, check.well_formed, check.problems, check.vacuous,
-                             {"passing_trials": [t.id for t in trials], "regression_guards": guards,
-                              "flaky": list(check.flaky)})
+    env.store.put_task_check(_row(check, trials, guards))
     env.emit(TaskChecked(env.session_id, task_id=task.id, well_formed=check.well_formed,
                          problems=tuple(check.problems), vacuous=tuple(check.vacuous)))
     if not check.well_formed:
@@ -126,10 +125,14 @@ async def check_task(env: EngineEnv, task: Task, trials: list[Trial]) -> TaskChe
     if budget_error is not None:
         raise budget_error
     if check.flaky:  # some only showed on a trial's world: keep the stored check complete
-        env.store.put_task_check(task.id, check.well_formed, check.problems, check.vacuous,
-                                 {"passing_trials": [t.id for t in trials], "regression_guards": guards,
-                                  "flaky": list(check.flaky)})
+        env.store.put_task_check(_row(check, trials, guards))
     return check
+
+
+def _row(check: TaskCheck, trials: list[Trial], guards: list[str]) -> TaskCheckRow:
+    return TaskCheckRow(check.task_id, check.well_formed, tuple(check.problems), tuple(check.vacuous),
+                        passing_trials=tuple(t.id for t in trials), regression_guards=tuple(guards),
+                        flaky=tuple(check.flaky))
 
 
 def without(task: Task, flaky: list[str]) -> Task:
@@ -173,10 +176,9 @@ async def _reproduce(env: EngineEnv, task: Task, trial: Trial, ids: list[str]
 def _record_trial(env: EngineEnv, trial: Trial, reproduced: bool, reason: str, excluded: bool = False,
                   tampered: tuple[str, ...] = ()) -> None:
     # The recorded verdict (official_pass) and our re-run (reproduced) are separate fields.
-    env.store.put_trial_check(trial.id, trial.task_id, reproduced, reason,
-                              {"model": trial.model, "agent": trial.agent,
-                               "official_pass": trial.official_pass, "reward": trial.reward,
-                               "excluded": excluded, "tampered": list(tampered)})
+    env.store.put_trial_check(TrialCheckRow(
+        trial.id, trial.task_id, reproduced, reason, model=trial.model, agent=trial.agent,
+        official_pass=trial.official_pass, reward=trial.reward, excluded=excluded, tampered=tuple(tampered)))
     if not reproduced:
         state = TrialLoopState.EXCLUDED if excluded else TrialLoopState.NOT_REPRODUCIBLE
         env.store.set_trial_state(trial.id, trial.task_id, state, reason)

@@ -15,6 +15,7 @@ from typing import Any
 from testjack_tui.engine.explanations import run_message
 from testjack_tui.engine.records_cands import ApprovalRecord, DecidedBy
 from testjack_tui.engine.store import SessionStore
+from testjack_tui.engine.records_runs import StoredRun
 from testjack_tui.engine.roles import ApprovalDecision, ReviewLabel
 
 
@@ -109,5 +110,5 @@ def approval_context(store: SessionStore, candidate_id: str, task: Any = None, t
     return ctx
 
 
-def _run(store: SessionStore, key: str | None) -> dict[str, Any] | None:
+def _run(store: SessionStore, key: str | None) -> StoredRun | None:
     return store.get_run(key) if key else None

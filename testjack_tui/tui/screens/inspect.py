@@ -22,6 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from testjack_tui.engine.detectors import FileDiff, categorize, parse_diff
+from testjack_tui.engine.records_runs import StoredRun
 from testjack_tui.repo_files import source_language
 from testjack_tui.tui.text import cell, clean, untrusted
 from testjack_tui.tui.widgets.footer import QuietFooter
@@ -230,7 +231,7 @@ def missing(what: str) -> Text:
     return untrusted(f"{what} is not available: the benchmark could not be loaded.", style="yellow")
 
 
-def run_view(run: dict[str, Any] | None, witness_id: str, trial_id: str, status: str, path: str = "") -> Group:
+def run_view(run: StoredRun | None, witness_id: str, trial_id: str, status: str, path: str = "") -> Group:
     """A stored test run: status per test (with messages), exit code, and the output's head and tail."""
     parts: list[RenderableType] = []
     head = Text()
@@ -241,11 +242,10 @@ def run_view(run: dict[str, Any] | None, witness_id: str, trial_id: str, status:
         parts.append(Text("No stored run for this cell yet: it fills in when the witness is replayed "
                           "on this trial.", style="dim"))
         return Group(*parts)
-    parts.append(cell(f"world {run.get('world')} · exit {run.get('exit_code')} · "
-                      f"{run.get('duration') or 0:.1f} s" + (" · timed out" if run.get("timed_out") else ""),
+    parts.append(cell(f"world {run.world} · exit {run.exit_code} · "
+                      f"{run.duration:.1f} s" + (" · timed out" if run.timed_out else ""),
                       style="dim"))
-    outcomes = run.get("outcomes") or {}
-    for node, outcome in sorted(outcomes.items()):
+    for node, outcome in sorted(run.outcomes.items()):
         if path and not (node == path or node.startswith(path + "::")):
             continue
         line = Text(f"  {outcome.get('status', '?'):9} ", style="red" if outcome.get("status") != "passed" else "green")
@@ -253,7 +253,7 @@ def run_view(run: dict[str, Any] | None, witness_id: str, trial_id: str, status:
         parts.append(line)
         if outcome.get("message"):
             parts.append(untrusted("      " + str(outcome["message"]).strip().replace("\n", "\n      "), style="dim"))
-    for title, text in (("output (head)", run.get("head") or ""), ("output (tail)", run.get("tail") or "")):
+    for title, text in (("output (head)", run.head), ("output (tail)", run.tail)):
         if text.strip():
             parts.append(Text(f"\n{title}", style="bold"))
             parts.append(untrusted(text.rstrip()))
@@ -263,5 +263,5 @@ def run_view(run: dict[str, Any] | None, witness_id: str, trial_id: str, status:
 class RunScreen(_ViewScreen):
     """One cell of the replay matrix: the witness's run on one trial."""
 
-    def __init__(self, run: dict[str, Any] | None, witness_id: str, trial_id: str, status: str, path: str = ""):
+    def __init__(self, run: StoredRun | None, witness_id: str, trial_id: str, status: str, path: str = ""):
         super().__init__(f"Run of {witness_id} on {trial_id}", run_view(run, witness_id, trial_id, status, path))
