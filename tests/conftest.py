@@ -170,8 +170,8 @@ def deepswe_verified(tmp_path_factory):
 # --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
 # Podman tests go to one xdist group ("lane", one worker); the pure tests (TUI, engine, units)
 # fill the other worker. A test counts as a podman test by its `podman` mark or by a fixture that
-# needs podman. TESTJACK_TEST_PODMAN_LANES=2 opens a second lane on the other worker (not yet
-# measured on a quiet machine: 2 cores): lane "podman" keeps everything that shares a session
+# needs podman. Two lanes by default (TESTJACK_TEST_PODMAN_LANES=1 puts every podman test on one
+# worker, as before): lane "podman" keeps everything that shares a session
 # fixture (SESSION_FIXTURES: one run per worker) or reads podman state other tests
 # change (a sweep of dead owners' containers, listings by the app label alone); lane "podman-b"
 # takes the files below: their own benchmarks, worlds found by content tag (machine-wide, locked
@@ -190,7 +190,7 @@ def podman_lane(item) -> str | None:
     """The xdist group of a test: "podman", "podman-b", or None for a pure test."""
     if not (item.get_closest_marker("podman") or PODMAN_FIXTURES & set(getattr(item, "fixturenames", ()))):
         return None
-    lanes = os.environ.get("TESTJACK_TEST_PODMAN_LANES", "1")
+    lanes = os.environ.get("TESTJACK_TEST_PODMAN_LANES", "2")
     if lanes == "2" and item.path.name in PODMAN_LANE_B and not SESSION_FIXTURES & set(getattr(item, "fixturenames", ())):
         return "podman-b"
     return "podman"
