@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any, Self, TypeAlias
+from enum import StrEnum
+from pathlib import PurePath
+from typing import Any, Self, TypeAlias, TypeVar
+
+from testjack_tui.errors import InputError
 
 # A JSON object at an edge: a file read or written, an agent's raw reply, an event payload on
 # the wire, a store row's JSON column. Records inside the engine are dataclasses instead.
@@ -19,3 +23,19 @@ class FlatRecord:
     @classmethod
     def from_json(cls, data: JsonObject) -> Self:
         return cls(**data)
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def member(kind: type[E], value: object, path: PurePath | str, where: str) -> E:
+    """A stored word as a member of the closed set `kind`; a word no TestJack writes is one line
+    naming the file and the column."""
+    if isinstance(value, str) and value in {m.value for m in kind}:
+        return kind(value)
+    raise InputError(path, where, f"must be one of {', '.join(m.value for m in kind)}, got {value!r}")
+
+
+def member_or_none(kind: type[E], value: object, path: PurePath | str, where: str) -> E | None:
+    """`member`, with an empty value (a column added after the row was written) as None."""
+    return member(kind, value, path, where) if value else None

@@ -11,14 +11,11 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import PurePath
-from typing import Any, TypeVar
+from typing import Any
 
-from testjack_tui.errors import InputError
 
 from .roles import ApprovalDecision, Candidate, CandidateAuthor, OperatorJudgement, ReviewLabel
 
-E = TypeVar("E", bound=StrEnum)
 
 
 class ValidationOutcome(StrEnum):
@@ -47,18 +44,6 @@ class DecisionKind(StrEnum):
     APPROVED = "approved"  # the operator let the reviewer's verdict stand
     OVERRULED = "overruled"  # the operator changed whether the candidate counts
     JUDGED = "judged"  # the operator was the reviewer
-
-
-def member(kind: type[E], value: object, path: PurePath | str, where: str) -> E:
-    """`value` as a member of the closed set `kind`; anything else is one line naming the field."""
-    if isinstance(value, str) and value in {m.value for m in kind}:
-        return kind(value)
-    raise InputError(path, where, f"must be one of {', '.join(m.value for m in kind)}, got {value!r}")
-
-
-def member_or_none(kind: type[E], value: object, path: PurePath | str, where: str) -> E | None:
-    """`member`, with an empty value (a column added after the row was written) as None."""
-    return member(kind, value, path, where) if value else None
 
 
 def candidate_to_dict(c: Candidate) -> dict[str, Any]:

@@ -11,9 +11,9 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any
 
-from testjack_tui.errors import InputError
+from .records import E, member
 
 
 class TrialLoopState(StrEnum):
@@ -173,16 +173,9 @@ class Standing:
 
 # -- reading rows ------------------------------------------------------------------------------
 
-E = TypeVar("E", bound=StrEnum)
-
-
 def _word(kind: type[E], row: sqlite3.Row, column: str, where: str) -> E:
-    """A stored word as its enum; a word no TestJack writes is one line naming the column."""
-    value = row[column]
-    try:
-        return kind(value)
-    except ValueError:
-        raise InputError(where, column, f"unknown {kind.__name__} {value!r}") from None
+    """A stored word as its enum (`records.member`: one line naming the column otherwise)."""
+    return member(kind, row[column], where, column)
 
 
 def _ids(text: str | None) -> tuple[str, ...]:

@@ -28,13 +28,13 @@ from .records_standing import (RefutationRow, RoundRow, RunOutcome, Standing, Ta
 
 from .records_cands import (ApprovalRecord, CandidateRecord, DecidedBy, DecisionKind, DropRecord,
                             ValidationOutcome, ValidationRecord, VerdictRecord,
-                            candidate_to_dict, candidate_from_dict, member,
-                            member_or_none)
+                            candidate_to_dict, candidate_from_dict)
 from .roles import Candidate, CandidateAuthor, OperatorJudgement, ReviewLabel, ReviewVerdict
 
 from .records_runs import (AuditRow, CanaryCheck, CanaryVerdict, JsonObject, LedgerEntry, LedgerTotals,
                            Proof, ProofKind, RunHeader, StoredRun, TaskCheckRow, TrialCheckRow,
                            WorldKindName, WorldRow)
+from .records import member, member_or_none
 from .store_schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION as SCHEMA_VERSION
 
 
@@ -225,7 +225,7 @@ class SessionStore:
                     error, time.time()))
 
     def worlds(self) -> list[WorldRow]:
-        return [WorldRow(r["name"], r["task_id"], WorldKindName(r["kind"]), r["trial_id"], r["image"] or "",
+        return [WorldRow(r["name"], r["task_id"], member(WorldKindName, r["kind"], self.path, "worlds.kind"), r["trial_id"], r["image"] or "",
                          tuple(_loads(r["tampered"], [])), r["error"] or "", r["at"] or 0.0)
                 for r in self._rows("SELECT * FROM worlds ORDER BY at")]
 
@@ -268,7 +268,7 @@ class SessionStore:
             sql, args = sql + " WHERE trial_id = ?", [trial_id]
         elif key is not None:
             sql, args = sql + " WHERE key = ?", [key]
-        return [CanaryCheck(r["key"], r["task_id"], r["trial_id"], r["world"], CanaryVerdict(r["verdict"]),
+        return [CanaryCheck(r["key"], r["task_id"], r["trial_id"], r["world"], member(CanaryVerdict, r["verdict"], self.path, "canary_checks.verdict"),
                             tuple(_loads(r["problems"], [])), r["at"] or 0.0)
                 for r in self._rows(sql + " ORDER BY at", args)]
 
@@ -367,7 +367,7 @@ class SessionStore:
         out: dict[str, list[Proof]] = {}
         for r in self._rows(sql, (trial_id,) if trial_id else ()):
             out.setdefault(r["trial_id"], []).append(Proof(
-                r["trial_id"], r["task_id"], ProofKind(r["kind"]), r["key"], _loads(r["data"], {}),
+                r["trial_id"], r["task_id"], member(ProofKind, r["kind"], self.path, "proofs.kind"), r["key"], _loads(r["data"], {}),
                 r["at"] or 0.0))
         return out
 
@@ -428,9 +428,13 @@ class SessionStore:
             self._regroup(w.task_id)
 
     def _regroup(self, task_id: str | None = None) -> None:
-        """Each witness names its first copy (dedup.group), decided as stored: no reader regroups."""
-        for wid, first in dedup.group(self.witnesses(task_id)).items():
-            self._exec("UPDATE witnesses SET first_copy = ? WHERE id = ?", (first, wid))
+        """Each witness names its first copy (dedup.group), decided as stored: no reader regroups.
+        Only rows whose first copy changed are written (an unset one reads as the witness itself)."""
+        witnesses = self.witnesses(task_id)
+        stored = {w.id: w.first_copy for w in witnesses}
+        for wid, first in dedup.group(witnesses).items():
+            if stored.get(wid) != first:
+                self._exec("UPDATE witnesses SET first_copy = ? WHERE id = ?", (first, wid))
 
     def set_witness_class(self, witness_id: str, classification: WitnessClassification, rho: float | None,
                           note: str) -> None:
