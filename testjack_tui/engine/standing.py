@@ -130,10 +130,12 @@ class SessionFacts:
         return {a.candidate_id: a for a in self.approvals}
 
 
-def gather(store: SessionStore) -> SessionFacts:
-    stored_witnesses = store.witnesses()
-    wruns = store.witness_runs()
-    validations = store.validations()
+def gather(store: SessionStore, task_id: str | None = None) -> SessionFacts:
+    """The facts of the whole session, or of one task's witnesses, runs and validations (a task
+    whose audit ends reads its own, not every task's)."""
+    stored_witnesses = store.witnesses(task_id)
+    wruns = store.witness_runs(task_id)
+    validations = store.validations(task_id)
     # Only the runs a finding quotes (a session holds one per trial and witness, with output).
     runs = store.runs_by_key([wr.run_key for wr in wruns if wr.run_key]
                              + [v.reference_run for v in validations if v.reference_run])
@@ -291,7 +293,7 @@ def record_standings(store: SessionStore, task: Task, trials: list[Trial]) -> No
     if task.id not in summary.tasks:
         return
     by_id = {t.id: t for t in trials}
-    for report in decide_task(store, gather(store), summary, task.id, task, by_id):
+    for report in decide_task(store, gather(store, task.id), summary, task.id, task, by_id):
         store.put_standing(Standing(report.trial_id, report.task_id, report.label, report.confidence,
                                     report.to_json()))
 
