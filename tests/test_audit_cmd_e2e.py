@@ -2,10 +2,10 @@
 
 One full headless audit (the default lightweight loop; its own, not conftest's shared per-trial
 one, since the one-task runs here compare against it) is shared by the assertions (module
-fixture). Two runs on a single task check that a process killed (SIGKILL) in the middle of a
-round resumes to the same result without leaking containers, and that a session on a copy of
-the demo without its labels, pausing at its test-run budget, resumes with a raised limit to the
-same result as the whole audit (same seed). labels.json (the demo's ground truth) is read here
+fixture). One run on a single task, on a copy of the demo without its labels, checks that a
+session pausing at its test-run budget, resumed with a raised limit and killed (SIGKILL) in the
+middle of a round, resumes to the same result as the whole audit (same seed) without leaking
+containers. labels.json (the demo's ground truth) is read here
 only, never by the engine.
 """
 from __future__ import annotations
@@ -125,30 +125,16 @@ def test_sessions_lists_finished_runs(first, home):
     assert items and all(s["state"] == "finished" for s in items if s.get("mode"))
 
 
-def test_killed_mid_round_resumes_to_the_same_result_without_leaks(first, home, tmp_path):
+def test_paused_at_budget_then_killed_mid_round_resumes_to_the_same_result_without_the_labels_file(
+        first, home, tmp_path):
+    # One one-task session for three claims (a one-task audit costs minutes on a loaded machine;
+    # tasks are sampled independently, so its result is the whole audit's for that task, seed for
+    # seed): on a copy of the demo with its ground-truth labels deleted (they are for scoring
+    # only), it pauses at its test-run budget; resumed with a raised limit, it is killed (SIGKILL)
+    # in the middle of a round, after a candidate ran on the worlds; resumed again, it ends with
+    # the whole audit's result, and the killed process's containers are swept.
     from conftest import kill_when
 
-    env = dict(os.environ, TESTJACK_HOME=str(home))
-    # Killed in the middle of a round: after its first candidate ran on the worlds.
-    seen, pid = kill_when(["audit", str(DEMO), "--headless", "--auto-approve", "--seed", "0", "--task", ONE_TASK],
-                          env, lambda line, text: "round 1: auditing" in text
-                          and ("candidate" in line or "reviewer" in line))
-    sid = session_id(seen)
-    listed = {s["id"]: s for s in json.loads(cli("sessions", "--json", home=home).stdout)}
-    assert listed[sid]["state"] == "interrupted"
-
-    resumed = cli("resume", sid, "--out", str(tmp_path), home=home)
-    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert outcome(summary, ONE_TASK) == outcome(first, ONE_TASK)
-    assert our_containers(f"label=testjack.pid={pid}") == [], "the killed process's containers are swept"
-
-
-def test_budget_pause_and_resume_same_result_even_without_the_labels_file(first, home, tmp_path):
-    # One task of a copy of the demo with its ground-truth labels deleted, paused at its test-run
-    # budget and resumed with a raised limit: the labels are for scoring only and a pause loses
-    # nothing, so the result is the whole audit's for that task, seed for seed. (One run for both
-    # claims: a one-task audit costs minutes on a loaded machine; tasks are sampled independently.)
     copy = tmp_path / "demo-without-labels"
     shutil.copytree(DEMO, copy)
     (copy / "labels.json").unlink()
@@ -160,8 +146,16 @@ def test_budget_pause_and_resume_same_result_even_without_the_labels_file(first,
     listed = {s["id"]: s for s in json.loads(cli("sessions", "--json", home=home).stdout)}
     assert listed[sid]["state"] == "paused" and listed[sid]["test_runs"] <= 20
 
+    env = dict(os.environ, TESTJACK_HOME=str(home))
+    seen, pid = kill_when(["resume", sid, "--budget-runs", "100000"], env,
+                          lambda line, text: re.search(r"round \d+: auditing", text) is not None
+                          and ("candidate" in line or "reviewer" in line))
+    listed = {s["id"]: s for s in json.loads(cli("sessions", "--json", home=home).stdout)}
+    assert listed[sid]["state"] == "interrupted", seen[-2000:]
+
     out = tmp_path / "out"
     resumed = cli("resume", sid, "--budget-runs", "100000", "--out", str(out), home=home)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     assert outcome(summary, ONE_TASK) == outcome(first, ONE_TASK)
+    assert our_containers(f"label=testjack.pid={pid}") == [], "the killed process's containers are swept"
