@@ -1,0 +1,25 @@
+"""tests/lane_totals.py sums a `-n 2 -v --durations=0` log by worker, lane and file."""
+from __future__ import annotations
+
+from lane_totals import totals
+
+LOG = """\
+[gw0] [  1%] PASSED tests/test_a.py::test_one@podman 
+[gw1] [  2%] PASSED tests/test_b.py::test_two[go]@podman-b 
+[gw1] [  3%] ERROR tests/test_b.py::test_three@podman-b 
+[gw0] [  4%] PASSED tests/test_c.py::test_pure 
+============================= slowest durations ==============================
+10.00s setup    tests/test_a.py::test_one@podman
+2.50s call     tests/test_a.py::test_one@podman
+5.50s call     tests/test_b.py::test_two[go]@podman-b
+1.00s setup    tests/test_b.py::test_three
+0.50s call     tests/test_c.py::test_pure
+"""
+
+
+def test_each_phase_counts_for_its_tests_worker_lane_and_file():
+    by_worker, by_lane, by_file = totals(LOG)
+    assert by_worker == {"gw0": 13.0, "gw1": 6.5}
+    assert by_lane == {"podman": 12.5, "podman-b": 6.5, "-": 0.5}
+    assert by_file == {("podman", "tests/test_a.py"): 12.5, ("podman-b", "tests/test_b.py"): 6.5,
+                       ("-", "tests/test_c.py"): 0.5}
