@@ -11,9 +11,8 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
-
+from .records import JsonObject
 from .roles import ApprovalDecision, Candidate, CandidateAuthor, OperatorJudgement, ReviewLabel
 
 
@@ -46,14 +45,14 @@ class DecisionKind(StrEnum):
     JUDGED = "judged"  # the operator was the reviewer
 
 
-def candidate_to_dict(c: Candidate) -> dict[str, Any]:
+def candidate_to_dict(c: Candidate) -> JsonObject:
     """A candidate as JSON (a repair as authored, an audit's stored outcome)."""
     data = dataclasses.asdict(c)
     data["test_ids"] = list(c.test_ids)
     return data
 
 
-def candidate_from_dict(data: dict[str, Any]) -> Candidate:
+def candidate_from_dict(data: JsonObject) -> Candidate:
     """The candidate `candidate_to_dict` wrote (unknown keys, from a newer version, are left out)."""
     known = {f.name for f in dataclasses.fields(Candidate)}
     values = {k: v for k, v in data.items() if k in known}

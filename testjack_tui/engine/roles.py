@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any, Awaitable, Callable, Iterable, Literal, Protocol
 
 from testjack_tui.model import Task, Trial
+from .records import JsonObject
 
 
 class ReviewLabel(StrEnum):
@@ -136,9 +137,9 @@ class OperatorJudgement:
     explicit: bool | None = None
     quote: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """Only what was said (the stored column, the reports' "operator" entry)."""
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         if self.requirement:
             out["requirement"] = self.requirement
         if self.explicit is not None:
@@ -148,7 +149,7 @@ class OperatorJudgement:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> OperatorJudgement:
+    def from_json(cls, data: JsonObject) -> OperatorJudgement:
         explicit = data.get("explicit")
         return cls(str(data.get("requirement") or ""), None if explicit is None else bool(explicit),
                    str(data.get("quote") or ""))

@@ -29,7 +29,7 @@ from .explanations import run_message
 from .failure_kinds import never_a_reading
 from .failure_patterns import stored_explanation
 from .no_reference import independent_reference
-from .records import FlatRecord
+from .records import FlatRecord, JsonObject
 from .records_runs import Proof, StoredRun, TrialCheckRow
 from .records_cands import ApprovalRecord, DecidedBy, ValidationOutcome, ValidationRecord, VerdictRecord
 from .records_standing import (RunOutcome, Standing, TaskLoopState, TaskStateRow, TrialLoopState, TrialStateRow,
@@ -89,12 +89,12 @@ class TrialReport(TrialVerdict):
     def of(cls, verdict: TrialVerdict, **extra: Any) -> TrialReport:
         return cls(**{f.name: getattr(verdict, f.name) for f in fields(TrialVerdict)}, **extra)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The trial's report.json."""
         return self.to_dict()
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TrialReport:
+    def from_json(cls, data: JsonObject) -> TrialReport:
         """A standing read back from the store (what `to_json` wrote)."""
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}

@@ -152,7 +152,7 @@ class SessionStore:
         row = self._row("SELECT value FROM meta WHERE key = ?", (key,))
         return _loads(row["value"]) if row else default
 
-    def all_meta(self) -> dict[str, Any]:
+    def all_meta(self) -> JsonObject:
         return {r["key"]: _loads(r["value"]) for r in self._rows("SELECT key, value FROM meta")}
 
     # -- events -------------------------------------------------------------------------------

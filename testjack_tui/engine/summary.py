@@ -12,7 +12,7 @@ from typing import Any
 
 from .approval import awaiting_operator
 from .budget import UNPRICED
-from .records import FlatRecord
+from .records import FlatRecord, JsonObject
 from .records_standing import RefutationRow, TaskLoopState, WitnessClassification, WitnessRow
 from .records_runs import StoredRun, TaskCheckRow, TrialCheckRow
 from .runner import is_failing
@@ -41,10 +41,10 @@ class RunView:
     tail: str = ""
     tests: dict[str, dict[str, Any]] | None = None  # the witness's own test outcomes
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         if self.run is None:
             return {"status": self.status}
-        out: dict[str, Any] = {"status": self.status, "world": self.world, "run": self.run,
+        out: JsonObject = {"status": self.status, "world": self.world, "run": self.run,
                                "exit_code": self.exit_code, "timed_out": self.timed_out,
                                "head": self.head, "tail": self.tail}
         if self.tests is not None:
@@ -52,7 +52,7 @@ class RunView:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunView:
+    def from_json(cls, data: JsonObject) -> RunView:
         return cls(data["status"], data.get("world"), data.get("run"), data.get("exit_code"),
                    data.get("timed_out"), data.get("head", ""), data.get("tail", ""), data.get("tests"))
 
@@ -64,12 +64,12 @@ class Refutation:
     model: RunView
     reference: RunView
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"witness": self.witness, "requirement": self.requirement,
                 "model": self.model.to_json(), "reference": self.reference.to_json()}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Refutation:
+    def from_json(cls, data: JsonObject) -> Refutation:
         return cls(data["witness"], data["requirement"], RunView.from_json(data["model"]),
                    RunView.from_json(data["reference"]))
 
@@ -87,8 +87,8 @@ class TrialSummary:
     refutations: list[Refutation] = field(default_factory=list)
     ambiguous_witnesses: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"model": self.model, "agent": self.agent, "state": self.state,
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"model": self.model, "agent": self.agent, "state": self.state,
                                "audited": self.audited, "loop_state": self.loop_state}
         if self.reason:
             out["reason"] = self.reason
@@ -99,7 +99,7 @@ class TrialSummary:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TrialSummary:
+    def from_json(cls, data: JsonObject) -> TrialSummary:
         return cls(data["model"], data["agent"], data["state"], data["audited"], data["loop_state"],
                    data.get("reason", ""), [Refutation.from_json(r) for r in data.get("refutations", [])],
                    list(data.get("ambiguous_witnesses", [])))
@@ -148,7 +148,7 @@ class TaskSummary:
     trials: dict[str, TrialSummary]
     witnesses: list[WitnessSummary]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"state": self.state, "well_formed": self.well_formed, "problems": self.problems,
                 "vacuous": self.vacuous, "flaky": self.flaky,
                 "rounds": [r.to_json() for r in self.rounds], "models": self.models,
@@ -156,7 +156,7 @@ class TaskSummary:
                 "witnesses": [w.to_json() for w in self.witnesses]}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TaskSummary:
+    def from_json(cls, data: JsonObject) -> TaskSummary:
         return cls(data["state"], data["well_formed"], data["problems"], data["vacuous"], data["flaky"],
                    [RoundSummary.from_json(r) for r in data["rounds"]], data["models"],
                    {tid: TrialSummary.from_json(t) for tid, t in data["trials"].items()},
@@ -196,7 +196,7 @@ class SessionSummary:
         """Every trial of the session, by id."""
         return {tid: t for task in self.tasks.values() for tid, t in task.trials.items()}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The summary as summary.json shows it."""
         return {"session_id": self.session_id, "state": self.state, "benchmark": self.benchmark,
                 "mode": self.mode, "seed": self.seed, "sampler": self.sampler,
@@ -206,7 +206,7 @@ class SessionSummary:
                 "awaiting_operator": list(self.awaiting_operator)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SessionSummary:
+    def from_json(cls, data: JsonObject) -> SessionSummary:
         """A summary read back from summary.json."""
         return cls(data["session_id"], data["state"], data["benchmark"], data["mode"], data["seed"],
                    data["sampler"], data["rounds"], data["config"], Usage.from_json(data["usage"]),
