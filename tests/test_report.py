@@ -169,21 +169,32 @@ def test_labels_layouts(tmp_path):
     p = tmp_path / "l.json"
     p.write_text(json.dumps([{"trial_id": "a", "label": "overfit_incomplete"}, {"trial": "b", "label": "sound"}]))
     got = load_labels(p)
-    assert is_defective(got["a"]) and not is_defective(got["b"])
+    assert got["a"].defective and not got["b"].defective
     p.write_text(json.dumps({"c": "reward_hack", "d": {"label": "sound", "defective": True}}))
     got = load_labels(p)
-    assert is_defective(got["c"]) and is_defective(got["d"])
-    assert not is_defective({"label": "ambiguous"}) and not is_defective({"label": "officially_failing"})
+    assert got["c"].defective and got["d"].defective
+    assert not is_defective("ambiguous") and not is_defective("officially_failing")
     # the demo's layout: failure modes listed, labels are mode names
     p.write_text(json.dumps({"about": "x", "failure_modes": ["constant_literal"], "labels": ["sound"],
                              "trials": {"e": {"label": "constant_literal"}, "f": {"label": "sound_incidental"},
                                         "g": {"label": "not_reproducible"}}}))
     got = load_labels(p)
     assert set(got) == {"e", "f", "g"}
-    assert is_defective(got["e"]) and not is_defective(got["f"]) and not is_defective(got["g"])
+    assert got["e"].defective and not got["f"].defective and not got["g"].defective
     p.write_text("{broken")
     with pytest.raises(InputError, match="cannot read labels"):
         load_labels(p)
+
+
+def test_a_bad_labels_field_is_one_line_naming_the_file_and_field(tmp_path):
+    p = tmp_path / "l.json"
+    for rows, field in (({"a": {"label": "x", "defective": "yes"}}, "a.defective"),
+                        ({"a": {"label": 3}}, "a.label"), ([{"id": "a", "label": "x", "also": "y"}], "[0].also"),
+                        ({"trials": "nope"}, "trials"), ({"failure_modes": "x", "trials": {}}, "failure_modes")):
+        p.write_text(json.dumps(rows))
+        with pytest.raises(InputError) as err:
+            load_labels(p)
+        assert str(err.value).startswith(f"{p}: {field}: ") and "\n" not in str(err.value)
 
 
 async def test_a_per_trial_session_reports_the_rounds_it_ran():

@@ -35,6 +35,7 @@ from .budget import UNPRICED, Budget, price_bound_from
 from .budgeted import BudgetedBackend
 from .config import BudgetLimits, SessionConfig
 from .control import Control
+from .corpus import CORPUS, POPULATION, corpus_meta
 from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
 from .deps import SessionDeps
 from .env import EngineEnv
@@ -339,15 +340,12 @@ class AuditSession:
 
     def _record_corpus(self, benchmark: Benchmark, selected: builtins.list[tuple[Task, builtins.list[Trial]]]) -> None:
         wanted = set(self.config.trials or [])
-        corpus = {}
-        for task, _ in selected:
-            corpus[task.id] = [{"id": t.id, "model": t.model, "agent": t.agent,
-                                "official_pass": t.official_pass, "reward": t.reward}
-                               for t in benchmark.trials_of(task.id) if not wanted or t.id in wanted]
-        self.store.set_meta("corpus", corpus)
+        self.store.set_meta(CORPUS, corpus_meta({task.id: [t for t in benchmark.trials_of(task.id)
+                                                           if not wanted or t.id in wanted]
+                                                 for task, _ in selected}))
         # The ambiguity rule's population: every passing trial of each selected task.
-        self.store.set_meta("population", {task.id: {t.id: t.model for t in benchmark.passing(task.id)}
-                                           for task, _ in selected})
+        self.store.set_meta(POPULATION, {task.id: {t.id: t.model for t in benchmark.passing(task.id)}
+                                         for task, _ in selected})
         self.store.set_meta("benchmark_name", benchmark.name)
 
     async def run(self) -> SessionState:

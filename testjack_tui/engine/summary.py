@@ -12,6 +12,7 @@ from typing import Any
 
 from .approval import awaiting_operator
 from .budget import UNPRICED
+from .corpus import read_corpus
 from .records import FlatRecord, JsonObject
 from .records_standing import RefutationRow, TaskLoopState, WitnessClassification, WitnessRow
 from .records_runs import StoredRun, TaskCheckRow, TrialCheckRow
@@ -244,7 +245,7 @@ def _category(trial_check: TrialCheckRow | None, task_check: TaskCheckRow | None
 def build_summary(store: SessionStore) -> SessionSummary:
     meta = store.all_meta()
     config = meta.get("config", {})
-    corpus: dict[str, list[dict[str, Any]]] = meta.get("corpus", {})
+    corpus = read_corpus(meta, store.path).tasks
     checks = store.task_checks()
     trial_checks = store.trial_checks()
     states = store.trial_states()
@@ -284,18 +285,18 @@ def build_summary(store: SessionStore) -> SessionSummary:
         check = checks.get(task_id)
         models: dict[str, Counts] = {}
         trials_out: dict[str, TrialSummary] = {}
-        for t in sorted(trials, key=lambda x: x["id"]):
-            if not t.get("official_pass"):
+        for t in sorted(trials, key=lambda x: x.id):
+            if not t.official_pass:
                 continue
-            tc = trial_checks.get(t["id"])
-            st = states.get(t["id"])
+            tc = trial_checks.get(t.id)
+            st = states.get(t.id)
             audited = st is not None and st.audited
-            refs = refutes_by_trial.get(t["id"], [])
-            ambiguous_fails = [w for w in fails_by_trial.get(t["id"], []) if w in witness_by_id
+            refs = refutes_by_trial.get(t.id, [])
+            ambiguous_fails = [w for w in fails_by_trial.get(t.id, []) if w in witness_by_id
                                and witness_by_id[w].classification == WitnessClassification.AMBIGUOUS]
             category = _category(tc, check, bool(refs), bool(ambiguous_fails), audited)
-            trials_out[t["id"]] = TrialSummary(
-                model=t.get("model"), agent=t.get("agent"), state=category,
+            trials_out[t.id] = TrialSummary(
+                model=t.model, agent=t.agent, state=category,
                 audited=audited, loop_state=None if st is None else str(st.state),
                 reason=tc.reason if tc is not None else "",
                 refutations=[Refutation(
@@ -306,8 +307,8 @@ def build_summary(store: SessionStore) -> SessionSummary:
                                         witness_by_id.get(ref.witness_id), str(ref.reference_status)))
                     for ref in refs],
                 ambiguous_witnesses=sorted(ambiguous_fails))
-            for bucket in (models.setdefault(t.get("model") or "?", _counts()),
-                           models_total.setdefault(t.get("model") or "?", _counts()), totals):
+            for bucket in (models.setdefault(t.model or "?", _counts()),
+                           models_total.setdefault(t.model or "?", _counts()), totals):
                 bucket["passing"] += 1
                 bucket[category] += 1
         task_witnesses = []

@@ -497,7 +497,7 @@ def labelled_populations(root: Path, fixture: dict | None) -> list[Population] |
     if not labels_path.exists():
         return None
     from testjack_tui.benchmarks import load_benchmark
-    from testjack_tui.engine.report_labels import is_defective, load_labels
+    from testjack_tui.engine.report_labels import TrialLabel, load_labels
 
     bench = load_benchmark(root)
     labels = load_labels(labels_path)
@@ -505,12 +505,12 @@ def labelled_populations(root: Path, fixture: dict | None) -> list[Population] |
     fixture = fixture or {"tasks": {}}
     # A mode that only non-defective trials have as theirs (an ambiguous reading) never refutes,
     # even where a defective trial has it too ("also").
-    primary = {info.get("mode_group") for info in labels.values() if is_defective(info)}
+    primary = {info.mode_group for info in labels.values() if info.defective}
     # (Sound and failing trials may name a mode group too, e.g. "sound": that is no reading.)
-    benign_only = {info.get("mode_group") for info in labels.values()
-                   if not is_defective(info) and info.get("label") in ("ambiguous", "underspecified")}
+    benign_only = {info.mode_group for info in labels.values()
+                   if not info.defective and info.label in ("ambiguous", "underspecified")}
     benign_only -= primary | {None}
-    refuting = primary | {m for info in labels.values() if is_defective(info) for m in info.get("also", [])}
+    refuting = primary | {m for info in labels.values() if info.defective for m in info.also}
     refuting -= benign_only | {None}
     pops = []
     for task_id, task in sorted(bench.tasks.items()):
@@ -521,10 +521,10 @@ def labelled_populations(root: Path, fixture: dict | None) -> list[Population] |
             passing = [t for t in passing if t.id in keep]
         truth, also, readings = {}, {}, {}
         for t in passing:
-            info = labels.get(t.id, {})
-            truth[t.id] = (info.get("mode_group") or info.get("label")) if is_defective(info) else None
-            also[t.id] = tuple(info.get("also", []))
-            mine = [info.get("mode_group")] + list(info.get("also", []))
+            info = labels.get(t.id, TrialLabel("", False))
+            truth[t.id] = (info.mode_group or info.label) if info.defective else None
+            also[t.id] = info.also
+            mine = [info.mode_group, *info.also]
             readings[t.id] = tuple(m for m in mine if m in benign_only)
         witnesses, runs = [], {}
         if t1:
