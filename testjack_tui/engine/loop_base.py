@@ -11,6 +11,7 @@ from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.model import Task, Trial
 
 from . import harness_effect
+from .config import Mode
 from .events import Log, TrialState
 from .env import EngineEnv
 from .hooks import WitnessClass, WitnessRecord
@@ -84,7 +85,7 @@ class LoopBase:
     # -- helpers ------------------------------------------------------------------------------
     @property
     def lightweight(self) -> bool:
-        return self.env.cfg.mode == "lightweight"
+        return self.env.cfg.mode == Mode.LIGHTWEIGHT
 
     def _emit(self, event: object) -> None:
         self.env.emit(event)

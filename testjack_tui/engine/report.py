@@ -81,9 +81,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
            force_compare: bool = False) -> Report:
     summary = build_summary(store)
     meta = store.all_meta()
-    config = meta.get("config", {}) or {}
     corpus = read_corpus(meta, store.path)
-    bench = benchmark if benchmark is not None else _load_benchmark(config.get("benchmark"))
+    bench = benchmark if benchmark is not None else _load_benchmark(summary.benchmark)
     tasks = bench.tasks if bench is not None else {}
     patches = {t.id: t for t in bench.trials} if bench is not None else {}
     facts = gather(store)
@@ -97,7 +96,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         trial_reports += standings
         underspecified += _underspecified(store, task_id, task_sum, facts, corpus.passing_models(task_id))
 
-    name = meta.get("benchmark_name") or config.get("benchmark")
+    name = meta.get("benchmark_name") or summary.benchmark
     audited_tasks = [tid for tid, t in summary.tasks.items() if t.well_formed]
     under_tasks = sorted({u.task for u in underspecified})
     tables = _tables(str(name), trial_reports, corpus.tasks)
@@ -105,9 +104,9 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
     tables.underspecified = [UnderspecifiedRow(name, f"{len(under_tasks)} / {len(audited_tasks)}",
                                                ", ".join(under_tasks))]
     out = Report(
-        session_id=session_id, benchmark=name, benchmark_path=config.get("benchmark"),
-        mode=config.get("mode"), sampler=config.get("sampler"), seed=config.get("seed"),
-        rounds=config.get("rounds"), state=meta.get("state"), usage=summary.usage,
+        session_id=session_id, benchmark=name, benchmark_path=summary.benchmark,
+        mode=summary.mode, sampler=summary.sampler, seed=summary.seed,
+        rounds=summary.rounds, state=meta.get("state"), usage=summary.usage,
         tasks={tid: TaskReport(t.well_formed, t.problems, t.vacuous, t.flaky, t.rounds, t.witnesses,
                                (analysis.get(tid) or {}).get("traceability") or [],
                                _features_with_fates(analysis.get(tid)),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from testjack_tui.engine.compare import Comparison
+from testjack_tui.engine.config import Mode
 from testjack_tui.engine.records import FlatRecord, JsonObject
 from testjack_tui.engine.requirements import RequirementRow
 # A trial's standing (engine/standing.py decides it), as the report shows it.
@@ -185,7 +186,7 @@ class Report:
     session_id: str
     benchmark: str | None = None
     benchmark_path: str | None = None
-    mode: str | None = None
+    mode: Mode | None = None
     sampler: str | None = None
     seed: int | None = None
     rounds: int | None = None

@@ -33,7 +33,7 @@ from testjack_tui.model import Benchmark, Task, Trial
 from .approval import AutoApprover, QueueApprover
 from .budget import UNPRICED, Budget, price_bound_from
 from .budgeted import BudgetedBackend
-from .config import BudgetLimits, SessionConfig
+from .config import BudgetLimits, Mode, SessionConfig
 from .control import Control
 from .corpus import CORPUS, POPULATION, corpus_meta
 from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
@@ -419,7 +419,7 @@ class AuditSession:
         from .samplers import model_record  # the sampler's module: only when a session runs
 
         # Per model, over every selected task, so it does not depend on which task finishes first.
-        static = self._static_evidence(benchmark, selected) if cfg.mode == "lightweight" else {}
+        static = self._static_evidence(benchmark, selected) if cfg.mode == Mode.LIGHTWEIGHT else {}
         model_of = {t.id: t.model for task, _ in selected for t in benchmark.passing(task.id)}
         async with self._sandbox() as backend:
             # One budgeted backend for everyone who runs trial code (engine/budgeted.py).

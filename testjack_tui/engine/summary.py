@@ -12,6 +12,7 @@ from typing import Any
 
 from .approval import awaiting_operator
 from .budget import UNPRICED
+from .config import Mode, SessionConfig, mode_named
 from .corpus import read_corpus
 from .records import FlatRecord, JsonObject
 from .records_standing import RefutationRow, TaskLoopState, WitnessClassification, WitnessRow
@@ -181,11 +182,11 @@ class SessionSummary:
     session_id: str | None
     state: str | None
     benchmark: str | None
-    mode: str | None
+    mode: Mode | None
     seed: int | None
     sampler: str | None
     rounds: int | None
-    config: dict[str, Any]
+    config: SessionConfig | None  # None: a database without one (never written by a session)
     usage: Usage
     totals: Counts
     models: dict[str, Counts]
@@ -201,7 +202,8 @@ class SessionSummary:
         """The summary as summary.json shows it."""
         return {"session_id": self.session_id, "state": self.state, "benchmark": self.benchmark,
                 "mode": self.mode, "seed": self.seed, "sampler": self.sampler,
-                "rounds": self.rounds, "config": self.config, "usage": self.usage.to_json(),
+                "rounds": self.rounds, "config": self.config.to_dict() if self.config else {},
+                "usage": self.usage.to_json(),
                 "totals": self.totals, "models": self.models,
                 "tasks": {tid: t.to_json() for tid, t in self.tasks.items()},
                 "awaiting_operator": list(self.awaiting_operator)}
@@ -209,8 +211,10 @@ class SessionSummary:
     @classmethod
     def from_json(cls, data: JsonObject) -> SessionSummary:
         """A summary read back from summary.json."""
-        return cls(data["session_id"], data["state"], data["benchmark"], data["mode"], data["seed"],
-                   data["sampler"], data["rounds"], data["config"], Usage.from_json(data["usage"]),
+        return cls(data["session_id"], data["state"], data["benchmark"],
+                   None if data["mode"] is None else mode_named(data["mode"]), data["seed"], data["sampler"],
+                   data["rounds"], SessionConfig.from_dict(data["config"]) if data["config"] else None,
+                   Usage.from_json(data["usage"]),
                    data["totals"], data["models"],
                    {tid: TaskSummary.from_json(t) for tid, t in data["tasks"].items()},
                    list(data.get("awaiting_operator") or []))
@@ -244,7 +248,7 @@ def _category(trial_check: TrialCheckRow | None, task_check: TaskCheckRow | None
 
 def build_summary(store: SessionStore) -> SessionSummary:
     meta = store.all_meta()
-    config = meta.get("config", {})
+    config = SessionConfig.from_dict(meta["config"]) if meta.get("config") else None
     corpus = read_corpus(meta, store.path).tasks
     checks = store.task_checks()
     trial_checks = store.trial_checks()
@@ -335,10 +339,11 @@ def build_summary(store: SessionStore) -> SessionSummary:
                     for r in rounds if r.task_id == task_id],
             models=models, trials=trials_out, witnesses=task_witnesses)
     ledger = store.ledger_totals()
+    c = config
     return SessionSummary(
-        session_id=meta.get("session_id"), state=meta.get("state"),
-        benchmark=config.get("benchmark"), mode=config.get("mode"), seed=config.get("seed"),
-        sampler=config.get("sampler"), rounds=config.get("rounds"), config=config,
+        session_id=meta.get("session_id"), state=meta.get("state"), benchmark=c.benchmark if c else None,
+        mode=c.mode if c else None, seed=c.seed if c else None, sampler=c.sampler if c else None,
+        rounds=c.rounds if c else None, config=config,
         usage=Usage(usd=round(ledger.usd, 6), tokens=ledger.tokens, llm_calls=ledger.calls,
                     estimated=ledger.estimated, test_runs=store.runs_counted(),
                     seconds=round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1),
