@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from testjack_tui.engine.records_cands import ValidationOutcome, ValidationRecord
 from testjack_tui.engine.records_standing import WitnessClassification, WitnessRow
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.report_labels import is_defective, load_labels
@@ -80,8 +81,10 @@ def session(tmp_path):
                        explicit=False, quote="", path="tests/test_tj_dashes.py", source=W2_SRC, test_ids=(),
                        round=2, classification=WitnessClassification.AMBIGUOUS, rho=1.0,
                        note='Add to the task: "Repeated dashes collapse."'))
-    store.put_validation("w1", "t2", "slug", "passed", "failed", "discriminates", "ref-w1", "t2-w")
-    store.put_validation("c9", "t3", "slug", "passed", "passed", "passes_both", "ref-w1", "t3-w")
+    store.put_validation(ValidationRecord("w1", "t2", "slug", "passed", "failed", ValidationOutcome.DISCRIMINATES,
+                                          "ref-w1", "t2-w"))
+    store.put_validation(ValidationRecord("c9", "t3", "slug", "passed", "passed", ValidationOutcome.PASSES_BOTH,
+                                          "ref-w1", "t3-w"))
     for tid in ("t1", "t2", "t3", "t4"):
         for wid in ("w1", "w2"):
             status = "failed" if (wid == "w2" or tid in ("t1", "t2")) else "passed"

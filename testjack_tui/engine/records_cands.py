@@ -90,16 +90,18 @@ class ValidationRecord:
     outcome: ValidationOutcome
     reference_run: str | None
     model_run: str | None
-    at: float
+    at: float = 0.0  # stamped by the store on write
 
 
 @dataclass(frozen=True)
 class DropRecord:
+    """Why a candidate was dropped (it failed on the reference after its repairs, or was flaky)."""
+
     candidate_id: str
     task_id: str
     trial_id: str | None
     reason: str
-    at: float
+    at: float = 0.0  # stamped by the store on write
 
 
 @dataclass(frozen=True)
