@@ -12,6 +12,7 @@ from typing import Any, Awaitable, Callable, Iterable, Literal, Protocol
 
 from testjack_tui.model import Task, Trial
 from .records import JsonObject
+from .records_runs import TestOutcomes
 
 
 class ReviewLabel(StrEnum):
@@ -240,7 +241,7 @@ class AuditContext:
     tools: WorldTools
     emit: Emit
     known_witnesses: list[Candidate] = field(default_factory=list)
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: JsonObject = field(default_factory=dict)  # the trial's evidence, as the agent is shown it
     ledger: Ledger | None = None
     # Where this agent session's transcript (JSONL) goes; the TUI shows it.
     transcript_path: str | None = None
@@ -249,7 +250,7 @@ class AuditContext:
     llm_cache: LLMCache | None = None
     # For the reviewer: candidate id -> {"reference": {node: {status, message}}, trial id: {...}},
     # the per-case outcomes on the reference and on the trials where it was run.
-    case_runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    case_runs: dict[str, dict[str, TestOutcomes]] = field(default_factory=dict)
     # Task analysis's suspicious-patch features for this task (shown to the audit agent).
     features: list[dict[str, Any]] = field(default_factory=list)
     # Candidates of this task already judged and not counted: {requirement, label, reason}, so a
