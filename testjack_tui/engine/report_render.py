@@ -13,6 +13,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from testjack_tui.engine.budget import usd_text
@@ -33,7 +34,7 @@ FORMATS = ("md", "json", "csv")
 
 # -- rendering ---------------------------------------------------------------------------------
 
-def _md_table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
+def _md_table(rows: Sequence[Mapping[str, object]], cols: list[tuple[str, str]]) -> str:
     head = "| " + " | ".join(h for h, _ in cols) + " |\n|" + "---|" * len(cols) + "\n"
     body = ""
     for r in rows:

@@ -16,7 +16,7 @@ from .config import Mode, SessionConfig, mode_named
 from .corpus import read_corpus
 from .records import FlatRecord, JsonObject
 from .records_standing import RefutationRow, TaskLoopState, WitnessClassification, WitnessRow
-from .records_runs import StoredRun, TaskCheckRow, TrialCheckRow
+from .records_runs import StoredRun, TaskCheckRow, TestOutcomes, TrialCheckRow
 from .runner import is_failing
 from .store import SessionStore
 
@@ -41,7 +41,7 @@ class RunView:
     timed_out: bool | None = None
     head: str = ""
     tail: str = ""
-    tests: dict[str, dict[str, Any]] | None = None  # the witness's own test outcomes
+    tests: TestOutcomes | None = None  # the witness's own test outcomes
 
     def to_json(self) -> JsonObject:
         if self.run is None:
@@ -352,9 +352,18 @@ def build_summary(store: SessionStore) -> SessionSummary:
         totals=totals, models=models_total, tasks=tasks_out, awaiting_operator=awaiting_operator(store))
 
 
-def outcome_view(summary: SessionSummary) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TaskOutcome:
+    """Of one task, what must not change between two runs with the same seed."""
+
+    trials: dict[str, str]  # trial id -> its state (one of CATEGORIES)
+    witnesses: list[str]  # sorted
+    rounds: list[tuple[int, str]]  # (round, trial audited)
+
+
+def outcome_view(summary: SessionSummary) -> dict[str, TaskOutcome]:
     """The part of a summary that must not change between two runs with the same seed."""
-    return {task_id: {"trials": {tid: t.state for tid, t in task.trials.items()},
-                      "witnesses": sorted(w.id for w in task.witnesses),
-                      "rounds": [(r.round, r.trial_id) for r in task.rounds]}
+    return {task_id: TaskOutcome({tid: t.state for tid, t in task.trials.items()},
+                                 sorted(w.id for w in task.witnesses),
+                                 [(r.round, r.trial_id) for r in task.rounds])
             for task_id, task in summary.tasks.items()}
