@@ -53,7 +53,7 @@ if str(ROOT) not in sys.path:
 from testjack_tui.engine.detectors import collect_static_evidence  # noqa: E402
 from testjack_tui.engine.samplers import model_record  # noqa: E402
 from testjack_tui.engine.samplers import SAMPLERS  # noqa: E402
-from testjack_tui.engine.sampling import SamplerContext, SamplerState, Samplers  # noqa: E402
+from testjack_tui.engine.sampling import SampledWitness, SamplerContext, SamplerState, Samplers  # noqa: E402
 from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial  # noqa: E402
 
 ROUNDS_TARGET = 0.7  # ours <= 0.7 x uniform's median rounds
@@ -75,7 +75,7 @@ class Population:
     readings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     refuting: set[str] | None = None  # modes whose witnesses refute (None: every mode)
     # What T1 did, as the engine saw it: its confirmed refuting witnesses and their replay runs.
-    t1_witnesses: list[dict] = field(default_factory=list)
+    t1_witnesses: list[SampledWitness] = field(default_factory=list)
     t1_runs: dict[str, dict[str, str]] = field(default_factory=dict)
     # Per model, over the whole benchmark: share of its trials flagged by static evidence, as
     # the session computes it at start (samplers.model_record); None: over this task alone.
@@ -188,7 +188,7 @@ def simulate_loop(pop: Population, sampler_name: str, seed: int, max_rounds: int
         sampler = samplers.make(sampler_name, pop.task, seed, ctx)
     t1_refuted = pop.t1_refuted()
     state = SamplerState(round=1, refuted=sorted(t1_refuted),
-                         witnesses=[dict(w) for w in pop.t1_witnesses],
+                         witnesses=list(pop.t1_witnesses),
                          runs_by_trial={tid: dict(runs) for tid, runs in pop.t1_runs.items()},
                          evidence={})
     active = [t for t in pop.trials if t.id not in t1_refuted]
@@ -531,7 +531,7 @@ def labelled_populations(root: Path, fixture: dict | None) -> list[Population] |
             for wid, w in sorted(recorded.get("t1_witnesses", {}).items()):
                 if w.get("class", "refutes") != "refutes":
                     continue  # an ambiguous T1 witness refutes nothing
-                witnesses.append({"id": wid, "requirement": w.get("requirement", ""), "source_trial": None})
+                witnesses.append(SampledWitness(wid, w.get("requirement", ""), None))
                 for trial_id, status in w.get("runs", {}).items():
                     if trial_id in truth:
                         runs.setdefault(trial_id, {})[wid] = status
