@@ -1,7 +1,11 @@
-"""The session meta's corpus and the labels file are read once, into records; bad input is one
-line naming the file and the field."""
+"""What crosses the engine's edges is read once into a record (docs/architecture.md, "Records
+and JSON edges"): the session meta's corpus and config. Bad input is one line naming the file
+and the field. (The labels file: tests/test_report.py.)"""
+import json
+
 import pytest
 
+from testjack_tui.engine.config import Mode, SessionConfig
 from testjack_tui.engine.corpus import CorpusTrial, corpus_meta, read_corpus
 from testjack_tui.errors import InputError
 from testjack_tui.model import Trial
@@ -33,3 +37,21 @@ def test_a_bad_corpus_is_one_line_naming_the_database_and_field(meta, field):
     with pytest.raises(InputError) as err:
         read_corpus(meta, "/s/session.db")
     assert str(err.value).startswith(f"/s/session.db: {field}: ") and "\n" not in str(err.value)
+
+
+def test_the_mode_is_a_strenum_of_the_words_files_hold():
+    cfg = SessionConfig(benchmark="b", mode="per-trial")  # as the TUI's form gives it
+    assert cfg.mode is Mode.PER_TRIAL and cfg.mode == "per-trial"
+    assert json.dumps(cfg.to_dict()["mode"]) == '"per-trial"'
+    assert [m.value for m in Mode] == ["lightweight", "per-trial"]
+    with pytest.raises(InputError, match="session config: mode: must be one of lightweight, per-trial, got 'fast'"):
+        SessionConfig(benchmark="b", mode="fast")
+
+
+def test_a_stored_config_reads_back_as_written():
+    """The summary shows the session's config as stored: the agents in the order given."""
+    cfg = SessionConfig(benchmark="b", agents={"audit": "x", "task_analysis": "x", "reviewer": "y"})
+    again = SessionConfig.from_dict(json.loads(json.dumps(cfg.to_dict())))
+    assert again == cfg and json.dumps(again.to_dict()) == json.dumps(cfg.to_dict())
+    assert SessionConfig.from_dict({"benchmark": "b", "agents": {"audit": "x"}}).agents == \
+        {"audit": "x", "reviewer": "scripted", "task_analysis": "scripted"}
