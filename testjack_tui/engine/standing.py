@@ -29,7 +29,7 @@ from .detectors import Evidence, collect_static_evidence
 from .explanations import run_message
 from .failure_kinds import never_a_reading
 from .failure_patterns import stored_explanation
-from .no_reference import independent_reference
+from .no_reference import IndependentReference, independent_reference
 from .records import FlatRecord, JsonObject
 from .records_runs import Proof, StoredRun, TrialCheckRow
 from .records_cands import ApprovalRecord, DecidedBy, ValidationOutcome, ValidationRecord, VerdictRecord
@@ -300,11 +300,11 @@ def stored_standings(store: SessionStore, task_id: str, expected: list[str]) -> 
     return [TrialReport.from_json(stored[tid].report) for tid in expected]
 
 
-def mark_independent(trial: TrialReport, record: dict[str, Any] | None, folder: Path) -> None:
+def mark_independent(trial: TrialReport, record: IndependentReference | None, folder: Path) -> None:
     """A verdict on a task audited against an independent implementation G′ (no reference
     solution) says so, and its confidence is scaled into its own, lower band."""
     trial.reference = "benchmark"
-    if not record or not record.get("ok"):
+    if record is None or not record.ok:
         return
     trial.reference = "independent"
     trial.confidence = round(trial.confidence * INDEPENDENT_BAND, 2)
