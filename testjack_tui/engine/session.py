@@ -35,7 +35,7 @@ from .budget import UNPRICED, Budget, price_bound_from
 from .budgeted import BudgetedBackend
 from .config import BudgetLimits, Mode, SessionConfig
 from .control import Control
-from .corpus import CORPUS, POPULATION, corpus_meta
+from .corpus import CORPUS, POPULATION, corpus_meta, read_corpus
 from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
 from .deps import SessionDeps
 from .env import EngineEnv
@@ -515,7 +515,7 @@ def list_sessions() -> list[JsonObject]:
                 "benchmark": config.get("benchmark"), "mode": config.get("mode"),
                 "seed": config.get("seed"), "label": config.get("label", ""),
                 "created": meta.get("created"), "updated": meta.get("updated"),
-                "tasks": len(meta.get("corpus") or {}), "refuted": counts["refuted"],
+                "tasks": len(read_corpus(meta, path).tasks), "refuted": counts["refuted"],
                 # tasks not started yet (waiting for a work slot; a stopped session keeps them)
                 "queued": sum(1 for t in task_states.values() if t.state == TaskLoopState.QUEUED),
                 "witnesses": counts["witnesses"], "rounds": counts["rounds"],
