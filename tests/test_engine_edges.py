@@ -55,3 +55,16 @@ def test_a_stored_config_reads_back_as_written():
     assert again == cfg and json.dumps(again.to_dict()) == json.dumps(cfg.to_dict())
     assert SessionConfig.from_dict({"benchmark": "b", "agents": {"audit": "x"}}).agents == \
         {"audit": "x", "reviewer": "scripted", "task_analysis": "scripted"}
+
+
+def test_what_no_reference_mode_recorded_reads_as_a_record():
+    from testjack_tui.engine.no_reference import IndependentReference
+
+    read = IndependentReference.from_meta
+    assert read(None, "db", "k") is None
+    assert read({"ok": True, "patch": "diff", "notes": "n", "attempts": 1}, "db", "k") == IndependentReference(True, "diff")
+    assert read({"ok": False, "problem": "no", "attempts": 3, "patch": ""}, "db", "k") == \
+        IndependentReference(False, "", "no")
+    with pytest.raises(InputError) as err:
+        read({"ok": True, "patch": 3}, "/s/session.db", "independent_reference:t")
+    assert str(err.value).startswith("/s/session.db: independent_reference:t.patch: ")
