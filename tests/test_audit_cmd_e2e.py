@@ -41,7 +41,7 @@ def session_id(output: str) -> str:
     return match.group(1)
 
 
-def outcome(summary: dict, task: str | None = None) -> dict:
+def outcome(summary: dict, task: str | None = None):
     from testjack_tui.engine.summary import SessionSummary, outcome_view
 
     view = outcome_view(SessionSummary.from_json(summary))

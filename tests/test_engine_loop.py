@@ -199,7 +199,7 @@ async def test_same_seed_same_result_and_seed_changes_order():
     assert views[0] == views[1] and orders[0] == orders[1]
     assert len(set(orders)) > 1, "different seeds sample in different orders"
     # The final verdicts do not depend on the order here (every trial is reached).
-    assert all(v[T]["trials"] == views[0][T]["trials"] for v in views)
+    assert all(v[T].trials == views[0][T].trials for v in views)
 
 
 async def test_per_trial_mode_audits_every_passing_trial():

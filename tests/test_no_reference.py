@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from testjack_tui.engine.approval import approver_for
-from testjack_tui.engine.no_reference import patch_from_files
+from testjack_tui.engine.no_reference import IndependentReference, patch_from_files
 from testjack_tui.engine.report import INDEPENDENT_BAND, mark_independent
 from testjack_tui.engine.report_model import TrialReport
 
@@ -44,7 +44,7 @@ def test_independent_verdicts_are_marked_and_in_a_lower_band(tmp_path):
     trial = TrialReport("t/1", "t/1__a", "m", "a", "INCORRECT_DESPITE_PASS", 0.9, "Refuted.")
     mark_independent(trial, None, tmp_path)
     assert trial.reference == "benchmark" and trial.confidence == 0.9
-    mark_independent(trial, {"ok": True, "patch": "..."}, tmp_path)
+    mark_independent(trial, IndependentReference(True, "..."), tmp_path)
     data = trial.to_json()  # what the trial's report.json says
     assert data["reference"] == "independent"
     assert data["confidence"] == round(0.9 * INDEPENDENT_BAND, 2) <= INDEPENDENT_BAND

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from testjack_tui.engine.records_cands import ValidationOutcome, ValidationRecord
 from testjack_tui.engine.records_standing import WitnessClassification, WitnessRow
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.report_labels import is_defective, load_labels
@@ -80,8 +81,10 @@ def session(tmp_path):
                        explicit=False, quote="", path="tests/test_tj_dashes.py", source=W2_SRC, test_ids=(),
                        round=2, classification=WitnessClassification.AMBIGUOUS, rho=1.0,
                        note='Add to the task: "Repeated dashes collapse."'))
-    store.put_validation("w1", "t2", "slug", "passed", "failed", "discriminates", "ref-w1", "t2-w")
-    store.put_validation("c9", "t3", "slug", "passed", "passed", "passes_both", "ref-w1", "t3-w")
+    store.put_validation(ValidationRecord("w1", "t2", "slug", "passed", "failed", ValidationOutcome.DISCRIMINATES,
+                                          "ref-w1", "t2-w"))
+    store.put_validation(ValidationRecord("c9", "t3", "slug", "passed", "passed", ValidationOutcome.PASSES_BOTH,
+                                          "ref-w1", "t3-w"))
     for tid in ("t1", "t2", "t3", "t4"):
         for wid in ("w1", "w2"):
             status = "failed" if (wid == "w2" or tid in ("t1", "t2")) else "passed"
@@ -169,21 +172,32 @@ def test_labels_layouts(tmp_path):
     p = tmp_path / "l.json"
     p.write_text(json.dumps([{"trial_id": "a", "label": "overfit_incomplete"}, {"trial": "b", "label": "sound"}]))
     got = load_labels(p)
-    assert is_defective(got["a"]) and not is_defective(got["b"])
+    assert got["a"].defective and not got["b"].defective
     p.write_text(json.dumps({"c": "reward_hack", "d": {"label": "sound", "defective": True}}))
     got = load_labels(p)
-    assert is_defective(got["c"]) and is_defective(got["d"])
-    assert not is_defective({"label": "ambiguous"}) and not is_defective({"label": "officially_failing"})
+    assert got["c"].defective and got["d"].defective
+    assert not is_defective("ambiguous") and not is_defective("officially_failing")
     # the demo's layout: failure modes listed, labels are mode names
     p.write_text(json.dumps({"about": "x", "failure_modes": ["constant_literal"], "labels": ["sound"],
                              "trials": {"e": {"label": "constant_literal"}, "f": {"label": "sound_incidental"},
                                         "g": {"label": "not_reproducible"}}}))
     got = load_labels(p)
     assert set(got) == {"e", "f", "g"}
-    assert is_defective(got["e"]) and not is_defective(got["f"]) and not is_defective(got["g"])
+    assert got["e"].defective and not got["f"].defective and not got["g"].defective
     p.write_text("{broken")
     with pytest.raises(InputError, match="cannot read labels"):
         load_labels(p)
+
+
+def test_a_bad_labels_field_is_one_line_naming_the_file_and_field(tmp_path):
+    p = tmp_path / "l.json"
+    for rows, field in (({"a": {"label": "x", "defective": "yes"}}, "a.defective"),
+                        ({"a": {"label": 3}}, "a.label"), ([{"id": "a", "label": "x", "also": "y"}], "[0].also"),
+                        ({"trials": "nope"}, "trials"), ({"failure_modes": "x", "trials": {}}, "failure_modes")):
+        p.write_text(json.dumps(rows))
+        with pytest.raises(InputError) as err:
+            load_labels(p)
+        assert str(err.value).startswith(f"{p}: {field}: ") and "\n" not in str(err.value)
 
 
 async def test_a_per_trial_session_reports_the_rounds_it_ran():

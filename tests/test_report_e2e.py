@@ -61,7 +61,7 @@ def outcome(demo_per_trial_audit, tmp_path_factory):
 
 
 def _by_label(outcome, *labels):
-    return [tid for tid, info in outcome["labels"].items() if info.get("label") in labels]
+    return [tid for tid, info in outcome["labels"].items() if info.label in labels]
 
 
 def _verdicts(outcome):
@@ -76,7 +76,7 @@ def test_ambiguous_trials_are_an_underspecified_prompt_not_refutations(outcome):
     verdicts = _verdicts(outcome)
     ambiguous = _by_label(outcome, "ambiguous")
     assert ambiguous
-    tasks = {outcome["labels"][t]["task"] for t in ambiguous}
+    tasks = {outcome["labels"][t].task for t in ambiguous}
     under = outcome["report"]["underspecified_prompts"]
     assert tasks <= {u["task"] for u in under}
     assert all(u["rho"] > 0.5 and u["clarification"] for u in under)

@@ -7,7 +7,7 @@ import math
 from testjack_tui.engine import samplers
 from testjack_tui.engine.detectors import collect_static_evidence
 from testjack_tui.engine.samplers import ClusterSampler, TrialProfile
-from testjack_tui.engine.sampling import SamplerContext, SamplerState
+from testjack_tui.engine.sampling import SampledWitness, SamplerContext, SamplerState
 from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial
 
 
@@ -150,7 +150,7 @@ def test_a_trial_failing_a_known_non_refuting_witness_waits():
     ts = trials()
     s = ClusterSampler(TASK, 0, context(ts))
     # b0 and b1 are alike; b1 already fails an (ambiguous) witness that refuted nobody.
-    state = SamplerState(round=2, witnesses=[{"id": "w1", "requirement": "r", "source_trial": "tc0"}],
+    state = SamplerState(round=2, witnesses=[SampledWitness("w1", "r", "tc0")],
                          runs_by_trial={"tb0": {"w1": "passed"}, "tb1": {"w1": "failed"}})
     scores = {tid: p for p, tid in s.rank(ts, state)}
     assert scores["tb1"] < scores["tb0"]

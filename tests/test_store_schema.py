@@ -10,7 +10,8 @@ import pytest
 
 from testjack_tui.engine import store as store_module
 from testjack_tui.engine.approval import decision_record, stored_kind
-from testjack_tui.engine.records_cands import ApprovalRecord, DecidedBy, DecisionKind, ValidationOutcome
+from testjack_tui.engine.records_cands import (ApprovalRecord, DecidedBy, DecisionKind, DropRecord, ValidationOutcome,
+                                               ValidationRecord)
 from testjack_tui.engine.roles import Candidate, OperatorJudgement, ReviewLabel, ReviewVerdict
 from testjack_tui.engine.store import SCHEMA_VERSION, SessionStore
 from testjack_tui.errors import InputError
@@ -91,10 +92,10 @@ def test_the_candidate_pipeline_tables_read_as_records(tmp_path):
         store.put_candidate(c, "t", "a1")
         (row,) = store.candidates("t")
         assert store.candidate(c.id) == row and row.test_ids == c.test_ids and row.trial_id == "a1"
-        store.put_validation(c.id, None, "t", "passed", "", ValidationOutcome.PASSES_REFERENCE, "k1", None)
+        store.put_validation(ValidationRecord(c.id, "", "t", "passed", "", ValidationOutcome.PASSES_REFERENCE, "k1", None))
         (v,) = store.validations("t")
         assert v.trial_id == "" and v.outcome is ValidationOutcome.PASSES_REFERENCE and v.model_run is None
-        store.put_drop(c.id, "t", "a1", "fails on the reference")
+        store.put_drop(DropRecord(c.id, "t", "a1", "fails on the reference"))
         assert [(d.candidate_id, d.reason) for d in store.drops()] == [(c.id, "fails on the reference")]
         assert store.get_repair(c.id) == (False, None)
         store.put_repair(c.id, dataclasses.replace(c, id="t:a1:1.v2", attempt=2, parent=c.id))

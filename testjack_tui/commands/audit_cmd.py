@@ -443,21 +443,22 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Audit the passing trials of a benchmark with witness tests."""
         from testjack_tui.compose import session_deps
+        from testjack_tui.engine.config import mode_named
         from testjack_tui.engine.session import AuditSession, BudgetLimits, SessionConfig
 
         if agent is None:
             agent = "operator" if candidate else "scripted"
 
-        cfg = SessionConfig(
-            benchmark=str(Path(benchmark).expanduser().resolve()), tasks=list(task) if task else None,
-            trials=list(trial) if trial else None, mode=mode, rounds=3 if rounds is None else rounds,
-            k_repairs=k, sampler=sampler,
-            seed=seed, budget=BudgetLimits(usd=budget_usd, tokens=budget_tokens, seconds=budget_seconds,
-                                           test_runs=budget_runs),
-            agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
-            task_analysis=not no_task_analysis, mutants=mutants,
-            no_reference=no_reference, backend=backend, ray_address=ray_address)
         try:
+            cfg = SessionConfig(
+                benchmark=str(Path(benchmark).expanduser().resolve()), tasks=list(task) if task else None,
+                trials=list(trial) if trial else None, mode=mode_named(mode), rounds=3 if rounds is None else rounds,
+                k_repairs=k, sampler=sampler,
+                seed=seed, budget=BudgetLimits(usd=budget_usd, tokens=budget_tokens, seconds=budget_seconds,
+                                               test_runs=budget_runs),
+                agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
+                task_analysis=not no_task_analysis, mutants=mutants,
+                no_reference=no_reference, backend=backend, ray_address=ray_address)
             from testjack_tui.commands import load_with_warnings
             from testjack_tui.services.sessions import SessionOptions, plan_session
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, field
 
+from .config import Mode
 from .store import SessionStore, db_path
 from .summary import SessionSummary, build_summary
 from .records import JsonObject
@@ -69,7 +70,7 @@ def operator_candidates(store: SessionStore) -> dict[str, str]:
 def _trial_ids(summary: SessionSummary) -> set[str]:
     """The trials a session was asked to judge: its `--trial` selection, else every passing
     trial of its tasks."""
-    chosen = (summary.config or {}).get("trials")
+    chosen = summary.config.trials if summary.config else None
     return set(chosen) if chosen else set(summary.trials())
 
 
@@ -83,7 +84,7 @@ def differences(a: SessionSummary, b: SessionSummary, cands_a: dict[str, str], c
                                       + ("…" if len(only_a) > 3 else "") + ")" if only_a else "")
                    + (f" (only in {b.session_id}: {', '.join(only_b[:3])}" + ("…" if len(only_b) > 3 else "") + ")"
                       if only_b else ""))
-    agents_a, agents_b = (a.config or {}).get("agents") or {}, (b.config or {}).get("agents") or {}
+    agents_a, agents_b = a.config.agents if a.config else {}, b.config.agents if b.config else {}
     for role in sorted(set(agents_a) | set(agents_b)):
         if agents_a.get(role) != agents_b.get(role):
             out.append(f"{role} agent differs ({agents_a.get(role)} vs {agents_b.get(role)})")
@@ -95,7 +96,7 @@ def differences(a: SessionSummary, b: SessionSummary, cands_a: dict[str, str], c
         if changed:
             out.append(f"requirements differ for {len(changed)} operator candidate(s) "
                        f"(\"{cands_a[changed[0]][:60]}\" vs \"{cands_b[changed[0]][:60]}\")")
-    budget_a, budget_b = (a.config or {}).get("budget") or {}, (b.config or {}).get("budget") or {}
+    budget_a, budget_b = (a.config.budget.to_dict() if a.config else {}), (b.config.budget.to_dict() if b.config else {})
     if budget_a != budget_b:
         keys = sorted(k for k in set(budget_a) | set(budget_b) if budget_a.get(k) != budget_b.get(k))
         out.append("budget differs (" + ", ".join(f"{k}: {budget_a.get(k)} vs {budget_b.get(k)}" for k in keys) + ")")
@@ -126,11 +127,11 @@ def find_counterpart(session_id: str, benchmark: str | None, mode: str | None) -
     """The newest finished session of the other mode on the same benchmark."""
     from .session import list_sessions
 
-    if not benchmark or mode not in ("lightweight", "per-trial"):
+    if not benchmark or mode not in set(Mode):
         return None
     for s in list_sessions():
         if s["id"] != session_id and s.get("benchmark") == benchmark and s.get("state") == "finished" \
-                and s.get("mode") in ("lightweight", "per-trial") and s.get("mode") != mode:
+                and s.get("mode") in set(Mode) and s.get("mode") != mode:
             return str(s["id"])
     return None
 
@@ -146,7 +147,7 @@ def mode_comparison(session_id: str, summary: SessionSummary, other_id: str | No
     other, other_cands = _summary(other_id)
     _, my_cands = _summary(session_id)
     diffs = differences(summary, other, my_cands, other_cands)
-    result = compare(summary, other) if summary.mode == "lightweight" else compare(other, summary)
+    result = compare(summary, other) if summary.mode == Mode.LIGHTWEIGHT else compare(other, summary)
     result.differences, result.forced = diffs, force
     return result
 

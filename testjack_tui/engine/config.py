@@ -6,12 +6,20 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from testjack_tui.sandbox.backend import BACKENDS
 from testjack_tui.errors import InputError
-from .records import JsonObject
+from .records import JsonObject, member
 
-MODES = ("lightweight", "per-trial")
+
+class Mode(StrEnum):
+    """How a session audits (stored, shown and typed as these words)."""
+
+    LIGHTWEIGHT = "lightweight"  # Algorithm 1: sample, audit, share witnesses
+    PER_TRIAL = "per-trial"  # every passing trial audited on its own
+
+
 ROLE_NAMES = ("audit", "reviewer", "task_analysis")
 
 
@@ -33,6 +41,11 @@ class BudgetLimits:
         return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
 
 
+def mode_named(word: object) -> Mode:
+    """The mode a word names; any other word is one line naming the field."""
+    return member(Mode, word, "session config", "mode")
+
+
 def default_agents() -> dict[str, str]:
     return {"audit": "scripted", "reviewer": "scripted", "task_analysis": "scripted"}
 
@@ -42,7 +55,7 @@ class SessionConfig:
     benchmark: str  # path of the benchmark folder (or file) to load
     tasks: list[str] | None = None  # None: every task
     trials: list[str] | None = None  # None: every officially passing trial
-    mode: str = "lightweight"  # "lightweight" (Algorithm 1) | "per-trial" (audit every trial)
+    mode: Mode = Mode.LIGHTWEIGHT
     rounds: int = 3  # audit rounds per task in the lightweight loop
     k_repairs: int = 3  # repair attempts after the first candidate (the paper's k); a repair sees R[G]'s failure output
     sampler: str = "uniform"
@@ -71,10 +84,12 @@ class SessionConfig:
     backend: str | None = None  # None: the config file's [sandbox] backend, else "local"
     ray_address: str | None = None  # "auto", "ray://HOST:10001", "HOST:6379"; None: a local Ray
 
+    def __post_init__(self) -> None:
+        # A mode given as its word (the CLI's option, the TUI's form, a stored config) is a Mode.
+        self.mode = mode_named(self.mode)
+
     def validate(self) -> "SessionConfig":
         where = "session config"
-        if self.mode not in MODES:
-            raise InputError(where, "mode", f"must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.rounds < 0:
             raise InputError(where, "rounds", "must not be negative")
         if self.mutants < 0:
@@ -108,7 +123,8 @@ class SessionConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["budget"] = BudgetLimits.from_dict(data.get("budget"))
-        agents = default_agents()
-        agents.update(data.get("agents") or {})
+        agents = dict(data.get("agents") or {})  # in the order stored: summary.json shows them so
+        for role, name in default_agents().items():
+            agents.setdefault(role, name)
         values["agents"] = agents
         return cls(**values)

@@ -30,7 +30,7 @@ class Event:
 @dataclass(frozen=True)
 class SessionStarted(Event):
     benchmark: str
-    mode: str  # "lightweight" | "per-trial"
+    mode: str  # a config.Mode's word
     tasks: tuple[str, ...]
     agent: str  # label of the audit agent, e.g. "scripted (offline demo)"
 

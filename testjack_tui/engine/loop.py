@@ -30,7 +30,7 @@ from .runner import combined_status, is_failing
 from .standing import record_standings
 from .verdicts import analysis_checklist
 from .records_runs import TaskCheckRow
-from .sampling import SamplerContext, SamplerState
+from .sampling import SampledWitness, SamplerContext, SamplerState
 from .task_checks import check_task
 from .loop_base import ANALYSIS, Witness, cases_of, kept_cases
 from .loop_witnesses import WitnessLoop
@@ -217,8 +217,8 @@ class TaskLoop(WitnessLoop):
         state = SamplerState(round=round_no, refuted=sorted(self.refuted_ids()),
                              clean=[t for t in self.audited if t not in self.refuted_ids()],
                              audited=list(self.audited),
-                             witnesses=[{"id": w.record.id, "requirement": w.record.requirement,
-                                         "source_trial": w.record.source_trial} for w in self.witnesses],
+                             witnesses=[SampledWitness(w.record.id, w.record.requirement, w.record.source_trial)
+                                        for w in self.witnesses],
                              runs_by_trial={k: dict(v) for k, v in self.runs_by_trial.items()},
                              evidence=self.evidence)
         chosen = [t for t in (env.cfg.audit_first or []) if t in pool]

@@ -11,6 +11,7 @@ from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.model import Task, Trial
 
 from . import harness_effect
+from .config import Mode
 from .events import Log, TrialState
 from .env import EngineEnv
 from .hooks import WitnessClass, WitnessRecord
@@ -34,7 +35,7 @@ class Witness:
     reference_run: str | None  # run key of its pass on R[G]
 
 
-def cases_of(outcomes: TestOutcomes, candidate: Candidate) -> dict[str, Any]:
+def cases_of(outcomes: TestOutcomes, candidate: Candidate) -> TestOutcomes:
     """A candidate's case outcomes in one run, without the file-level aggregate when cases exist."""
     picked = {n: o for n, o in outcomes.items()
               if n in candidate.test_ids or n == candidate.path or n.startswith(candidate.path + "::")}
@@ -84,7 +85,7 @@ class LoopBase:
     # -- helpers ------------------------------------------------------------------------------
     @property
     def lightweight(self) -> bool:
-        return self.env.cfg.mode == "lightweight"
+        return self.env.cfg.mode == Mode.LIGHTWEIGHT
 
     def _emit(self, event: object) -> None:
         self.env.emit(event)
@@ -93,7 +94,7 @@ class LoopBase:
         self.env.store.set_trial_state(trial_id, self.task.id, state, by, audited)
         self._emit(TrialState(self.env.session_id, task_id=self.task.id, trial_id=trial_id, state=state, by=by))
 
-    def _worlds_for(self, trial: Trial | None, role: str) -> dict[str, Any]:
+    def _worlds_for(self, trial: Trial | None, role: str) -> dict[str, WorldRef]:
         if role == "audit" and trial is not None:
             return {"null": self.check.worlds["null"], "reference": self.check.worlds["reference"],
                     "model": self.check.trial_worlds[trial.id]}
@@ -126,7 +127,7 @@ class LoopBase:
         self.evidence[trial.id] = merged
         return merged
 
-    async def _mutation_evidence(self, trial: Trial, world: WorldRef, ghost: dict[str, Any] | None) -> dict[str, Any]:
+    async def _mutation_evidence(self, trial: Trial, world: WorldRef, ghost: JsonObject | None) -> JsonObject:
         from .detectors.mutation import MutationReport, collect_mutation_evidence
 
         try:
@@ -140,7 +141,7 @@ class LoopBase:
                        message=f"{trial.id}: mutation: {report.to_text().splitlines()[0]}"))
         return report.to_dict()
 
-    def _static_evidence(self, trials: list[Trial]) -> dict[str, dict[str, Any]]:
+    def _static_evidence(self, trials: list[Trial]) -> dict[str, JsonObject]:
         """Static detector evidence of every trial, for the sampler: pure functions of the diff,
         T0 and P (no containers). The session computed it for its corpus; a trial it lacks is
         computed here. The ghost-branch part needs a world and comes with _evidence_for when a
@@ -149,7 +150,7 @@ class LoopBase:
             from .detectors import collect_static_evidence
         except ModuleNotFoundError:
             return {}
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, JsonObject] = {}
         for trial in trials:
             if trial.id in self.env.static_evidence:
                 out[trial.id] = self.env.static_evidence[trial.id]
@@ -161,7 +162,7 @@ class LoopBase:
                                message=f"static evidence for {trial.id} failed: {exc}"))
         return out
 
-    def _context(self, trial: Trial | None, role: str, evidence: dict[str, Any] | None = None) -> tuple[AuditContext, WorldTools]:
+    def _context(self, trial: Trial | None, role: str, evidence: JsonObject | None = None) -> tuple[AuditContext, WorldTools]:
         worlds = self._worlds_for(trial, role)
         factory = self.env.tools_factory
         if factory is None:

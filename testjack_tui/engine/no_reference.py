@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import difflib
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePath
 
 from testjack_tui.model import Reference, Task
 from testjack_tui.sandbox.api import WorldRef
+from testjack_tui.errors import InputError
 from testjack_tui.safe_paths import path_part
 
 from .events import Log
@@ -27,9 +29,29 @@ from .runner import RunResult
 from .store import SessionStore
 
 from .env import EngineEnv, ToolsFactory
-from .records import JsonObject
 
 META_KEY = "independent_reference:"  # + task id -> what happened (see ensure_reference)
+
+
+@dataclass(frozen=True)
+class IndependentReference:
+    """What no-reference mode recorded for a task: G′ passed T0 (`ok`, its `patch`), or the
+    `problem` that excluded the task."""
+
+    ok: bool
+    patch: str = ""
+    problem: str = ""
+
+    @classmethod
+    def from_meta(cls, data: object, path: PurePath | str, key: str) -> IndependentReference | None:
+        if data is None:
+            return None
+        if not isinstance(data, dict):
+            raise InputError(path, key, f"must be an object, got {type(data).__name__}")
+        for name in ("patch", "problem"):
+            if not isinstance(data.get(name) or "", str):
+                raise InputError(path, f"{key}.{name}", f"must be text, got {data[name]!r}")
+        return cls(bool(data.get("ok")), data.get("patch") or "", data.get("problem") or "")
 FEEDBACK_CAP = 3000
 
 
@@ -79,11 +101,11 @@ async def ensure_reference(env: EngineEnv, task: Task, tools_factory: ToolsFacto
         return stripped, ("no reference solution G, and the session's task-analysis role cannot write "
                           "an independent implementation (no-reference mode needs an LLM or scripted role)")
     key = META_KEY + task.id
-    stored = env.store.get_meta(key)
-    if stored and stored.get("ok"):
-        return _with(stripped, stored["patch"]), None
-    if stored and stored.get("problem"):
-        return stripped, stored["problem"]
+    stored = independent_reference(env.store, task.id)
+    if stored and stored.ok:
+        return _with(stripped, stored.patch), None
+    if stored and stored.problem:
+        return stripped, stored.problem
 
     if tools_factory is None:
         raise RuntimeError("the session has no tools factory (testjack_tui.compose.session_deps() gives one)")
@@ -154,7 +176,6 @@ def _keep(env: EngineEnv, task_id: str, patch: str, notes: str) -> None:
         (folder / f"{path_part(task_id)}.notes.md").write_text(notes + "\n", encoding="utf-8")
 
 
-def independent_reference(store: SessionStore, task_id: str) -> JsonObject | None:
+def independent_reference(store: SessionStore, task_id: str) -> IndependentReference | None:
     """What no-reference mode recorded for a task (None: the task used its own G)."""
-    recorded = store.get_meta(META_KEY + task_id)
-    return recorded if isinstance(recorded, dict) else None
+    return IndependentReference.from_meta(store.get_meta(META_KEY + task_id), store.path, META_KEY + task_id)

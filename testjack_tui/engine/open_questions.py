@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .ambiguity import suggest_clarification
-from .records import FlatRecord
+from .records import FlatRecord, JsonObject
 from .roles import ApprovalDecision, Candidate, ReviewVerdict
 from .runner import is_failing
 from .store import SessionStore
@@ -43,7 +43,7 @@ class OpenQuestion(FlatRecord):
     passes_on: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> OpenQuestion:
+    def from_json(cls, data: JsonObject) -> OpenQuestion:
         """A stored question (keys this version does not know, the audits row's own, left out)."""
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})

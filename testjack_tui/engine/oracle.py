@@ -24,7 +24,7 @@ from .assertion_lines import asserted_lines
 from .probes import materialize_probe
 from .events import CandidateDropped, CandidateProposed, CandidateValidated, Log
 from . import reference_claims
-from .records_cands import ValidationOutcome
+from .records_cands import DropRecord, ValidationOutcome, ValidationRecord
 from .roles import AuditAgent, AuditContext, Candidate, ReferenceContradiction, TaskAnalyst
 from .runner import RunResult, is_failing
 
@@ -217,8 +217,8 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
         ref_status = ref.status_of(current.path, current.test_ids)
         if ref_status == "passed":
             if trial is None:
-                env.store.put_validation(current.id, None, task_id, ref_status, "", ValidationOutcome.PASSES_REFERENCE,
-                                         ref.key, None)
+                env.store.put_validation(ValidationRecord(current.id, "", task_id, ref_status, "",
+                                                          ValidationOutcome.PASSES_REFERENCE, ref.key, None))
                 env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=None,
                                             candidate_id=current.id, reference=ref_status, model="",
                                             outcome=ValidationOutcome.PASSES_REFERENCE))
@@ -234,17 +234,17 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
             if outcome == ValidationOutcome.DISCRIMINATES:
                 flaky = await _flaky(env, task_id, trial_id, worlds, current, files)
                 if flaky:
-                    env.store.put_validation(current.id, trial_id, task_id, ref_status, model_status,
-                                             ValidationOutcome.FLAKY, ref.key, model.key)
+                    env.store.put_validation(ValidationRecord(current.id, trial_id or "", task_id, ref_status,
+                                                              model_status, ValidationOutcome.FLAKY, ref.key, model.key))
                     return _drop(env, task_id, trial_id, current, flaky, versions, ref)
-            env.store.put_validation(current.id, trial_id, task_id, ref_status, model_status, outcome,
-                                     ref.key, model.key)
+            env.store.put_validation(ValidationRecord(current.id, trial_id or "", task_id, ref_status, model_status,
+                                                      outcome, ref.key, model.key))
             env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
                                         candidate_id=current.id, reference=ref_status,
                                         model=model_status, outcome=outcome))
             return Validation(current, outcome, ref_status, model_status, ref, model, versions=versions)
-        env.store.put_validation(current.id, trial_id, task_id, ref_status, "", ValidationOutcome.FAILS_REFERENCE,
-                                 ref.key, None)
+        env.store.put_validation(ValidationRecord(current.id, trial_id or "", task_id, ref_status, "",
+                                                  ValidationOutcome.FAILS_REFERENCE, ref.key, None))
         env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
                                     candidate_id=current.id, reference=ref_status, model="",
                                     outcome=ValidationOutcome.FAILS_REFERENCE,
@@ -292,7 +292,7 @@ async def _flaky(env: EngineEnv, task_id: str, trial_id: str | None, worlds: dic
 
 def _drop(env: EngineEnv, task_id: str, trial_id: str | None, candidate: Candidate, reason: str,
           versions: list[Candidate], ref: RunResult | None) -> Validation:
-    env.store.put_drop(candidate.id, task_id, trial_id, reason)
+    env.store.put_drop(DropRecord(candidate.id, task_id, trial_id, reason))
     env.emit(CandidateDropped(env.session_id, task_id=task_id, trial_id=trial_id,
                               candidate_id=candidate.id, reason=reason))
     return Validation(candidate, "dropped", ref.status_of(candidate.path, candidate.test_ids) if ref else "",

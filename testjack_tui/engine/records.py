@@ -8,8 +8,11 @@ from typing import Any, Self, TypeAlias, TypeVar
 
 from testjack_tui.errors import InputError
 
-# A JSON object at an edge: a file read or written, an agent's raw reply, an event payload on
-# the wire, a store row's JSON column. Records inside the engine are dataclasses instead.
+# ONLY a JSON object crossing a file or process boundary: a file read or written (summary.json,
+# report.json, a labels file), an agent's raw reply, an event payload on the wire, a store
+# row's JSON column as read or written, and the `to_json`/`from_json` of the records that
+# cross it. A value that stays inside the engine is a dataclass instead, never this alias
+# (tests/test_engine_typing_budget.py counts what is left; docs/architecture.md).
 JsonObject: TypeAlias = dict[str, Any]
 
 

@@ -11,9 +11,8 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
-
+from .records import JsonObject
 from .roles import ApprovalDecision, Candidate, CandidateAuthor, OperatorJudgement, ReviewLabel
 
 
@@ -46,14 +45,14 @@ class DecisionKind(StrEnum):
     JUDGED = "judged"  # the operator was the reviewer
 
 
-def candidate_to_dict(c: Candidate) -> dict[str, Any]:
+def candidate_to_dict(c: Candidate) -> JsonObject:
     """A candidate as JSON (a repair as authored, an audit's stored outcome)."""
     data = dataclasses.asdict(c)
     data["test_ids"] = list(c.test_ids)
     return data
 
 
-def candidate_from_dict(data: dict[str, Any]) -> Candidate:
+def candidate_from_dict(data: JsonObject) -> Candidate:
     """The candidate `candidate_to_dict` wrote (unknown keys, from a newer version, are left out)."""
     known = {f.name for f in dataclasses.fields(Candidate)}
     values = {k: v for k, v in data.items() if k in known}
@@ -91,16 +90,18 @@ class ValidationRecord:
     outcome: ValidationOutcome
     reference_run: str | None
     model_run: str | None
-    at: float
+    at: float = 0.0  # stamped by the store on write
 
 
 @dataclass(frozen=True)
 class DropRecord:
+    """Why a candidate was dropped (it failed on the reference after its repairs, or was flaky)."""
+
     candidate_id: str
     task_id: str
     trial_id: str | None
     reason: str
-    at: float
+    at: float = 0.0  # stamped by the store on write
 
 
 @dataclass(frozen=True)

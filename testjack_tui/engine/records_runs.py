@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from .records import JsonObject as JsonObject  # the one name for a JSON object at an edge
-# A run's per-test outcomes, node id -> {"status", "message"} (what the sandbox reported).
-TestOutcomes = dict[str, dict[str, Any]]
+# A run's per-test outcomes as its JSON column holds them, node id -> {"status", "message"}
+# (what the sandbox reported).
+TestOutcomes = dict[str, JsonObject]
 
 
 class WorldKindName(StrEnum):

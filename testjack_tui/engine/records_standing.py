@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from .records import E, member
+from .records import E, JsonObject, member
 
 
 class TrialLoopState(StrEnum):
@@ -167,7 +167,7 @@ class Standing:
     task_id: str
     label: VerdictLabel
     confidence: float
-    report: dict[str, Any]
+    report: JsonObject  # a JSON column
     at: float = 0.0
 
 

@@ -20,14 +20,15 @@ from testjack_tui.engine.analysis_fates import audit_fate_rows
 from testjack_tui.engine.approval import stored_kind
 from testjack_tui.engine.records_cands import ApprovalRecord, DecidedBy, VerdictRecord
 from testjack_tui.engine.compare import mode_comparison
+from testjack_tui.engine.corpus import CorpusTrial, SessionCorpus, read_corpus
 from testjack_tui.engine.detectors import DETECTORS
-from testjack_tui.engine.report_labels import is_defective, load_labels
+from testjack_tui.engine.report_labels import TrialLabel, load_labels
 from testjack_tui.engine.report_model import (AwaitingOperator, DecisionRow, DetectorHits, Detectors, Report,
                                               Scoring, TableRow, Tables, TaskReport, TrialReport,
                                               UnderspecifiedPrompt, UnderspecifiedRow)
 from testjack_tui.engine.requirements import requirements_table
 from testjack_tui.engine.standing import (INDEPENDENT_BAND as INDEPENDENT_BAND, SessionFacts, decide_task, gather,
-                                          iso, mark_independent as mark_independent, passing_models, rho_details,
+                                          iso, mark_independent as mark_independent, rho_details,
                                           stored_standings)
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.summary import TaskSummary, build_summary
@@ -80,9 +81,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
            force_compare: bool = False) -> Report:
     summary = build_summary(store)
     meta = store.all_meta()
-    config = meta.get("config", {}) or {}
-    corpus: dict[str, list[dict[str, Any]]] = meta.get("corpus", {}) or {}
-    bench = benchmark if benchmark is not None else _load_benchmark(config.get("benchmark"))
+    corpus = read_corpus(meta, store.path)
+    bench = benchmark if benchmark is not None else _load_benchmark(summary.benchmark)
     tasks = bench.tasks if bench is not None else {}
     patches = {t.id: t for t in bench.trials} if bench is not None else {}
     facts = gather(store)
@@ -94,19 +94,19 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         if standings is None:  # decided on read, not stored (engine/standing.py)
             standings = decide_task(store, facts, summary, task_id, tasks.get(task_id), patches)
         trial_reports += standings
-        underspecified += _underspecified(store, task_id, task_sum, facts, passing_models(meta, task_id))
+        underspecified += _underspecified(store, task_id, task_sum, facts, corpus.passing_models(task_id))
 
-    name = meta.get("benchmark_name") or config.get("benchmark")
+    name = meta.get("benchmark_name") or summary.benchmark
     audited_tasks = [tid for tid, t in summary.tasks.items() if t.well_formed]
     under_tasks = sorted({u.task for u in underspecified})
-    tables = _tables(str(name), trial_reports, corpus)
+    tables = _tables(str(name), trial_reports, corpus.tasks)
     # Table 6 shape: per benchmark, underspecified tasks out of the tasks audited.
     tables.underspecified = [UnderspecifiedRow(name, f"{len(under_tasks)} / {len(audited_tasks)}",
                                                ", ".join(under_tasks))]
     out = Report(
-        session_id=session_id, benchmark=name, benchmark_path=config.get("benchmark"),
-        mode=config.get("mode"), sampler=config.get("sampler"), seed=config.get("seed"),
-        rounds=config.get("rounds"), state=meta.get("state"), usage=summary.usage,
+        session_id=session_id, benchmark=name, benchmark_path=summary.benchmark,
+        mode=summary.mode, sampler=summary.sampler, seed=summary.seed,
+        rounds=summary.rounds, state=meta.get("state"), usage=summary.usage,
         tasks={tid: TaskReport(t.well_formed, t.problems, t.vacuous, t.flaky, t.rounds, t.witnesses,
                                (analysis.get(tid) or {}).get("traceability") or [],
                                _features_with_fates(analysis.get(tid)),
@@ -182,22 +182,22 @@ def decisions_table(approvals: list[ApprovalRecord], verdicts: dict[str, Verdict
     return out
 
 
-def _tables(benchmark: str, trials: list[TrialReport], corpus: dict[str, list[dict[str, Any]]]) -> Tables:
+def _tables(benchmark: str, trials: list[TrialReport], corpus: dict[str, list[CorpusTrial]]) -> Tables:
     refuted = {t.trial_id for t in trials if t.refuted}
     by_task: list[TableRow] = []
     by_model: dict[str, list[int]] = {}
     total = [0, 0, 0]
     for task_id, corpus_trials in sorted(corpus.items()):
         n_all = len(corpus_trials)
-        passing = [t for t in corpus_trials if t.get("official_pass")]
-        n_ref = sum(1 for t in passing if t["id"] in refuted)
+        passing = [t for t in corpus_trials if t.official_pass]
+        n_ref = sum(1 for t in passing if t.id in refuted)
         by_task.append(_table_row(task_id, n_all, len(passing), n_ref))
         for t in corpus_trials:
-            m = by_model.setdefault(t.get("model") or "?", [0, 0, 0])
+            m = by_model.setdefault(t.model or "?", [0, 0, 0])
             m[0] += 1
-            if t.get("official_pass"):
+            if t.official_pass:
                 m[1] += 1
-                m[2] += t["id"] in refuted
+                m[2] += t.id in refuted
         total = [total[0] + n_all, total[1] + len(passing), total[2] + n_ref]
     return Tables(benchmark=[_table_row(benchmark, *total)], tasks=by_task,
                   models=[_table_row(m, *v) for m, v in sorted(by_model.items())])
@@ -211,15 +211,15 @@ def _detector_summary(trials: list[TrialReport]) -> Detectors:
     return Detectors(by_name, [t.trial_id for t in trials if t.label == "REWARD_HACK"])
 
 
-def score_against_labels(report: Report, labels: dict[str, dict[str, Any]], corpus: dict[str, Any]) -> Scoring:
+def score_against_labels(report: Report, labels: dict[str, TrialLabel], corpus: SessionCorpus) -> Scoring:
     """Recall and precision of our refutations against the benchmark's ground truth."""
     ours = {t.trial_id: t for t in report.trials}
     refuted = {tid for tid, t in ours.items() if t.refuted}
     labelled = {tid for tid in ours if tid in labels}
-    defective = {tid for tid in labelled if is_defective(labels[tid])}
+    defective = {tid for tid in labelled if labels[tid].defective}
     hit = refuted & defective
-    n_all = sum(len(v) for v in corpus.values())
-    passing = sum(1 for v in corpus.values() for t in v if t.get("official_pass"))
+    n_all = sum(len(v) for v in corpus.tasks.values())
+    passing = sum(1 for v in corpus.tasks.values() for t in v if t.official_pass)
     brier = [((t.confidence if t.refuted else 1 - t.confidence) - (1.0 if tid in defective else 0.0)) ** 2
              for tid, t in ours.items() if tid in labelled and t.label != "CLEAN_UNAUDITED"]
     return Scoring(

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from testjack_tui.engine.compare import Comparison
-from testjack_tui.engine.records import FlatRecord
+from testjack_tui.engine.config import Mode
+from testjack_tui.engine.records import FlatRecord, JsonObject
 from testjack_tui.engine.requirements import RequirementRow
 # A trial's standing (engine/standing.py decides it), as the report shows it.
 from testjack_tui.engine.standing import AgentAudit as AgentAudit, Review as Review, TrialReport as TrialReport
@@ -34,7 +35,7 @@ class TableRow:
     rate_before: float | None  # passing / all, in %
     rate_after: float | None  # (passing - refuted) / all, in %
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"name": self.name, "all": self.n_all, "passing": self.passing, "refuted": self.refuted,
                 "refuted_pct": self.refuted_pct, "rate_before": self.rate_before,
                 "rate_after": self.rate_after}
@@ -56,7 +57,7 @@ class Tables:
     models: list[TableRow] = field(default_factory=list)
     underspecified: list[UnderspecifiedRow] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"benchmark": [r.to_json() for r in self.benchmark], "tasks": [r.to_json() for r in self.tasks],
                 "models": [r.to_json() for r in self.models],
                 "underspecified": [r.to_json() for r in self.underspecified]}
@@ -132,7 +133,7 @@ class TaskReport:
     # requirement, versions, fate} (analysis_fates.audit_fate_rows)
     audit_tests: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"well_formed": self.well_formed, "problems": self.problems, "vacuous": self.vacuous,
                 "flaky": self.flaky, "rounds": [r.to_json() for r in self.rounds],
                 "witnesses": [{k: getattr(w, k) for k in REPORT_WITNESS_FIELDS} for w in self.witnesses],
@@ -154,8 +155,8 @@ class Detectors:
     by_name: dict[str, DetectorHits] = field(default_factory=dict)
     reward_hack_verdicts: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {name: hits.to_json() for name, hits in self.by_name.items()}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {name: hits.to_json() for name, hits in self.by_name.items()}
         out["reward_hack_verdicts"] = self.reward_hack_verdicts
         return out
 
@@ -185,7 +186,7 @@ class Report:
     session_id: str
     benchmark: str | None = None
     benchmark_path: str | None = None
-    mode: str | None = None
+    mode: Mode | None = None
     sampler: str | None = None
     seed: int | None = None
     rounds: int | None = None
@@ -203,9 +204,9 @@ class Report:
     comparison: Comparison | None = None
     scoring: Scoring | None = None  # only when the benchmark ships labels
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The session's report.json."""
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "session_id": self.session_id, "benchmark": self.benchmark, "benchmark_path": self.benchmark_path,
             "mode": self.mode, "sampler": self.sampler, "seed": self.seed, "rounds": self.rounds,
             "state": self.state, "usage": self.usage.to_json(),

@@ -13,11 +13,13 @@ import csv
 import io
 import json
 from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from testjack_tui.engine.budget import usd_text
 from testjack_tui.engine import reference_claims
 from testjack_tui.engine.compare import refusal_line
+from testjack_tui.engine.config import Mode
 from testjack_tui.engine.detectors.mutation import MutationReport
 from testjack_tui.engine.detectors.signals import ghost_unmeasured
 from testjack_tui.engine.standing import iso
@@ -32,7 +34,7 @@ FORMATS = ("md", "json", "csv")
 
 # -- rendering ---------------------------------------------------------------------------------
 
-def _md_table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
+def _md_table(rows: Sequence[Mapping[str, object]], cols: list[tuple[str, str]]) -> str:
     head = "| " + " | ".join(h for h, _ in cols) + " |\n|" + "---|" * len(cols) + "\n"
     body = ""
     for r in rows:
@@ -53,7 +55,7 @@ def rounds_text(report: Report) -> str:
     """The rounds as run: per-trial mode audits each trial once (the rounds setting does not
     apply there); the lightweight loop runs at most the setting per task."""
     run = sum(len(t.rounds) for t in report.tasks.values())
-    if report.mode == "per-trial":
+    if report.mode == Mode.PER_TRIAL:
         return f"{run} round(s) run, one per audited trial"
     return f"at most {report.rounds} round(s) per task, {run} run"
 

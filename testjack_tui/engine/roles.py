@@ -11,6 +11,8 @@ from enum import StrEnum
 from typing import Any, Awaitable, Callable, Iterable, Literal, Protocol
 
 from testjack_tui.model import Task, Trial
+from .records import JsonObject
+from .records_runs import TestOutcomes
 
 
 class ReviewLabel(StrEnum):
@@ -136,9 +138,9 @@ class OperatorJudgement:
     explicit: bool | None = None
     quote: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """Only what was said (the stored column, the reports' "operator" entry)."""
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         if self.requirement:
             out["requirement"] = self.requirement
         if self.explicit is not None:
@@ -148,7 +150,7 @@ class OperatorJudgement:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> OperatorJudgement:
+    def from_json(cls, data: JsonObject) -> OperatorJudgement:
         explicit = data.get("explicit")
         return cls(str(data.get("requirement") or ""), None if explicit is None else bool(explicit),
                    str(data.get("quote") or ""))
@@ -239,7 +241,7 @@ class AuditContext:
     tools: WorldTools
     emit: Emit
     known_witnesses: list[Candidate] = field(default_factory=list)
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: JsonObject = field(default_factory=dict)  # the trial's evidence, as the agent is shown it
     ledger: Ledger | None = None
     # Where this agent session's transcript (JSONL) goes; the TUI shows it.
     transcript_path: str | None = None
@@ -248,7 +250,7 @@ class AuditContext:
     llm_cache: LLMCache | None = None
     # For the reviewer: candidate id -> {"reference": {node: {status, message}}, trial id: {...}},
     # the per-case outcomes on the reference and on the trials where it was run.
-    case_runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    case_runs: dict[str, dict[str, TestOutcomes]] = field(default_factory=dict)
     # Task analysis's suspicious-patch features for this task (shown to the audit agent).
     features: list[dict[str, Any]] = field(default_factory=list)
     # Candidates of this task already judged and not counted: {requirement, label, reason}, so a

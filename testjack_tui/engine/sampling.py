@@ -18,6 +18,15 @@ from testjack_tui.model import Task, Trial
 from .records import JsonObject
 
 
+@dataclass(frozen=True)
+class SampledWitness:
+    """A witness confirmed so far, as a sampler sees it."""
+
+    id: str
+    requirement: str
+    source_trial: str | None  # None: the task analysis's
+
+
 @dataclass
 class SamplerState:
     """What the loop knows when it samples (read-only for samplers)."""
@@ -26,7 +35,7 @@ class SamplerState:
     refuted: list[str] = field(default_factory=list)  # trial ids refuted so far
     clean: list[str] = field(default_factory=list)  # trial ids audited clean so far
     audited: list[str] = field(default_factory=list)  # trial ids audited so far, in order
-    witnesses: list[JsonObject] = field(default_factory=list)  # confirmed witnesses (id, requirement, source_trial)
+    witnesses: list[SampledWitness] = field(default_factory=list)  # confirmed witnesses
     # Per trial: witness id -> status ("passed", "failed", ...) from replays so far.
     runs_by_trial: dict[str, dict[str, str]] = field(default_factory=dict)
     evidence: dict[str, JsonObject] = field(default_factory=dict)  # per trial, from evidence providers

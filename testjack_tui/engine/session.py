@@ -33,8 +33,9 @@ from testjack_tui.model import Benchmark, Task, Trial
 from .approval import AutoApprover, QueueApprover
 from .budget import UNPRICED, Budget, price_bound_from
 from .budgeted import BudgetedBackend
-from .config import BudgetLimits, SessionConfig
+from .config import BudgetLimits, Mode, SessionConfig
 from .control import Control
+from .corpus import CORPUS, POPULATION, corpus_meta, read_corpus
 from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
 from .deps import SessionDeps
 from .env import EngineEnv
@@ -339,15 +340,12 @@ class AuditSession:
 
     def _record_corpus(self, benchmark: Benchmark, selected: builtins.list[tuple[Task, builtins.list[Trial]]]) -> None:
         wanted = set(self.config.trials or [])
-        corpus = {}
-        for task, _ in selected:
-            corpus[task.id] = [{"id": t.id, "model": t.model, "agent": t.agent,
-                                "official_pass": t.official_pass, "reward": t.reward}
-                               for t in benchmark.trials_of(task.id) if not wanted or t.id in wanted]
-        self.store.set_meta("corpus", corpus)
+        self.store.set_meta(CORPUS, corpus_meta({task.id: [t for t in benchmark.trials_of(task.id)
+                                                           if not wanted or t.id in wanted]
+                                                 for task, _ in selected}))
         # The ambiguity rule's population: every passing trial of each selected task.
-        self.store.set_meta("population", {task.id: {t.id: t.model for t in benchmark.passing(task.id)}
-                                           for task, _ in selected})
+        self.store.set_meta(POPULATION, {task.id: {t.id: t.model for t in benchmark.passing(task.id)}
+                                         for task, _ in selected})
         self.store.set_meta("benchmark_name", benchmark.name)
 
     async def run(self) -> SessionState:
@@ -421,7 +419,7 @@ class AuditSession:
         from .samplers import model_record  # the sampler's module: only when a session runs
 
         # Per model, over every selected task, so it does not depend on which task finishes first.
-        static = self._static_evidence(benchmark, selected) if cfg.mode == "lightweight" else {}
+        static = self._static_evidence(benchmark, selected) if cfg.mode == Mode.LIGHTWEIGHT else {}
         model_of = {t.id: t.model for task, _ in selected for t in benchmark.passing(task.id)}
         async with self._sandbox() as backend:
             # One budgeted backend for everyone who runs trial code (engine/budgeted.py).
@@ -517,7 +515,7 @@ def list_sessions() -> list[JsonObject]:
                 "benchmark": config.get("benchmark"), "mode": config.get("mode"),
                 "seed": config.get("seed"), "label": config.get("label", ""),
                 "created": meta.get("created"), "updated": meta.get("updated"),
-                "tasks": len(meta.get("corpus") or {}), "refuted": counts["refuted"],
+                "tasks": len(read_corpus(meta, path).tasks), "refuted": counts["refuted"],
                 # tasks not started yet (waiting for a work slot; a stopped session keeps them)
                 "queued": sum(1 for t in task_states.values() if t.state == TaskLoopState.QUEUED),
                 "witnesses": counts["witnesses"], "rounds": counts["rounds"],

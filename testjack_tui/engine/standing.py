@@ -24,12 +24,13 @@ from . import harness_effect, open_questions
 from .ambiguity import rho as rho_of
 from .ambiguity import witness_outcome
 from .approval import decision_record, review_key, stored_kind
+from .corpus import CorpusTrial, read_corpus
 from .detectors import Evidence, collect_static_evidence
 from .explanations import run_message
 from .failure_kinds import never_a_reading
 from .failure_patterns import stored_explanation
-from .no_reference import independent_reference
-from .records import FlatRecord
+from .no_reference import IndependentReference, independent_reference
+from .records import FlatRecord, JsonObject
 from .records_runs import Proof, StoredRun, TrialCheckRow
 from .records_cands import ApprovalRecord, DecidedBy, ValidationOutcome, ValidationRecord, VerdictRecord
 from .records_standing import (RunOutcome, Standing, TaskLoopState, TaskStateRow, TrialLoopState, TrialStateRow,
@@ -89,12 +90,12 @@ class TrialReport(TrialVerdict):
     def of(cls, verdict: TrialVerdict, **extra: Any) -> TrialReport:
         return cls(**{f.name: getattr(verdict, f.name) for f in fields(TrialVerdict)}, **extra)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The trial's report.json."""
         return self.to_dict()
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TrialReport:
+    def from_json(cls, data: JsonObject) -> TrialReport:
         """A standing read back from the store (what `to_json` wrote)."""
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
@@ -167,13 +168,6 @@ def gather(store: SessionStore, task_id: str | None = None) -> SessionFacts:
         reviews=structured_reviews(store, verdicts))
 
 
-def passing_models(meta: dict[str, Any], task_id: str) -> dict[str, str]:
-    """rho's denominator: every passing trial of the task (the session's population) -> its model."""
-    corpus: dict[str, list[dict[str, Any]]] = meta.get("corpus", {}) or {}
-    return (meta.get("population") or {}).get(task_id) or \
-        {t["id"]: t.get("model") or "?" for t in corpus.get(task_id, []) if t.get("official_pass")}
-
-
 def rho_details(task_sum: TaskSummary, facts: SessionFacts, models: dict[str, str]) -> dict[str, RhoDetails]:
     """rho details per witness of the task, over its passing corpus."""
     out: dict[str, RhoDetails] = {}
@@ -189,22 +183,21 @@ def decide_task(store: SessionStore, facts: SessionFacts, summary: SessionSummar
     """The standing of every officially passing trial of a task: the one place a trial's verdict
     is decided. `trials`: the task's trials with their patches (a trial missing from it is judged
     from the session's corpus alone)."""
-    meta = store.all_meta()
-    corpus: dict[str, list[dict[str, Any]]] = meta.get("corpus", {}) or {}
+    corpus = read_corpus(store.all_meta(), store.path)
     task_sum = summary.tasks[task_id]
-    models = passing_models(meta, task_id)
+    models = corpus.passing_models(task_id)
     details = rho_details(task_sum, facts, models)
     analysis = store.get_audit(task_id, "analysis") or {}
     questions = open_questions.stored(store, task_id)
     approvals = facts.approval_of
-    infos: dict[str, dict[str, Any]] = {}
-    for t in corpus.get(task_id, []):
-        infos.setdefault(t["id"], t)
+    infos: dict[str, CorpusTrial] = {}
+    for t in corpus.tasks.get(task_id, []):
+        infos.setdefault(t.id, t)
     out = []
     for trial_id, entry in task_sum.trials.items():
-        info = infos.get(trial_id, {})
-        trial = trials.get(trial_id) or Trial(trial_id, task_id, info.get("agent") or "?",
-                                              info.get("model") or "?", "", True)
+        info = infos.get(trial_id)
+        trial = trials.get(trial_id) or Trial(trial_id, task_id, (info.agent if info else None) or "?",
+                                              (info.model if info else None) or "?", "", True)
         evidence = _stored_evidence(store, trial_id)
         if evidence is None and task is not None and trial.patch:
             evidence = collect_static_evidence(task, trial)
@@ -307,11 +300,11 @@ def stored_standings(store: SessionStore, task_id: str, expected: list[str]) -> 
     return [TrialReport.from_json(stored[tid].report) for tid in expected]
 
 
-def mark_independent(trial: TrialReport, record: dict[str, Any] | None, folder: Path) -> None:
+def mark_independent(trial: TrialReport, record: IndependentReference | None, folder: Path) -> None:
     """A verdict on a task audited against an independent implementation G′ (no reference
     solution) says so, and its confidence is scaled into its own, lower band."""
     trial.reference = "benchmark"
-    if not record or not record.get("ok"):
+    if record is None or not record.ok:
         return
     trial.reference = "independent"
     trial.confidence = round(trial.confidence * INDEPENDENT_BAND, 2)

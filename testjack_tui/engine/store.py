@@ -152,7 +152,7 @@ class SessionStore:
         row = self._row("SELECT value FROM meta WHERE key = ?", (key,))
         return _loads(row["value"]) if row else default
 
-    def all_meta(self) -> dict[str, Any]:
+    def all_meta(self) -> JsonObject:
         return {r["key"]: _loads(r["value"]) for r in self._rows("SELECT key, value FROM meta")}
 
     # -- events -------------------------------------------------------------------------------
@@ -295,12 +295,10 @@ class SessionStore:
                 out[r["key"]] = _run_row(r)
         return out
 
-    def put_validation(self, candidate_id: str, trial_id: str | None, task_id: str, reference: str,
-                       model: str, outcome: ValidationOutcome, reference_run: str | None,
-                       model_run: str | None) -> None:
+    def put_validation(self, v: ValidationRecord) -> None:
         self._exec("INSERT OR REPLACE INTO validations(candidate_id, trial_id, task_id, reference, model, outcome, reference_run, model_run, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   (candidate_id, trial_id or "", task_id, reference, model, outcome,
-                    reference_run, model_run, time.time()))
+                   (v.candidate_id, v.trial_id, v.task_id, v.reference, v.model, v.outcome,
+                    v.reference_run, v.model_run, time.time()))
 
     def validations(self, task_id: str | None = None) -> list[ValidationRecord]:
         sql = "SELECT * FROM validations" + (" WHERE task_id = ?" if task_id else "") + " ORDER BY at"
@@ -310,9 +308,9 @@ class SessionStore:
                                  r["reference_run"], r["model_run"], r["at"])
                 for r in self._rows(sql, (task_id,) if task_id else ())]
 
-    def put_drop(self, candidate_id: str, task_id: str, trial_id: str | None, reason: str) -> None:
+    def put_drop(self, d: DropRecord) -> None:
         self._exec("INSERT OR REPLACE INTO drops(candidate_id, task_id, trial_id, reason, at) VALUES (?, ?, ?, ?, ?)",
-                   (candidate_id, task_id, trial_id, reason, time.time()))
+                   (d.candidate_id, d.task_id, d.trial_id, d.reason, time.time()))
 
     def drops(self) -> list[DropRecord]:
         return [DropRecord(r["candidate_id"], r["task_id"], r["trial_id"], r["reason"] or "", r["at"])

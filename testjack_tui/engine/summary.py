@@ -12,9 +12,11 @@ from typing import Any
 
 from .approval import awaiting_operator
 from .budget import UNPRICED
-from .records import FlatRecord
+from .config import Mode, SessionConfig, mode_named
+from .corpus import read_corpus
+from .records import FlatRecord, JsonObject
 from .records_standing import RefutationRow, TaskLoopState, WitnessClassification, WitnessRow
-from .records_runs import StoredRun, TaskCheckRow, TrialCheckRow
+from .records_runs import StoredRun, TaskCheckRow, TestOutcomes, TrialCheckRow
 from .runner import is_failing
 from .store import SessionStore
 
@@ -39,12 +41,12 @@ class RunView:
     timed_out: bool | None = None
     head: str = ""
     tail: str = ""
-    tests: dict[str, dict[str, Any]] | None = None  # the witness's own test outcomes
+    tests: TestOutcomes | None = None  # the witness's own test outcomes
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         if self.run is None:
             return {"status": self.status}
-        out: dict[str, Any] = {"status": self.status, "world": self.world, "run": self.run,
+        out: JsonObject = {"status": self.status, "world": self.world, "run": self.run,
                                "exit_code": self.exit_code, "timed_out": self.timed_out,
                                "head": self.head, "tail": self.tail}
         if self.tests is not None:
@@ -52,7 +54,7 @@ class RunView:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunView:
+    def from_json(cls, data: JsonObject) -> RunView:
         return cls(data["status"], data.get("world"), data.get("run"), data.get("exit_code"),
                    data.get("timed_out"), data.get("head", ""), data.get("tail", ""), data.get("tests"))
 
@@ -64,12 +66,12 @@ class Refutation:
     model: RunView
     reference: RunView
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"witness": self.witness, "requirement": self.requirement,
                 "model": self.model.to_json(), "reference": self.reference.to_json()}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Refutation:
+    def from_json(cls, data: JsonObject) -> Refutation:
         return cls(data["witness"], data["requirement"], RunView.from_json(data["model"]),
                    RunView.from_json(data["reference"]))
 
@@ -87,8 +89,8 @@ class TrialSummary:
     refutations: list[Refutation] = field(default_factory=list)
     ambiguous_witnesses: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"model": self.model, "agent": self.agent, "state": self.state,
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"model": self.model, "agent": self.agent, "state": self.state,
                                "audited": self.audited, "loop_state": self.loop_state}
         if self.reason:
             out["reason"] = self.reason
@@ -99,7 +101,7 @@ class TrialSummary:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TrialSummary:
+    def from_json(cls, data: JsonObject) -> TrialSummary:
         return cls(data["model"], data["agent"], data["state"], data["audited"], data["loop_state"],
                    data.get("reason", ""), [Refutation.from_json(r) for r in data.get("refutations", [])],
                    list(data.get("ambiguous_witnesses", [])))
@@ -148,7 +150,7 @@ class TaskSummary:
     trials: dict[str, TrialSummary]
     witnesses: list[WitnessSummary]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"state": self.state, "well_formed": self.well_formed, "problems": self.problems,
                 "vacuous": self.vacuous, "flaky": self.flaky,
                 "rounds": [r.to_json() for r in self.rounds], "models": self.models,
@@ -156,7 +158,7 @@ class TaskSummary:
                 "witnesses": [w.to_json() for w in self.witnesses]}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TaskSummary:
+    def from_json(cls, data: JsonObject) -> TaskSummary:
         return cls(data["state"], data["well_formed"], data["problems"], data["vacuous"], data["flaky"],
                    [RoundSummary.from_json(r) for r in data["rounds"]], data["models"],
                    {tid: TrialSummary.from_json(t) for tid, t in data["trials"].items()},
@@ -180,11 +182,11 @@ class SessionSummary:
     session_id: str | None
     state: str | None
     benchmark: str | None
-    mode: str | None
+    mode: Mode | None
     seed: int | None
     sampler: str | None
     rounds: int | None
-    config: dict[str, Any]
+    config: SessionConfig | None  # None: a database without one (never written by a session)
     usage: Usage
     totals: Counts
     models: dict[str, Counts]
@@ -196,20 +198,23 @@ class SessionSummary:
         """Every trial of the session, by id."""
         return {tid: t for task in self.tasks.values() for tid, t in task.trials.items()}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The summary as summary.json shows it."""
         return {"session_id": self.session_id, "state": self.state, "benchmark": self.benchmark,
                 "mode": self.mode, "seed": self.seed, "sampler": self.sampler,
-                "rounds": self.rounds, "config": self.config, "usage": self.usage.to_json(),
+                "rounds": self.rounds, "config": self.config.to_dict() if self.config else {},
+                "usage": self.usage.to_json(),
                 "totals": self.totals, "models": self.models,
                 "tasks": {tid: t.to_json() for tid, t in self.tasks.items()},
                 "awaiting_operator": list(self.awaiting_operator)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SessionSummary:
+    def from_json(cls, data: JsonObject) -> SessionSummary:
         """A summary read back from summary.json."""
-        return cls(data["session_id"], data["state"], data["benchmark"], data["mode"], data["seed"],
-                   data["sampler"], data["rounds"], data["config"], Usage.from_json(data["usage"]),
+        return cls(data["session_id"], data["state"], data["benchmark"],
+                   None if data["mode"] is None else mode_named(data["mode"]), data["seed"], data["sampler"],
+                   data["rounds"], SessionConfig.from_dict(data["config"]) if data["config"] else None,
+                   Usage.from_json(data["usage"]),
                    data["totals"], data["models"],
                    {tid: TaskSummary.from_json(t) for tid, t in data["tasks"].items()},
                    list(data.get("awaiting_operator") or []))
@@ -243,8 +248,8 @@ def _category(trial_check: TrialCheckRow | None, task_check: TaskCheckRow | None
 
 def build_summary(store: SessionStore) -> SessionSummary:
     meta = store.all_meta()
-    config = meta.get("config", {})
-    corpus: dict[str, list[dict[str, Any]]] = meta.get("corpus", {})
+    config = SessionConfig.from_dict(meta["config"]) if meta.get("config") else None
+    corpus = read_corpus(meta, store.path).tasks
     checks = store.task_checks()
     trial_checks = store.trial_checks()
     states = store.trial_states()
@@ -284,18 +289,18 @@ def build_summary(store: SessionStore) -> SessionSummary:
         check = checks.get(task_id)
         models: dict[str, Counts] = {}
         trials_out: dict[str, TrialSummary] = {}
-        for t in sorted(trials, key=lambda x: x["id"]):
-            if not t.get("official_pass"):
+        for t in sorted(trials, key=lambda x: x.id):
+            if not t.official_pass:
                 continue
-            tc = trial_checks.get(t["id"])
-            st = states.get(t["id"])
+            tc = trial_checks.get(t.id)
+            st = states.get(t.id)
             audited = st is not None and st.audited
-            refs = refutes_by_trial.get(t["id"], [])
-            ambiguous_fails = [w for w in fails_by_trial.get(t["id"], []) if w in witness_by_id
+            refs = refutes_by_trial.get(t.id, [])
+            ambiguous_fails = [w for w in fails_by_trial.get(t.id, []) if w in witness_by_id
                                and witness_by_id[w].classification == WitnessClassification.AMBIGUOUS]
             category = _category(tc, check, bool(refs), bool(ambiguous_fails), audited)
-            trials_out[t["id"]] = TrialSummary(
-                model=t.get("model"), agent=t.get("agent"), state=category,
+            trials_out[t.id] = TrialSummary(
+                model=t.model, agent=t.agent, state=category,
                 audited=audited, loop_state=None if st is None else str(st.state),
                 reason=tc.reason if tc is not None else "",
                 refutations=[Refutation(
@@ -306,8 +311,8 @@ def build_summary(store: SessionStore) -> SessionSummary:
                                         witness_by_id.get(ref.witness_id), str(ref.reference_status)))
                     for ref in refs],
                 ambiguous_witnesses=sorted(ambiguous_fails))
-            for bucket in (models.setdefault(t.get("model") or "?", _counts()),
-                           models_total.setdefault(t.get("model") or "?", _counts()), totals):
+            for bucket in (models.setdefault(t.model or "?", _counts()),
+                           models_total.setdefault(t.model or "?", _counts()), totals):
                 bucket["passing"] += 1
                 bucket[category] += 1
         task_witnesses = []
@@ -334,10 +339,11 @@ def build_summary(store: SessionStore) -> SessionSummary:
                     for r in rounds if r.task_id == task_id],
             models=models, trials=trials_out, witnesses=task_witnesses)
     ledger = store.ledger_totals()
+    c = config
     return SessionSummary(
-        session_id=meta.get("session_id"), state=meta.get("state"),
-        benchmark=config.get("benchmark"), mode=config.get("mode"), seed=config.get("seed"),
-        sampler=config.get("sampler"), rounds=config.get("rounds"), config=config,
+        session_id=meta.get("session_id"), state=meta.get("state"), benchmark=c.benchmark if c else None,
+        mode=c.mode if c else None, seed=c.seed if c else None, sampler=c.sampler if c else None,
+        rounds=c.rounds if c else None, config=config,
         usage=Usage(usd=round(ledger.usd, 6), tokens=ledger.tokens, llm_calls=ledger.calls,
                     estimated=ledger.estimated, test_runs=store.runs_counted(),
                     seconds=round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1),
@@ -346,9 +352,18 @@ def build_summary(store: SessionStore) -> SessionSummary:
         totals=totals, models=models_total, tasks=tasks_out, awaiting_operator=awaiting_operator(store))
 
 
-def outcome_view(summary: SessionSummary) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TaskOutcome:
+    """Of one task, what must not change between two runs with the same seed."""
+
+    trials: dict[str, str]  # trial id -> its state (one of CATEGORIES)
+    witnesses: list[str]  # sorted
+    rounds: list[tuple[int, str]]  # (round, trial audited)
+
+
+def outcome_view(summary: SessionSummary) -> dict[str, TaskOutcome]:
     """The part of a summary that must not change between two runs with the same seed."""
-    return {task_id: {"trials": {tid: t.state for tid, t in task.trials.items()},
-                      "witnesses": sorted(w.id for w in task.witnesses),
-                      "rounds": [(r.round, r.trial_id) for r in task.rounds]}
+    return {task_id: TaskOutcome({tid: t.state for tid, t in task.trials.items()},
+                                 sorted(w.id for w in task.witnesses),
+                                 [(r.round, r.trial_id) for r in task.rounds])
             for task_id, task in summary.tasks.items()}

@@ -53,7 +53,7 @@ if str(ROOT) not in sys.path:
 from testjack_tui.engine.detectors import collect_static_evidence  # noqa: E402
 from testjack_tui.engine.samplers import model_record  # noqa: E402
 from testjack_tui.engine.samplers import SAMPLERS  # noqa: E402
-from testjack_tui.engine.sampling import SamplerContext, SamplerState, Samplers  # noqa: E402
+from testjack_tui.engine.sampling import SampledWitness, SamplerContext, SamplerState, Samplers  # noqa: E402
 from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial  # noqa: E402
 
 ROUNDS_TARGET = 0.7  # ours <= 0.7 x uniform's median rounds
@@ -75,7 +75,7 @@ class Population:
     readings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     refuting: set[str] | None = None  # modes whose witnesses refute (None: every mode)
     # What T1 did, as the engine saw it: its confirmed refuting witnesses and their replay runs.
-    t1_witnesses: list[dict] = field(default_factory=list)
+    t1_witnesses: list[SampledWitness] = field(default_factory=list)
     t1_runs: dict[str, dict[str, str]] = field(default_factory=dict)
     # Per model, over the whole benchmark: share of its trials flagged by static evidence, as
     # the session computes it at start (samplers.model_record); None: over this task alone.
@@ -188,7 +188,7 @@ def simulate_loop(pop: Population, sampler_name: str, seed: int, max_rounds: int
         sampler = samplers.make(sampler_name, pop.task, seed, ctx)
     t1_refuted = pop.t1_refuted()
     state = SamplerState(round=1, refuted=sorted(t1_refuted),
-                         witnesses=[dict(w) for w in pop.t1_witnesses],
+                         witnesses=list(pop.t1_witnesses),
                          runs_by_trial={tid: dict(runs) for tid, runs in pop.t1_runs.items()},
                          evidence={})
     active = [t for t in pop.trials if t.id not in t1_refuted]
@@ -497,7 +497,7 @@ def labelled_populations(root: Path, fixture: dict | None) -> list[Population] |
     if not labels_path.exists():
         return None
     from testjack_tui.benchmarks import load_benchmark
-    from testjack_tui.engine.report_labels import is_defective, load_labels
+    from testjack_tui.engine.report_labels import TrialLabel, load_labels
 
     bench = load_benchmark(root)
     labels = load_labels(labels_path)
@@ -505,12 +505,12 @@ def labelled_populations(root: Path, fixture: dict | None) -> list[Population] |
     fixture = fixture or {"tasks": {}}
     # A mode that only non-defective trials have as theirs (an ambiguous reading) never refutes,
     # even where a defective trial has it too ("also").
-    primary = {info.get("mode_group") for info in labels.values() if is_defective(info)}
+    primary = {info.mode_group for info in labels.values() if info.defective}
     # (Sound and failing trials may name a mode group too, e.g. "sound": that is no reading.)
-    benign_only = {info.get("mode_group") for info in labels.values()
-                   if not is_defective(info) and info.get("label") in ("ambiguous", "underspecified")}
+    benign_only = {info.mode_group for info in labels.values()
+                   if not info.defective and info.label in ("ambiguous", "underspecified")}
     benign_only -= primary | {None}
-    refuting = primary | {m for info in labels.values() if is_defective(info) for m in info.get("also", [])}
+    refuting = primary | {m for info in labels.values() if info.defective for m in info.also}
     refuting -= benign_only | {None}
     pops = []
     for task_id, task in sorted(bench.tasks.items()):
@@ -521,17 +521,17 @@ def labelled_populations(root: Path, fixture: dict | None) -> list[Population] |
             passing = [t for t in passing if t.id in keep]
         truth, also, readings = {}, {}, {}
         for t in passing:
-            info = labels.get(t.id, {})
-            truth[t.id] = (info.get("mode_group") or info.get("label")) if is_defective(info) else None
-            also[t.id] = tuple(info.get("also", []))
-            mine = [info.get("mode_group")] + list(info.get("also", []))
+            info = labels.get(t.id, TrialLabel("", False))
+            truth[t.id] = (info.mode_group or info.label) if info.defective else None
+            also[t.id] = info.also
+            mine = [info.mode_group, *info.also]
             readings[t.id] = tuple(m for m in mine if m in benign_only)
         witnesses, runs = [], {}
         if t1:
             for wid, w in sorted(recorded.get("t1_witnesses", {}).items()):
                 if w.get("class", "refutes") != "refutes":
                     continue  # an ambiguous T1 witness refutes nothing
-                witnesses.append({"id": wid, "requirement": w.get("requirement", ""), "source_trial": None})
+                witnesses.append(SampledWitness(wid, w.get("requirement", ""), None))
                 for trial_id, status in w.get("runs", {}).items():
                     if trial_id in truth:
                         runs.setdefault(trial_id, {})[wid] = status

@@ -41,13 +41,11 @@ def start_new_session(app: Any, kwargs: dict[str, Any], benchmark: Any) -> None:
 def stored_trial_views(store: Any) -> list[lv.TrialView]:
     """The session's passing trials with model and agent, from its own record (the corpus it
     stored when it started): a reopened session shows them before the benchmark is read."""
-    views = []
-    for task_id, trials in sorted((store.get_meta("corpus") or {}).items()):
-        for t in trials:
-            if t.get("official_pass"):
-                views.append(lv.TrialView(task_id, t["id"], model=t.get("model") or "",
-                                          agent=t.get("agent") or ""))
-    return views
+    from testjack_tui.engine.corpus import read_corpus
+
+    corpus = read_corpus(store.all_meta(), store.path)
+    return [lv.TrialView(task_id, t.id, model=t.model or "", agent=t.agent or "")
+            for task_id, trials in sorted(corpus.tasks.items()) for t in trials if t.official_pass]
 
 
 def open_existing_session(app: Any, session_id: str, info: dict[str, Any] | None = None) -> None:
