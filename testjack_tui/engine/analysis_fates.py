@@ -10,7 +10,10 @@ from __future__ import annotations
 from .oracle import Validation
 from .records_cands import CandidateRecord, ValidationOutcome
 from .runner import is_failing
+from typing import Sequence
+
 from .records import JsonObject
+from .records_agent import SuspiciousFeature
 from .store import SessionStore
 
 HELD = "held on every trial"
@@ -48,7 +51,7 @@ def fate_rows(validations: list[Validation], vacuous: set[str], statuses: dict[s
 
 
 
-def withdrawn_features(features: list[JsonObject], fates: list[JsonObject]) -> list[JsonObject]:
+def withdrawn_features(features: Sequence[SuspiciousFeature], fates: list[JsonObject]) -> list[JsonObject]:
     """The task analysis's suspicious-patch features that validation disproved: a test checking
     the feature's requirement held on every trial, so no trial's patch breaks it, whatever the
     pattern. Withdrawn from later auditors' requests (a lead already followed to nothing); each
@@ -57,11 +60,11 @@ def withdrawn_features(features: list[JsonObject], fates: list[JsonObject]) -> l
 
     out = []
     for feature in features:
-        want = str(feature.get("requirement") or "")
+        want = feature.requirement
         held = next((row for row in fates if row.get("held") and want
                      and same_requirement(want, str(row.get("requirement") or ""))), None)
         if held is not None:
-            out.append({"id": feature.get("id"), "requirement": want, "disproved_by": held["id"]})
+            out.append({"id": feature.id, "requirement": want, "disproved_by": held["id"]})
     return out
 
 

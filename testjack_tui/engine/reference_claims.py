@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .records import FlatRecord, JsonObject
+from .records_agent import ReferenceContradiction
 from .roles import Candidate
 
 PREFIX = "reference_contradicts:"  # key of the record in the store's audits table
@@ -41,16 +42,16 @@ class ReferenceClaim(FlatRecord):
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
-def claim_record(task_id: str, by: str, item: JsonObject, *, trial_id: str | None = None,
+def claim_record(task_id: str, by: str, item: ReferenceContradiction, *, trial_id: str | None = None,
                  candidate: Candidate | None = None, reference_run: str = "") -> ReferenceClaim | None:
     """The claim to store (None when it quotes nothing of P or says nothing). `item`: the
-    author's {quote, claim, output} as it answered; `reference_run`: what the engine's run on
-    the reference showed for the test, when a test backs it."""
-    quote = str(item.get("quote") or "").strip()
-    claim = str(item.get("claim") or "").strip()
+    author's answer; `reference_run`: what the engine's run on the reference showed for the
+    test, when a test backs it."""
+    quote = item.quote.strip()
+    claim = item.claim.strip()
     if not quote or not claim:
         return None
-    return ReferenceClaim(task_id, by, trial_id, quote, claim, output=str(item.get("output") or "").strip(),
+    return ReferenceClaim(task_id, by, trial_id, quote, claim, output=item.output.strip(),
                           candidate_id=candidate.id if candidate else "",
                           path=candidate.path if candidate else "",
                           reference_run=reference_run[:OUTPUT_CHARS])

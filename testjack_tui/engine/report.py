@@ -18,11 +18,13 @@ from testjack_tui.engine import open_questions, reference_claims
 from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.analysis_fates import audit_fate_rows
 from testjack_tui.engine.approval import stored_kind
+from testjack_tui.engine.records import JsonObject
+from testjack_tui.engine.records_agent import SuspiciousFeature, TraceRow, rows_of
 from testjack_tui.engine.records_cands import ApprovalRecord, DecidedBy, VerdictRecord
 from testjack_tui.engine.compare import mode_comparison
 from testjack_tui.engine.detectors import DETECTORS
 from testjack_tui.engine.report_labels import is_defective, load_labels
-from testjack_tui.engine.report_model import (AwaitingOperator, DecisionRow, DetectorHits, Detectors, Report,
+from testjack_tui.engine.report_model import (AwaitingOperator, DecisionRow, DetectorHits, Detectors, FeatureFate, Report,
                                               Scoring, TableRow, Tables, TaskReport, TrialReport,
                                               UnderspecifiedPrompt, UnderspecifiedRow)
 from testjack_tui.engine.requirements import requirements_table
@@ -108,7 +110,8 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         mode=config.get("mode"), sampler=config.get("sampler"), seed=config.get("seed"),
         rounds=config.get("rounds"), state=meta.get("state"), usage=summary.usage,
         tasks={tid: TaskReport(t.well_formed, t.problems, t.vacuous, t.flaky, t.rounds, t.witnesses,
-                               (analysis.get(tid) or {}).get("traceability") or [],
+                               rows_of(TraceRow.from_json, (analysis.get(tid) or {}).get("traceability"),
+                                       "traceability"),
                                _features_with_fates(analysis.get(tid)),
                                list((analysis.get(tid) or {}).get("fates") or []),
                                reference_claims.stored(store, tid), audit_fate_rows(store, tid))
@@ -157,12 +160,13 @@ def _underspecified(store: SessionStore, task_id: str, task_sum: TaskSummary, fa
     return out
 
 
-def _features_with_fates(analysis: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _features_with_fates(analysis: JsonObject | None) -> list[FeatureFate]:
     """The task analysis's suspicious features, each withdrawn one saying which held test
     disproved it (analysis_fates.withdrawn_features)."""
     gone = {str(f.get("id")): f for f in (analysis or {}).get("withdrawn_features") or []}
-    return [dict(f, withdrawn=f"disproved: {gone[str(f.get('id'))]['disproved_by']} held on every trial")
-            if str(f.get("id")) in gone else dict(f) for f in (analysis or {}).get("suspicious_features") or []]
+    return [FeatureFate(f, f"disproved: {gone[f.id]['disproved_by']} held on every trial" if f.id in gone else None)
+            for f in rows_of(SuspiciousFeature.from_json, (analysis or {}).get("suspicious_features"),
+                             "suspicious_features")]
 
 
 def decisions_table(approvals: list[ApprovalRecord], verdicts: dict[str, VerdictRecord]) -> list[DecisionRow]:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from testjack_tui.engine.compare import Comparison
-from testjack_tui.engine.records import FlatRecord
+from testjack_tui.engine.records import FlatRecord, JsonObject
+from testjack_tui.engine.records_agent import SuspiciousFeature, TraceRow
 from testjack_tui.engine.requirements import RequirementRow
 # A trial's standing (engine/standing.py decides it), as the report shows it.
 from testjack_tui.engine.standing import AgentAudit as AgentAudit, Review as Review, TrialReport as TrialReport
@@ -113,6 +114,21 @@ class AwaitingOperator(FlatRecord):
     requirement: str = ""
 
 
+@dataclass(frozen=True)
+class FeatureFate:
+    """A suspicious-patch feature of the task analysis, with the held test that disproved it
+    (`withdrawn`, None while it stands)."""
+
+    feature: SuspiciousFeature
+    withdrawn: str | None = None
+
+    def to_json(self) -> JsonObject:
+        out = self.feature.to_json()
+        if self.withdrawn is not None:
+            out["withdrawn"] = self.withdrawn
+        return out
+
+
 @dataclass
 class TaskReport:
     well_formed: bool | None
@@ -121,8 +137,8 @@ class TaskReport:
     flaky: list[str]
     rounds: list[RoundSummary]
     witnesses: list[WitnessSummary]
-    traceability: list[dict[str, Any]]  # the task analysis's rows, as the agent wrote them
-    suspicious_features: list[dict[str, Any]]
+    traceability: list[TraceRow]  # the task analysis's rows, as the agent wrote them
+    suspicious_features: list[FeatureFate]
     # What became of each task-analysis candidate: {id, path, requirement, versions, fate, held}
     analysis_tests: list[dict[str, Any]] = field(default_factory=list)
     # "The reference contradicts P here" (engine/reference_claims.py): the task is not
@@ -136,7 +152,8 @@ class TaskReport:
         return {"well_formed": self.well_formed, "problems": self.problems, "vacuous": self.vacuous,
                 "flaky": self.flaky, "rounds": [r.to_json() for r in self.rounds],
                 "witnesses": [{k: getattr(w, k) for k in REPORT_WITNESS_FIELDS} for w in self.witnesses],
-                "traceability": self.traceability, "suspicious_features": self.suspicious_features,
+                "traceability": [r.to_json() for r in self.traceability],
+                "suspicious_features": [f.to_json() for f in self.suspicious_features],
                 "analysis_tests": self.analysis_tests, "reference_contradicts": self.reference_contradicts,
                 "audit_tests": self.audit_tests}
 
