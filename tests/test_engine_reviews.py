@@ -186,4 +186,4 @@ async def test_the_next_audit_hears_of_candidates_that_did_not_count(testjack_ho
         assert await session.run() == "finished"
     finally:
         FakeAudit.audit = original
-    assert seen[0] == [] and seen[1][0]["label"] == "questionable" and seen[1][0]["by"] == "queued"
+    assert seen[0] == [] and seen[1][0].label == "questionable" and seen[1][0].by == "queued"
