@@ -75,7 +75,7 @@ async def test_the_analyst_is_told_which_candidate_passes_on_the_null_world_and_
     assert "vacuous (they pass on the null world too): tests/test_t0.py::test_p2p" in repair
     # Kept (the analyst gave up: a regression check), and said so in the report.
     from testjack_tui.engine.report import build_report
-    rows = {r["path"]: r["fate"] for r in build_report(session.id).tasks[T].analysis_tests}
+    rows = {r.path: r.fate for r in build_report(session.id).tasks[T].analysis_tests}
     assert rows["tests/test_tj_quoting.py"].startswith("passes on the null world too")
 
 
@@ -203,4 +203,4 @@ async def test_an_auditors_test_judged_invalid_is_listed_as_not_counting():
     assert await session.run() == "finished"
     from testjack_tui.engine.report import build_report
     [row] = build_report(session.id, benchmark=make_benchmark([task], trials)).tasks[T].audit_tests
-    assert row["fate"].startswith("fails on a1; invalid (") and row["fate"].endswith("): does not count")
+    assert row.fate.startswith("fails on a1; invalid (") and row.fate.endswith("): does not count")

@@ -133,10 +133,11 @@ class TaskLoop(WitnessLoop):
         # Replay T1 on every passing trial: one batched run per trial.
         items = [(v.candidate.id, v.candidate) for v in passing]
         statuses = await self._replay(items, [t.id for t in self.corpus]) if passing else {}
-        stored["fates"] = fate_rows(validations, vacuous, statuses, [t.id for t in self.corpus])
-        stored["withdrawn_features"] = withdrawn_features(self.features, stored["fates"])
+        fates = fate_rows(validations, vacuous, statuses, [t.id for t in self.corpus])
+        stored["fates"] = [row.to_json() for row in fates]
+        stored["withdrawn_features"] = withdrawn_features(self.features, fates)
         env.store.put_audit(task.id, ANALYSIS, stored)
-        self.held[:] = [v.candidate for v, row in zip(validations, stored["fates"]) if row["held"]]
+        self.held[:] = [v.candidate for v, row in zip(validations, fates) if row.held]
         self.withdrawn = {str(f["id"]) for f in stored["withdrawn_features"]}
         for f in stored["withdrawn_features"]:
             self._emit(Log(env.session_id, level="info",

@@ -330,6 +330,50 @@ class ValidatedTest:
     source: str
 
 
+@dataclass(frozen=True)
+class AnalysisTestFate:
+    """What became of one task-analysis candidate chain (stored in the analysis's audit row):
+    the engine's word on an agent's test, beside what the agent wrote."""
+
+    id: str
+    path: str
+    requirement: str
+    versions: tuple[str, ...]
+    fate: str
+    held: bool
+
+    def to_json(self) -> JsonObject:
+        return {"id": self.id, "path": self.path, "requirement": self.requirement,
+                "versions": list(self.versions), "fate": self.fate, "held": self.held}
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, object]) -> Self:
+        return cls(_text(row, "id"), _text(row, "path"), _text(row, "requirement"), _texts(row, "versions"),
+                   _text(row, "fate"), _flag(row, "held"))
+
+
+def stored_fates(analysis: JsonObject | None) -> list[AnalysisTestFate]:
+    """The fates stored with the task analysis (analysis_fates.fate_rows, written when its tests ran)."""
+    return rows_of(AnalysisTestFate.from_json, (analysis or {}).get("fates"), "fates")
+
+
+@dataclass(frozen=True)
+class AuditTestFate:
+    """What became of one trial auditor's (or the operator's) candidate chain."""
+
+    id: str
+    trial: str
+    author: str
+    path: str
+    requirement: str
+    versions: tuple[str, ...]
+    fate: str
+
+    def to_json(self) -> JsonObject:
+        return {"id": self.id, "trial": self.trial, "author": self.author, "path": self.path,
+                "requirement": self.requirement, "versions": list(self.versions), "fate": self.fate}
+
+
 R = TypeVar("R")
 
 

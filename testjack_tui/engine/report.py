@@ -17,6 +17,7 @@ from typing import Any
 from testjack_tui.engine import open_questions, reference_claims
 from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.analysis_fates import audit_fate_rows
+from testjack_tui.engine.records_agent import stored_fates
 from testjack_tui.engine.approval import stored_kind
 from testjack_tui.engine.records import JsonObject
 from testjack_tui.engine.records_agent import SuspiciousFeature, TraceRow, rows_of
@@ -113,7 +114,7 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                                rows_of(TraceRow.from_json, (analysis.get(tid) or {}).get("traceability"),
                                        "traceability"),
                                _features_with_fates(analysis.get(tid)),
-                               list((analysis.get(tid) or {}).get("fates") or []),
+                               stored_fates(analysis.get(tid)),
                                reference_claims.stored(store, tid), audit_fate_rows(store, tid))
                for tid, t in summary.tasks.items()},
         trials=trial_reports, underspecified_prompts=underspecified,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from testjack_tui.engine.records_agent import AnalysisTestFate, AuditTestFate
 from testjack_tui.engine.compare import Comparison
 from testjack_tui.engine.records import FlatRecord, JsonObject
 from testjack_tui.engine.records_agent import SuspiciousFeature, TraceRow
@@ -139,14 +140,13 @@ class TaskReport:
     witnesses: list[WitnessSummary]
     traceability: list[TraceRow]  # the task analysis's rows, as the agent wrote them
     suspicious_features: list[FeatureFate]
-    # What became of each task-analysis candidate: {id, path, requirement, versions, fate, held}
-    analysis_tests: list[dict[str, Any]] = field(default_factory=list)
+    # What became of each task-analysis candidate
+    analysis_tests: list[AnalysisTestFate] = field(default_factory=list)
     # "The reference contradicts P here" (engine/reference_claims.py): the task is not
     # well-formed on those points. {by, source_trial, quote, claim, output, candidate_id, path, reference_run}
     reference_contradicts: list[dict[str, Any]] = field(default_factory=list)
-    # What became of each trial auditor's (and operator's) test: {id, trial, author, path,
-    # requirement, versions, fate} (analysis_fates.audit_fate_rows)
-    audit_tests: list[dict[str, Any]] = field(default_factory=list)
+    # What became of each trial auditor's (and operator's) test (analysis_fates.audit_fate_rows)
+    audit_tests: list[AuditTestFate] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"well_formed": self.well_formed, "problems": self.problems, "vacuous": self.vacuous,
@@ -154,8 +154,9 @@ class TaskReport:
                 "witnesses": [{k: getattr(w, k) for k in REPORT_WITNESS_FIELDS} for w in self.witnesses],
                 "traceability": [r.to_json() for r in self.traceability],
                 "suspicious_features": [f.to_json() for f in self.suspicious_features],
-                "analysis_tests": self.analysis_tests, "reference_contradicts": self.reference_contradicts,
-                "audit_tests": self.audit_tests}
+                "analysis_tests": [r.to_json() for r in self.analysis_tests],
+                "reference_contradicts": self.reference_contradicts,
+                "audit_tests": [r.to_json() for r in self.audit_tests]}
 
 
 @dataclass

@@ -182,7 +182,7 @@ def session_markdown(report: Report) -> str:
                  ("coverage", "coverage")])]
         if task.analysis_tests:
             out += [f"Task analysis tests of {tid} (what became of each):", "", _md_table(
-                [dict(r, versions=", ".join(r.get("versions") or [])) for r in task.analysis_tests],
+                [dict(r.to_json(), versions=", ".join(r.versions)) for r in task.analysis_tests],
                 [("test", "path"), ("requirement", "requirement"), ("versions", "versions"), ("what happened", "fate")])]
         out += audit_tests_markdown(tid, task)
         if task.suspicious_features:
@@ -211,7 +211,7 @@ def audit_tests_markdown(task_id: str, task: TaskReport) -> list[str]:
     if not task.audit_tests:
         return []
     return [f"Audit tests of {task_id} (what became of each):", "", _md_table(
-        [dict(r, versions=", ".join(r.get("versions") or [])) for r in task.audit_tests],
+        [dict(r.to_json(), versions=", ".join(r.versions)) for r in task.audit_tests],
         [("test", "path"), ("trial", "trial"), ("requirement", "requirement"), ("versions", "versions"),
          ("what happened", "fate")])]
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from testjack_tui.engine import open_questions
+from testjack_tui.engine.records_agent import stored_fates
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.store import SessionStore
 from .records import JsonObject
@@ -172,10 +173,9 @@ def statements(store: SessionStore, task_id: str) -> list[Statement]:
     for row in rows_of(TraceRow.from_json, analysis.get("traceability"), "traceability"):
         out.append(Statement(row.requirement, "analysis", quote=row.quote or "", explicit=row.explicit,
                              coverage=row.coverage.value, t0_tests=row.t0_tests))
-    for fate in analysis.get("fates") or []:  # the analysis's own tests: held ones are listed as held
-        out.append(Statement(str(fate.get("requirement") or ""), "analysis",
-                             held=(str(fate.get("path") or fate.get("id")),) if fate.get("held") else (),
-                             witnesses=(str(fate["id"]),) if fate.get("id") else ()))
+    for fate in stored_fates(analysis):  # the analysis's own tests: held ones are listed as held
+        out.append(Statement(fate.requirement, "analysis", held=(fate.path or fate.id,) if fate.held else (),
+                             witnesses=(fate.id,) if fate.id else ()))
     audits = sorted((a for a in store.audits() if a.task_id == task_id and a.key != "analysis"
                      and not a.key.startswith(open_questions.PREFIX)), key=lambda a: a.key)
     for audit in audits:

@@ -23,6 +23,7 @@ from testjack_tui.safe_paths import path_part
 from . import harness_effect, open_questions
 from .ambiguity import rho as rho_of
 from .ambiguity import witness_outcome
+from .records_agent import stored_fates
 from .approval import decision_record, review_key, stored_kind
 from .detectors import Evidence, collect_static_evidence
 from .explanations import run_message
@@ -397,7 +398,7 @@ def _message(run: StoredRun | None, witness: WitnessRow) -> str:
 def _held(analysis: dict[str, Any] | None) -> int:
     """The task analysis's validated tests that held on every trial (each passed on both worlds
     of every trial, so a clean trial counts them among its validated candidates)."""
-    return sum(1 for row in (analysis or {}).get("fates") or [] if row.get("held"))
+    return sum(1 for row in stored_fates(analysis) if row.held)
 
 
 def _audit_failed(trial_state: TrialStateRow | None, task_state: TaskStateRow | None) -> str:
