@@ -19,6 +19,7 @@ from testjack_tui.engine.events import Log
 from testjack_tui.engine.records_agent import (AgentFinding, CaseCoverage, CaseLabel, ChecklistRow, Parsed, PromptSilent,
                                                ReferenceContradiction, ReviewCase, RowError, SuspiciousFeature,
                                                TraceRow, ValidatedTest, parse_rows)
+from testjack_tui.engine.records_runs import TestOutcomes
 from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate, CandidateAuthor,
                                        ReviewVerdict)
 
@@ -418,7 +419,7 @@ FAILING_CASE = ("failed", "error", "timed_out")
 MAX_CASES = REVIEW_SUBMIT["properties"]["cases"]["maxItems"]  # beyond it no reviewer can list every case
 
 
-def runs_block(case_runs: dict[str, Any]) -> str:
+def runs_block(case_runs: dict[str, TestOutcomes]) -> str:
     """How a candidate ran, per world: every case id the reviewer must judge, each with its
     outcome on the reference and on each trial, a failing case with its assertion."""
     if not case_runs:

@@ -35,7 +35,7 @@ class Witness:
     reference_run: str | None  # run key of its pass on R[G]
 
 
-def cases_of(outcomes: TestOutcomes, candidate: Candidate) -> dict[str, Any]:
+def cases_of(outcomes: TestOutcomes, candidate: Candidate) -> TestOutcomes:
     """A candidate's case outcomes in one run, without the file-level aggregate when cases exist."""
     picked = {n: o for n, o in outcomes.items()
               if n in candidate.test_ids or n == candidate.path or n.startswith(candidate.path + "::")}
@@ -94,7 +94,7 @@ class LoopBase:
         self.env.store.set_trial_state(trial_id, self.task.id, state, by, audited)
         self._emit(TrialState(self.env.session_id, task_id=self.task.id, trial_id=trial_id, state=state, by=by))
 
-    def _worlds_for(self, trial: Trial | None, role: str) -> dict[str, Any]:
+    def _worlds_for(self, trial: Trial | None, role: str) -> dict[str, WorldRef]:
         if role == "audit" and trial is not None:
             return {"null": self.check.worlds["null"], "reference": self.check.worlds["reference"],
                     "model": self.check.trial_worlds[trial.id]}

@@ -3,13 +3,13 @@ tying refutations to executed lines, and re-classifying them by the ambiguity ru
 results come in. `TaskLoop` (engine/loop.py) runs the rounds on top of this."""
 from __future__ import annotations
 
-from typing import Any
 
 from .aio import gather_all
 from .approval import Judgement, standing_requirement
 from .events import Log, RefutationWithdrawn, TrialRefuted, WitnessConfirmed, WitnessReplayed
 from .hooks import WitnessRecord
 from .oracle import Validation
+from .records_runs import TestOutcomes
 from .records_standing import RunOutcome, TrialLoopState, WitnessClassification, WitnessRow
 from .roles import BudgetExceeded, Candidate
 from .detectors.ghost import executed_added_lines
@@ -22,7 +22,7 @@ class WitnessLoop(LoopBase):
     """A task's loop with its witnesses: confirmed, replayed, tied, re-classified."""
 
     # -- witnesses, replay, refutation ----------------------------------------------------------
-    def _case_runs(self, v: Validation, statuses: dict[str, dict[str, str]]) -> dict[str, Any]:
+    def _case_runs(self, v: Validation, statuses: dict[str, dict[str, str]]) -> dict[str, TestOutcomes]:
         """Per-case outcomes of a task-analysis candidate: on the reference, and on each trial
         where it failed (from the stored replay runs), for the reviewer."""
         out = {"reference": cases_of(v.reference_run.outcomes if v.reference_run else {}, v.candidate)}

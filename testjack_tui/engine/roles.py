@@ -15,6 +15,7 @@ from testjack_tui.model import Task, Trial
 from .records_agent import (AgentFinding, CaseCoverage, CaseLabel, ChecklistRow, JudgedCandidate, PromptSilent,
                             ReviewCase, SuspiciousFeature, TraceRow, ValidatedTest)
 from .records_agent import ReferenceContradiction as ReferenceContradiction
+from .records_runs import TestOutcomes
 
 # The audit's checklist item is a checklist row as the agent wrote it (records_agent.ChecklistRow).
 ChecklistItem = ChecklistRow
@@ -232,7 +233,7 @@ class AuditContext:
     llm_cache: LLMCache | None = None
     # For the reviewer: candidate id -> {"reference": {node: {status, message}}, trial id: {...}},
     # the per-case outcomes on the reference and on the trials where it was run.
-    case_runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    case_runs: dict[str, dict[str, TestOutcomes]] = field(default_factory=dict)
     # Task analysis's suspicious-patch features for this task (shown to the audit agent).
     features: list[SuspiciousFeature] = field(default_factory=list)
     # Candidates of this task already judged and not counted, so a later audit does not write
