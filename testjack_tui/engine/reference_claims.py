@@ -84,9 +84,9 @@ def of_candidate(store: Any, task_id: str, candidate_id: str) -> ReferenceClaim 
     return ReferenceClaim.from_stored(found) if found else None
 
 
-def stored(store: Any, task_id: str | None = None) -> list[JsonObject]:
+def stored(store: Any, task_id: str | None = None) -> list[ReferenceClaim]:
     """Every claim of the session (or of one task), oldest first."""
-    return [{k: v for k, v in ({"task_id": a.task_id} | a.data).items() if k != "trial_id"}
+    return [ReferenceClaim.from_stored({"task_id": a.task_id} | a.data)
             for a in store.audits() if a.key.startswith(PREFIX) and (task_id is None or a.task_id == task_id)]
 
 
@@ -96,18 +96,17 @@ def drop_reason(status: str, claim: ReferenceClaim) -> str:
             f"\"{claim.quote}\" ({claim.claim})")
 
 
-def markdown_lines(claims: list[JsonObject]) -> list[str]:
+def markdown_lines(claims: list[ReferenceClaim]) -> list[str]:
     """The report's lines for a task's claims (one bullet each, who said it, P, the run)."""
     out = []
     for c in claims:
-        test = f" test `{c['candidate_id']}`" if c.get("candidate_id") else ""
-        where = f" (audit of {c['source_trial']})" if c.get("source_trial") else ""
-        out.append(f"- {c.get('by')}{where}{test}: P says \"{c.get('quote')}\"; the reference "
-                   f"{c.get('claim')}.")
-        if c.get("output"):
-            out.append(f"  - run output quoted: `{_one_line(c['output'])}`")
-        if c.get("reference_run"):
-            out.append(f"  - the engine's reference run: `{_one_line(c['reference_run'])}`")
+        test = f" test `{c.candidate_id}`" if c.candidate_id else ""
+        where = f" (audit of {c.source_trial})" if c.source_trial else ""
+        out.append(f"- {c.by}{where}{test}: P says \"{c.quote}\"; the reference {c.claim}.")
+        if c.output:
+            out.append(f"  - run output quoted: `{_one_line(c.output)}`")
+        if c.reference_run:
+            out.append(f"  - the engine's reference run: `{_one_line(c.reference_run)}`")
     return out
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from testjack_tui.engine.records_agent import AnalysisTestFate, AuditTestFate
 from testjack_tui.engine.compare import Comparison
 from testjack_tui.engine.records import FlatRecord, JsonObject
+from testjack_tui.engine.reference_claims import ReferenceClaim
 from testjack_tui.engine.records_agent import SuspiciousFeature, TraceRow
 from testjack_tui.engine.requirements import RequirementRow
 # A trial's standing (engine/standing.py decides it), as the report shows it.
@@ -143,8 +144,8 @@ class TaskReport:
     # What became of each task-analysis candidate
     analysis_tests: list[AnalysisTestFate] = field(default_factory=list)
     # "The reference contradicts P here" (engine/reference_claims.py): the task is not
-    # well-formed on those points. {by, source_trial, quote, claim, output, candidate_id, path, reference_run}
-    reference_contradicts: list[dict[str, Any]] = field(default_factory=list)
+    # well-formed on those points.
+    reference_contradicts: list[ReferenceClaim] = field(default_factory=list)
     # What became of each trial auditor's (and operator's) test (analysis_fates.audit_fate_rows)
     audit_tests: list[AuditTestFate] = field(default_factory=list)
 
@@ -155,7 +156,7 @@ class TaskReport:
                 "traceability": [r.to_json() for r in self.traceability],
                 "suspicious_features": [f.to_json() for f in self.suspicious_features],
                 "analysis_tests": [r.to_json() for r in self.analysis_tests],
-                "reference_contradicts": self.reference_contradicts,
+                "reference_contradicts": [c.to_json() for c in self.reference_contradicts],
                 "audit_tests": [r.to_json() for r in self.audit_tests]}
 
 
