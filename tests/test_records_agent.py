@@ -25,6 +25,7 @@ CHECK = {"clause": "c", "explicit": True, "quote": "q", "covered_by_t0": False, 
 ROUND_TRIPS = [
     (TraceRow, TRACE),
     (TraceRow, {k: v for k, v in TRACE.items() if k not in ("quote", "note")}),  # optional keys stay absent
+    (TraceRow, {"requirement": "r"}),  # a stored row saying nothing more keeps saying nothing more
     (SuspiciousFeature, FEATURE),
     (AgentFinding, FINDING),
     (AgentFinding, {k: v for k, v in FINDING.items() if k not in ("t0_missed_detail", "candidate_id")}),
@@ -56,8 +57,8 @@ def test_good_rows_are_typed():
 
 
 @pytest.mark.parametrize("kind, row, line", [
-    (TraceRow, {k: v for k, v in TRACE.items() if k != "coverage"}, "traceability/1/coverage: missing"),
-    (TraceRow, dict(TRACE, explicit="yes"), "traceability/1/explicit: must be true or false, got 'yes'"),
+    (TraceRow, {k: v for k, v in TRACE.items() if k != "requirement"}, "traceability/1/requirement: missing"),
+    (TraceRow, dict(TRACE, explicit="yes"), "traceability/1/explicit: must be true, false or null, got 'yes'"),
     (TraceRow, dict(TRACE, coverage="most"), "traceability/1/coverage: must be one of full, partial, none, "
                                              "got 'most'"),
     (TraceRow, dict(TRACE, t0_tests="a"), "traceability/1/t0_tests: must be a list of strings, got 'a'"),

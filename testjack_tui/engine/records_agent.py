@@ -97,12 +97,13 @@ def _known(row: Mapping[str, object], names: tuple[str, ...]) -> None:
 
 @dataclass(frozen=True)
 class TraceRow:
-    """A row of the task analysis's requirement <-> T0 traceability matrix."""
+    """A row of the task analysis's requirement <-> T0 traceability matrix. The schema asks for
+    every field; a stored row without one (None: not said) is kept as it is, not dropped."""
 
     requirement: str
-    explicit: bool
-    t0_tests: tuple[str, ...]
-    coverage: Coverage
+    explicit: bool | None = None
+    t0_tests: tuple[str, ...] | None = None
+    coverage: Coverage | None = None
     quote: str | None = None
     note: str | None = None
 
@@ -111,20 +112,25 @@ class TraceRow:
     @classmethod
     def from_json(cls, row: Mapping[str, object]) -> Self:
         _known(row, cls.FIELDS)
-        return cls(_text(row, "requirement"), _flag(row, "explicit"), _texts(row, "t0_tests"),
-                   _word(Coverage, row, "coverage"), _opt_text(row, "quote"), _opt_text(row, "note"))
+        return cls(_text(row, "requirement"), _opt_flag(row, "explicit"),
+                   _texts(row, "t0_tests") if row.get("t0_tests") is not None else None,
+                   _word(Coverage, row, "coverage") if row.get("coverage") is not None else None,
+                   _opt_text(row, "quote"), _opt_text(row, "note"))
 
     def to_json(self) -> JsonObject:
-        out: JsonObject = {"requirement": self.requirement, "explicit": self.explicit}
+        out: JsonObject = {"requirement": self.requirement}
+        _put(out, "explicit", self.explicit)
         _put(out, "quote", self.quote)
-        out.update({"t0_tests": list(self.t0_tests), "coverage": self.coverage.value})
+        _put(out, "t0_tests", None if self.t0_tests is None else list(self.t0_tests))
+        _put(out, "coverage", None if self.coverage is None else self.coverage.value)
         _put(out, "note", self.note)
         return out
 
     def checklist_item(self) -> ChecklistRow:
         """The row as recorded coverage (the traceability matrix is the analysis's checklist)."""
         return ChecklistRow(clause=self.requirement, explicit=self.explicit, quote=self.quote or "",
-                            covered_by_t0=self.coverage != Coverage.NONE, t0_tests=self.t0_tests)
+                            covered_by_t0=None if self.coverage is None else self.coverage != Coverage.NONE,
+                            t0_tests=self.t0_tests or ())
 
 
 @dataclass(frozen=True)

@@ -177,7 +177,7 @@ def session_markdown(report: Report) -> str:
     for tid, task in report.tasks.items():
         if task.traceability:
             out += [f"## Task analysis of {tid}: requirement ↔ T0", "", _md_table(
-                [dict(r.to_json(), tests=", ".join(r.t0_tests) or "-") for r in task.traceability],
+                [dict(r.to_json(), tests=", ".join(r.t0_tests or ()) or "-") for r in task.traceability],
                 [("requirement", "requirement"), ("explicit", "explicit"), ("T0 tests", "tests"),
                  ("coverage", "coverage")])]
         if task.analysis_tests:

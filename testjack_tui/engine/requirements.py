@@ -172,7 +172,7 @@ def statements(store: SessionStore, task_id: str) -> list[Statement]:
     analysis = store.get_audit(task_id, "analysis") or {}
     for row in rows_of(TraceRow.from_json, analysis.get("traceability"), "traceability"):
         out.append(Statement(row.requirement, "analysis", quote=row.quote or "", explicit=row.explicit,
-                             coverage=row.coverage.value, t0_tests=row.t0_tests))
+                             coverage=row.coverage.value if row.coverage else "", t0_tests=row.t0_tests or ()))
     for fate in stored_fates(analysis):  # the analysis's own tests: held ones are listed as held
         out.append(Statement(fate.requirement, "analysis", held=(fate.path or fate.id,) if fate.held else (),
                              witnesses=(fate.id,) if fate.id else ()))
