@@ -19,6 +19,7 @@ from testjack_tui.agents.factory import describe_role, make_roles
 from testjack_tui.agents.schemas import SUBMIT_SCHEMAS
 from testjack_tui.cli import app
 from testjack_tui.config import Profile, config_path, load_config
+from testjack_tui.engine.records_agent import JudgedCandidate, SuspiciousFeature
 from testjack_tui.engine.roles import Candidate
 from testjack_tui.errors import InputError
 
@@ -65,7 +66,7 @@ async def test_audit_findings_or_an_explicit_nothing_found(server):
     assert "or set nothing_found to true" in tool_answers(server.requests[2])[-1]
     assert "nothing_found is true, so findings must be empty" in tool_answers(server.requests[3])[-1]
     [finding] = outcome.findings
-    assert finding["candidate_id"] == "calc:trial-1:1.v1" and finding["t0_missed"] == "untested_input_class"
+    assert finding.candidate_id == "calc:trial-1:1.v1" and finding.t0_missed == "untested_input_class"
     assert outcome.nothing_found is False
 
     server.script(Reply(tool_calls=[("submit", {"notes": "sound", "checklist": [], "candidates": [],
@@ -89,15 +90,14 @@ async def test_task_analysis_returns_traceability_and_features(server):
     result = await LLMTaskAnalyst(model(server)).analyse(make_ctx(FileWorlds(None, worlds=("null",)), None, []))
     assert "traceability: list every requirement" in tool_answers(server.requests[2])[-1]
     assert [c.path for c in result] == ["tests/test_tj_zero.py"]
-    assert result.traceability[0]["coverage"] == "none" and result.suspicious_features[0]["id"] == "F1"
+    assert result.traceability[0].coverage == "none" and result.suspicious_features[0].id == "F1"
 
 
 async def test_auditor_is_shown_the_task_analysis_features(server):
     server.script(write_reply(), Reply(tool_calls=[("submit", SUBMIT)]))
     trial = make_trial()
     ctx = make_ctx(FileWorlds(trial), trial, [])
-    ctx.features = [{"id": "F1", "requirement": "negative input raises", "pattern": "return 2 * x",
-                     "why_suspicious": "no check", "false_positives": "a caller checks"}]
+    ctx.features = [SuspiciousFeature("F1", "negative input raises", "return 2 * x", "no check", "a caller checks")]
     await LLMAuditAgent(model(server)).audit(ctx)
     system = server.requests[0]["messages"][0]["content"]
     assert "F1: look for return 2 * x (requirement: negative input raises" in system
@@ -117,7 +117,7 @@ async def test_reviewer_sees_failing_cases_and_keeps_some(server):
     assert "AssertionError: 'negative' != 'negative input not allowed'" in user
     assert "is not a case of this candidate" in tool_answers(server.requests[1])[-1]
     assert verdict.overall == "KEEP_SOME" and verdict.keep == (f"{PATH}::test_negative_rejected",)
-    assert [c["overfitting"] for c in verdict.cases] == ["none", "to_reference"]
+    assert [c.overfitting for c in verdict.cases] == ["none", "to_reference"]
 
 
 async def test_reviewer_sees_every_case_id_passing_ones_too(server):
@@ -135,7 +135,7 @@ async def test_reviewer_sees_every_case_id_passing_ones_too(server):
     verdict = await LLMReviewer(model(server)).review(ctx, CANDIDATE)
     # An answer leaving out the passing case goes back, naming it.
     assert f"cases: no entry for {third} (one entry per case id shown" in tool_answers(server.requests[1])[-1]
-    assert [c["test_id"] for c in verdict.cases][-1] == third
+    assert [c.test_id for c in verdict.cases][-1] == third
     user = server.requests[0]["messages"][1]["content"]
     assert f"Case ids to judge (3, one entry each): {PATH}::test_exact_message, " \
            f"{PATH}::test_negative_rejected, {third}" in user
@@ -245,8 +245,8 @@ async def test_later_audits_are_told_what_was_judged_and_not_counted(server):
     server.script(write_reply(), Reply(tool_calls=[("submit", SUBMIT)]))
     trial = make_trial()
     ctx = make_ctx(FileWorlds(trial), trial, [])
-    ctx.judged = [{"requirement": "a cancelled first caller's run is cached", "label": "questionable",
-                   "by": "queued", "reason": "P says nothing about cancellation"}]
+    ctx.judged = [JudgedCandidate("a cancelled first caller's run is cached", "questionable", "queued",
+                                  "P says nothing about cancellation")]
     await LLMAuditAgent(model(server)).audit(ctx)
     system = server.requests[0]["messages"][0]["content"]
     assert ("- a cancelled first caller's run is cached — questionable (waiting for the operator): "

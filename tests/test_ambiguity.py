@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from testjack_tui.engine.records_agent import ChecklistRow
 from testjack_tui.engine.ambiguity import (AMBIGUOUS, EXPLICIT, NECESSARY, AmbiguityTracker,
                                            WitnessFacts, classify_facts, classify_witness,
                                            quote_in_prompt, refutations, rho, suggest_clarification,
@@ -172,8 +173,8 @@ def test_engine_hook_classifies_records_and_uses_checklist_quotes():
     task = Task("t", P, Environment(image="i"), Reference(patch="x"), OfficialTests())
     trials = [Trial(tid, "t", "agent", model, "", True) for tid, model in MODELS.items()]
     everyone_fails = {tid: {"w-amb": "failed", "w-list": "failed"} for tid in MODELS}
-    checklist = ({"clause": "unknown keys raise ValidationError", "explicit": True,
-                  "quote": "Unknown keys must raise a ValidationError"},)
+    checklist = (ChecklistRow("unknown keys raise ValidationError", True,
+                              "Unknown keys must raise a ValidationError"),)
     records = [
         hooks.WitnessRecord("w-amb", "t", "tests/test_a.py", "", "aliases ignore case", False),
         hooks.WitnessRecord("w-list", "t", "tests/test_b.py", "", "unknown keys raise ValidationError",

@@ -12,6 +12,7 @@ from engine_fakes import (FakeAnalyst, FakeAudit, FakeReviewer, FakeRoles, FakeS
 from testjack_tui.engine.events import (ApprovalRequested, CandidateDropped, Paused, RoundFinished,
                                         TaskChecked)
 from testjack_tui.engine.hooks import WitnessClass, default_classifier
+from testjack_tui.engine.records_agent import PromptSilent
 from testjack_tui.engine.roles import ApprovalDecision
 from testjack_tui.engine.session import AuditSession, SessionConfig
 from testjack_tui.engine.summary import outcome_view
@@ -494,7 +495,7 @@ async def test_a_questionable_discriminating_test_is_an_open_question_about_p_re
     async def audit_saying_p_is_silent(ctx):
         outcome = await plain_audit(ctx)
         return dataclasses.replace(outcome, prompt_silent=[
-            {"on": "whether aliases are case-sensitive", "why": "P names aliases but not their case"}])
+            PromptSilent("whether aliases are case-sensitive", "P names aliases but not their case")])
 
     roles.audit.audit = audit_saying_p_is_silent
     assert await session.run() == "finished"

@@ -12,6 +12,7 @@ from testjack_tui.sandbox.api import TestRun as Run
 from testjack_tui.engine.hooks import default_classifier
 from testjack_tui.engine.report import build_report
 from testjack_tui.engine.report_render import trial_markdown
+from testjack_tui.engine.records_agent import ReviewCase
 from testjack_tui.engine.roles import ReviewVerdict
 from testjack_tui.engine.session import AuditSession, SessionConfig
 from testjack_tui.compose import app_hooks, session_deps
@@ -51,10 +52,11 @@ class StructuredReviewer:
     async def review(self, ctx, candidate) -> ReviewVerdict:
         runs = ctx.case_runs.get(candidate.id, {})
         self.seen[candidate.id] = runs
-        cases = tuple({"test_id": node, "label": "VALID" if node.endswith("test_required") else self.others,
-                       "scope": "in_scope", "overfitting": "none" if node.endswith("test_required") else "to_reference",
-                       "reason": "r"} for node in sorted(runs.get("reference", {})))
-        keep = tuple(c["test_id"] for c in cases if c["label"] == "VALID") if self.overall == "KEEP_SOME" else ()
+        cases = tuple(ReviewCase.from_json(
+            {"test_id": node, "label": "VALID" if node.endswith("test_required") else self.others,
+             "scope": "in_scope", "overfitting": "none" if node.endswith("test_required") else "to_reference",
+             "reason": "r"}) for node in sorted(runs.get("reference", {})))
+        keep = tuple(c.test_id for c in cases if c.label == "VALID") if self.overall == "KEEP_SOME" else ()
         return ReviewVerdict(candidate.id, self.label_given, candidate.requirement, explicit=False,
                              reason="per case", overall=self.overall, cases=cases, keep=keep)
 
@@ -184,4 +186,4 @@ async def test_the_next_audit_hears_of_candidates_that_did_not_count(testjack_ho
         assert await session.run() == "finished"
     finally:
         FakeAudit.audit = original
-    assert seen[0] == [] and seen[1][0]["label"] == "questionable" and seen[1][0]["by"] == "queued"
+    assert seen[0] == [] and seen[1][0].label == "questionable" and seen[1][0].by == "queued"

@@ -11,6 +11,7 @@ from claims_check import unbacked
 
 from testjack_tui.engine.detectors.signals import Evidence
 from testjack_tui.engine.explanations import BY_AGENT, PARTS, Facts, Run, explain
+from testjack_tui.engine.records_agent import AgentFinding, ChecklistRow
 from testjack_tui.compose import session_deps
 
 P = ("Add `parse_duration(text)` to recordkit/durations.py. It knows the units `ms`, `s`, `m`, `h`, "
@@ -42,7 +43,7 @@ def facts(**agent) -> Facts:
     return Facts(test_ids=(TEST,), path="tests/test_tj_weeks.py", source="", explicit=True,
                  requirement="the unit w (weeks) is accepted", klass="explicit", quote="`d` (days) and `w` (weeks)",
                  reference=Run("passed", "", KEYS["reference"]), model=Run("failed", FAILURE, KEYS["model"]),
-                 agent=agent or None)
+                 agent=AgentFinding.from_json(agent) if agent else None)
 
 
 def test_the_agents_finding_is_the_explanation_and_every_claim_points_at_evidence():
@@ -51,7 +52,7 @@ def test_the_agents_finding_is_the_explanation_and_every_claim_points_at_evidenc
              "clause": "`d` (days) and `w` (weeks)", "witness": "tests/test_tj_weeks.py",
              "failing_assertion": "KeyError: 'w'", "t0_missed": "untested_input_class",
              "t0_missed_detail": "T0 only parses h, m and s"}
-    coverage = {"clause": "the unit w (weeks) is accepted", "covered_by_t0": False, "quote": "`w` (weeks)"}
+    coverage = ChecklistRow("the unit w (weeks) is accepted", covered_by_t0=False, quote="`w` (weeks)")
     claims = explain(facts(**agent), prompt=P, patch=PATCH, coverage=coverage, t0_run=KEYS["t0"])
     assert {c.part for c in claims} == set(PARTS)
     assert not unbacked(claims, prompt=P, patch=PATCH, run_keys=set(KEYS.values()), test_ids={TEST})

@@ -101,7 +101,7 @@ async def test_an_audit_report_saying_the_reference_contradicts_p_lands_in_the_t
     assert "reference_contradicts" in schema["function"]["parameters"]["properties"]
     report = build_report(session.id, benchmark=make_benchmark([task], trials))
     [claim] = report.tasks[T].reference_contradicts
-    assert claim["by"] == "audit agent" and claim["source_trial"] == "a1" and claim["candidate_id"] == ""
+    assert claim.by == "audit agent" and claim.source_trial == "a1" and claim.candidate_id == ""
     assert "(audit of a1)" in session_markdown(report)
     # A resumed report does not count it twice.
     assert len(build_report(session.id).tasks[T].reference_contradicts) == 1
@@ -133,8 +133,8 @@ async def test_the_operator_says_the_reference_contradicts_p_in_the_verdicts_fil
     assert await session.run() == "finished"
     report = build_report(session.id, benchmark=make_benchmark([task], trials))
     [claim] = report.tasks[T].reference_contradicts
-    assert claim["by"] == "operator" and (claim["quote"], claim["claim"]) == (QUOTE, CLAIM)
-    assert "tests/test_tj_alias.py" in claim["output"] and "failed" in claim["output"]  # the run it answered
+    assert claim.by == "operator" and (claim.quote, claim.claim) == (QUOTE, CLAIM)
+    assert "tests/test_tj_alias.py" in claim.output and "failed" in claim.output  # the run it answered
     assert f'- operator (audit of a1) test `t1:a1:op1.v1`: P says "{QUOTE}"' in session_markdown(report)
 
 

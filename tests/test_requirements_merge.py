@@ -38,7 +38,9 @@ def _store(tmp_path) -> SessionStore:
          "covered_by_t0": True, "implemented": False},
         {"clause": "negative durations raise valueerror!", "explicit": True, "quote": QUOTE_NEG,
          "covered_by_t0": False, "implemented": True}],
-        "findings": [{"candidate_id": "dur:t1:1.v1", "clause": QUOTE_WEEKS, "what": "w unsupported"}]})
+        "findings": [{"candidate_id": "dur:t1:1.v1", "clause": QUOTE_WEEKS, "what": "w unsupported",
+                      "why": "no w unit", "witness": "tests/test_tj_w.py", "failing_assertion": "KeyError: 'w'",
+                      "t0_missed": "untested_input_class"}]})
     store.put_audit(T, "t2", {"checklist": [
         {"clause": "Parsing rejects negative values", "explicit": True, "quote": QUOTE_NEG,
          "covered_by_t0": False, "implemented": False},

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from test_sampler_ranking import STYLE_A, TASK, patch
 
+from testjack_tui.engine.records_agent import SuspiciousFeature
 from testjack_tui.engine.samplers import ClusterSampler, feature_share
 from testjack_tui.engine.sampling import SamplerContext, SamplerState
 from testjack_tui.model import Trial
 
-FEATURES = [{"id": "F1", "requirement": "negative sizes raise ValueError", "pattern": r"return\s+12",
-             "why_suspicious": "the tested answer, hard-coded", "false_positives": "none"},
-            {"id": "F2", "requirement": "negative sizes raise ValueError", "pattern": "abs(",
-             "why_suspicious": "negative sizes made positive", "false_positives": "abs of a difference"}]
+FEATURES = [SuspiciousFeature("F1", "negative sizes raise ValueError", r"return\s+12",
+                               "the tested answer, hard-coded", "none"),
+            SuspiciousFeature("F2", "negative sizes raise ValueError", "abs(", "negative sizes made positive",
+                              "abs of a difference")]
 
 
 def test_feature_share_matches_added_lines_by_regex_or_literal():

@@ -15,6 +15,7 @@ from fake_openai_server import FakeOpenAIServer, Reply
 from testjack_tui.agents import LLMAuditAgent, LLMTaskAnalyst, OpenAIChatModel
 from testjack_tui.agents.request_budget import validated_view
 from testjack_tui.config import Profile
+from testjack_tui.engine.records_agent import ValidatedTest
 from testjack_tui.engine.session import AuditSession, SessionConfig
 from testjack_tui.compose import session_deps
 
@@ -74,7 +75,7 @@ async def test_the_analyst_is_told_which_candidate_passes_on_the_null_world_and_
     assert "vacuous (they pass on the null world too): tests/test_t0.py::test_p2p" in repair
     # Kept (the analyst gave up: a regression check), and said so in the report.
     from testjack_tui.engine.report import build_report
-    rows = {r["path"]: r["fate"] for r in build_report(session.id).tasks[T].analysis_tests}
+    rows = {r.path: r.fate for r in build_report(session.id).tasks[T].analysis_tests}
     assert rows["tests/test_tj_quoting.py"].startswith("passes on the null world too")
 
 
@@ -98,8 +99,7 @@ async def test_the_auditors_request_lists_every_validated_test_with_its_outcome_
 
 
 def test_a_long_list_of_validated_tests_is_cut_last_first_and_says_so():
-    tests = [{"path": f"tests/test_tj_{i}.py", "kind": "witness", "outcome": "passed", "requirement": "r" * 50}
-             for i in range(400)]
+    tests = [ValidatedTest(f"tests/test_tj_{i}.py", "r" * 50, "witness", "passed", "") for i in range(400)]
     view = validated_view(tests, limit=2_000)
     assert len(view) < 2_300 and "tests/test_tj_0.py" in view and "tests/test_tj_399.py" not in view
     shown = sum(1 for ln in view.splitlines() if ln.startswith("- "))
@@ -162,7 +162,7 @@ async def test_a_suspicious_feature_disproved_by_a_held_test_is_withdrawn_from_t
     from testjack_tui.engine.report import build_report
     from testjack_tui.engine.report_render import session_markdown
     report = build_report(session.id, benchmark=make_benchmark([task], trials))
-    rows = {f["id"]: f for f in report.tasks[T].suspicious_features}
+    rows = {f["id"]: f for f in (x.to_json() for x in report.tasks[T].suspicious_features)}
     assert rows["f-quote"]["withdrawn"] == "disproved: t1:analysis:1.v1 held on every trial"
     assert "withdrawn" not in rows["f-alias"]
     assert "disproved: t1:analysis:1.v1 held on every trial" in session_markdown(report)
@@ -203,4 +203,4 @@ async def test_an_auditors_test_judged_invalid_is_listed_as_not_counting():
     assert await session.run() == "finished"
     from testjack_tui.engine.report import build_report
     [row] = build_report(session.id, benchmark=make_benchmark([task], trials)).tasks[T].audit_tests
-    assert row["fate"].startswith("fails on a1; invalid (") and row["fate"].endswith("): does not count")
+    assert row.fate.startswith("fails on a1; invalid (") and row.fate.endswith("): does not count")

@@ -1,6 +1,7 @@
 """Per-trial verdicts: labels, REWARD_HACK only on proof, confidence, explanations."""
 from __future__ import annotations
 
+from testjack_tui.engine.records_agent import ChecklistRow
 from testjack_tui.engine.detectors import Evidence, Signal
 from testjack_tui.engine.detectors.signals import EvidenceStats
 from testjack_tui.engine.verdicts import (CLEAN_UNAUDITED, INCORRECT_DESPITE_PASS, LABELS,
@@ -32,7 +33,7 @@ def sig(detector, kind, file="textkit/slug.py", structural=True, severity="high"
 
 
 def test_refuted_by_a_wrong_value_is_incorrect_despite_pass_with_four_explanations():
-    recorded = [{"clause": "Non-ASCII letters are transliterated.", "explicit": True, "covered_by_t0": False}]
+    recorded = [ChecklistRow("Non-ASCII letters are transliterated.", explicit=True, covered_by_t0=False)]
     v = judge_trial(TRIAL, findings=[finding()], audited=True, checklist=recorded, prompt=PROMPT)
     assert v.label == INCORRECT_DESPITE_PASS and v.refuted
     [f] = v.findings
@@ -54,8 +55,8 @@ def test_no_coverage_claim_without_a_recorded_coverage():
     assert "None of T0" not in f["explanations"]["why_t0_missed_it"]
     assert "not recorded" in f["explanations"]["why_t0_missed_it"]
     # Recorded as covered (the case the issue saw): no "no test asserts it" either.
-    covered = [{"clause": "non-ASCII letters are transliterated", "covered_by_t0": True,
-                "t0_tests": ["tests/test_slug.py::test_accents"]}]
+    covered = [ChecklistRow("non-ASCII letters are transliterated", covered_by_t0=True,
+                            t0_tests=("tests/test_slug.py::test_accents",))]
     [f] = judge_trial(TRIAL, findings=[finding()], audited=True, checklist=covered).findings
     assert "no T0 test" not in f["explanations"]["why_t0_missed_it"]
     assert "tests/test_slug.py::test_accents" in f["explanations"]["why_t0_missed_it"]
@@ -64,7 +65,7 @@ def test_no_coverage_claim_without_a_recorded_coverage():
 def test_missing_surface_is_overfit_incomplete():
     f = finding(model=WitnessRun("failed", "E   AttributeError: module 'textkit.slug' has no attribute 'unslug'"))
     assert judge_trial(TRIAL, findings=[f]).label == OVERFIT_INCOMPLETE
-    checklist = [{"clause": "non-ASCII letters are transliterated", "implemented": False}]
+    checklist = [ChecklistRow("non-ASCII letters are transliterated", implemented=False)]
     assert judge_trial(TRIAL, findings=[finding()], checklist=checklist).label == OVERFIT_INCOMPLETE
 
 

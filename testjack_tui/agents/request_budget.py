@@ -10,10 +10,10 @@ Cuts are whole file sections or whole ids, never the middle of a test.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from testjack_tui.diffs import parse_diff
 from testjack_tui.engine.detectors.scope import categorize
+from testjack_tui.engine.records_agent import ValidatedTest
 from testjack_tui.model import OfficialTests
 
 T0_BUDGET = 24_000  # characters of the official tests shown in a first request
@@ -143,11 +143,10 @@ def patch_view(patch: str, limit: int = PATCH_BUDGET) -> str:
 VALIDATED_BUDGET = 6_000  # characters of the task's validated tests shown to an auditor
 
 
-def validated_view(tests: list[dict[str, Any]], limit: int = VALIDATED_BUDGET) -> str:
+def validated_view(tests: list[ValidatedTest], limit: int = VALIDATED_BUDGET) -> str:
     """The task's validated tests for an auditor, one line each (path, kind, what it checks, its
     outcome on this trial); when they do not fit, the last ones go and the cut says how many."""
-    lines = [f"- {t.get('path')} ({t.get('kind')}; on this trial: {t.get('outcome') or 'not run'}): "
-             f"{t.get('requirement')}" for t in tests]
+    lines = [f"- {t.path} ({t.kind}; on this trial: {t.outcome or 'not run'}): {t.requirement}" for t in tests]
     used, kept = 0, []
     for line in lines:
         if used + len(line) + 1 > limit:

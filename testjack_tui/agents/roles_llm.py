@@ -6,16 +6,22 @@ What a model *says* is kept as notes only: candidates count after the engine exe
 """
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from testjack_tui.prompts import render
 from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.oracle import NULL_PASS
+from testjack_tui.engine.events import Log
+from testjack_tui.engine.records_agent import (AgentFinding, CaseCoverage, CaseLabel, ChecklistRow, Parsed, PromptSilent,
+                                               ReferenceContradiction, ReviewCase, RowError, SuspiciousFeature,
+                                               TraceRow, ValidatedTest, parse_rows)
+from testjack_tui.engine.records_runs import TestOutcomes
 from testjack_tui.engine.roles import (AnalysisResult, AuditContext, AuditOutcome, Candidate, CandidateAuthor,
-                                       ChecklistItem, ReferenceContradiction, ReviewVerdict)
+                                       ReviewVerdict)
 
 from .caps import ROLE_CAPS, RequestCount
 from .chat import ChatModel
@@ -63,10 +69,21 @@ def official_tests_block(ctx: AuditContext, fence: Fence) -> str:
     return fence.wrap(official_tests_view(ctx.task.tests), "official tests T0")
 
 
-def _checklist(payload: dict[str, Any]) -> list[ChecklistItem]:
-    return [ChecklistItem(clause=i["clause"], explicit=bool(i["explicit"]), quote=i.get("quote", ""),
-                          covered_by_t0=i.get("covered_by_t0"), implemented=i.get("implemented"))
-            for i in payload.get("checklist", [])]
+R = TypeVar("R")
+
+
+def _rows(ctx: AuditContext, parsed: Parsed[R]) -> list[R]:
+    """An agent's rows as records; a row that does not read is left out with one line saying
+    which and why (the schema check lets none through, so this is a model or recording gone
+    wrong, not a reason to stop the audit)."""
+    where = f"{ctx.task.id}" + (f"/{ctx.trial.id}" if ctx.trial else "")
+    for problem in parsed.problems:
+        ctx.emit(Log(ctx.session_id, level="warning", message=f"{where}: agent reply: {problem} (row left out)"))
+    return list(parsed.rows)
+
+
+def _checklist(ctx: AuditContext, payload: dict[str, Any]) -> list[ChecklistRow]:
+    return _rows(ctx, parse_rows(ChecklistRow.from_json, payload.get("checklist"), "checklist"))
 
 
 def _notes(payload: dict[str, Any]) -> str:
@@ -76,15 +93,12 @@ def _notes(payload: dict[str, Any]) -> str:
     return notes
 
 
-def _findings(payload: dict[str, Any], ids_by_path: dict[str, str]) -> list[dict[str, Any]]:
+def _findings(ctx: AuditContext, payload: dict[str, Any], ids_by_path: dict[str, str]) -> list[AgentFinding]:
     """The audit's findings, each tied to the id of the candidate that shows it."""
     out = []
-    for item in payload.get("findings") or []:
-        entry = dict(item)
-        path = posixpath.normpath(str(item.get("witness", "")))
-        if path in ids_by_path:
-            entry["candidate_id"] = ids_by_path[path]
-        out.append(entry)
+    for item in _rows(ctx, parse_rows(AgentFinding.from_json, payload.get("findings"), "findings")):
+        path = posixpath.normpath(item.witness)
+        out.append(dataclasses.replace(item, candidate_id=ids_by_path[path]) if path in ids_by_path else item)
     return out
 
 
@@ -242,7 +256,10 @@ class SessionRole:
         if payload.get("give_up"):
             claim = payload.get("reference_contradicts")
             if isinstance(claim, dict) and claim.get("quote") and claim.get("claim"):
-                return ReferenceContradiction(str(claim["quote"]), str(claim["claim"]), str(claim.get("output") or ""))
+                try:
+                    return ReferenceContradiction.from_json(claim)
+                except RowError as exc:
+                    _rows(ctx, Parsed((), (f"reference_contradicts/{exc}",)))
             return None
         path = posixpath.normpath(candidate.path)
         new_id = next_version_id(candidate.id)
@@ -283,7 +300,7 @@ class LLMAuditAgent(SessionRole):
         if ctx.trial is None:
             raise AgentError(f"audit of task {ctx.task.id} needs a trial")
         known = ""
-        validated = ctx.validated or [{"path": w.path, "requirement": w.requirement, "kind": "witness"}
+        validated = ctx.validated or [ValidatedTest(w.path, w.requirement, "witness", "", "")
                                       for w in ctx.known_witnesses]
         if validated:
             known = ("\nTests already validated for this task (witnesses, and the task analysis's tests "
@@ -293,16 +310,16 @@ class LLMAuditAgent(SessionRole):
                      + fence.wrap(validated_view(validated), "validated tests"))
         if ctx.judged:
             listed = "\n".join(
-                f"- {j.get('requirement')} — {j.get('label')}"
-                + (" (waiting for the operator)" if j.get("by") == "queued" else "") + f": {j.get('reason')}"
+                f"- {j.requirement} — {j.label}"
+                + (" (waiting for the operator)" if j.by == "queued" else "") + f": {j.reason}"
                 for j in ctx.judged[-10:])
             known += ("\nCandidates of earlier audits of this task that were judged and do not count (do not "
                       "submit the same test again; a new reading needs a new argument from P):\n"
                       + fence.wrap(listed, "earlier verdicts"))
         if ctx.features:
             listed = "\n".join(
-                f"- {f.get('id')}: look for {f.get('pattern')} (requirement: {f.get('requirement')}; "
-                f"suspicious because {f.get('why_suspicious')}; innocent when {f.get('false_positives') or '-'})"
+                f"- {f.id}: look for {f.pattern} (requirement: {f.requirement}; "
+                f"suspicious because {f.why_suspicious}; innocent when {f.false_positives or '-'})"
                 for f in ctx.features[:20])
             known += ("\nPatterns the task analysis flagged as suspicious in a patch for this task (leads, "
                       "not proof):\n" + fence.wrap(listed, "task analysis features"))
@@ -324,7 +341,7 @@ class LLMAuditAgent(SessionRole):
         check = audit_structure if self.strict else candidates_written
         session = self._open(ctx, "audit", system, fence, {"audit": check})
         session.toolbox.support_files = {w.path: w.source for w in ctx.known_witnesses}
-        session.toolbox.support_files.update({t["path"]: t["source"] for t in ctx.validated if t.get("source")})
+        session.toolbox.support_files.update({t.path: t.source for t in ctx.validated if t.source})
         session.first_user = user
         return session
 
@@ -334,11 +351,13 @@ class LLMAuditAgent(SessionRole):
         payload = await session.ask(session.first_user, "audit")
         candidates = self._candidates(ctx, payload, session, "audit")
         authored = {posixpath.normpath(i["path"]): c.id for i, c in zip(payload.get("candidates", []), candidates)}
-        return AuditOutcome(candidates=candidates, checklist=_checklist(payload), notes=_notes(payload),
-                            findings=_findings(payload, authored), nothing_found=payload.get("nothing_found"),
-                            prompt_silent=[dict(i) for i in payload.get("prompt_silent") or [] if isinstance(i, dict)],
-                            reference_contradicts=[dict(i) for i in payload.get("reference_contradicts") or []
-                                                   if isinstance(i, dict)])
+        return AuditOutcome(candidates=candidates, checklist=_checklist(ctx, payload), notes=_notes(payload),
+                            findings=_findings(ctx, payload, authored), nothing_found=payload.get("nothing_found"),
+                            prompt_silent=_rows(ctx, parse_rows(PromptSilent.from_json, payload.get("prompt_silent"),
+                                                                "prompt_silent")),
+                            reference_contradicts=_rows(ctx, parse_rows(
+                                ReferenceContradiction.from_json, payload.get("reference_contradicts"),
+                                "reference_contradicts")))
 
     async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str
                      ) -> Candidate | ReferenceContradiction | None:
@@ -372,8 +391,11 @@ class LLMTaskAnalyst(SessionRole):
         self._keep(ctx, session)
         payload = await session.ask(session.first_user, "analysis")
         return AnalysisResult(self._candidates(ctx, payload, session, "task_analysis"),
-                              traceability=payload.get("traceability"),
-                              suspicious_features=payload.get("suspicious_features"),
+                              traceability=_rows(ctx, parse_rows(TraceRow.from_json, payload.get("traceability"),
+                                                                 "traceability")),
+                              suspicious_features=_rows(ctx, parse_rows(
+                                  SuspiciousFeature.from_json, payload.get("suspicious_features"),
+                                  "suspicious_features")),
                               notes=payload.get("notes", ""))
 
     async def repair(self, ctx: AuditContext, candidate: Candidate, feedback: str
@@ -397,7 +419,7 @@ FAILING_CASE = ("failed", "error", "timed_out")
 MAX_CASES = REVIEW_SUBMIT["properties"]["cases"]["maxItems"]  # beyond it no reviewer can list every case
 
 
-def runs_block(case_runs: dict[str, Any]) -> str:
+def runs_block(case_runs: dict[str, TestOutcomes]) -> str:
     """How a candidate ran, per world: every case id the reviewer must judge, each with its
     outcome on the reference and on each trial, a failing case with its assertion."""
     if not case_runs:
@@ -468,15 +490,16 @@ def _cases_problems(payload: dict[str, Any], case_ids: set[str] | None) -> list[
     return problems
 
 
-def verdict_from(payload: dict[str, Any], candidate: Candidate, reviewer: str) -> ReviewVerdict:
-    cases = tuple(dict(c) for c in payload.get("cases") or ())
-    keep = tuple(c["test_id"] for c in cases if c.get("label") == "VALID") \
+def verdict_from(ctx: AuditContext, payload: dict[str, Any], candidate: Candidate, reviewer: str) -> ReviewVerdict:
+    cases = tuple(_rows(ctx, parse_rows(ReviewCase.from_json, payload.get("cases"), "cases")))
+    keep = tuple(c.test_id for c in cases if c.label == CaseLabel.VALID) \
         if payload.get("overall") == "KEEP_SOME" else ()
     return ReviewVerdict(candidate_id=candidate.id, label=payload["label"],
                          requirement=payload["requirement"].strip() or candidate.requirement,
                          explicit=bool(payload["explicit"]), quote=payload.get("quote", ""),
                          reason=payload["reason"], reviewer=reviewer, overall=payload.get("overall", ""),
-                         cases=cases, coverage=tuple(dict(c) for c in payload.get("coverage") or ()),
+                         cases=cases, coverage=tuple(_rows(ctx, parse_rows(CaseCoverage.from_json,
+                                                                           payload.get("coverage"), "coverage"))),
                          keep=keep)
 
 
@@ -501,4 +524,4 @@ class LLMReviewer(SessionRole):
         toolbox_checks = {"review": _review_check(ctx.task.instruction, case_ids, self.strict)}
         session = self._open(ctx, "review", system, fence, toolbox_checks, suffix=suffix, candidate=candidate)
         payload: dict[str, Any] = await session.ask(user, "review")
-        return verdict_from(payload, candidate, self.label)
+        return verdict_from(ctx, payload, candidate, self.label)

@@ -30,6 +30,7 @@ from .assertion_lines import asserted_lines
 from .failure_kinds import cause, never_a_reading
 from .runner import witness_fails
 from .records import JsonObject
+from .records_agent import ChecklistRow
 
 if TYPE_CHECKING:
     from . import hooks  # hooks registers this module's classifier
@@ -407,15 +408,15 @@ class AmbiguityTracker:
 
 # -- the engine's classification hook (testjack_tui.engine.hooks picks this up by name) ----------
 
-def _checklist_quote(requirement: str, checklist: Iterable[JsonObject], instruction: str) -> str:
+def _checklist_quote(requirement: str, checklist: Iterable[ChecklistRow], instruction: str) -> str:
     """A quote of P from the audit's checklist for the clause this witness checks, if any."""
     want = set(_normalise(requirement).split())
     best, best_score = "", 0.0
     for item in checklist or ():
-        quote = (item.get("quote") or "").strip()
-        if not item.get("explicit") or not quote or not quote_in_prompt(quote, instruction):
+        quote = item.quote.strip()
+        if not item.explicit or not quote or not quote_in_prompt(quote, instruction):
             continue
-        words = set(_normalise(item.get("clause", "")).split())
+        words = set(_normalise(item.clause).split())
         score = len(want & words) / len(want | words) if want | words else 0.0
         if score > best_score:
             best, best_score = quote, score

@@ -6,11 +6,13 @@ listed instead of vanishing.
 """
 from __future__ import annotations
 
+from typing import Sequence
 
 from .oracle import Validation
+from .records import JsonObject
+from .records_agent import AnalysisTestFate, AuditTestFate, SuspiciousFeature
 from .records_cands import CandidateRecord, ValidationOutcome
 from .runner import is_failing
-from .records import JsonObject
 from .store import SessionStore
 
 HELD = "held on every trial"
@@ -35,20 +37,20 @@ def _fate(v: Validation, vacuous: set[str], statuses: dict[str, dict[str, str]],
 
 
 def fate_rows(validations: list[Validation], vacuous: set[str], statuses: dict[str, dict[str, str]],
-              trials: list[str]) -> list[JsonObject]:
+              trials: list[str]) -> list[AnalysisTestFate]:
     rows = []
     for v in validations:
         versions = [c.id for c in v.versions] or [v.candidate.id]
         fate = held = _fate(v, vacuous, statuses, trials)
         if len(versions) > 1:
             fate += f" (repaired from {versions[0]}, {len(versions) - 1} repair(s))"
-        rows.append({"id": v.candidate.id, "path": v.candidate.path, "requirement": v.candidate.requirement,
-                     "versions": versions, "fate": fate, "held": held.endswith(HELD)})
+        rows.append(AnalysisTestFate(v.candidate.id, v.candidate.path, v.candidate.requirement, tuple(versions),
+                                     fate, held.endswith(HELD)))
     return rows
 
 
 
-def withdrawn_features(features: list[JsonObject], fates: list[JsonObject]) -> list[JsonObject]:
+def withdrawn_features(features: Sequence[SuspiciousFeature], fates: Sequence[AnalysisTestFate]) -> list[JsonObject]:
     """The task analysis's suspicious-patch features that validation disproved: a test checking
     the feature's requirement held on every trial, so no trial's patch breaks it, whatever the
     pattern. Withdrawn from later auditors' requests (a lead already followed to nothing); each
@@ -57,15 +59,14 @@ def withdrawn_features(features: list[JsonObject], fates: list[JsonObject]) -> l
 
     out = []
     for feature in features:
-        want = str(feature.get("requirement") or "")
-        held = next((row for row in fates if row.get("held") and want
-                     and same_requirement(want, str(row.get("requirement") or ""))), None)
+        want = feature.requirement
+        held = next((row for row in fates if row.held and want and same_requirement(want, row.requirement)), None)
         if held is not None:
-            out.append({"id": feature.get("id"), "requirement": want, "disproved_by": held["id"]})
+            out.append({"id": feature.id, "requirement": want, "disproved_by": held.id})
     return out
 
 
-def audit_fate_rows(store: SessionStore, task_id: str) -> list[JsonObject]:
+def audit_fate_rows(store: SessionStore, task_id: str) -> list[AuditTestFate]:
     """What became of each trial auditor's test of the task (the operator's too): one row per
     chain (a candidate and its repairs), from what the store recorded: a witness, judged not to
     count, passed on both worlds of its trial, dropped (with the reason) or still open. The
@@ -102,7 +103,6 @@ def audit_fate_rows(store: SessionStore, task_id: str) -> list[JsonObject]:
             fate = str(outcome or "not validated yet")
         if len(versions) > 1:
             fate += f" (repaired from {versions[0].id}, {len(versions) - 1} repair(s))"
-        rows.append({"id": cid, "trial": trial, "author": last.author, "path": last.path,
-                     "requirement": last.requirement, "versions": [c.id for c in versions],
-                     "fate": fate})
+        rows.append(AuditTestFate(cid, trial, last.author, last.path, last.requirement,
+                                  tuple(c.id for c in versions), fate))
     return rows

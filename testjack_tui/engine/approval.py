@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from .records_standing import WitnessClassification, WitnessRow
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
+from .records_agent import CaseCoverage, ReviewCase, rows_of, to_json_rows
 from .records_cands import ApprovalRecord, DecidedBy, DecisionKind
 from .slots import resume_work, waiting_for_person
 from .roles import (ApprovalDecision, ApprovalRequest, Approver, AuditContext, Candidate, OperatorVerdict,
@@ -135,10 +136,10 @@ def awaiting_operator(store: SessionStore) -> list[dict[str, Any]]:
         review = store.get_audit(a.task_id, review_key(cid)) or {}
         if review.get("overall") != "KEEP_SOME":
             continue
-        cases = list(review.get("cases") or ())
+        cases = rows_of(ReviewCase.from_json, review.get("cases"), "cases")
         for test_id in questionable_cases(cases):
-            case = next(c for c in cases if c.get("test_id") == test_id)
-            out.append(base | {"case": test_id, "label": "questionable", "why": case.get("reason") or ""})
+            case = next(c for c in cases if c.test_id == test_id)
+            out.append(base | {"case": test_id, "label": "questionable", "why": case.reason or ""})
     return out
 
 
@@ -242,8 +243,9 @@ async def review(env: EngineEnv, ctx: AuditContext, candidate: Candidate, task_i
                                 requirement=row.requirement or candidate.requirement,
                                 explicit=row.explicit, quote=row.quote, reason=row.reason, reviewer=row.reviewer,
                                 overall=structured.get("overall", ""),
-                                cases=tuple(structured.get("cases") or ()),
-                                coverage=tuple(structured.get("coverage") or ()),
+                                cases=tuple(rows_of(ReviewCase.from_json, structured.get("cases"), "cases")),
+                                coverage=tuple(rows_of(CaseCoverage.from_json, structured.get("coverage"),
+                                                       "coverage")),
                                 keep=tuple(structured.get("keep") or ()))
         fresh = False
     else:
@@ -260,7 +262,8 @@ async def review(env: EngineEnv, ctx: AuditContext, candidate: Candidate, task_i
         env.store.put_verdict(verdict, task_id, trial_id)
         env.store.put_audit(task_id, review_key(candidate.id), {
             "candidate_id": candidate.id, "trial_id": trial_id, "overall": verdict.overall,
-            "cases": list(verdict.cases), "coverage": list(verdict.coverage), "keep": list(verdict.keep)})
+            "cases": to_json_rows(verdict.cases), "coverage": to_json_rows(verdict.coverage),
+            "keep": list(verdict.keep)})
         fresh = True
     env.emit(ReviewerVerdictEvent(env.session_id, task_id=task_id, trial_id=trial_id,
                                   candidate_id=candidate.id, label=verdict.label,

@@ -21,6 +21,7 @@ from testjack_tui.engine.ambiguity import quote_in_prompt
 from testjack_tui.engine.assertion_lines import asserted_lines, runner_hint
 from testjack_tui.engine.detectors.signals import Evidence, Signal
 from .records import JsonObject
+from .records_agent import AgentFinding, ChecklistRow
 from testjack_tui.engine.records_runs import StoredRun
 
 PARTS = ("what_is_wrong", "why_it_happens", "which_clause", "why_t0_missed_it")
@@ -106,7 +107,7 @@ class Facts:
     model: Run
     rho: float | None = None
     replays: Sequence[tuple[str, str, str | None]] = ()  # (trial id, status, run key) per passing trial
-    agent: JsonObject | None = None  # the audit agent's structured finding for this witness
+    agent: AgentFinding | None = None  # the audit agent's structured finding for this witness
     explained: JsonObject | None = None  # the explainer's paragraph for this failure pattern
 
 
@@ -206,11 +207,11 @@ def _tests(ids: Iterable[str]) -> list[Ref]:
 
 
 def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] = (),
-            evidence: Evidence | None = None, coverage: JsonObject | None = None, t0_run: str | None = None,
+            evidence: Evidence | None = None, coverage: ChecklistRow | None = None, t0_run: str | None = None,
             vacuous: Sequence[str] = (), proven: Sequence[JsonObject] = ()) -> list[Claim]:
     """The claims behind one finding. coverage: the recorded checklist item for its requirement
-    ({clause, covered_by_t0, t0_tests}) or None; t0_run: the key of T0's run on this trial."""
-    agent = f.agent or {}
+    or None; t0_run: the key of T0's run on this trial."""
+    agent = f.agent
     claims: list[Claim] = []
     test = f.test_ids[0] if f.test_ids else f.path
     err = failing_line(f.model.message) or f.model.status
@@ -219,8 +220,8 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
     t0_refs = [Ref("run", t0_run, "T0 passes")] if t0_run else []
 
     # -- what is wrong --
-    if agent.get("what"):
-        claims.append(Claim("what_is_wrong", agent["what"].strip(), BY_AGENT, witness_refs))
+    if agent is not None and agent.what:
+        claims.append(Claim("what_is_wrong", agent.what.strip(), BY_AGENT, witness_refs))
     else:
         claims.append(Claim("what_is_wrong", f"{test} {f.model.status} on this trial's world ({err}) and "
                             "passes on the reference world.", BY_EVIDENCE,
@@ -239,8 +240,8 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
     ghost_refs = [Ref("diff", f"{g['file']}:{g['line']}", g.get("code", ""))
                   for g in ghost.get("ghost_lines") or []]
     explained = (f.explained or {}).get("text", "").strip()
-    if agent.get("why"):
-        claims.append(Claim("why_it_happens", agent["why"].strip(), BY_AGENT,
+    if agent is not None and agent.why:
+        claims.append(Claim("why_it_happens", agent.why.strip(), BY_AGENT,
                             diff_refs or failing_run))
     else:
         # Nobody audited this trial for this witness: the explainer's paragraph for the way it
@@ -266,7 +267,7 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
                             BY_EVIDENCE, near[:3]))
 
     # -- which clause of P --
-    agent_quote = _quote(agent.get("clause", ""), prompt)
+    agent_quote = _quote(agent.clause if agent is not None else "", prompt)
     own_quote = _quote(f.quote, prompt)
     if f.explicit and f.klass == "explicit":
         if agent_quote:
@@ -292,18 +293,18 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
                             "no claim is made about which T0 tests check it"
                             + ("; T0 passes on this trial." if t0_refs else "."),
                             BY_EVIDENCE, t0_refs or _tests([test])))
-    elif coverage.get("covered_by_t0") is False:
-        quote = _quote(coverage.get("quote", ""), prompt)
+    elif coverage.covered_by_t0 is False:
+        quote = _quote(coverage.quote, prompt)
         claims.append(Claim("why_t0_missed_it", "The recorded coverage says no T0 test asserts this "
-                            f"requirement ({coverage.get('clause')}).", BY_EVIDENCE,
+                            f"requirement ({coverage.clause}).", BY_EVIDENCE,
                             ([Ref("quote", quote)] if quote else []) + t0_refs or _tests([test])))
     else:
-        t0_tests = list(coverage.get("t0_tests") or [])
+        t0_tests = list(coverage.t0_tests)
         claims.append(Claim("why_t0_missed_it", "The recorded coverage says T0 checks this requirement "
                             "only on inputs the trial handles: T0 passes on it while the witness fails.",
                             BY_EVIDENCE, _tests(t0_tests) + t0_refs + witness_refs[:2]))
-    missed = agent.get("t0_missed")
-    detail = (agent.get("t0_missed_detail") or "").strip()
+    missed = agent.t0_missed if agent is not None else None
+    detail = ((agent.t0_missed_detail if agent is not None else None) or "").strip()
     said = f"{str(missed).replace('_', ' ')}" + (f": {detail}" if detail else "")
     if missed == "ghost_branch" and ghost_refs:
         claims.append(Claim("why_t0_missed_it", f"{said}.", BY_AGENT, (near or ghost_refs)[:3]))

@@ -17,6 +17,7 @@ from typing import Awaitable, Callable, Mapping, TypeAlias
 from testjack_tui.model import Task, Trial
 
 from .records import JsonObject
+from .records_agent import ChecklistRow
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class WitnessRecord:
     source_trial: str | None = None  # trial whose audit produced it; None: task analysis
     label: str = "valid"
     round: int | None = None
-    checklist: tuple[JsonObject, ...] = ()  # the audit's checklist items as it wrote them (clause, explicit, quote, ...)
+    checklist: tuple[ChecklistRow, ...] = ()  # the audit's checklist items as it wrote them
 
 
 @dataclass(frozen=True)

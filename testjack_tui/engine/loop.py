@@ -23,6 +23,8 @@ from .probes import materialize_probe
 from .analysis_fates import fate_rows, withdrawn_features
 from .failure_patterns import explain_refutations
 from .oracle import Validation, ask_repair, null_feedback, validate
+from .records_agent import (AgentFinding, JudgedCandidate, PromptSilent, ReferenceContradiction, SuspiciousFeature,
+                            rows_of, to_json_rows)
 from .records_cands import candidate_from_dict, candidate_to_dict
 from .roles import AuditContext, AuditOutcome, ChecklistItem, TaskAnalyst, questionable_cases
 from .records_standing import TaskLoopState, TrialLoopState
@@ -38,18 +40,20 @@ from .loop_witnesses import WitnessLoop
 
 def outcome_to_dict(outcome: AuditOutcome) -> dict[str, Any]:
     return {"candidates": [candidate_to_dict(c) for c in outcome.candidates],
-            "checklist": [dataclasses.asdict(i) for i in outcome.checklist],
-            "notes": outcome.notes, "findings": list(outcome.findings),
-            "nothing_found": outcome.nothing_found, "prompt_silent": list(outcome.prompt_silent),
-            "reference_contradicts": list(outcome.reference_contradicts)}
+            "checklist": [i.to_json() for i in outcome.checklist],
+            "notes": outcome.notes, "findings": to_json_rows(outcome.findings),
+            "nothing_found": outcome.nothing_found, "prompt_silent": to_json_rows(outcome.prompt_silent),
+            "reference_contradicts": to_json_rows(outcome.reference_contradicts)}
 
 
 def outcome_from_dict(data: dict[str, Any]) -> AuditOutcome:
     return AuditOutcome(candidates=[candidate_from_dict(c) for c in data.get("candidates", [])],
-                        checklist=[ChecklistItem(**i) for i in data.get("checklist", [])],
-                        notes=data.get("notes", ""), findings=list(data.get("findings") or []),
-                        nothing_found=data.get("nothing_found"), prompt_silent=list(data.get("prompt_silent") or []),
-                        reference_contradicts=list(data.get("reference_contradicts") or []))
+                        checklist=rows_of(ChecklistItem.from_json, data.get("checklist"), "checklist"),
+                        notes=data.get("notes", ""), findings=rows_of(AgentFinding.from_json, data.get("findings"), "findings"),
+                        nothing_found=data.get("nothing_found"),
+                        prompt_silent=rows_of(PromptSilent.from_json, data.get("prompt_silent"), "prompt_silent"),
+                        reference_contradicts=rows_of(ReferenceContradiction.from_json,
+                                                      data.get("reference_contradicts"), "reference_contradicts"))
 
 
 class TaskLoop(WitnessLoop):
@@ -107,11 +111,13 @@ class TaskLoop(WitnessLoop):
                 result = await analyst.analyse(ctx)
                 candidates = list(result)
                 stored = {"candidates": [candidate_to_dict(c) for c in candidates],
-                          "traceability": list(getattr(result, "traceability", []) or []),
-                          "suspicious_features": list(getattr(result, "suspicious_features", []) or []),
+                          "traceability": to_json_rows(getattr(result, "traceability", ())),
+                          "suspicious_features": to_json_rows(getattr(result, "suspicious_features", ())),
                           "notes": getattr(result, "notes", "")}
                 env.store.put_audit(task.id, ANALYSIS, stored)
-            self.features[:] = list(stored.get("suspicious_features") or [])  # the sampler reads this list
+            # the sampler reads this list
+            self.features[:] = rows_of(SuspiciousFeature.from_json, stored.get("suspicious_features"),
+                                       "suspicious_features")
             self.checklists[ANALYSIS] = analysis_checklist(stored)
             candidates = [self.book.qualify(dataclasses.replace(await materialize_probe(env, task, c),
                                                                 author="task_analysis"), ANALYSIS)
@@ -127,10 +133,11 @@ class TaskLoop(WitnessLoop):
         # Replay T1 on every passing trial: one batched run per trial.
         items = [(v.candidate.id, v.candidate) for v in passing]
         statuses = await self._replay(items, [t.id for t in self.corpus]) if passing else {}
-        stored["fates"] = fate_rows(validations, vacuous, statuses, [t.id for t in self.corpus])
-        stored["withdrawn_features"] = withdrawn_features(self.features, stored["fates"])
+        fates = fate_rows(validations, vacuous, statuses, [t.id for t in self.corpus])
+        stored["fates"] = [row.to_json() for row in fates]
+        stored["withdrawn_features"] = withdrawn_features(self.features, fates)
         env.store.put_audit(task.id, ANALYSIS, stored)
-        self.held[:] = [v.candidate for v, row in zip(validations, stored["fates"]) if row["held"]]
+        self.held[:] = [v.candidate for v, row in zip(validations, fates) if row.held]
         self.withdrawn = {str(f["id"]) for f in stored["withdrawn_features"]}
         for f in stored["withdrawn_features"]:
             self._emit(Log(env.session_id, level="info",
@@ -252,7 +259,7 @@ class TaskLoop(WitnessLoop):
                 env.budget.check_round()
                 outcome = await env.roles.audit.audit(ctx)
                 env.store.put_audit(task.id, trial.id, outcome_to_dict(outcome))
-            self.checklists[trial.id] = [dataclasses.asdict(i) for i in outcome.checklist]
+            self.checklists[trial.id] = list(outcome.checklist)
             candidates = [self.book.qualify(await materialize_probe(env, task, c), trial.id)
                           for c in outcome.candidates]
             validations = []
@@ -287,8 +294,8 @@ class TaskLoop(WitnessLoop):
         for v, j in zip(discriminating, results):
             await self._open_questions(v, j, trial.id, {trial.id: v.model_status})
             if not j.decision.counts:
-                self.judged.append({"requirement": v.candidate.requirement, "label": j.decision.label,
-                                    "by": j.decision.by, "reason": j.verdict.reason})
+                self.judged.append(JudgedCandidate(v.candidate.requirement, j.decision.label, j.decision.by,
+                                                   j.verdict.reason))
                 continue
             kept = kept_cases(v.candidate, j.verdict)
             if kept is not v.candidate:
@@ -401,8 +408,8 @@ class TaskLoop(WitnessLoop):
         requirement, _, _ = standing_requirement(verdict, decision, candidate.requirement)
         said = open_questions.said_by(verdict, decision)
         if candidate is not v.candidate:
-            said = [f'reviewer ({verdict.reviewer or "?"}): QUESTIONABLE: "{c.get("reason", "")}" ({c["test_id"]})'
-                    for c in verdict.cases if c.get("test_id") in candidate.test_ids]
+            said = [f'reviewer ({verdict.reviewer or "?"}): QUESTIONABLE: "{c.reason}" ({c.test_id})'
+                    for c in verdict.cases if c.test_id in candidate.test_ids]
         record = open_questions.question_record(
             self.task.id, candidate, requirement, said, decision.by if decision.by == "operator" else "reviewer",
             v.reference_status, {t: s for t, s in statuses.items() if t in self.by_id}, source_trial)
@@ -419,7 +426,7 @@ class TaskLoop(WitnessLoop):
             record = open_questions.silent_record(self.task.id, trial_id, item)
             if not record.requirement:
                 continue
-            named = str(item.get("witness") or "").strip()
+            named = (item.witness or "").strip()
             v = next((x for x in validations if named and x.candidate.path == named), None)
             if v is not None:
                 record = dataclasses.replace(
@@ -440,7 +447,7 @@ class TaskLoop(WitnessLoop):
             if reference_claims.record(self.env.store, record):
                 self._emit(Log(self.env.session_id, level="warning",
                                message=f"{self.task.id}: the audit of {trial_id} says the reference "
-                                       f"contradicts P: \"{item.get('quote')}\""))
+                                       f"contradicts P: \"{item.quote}\""))
 
 
 async def audit_task(env: EngineEnv, task: Task, trials: list[Trial],

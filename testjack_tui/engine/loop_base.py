@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
 from testjack_tui.sandbox.api import WorldRef
 from testjack_tui.model import Task, Trial
@@ -16,6 +15,7 @@ from .events import Log, TrialState
 from .env import EngineEnv
 from .hooks import WitnessClass, WitnessRecord
 from .oracle import CandidateBook
+from .records_agent import ChecklistRow, JudgedCandidate, SuspiciousFeature, ValidatedTest
 from .records_standing import TrialLoopState
 from .records_runs import JsonObject, TestOutcomes
 from .roles import AuditContext, BudgetExceeded, Candidate, ReviewVerdict, WorldTools
@@ -74,9 +74,9 @@ class LoopBase:
         self.classes: dict[str, WitnessClass] = {}
         self.round = 0
         self.evidence: dict[str, JsonObject] = {}  # trial id -> its evidence (the store's evidence table)
-        self.checklists: dict[str, list[dict[str, Any]]] = {}
-        self.features: list[dict[str, Any]] = []  # task analysis's suspicious-patch features
-        self.judged: list[dict[str, Any]] = []  # candidates reviewed and not counted (shown to later audits)
+        self.checklists: dict[str, list[ChecklistRow]] = {}  # scope (trial id, ANALYSIS) -> its checklist
+        self.features: list[SuspiciousFeature] = []  # task analysis's suspicious-patch features
+        self.judged: list[JudgedCandidate] = []  # candidates reviewed and not counted (shown to later audits)
         self.held: list[Candidate] = []  # task analysis's validated tests that passed on every trial
         self.withdrawn: set[str] = set()  # features disproved by a held test (analysis_fates.withdrawn_features)
         self.sampler: Sampler | None = None  # made when the loop starts (lightweight mode)
@@ -171,22 +171,22 @@ class LoopBase:
         ctx = AuditContext(session_id=self.env.session_id, task=self.task, trial=trial, tools=tools,
                            emit=self.env.emit, known_witnesses=[w.candidate for w in self.witnesses],
                            evidence=evidence or {}, ledger=self.env.budget, llm_cache=self.env.store,
-                           features=[f for f in self.features if str(f.get("id")) not in self.withdrawn],
+                           features=[f for f in self.features if f.id not in self.withdrawn],
                            judged=list(self.judged),
                            validated=self._validated_for(trial))
         return ctx, tools
 
-    def _validated_for(self, trial: Trial | None) -> list[dict[str, Any]]:
+    def _validated_for(self, trial: Trial | None) -> list[ValidatedTest]:
         """Every validated test of the task, for an auditor: the witnesses, then the task
         analysis's tests that held on every trial; each with what it checks and its outcome on
         this trial where one was measured."""
         if trial is None:
             return []
         runs = self.runs_by_trial.get(trial.id, {})
-        out = [{"path": w.candidate.path, "requirement": w.record.requirement, "kind": "witness",
-                "outcome": runs.get(w.record.id, ""), "source": w.candidate.source} for w in self.witnesses]
-        return out + [{"path": c.path, "requirement": c.requirement, "kind": "held on every trial",
-                       "outcome": "passed", "source": c.source} for c in self.held]
+        out = [ValidatedTest(w.candidate.path, w.record.requirement, "witness", runs.get(w.record.id, ""),
+                             w.candidate.source) for w in self.witnesses]
+        return out + [ValidatedTest(c.path, c.requirement, "held on every trial", "passed", c.source)
+                      for c in self.held]
 
     @staticmethod
     async def _close(tools: WorldTools) -> None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
 from .ambiguity import suggest_clarification
 from .records import FlatRecord, JsonObject
+from .records_agent import PromptSilent
 from .roles import ApprovalDecision, Candidate, ReviewVerdict
 from .runner import is_failing
 from .store import SessionStore
@@ -83,13 +83,13 @@ def question_record(task_id: str, candidate: Candidate, requirement: str, said: 
         "Say what the task expects on the point this test checks.")
 
 
-def silent_record(task_id: str, trial_id: str, item: dict[str, Any]) -> OpenQuestion:
+def silent_record(task_id: str, trial_id: str, item: PromptSilent) -> OpenQuestion:
     """The audit agent's "P is silent on X" (its reply's item) without a test of its own."""
-    what = str(item.get("on") or item.get("requirement") or "").strip()
+    what = item.on.strip()
     return OpenQuestion(
-        task_id=task_id, requirement=what, said=[f'audit agent: P is silent: "{str(item.get("why") or what).strip()}"'],
-        by="audit agent", reference=str(item.get("reference") or "").strip(), source_trial=trial_id,
-        clarification=str(item.get("clarification") or "").strip() or suggest_clarification(what))
+        task_id=task_id, requirement=what, said=[f'audit agent: P is silent: "{(item.why or what).strip()}"'],
+        by="audit agent", reference=(item.reference or "").strip(), source_trial=trial_id,
+        clarification=(item.clarification or "").strip() or suggest_clarification(what))
 
 
 def stored(store: SessionStore, task_id: str | None = None) -> list[OpenQuestion]:

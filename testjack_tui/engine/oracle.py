@@ -315,7 +315,7 @@ async def ask_repair(env: EngineEnv, task: Task, role: AuditAgent | TaskAnalyst,
     if isinstance(new, ReferenceContradiction):
         # The test stands and the reference breaks P: a task finding, then dropped like a give-up.
         if reference_claims.record(env.store, reference_claims.claim_record(
-            task.id, reference_claims.author_name(current.author), dataclasses.asdict(new),
+            task.id, reference_claims.author_name(current.author), new,
             trial_id=ctx.trial.id if ctx.trial else None,
             candidate=current, reference_run=ref.messages(current.path, current.test_ids))):
             env.emit(Log(env.session_id, level="warning",

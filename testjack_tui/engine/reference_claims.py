@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .records import FlatRecord, JsonObject
+from .records_agent import ReferenceContradiction
 from .roles import Candidate
 
 PREFIX = "reference_contradicts:"  # key of the record in the store's audits table
@@ -41,16 +42,16 @@ class ReferenceClaim(FlatRecord):
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
-def claim_record(task_id: str, by: str, item: JsonObject, *, trial_id: str | None = None,
+def claim_record(task_id: str, by: str, item: ReferenceContradiction, *, trial_id: str | None = None,
                  candidate: Candidate | None = None, reference_run: str = "") -> ReferenceClaim | None:
     """The claim to store (None when it quotes nothing of P or says nothing). `item`: the
-    author's {quote, claim, output} as it answered; `reference_run`: what the engine's run on
-    the reference showed for the test, when a test backs it."""
-    quote = str(item.get("quote") or "").strip()
-    claim = str(item.get("claim") or "").strip()
+    author's answer; `reference_run`: what the engine's run on the reference showed for the
+    test, when a test backs it."""
+    quote = item.quote.strip()
+    claim = item.claim.strip()
     if not quote or not claim:
         return None
-    return ReferenceClaim(task_id, by, trial_id, quote, claim, output=str(item.get("output") or "").strip(),
+    return ReferenceClaim(task_id, by, trial_id, quote, claim, output=item.output.strip(),
                           candidate_id=candidate.id if candidate else "",
                           path=candidate.path if candidate else "",
                           reference_run=reference_run[:OUTPUT_CHARS])
@@ -83,9 +84,9 @@ def of_candidate(store: Any, task_id: str, candidate_id: str) -> ReferenceClaim 
     return ReferenceClaim.from_stored(found) if found else None
 
 
-def stored(store: Any, task_id: str | None = None) -> list[JsonObject]:
+def stored(store: Any, task_id: str | None = None) -> list[ReferenceClaim]:
     """Every claim of the session (or of one task), oldest first."""
-    return [{k: v for k, v in ({"task_id": a.task_id} | a.data).items() if k != "trial_id"}
+    return [ReferenceClaim.from_stored({"task_id": a.task_id} | a.data)
             for a in store.audits() if a.key.startswith(PREFIX) and (task_id is None or a.task_id == task_id)]
 
 
@@ -95,18 +96,17 @@ def drop_reason(status: str, claim: ReferenceClaim) -> str:
             f"\"{claim.quote}\" ({claim.claim})")
 
 
-def markdown_lines(claims: list[JsonObject]) -> list[str]:
+def markdown_lines(claims: list[ReferenceClaim]) -> list[str]:
     """The report's lines for a task's claims (one bullet each, who said it, P, the run)."""
     out = []
     for c in claims:
-        test = f" test `{c['candidate_id']}`" if c.get("candidate_id") else ""
-        where = f" (audit of {c['source_trial']})" if c.get("source_trial") else ""
-        out.append(f"- {c.get('by')}{where}{test}: P says \"{c.get('quote')}\"; the reference "
-                   f"{c.get('claim')}.")
-        if c.get("output"):
-            out.append(f"  - run output quoted: `{_one_line(c['output'])}`")
-        if c.get("reference_run"):
-            out.append(f"  - the engine's reference run: `{_one_line(c['reference_run'])}`")
+        test = f" test `{c.candidate_id}`" if c.candidate_id else ""
+        where = f" (audit of {c.source_trial})" if c.source_trial else ""
+        out.append(f"- {c.by}{where}{test}: P says \"{c.quote}\"; the reference {c.claim}.")
+        if c.output:
+            out.append(f"  - run output quoted: `{_one_line(c.output)}`")
+        if c.reference_run:
+            out.append(f"  - the engine's reference run: `{_one_line(c.reference_run)}`")
     return out
 
 

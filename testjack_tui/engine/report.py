@@ -12,18 +12,20 @@ labels file, when it ships one (engine/report_labels.py), scores recall and prec
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from testjack_tui.engine import open_questions, reference_claims
 from testjack_tui.engine.ambiguity import rho as rho_of
 from testjack_tui.engine.analysis_fates import audit_fate_rows
+from testjack_tui.engine.records_agent import stored_fates
 from testjack_tui.engine.approval import stored_kind
+from testjack_tui.engine.records import JsonObject
+from testjack_tui.engine.records_agent import SuspiciousFeature, TraceRow, rows_of
 from testjack_tui.engine.records_cands import ApprovalRecord, DecidedBy, VerdictRecord
 from testjack_tui.engine.compare import mode_comparison
 from testjack_tui.engine.corpus import CorpusTrial, SessionCorpus, read_corpus
 from testjack_tui.engine.detectors import DETECTORS
 from testjack_tui.engine.report_labels import TrialLabel, load_labels
-from testjack_tui.engine.report_model import (AwaitingOperator, DecisionRow, DetectorHits, Detectors, Report,
+from testjack_tui.engine.report_model import (AwaitingOperator, DecisionRow, DetectorHits, Detectors, FeatureFate, Report,
                                               Scoring, TableRow, Tables, TaskReport, TrialReport,
                                               UnderspecifiedPrompt, UnderspecifiedRow)
 from testjack_tui.engine.requirements import requirements_table
@@ -108,9 +110,10 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
         mode=summary.mode, sampler=summary.sampler, seed=summary.seed,
         rounds=summary.rounds, state=meta.get("state"), usage=summary.usage,
         tasks={tid: TaskReport(t.well_formed, t.problems, t.vacuous, t.flaky, t.rounds, t.witnesses,
-                               (analysis.get(tid) or {}).get("traceability") or [],
+                               rows_of(TraceRow.from_json, (analysis.get(tid) or {}).get("traceability"),
+                                       "traceability"),
                                _features_with_fates(analysis.get(tid)),
-                               list((analysis.get(tid) or {}).get("fates") or []),
+                               stored_fates(analysis.get(tid)),
                                reference_claims.stored(store, tid), audit_fate_rows(store, tid))
                for tid, t in summary.tasks.items()},
         trials=trial_reports, underspecified_prompts=underspecified,
@@ -157,12 +160,13 @@ def _underspecified(store: SessionStore, task_id: str, task_sum: TaskSummary, fa
     return out
 
 
-def _features_with_fates(analysis: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _features_with_fates(analysis: JsonObject | None) -> list[FeatureFate]:
     """The task analysis's suspicious features, each withdrawn one saying which held test
     disproved it (analysis_fates.withdrawn_features)."""
     gone = {str(f.get("id")): f for f in (analysis or {}).get("withdrawn_features") or []}
-    return [dict(f, withdrawn=f"disproved: {gone[str(f.get('id'))]['disproved_by']} held on every trial")
-            if str(f.get("id")) in gone else dict(f) for f in (analysis or {}).get("suspicious_features") or []]
+    return [FeatureFate(f, f"disproved: {gone[f.id]['disproved_by']} held on every trial" if f.id in gone else None)
+            for f in rows_of(SuspiciousFeature.from_json, (analysis or {}).get("suspicious_features"),
+                             "suspicious_features")]
 
 
 def decisions_table(approvals: list[ApprovalRecord], verdicts: dict[str, VerdictRecord]) -> list[DecisionRow]:

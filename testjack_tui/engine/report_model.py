@@ -8,11 +8,13 @@ TUI read is an attribute here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from testjack_tui.engine.records_agent import AnalysisTestFate, AuditTestFate
 from testjack_tui.engine.compare import Comparison
 from testjack_tui.engine.config import Mode
 from testjack_tui.engine.records import FlatRecord, JsonObject
+from testjack_tui.engine.reference_claims import ReferenceClaim
+from testjack_tui.engine.records_agent import SuspiciousFeature, TraceRow
 from testjack_tui.engine.requirements import RequirementRow
 # A trial's standing (engine/standing.py decides it), as the report shows it.
 from testjack_tui.engine.standing import AgentAudit as AgentAudit, Review as Review, TrialReport as TrialReport
@@ -114,6 +116,21 @@ class AwaitingOperator(FlatRecord):
     requirement: str = ""
 
 
+@dataclass(frozen=True)
+class FeatureFate:
+    """A suspicious-patch feature of the task analysis, with the held test that disproved it
+    (`withdrawn`, None while it stands)."""
+
+    feature: SuspiciousFeature
+    withdrawn: str | None = None
+
+    def to_json(self) -> JsonObject:
+        out = self.feature.to_json()
+        if self.withdrawn is not None:
+            out["withdrawn"] = self.withdrawn
+        return out
+
+
 @dataclass
 class TaskReport:
     well_formed: bool | None
@@ -122,24 +139,25 @@ class TaskReport:
     flaky: list[str]
     rounds: list[RoundSummary]
     witnesses: list[WitnessSummary]
-    traceability: list[dict[str, Any]]  # the task analysis's rows, as the agent wrote them
-    suspicious_features: list[dict[str, Any]]
-    # What became of each task-analysis candidate: {id, path, requirement, versions, fate, held}
-    analysis_tests: list[dict[str, Any]] = field(default_factory=list)
+    traceability: list[TraceRow]  # the task analysis's rows, as the agent wrote them
+    suspicious_features: list[FeatureFate]
+    # What became of each task-analysis candidate
+    analysis_tests: list[AnalysisTestFate] = field(default_factory=list)
     # "The reference contradicts P here" (engine/reference_claims.py): the task is not
-    # well-formed on those points. {by, source_trial, quote, claim, output, candidate_id, path, reference_run}
-    reference_contradicts: list[dict[str, Any]] = field(default_factory=list)
-    # What became of each trial auditor's (and operator's) test: {id, trial, author, path,
-    # requirement, versions, fate} (analysis_fates.audit_fate_rows)
-    audit_tests: list[dict[str, Any]] = field(default_factory=list)
+    # well-formed on those points.
+    reference_contradicts: list[ReferenceClaim] = field(default_factory=list)
+    # What became of each trial auditor's (and operator's) test (analysis_fates.audit_fate_rows)
+    audit_tests: list[AuditTestFate] = field(default_factory=list)
 
     def to_json(self) -> JsonObject:
         return {"well_formed": self.well_formed, "problems": self.problems, "vacuous": self.vacuous,
                 "flaky": self.flaky, "rounds": [r.to_json() for r in self.rounds],
                 "witnesses": [{k: getattr(w, k) for k in REPORT_WITNESS_FIELDS} for w in self.witnesses],
-                "traceability": self.traceability, "suspicious_features": self.suspicious_features,
-                "analysis_tests": self.analysis_tests, "reference_contradicts": self.reference_contradicts,
-                "audit_tests": self.audit_tests}
+                "traceability": [r.to_json() for r in self.traceability],
+                "suspicious_features": [f.to_json() for f in self.suspicious_features],
+                "analysis_tests": [r.to_json() for r in self.analysis_tests],
+                "reference_contradicts": [c.to_json() for c in self.reference_contradicts],
+                "audit_tests": [r.to_json() for r in self.audit_tests]}
 
 
 @dataclass

@@ -179,17 +179,17 @@ def session_markdown(report: Report) -> str:
     for tid, task in report.tasks.items():
         if task.traceability:
             out += [f"## Task analysis of {tid}: requirement ↔ T0", "", _md_table(
-                [dict(r, tests=", ".join(r.get("t0_tests") or []) or "-") for r in task.traceability],
+                [dict(r.to_json(), tests=", ".join(r.t0_tests or ()) or "-") for r in task.traceability],
                 [("requirement", "requirement"), ("explicit", "explicit"), ("T0 tests", "tests"),
                  ("coverage", "coverage")])]
         if task.analysis_tests:
             out += [f"Task analysis tests of {tid} (what became of each):", "", _md_table(
-                [dict(r, versions=", ".join(r.get("versions") or [])) for r in task.analysis_tests],
+                [dict(r.to_json(), versions=", ".join(r.versions)) for r in task.analysis_tests],
                 [("test", "path"), ("requirement", "requirement"), ("versions", "versions"), ("what happened", "fate")])]
         out += audit_tests_markdown(tid, task)
         if task.suspicious_features:
             out += [f"Suspicious-patch features for {tid}:", "", _md_table(
-                task.suspicious_features,
+                [f.to_json() for f in task.suspicious_features],
                 [("id", "id"), ("requirement", "requirement"), ("pattern", "pattern"),
                  ("why suspicious", "why_suspicious"), ("false positives", "false_positives"),
                  ("withdrawn", "withdrawn")])]
@@ -213,7 +213,7 @@ def audit_tests_markdown(task_id: str, task: TaskReport) -> list[str]:
     if not task.audit_tests:
         return []
     return [f"Audit tests of {task_id} (what became of each):", "", _md_table(
-        [dict(r, versions=", ".join(r.get("versions") or [])) for r in task.audit_tests],
+        [dict(r.to_json(), versions=", ".join(r.versions)) for r in task.audit_tests],
         [("test", "path"), ("trial", "trial"), ("requirement", "requirement"), ("versions", "versions"),
          ("what happened", "fate")])]
 
@@ -258,10 +258,10 @@ def trial_markdown(t: TrialReport) -> str:
         if audit.nothing_found:
             out += ["The audit agent found nothing wrong with this trial.", ""]
         for item in audit.findings:
-            out += [f"- **{item.get('what')}** — {item.get('why')} (P: \"{item.get('clause')}\"); evidence: "
-                    f"`{item.get('witness')}` fails with `{str(item.get('failing_assertion', '')).strip()[:200]}`; "
-                    f"T0 missed it: {str(item.get('t0_missed', '')).replace('_', ' ')}"
-                    + (f" ({item['t0_missed_detail']})" if item.get("t0_missed_detail") else "")]
+            out += [f"- **{item.what}** — {item.why} (P: \"{item.clause}\"); evidence: "
+                    f"`{item.witness}` fails with `{item.failing_assertion.strip()[:200]}`; "
+                    f"T0 missed it: {item.t0_missed.replace('_', ' ')}"
+                    + (f" ({item.t0_missed_detail})" if item.t0_missed_detail else "")]
         out.append("")
     if t.decisions:
         out += ["## Decisions on this trial's candidates", ""]
@@ -287,8 +287,8 @@ def trial_markdown(t: TrialReport) -> str:
         for r in t.reviews:
             out.append(f"- `{r.candidate_id}`: {r.overall or r.label}"
                        + (f", kept: {', '.join(r.keep)}" if r.keep else ""))
-            out += [f"    - {c.get('label')} `{c.get('test_id')}` ({c.get('scope')}, overfitting "
-                    f"{c.get('overfitting')}): {c.get('reason')}" for c in r.cases]
+            out += [f"    - {c.label} `{c.test_id}` ({c.scope}, overfitting {c.overfitting}): {c.reason}"
+                    for c in r.cases]
         out.append("")
     if t.ambiguous:
         out += ["## Ambiguous witnesses it fails (prompt defects; not counted)", ""]

@@ -25,9 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from testjack_tui.engine import open_questions
+from testjack_tui.engine.records_agent import stored_fates
 from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.store import SessionStore
 from .records import JsonObject
+from .records_agent import AgentFinding, ChecklistRow, TraceRow, rows_of
 
 # T0's coverage as recorded, least covered first: where sources disagree the least one stands
 # (a "partial" of the task analysis is never shown as a plain "yes").
@@ -160,37 +162,31 @@ def _extend(out: list[str], items: Any) -> None:
     out.extend(x for x in items if x and x not in out)
 
 
-def _coverage_word(covered: Any) -> str:
-    return {True: "full", False: "none"}.get(covered, "") if isinstance(covered, bool) else ""
+def _coverage_word(covered: bool | None) -> str:
+    return "" if covered is None else "full" if covered else "none"
 
 
 def statements(store: SessionStore, task_id: str) -> list[Statement]:
     """Every statement of a requirement the session recorded for one task, in source order."""
     out: list[Statement] = []
     analysis = store.get_audit(task_id, "analysis") or {}
-    for row in analysis.get("traceability") or []:
-        coverage = row.get("coverage")
-        out.append(Statement(str(row.get("requirement") or ""), "analysis", quote=str(row.get("quote") or ""),
-                             explicit=row.get("explicit"),
-                             coverage=coverage if coverage in COVERAGE else "",
-                             t0_tests=tuple(row.get("t0_tests") or ())))
-    for fate in analysis.get("fates") or []:  # the analysis's own tests: held ones are listed as held
-        out.append(Statement(str(fate.get("requirement") or ""), "analysis",
-                             held=(str(fate.get("path") or fate.get("id")),) if fate.get("held") else (),
-                             witnesses=(str(fate["id"]),) if fate.get("id") else ()))
+    for row in rows_of(TraceRow.from_json, analysis.get("traceability"), "traceability"):
+        out.append(Statement(row.requirement, "analysis", quote=row.quote or "", explicit=row.explicit,
+                             coverage=row.coverage.value if row.coverage else "", t0_tests=row.t0_tests or ()))
+    for fate in stored_fates(analysis):  # the analysis's own tests: held ones are listed as held
+        out.append(Statement(fate.requirement, "analysis", held=(fate.path or fate.id,) if fate.held else (),
+                             witnesses=(fate.id,) if fate.id else ()))
     audits = sorted((a for a in store.audits() if a.task_id == task_id and a.key != "analysis"
                      and not a.key.startswith(open_questions.PREFIX)), key=lambda a: a.key)
     for audit in audits:
-        for item in audit.data.get("checklist") or []:
-            implemented = item.get("implemented")
-            out.append(Statement(str(item.get("clause") or ""), "audit", quote=str(item.get("quote") or ""),
-                                 explicit=item.get("explicit"), coverage=_coverage_word(item.get("covered_by_t0")),
-                                 implemented=None if implemented is None
-                                 else (audit.key, bool(implemented))))
-        for finding in audit.data.get("findings") or []:  # links a quote of P to the witness it backs
-            wid = finding.get("candidate_id")
-            if wid:
-                out.append(Statement("", "audit", quote=str(finding.get("clause") or ""), witnesses=(str(wid),)))
+        for item in rows_of(ChecklistRow.from_json, audit.data.get("checklist"), "checklist"):
+            out.append(Statement(item.clause, "audit", quote=item.quote, explicit=item.explicit,
+                                 coverage=_coverage_word(item.covered_by_t0),
+                                 implemented=None if item.implemented is None else (audit.key, item.implemented)))
+        # a finding links a quote of P to the witness it backs
+        for finding in rows_of(AgentFinding.from_json, audit.data.get("findings"), "findings"):
+            if finding.candidate_id:
+                out.append(Statement("", "audit", quote=finding.clause, witnesses=(finding.candidate_id,)))
     for w in sorted(store.witnesses(task_id), key=lambda w: w.id):
         out.append(Statement(w.requirement or "", "witness", quote=w.quote or "", witnesses=(w.id,),
                              explicit=w.explicit))

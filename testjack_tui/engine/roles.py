@@ -14,6 +14,13 @@ from testjack_tui.model import Task, Trial
 from .records import JsonObject
 from .records_runs import TestOutcomes
 
+from .records_agent import (AgentFinding, CaseCoverage, CaseLabel, ChecklistRow, JudgedCandidate, PromptSilent,
+                            ReviewCase, SuspiciousFeature, TraceRow, ValidatedTest)
+from .records_agent import ReferenceContradiction as ReferenceContradiction
+
+# The audit's checklist item is a checklist row as the agent wrote it (records_agent.ChecklistRow).
+ChecklistItem = ChecklistRow
+
 
 class ReviewLabel(StrEnum):
     """A reviewer's (or the operator's) label of a candidate: only "valid" counts."""
@@ -44,50 +51,28 @@ class Candidate:
         return list(self.test_ids) or [self.path]
 
 
-@dataclass(frozen=True)
-class ChecklistItem:
-    clause: str
-    explicit: bool  # quotable from P
-    quote: str = ""  # the words of P, when explicit
-    covered_by_t0: bool | None = None
-    implemented: bool | None = None
-
-
 @dataclass
 class AuditOutcome:
     candidates: list[Candidate]
     checklist: list[ChecklistItem] = field(default_factory=list)
     notes: str = ""  # the agent's own report text (untrusted: shown, never acted on)
-    # Per finding: what, why, clause, witness (candidate path), failing_assertion, t0_missed
-    # (+ candidate_id once matched). Explanations only: witnesses decide, not findings.
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    # Explanations only: witnesses decide, not findings.
+    findings: list[AgentFinding] = field(default_factory=list)
     nothing_found: bool | None = None  # the agent said explicitly that it found nothing
-    # "P is silent on X": {on, why, reference?, witness?, clarification?} (open questions about P)
-    prompt_silent: list[dict[str, Any]] = field(default_factory=list)
-    # "The reference contradicts P here": {quote, claim, output} (engine/reference_claims.py)
-    reference_contradicts: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class ReferenceContradiction:
-    """An author's answer to a repair request: the test is right, the reference breaks P here
-    (`quote`: the words of P, `claim`: what the reference does instead, `output`: the run's
-    lines that show it). Recorded as a task finding (engine/reference_claims.py)."""
-
-    quote: str
-    claim: str
-    output: str = ""
+    prompt_silent: list[PromptSilent] = field(default_factory=list)  # open questions about P
+    # "The reference contradicts P here" (engine/reference_claims.py)
+    reference_contradicts: list[ReferenceContradiction] = field(default_factory=list)
 
 
 class AnalysisResult(list[Candidate]):
     """The task analysis's candidates (a list, as the engine expects), plus its requirement <-> T0
     traceability matrix and the suspicious-patch features the sampler and the auditors use."""
 
-    def __init__(self, candidates: Iterable[Candidate] = (), traceability: Iterable[dict[str, Any]] | None = None,
-                 suspicious_features: Iterable[dict[str, Any]] | None = None, notes: str = ""):
+    def __init__(self, candidates: Iterable[Candidate] = (), traceability: Iterable[TraceRow] = (),
+                 suspicious_features: Iterable[SuspiciousFeature] = (), notes: str = ""):
         super().__init__(candidates)
-        self.traceability: list[dict[str, Any]] = list(traceability or [])
-        self.suspicious_features: list[dict[str, Any]] = list(suspicious_features or [])
+        self.traceability: list[TraceRow] = list(traceability)
+        self.suspicious_features: list[SuspiciousFeature] = list(suspicious_features)
         self.notes = notes
 
 
@@ -101,8 +86,8 @@ class ReviewVerdict:
     reason: str = ""
     reviewer: str = ""  # who judged: "scripted", a model name, "operator"
     overall: str = ""  # KEEP_ALL | KEEP_SOME | DROP_ALL | HUMAN_REVIEW ("" = not given)
-    cases: tuple[dict[str, Any], ...] = ()  # per test case: {test_id, label VALID|QUESTIONABLE|INVALID, scope, overfitting, reason}
-    coverage: tuple[dict[str, Any], ...] = ()  # requirement <-> cases: {requirement, test_ids}
+    cases: tuple[ReviewCase, ...] = ()  # per test case
+    coverage: tuple[CaseCoverage, ...] = ()  # requirement <-> cases
     keep: tuple[str, ...] = ()  # KEEP_SOME: the cases accepted; they alone become the witness
 
 
@@ -111,11 +96,10 @@ def needs_operator(verdict: "ReviewVerdict") -> bool:
     return verdict.label == "questionable" or verdict.overall == "HUMAN_REVIEW"
 
 
-def questionable_cases(cases: Iterable[dict[str, Any]]) -> tuple[str, ...]:
+def questionable_cases(cases: Iterable[ReviewCase]) -> tuple[str, ...]:
     """The test cases a reviewer called QUESTIONABLE (of a KEEP_SOME: the kept ones count, these
     wait for a person)."""
-    return tuple(str(c["test_id"]) for c in cases
-                 if str(c.get("label", "")).upper() == "QUESTIONABLE" and c.get("test_id"))
+    return tuple(c.test_id for c in cases if c.label == CaseLabel.QUESTIONABLE and c.test_id)
 
 
 @dataclass(frozen=True)
@@ -252,14 +236,13 @@ class AuditContext:
     # the per-case outcomes on the reference and on the trials where it was run.
     case_runs: dict[str, dict[str, TestOutcomes]] = field(default_factory=dict)
     # Task analysis's suspicious-patch features for this task (shown to the audit agent).
-    features: list[dict[str, Any]] = field(default_factory=list)
-    # Candidates of this task already judged and not counted: {requirement, label, reason}, so a
-    # later audit does not write the same test again.
-    judged: list[dict[str, Any]] = field(default_factory=list)
+    features: list[SuspiciousFeature] = field(default_factory=list)
+    # Candidates of this task already judged and not counted, so a later audit does not write
+    # the same test again.
+    judged: list[JudgedCandidate] = field(default_factory=list)
     # For an auditor: every validated test of the task (witnesses, then the task analysis's tests
-    # that held on every trial), {path, requirement, kind, outcome on this trial ("" = not run)},
-    # so it proposes only new ones.
-    validated: list[dict[str, Any]] = field(default_factory=list)
+    # that held on every trial), so it proposes only new ones.
+    validated: list[ValidatedTest] = field(default_factory=list)
 
 
 class AuditAgent(Protocol):

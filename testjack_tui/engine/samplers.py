@@ -38,6 +38,7 @@ import math
 import random
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 from testjack_tui.engine.detectors import collect_static_evidence, parse_diff
 from testjack_tui.engine.detectors.signals import Evidence
@@ -45,6 +46,7 @@ from testjack_tui.engine.runner import is_failing
 from testjack_tui.engine.sampling import UNIFORM, SamplerContext, SamplerState
 from testjack_tui.model import Task, Trial
 from .records import JsonObject
+from .records_agent import SuspiciousFeature
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d+|[^\s\w]")
 _COMMENT = re.compile(r"^\s*(#|//)")
@@ -200,10 +202,10 @@ class TrialProfile:
         return sum(cls.WEIGHTS.values())
 
 
-def feature_share(patch: str, features: list[JsonObject]) -> float:
+def feature_share(patch: str, features: Sequence[SuspiciousFeature]) -> float:
     """Share of the task analysis's suspicious-patch features whose pattern occurs in the lines
     a diff adds (a regular expression when it compiles, else the literal text)."""
-    patterns = [str(f.get("pattern") or "") for f in features or () if f.get("pattern")]
+    patterns = [f.pattern for f in features or () if f.pattern]
     if not patterns:
         return 0.0
     added = "\n".join(line[1:] for line in (patch or "").splitlines()

@@ -16,6 +16,7 @@ from typing import Callable, Protocol
 from testjack_tui.errors import InputError
 from testjack_tui.model import Task, Trial
 from .records import JsonObject
+from .records_agent import SuspiciousFeature
 
 
 @dataclass(frozen=True)
@@ -52,9 +53,9 @@ class SamplerContext:
     # Static detector evidence (Evidence.to_dict(): diff scope, tampering, literal collisions,
     # sniffing) of EVERY trial of the corpus, computed at task start: no containers needed.
     static_evidence: dict[str, JsonObject] = field(default_factory=dict)
-    # The task analysis's suspicious-patch features ({id, requirement, pattern, ...}); the loop
-    # fills this list in place once the analysis is in, so a sampler reads it at every pick.
-    features: list[JsonObject] = field(default_factory=list)
+    # The task analysis's suspicious-patch features; the loop fills this list in place once the
+    # analysis is in, so a sampler reads it at every pick.
+    features: list[SuspiciousFeature] = field(default_factory=list)
     # Per model: the share of its trials, over every task of the session, with structural static
     # detector evidence (samplers.model_record); computed once at session start.
     model_record: dict[str, float] = field(default_factory=dict)

@@ -23,6 +23,7 @@ from testjack_tui.safe_paths import path_part
 from . import harness_effect, open_questions
 from .ambiguity import rho as rho_of
 from .ambiguity import witness_outcome
+from .records_agent import stored_fates
 from .approval import decision_record, review_key, stored_kind
 from .corpus import CorpusTrial, read_corpus
 from .detectors import Evidence, collect_static_evidence
@@ -30,7 +31,8 @@ from .explanations import run_message
 from .failure_kinds import never_a_reading
 from .failure_patterns import stored_explanation
 from .no_reference import IndependentReference, independent_reference
-from .records import FlatRecord, JsonObject
+from .records import JsonObject
+from .records_agent import AgentFinding, CaseCoverage, ChecklistRow, ReviewCase, rows_of, to_json_rows
 from .records_runs import Proof, StoredRun, TrialCheckRow
 from .records_cands import ApprovalRecord, DecidedBy, ValidationOutcome, ValidationRecord, VerdictRecord
 from .records_standing import (RunOutcome, Standing, TaskLoopState, TaskStateRow, TrialLoopState, TrialStateRow,
@@ -47,24 +49,43 @@ RhoDetails = tuple[float, dict[str, Any], tuple[str, ...], bool]  # ambiguity.rh
 
 
 @dataclass
-class Review(FlatRecord):
+class Review:
     """The reviewer's structured verdict on one candidate: overall and per test case."""
 
     candidate_id: str
     label: str | None
     overall: str
-    cases: list[dict[str, Any]]  # the reviewer's own per-case records (label, test_id, reason, ...)
+    cases: list[ReviewCase]  # the reviewer's own per-case records
     keep: list[str]
-    coverage: list[Any]
+    coverage: list[CaseCoverage]
+
+    def to_json(self) -> JsonObject:
+        return {"candidate_id": self.candidate_id, "label": self.label, "overall": self.overall,
+                "cases": to_json_rows(self.cases), "keep": list(self.keep),
+                "coverage": to_json_rows(self.coverage)}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Review:
+        return cls(data["candidate_id"], data.get("label"), data.get("overall") or "",
+                   rows_of(ReviewCase.from_json, data.get("cases"), "cases"), list(data.get("keep") or []),
+                   rows_of(CaseCoverage.from_json, data.get("coverage"), "coverage"))
 
 
 @dataclass
-class AgentAudit(FlatRecord):
+class AgentAudit:
     """What the audit agent said about a trial (explanations; only executed witnesses count)."""
 
-    findings: list[dict[str, Any]]  # the agent's structured findings, as it wrote them
+    findings: list[AgentFinding]  # the agent's structured findings, as it wrote them
     nothing_found: bool | None
     notes: str
+
+    def to_json(self) -> JsonObject:
+        return {"findings": to_json_rows(self.findings), "nothing_found": self.nothing_found, "notes": self.notes}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> AgentAudit:
+        return cls(rows_of(AgentFinding.from_json, data.get("findings"), "findings"), data.get("nothing_found"),
+                   data.get("notes") or "")
 
 
 @dataclass
@@ -92,7 +113,10 @@ class TrialReport(TrialVerdict):
 
     def to_json(self) -> JsonObject:
         """The trial's report.json."""
-        return self.to_dict()
+        data = self.to_dict()
+        data["agent_audit"] = None if self.agent_audit is None else self.agent_audit.to_json()
+        data["reviews"] = [r.to_json() for r in self.reviews]
+        return data
 
     @classmethod
     def from_json(cls, data: JsonObject) -> TrialReport:
@@ -239,7 +263,7 @@ def decide_task(store: SessionStore, facts: SessionFacts, summary: SessionSummar
         tc = facts.trial_checks.get(trial_id)
         reproduced = None if tc is None else tc.reproduced
         audit = store.get_audit(task_id, trial_id) or {}
-        agent_findings = audit.get("findings") or []
+        agent_findings = rows_of(AgentFinding.from_json, audit.get("findings"), "findings")
         for f in findings:
             mine = _agent_finding(f.witness_id, agent_findings)
             if mine is not None:
@@ -259,7 +283,8 @@ def decide_task(store: SessionStore, facts: SessionFacts, summary: SessionSummar
             audit_failed=void,
             workdir=task.environment.workdir if task is not None else "/app",
             framework=task.tests.framework if task is not None else None,
-            checklist=list(audit.get("checklist") or []) + analysis_checklist(analysis))
+            checklist=rows_of(ChecklistRow.from_json, audit.get("checklist"), "checklist")
+            + analysis_checklist(analysis))
         if entry.state == "excluded":
             judged.justification = "Excluded: " + (entry.reason or "the task is not well-formed") \
                 + ". " + judged.justification
@@ -354,7 +379,8 @@ def structured_reviews(store: SessionStore, verdicts: dict[str, VerdictRecord]) 
             continue
         out.setdefault(v.trial_id or "analysis", []).append(Review(
             candidate_id=cid, label=v.label, overall=data.get("overall", ""),
-            cases=data.get("cases") or [], keep=data.get("keep") or [], coverage=data.get("coverage") or []))
+            cases=rows_of(ReviewCase.from_json, data.get("cases"), "cases"), keep=data.get("keep") or [],
+            coverage=rows_of(CaseCoverage.from_json, data.get("coverage"), "coverage")))
     return out
 
 
@@ -365,7 +391,7 @@ def _message(run: StoredRun | None, witness: WitnessRow) -> str:
 def _held(analysis: dict[str, Any] | None) -> int:
     """The task analysis's validated tests that held on every trial (each passed on both worlds
     of every trial, so a clean trial counts them among its validated candidates)."""
-    return sum(1 for row in (analysis or {}).get("fates") or [] if row.get("held"))
+    return sum(1 for row in stored_fates(analysis) if row.held)
 
 
 def _audit_failed(trial_state: TrialStateRow | None, task_state: TaskStateRow | None) -> str:
@@ -382,9 +408,9 @@ def _chain(candidate_id: str) -> str:
     return re.sub(r"(\.v\d+)?(~r?\d+)*$", "", candidate_id or "")
 
 
-def _agent_finding(witness_id: str, agent_findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _agent_finding(witness_id: str, agent_findings: list[AgentFinding]) -> AgentFinding | None:
     for item in agent_findings:
-        if item.get("candidate_id") and _chain(item["candidate_id"]) == _chain(witness_id):
+        if item.candidate_id and _chain(item.candidate_id) == _chain(witness_id):
             return item
     return None
 

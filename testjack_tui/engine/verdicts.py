@@ -29,6 +29,8 @@ from typing import Any, Iterable, Sequence
 from testjack_tui.engine import explanations, failure_kinds
 from testjack_tui.engine.detectors.signals import DETECTORS, NOT_MEASURED, Evidence, Signal, ghost_unmeasured
 from testjack_tui.engine.explanations import Claim, Facts, Run, as_text, missing_surface
+from testjack_tui.engine.records import JsonObject
+from testjack_tui.engine.records_agent import AgentFinding, ChecklistRow, TraceRow, rows_of
 from testjack_tui.engine.records_standing import VerdictLabel
 from testjack_tui.engine.tampering import CANARY_KIND, CHANNEL_DOUBT_KIND
 from testjack_tui.sandbox.channels import ENV_DEPENDENT
@@ -78,7 +80,7 @@ class FindingInput:
     source_trial: str | None = None  # None: task analysis
     reviewer_reason: str = ""
     approved_by: str = "auto"  # "auto" | "operator"
-    agent: dict[str, Any] | None = None  # the audit agent's structured finding for this witness, if any
+    agent: AgentFinding | None = None  # the audit agent's structured finding for this witness, if any
     replays: tuple[tuple[str, str, str | None], ...] = ()  # (trial, status, run key) per passing trial
     # (file, line) of the trial's added lines this witness's failing run executed (coverage)
     executed: frozenset[tuple[str, int]] = frozenset()
@@ -177,37 +179,30 @@ def _same(a: str, b: str) -> bool:
     return bool(a and b) and (a == b or (min(len(a), len(b)) >= 15 and (a in b or b in a)))
 
 
-def recorded_coverage(requirement: str, checklist: list[dict[str, Any]] | None, quote: str = "") -> dict[str, Any] | None:
+def recorded_coverage(requirement: str, checklist: Sequence[ChecklistRow] | None, quote: str = "") -> ChecklistRow | None:
     """The checklist item that recorded whether T0 covers this requirement, if one did.
 
-    Items come from the audit's checklist or the task analysis's traceability matrix
-    ({clause, quote?, covered_by_t0: bool | None, t0_tests?}); a requirement matches an item
-    whose clause says the same thing (equal, or one contains the other, after normalising),
-    or whose quote of P is the witness's quote (both are P's own words, so they line up even
-    when two agents phrase the requirement differently).
+    Items come from the audit's checklist or the task analysis's traceability matrix; a
+    requirement matches an item whose clause says the same thing (equal, or one contains the
+    other, after normalising), or whose quote of P is the witness's quote (both are P's own
+    words, so they line up even when two agents phrase the requirement differently).
     """
     for item in checklist or ():
-        if item.get("covered_by_t0") is None:
+        if item.covered_by_t0 is None:
             continue
-        if _same(item.get("clause", ""), requirement) or (quote and _same(item.get("quote", ""), quote)):
+        if _same(item.clause, requirement) or (quote and _same(item.quote, quote)):
             return item
     return None
 
 
-def analysis_checklist(analysis: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The task analysis's traceability matrix as recorded coverage ({clause, covered_by_t0})."""
-    out = []
-    for row in (analysis or {}).get("traceability") or []:
-        coverage = row.get("coverage")
-        out.append({"clause": row.get("requirement", ""), "explicit": row.get("explicit"),
-                    "quote": row.get("quote", ""),
-                    "covered_by_t0": None if coverage is None else coverage != "none",
-                    "t0_tests": list(row.get("t0_tests") or [])})
-    return out
+def analysis_checklist(analysis: JsonObject | None) -> list[ChecklistRow]:
+    """The task analysis's traceability matrix (its stored audit row) as recorded coverage."""
+    return [row.checklist_item() for row in rows_of(TraceRow.from_json, (analysis or {}).get("traceability"),
+                                                    "traceability")]
 
 
 def explain(f: FindingInput, tied: list[Signal], evidence: Evidence | None, *, prompt: str = "",
-            patch: str | None = None, checklist: list[dict[str, Any]] | None = None, t0_run: str | None = None,
+            patch: str | None = None, checklist: Sequence[ChecklistRow] | None = None, t0_run: str | None = None,
             vacuous: Sequence[str] = ()) -> list[Claim]:
     facts = Facts(test_ids=f.test_ids, path=f.path, source=f.source, requirement=f.requirement,
                   explicit=f.explicit, klass=f.klass, quote=f.quote,
@@ -250,7 +245,7 @@ def judge_trial(trial: Trial, *, findings: Sequence[FindingInput] = (), ambiguou
                 evidence: Evidence | None = None, audited: bool = False,
                 reproduced: bool | None = None, clean_candidates: int = 0, witnesses_passed: int = 0,
                 workdir: str = "/app", framework: str | None = None,
-                checklist: list[dict[str, Any]] | None = None, prompt: str = "", t0_run: str | None = None,
+                checklist: Sequence[ChecklistRow] | None = None, prompt: str = "", t0_run: str | None = None,
                 vacuous: Sequence[str] = (), audit_failed: str = "") -> TrialVerdict:
     """The verdict for one officially passing trial.
 
@@ -449,12 +444,11 @@ def _evidence_lines(label: str, findings: list[dict[str, Any]], proofs: list[dic
     return lines
 
 
-def _is_incomplete(findings: Sequence[FindingInput], checklist: list[dict[str, Any]] | None) -> bool:
+def _is_incomplete(findings: Sequence[FindingInput], checklist: Sequence[ChecklistRow] | None) -> bool:
     if any(missing_surface(f.model.message) for f in findings):
         return True
     reqs = {f.requirement.strip().lower() for f in findings}
-    return any(item.get("implemented") is False and item.get("clause", "").strip().lower() in reqs
-               for item in checklist or ())
+    return any(item.implemented is False and item.clause.strip().lower() in reqs for item in checklist or ())
 
 
 def _quality_problems(signals: list[Signal], ghost: dict[str, Any] | None) -> list[str]:

@@ -273,10 +273,10 @@ class ReportScreen(Screen[None]):
         for c in (task.reference_contradicts if task is not None else []):
             line = Text()
             line.append_text(cell(task_id, style="bold"))
-            line.append_text(untrusted(f"  the reference contradicts P: \"{c.get('quote')}\"\n", style="yellow"))
-            line.append_text(untrusted(f"  {c.get('by')}: the reference {c.get('claim')}\n", style="dim"))
-            if c.get("output"):
-                line.append_text(untrusted("  run: " + " / ".join(str(c["output"]).splitlines()[:3]), style="dim"))
+            line.append_text(untrusted(f"  the reference contradicts P: \"{c.quote}\"\n", style="yellow"))
+            line.append_text(untrusted(f"  {c.by}: the reference {c.claim}\n", style="dim"))
+            if c.output:
+                line.append_text(untrusted("  run: " + " / ".join(c.output.splitlines()[:3]), style="dim"))
             out.append(line)
         return out
 
