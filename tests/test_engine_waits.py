@@ -205,3 +205,49 @@ async def test_a_decision_is_recorded_and_shown_at_once_while_the_slots_are_busy
     session.subscribe(on_event)
     assert await asyncio.wait_for(session.run(), 30) == "finished"
     assert seen == {"p2": "checking", "free": 0}
+
+
+async def test_a_task_back_from_a_decision_says_it_waits_for_a_slot_then_that_it_has_one():
+    """p1's decision comes while p2 holds the only slot: p1 announces it waits for a slot (none of
+    its work runs meanwhile), then that it has one, and only then goes on. A task not started is
+    announced by TaskState "queued" instead, never by SlotWait."""
+    from engine_fakes import FakeSandbox
+    from testjack_tui.engine.events import ApprovalAnswered, SlotWait, TestRunFinished
+
+    tasks, trials, chains = three_tasks()
+    tasks, trials = tasks[:2], [t for t in trials if t.task_id in ("p1", "p2")]
+    sandbox = FakeSandbox({t.id: t for t in tasks}, {t.id: t for t in trials}, delay=0.02)
+    session, _, _ = build({"auto_approve": False, "task_analysis": False, "parallel_tasks": 1, "rounds": 1},
+                          task=tasks, trials=trials, chains=chains, sandbox=sandbox)
+    seen: list[object] = []
+
+    def on_event(event):
+        seen.append(event)
+        if isinstance(event, TaskState) and (event.task_id, event.state) == ("p2", "checking"):
+            for request in session.pending_approvals():  # p1 waits; p2 has just taken the slot
+                session.answer(f"approval:{request.candidate.id}", decision_for(request.candidate.id))
+        if isinstance(event, ApprovalRequested) and event.task_id == "p2":
+            session.answer(event.request_id, decision_for(event.candidate_id))
+
+    session.subscribe(on_event)
+    assert await asyncio.wait_for(session.run(), 30) == "finished"
+    slot_events = [(i, e) for i, e in enumerate(seen) if isinstance(e, SlotWait)]
+    assert slot_events and {e.task_id for _, e in slot_events} <= {"p1", "p2"}
+    p1 = [(i, e.state, e.ahead) for i, e in slot_events if e.task_id == "p1"]
+    assert [state for _, state, _ in p1][:2] == ["waiting", "granted"] and p1[0][2] == 0
+    waiting_at, granted_at = p1[0][0], p1[1][0]
+    answered_at = next(i for i, e in enumerate(seen)
+                       if isinstance(e, ApprovalAnswered) and e.candidate_id.startswith("p1"))
+    assert answered_at < waiting_at < granted_at
+    # No work of p1 while it waits; p2's work goes on meanwhile.
+    between = seen[waiting_at + 1:granted_at]
+    assert not [e for e in between if isinstance(e, TestRunFinished) and e.task_id == "p1"]
+    assert [e for e in between if getattr(e, "task_id", "") == "p2"]
+    # Every "waiting" is followed by its "granted": nothing is left announced as waiting.
+    for task in {e.task_id for _, e in slot_events}:
+        states = [e.state for _, e in slot_events if e.task_id == task]
+        assert states[0] == "waiting" and states[-1] == "granted"
+        assert all(after == "waiting" for before, after in zip(states, states[1:]) if before == "granted")
+    # A task that never started is "queued" by TaskState: p2 never gets a SlotWait before it starts.
+    p2_start = next(i for i, e in enumerate(seen) if isinstance(e, TaskState) and (e.task_id, e.state) == ("p2", "checking"))
+    assert not [i for i, e in slot_events if e.task_id == "p2" and i < p2_start]

@@ -111,3 +111,57 @@ async def test_step_mode_one_key_opens_a_pending_verdict_and_the_row_shows_the_d
         assert [t for t, _ in screen.state.gates] == [other]
         session.stop()
         await wait_for(pilot, lambda: not screen.session_running)
+
+
+async def test_a_task_back_from_a_decision_says_it_waits_for_a_work_slot():
+    """p1's decision is answered while p2 holds the only slot: p1's status line no longer shows its
+    last round but that it waits for a work slot, until it has one again (SlotWait events)."""
+    import asyncio
+
+    from testjack_tui.engine.events import TaskState
+
+    class HeldSandbox(FakeSandbox):
+        """p2's test runs wait at a gate: p2 keeps the slot as long as the test wants."""
+        gate: asyncio.Event | None = None
+
+        async def run_tests(self, world, test_ids, files=None, timeout=300, isolate_harness=False):
+            if world.task_id == "p2" and self.gate is not None:
+                await self.gate.wait()
+            return await super().run_tests(world, test_ids, files, timeout, isolate_harness)
+
+    tasks, trials, chains = three_tasks()
+    tasks, trials = tasks[:2], [t for t in trials if t.task_id in ("p1", "p2")]
+    sandbox = HeldSandbox({t.id: t for t in tasks}, {t.id: t for t in trials})
+    sandbox.gate = asyncio.Event()
+    session, _, _ = build({"auto_approve": False, "task_analysis": False, "parallel_tasks": 1, "rounds": 1},
+                          task=tasks, trials=trials, chains=chains, sandbox=sandbox)
+
+    def on_event(event):
+        if isinstance(event, TaskState) and (event.task_id, event.state) == ("p2", "checking"):
+            for request in session.pending_approvals():  # p1 waited for this; p2 has the slot now
+                session.answer(f"approval:{request.candidate.id}", decision_for_all(request.candidate.id))
+
+    session.subscribe(on_event)
+    screen = screen_for(session)
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(screen)
+        await wait_for(pilot, lambda: "p1: waiting for a work slot (next)" in status_text(screen))
+        assert "round 1" not in status_text(screen).split("p1:")[1].split("│")[0]
+        assert screen.state.slot_waits == {"p1": 0}
+        sandbox.gate.set()  # p2 goes on and gives its slot back at its own decision (not answered yet)
+        await wait_for(pilot, lambda: not screen.state.slot_waits)
+        assert screen.state.state != "finished" and "waiting for a work slot" not in status_text(screen)
+
+        def answer_p2() -> bool:
+            for request in session.pending_approvals():
+                session.answer(f"approval:{request.candidate.id}", decision_for_all(request.candidate.id))
+            return screen.state.state == "finished"
+
+        await wait_for(pilot, answer_p2)
+        assert screen.state.slot_waits == {} and "waiting for a work slot" not in status_text(screen)
+
+
+def decision_for_all(candidate_id: str):
+    from testjack_tui.engine.roles import ApprovalDecision
+    return ApprovalDecision(True, "valid", "operator", "approved in the test")

@@ -61,6 +61,18 @@ class TaskState(Event):
 
 
 @dataclass(frozen=True)
+class SlotWait(Event):
+    """A task that gave its work slot back while it waited for a person (a decision, a step
+    gate, a pause) has work again: "waiting" for a slot (`ahead` tasks go before it; sent again
+    when that changes), then "granted" when it has one (engine/slots.py). A task that has not
+    started yet is announced by TaskState "queued" instead."""
+
+    task_id: str
+    state: str  # "waiting" | "granted"
+    ahead: int = 0
+
+
+@dataclass(frozen=True)
 class TrialState(Event):
     """A trial's standing in the loop changed."""
 

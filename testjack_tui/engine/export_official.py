@@ -119,8 +119,9 @@ async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         for trial_id, trial in refuted:
             if trial is None:
                 result.problems.append(f"refuted trial {trial_id} is not in the benchmark")
+        present = [(t, tr) for t, tr in refuted if tr is not None]
         runs = await asyncio.gather(sb.run_official(final, "reference"),
-                                    *(sb.run_official(final, "model", t) for _, t in refuted if t is not None))
+                                    *(sb.run_official(final, "model", tr) for _, tr in present))
         ref_run, trial_runs = runs[0], runs[1:]
         rewards["reference"] = ref_run.reward
         bad = {n: ref_run.status(n) for n in final.tests.ids if harness_fails(ref_run.status(n))}
@@ -128,12 +129,10 @@ async def roundtrip_official(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         if not result.passes_on_reference:
             result.problems.append(f"the exported task's own grader gives G reward {ref_run.reward}: "
                                       + diagnose(ref_run, final.tests.ids))
-        for (trial_id, _), run in zip([r for r in refuted if r[1] is not None], trial_runs):
+        for (trial_id, trial), run in zip(present, trial_runs):
             rewards[trial_id] = run.reward
             result.fails_on_refuted[trial_id] = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
-            if run.reward != 0.0:
-                result.problems.append(f"the exported task's own grader gives refuted trial {trial_id} "
-                                          f"reward {run.reward}, not 0")
+            await judge_refuted(sb, final, trial, run, result, "grader")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result.ok = bool(result.applies and result.passes_on_reference and not result.problems)
@@ -176,6 +175,39 @@ def harness_files(trial: Trial) -> list[str]:
     from testjack_tui.repo_files import harness_kind
 
     return [f.path for f in parse_diff(trial.patch or "") if harness_kind(f)]
+
+
+def harness_restored(trial: Trial, harness: list[str]) -> Trial:
+    """The trial with the sections of `harness` left out of its patch: its code as the audit's
+    witness runs judged it, under the task's own harness (sandbox isolate_harness)."""
+    from testjack_tui.diffs import parse_diff
+
+    kept = [f.text if f.text.endswith("\n") else f.text + "\n" for f in parse_diff(trial.patch or "")
+            if f.path not in harness and (f.old_path or f.path) not in harness]
+    return dataclasses.replace(trial, patch="".join(kept))
+
+
+async def judge_refuted(sb: SandboxBackend, final: Task, trial: Trial, run: Any, result: ExportCheck,
+                        judge: str) -> None:
+    """The exported task must give a refuted trial reward 0. A trial whose patch changes how tests
+    run (a conftest hook turning failures into passes) can keep reward 1 under the task's own
+    flow: the audit refuted it with the harness restored. That is a fact about the trial, noted,
+    only when the exported task, run again on the trial with its harness files left out, gives
+    it 0; anything else is a problem of the suite, with what the grader's report says."""
+    if run.reward == 0.0:
+        return
+    harness = harness_files(trial)
+    restored = await sb.run_official(final, "model", harness_restored(trial, harness)) if harness else None
+    if restored is not None and restored.reward == 0.0:
+        result.note(f"refuted trial {trial.id} keeps reward {run.reward} under the task's own {judge}: its "
+                    f"patch changes how tests run ({', '.join(harness)}); with those files restored the "
+                    f"exported task gives it reward 0, as the audit's runs (harness restored) found")
+        return
+    problem = (f"the exported task's own {judge} gives refuted trial {trial.id} reward {run.reward}, not 0: "
+               + diagnose(run, final.tests.ids))
+    if restored is not None:
+        problem += f"; with its harness files ({', '.join(harness)}) restored, reward {restored.reward}"
+    result.problems.append(problem)
 
 
 def diagnose(run: Any, ids: Iterable[str]) -> str:
@@ -246,17 +278,7 @@ async def roundtrip_reported(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         for (trial_id, trial), run in zip(present, trial_runs):
             rewards[trial_id] = run.reward
             result.fails_on_refuted[trial_id] = sorted(n for n in final.tests.ids if harness_fails(run.status(n)))
-            if run.reward == 0.0:
-                continue
-            harness = harness_files(trial)
-            if harness:  # its own harness keeps the task's test.sh passing: a fact about the trial
-                result.note(
-                    f"refuted trial {trial_id} keeps reward {run.reward} under the task's own test.sh: its "
-                    f"patch changes how tests run ({', '.join(harness)}); only runs with the harness "
-                    "restored refute it")
-            else:
-                result.problems.append(f"the exported task's own test.sh gives refuted trial {trial_id} "
-                                          f"reward {run.reward}, not 0: " + diagnose(run, final.tests.ids))
+            await judge_refuted(sb, final, trial, run, result, "test.sh")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result.ok = bool(result.applies and result.passes_on_reference and not result.problems)

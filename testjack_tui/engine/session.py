@@ -36,7 +36,7 @@ from .budgeted import BudgetedBackend
 from .config import BudgetLimits, Mode, SessionConfig
 from .control import Control
 from .corpus import CORPUS, POPULATION, corpus_meta, read_corpus
-from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, WorldState
+from .events import ImageProgress, Log, Paused, SessionFinished, SessionStarted, SlotWait, WorldState
 from .deps import SessionDeps
 from .env import EngineEnv
 from .loop import audit_task, set_task_state
@@ -437,8 +437,12 @@ class AuditSession:
                 for task_id, n in ahead.items():
                     set_task_state(env, task_id, TaskLoopState.QUEUED, ahead=n)
 
+            def returning(task_id: str, ahead: int | None) -> None:
+                self._emit(SlotWait(self.id, task_id=task_id, state="granted" if ahead is None else "waiting",
+                                    ahead=ahead or 0))
+
             slots = WorkSlots(cfg.parallel_tasks or os.cpu_count() or 1, on_queue=queued,
-                              on_waits=self.budget.set_waiting)
+                              on_waits=self.budget.set_waiting, on_return=returning)
             self.slots = slots
 
             async def one(task: Task, trials: builtins.list[Trial]) -> SessionState:

@@ -48,17 +48,22 @@ _lease: contextvars.ContextVar[Lease | None] = contextvars.ContextVar("testjack_
 
 class WorkSlots:
     """`size` slots. `on_queue(ahead)`: task id -> how many tasks are ahead of it, for every task
-    that has not started yet, called whenever that changes. `on_waits(n)`: how many waits for
-    a person are open in the session (0 when none)."""
+    that has not started yet, called whenever that changes. `on_return(task, ahead)`: a task back
+    from a wait for a person is queued for a slot with `ahead` tasks before it (called again when
+    that changes), `ahead` None once it has its slot. `on_waits(n)`: how many waits for a person
+    are open in the session (0 when none)."""
 
     def __init__(self, size: int, on_queue: Callable[[dict[str, int]], None] | None = None,
-                 on_waits: Callable[[int], None] | None = None):
+                 on_waits: Callable[[int], None] | None = None,
+                 on_return: Callable[[str, int | None], None] | None = None):
         self.size = max(1, size)
         self.free = self.size
         self._queue: deque[_Waiter] = deque()
         self._on_queue = on_queue or (lambda ahead: None)
         self._on_waits = on_waits or (lambda n: None)
+        self._on_return = on_return or (lambda task_id, ahead: None)
         self._announced: dict[str, int] = {}
+        self._returning: dict[str, int] = {}  # returning task -> ahead, as last announced
         self.person_waits = 0
         self.busy_peak = 0  # most slots in use at once (tests)
 
@@ -75,6 +80,13 @@ class WorkSlots:
         if now != self._announced:
             self._announced = now
             self._on_queue(dict(now))
+        back = {w.task_id: i for i, w in enumerate(self._order()) if w.returning}
+        for task_id in [t for t in self._returning if t not in back]:
+            del self._returning[task_id]  # granted (announced by _release) or cancelled
+        for task_id, ahead in back.items():
+            if self._returning.get(task_id) != ahead:
+                self._returning[task_id] = ahead
+                self._on_return(task_id, ahead)
 
     async def _acquire(self, task_id: str, returning: bool) -> None:
         if self.free > 0 and not self._queue:
@@ -106,6 +118,8 @@ class WorkSlots:
                 continue
             self._take()
             waiter.future.set_result(None)
+            if waiter.returning:
+                self._on_return(waiter.task_id, None)
         self._announce()
 
     # -- what tasks use ------------------------------------------------------------------------

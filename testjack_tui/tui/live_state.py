@@ -58,6 +58,8 @@ class LiveSession:
         # Every held gate, oldest first: the first is the one `n` releases (engine/control.py).
         self.gates: list[tuple[str, str]] = []
         self.task_states: dict[str, ev.TaskState] = {}  # queued / checking / auditing / ...
+        # Tasks back from a wait for a person, queued for a work slot: task -> tasks ahead (SlotWait).
+        self.slot_waits: dict[str, int] = {}
         # The replay matrix: (task, witness, trial) -> (status, run key).
         self.replays: dict[tuple[str, str, str], tuple[str, str | None]] = {}
         self.budget: ev.BudgetChanged | None = None
@@ -138,6 +140,7 @@ class LiveSession:
     def _on_session_finished(self, e: ev.SessionFinished) -> None:
         self.state, self.reason = e.state, e.reason
         self.waiting_for = ""
+        self.slot_waits.clear()  # a stopped session's queue is gone (no "granted" comes)
         for world in self.worlds.values():
             world.flush_partial()
         self.dirty |= {STATUS, WORLDS, TRIALS}  # TRIALS: the "▶ current round" marker goes
@@ -188,6 +191,9 @@ class LiveSession:
             return f"waits: {held[0]}{more} (n releases {first[0]} first)"
         if any(r.task_id == task_id for r in self.pending.values()):
             return "waits for your decision"
+        if task_id in self.slot_waits and self.working:
+            ahead = self.slot_waits[task_id]
+            return f"waiting for a work slot ({ahead} ahead)" if ahead else "waiting for a work slot (next)"
         standing = self.task_states.get(task_id)
         if standing is not None and standing.state == "queued":
             return f"queued ({standing.ahead} ahead)" if standing.ahead else "queued (next)"
@@ -228,6 +234,13 @@ class LiveSession:
         if self.state == "starting" and e.state != "queued":
             self.state = "running"
         self.dirty |= {STATUS, TRIALS}
+
+    def _on_slot_wait(self, e: ev.SlotWait) -> None:
+        if e.state == "waiting":
+            self.slot_waits[e.task_id] = e.ahead
+        else:
+            self.slot_waits.pop(e.task_id, None)
+        self.dirty.add(STATUS)
 
     def _on_task_checked(self, e: ev.TaskChecked) -> None:
         self.checks[e.task_id] = e

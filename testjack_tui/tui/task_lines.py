@@ -27,8 +27,12 @@ def _join(entries: list[tuple[str, str]]) -> Text:
 
 
 def _kind(line: str) -> str:
-    """Lines that differ only in their detail group together ("queued (next)", "queued (2 ahead)")."""
-    return "queued" if line.startswith("queued") else line
+    """Lines that differ only in their detail group together ("queued (next)", "queued (2 ahead)",
+    "waiting for a work slot (1 ahead)")."""
+    for kind in ("queued", "waiting for a work slot"):
+        if line.startswith(kind):
+            return kind
+    return line
 
 
 def _grouped(pairs: list[tuple[str, str]]) -> list[tuple[list[str], str]]:

@@ -12,7 +12,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from testjack_tui.repo_files import source_language
-from testjack_tui.tui.widgets.tables import Cell, SteadyTable, sync_rows, text_width
+from testjack_tui.tui.widgets.tables import Cell, SteadyTable, column_room, fit, sync_rows, text_width
 from testjack_tui.tui.live_state import LiveSession
 from testjack_tui.tui.live_views import CandidateView, short_id
 from testjack_tui.tui.text import cell, clean, untrusted
@@ -26,15 +26,7 @@ OUTCOME_TEXT = {"discriminates": "ref ✓ model ✗", "passes_both": "passes bot
 
 
 MIN_REQUIREMENT = 10  # below this the Requirement column scrolls rather than shrinks
-
-
-def fit(text: Text, width: int) -> Text:
-    """`text` cut to `width` cells with an ellipsis when it is longer."""
-    if text.cell_len <= width:
-        return text
-    cut = text.copy()
-    cut.truncate(width, overflow="ellipsis")
-    return cut
+MIN_TASK = 16  # a task name is cut no shorter than this (the column scrolls instead)
 
 
 DECISION_TEXT = {"approved": "approved by the operator", "overruled": "OVERRULED by the operator",
@@ -159,11 +151,18 @@ class CandidatesPanel(Vertical):
                      Text(status, style=STATUS_STYLE.get(status, "")),
                      cell(OUTCOME_TEXT.get(c.outcome, c.outcome.replace("_", " ")))]
             if self.with_task:
-                cells.insert(0, cell(c.task_id if len(c.task_id) <= 16 else c.task_id[:15] + "…"))
+                cells.insert(0, cell(c.task_id))
             table_rows.append((c.candidate_id, cells))
         # The width laid out for: 0 while the tab is hidden, so showing it redraws at its width
         # (the walk: requirements cut to 9 cells in a 116-cell pane after a hidden update).
         self._laid_out_width = self.size.width
+        if self.with_task and table_rows:
+            # Task names whole when the pane has room for them and MIN_REQUIREMENT cells of the
+            # requirement; cut with an ellipsis only as far as they must be.
+            width = table.size.width or self.size.width or 10_000
+            room = column_room(table, [cells + [""] for _, cells in table_rows], 0, MIN_REQUIREMENT, width)
+            for _, cells in table_rows:
+                cells[0] = fit(cells[0], max(MIN_TASK, room))
         room = self._requirement_room(table, [cells for _, cells in table_rows])
         for (_, cells), c in zip(table_rows, rows):
             cells.append(fit(cell(c.requirement or ""), room))

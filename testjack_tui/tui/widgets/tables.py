@@ -155,6 +155,28 @@ def text_width(cell: Cell) -> int:
     return max((cell_len(line) for line in str(cell).splitlines()), default=0)
 
 
+def column_room(table: SteadyTable, rows: Sequence[Sequence[Cell]], index: int, last_keeps: int,
+                width: int) -> int:
+    """Cells column `index` can have in `width` once the table's other columns have what their
+    cells need, the last column (which takes whatever is left) at most `last_keeps` of them."""
+    columns = list(table.columns.values())
+    room = width - table.styles.scrollbar_size_vertical  # kept free, shown or not (see candidates)
+    for i, col in enumerate(columns):
+        needed = max([col.label.cell_len] + [text_width(cells[i]) for cells in rows if i < len(cells)])
+        if i != index:
+            room -= (min(needed, last_keeps) if i == len(columns) - 1 else needed) + 2 * table.cell_padding
+    return room - 2 * table.cell_padding
+
+
+def fit(text: Text, width: int) -> Text:
+    """`text` cut to `width` cells with an ellipsis when it is longer."""
+    if text.cell_len <= width:
+        return text
+    cut = text.copy()
+    cut.truncate(max(1, width), overflow="ellipsis")
+    return cut
+
+
 def sync_rows(table: SteadyTable, rows: Sequence[tuple[str, Sequence[Cell]]]) -> bool:
     """Show `rows` ((key, cells) in order, cells in column order), touching only the cells that
     changed when the same rows are on show with the same column widths; anything else (rows
