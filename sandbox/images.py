@@ -15,11 +15,10 @@ import subprocess
 from pathlib import Path
 from typing import Any, Callable
 
-from podman import PodmanClient
-
 from testjack_tui.model import Environment
 
 from . import base_image, machine_lock, toolchains
+from .containers import ClientFactory
 from .errors import SandboxError
 from .labels import slug
 from .podman_build import BUILD_TIMEOUT, podman_build
@@ -62,7 +61,7 @@ def _image_id(name: str, env: dict[str, str]) -> str | None:
     return res.stdout.decode().strip() or None
 
 
-def api_images(client_factory: Callable[[], PodmanClient]) -> ImageRecords:
+def api_images(client_factory: ClientFactory) -> ImageRecords:
     """Image records through the podman service the Sandbox already talks to: one HTTP round
     trip instead of a podman CLI process (~0.3 s each, three per Sandbox start). Same ids."""
     def record(name: str) -> dict[str, Any] | None:
@@ -75,7 +74,7 @@ def api_images(client_factory: Callable[[], PodmanClient]) -> ImageRecords:
     return record
 
 
-def api_image_id(client_factory: Callable[[], PodmanClient]) -> Callable[[str], str | None]:
+def api_image_id(client_factory: ClientFactory) -> Callable[[str], str | None]:
     records = api_images(client_factory)
     return lambda name: ((records(name) or {}).get("Id") or None)
 
