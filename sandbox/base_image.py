@@ -9,7 +9,7 @@ import hashlib
 import re
 import shutil
 import subprocess
-from typing import Callable
+from typing import Any, Callable
 import tempfile
 from pathlib import Path
 
@@ -45,9 +45,14 @@ def image_exists(name: str = BASE_IMAGE) -> bool:
     return res.returncode == 0
 
 
-def base_image_id() -> str | None:
+def base_image_id(images: Callable[[str], dict[str, Any] | None] | None = None) -> str | None:
     """The base image's id when it is built from the current recipe, else None (one inspect:
-    callers that hash the id need not ask again)."""
+    callers that hash the id need not ask again). `images`: an image-record reader (the
+    Sandbox's API client, sandbox/images.py api_images); without it, the podman CLI."""
+    if images is not None:
+        record = images(BASE_IMAGE) or {}
+        found, recipe = record.get("Id") or "", (record.get("Labels") or {}).get("testjack.recipe", "")
+        return found if found and recipe == RECIPE_HASH else None
     res = podman("image", "inspect", "--format", "{{.Id}} {{index .Labels \"testjack.recipe\"}}", BASE_IMAGE,
                  check=False)
     image_id, _, recipe = res.stdout.decode().strip().partition(" ")

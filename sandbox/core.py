@@ -24,7 +24,7 @@ from .api import ExecResult, TestRun, WorldEvent, WorldKind, WorldRef
 from .containers import create_container, get_file, init_pid, put_files
 from .errors import SandboxError
 from .execs import ExecHandle, Killable, as_user, run_exec
-from .images import _image_id, ensure_env_image, resolve_env_image
+from .images import api_image_id, api_images, ensure_env_image, resolve_env_image
 from .output import OutputCollector
 from .podman_conf import podman
 from .official import run_official_in
@@ -62,7 +62,8 @@ class Sandbox(ContainerPool):
         async with self._lock(("env", key)):
             if key not in self._env_images:
                 cli_env = self._service.cli_env()
-                image, image_id = await self._call(resolve_env_image, env, cli_env, self.log)
+                image, image_id = await self._call(resolve_env_image, env, cli_env, self.log, "",
+                                                   api_images(self._service.client))
                 self._env_images[key] = (image, image_id or image)
         return self._env_images[key][0]
 
@@ -75,7 +76,6 @@ class Sandbox(ContainerPool):
         key = ("user-base", image_id, env.workdir)
         async with self._lock(key):
             if key not in self._env_images:
-                cli_env = self._service.cli_env()
                 tag = user_base_tag(image_id, env.workdir)
                 while (fd := await self._call(machine_lock.try_acquire, f"user-base:{tag}")) is None:
                     await asyncio.sleep(LOCK_POLL)  # another session builds this very image
@@ -83,7 +83,7 @@ class Sandbox(ContainerPool):
                     self._env_images[key] = await self._call(
                         ensure_user_base, self._service.client, image, image_id, env.workdir,
                         self._labels(f"user-base {task.id}", task.id, None), self.limits,
-                        lambda ref: _image_id(ref, cli_env))
+                        api_image_id(self._service.client))
                 finally:
                     await asyncio.shield(self._call(machine_lock.release, fd))
         return self._env_images[key]
@@ -107,16 +107,17 @@ class Sandbox(ContainerPool):
             if ev.verifier_image:
                 try:
                     built = await self._call(ensure_env_image, Environment(image=ev.verifier_image),
-                                             cli_env, self.log)
+                                             cli_env, self.log, "", api_images(self._service.client))
                 except SandboxError:
                     if ev.verifier_containerfile is None:
                         raise
             if built is None:
                 containerfile = ev.verifier_containerfile
                 assert containerfile is not None  # checked above: a verifier image or a Containerfile
-                parent = await self._call(_image_id, image, cli_env) or image
+                parent = await self._call(api_image_id(self._service.client), image) or image
                 recipe = Environment(containerfile=containerfile, context=containerfile.parent)
-                built = await self._call(ensure_env_image, recipe, cli_env, self.log, parent)
+                built = await self._call(ensure_env_image, recipe, cli_env, self.log, parent,
+                                         api_images(self._service.client))
             self._env_images[key] = (built, built)
         return built
 

@@ -13,11 +13,12 @@ import hashlib
 import os
 import subprocess
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from testjack_tui.model import Environment
 
 from . import base_image, machine_lock, toolchains
+from .containers import ClientFactory
 from .errors import SandboxError
 from .labels import slug
 from .podman_build import BUILD_TIMEOUT, podman_build
@@ -48,12 +49,34 @@ def context_hash(containerfile: Path, context: Path, extra: str = "") -> str:
     return digest.hexdigest()
 
 
+# An image's inspect record by name (None when there is no such image).
+ImageRecords = Callable[[str], "dict[str, Any] | None"]
+
+
 def _image_id(name: str, env: dict[str, str]) -> str | None:
     res = subprocess.run(["podman", "image", "inspect", "--format", "{{.Id}}", name], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     if res.returncode != 0:
         return None
     return res.stdout.decode().strip() or None
+
+
+def api_images(client_factory: ClientFactory) -> ImageRecords:
+    """Image records through the podman service the Sandbox already talks to: one HTTP round
+    trip instead of a podman CLI process (~0.3 s each, three per Sandbox start). Same ids."""
+    def record(name: str) -> dict[str, Any] | None:
+        response = client_factory().api.get(f"/images/{name}/json")
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        found: dict[str, Any] = response.json()
+        return found
+    return record
+
+
+def api_image_id(client_factory: ClientFactory) -> Callable[[str], str | None]:
+    records = api_images(client_factory)
+    return lambda name: ((records(name) or {}).get("Id") or None)
 
 
 def _uses_base(containerfile: Path) -> bool:
@@ -79,16 +102,25 @@ def env_image_tag(environment: Environment, parent: str = "", base_id: str | Non
 
 
 def ensure_env_image(environment: Environment, cli_env: dict[str, str] | None = None,
-                     log: Callable[[str], None] = lambda msg: None, parent: str = "") -> str:
+                     log: Callable[[str], None] = lambda msg: None, parent: str = "",
+                     images: ImageRecords | None = None) -> str:
     """Return a local image for the environment, building or pulling it when needed."""
-    return resolve_env_image(environment, cli_env, log, parent)[0]
+    return resolve_env_image(environment, cli_env, log, parent, images)[0]
 
 
 def resolve_env_image(environment: Environment, cli_env: dict[str, str] | None = None,
-                      log: Callable[[str], None] = lambda msg: None, parent: str = "") -> tuple[str, str | None]:
+                      log: Callable[[str], None] = lambda msg: None, parent: str = "",
+                      images: ImageRecords | None = None) -> tuple[str, str | None]:
     """(image, its id) for the environment, building or pulling it when needed. A cached image
-    is inspected once: its id comes with the answer."""
+    is inspected once: its id comes with the answer. `images`: how to read an image's record
+    (the Sandbox's API client); without it, the podman CLI."""
     env = cli_env or podman_env()
+
+    def image_id(name: str) -> str | None:
+        if images is None:
+            return _image_id(name, env)
+        return (images(name) or {}).get("Id") or None
+
     if environment.containerfile is not None:
         containerfile = Path(environment.containerfile)
         if not containerfile.is_file():
@@ -96,25 +128,25 @@ def resolve_env_image(environment: Environment, cli_env: dict[str, str] | None =
         context = Path(environment.context or containerfile.parent)
         base_id = None
         if _uses_base(containerfile):
-            base_id = base_image.base_image_id()
+            base_id = base_image.base_image_id(images)
             if base_id is None:
                 log(f"building the base image {base_image.BASE_IMAGE}")
                 base_image.build_base_image(log=log)
-                base_id = _image_id(base_image.BASE_IMAGE, env) or ""
+                base_id = image_id(base_image.BASE_IMAGE) or ""
         for toolchain in toolchains.named_in(containerfile.read_text(errors="replace")):
             toolchains.build(toolchain, log=log)  # cached by recipe hash
         tag = env_image_tag(environment, parent, base_id)
         assert tag is not None  # a Containerfile environment always has one
-        if cached := _image_id(tag, env):
+        if cached := image_id(tag):
             return tag, cached
         # Machine-wide: another process (a second session, a parallel test worker) may be
         # building this very tag; the second one waits and finds it built.
         with machine_lock.held(f"env-image:{tag}"):
-            if cached := _image_id(tag, env):
+            if cached := image_id(tag):
                 return tag, cached
-            return _build_env_image(environment, containerfile, context, tag, parent, env, log)
+            return _build_env_image(environment, containerfile, context, tag, parent, env, log, image_id)
     if environment.image:
-        if cached := _image_id(environment.image, env):
+        if cached := image_id(environment.image):
             return environment.image, cached
         log(f"pulling {environment.image}")
         res = subprocess.run(["podman", "pull", "-q", environment.image], env=env,
@@ -123,12 +155,13 @@ def resolve_env_image(environment: Environment, cli_env: dict[str, str] | None =
             msg = res.stderr.decode(errors="replace").strip().splitlines()[-1:]
             raise SandboxError(f"image {environment.image} is not present and could not be pulled: "
                                + " ".join(msg))
-        return environment.image, _image_id(environment.image, env)
+        return environment.image, image_id(environment.image)
     raise SandboxError("the task's environment names neither an image nor a Containerfile")
 
 
 def _build_env_image(environment: Environment, containerfile: Path, context: Path, tag: str, parent: str,
-                     env: dict[str, str], log: Callable[[str], None]) -> tuple[str, str | None]:
+                     env: dict[str, str], log: Callable[[str], None],
+                     image_id: Callable[[str], str | None]) -> tuple[str, str | None]:
     log(f"building {tag} from {containerfile}")
     network = ["--network=none"]
     if environment.build_network:
@@ -143,4 +176,4 @@ def _build_env_image(environment: Environment, containerfile: Path, context: Pat
     if parent:
         args.append(f"--from={parent}")
     podman_build(str(containerfile), [*args, str(context)], env)
-    return tag, _image_id(tag, env)
+    return tag, image_id(tag)

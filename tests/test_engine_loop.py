@@ -354,6 +354,36 @@ async def test_flaky_candidates_are_dropped_and_stable_ones_run_three_times_on_t
     assert sum(1 for c in alias if c[1] == f"{T}/reference") == 3
 
 
+async def test_the_flaky_control_reruns_of_a_discriminating_candidate_run_at_once():
+    # Two re-runs on R[G] and one on the trial's world: independent fresh containers, so they
+    # overlap (the sandbox's slots bound them) instead of queueing one after another; every
+    # one still runs and is read.
+    task, trials, chains = scenario()
+    sandbox = FakeSandbox({task.id: task}, {t.id: t for t in trials}, delay=0.01)
+    running: dict[tuple, int] = {}
+    peak: dict[tuple, int] = {}
+    real = sandbox.run_tests
+
+    async def counted(world, test_ids, files=None, **kwargs):
+        # the validation's worlds only (replays on the other trials overlap anyway)
+        key = (world.name in (f"{T}/reference", f"{T}/model/a2"), tuple(sorted(files or {})))
+        running[key] = running.get(key, 0) + 1
+        peak[key] = max(peak.get(key, 0), running[key])
+        try:
+            return await real(world, test_ids, files, **kwargs)
+        finally:
+            running[key] -= 1
+
+    sandbox.run_tests = counted
+    session, _, _ = build({"mode": "per-trial"}, task=task, trials=trials, chains=chains, sandbox=sandbox)
+    await session.run()
+    alias = ("tests/test_tj_alias_a2_1.py",)  # a2's witness: discriminates and is stable
+    runs = [c for c in sandbox.calls if c[0] == "run" and c[3] == alias]
+    assert sum(1 for c in runs if c[1] == f"{T}/reference") == 3
+    assert sum(1 for c in runs if c[1] == f"{T}/model/a2") == 2
+    assert peak[(True, alias)] == 3  # the three control re-runs at once (one after another: 1)
+
+
 async def test_a_flaky_t0_test_is_named_and_left_out_of_well_formedness():
     task, trials, chains = scenario()
     sandbox = FakeSandbox({task.id: task}, {t.id: t for t in trials})

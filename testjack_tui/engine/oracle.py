@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
 
+from .aio import gather_all
 from .assertion_lines import asserted_lines
 from .probes import materialize_probe
 from .events import CandidateDropped, CandidateProposed, CandidateValidated, Log
@@ -272,18 +273,21 @@ REFERENCE_RUNS = 3  # passes on R[G] this many times before it may count
 
 async def _flaky(env: EngineEnv, task_id: str, trial_id: str | None, worlds: dict[str, WorldRef], current: Candidate,
                  files: dict[str, str]) -> str:
-    """Why a discriminating candidate is flaky, or "" when it is stable."""
-    for n in range(1, REFERENCE_RUNS):
-        again = await env.runner.run(worlds["reference"], current.run_ids(), files, isolate=False,
-                                     task_id=task_id, trial_id=None, candidate_ids=[current.id],
-                                     repeat=n)
-        status = again.status_of(current.path, current.test_ids)
+    """Why a discriminating candidate is flaky, or "" when it is stable. The re-runs are
+    independent fresh containers: they run at once (the sandbox's slots bound them), and every
+    one is kept and read, in the order the reasons name them."""
+    reruns = [env.runner.run(worlds["reference"], current.run_ids(), files, isolate=False,
+                             task_id=task_id, trial_id=None, candidate_ids=[current.id], repeat=n)
+              for n in range(1, REFERENCE_RUNS)]
+    reruns.append(env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
+                                 task_id=task_id, trial_id=trial_id, candidate_ids=[current.id],
+                                 repeat=1))
+    *again, model = await gather_all(reruns)
+    for n, run in enumerate(again, start=1):
+        status = run.status_of(current.path, current.test_ids)
         if status != "passed":
             return (f"flaky: passed on the reference world, then {status} on re-run {n + 1} of "
                     f"{REFERENCE_RUNS}")
-    model = await env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
-                                 task_id=task_id, trial_id=trial_id, candidate_ids=[current.id],
-                                 repeat=1)
     status = model.status_of(current.path, current.test_ids)
     if not is_failing(status):
         return f"flaky: failed on the trial's world, then {status} on a re-run"

@@ -42,11 +42,12 @@ MEASUREMENTS = {
     "10": ("real-size repository (full run only)", "real_size"),
     "11": ("Go replay (full run only)", "go_replay"),
     "12": ("own run and environment-varied replay", "varied_replay"),
+    "13": ("run path: image ids and flaky re-runs", "run_path"),
 }
 # Names every full table holds (the quick test checks them).
 EXPECTED_PREFIXES = ("1 world start", "2 replay", "3 load+list", "4 UI key->screen lag",
                      "4b first screen", "5 sampling", "6 peak RSS", "6b peak RSS", "7 mutation evidence", "8 T0 flow",
-                     "9 ray replay")
+                     "9 ray replay", "13 image id", "13b flaky control")
 
 
 def _run_one(number: str, quick: bool) -> list[dict]:
