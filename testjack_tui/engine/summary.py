@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .approval import awaiting_operator
+from .records_verdict import AwaitingRow
 from .budget import UNPRICED
 from .records import FlatRecord
 from .records_standing import RefutationRow, TaskLoopState, WitnessClassification, WitnessRow
@@ -190,7 +191,7 @@ class SessionSummary:
     models: dict[str, Counts]
     tasks: dict[str, TaskSummary]
     # Judgements left for a person (approval.awaiting_operator): never dropped, never counted.
-    awaiting_operator: list[dict[str, Any]] = field(default_factory=list)
+    awaiting_operator: list[AwaitingRow] = field(default_factory=list)
 
     def trials(self) -> dict[str, TrialSummary]:
         """Every trial of the session, by id."""
@@ -203,7 +204,7 @@ class SessionSummary:
                 "rounds": self.rounds, "config": self.config, "usage": self.usage.to_json(),
                 "totals": self.totals, "models": self.models,
                 "tasks": {tid: t.to_json() for tid, t in self.tasks.items()},
-                "awaiting_operator": list(self.awaiting_operator)}
+                "awaiting_operator": [a.to_json() for a in self.awaiting_operator]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SessionSummary:
@@ -212,7 +213,7 @@ class SessionSummary:
                    data["sampler"], data["rounds"], data["config"], Usage.from_json(data["usage"]),
                    data["totals"], data["models"],
                    {tid: TaskSummary.from_json(t) for tid, t in data["tasks"].items()},
-                   list(data.get("awaiting_operator") or []))
+                   [AwaitingRow.from_json(a) for a in data.get("awaiting_operator") or []])
 
 
 def _run_view(run: StoredRun | None, witness: WitnessRow | None, status: str) -> RunView:
