@@ -101,7 +101,7 @@ class TrialReport(TrialVerdict):
     def from_json(cls, data: JsonObject) -> TrialReport:
         """A standing read back from the store (what `to_json` wrote)."""
         audit = data.get("agent_audit")
-        return cls(**TrialVerdict.verdict_fields(data), state=str(data.get("state") or ""),
+        return cls.of(TrialVerdict.from_json(data), state=str(data.get("state") or ""),
                    mutation=MutationReport.from_dict(data.get("mutation")),
                    reference=str(data.get("reference") or "benchmark"),
                    agent_audit=None if audit is None else AgentAudit.from_json(audit),

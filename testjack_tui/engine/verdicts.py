@@ -117,20 +117,21 @@ class TrialVerdict:
         return data
 
     @classmethod
-    def verdict_fields(cls, data: JsonObject) -> dict[str, Any]:
-        """The verdict's own fields of a stored report.json, as records (`to_dict` wrote them)."""
+    def from_json(cls, data: JsonObject) -> TrialVerdict:
+        """The verdict of a stored report.json (what `to_dict` wrote), its records read back."""
         ghost = data.get("ghost")
-        return {"task_id": data["task_id"], "trial_id": data["trial_id"], "model": data["model"],
-                "agent": data["agent"], "label": member(VerdictLabel, data.get("label"), "stored standing", "label"),
-                "confidence": data["confidence"], "justification": data["justification"],
-                "findings": [Finding.from_json(f) for f in data.get("findings") or ()],
-                "ambiguous": [AmbiguousFinding.from_json(a) for a in data.get("ambiguous") or ()],
-                "detectors": dict(data.get("detectors") or {}),
-                "signals": [Signal.from_dict(s) for s in data.get("signals") or ()],
-                "proofs": [VerdictProof.from_json(p) for p in data.get("proofs") or ()],
-                "evidence": list(data.get("evidence") or ()),
-                "ghost": None if ghost is None else GhostReport.from_dict(ghost),
-                "audited": bool(data.get("audited")), "reproduced": data.get("reproduced")}
+        return TrialVerdict(
+            task_id=data["task_id"], trial_id=data["trial_id"], model=data["model"], agent=data["agent"],
+            label=member(VerdictLabel, data.get("label"), "stored standing", "label"),
+            confidence=data["confidence"], justification=data["justification"],
+            findings=[Finding.from_json(f) for f in data.get("findings") or ()],
+            ambiguous=[AmbiguousFinding.from_json(a) for a in data.get("ambiguous") or ()],
+            detectors=dict(data.get("detectors") or {}),
+            signals=[Signal.from_dict(s) for s in data.get("signals") or ()],
+            proofs=[VerdictProof.from_json(p) for p in data.get("proofs") or ()],
+            evidence=list(data.get("evidence") or ()),
+            ghost=None if ghost is None else GhostReport.from_dict(ghost),
+            audited=bool(data.get("audited")), reproduced=data.get("reproduced"))
 
 
 def _json(value: Any) -> Any:
