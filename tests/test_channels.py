@@ -117,7 +117,7 @@ def test_labels_follow_the_channels():
                            explicit=True, reference=WitnessRun("passed"),
                            model=WitnessRun("failed", message), test_ids=(W,))
     v = judge_trial(TRIAL, findings=[finding], audited=True)
-    assert v.label == REWARD_HACK and v.proofs[0]["kind"] == "env_sniffing"
+    assert v.label == REWARD_HACK and v.proofs[0].kind == "env_sniffing"
 
 
 def _wrapper_function(name: str):

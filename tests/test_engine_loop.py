@@ -538,13 +538,13 @@ async def test_a_questionable_discriminating_test_is_an_open_question_about_p_re
     assert question.said == ['reviewer (fake reviewer): questionable: "scripted questionable"']
     assert stored["whether aliases are case-sensitive"].said[0].startswith("audit agent: P is silent")
     # The reviewer's questionable waits for a person, and says so in the summary.
-    assert [a["candidate_id"] for a in summary.awaiting_operator] == [f"{T}:a2:1.v1"]
+    assert [a.candidate_id for a in summary.awaiting_operator] == [f"{T}:a2:1.v1"]
     report = build_report(session.id, benchmark=make_benchmark([task], trials))
     kinds = {(u.kind, u.requirement) for u in report.underspecified_prompts}
     assert kinds == {("open question", "handles alias"), ("open question", "whether aliases are case-sensitive")}
     md = session_markdown(report)
     assert "open question" in md.split("## Underspecified prompts")[1] and "| 1 / 1 |" in md
     a1 = next(t for t in report.trials if t.trial_id == "a1")
-    assert not a1.refuted and a1.open_questions[0]["requirement"] == "handles alias"
+    assert not a1.refuted and a1.open_questions[0].requirement == "handles alias"
     assert "## Open questions about P" in trial_markdown(a1)
     assert "handles alias" in next(r for r in session_csv(report).splitlines() if r.startswith(f"{T},a1,"))

@@ -110,14 +110,14 @@ async def test_a_questionable_case_of_keep_some_waits_and_is_an_open_question(te
     # The kept case counts; the questionable one waits for a person, and is an open question.
     assert states(session) == {"a1": "refuted", "a2": "refuted", "a3": "unaudited"}
     [waiting] = session.summary().awaiting_operator
-    assert waiting["case"].endswith("::test_incidental") and waiting["label"] == "questionable"
+    assert waiting.case.endswith("::test_incidental") and waiting.label == "questionable"
     [question] = open_questions.stored(session.store, T)
-    assert question.fails_on == ["a1", "a2", "a3"] and question.test_ids == [waiting["case"]]
+    assert question.fails_on == ["a1", "a2", "a3"] and question.test_ids == [waiting.case]
     report = build_report("keep-some-q")
-    assert report.awaiting_operator[0].case == waiting["case"]
+    assert report.awaiting_operator[0].case == waiting.case
     [a3] = [t for t in report.trials if t.trial_id == "a3"]
     assert not a3.refuted and a3.open_questions and any(
-        d["decision"] == "questionable-awaiting" for d in [t for t in report.trials if t.trial_id == "a1"][0].decisions)
+        d.decision == "questionable-awaiting" for d in [t for t in report.trials if t.trial_id == "a1"][0].decisions)
 
 
 async def test_with_an_operator_present_a_questionable_case_goes_to_the_queue(testjack_home):

@@ -113,7 +113,7 @@ def _results(session) -> dict:
     report = build_report(session.id)
     return {"outcome": outcome_view(session.summary()),
             "trials": sorted((t.trial_id, t.state, t.label, t.audited,
-                              tuple(sorted(str(f.get("witness") or f.get("witness_id") or "") for f in t.findings)))
+                              tuple(sorted(f.witness_id for f in t.findings)))
                              for t in report.trials),
             "decisions": sorted((d.candidate, d.decision, d.label, d.counts) for d in report.decisions)}
 

@@ -173,7 +173,7 @@ async def test_a_session_report_explains_with_the_agents_finding_backed_by_its_r
     report = build_report(session.id, benchmark=bench)
     verdict = next(t for t in report.trials if t.trial_id == "a1")
     assert verdict.refuted
-    [f] = verdict.findings
+    [f] = [x.to_json() for x in verdict.findings]
     store = SessionStore(db_path(session.id))
     keys = {r.key for r in store.runs()}
     store.close()

@@ -49,7 +49,7 @@ def session_with(explainer, session_id=None):
 
 def why_parts(report):
     """trial -> the "Why it happens" of its findings, joined."""
-    return {t.trial_id: " ".join(f["explanations"]["why_it_happens"] for f in t.findings)
+    return {t.trial_id: " ".join(f.explanations["why_it_happens"] for f in t.findings)
             for t in report.trials if t.refuted}
 
 

@@ -78,4 +78,4 @@ async def test_a_model_judging_a_discriminating_test_questionable_opens_a_questi
     under = session_markdown(report).split("## Underspecified prompts")[1]
     assert "an alias resolves to its target" in under and "Say whether alias lookup ignores case." in under
     a1 = next(t for t in report.trials if t.trial_id == "a1")
-    assert not a1.refuted and a1.open_questions[0]["requirement"] == "an alias resolves to its target"
+    assert not a1.refuted and a1.open_questions[0].requirement == "an alias resolves to its target"

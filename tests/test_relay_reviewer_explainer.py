@@ -81,6 +81,6 @@ async def test_reviewer_and_explainer_through_the_endpoint(server, testjack_home
     assert all(WHY in w and "one call for 2 trials failing this way" in w for w in whys.values())
     for t in report.trials:
         for f in t.findings:
-            assert "(assert 'x' == 'y')" in f["explanations"]["what_is_wrong"]
+            assert "(assert 'x' == 'y')" in f.explanations["what_is_wrong"]
     [row] = [r for r in report.checklists[T] if r.witnesses]
     assert row.clause == "handles alias" and row.failing_trials == {"a1", "a2"}

@@ -70,7 +70,7 @@ def test_an_approval_with_the_operators_whole_judgement_round_trips_as_a_record(
         assert store.approvals() == [said]
         back = store.get_approval(said.candidate_id)
         assert back is not None and type(back.label) is ReviewLabel and type(back.decision) is DecisionKind
-        assert decision_record(back) == {
+        assert decision_record(back).to_json() == {
             "by": "operator", "decision": "overruled", "reviewer_label": "valid",
             "note": "reads P too broadly (from verdicts.toml)", "at": 12.5,
             "operator": {"requirement": "handles aliases", "explicit": True,

@@ -51,4 +51,4 @@ async def test_the_sniffing_line_the_witness_ran_ties_the_signal(tmp_path):
     assert judge_trial(trial, findings=[finding], evidence=evidence, audited=True).label != REWARD_HACK
     finding.executed = frozenset(executed)
     verdict = judge_trial(trial, findings=[finding], evidence=evidence, audited=True)
-    assert verdict.label == REWARD_HACK and "calc/__init__.py:5" in verdict.proofs[0]["message"]
+    assert verdict.label == REWARD_HACK and "calc/__init__.py:5" in verdict.proofs[0].message

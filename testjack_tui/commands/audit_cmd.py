@@ -322,9 +322,9 @@ def run_session(session: AuditSession, out: Path | None, verbose: bool, ask_oper
     for line in prompt_finding_notice(session.store):
         print_safe(line, file=printer.out)
     for a in summary.awaiting_operator:
-        case = f" case {a['case']}" if a.get("case") else ""
-        print_safe(f"awaiting the operator: {a['candidate_id']}{case} ({a['task_id']}): {a['label']}: "
-                   f"{_one_block(a.get('why') or '', 200)}", file=printer.out)
+        case = f" case {a.case}" if a.case else ""
+        print_safe(f"awaiting the operator: {a.candidate_id}{case} ({a.task_id}): {a.label}: "
+                   f"{_one_block(a.why, 200)}", file=printer.out)
     if state == "paused":
         print_safe(f"paused: {session.store.get_meta('state_reason', '')}. Continue with: "
               f"testjack-tui resume {session.id} --budget-... (a raised limit)", file=printer.out)

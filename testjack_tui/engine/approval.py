@@ -11,12 +11,13 @@ import asyncio
 import dataclasses
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from .records_standing import WitnessClassification, WitnessRow
 from .events import ApprovalAnswered, ApprovalRequested, ReviewerVerdictEvent
 from .records_agent import CaseCoverage, ReviewCase, rows_of, to_json_rows
 from .records_cands import ApprovalRecord, DecidedBy, DecisionKind
+from .records_verdict import AwaitingRow, DecisionRecord
 from .slots import resume_work, waiting_for_person
 from .roles import (ApprovalDecision, ApprovalRequest, Approver, AuditContext, Candidate, OperatorVerdict,
                     ReviewLabel, ReviewVerdict, needs_operator, questionable_cases)
@@ -64,13 +65,12 @@ def stored_kind(approval: ApprovalRecord) -> DecisionKind:
     return approval.decision or (DecisionKind.APPROVED if approval.by == DecidedBy.OPERATOR else DecisionKind.AUTO)
 
 
-def decision_record(approval: ApprovalRecord | None) -> dict[str, Any]:
-    """The stored approval as reports and exports show it (JSON; no decision stored: auto)."""
+def decision_record(approval: ApprovalRecord | None) -> DecisionRecord:
+    """The stored approval as reports and exports show it (no decision stored: auto)."""
     if approval is None:
-        return {"by": "auto", "decision": "auto", "reviewer_label": "", "note": "", "at": None}
-    said = approval.judgement.to_json()
-    return {"by": approval.by, "decision": stored_kind(approval), "reviewer_label": approval.reviewer_label or "",
-            "note": approval.note, "at": approval.at, **({"operator": said} if said else {})}
+        return DecisionRecord()
+    return DecisionRecord(approval.by, stored_kind(approval), approval.reviewer_label, approval.note, approval.at,
+                          approval.judgement)
 
 
 class TableApprover:
@@ -115,21 +115,20 @@ def standing_requirement(verdict: ReviewVerdict, decision: ApprovalDecision, fal
     return requirement, decision.explicit, decision.quote if decision.explicit or decision.quote else ""
 
 
-def awaiting_operator(store: SessionStore) -> list[dict[str, Any]]:
+def awaiting_operator(store: SessionStore) -> list[AwaitingRow]:
     """Every judgement left for a person: candidates queued under auto-approval (QUESTIONABLE,
     HUMAN_REVIEW) and, of a KEEP_SOME the engine applied, each case the reviewer called
     QUESTIONABLE (the kept cases count; these wait). Oldest first; none is ever dropped."""
-    out: list[dict[str, Any]] = []
+    out: list[AwaitingRow] = []
     verdicts = {v.candidate_id: v for v in store.verdicts()}
     for a in store.approvals():
         cid = a.candidate_id
         verdict = verdicts.get(cid)
-        base = {"candidate_id": cid, "task_id": a.task_id,
-                "trial_id": a.trial_id or (verdict.trial_id if verdict else None) or "",
-                "reviewer_label": a.reviewer_label or (verdict.label if verdict else ""),
-                "requirement": verdict.requirement if verdict else ""}
+        base = AwaitingRow(cid, a.task_id, a.trial_id or (verdict.trial_id if verdict else None) or "",
+                           a.reviewer_label or (verdict.label if verdict else None),
+                           verdict.requirement if verdict else "", "", a.label, "")
         if a.by == DecidedBy.QUEUED:
-            out.append(base | {"case": "", "label": a.label, "why": (verdict.reason if verdict else "") or a.note})
+            out.append(dataclasses.replace(base, why=(verdict.reason if verdict else "") or a.note))
             continue
         if a.by == DecidedBy.OPERATOR:
             continue  # a person decided it
@@ -139,7 +138,8 @@ def awaiting_operator(store: SessionStore) -> list[dict[str, Any]]:
         cases = rows_of(ReviewCase.from_json, review.get("cases"), "cases")
         for test_id in questionable_cases(cases):
             case = next(c for c in cases if c.test_id == test_id)
-            out.append(base | {"case": test_id, "label": "questionable", "why": case.reason or ""})
+            out.append(dataclasses.replace(base, case=test_id, label=ReviewLabel.QUESTIONABLE,
+                                           why=case.reason or ""))
     return out
 
 

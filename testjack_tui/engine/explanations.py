@@ -22,6 +22,7 @@ from testjack_tui.engine.assertion_lines import asserted_lines, runner_hint
 from testjack_tui.engine.detectors.signals import Evidence, Signal
 from .records import JsonObject
 from .records_agent import AgentFinding, ChecklistRow
+from .records_verdict import Explanation
 from testjack_tui.engine.records_runs import StoredRun
 
 PARTS = ("what_is_wrong", "why_it_happens", "which_clause", "why_t0_missed_it")
@@ -82,6 +83,12 @@ class Claim:
         return {"part": self.part, "text": self.text, "by": self.by,
                 "refs": [asdict(r) for r in self.refs]}
 
+    @classmethod
+    def from_dict(cls, data: JsonObject) -> Claim:
+        """A claim `to_dict` wrote (a stored standing's finding)."""
+        return cls(str(data["part"]), str(data["text"]), str(data["by"]),
+                   [Ref(str(r["kind"]), str(r["ref"]), str(r.get("excerpt") or "")) for r in data.get("refs") or []])
+
 
 @dataclass(frozen=True)
 class Run:
@@ -108,7 +115,7 @@ class Facts:
     rho: float | None = None
     replays: Sequence[tuple[str, str, str | None]] = ()  # (trial id, status, run key) per passing trial
     agent: AgentFinding | None = None  # the audit agent's structured finding for this witness
-    explained: JsonObject | None = None  # the explainer's paragraph for this failure pattern
+    explained: Explanation | None = None  # the explainer's paragraph for this failure pattern
 
 
 def failing_line(message: str) -> str:
@@ -144,11 +151,11 @@ def signal_sentence(message: str) -> str:
 _SUBJECTS = ("the ", "added ", "a ", "an ", "its ", "it ", "this ", "no ", "only ")
 
 
-def explainer_name(explained: JsonObject) -> str:
+def explainer_name(explained: Explanation) -> str:
     """Who wrote a pattern's explanation, and how many trials share it."""
-    n = len(explained.get("trials") or ())
+    n = len(explained.trials)
     shared = f", one call for {n} trials failing this way" if n > 1 else ""
-    return f"explainer ({explained.get('by') or 'model'}{shared})"
+    return f"explainer ({explained.by or 'model'}{shared})"
 
 
 def run_message(run: StoredRun | None, path: str, test_ids: Iterable[str] = ()) -> str:
@@ -239,7 +246,7 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
     touched = {r.ref.rsplit(":", 1)[0] for r in diff_refs}
     ghost_refs = [Ref("diff", f"{g['file']}:{g['line']}", g.get("code", ""))
                   for g in ghost.get("ghost_lines") or []]
-    explained = (f.explained or {}).get("text", "").strip()
+    explained = f.explained.text.strip() if f.explained is not None else ""
     if agent is not None and agent.why:
         claims.append(Claim("why_it_happens", agent.why.strip(), BY_AGENT,
                             diff_refs or failing_run))
@@ -247,7 +254,7 @@ def explain(f: Facts, *, prompt: str, patch: str | None, tied: Sequence[Signal] 
         # Nobody audited this trial for this witness: the explainer's paragraph for the way it
         # fails (one call per pattern), then what the evidence shows.
         if explained:
-            claims.append(Claim("why_it_happens", explained, explainer_name(f.explained or {}),
+            claims.append(Claim("why_it_happens", explained, explainer_name(f.explained or Explanation("")),
                                 failing_run + diff_refs[:2]))
         if tied:
             claims.append(Claim("why_it_happens", signal_sentence(tied[0].message), BY_EVIDENCE, diff_refs))

@@ -29,6 +29,7 @@ from testjack_tui.engine.records_cands import CandidateRecord, DecidedBy, Valida
 from testjack_tui.engine.records_runs import StoredRun
 from testjack_tui.engine.store import SessionStore, db_path
 from testjack_tui.engine.records_standing import WitnessClassification
+from testjack_tui.engine.records_verdict import Awaiting
 from testjack_tui.errors import InputError
 from testjack_tui.model import Task, Trial
 from testjack_tui.safe_paths import check_inside, inside, path_part
@@ -151,19 +152,19 @@ def plan_export(session_id: str, tasks: Mapping[str, Task] | None = None) -> lis
         framework = task.tests.framework if task is not None else None
         nodes = [n.replace(w.path, new_path, 1) for n in _node_ids(w.path, ref_run.get(w.id), framework)]
         exp.files.append(WitnessFile(w.id, new_path, w.source, nodes, w.requirement,
-                                     sorted(set(refutes[w.id])), decision_record(approvals.get(w.id))))
+                                     sorted(set(refutes[w.id])), decision_record(approvals.get(w.id)).to_json()))
         exp.refuted = sorted(set(exp.refuted) | set(refutes[w.id]))
     for task_id, extra in extras.items():
         if task_id in out:  # beside a strengthened suite (a task without one has nothing to merge)
             out[task_id].task_analysis, out[task_id].underspecified = extra["t1"], extra["amb"]
     for exp in out.values():
         exp.decisions = [{"candidate_id": cid, "trial_id": a.trial_id or "",
-                          "label": a.label, "counts": a.counts, **decision_record(a)}
+                          "label": a.label, "counts": a.counts, **decision_record(a).to_json()}
                          for cid, a in approvals.items() if a.task_id == exp.task_id and a.by == DecidedBy.OPERATOR]
-        exp.decisions += [{"candidate_id": w["candidate_id"], "trial_id": w["trial_id"], "case": w["case"],
-                           "label": w["label"], "counts": False, "by": "queued", "decision": "questionable-awaiting",
-                           "reviewer_label": w["reviewer_label"], "note": w["why"], "at": None}
-                          for w in waiting if w["task_id"] == exp.task_id]
+        exp.decisions += [{"candidate_id": w.candidate_id, "trial_id": w.trial_id, "case": w.case,
+                           "label": w.label, "counts": False, "by": DecidedBy.QUEUED, "decision": Awaiting.QUESTIONABLE,
+                           "reviewer_label": str(w.reviewer_label or ""), "note": w.why, "at": None}
+                          for w in waiting if w.task_id == exp.task_id]
         task = (tasks or {}).get(exp.task_id)
         new_ids = [n for f in exp.files for n in f.node_ids]
         exp.new_fail_to_pass = list(new_ids)  # until check_export measures the null world

@@ -22,7 +22,7 @@ from .events import Log
 from .explanations import failing_line, missing_surface, run_message
 from .roles import BudgetExceeded, Explainer, FailurePattern, RoleSet
 from .store import SessionStore
-from .records import JsonObject
+from .records_verdict import Explanation
 
 if TYPE_CHECKING:
     from .env import EngineEnv
@@ -68,8 +68,8 @@ def explainer_of(roles: RoleSet) -> Explainer | None:
     return explainer if explainer is not None and hasattr(explainer, "explain") else None
 
 
-def stored_explanation(store: SessionStore, witness_id: str, status: str, message: str) -> JsonObject | None:
-    """{text, by, trials, failing} stored for the pattern this failure belongs to, or None."""
+def stored_explanation(store: SessionStore, witness_id: str, status: str, message: str) -> Explanation | None:
+    """The explanation stored for the pattern this failure belongs to, or None."""
     raw = store.get_llm_response(pattern_key(witness_id, status, message))
     if not raw:
         return None
@@ -77,7 +77,7 @@ def stored_explanation(store: SessionStore, witness_id: str, status: str, messag
         data = json.loads(raw)
     except ValueError:
         return None
-    return data if isinstance(data, dict) and data.get("text") else None
+    return Explanation.from_json(data) if isinstance(data, dict) and data.get("text") else None
 
 
 def patterns(loop: RefutedTask) -> list[FailurePattern]:
@@ -133,9 +133,8 @@ async def explain_refutations(loop: RefutedTask) -> int:
         finally:
             await loop._close(tools)
         if text:
-            env.store.put_llm_response(p.key, json.dumps({
-                "text": text, "by": explainer.label, "trials": list(p.trials), "witness": p.witness_id,
-                "failing": p.failing}))
+            env.store.put_llm_response(p.key, json.dumps(Explanation(
+                text, explainer.label, p.trials, p.witness_id, p.failing).to_json()))
     if calls:
         env.emit(Log(env.session_id, level="info",
                      message=f"{loop.task.id}: explained {calls} failure pattern(s) of the refuted trials "

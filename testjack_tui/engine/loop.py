@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Any
 
 from testjack_tui.model import Task, Trial
 
@@ -25,6 +24,7 @@ from .failure_patterns import explain_refutations
 from .oracle import Validation, ask_repair, null_feedback, validate
 from .records_agent import (AgentFinding, JudgedCandidate, PromptSilent, ReferenceContradiction, SuspiciousFeature,
                             rows_of, to_json_rows)
+from .records import JsonObject
 from .records_cands import candidate_from_dict, candidate_to_dict
 from .roles import AuditContext, AuditOutcome, ChecklistItem, TaskAnalyst, questionable_cases
 from .records_standing import TaskLoopState, TrialLoopState
@@ -38,7 +38,7 @@ from .loop_base import ANALYSIS, Witness, cases_of, kept_cases
 from .loop_witnesses import WitnessLoop
 
 
-def outcome_to_dict(outcome: AuditOutcome) -> dict[str, Any]:
+def outcome_to_dict(outcome: AuditOutcome) -> JsonObject:
     return {"candidates": [candidate_to_dict(c) for c in outcome.candidates],
             "checklist": [i.to_json() for i in outcome.checklist],
             "notes": outcome.notes, "findings": to_json_rows(outcome.findings),
@@ -46,7 +46,7 @@ def outcome_to_dict(outcome: AuditOutcome) -> dict[str, Any]:
             "reference_contradicts": to_json_rows(outcome.reference_contradicts)}
 
 
-def outcome_from_dict(data: dict[str, Any]) -> AuditOutcome:
+def outcome_from_dict(data: JsonObject) -> AuditOutcome:
     return AuditOutcome(candidates=[candidate_from_dict(c) for c in data.get("candidates", [])],
                         checklist=rows_of(ChecklistItem.from_json, data.get("checklist"), "checklist"),
                         notes=data.get("notes", ""), findings=rows_of(AgentFinding.from_json, data.get("findings"), "findings"),

@@ -39,6 +39,11 @@ class ProofKind(StrEnum):
     HARNESS_MEASURED = "harness_measured"  # the restore-and-rerun of T0 ran, whatever it showed
     HARNESS_EFFECT = "harness_effect"  # ... and T0 no longer passed: the trial's harness made it pass
     CANARY = "canary"  # a run's canaries proved forged reports (engine/verdicts.PROOF_KINDS)
+    # Static proofs a verdict draws from a detector signal tied to a refuting witness (never stored
+    # as rows; engine/verdicts._proofs), and the varied replay's environment dependence.
+    SPECIAL_CASE = "special_case"
+    ENV_SNIFFING = "env_sniffing"
+    TEST_MACHINERY = "test_machinery"
 
 
 @dataclass(frozen=True)

@@ -118,9 +118,9 @@ def _build(store: SessionStore, session_id: str, benchmark: Benchmark | None, co
                for tid, t in summary.tasks.items()},
         trials=trial_reports, underspecified_prompts=underspecified,
         decisions=decisions_table(facts.approvals, facts.verdicts),
-        awaiting_operator=[AwaitingOperator(a["candidate_id"], a["task_id"], a["label"], a["why"],
-                                            case=a["case"], trial_id=a["trial_id"],
-                                            reviewer_label=a["reviewer_label"], requirement=a["requirement"])
+        awaiting_operator=[AwaitingOperator(a.candidate_id, a.task_id, a.label, a.why, case=a.case,
+                                            trial_id=a.trial_id, reviewer_label=str(a.reviewer_label or ""),
+                                            requirement=a.requirement)
                            for a in summary.awaiting_operator],
         checklists={tid: requirements_table(store, tid) for tid in summary.tasks},
         tables=tables,

@@ -14,14 +14,13 @@ import io
 import json
 from pathlib import Path
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from testjack_tui.engine.budget import usd_text
 from testjack_tui.engine import reference_claims
 from testjack_tui.engine.compare import refusal_line
 from testjack_tui.engine.config import Mode
-from testjack_tui.engine.detectors.mutation import MutationReport
-from testjack_tui.engine.detectors.signals import ghost_unmeasured
+from testjack_tui.engine.records_cands import DecisionKind
+from testjack_tui.engine.records_verdict import DecisionRecord
 from testjack_tui.engine.standing import iso
 from testjack_tui.engine.report_model import Report, TableRow, TaskReport, TrialReport
 from testjack_tui.errors import InputError
@@ -236,22 +235,22 @@ def trial_markdown(t: TrialReport) -> str:
            f"Model {t.model}, agent {t.agent}; audited: {'yes' if t.audited else 'no'}.", "",
            t.justification, ""]
     for f in t.findings:
-        ex = f["explanations"]
-        out += [f"## {f['id']}: {f['requirement']}", "",
-                f"Witness `{f['witness_id']}` ({f['source']}, {f['class']}"
-                + (f", ρ = {f['rho']:.2f}" if f.get("rho") is not None else "") + f"), file `{f['path']}`.",
+        ex = f.explanations
+        out += [f"## {f.id}: {f.requirement}", "",
+                f"Witness `{f.witness_id}` ({f.source}, {f.klass}"
+                + (f", ρ = {f.rho:.2f}" if f.rho is not None else "") + f"), file `{f.path}`.",
                 "", f"- **What is wrong:** {ex['what_is_wrong']}",
                 f"- **Why it happens:** {ex['why_it_happens']}",
                 f"- **Which clause of P:** {ex['which_clause']}",
                 f"- **Why T0 missed it:** {ex['why_t0_missed_it']}", "",
-                f"Re-run: `{f['command']}` ({f['command_note']}).", "",
-                decision_line(f.get("decision")), "",
-                f"Runs: reference **{f['runs']['reference']['status']}**, model **{f['runs']['model']['status']}**.",
-                "", "```", (f["runs"]["model"].get("message") or "").strip()[:1500], "```", "",
-                "```" + fence_language(f["path"]), f["test_source"].rstrip(), "```", ""]
-        for s in f["tied_signals"]:
-            out.append(f"- structural evidence: {s['detector']}/{s['kind']} at {s['file']}:{s['line']}: "
-                       f"`{s['excerpt'].strip()[:160]}`")
+                f"Re-run: `{f.command}` ({f.command_note}).", "",
+                decision_line(f.decision), "",
+                f"Runs: reference **{f.reference.status}**, model **{f.model.status}**.",
+                "", "```", (f.model.message or "").strip()[:1500], "```", "",
+                "```" + fence_language(f.path), f.test_source.rstrip(), "```", ""]
+        for s in f.tied_signals:
+            out.append(f"- structural evidence: {s.detector}/{s.kind} at {s.file}:{s.line}: "
+                       f"`{s.excerpt.strip()[:160]}`")
     audit = t.agent_audit
     if audit is not None:
         out += ["## The audit agent's findings (explanations; only executed witnesses count)", ""]
@@ -266,21 +265,20 @@ def trial_markdown(t: TrialReport) -> str:
     if t.decisions:
         out += ["## Decisions on this trial's candidates", ""]
         for d in t.decisions:
-            said = d.get("operator") or {}
-            judgement = "; ".join(f"{k}: {v}" for k, v in said.items())
-            out.append(f"- `{d['candidate_id']}`" + (f" case `{d['case']}`" if d.get("case") else "")
-                       + f": reviewer{' (' + d['reviewer'] + ')' if d.get('reviewer') else ''} said "
-                       f"{d.get('reviewer_label') or '-'}; {d['decision']} by {d['by']} → {d.get('label') or '-'}"
-                       f" ({'counts' if d.get('counts') else 'does not count'})"
+            judgement = "; ".join(f"{k}: {v}" for k, v in d.operator.to_json().items())
+            out.append(f"- `{d.candidate_id}`" + (f" case `{d.case}`" if d.case else "")
+                       + f": reviewer{' (' + d.reviewer + ')' if d.reviewer else ''} said "
+                       f"{d.reviewer_label or '-'}; {d.decision} by {d.by} → {d.label or '-'}"
+                       f" ({'counts' if d.counts else 'does not count'})"
                        + (f"; the operator's judgement: {judgement}" if judgement else "")
-                       + (f": {d['note']}" if d.get("note") else ""))
+                       + (f": {d.note}" if d.note else ""))
         out.append("")
     if t.open_questions:
         out += ["## Open questions about P (this trial differs from the reference; nothing refuted)", ""]
         for q in t.open_questions:
-            out.append(f"- {q.get('requirement')}" + (f" (`{q['candidate_id']}`)" if q.get("candidate_id") else "")
-                       + f"; reference: {q.get('reference') or '-'}; " + "; ".join(q.get("said") or [])
-                       + f". Suggested clarification: {q.get('clarification')}")
+            out.append(f"- {q.requirement}" + (f" (`{q.candidate_id}`)" if q.candidate_id else "")
+                       + f"; reference: {q.reference or '-'}; " + "; ".join(q.said)
+                       + f". Suggested clarification: {q.clarification}")
         out.append("")
     if t.reviews:
         out += ["## Reviewer verdicts per case", ""]
@@ -292,40 +290,40 @@ def trial_markdown(t: TrialReport) -> str:
         out.append("")
     if t.ambiguous:
         out += ["## Ambiguous witnesses it fails (prompt defects; not counted)", ""]
-        out += [f"- `{a['witness_id']}`: {a['requirement']} (ρ = {a['rho']})" for a in t.ambiguous]
+        out += [f"- `{a.witness_id}`: {a.requirement} (ρ = {a.rho})" for a in t.ambiguous]
         out.append("")
     if t.signals:
         out += ["## Detector signals", ""]
-        out += [f"- {s['severity']} {s['detector']}/{s['kind']} at {s['file']}:{s['line']}: {s['message']} "
-                f"— `{s['excerpt'].strip()[:160]}`" for s in t.signals]
+        out += [f"- {s.severity} {s.detector}/{s.kind} at {s.file}:{s.line}: {s.message} "
+                f"— `{s.excerpt.strip()[:160]}`" for s in t.signals]
         out.append("")
-    if t.ghost and ghost_unmeasured(t.ghost):
-        out += ["## Ghost branches", "", f"Not measured: {ghost_unmeasured(t.ghost)}.", ""]
-    elif t.ghost:
-        g = t.ghost
+    g = t.ghost
+    if g is not None and g.unmeasured():
+        out += ["## Ghost branches", "", f"Not measured: {g.unmeasured()}.", ""]
+    elif g is not None:
         # Go and V8 coverage count no branch arms: say what was measured instead of "None%".
-        arms = (f" and {g['added_branch_pct']}% of added branches" if g.get("added_branch_pct") is not None
-                else "")
-        out += ["## Ghost branches", "", f"{g.get('added_line_pct')}% of added lines{arms} run under T0"
-                f" ({g.get('measure') or 'coverage'}).", ""]
-        out += [f"- {x['file']}:{x['line']}: `{x['code'].strip()[:160]}`" for x in g.get("ghost_lines", [])[:20]]
-    mutation = MutationReport.from_dict(t.mutation)
+        arms = f" and {g.added_branch_pct}% of added branches" if g.added_branch_pct is not None else ""
+        out += ["## Ghost branches", "", f"{g.added_line_pct}% of added lines{arms} run under T0"
+                f" ({g.measure or 'coverage'}).", ""]
+        out += [f"- {x.file}:{x.line}: `{x.code.strip()[:160]}`" for x in g.ghost_lines[:20]]
+    mutation = t.mutation
     if mutation is not None:
         out += ["", "## Mutation evidence", "", mutation.to_text(), ""]
     return "\n".join(out) + "\n"
 
 
-def decision_line(d: dict[str, Any] | None) -> str:
+def decision_line(d: DecisionRecord | None) -> str:
     """One sentence: who let a witness count."""
-    if not d or d.get("decision") in (None, "", "auto"):
+    if d is None or d.decision == DecisionKind.AUTO:
         return "Decision: counted automatically (the reviewer labelled it valid)."
     # "judged": the operator was the reviewer, whose own label is only a placeholder while it waits.
-    said = (f" (the reviewer said {d['reviewer_label']})"
-            if d.get("reviewer_label") and d["decision"] != "judged" else "")
-    when = f" at {iso(d['at'])}" if d.get("at") else ""
-    verb = {"overruled": "OVERRULED by the operator", "judged": "judged valid by the operator (as reviewer)",
-            "approved": "approved by the operator"}.get(d["decision"], d["decision"])
-    return f"Decision: {verb}{said}{when}" + (f": {d['note']}" if d.get("note") else ".")
+    said = (f" (the reviewer said {d.reviewer_label})"
+            if d.reviewer_label and d.decision != DecisionKind.JUDGED else "")
+    when = f" at {iso(d.at)}" if d.at else ""
+    verb = {DecisionKind.OVERRULED: "OVERRULED by the operator",
+            DecisionKind.JUDGED: "judged valid by the operator (as reviewer)",
+            DecisionKind.APPROVED: "approved by the operator"}.get(d.decision, str(d.decision))
+    return f"Decision: {verb}{said}{when}" + (f": {d.note}" if d.note else ".")
 
 
 CSV_FIELDS = ("task_id", "trial_id", "model", "agent", "state", "label", "confidence", "refuted",
@@ -342,14 +340,14 @@ def session_csv(report: Report) -> str:
                     "agent": t.agent, "state": t.state, "label": t.label,
                     "confidence": t.confidence, "refuted": int(t.refuted),
                     "findings": len(t.findings),
-                    "witnesses": " ".join(f["witness_id"] for f in t.findings),
-                    "ambiguous": " ".join(a["witness_id"] for a in t.ambiguous),
-                    "structural_signals": sum(1 for s in t.signals if s.get("structural")),
+                    "witnesses": " ".join(f.witness_id for f in t.findings),
+                    "ambiguous": " ".join(a.witness_id for a in t.ambiguous),
+                    "structural_signals": sum(1 for s in t.signals if s.structural),
                     "decisions": " ".join(
-                        f"{d['candidate_id']}{'::' + d['case'].rsplit('::', 1)[-1] if d.get('case') else ''}:"
-                        f"{d['decision']}(reviewer {d.get('reviewer_label') or '-'}, stands {d.get('label') or '-'})"
+                        f"{d.candidate_id}{'::' + d.case.rsplit('::', 1)[-1] if d.case else ''}:"
+                        f"{d.decision}(reviewer {d.reviewer_label or '-'}, stands {d.label or '-'})"
                         for d in t.decisions),
-                    "open_questions": " | ".join(q.get("requirement") or "" for q in t.open_questions)}.items()})
+                    "open_questions": " | ".join(q.requirement for q in t.open_questions)}.items()})
     return buf.getvalue()
 
 

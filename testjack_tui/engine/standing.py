@@ -13,7 +13,7 @@ reading a session never writes to it).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from .records_agent import stored_fates
 from .approval import decision_record, review_key, stored_kind
 from .corpus import CorpusTrial, read_corpus
 from .detectors import Evidence, collect_static_evidence
+from .detectors.mutation import MutationReport
 from .explanations import run_message
 from .failure_kinds import never_a_reading
 from .failure_patterns import stored_explanation
@@ -36,16 +37,19 @@ from .records_agent import AgentFinding, CaseCoverage, ChecklistRow, ReviewCase,
 from .records_runs import Proof, StoredRun, TrialCheckRow
 from .records_cands import ApprovalRecord, DecidedBy, ValidationOutcome, ValidationRecord, VerdictRecord
 from .records_standing import (RunOutcome, Standing, TaskLoopState, TaskStateRow, TrialLoopState, TrialStateRow,
-                               VerdictLabel, WitnessClassification, WitnessRow, WitnessRunRow)
+                               WitnessClassification, WitnessRow, WitnessRunRow)
 from .runner import is_failing
 from .store import SessionStore
 from .summary import SessionSummary, TaskSummary, build_summary
 from .tampering import with_canary_evidence
+from .roles import OperatorJudgement
+from .records_verdict import Awaiting, AwaitingRow, QuestionRef, TrialDecision
 from .verdicts import CLEAN_UNAUDITED, FindingInput, TrialVerdict, WitnessRun, analysis_checklist, judge_trial
 
 INDEPENDENT_BAND = 0.6  # verdicts resting on G′ never claim more confidence than this
 
-RhoDetails = tuple[float, dict[str, Any], tuple[str, ...], bool]  # ambiguity.rho's answer
+# ambiguity.rho's answer: (rho, per model (failed, measured), the models skipping, complete)
+RhoDetails = tuple[float, dict[str, tuple[int, int]], tuple[str, ...], bool]
 
 
 @dataclass
@@ -95,21 +99,21 @@ class TrialReport(TrialVerdict):
     reviewer's verdicts."""
 
     state: str = ""
-    mutation: dict[str, Any] | None = None
+    mutation: MutationReport | None = None
     reference: str = "benchmark"  # "benchmark" | "independent" (G′, see mark_independent)
     agent_audit: AgentAudit | None = None
     reviews: list[Review] = field(default_factory=list)
     # Every decision on this trial's candidates (approved / overruled / judged / auto /
     # questionable-awaiting), the reviewer's label beside the one that stands.
-    decisions: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[TrialDecision] = field(default_factory=list)
     # Open questions about P on which this trial differs from the reference (refuting nothing).
-    open_questions: list[dict[str, Any]] = field(default_factory=list)
+    open_questions: list[QuestionRef] = field(default_factory=list)
     # Why this trial's audit measured nothing (no candidate could run on the reference), or "".
     audit_failed: str = ""
 
     @classmethod
     def of(cls, verdict: TrialVerdict, **extra: Any) -> TrialReport:
-        return cls(**{f.name: getattr(verdict, f.name) for f in fields(TrialVerdict)}, **extra)
+        return cls(**{name: getattr(verdict, name) for name in TrialVerdict.__dataclass_fields__}, **extra)
 
     def to_json(self) -> JsonObject:
         """The trial's report.json."""
@@ -121,13 +125,15 @@ class TrialReport(TrialVerdict):
     @classmethod
     def from_json(cls, data: JsonObject) -> TrialReport:
         """A standing read back from the store (what `to_json` wrote)."""
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        values["label"] = VerdictLabel(values["label"])
-        audit = values.get("agent_audit")
-        values["agent_audit"] = None if audit is None else AgentAudit.from_json(audit)
-        values["reviews"] = [Review.from_json(r) for r in values.get("reviews") or []]
-        return cls(**values)
+        audit = data.get("agent_audit")
+        return cls.of(TrialVerdict.from_json(data), state=str(data.get("state") or ""),
+                   mutation=MutationReport.from_dict(data.get("mutation")),
+                   reference=str(data.get("reference") or "benchmark"),
+                   agent_audit=None if audit is None else AgentAudit.from_json(audit),
+                   reviews=[Review.from_json(r) for r in data.get("reviews") or []],
+                   decisions=[TrialDecision.from_json(d) for d in data.get("decisions") or []],
+                   open_questions=[QuestionRef.from_json(q) for q in data.get("open_questions") or []],
+                   audit_failed=str(data.get("audit_failed") or ""))
 
 
 @dataclass
@@ -239,15 +245,15 @@ def decide_task(store: SessionStore, facts: SessionFacts, summary: SessionSummar
             if w is None or not is_failing(wr.status) or facts.canonical.get(wid, wid) in counted:
                 continue  # one copy per witness
             counted.add(facts.canonical.get(wid, wid))
-            ref_run = _reference_run(facts.reference_runs, w, facts.runs)
+            ref_run = facts.reference_runs.get((w.task_id, w.id))  # its passing run on the reference
             w_rho, w_per_model, w_skipping, _ = details.get(wid, (None, {}, (), False))
             verdict = facts.verdicts.get(wid)
             f = FindingInput(
                 witness_id=wid, path=w.path, source=w.source, requirement=w.requirement,
                 explicit=w.explicit, quote=w.quote or "", test_ids=w.test_ids,
-                reference=WitnessRun(ref_run.get("status", "passed") if ref_run else "passed",
-                                     _message(ref_run.get("run") if ref_run else None, w),
-                                     ref_run.get("key") if ref_run else None),
+                reference=WitnessRun(ref_run.reference if ref_run else "passed",
+                                     _message(facts.runs.get(ref_run.reference_run or "") if ref_run else None, w),
+                                     ref_run.reference_run if ref_run else None),
                 model=WitnessRun(str(wr.status), _message(facts.runs.get(wr.run_key or ""), w), wr.run_key),
                 klass=_klass(w), rho=w.rho if w.rho is not None else w_rho,
                 models_skipping=len(w_skipping), models_measured=len(w_per_model),
@@ -288,18 +294,17 @@ def decide_task(store: SessionStore, facts: SessionFacts, summary: SessionSummar
         if entry.state == "excluded":
             judged.justification = "Excluded: " + (entry.reason or "the task is not well-formed") \
                 + ". " + judged.justification
-        for finding in judged.findings:
-            finding["decision"] = decision_record(approvals.get(finding["witness_id"]))
+        judged.findings = [replace(finding, decision=decision_record(approvals.get(finding.witness_id)))
+                           for finding in judged.findings]
         report = TrialReport.of(
             judged, state=entry.state, audit_failed=void if judged.label == CLEAN_UNAUDITED else "",
-            mutation=(store.get_evidence(trial_id) or {}).get("mutation"),
+            mutation=MutationReport.from_dict((store.get_evidence(trial_id) or {}).get("mutation")),
             agent_audit=AgentAudit(agent_findings, audit.get("nothing_found"), audit.get("notes", ""))
             if audit else None,
             reviews=facts.reviews.get(trial_id, []),
             decisions=trial_decisions(trial_id, facts.approvals, facts.verdicts, summary.awaiting_operator),
-            open_questions=[{k: getattr(q, k) for k in ("candidate_id", "requirement", "said", "reference",
-                                                         "clarification", "path")}
-                            for q in questions if trial_id in q.fails_on])
+            open_questions=[QuestionRef(q.candidate_id, q.requirement, tuple(q.said), q.reference, q.clarification,
+                                        q.path) for q in questions if trial_id in q.fails_on])
         mark_independent(report, independent_reference(store, task_id), store.directory)
         out.append(report)
     return out
@@ -327,7 +332,8 @@ def stored_standings(store: SessionStore, task_id: str, expected: list[str]) -> 
 
 def mark_independent(trial: TrialReport, record: IndependentReference | None, folder: Path) -> None:
     """A verdict on a task audited against an independent implementation G′ (no reference
-    solution) says so, and its confidence is scaled into its own, lower band."""
+    solution: `independent`, no_reference validated one) says so, and its confidence is scaled
+    into its own, lower band."""
     trial.reference = "benchmark"
     if record is None or not record.ok:
         return
@@ -340,7 +346,7 @@ def mark_independent(trial: TrialReport, record: IndependentReference | None, fo
 
 
 def trial_decisions(trial_id: str, approvals: list[ApprovalRecord], verdicts: dict[str, VerdictRecord],
-                    awaiting: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                    awaiting: list[AwaitingRow]) -> list[TrialDecision]:
     """Every decision on a trial's candidates, oldest first: who decided, the reviewer's label
     beside the label that stands, the operator's own judgement; then what still waits."""
     out = []
@@ -348,17 +354,15 @@ def trial_decisions(trial_id: str, approvals: list[ApprovalRecord], verdicts: di
         verdict = verdicts.get(a.candidate_id)
         if (a.trial_id or (verdict.trial_id if verdict else None)) != trial_id or a.by == DecidedBy.QUEUED:
             continue
-        out.append({"candidate_id": a.candidate_id, "case": "", "reviewer": verdict.reviewer if verdict else "",
-                    "reviewer_label": a.reviewer_label or (verdict.label if verdict else ""),
-                    "reviewer_reason": verdict.reason if verdict else "", "decision": stored_kind(a),
-                    "label": a.label, "counts": a.counts, "by": a.by,
-                    "note": a.note, "operator": a.judgement.to_json(), "at": iso(a.at)})
+        out.append(TrialDecision(a.candidate_id, "", verdict.reviewer if verdict else "",
+                                 a.reviewer_label or (verdict.label if verdict else None),
+                                 verdict.reason if verdict else "", stored_kind(a), a.label, a.counts, a.by,
+                                 a.note, a.judgement, iso(a.at)))
     for w in awaiting:
-        if w.get("trial_id") == trial_id:
-            out.append({"candidate_id": w["candidate_id"], "case": w.get("case") or "", "reviewer": "",
-                        "reviewer_label": w.get("reviewer_label") or "", "reviewer_reason": w.get("why") or "",
-                        "decision": "questionable-awaiting", "label": w.get("label") or "", "counts": False,
-                        "by": "queued", "note": "waits for the operator", "operator": {}, "at": ""})
+        if w.trial_id == trial_id:
+            out.append(TrialDecision(w.candidate_id, w.case, "", w.reviewer_label, w.why, Awaiting.QUESTIONABLE,
+                                     w.label, False, DecidedBy.QUEUED, "waits for the operator",
+                                     OperatorJudgement(), ""))
     return out
 
 
@@ -388,7 +392,7 @@ def _message(run: StoredRun | None, witness: WitnessRow) -> str:
     return run_message(run, witness.path, witness.test_ids)
 
 
-def _held(analysis: dict[str, Any] | None) -> int:
+def _held(analysis: JsonObject | None) -> int:
     """The task analysis's validated tests that held on every trial (each passed on both worlds
     of every trial, so a clean trial counts them among its validated candidates)."""
     return sum(1 for row in stored_fates(analysis) if row.held)
@@ -418,15 +422,6 @@ def _agent_finding(witness_id: str, agent_findings: list[AgentFinding]) -> Agent
 def _stored_evidence(store: SessionStore, trial_id: str) -> Evidence | None:
     data = with_canary_evidence(store, trial_id, store.get_evidence(trial_id))
     return Evidence.from_dict(data) if data else None
-
-
-def _reference_run(reference_runs: dict[tuple[str, str], ValidationRecord], w: WitnessRow,
-                   runs: dict[str, Any]) -> dict[str, Any] | None:
-    """The witness's passing run on the reference world (from the validations table)."""
-    v = reference_runs.get((w.task_id, w.id))
-    if v is None:
-        return None
-    return {"status": v.reference, "key": v.reference_run, "run": runs.get(v.reference_run or "")}
 
 
 def _klass(w: WitnessRow) -> str:

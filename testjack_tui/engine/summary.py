@@ -8,9 +8,9 @@ witness's runs on both worlds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from .approval import awaiting_operator
+from .records_verdict import AwaitingRow
 from .budget import UNPRICED
 from .config import Mode, SessionConfig, mode_named
 from .corpus import read_corpus
@@ -192,7 +192,7 @@ class SessionSummary:
     models: dict[str, Counts]
     tasks: dict[str, TaskSummary]
     # Judgements left for a person (approval.awaiting_operator): never dropped, never counted.
-    awaiting_operator: list[dict[str, Any]] = field(default_factory=list)
+    awaiting_operator: list[AwaitingRow] = field(default_factory=list)
 
     def trials(self) -> dict[str, TrialSummary]:
         """Every trial of the session, by id."""
@@ -206,7 +206,7 @@ class SessionSummary:
                 "usage": self.usage.to_json(),
                 "totals": self.totals, "models": self.models,
                 "tasks": {tid: t.to_json() for tid, t in self.tasks.items()},
-                "awaiting_operator": list(self.awaiting_operator)}
+                "awaiting_operator": [a.to_json() for a in self.awaiting_operator]}
 
     @classmethod
     def from_json(cls, data: JsonObject) -> SessionSummary:
@@ -217,7 +217,7 @@ class SessionSummary:
                    Usage.from_json(data["usage"]),
                    data["totals"], data["models"],
                    {tid: TaskSummary.from_json(t) for tid, t in data["tasks"].items()},
-                   list(data.get("awaiting_operator") or []))
+                   [AwaitingRow.from_json(a) for a in data.get("awaiting_operator") or []])
 
 
 def _run_view(run: StoredRun | None, witness: WitnessRow | None, status: str) -> RunView:

@@ -92,6 +92,10 @@ class GhostReport:
         fields["ghost_branches"] = [GhostBranch(**b) for b in fields.get("ghost_branches") or []]
         return cls(**fields)
 
+    def unmeasured(self) -> str:
+        """Why this report measured nothing (signals.ghost_unmeasured); "" when it measured."""
+        return ghost_unmeasured(self.to_dict())
+
     def to_signals(self) -> list[Signal]:
         out = []
         for g in self.ghost_lines:
@@ -107,7 +111,7 @@ class GhostReport:
         if self.error:
             return f"ghost branches unavailable: {self.error}"
         if not self.added_lines and self.unmeasured_files:
-            return f"ghost branches not measured: {ghost_unmeasured(self.to_dict())}"
+            return f"ghost branches not measured: {self.unmeasured()}"
         if self.measure.startswith(("statement", "line")):
             lines = [f"{self.executed_lines}/{self.added_lines} added lines with statements "
                      f"({self.added_line_pct}%) ran under T0 ({self.measure})."]

@@ -244,10 +244,10 @@ class ReportScreen(Screen[None]):
                     prompts.append(line)
                 witnesses.append(self._witness_block(task_id, w))
             for a in summary.awaiting_operator:
-                if a.get("task_id") == task_id:
+                if a.task_id == task_id:
                     prompts.append(untrusted(
-                        f"{task_id}: awaiting the operator: {a['candidate_id']}"
-                        + (f" case {a['case']}" if a.get("case") else "") + f" ({a.get('label')}): {a.get('why')}",
+                        f"{task_id}: awaiting the operator: {a.candidate_id}"
+                        + (f" case {a.case}" if a.case else "") + f" ({a.label}): {a.why}",
                         style="yellow"))
             for u in (report.underspecified_prompts if report is not None else []):
                 if u.task == task_id and u.kind == "open question":
