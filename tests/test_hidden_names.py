@@ -192,3 +192,17 @@ def test_each_runner_names_how_its_witnesses_are_renamed():
     styles = {name: cls().names for name, cls in RUNNERS.items()}
     assert styles == {"pytest": PYTHON, "django": PYTHON, "go test": GO, "cargo test": RUST,
                       "vitest": JS, "jest": JS, "mocha": JS, "node --test": JS}
+
+
+def test_a_run_name_never_holds_the_name_it_hides():
+    """Run names are drawn from common words, so `TestMerge` could come out as `TestMergeOrder…`:
+    code matching on the witness's own name would find it. Every draw over 400 seeds avoids that."""
+    import random
+
+    from testjack_tui.sandbox.hidden_names import rename_tests
+
+    source = "class TestMerge:\n    def test_merge(self):\n        pass\n\n\ndef test_parse(): pass\n"
+    for seed in range(400):
+        _, names = rename_tests(source, random.Random(seed))
+        assert set(names) == {"TestMerge", "test_merge", "test_parse"}
+        assert all(old not in new for old, new in names.items()), (seed, names)

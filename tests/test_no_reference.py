@@ -42,7 +42,7 @@ def test_patch_from_whole_files_applies_with_git(tmp_path):
 
 def test_independent_verdicts_are_marked_and_in_a_lower_band(tmp_path):
     trial = TrialReport("t/1", "t/1__a", "m", "a", "INCORRECT_DESPITE_PASS", 0.9, "Refuted.")
-    mark_independent(trial, False, tmp_path)
+    mark_independent(trial, None, tmp_path)
     assert trial.reference == "benchmark" and trial.confidence == 0.9
     mark_independent(trial, IndependentReference(True, "..."), tmp_path)
     data = trial.to_json()  # what the trial's report.json says

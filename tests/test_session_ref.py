@@ -44,9 +44,13 @@ def test_an_operator_reviewing_shows_no_placeholder_reviewer_label():
     """With the operator as reviewer (`--agent operator`), the reviewer's own label is a
     placeholder while it waits ("questionable"): the flask-5014 report said "the reviewer said
     questionable" of witnesses nobody else reviewed. An overrule still names what was overruled."""
+    from testjack_tui.engine.records_cands import DecidedBy, DecisionKind
+    from testjack_tui.engine.records_verdict import DecisionRecord
     from testjack_tui.engine.report_render import decision_line
+    from testjack_tui.engine.roles import ReviewLabel
 
-    judged = decision_line({"decision": "judged", "reviewer_label": "questionable", "note": "P, line 2"})
+    judged = decision_line(DecisionRecord(DecidedBy.OPERATOR, DecisionKind.JUDGED, ReviewLabel.QUESTIONABLE,
+                                          "P, line 2"))
     assert judged == "Decision: judged valid by the operator (as reviewer): P, line 2"
-    overruled = decision_line({"decision": "overruled", "reviewer_label": "invalid"})
+    overruled = decision_line(DecisionRecord(DecidedBy.OPERATOR, DecisionKind.OVERRULED, ReviewLabel.INVALID))
     assert overruled == "Decision: OVERRULED by the operator (the reviewer said invalid)."
