@@ -3,6 +3,8 @@ room, at 80x24 as at 200x50, cut with an ellipsis only when they must be and nev
 16 cells. Engine on its simulated sandbox (engine_fakes); real Audit screen."""
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 import pytest
 
 from engine_fakes import cand, make_task, make_trial
@@ -23,13 +25,11 @@ def tasks_named(names):
     return tasks, trials, chains
 
 
-def task_cells(table) -> list[str]:
-    return [table.get_row_at(i)[0].plain for i in range(table.row_count)]
-
-
-@pytest.mark.parametrize("size, table_id", [((200, 50), "#trials-table"), ((80, 24), "#trials-table-narrow")])
-async def test_task_names_are_whole_when_the_table_has_room(size, table_id):
-    tasks, trials, chains = tasks_named(LONG)
+@asynccontextmanager
+async def finished_audit(names: list[str], size: tuple[int, int], table_id: str):
+    """A one-round session of tasks named `names`, finished on a screen of `size`, with the
+    trials table `table_id` drawn."""
+    tasks, trials, chains = tasks_named(names)
     session, _, _ = build({"auto_approve": True, "task_analysis": False, "rounds": 1},
                           task=tasks, trials=trials, chains=chains)
     screen = screen_for(session)
@@ -42,6 +42,16 @@ async def test_task_names_are_whole_when_the_table_has_room(size, table_id):
         table = screen.query_one(table_id, TrialsTable)
         await wait_for(pilot, lambda: table.size.width > 0 and table.row_count == 2)
         await pilot.pause()
+        yield pilot, screen, table
+
+
+def task_cells(table) -> list[str]:
+    return [table.get_row_at(i)[0].plain for i in range(table.row_count)]
+
+
+@pytest.mark.parametrize("size, table_id", [((200, 50), "#trials-table"), ((80, 24), "#trials-table-narrow")])
+async def test_task_names_are_whole_when_the_table_has_room(size, table_id):
+    async with finished_audit(LONG, size, table_id) as (pilot, screen, table):
         assert sorted(task_cells(table)) == sorted(LONG)
         # The Candidates table too; at 80 columns its Oracle column and the requirement's 10
         # cells leave 22 for the name: the 21-cell one whole, the 23-cell one cut by one.
@@ -53,19 +63,7 @@ async def test_task_names_are_whole_when_the_table_has_room(size, table_id):
 
 @pytest.mark.parametrize("size, table_id", [((200, 50), "#trials-table"), ((80, 24), "#trials-table-narrow")])
 async def test_a_name_too_long_for_the_table_is_cut_to_the_room_left_with_an_ellipsis(size, table_id):
-    tasks, trials, chains = tasks_named([VERY_LONG, "p2"])
-    session, _, _ = build({"auto_approve": True, "task_analysis": False, "rounds": 1},
-                          task=tasks, trials=trials, chains=chains)
-    screen = screen_for(session)
-    app = TestJackApp(strict_errors=True)
-    async with app.run_test(size=size) as pilot:
-        app.push_screen(screen)
-        await wait_for(pilot, lambda: screen.state.state == "finished")
-        if table_id.endswith("narrow"):
-            await pilot.press("f2")
-        table = screen.query_one(table_id, TrialsTable)
-        await wait_for(pilot, lambda: table.size.width > 0 and table.row_count == 2)
-        await pilot.pause()
+    async with finished_audit([VERY_LONG, "p2"], size, table_id) as (pilot, screen, table):
         cut = next(c for c in task_cells(table) if c != "p2")
         assert cut.endswith("…") and VERY_LONG.startswith(cut[:-1]) and len(cut) >= 16
         # The name took the room the other columns left, 8 cells of the note (the last column,
