@@ -13,8 +13,10 @@ import re
 import sys
 from collections import defaultdict
 
-RESULT = re.compile(r"^\[(gw\d+)\] \[\s*\d+%\] (?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", re.M)
-DURATION = re.compile(r"^([\d.]+)s (?:setup|call|teardown)\s+(\S+)", re.M)
+RESULT = re.compile(r"^\[(gw\d+)\] \[\s*\d+%\] (?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+?)\s*$", re.M)
+# A failed test's durations line may lack its group; the short summary's line carries it.
+SUMMARY = re.compile(r"^(?:FAILED|ERROR) (.+?@[\w-]+)(?= - |\s*$)", re.M)
+DURATION = re.compile(r"^([\d.]+)s (?:setup|call|teardown)\s+(.+?)\s*$", re.M)  # ids may hold spaces
 
 
 def totals(text: str) -> tuple[dict[str, float], dict[str, float], dict[tuple[str, str], float]]:
@@ -24,6 +26,10 @@ def totals(text: str) -> tuple[dict[str, float], dict[str, float], dict[tuple[st
     for m in RESULT.finditer(text):
         node, _, group = m.group(2).partition("@")
         worker[node], lane[node] = m.group(1), group or "-"
+    for m in SUMMARY.finditer(text):
+        node, _, group = m.group(1).partition("@")
+        if group:
+            lane.setdefault(node, group)
     by_worker: dict[str, float] = defaultdict(float)
     by_lane: dict[str, float] = defaultdict(float)
     by_file: dict[tuple[str, str], float] = defaultdict(float)
