@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from lanes import lane_b  # tests/ is on sys.path (rootdir conftest), as for podman_count
 
 # Fixture benchmarks carry their own repositories with their own tests (some deliberately
 # flaky or failing): they are data for our tests, never part of this suite.
@@ -174,16 +175,13 @@ def deepswe_verified(tmp_path_factory):
 # worker, as before): lane "podman" keeps everything that shares a session
 # fixture (SESSION_FIXTURES: one run per worker) or reads podman state other tests
 # change (a sweep of dead owners' containers, listings by the app label alone); lane "podman-b"
-# takes the files below: their own benchmarks, worlds found by content tag (machine-wide, locked
-# while built), containers counted only by their own session or pid label.
+# takes the files PODMAN_LANE_B names. Those are picked among the files safe beside lane "podman"
+# (tests/lanes.py LANE_B_SAFE: their own benchmarks, worlds found by content tag, machine-wide
+# locked while built, containers counted only by their own session or pid label) by each file's
+# seconds in a profiled run (LANE_SECONDS there), so that the two lanes end together.
 SESSION_FIXTURES = {"demo_per_trial_audit", "deepswe_verified"}  # built once, read by several files
 PODMAN_FIXTURES = {"podman_calls", "own_podman_service", *SESSION_FIXTURES}
-PODMAN_LANE_B = {
-    "test_lang_go.py", "test_lang_ts.py", "test_lang_rust.py", "test_lang_node.py", "test_lang_operator.py",
-    "test_labelled_fmtkit_e2e.py", "test_hostile_channels_langs.py", "test_canaries_langs_podman.py",
-    "test_repo_configs_podman.py", "test_repo_configs_js_podman.py", "test_repo_configs_build_podman.py",
-    "test_runner_node_podman.py", "test_runner_django_podman.py", "test_official_audit_export.py",
-}
+PODMAN_LANE_B = lane_b()
 
 
 def podman_lane(item) -> str | None:

@@ -2,15 +2,21 @@
 `python tests/lane_totals.py LOG` reads the output of the README's test command run with
 `-v --durations=0` and prints the seconds each xdist worker and each lane spent (setup, call and
 teardown of its tests), then each file's seconds by lane, largest first. The run's wall time is
-its slower worker: move files between lanes (PODMAN_LANE_B) until the lanes' totals meet."""
+its slower worker. A test's lane is the xdist group its node id carries (`...::test@podman-b`:
+`--dist loadgroup` adds it in the durations too, so a `-q` run without `[gwN]` lines still gives
+every lane; only the worker totals need `-v`); no group is a pure test (lane "-").
+`--table` then prints tests/lanes.py's LANE_SECONDS from this run and the lanes it gives: paste
+it there and the files move between the lanes by themselves."""
 from __future__ import annotations
 
 import re
 import sys
 from collections import defaultdict
 
-RESULT = re.compile(r"^\[(gw\d+)\] \[\s*\d+%\] (?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", re.M)
-DURATION = re.compile(r"^([\d.]+)s (?:setup|call|teardown)\s+(\S+)", re.M)
+RESULT = re.compile(r"^\[(gw\d+)\] \[\s*\d+%\] (?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+?)\s*$", re.M)
+# A failed test's durations line may lack its group; the short summary's line carries it.
+SUMMARY = re.compile(r"^(?:FAILED|ERROR) (.+?@[\w-]+)(?= - |\s*$)", re.M)
+DURATION = re.compile(r"^([\d.]+)s (?:setup|call|teardown)\s+(.+?)\s*$", re.M)  # ids may hold spaces
 
 
 def totals(text: str) -> tuple[dict[str, float], dict[str, float], dict[tuple[str, str], float]]:
@@ -20,24 +26,54 @@ def totals(text: str) -> tuple[dict[str, float], dict[str, float], dict[tuple[st
     for m in RESULT.finditer(text):
         node, _, group = m.group(2).partition("@")
         worker[node], lane[node] = m.group(1), group or "-"
+    for m in SUMMARY.finditer(text):
+        node, _, group = m.group(1).partition("@")
+        if group:
+            lane.setdefault(node, group)
     by_worker: dict[str, float] = defaultdict(float)
     by_lane: dict[str, float] = defaultdict(float)
     by_file: dict[tuple[str, str], float] = defaultdict(float)
     for m in DURATION.finditer(text):
-        node, seconds = m.group(2).partition("@")[0], float(m.group(1))
-        by_worker[worker.get(node, "?")] += seconds
-        by_lane[lane.get(node, "?")] += seconds
-        by_file[(lane.get(node, "?"), node.split("::")[0])] += seconds
+        node, _, group = m.group(2).partition("@")
+        seconds = float(m.group(1))
+        where = lane.get(node) or group or "-"
+        if node in worker:
+            by_worker[worker[node]] += seconds
+        by_lane[where] += seconds
+        by_file[(where, node.split("::")[0])] += seconds
     return by_worker, by_lane, by_file
 
 
-def main(path: str, rows: int = 60) -> None:
+def table(by_file: dict[tuple[str, str], float]) -> dict[str, float]:
+    """LANE_SECONDS (tests/lanes.py) of a run: each podman file's seconds, whichever its lane."""
+    seconds: dict[str, float] = defaultdict(float)
+    for (lane, name), s in by_file.items():
+        if lane != "-":
+            seconds[name.rpartition("/")[2]] += s
+    return {name: round(s) for name, s in sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0]))}
+
+
+def main(path: str, rows: int = 60, as_table: bool = False) -> None:
     by_worker, by_lane, by_file = totals(open(path, encoding="utf-8").read())
-    print("by worker:", ", ".join(f"{k} {v:.0f} s" for k, v in sorted(by_worker.items())))
+    if by_worker:
+        print("by worker:", ", ".join(f"{k} {v:.0f} s" for k, v in sorted(by_worker.items())))
     print("by lane:  ", ", ".join(f"{k} {v:.0f} s" for k, v in sorted(by_lane.items())))
     for (lane, name), seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:rows]:
         print(f"{seconds:8.1f}  {lane:9s} {name}")
+    if as_table:
+        from lanes import LANE_B_SAFE, lane_b, lane_seconds
+
+        seconds = table(by_file)
+        print("\nLANE_SECONDS: dict[str, float] = {")
+        for name, s in seconds.items():
+            print(f"    {name!r}: {s},")
+        print("}")
+        print("lane podman-b:", ", ".join(sorted(lane_b(seconds))))
+        print("not in the table, counted as DEFAULT_SECONDS:", ", ".join(sorted(LANE_B_SAFE - set(seconds))) or "none")
+        print("lanes then:", ", ".join(f"{k} {v:.0f} s" for k, v in lane_seconds(seconds).items()),
+              f"(pure tests {by_lane.get('-', 0.0):.0f} s fill whichever worker is free)")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], *(int(a) for a in sys.argv[2:3]))
+    args = [a for a in sys.argv[1:] if a != "--table"]
+    main(args[0], *(int(a) for a in args[1:2]), as_table="--table" in sys.argv)

@@ -1,7 +1,7 @@
 """tests/lane_totals.py sums a `-n 2 -v --durations=0` log by worker, lane and file."""
 from __future__ import annotations
 
-from lane_totals import totals
+from lane_totals import table, totals
 
 LOG = """\
 [gw0] [  1%] PASSED tests/test_a.py::test_one@podman 
@@ -23,3 +23,30 @@ def test_each_phase_counts_for_its_tests_worker_lane_and_file():
     assert by_lane == {"podman": 12.5, "podman-b": 6.5, "-": 0.5}
     assert by_file == {("podman", "tests/test_a.py"): 12.5, ("podman-b", "tests/test_b.py"): 6.5,
                        ("-", "tests/test_c.py"): 0.5}
+
+
+QUIET = """\
+..........F.. [100%]
+============================= slowest durations ==============================
+10.00s setup    tests/test_a.py::test_one@podman
+2.50s call     tests/test_a.py::test_one@podman
+5.50s call     tests/test_b.py::test_two[go]@podman-b
+0.50s call     tests/test_c.py::test_pure
+0.25s call     tests/test_b.py::test_pure_too
+1.00s call     tests/test_d.py::test_failed
+2.00s call     tests/test_d.py::test_ids[node --test-x]@podman-b
+=========================== short test summary info ============================
+FAILED tests/test_d.py::test_failed@podman-b - AssertionError
+"""
+
+
+def test_without_worker_lines_the_lane_is_the_group_the_node_id_carries():
+    by_worker, by_lane, by_file = totals(QUIET)
+    assert by_worker == {}
+    # test_d's durations line lacks its group (it failed): the summary line gives it.
+    # A parametrized id may hold spaces: the whole id is read.
+    assert by_lane == {"podman": 12.5, "podman-b": 8.5, "-": 0.75}
+    assert by_file[("-", "tests/test_b.py")] == 0.25 and by_file[("podman-b", "tests/test_b.py")] == 5.5
+    # The table for tests/lanes.py: podman seconds by file name, whichever lane, largest first.
+    assert table(by_file) == {"test_a.py": 12, "test_b.py": 6, "test_d.py": 3}
+    assert list(table(by_file)) == ["test_a.py", "test_b.py", "test_d.py"]
