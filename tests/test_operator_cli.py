@@ -138,10 +138,19 @@ def refuted(summary: dict) -> set[str]:
     return {tid for tid, t in summary["tasks"][TASK]["trials"].items() if t["state"] == "refuted"}
 
 
-@pytest.mark.podman
-def test_operator_witness_reviewed_by_the_llm_is_shared_and_refutes_look_alikes(home, witness_file, tmp_path):
+@pytest.fixture(scope="module")
+def reviewed_and_judged(home, witness_file, tmp_path_factory) -> dict:
+    """One operator audit of the chosen trial serves both headless claims: the LLM reviewer
+    reviews the operator's witness, and the verdicts file (no terminal: stdin is /dev/null)
+    gives the operator's judgement. The two tests below each ran their own audit of the same
+    trial with the same witness; with `--verdicts` the table answers every verdict anyway
+    (`--auto-approve` is set aside), so one session makes both sets of claims. The LLM verdict
+    counting on its own under `--auto-approve` is test_official_audit_export's path (same flags)."""
     chosen, group = where_group()
-    out = tmp_path / "out"
+    tmp = tmp_path_factory.mktemp("operator-llm-verdicts")
+    verdicts = tmp / "verdicts.toml"
+    verdicts.write_text(f'["{witness_file.name}"]\nlabel = "valid"\nnote = "P: where keeps meta"\n')
+    out = tmp / "out"
     with FakeOpenAIServer() as server:
         server.script(Reply(tool_calls=[("submit", REVIEW)]))
         env = cli_env(home, OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="test", TESTJACK_MODEL="fake-model")
@@ -149,9 +158,16 @@ def test_operator_witness_reviewed_by_the_llm_is_shared_and_refutes_look_alikes(
             [sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), "--agent", "operator",
              "--candidate", str(witness_file), "--candidate-path", "tests/test_tj_where_meta.py",
              "--requirement", REQUIREMENT, "--trial", chosen, "--reviewer", "openai",
-             "--auto-approve", "--headless", "--out", str(out)],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+             "--verdicts", str(verdicts), "--out", str(out)],
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)
         requests = list(server.requests)
+    return {"chosen": chosen, "group": group, "proc": proc, "requests": requests, "out": out}
+
+
+@pytest.mark.podman
+def test_operator_witness_reviewed_by_the_llm_is_shared_and_refutes_look_alikes(reviewed_and_judged):
+    run = reviewed_and_judged
+    chosen, group, proc, requests = run["chosen"], run["group"], run["proc"], run["requests"]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     text = proc.stdout
     assert f"round 1: auditing {chosen}" in text  # the operator's pick, not a sampled trial
@@ -160,7 +176,7 @@ def test_operator_witness_reviewed_by_the_llm_is_shared_and_refutes_look_alikes(
     # (The explainer, on the reviewer's profile, may ask too: one call per failure pattern.)
     reviews = [r for r in requests if "witness reviewer" in json.dumps(r)]
     assert len(reviews) == 1 and reviews[0] is requests[0] and "greenhouse sensors" in json.dumps(requests[0])
-    summary = json.loads((out / "summary.json").read_text())
+    summary = json.loads((run["out"] / "summary.json").read_text())
     assert set(summary["tasks"]) == {TASK}  # only the chosen trial's task
     hit = refuted(summary)
     assert set(group) <= hit, (group, hit, text[-2000:])
@@ -234,20 +250,14 @@ def test_operator_writes_and_approves_on_a_terminal(home, witness_file, tmp_path
 
 
 @pytest.mark.podman
-def test_verdicts_file_answers_the_operator_without_a_terminal(home, witness_file, tmp_path):
-    """CI: operator mode headless, the judgement written in advance in a TOML file."""
-    chosen, group = where_group()
-    verdicts = tmp_path / "verdicts.toml"
-    verdicts.write_text(f'["{witness_file.name}"]\nlabel = "valid"\nnote = "P: where keeps meta"\n')
-    out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), "--agent", "operator",
-         "--candidate", str(witness_file), "--requirement", REQUIREMENT, "--trial", chosen,
-         "--verdicts", str(verdicts), "--out", str(out)],
-        cwd=ROOT, env=cli_env(home), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)
+def test_verdicts_file_answers_the_operator_without_a_terminal(reviewed_and_judged):
+    """CI: operator mode headless, the judgement written in advance in a TOML file (the shared
+    session above: no --headless, no terminal, the verdict answered from the file)."""
+    run = reviewed_and_judged
+    proc, group = run["proc"], run["group"]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert re.search(r"operator: \S+ counts", proc.stdout), proc.stdout[-3000:]
-    summary = json.loads((out / "summary.json").read_text())
+    summary = json.loads((run["out"] / "summary.json").read_text())
     hit = refuted(summary)
     assert set(group) <= hit and not hit & sound_trials()
 
