@@ -57,7 +57,10 @@ if [ -d "$TJ_WORKDIR" ]; then
   # the cache daily, and in a run either would copy the image's files up into the container.
   if [ -f "$TJ_WORKDIR/go.mod" ] && command -v go >/dev/null 2>&1; then
     cache="$TJ_TRIAL_HOME/.cache/go-build"
-    ( cd "$TJ_WORKDIR" && HOME="$TJ_TRIAL_HOME" GOCACHE="$cache" $limit go test -count=1 -run '^$' -exec true ./... ) >/dev/null 2>&1
+    # -mod: go.mod and go.sum stay as the base commit has them whatever GOFLAGS says (a patch
+    # must apply to them); a vendored module builds from vendor/ as go does by default.
+    mod=readonly; [ -f "$TJ_WORKDIR/vendor/modules.txt" ] && mod=vendor
+    ( cd "$TJ_WORKDIR" && HOME="$TJ_TRIAL_HOME" GOCACHE="$cache" $limit go test -mod=$mod -count=1 -run '^$' -exec true ./... ) >/dev/null 2>&1
     if [ -d "$cache" ]; then
       find "$cache" -type f -exec touch -d '2100-01-01 00:00:00' {} +
       echo 4102444800 > "$cache/trim.txt"
