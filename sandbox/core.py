@@ -27,6 +27,7 @@ from .execs import ExecHandle, Killable, as_user, run_exec
 from .images import api_image_id, api_images, ensure_env_image, resolve_env_image
 from .output import OutputCollector
 from .podman_conf import podman
+from .runners import runner_name
 from .official import run_official_in
 from .main_process import GATE_ENV, ContainerHandle, GateNotReached, run_main, start_gated
 from .testruns import InlineRefused, RunPlan, finish_run, plan_run, read_trailer, run_tests_in
@@ -73,17 +74,18 @@ class Sandbox(ContainerPool):
         await self.env_image(task)
         env = task.environment
         image, image_id = self._env_images[(env.image, str(env.containerfile or ""), str(env.context or ""))]
-        key = ("user-base", image_id, env.workdir)
+        go = runner_name(task.tests.framework) == "go test"  # Go's build cache in it too
+        key = ("user-base", image_id, env.workdir, go)
         async with self._lock(key):
             if key not in self._env_images:
-                tag = user_base_tag(image_id, env.workdir)
+                tag = user_base_tag(image_id, env.workdir, go)
                 while (fd := await self._call(machine_lock.try_acquire, f"user-base:{tag}")) is None:
                     await asyncio.sleep(LOCK_POLL)  # another session builds this very image
                 try:
                     self._env_images[key] = await self._call(
                         ensure_user_base, self._service.client, image, image_id, env.workdir,
                         self._labels(f"user-base {task.id}", task.id, None), self.limits,
-                        api_image_id(self._service.client))
+                        api_image_id(self._service.client), go)
                 finally:
                     await asyncio.shield(self._call(machine_lock.release, fd))
         return self._env_images[key]

@@ -125,8 +125,10 @@ if [ "$(id -u)" = 0 ] && [ -n "${TJ_TRIAL_UID:-}" ]; then
     echo "TJ_TRIAL_USER $u:$u"
   fi
 fi
-# The repo's size: run containers hold it in a tmpfs, which counts against their memory.
-echo "TJ_REPO_KB $(du -sk "$TJ_WORKDIR" 2>/dev/null | cut -f1)"
+# The repo's size, with the trial home's (a Go task's build cache, sandbox/user_base.py): run
+# containers with a read-only root hold both in tmpfs mounts (/tmp's a copy of the image's),
+# which count against their memory. (Elsewhere the home is a few KB: no new VERSION.)
+echo "TJ_REPO_KB $(du -sck "$TJ_WORKDIR" "${TJ_TRIAL_HOME:-$TJ_WORKDIR}" 2>/dev/null | tail -1 | cut -f1)"
 echo "TJ_DONE"
 '''
 

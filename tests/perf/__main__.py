@@ -43,6 +43,7 @@ MEASUREMENTS = {
     "11": ("Go replay (full run only)", "go_replay"),
     "12": ("own run and environment-varied replay", "varied_replay"),
     "13": ("run path: image ids and flaky re-runs", "run_path"),
+    "14": ("CPU and bytes of one test run per runner (full run only)", "run_cpu"),
 }
 # Names every full table holds (the quick test checks them).
 EXPECTED_PREFIXES = ("1 world start", "2 replay", "3 load+list", "4 UI key->screen lag",
