@@ -6,7 +6,7 @@ shared demo audits are such a pair)."""
 from __future__ import annotations
 
 from test_engine_loop import build
-from testjack_tui.engine.config import SessionConfig
+from testjack_tui.engine.config import BudgetLimits, SessionConfig
 from testjack_tui.engine.summary import outcome_view
 
 
@@ -28,6 +28,16 @@ async def test_a_per_trial_audit_reusing_a_lightweight_sessions_runs_ends_as_its
     assert deep.summary().usage.test_runs == fresh.summary().usage.test_runs
     # What the lightweight session had already run was not run again.
     assert len(deep_sandbox.runs()) == len(fresh_sandbox.runs()) - len(fresh_keys & light_keys)
+
+
+async def test_a_reused_run_counts_against_the_budget_as_a_run_made_here():
+    fresh, _, _ = build({"mode": "per-trial", "seed": 3, "budget": BudgetLimits(test_runs=30)})
+    assert await fresh.run() == "paused"
+    light, _, _ = build({"seed": 3, "rounds": 2})
+    assert await light.run() == "finished"
+    deep, _, _ = build({"mode": "per-trial", "seed": 3, "budget": BudgetLimits(test_runs=30), "reuse_runs": light.id})
+    assert await deep.run() == "paused"
+    assert deep.summary().usage.test_runs == fresh.summary().usage.test_runs <= 30
 
 
 async def test_reusing_runs_of_no_session_fails_the_session_naming_the_field():

@@ -217,11 +217,13 @@ class TestRunner:
         """Take the lender's run of this key, if it made one, into this session's store: the key
         names the world's snapshot tag, the test ids, every file's text, the isolation and the
         re-run number, so it is this very run, made in a fresh container as ours would be. Stored
-        here (with this session's task, trial and candidates) it counts as this session's run and
-        a resume finds it; its canary verdict comes with it."""
+        here (with this session's task, trial and candidates) it counts as this session's run,
+        against its budget too, and a resume finds it; its canary verdict comes with it."""
         row = self.lender.get_run(key) if self.lender is not None else None
         if row is None:
             return False
+        if self.sandbox.budget is not None:  # counted as this session's run, so limits hold as they would
+            self.sandbox.budget.reserve_test_runs(1)
         for check in self.lender.canary_checks(key=key) if self.lender is not None else ():
             self.store.put_canary_check(dataclasses.replace(check, task_id=task_id, trial_id=trial_id))
         self.store.put_run(dataclasses.replace(row, task_id=task_id, trial_id=trial_id,
