@@ -113,35 +113,56 @@ def podman_calls(tmp_path, monkeypatch):
     return calls
 
 
-# --- The shared demo audit -------------------------------------------------------------------
-# A whole demo audit costs minutes; files that only READ one take this session fixture instead of
-# running their own (test_report_e2e, test_probes, test_demo_scripts). It is the per-trial audit (every passing
-# trial on its own, `--sampler cluster`, seed 0) through the CLI, as a user runs it: the report,
-# exports and per-trial checks read it in its own TESTJACK_HOME. A file needing another
-# configuration keeps its own run (test_audit_cmd_e2e: the default lightweight loop, whose
-# one-task re-runs it compares against). Under xdist the fixture is per worker; the `podman`
-# group (below) keeps every reader on one worker, so one run per session.
+# --- The shared demo audits -------------------------------------------------------------------
+# A whole demo audit costs minutes; the demo is audited whole once per test session, in one
+# TESTJACK_HOME, through the CLI as a user runs it. First the default lightweight loop (seed 0):
+# test_audit_cmd_e2e reads it and compares its one-task re-runs with it. Then the per-trial audit
+# (every passing trial on its own, `--sampler cluster`, seed 0) with `--reuse-runs` on that
+# session: it takes every run the lightweight loop already made (same world snapshot, tests and
+# files: the run's key) and runs only the rest, and ends as a per-trial audit of its own would
+# (tests/test_reuse_runs.py); test_report_e2e, test_probes and test_demo_scripts read it. Under
+# xdist the fixtures are per worker; the `podman` group (below) keeps every reader on one worker,
+# so each runs once per session.
 SHARED_STARTED: list[str] = []  # what the shared session fixtures ran, in this process
+DEMO_LIGHTWEIGHT_ARGS = ("--seed", "0")
 DEMO_PER_TRIAL_ARGS = ("--mode", "per-trial", "--sampler", "cluster", "--seed", "0")
 
 
-@pytest.fixture(scope="session")
-def demo_per_trial_audit(tmp_path_factory) -> dict:
-    """The per-trial demo audit: {"home", "session_id", "summary" (summary.json), "stdout"}."""
+def _demo_audit(home: Path, out: Path, args: tuple[str, ...]) -> dict:
+    """`audit DEMO --headless --auto-approve ARGS --out OUT` in HOME: {"home", "session_id",
+    "summary" (summary.json), "stdout"}."""
     import json
     import subprocess
     import sys
 
-    assert "per-trial" not in SHARED_STARTED, "the shared demo audit runs once per session"
-    SHARED_STARTED.append("per-trial")
-    home, out = tmp_path_factory.mktemp("tj-demo-per-trial-home"), tmp_path_factory.mktemp("tj-demo-per-trial")
     proc = subprocess.run([sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), "--headless",
-                           "--auto-approve", *DEMO_PER_TRIAL_ARGS, "--out", str(out)],
+                           "--auto-approve", *args, "--out", str(out)],
                           cwd=ROOT, env=dict(os.environ, TESTJACK_HOME=str(home)), stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=2400)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     return {"home": home, "session_id": summary["session_id"], "summary": summary, "stdout": proc.stdout}
+
+
+@pytest.fixture(scope="session")
+def demo_lightweight_audit(tmp_path_factory) -> dict:
+    """The lightweight demo audit (the default loop, seed 0), in the home both demo audits share."""
+    assert "lightweight" not in SHARED_STARTED, "the shared lightweight demo audit runs once per session"
+    SHARED_STARTED.append("lightweight")
+    return _demo_audit(tmp_path_factory.mktemp("tj-demo-home"), tmp_path_factory.mktemp("tj-demo-lightweight"),
+                       DEMO_LIGHTWEIGHT_ARGS)
+
+
+@pytest.fixture(scope="session")
+def demo_per_trial_audit(demo_lightweight_audit, tmp_path_factory) -> dict:
+    """The per-trial demo audit, reusing the lightweight one's runs: {"home", "session_id",
+    "summary" (summary.json), "stdout", "lender" (the lightweight session's id)}."""
+    assert "per-trial" not in SHARED_STARTED, "the shared demo audit runs once per session"
+    SHARED_STARTED.append("per-trial")
+    lender = demo_lightweight_audit["session_id"]
+    audit = _demo_audit(demo_lightweight_audit["home"], tmp_path_factory.mktemp("tj-demo-per-trial"),
+                        (*DEMO_PER_TRIAL_ARGS, "--reuse-runs", lender))
+    return {**audit, "lender": lender}
 
 
 # --- The shared verify of the DeepSWE-layout fixture ------------------------------------------
@@ -179,7 +200,7 @@ def deepswe_verified(tmp_path_factory):
 # (tests/lanes.py LANE_B_SAFE: their own benchmarks, worlds found by content tag, machine-wide
 # locked while built, containers counted only by their own session or pid label) by each file's
 # seconds in a profiled run (LANE_SECONDS there), so that the two lanes end together.
-SESSION_FIXTURES = {"demo_per_trial_audit", "deepswe_verified"}  # built once, read by several files
+SESSION_FIXTURES = {"demo_lightweight_audit", "demo_per_trial_audit", "deepswe_verified"}  # built once, read by several files
 PODMAN_FIXTURES = {"podman_calls", "own_podman_service", *SESSION_FIXTURES}
 PODMAN_LANE_B = lane_b()
 

@@ -1,12 +1,12 @@
 """End to end on the bundled demo with the offline scripted agents and real podman containers.
 
-One full headless audit (the default lightweight loop; its own, not conftest's shared per-trial
-one, since the one-task runs here compare against it) is shared by the assertions (module
-fixture). One run on a single task, on a copy of the demo without its labels, checks that a
-session pausing at its test-run budget, resumed with a raised limit and killed (SIGKILL) in the
-middle of a round, resumes to the same result as the whole audit (same seed) without leaking
-containers. labels.json (the demo's ground truth) is read here
-only, never by the engine.
+The whole headless audit here is the default lightweight loop, seed 0: the session's shared one
+(conftest `demo_lightweight_audit`, run once per test session; the per-trial demo audit reuses its
+runs), read by the assertions. One run on a single task, on a copy of the demo without its labels
+and in a home of its own, checks that a session pausing at its test-run budget, resumed with a
+raised limit and killed (SIGKILL) in the middle of a round, resumes to the same result as the
+whole audit (same seed) without leaking containers. labels.json (the demo's ground truth) is read
+here only, never by the engine.
 """
 from __future__ import annotations
 
@@ -53,17 +53,15 @@ def labels() -> dict:
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("tj-e2e-home")
+def home(demo_lightweight_audit) -> Path:
+    return demo_lightweight_audit["home"]
 
 
 @pytest.fixture(scope="module")
-def first(home, tmp_path_factory) -> dict:
-    out = tmp_path_factory.mktemp("out1")
-    proc = cli("audit", str(DEMO), "--headless", "--auto-approve", "--seed", "0", "--out", str(out), home=home)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    summary = json.loads((out / "summary.json").read_text())
-    summary["_stdout"] = proc.stdout
+def first(demo_lightweight_audit) -> dict:
+    # `audit DEMO --headless --auto-approve --seed 0 --out DIR` (conftest), its summary.json
+    summary = dict(demo_lightweight_audit["summary"])
+    summary["_stdout"] = demo_lightweight_audit["stdout"]
     return summary
 
 
@@ -126,7 +124,7 @@ def test_sessions_lists_finished_runs(first, home):
 
 
 def test_paused_at_budget_then_killed_mid_round_resumes_to_the_same_result_without_the_labels_file(
-        first, home, tmp_path):
+        first, tmp_path):
     # One one-task session for three claims (a one-task audit costs minutes on a loaded machine;
     # tasks are sampled independently, so its result is the whole audit's for that task, seed for
     # seed): on a copy of the demo with its ground-truth labels deleted (they are for scoring
@@ -135,6 +133,7 @@ def test_paused_at_budget_then_killed_mid_round_resumes_to_the_same_result_witho
     # the whole audit's result, and the killed process's containers are swept.
     from conftest import kill_when
 
+    home = tmp_path / "home"  # its own: the shared demo home lists only finished sessions
     copy = tmp_path / "demo-without-labels"
     shutil.copytree(DEMO, copy)
     (copy / "labels.json").unlink()

@@ -18,7 +18,7 @@ from testjack_tui.engine.probes import PROBE_SUFFIX
 
 from conftest import DEMO
 
-pytestmark = [pytest.mark.podman, pytest.mark.timeout(2700)]  # may set up the shared demo audit; slow under load
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(3600)]  # may set up the shared demo audits; slow under load
 
 SCRIPTS = DEMO / "agent-scripts"
 # Where a candidate goes so the task's runner collects it (candidates import the code under test

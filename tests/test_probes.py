@@ -136,7 +136,7 @@ def test_bad_reference_program_is_one_line_naming_the_field(tmp_path, table, fie
 
 
 @pytest.mark.podman
-@pytest.mark.timeout(2700)  # may be the first reader of the shared demo audit (its setup)
+@pytest.mark.timeout(3600)  # may be the first reader of the shared demo audits (their setup)
 def test_scripted_audit_refutes_through_a_probe_answered_by_the_perl_oracle(demo_per_trial_audit):
     # The shared per-trial demo audit (conftest): TRIAL is audited on its own there, by its
     # recorded audit script, exactly as `audit --task TASK --trial TRIAL --mode per-trial` would.

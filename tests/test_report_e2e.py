@@ -2,7 +2,8 @@
 session, its report (against the demo's labels) and the exported suite checked in worlds.
 
 The session is the shared per-trial demo audit (conftest `demo_per_trial_audit`, run through the
-CLI once per test session); this module builds its report and exports once (module fixture).
+CLI once per test session, taking the runs the shared lightweight audit already made); this
+module builds its report and exports once (module fixture).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from conftest import DEMO
 
-pytestmark = [pytest.mark.podman, pytest.mark.timeout(2700)]  # may set up the shared demo audit; slow under load
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(3600)]  # may set up the shared demo audits; slow under load
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +51,13 @@ def outcome(demo_per_trial_audit, tmp_path_factory):
         store = SessionStore(db_path(session_id))
         run_keys = {r.key for r in store.runs()}
         store.close()
+        lender = SessionStore(db_path(demo_per_trial_audit["lender"]))
+        lent_keys = {r.key for r in lender.runs()}
+        lender.close()
         return {"state": demo_per_trial_audit["summary"]["state"], "report": report.to_json(),
                 "labels": load_labels(DEMO / "labels.json"), "exports": exports, "out": out,
-                "harbor": harbor, "bench": bench, "run_keys": run_keys}
+                "harbor": harbor, "bench": bench, "run_keys": run_keys,
+                "lent_keys": lent_keys, "test_runs": demo_per_trial_audit["summary"]["usage"]["test_runs"]}
     finally:
         if old is None:
             os.environ.pop("TESTJACK_HOME", None)
@@ -70,6 +75,14 @@ def _verdicts(outcome):
 
 def test_session_finishes(outcome):
     assert outcome["state"] == "finished"
+
+
+def test_the_per_trial_audit_took_the_lightweight_audits_runs_as_its_own(outcome):
+    # `--reuse-runs` (conftest): what the lightweight loop had run was not run again, and each
+    # such run is this session's own, counted in its runs as if it had run here.
+    taken = outcome["run_keys"] & outcome["lent_keys"]
+    assert taken and outcome["test_runs"] >= len(outcome["run_keys"])
+    print(f"per-trial demo audit: {len(outcome['run_keys'])} runs, {len(taken)} taken from the lightweight one")
 
 
 def test_ambiguous_trials_are_an_underspecified_prompt_not_refutations(outcome):

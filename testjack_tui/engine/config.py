@@ -83,6 +83,9 @@ class SessionConfig:
     # each running podman); the engine and the LLM calls stay in this process either way.
     backend: str | None = None  # None: the config file's [sandbox] backend, else "local"
     ray_address: str | None = None  # "auto", "ray://HOST:10001", "HOST:6379"; None: a local Ray
+    # Another session (id) whose stored test runs this one takes instead of running them again
+    # (engine/runner.py): a per-trial audit after a lightweight one runs only what that one did not.
+    reuse_runs: str | None = None
 
     def __post_init__(self) -> None:
         # A mode given as its word (the CLI's option, the TUI's form, a stored config) is a Mode.
@@ -116,6 +119,8 @@ class SessionConfig:
     def to_dict(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["budget"] = self.budget.to_dict()
+        if data["reuse_runs"] is None:  # a session that reuses nothing writes the config it always did
+            del data["reuse_runs"]
         return data
 
     @classmethod

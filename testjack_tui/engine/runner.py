@@ -1,12 +1,15 @@
 """Test executions for the engine: budgeted, stored, and never repeated on resume.
 
 Every run is keyed by (world, test ids, files, isolation). A key already in the session's
-database is answered from there; otherwise it runs in a fresh container through the session's
+database is answered from there; so is a key another session made, when this one reuses that
+session's runs (`audit --reuse-runs SESSION`: the run is stored here as this session's own, as if
+it had run here); otherwise it runs in a fresh container through the session's
 `BudgetedBackend` (one run reserved from the budget, stopped at the wall-time limit), is stored,
 and announced (TestRunFinished).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -144,6 +147,9 @@ class TestRunner:
     session_id: str
     timeout: float = WITNESS_TIMEOUT
     history: list[str] = field(default_factory=list)  # keys run by this process (for tests)
+    # Another session's store whose runs this one reuses (config reuse_runs), read-only here.
+    lender: SessionStore | None = None
+    borrowed: list[str] = field(default_factory=list)  # keys taken from the lender by this process
     noted: set[tuple[str, str]] = field(default_factory=set)  # (task, configuration note) logged
 
     async def run(self, world: WorldRef, test_ids: list[str], files: dict[str, str] | None = None, *,
@@ -180,12 +186,16 @@ class TestRunner:
     async def _run(self, world: WorldRef, test_ids: list[str], files: dict[str, str], isolate: bool, task_id: str,
                    trial_id: str | None, candidate_ids: Iterable[str], announce_cached: bool, key: str,
                    execute: Callable[[SandboxBackend], Awaitable[TestRun]]) -> RunResult:
+        candidate_ids = tuple(candidate_ids)  # read more than once below
         stored = self.store.get_run(key)
+        lent = stored is None and self._borrow(key, task_id, trial_id, candidate_ids)
+        if lent:
+            stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)
             for check in self.store.canary_checks(key=key):
                 result.canaries, result.tampering = check.verdict, list(check.problems)
-            if announce_cached:
+            if announce_cached or lent:  # a lent run is announced as this session's own
                 self._announce(task_id, world.name, test_ids, result, candidate_ids)
             return result
         run = await self.sandbox.once(execute, world.name)
@@ -202,6 +212,24 @@ class TestRunner:
         self._note_config(task_id, ex.stdout_head or "")
         self._announce(task_id, world.name, test_ids, result, candidate_ids)
         return result
+
+    def _borrow(self, key: str, task_id: str, trial_id: str | None, candidate_ids: Iterable[str]) -> bool:
+        """Take the lender's run of this key, if it made one, into this session's store: the key
+        names the world's snapshot tag, the test ids, every file's text, the isolation and the
+        re-run number, so it is this very run, made in a fresh container as ours would be. Stored
+        here (with this session's task, trial and candidates) it counts as this session's run,
+        against its budget too, and a resume finds it; its canary verdict comes with it."""
+        row = self.lender.get_run(key) if self.lender is not None else None
+        if row is None:
+            return False
+        if self.sandbox.budget is not None:  # counted as this session's run, so limits hold as they would
+            self.sandbox.budget.reserve_test_runs(1)
+        for check in self.lender.canary_checks(key=key) if self.lender is not None else ():
+            self.store.put_canary_check(dataclasses.replace(check, task_id=task_id, trial_id=trial_id))
+        self.store.put_run(dataclasses.replace(row, task_id=task_id, trial_id=trial_id,
+                                               candidate_ids=tuple(candidate_ids)))
+        self.borrowed.append(key)
+        return True
 
     def _note_config(self, task_id: str, stdout_head: str) -> None:
         """Log, once per task, how the runner fitted witness runs to the repo's own test

@@ -316,6 +316,16 @@ class AuditSession:
             roles = factory(self.config.agents, benchmark, self._app_config())
         return roles
 
+    def _lender(self) -> SessionStore | None:
+        """The store of the session whose runs this one reuses (config reuse_runs), if any."""
+        lender = self.config.reuse_runs
+        if not lender:
+            return None
+        if lender == self.id or not db_path(lender).exists():
+            raise InputError(db_path(self.id), "config.reuse_runs",
+                             f"no other session {lender!r} to reuse runs from (see `testjack-tui sessions`)")
+        return SessionStore(db_path(lender))
+
     def _sandbox(self) -> SandboxBackend:
         factory: BackendFactory | None = self.deps.sandbox_factory
         if factory is not None:
@@ -425,7 +435,7 @@ class AuditSession:
             # One budgeted backend for everyone who runs trial code (engine/budgeted.py).
             sb = BudgetedBackend(backend, self.budget)
             env = EngineEnv(session_id=self.id, cfg=cfg, store=self.store, budget=self.budget,
-                            runner=TestRunner(sb, self.store, self._emit, self.id),
+                            runner=TestRunner(sb, self.store, self._emit, self.id, lender=self._lender()),
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self.deps.hooks, tools_factory=self.deps.tools_factory,
                             operator_approver=self.approvals if self.deps.operator else None,
