@@ -58,7 +58,7 @@ def build(config: dict | None = None, *, task=None, trials=None, chains=None, an
     if analysis:
         all_chains["analysis"] = analysis
     roles = FakeRoles(FakeAudit(all_chains), FakeReviewer(), FakeAnalyst(all_chains))
-    cfg = SessionConfig(benchmark="fake", **{"rounds": 10, **(config or {})})
+    cfg = SessionConfig(**{"benchmark": "fake", "rounds": 10, **(config or {})})
     session = AuditSession.create(cfg,
                                   session_deps(benchmark=benchmark, roles=roles, sandbox_factory=sandbox,
                                                tools_factory=tools_factory,

@@ -49,3 +49,13 @@ async def test_reusing_runs_of_no_session_fails_the_session_naming_the_field():
 def test_a_session_that_reuses_nothing_stores_the_config_it_always_did():
     assert "reuse_runs" not in SessionConfig(benchmark="b").to_dict()
     assert SessionConfig.from_dict(SessionConfig(benchmark="b", reuse_runs="x").to_dict()).reuse_runs == "x"
+
+
+async def test_runs_of_another_benchmarks_session_are_refused_naming_both():
+    light, _, _ = build({"seed": 3, "rounds": 2, "benchmark": "elsewhere"})
+    assert await light.run() == "finished"
+    deep, sandbox, _ = build({"mode": "per-trial", "seed": 3, "reuse_runs": light.id})
+    assert await deep.run() == "failed"
+    reason = deep.store.get_meta("state_reason")
+    assert "config.reuse_runs" in reason and "'elsewhere'" in reason and "'fake'" in reason
+    assert not sandbox.runs()

@@ -324,7 +324,15 @@ class AuditSession:
         if lender == self.id or not db_path(lender).exists():
             raise InputError(db_path(self.id), "config.reuse_runs",
                              f"no other session {lender!r} to reuse runs from (see `testjack-tui sessions`)")
-        return SessionStore(db_path(lender))
+        store = SessionStore(db_path(lender))
+        # Only the same benchmark folder: a run's key names its world by content, but a lender
+        # audited under another benchmark's settings (its flow, its limits) answered another question.
+        theirs = (store.get_meta("config") or {}).get("benchmark")
+        if theirs != self.config.benchmark:
+            raise InputError(db_path(self.id), "config.reuse_runs",
+                             f"session {lender!r} audited {theirs!r}, not {self.config.benchmark!r}: "
+                             "runs are reused only within one benchmark")
+        return store
 
     def _sandbox(self) -> SandboxBackend:
         factory: BackendFactory | None = self.deps.sandbox_factory
