@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from lanes import lane_b  # tests/ is on sys.path (rootdir conftest), as for podman_count
+from lanes import PINNED, group_of, queue_position  # tests/ is on sys.path (rootdir conftest), as for podman_count
 
 # Fixture benchmarks carry their own repositories with their own tests (some deliberately
 # flaky or failing): they are data for our tests, never part of this suite.
@@ -190,36 +190,40 @@ def deepswe_verified(tmp_path_factory):
 
 
 # --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
-# Podman tests go to one xdist group ("lane", one worker); the pure tests (TUI, engine, units)
-# fill the other worker. A test counts as a podman test by its `podman` mark or by a fixture that
-# needs podman. Two lanes by default (TESTJACK_TEST_PODMAN_LANES=1 puts every podman test on one
-# worker, as before): lane "podman" keeps everything that shares a session
-# fixture (SESSION_FIXTURES: one run per worker) or reads podman state other tests
-# change (a sweep of dead owners' containers, listings by the app label alone); lane "podman-b"
-# takes the files PODMAN_LANE_B names. Those are picked among the files safe beside lane "podman"
-# (tests/lanes.py LANE_B_SAFE: their own benchmarks, worlds found by content tag, machine-wide
-# locked while built, containers counted only by their own session or pid label) by each file's
-# seconds in a profiled run (LANE_SECONDS there), so that the two lanes end together.
+# A test counts as a podman test by its `podman` mark or by a fixture that needs podman. Lane
+# "podman" (one xdist group, so one worker at a time) keeps every reader of a session fixture
+# (SESSION_FIXTURES: built once per worker) and every test reading podman state others change;
+# each file safe beside it (tests/lanes.py SAFE_FILES) is a group of its own, and the queue runs
+# lane "podman" first, the safe files longest first, the pure tests last (tests/lanes.py says
+# why). TESTJACK_TEST_PODMAN_LANES=1 puts every podman test in lane "podman".
 SESSION_FIXTURES = {"demo_lightweight_audit", "demo_per_trial_audit", "deepswe_verified"}  # built once, read by several files
 PODMAN_FIXTURES = {"podman_calls", "own_podman_service", *SESSION_FIXTURES}
-PODMAN_LANE_B = lane_b()
 
 
 def podman_lane(item) -> str | None:
-    """The xdist group of a test: "podman", "podman-b", or None for a pure test."""
-    if not (item.get_closest_marker("podman") or PODMAN_FIXTURES & set(getattr(item, "fixturenames", ()))):
+    """The xdist group of a test: "podman", "podman-<file stem>", or None for a pure test."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if not (item.get_closest_marker("podman") or PODMAN_FIXTURES & fixtures):
         return None
-    lanes = os.environ.get("TESTJACK_TEST_PODMAN_LANES", "2")
-    if lanes == "2" and item.path.name in PODMAN_LANE_B and not SESSION_FIXTURES & set(getattr(item, "fixturenames", ())):
-        return "podman-b"
-    return "podman"
+    if os.environ.get("TESTJACK_TEST_PODMAN_LANES", "2") == "1":
+        return PINNED
+    return group_of(item.path.name, bool(SESSION_FIXTURES & fixtures))
+
+
+def pytest_configure(config):
+    # The queue order is ours (below): xdist's own reordering would put groups by test count.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
+    groups = {}
     for item in items:
         if lane := podman_lane(item):
             item.add_marker(pytest.mark.xdist_group(lane))
+        groups[item.nodeid] = lane
+    items.sort(key=lambda item: queue_position(groups[item.nodeid]))  # stable: a file keeps its order
 
 
 # --- Counting podman work (tests/podman_count.py) ----------------------------------------------

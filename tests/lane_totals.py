@@ -1,12 +1,12 @@
-"""Where a parallel run's time went, per podman lane (see PODMAN_LANE_B in tests/conftest.py):
+"""Where a parallel run's time went, per podman lane (see tests/lanes.py):
 `python tests/lane_totals.py LOG` reads the output of the README's test command run with
 `-v --durations=0` and prints the seconds each xdist worker and each lane spent (setup, call and
 teardown of its tests), then each file's seconds by lane, largest first. The run's wall time is
 its slower worker. A test's lane is the xdist group its node id carries (`...::test@podman-b`:
 `--dist loadgroup` adds it in the durations too, so a `-q` run without `[gwN]` lines still gives
 every lane; only the worker totals need `-v`); no group is a pure test (lane "-").
-`--table` then prints tests/lanes.py's LANE_SECONDS from this run and the lanes it gives: paste
-it there and the files move between the lanes by themselves."""
+`--table` then prints tests/lanes.py's LANE_SECONDS from this run (paste it there: it orders the
+queue) and the wall time that queue gives."""
 from __future__ import annotations
 
 import re
@@ -61,18 +61,19 @@ def main(path: str, rows: int = 60, as_table: bool = False) -> None:
     for (lane, name), seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:rows]:
         print(f"{seconds:8.1f}  {lane:9s} {name}")
     if as_table:
-        from lanes import LANE_B_SAFE, lane_b, lane_seconds
+        from lanes import SAFE_FILES, simulated_wall
 
         seconds = table(by_file)
         print("\nLANE_SECONDS: dict[str, float] = {")
         for name, s in seconds.items():
             print(f"    {name!r}: {s},")
         print("}")
-        print("lane podman-b:", ", ".join(sorted(lane_b(seconds))))
-        print("not in the table, counted as DEFAULT_SECONDS:", ", ".join(sorted(LANE_B_SAFE - set(seconds))) or "none")
-        print("lanes then:", ", ".join(f"{k} {v:.0f} s" for k, v in lane_seconds(seconds).items()),
-              f"(pure tests {by_lane.get('-', 0.0):.0f} s fill whichever worker is free)")
-
+        print("safe files not in the table, counted as DEFAULT_SECONDS:",
+              ", ".join(sorted(SAFE_FILES - set(seconds))) or "none")
+        pure = by_lane.get("-", 0.0)
+        print(f"wall time the queue gives on two workers: {simulated_wall(seconds, pure):.0f} s "
+              f"(lane podman {sum(s for n, s in seconds.items() if n not in SAFE_FILES):.0f} s, "
+              f"pure tests {pure:.0f} s)")
 
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if a != "--table"]

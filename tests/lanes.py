@@ -1,14 +1,16 @@
-"""Which podman files run on lane "podman-b" (tests/conftest.py `podman_lane`): worked out from
-each file's seconds, so the two podman lanes end together however files grow, shrink or share.
+"""How the podman tests share the two xdist workers (tests/conftest.py `podman_lane`).
 
-The wall time of the README's command is its slower worker. Each podman lane is one xdist group
-(one worker at a time); the pure tests fill whichever worker is free, so they even out what the
-lanes leave uneven, but only up to their own total. A file may go to lane "podman-b" only if it is
-safe beside lane "podman" (LANE_B_SAFE, checked by tests/test_podman_lanes.py); every other podman
-file, and every reader of a session fixture, stays on lane "podman". Which safe files go to b:
-longest first, each to the lighter lane, lane "podman" starting with the seconds of the files it
-must keep. After a profiled run (`-v --durations=0`), `python tests/lane_totals.py LOG --table`
-prints LANE_SECONDS anew from the run's own totals, and the balance it gives.
+The machine is CPU-bound while the suite runs, so the wall time is the total work over two
+workers, as long as no worker idles at the end. Lane "podman" is one xdist group: every reader of
+a session fixture (built once per worker, so once per session only if one worker runs them all)
+and every test that reads podman state others change (a sweep of dead owners' containers, a
+listing by our app label alone). Each file safe beside it (SAFE_FILES: its own benchmarks, worlds
+found by content tag and built under a machine-wide lock, containers counted only by its own
+session or pid label) is a group of its own, `podman-<file stem>`. xdist (`--dist loadgroup`)
+hands a worker its next group when it is nearly done with the last; the queue is in collection
+order (conftest turns xdist's reordering by test count off): lane "podman" first, then the safe
+files longest first by LANE_SECONDS, then the pure tests, one test each, which fill the end. So
+the workers end together whatever the table's figures, which only order the queue.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from collections.abc import Mapping, Set
 # Files with their own benchmarks (worlds found by content tag, built under a machine-wide lock)
 # whose containers are counted only by their own session or pid label: no session fixture, no
 # sweep of dead owners' containers, no listing of every container of ours.
-LANE_B_SAFE = frozenset({
+SAFE_FILES = frozenset({
     "test_lang_go.py", "test_lang_ts.py", "test_lang_rust.py", "test_lang_node.py", "test_lang_operator.py",
     "test_lang_mocha.py", "test_labelled_fmtkit_e2e.py", "test_labelled_benchmark_e2e.py",
     "test_hostile_channels_langs.py", "test_canaries_langs_podman.py",
@@ -57,23 +59,42 @@ LANE_SECONDS: dict[str, float] = {
 }
 
 
-def lane_b(seconds: Mapping[str, float] | None = None, safe: Set[str] = LANE_B_SAFE) -> frozenset[str]:
-    """The safe files that go to lane "podman-b": longest first, each to the lighter lane."""
-    seconds = LANE_SECONDS if seconds is None else seconds
+PINNED = "podman"
+
+
+def group_of(name: str, reads_session_fixture: bool) -> str:
+    """The xdist group of a podman test in file NAME."""
+    if name in SAFE_FILES and not reads_session_fixture:
+        return f"{PINNED}-{name.removesuffix('.py')}"
+    return PINNED
+
+
+def seconds_of(group: str, seconds: Mapping[str, float] | None = None) -> float:
+    """A safe file's group's seconds in the table (DEFAULT_SECONDS when it is not there yet)."""
+    table = LANE_SECONDS if seconds is None else seconds
+    return table.get(group.removeprefix(f"{PINNED}-") + ".py", DEFAULT_SECONDS)
+
+
+def queue_position(group: str | None, seconds: Mapping[str, float] | None = None) -> tuple[int, float]:
+    """Where a test's group goes in the queue: lane "podman" first, the safe files longest
+    first, the pure tests (no group) last."""
+    if group is None:
+        return (2, 0.0)
+    if group == PINNED:
+        return (0, 0.0)
+    return (1, -seconds_of(group, seconds))
+
+
+def simulated_wall(seconds: Mapping[str, float], pure: float = 0.0, workers: int = 2,
+                   safe: Set[str] = SAFE_FILES) -> float:
+    """The wall time the queue gives with SECONDS per file (files outside SAFE_FILES are lane
+    "podman"): each group goes to the worker free first, in queue order; the pure tests' seconds
+    then fill the workers from whichever ends first."""
     pinned = sum(s for name, s in seconds.items() if name not in safe)
-    totals = {"podman": pinned, "podman-b": 0.0}
-    chosen: set[str] = set()
-    for name in sorted(safe, key=lambda n: (-seconds.get(n, DEFAULT_SECONDS), n)):
-        lane = "podman-b" if totals["podman-b"] < totals["podman"] else "podman"
-        totals[lane] += seconds.get(name, DEFAULT_SECONDS)
-        if lane == "podman-b":
-            chosen.add(name)
-    return frozenset(chosen)
-
-
-def lane_seconds(seconds: Mapping[str, float] | None = None, safe: Set[str] = LANE_B_SAFE) -> dict[str, float]:
-    """The two lanes' seconds under `lane_b` (files not in `seconds` counted as nothing)."""
-    seconds = LANE_SECONDS if seconds is None else seconds
-    b = lane_b(seconds, safe)
-    return {"podman": sum(s for n, s in seconds.items() if n not in b),
-            "podman-b": sum(s for n, s in seconds.items() if n in b)}
+    groups = sorted((name for name in seconds if name in safe), key=lambda n: (-seconds[n], n))
+    ends = [0.0] * workers
+    for load in [pinned, *(seconds[n] for n in groups)]:
+        ends[ends.index(min(ends))] += load
+    for _ in range(int(pure)):  # second by second, to whichever worker is free first
+        ends[ends.index(min(ends))] += 1.0
+    return max(ends)
