@@ -167,16 +167,45 @@ def deepswe_verified(tmp_path_factory):
     return bench, {r.task_id: r for r in results}
 
 
+# --- The shared scripted audit of each language fixture -------------------------------------
+# A scripted audit of one language fixture (tests/fixtures/golang, typescript, rust, nodetest)
+# costs 50-70 containers. Its language module (test_lang_go.py, ...) reads it (verdicts, report,
+# export) and test_lang_operator.py adds an operator's witness to it (`audit --agent operator
+# --from-session SESSION`: T0's runs read from it, only the witness runs): each fixture's audit
+# runs once per session, on first use, in a TESTJACK_HOME of its own that its readers share.
+LANG_FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def lang_audits(tmp_path_factory):
+    """fixture folder name -> its scripted audit, run at the first ask: {"home", "session_id",
+    "summary" (summary.json, with the audit's progress lines under `_stdout`)}."""
+    from lang_e2e import scripted_audit
+
+    done: dict[str, dict] = {}
+
+    def audit(name: str) -> dict:
+        if name not in done:
+            assert f"lang-{name}" not in SHARED_STARTED, f"the scripted audit of {name} runs once per session"
+            SHARED_STARTED.append(f"lang-{name}")
+            home = tmp_path_factory.mktemp(f"tj-lang-{name}-home")
+            summary = scripted_audit(LANG_FIXTURES / name, home, tmp_path_factory.mktemp(f"lang-{name}-audit"))
+            done[name] = {"home": home, "session_id": summary["session_id"], "summary": summary}
+        return done[name]
+    return audit
+
+
 # --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
 # Podman tests go to one xdist group ("lane", one worker); the pure tests (TUI, engine, units)
 # fill the other worker. A test counts as a podman test by its `podman` mark or by a fixture that
 # needs podman. Two lanes by default (TESTJACK_TEST_PODMAN_LANES=1 puts every podman test on one
-# worker, as before): lane "podman" keeps everything that shares a session
-# fixture (SESSION_FIXTURES: one run per worker) or reads podman state other tests
-# change (a sweep of dead owners' containers, listings by the app label alone); lane "podman-b"
-# takes the files below: their own benchmarks, worlds found by content tag (machine-wide, locked
-# while built), containers counted only by their own session or pid label.
-SESSION_FIXTURES = {"demo_per_trial_audit", "deepswe_verified"}  # built once, read by several files
+# worker, as before). A session fixture is built once per worker, so every reader of one goes to
+# that fixture's lane (SESSION_FIXTURES). Otherwise lane "podman" keeps every test reading podman
+# state other tests change (a sweep of dead owners' containers, listings by the app label alone);
+# lane "podman-b" takes the files below: their own benchmarks, worlds found by content tag
+# (machine-wide, locked while built), containers counted only by their own session or pid label.
+SESSION_FIXTURES = {  # built once, read by several files: fixture -> the lane of its readers
+    "demo_per_trial_audit": "podman", "deepswe_verified": "podman", "lang_audits": "podman-b"}
 PODMAN_FIXTURES = {"podman_calls", "own_podman_service", *SESSION_FIXTURES}
 PODMAN_LANE_B = {
     "test_lang_go.py", "test_lang_ts.py", "test_lang_rust.py", "test_lang_node.py", "test_lang_operator.py",
@@ -190,10 +219,13 @@ def podman_lane(item) -> str | None:
     """The xdist group of a test: "podman", "podman-b", or None for a pure test."""
     if not (item.get_closest_marker("podman") or PODMAN_FIXTURES & set(getattr(item, "fixturenames", ()))):
         return None
-    lanes = os.environ.get("TESTJACK_TEST_PODMAN_LANES", "2")
-    if lanes == "2" and item.path.name in PODMAN_LANE_B and not SESSION_FIXTURES & set(getattr(item, "fixturenames", ())):
-        return "podman-b"
-    return "podman"
+    if os.environ.get("TESTJACK_TEST_PODMAN_LANES", "2") != "2":
+        return "podman"
+    shared = {SESSION_FIXTURES[name] for name in SESSION_FIXTURES.keys() & set(getattr(item, "fixturenames", ()))}
+    assert len(shared) <= 1, f"{item.nodeid} reads session fixtures of two lanes: {sorted(shared)}"
+    if shared:
+        return shared.pop()
+    return "podman-b" if item.path.name in PODMAN_LANE_B else "podman"
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups

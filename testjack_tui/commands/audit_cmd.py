@@ -440,6 +440,10 @@ def register(app: typer.Typer) -> None:
             "--candidate-path", help="Where --candidate goes in the repo (default tests/test_tj_<name>.py).")] = None,
         requirement: Annotated[Optional[list[str]], typer.Option(
             "--requirement", help="The clause of the prompt --candidate checks (one, or one per file).")] = None,
+        from_session: Annotated[Optional[str], typer.Option(
+            "--from-session", metavar="SESSION", help="A session of this benchmark (e.g. a finished scripted "
+                                                      "audit) whose T0 runs are read, not run again: with "
+                                                      "--candidate, only your test runs.")] = None,
     ) -> None:
         """Audit the passing trials of a benchmark with witness tests."""
         from testjack_tui.compose import session_deps
@@ -493,14 +497,20 @@ def register(app: typer.Typer) -> None:
 
                 check_quotes(table.table, Path(verdicts), {tid: t.instruction for tid, t in bench.tasks.items()
                                                            if not cfg.tasks or tid in cfg.tasks})
+            runs_from = None
+            if from_session is not None:
+                from testjack_tui.engine.run_reuse import lender_for
+
+                runs_from = lender_for(from_session, cfg.benchmark, list(trial) if trial else None)
             if operator_files is not None:
                 roles = operator_input.attach(bench, cfg, roles, operator_files, rounds is not None, table)
             if not headless and interactive:
-                session = AuditSession.create(cfg, session_deps())
+                session = AuditSession.create(cfg, session_deps(), runs_from=runs_from)
                 from testjack_tui.tui import run as run_tui
 
                 raise typer.Exit(run_tui(session=session.id) or 0)
-            session = AuditSession.create(cfg, session_deps(benchmark=bench, roles=roles, approver=table))
+            session = AuditSession.create(cfg, session_deps(benchmark=bench, roles=roles, approver=table),
+                                          runs_from=runs_from)
         except InputError as exc:
             echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None

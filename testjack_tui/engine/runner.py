@@ -1,7 +1,8 @@
 """Test executions for the engine: budgeted, stored, and never repeated on resume.
 
 Every run is keyed by (world, test ids, files, isolation). A key already in the session's
-database is answered from there; otherwise it runs in a fresh container through the session's
+database is answered from there (or, for a run without files, from the session it was created
+from with `--from-session`: engine/run_reuse.py); otherwise it runs in a fresh container through the session's
 `BudgetedBackend` (one run reserved from the budget, stopped at the wall-time limit), is stored,
 and announced (TestRunFinished).
 """
@@ -22,6 +23,7 @@ from testjack_tui.safe_text import safe_text
 from .budgeted import BudgetedBackend
 from .events import Log, TestRunFinished
 from .failure_kinds import RESOURCE_KINDS, cause, kind_of
+from .run_reuse import borrow
 from .records_runs import CanaryCheck, CanaryVerdict, StoredRun, TestOutcomes
 from .store import SessionStore
 
@@ -145,6 +147,8 @@ class TestRunner:
     timeout: float = WITNESS_TIMEOUT
     history: list[str] = field(default_factory=list)  # keys run by this process (for tests)
     noted: set[tuple[str, str]] = field(default_factory=set)  # (task, configuration note) logged
+    # The finished session this one reads T0's runs from (engine/run_reuse.py), if any.
+    lender: SessionStore | None = None
 
     async def run(self, world: WorldRef, test_ids: list[str], files: dict[str, str] | None = None, *,
                   isolate: bool = False, task_id: str = "", trial_id: str | None = None,
@@ -181,6 +185,8 @@ class TestRunner:
                    trial_id: str | None, candidate_ids: Iterable[str], announce_cached: bool, key: str,
                    execute: Callable[[SandboxBackend], Awaitable[TestRun]]) -> RunResult:
         stored = self.store.get_run(key)
+        if stored is None and not files:  # only T0's own runs are lent: a candidate's always runs here
+            stored = borrow(self.lender, self.store, key)
         if stored is not None:
             result = _from_row(stored)
             for check in self.store.canary_checks(key=key):

@@ -44,6 +44,7 @@ from .records_standing import TaskLoopState
 from .selection import select_trials
 from .slots import WorkSlots
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded, RoleSet
+from . import run_reuse
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
 from .summary import SessionSummary, build_summary
@@ -129,7 +130,10 @@ class AuditSession:
 
     # -- creation, lookup ---------------------------------------------------------------------
     @classmethod
-    def create(cls, config: SessionConfig, deps: SessionDeps, session_id: str | None = None) -> "AuditSession":
+    def create(cls, config: SessionConfig, deps: SessionDeps, session_id: str | None = None,
+               runs_from: str | None = None) -> "AuditSession":
+        """A new session; `runs_from`: a session of the same benchmark whose T0 runs it reads
+        instead of making them again (run_reuse.lender_for checks it first)."""
         config.validate()
         if config.backend is None:  # the user's default, fixed now so `resume` uses the same one
             app_config = deps.app_config
@@ -148,6 +152,8 @@ class AuditSession:
         store.set_meta("config", config.to_dict())
         store.set_meta("created", time.time())
         store.set_meta("state", SessionState.CREATED)
+        if runs_from:
+            store.set_meta(run_reuse.META_KEY, runs_from)
         return cls(sid, store, config, deps)
 
     @classmethod
@@ -425,7 +431,8 @@ class AuditSession:
             # One budgeted backend for everyone who runs trial code (engine/budgeted.py).
             sb = BudgetedBackend(backend, self.budget)
             env = EngineEnv(session_id=self.id, cfg=cfg, store=self.store, budget=self.budget,
-                            runner=TestRunner(sb, self.store, self._emit, self.id),
+                            runner=TestRunner(sb, self.store, self._emit, self.id,
+                                              lender=run_reuse.lender_store(self.store)),
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self.deps.hooks, tools_factory=self.deps.tools_factory,
                             operator_approver=self.approvals if self.deps.operator else None,
