@@ -51,6 +51,19 @@ def home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("tj-lang-operator-home")
 
 
+def _t0_runs(home: Path, session_id: str) -> set[str]:
+    """The keys of a session's stored runs that carry no candidate (T0's own runs)."""
+    from testjack_tui.engine.store import SessionStore, db_path
+
+    with pytest.MonkeyPatch.context() as mp:  # the sessions live in the audit's TESTJACK_HOME
+        mp.setenv("TESTJACK_HOME", str(home))
+        store = SessionStore(db_path(session_id))
+    try:
+        return {r.key for r in store.run_headers() if not r.candidate_ids}
+    finally:
+        store.close()
+
+
 async def _run_printed(bench: Path, task_id: str, trial_id: str, path: str, source: str,
                        command: str) -> dict[str, int]:
     """The printed command, as printed, in the trial's model world and in the reference world,
@@ -91,7 +104,9 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["tasks"][task_id]["trials"][defect]["state"] == "refuted", proc.stdout[-3000:]
-    assert lender[1:] != [summary["session_id"]]  # a session of its own; the scripted one is only read
+    if lender:  # a session of its own that made none of T0's runs: each is the scripted audit's
+        t0_here, lent = _t0_runs(home, summary["session_id"]), _t0_runs(home, lender[1])
+        assert summary["session_id"] != lender[1] and t0_here and t0_here <= lent, (t0_here - lent)
 
     report_dir = tmp_path / "report"
     proc = cli("report", summary["session_id"], "--format", "json", "--out", str(report_dir), home=home)
