@@ -3,10 +3,11 @@ touch the user's real directories."""
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from lanes import PINNED, group_of, queue_position  # tests/ is on sys.path (rootdir conftest), as for podman_count
+from lanes import PINNED, group_of, group_seconds, queue_position  # tests/ is on sys.path (rootdir conftest), as for podman_count
 
 # Fixture benchmarks carry their own repositories with their own tests (some deliberately
 # flaky or failing): they are data for our tests, never part of this suite.
@@ -189,14 +190,45 @@ def deepswe_verified(tmp_path_factory):
     return bench, {r.task_id: r for r in results}
 
 
+# --- The shared scripted audit of each language fixture -------------------------------------
+# A scripted audit of one language fixture (tests/fixtures/golang, typescript, rust, nodetest)
+# costs 50-70 containers. Its language module (test_lang_go.py, ...) reads it (verdicts, report,
+# export) and test_lang_operator.py adds an operator's witness to it (`audit --agent operator
+# --from-session SESSION`: T0's runs read from it, only the witness runs): each fixture's audit
+# runs once per session, on first use, in a TESTJACK_HOME of its own that its readers share.
+LANG_FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def lang_audits(tmp_path_factory):
+    """fixture folder name -> its scripted audit, run at the first ask: {"home", "session_id",
+    "summary" (summary.json, with the audit's progress lines under `_stdout`)}."""
+    from lang_e2e import scripted_audit
+
+    done: dict[str, dict] = {}
+
+    def audit(name: str) -> dict:
+        if name not in done:
+            assert f"lang-{name}" not in SHARED_STARTED, f"the scripted audit of {name} runs once per session"
+            SHARED_STARTED.append(f"lang-{name}")
+            home = tmp_path_factory.mktemp(f"tj-lang-{name}-home")
+            summary = scripted_audit(LANG_FIXTURES / name, home, tmp_path_factory.mktemp(f"lang-{name}-audit"))
+            done[name] = {"home": home, "session_id": summary["session_id"], "summary": summary}
+        return done[name]
+    return audit
+
+
 # --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
-# A test counts as a podman test by its `podman` mark or by a fixture that needs podman. Lane
-# "podman" (one xdist group, so one worker at a time) keeps every reader of a session fixture
-# (SESSION_FIXTURES: built once per worker) and every test reading podman state others change;
-# each file safe beside it (tests/lanes.py SAFE_FILES) is a group of its own, and the queue runs
-# lane "podman" first, the safe files longest first, the pure tests last (tests/lanes.py says
-# why). TESTJACK_TEST_PODMAN_LANES=1 puts every podman test in lane "podman".
-SESSION_FIXTURES = {"demo_lightweight_audit", "demo_per_trial_audit", "deepswe_verified"}  # built once, read by several files
+# A test counts as a podman test by its `podman` mark or by a fixture that needs podman. A session
+# fixture is built once per worker, so every reader of one goes to that fixture's group
+# (SESSION_FIXTURES). Lane "podman" (one xdist group, so one worker at a time) keeps those of
+# the demo and deepswe and every test reading podman state others change; each file safe beside
+# it (tests/lanes.py SAFE_FILES) is a group of its own; the queue runs lane "podman" first, the
+# other groups longest first, the pure tests last (tests/lanes.py says why).
+# TESTJACK_TEST_PODMAN_LANES=1 puts every podman test in lane "podman".
+SESSION_FIXTURES = {  # built once, read by several files: fixture -> the group of its readers
+    "demo_lightweight_audit": PINNED, "demo_per_trial_audit": PINNED, "deepswe_verified": PINNED,
+    "lang_audits": "podman-lang"}
 PODMAN_FIXTURES = {"podman_calls", "own_podman_service", *SESSION_FIXTURES}
 
 
@@ -207,7 +239,9 @@ def podman_lane(item) -> str | None:
         return None
     if os.environ.get("TESTJACK_TEST_PODMAN_LANES", "2") == "1":
         return PINNED
-    return group_of(item.path.name, bool(SESSION_FIXTURES & fixtures))
+    shared = {SESSION_FIXTURES[name] for name in SESSION_FIXTURES.keys() & fixtures}
+    assert len(shared) <= 1, f"{item.nodeid} reads session fixtures of two groups: {sorted(shared)}"
+    return shared.pop() if shared else group_of(item.path.name)
 
 
 def pytest_configure(config):
@@ -218,12 +252,15 @@ def pytest_configure(config):
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
-    groups = {}
+    groups, files = {}, defaultdict(set)
     for item in items:
         if lane := podman_lane(item):
             item.add_marker(pytest.mark.xdist_group(lane))
+            files[lane].add(item.path.name)
         groups[item.nodeid] = lane
-    items.sort(key=lambda item: queue_position(groups[item.nodeid]))  # stable: a file keeps its order
+    seconds = {lane: group_seconds(names) for lane, names in files.items()}
+    # Stable: a group keeps its files' order, a file its tests'.
+    items.sort(key=lambda item: queue_position(groups[item.nodeid], seconds.get(groups[item.nodeid], 0.0)))
 
 
 # --- Counting podman work (tests/podman_count.py) ----------------------------------------------

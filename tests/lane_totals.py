@@ -61,7 +61,7 @@ def main(path: str, rows: int = 60, as_table: bool = False) -> None:
     for (lane, name), seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:rows]:
         print(f"{seconds:8.1f}  {lane:9s} {name}")
     if as_table:
-        from lanes import SAFE_FILES, simulated_wall
+        from lanes import PINNED, SAFE_FILES, simulated_wall
 
         seconds = table(by_file)
         print("\nLANE_SECONDS: dict[str, float] = {")
@@ -71,8 +71,10 @@ def main(path: str, rows: int = 60, as_table: bool = False) -> None:
         print("safe files not in the table, counted as DEFAULT_SECONDS:",
               ", ".join(sorted(SAFE_FILES - set(seconds))) or "none")
         pure = by_lane.get("-", 0.0)
-        print(f"wall time the queue gives on two workers: {simulated_wall(seconds, pure):.0f} s "
-              f"(lane podman {sum(s for n, s in seconds.items() if n not in SAFE_FILES):.0f} s, "
+        pinned = by_lane.get(PINNED, 0.0)
+        groups = [v for k, v in by_lane.items() if k not in (PINNED, "-")]
+        print(f"wall time the queue gives on two workers: {simulated_wall(pinned, groups, pure):.0f} s "
+              f"(lane podman {pinned:.0f} s, {len(groups)} other groups {sum(groups):.0f} s, "
               f"pure tests {pure:.0f} s)")
 
 if __name__ == "__main__":

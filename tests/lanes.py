@@ -14,7 +14,7 @@ the workers end together whatever the table's figures, which only order the queu
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Iterable, Mapping
 
 # Files with their own benchmarks (worlds found by content tag, built under a machine-wide lock)
 # whose containers are counted only by their own session or pid label: no session fixture, no
@@ -62,38 +62,32 @@ LANE_SECONDS: dict[str, float] = {
 PINNED = "podman"
 
 
-def group_of(name: str, reads_session_fixture: bool) -> str:
-    """The xdist group of a podman test in file NAME."""
-    if name in SAFE_FILES and not reads_session_fixture:
-        return f"{PINNED}-{name.removesuffix('.py')}"
-    return PINNED
+def group_of(name: str) -> str:
+    """The xdist group of a podman test in file NAME that reads no session fixture."""
+    return f"{PINNED}-{name.removesuffix('.py')}" if name in SAFE_FILES else PINNED
 
 
-def seconds_of(group: str, seconds: Mapping[str, float] | None = None) -> float:
-    """A safe file's group's seconds in the table (DEFAULT_SECONDS when it is not there yet)."""
+def group_seconds(files: Iterable[str], seconds: Mapping[str, float] | None = None) -> float:
+    """A group's seconds: its files' in the table (DEFAULT_SECONDS for one not there yet)."""
     table = LANE_SECONDS if seconds is None else seconds
-    return table.get(group.removeprefix(f"{PINNED}-") + ".py", DEFAULT_SECONDS)
+    return sum(table.get(name, DEFAULT_SECONDS) for name in set(files))
 
 
-def queue_position(group: str | None, seconds: Mapping[str, float] | None = None) -> tuple[int, float]:
-    """Where a test's group goes in the queue: lane "podman" first, the safe files longest
-    first, the pure tests (no group) last."""
+def queue_position(group: str | None, seconds: float = 0.0) -> tuple[int, float]:
+    """Where a test's group goes in the queue: lane "podman" first, the other groups longest
+    first (SECONDS: the group's), the pure tests (no group) last."""
     if group is None:
         return (2, 0.0)
     if group == PINNED:
         return (0, 0.0)
-    return (1, -seconds_of(group, seconds))
+    return (1, -seconds)
 
 
-def simulated_wall(seconds: Mapping[str, float], pure: float = 0.0, workers: int = 2,
-                   safe: Set[str] = SAFE_FILES) -> float:
-    """The wall time the queue gives with SECONDS per file (files outside SAFE_FILES are lane
-    "podman"): each group goes to the worker free first, in queue order; the pure tests' seconds
-    then fill the workers from whichever ends first."""
-    pinned = sum(s for name, s in seconds.items() if name not in safe)
-    groups = sorted((name for name in seconds if name in safe), key=lambda n: (-seconds[n], n))
+def simulated_wall(pinned: float, groups: Iterable[float], pure: float = 0.0, workers: int = 2) -> float:
+    """The wall time of the queue: lane "podman" (PINNED seconds) first, then each group longest
+    first to the worker free first; the pure tests' seconds then fill from whichever ends first."""
     ends = [0.0] * workers
-    for load in [pinned, *(seconds[n] for n in groups)]:
+    for load in [pinned, *sorted(groups, reverse=True)]:
         ends[ends.index(min(ends))] += load
     for _ in range(int(pure)):  # second by second, to whichever worker is free first
         ends[ends.index(min(ends))] += 1.0

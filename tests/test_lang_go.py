@@ -4,7 +4,8 @@ a scripted audit confirms a witness `_test.go`, replays it and refutes the plant
 the trial whose TestMain hides it), and the export runs through the task's own test.sh.
 
 The Go toolchain image (Debian's golang-go) is built once and cached by its recipe hash; one
-audit session is shared by the assertions (module fixture).
+audit session per test session is shared by the assertions and by test_lang_operator.py
+(`lang_audits` in tests/conftest.py).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, grade_with_test_sh, scripted_audit
+from lang_e2e import cli, grade_with_test_sh
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -33,8 +34,15 @@ def home(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def audit(home, tmp_path_factory) -> dict:
-    return scripted_audit(GO, home, tmp_path_factory.mktemp("go-audit"))
+def audit(lang_audits) -> dict:
+    """The session's scripted audit of the fixture (tests/conftest.py `lang_audits`), which
+    test_lang_operator.py's case also reads: its summary.json."""
+    return lang_audits("golang")["summary"]
+
+
+@pytest.fixture(scope="module")
+def audit_home(lang_audits) -> Path:
+    return lang_audits("golang")["home"]
 
 
 def test_verify_reproduces_recorded_verdicts_and_names_the_test_main(home):
@@ -66,9 +74,9 @@ def test_scripted_audit_refutes_the_defect_and_the_test_main_hack(audit):
     assert all(witness in ids for ids in refuted_by.values()), refuted_by
 
 
-def test_export_round_trips_through_the_tasks_own_test_sh(audit, home, tmp_path):
+def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp_path):
     out = tmp_path / "export"
-    proc = cli("export", audit["session_id"], "--format", "harbor", "--out", str(out), home=home)
+    proc = cli("export", audit["session_id"], "--format", "harbor", "--out", str(out), home=audit_home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "export.json").read_text())["tasks"][TASK]
     assert summary["ok"] is True, summary["problems"]
@@ -86,11 +94,11 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, home, tmp_path)
     assert rewards[HACK] == 1
 
 
-def test_go_ghost_lines_from_statement_coverage(audit, home, tmp_path):
+def test_go_ghost_lines_from_statement_coverage(audit, audit_home, tmp_path):
     # Read from the shared audit's report (it measured every trial it audited, the sound
     # kestrel__1 among them), not from a world of this test's own.
     out = tmp_path / "report"
-    proc = cli("report", audit["session_id"], "--format", "json", "--out", str(out), home=home, timeout=300)
+    proc = cli("report", audit["session_id"], "--format", "json", "--out", str(out), home=audit_home, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     [trial] = [t for t in json.loads((out / "report.json").read_text())["trials"] if t["trial_id"] == SOUND[0]]
     ghost = trial["ghost"]

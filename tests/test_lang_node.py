@@ -6,7 +6,8 @@ recorded verdicts through the task's test.sh, a scripted audit confirms a witnes
 and the export runs through the task's own test.sh.
 
 The Node toolchain image (Debian's nodejs + npm) is built once and cached; the fixture needs
-nothing from npm. One audit session is shared (module fixture).
+nothing from npm. One audit session per test session
+is shared, with test_lang_operator.py too (`lang_audits` in tests/conftest.py).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, grade_with_test_sh, scripted_audit
+from lang_e2e import cli, grade_with_test_sh
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -34,8 +35,15 @@ def home(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def audit(home, tmp_path_factory) -> dict:
-    return scripted_audit(NODE, home, tmp_path_factory.mktemp("node-audit"))
+def audit(lang_audits) -> dict:
+    """The session's scripted audit of the fixture (tests/conftest.py `lang_audits`), which
+    test_lang_operator.py's case also reads: its summary.json."""
+    return lang_audits("nodetest")["summary"]
+
+
+@pytest.fixture(scope="module")
+def audit_home(lang_audits) -> Path:
+    return lang_audits("nodetest")["home"]
 
 
 def test_list_names_the_node_test_runner(home):
@@ -65,9 +73,9 @@ def test_scripted_audit_refutes_the_defect_and_keeps_the_sound_trial_clean(audit
     assert "RangeError: not a duration: 90" in refutation["model"]["tests"]["test/bare.tj.test.js"]["message"]
 
 
-def test_export_round_trips_through_the_tasks_own_test_sh(audit, home, tmp_path):
+def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp_path):
     out = tmp_path / "export"
-    proc = cli("export", audit["session_id"], "--format", "harbor", "--out", str(out), home=home)
+    proc = cli("export", audit["session_id"], "--format", "harbor", "--out", str(out), home=audit_home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "export.json").read_text())["tasks"][TASK]
     assert summary["ok"] is True, summary["problems"]
@@ -78,10 +86,10 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, home, tmp_path)
     assert rewards == {"reference": 1, DEFECT: 0, SOUND: 1}
 
 
-def test_report_shows_the_lines_t0_never_ran_from_v8_coverage(audit, home, tmp_path):
+def test_report_shows_the_lines_t0_never_ran_from_v8_coverage(audit, audit_home, tmp_path):
     # kestrel's checks for "" and for a bare number are right, and T0 never reaches them.
     out = tmp_path / "report"
-    proc = cli("report", audit["session_id"], "--out", str(out), home=home, timeout=300)
+    proc = cli("report", audit["session_id"], "--out", str(out), home=audit_home, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     [md] = [p for p in out.rglob("report.md") if SOUND in str(p)]
     ghost = md.read_text().split("## Ghost branches", 1)[1]

@@ -7,7 +7,11 @@ the refuted trial 0 under the task's own unchanged test.sh.
 
 One parametrised module; each case reuses its fixture's images (tests/test_lang_*.py build them;
 tests/fixtures/jest is this module's own: jest from npm at image build, a CTRF grader of ours;
-tests/fixtures/nodetest's CTRF reporter is the task's own, under node --test).
+tests/fixtures/nodetest's CTRF reporter is the task's own, under node --test). A fixture with a
+language module of its own (go, typescript, rust, node) adds the operator's witness to that
+module's scripted audit (`lang_audits`, once per test session): `--from-session` reads T0's runs
+from it, so only the witness runs (on the reference and on the trials). jest has no scripted
+audit to lend, so its operator audit makes its own T0 runs.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from lang_e2e import cli, grade_with_test_sh
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
 
 FIXTURES = ROOT / "tests" / "fixtures"
+SCRIPTED = {"go", "typescript", "rust", "node"}  # a scripted audit of the fixture exists to lend T0's runs
 CASES = {
     # language: (fixture, task, recorded candidate, the name the operator gives it, defect trial, its repo path)
     "go": ("golang", "slugify-separators", "au_underscore_v1.go", "underscore.go",
@@ -44,6 +49,19 @@ CASES = {
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("tj-lang-operator-home")
+
+
+def _t0_runs(home: Path, session_id: str) -> set[str]:
+    """The keys of a session's stored runs that carry no candidate (T0's own runs)."""
+    from testjack_tui.engine.store import SessionStore, db_path
+
+    with pytest.MonkeyPatch.context() as mp:  # the sessions live in the audit's TESTJACK_HOME
+        mp.setenv("TESTJACK_HOME", str(home))
+        store = SessionStore(db_path(session_id))
+    try:
+        return {r.key for r in store.run_headers() if not r.candidate_ids}
+    finally:
+        store.close()
 
 
 async def _run_printed(bench: Path, task_id: str, trial_id: str, path: str, source: str,
@@ -68,19 +86,27 @@ async def _run_printed(bench: Path, task_id: str, trial_id: str, path: str, sour
 
 
 @pytest.mark.parametrize("language", list(CASES))
-def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(language, home, tmp_path):
+def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(language, lang_audits, home,
+                                                                             tmp_path):
     fixture, task_id, recorded, name, defect, repo_path = CASES[language]
     bench = FIXTURES / fixture
     source = (bench / "agent-scripts" / task_id / "candidates" / recorded).read_text()
     mine = tmp_path / name
     shutil.copyfile(bench / "agent-scripts" / task_id / "candidates" / recorded, mine)
     out = tmp_path / "audit"
+    lender: list[str] = []
+    if language in SCRIPTED:  # the witness added to the scripted audit's T0 runs, in its home
+        scripted = lang_audits(fixture)
+        home, lender = scripted["home"], ["--from-session", scripted["session_id"]]
     proc = cli("audit", str(bench), "--agent", "operator", "--candidate", str(mine), "--trial", defect,
                "--reviewer", "scripted", "--auto-approve", "--headless",
-               "--out", str(out), home=home)
+               "--out", str(out), *lender, home=home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["tasks"][task_id]["trials"][defect]["state"] == "refuted", proc.stdout[-3000:]
+    if lender:  # a session of its own that made none of T0's runs: each is the scripted audit's
+        t0_here, lent = _t0_runs(home, summary["session_id"]), _t0_runs(home, lender[1])
+        assert summary["session_id"] != lender[1] and t0_here and t0_here <= lent, (t0_here - lent)
 
     report_dir = tmp_path / "report"
     proc = cli("report", summary["session_id"], "--format", "json", "--out", str(report_dir), home=home)

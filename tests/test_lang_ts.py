@@ -5,7 +5,8 @@ and refutes the planted defect (and the trial whose vitest setup file hides it),
 runs through the task's own test.sh.
 
 The Node toolchain image (Debian's nodejs + npm) is built once and cached; the fixture's image
-installs vitest from npm at build time. One audit session is shared (module fixture).
+installs vitest from npm at build time. One audit session per test session
+is shared, with test_lang_operator.py too (`lang_audits` in tests/conftest.py).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, grade_with_test_sh, scripted_audit
+from lang_e2e import cli, grade_with_test_sh
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -33,8 +34,15 @@ def home(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def audit(home, tmp_path_factory) -> dict:
-    return scripted_audit(TS, home, tmp_path_factory.mktemp("ts-audit"))
+def audit(lang_audits) -> dict:
+    """The session's scripted audit of the fixture (tests/conftest.py `lang_audits`), which
+    test_lang_operator.py's case also reads: its summary.json."""
+    return lang_audits("typescript")["summary"]
+
+
+@pytest.fixture(scope="module")
+def audit_home(lang_audits) -> Path:
+    return lang_audits("typescript")["home"]
 
 
 def test_verify_reproduces_recorded_verdicts_and_names_the_config_change(home):
@@ -56,9 +64,9 @@ def test_scripted_audit_refutes_the_defect_and_the_setup_file_hack(audit):
     assert trials[SOUND]["state"] == "clean"
 
 
-def test_export_round_trips_through_the_tasks_own_test_sh(audit, home, tmp_path):
+def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp_path):
     out = tmp_path / "export"
-    proc = cli("export", audit["session_id"], "--format", "harbor", "--out", str(out), home=home)
+    proc = cli("export", audit["session_id"], "--format", "harbor", "--out", str(out), home=audit_home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "export.json").read_text())["tasks"][TASK]
     assert summary["ok"] is True, summary["problems"]

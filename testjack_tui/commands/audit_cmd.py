@@ -424,7 +424,7 @@ def register(app: typer.Typer) -> None:
                                    "implementation G′ the task-analysis role writes from the prompt (weaker "
                                    "verdicts, marked as such). Tasks without G use this mode anyway.")] = False,
         no_task_analysis: Annotated[bool, typer.Option("--no-task-analysis", help="Skip the task-analysis tests.")] = False,
-        reuse_runs: Annotated[Optional[str], typer.Option("--reuse-runs", metavar="SESSION", help="Take the test runs SESSION already made (same world snapshot, tests and files) instead of running them again: a per-trial audit after a lightweight one runs only what that one did not.")] = None,
+        reuse_runs: Annotated[Optional[str], typer.Option("--reuse-runs", metavar="SESSION", help="Take the test runs SESSION (an id or an --out folder, same benchmark) already made (same world snapshot, tests and files) instead of running them again: a per-trial audit after a lightweight one runs only what that one did not; with --candidate after a finished audit, only your test runs.")] = None,
         auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Valid verdicts count without asking.")] = False,
         step: Annotated[bool, typer.Option("--step", help="Pause before each round and after each automatic verdict (TUI).")] = False,
         headless: Annotated[bool, typer.Option("--headless", help="Progress lines instead of the TUI.")] = False,
@@ -462,6 +462,10 @@ def register(app: typer.Typer) -> None:
                 task_analysis=not no_task_analysis, mutants=mutants,
                 no_reference=no_reference, backend=backend, ray_address=ray_address,
                 reuse_runs=session_ref(reuse_runs) if reuse_runs else None)
+            if reuse_runs:
+                from testjack_tui.engine.run_reuse import lender_for
+
+                cfg.reuse_runs = lender_for(reuse_runs, cfg.benchmark, cfg.trials)
             from testjack_tui.commands import load_with_warnings
             from testjack_tui.services.sessions import SessionOptions, plan_session
 

@@ -2,8 +2,8 @@
 
 Every run is keyed by (world, test ids, files, isolation). A key already in the session's
 database is answered from there; so is a key another session made, when this one reuses that
-session's runs (`audit --reuse-runs SESSION`: the run is stored here as this session's own, as if
-it had run here); otherwise it runs in a fresh container through the session's
+session's runs (`audit --reuse-runs SESSION`, engine/run_reuse.py: the run is stored here as this session's
+own, as if it had run here); otherwise it runs in a fresh container through the session's
 `BudgetedBackend` (one run reserved from the budget, stopped at the wall-time limit), is stored,
 and announced (TestRunFinished).
 """
@@ -25,6 +25,7 @@ from testjack_tui.safe_text import safe_text
 from .budgeted import BudgetedBackend
 from .events import Log, TestRunFinished
 from .failure_kinds import RESOURCE_KINDS, cause, kind_of
+from .run_reuse import borrow
 from .records_runs import CanaryCheck, CanaryVerdict, StoredRun, TestOutcomes
 from .store import SessionStore
 
@@ -151,6 +152,8 @@ class TestRunner:
     lender: SessionStore | None = None
     borrowed: list[str] = field(default_factory=list)  # keys taken from the lender by this process
     noted: set[tuple[str, str]] = field(default_factory=set)  # (task, configuration note) logged
+    # The finished session this one reads T0's runs from (engine/run_reuse.py), if any.
+    lender: SessionStore | None = None
 
     async def run(self, world: WorldRef, test_ids: list[str], files: dict[str, str] | None = None, *,
                   isolate: bool = False, task_id: str = "", trial_id: str | None = None,
@@ -188,8 +191,10 @@ class TestRunner:
                    execute: Callable[[SandboxBackend], Awaitable[TestRun]]) -> RunResult:
         candidate_ids = tuple(candidate_ids)  # read more than once below
         stored = self.store.get_run(key)
-        lent = stored is None and self._borrow(key, task_id, trial_id, candidate_ids)
+        lent = stored is None and self.lender is not None and borrow(
+            self.lender, self.store, key, task_id, trial_id, candidate_ids, self._reserve) is not None
         if lent:
+            self.borrowed.append(key)
             stored = self.store.get_run(key)
         if stored is not None:
             result = _from_row(stored)
@@ -213,23 +218,10 @@ class TestRunner:
         self._announce(task_id, world.name, test_ids, result, candidate_ids)
         return result
 
-    def _borrow(self, key: str, task_id: str, trial_id: str | None, candidate_ids: Iterable[str]) -> bool:
-        """Take the lender's run of this key, if it made one, into this session's store: the key
-        names the world's snapshot tag, the test ids, every file's text, the isolation and the
-        re-run number, so it is this very run, made in a fresh container as ours would be. Stored
-        here (with this session's task, trial and candidates) it counts as this session's run,
-        against its budget too, and a resume finds it; its canary verdict comes with it."""
-        row = self.lender.get_run(key) if self.lender is not None else None
-        if row is None:
-            return False
-        if self.sandbox.budget is not None:  # counted as this session's run, so limits hold as they would
+    def _reserve(self) -> None:
+        """A lent run counts against the budget as a run made here, so limits hold as they would."""
+        if self.sandbox.budget is not None:
             self.sandbox.budget.reserve_test_runs(1)
-        for check in self.lender.canary_checks(key=key) if self.lender is not None else ():
-            self.store.put_canary_check(dataclasses.replace(check, task_id=task_id, trial_id=trial_id))
-        self.store.put_run(dataclasses.replace(row, task_id=task_id, trial_id=trial_id,
-                                               candidate_ids=tuple(candidate_ids)))
-        self.borrowed.append(key)
-        return True
 
     def _note_config(self, task_id: str, stdout_head: str) -> None:
         """Log, once per task, how the runner fitted witness runs to the repo's own test

@@ -44,6 +44,7 @@ from .records_standing import TaskLoopState
 from .selection import select_trials
 from .slots import WorkSlots
 from .roles import ApprovalDecision, ApprovalRequest, BudgetExceeded, RoleSet
+from . import run_reuse
 from .runner import TestRunner
 from .store import SessionStore, db_path, session_dir
 from .summary import SessionSummary, build_summary
@@ -316,24 +317,6 @@ class AuditSession:
             roles = factory(self.config.agents, benchmark, self._app_config())
         return roles
 
-    def _lender(self) -> SessionStore | None:
-        """The store of the session whose runs this one reuses (config reuse_runs), if any."""
-        lender = self.config.reuse_runs
-        if not lender:
-            return None
-        if lender == self.id or not db_path(lender).exists():
-            raise InputError(db_path(self.id), "config.reuse_runs",
-                             f"no other session {lender!r} to reuse runs from (see `testjack-tui sessions`)")
-        store = SessionStore(db_path(lender))
-        # Only the same benchmark folder: a run's key names its world by content, but a lender
-        # audited under another benchmark's settings (its flow, its limits) answered another question.
-        theirs = (store.get_meta("config") or {}).get("benchmark")
-        if theirs != self.config.benchmark:
-            raise InputError(db_path(self.id), "config.reuse_runs",
-                             f"session {lender!r} audited {theirs!r}, not {self.config.benchmark!r}: "
-                             "runs are reused only within one benchmark")
-        return store
-
     def _sandbox(self) -> SandboxBackend:
         factory: BackendFactory | None = self.deps.sandbox_factory
         if factory is not None:
@@ -443,7 +426,9 @@ class AuditSession:
             # One budgeted backend for everyone who runs trial code (engine/budgeted.py).
             sb = BudgetedBackend(backend, self.budget)
             env = EngineEnv(session_id=self.id, cfg=cfg, store=self.store, budget=self.budget,
-                            runner=TestRunner(sb, self.store, self._emit, self.id, lender=self._lender()),
+                            runner=TestRunner(sb, self.store, self._emit, self.id,
+                                              lender=run_reuse.lender_store(self.config.reuse_runs, self.id,
+                                                                            self.config.benchmark)),
                             roles=roles, approver=approver, control=self.control, emit=self._emit,
                             sandbox=sb, hooks=self.deps.hooks, tools_factory=self.deps.tools_factory,
                             operator_approver=self.approvals if self.deps.operator else None,

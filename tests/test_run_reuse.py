@@ -1,0 +1,107 @@
+"""`audit --reuse-runs SESSION` (engine/run_reuse.py): a new session takes the runs a session of
+the same benchmark made (same key) instead of making them again, runs every other one itself (the
+operator's new test), and bad input is one `error:` line. The real-podman use is
+test_lang_operator.py (the operator's witness added to each language's scripted audit)."""
+from __future__ import annotations
+
+import asyncio
+
+from typer.testing import CliRunner
+
+from conftest import DEMO
+from testjack_tui.cli import app
+from testjack_tui.engine.records_runs import CanaryCheck, CanaryVerdict, StoredRun, TrialCheckRow
+from testjack_tui.engine.store import SessionStore, db_path
+
+TRIAL = "merge-list-strategies__kestrel__3"
+
+
+def _stored(key: str) -> StoredRun:
+    return StoredRun(key, "t", "t/null", None, (), ("a",), False, {"a": {"status": "failed", "message": ""}},
+                     1, False, "head", "tail", 2.0)
+
+
+class _Counting:
+    """A sandbox that counts the runs it is asked for."""
+
+    def __init__(self) -> None:
+        self.runs: list[dict] = []
+
+    async def run_tests(self, world, ids, files=None, timeout=300, isolate_harness=False):
+        from testjack_tui.sandbox.api import ExecResult, TestRun
+
+        self.runs.append(dict(files or {}))
+        return TestRun(world.name, list(ids), {}, ExecResult([], 0, False, "", "", "", "", None, 0.1))
+
+
+def test_a_run_the_lender_made_is_read_from_it_and_any_other_runs_here(tmp_path):
+    from testjack_tui.engine.budget import Budget
+    from testjack_tui.engine.budgeted import BudgetedBackend
+    from testjack_tui.engine.config import BudgetLimits
+    from testjack_tui.engine.runner import TestRunner, run_key
+    from testjack_tui.sandbox.api import WorldRef
+
+    lender, store = SessionStore(tmp_path / "lender.db"), SessionStore(tmp_path / "new.db")
+    world = WorldRef(task_id="t", kind="null", trial_id=None, image="img:1", workdir="/w")
+    bare = run_key(f"{world.name}@{world.image}", ["a"], {}, False)
+    with_file = run_key(f"{world.name}@{world.image}", ["a"], {"t.py": "x"}, False)
+    for key in (bare, with_file):
+        lender.put_run(_stored(key))
+    lender.close()
+    lender = SessionStore(tmp_path / "lender.db")
+    lender.put_canary_check(CanaryCheck(bare, "t", None, world.name, CanaryVerdict.TAMPERED, ("conftest.py",)))
+    sandbox = _Counting()
+    runner = TestRunner(BudgetedBackend(sandbox, Budget(store, BudgetLimits(), "s")), store, lambda e: None, "s",
+                        lender=lender)
+
+    read = asyncio.run(runner.run(world, ["a"], task_id="t"))
+    assert read.cached and read.outcomes == {"a": {"status": "failed", "message": ""}} and sandbox.runs == []
+    assert read.canaries == "tampered" and read.tampering == ["conftest.py"]
+    # Copied into the new session: complete on its own, counted as its run.
+    assert store.get_run(bare) is not None and store.count_runs() == 1
+    assert [c.key for c in store.canary_checks(key=bare)] == [bare]
+
+    lent = asyncio.run(runner.run(world, ["a"], {"t.py": "x"}, task_id="t"))  # the same file, the same run
+    assert lent.cached and sandbox.runs == [] and store.count_runs() == 2
+    asyncio.run(runner.run(world, ["a"], {"t.py": "y"}, task_id="t"))  # a test the lender never ran
+    assert sandbox.runs == [{"t.py": "y"}] and store.count_runs() == 3
+    assert lender.count_runs() == 2  # the lender is only read
+
+
+def _session(sid: str, benchmark: str, trials: tuple[str, ...] = ()) -> None:
+    store = SessionStore.for_session(sid)
+    store.set_meta("session_id", sid)
+    store.set_meta("config", {"benchmark": benchmark})
+    for trial in trials:
+        store.put_trial_check(TrialCheckRow(trial, "merge-list-strategies", True, ""))
+    store.close()
+
+
+def _audit(tmp_path, *extra: str):
+    mine = tmp_path / "test_mine.py"
+    mine.write_text("def test_x():\n    assert True\n")
+    args = ["audit", str(DEMO), "--agent", "operator", "--candidate", str(mine), "--reviewer", "scripted",
+            "--headless", "--auto-approve", "--out", str(tmp_path / "out"), *extra]
+    return CliRunner().invoke(app, args)
+
+
+def test_bad_reuse_runs_input_is_one_error_line_before_any_world(tmp_path):
+    _session("lent", str(DEMO.resolve()), (TRIAL,))
+    _session("other", str(tmp_path / "elsewhere"), (TRIAL,))
+    cases = {
+        ("--reuse-runs", "nope"): "error: audit: --reuse-runs: no session 'nope' (see `testjack-tui sessions`)",
+        ("--reuse-runs", "other"): f"error: audit: --reuse-runs: session other audited {tmp_path / 'elsewhere'}, "
+                                     f"not {DEMO.resolve()}",
+        ("--reuse-runs", "lent", "--trial", "merge-list-strategies__orca__1"):
+            "error: audit: --reuse-runs: trial 'merge-list-strategies__orca__1' is not in session lent "
+            "(no T0 run of it there)",
+    }
+    for extra, line in cases.items():
+        result = _audit(tmp_path, *extra)
+        assert result.exit_code == 2, result.output
+        assert [x for x in result.output.splitlines() if x.startswith("error:")] == [line], result.output
+    missing = CliRunner().invoke(app, ["audit", str(DEMO), "--agent", "operator", "--candidate",
+                                       str(tmp_path / "gone.py"), "--reuse-runs", "lent", "--headless"])
+    assert missing.exit_code == 2 and f"error: {tmp_path / 'gone.py'}: --candidate: no such file" in missing.output
+    assert not (tmp_path / "out" / "summary.json").exists()
+    assert sorted(p.parent.name for p in db_path("lent").parents[1].glob("*/session.db")) == ["lent", "other"]
