@@ -12,7 +12,8 @@ worlds run as that user). Cached by the environment image's id and this recipe's
 
 The repository's bytecode is compiled here too, once per environment image: test runs write
 none (each is a fresh container), so the modules of a large repository would otherwise be
-compiled again by every run. Likewise Go's build cache for the trial user (its HOME).
+compiled again by every run. Likewise Go's build cache for the trial user (its HOME), and a Rust
+task's target/ built the way its runs then build.
 """
 from __future__ import annotations
 
