@@ -74,18 +74,19 @@ class Sandbox(ContainerPool):
         await self.env_image(task)
         env = task.environment
         image, image_id = self._env_images[(env.image, str(env.containerfile or ""), str(env.context or ""))]
-        go = runner_name(task.tests.framework) == "go test"  # Go's build cache in it too
-        key = ("user-base", image_id, env.workdir, go)
+        # A Go task's user base holds Go's build cache too, a Rust task's a non-incremental target/
+        warm = {"go test": "go", "cargo test": "cargo"}.get(runner_name(task.tests.framework) or "", "")
+        key = ("user-base", image_id, env.workdir, warm)
         async with self._lock(key):
             if key not in self._env_images:
-                tag = user_base_tag(image_id, env.workdir, go)
+                tag = user_base_tag(image_id, env.workdir, warm)
                 while (fd := await self._call(machine_lock.try_acquire, f"user-base:{tag}")) is None:
                     await asyncio.sleep(LOCK_POLL)  # another session builds this very image
                 try:
                     self._env_images[key] = await self._call(
                         ensure_user_base, self._service.client, image, image_id, env.workdir,
                         self._labels(f"user-base {task.id}", task.id, None), self.limits,
-                        api_image_id(self._service.client), go)
+                        api_image_id(self._service.client), warm)
                 finally:
                     await asyncio.shield(self._call(machine_lock.release, fd))
         return self._env_images[key]

@@ -12,7 +12,8 @@ worlds run as that user). Cached by the environment image's id and this recipe's
 
 The repository's bytecode is compiled here too, once per environment image: test runs write
 none (each is a fresh container), so the modules of a large repository would otherwise be
-compiled again by every run. Likewise Go's build cache for the trial user (its HOME).
+compiled again by every run. Likewise Go's build cache for the trial user (its HOME), and a Rust
+task's target/ built the way its runs then build.
 """
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ VERSION = "2"  # 2: the repository's bytecode
 # A Go task's user base also holds Go's build cache: its own tag, so every other user base (and
 # every world snapshot built on one) stays as it was.
 GO_CACHE = "go-build-cache-1"
+# A Rust task's: target/ built again without incremental compilation and debug info (its runs
+# then build the same way, sandbox/runners/cargo_runner.py CARGO_FLAG).
+CARGO_TARGET = "cargo-target-stripped-2"
+WARM = {"go": GO_CACHE, "cargo": CARGO_TARGET}
 REPOSITORY = "localhost/testjack-userbase"
 
 SCRIPT = r'''set -u
@@ -70,6 +75,24 @@ if [ -d "$TJ_WORKDIR" ]; then
       chown -R "$u:$u" "$TJ_TRIAL_HOME" && chmod 700 "$TJ_TRIAL_HOME"
     fi
   fi
+  # A Rust task's target/, built again as every run then builds it (with the trial user's HOME):
+  # without incremental compilation and with debug info stripped at link time. Runs of an image
+  # whose target/ was built incrementally copied rustc's session up and linked 18 MB test
+  # binaries (the standard library's debug info), measured 2.5 CPU-s and 67 MB written per
+  # cargo test run of a small crate (tests/perf/run_cpu.py). The flag file tells the runs
+  # (sandbox/runners/cargo_runner.py) to build the same way; it is set only when cargo took the
+  # options and compiled (an old cargo refuses `strip`: its runs build as they always did). A base
+  # commit whose tests do not compile yet still leaves its crate built.
+  if [ -n "${TJ_CARGO_TARGET:-}" ] && [ -f "$TJ_WORKDIR/Cargo.toml" ] && command -v cargo >/dev/null 2>&1; then
+    log=$(mktemp)
+    ( cd "$TJ_WORKDIR" && HOME="$TJ_TRIAL_HOME" CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_STRIP=debuginfo $limit cargo test --offline --no-run ) >"$log" 2>&1
+    if [ $? = 0 ] || grep -q '^ *Compiling ' "$log"; then
+      find "$TJ_WORKDIR" -type d -name incremental -path '*/target/*' -prune -exec rm -rf {} + 2>/dev/null
+      mkdir -p "$TJ_TRIAL_HOME" && : > "$TJ_TRIAL_HOME/.tj-cargo-noincr"
+    fi
+    rm -f "$log"
+    [ -d "$TJ_TRIAL_HOME" ] && chown -R "$u:$u" "$TJ_TRIAL_HOME" && chmod 700 "$TJ_TRIAL_HOME"
+  fi
   # git ignores the caches, as a .gitignore would
   if [ -d "$TJ_WORKDIR/.git" ] && mkdir -p "$TJ_WORKDIR/.git/info"; then
     grep -qx '__pycache__/' "$TJ_WORKDIR/.git/info/exclude" 2>/dev/null || echo '__pycache__/' >> "$TJ_WORKDIR/.git/info/exclude"
@@ -81,19 +104,21 @@ echo "TJ_USER_BASE_DONE"
 '''
 
 
-def user_base_tag(env_image_id: str, workdir: str, go: bool = False) -> str:
-    """`go`: the user base of a Go task (Go's build cache warmed for the trial user)."""
-    extra = f"\0{GO_CACHE}" if go else ""
+def user_base_tag(env_image_id: str, workdir: str, warm: str = "") -> str:
+    """`warm`: "go", the user base of a Go task (Go's build cache warmed for the trial user);
+    "cargo", a Rust task's (target/ built as its runs then build it)."""
+    extra = f"\0{WARM[warm]}" if warm else ""
     key = hashlib.sha256(f"{VERSION}\0{env_image_id}\0{workdir}{extra}".encode()).hexdigest()[:16]
     return f"{REPOSITORY}:{key}"
 
 
 def ensure_user_base(client_factory: ClientFactory, env_image: str, env_image_id: str, workdir: str,
                      labels: dict[str, str], limits: Limits,
-                     image_id: Callable[[str], str | None], go: bool = False) -> tuple[str, str]:
+                     image_id: Callable[[str], str | None], warm: str = "") -> tuple[str, str]:
     """(image, id) to build world snapshots on (blocking); the environment image itself when its
-    user is not root. `go`: a Go task's, with Go's build cache warmed."""
-    tag = user_base_tag(env_image_id, workdir, go)
+    user is not root. `warm`: a Go task's ("go", Go's build cache warmed) or a Rust task's
+    ("cargo", target/ built without incremental compilation)."""
+    tag = user_base_tag(env_image_id, workdir, warm)
     found = image_id(tag)
     if found:
         return tag, found
@@ -102,7 +127,8 @@ def ensure_user_base(client_factory: ClientFactory, env_image: str, env_image_id
     try:
         put_files(container, {"/tmp/tj-user-base.sh": SCRIPT})
         env = {"TJ_TRIAL_UID": str(TRIAL_UID), "TJ_TRIAL_NAME": TRIAL_NAME, "TJ_TRIAL_HOME": TRIAL_HOME,
-               "TJ_WORKDIR": workdir, **({"TJ_GO_CACHE": "1"} if go else {})}
+               "TJ_WORKDIR": workdir, **({"TJ_GO_CACHE": "1"} if warm == "go" else {}),
+               **({"TJ_CARGO_TARGET": "1"} if warm == "cargo" else {})}
         result = run_exec(ExecHandle(client_factory, container.id, init_pid(container)),
                           ["sh", "/tmp/tj-user-base.sh"], cwd="/", env=env, timeout=600,
                           collector=OutputCollector("user-base", keep_log=False))

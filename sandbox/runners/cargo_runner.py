@@ -38,6 +38,10 @@ from .pytest_runner import PytestRunner
 LAUNCHER_PATH = f"{OUT_ROOT}/cargo_launch.py"
 LOG = "cargo-test.log"
 PLAN = "cargo-plan.json"
+# Our own runs' builds use the launcher's build settings (LAUNCHER: the user base's flag file), so
+# they reuse what the run built instead of building the test target again.
+CARGO_AS_RUN = ('[ -e "$HOME/.tj-cargo-noincr" ] && export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_STRIP=debuginfo; '
+                'exec "$@"')
 
 LAUNCHER = LAUNCHER_PRELUDE + r'''package = ""
 try:
@@ -122,6 +126,11 @@ print("TJ_FILES " + json.dumps(sorted(PLACED.values())), flush=True)
 if not targets:
     sys.exit(5)
 env = dict(os.environ, CARGO_TERM_COLOR="never", RUST_BACKTRACE="0")
+# Built as the user base built target/ when it says so (sandbox/user_base.py): only the crates a
+# patch or witness changed compile, and a run writes small binaries instead of copying rustc's
+# incremental session up. (RUST_BACKTRACE=0: no backtrace printed needs the debug info.)
+if os.path.exists(os.path.expanduser("~/.tj-cargo-noincr")):
+    env.update(CARGO_INCREMENTAL="0", CARGO_PROFILE_DEV_STRIP="debuginfo")
 code = 0
 with open(os.path.join(out_dir, "cargo-test.log"), "wb") as log:
     # One cargo test for a single crate; one per package in a workspace, each log part headed by
@@ -185,8 +194,9 @@ class CargoTestRunner(LaunchedRunner):
             target = posixpath.basename(path)[:-3]
             manifest = ["--manifest-path", posixpath.join(member, "Cargo.toml")] if member else []
             build = "cargo-" + re.sub(r"\W", "_", path)
-            plan.builds[build] = {"argv": ["cargo", "test", "--offline", "--no-run", "--message-format=json",
-                                           *manifest, "--test", target], "cwd": "", "pick": "cargo"}
+            plan.builds[build] = {"argv": ["sh", "-c", CARGO_AS_RUN, "sh", "cargo", "test", "--offline", "--no-run",
+                                           "--message-format=json", *manifest, "--test", target],
+                                  "cwd": "", "pick": "cargo"}
             for name in names:
                 plan.tests[f"{path}::{name}"] = {"argv": ["{bin}", "--exact", name, "--test-threads=1"],
                                                  "cwd": member, "build": build,
