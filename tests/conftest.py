@@ -194,7 +194,7 @@ def deepswe_verified(tmp_path_factory):
 # A scripted audit of one language fixture (tests/fixtures/golang, typescript, rust, nodetest)
 # costs 50-70 containers. Its language module (test_lang_go.py, ...) reads it (verdicts, report,
 # export) and test_lang_operator.py adds an operator's witness to it (`audit --agent operator
-# --from-session SESSION`: T0's runs read from it, only the witness runs): each fixture's audit
+# --reuse-runs SESSION`: T0's runs read from it, only the witness runs): each fixture's audit
 # runs once per session, on first use, in a TESTJACK_HOME of its own that its readers share.
 LANG_FIXTURES = ROOT / "tests" / "fixtures"
 

@@ -9,7 +9,7 @@ One parametrised module; each case reuses its fixture's images (tests/test_lang_
 tests/fixtures/jest is this module's own: jest from npm at image build, a CTRF grader of ours;
 tests/fixtures/nodetest's CTRF reporter is the task's own, under node --test). A fixture with a
 language module of its own (go, typescript, rust, node) adds the operator's witness to that
-module's scripted audit (`lang_audits`, once per test session): `--from-session` reads T0's runs
+module's scripted audit (`lang_audits`, once per test session): `--reuse-runs` reads T0's runs
 from it, so only the witness runs (on the reference and on the trials). jest has no scripted
 audit to lend, so its operator audit makes its own T0 runs.
 """
@@ -97,7 +97,7 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     lender: list[str] = []
     if language in SCRIPTED:  # the witness added to the scripted audit's T0 runs, in its home
         scripted = lang_audits(fixture)
-        home, lender = scripted["home"], ["--from-session", scripted["session_id"]]
+        home, lender = scripted["home"], ["--reuse-runs", scripted["session_id"]]
     proc = cli("audit", str(bench), "--agent", "operator", "--candidate", str(mine), "--trial", defect,
                "--reviewer", "scripted", "--auto-approve", "--headless",
                "--out", str(out), *lender, home=home)

@@ -9,7 +9,6 @@ and announced (TestRunFinished).
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -148,12 +147,10 @@ class TestRunner:
     session_id: str
     timeout: float = WITNESS_TIMEOUT
     history: list[str] = field(default_factory=list)  # keys run by this process (for tests)
-    # Another session's store whose runs this one reuses (config reuse_runs), read-only here.
+    # Another session's store whose runs this one reuses (config reuse_runs, engine/run_reuse.py), read-only here.
     lender: SessionStore | None = None
     borrowed: list[str] = field(default_factory=list)  # keys taken from the lender by this process
     noted: set[tuple[str, str]] = field(default_factory=set)  # (task, configuration note) logged
-    # The finished session this one reads T0's runs from (engine/run_reuse.py), if any.
-    lender: SessionStore | None = None
 
     async def run(self, world: WorldRef, test_ids: list[str], files: dict[str, str] | None = None, *,
                   isolate: bool = False, task_id: str = "", trial_id: str | None = None,
