@@ -6,6 +6,7 @@ container of ours); the queue runs lane "podman" first, the other groups longest
 tests last."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -60,7 +61,8 @@ def test_the_queue_runs_the_pinned_lane_first_then_the_longest_groups_then_pure_
 def test_collection_puts_the_queue_in_that_order():
     files = ["tests/test_agents_caps.py", "tests/test_lang_mocha.py", "tests/test_probes.py", "tests/test_runner_node_podman.py"]
     out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *files],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300).stdout
+                         cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}).stdout
     seen = [line.split("::")[0] for line in out.splitlines() if "::" in line]
     firsts = list(dict.fromkeys(seen))  # each file once, in the order its first test comes
     # test_probes.py holds pure tests and lane "podman" ones: its podman tests lead, its pure ones

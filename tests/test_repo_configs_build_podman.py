@@ -16,6 +16,7 @@ import dataclasses
 import pytest
 
 from conftest import ROOT
+from testjack_tui.sandbox.podman_conf import podman
 from testjack_tui.sandbox.runners.base import config_notes
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -77,6 +78,11 @@ async def _runs(language: str) -> dict:
     runs = {}
     async with Sandbox(session=f"tj-build-config-{language}", concurrency=1) as sb:
         await sb.prepare(base, "null")  # the fixture's own image first: the variant is built FROM it
+        # ... by the name the fixture's manifest gives it (`[[images]] name`), which a build of
+        # ours never tags (sandbox/images.py): give our build that name, as a user's registry would.
+        named = base.environment.image or ""
+        if podman("image", "exists", named, check=False).returncode != 0:
+            podman("tag", await sb.env_image(base), named)
         for name, world in (("reference", await sb.prepare(task, "reference")),
                             ("model", await sb.prepare(task, "model", trial))):
             runs[name] = await sb.run_tests(world, [path], files={path: witness}, timeout=900)
