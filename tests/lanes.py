@@ -29,33 +29,29 @@ SAFE_FILES = frozenset({
 })
 
 # Seconds of each file's podman tests (setup, call and teardown) in the last profiled run of the
-# README's command. A safe file not named here counts DEFAULT_SECONDS until the next profile; a
-# file of lane "podman" not named here counts nothing, so name them all.
-# 2026-12-04 03:41-04:19 (/tmp/prof.log, load 13-23 with five other suites running): a run stopped
-# at 37 min, so the files it finished are measured (first block) and the rest estimated (second
-# block: twice the rows of the README's night table, which ran on a quiet machine, else 60).
-# Paste the next full run's `python tests/lane_totals.py LOG --table` over both blocks.
+# README's command; they only order the queue (longest first). A file not named here counts
+# DEFAULT_SECONDS until the next profile. 2026-12-04 04:45-05:09, a quiet machine, every image
+# built during the run: `python tests/lane_totals.py LOG --table` of it (paste the next one here).
 DEFAULT_SECONDS = 60.0
 LANE_SECONDS: dict[str, float] = {
-    # measured
-    "test_demo_scripts.py": 1205, "test_lang_operator.py": 932, "test_lang_node.py": 311,
-    "test_audit_cmd_e2e.py": 305, "test_lang_go.py": 285, "test_hostile_trials.py": 220,
-    "test_canaries_langs_podman.py": 213, "test_labelled_fmtkit_e2e.py": 157, "test_hostile_channels.py": 120,
-    "test_hostile_channels_langs.py": 117, "test_hidden_names_podman.py": 92, "test_failure_kinds_podman.py": 81,
-    "test_demo_official.py": 56, "test_export_harness_trial.py": 30, "test_doctor.py": 28,
-    "test_agents_sandbox.py": 23, "test_canaries_live_podman.py": 15, "test_detectors_ghost_podman.py": 14,
-    "test_agents_demo.py": 12, "test_image_build_lock.py": 4, "test_base_image_errors.py": 0,
-    "test_agents_request_budget.py": 0, "test_agents_structured.py": 0,
-    # estimated
-    "test_labelled_benchmark_e2e.py": 330, "test_lang_ts.py": 260, "test_ray_backend.py": 130,
-    "test_official_flow.py": 120, "test_lang_mocha.py": 105, "test_lang_rust.py": 95, "test_operator_cli.py": 90,
-    "test_tui_demo_e2e.py": 75, "test_report_e2e.py": 70, "test_tui_operator.py": 70, "test_operator_langs.py": 30,
-    "test_mutation.py": 60, "test_no_reference.py": 60, "test_operator_judgement.py": 60, "test_probes.py": 60,
-    "test_sandbox_image_ids.py": 60, "test_sandbox_main_process.py": 60, "test_sandbox_trailer.py": 60,
-    "test_sandbox_worlds.py": 60, "test_swebench_harness.py": 60, "test_tie_by_execution_podman.py": 60,
-    "test_tui_editor_syntax.py": 60, "test_verify.py": 60, "test_void_audit_e2e.py": 60,
-    "test_official_audit_export.py": 60, "test_repo_configs_podman.py": 60, "test_repo_configs_js_podman.py": 60,
-    "test_repo_configs_build_podman.py": 60, "test_runner_node_podman.py": 60, "test_runner_django_podman.py": 60,
+    "test_lang_operator.py": 410, "test_audit_cmd_e2e.py": 284, "test_demo_scripts.py": 202,
+    "test_labelled_benchmark_e2e.py": 135, "test_hostile_channels_langs.py": 119,
+    "test_repo_configs_podman.py": 111, "test_ray_backend.py": 111, "test_labelled_fmtkit_e2e.py": 105,
+    "test_lang_go.py": 95, "test_operator_judgement.py": 91, "test_lang_node.py": 80,
+    "test_operator_cli.py": 61, "test_canaries_langs_podman.py": 47, "test_runner_node_podman.py": 44,
+    "test_demo_official.py": 41, "test_hostile_trials.py": 41, "test_repo_configs_js_podman.py": 39,
+    "test_runner_django_podman.py": 37, "test_lang_mocha.py": 36, "test_tui_demo_e2e.py": 36,
+    "test_no_reference.py": 36, "test_tui_operator.py": 34, "test_report_e2e.py": 33, "test_mutation.py": 31,
+    "test_official_audit_export.py": 30, "test_sandbox_worlds.py": 30, "test_lang_ts.py": 29,
+    "test_official_flow.py": 22, "test_lang_rust.py": 21, "test_tui_editor_syntax.py": 19,
+    "test_sandbox_trailer.py": 19, "test_agents_sandbox.py": 18, "test_failure_kinds_podman.py": 15,
+    "test_void_audit_e2e.py": 14, "test_agents_demo.py": 14, "test_repo_configs_build_podman.py": 13,
+    "test_hostile_channels.py": 13, "test_doctor.py": 13, "test_sandbox_main_process.py": 13,
+    "test_verify.py": 11, "test_hidden_names_podman.py": 7, "test_export_harness_trial.py": 6,
+    "test_canaries_live_podman.py": 5, "test_swebench_harness.py": 4, "test_image_build_lock.py": 4,
+    "test_operator_langs.py": 3, "test_podman_build_retry.py": 3, "test_detectors_ghost_podman.py": 2,
+    "test_tie_by_execution_podman.py": 2, "test_sandbox_image_ids.py": 1, "test_agents_request_budget.py": 0,
+    "test_base_image_errors.py": 0, "test_agents_structured.py": 0,
 }
 
 
