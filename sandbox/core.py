@@ -32,7 +32,7 @@ from .official import run_official_in
 from .main_process import GATE_ENV, ContainerHandle, GateNotReached, run_main, start_gated
 from .testruns import InlineRefused, RunPlan, finish_run, plan_run, read_trailer, run_tests_in
 from .trailer import TrailerSplitter, exit_code_of
-from .user_base import ensure_user_base, user_base_tag
+from .user_base import ensure_user_base, user_base_tag, warm_for
 from .worlds import WorldPlan, build_world, find_world
 from .trial_user import ROOT_USER, TRIAL_HOME, TRIAL_NAME
 from .pool import ContainerPool, T
@@ -75,7 +75,7 @@ class Sandbox(ContainerPool):
         env = task.environment
         image, image_id = self._env_images[(env.image, str(env.containerfile or ""), str(env.context or ""))]
         # A Go task's user base holds Go's build cache too, a Rust task's a non-incremental target/
-        warm = {"go test": "go", "cargo test": "cargo"}.get(runner_name(task.tests.framework) or "", "")
+        warm = warm_for(runner_name(task.tests.framework))
         key = ("user-base", image_id, env.workdir, warm)
         async with self._lock(key):
             if key not in self._env_images:

@@ -32,9 +32,15 @@ VERSION = "2"  # 2: the repository's bytecode
 # every world snapshot built on one) stays as it was.
 GO_CACHE = "go-build-cache-1"
 # A Rust task's: target/ built again without incremental compilation and debug info (its runs
-# then build the same way, sandbox/runners/cargo_runner.py CARGO_FLAG).
+# then build the same way: the flag file sandbox/runners/cargo_runner.py reads).
 CARGO_TARGET = "cargo-target-stripped-2"
-WARM = {"go": GO_CACHE, "cargo": CARGO_TARGET}
+# warm kind -> (the runner whose tasks get it, what its tag adds, the variable that asks SCRIPT for it)
+WARM = {"go": ("go test", GO_CACHE, "TJ_GO_CACHE"), "cargo": ("cargo test", CARGO_TARGET, "TJ_CARGO_TARGET")}
+
+
+def warm_for(runner: str | None) -> str:
+    """The warm kind of a task run by `runner` (sandbox/runners runner_name), "" for none."""
+    return next((kind for kind, (name, _, _) in WARM.items() if name == runner), "")
 REPOSITORY = "localhost/testjack-userbase"
 
 SCRIPT = r'''set -u
@@ -107,7 +113,7 @@ echo "TJ_USER_BASE_DONE"
 def user_base_tag(env_image_id: str, workdir: str, warm: str = "") -> str:
     """`warm`: "go", the user base of a Go task (Go's build cache warmed for the trial user);
     "cargo", a Rust task's (target/ built as its runs then build it)."""
-    extra = f"\0{WARM[warm]}" if warm else ""
+    extra = f"\0{WARM[warm][1]}" if warm else ""
     key = hashlib.sha256(f"{VERSION}\0{env_image_id}\0{workdir}{extra}".encode()).hexdigest()[:16]
     return f"{REPOSITORY}:{key}"
 
@@ -127,8 +133,7 @@ def ensure_user_base(client_factory: ClientFactory, env_image: str, env_image_id
     try:
         put_files(container, {"/tmp/tj-user-base.sh": SCRIPT})
         env = {"TJ_TRIAL_UID": str(TRIAL_UID), "TJ_TRIAL_NAME": TRIAL_NAME, "TJ_TRIAL_HOME": TRIAL_HOME,
-               "TJ_WORKDIR": workdir, **({"TJ_GO_CACHE": "1"} if warm == "go" else {}),
-               **({"TJ_CARGO_TARGET": "1"} if warm == "cargo" else {})}
+               "TJ_WORKDIR": workdir, **({WARM[warm][2]: "1"} if warm else {})}
         result = run_exec(ExecHandle(client_factory, container.id, init_pid(container)),
                           ["sh", "/tmp/tj-user-base.sh"], cwd="/", env=env, timeout=600,
                           collector=OutputCollector("user-base", keep_log=False))

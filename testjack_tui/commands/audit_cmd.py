@@ -446,7 +446,6 @@ def register(app: typer.Typer) -> None:
         from testjack_tui.compose import session_deps
         from testjack_tui.engine.config import mode_named
         from testjack_tui.engine.session import AuditSession, BudgetLimits, SessionConfig
-        from testjack_tui.engine.store import session_ref
 
         if agent is None:
             agent = "operator" if candidate else "scripted"
@@ -460,8 +459,7 @@ def register(app: typer.Typer) -> None:
                                                test_runs=budget_runs),
                 agents=_agents(agent, reviewer), step=step, auto_approve=auto_approve,
                 task_analysis=not no_task_analysis, mutants=mutants,
-                no_reference=no_reference, backend=backend, ray_address=ray_address,
-                reuse_runs=session_ref(reuse_runs) if reuse_runs else None)
+                no_reference=no_reference, backend=backend, ray_address=ray_address)
             if reuse_runs:
                 from testjack_tui.engine.run_reuse import lender_for
 

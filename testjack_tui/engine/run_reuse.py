@@ -36,9 +36,8 @@ def lender_for(ref: str, benchmark: str, trials: Iterable[str] | None) -> str:
         raise InputError("audit", "--reuse-runs", f"no session {ref!r} (see `testjack-tui sessions`)")
     store = SessionStore(path)
     try:
-        lent = _benchmark_of(store)
-        if Path(lent) != Path(benchmark):
-            raise InputError("audit", "--reuse-runs", f"session {session_id} audited {lent}, not {benchmark}")
+        if (theirs := _other_benchmark(store, benchmark)) is not None:
+            raise InputError("audit", "--reuse-runs", f"session {session_id} audited {theirs}, not {benchmark}")
         checked = store.trial_checks()
         for trial_id in trials or ():
             if trial_id not in checked:
@@ -61,8 +60,7 @@ def lender_store(lender: str | None, session_id: str, benchmark: str) -> Session
     store = SessionStore(db_path(lender))
     # Only the same benchmark folder: a run's key names its world by content, but a lender
     # audited under another benchmark's settings (its flow, its limits) answered another question.
-    theirs = _benchmark_of(store)
-    if Path(theirs) != Path(benchmark):
+    if (theirs := _other_benchmark(store, benchmark)) is not None:
         store.close()
         raise InputError(db_path(session_id), "config.reuse_runs",
                          f"session {lender!r} audited {theirs!r}, not {benchmark!r}: "
@@ -70,13 +68,13 @@ def lender_store(lender: str | None, session_id: str, benchmark: str) -> Session
     return store
 
 
-def borrow(lender: SessionStore | None, store: SessionStore, key: str, task_id: str, trial_id: str | None,
+def borrow(lender: SessionStore, store: SessionStore, key: str, task_id: str, trial_id: str | None,
            candidate_ids: Iterable[str], reserve: Callable[[], None]) -> StoredRun | None:
     """The lender's run under `key`, copied into `store` as this session's own (its canary
     checks first, as the runner stores them), after `reserve` counted it against the budget;
     None when the lender has no such run."""
-    row = lender.get_run(key) if lender is not None else None
-    if lender is None or row is None:
+    row = lender.get_run(key)
+    if row is None:
         return None
     reserve()
     for check in lender.canary_checks(key=key):
@@ -86,6 +84,8 @@ def borrow(lender: SessionStore | None, store: SessionStore, key: str, task_id: 
     return run
 
 
-def _benchmark_of(store: SessionStore) -> str:
+def _other_benchmark(store: SessionStore, benchmark: str) -> str | None:
+    """The benchmark the session of `store` audited when it is not `benchmark`, else None."""
     config = store.get_meta("config")
-    return str(config.get("benchmark") or "") if isinstance(config, dict) else ""
+    theirs = str(config.get("benchmark") or "") if isinstance(config, dict) else ""
+    return None if Path(theirs) == Path(benchmark) else theirs

@@ -149,7 +149,6 @@ class TestRunner:
     history: list[str] = field(default_factory=list)  # keys run by this process (for tests)
     # Another session's store whose runs this one reuses (config reuse_runs, engine/run_reuse.py), read-only here.
     lender: SessionStore | None = None
-    borrowed: list[str] = field(default_factory=list)  # keys taken from the lender by this process
     noted: set[tuple[str, str]] = field(default_factory=set)  # (task, configuration note) logged
 
     async def run(self, world: WorldRef, test_ids: list[str], files: dict[str, str] | None = None, *,
@@ -188,11 +187,10 @@ class TestRunner:
                    execute: Callable[[SandboxBackend], Awaitable[TestRun]]) -> RunResult:
         candidate_ids = tuple(candidate_ids)  # read more than once below
         stored = self.store.get_run(key)
-        lent = stored is None and self.lender is not None and borrow(
-            self.lender, self.store, key, task_id, trial_id, candidate_ids, self._reserve) is not None
-        if lent:
-            self.borrowed.append(key)
-            stored = self.store.get_run(key)
+        lent = False
+        if stored is None and self.lender is not None:
+            stored = borrow(self.lender, self.store, key, task_id, trial_id, candidate_ids, self._reserve)
+            lent = stored is not None
         if stored is not None:
             result = _from_row(stored)
             for check in self.store.canary_checks(key=key):
