@@ -4,11 +4,10 @@ quitting a running session, and the report. The same flow on the demo benchmark 
 containers and the scripted agents is in test_tui_demo_e2e.py."""
 from __future__ import annotations
 
-import time
-
 from textual.widgets import DataTable, Input
 
 from test_engine_loop import build
+from tui_wait import polls, screen_lines, wait_for
 from testjack_tui.engine.config import BudgetLimits
 from testjack_tui.engine.session import AuditSession
 from testjack_tui.tui.app import TestJackApp
@@ -16,14 +15,6 @@ from testjack_tui.tui.screens.audit import AuditScreen
 from testjack_tui.tui.screens.audit_start import trial_views
 from testjack_tui.tui.screens.dialogs import ConfirmScreen, LimitsScreen
 from testjack_tui.tui.screens.report import ReportScreen
-
-
-async def wait_for(pilot, predicate, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
 
 
 def audit_screen(config: dict):
@@ -42,7 +33,7 @@ async def test_stepped_session_with_approve_and_overrule_then_report():
         assert state.waiting_for.startswith("round 1")
         decisions: list[tuple[str, str]] = []
         refutations_seen: list[int] = []
-        for _ in range(200):
+        for _ in polls("the session's end"):
             if state.state in ("finished", "failed", "stopped"):
                 break
             if state.pending:
@@ -107,10 +98,10 @@ async def test_budget_pause_then_raising_the_limit_resumes():
         gauges = screen.query_one("#budget")
         assert gauges.levels["test_runs"] == "danger"
         await pilot.press("l")
-        assert isinstance(app.screen, LimitsScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, LimitsScreen), what="the limits dialog")
         app.screen.query_one("#limit-test_runs", Input).value = ""
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: state.state == "finished", timeout=20)
+        await wait_for(pilot, lambda: state.state == "finished", what="the session's end")
         assert session.summary().state == "finished"
 
 
@@ -121,12 +112,11 @@ async def test_quitting_a_running_session_asks_and_leaves_it_resumable():
         app.push_screen(screen)
         await wait_for(pilot, lambda: screen.state.state == "paused")
         await pilot.press("ctrl+q")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the quit dialog")
         await pilot.press("n")  # stay
-        assert app.screen is screen
+        await wait_for(pilot, lambda: app.screen is screen, what="back on the audit")
         await pilot.press("ctrl+q")
-        await pilot.pause()
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the quit dialog")
         await pilot.press("y")
         await pilot.pause()
     info = {s["id"]: s for s in AuditSession.list()}[session.id]
@@ -145,7 +135,7 @@ async def test_tab_titles_switch_tabs_by_click_and_keep_the_active_one_in_view()
 
     def title_row() -> str:
         bar = screen.query_one(TabBar)
-        return [strip.text for strip in app.screen._compositor.render_strips()][bar.region.y][bar.region.x:]
+        return screen_lines(app)[bar.region.y][bar.region.x:]
 
     async with app.run_test(size=(200, 50)) as pilot:
         app.push_screen(screen)
@@ -153,7 +143,8 @@ async def test_tab_titles_switch_tabs_by_click_and_keep_the_active_one_in_view()
         tabs = screen.query_one("#audit-tabs")
         bar = screen.query_one(TabBar)
         # Wide: the trials stay on the left, so there is no Trials tab; titles carry their F-key.
-        assert "Trials" not in title_row() and "Worlds F4" in title_row()
+        await wait_for(pilot, lambda: "Worlds F4" in title_row(), what="the tab titles")
+        assert "Trials" not in title_row()
         x = title_row().index("Worlds F4")
         await pilot.click(TabBar, offset=(x + 2, 0))
         await wait_for(pilot, lambda: tabs.active == "worlds-tab")
@@ -162,15 +153,15 @@ async def test_tab_titles_switch_tabs_by_click_and_keep_the_active_one_in_view()
         await wait_for(pilot, lambda: tabs.active == "requirements-tab")
         # Narrow: the titles no longer fit the pane; the active one stays in view, underlined.
         await pilot.resize_terminal(120, 40)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: screen.size.width == 120 and "Reqs F9" in title_row(),
+                       what="the active tab's title at 120 columns")
         row = title_row()
-        assert "Reqs F9" in row
-        underline = [strip.text for strip in app.screen._compositor.render_strips()][bar.region.y + 1]
+        underline = screen_lines(app)[bar.region.y + 1]
         start = bar.region.x + row.index("Reqs F9")
         # The bar's highlight starts after a ╸ and ends before a ╺ (as Textual draws it).
         assert underline[start - 1] == "╸" and underline[start + len("Reqs F9")] == "╺"
         await pilot.resize_terminal(80, 24)
-        await pilot.pause(0.3)
-        assert "Trials" in title_row()  # at 80 columns the trials are a tab
+        # At 80 columns the trials are a tab.
+        await wait_for(pilot, lambda: screen.size.width == 80 and "Trials" in title_row(), what="a Trials tab")
         await pilot.press("f2")
         await wait_for(pilot, lambda: tabs.active == "trials-tab")

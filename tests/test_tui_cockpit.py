@@ -5,27 +5,19 @@ overrules. Engine on its simulated sandbox (engine_fakes); the demo's real diffs
 from __future__ import annotations
 
 import dataclasses
-import time
 
 from conftest import DEMO
 from rich.console import Console
 from textual.widgets import DataTable, Input, OptionList, Static
 
 from test_engine_loop import build
+from tui_wait import polls, screen_lines, wait_for, wait_text
 from testjack_tui.engine.session import AuditSession
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.approval import ApprovalScreen, QuotePickScreen
 from testjack_tui.tui.screens.audit import AuditScreen
 from testjack_tui.tui.screens.audit_start import stored_trial_views, trial_views
 from testjack_tui.tui.screens.inspect import DiffScreen, PromptScreen, diff_view
-
-
-async def wait_for(pilot, predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
 
 
 def rendered(widget: Static, width: int = 200) -> str:
@@ -74,11 +66,13 @@ async def test_approval_dialog_shows_runs_quote_prompt_and_records_an_overrule_w
         dialog.query_one("#approval-quote", Input).value = "it must handle every alias ever"
         # A note (n goes to it, however far the field is), then overrule.
         await pilot.press("n")
-        assert dialog.focused is dialog.query_one("#approval-note", Input)
+        await wait_for(pilot, lambda: dialog.focused is dialog.query_one("#approval-note", Input),
+                       what="the note field's focus")
         await pilot.press(*"reads P too broadly")
         await pilot.press("enter")
         await pilot.press("o")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: any("not P's words" in n.message for n in app._notifications),
+                       what="the refusal of a quote that is not P's")
         assert app.screen is dialog and request_id in state.pending
         # The quote picked from P, one sentence at a time.
         dialog.query_one("#approval-body").focus()
@@ -123,7 +117,7 @@ async def test_counters_come_from_the_store_and_survive_reopening():
         app.push_screen(first)
         state = first.state
         # Step until something was refuted, then stop mid-way.
-        for _ in range(100):
+        for _ in polls("a refutation with the session paused"):
             if session.store.counts()["refuted"] and state.state == "paused":
                 break
             if state.state == "paused":
@@ -140,8 +134,8 @@ async def test_counters_come_from_the_store_and_survive_reopening():
         assert views and all(v.model for v in views)  # the Model column after reopening
         second = AuditScreen(reopened, bench, views, resumed=True)
         app.push_screen(second)
-        await wait_for(pilot, lambda: second.state.state in ("paused", "running", "starting"))
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: second.is_mounted and second.state.state in ("paused", "running", "starting"),
+                       what="the reopened session on show")
         counts = reopened.store.counts()
         line = status_text(second)
         assert f"refuted {counts['refuted']} · witnesses {counts['witnesses']} · rounds {counts['rounds']}" in line
@@ -149,8 +143,7 @@ async def test_counters_come_from_the_store_and_survive_reopening():
         models = {str(table.get_cell(key, "model")) for key in table.rows}
         assert "" not in models and "model-A" in models
         await pilot.press("r")
-        await wait_for(pilot, lambda: second.state.state == "finished")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: second.state.state == "finished", what="the session's end")
         final = reopened.store.counts()
         summary = reopened.summary()
         assert final["refuted"] == summary.totals["refuted"]
@@ -170,14 +163,16 @@ async def test_next_says_why_when_only_decisions_block_the_engine():
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(screen)
-        await wait_for(pilot, lambda: bool(screen.state.pending))
-        await pilot.pause(0.3)
+        # Only decisions block the engine: it holds nothing at a step gate.
+        await wait_for(pilot, lambda: bool(screen.state.pending) and screen.session.control.waiting == 0
+                       and screen.session_running, what="the engine waiting on decisions only")
         screen.action_next_round()
-        await pilot.pause()
-        assert any("waits for" in n.message and "decision" in n.message for n in app._notifications)
+        await wait_for(pilot, lambda: any("waits for" in n.message and "decision" in n.message
+                                          for n in app._notifications), what="n saying what the engine waits for")
         # At 80 columns the pending decisions lead the status line and stay visible.
         status = screen.query_one("#audit-status", Static)
-        assert status.region.height >= 1 and "decision" in rendered(status, 78).splitlines()[0]
+        await wait_for(pilot, lambda: status.region.height >= 1, what="the status line laid out")
+        assert "decision" in rendered(status, 78).splitlines()[0]
 
 
 def test_diff_view_groups_files_by_kind_and_marks_ghost_lines():
@@ -247,6 +242,7 @@ def test_diff_view_from_the_approval_dialog_snapshot_120x40(snap_compare):
         await pilot.app.push_screen(ApprovalScreen(ctx, task=task, trial=trial, evidence=evidence))
         await pilot.pause()
         await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, DiffScreen), what="the diff")
         await pilot.pause()
 
     assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(120, 40), run_before=open_diff)
@@ -270,7 +266,7 @@ async def test_report_rows_open_the_full_trial_report_and_overrules_reach_md_jso
         app.push_screen(screen)
         state = screen.state
         overruled = dropped = None
-        for _ in range(400):
+        for _ in polls("the session's end"):
             if state.state in ("finished", "failed", "stopped"):
                 break
             if state.pending:
@@ -396,8 +392,8 @@ async def test_judged_questionable_in_the_dialog_it_is_an_open_question_not_a_re
 def test_report_row_detail_snapshot_100x30(snap_compare, monkeypatch):
     import asyncio
 
-    from test_tui_snapshots import _finished_session, _until
-    from testjack_tui.tui.screens.report import ReportScreen
+    from test_tui_snapshots import _finished_session
+    from testjack_tui.tui.screens.report import ReportScreen, TrialReportScreen
 
     session, bench = _finished_session(monkeypatch)
 
@@ -405,10 +401,11 @@ def test_report_row_detail_snapshot_100x30(snap_compare, monkeypatch):
         assert await asyncio.to_thread(lambda: asyncio.run(session.run())) == "finished"
         screen = ReportScreen(session, bench)
         await pilot.app.push_screen(screen)
-        await _until(pilot, lambda: bool(screen.report))
+        await wait_for(pilot, lambda: bool(screen.report), what="the report")
         await pilot.press("f3")
         screen.query_one("#report-trials", DataTable).focus()
         await pilot.press("enter")  # a1: refuted
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, TrialReportScreen), what="the trial's report")
         await pilot.pause()
 
     assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(100, 30), run_before=open_row)
@@ -425,11 +422,10 @@ async def test_replay_matrix_fills_in_and_cells_open_the_run_output():
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(120, 40)) as pilot:
         app.push_screen(screen)
-        await wait_for(pilot, lambda: screen.state.state == "finished")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: screen.state.state == "finished", what="the session's end")
         await pilot.press("f8")
         table = screen.query_one("#matrix-table", DataTable)
-        assert table.has_focus
+        await wait_for(pilot, lambda: table.has_focus, what="the matrix's focus")
         summary = session.summary().tasks["t1"]
         refuted = {tid for tid, t in summary.trials.items() if t.state == "refuted"}
         marks = {(row.value, col.value): str(table.get_cell(row, col))
@@ -453,15 +449,14 @@ async def test_replay_matrix_fills_in_and_cells_open_the_run_output():
 
 
 def test_replay_matrix_snapshot_100x30(snap_compare, monkeypatch):
-    from test_tui_snapshots import _finished_session, _until
+    from test_tui_snapshots import _finished_and_told, _finished_session
 
     session, bench = _finished_session(monkeypatch)
 
     async def run_session(pilot) -> None:
         screen = AuditScreen(session, bench, trial_views(bench, None, None))
         await pilot.app.push_screen(screen)
-        await _until(pilot, lambda: screen.state.state == "finished")
-        await pilot.pause(0.3)
+        await _finished_and_told(pilot, screen)
         pilot.app.clear_notifications()
         await pilot.press("f8")
         await pilot.pause()
@@ -474,7 +469,8 @@ async def test_screenshot_action_saves_an_svg_and_says_where(testjack_home):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("f12")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: any(n.title == "Screenshot" for n in app._notifications),
+                       what="the screenshot's notification")
         saved = list((testjack_home / "data" / "screenshots").glob("*.svg"))
         assert len(saved) == 1 and saved[0].read_text().lstrip().startswith("<svg")
         assert any(str(saved[0]) in n.message for n in app._notifications)
@@ -508,11 +504,10 @@ async def test_requirements_panel_lists_requirements_with_their_witnesses():
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(120, 40)) as pilot:
         app.push_screen(screen)
-        await wait_for(pilot, lambda: screen.state.state == "finished")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: screen.state.state == "finished", what="the session's end")
         await pilot.press("f9")
-        await pilot.pause()
         panel = screen.query_one("#requirements")
+        await wait_for(pilot, lambda: bool(panel.rows), what="the requirements listed")
         rows = {r.clause: r for r in panel.rows}
         # The audits' checklist names "handles alias"; its witness fails on the trials missing it.
         alias = rows["handles alias"]
@@ -536,19 +531,20 @@ async def test_editor_names_its_target_lists_queued_tests_and_lets_the_operator_
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(120, 40)) as pilot:
         app.push_screen(screen)
-        await wait_for(pilot, lambda: roles.audit.waiting_for is not None)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: roles.audit.waiting_for is not None, what="the engine waiting for a test")
         task, trial = roles.audit.waiting_for
         editor = screen.query_one("#editor")
-        assert f"aimed at: trial {trial}" in str(editor.query_one("#editor-target", Static).content)
+        target = editor.query_one("#editor-target", Static)
         source = editor.query_one("#editor-source", TextArea)
-        assert source.has_focus  # the engine waits: the editor took the focus
+        # The engine waits: the editor names the trial and took the focus.
+        await wait_for(pilot, lambda: f"aimed at: trial {trial}" in str(target.content) and source.has_focus,
+                       what=f"the editor aimed at {trial}, with the focus")
         source.text = "# REQ alias\ndef test_alias():\n    assert False\n"
         editor.query_one("#editor-requirement").value = "handles alias"
         await pilot.press("ctrl+e")
-        await pilot.pause(0.2)
-        queue = str(editor.query_one("#editor-queue", Static).content)
-        assert "tests/test_tj_operator.py" in queue and f"→ {trial}" in queue
+        queue = editor.query_one("#editor-queue", Static)
+        await wait_for(pilot, lambda: "tests/test_tj_operator.py" in str(queue.content)
+                       and f"→ {trial}" in str(queue.content), what="the queued test listed")
         # The shared test is not lost in the editor: Tab indents, ctrl+a selects it all (not the
         # line start, TextArea's own binding), ctrl+o leaves.
         source.focus()
@@ -556,14 +552,15 @@ async def test_editor_names_its_target_lists_queued_tests_and_lets_the_operator_
         await pilot.press("ctrl+a")
         assert source.selected_text == source.text
         await pilot.press("ctrl+o")
-        assert not source.has_focus and editor.query_one("#editor-requirement").has_focus
+        await wait_for(pilot, lambda: not source.has_focus and editor.query_one("#editor-requirement").has_focus,
+                       what="the focus out of the editor's source")
         await pilot.press("ctrl+d")
         await wait_for(pilot, lambda: any(c.author == "operator" for c in screen.state.candidates.values()))
         assert editor.queued == []
 
 
 def test_status_line_with_pending_decisions_snapshot_80x24(snap_compare, monkeypatch):
-    from test_tui_snapshots import SNAP_SESSION, _FrozenClock, _until
+    from test_tui_snapshots import SNAP_SESSION, _FrozenClock
     from testjack_tui.engine import budget
 
     monkeypatch.setattr(budget, "time", _FrozenClock)
@@ -574,8 +571,8 @@ def test_status_line_with_pending_decisions_snapshot_80x24(snap_compare, monkeyp
         screen = AuditScreen(session, bench, trial_views(bench, None, None))
         await pilot.app.push_screen(screen)
         # Both verdicts of a4's audit wait; nothing else runs until they are decided.
-        await _until(pilot, lambda: len(screen.state.pending) == 2)
-        await pilot.pause(0.4)
+        await wait_for(pilot, lambda: len(screen.state.pending) == 2, what="two decisions waiting")
+        await wait_text(pilot.app, pilot, "2 decisions waiting for you")
         pilot.app.clear_notifications()
         await pilot.pause()
 
@@ -597,25 +594,19 @@ async def test_trials_pane_is_resizable_and_the_selection_shows_all_models_when_
         left = screen.query_one("#audit-left")
         before = left.size.width
         await pilot.press("right_square_bracket", "right_square_bracket")
-        await pilot.pause()
-        assert left.size.width >= before + 18  # 42 % → 52 % of 200 columns
+        # 42 % → 52 % of 200 columns
+        await wait_for(pilot, lambda: left.size.width >= before + 18, what="a wider trials pane")
         await pilot.press("left_square_bracket")
-        await pilot.pause()
-        assert before < left.size.width < before + 18
+        await wait_for(pilot, lambda: before < left.size.width < before + 18, what="the trials pane a step narrower")
         session.stop()
         await wait_for(pilot, lambda: not screen.session_running)
         app.pop_screen()
         demo = load_benchmark(DEMO)
         await app.push_screen(SelectionScreen(demo, str(DEMO)))
-        await pilot.pause()
         table = app.screen.query_one("#task-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count > 0, what="the tasks listed")
         first = next(iter(table.rows))
         assert "…" not in str(table.get_cell(first, "models"))
-
-
-def screen_lines(app) -> list[str]:
-    """The screen as a user reads it, one string per row."""
-    return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
 async def test_candidates_requirement_column_uses_the_width_the_pane_has():
@@ -645,27 +636,35 @@ async def test_candidates_requirement_column_uses_the_width_the_pane_has():
         shown_chars = max(n for n in range(len(text) + 1) if text[:n] in row)
         return shown_chars, row, right
 
+    def drawn(candidate_id: str, at_least: int = 1) -> bool:
+        """The candidate's row is on screen with `at_least` characters of its requirement."""
+        try:
+            return shown(candidate_id)[0] >= at_least
+        except StopIteration:
+            return False
+
     async with app.run_test(size=(200, 50)) as pilot:
         app.push_screen(screen)
-        await wait_for(pilot, lambda: screen.state.state == "finished")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: screen.state.state == "finished", what="the session's end")
+        await wait_for(pilot, lambda: drawn("t1:a1:1.v2", 50), what="50 characters of the requirement drawn")
         table = screen.query_one("#candidate-table", DataTable)
         # Nothing runs past the pane's edge: the requirement ends in an ellipsis inside it.
         assert table.virtual_size.width <= table.size.width
         chars, row, _ = shown("t1:a1:1.v2")
-        assert chars >= 50 and row.rstrip().endswith("…")
+        assert row.rstrip().endswith("…")
         # A wider candidates pane ([ narrows the trials) shows more of the requirement.
         await pilot.press("left_square_bracket", "left_square_bracket")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: drawn("t1:a1:1.v2", chars + 15), what="more of the requirement in a wider pane")
         wider, row, _ = shown("t1:a1:1.v2")
-        assert wider >= chars + 15 and row.rstrip().endswith("…")
+        assert row.rstrip().endswith("…")
         assert table.virtual_size.width <= table.size.width
     app = TestJackApp(strict_errors=True)
     screen = AuditScreen(AuditSession.open(session.id, session.deps), bench, trial_views(bench, None, None),
                          resumed=True)
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(screen)
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: screen.is_mounted and screen.size.width == 80 and drawn("t1:a1:1.v2"),
+                       what="the candidate's row drawn")
         table = screen.query_one("#candidate-table", DataTable)
         assert table.virtual_size.width <= table.size.width
         chars, row, _ = shown("t1:a1:1.v2")
@@ -735,10 +734,10 @@ async def test_resumed_operator_session_shows_the_waiting_decision_and_reaches_i
         await wait_for(pilot, lambda: second_roles.audit.waiting_for is not None
                        and request_id in second.state.pending
                        and second.session.pending_approvals())
-        await pilot.pause(0.3)
-        line = status_text(second)
-        assert line.lstrip().startswith("1 decision waiting for you")
-        assert f"waiting for your test on {waiting_trial}" in line
+        await wait_for(pilot, lambda: f"waiting for your test on {waiting_trial}" in status_text(second),
+                       what=f"the status line asking for a test on {waiting_trial}")
+        assert status_text(second).lstrip().startswith("1 decision waiting for you")
+        await pilot.pause()  # a focus change the wait set off lands now
         # The editor did not take the focus from the decision: v opens it.
         assert not isinstance(second.focused, (Input,)) and second.query_one("#audit-tabs").active != "editor-tab"
         await pilot.press("v")
@@ -747,9 +746,8 @@ async def test_resumed_operator_session_shows_the_waiting_decision_and_reaches_i
         await wait_for(pilot, lambda: app.screen is second)
         # In the editor, letters are the operator's text; ctrl+r reaches the decision.
         await pilot.press("f6")
-        await pilot.pause(0.2)
-        assert second.query_one("#editor-source").has_focus
-        assert "ctrl+r reviews" in status_text(second)
+        await wait_for(pilot, lambda: second.query_one("#editor-source").has_focus, what="the editor's focus")
+        await wait_for(pilot, lambda: "ctrl+r reviews" in status_text(second), what="ctrl+r in the status line")
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await pilot.press("a")  # valid: it counts
@@ -764,7 +762,7 @@ async def test_a_decision_shown_from_before_the_quit_is_kept_until_the_engine_as
     session, roles, new_roles, screen, app = operator_audit(step=True)
     async with app.run_test(size=(120, 40)) as pilot:
         app.push_screen(screen)
-        for _ in range(400):  # step until a decision waits
+        for _ in polls("a decision waiting"):  # step until a decision waits
             if screen.state.pending:
                 break
             if roles.audit.waiting_for is not None:
@@ -774,7 +772,6 @@ async def test_a_decision_shown_from_before_the_quit_is_kept_until_the_engine_as
             if screen.state.state == "paused":
                 screen.action_next_round()  # (n: the editor has the focus while it waits)
             await pilot.pause(0.05)
-        await pilot.pause(0.3)
         waiting = set(screen.state.pending)  # both tasks may have reached theirs
         assert waiting
         session.stop()
@@ -785,10 +782,10 @@ async def test_a_decision_shown_from_before_the_quit_is_kept_until_the_engine_as
     second = reopen(session, second_roles)
     async with app.run_test(size=(120, 40)) as pilot:
         app.push_screen(second)
-        await wait_for(pilot, lambda: second.state.state == "paused")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: second.state.state == "paused", what="the reopened session held in step mode")
         # Step mode holds the engine before the round: the decisions are on screen from before
         # the quit, and deciding one now is not lost.
+        await wait_for(pilot, lambda: "waiting for you" in status_text(second), what="the decisions on the status line")
         assert waiting <= set(second.state.pending) and not second.session.pending_approvals()
         n = len(second.state.pending)
         assert status_text(second).lstrip().startswith(f"{n} decision{'s' if n > 1 else ''} waiting for you")
@@ -798,9 +795,10 @@ async def test_a_decision_shown_from_before_the_quit_is_kept_until_the_engine_as
         request_id = next(rid for rid, r in second.state.pending.items() if r.candidate_id == candidate)
         await pilot.press("a")
         await wait_for(pilot, lambda: app.screen is second)
-        assert any(n.title == "Decision kept" for n in app._notifications)
+        await wait_for(pilot, lambda: any(n.title == "Decision kept" for n in app._notifications),
+                       what="the notification that the decision is kept")
         second.query_one("#candidate-table").focus()
-        for _ in range(200):  # n until the engine reaches the candidate again
+        for _ in polls("the engine at the candidate again"):  # n until the engine reaches the candidate again
             if request_id not in second.state.pending:
                 break
             if second.state.state == "paused":

@@ -10,15 +10,15 @@ import time
 from conftest import DEMO
 from textual.widgets import DataTable
 
+from tui_wait import wait_for
+
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.selection import SelectionScreen
 
 
 async def _listed(pilot) -> None:
     table = pilot.app.screen.query_one("#benchmark-table", DataTable)
-    deadline = time.monotonic() + 10
-    while table.row_count == 0 and time.monotonic() < deadline:
-        await pilot.pause(0.05)
+    await wait_for(pilot, lambda: table.row_count > 0, what="the benchmarks listed")
     await pilot.pause()
 
 
@@ -82,11 +82,11 @@ def _finished_session(monkeypatch):
     return session, session.deps.benchmark
 
 
-async def _until(pilot, predicate, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await pilot.pause(0.05)
+async def _finished_and_told(pilot, screen) -> None:
+    """Until the session is over and its end notified (to be cleared: a toast would hide the screen)."""
+    await wait_for(pilot, lambda: screen.state.state == "finished", what="the session's end")
+    await wait_for(pilot, lambda: any(n.title == "Audit" for n in pilot.app._notifications),
+                   what="the notification of the session's end")
 
 
 def test_audit_screen_finished_session_80x24(snap_compare, monkeypatch):
@@ -98,8 +98,7 @@ def test_audit_screen_finished_session_80x24(snap_compare, monkeypatch):
     async def run_session(pilot) -> None:
         screen = AuditScreen(session, bench, trial_views(bench, None, None))
         await pilot.app.push_screen(screen)
-        await _until(pilot, lambda: screen.state.state == "finished")
-        await pilot.pause(0.3)  # the last flush and redraw
+        await _finished_and_told(pilot, screen)
         pilot.app.clear_notifications()
         await pilot.pause()
 
@@ -117,7 +116,7 @@ def _report(monkeypatch, tab: str | None):
         assert await asyncio.to_thread(lambda: asyncio.run(session.run())) == "finished"
         screen = ReportScreen(session, bench)
         await pilot.app.push_screen(screen)
-        await _until(pilot, lambda: bool(screen.summary))
+        await wait_for(pilot, lambda: bool(screen.summary), what="the report")
         if tab:
             await pilot.press(tab)
         await pilot.pause()

@@ -4,11 +4,10 @@ must appear on screen as written, in every table, title, dialog and notification
 crash the app (a plain str in a DataTable cell, a Label or a Rich table is read as markup)."""
 from __future__ import annotations
 
-import time
-
 from engine_fakes import (FakeAnalyst, FakeAudit, FakeReviewer, FakeRoles, FakeSandbox, cand,
                           make_benchmark, make_task, make_trial, tools_factory)
 from textual.widgets import DataTable
+from tui_wait import wait_for, wait_text
 
 from testjack_tui.engine.hooks import default_classifier
 from testjack_tui.engine.session import AuditSession, SessionConfig
@@ -49,40 +48,20 @@ def hostile_session():
     return session, benchmark
 
 
-def screen_text(app) -> str:
-    """What the terminal shows now, as text (the top screen and whatever shows through it)."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
-async def wait_for(pilot, predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
-
-
 async def test_selection_shows_hostile_model_trial_and_benchmark_names_literally():
     _, bench = hostile_session()
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(200, 50), notifications=True) as pilot:
         app.push_screen(SelectionScreen(bench, "/tmp/[b]where"))
-        await pilot.pause()
-        shown = screen_text(app)
-        for name in (STYLED, UNCLOSED, TRIAL, "[blink]bench[/]", "/tmp/[b]where"):
-            assert name in shown, name
+        await wait_text(app, pilot, STYLED, UNCLOSED, TRIAL, "[blink]bench[/]", "/tmp/[b]where")
         # Models in the task row, and the by-model dialog lists them as written.
         await pilot.press("m")
-        await wait_for(pilot, lambda: isinstance(app.screen, ChooseScreen))
-        await pilot.pause()
-        shown = screen_text(app)
-        assert STYLED in shown and UNCLOSED in shown
+        await wait_for(pilot, lambda: isinstance(app.screen, ChooseScreen), what="the by-model dialog")
+        await wait_text(app, pilot, STYLED, UNCLOSED)
         await pilot.press("escape")
         # Notifications are plain text too.
         app.notify(f"about {STYLED} and {UNCLOSED}", title="[i]t[/]")
-        await pilot.pause(0.2)
-        shown = screen_text(app)
-        assert f"about {STYLED} and {UNCLOSED}" in shown and "[i]t[/]" in shown
+        await wait_text(app, pilot, f"about {STYLED} and {UNCLOSED}", "[i]t[/]")
 
 
 async def test_a_whole_session_and_its_report_show_hostile_names_literally():
@@ -91,26 +70,19 @@ async def test_a_whole_session_and_its_report_show_hostile_names_literally():
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(200, 50)) as pilot:
         app.push_screen(screen)
-        await wait_for(pilot, lambda: screen.state.state == "finished")
-        await pilot.pause(0.3)
-        shown = screen_text(app)
-        assert STYLED in shown and UNCLOSED in shown and TRIAL in shown  # the trials table
+        await wait_for(pilot, lambda: screen.state.state == "finished", what="the session's end")
+        await wait_text(app, pilot, STYLED, UNCLOSED, TRIAL)  # the trials table
         candidates = screen.query_one("#candidate-table", DataTable)
         assert any(TRIAL2 in str(candidates.get_cell(key, "trial")) for key in candidates.rows)
-        assert TRIAL2 in screen_text(app)
+        await wait_text(app, pilot, TRIAL2)
         await pilot.press("f8")  # the replay matrix: witnesses (named after trials) × trials
-        await pilot.pause(0.2)
-        shown = screen_text(app)
-        assert TRIAL in shown and f"{TRIAL2}:1.v1" in shown
+        await wait_text(app, pilot, TRIAL, f"{TRIAL2}:1.v1")
         await pilot.press("g")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and bool(app.screen.report))
-        await pilot.pause(0.2)
-        shown = screen_text(app)
-        assert STYLED in shown and UNCLOSED in shown  # the resolution-rate chart and the model table
+        await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and bool(app.screen.report),
+                       what="the report")
+        await wait_text(app, pilot, STYLED, UNCLOSED)  # the resolution-rate chart and the model table
         await pilot.press("f3")
-        await pilot.pause(0.2)
-        shown = screen_text(app)
-        assert TRIAL in shown and STYLED in shown
+        await wait_text(app, pilot, TRIAL, STYLED)
 
 
 async def test_the_approval_dialog_shows_a_hostile_candidate_literally_and_its_keys_match_its_buttons():
@@ -131,14 +103,12 @@ async def test_the_approval_dialog_shows_a_hostile_candidate_literally_and_its_k
         app = TestJackApp(strict_errors=True)
         async with app.run_test(size=(80, 24)) as pilot:
             app.push_screen(ApprovalScreen(ctx, operator_judges=judges), answers.append)
-            await pilot.pause(0.2)
-            shown = screen_text(app)
-            for text in (TRIAL, "tests/test_[x].py", f"rejects {STYLED}", buttons):
-                assert text in shown, text
-            if not judges:  # the reviewer's reason (with the operator as reviewer there is none)
-                assert "[link=http://x]here[/link]" in shown
-            descriptions = app.screen.query_one(QuietFooter).descriptions
-            assert descriptions[:2] == keys
+            # The reviewer's reason too (with the operator as reviewer there is none).
+            reason = () if judges else ("[link=http://x]here[/link]",)
+            await wait_text(app, pilot, TRIAL, "tests/test_[x].py", f"rejects {STYLED}", buttons, *reason)
+            footer = app.screen.query_one(QuietFooter)
+            await wait_for(pilot, lambda: footer.descriptions[:2] == keys, what=f"the footer's keys {keys}")
+            before = len(answers)
             await pilot.press("a")
-            await pilot.pause()
+            await wait_for(pilot, lambda: len(answers) > before, what="the dialog's answer")
     assert answers == [("approve", "", {}), ("approve", "", {})]

@@ -201,6 +201,12 @@ def sync_rows(table: SteadyTable, rows: Sequence[tuple[str, Sequence[Cell]]]) ->
     clear_rows(table)
     for key, cells in rows:
         table.add_row(*cells, key=key)
+    # DataTable measures new rows when it is next idle: a frame painted before that (likely on a
+    # busy machine) drew columns as wide as their labels, and when the measure then matched the
+    # last one nothing repainted them, so names stayed cut. The widths are known here.
+    for column, width in zip(columns, widths):
+        if column.auto_width:
+            column.content_width = width
     table._synced_cells = {key: list(cells) for key, cells in rows}
     table._synced_widths = widths
     return True
