@@ -4,14 +4,13 @@ in a session of several tasks, and the Benchmarks screen rereads its sessions wh
 The real engine on its simulated sandbox (engine_fakes), driven with Pilot."""
 from __future__ import annotations
 
-import time
-
 from rich.console import Console
 from textual.screen import Screen
 from textual.widgets import DataTable, RichLog
 
 from engine_fakes import cand, make_task, make_trial
 from test_engine_loop import build
+from tui_wait import wait_for
 from testjack_tui.engine.events import WorldState
 from testjack_tui.tui import live_state as ls
 from testjack_tui.tui import live_views as lv
@@ -22,14 +21,6 @@ from testjack_tui.tui.screens.audit_start import trial_views
 from testjack_tui.tui.screens.benchmarks import BenchmarksScreen
 from testjack_tui.tui.screens.help import HelpScreen, help_keys
 from testjack_tui.tui.screens.inspect import DiffScreen
-
-
-async def wait_for(pilot, predicate, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout  # a hang guard only
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
 
 
 def stepped_screen(**kwargs):
@@ -113,10 +104,10 @@ async def test_at_80_columns_a_pane_has_the_focus_from_the_start_and_keeps_one_t
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(screen)
         await wait_for(pilot, lambda: screen.state.state == "paused")
-        assert marked(screen) == ["candidate-table"]
+        await wait_for(pilot, lambda: marked(screen) == ["candidate-table"], what="the candidates marked")
         await pilot.resize_terminal(200, 50)
         await pilot.press("f2")
-        assert marked(screen) == ["trials-title", "trials-table"]
+        await wait_for(pilot, lambda: marked(screen) == ["trials-title", "trials-table"], what="the trials marked")
         await pilot.resize_terminal(80, 24)  # the trials pane goes: the focus goes to the tab on show
         await wait_for(pilot, lambda: marked(screen) == ["candidate-table"])
         session.stop()
@@ -143,8 +134,8 @@ async def test_worlds_and_log_lines_name_their_task_when_the_session_has_several
         screen.inbox.put(WorldState(sid, world="", container="c9", state="removed"))
         await pilot.press("f4")
         await wait_for(pilot, lambda: "p2/model/p2a" in screen.state.worlds)
-        await pilot.pause(0.3)
         table = screen.query_one("#world-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 3, what="three worlds listed")
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         assert [c.label.plain for c in table.columns.values()][0] == "Task"
         assert [r[:3] for r in rows] == [["p1", "null", "removed"], ["p2", "null", "created"],

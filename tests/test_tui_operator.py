@@ -3,10 +3,9 @@ agent, the task analyst and the reviewer. They skip the task analysis, write a w
 editor, check and share it, judge it valid, and see the trial refuted by it."""
 from __future__ import annotations
 
-import time
-
 import pytest
 from textual.widgets import DataTable, Input, Select, Static, TextArea
+from tui_wait import wait_for
 
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.audit import AuditScreen
@@ -22,14 +21,6 @@ def test_where_keeps_the_metadata():
     rows = RecordSet([{"k": "a"}, {"k": "b"}], meta={"licence": "CC-BY", "n": 2})
 '''
 LAST_LINE = 'assert rows.where(lambda r: r["k"] == "b").meta == {"licence": "CC-BY", "n": 2}'
-
-
-async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not reached in time")
-        await pilot.pause(0.1)
 
 
 @pytest.mark.podman
@@ -68,18 +59,17 @@ async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_tria
         # The solution-blind task analysis asks first: the operator has nothing for it.
         await wait_for(pilot, lambda: agent.waiting_for == (TASK, None), timeout=300,
                        what="the task analysis waiting for the operator")
-        await pilot.pause(0.3)
-        assert "task analysis" in str(status.render())
+        await wait_for(pilot, lambda: "task analysis" in str(status.render()), what="the editor naming the task analysis")
         await pilot.press("ctrl+d")
 
         # The audit of the chosen trial waits for the operator's test; the editor is in front.
         await wait_for(pilot, lambda: agent.waiting_for == (TASK, TRIAL), timeout=300,
                        what="the audit waiting for the operator")
-        await pilot.pause(0.3)
-        assert audit.query_one("#audit-tabs").active == "editor-tab"
-        assert TRIAL in str(audit.query_one("#audit-status", Static).render())
         source = audit.query_one("#editor-source", TextArea)
-        assert source.has_focus
+        await wait_for(pilot, lambda: audit.query_one("#audit-tabs").active == "editor-tab" and source.has_focus,
+                       what="the editor in front, with the focus")
+        await wait_for(pilot, lambda: TRIAL in str(audit.query_one("#audit-status", Static).render()),
+                       what="the status line naming the trial")
         source.load_text(BODY)
         source.move_cursor(source.document.end)
         await pilot.press("space", "space", "space", "space", *LAST_LINE)  # typed by the operator
@@ -89,10 +79,9 @@ async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_tria
         path = audit.query_one("#editor-path", Input)
         path.value = "tests/test_tj_where_meta.py"
         await pilot.press("ctrl+k")
-        assert "looks runnable" in str(status.render())
+        await wait_for(pilot, lambda: "looks runnable" in str(status.render()), what="the check's word")
         await pilot.press("ctrl+e")
-        await pilot.pause()
-        assert "shared" in str(status.render())
+        await wait_for(pilot, lambda: "shared" in str(status.render()), what="the test shared")
         await pilot.press("ctrl+d")  # no more tests for this trial
 
         # The engine ran it on both worlds; the operator is the reviewer: a = valid.
@@ -102,7 +91,7 @@ async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_tria
         assert "licence" in candidate.source and candidate.path == "tests/test_tj_where_meta.py"
         assert candidate.outcome == "discriminates"
         await pilot.press("f3")  # to the Candidates tab (letters would go to the editor's fields)
-        assert audit.query_one("#audit-tabs").active == "candidates-tab"
+        await wait_for(pilot, lambda: audit.query_one("#audit-tabs").active == "candidates-tab", what="the Candidates tab")
         await pilot.press("a")
         await wait_for(pilot, lambda: state.state in ("finished", "failed"), timeout=300,
                        what="the end of the session")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.perf.ui_lag import TAB_KEYS, WORLDS, streaming_audit_app, switch_tab
+from tui_wait import wait_for
 from testjack_tui.tui.live_views import WORLD_LINES
 
 KEYS = 12
@@ -26,14 +27,13 @@ async def test_keys_take_effect_and_output_stays_bounded_while_8_worlds_stream()
                 await asyncio.sleep(0.05)
         finally:
             stop_stream()
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: len(screen.inbox) == 0, what="the streamed output taken in")
         assert switched == KEYS
         assert sent[0] > 0  # the stream really ran while the keys were pressed
         # Output is kept, bounded per world, and what is shown is the newest.
         shown = screen.state.worlds["t1/model/w0"]
         assert len(shown.lines) == min(WORLD_LINES, shown.total)
         assert shown.total >= sent[0] // WORLDS - 20
-        assert len(screen.inbox) == 0
 
 
 async def test_the_footer_follows_the_keys_and_rebuilds_only_when_they_change():
@@ -52,21 +52,27 @@ async def test_the_footer_follows_the_keys_and_rebuilds_only_when_they_change():
             return original(*args, **kwargs)
 
         footer.refresh = counted
+
+        async def on_show(pane: str) -> None:
+            """Until the tab's pane is laid out on screen and the footer has checked its keys since."""
+            await wait_for(pilot, lambda: screen.query_one(pane).region.height > 0 and not footer._queued,
+                           what=f"{pane} on show")
+            await pilot.pause()
+
         await switch_tab(app, screen, "f3", "candidates-tab", timeout=30)
-        await pilot.pause(0.2)
+        await on_show("#candidate-table")
         assert "Follow" not in footer_words(screen) and "Next" in footer_words(screen)
         rebuilt.clear()
         # Candidates → Worlds: the same keys apply, so the footer is not even repainted.
         await switch_tab(app, screen, "f4", "worlds-tab", timeout=30)
-        await pilot.pause(0.2)
+        await on_show("#world-table")
         assert rebuilt == [] and "Next" in footer_words(screen)
         # The Agent tab has keys of its own: they appear, and go again on the way back.
         await switch_tab(app, screen, "f5", "agent-tab", timeout=30)
-        await pilot.pause(0.2)
-        assert "Follow" in footer_words(screen) and len(rebuilt) == 1
+        await wait_for(pilot, lambda: "Follow" in footer_words(screen), what="the Agent tab's keys in the footer")
+        assert len(rebuilt) == 1
         await switch_tab(app, screen, "f3", "candidates-tab", timeout=30)
-        await pilot.pause(0.2)
-        assert "Follow" not in footer_words(screen)
+        await wait_for(pilot, lambda: "Follow" not in footer_words(screen), what="the Agent tab's keys gone")
 
 
 async def test_a_trial_changing_state_updates_its_row_only_and_draws_like_a_rebuild():
@@ -127,12 +133,15 @@ async def test_hidden_world_output_waits_and_the_worlds_tab_catches_up():
             # w7: the running world the Worlds tab was following when it was left
             screen.inbox.put(WorldState(screen.session.id, world="t1/model/w7", container="c7",
                                         state="output", text=f"hidden line {i}\n"))
-        await pilot.pause(0.5)
+        worlds = screen.state.worlds
+        await wait_for(pilot, lambda: len(screen.inbox) == 0 and "t1/model/w7" in worlds
+                       and "hidden line 2" in worlds["t1/model/w7"].lines, what="the hidden output taken in")
+        shown = worlds["t1/model/w7"]
+        await pilot.pause()
         assert log.line_count == before  # nothing drawn into a log nobody sees
         await switch_tab(app, screen, "f4", "worlds-tab", timeout=30)
-        await pilot.pause(0.3)
-        shown = screen.state.worlds["t1/model/w7"]
-        assert log.lines[-1] == "hidden line 2" and log.line_count == min(len(shown.lines), WORLD_LINES)
+        await wait_for(pilot, lambda: log.lines[-1] == "hidden line 2", what="the Worlds tab caught up")
+        assert log.line_count == min(len(shown.lines), WORLD_LINES)
 
 
 async def test_tables_keep_their_drawn_rows_across_tab_switches_and_follow_a_theme_change():
@@ -140,20 +149,22 @@ async def test_tables_keep_their_drawn_rows_across_tab_switches_and_follow_a_the
     cost a few ms per key), yet a theme change still repaints them in the new colours."""
     async with streaming_audit_app(load=False) as (app, pilot, screen, sent, stop_stream):
         table = screen.query_one("#world-table")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: table.row_count == WORLDS, what="the worlds listed")
         for key, expected in TAB_KEYS * 2:
             await switch_tab(app, screen, key, expected, timeout=30)
             await pilot.pause(0.05)
         await switch_tab(app, screen, "f4", "worlds-tab", timeout=30)
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: len(table._line_cache) > 0, what="the worlds table drawn")
+        await pilot.pause()
         drawn = len(table._line_cache)
         first = table.render_line(1)
         await switch_tab(app, screen, "f3", "candidates-tab", timeout=30)
         await pilot.pause(0.05)
         await switch_tab(app, screen, "f4", "worlds-tab", timeout=30)
-        await pilot.pause(0.1)
-        assert drawn and len(table._line_cache) >= drawn  # nothing thrown away by the round trip
+        await wait_for(pilot, lambda: table.region.height > 0, what="the worlds table on show again")
+        await pilot.pause()
+        assert len(table._line_cache) >= drawn  # nothing thrown away by the round trip
         assert table.render_line(1) == first
         app.theme = "textual-light" if app.theme != "textual-light" else "nord"
-        await pilot.pause(0.3)
-        assert table.render_line(1) != first  # new colours, not the cached dark rows
+        # New colours, not the cached dark rows.
+        await wait_for(pilot, lambda: table.render_line(1) != first, what="the table in the new theme's colours")

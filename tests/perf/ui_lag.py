@@ -58,6 +58,7 @@ async def streaming_audit_app(load: bool):
     if str(ROOT / "tests") not in sys.path:
         sys.path.insert(0, str(ROOT / "tests"))
     from test_engine_loop import build  # the TUI tests' session on a simulated sandbox
+    from tui_wait import wait_for
 
     from testjack_tui.engine.events import WorldState
     from testjack_tui.tui.app import TestJackApp
@@ -69,8 +70,8 @@ async def streaming_audit_app(load: bool):
     screen = AuditScreen(session, bench, trial_views(bench, None, None))
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(200, 50)) as pilot:
-        app.push_screen(screen)
-        await pilot.pause(0.3)
+        await app.push_screen(screen)
+        await wait_for(pilot, lambda: screen.state.state == "paused", what="the session held at its first step")
         for w in range(WORLDS):
             screen.inbox.put(WorldState(session.id, world=f"t1/model/w{w}", container=f"c{w}",
                                         state="running", command="pytest -q", image="img"))
