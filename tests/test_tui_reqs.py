@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Label
 
 from engine_fakes import cand, make_task, make_trial
 from test_engine_loop import build
-from test_tui_focus import wait_for
+from tui_wait import wait_for
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.audit import AuditScreen
 from testjack_tui.tui.screens.audit_start import trial_views
@@ -86,8 +86,10 @@ async def test_at_80x24_the_coverage_columns_stay_in_view():
         await pilot.press("f9")
         panel = screen.query_one(RequirementsPanel)
         await wait_for(pilot, lambda: bool(panel.rows))
-        await pilot.pause(0.2)
         table = screen.query_one("#requirements-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == len(panel.rows) and table.size.width > 0
+                       and table.virtual_size.width > 0, what="the requirements table laid out and measured")
+        await pilot.pause()
         right = sum(c.get_render_width(table) for c in table.columns.values())
         assert right <= table.size.width  # every column, Held the last, inside the pane
         assert any(str(c).endswith("…") for c in column(table, "req")) or all(
@@ -137,7 +139,7 @@ async def test_enter_on_a_requirement_opens_p_with_its_words_marked():
 
 
 def test_reqs_tab_snapshot_80x24(snap_compare, monkeypatch):
-    from test_tui_snapshots import SNAP_SESSION, _FrozenClock, _until
+    from test_tui_snapshots import SNAP_SESSION, _finished_and_told, _FrozenClock
     from testjack_tui.engine import budget
 
     monkeypatch.setattr(budget, "time", _FrozenClock)
@@ -145,15 +147,14 @@ def test_reqs_tab_snapshot_80x24(snap_compare, monkeypatch):
 
     async def open_reqs(pilot) -> None:
         await pilot.app.push_screen(screen)
-        await _until(pilot, lambda: screen.state.state == "finished")
-        await pilot.pause(0.3)
+        await _finished_and_told(pilot, screen)
         await pilot.press("f9")
         panel = screen.query_one(RequirementsPanel)
-        await _until(pilot, lambda: bool(panel.rows))
+        await wait_for(pilot, lambda: bool(panel.rows), what="the requirements listed")
         if panel.task_id != "p1":
             await pilot.press("t")
-        await _until(pilot, lambda: panel.task_id == "p1")
+        await wait_for(pilot, lambda: panel.task_id == "p1", what="p1's requirements")
         pilot.app.clear_notifications()
-        await pilot.pause(0.2)
+        await pilot.pause()
 
     assert snap_compare(TestJackApp(strict_errors=True), terminal_size=(80, 24), run_before=open_reqs)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 from conftest import DEMO, ROOT
 from textual.widgets import DataTable, Input, Select, Checkbox
+from tui_wait import wait_for
 
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.recent import load_recent
@@ -15,14 +15,6 @@ from testjack_tui.tui.screens.help import HelpScreen
 from testjack_tui.tui.screens.selection import SelectionScreen
 
 FIXTURE = ROOT / "tests" / "fixtures" / "harbor"
-
-
-async def wait_for(pilot, predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
 
 
 def messages(app) -> list[str]:
@@ -85,9 +77,9 @@ async def test_selection_toggles_tasks_and_trials_and_selects_by_model():
     async with app.run_test(size=(120, 40)) as pilot:
         screen = SelectionScreen(bench, str(DEMO))
         app.push_screen(screen)
-        await pilot.pause()
         passing = {t.id for t in bench.trials if t.official_pass}
-        assert screen.selected_tasks == set(bench.tasks) and screen.selected_trials == passing
+        await wait_for(pilot, lambda: screen.is_mounted and screen.selected_tasks == set(bench.tasks)
+                       and screen.selected_trials == passing, what="every task and passing trial selected")
         await pilot.press("n")  # none (tasks table focused)
         assert screen.selected_tasks == set()
         await pilot.press("a")
@@ -107,11 +99,13 @@ async def test_selection_toggles_tasks_and_trials_and_selects_by_model():
         # By model: only one model's passing trials remain.
         model = sorted({t.model for t in bench.trials if t.official_pass})[0]
         await pilot.press("m")
-        await pilot.pause()
+        await wait_for(pilot, lambda: app.screen is not screen and bool(app.screen.query("#choices")),
+                       what="the by-model dialog")
         choices = app.screen.query_one("#choices")
         choices.deselect_all()
         choices.select(model)
         await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is screen, what="back on the selection")
         await pilot.pause()
         assert screen.selected_trials == {t.id for t in bench.trials if t.official_pass and t.model == model}
         assert screen.selected_tasks == {t.task_id for t in bench.trials
@@ -125,18 +119,18 @@ async def test_selection_settings_errors_name_the_field_and_nothing_starts():
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = SelectionScreen(bench, str(FIXTURE))
-        app.push_screen(screen)
+        await app.push_screen(screen)
         await pilot.pause()
         await pilot.press("n")
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert any("Select at least one task" in m for m in messages(app))
+        await wait_for(pilot, lambda: any("Select at least one task" in m for m in messages(app)),
+                       what="the notification that no task is selected")
         await pilot.press("a")
         await pilot.press("f3")
         screen.query_one("#rounds", Input).value = "zero"
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert any(m.startswith("rounds per task:") for m in messages(app))
+        await wait_for(pilot, lambda: any(m.startswith("rounds per task:") for m in messages(app)),
+                       what="the notification naming the rounds field")
         assert isinstance(app.screen, SelectionScreen)
         form = screen.read_form()
         assert form.mode == "lightweight" and form.step is False and form.agents["audit"] == "scripted"
@@ -175,8 +169,8 @@ async def test_an_unexpected_error_becomes_a_notification_with_a_log(testjack_ho
     app = TestJackApp()  # not strict: the user's view
     async with app.run_test(size=(80, 24)) as pilot:
         app.report_error(RuntimeError("boom in a handler"), context="test")
-        await pilot.pause()
-        assert any("RuntimeError: boom in a handler" in m for m in messages(app))
+        await wait_for(pilot, lambda: any("RuntimeError: boom in a handler" in m for m in messages(app)),
+                       what="the error's notification")
     log = (testjack_home / "data" / "logs" / "tui.log").read_text()
     assert "Traceback" in log or "RuntimeError" in log
 

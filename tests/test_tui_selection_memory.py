@@ -9,6 +9,7 @@ import time
 import pytest
 from conftest import DEMO
 from textual.widgets import Checkbox, DataTable, Input, Select, Static
+from tui_wait import wait_for
 
 from testjack_tui.benchmarks import load_benchmark
 from testjack_tui.sandbox.verify import TaskVerification, TrialVerification, report_lines
@@ -20,14 +21,6 @@ from testjack_tui.tui.screens.selection import SelectionScreen
 
 VACUOUS = "tests.test_durations_compound.test_invalid[5x]"  # as the demo's grader writes it
 TASK = "parse-duration-compound"
-
-
-async def wait_for(pilot, predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
 
 
 def canned(task, trials) -> TaskVerification:
@@ -72,7 +65,7 @@ async def test_settings_picks_and_verify_results_survive_leaving_and_restarting(
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_demo(pilot, app)
-        assert "Not verified yet" in detail_text(screen)
+        await wait_for(pilot, lambda: "Not verified yet" in detail_text(screen), what="the task's verify detail")
         # Pick: leave the first task out; verify the rest.
         first = screen.current_task
         await pilot.press("space")
@@ -110,9 +103,8 @@ async def test_settings_picks_and_verify_results_survive_leaving_and_restarting(
         assert first not in screen.selected_tasks
         table = screen.query_one("#task-table", DataTable)
         table.move_cursor(row=screen.task_ids.index(TASK))
-        await pilot.pause()
-        assert screen.current_task == TASK
-        assert "1 vacuous: " + VACUOUS in detail_text(screen)
+        await wait_for(pilot, lambda: screen.current_task == TASK, what=f"{TASK} under the cursor")
+        await wait_for(pilot, lambda: "1 vacuous: " + VACUOUS in detail_text(screen), what="the vacuous test named")
         assert "just now" in detail_text(screen)
         # The whole report, with the vacuous test by name and what vacuous means.
         await pilot.press("i")
@@ -121,7 +113,7 @@ async def test_settings_picks_and_verify_results_survive_leaving_and_restarting(
         assert f"vacuous: {VACUOUS} (added, changed or listed as fail-to-pass by T0" in report
         assert report.splitlines()[0].startswith(f"{TASK}: well-formed; 1 vacuous T0 test(s);")
         await pilot.press("escape")
-        assert isinstance(app.screen, SelectionScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, SelectionScreen), what="back on the selection")
 
 
 async def test_a_verify_result_is_dropped_when_the_task_s_trials_changed(fake_verify, tmp_path):
@@ -135,6 +127,8 @@ async def test_a_verify_result_is_dropped_when_the_task_s_trials_changed(fake_ve
     async with app.run_test(size=(80, 24)) as pilot:
         screen = SelectionScreen(bench, str(DEMO))
         await app.push_screen(screen)
+        table = screen.query_one("#task-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count > 0, what="the tasks listed")
         await pilot.pause()
         assert TASK not in screen.verification
         assert screen.query_one("#task-table", DataTable).get_row(TASK)[5] == "—"

@@ -9,8 +9,8 @@ import pytest
 
 from engine_fakes import cand, make_task, make_trial
 from test_engine_loop import build
-from test_tui_cockpit import wait_for
 from test_tui_waits import screen_for
+from tui_wait import wait_for
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.widgets.trials import TrialsTable
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from engine_fakes import FakeSandbox, cand, make_task, make_trial
 from test_engine_loop import build
-from test_tui_cockpit import rendered, status_text, wait_for
+from test_tui_cockpit import rendered, status_text
+from tui_wait import wait_for
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.approval import ApprovalScreen
 from testjack_tui.tui.screens.audit import AuditScreen
@@ -44,14 +45,14 @@ async def test_the_header_clock_moves_with_no_event_and_no_key():
         app.push_screen(screen)
         # The engine waits for the operator: no event comes until a decision does.
         await wait_for(pilot, lambda: bool(screen.state.pending))
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: len(screen.inbox) == 0, what="the engine's events taken in")
+        await pilot.pause()
         seen = screen.state.events_seen
         before = clock(screen)
-        await pilot.pause(2.2)
+        # The clock moves, the wait for the operator on it, and said so.
+        await wait_for(pilot, lambda: clock(screen) != before and "(you " in clock(screen),
+                       what=f"the clock moving on from {before!r} and counting the operator's wait")
         assert screen.state.events_seen == seen  # nothing happened in the engine
-        after = clock(screen)
-        assert after != before, (before, after)
-        assert "(you " in after  # the wait for the operator is on the clock, and said so
         session.stop()
         await wait_for(pilot, lambda: not screen.session_running)
 
@@ -85,9 +86,10 @@ async def test_step_mode_one_key_opens_a_pending_verdict_and_the_row_shows_the_d
         app.push_screen(screen)
         # Both tasks wait at their first round's gate; the status line says which one n releases.
         await wait_for(pilot, lambda: len(screen.state.gates) == 2)
-        await pilot.pause(0.2)
         first = screen.state.gates[0][0]
         other = "p2" if first == "p1" else "p1"
+        await wait_for(pilot, lambda: f"(n releases {first} first)" in status_text(screen),
+                       what=f"the status line naming the gate n releases ({first})")
         line = status_text(screen)
         assert f"{first}: waits: round 1 of {first} — n releases it" in line
         assert f"(n releases {first} first)" in line
@@ -95,18 +97,18 @@ async def test_step_mode_one_key_opens_a_pending_verdict_and_the_row_shows_the_d
         await pilot.press("n")
         # The verdict reaches the operator with no gate before it: one key opens it.
         await wait_for(pilot, lambda: bool(screen.state.pending))
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: f"{first}: waits for your decision" in status_text(screen),
+                       what=f"{first} waiting for the decision on the status line")
         assert all(t != first for t, _ in screen.state.gates)
-        assert f"{first}: waits for your decision" in status_text(screen)
         assert "after the verdict" not in status_text(screen)
         await pilot.press("v")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         candidate = app.screen.ctx.candidate_id
         await pilot.press("a")
         await wait_for(pilot, lambda: app.screen is screen and not screen.state.pending)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: screen.state.candidates[candidate].decision == "approved",
+                       what="the decision on the candidate's row")
         assert screen.state.candidates[candidate].status in ("approved", "witness")
-        assert screen.state.candidates[candidate].decision == "approved"
         # No second gate after the operator's decision: only the other task's round waits.
         assert [t for t, _ in screen.state.gates] == [other]
         session.stop()
