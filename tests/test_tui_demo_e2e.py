@@ -3,10 +3,9 @@ demo, select a task, start a stepped session, approve one verdict and overrule a
 refutations arrive, finish, open the report."""
 from __future__ import annotations
 
-import time
-
 import pytest
 from textual.widgets import DataTable, Input, Checkbox
+from tui_wait import polls, wait_for
 
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.audit import AuditScreen
@@ -14,14 +13,6 @@ from testjack_tui.tui.screens.report import ReportScreen
 from testjack_tui.tui.screens.selection import SelectionScreen
 
 TASK = "merge-list-strategies"
-
-
-async def wait_for(pilot, predicate, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.1)
 
 
 @pytest.mark.podman
@@ -39,7 +30,7 @@ async def test_demo_flow_open_select_step_approve_overrule_finish_report():
         tasks.move_cursor(row=selection.task_ids.index(TASK))
         await pilot.pause()
         await pilot.press("space")  # ... but this one
-        assert selection.selected_tasks == {TASK}
+        await wait_for(pilot, lambda: selection.selected_tasks == {TASK}, what=f"only {TASK} selected")
         await pilot.press("f3")
         selection.query_one("#rounds", Input).value = "2"
         selection.query_one("#step", Checkbox).value = True
@@ -50,9 +41,9 @@ async def test_demo_flow_open_select_step_approve_overrule_finish_report():
         state = audit.state
         decisions: list[tuple[str, str, str]] = []
         refutation_counts: list[int] = []
-        deadline = time.monotonic() + 900
-        while state.state not in ("finished", "failed", "stopped"):
-            assert time.monotonic() < deadline, "the demo session did not finish"
+        for _ in polls("the demo session's end", timeout=900):
+            if state.state in ("finished", "failed", "stopped"):
+                break
             if state.pending:
                 request_id, request = next(iter(state.pending.items()))
                 key = "o" if len(decisions) == 1 else "a"

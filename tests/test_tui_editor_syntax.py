@@ -12,6 +12,7 @@ from textual.widgets import Button, Input, Static, TextArea
 
 from conftest import ROOT
 from test_lang_operator import BROKEN, CASES
+from tui_wait import wait_for
 
 from testjack_tui.tui.widgets.editor import OperatorEditor
 
@@ -76,6 +77,7 @@ async def test_the_editor_refuses_a_candidate_its_toolchain_cannot_parse(languag
         assert pilot.app.shared == []
         await pilot.click("#editor-share")
         await _settle(pilot, editor)
+        await wait_for(pilot, lambda: bool(pilot.app.shared), what="the test shared")
         [shared] = pilot.app.shared
         assert (shared.path, shared.source) == (path, source.replace(before, after))
         assert editor.checks == 3  # one toolchain run per check: share, validate, share
@@ -87,12 +89,12 @@ async def test_the_editor_refuses_python_it_cannot_parse_without_a_world():
         editor.set_framework("pytest", task=None)
         _fill(editor, "tests/test_tj_x.py", "def test_x():\n    assert f(1 == 1\n")
         await pilot.click("#editor-share")
-        await pilot.pause()
+        await wait_for(pilot, lambda: _status(editor).startswith("not ready"), what="the editor's refusal")
         status = _status(editor)
         assert status.startswith("not ready: source: line 2: ") and "never closed" in status, status
         assert pilot.app.shared == [] and editor.checks == 0
         _fill(editor, "tests/test_tj_x.py", "def test_x():\n    assert 1 == 1\n")
         # Pressed, not clicked: a second click at once on the same spot is read as a double click.
         editor.query_one("#editor-share", Button).press()
-        await pilot.pause()
+        await wait_for(pilot, lambda: bool(pilot.app.shared), what="the test shared")
         assert [m.path for m in pilot.app.shared] == ["tests/test_tj_x.py"], _status(editor)

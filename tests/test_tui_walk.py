@@ -3,7 +3,7 @@ fix. The real engine on its simulated sandbox (engine_fakes), driven with Pilot.
 from __future__ import annotations
 
 from test_tui_reqs import finished
-from test_tui_focus import wait_for
+from tui_wait import wait_for
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.inspect import HighlightedMarkdown, PromptScreen
 from testjack_tui.tui.widgets.requirements import RequirementsPanel
@@ -49,12 +49,15 @@ async def test_candidates_that_arrive_behind_another_tab_get_the_pane_width_when
         app.push_screen(screen)
         await pilot.press("f7")  # the log, before any candidate exists
         await wait_for(pilot, lambda: screen.state.state == "finished")
-        await pilot.pause(0.3)
         await pilot.press("f3")
-        await pilot.pause(0.3)
         table = screen.query_one("#candidate-table", DataTable)
-        requirements = [str(table.get_cell(row, "requirement")) for row in table.rows]
-        assert requirements and set(requirements) == {"handles alias"}, requirements
+
+        def requirements() -> list[str]:
+            return [str(table.get_cell(row, "requirement")) for row in table.rows]
+
+        # No later event comes to redraw them: showing the pane is what must fit them.
+        await wait_for(pilot, lambda: set(requirements()) == {"handles alias"},
+                       what="the requirements whole in the shown pane")
 
 
 async def test_the_header_says_running_while_one_task_waits_at_a_gate_and_another_works():
@@ -76,8 +79,8 @@ async def test_the_header_says_running_while_one_task_waits_at_a_gate_and_anothe
     async with app.run_test(size=(200, 50)) as pilot:
         app.push_screen(screen)
         await wait_for(pilot, lambda: len(screen.state.gates) == 2)
-        await pilot.pause(0.2)
-        assert "● waiting" in status_text(screen)  # every task is held at its gate: it waits for you
+        # Every task is held at its gate: it waits for you.
+        await wait_for(pilot, lambda: "● waiting" in status_text(screen), what="the header saying waiting")
         first = screen.state.gates[0][0]
         await pilot.press("n")  # one task goes on, the other stays at its gate
         await wait_for(pilot, lambda: "● running (1 task waits)" in status_text(screen))
@@ -113,10 +116,9 @@ async def test_r_takes_n_and_r_out_of_the_footer_at_once():
         await wait_for(pilot, lambda: "Next" in footer.descriptions)
         seen = screen.state.events_seen
         await pilot.press("r")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "Pause" in footer.descriptions, what="Pause in the footer")
         assert screen.state.events_seen == seen  # nothing but the key could have changed the footer
         assert "Next" not in footer.descriptions and "Run all" not in footer.descriptions
-        assert "Pause" in footer.descriptions
         session.stop()
         await wait_for(pilot, lambda: not screen.session_running)
 
@@ -149,19 +151,20 @@ async def test_settings_mark_the_focused_field_and_the_step_switch_fits_80_colum
                   "agent-audit")
         for i, field in enumerate(fields):
             await wait_for(pilot, lambda: getattr(app.focused, "id", None) == field)
-            await pilot.pause(0.05)
-            assert label_of(field).styles.background == accent, field
             other = fields[i - 1]  # the field the focus left is plain again
-            assert label_of(other).styles.background != accent, other
+            await wait_for(pilot, lambda: label_of(field).styles.background == accent
+                           and label_of(other).styles.background != accent,
+                           what=f"{field}'s label marked, {other}'s plain")
             await pilot.press("tab")
         for switch in ("step", "auto_approve"):
             box = screen.query_one(f"#{switch}", Checkbox)
             for value in (True, False):
                 box.value = value
-                await pilot.pause(0.05)
                 # The label is whole: its text fits the cells the checkbox has on screen.
+                await wait_for(pilot, lambda: str(box.label) in box.render_line(0).text,
+                               what=f"{switch}'s label drawn whole")
                 drawn = box.render_line(0).text
-                assert str(box.label) in drawn and "…" not in drawn, (switch, drawn)
+                assert "…" not in drawn, (switch, drawn)
 
 
 DEMO_NAMES = ("cache-async-memoize", "duration-units-js", "merge-list-strategies", "parse-duration-compound",
@@ -188,8 +191,8 @@ async def test_five_tasks_at_80x24_fit_the_status_line_whole():
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(screen)
         await wait_for(pilot, lambda: sum(1 for t in screen.state.task_states.values() if t.state == "queued") >= 3)
-        await pilot.pause(0.1)
         status = screen.query_one("#audit-status", Static)
+        await wait_for(pilot, lambda: status.content_region.width > 0, what="the status line laid out")
         text = screen._status_text()
         wrapped = text.wrap(app.console, status.content_region.width)
         assert len(wrapped) <= STATUS_LINES, [line.plain for line in wrapped]
@@ -301,8 +304,9 @@ async def test_the_focus_bar_does_not_cover_the_first_column_of_the_logs():
             widget = screen.query_one(pane)
             widget.focus()
             await wait_for(pilot, lambda: widget.has_class("-focused-pane"))
-            await pilot.pause(0.05)
-            assert widget.content_region.x > widget.region.x, pane
+            # The focused pane's style gives the bar a column of its own.
+            await wait_for(pilot, lambda: widget.content_region.x > widget.region.x,
+                           what=f"{pane}'s first column clear of the focus bar")
 
 
 def test_the_header_word_counts_a_task_waiting_for_the_operator_s_tests_as_waiting():
@@ -348,9 +352,9 @@ async def test_the_benchmarks_screen_says_it_is_reading_until_the_lists_are_in(t
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, BenchmarksScreen))
         screen = app.screen
-        await pilot.pause(0.2)
         empty = screen.query_one("#session-empty", Static)
-        assert "Reading" in str(empty.content) and "No sessions" not in str(empty.content)
+        await wait_for(pilot, lambda: "Reading" in str(empty.content), what="the sessions being read")
+        assert "No sessions" not in str(empty.content)
         release.set()
         await wait_for(pilot, lambda: "Reading" not in str(empty.content))
         assert str(empty.content) == "No sessions yet." or not empty.display
@@ -400,9 +404,12 @@ async def test_at_80x24_the_reqs_legend_shows_its_keys_whole():
         await pilot.press("f9")
         legend = screen.query_one("#requirements-legend", Label)
         await wait_for(pilot, lambda: legend.content_region.width > 0)
-        await pilot.pause(0.1)
-        shown = " ".join(legend.render_line(y).text.strip() for y in range(legend.content_region.height))
-        assert "t: next task" in shown and "enter or i" in shown and "else the audits')" in shown, shown
+
+        def shown() -> str:
+            return " ".join(legend.render_line(y).text.strip() for y in range(legend.content_region.height))
+
+        await wait_for(pilot, lambda: all(part in shown() for part in ("t: next task", "enter or i", "else the audits')")),
+                       what="the legend's keys whole")
 
 
 def test_with_one_row_left_the_status_names_what_waits_and_counts_the_rest():
