@@ -71,3 +71,29 @@ async def test_a_name_too_long_for_the_table_is_cut_to_the_room_left_with_an_ell
         widths = [c.get_render_width(table) for c in table.columns.values()]
         assert sum(widths[:-1]) + min(widths[-1], 8 + 2) <= table.size.width, (widths, table.size.width)
         assert len(cut) > 16 or size == (80, 24)
+
+
+async def test_a_rebuilt_table_is_drawn_with_its_columns_wide_before_it_is_next_idle():
+    """DataTable measures new rows when it is next idle; on a busy machine a frame is painted
+    before that. A rebuilt trials table drew its columns as wide as their labels then ("a1[re",
+    "[bold"), and as the measure found the widths of the last rebuild, nothing drew it again."""
+    from textual.app import App
+
+    from testjack_tui.tui import live_state as ls
+    from testjack_tui.tui import live_views as lv
+    from tui_wait import screen_lines, wait_text
+
+    views = [lv.TrialView("t", f"t__m__{i}", model="a-model-name") for i in range(3)]
+
+    class One(App[None]):
+        def compose(self):
+            yield TrialsTable(id="live")
+
+    app = One()
+    async with app.run_test(size=(100, 20)) as pilot:
+        table = app.query_one(TrialsTable)
+        table.show(ls.LiveSession("s", views))
+        await wait_text(app, pilot, "a-model-name")
+        table.show(ls.LiveSession("s", views[:2]))  # a row less: rebuilt, the same widths
+        drawn = "\n".join(screen_lines(app))  # what a frame painted now shows
+        assert drawn.count("a-model-name") == 2, drawn
