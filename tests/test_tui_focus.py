@@ -40,21 +40,24 @@ async def test_the_pane_with_the_focus_is_marked_and_down_and_d_act_on_what_is_s
         app.push_screen(screen)
         await wait_for(pilot, lambda: screen.state.state == "paused")
         await pilot.press("f2")  # wide: the trials pane on the left
-        assert marked(screen) == ["trials-title", "trials-table"]
+        await wait_for(pilot, lambda: marked(screen) == ["trials-title", "trials-table"], what="the trials marked")
         left = screen.query_one("#trials-table")
-        assert left.styles.outline_left[0] == "thick"  # drawn, not only a class
         title = screen.query_one("#trials-title")
-        assert title.styles.background.a > 0
+        # Drawn, not only a class.
+        await wait_for(pilot, lambda: left.styles.outline_left[0] == "thick" and title.styles.background.a > 0,
+                       what="the trials pane's outline and title drawn")
         table = screen.query_one("#trials-table", DataTable)
         row = table.cursor_row
         await pilot.press("down")
         assert table.cursor_row == row + 1  # Down moves the cursor of the marked pane
         await pilot.press("f3")
-        assert marked(screen) == ["candidate-table"]
-        assert not left.has_class(FOCUSED_PANE) and left.styles.outline_left[0] == ""
-        assert title.styles.background.a == 0
+        await wait_for(pilot, lambda: marked(screen) == ["candidate-table"], what="the candidates marked")
+        assert not left.has_class(FOCUSED_PANE)
+        await wait_for(pilot, lambda: left.styles.outline_left[0] == "" and title.styles.background.a == 0,
+                       what="the trials pane plain again")
         await pilot.press("tab")  # to the candidate's detail
-        assert screen.focused.id == "candidate-detail" and marked(screen) == ["candidate-detail"]
+        await wait_for(pilot, lambda: marked(screen) == ["candidate-detail"], what="the detail marked")
+        assert screen.focused.id == "candidate-detail"
         # d from the detail (no candidate, no round yet): the trial under the trials cursor.
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
@@ -62,7 +65,7 @@ async def test_the_pane_with_the_focus_is_marked_and_down_and_d_act_on_what_is_s
         assert app.screen.title_text == f"Diff (s) of {key.partition('/')[2]}"
         await pilot.press("escape")
         await pilot.press("f4")
-        assert marked(screen) == ["world-table"]
+        await wait_for(pilot, lambda: marked(screen) == ["world-table"], what="the worlds marked")
         session.stop()
 
 
@@ -88,7 +91,7 @@ async def test_f1_lists_every_key_of_the_audit_screen_and_only_the_working_ones_
         # …and the operator's editor keys are not offered in a session without an operator.
         assert not {"validate", "share", "operator_done", "leave_editor"} & (listed_now | listed_later)
         await pilot.press("f1")
-        assert isinstance(app.screen, HelpScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
         console = Console(width=140, record=True)
         console.print(app.screen._help_table())
         text = console.export_text()
