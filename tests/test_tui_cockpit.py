@@ -11,7 +11,7 @@ from rich.console import Console
 from textual.widgets import DataTable, Input, OptionList, Static
 
 from test_engine_loop import build
-from tui_wait import polls, screen_lines, wait_for, wait_text
+from tui_wait import finished_and_told, polls, screen_lines, wait_for, wait_text
 from testjack_tui.engine.session import AuditSession
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.approval import ApprovalScreen, QuotePickScreen
@@ -449,14 +449,14 @@ async def test_replay_matrix_fills_in_and_cells_open_the_run_output():
 
 
 def test_replay_matrix_snapshot_100x30(snap_compare, monkeypatch):
-    from test_tui_snapshots import _finished_and_told, _finished_session
+    from test_tui_snapshots import _finished_session
 
     session, bench = _finished_session(monkeypatch)
 
     async def run_session(pilot) -> None:
         screen = AuditScreen(session, bench, trial_views(bench, None, None))
         await pilot.app.push_screen(screen)
-        await _finished_and_told(pilot, screen)
+        await finished_and_told(pilot, screen)
         pilot.app.clear_notifications()
         await pilot.press("f8")
         await pilot.pause()

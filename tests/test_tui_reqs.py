@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Label
 
 from engine_fakes import cand, make_task, make_trial
 from test_engine_loop import build
-from tui_wait import wait_for
+from tui_wait import finished_and_told, wait_for
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.audit import AuditScreen
 from testjack_tui.tui.screens.audit_start import trial_views
@@ -139,7 +139,7 @@ async def test_enter_on_a_requirement_opens_p_with_its_words_marked():
 
 
 def test_reqs_tab_snapshot_80x24(snap_compare, monkeypatch):
-    from test_tui_snapshots import SNAP_SESSION, _finished_and_told, _FrozenClock
+    from test_tui_snapshots import SNAP_SESSION, _FrozenClock
     from testjack_tui.engine import budget
 
     monkeypatch.setattr(budget, "time", _FrozenClock)
@@ -147,7 +147,7 @@ def test_reqs_tab_snapshot_80x24(snap_compare, monkeypatch):
 
     async def open_reqs(pilot) -> None:
         await pilot.app.push_screen(screen)
-        await _finished_and_told(pilot, screen)
+        await finished_and_told(pilot, screen)
         await pilot.press("f9")
         panel = screen.query_one(RequirementsPanel)
         await wait_for(pilot, lambda: bool(panel.rows), what="the requirements listed")

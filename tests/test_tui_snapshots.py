@@ -10,7 +10,7 @@ import time
 from conftest import DEMO
 from textual.widgets import DataTable
 
-from tui_wait import wait_for
+from tui_wait import finished_and_told, wait_for
 
 from testjack_tui.tui.app import TestJackApp
 from testjack_tui.tui.screens.selection import SelectionScreen
@@ -82,13 +82,6 @@ def _finished_session(monkeypatch):
     return session, session.deps.benchmark
 
 
-async def _finished_and_told(pilot, screen) -> None:
-    """Until the session is over and its end notified (to be cleared: a toast would hide the screen)."""
-    await wait_for(pilot, lambda: screen.state.state == "finished", what="the session's end")
-    await wait_for(pilot, lambda: any(n.title == "Audit" for n in pilot.app._notifications),
-                   what="the notification of the session's end")
-
-
 def test_audit_screen_finished_session_80x24(snap_compare, monkeypatch):
     from testjack_tui.tui.screens.audit import AuditScreen
     from testjack_tui.tui.screens.audit_start import trial_views
@@ -98,7 +91,7 @@ def test_audit_screen_finished_session_80x24(snap_compare, monkeypatch):
     async def run_session(pilot) -> None:
         screen = AuditScreen(session, bench, trial_views(bench, None, None))
         await pilot.app.push_screen(screen)
-        await _finished_and_told(pilot, screen)
+        await finished_and_told(pilot, screen)
         pilot.app.clear_notifications()
         await pilot.pause()
 

@@ -18,10 +18,9 @@ POLL = 0.05
 async def wait_for(pilot: Any, predicate: Callable[[], object], timeout: float = HANG_GUARD,
                    what: str = "the condition") -> None:
     """Until `predicate()` is true (the app keeps running meanwhile)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not reached within the {timeout:.0f} s hang guard")
+    for _ in polls(what, timeout):
+        if predicate():
+            return
         await pilot.pause(POLL)
 
 
@@ -47,13 +46,22 @@ def screen_text(app: Any) -> str:
 
 async def wait_text(app: Any, pilot: Any, *texts: str, timeout: float = HANG_GUARD) -> str:
     """Until every one of `texts` is on screen; returns the screen's text then."""
-    deadline = time.monotonic() + timeout
-    while True:
+    shown = ""
+
+    def all_shown() -> bool:
+        nonlocal shown
         shown = screen_text(app)
-        missing = [text for text in texts if text not in shown]
-        if not missing:
-            return shown
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not on screen within the {timeout:.0f} s hang guard: {missing!r}; "
-                                 f"the screen showed:\n{shown}")
-        await pilot.pause(POLL)
+        return all(text in shown for text in texts)
+
+    try:
+        await wait_for(pilot, all_shown, timeout, what=f"on screen: {list(texts)!r}")
+    except AssertionError as missed:
+        raise AssertionError(f"{missed}; the screen showed:\n{shown}") from None
+    return shown
+
+
+async def finished_and_told(pilot: Any, screen: Any) -> None:
+    """Until the session is over and its end notified (to be cleared: a toast would hide the screen)."""
+    await wait_for(pilot, lambda: screen.state.state == "finished", what="the session's end")
+    await wait_for(pilot, lambda: any(n.title == "Audit" for n in pilot.app._notifications),
+                   what="the notification of the session's end")
