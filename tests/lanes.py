@@ -36,8 +36,8 @@ DEFAULT_SECONDS = 60.0
 LANE_SECONDS: dict[str, float] = {
     "test_lang_operator.py": 410, "test_audit_cmd_e2e.py": 284, "test_demo_scripts.py": 202,
     "test_labelled_benchmark_e2e.py": 135, "test_hostile_channels_langs.py": 119,
-    "test_repo_configs_podman.py": 111, "test_ray_backend.py": 111, "test_labelled_fmtkit_e2e.py": 105,
-    "test_lang_go.py": 95, "test_operator_judgement.py": 91, "test_lang_node.py": 80,
+    "test_repo_configs_podman.py": 111, "test_ray_backend.py": 92, "test_labelled_fmtkit_e2e.py": 105,
+    "test_lang_go.py": 95, "test_operator_judgement.py": 50, "test_lang_node.py": 80,
     "test_operator_cli.py": 61, "test_canaries_langs_podman.py": 47, "test_runner_node_podman.py": 44,
     "test_demo_official.py": 41, "test_hostile_trials.py": 41, "test_repo_configs_js_podman.py": 39,
     "test_runner_django_podman.py": 37, "test_lang_mocha.py": 36, "test_tui_demo_e2e.py": 36,
