@@ -99,21 +99,29 @@ DEMO = ROOT / "benchmarks" / "demo"
 
 
 @pytest.mark.podman
-def test_audit_with_mutants_reports_survivors_in_the_report(tmp_path):
+@pytest.mark.timeout(3600)  # may set up the shared demo audits; slow under load
+def test_audit_with_mutants_reports_survivors_in_the_report(demo_per_trial_audit, tmp_path, monkeypatch):
     """A real headless audit of a demo trial with --mutants: its mutants run as budgeted test runs,
     mutants of lines T0 never runs (ghost lines) survive without a run, and the report lists the
-    survivors with their line and mutant."""
+    survivors with their line and mutant. The trial's other runs (T0, its candidates) are taken
+    from the session's shared per-trial demo audit (`--reuse-runs`, tests/conftest.py): its
+    mutants are the runs of its own."""
+    import os
+
     out = tmp_path / "out"
+    env = dict(os.environ, TESTJACK_HOME=str(demo_per_trial_audit["home"]))
     trial = "merge-list-strategies__kestrel__3"  # its fallback branch is never run by T0
     cmd = [sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), "--headless", "--auto-approve",
            "--agent", "scripted", "--seed", "0", "--task", "merge-list-strategies", "--trial", trial,
-           "--mode", "per-trial", "--mutants", "3", "--out", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+           "--mode", "per-trial", "--mutants", "3", "--reuse-runs", demo_per_trial_audit["session_id"],
+           "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     rep = tmp_path / "rep"
     proc = subprocess.run([sys.executable, "-m", "testjack_tui.cli", "report", summary["session_id"],
-                           "--format", "json", "--out", str(rep)], capture_output=True, text=True, timeout=300)
+                           "--format", "json", "--out", str(rep)], capture_output=True, text=True, timeout=300,
+                          env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     t = next(t for t in json.loads((rep / "report.json").read_text())["trials"] if t["trial_id"] == trial)
     m = t["mutation"]
@@ -122,6 +130,20 @@ def test_audit_with_mutants_reports_survivors_in_the_report(tmp_path):
     ghost_lines = {(g["file"], g["line"]) for g in t["ghost"]["ghost_lines"]}
     on_ghost = [s for s in m["survivors"] if not s["executed"]]
     assert on_ghost and all((s["file"], s["line"]) in ghost_lines for s in on_ghost)
+    from testjack_tui.engine.store import SessionStore, db_path
+
+    monkeypatch.setenv("TESTJACK_HOME", env["TESTJACK_HOME"])
+    keys = {}
+    for sid in (summary["session_id"], demo_per_trial_audit["session_id"]):
+        store = SessionStore(db_path(sid))
+        keys[sid] = {r.key: r for r in store.runs()}
+        store.close()
+    mine, lent = keys[summary["session_id"]], keys[demo_per_trial_audit["session_id"]]
+    # Taken: the task's T0 runs and the trial's candidates. Run here: the mutants under T0, on the
+    # trial's world only (and at most one other run there that the lender had not made).
+    new = [r for k, r in mine.items() if k not in lent]
+    assert mine.keys() & lent.keys() and m["run"] <= len(new) <= m["run"] + 1, len(new)
+    assert {r.world for r in new} == {f"merge-list-strategies/model/{trial}"}
     md = (rep / "trials" / t["task_id"] / trial / "report.md").read_text()
     assert "## Mutation evidence" in md
     assert f"{on_ghost[0]['file']}:{on_ghost[0]['line']} [{on_ghost[0]['operator']}, never executed by T0]" in md

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,24 +64,30 @@ def test_verdicts_resting_on_g_prime_go_to_the_operator_when_one_is_there():
     assert approver_for(headless, "t-noref") is auto
 
 
-def _cli(*args: str, timeout: int = 1200) -> subprocess.CompletedProcess:
+def _cli(*args: str, timeout: int = 1200, home: Path | None = None) -> subprocess.CompletedProcess:
+    env = None if home is None else dict(os.environ, TESTJACK_HOME=str(home))
     return subprocess.run([sys.executable, "-m", "testjack_tui.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
 
 
 @pytest.mark.podman
-def test_demo_task_audited_without_its_reference(tmp_path):
+@pytest.mark.timeout(3600)  # may set up the shared demo audit; slow under load
+def test_demo_task_audited_without_its_reference(demo_lightweight_audit, tmp_path, monkeypatch):
     """parse-duration-compound with G ignored: the scripted implementer's first G′ fails T0, the
     second passes; the task-analysis witnesses are validated on G′ and refute defective trials
-    only; every verdict is marked and G′ is kept beside the session."""
-    out = tmp_path / "out"
+    only; every verdict is marked and G′ is kept beside the session. Runs on worlds without G
+    (null, every trial's) are the same runs as the shared lightweight demo audit's (same
+    snapshot, tests and files): taken from it (`--reuse-runs`, tests/conftest.py); every run on
+    G′ is this session's own."""
+    out, home = tmp_path / "out", demo_lightweight_audit["home"]
     proc = _cli("audit", str(DEMO), "--headless", "--auto-approve", "--agent", "scripted", "--seed", "0",
-                "--task", "parse-duration-compound", "--no-reference", "--rounds", "0", "--out", str(out))
+                "--task", "parse-duration-compound", "--no-reference", "--rounds", "0",
+                "--reuse-runs", demo_lightweight_audit["session_id"], "--out", str(out), home=home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "independent implementation G′ that passes T0 (attempt 2)" in proc.stdout
     session = json.loads((out / "summary.json").read_text())["session_id"]
     rep = tmp_path / "rep"
-    proc = _cli("report", session, "--format", "json", "--out", str(rep), timeout=300)
+    proc = _cli("report", session, "--format", "json", "--out", str(rep), timeout=300, home=home)
     assert proc.returncode == 0, proc.stderr[-2000:]
     trials = {t["trial_id"]: t for t in json.loads((rep / "report.json").read_text())["trials"]}
     labels = json.loads((DEMO / "labels.json").read_text())["trials"]
@@ -92,6 +99,16 @@ def test_demo_task_audited_without_its_reference(tmp_path):
         assert t["reference"] == "independent" and t["confidence"] <= INDEPENDENT_BAND
     g_prime = Path(trials[next(iter(refuted))]["justification"].rsplit("G′: ", 1)[1].rstrip("."))
     assert g_prime.is_file() and "+UNITS = " in g_prime.read_text()
+    from testjack_tui.engine.store import SessionStore, db_path
+
+    monkeypatch.setenv("TESTJACK_HOME", str(home))
+    runs = {}
+    for sid in (session, demo_lightweight_audit["session_id"]):
+        store = SessionStore(db_path(sid))
+        runs[sid] = {r.key: r.world for r in store.runs()}
+        store.close()
+    mine, lent = runs[session], runs[demo_lightweight_audit["session_id"]]
+    assert mine.keys() & lent.keys(), "no run of a world without G was taken from the lender"
 
 
 @pytest.mark.podman

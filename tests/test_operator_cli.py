@@ -123,8 +123,16 @@ def cli_env(home: Path, **extra: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("tj-operator-home")
+def home(demo_lightweight_audit) -> Path:
+    """The shared demo home (tests/conftest.py): the operator's audits take T0's runs on every
+    world of the task from the session's lightweight demo audit (`--reuse-runs`), as an operator
+    adding a test after a finished audit does; only their own witness runs."""
+    return demo_lightweight_audit["home"]
+
+
+@pytest.fixture(scope="module")
+def lender(demo_lightweight_audit) -> str:
+    return demo_lightweight_audit["session_id"]
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +147,7 @@ def refuted(summary: dict) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def reviewed_and_judged(home, witness_file, tmp_path_factory) -> dict:
+def reviewed_and_judged(home, lender, witness_file, tmp_path_factory) -> dict:
     """One operator audit of the chosen trial serves both headless claims: the LLM reviewer
     reviews the operator's witness, and the verdicts file (no terminal: stdin is /dev/null)
     gives the operator's judgement. The two tests below each ran their own audit of the same
@@ -158,13 +166,14 @@ def reviewed_and_judged(home, witness_file, tmp_path_factory) -> dict:
             [sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), "--agent", "operator",
              "--candidate", str(witness_file), "--candidate-path", "tests/test_tj_where_meta.py",
              "--requirement", REQUIREMENT, "--trial", chosen, "--reviewer", "openai",
-             "--verdicts", str(verdicts), "--out", str(out)],
+             "--verdicts", str(verdicts), "--reuse-runs", lender, "--out", str(out)],
             cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)
         requests = list(server.requests)
     return {"chosen": chosen, "group": group, "proc": proc, "requests": requests, "out": out}
 
 
 @pytest.mark.podman
+@pytest.mark.timeout(3600)  # may set up the shared demo audit; slow under load
 def test_operator_witness_reviewed_by_the_llm_is_shared_and_refutes_look_alikes(reviewed_and_judged):
     run = reviewed_and_judged
     chosen, group, proc, requests = run["chosen"], run["group"], run["proc"], run["requests"]
@@ -205,15 +214,20 @@ def _read_until(fd: int, pattern: str, buffer: list[str], timeout: float) -> Non
 
 
 @pytest.mark.podman
-def test_operator_writes_and_approves_on_a_terminal(home, witness_file, tmp_path):
-    """The human is both author and judge: the verdict is asked on the terminal and approved."""
+@pytest.mark.timeout(3600)  # may set up the shared demo audit; slow under load
+def test_operator_writes_and_approves_on_a_terminal(home, reviewed_and_judged, witness_file, tmp_path):
+    """The human is both author and judge: the verdict is asked on the terminal and approved.
+    The same file at the same path as the headless audit's: its runs are taken from there
+    (`--reuse-runs`), the question and the answer on the terminal are this session's own."""
     chosen, group = where_group()
+    lender = json.loads((reviewed_and_judged["out"] / "summary.json").read_text())["session_id"]
     out = tmp_path / "out"
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "testjack_tui.cli", "audit", str(DEMO), "--agent", "operator",
-         "--candidate", str(witness_file), "--requirement", REQUIREMENT, "--trial", group[-1],
-         "--headless", "--out", str(out)],
+         "--candidate", str(witness_file), "--candidate-path", "tests/test_tj_where_meta.py",
+         "--requirement", REQUIREMENT, "--trial", group[-1], "--headless", "--reuse-runs", lender,
+         "--out", str(out)],
         cwd=ROOT, env=cli_env(home, COLUMNS="200"), stdin=slave, stdout=slave, stderr=slave,
         close_fds=True)
     os.close(slave)
@@ -250,6 +264,7 @@ def test_operator_writes_and_approves_on_a_terminal(home, witness_file, tmp_path
 
 
 @pytest.mark.podman
+@pytest.mark.timeout(3600)  # may set up the shared demo audit; slow under load
 def test_verdicts_file_answers_the_operator_without_a_terminal(reviewed_and_judged):
     """CI: operator mode headless, the judgement written in advance in a TOML file (the shared
     session above: no --headless, no terminal, the verdict answered from the file)."""

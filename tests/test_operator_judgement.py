@@ -7,6 +7,11 @@ its requirement in the verdicts file (explicit + a quote of P, or implicit), nev
 docstring. A second witness judged `questionable` becomes an open question about P.
 A scripted reviewer's KEEP_SOME with a QUESTIONABLE case, under --auto-approve, leaves that case
 waiting for a person (summary, report, exit status).
+
+The three audits share one copy of the fixture (with the scripted reviewer's recording the third
+needs; the operator's own audits never read agent-scripts) in one home: the second and the third
+take the first's runs (`--reuse-runs`: T0 on every world, the weight/bulky witness on every
+world, same keys), so each runs only what the first did not.
 """
 from __future__ import annotations
 
@@ -76,10 +81,12 @@ def report(home: Path, session: str, out: Path) -> dict:
             "csv": (out / "report.csv").read_text()}
 
 
-def operator_run(home: Path, tmp: Path, verdicts: str, *files: tuple[str, str]) -> dict:
+def operator_run(home: Path, bench: Path, tmp: Path, verdicts: str, *files: tuple[str, str],
+                 reuse: str | None = None) -> dict:
     (tmp / "verdicts.toml").write_text(verdicts)
-    args = ["audit", str(BENCH), "--agent", "operator", "--trial", FIRST,
+    args = ["audit", str(bench), "--agent", "operator", "--trial", FIRST,
             "--verdicts", str(tmp / "verdicts.toml"), "--out", str(tmp / "out")]
+    args += ["--reuse-runs", reuse] if reuse else []
     for name, source in files:
         (tmp / name).write_text(source)
         args += ["--candidate", str(tmp / name)]
@@ -99,21 +106,40 @@ def home(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def explicit_run(home, tmp_path_factory) -> dict:
-    verdicts = (f'["test_tj_weight_bulky.py"]\nlabel = "valid"\nrequirement = "{REQUIREMENT}"\n'
-                f'explicit = true\nquote = "`rate` must reject a weight that is zero or negative"\n'
-                'note = "P lists both clauses"\n')
-    return operator_run(home, tmp_path_factory.mktemp("explicit"), verdicts, ("weight_bulky.py", WITNESS))
+def bench(tmp_path_factory) -> Path:
+    """The fixture with a scripted reviewer's recorded KEEP_SOME review of WITNESS."""
+    bench = tmp_path_factory.mktemp("shipkit") / "shipkit"
+    shutil.copytree(BENCH, bench)
+    scripts = bench / "agent-scripts" / TASK
+    (scripts / "candidates").mkdir(parents=True)
+    (scripts / "candidates" / "weight_bulky.py").write_text(WITNESS)
+    path = "tests/test_tj_weight_bulky.py"
+    (scripts / "reviews.json").write_text(json.dumps({"candidates/weight_bulky.py": {
+        "label": "valid", "requirement": QUOTE, "explicit": True, "quote": QUOTE,
+        "reason": "P states the weight check; the bulky case is arguable", "overall": "KEEP_SOME",
+        "cases": [{"test_id": f"{path}::test_negative_weight_is_rejected", "label": "VALID",
+                   "scope": "in_scope", "overfitting": "none", "reason": "P says so"},
+                  {"test_id": f"{path}::test_bulky_surcharge_is_not_doubled", "label": "QUESTIONABLE",
+                   "scope": "in_scope", "overfitting": "none", "reason": "21 kg: is it bulky at express?"}]}}))
+    return bench
 
 
 @pytest.fixture(scope="module")
-def implicit_run(home, tmp_path_factory) -> dict:
+def explicit_run(home, bench, tmp_path_factory) -> dict:
+    verdicts = (f'["test_tj_weight_bulky.py"]\nlabel = "valid"\nrequirement = "{REQUIREMENT}"\n'
+                f'explicit = true\nquote = "`rate` must reject a weight that is zero or negative"\n'
+                'note = "P lists both clauses"\n')
+    return operator_run(home, bench, tmp_path_factory.mktemp("explicit"), verdicts, ("weight_bulky.py", WITNESS))
+
+
+@pytest.fixture(scope="module")
+def implicit_run(home, bench, explicit_run, tmp_path_factory) -> dict:
     verdicts = (f'["test_tj_weight_bulky.py"]\nlabel = "valid"\nrequirement = "{REQUIREMENT}"\n'
                 'explicit = false\n\n'
                 '["test_tj_express.py"]\nlabel = "questionable"\nrequirement = "express doubles every zone"\n'
                 'note = "P never says whether international parcels count as express"\n')
-    return operator_run(home, tmp_path_factory.mktemp("implicit"), verdicts,
-                        ("weight_bulky.py", WITNESS), ("express.py", EXPRESS))
+    return operator_run(home, bench, tmp_path_factory.mktemp("implicit"), verdicts,
+                        ("weight_bulky.py", WITNESS), ("express.py", EXPRESS), reuse=explicit_run["session"])
 
 
 def test_explicit_with_a_quote_refutes_every_defect_and_finds_no_prompt_gap(explicit_run):
@@ -156,24 +182,12 @@ def test_implicit_becomes_a_prompt_finding_and_questionable_an_open_question(imp
 
 
 @pytest.fixture(scope="module")
-def keep_some_run(home, tmp_path_factory) -> dict:
+def keep_some_run(home, bench, explicit_run, tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("keep-some")
-    bench = tmp / "shipkit"
-    shutil.copytree(BENCH, bench)
-    scripts = bench / "agent-scripts" / TASK
-    (scripts / "candidates").mkdir(parents=True)
-    (scripts / "candidates" / "weight_bulky.py").write_text(WITNESS)
-    path = "tests/test_tj_weight_bulky.py"
-    (scripts / "reviews.json").write_text(json.dumps({"candidates/weight_bulky.py": {
-        "label": "valid", "requirement": QUOTE, "explicit": True, "quote": QUOTE,
-        "reason": "P states the weight check; the bulky case is arguable", "overall": "KEEP_SOME",
-        "cases": [{"test_id": f"{path}::test_negative_weight_is_rejected", "label": "VALID",
-                   "scope": "in_scope", "overfitting": "none", "reason": "P says so"},
-                  {"test_id": f"{path}::test_bulky_surcharge_is_not_doubled", "label": "QUESTIONABLE",
-                   "scope": "in_scope", "overfitting": "none", "reason": "21 kg: is it bulky at express?"}]}}))
     (tmp / "weight_bulky.py").write_text(WITNESS)
     proc = cli(home, "audit", str(bench), "--agent", "operator", "--candidate", str(tmp / "weight_bulky.py"),
-               "--trial", f"{TASK}__atlas__3", "--reviewer", "scripted", "--auto-approve", "--headless", "--out", str(tmp / "out"))
+               "--trial", f"{TASK}__atlas__3", "--reviewer", "scripted", "--auto-approve", "--headless",
+               "--reuse-runs", explicit_run["session"], "--out", str(tmp / "out"))
     session = session_of(proc)
     return {"proc": proc, "session": session, "summary": json.loads((tmp / "out" / "summary.json").read_text()),
             **report(home, session, tmp / "report")}
@@ -190,3 +204,25 @@ def test_a_questionable_case_of_keep_some_waits_for_a_person(keep_some_run):
     # The kept case counts: the negative-weight trials are refuted by it, no sound trial is.
     assert {f"{TASK}__atlas__3", f"{TASK}__brook__2", f"{TASK}__cirrus__1"} <= refuted(run)
     assert not refuted(run) & SOUND
+
+
+def test_the_later_audits_ran_only_what_the_first_had_not(explicit_run, implicit_run, keep_some_run, home,
+                                                          monkeypatch):
+    """`--reuse-runs`: T0 ran once, on every world, in the first audit; the second ran only its
+    new witness, the third only its own witness runs (the reviewer kept one case of two)."""
+    from testjack_tui.engine.store import SessionStore, db_path
+
+    monkeypatch.setenv("TESTJACK_HOME", str(home))
+
+    def runs(run: dict) -> dict:
+        store = SessionStore(db_path(run["session"]))
+        try:
+            return {r.key: {i.split("::")[0] for i in r.test_ids} for r in store.runs()}
+        finally:
+            store.close()
+    first = runs(explicit_run)
+    for run, files in ((implicit_run, {"tests/test_tj_express.py"}), (keep_some_run, {"tests/test_tj_weight_bulky.py"})):
+        mine = runs(run)
+        new = [ran for key, ran in mine.items() if key not in first]
+        assert mine.keys() & first.keys() and new, (len(mine), len(new))
+        assert all(ran <= files for ran in new), new

@@ -3,12 +3,14 @@ machine's podman): an audit of a demo task equals the local backend's, also when
 is killed while witnesses are replayed, and nothing leaks.
 
 One local audit and one Ray audit (module fixtures) serve every assertion: the machine is small.
+The audits are the task analysis alone (`rounds=0`): its witnesses are written, checked on R and
+R[G], reviewed and replayed on every model world (where the node is killed), and refute; a round
+of the loop adds more of the same operations, not another path to the nodes.
 """
 from __future__ import annotations
 
 import asyncio
 import os
-import threading
 import time
 
 import pytest
@@ -29,7 +31,7 @@ STORE_MB = 80 * 1024 * 1024
 def audit_config(backend: str):
     from testjack_tui.engine.session import SessionConfig
 
-    return SessionConfig(benchmark=str(DEMO), tasks=[TASK], seed=0, backend=backend, rounds=1,
+    return SessionConfig(benchmark=str(DEMO), tasks=[TASK], seed=0, backend=backend, rounds=0,
                          agents={"audit": "scripted", "reviewer": "scripted", "task_analysis": "scripted"})
 
 
@@ -103,14 +105,14 @@ def test_doctor_checks_every_node_of_the_cluster(cluster, home):
 @pytest.fixture(scope="module")
 def on_ray(local, cluster, home) -> dict:
     """The same audit on the Ray backend; the node holding the first model world to replay a
-    confirmed witness is killed (SIGKILL) while that run is on it."""
+    witness candidate (a run with the candidate's files) is killed (SIGKILL) while that run is on
+    it."""
     from testjack_tui.sandbox.backend import make_backend
     from testjack_tui.engine.session import AuditSession
 
     c, workers = cluster
     by_label = {w.node_id[:6]: w for w in workers}
     backends, killed, nodes_seen, lost_lines = [], [], set(), []
-    confirmed = threading.Event()
 
     def factory(**kw):
         backend = make_backend("ray", **kw)
@@ -120,7 +122,8 @@ def on_ray(local, cluster, home) -> dict:
         async def run_tests_killing_its_node(world, *args, **kwargs):
             home_node = backend._homes.get(world.name)
             victim = by_label.get(home_node.label.rsplit("/", 1)[-1]) if home_node else None
-            if not (confirmed.is_set() and not killed and victim is not None and "/model/" in world.name):
+            files = kwargs.get("files") if "files" in kwargs else (args[1] if len(args) > 1 else None)
+            if not (files and not killed and victim is not None and "/model/" in world.name):
                 return await run_tests(world, *args, **kwargs)
             killed.append(victim)
             run = asyncio.ensure_future(run_tests(world, *args, **kwargs))
@@ -140,8 +143,6 @@ def on_ray(local, cluster, home) -> dict:
         trace.write(f"{time.strftime('%H:%M:%S')} {kind} {getattr(event, 'world', '')} "
                     f"{getattr(event, 'state', '')} {getattr(event, 'node', '')} {getattr(event, 'text', '')[:80]}\n")
         trace.flush()
-        if kind == "witness_confirmed":
-            confirmed.set()
         if kind != "world_state" or not event.node:
             return
         nodes_seen.add(event.node)
@@ -241,9 +242,10 @@ def test_a_node_without_the_tasks_image_builds_it_from_what_travels_through_ray(
 
 
 def test_operator_killed_on_ray_resumes_to_the_local_result_without_leaks(local, cluster, home, tmp_path):
-    """kill -9 of the operator's process in the middle of a round on the Ray backend; `resume`
-    continues on the cluster (the backend is part of the session) and ends where the local
-    audit ended; the killed session's containers on the nodes are gone."""
+    """kill -9 of the operator's process in the middle of the audit on the Ray backend (a
+    witness candidate has just failed on R, its repair is next); `resume` continues on the
+    cluster (the backend is part of the session) and ends where the local audit ended; the killed
+    session's containers on the nodes are gone."""
     import json
     import re
     import subprocess
@@ -256,9 +258,9 @@ def test_operator_killed_on_ray_resumes_to_the_local_result_without_leaks(local,
     c, _ = cluster
     env = dict(os.environ, TESTJACK_HOME=str(home), RAY_ADDRESS=c.address)
     common = ["--headless", "--auto-approve"]
-    # Killed as the round's audit gets under way on the nodes.
-    seen, _ = kill_when(["audit", str(DEMO), *common, "--seed", "0", "--task", TASK, "--rounds", "1",
-                         "--backend", "ray"], env, lambda line, text: "round 1: auditing" in line)
+    # Killed as the task analysis gets under way on the nodes: its first candidate ran on R.
+    seen, _ = kill_when(["audit", str(DEMO), *common, "--seed", "0", "--task", TASK, "--rounds", "0",
+                         "--backend", "ray"], env, lambda line, text: "back to its author" in line)
     sid = re.search(r"session (\d{8}-\d{6}-[0-9a-f]+)", seen).group(1)
     assert "on node" in seen, seen[-2000:]
 
