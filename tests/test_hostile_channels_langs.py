@@ -12,10 +12,13 @@ names its clock check instead): refuted as environment-dependent. node --test's 
 witness file run whole. An honest function stays passed with every channel agreeing, and on the
 reference world a witness that itself depends on the uid never passes.
 
-Bounded in runs: per family one model world (the trial holds every variant) with two witness
-runs — the runner-fooling witness alone (its run's canaries come out tampered), the honest, uid
-and clock witnesses together (each file's outcomes, channels and varied replay are its own, and
-that run's canaries must stay "ok") — and one reference-world run."""
+Bounded in runs: per family one model world (the trial holds every variant) and one
+reference-world run. On the model world, go, cargo, Django and node --test run two witness runs:
+the runner-fooling witness alone (its run's canaries come out tampered), the honest, uid and clock
+witnesses together (each file's outcomes, channels and varied replay are its own, and that run's
+canaries must stay "ok"). jest and vitest run the four apart: their own runs and varied replays
+are a runner process per test, and three files' worth would crowd the product's bound on one
+run's own runs (own_run.OWN_TOTAL) on a loaded machine."""
 from __future__ import annotations
 
 import asyncio
@@ -179,7 +182,10 @@ FAMILIES = {"go": go_family, "rust": rust_family, "jest": jest_family, "vitest":
 
 # The witnesses that share one run on the model world: none of them fools the report, so the
 # run's canaries stay "ok" whatever the others do (the runner witness proves tampering: alone).
+# Only in the families whose own runs are cheap processes (a test binary, node, Django's
+# runtests.py): see the module's docstring.
 SHARED = ("control", "uid", "clock")
+SHARING = {"go", "rust", "django", "nodetest"}
 
 
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
@@ -192,7 +198,8 @@ def family(request):
         out = {"_spec": spec, "_name": request.param}
         async with Sandbox(session=f"hostile-langs-{request.param}", concurrency=1) as sb:
             model = await sb.prepare(spec["task"], "model", spec["trial"])
-            for names in (("runner",), SHARED):
+            groups = [("runner",), SHARED] if request.param in SHARING else [(name,) for name in spec["witnesses"]]
+            for names in groups:
                 files = {spec["path"].format(name): spec["witnesses"][name] for name in names}
                 run = await sb.run_tests(model, list(files), files=files, isolate_harness=True, timeout=240)
                 out.update({name: run for name in names})
