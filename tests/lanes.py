@@ -32,12 +32,13 @@ SAFE_FILES = frozenset({
 # README's command; they only order the queue (longest first). A file not named here counts
 # DEFAULT_SECONDS until the next profile. 2026-12-04 04:45-05:09, a quiet machine, every image
 # built during the run: `python tests/lane_totals.py LOG --table` of it (paste the next one here).
-# Four were scaled the same day by the containers their sharing saved (the labelled benchmark,
-# the hostile channels, the repo configs, the Django runner: counted with TESTJACK_TEST_COUNT_PODMAN).
+# Four were scaled the same day by the containers their sharing saved, in the tests that saved
+# them (the labelled benchmark, the hostile channels, the repo configs, the Django runner:
+# counted with TESTJACK_TEST_COUNT_PODMAN).
 DEFAULT_SECONDS = 60.0
 LANE_SECONDS: dict[str, float] = {
     "test_lang_operator.py": 410, "test_audit_cmd_e2e.py": 284, "test_demo_scripts.py": 202,
-    "test_labelled_benchmark_e2e.py": 128, "test_hostile_channels_langs.py": 93,
+    "test_labelled_benchmark_e2e.py": 128, "test_hostile_channels_langs.py": 103,
     "test_repo_configs_podman.py": 108, "test_ray_backend.py": 111, "test_labelled_fmtkit_e2e.py": 105,
     "test_lang_go.py": 95, "test_operator_judgement.py": 91, "test_lang_node.py": 80,
     "test_operator_cli.py": 61, "test_canaries_langs_podman.py": 47, "test_runner_node_podman.py": 44,
