@@ -1,7 +1,7 @@
 """Verdicts a maintainer can defend, on a labelled benchmark of our own in DeepSWE layout
 (tests/fixtures/shipkit-labelled, see its README): correct witnesses handed in through headless
-operator mode (`--candidate` + `--verdicts`), a per-trial session and a lightweight one, real
-podman containers. labels.json is read here only.
+operator mode (`--candidate` + `--verdicts`), a lightweight session and a per-trial one that
+reuses its runs, real podman containers. labels.json is read here only.
 """
 from __future__ import annotations
 
@@ -48,8 +48,11 @@ def audit(home: Path, mode: str, *extra: str) -> str:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> dict:
     home = tmp_path_factory.mktemp("tj-labelled-home")
-    full = audit(home, "per-trial")
     light = audit(home, "lightweight", "--rounds", "2")
+    # The per-trial audit takes every run the lightweight one made with the same key (T0 on each
+    # world, witness files of the same name on the same worlds) and runs only the rest: its
+    # report is what its own runs would give (tests/test_reuse_runs.py).
+    full = audit(home, "per-trial", "--reuse-runs", light)
     out = tmp_path_factory.mktemp("tj-labelled-report")
     proc = cli(home, "report", full, "--format", "json", "--out", str(out))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -6,8 +6,9 @@ tests/fixtures/swebench-pyconf is one small package under five configurations se
 repositories: warnings as errors (Flask), `python_files`/`python_functions` that exclude
 `test_*`, `addopts = -n auto -x` with pytest-xdist installed, `required_plugins` with
 `--strict-markers`, and `--doctest-modules` with `testpaths`. Each is audited end to end in
-operator mode with real podman: the operator's witness must pass on the reference world and fail
-on the planted defect (divide(a, 0) raises ValueError only for a > 0), so the trial is refuted.
+operator mode with real podman (one audit of the five tasks, each on worlds of its own): the
+operator's witness must pass on the reference world and fail on the planted defect (divide(a, 0)
+raises ValueError only for a > 0), so the trial is refuted.
 """
 from __future__ import annotations
 
@@ -58,40 +59,46 @@ def home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("tj-pyconf-home")
 
 
-@pytest.mark.podman
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_a_witness_runs_under_the_repos_own_pytest_configuration(variant, home, tmp_path):
-    task, trial = f"acme__calc-{variant}", f"acme__calc-{variant}@model-a"
-    witness = tmp_path / "zero_divisor.py"
+@pytest.fixture(scope="module")
+def variants(home, tmp_path_factory) -> tuple[dict, list[str]]:
+    """One operator audit of the five configurations' trials (one task each, worlds of their
+    own): its summary and its log's lines. Every line a task logs names it."""
+    work = tmp_path_factory.mktemp("tj-pyconf-variants")
+    witness = work / "zero_divisor.py"
     witness.write_text(WITNESS)
-    verdicts = tmp_path / "verdicts.toml"
+    verdicts = work / "verdicts.toml"
     verdicts.write_text(f'["{witness.name}"]\nlabel = "valid"\nnote = "P: whatever a is"\n')
-    out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "testjack_tui.cli", "audit", str(FIXTURE), "--agent", "operator",
-         "--candidate", str(witness), "--candidate-path", "tests/test_tj_zero_divisor.py",
-         "--requirement", REQUIREMENT, "--trial", trial, "--verdicts", str(verdicts),
-         "--headless", "-v", "--out", str(out)],
-        cwd=ROOT, env=dict(os.environ, TESTJACK_HOME=str(home)), stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=1200)
+    trials = [arg for variant in VARIANTS for arg in ("--trial", f"acme__calc-{variant}@model-a")]
+    proc = _cli(["audit", str(FIXTURE), "--agent", "operator", "--candidate", str(witness),
+                 "--candidate-path", "tests/test_tj_zero_divisor.py", "--requirement", REQUIREMENT, *trials,
+                 "--verdicts", str(verdicts), "--headless", "-v", "--out", str(work / "out")], home, 1500)
     text = proc.stdout + proc.stderr
     assert proc.returncode == 0, text[-4000:]
-    summary = json.loads((out / "summary.json").read_text())
+    assert "PytestAssertRewriteWarning" not in text
+    return json.loads((work / "out" / "summary.json").read_text()), text.splitlines()
+
+
+@pytest.mark.podman
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_witness_runs_under_the_repos_own_pytest_configuration(variant, variants):
+    summary, lines = variants
+    task, trial = f"acme__calc-{variant}", f"acme__calc-{variant}@model-a"
+    mine = [line for line in lines if f"{task}/" in line or f"{task}:" in line]
     # Refuted: the witness passed on the reference world (else it goes back to its author and
     # never counts) and failed on the planted defect.
-    assert summary["tasks"][task]["trials"][trial]["state"] == "refuted", text[-4000:]
+    assert summary["tasks"][task]["trials"][trial]["state"] == "refuted", mine[-60:]
     [w] = summary["tasks"][task]["witnesses"]
     assert w["path"] == "tests/test_tj_zero_divisor.py"
     # No run on the reference or the trial lost a test (T0 on the null world runs as the harness
     # runs it, `-x` included: under xdist a test after the first failure may go unreported).
-    runs = [line for line in text.splitlines() if ": tests on " in line and "/null:" not in line]
+    runs = [line for line in mine if f": tests on {task}/" in line and "/null:" not in line]
     assert runs and not [line for line in runs if "not_found" in line or "error" in line], runs
-    assert "PytestAssertRewriteWarning" not in text
     # Every choice made for the repo's configuration is logged, once per task.
+    notes = [line for line in lines if f"{task}: test configuration: " in line]
     for note in NOTES.get(variant, []):
-        assert text.count(note) == 1, (note, text[-4000:])
+        assert sum(note in line for line in notes) == 1, (note, notes)
     if variant not in NOTES:
-        assert "test configuration:" not in text
+        assert not notes, notes
 
 
 # acme__calc-flask mirrors the real SWE-bench Verified row pallets__flask-5014 (Flask's
@@ -145,20 +152,28 @@ def _cli(args: list[str], home: Path, timeout: int = 1200) -> subprocess.Complet
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.fixture(scope="module")
+def flask_audit(home, tmp_path_factory) -> tuple[Path, str]:
+    """The operator's per-trial audit of the Flask-shaped row: its --out folder and its log."""
+    work = tmp_path_factory.mktemp("tj-pyconf-flask")
+    for name, text in (("keeps_divisors.py", KEEPS), ("any_process.py", ANY_PROCESS),
+                       ("verdicts.toml", FLASK_VERDICTS)):
+        (work / name).write_text(text)
+    out = work / "out"
+    proc = _cli(["audit", str(FIXTURE), "--task", FLASK_TASK, "--mode", "per-trial", "--agent", "operator",
+                 "--candidate", str(work / "keeps_divisors.py"), "--candidate", str(work / "any_process.py"),
+                 "--verdicts", str(work / "verdicts.toml"), "--headless", "--out", str(out)], home)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text[-4000:]
+    return out, text
+
+
 @pytest.mark.podman
-def test_flask_shaped_row_operator_audit_labels_and_drop_in_export(home, tmp_path):
+def test_flask_shaped_row_operator_audit_labels_and_drop_in_export(home, flask_audit, tmp_path):
     """Issue 36's Done-when on a row shaped like pallets__flask-5014: the regression is
     INCORRECT_DESPITE_PASS, the pytest-only behaviour REWARD_HACK, the sound prediction stands,
     and the swebench export checks ok and keeps every field of the row."""
-    for name, text in (("keeps_divisors.py", KEEPS), ("any_process.py", ANY_PROCESS),
-                       ("verdicts.toml", FLASK_VERDICTS)):
-        (tmp_path / name).write_text(text)
-    out = tmp_path / "out"
-    proc = _cli(["audit", str(FIXTURE), "--task", FLASK_TASK, "--mode", "per-trial", "--agent", "operator",
-                 "--candidate", str(tmp_path / "keeps_divisors.py"), "--candidate", str(tmp_path / "any_process.py"),
-                 "--verdicts", str(tmp_path / "verdicts.toml"), "--headless", "--out", str(out)], home)
-    text = proc.stdout + proc.stderr
-    assert proc.returncode == 0, text[-4000:]
+    out, text = flask_audit
     # `report` and `export` take the folder `audit --out` wrote, as a user has it at hand.
     rep = _cli(["report", str(out), "--format", "json", "--out", str(tmp_path / "r")], home, 300)
     assert rep.returncode == 0, rep.stdout[-2000:] + rep.stderr[-2000:]
@@ -180,9 +195,10 @@ def test_flask_shaped_row_operator_audit_labels_and_drop_in_export(home, tmp_pat
 
 
 @pytest.mark.podman
-def test_flask_shaped_row_witness_that_cannot_run_is_an_audit_failure(home, tmp_path):
+def test_flask_shaped_row_witness_that_cannot_run_is_an_audit_failure(home, flask_audit, tmp_path):
     """A witness that cannot even be collected on the reference measures nothing: `audit` exits 4,
-    the trial is CLEAN_UNAUDITED (never SOUND), and report.md names the audit that could not run."""
+    the trial is CLEAN_UNAUDITED (never SOUND), and report.md names the audit that could not run.
+    Its T0 runs are the Flask audit's (`--reuse-runs`): only the broken witness runs here."""
     from testjack_tui.commands.audit_cmd import EXIT_AUDIT_FAILED
 
     (tmp_path / "broken.py").write_text(BROKEN)
@@ -190,7 +206,8 @@ def test_flask_shaped_row_witness_that_cannot_run_is_an_audit_failure(home, tmp_
     out = tmp_path / "out"
     proc = _cli(["audit", str(FIXTURE), "--task", FLASK_TASK, "--trial", f"{FLASK_TASK}@model-equiv",
                  "--mode", "per-trial", "--agent", "operator", "--k", "0", "--candidate", str(tmp_path / "broken.py"),
-                 "--verdicts", str(tmp_path / "verdicts.toml"), "--headless", "--out", str(out)], home)
+                 "--verdicts", str(tmp_path / "verdicts.toml"), "--reuse-runs", str(flask_audit[0]),
+                 "--headless", "--out", str(out)], home)
     text = proc.stdout + proc.stderr
     assert proc.returncode == EXIT_AUDIT_FAILED, text[-4000:]
     assert "DivisionRejected" in text

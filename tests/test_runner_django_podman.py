@@ -202,21 +202,29 @@ def test_an_audit_refutes_the_planted_defect(audited):
     assert trials["django__django-90001@model-a"]["state"] != "refuted"
 
 
-def test_the_export_lists_the_witness_in_the_harness_scheme(audited):
+@pytest.fixture(scope="module")
+def exported(audited):
+    """The audit's SWE-bench export (one: its check runs the harness's command on every world),
+    read by the listing claim and the round trip."""
+    work, env, summary = audited
+    out = work / "export"
+    proc = cli(["export", summary["session_id"], "--format", "swebench", "--out", str(out)], env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out
+
+
+def test_the_export_lists_the_witness_in_the_harness_scheme(exported):
     """A SWE-bench export whose FAIL_TO_PASS names the witness as Django's runner and the
     harness's parser do, checked through the harness's command and parser."""
     import json
 
-    work, env, summary = audited
-    proc = cli(["export", summary["session_id"], "--format", "swebench", "--out", str(work / "export")], env)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    rows = [json.loads(line) for f in (work / "export").rglob("*.jsonl") for line in f.read_text().splitlines()]
+    rows = [json.loads(line) for f in exported.rglob("*.jsonl") for line in f.read_text().splitlines()]
     [row] = rows
     assert json.loads(row["FAIL_TO_PASS"]) == ["test_farewell (greetings.tests.FarewellTests)",
                                                "test_whole_name (greetings.test_tj_full_name.FullNameFarewellTests)"]
 
 
-def test_the_swebench_export_is_drop_in_and_round_trips_through_the_harness(audited):
+def test_the_swebench_export_is_drop_in_and_round_trips_through_the_harness(audited, exported):
     """Issue 36.4: the exported row is the input row with only test_patch and the id lists
     changed; our loader reads it back with the benchmark's predictions and verdicts, and `verify`
     runs the gold patch and every prediction through the harness's command and log parser on
@@ -225,10 +233,8 @@ def test_the_swebench_export_is_drop_in_and_round_trips_through_the_harness(audi
     import json
     import shutil
 
-    work, env, summary = audited
-    out = work / "export-roundtrip"
-    proc = cli(["export", summary["session_id"], "--format", "swebench", "--out", str(out)], env)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    work, env, _ = audited
+    out = exported
     [row] = [json.loads(line) for line in (out / "dataset.jsonl").read_text().splitlines()]
     [original] = [json.loads(line) for line in (FIXTURE / "dataset.jsonl").read_text().splitlines()]
     changed = {"test_patch", "FAIL_TO_PASS", "PASS_TO_PASS"}
