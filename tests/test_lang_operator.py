@@ -62,6 +62,9 @@ def home(tmp_path_factory) -> Path:
 # defect trial put its own copy elsewhere, so only the reference run and the other trial's
 # replay are lent.
 LENT_WITNESS_RUNS = {"go": 7, "typescript": 7, "rust": 2, "node": 6}
+# The export's ids differ from those its probe ran G with: jest's grader names the test as jest
+# does, not as our runner; one of rust's two new tests passes on R (pass-to-pass).
+FINAL_IDS_DIFFER = {"jest", "rust"}
 
 
 def _runs(home: Path, session_id: str, candidate: bool) -> list[str]:
@@ -153,6 +156,8 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     assert codes["model"] != 0 and codes["reference"] == 0, codes
 
     export = tmp_path / "export"
+    logs = home / "cache" / "logs"  # one log per run of the task's own flow (`t0-...`)
+    before = {p.name for p in logs.glob("*-t0-*")}
     proc = cli("export", summary["session_id"], "--format", "harbor", "--out", str(export), home=home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     [config_file] = export.glob("*/tests/config.json")
@@ -167,6 +172,12 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     check = json.loads((config_file.parent / "testjack_check.json").read_text())
     assert check["flow"] == "official" and check["ok"] is True, check
     assert check["rewards"]["reference"] == 1 and check["rewards"][defect] == 0, check
+    # Its runs of test.sh: G without and with the witnesses, R, each refuted trial, each harness
+    # restored; G once more only when the final ids are not those G already ran with.
+    refuted = len(check["rewards"]) - 1
+    restored = len(check.get("notes") or [])
+    runs = {p.name for p in logs.glob("*-t0-*")} - before
+    assert len(runs) == 3 + refuted + restored + (language in FINAL_IDS_DIFFER), sorted(runs)
     if language not in SCRIPTED:  # the written folder itself, graded by test.sh (see the docstring)
         rewards = asyncio.run(grade_with_test_sh(bench, task_id, config_file.parent, ["reference", defect]))
         assert rewards == {"reference": 1, defect: 0}
