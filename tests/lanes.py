@@ -37,7 +37,7 @@ SAFE_FILES = frozenset({
 # test_operator_judgement, test_operator_cli, test_no_reference, test_mutation.
 DEFAULT_SECONDS = 60.0
 LANE_SECONDS: dict[str, float] = {
-    "test_lang_operator.py": 410, "test_audit_cmd_e2e.py": 284, "test_demo_scripts.py": 202,
+    "test_lang_operator.py": 290, "test_audit_cmd_e2e.py": 284, "test_demo_scripts.py": 202,
     "test_labelled_benchmark_e2e.py": 135, "test_hostile_channels_langs.py": 119,
     "test_repo_configs_podman.py": 111, "test_ray_backend.py": 102, "test_labelled_fmtkit_e2e.py": 105,
     "test_lang_go.py": 95, "test_operator_judgement.py": 85, "test_lang_node.py": 80,

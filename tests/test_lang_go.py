@@ -85,7 +85,7 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp
     config = json.loads((tests_dir / "config.json").read_text())
     assert "example.com/textkit.TestTJSlugifyUnderscore" in config["f2p_node_ids"]
     # The witness goes into the package it tests, where the task's own `go test` finds it.
-    assert "+++ b/slug_tj_underscore_test.go" in (tests_dir / "test.patch").read_text()
+    assert "+++ b/underscore_tj_test.go" in (tests_dir / "test.patch").read_text()
     rewards = asyncio.run(grade_with_test_sh(GO, TASK, tests_dir, ["reference", DEFECT, HACK]))
     assert rewards["reference"] == 1
     assert rewards[DEFECT] == 0

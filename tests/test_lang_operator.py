@@ -10,8 +10,14 @@ tests/fixtures/jest is this module's own: jest from npm at image build, a CTRF g
 tests/fixtures/nodetest's CTRF reporter is the task's own, under node --test). A fixture with a
 language module of its own (go, typescript, rust, node) adds the operator's witness to that
 module's scripted audit (`lang_audits`, once per test session): `--reuse-runs` reads T0's runs
-from it, so only the witness runs (on the reference and on the trials). jest has no scripted
-audit to lend, so its operator audit makes its own T0 runs.
+from it, and the witness's own runs where the scripted audit ran the same file at the same place
+(go, typescript, node: the operator's file lands where the scripted audit put it). jest has no
+scripted audit to lend, so its operator audit makes its own T0 runs.
+
+The export's check runs the exported task through its own unchanged test.sh on G and on each
+refuted trial (`testjack_check.json` keeps the rewards); the written folder is graded again
+here only for jest: test_lang_go/ts/rust/node grade their own written exports, and no other
+module writes a jest export.
 """
 from __future__ import annotations
 
@@ -51,17 +57,37 @@ def home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("tj-lang-operator-home")
 
 
-def _t0_runs(home: Path, session_id: str) -> set[str]:
-    """The keys of a session's stored runs that carry no candidate (T0's own runs)."""
+# The operator's witness runs the scripted audit's session (the lender) already holds, by key:
+# the same file at the same place (go, typescript, node) is the same run; rust's audit of the
+# defect trial put its own copy elsewhere, so only the reference run and the other trial's
+# replay are lent.
+LENT_WITNESS_RUNS = {"go": 7, "typescript": 7, "rust": 2, "node": 6}
+# The export's ids differ from those its probe ran G with: jest's grader names the test as jest
+# does, not as our runner; one of rust's two new tests passes on R (pass-to-pass).
+FINAL_IDS_DIFFER = {"jest", "rust"}
+
+
+def _runs(home: Path, session_id: str, candidate: bool) -> list[str]:
+    """The keys of a session's stored runs that carry a candidate (or, False, none: T0's own)."""
     from testjack_tui.engine.store import SessionStore, db_path
 
     with pytest.MonkeyPatch.context() as mp:  # the sessions live in the audit's TESTJACK_HOME
         mp.setenv("TESTJACK_HOME", str(home))
         store = SessionStore(db_path(session_id))
     try:
-        return {r.key for r in store.run_headers() if not r.candidate_ids}
+        return [r.key for r in store.run_headers() if bool(r.candidate_ids) == candidate]
     finally:
         store.close()
+
+
+def _t0_runs(home: Path, session_id: str) -> set[str]:
+    return set(_runs(home, session_id, candidate=False))
+
+
+def _passing_trials(bench: Path, task_id: str) -> int:
+    from testjack_tui.benchmarks import load_benchmark
+
+    return sum(1 for t in load_benchmark(bench).trials if t.task_id == task_id and t.official_pass)
 
 
 async def _run_printed(bench: Path, task_id: str, trial_id: str, path: str, source: str,
@@ -107,6 +133,16 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     if lender:  # a session of its own that made none of T0's runs: each is the scripted audit's
         t0_here, lent = _t0_runs(home, summary["session_id"]), _t0_runs(home, lender[1])
         assert summary["session_id"] != lender[1] and t0_here and t0_here <= lent, (t0_here - lent)
+    # The witness is validated once (REFERENCE_RUNS on R[G], two on the defect trial: its run and
+    # the flakiness re-run) and replayed once on each other passing trial; nothing runs twice.
+    from testjack_tui.engine.oracle import REFERENCE_RUNS
+
+    witness_runs = _runs(home, summary["session_id"], candidate=True)
+    assert len(witness_runs) == len(set(witness_runs)) == REFERENCE_RUNS + 1 + _passing_trials(bench, task_id), \
+        witness_runs
+    if lender:  # what the scripted audit ran already is lent, not run again
+        lent_witness = set(witness_runs) & set(_runs(home, lender[1], candidate=True))
+        assert len(lent_witness) == LENT_WITNESS_RUNS[language], (len(lent_witness), witness_runs)
 
     report_dir = tmp_path / "report"
     proc = cli("report", summary["session_id"], "--format", "json", "--out", str(report_dir), home=home)
@@ -120,6 +156,8 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     assert codes["model"] != 0 and codes["reference"] == 0, codes
 
     export = tmp_path / "export"
+    logs = home / "cache" / "logs"  # one log per run of the task's own flow (`t0-...`)
+    before = {p.name for p in logs.glob("*-t0-*")}
     proc = cli("export", summary["session_id"], "--format", "harbor", "--out", str(export), home=home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     [config_file] = export.glob("*/tests/config.json")
@@ -129,8 +167,20 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
         assert config["testjack"]["added_f2p"] == ["clamp with a NaN bound throws a RangeError"]
     if language == "node":
         assert config["testjack"]["added_f2p"] == ["test/bare.tj.test.js: reads a bare number as seconds"]
-    rewards = asyncio.run(grade_with_test_sh(bench, task_id, config_file.parent, ["reference", defect]))
-    assert rewards == {"reference": 1, defect: 0}
+    # The check ran the exported task through its own unchanged test.sh (the task's tests folder
+    # with the exported test.patch and ids): G reward 1, the refuted trial 0.
+    check = json.loads((config_file.parent / "testjack_check.json").read_text())
+    assert check["flow"] == "official" and check["ok"] is True, check
+    assert check["rewards"]["reference"] == 1 and check["rewards"][defect] == 0, check
+    # Its runs of test.sh: G without and with the witnesses, R, each refuted trial, each harness
+    # restored; G once more only when the final ids are not those G already ran with.
+    refuted = len(check["rewards"]) - 1
+    restored = len(check.get("notes") or [])
+    runs = {p.name for p in logs.glob("*-t0-*")} - before
+    assert len(runs) == 3 + refuted + restored + (language in FINAL_IDS_DIFFER), sorted(runs)
+    if language not in SCRIPTED:  # the written folder itself, graded by test.sh (see the docstring)
+        rewards = asyncio.run(grade_with_test_sh(bench, task_id, config_file.parent, ["reference", defect]))
+        assert rewards == {"reference": 1, defect: 0}
 
 
 # A candidate with a syntax error, per language: (file name, source, the line the toolchain names, its tool).

@@ -241,6 +241,7 @@ async def roundtrip_reported(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         guessed = [n for f in exp.files for n in f.node_ids]  # our runner's ids: for a test.sh that selects by id
         probe = exported_task(task, tests_dir, exp.test_patch, list(task.tests.fail_to_pass) + guessed,
                               list(task.tests.pass_to_pass))
+        probed_ids = (list(probe.tests.fail_to_pass), list(probe.tests.pass_to_pass))
         try:
             baseline, with_witnesses = await asyncio.gather(sb.run_official(task, "reference"),
                                                             sb.run_official(probe, "reference"))
@@ -267,9 +268,13 @@ async def roundtrip_reported(sb: SandboxBackend, task: Task, exp: TaskExport, tr
             if trial is None:
                 result.problems.append(f"refuted trial {trial_id} is not in the benchmark")
         present = [(t, tr) for t, tr in refuted if tr is not None]
-        runs = await asyncio.gather(sb.run_official(final, "reference"),
+        # The probe on G ran this very tests folder when the grader named the witnesses' tests as
+        # our runner does and each fails without G (the same test.patch, the same ids in the
+        # same lists): that run is the exported task's run on G, not run a second time.
+        same = (exp.fail_to_pass, exp.pass_to_pass) == probed_ids
+        runs = await asyncio.gather(*([] if same else [sb.run_official(final, "reference")]),
                                     *(sb.run_official(final, "model", tr) for _, tr in present))
-        ref_run, trial_runs = runs[0], runs[1:]
+        ref_run, trial_runs = (with_witnesses, runs) if same else (runs[0], runs[1:])
         rewards["reference"] = ref_run.reward
         result.passes_on_reference = ref_run.reward == 1.0
         if ref_run.reward != 1.0:
