@@ -189,6 +189,8 @@ class CandidateValidated(Event):
     model: str  # passed / failed / ... ("" for task-analysis candidates before replay)
     outcome: str  # "discriminates" | "passes_both" | "fails_reference" | "error"
     cause: str = ""  # fails_reference: the decisive lines of the reference run's log
+    # The earlier candidate with the same test whose run on R[G] answered ("": its own run).
+    reference_of: str = ""
 
 
 @dataclass(frozen=True)

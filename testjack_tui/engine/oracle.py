@@ -16,6 +16,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Awaitable
 
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
@@ -59,6 +60,7 @@ class CandidateBook:
         self.root_of_path: dict[str, str] = {}  # assigned path -> chain root id
         self.by_id: dict[str, Candidate] = {}
         self.authored: dict[str, Candidate] = {}  # id -> the candidate as its author wrote it
+        self.by_test: dict[tuple[str, str, tuple[str, ...]], list[Candidate]] = {}  # same_test's
 
     def qualify(self, candidate: Candidate, scope: str, parent: Candidate | None = None) -> Candidate:
         raw = candidate.id or f"c{len(self.by_id) + 1}"
@@ -80,6 +82,18 @@ class CandidateBook:
         self.by_id[cid] = fixed
         self.authored[cid] = candidate
         return fixed
+
+    def same_test(self, candidate: Candidate) -> list[Candidate]:
+        """The task's candidates before this one with the same test: the same source and ids
+        in the same folder, whatever name the book gave the file (a run gives every candidate
+        file a fresh name anyway, sandbox/hidden_names.py). Notes this one for those after it."""
+        path = candidate.path
+        ids = tuple(t[len(path):] if t.startswith(path) else "\0" + t for t in candidate.run_ids())
+        seen = self.by_test.setdefault((str(PurePosixPath(path).parent), candidate.source, ids), [])
+        earlier = [c for c in seen if c.id != candidate.id]
+        if len(earlier) == len(seen):
+            seen.append(candidate)
+        return earlier
 
     def as_authored(self, candidate: Candidate) -> Candidate:
         """The candidate with the path its author chose (what the author's repair expects)."""
@@ -212,17 +226,17 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                                    requirement=current.requirement, author=current.author,
                                    attempt=current.attempt))
         files = {current.path: current.source}
-        ref = await env.runner.run(worlds["reference"], current.run_ids(), files, isolate=False,
-                                   task_id=task_id, trial_id=None, candidate_ids=[current.id])
+        ref, ref_of = await on_reference(env, task_id, worlds["reference"], current, book)
         last_ref = ref
         ref_status = ref.status_of(current.path, current.test_ids)
         if ref_status == "passed":
             if trial is None:
                 env.store.put_validation(ValidationRecord(current.id, "", task_id, ref_status, "",
-                                                          ValidationOutcome.PASSES_REFERENCE, ref.key, None))
+                                                          ValidationOutcome.PASSES_REFERENCE, ref.key, None,
+                                                          reference_of=ref_of))
                 env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=None,
                                             candidate_id=current.id, reference=ref_status, model="",
-                                            outcome=ValidationOutcome.PASSES_REFERENCE))
+                                            outcome=ValidationOutcome.PASSES_REFERENCE, reference_of=ref_of))
                 return Validation(current, ValidationOutcome.PASSES_REFERENCE, ref_status, "", ref, None, versions=versions)
             model = await env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
                                          task_id=task_id, trial_id=trial_id, candidate_ids=[current.id])
@@ -233,23 +247,25 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                        and model_status == "unverifiable" else
                        ValidationOutcome.DISCRIMINATES if is_failing(model_status) else ValidationOutcome.PASSES_BOTH)
             if outcome == ValidationOutcome.DISCRIMINATES:
-                flaky = await _flaky(env, task_id, trial_id, worlds, current, files)
+                flaky = await _flaky(env, task_id, trial_id, worlds, current, files, book)
                 if flaky:
                     env.store.put_validation(ValidationRecord(current.id, trial_id or "", task_id, ref_status,
-                                                              model_status, ValidationOutcome.FLAKY, ref.key, model.key))
+                                                              model_status, ValidationOutcome.FLAKY, ref.key, model.key,
+                                                              reference_of=ref_of))
                     return _drop(env, task_id, trial_id, current, flaky, versions, ref)
             env.store.put_validation(ValidationRecord(current.id, trial_id or "", task_id, ref_status, model_status,
-                                                      outcome, ref.key, model.key))
+                                                      outcome, ref.key, model.key, reference_of=ref_of))
             env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
                                         candidate_id=current.id, reference=ref_status,
-                                        model=model_status, outcome=outcome))
+                                        model=model_status, outcome=outcome, reference_of=ref_of))
             return Validation(current, outcome, ref_status, model_status, ref, model, versions=versions)
         env.store.put_validation(ValidationRecord(current.id, trial_id or "", task_id, ref_status, "",
-                                                  ValidationOutcome.FAILS_REFERENCE, ref.key, None))
+                                                  ValidationOutcome.FAILS_REFERENCE, ref.key, None,
+                                                  reference_of=ref_of))
         env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
                                     candidate_id=current.id, reference=ref_status, model="",
                                     outcome=ValidationOutcome.FAILS_REFERENCE,
-                                    cause=ref.failure_cause(current.path, current.test_ids)))
+                                    cause=ref.failure_cause(current.path, current.test_ids), reference_of=ref_of))
         if attempt == k:
             break
         repaired = await ask_repair(env, task, author_role, ctx, current, ref, book, scope,
@@ -268,16 +284,54 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
     return _drop(env, task_id, trial_id, current, reason, versions, last_ref)
 
 
+async def on_reference(env: EngineEnv, task_id: str, world: WorldRef, current: Candidate, book: CandidateBook,
+                       repeat: int = 0) -> tuple[RunResult, str]:
+    """The `repeat`-th run of a candidate on the reference world, and the id of the candidate
+    whose run it is ("" when its own).
+
+    R[G] is a world we control: the same test (CandidateBook.same_test: same source and ids in the
+    same folder) on the same snapshot with the same runner gives the same outcome, and an audit
+    meets the same test again and again (a per-trial audit's agents propose one file for each
+    trial of a task). So an earlier candidate's stored run of it answers, copied under this
+    candidate's own key and names (runs.same_as; the validation's `reference_of`): one run per
+    test and re-run number, whatever the number of candidates. The flaky control is kept: its
+    re-runs are other re-run numbers, each made once."""
+    files = {current.path: current.source}
+    own = env.runner.key_of(world, current.run_ids(), files, False, repeat)
+    twins = {env.runner.key_of(world, c.run_ids(), {c.path: c.source}, False, repeat): c
+             for c in book.same_test(current)}
+    mine = env.runner.stored(own)
+    if mine is not None:  # run or copied before (a resumed session)
+        row = env.store.get_run(own)
+        twin = twins.get(row.same_as or "") if row is not None else None
+        return mine, twin.id if twin is not None else ""
+    for key, twin in twins.items():
+        theirs = env.runner.stored(key)
+        if theirs is not None:
+            outcomes = {_renamed(node, twin, current): dict(o, message=str(o.get("message") or "").replace(
+                        twin.path, current.path)) for node, o in theirs.outcomes_of(twin.path, twin.test_ids).items()}
+            return env.runner.copy(theirs, own, current.run_ids(), outcomes, task_id, [current.id]), twin.id
+    run = await env.runner.run(world, current.run_ids(), files, isolate=False, task_id=task_id, trial_id=None,
+                               candidate_ids=[current.id], repeat=repeat)
+    return run, ""
+
+
+def _renamed(node: str, twin: Candidate, current: Candidate) -> str:
+    """A node id of `twin`'s run as `current`'s run names it."""
+    if node in twin.test_ids:
+        return current.test_ids[twin.test_ids.index(node)]
+    return _rebase(node, twin.path, current.path)
+
+
 REFERENCE_RUNS = 3  # passes on R[G] this many times before it may count
 
 
 async def _flaky(env: EngineEnv, task_id: str, trial_id: str | None, worlds: dict[str, WorldRef], current: Candidate,
-                 files: dict[str, str]) -> str:
+                 files: dict[str, str], book: CandidateBook) -> str:
     """Why a discriminating candidate is flaky, or "" when it is stable. The re-runs are
     independent fresh containers: they run at once (the sandbox's slots bound them), and every
     one is kept and read, in the order the reasons name them."""
-    reruns = [env.runner.run(worlds["reference"], current.run_ids(), files, isolate=False,
-                             task_id=task_id, trial_id=None, candidate_ids=[current.id], repeat=n)
+    reruns = [_first(on_reference(env, task_id, worlds["reference"], current, book, repeat=n))
               for n in range(1, REFERENCE_RUNS)]
     reruns.append(env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
                                  task_id=task_id, trial_id=trial_id, candidate_ids=[current.id],
@@ -292,6 +346,10 @@ async def _flaky(env: EngineEnv, task_id: str, trial_id: str | None, worlds: dic
     if not is_failing(status):
         return f"flaky: failed on the trial's world, then {status} on a re-run"
     return ""
+
+
+async def _first(pending: Awaitable[tuple[RunResult, str]]) -> RunResult:
+    return (await pending)[0]
 
 
 def _drop(env: EngineEnv, task_id: str, trial_id: str | None, candidate: Candidate, reason: str,

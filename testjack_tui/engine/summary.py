@@ -175,6 +175,8 @@ class Usage(FlatRecord):
     seconds: float  # the session's wall time (counted against --budget-seconds), waits included
     waiting_seconds: float = 0.0  # of `seconds`, how long a person's decision / step was awaited
     unpriced: list[str] = field(default_factory=list)  # models with no price: `usd` leaves them out
+    # validations answered by an earlier candidate's run of the same test on R[G] (oracle.on_reference)
+    reference_shared: int = 0
 
 
 @dataclass
@@ -348,7 +350,7 @@ def build_summary(store: SessionStore) -> SessionSummary:
                     estimated=ledger.estimated, test_runs=store.runs_counted(),
                     seconds=round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1),
                     waiting_seconds=round(float(meta.get("waiting_seconds", 0.0) or 0.0), 1),
-                    unpriced=list(meta.get(UNPRICED) or [])),
+                    unpriced=list(meta.get(UNPRICED) or []), reference_shared=store.count_shared_validations()),
         totals=totals, models=models_total, tasks=tasks_out, awaiting_operator=awaiting_operator(store))
 
 

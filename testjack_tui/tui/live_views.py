@@ -116,6 +116,7 @@ class CandidateView(CandidateFacts):
     reference: str = ""
     model: str = ""
     outcome: str = ""
+    reference_of: str = ""  # the earlier candidate with the same test whose reference run answered
     dropped: str = ""
     label: str = ""
     reason: str = ""
