@@ -1,7 +1,8 @@
-"""One run on the reference world per test (engine/oracle.on_reference): a candidate whose test
-(source and ids, in the same folder) an earlier candidate of the task already ran on R[G] takes
-that stored run instead of a container of its own, and says so (the validation's `reference_of`,
-the copied run's `same_as`, the report's cost line). Counted on the simulated sandbox
+"""One run per test and world (engine/oracle.taken_run): a candidate whose test (source and ids,
+in the same folder) already ran on a world of the task, for an earlier candidate or in a
+witness's replay, takes that stored run instead of a container of its own, and says so (the
+copied run's `same_as`; on the reference, the validation's `reference_of`; the report's cost
+line). Counted on the simulated sandbox
 (engine_fakes.py), whose scenario's audits propose the same test for several trials, as the demo's
 scripted agents do; the demo audits bound it on real worlds (test_audit_cmd_e2e.py,
 test_report_e2e.py)."""
@@ -69,9 +70,7 @@ async def test_a_shared_reference_run_is_stored_under_the_candidates_own_names()
     assert [e.reference_of for e in seen if e.candidate_id == mine.id] == [theirs.id]
     # The budget counts runs made: a copy is not one.
     assert session.store.count_runs() == len([r for r in session.store.runs() if r.same_as is None])
-    summary = session.summary()
-    assert summary.usage.reference_shared == 3
-    assert "3 candidate validation(s) took the same test's earlier run on the reference" in \
+    assert "(6 more taken from the same test's earlier run on the same world, not run again)" in \
         session_markdown(build_report(session.id))
 
 
@@ -129,3 +128,25 @@ async def test_a_per_trial_session_resumed_after_a_crash_anywhere_repeats_no_run
         assert outcome_view(again.summary()) == expected, f"crash after {crash_at} runs"
         assert len(crashing.runs()) + len(healthy.runs()) == total, "stored runs are not repeated"
         assert {v.candidate_id: v.reference_of for v in again.store.validations(T)} == shared
+
+
+async def test_a_witness_is_not_replayed_where_the_same_test_already_ran():
+    # a1's and a3's audits proposed the quote test and ran it on their own worlds (it passes
+    # there); a4's audit proposes it too, it discriminates on a4 and is replayed on every other
+    # trial: on a1 and a3 the validation runs answer, no container; the per-trial audit's 44 runs
+    # against 47 when every replay ran.
+    session, sandbox, _ = build({"mode": "per-trial"})
+    await session.run()
+    store = session.store
+    witness = store.candidate(f"{T}:a4:2.v1")
+    runs = {r.trial_id: r for r in store.witness_runs(T) if r.witness_id == witness.id}
+    for trial in ("a1", "a3"):
+        own = next(v for v in store.validations(T) if v.trial_id == trial and
+                   store.candidate(v.candidate_id).source == witness.source)
+        copy = store.get_run(runs[trial].run_key)
+        assert copy.same_as == own.model_run and copy.trial_id == trial and runs[trial].status == "passed"
+        assert list(copy.outcomes) == [f"{witness.path}::test_it"]
+        assert not [c for c in sandbox.runs(f"{T}/model/{trial}") if witness.path in c[3]]
+    assert len(sandbox.runs()) == 44
+    copies = [r for r in store.runs() if r.same_as]
+    assert session.summary().usage.same_test_runs == len(copies) == 6  # 3 on R[G], 3 on trials' worlds

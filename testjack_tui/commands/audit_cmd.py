@@ -122,7 +122,7 @@ class ProgressPrinter:
             self.line(f"{task}: round {e.round} done: {len(e.witnesses)} witness(es), "
                       f"{len(e.refuted)} trial(s) refuted{self._bar(task)}")
         elif kind == "candidate_validated":
-            # the same test's earlier run on the reference answered (engine/oracle.on_reference)
+            # the same test's earlier run on the reference answered (engine/oracle.taken_run)
             same = f" (reference: the run of {e.reference_of}, the same test)" if getattr(e, "reference_of", "") else ""
             if e.outcome == "fails_reference":
                 from testjack_tui.engine.failure_kinds import label

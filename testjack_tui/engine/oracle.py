@@ -60,7 +60,9 @@ class CandidateBook:
         self.root_of_path: dict[str, str] = {}  # assigned path -> chain root id
         self.by_id: dict[str, Candidate] = {}
         self.authored: dict[str, Candidate] = {}  # id -> the candidate as its author wrote it
-        self.by_test: dict[tuple[str, str, tuple[str, ...]], list[Candidate]] = {}  # same_test's
+        # (world snapshot, isolated, re-run number, test_key) -> the first run of that test there
+        # and the candidate it ran for (same_test_run's memory)
+        self.ran: dict[tuple[str, bool, int, TestKey], tuple[str, Candidate]] = {}
 
     def qualify(self, candidate: Candidate, scope: str, parent: Candidate | None = None) -> Candidate:
         raw = candidate.id or f"c{len(self.by_id) + 1}"
@@ -83,17 +85,13 @@ class CandidateBook:
         self.authored[cid] = candidate
         return fixed
 
-    def same_test(self, candidate: Candidate) -> list[Candidate]:
-        """The task's candidates before this one with the same test: the same source and ids
-        in the same folder, whatever name the book gave the file (a run gives every candidate
-        file a fresh name anyway, sandbox/hidden_names.py). Notes this one for those after it."""
-        path = candidate.path
-        ids = tuple(t[len(path):] if t.startswith(path) else "\0" + t for t in candidate.run_ids())
-        seen = self.by_test.setdefault((str(PurePosixPath(path).parent), candidate.source, ids), [])
-        earlier = [c for c in seen if c.id != candidate.id]
-        if len(earlier) == len(seen):
-            seen.append(candidate)
-        return earlier
+    def note_run(self, world: WorldRef, isolate: bool, repeat: int, candidate: Candidate, key: str) -> None:
+        """`candidate`'s test ran on `world` in the stored run `key` (alone or with others)."""
+        self.ran.setdefault((f"{world.name}@{world.image}", isolate, repeat, test_key(candidate)), (key, candidate))
+
+    def ran_before(self, world: WorldRef, isolate: bool, repeat: int, candidate: Candidate) -> tuple[str, Candidate] | None:
+        """The first stored run of `candidate`'s test on `world` and whose it was, if any."""
+        return self.ran.get((f"{world.name}@{world.image}", isolate, repeat, test_key(candidate)))
 
     def as_authored(self, candidate: Candidate) -> Candidate:
         """The candidate with the path its author chose (what the author's repair expects)."""
@@ -124,6 +122,18 @@ class CandidateBook:
         parts = [p[len(self.task_id):] if p.startswith(self.task_id) else p for p in rest.split(":")]
         tag = re.sub(r"[\W_]+", "_", "_".join(parts)).strip("_").lower()
         return tag if tag and len(tag) <= 40 else hashlib.sha1(root.encode()).hexdigest()[:10]
+
+
+TestKey = tuple[str, str, tuple[str, ...]]
+
+
+def test_key(candidate: Candidate) -> TestKey:
+    """What makes two candidates one test: the same source and ids in the same folder, whatever
+    name the book gave the file (a run gives every candidate file a fresh name anyway,
+    sandbox/hidden_names.py)."""
+    path = candidate.path
+    ids = tuple(t[len(path):] if t.startswith(path) else "\0" + t for t in candidate.run_ids())
+    return str(PurePosixPath(path).parent), candidate.source, ids
 
 
 # Name endings a test runner needs to collect a file (Go compiles only *_test.go as tests;
@@ -225,8 +235,7 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                                    candidate_id=current.id, path=current.path, source=current.source,
                                    requirement=current.requirement, author=current.author,
                                    attempt=current.attempt))
-        files = {current.path: current.source}
-        ref, ref_of = await on_reference(env, task_id, worlds["reference"], current, book)
+        ref, ref_of = await same_test_run(env, task_id, worlds["reference"], current, book, isolate=False, trial_id=None)
         last_ref = ref
         ref_status = ref.status_of(current.path, current.test_ids)
         if ref_status == "passed":
@@ -238,8 +247,8 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                                             candidate_id=current.id, reference=ref_status, model="",
                                             outcome=ValidationOutcome.PASSES_REFERENCE, reference_of=ref_of))
                 return Validation(current, ValidationOutcome.PASSES_REFERENCE, ref_status, "", ref, None, versions=versions)
-            model = await env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
-                                         task_id=task_id, trial_id=trial_id, candidate_ids=[current.id])
+            model, _ = await same_test_run(env, task_id, worlds["model"], current, book, isolate=True,
+                                           trial_id=trial_id)
             model_status = model.status_of(current.path, current.test_ids)
             # A void run (its canaries caught the trial forging reports) is neither a pass nor a
             # failure: the witness is unverifiable on this trial, never counted as passing it.
@@ -247,7 +256,7 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                        and model_status == "unverifiable" else
                        ValidationOutcome.DISCRIMINATES if is_failing(model_status) else ValidationOutcome.PASSES_BOTH)
             if outcome == ValidationOutcome.DISCRIMINATES:
-                flaky = await _flaky(env, task_id, trial_id, worlds, current, files, book)
+                flaky = await _flaky(env, task_id, trial_id, worlds, current, book)
                 if flaky:
                     env.store.put_validation(ValidationRecord(current.id, trial_id or "", task_id, ref_status,
                                                               model_status, ValidationOutcome.FLAKY, ref.key, model.key,
@@ -284,35 +293,46 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
     return _drop(env, task_id, trial_id, current, reason, versions, last_ref)
 
 
-async def on_reference(env: EngineEnv, task_id: str, world: WorldRef, current: Candidate, book: CandidateBook,
-                       repeat: int = 0) -> tuple[RunResult, str]:
-    """The `repeat`-th run of a candidate on the reference world, and the id of the candidate
-    whose run it is ("" when its own).
+def taken_run(env: EngineEnv, task_id: str, world: WorldRef, current: Candidate, book: CandidateBook, *,
+              isolate: bool, trial_id: str | None, repeat: int = 0) -> tuple[RunResult, str] | None:
+    """The `repeat`-th run of `current`'s test alone on `world` when no container need make it,
+    and the id of the candidate whose run answered ("" : its own); None when it must run.
 
-    R[G] is a world we control: the same test (CandidateBook.same_test: same source and ids in the
-    same folder) on the same snapshot with the same runner gives the same outcome, and an audit
-    meets the same test again and again (a per-trial audit's agents propose one file for each
-    trial of a task). So an earlier candidate's stored run of it answers, copied under this
-    candidate's own key and names (runs.same_as; the validation's `reference_of`): one run per
-    test and re-run number, whatever the number of candidates. The flaky control is kept: its
-    re-runs are other re-run numbers, each made once."""
-    files = {current.path: current.source}
-    own = env.runner.key_of(world, current.run_ids(), files, False, repeat)
-    twins = {env.runner.key_of(world, c.run_ids(), {c.path: c.source}, False, repeat): c
-             for c in book.same_test(current)}
+    A world is a snapshot: the same test (oracle.test_key) in the same world, as isolated,
+    gives the same outcome. An audit meets the same test again and again (a per-trial audit's
+    agents propose one file for each trial of a task; a witness is replayed on trials whose own
+    audit proposes it too), so the task's first stored run of it on that world (alone, or in a
+    replay's batch) answers every later candidate with that test: it is copied under the
+    candidate's own key and names, marked as a copy (runs.same_as; on R[G], the validation's
+    `reference_of`). The flaky control keeps its meaning: its re-runs are other re-run numbers,
+    each made once per test and world."""
+    own = env.runner.key_of(world, current.run_ids(), {current.path: current.source}, isolate, repeat)
+    earlier = book.ran_before(world, isolate, repeat, current)
     mine = env.runner.stored(own)
-    if mine is not None:  # run or copied before (a resumed session)
+    if mine is not None:  # run, or copied, before (a resumed session)
         row = env.store.get_run(own)
-        twin = twins.get(row.same_as or "") if row is not None else None
-        return mine, twin.id if twin is not None else ""
-    for key, twin in twins.items():
-        theirs = env.runner.stored(key)
-        if theirs is not None:
-            outcomes = {_renamed(node, twin, current): dict(o, message=str(o.get("message") or "").replace(
-                        twin.path, current.path)) for node, o in theirs.outcomes_of(twin.path, twin.test_ids).items()}
-            return env.runner.copy(theirs, own, current.run_ids(), outcomes, task_id, [current.id]), twin.id
-    run = await env.runner.run(world, current.run_ids(), files, isolate=False, task_id=task_id, trial_id=None,
-                               candidate_ids=[current.id], repeat=repeat)
+        if row is not None and row.same_as is None:
+            book.note_run(world, isolate, repeat, current, own)
+            return mine, ""
+        return mine, earlier[1].id if earlier is not None and row is not None and earlier[0] == row.same_as else ""
+    theirs = env.runner.stored(earlier[0]) if earlier is not None else None
+    if earlier is None or theirs is None:
+        return None
+    twin = earlier[1]
+    outcomes = {_renamed(node, twin, current): dict(o, message=str(o.get("message") or "").replace(twin.path, current.path))
+                for node, o in theirs.outcomes_of(twin.path, twin.test_ids).items()}
+    return env.runner.copy(theirs, own, current.run_ids(), outcomes, task_id, trial_id, [current.id]), twin.id
+
+
+async def same_test_run(env: EngineEnv, task_id: str, world: WorldRef, current: Candidate, book: CandidateBook, *,
+                        isolate: bool, trial_id: str | None, repeat: int = 0) -> tuple[RunResult, str]:
+    """`current`'s test alone on `world`: taken (taken_run) or run, and whose run it is."""
+    taken = taken_run(env, task_id, world, current, book, isolate=isolate, trial_id=trial_id, repeat=repeat)
+    if taken is not None:
+        return taken
+    run = await env.runner.run(world, current.run_ids(), {current.path: current.source}, isolate=isolate,
+                               task_id=task_id, trial_id=trial_id, candidate_ids=[current.id], repeat=repeat)
+    book.note_run(world, isolate, repeat, current, run.key)
     return run, ""
 
 
@@ -327,15 +347,15 @@ REFERENCE_RUNS = 3  # passes on R[G] this many times before it may count
 
 
 async def _flaky(env: EngineEnv, task_id: str, trial_id: str | None, worlds: dict[str, WorldRef], current: Candidate,
-                 files: dict[str, str], book: CandidateBook) -> str:
+                 book: CandidateBook) -> str:
     """Why a discriminating candidate is flaky, or "" when it is stable. The re-runs are
     independent fresh containers: they run at once (the sandbox's slots bound them), and every
     one is kept and read, in the order the reasons name them."""
-    reruns = [_first(on_reference(env, task_id, worlds["reference"], current, book, repeat=n))
+    reruns = [_first(same_test_run(env, task_id, worlds["reference"], current, book, isolate=False, trial_id=None,
+                                   repeat=n))
               for n in range(1, REFERENCE_RUNS)]
-    reruns.append(env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
-                                 task_id=task_id, trial_id=trial_id, candidate_ids=[current.id],
-                                 repeat=1))
+    reruns.append(_first(same_test_run(env, task_id, worlds["model"], current, book, isolate=True,
+                                       trial_id=trial_id, repeat=1)))
     *again, model = await gather_all(reruns)
     for n, run in enumerate(again, start=1):
         status = run.status_of(current.path, current.test_ids)

@@ -92,7 +92,7 @@ class ValidationRecord:
     model_run: str | None
     at: float = 0.0  # stamped by the store on write
     # The earlier candidate of the task with the same source whose run on R[G] answered this one
-    # (engine/oracle.on_reference); "" when its own run did.
+    # (engine/oracle.taken_run); "" when its own run did.
     reference_of: str = ""
 
 

@@ -91,7 +91,7 @@ class StoredRun:
     duration: float
     at: float = 0.0
     # The key of the run this row copies (a candidate with the same source on the same world:
-    # engine/oracle.on_reference); None for a run made in a container (or lent by another session).
+    # engine/oracle.taken_run); None for a run made in a container (or lent by another session).
     same_as: str | None = None
 
 

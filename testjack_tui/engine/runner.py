@@ -184,17 +184,19 @@ class TestRunner:
         return result
 
     def copy(self, run: RunResult, key: str, test_ids: list[str], outcomes: TestOutcomes, task_id: str,
-             candidate_ids: Iterable[str]) -> RunResult:
+             trial_id: str | None, candidate_ids: Iterable[str]) -> RunResult:
         """`run` stored again under `key` for other candidates (its outcomes renamed to theirs),
         marked as a copy of it (`same_as`): no container, no budget, no TestRunFinished, since
         nothing ran; the caller says whose run answered."""
         stored = self.store.get_run(run.key)
         assert stored is not None, run.key  # only a stored run is copied
         for check in self.store.canary_checks(key=run.key):
-            self.store.put_canary_check(dataclasses.replace(check, key=key))
-        self.store.put_run(dataclasses.replace(stored, key=key, task_id=task_id, candidate_ids=tuple(candidate_ids),
-                                               test_ids=tuple(test_ids), outcomes=outcomes, same_as=run.key))
-        return dataclasses.replace(run, key=key, test_ids=list(test_ids), outcomes=outcomes, cached=True)
+            self.store.put_canary_check(dataclasses.replace(check, key=key, task_id=task_id, trial_id=trial_id))
+        self.store.put_run(dataclasses.replace(stored, key=key, task_id=task_id, trial_id=trial_id,
+                                               candidate_ids=tuple(candidate_ids), test_ids=tuple(test_ids),
+                                               outcomes=outcomes, same_as=run.key))
+        return dataclasses.replace(run, key=key, trial_id=trial_id, test_ids=list(test_ids), outcomes=outcomes,
+                                   cached=True)
 
     async def run_t0(self, task: Task, world: WorldRef, trial: Trial | None = None, repeat: int = 0) -> RunResult:
         """T0 in a world as testjack_tui.sandbox.t0 runs it: the benchmark's own evaluator when the task ships

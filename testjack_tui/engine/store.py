@@ -549,9 +549,9 @@ class SessionStore:
         row = self._totals("SELECT COUNT(*) AS n FROM runs WHERE same_as IS NULL")  # a copy ran nothing
         return int(row["n"])
 
-    def count_shared_validations(self) -> int:
-        """Validations answered by an earlier candidate's run of the same test on R[G]."""
-        return int(self._totals("SELECT COUNT(*) AS n FROM validations WHERE reference_of != ''")["n"])
+    def count_copied_runs(self) -> int:
+        """Runs answered by an earlier run of the same test on the same world (oracle.taken_run)."""
+        return int(self._totals("SELECT COUNT(*) AS n FROM runs WHERE same_as IS NOT NULL")["n"])
 
     def runs_counted(self) -> int:
         """Executions counted against the run budget: the stored test runs plus every command

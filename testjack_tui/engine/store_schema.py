@@ -84,6 +84,6 @@ ADDED_COLUMNS = (
     (1, "approvals", "trial_id", "TEXT"),
     (3, "approvals", "judgement", "TEXT DEFAULT '{}'"),  # the operator's requirement/explicit/quote
     (4, "witnesses", "first_copy", "TEXT"),  # one copy per witness (dedup.group), decided as stored
-    (5, "runs", "same_as", "TEXT"),  # a copy of this earlier run, not a run (oracle.on_reference)
+    (5, "runs", "same_as", "TEXT"),  # a copy of this earlier run, not a run (oracle.taken_run)
     (5, "validations", "reference_of", "TEXT DEFAULT ''"),  # whose reference run answered it
 )
