@@ -150,3 +150,23 @@ async def test_a_witness_is_not_replayed_where_the_same_test_already_ran():
     assert len(sandbox.runs()) == 44
     copies = [r for r in store.runs() if r.same_as]
     assert session.summary().usage.same_test_runs == len(copies) == 6  # 3 on R[G], 3 on trials' worlds
+
+
+async def test_the_tui_shows_whose_run_answered_a_candidate_on_the_reference():
+    from rich.console import Console
+
+    from testjack_tui.tui.live_state import LiveSession
+    from testjack_tui.tui.widgets.candidates import candidate_detail
+
+    session, _, _ = build({"mode": "per-trial"})
+    events: list = []
+    session.subscribe(events.append)
+    await session.run()
+    live = LiveSession(session.id)
+    live.apply_all(events)
+    view = live.candidates[f"{T}:a5:1.v1"]
+    assert view.reference == "passed" and view.reference_of == f"{T}:a2:1.v1"
+    console = Console(width=200, record=True)
+    console.print(candidate_detail(view))
+    assert f"reference: the run of {T}:a2:1.v1 (the same test)" in console.export_text()
+    assert not live.candidates[f"{T}:a2:1.v1"].reference_of
