@@ -130,3 +130,27 @@ def test_repaired_versions_failed_on_the_reference(reference_results):
                 repaired += 1
                 assert statuses[version] == "failed", (task_id, version, statuses[version])
     assert repaired >= 4
+
+
+def test_a_test_proposed_for_every_trial_runs_once_per_world_and_each_candidate_keeps_its_validation(
+        demo_per_trial_audit):
+    # The scripted agents propose the same test for each trial of a task (the book renames it per
+    # trial): in the per-trial audit it runs once on R[G] (and once per re-run of the flaky
+    # control) and once on each trial's world, validation or replay; every other candidate with
+    # it takes that run (engine/oracle.taken_run), said so, its validation its own.
+    from run_kinds import run_kinds, validation_problems
+    from testjack_tui.engine.oracle import REFERENCE_RUNS
+    from testjack_tui.engine.store import db_path
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TESTJACK_HOME", str(demo_per_trial_audit["home"]))
+        db = db_path(demo_per_trial_audit["session_id"])
+    assert validation_problems(db) == []
+    found = run_kinds(db)
+    print(f"per-trial demo audit: {found.runs} runs {dict(found.kinds)}; copied {dict(found.copied)}")
+    assert found.most_per_test("reference") == found.most_per_test("model") == 1
+    assert found.most_per_test("reference", rerun=True) == REFERENCE_RUNS - 1
+    assert found.most_per_test("model", rerun=True) == 1
+    assert found.copied["validation on R[G]"] > 0 and found.copied["replay"] > 0
+    assert sum(found.copied.values()) == demo_per_trial_audit["summary"]["usage"]["same_test_runs"]
+    assert "(reference: the run of " in demo_per_trial_audit["stdout"]

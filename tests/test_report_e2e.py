@@ -51,18 +51,13 @@ def outcome(demo_per_trial_audit, tmp_path_factory):
         store = SessionStore(db_path(session_id))
         run_keys = {r.key for r in store.runs() if r.same_as is None}  # a copy is no run
         store.close()
-        from run_kinds import run_kinds, validation_problems
-
-        kinds, problems = run_kinds(db_path(session_id)), validation_problems(db_path(session_id))
         lender = SessionStore(db_path(demo_per_trial_audit["lender"]))
         lent_keys = {r.key for r in lender.runs()}
         lender.close()
         return {"state": demo_per_trial_audit["summary"]["state"], "report": report.to_json(),
                 "labels": load_labels(DEMO / "labels.json"), "exports": exports, "out": out,
                 "harbor": harbor, "bench": bench, "run_keys": run_keys,
-                "lent_keys": lent_keys, "test_runs": demo_per_trial_audit["summary"]["usage"]["test_runs"],
-                "usage": demo_per_trial_audit["summary"]["usage"], "kinds": kinds, "problems": problems,
-                "stdout": demo_per_trial_audit["stdout"]}
+                "lent_keys": lent_keys, "test_runs": demo_per_trial_audit["summary"]["usage"]["test_runs"]}
     finally:
         if old is None:
             os.environ.pop("TESTJACK_HOME", None)
@@ -88,26 +83,6 @@ def test_the_per_trial_audit_took_the_lightweight_audits_runs_as_its_own(outcome
     taken = outcome["run_keys"] & outcome["lent_keys"]
     assert taken and outcome["test_runs"] >= len(outcome["run_keys"])
     print(f"per-trial demo audit: {len(outcome['run_keys'])} runs, {len(taken)} taken from the lightweight one")
-
-
-def test_a_test_proposed_for_every_trial_runs_once_per_world_and_each_candidate_keeps_its_validation(outcome):
-    # The per-trial audit's scripted agents propose the same test for each trial of a task (the
-    # book renames it per trial): it runs once on R[G] (and once per re-run of the flaky
-    # control) and once on each trial's world, validation or replay; every other candidate with
-    # it takes that run (engine/oracle.taken_run), shown as such, its validation its own.
-    from testjack_tui.engine.oracle import REFERENCE_RUNS
-
-    found = outcome["kinds"]
-    print(f"per-trial demo audit: {found.runs} runs {dict(found.kinds)}; copied {dict(found.copied)}")
-    assert outcome["problems"] == []
-    assert found.most_per_test("reference") == found.most_per_test("model") == 1
-    assert found.most_per_test("reference", rerun=True) == REFERENCE_RUNS - 1
-    assert found.most_per_test("model", rerun=True) == 1
-    assert found.copied["validation on R[G]"] > 0 and found.copied["replay"] > 0
-    assert sum(found.copied.values()) == outcome["usage"]["same_test_runs"]
-    assert "(reference: the run of " in outcome["stdout"]
-    md = (outcome["out"] / "report.md").read_text()
-    assert f"({outcome['usage']['same_test_runs']} more taken from the same test's earlier run on the same world" in md
 
 
 def test_ambiguous_trials_are_an_underspecified_prompt_not_refutations(outcome):
