@@ -165,8 +165,11 @@ async def test_the_tui_shows_whose_run_answered_a_candidate_on_the_reference():
     live = LiveSession(session.id)
     live.apply_all(events)
     view = live.candidates[f"{T}:a5:1.v1"]
-    assert view.reference == "passed" and view.reference_of == f"{T}:a2:1.v1"
+    # a2's witness was replayed on a5 before a5's audit proposed the same test: both runs taken
+    assert view.reference == view.model == "passed" and view.reference_of == view.model_of == f"{T}:a2:1.v1"
     console = Console(width=200, record=True)
     console.print(candidate_detail(view))
-    assert f"reference: the run of {T}:a2:1.v1 (the same test)" in console.export_text()
+    shown = console.export_text()
+    assert f"reference: the run of {T}:a2:1.v1 (the same test)" in shown
+    assert f"trial: the run of {T}:a2:1.v1 (the same test)" in shown
     assert not live.candidates[f"{T}:a2:1.v1"].reference_of

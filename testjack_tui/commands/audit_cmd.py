@@ -123,7 +123,8 @@ class ProgressPrinter:
                       f"{len(e.refuted)} trial(s) refuted{self._bar(task)}")
         elif kind == "candidate_validated":
             # the same test's earlier run on the reference answered (engine/oracle.taken_run)
-            same = f" (reference: the run of {e.reference_of}, the same test)" if getattr(e, "reference_of", "") else ""
+            same = "".join(f" ({world}: the run of {of}, the same test)" for world, of in
+                           (("reference", getattr(e, "reference_of", "")), ("trial", getattr(e, "model_of", ""))) if of)
             if e.outcome == "fails_reference":
                 from testjack_tui.engine.failure_kinds import label
 

@@ -191,6 +191,7 @@ class CandidateValidated(Event):
     cause: str = ""  # fails_reference: the decisive lines of the reference run's log
     # The earlier candidate with the same test whose run on R[G] answered ("": its own run).
     reference_of: str = ""
+    model_of: str = ""  # the same on the trial's world (a witness's replay there, ...)
 
 
 @dataclass(frozen=True)

@@ -247,7 +247,7 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                                             candidate_id=current.id, reference=ref_status, model="",
                                             outcome=ValidationOutcome.PASSES_REFERENCE, reference_of=ref_of))
                 return Validation(current, ValidationOutcome.PASSES_REFERENCE, ref_status, "", ref, None, versions=versions)
-            model, _ = await same_test_run(env, task_id, worlds["model"], current, book, isolate=True,
+            model, model_of = await same_test_run(env, task_id, worlds["model"], current, book, isolate=True,
                                            trial_id=trial_id)
             model_status = model.status_of(current.path, current.test_ids)
             # A void run (its canaries caught the trial forging reports) is neither a pass nor a
@@ -266,7 +266,8 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                                                       outcome, ref.key, model.key, reference_of=ref_of))
             env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
                                         candidate_id=current.id, reference=ref_status,
-                                        model=model_status, outcome=outcome, reference_of=ref_of))
+                                        model=model_status, outcome=outcome, reference_of=ref_of,
+                                        model_of=model_of))
             return Validation(current, outcome, ref_status, model_status, ref, model, versions=versions)
         env.store.put_validation(ValidationRecord(current.id, trial_id or "", task_id, ref_status, "",
                                                   ValidationOutcome.FAILS_REFERENCE, ref.key, None,

@@ -117,6 +117,7 @@ class CandidateView(CandidateFacts):
     model: str = ""
     outcome: str = ""
     reference_of: str = ""  # the earlier candidate with the same test whose reference run answered
+    model_of: str = ""  # ... whose run on the trial's world answered
     dropped: str = ""
     label: str = ""
     reason: str = ""
