@@ -173,3 +173,21 @@ async def test_the_tui_shows_whose_run_answered_a_candidate_on_the_reference():
     assert f"reference: the run of {T}:a2:1.v1 (the same test)" in shown
     assert f"trial: the run of {T}:a2:1.v1 (the same test)" in shown
     assert not live.candidates[f"{T}:a2:1.v1"].reference_of
+
+
+def test_a_copy_lent_by_another_session_is_a_lent_run_here(tmp_path):
+    # --reuse-runs: a run the lender took from its own same test's run is, for the borrower, a
+    # lent run like any other (counted against its budget, and as its run): not marked as a copy
+    # of a run the borrower never held.
+    from testjack_tui.engine.records_runs import StoredRun
+    from testjack_tui.engine.run_reuse import borrow
+    from testjack_tui.engine.store import SessionStore
+
+    lender, mine = SessionStore(tmp_path / "lender.db"), SessionStore(tmp_path / "mine.db")
+    lender.put_run(StoredRun("k2", "t", "t/reference", None, ("c2",), ("tests/test_b.py",), False,
+                             {"tests/test_b.py::test_it": {"status": "passed", "message": ""}}, 0, False,
+                             "", "", 1.0, same_as="k1"))
+    reserved: list[int] = []
+    run = borrow(lender, mine, "k2", "t", None, ["mine2"], lambda: reserved.append(1))
+    assert run is not None and run.same_as is None and mine.get_run("k2").same_as is None
+    assert reserved == [1] and mine.count_runs() == 1
