@@ -134,10 +134,10 @@ def test_repaired_versions_failed_on_the_reference(reference_results):
 
 def test_a_test_proposed_for_every_trial_runs_once_per_world_and_each_candidate_keeps_its_validation(
         demo_per_trial_audit):
-    # The scripted agents propose the same test for each trial of a task (the book renames it per
-    # trial): in the per-trial audit it runs once on R[G] (and once per re-run of the flaky
-    # control) and once on each trial's world, validation or replay; every other candidate with
-    # it takes that run (engine/oracle.taken_run), said so, its validation its own.
+    # A test runs once on R[G] (and once per re-run of the flaky control) and once on each
+    # trial's world, validation or replay; another candidate with it (the demo's per-trial
+    # scripts propose a probe twice, renamed by the book) takes that run (engine/oracle.taken_run),
+    # its validation its own.
     from run_kinds import run_kinds, validation_problems
     from testjack_tui.engine.oracle import REFERENCE_RUNS
     from testjack_tui.engine.store import db_path
@@ -151,6 +151,5 @@ def test_a_test_proposed_for_every_trial_runs_once_per_world_and_each_candidate_
     assert found.most_per_test("reference") == found.most_per_test("model") == 1
     assert found.most_per_test("reference", rerun=True) == REFERENCE_RUNS - 1
     assert found.most_per_test("model", rerun=True) == 1
-    assert found.copied["validation on R[G]"] > 0 and found.copied["replay"] > 0
+    assert found.copied["validation on R[G]"] > 0
     assert sum(found.copied.values()) == demo_per_trial_audit["summary"]["usage"]["same_test_runs"]
-    assert "(reference: the run of " in demo_per_trial_audit["stdout"]
