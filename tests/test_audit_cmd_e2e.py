@@ -120,7 +120,7 @@ def test_summary_lists_witnesses_with_source_and_requirement(first):
 def test_each_test_runs_once_per_world_and_every_candidate_keeps_its_validation(first, home, monkeypatch):
     # The scripted agents propose some tests for several trials: a test runs once on a world (and
     # once per re-run of the flaky control), later candidates with it take that run
-    # (engine/oracle.taken_run: 6 of this audit's runs), and each still has its validation, with
+    # (engine/oracle.taken_run), and each still has its validation, with
     # its run under its names.
     from run_kinds import run_kinds, validation_problems
     from testjack_tui.engine.oracle import REFERENCE_RUNS
