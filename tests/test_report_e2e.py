@@ -49,7 +49,7 @@ def outcome(demo_per_trial_audit, tmp_path_factory):
         from testjack_tui.engine.store import SessionStore, db_path
 
         store = SessionStore(db_path(session_id))
-        run_keys = {r.key for r in store.runs()}
+        run_keys = {r.key for r in store.runs() if r.same_as is None}  # a copy is no run
         store.close()
         lender = SessionStore(db_path(demo_per_trial_audit["lender"]))
         lent_keys = {r.key for r in lender.runs()}

@@ -122,13 +122,16 @@ class ProgressPrinter:
             self.line(f"{task}: round {e.round} done: {len(e.witnesses)} witness(es), "
                       f"{len(e.refuted)} trial(s) refuted{self._bar(task)}")
         elif kind == "candidate_validated":
+            # the same test's earlier run on the reference answered (engine/oracle.taken_run)
+            same = "".join(f" ({world}: the run of {of}, the same test)" for world, of in
+                           (("reference", getattr(e, "reference_of", "")), ("trial", getattr(e, "model_of", ""))) if of)
             if e.outcome == "fails_reference":
                 from testjack_tui.engine.failure_kinds import label
 
                 why = f"{label(e.reference)}: {e.cause}" if getattr(e, "cause", "") else label(e.reference)
-                self.line(f"{task}: candidate {e.candidate_id} fails on the reference ({why}): back to its author")
+                self.line(f"{task}: candidate {e.candidate_id} fails on the reference ({why}){same}: back to its author")
             elif self.verbose or e.outcome == "discriminates":
-                self.line(f"{task}: candidate {e.candidate_id}: {e.outcome.replace('_', ' ')}")
+                self.line(f"{task}: candidate {e.candidate_id}: {e.outcome.replace('_', ' ')}{same}")
         elif kind == "candidate_dropped":
             self.line(f"{task}: candidate {e.candidate_id} dropped: {e.reason}")
         elif kind == "reviewer_verdict_event":

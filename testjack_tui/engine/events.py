@@ -189,6 +189,9 @@ class CandidateValidated(Event):
     model: str  # passed / failed / ... ("" for task-analysis candidates before replay)
     outcome: str  # "discriminates" | "passes_both" | "fails_reference" | "error"
     cause: str = ""  # fails_reference: the decisive lines of the reference run's log
+    # The earlier candidate with the same test whose run on R[G] answered ("": its own run).
+    reference_of: str = ""
+    model_of: str = ""  # the same on the trial's world (a witness's replay there, ...)
 
 
 @dataclass(frozen=True)

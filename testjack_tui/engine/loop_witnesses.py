@@ -7,7 +7,7 @@ from .aio import gather_all
 from .approval import Judgement, standing_requirement
 from .events import Log, RefutationWithdrawn, TrialRefuted, WitnessConfirmed, WitnessReplayed
 from .hooks import WitnessRecord
-from .oracle import Validation
+from .oracle import Validation, taken_run
 from .records_runs import TestOutcomes
 from .records_standing import RunOutcome, TrialLoopState, WitnessClassification, WitnessRow
 from .roles import BudgetExceeded, Candidate
@@ -115,22 +115,34 @@ class WitnessLoop(LoopBase):
         return [t.id for t in self.corpus if t.id != source_trial]
 
     async def _replay(self, items: list[tuple[str, Candidate]], targets: list[str]) -> dict[str, dict[str, str]]:
-        """Run tests on model worlds: one run per trial with every file, trials in parallel."""
+        """Run tests on model worlds: one run per trial with every file, trials in parallel. A
+        test that already ran on a trial's world (the same test as an earlier witness or
+        candidate, oracle.taken_run) takes that run there instead."""
         async def one(trial_id: str) -> tuple[str, dict[str, str]]:
-            todo = [(wid, c) for wid, c in items if wid not in self.runs_by_trial.get(trial_id, {})]
+            world = self.check.trial_worlds[trial_id]
+            out, todo = {}, []
+            for wid, c in items:
+                if wid in self.runs_by_trial.get(trial_id, {}):
+                    continue
+                taken = taken_run(self.env, self.task.id, world, c, self.book, isolate=True, trial_id=trial_id)
+                if taken is None:
+                    todo.append((wid, c))
+                    continue
+                out[wid] = taken[0].status_of(c.path, c.test_ids)
+                self._replay_keys[(trial_id, wid)] = taken[0].key
             if not todo:
-                return trial_id, {}
+                return trial_id, out
             files = {c.path: c.source for _, c in todo}
             ids: list[str] = []
             for _, c in todo:
                 ids.extend(c.run_ids())
             run: RunResult = await self.env.runner.run(
-                self.check.trial_worlds[trial_id], ids, files, isolate=True, task_id=self.task.id,
+                world, ids, files, isolate=True, task_id=self.task.id,
                 trial_id=trial_id, candidate_ids=[wid for wid, _ in todo])
-            out = {}
             for wid, c in todo:
                 out[wid] = run.status_of(c.path, c.test_ids)
                 self._replay_keys[(trial_id, wid)] = run.key
+                self.book.note_run(world, True, 0, c, run.key)
             return trial_id, out
 
         results = await gather_all(one(t) for t in targets)

@@ -16,6 +16,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Awaitable
 
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
@@ -59,6 +60,9 @@ class CandidateBook:
         self.root_of_path: dict[str, str] = {}  # assigned path -> chain root id
         self.by_id: dict[str, Candidate] = {}
         self.authored: dict[str, Candidate] = {}  # id -> the candidate as its author wrote it
+        # (world snapshot, isolated, re-run number, test_key) -> the first run of that test there
+        # and the candidate it ran for (same_test_run's memory)
+        self.ran: dict[tuple[str, bool, int, TestKey], tuple[str, Candidate]] = {}
 
     def qualify(self, candidate: Candidate, scope: str, parent: Candidate | None = None) -> Candidate:
         raw = candidate.id or f"c{len(self.by_id) + 1}"
@@ -80,6 +84,14 @@ class CandidateBook:
         self.by_id[cid] = fixed
         self.authored[cid] = candidate
         return fixed
+
+    def note_run(self, world: WorldRef, isolate: bool, repeat: int, candidate: Candidate, key: str) -> None:
+        """`candidate`'s test ran on `world` in the stored run `key` (alone or with others)."""
+        self.ran.setdefault((f"{world.name}@{world.image}", isolate, repeat, test_key(candidate)), (key, candidate))
+
+    def ran_before(self, world: WorldRef, isolate: bool, repeat: int, candidate: Candidate) -> tuple[str, Candidate] | None:
+        """The first stored run of `candidate`'s test on `world` and whose it was, if any."""
+        return self.ran.get((f"{world.name}@{world.image}", isolate, repeat, test_key(candidate)))
 
     def as_authored(self, candidate: Candidate) -> Candidate:
         """The candidate with the path its author chose (what the author's repair expects)."""
@@ -110,6 +122,18 @@ class CandidateBook:
         parts = [p[len(self.task_id):] if p.startswith(self.task_id) else p for p in rest.split(":")]
         tag = re.sub(r"[\W_]+", "_", "_".join(parts)).strip("_").lower()
         return tag if tag and len(tag) <= 40 else hashlib.sha1(root.encode()).hexdigest()[:10]
+
+
+TestKey = tuple[str, str, tuple[str, ...]]
+
+
+def test_key(candidate: Candidate) -> TestKey:
+    """What makes two candidates one test: the same source and ids in the same folder, whatever
+    name the book gave the file (a run gives every candidate file a fresh name anyway,
+    sandbox/hidden_names.py)."""
+    path = candidate.path
+    ids = tuple(t[len(path):] if t.startswith(path) else "\0" + t for t in candidate.run_ids())
+    return str(PurePosixPath(path).parent), candidate.source, ids
 
 
 # Name endings a test runner needs to collect a file (Go compiles only *_test.go as tests;
@@ -211,21 +235,20 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                                    candidate_id=current.id, path=current.path, source=current.source,
                                    requirement=current.requirement, author=current.author,
                                    attempt=current.attempt))
-        files = {current.path: current.source}
-        ref = await env.runner.run(worlds["reference"], current.run_ids(), files, isolate=False,
-                                   task_id=task_id, trial_id=None, candidate_ids=[current.id])
+        ref, ref_of = await same_test_run(env, task_id, worlds["reference"], current, book, isolate=False, trial_id=None)
         last_ref = ref
         ref_status = ref.status_of(current.path, current.test_ids)
         if ref_status == "passed":
             if trial is None:
                 env.store.put_validation(ValidationRecord(current.id, "", task_id, ref_status, "",
-                                                          ValidationOutcome.PASSES_REFERENCE, ref.key, None))
+                                                          ValidationOutcome.PASSES_REFERENCE, ref.key, None,
+                                                          reference_of=ref_of))
                 env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=None,
                                             candidate_id=current.id, reference=ref_status, model="",
-                                            outcome=ValidationOutcome.PASSES_REFERENCE))
+                                            outcome=ValidationOutcome.PASSES_REFERENCE, reference_of=ref_of))
                 return Validation(current, ValidationOutcome.PASSES_REFERENCE, ref_status, "", ref, None, versions=versions)
-            model = await env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
-                                         task_id=task_id, trial_id=trial_id, candidate_ids=[current.id])
+            model, model_of = await same_test_run(env, task_id, worlds["model"], current, book, isolate=True,
+                                           trial_id=trial_id)
             model_status = model.status_of(current.path, current.test_ids)
             # A void run (its canaries caught the trial forging reports) is neither a pass nor a
             # failure: the witness is unverifiable on this trial, never counted as passing it.
@@ -233,23 +256,26 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
                        and model_status == "unverifiable" else
                        ValidationOutcome.DISCRIMINATES if is_failing(model_status) else ValidationOutcome.PASSES_BOTH)
             if outcome == ValidationOutcome.DISCRIMINATES:
-                flaky = await _flaky(env, task_id, trial_id, worlds, current, files)
+                flaky = await _flaky(env, task_id, trial_id, worlds, current, book)
                 if flaky:
                     env.store.put_validation(ValidationRecord(current.id, trial_id or "", task_id, ref_status,
-                                                              model_status, ValidationOutcome.FLAKY, ref.key, model.key))
+                                                              model_status, ValidationOutcome.FLAKY, ref.key, model.key,
+                                                              reference_of=ref_of))
                     return _drop(env, task_id, trial_id, current, flaky, versions, ref)
             env.store.put_validation(ValidationRecord(current.id, trial_id or "", task_id, ref_status, model_status,
-                                                      outcome, ref.key, model.key))
+                                                      outcome, ref.key, model.key, reference_of=ref_of))
             env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
                                         candidate_id=current.id, reference=ref_status,
-                                        model=model_status, outcome=outcome))
+                                        model=model_status, outcome=outcome, reference_of=ref_of,
+                                        model_of=model_of))
             return Validation(current, outcome, ref_status, model_status, ref, model, versions=versions)
         env.store.put_validation(ValidationRecord(current.id, trial_id or "", task_id, ref_status, "",
-                                                  ValidationOutcome.FAILS_REFERENCE, ref.key, None))
+                                                  ValidationOutcome.FAILS_REFERENCE, ref.key, None,
+                                                  reference_of=ref_of))
         env.emit(CandidateValidated(env.session_id, task_id=task_id, trial_id=trial_id,
                                     candidate_id=current.id, reference=ref_status, model="",
                                     outcome=ValidationOutcome.FAILS_REFERENCE,
-                                    cause=ref.failure_cause(current.path, current.test_ids)))
+                                    cause=ref.failure_cause(current.path, current.test_ids), reference_of=ref_of))
         if attempt == k:
             break
         repaired = await ask_repair(env, task, author_role, ctx, current, ref, book, scope,
@@ -268,20 +294,69 @@ async def validate(env: EngineEnv, task: Task, trial: Trial | None, worlds: dict
     return _drop(env, task_id, trial_id, current, reason, versions, last_ref)
 
 
+def taken_run(env: EngineEnv, task_id: str, world: WorldRef, current: Candidate, book: CandidateBook, *,
+              isolate: bool, trial_id: str | None, repeat: int = 0) -> tuple[RunResult, str] | None:
+    """The `repeat`-th run of `current`'s test alone on `world` when no container need make it,
+    and the id of the candidate whose run answered ("" : its own); None when it must run.
+
+    A world is a snapshot: the same test (oracle.test_key) in the same world, as isolated,
+    gives the same outcome. An audit meets the same test again and again (a per-trial audit's
+    agents propose one file for each trial of a task; a witness is replayed on trials whose own
+    audit proposes it too), so the task's first stored run of it on that world (alone, or in a
+    replay's batch) answers every later candidate with that test: it is copied under the
+    candidate's own key and names, marked as a copy (runs.same_as; on R[G], the validation's
+    `reference_of`). The flaky control keeps its meaning: its re-runs are other re-run numbers,
+    each made once per test and world."""
+    own = env.runner.key_of(world, current.run_ids(), {current.path: current.source}, isolate, repeat)
+    earlier = book.ran_before(world, isolate, repeat, current)
+    mine = env.runner.stored(own)
+    if mine is not None:  # run, or copied, before (a resumed session)
+        row = env.store.get_run(own)
+        if row is not None and row.same_as is None:
+            book.note_run(world, isolate, repeat, current, own)
+            return mine, ""
+        return mine, earlier[1].id if earlier is not None and row is not None and earlier[0] == row.same_as else ""
+    theirs = env.runner.stored(earlier[0]) if earlier is not None else None
+    if earlier is None or theirs is None:
+        return None
+    twin = earlier[1]
+    outcomes = {_renamed(node, twin, current): dict(o, message=str(o.get("message") or "").replace(twin.path, current.path))
+                for node, o in theirs.outcomes_of(twin.path, twin.test_ids).items()}
+    return env.runner.copy(theirs, own, current.run_ids(), outcomes, task_id, trial_id, [current.id]), twin.id
+
+
+async def same_test_run(env: EngineEnv, task_id: str, world: WorldRef, current: Candidate, book: CandidateBook, *,
+                        isolate: bool, trial_id: str | None, repeat: int = 0) -> tuple[RunResult, str]:
+    """`current`'s test alone on `world`: taken (taken_run) or run, and whose run it is."""
+    taken = taken_run(env, task_id, world, current, book, isolate=isolate, trial_id=trial_id, repeat=repeat)
+    if taken is not None:
+        return taken
+    run = await env.runner.run(world, current.run_ids(), {current.path: current.source}, isolate=isolate,
+                               task_id=task_id, trial_id=trial_id, candidate_ids=[current.id], repeat=repeat)
+    book.note_run(world, isolate, repeat, current, run.key)
+    return run, ""
+
+
+def _renamed(node: str, twin: Candidate, current: Candidate) -> str:
+    """A node id of `twin`'s run as `current`'s run names it."""
+    if node in twin.test_ids:
+        return current.test_ids[twin.test_ids.index(node)]
+    return _rebase(node, twin.path, current.path)
+
+
 REFERENCE_RUNS = 3  # passes on R[G] this many times before it may count
 
 
 async def _flaky(env: EngineEnv, task_id: str, trial_id: str | None, worlds: dict[str, WorldRef], current: Candidate,
-                 files: dict[str, str]) -> str:
+                 book: CandidateBook) -> str:
     """Why a discriminating candidate is flaky, or "" when it is stable. The re-runs are
     independent fresh containers: they run at once (the sandbox's slots bound them), and every
     one is kept and read, in the order the reasons name them."""
-    reruns = [env.runner.run(worlds["reference"], current.run_ids(), files, isolate=False,
-                             task_id=task_id, trial_id=None, candidate_ids=[current.id], repeat=n)
+    reruns = [_first(same_test_run(env, task_id, worlds["reference"], current, book, isolate=False, trial_id=None,
+                                   repeat=n))
               for n in range(1, REFERENCE_RUNS)]
-    reruns.append(env.runner.run(worlds["model"], current.run_ids(), files, isolate=True,
-                                 task_id=task_id, trial_id=trial_id, candidate_ids=[current.id],
-                                 repeat=1))
+    reruns.append(_first(same_test_run(env, task_id, worlds["model"], current, book, isolate=True,
+                                       trial_id=trial_id, repeat=1)))
     *again, model = await gather_all(reruns)
     for n, run in enumerate(again, start=1):
         status = run.status_of(current.path, current.test_ids)
@@ -292,6 +367,10 @@ async def _flaky(env: EngineEnv, task_id: str, trial_id: str | None, worlds: dic
     if not is_failing(status):
         return f"flaky: failed on the trial's world, then {status} on a re-run"
     return ""
+
+
+async def _first(pending: Awaitable[tuple[RunResult, str]]) -> RunResult:
+    return (await pending)[0]
 
 
 def _drop(env: EngineEnv, task_id: str, trial_id: str | None, candidate: Candidate, reason: str,

@@ -91,6 +91,9 @@ class ValidationRecord:
     reference_run: str | None
     model_run: str | None
     at: float = 0.0  # stamped by the store on write
+    # The earlier candidate of the task with the same source whose run on R[G] answered this one
+    # (engine/oracle.taken_run); "" when its own run did.
+    reference_of: str = ""
 
 
 @dataclass(frozen=True)

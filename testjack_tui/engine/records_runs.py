@@ -90,6 +90,9 @@ class StoredRun:
     tail: str
     duration: float
     at: float = 0.0
+    # The key of the run this row copies (a candidate with the same source on the same world:
+    # engine/oracle.taken_run); None for a run made in a container (or lent by another session).
+    same_as: str | None = None
 
 
 @dataclass(frozen=True)

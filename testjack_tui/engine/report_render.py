@@ -144,8 +144,10 @@ def session_markdown(report: Report) -> str:
         [("detector", "d"), ("suspicious trials", "n"), ("examples", "t")])]
     u = report.usage
     out += ["## Cost", "", f"LLM: {usd_text(u.usd, u.unpriced)} ({u.tokens} tokens, {u.llm_calls} calls"
-            + (", some estimated" if u.estimated else "") + f"); runs (tests and commands, as the budget counts them): {u.test_runs}; "
-            f"wall time: {u.seconds} s.", ""]
+            + (", some estimated" if u.estimated else "") + f"); runs (tests and commands, as the budget counts them): {u.test_runs}"
+            + (f" ({u.same_test_runs} more taken from the same test's earlier run on the same world, "
+               "not run again)" if u.same_test_runs else "")
+            + f"; wall time: {u.seconds} s.", ""]
     c = report.comparison
     if c is not None and c.refused:
         out += ["## Lightweight loop against per-trial audit", "", refusal_line(c) + ".", ""]

@@ -79,7 +79,10 @@ def borrow(lender: SessionStore, store: SessionStore, key: str, task_id: str, tr
     reserve()
     for check in lender.canary_checks(key=key):
         store.put_canary_check(dataclasses.replace(check, task_id=task_id, trial_id=trial_id))
-    run = dataclasses.replace(row, task_id=task_id, trial_id=trial_id, candidate_ids=tuple(candidate_ids))
+    # A run the lender copied from its own same test's run (oracle.taken_run) is a lent run here,
+    # counted as one like the others: not marked as a copy of a run this session does not hold.
+    run = dataclasses.replace(row, task_id=task_id, trial_id=trial_id, candidate_ids=tuple(candidate_ids),
+                              same_as=None)
     store.put_run(run)
     return run
 

@@ -9,6 +9,7 @@ and announced (TestRunFinished).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -158,14 +159,44 @@ class TestRunner:
         """One test run; `repeat` > 0 asks for a fresh re-run of the same inputs."""
         files = dict(files or {})
         test_ids = list(dict.fromkeys(test_ids))
-        # The snapshot's tag, not only the world's name: two versions of one world (a revised
-        # independent reference G′) must never share stored results.
-        key = run_key(f"{world.name}@{world.image}", test_ids, files, isolate, repeat)
+        key = self.key_of(world, test_ids, files, isolate, repeat)
         return await self._run(world, test_ids, files, isolate, task_id, trial_id, candidate_ids,
                                announce_cached, key,
                                lambda sb: sb.run_tests(world, test_ids, files=files,
                                                        timeout=timeout or self.timeout,
                                                        isolate_harness=isolate))
+
+    @staticmethod
+    def key_of(world: WorldRef, test_ids: list[str], files: dict[str, str], isolate: bool, repeat: int = 0) -> str:
+        """The key `run` stores these inputs under."""
+        # The snapshot's tag, not only the world's name: two versions of one world (a revised
+        # independent reference G′) must never share stored results.
+        return run_key(f"{world.name}@{world.image}", list(dict.fromkeys(test_ids)), files, isolate, repeat)
+
+    def stored(self, key: str) -> RunResult | None:
+        """The run this session stored under `key` (a lender's is not looked at), or None."""
+        row = self.store.get_run(key)
+        if row is None:
+            return None
+        result = _from_row(row)
+        for check in self.store.canary_checks(key=key):
+            result.canaries, result.tampering = check.verdict, list(check.problems)
+        return result
+
+    def copy(self, run: RunResult, key: str, test_ids: list[str], outcomes: TestOutcomes, task_id: str,
+             trial_id: str | None, candidate_ids: Iterable[str]) -> RunResult:
+        """`run` stored again under `key` for other candidates (its outcomes renamed to theirs),
+        marked as a copy of it (`same_as`): no container, no budget, no TestRunFinished, since
+        nothing ran; the caller says whose run answered."""
+        stored = self.store.get_run(run.key)
+        assert stored is not None, run.key  # only a stored run is copied
+        for check in self.store.canary_checks(key=run.key):
+            self.store.put_canary_check(dataclasses.replace(check, key=key, task_id=task_id, trial_id=trial_id))
+        self.store.put_run(dataclasses.replace(stored, key=key, task_id=task_id, trial_id=trial_id,
+                                               candidate_ids=tuple(candidate_ids), test_ids=tuple(test_ids),
+                                               outcomes=outcomes, same_as=run.key))
+        return dataclasses.replace(run, key=key, trial_id=trial_id, test_ids=list(test_ids), outcomes=outcomes,
+                                   cached=True)
 
     async def run_t0(self, task: Task, world: WorldRef, trial: Trial | None = None, repeat: int = 0) -> RunResult:
         """T0 in a world as testjack_tui.sandbox.t0 runs it: the benchmark's own evaluator when the task ships

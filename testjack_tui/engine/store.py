@@ -251,10 +251,10 @@ class SessionStore:
         return _run_row(row) if row else None
 
     def put_run(self, run: StoredRun) -> None:
-        self._exec("INSERT OR REPLACE INTO runs(key, task_id, world, trial_id, candidate_ids, test_ids, isolate, outcomes, exit_code, timed_out, head, tail, duration, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO runs(key, task_id, world, trial_id, candidate_ids, test_ids, isolate, outcomes, exit_code, timed_out, head, tail, duration, at, same_as) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (run.key, run.task_id, run.world, run.trial_id, _dumps(list(run.candidate_ids)),
                     _dumps(list(run.test_ids)), int(run.isolate), _dumps(run.outcomes), run.exit_code,
-                    int(run.timed_out), run.head, run.tail, run.duration, time.time()))
+                    int(run.timed_out), run.head, run.tail, run.duration, time.time(), run.same_as))
 
     def put_canary_check(self, check: CanaryCheck) -> None:
         """What a run's canaries showed (sandbox/canaries.py), when not "ok"."""
@@ -296,16 +296,16 @@ class SessionStore:
         return out
 
     def put_validation(self, v: ValidationRecord) -> None:
-        self._exec("INSERT OR REPLACE INTO validations(candidate_id, trial_id, task_id, reference, model, outcome, reference_run, model_run, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO validations(candidate_id, trial_id, task_id, reference, model, outcome, reference_run, model_run, at, reference_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (v.candidate_id, v.trial_id, v.task_id, v.reference, v.model, v.outcome,
-                    v.reference_run, v.model_run, time.time()))
+                    v.reference_run, v.model_run, time.time(), v.reference_of))
 
     def validations(self, task_id: str | None = None) -> list[ValidationRecord]:
         sql = "SELECT * FROM validations" + (" WHERE task_id = ?" if task_id else "") + " ORDER BY at"
         return [ValidationRecord(r["candidate_id"], r["trial_id"] or "", r["task_id"], r["reference"] or "",
                                  r["model"] or "", member(ValidationOutcome, r["outcome"], self.path,
                                                           "validations.outcome"),
-                                 r["reference_run"], r["model_run"], r["at"])
+                                 r["reference_run"], r["model_run"], r["at"], r["reference_of"] or "")
                 for r in self._rows(sql, (task_id,) if task_id else ())]
 
     def put_drop(self, d: DropRecord) -> None:
@@ -546,8 +546,12 @@ class SessionStore:
         return {k: int(row[k]) for k in ("witnesses", "refuted", "rounds", "decisions", "overrules")}
 
     def count_runs(self) -> int:
-        row = self._totals("SELECT COUNT(*) AS n FROM runs")
+        row = self._totals("SELECT COUNT(*) AS n FROM runs WHERE same_as IS NULL")  # a copy ran nothing
         return int(row["n"])
+
+    def count_copied_runs(self) -> int:
+        """Runs answered by an earlier run of the same test on the same world (oracle.taken_run)."""
+        return int(self._totals("SELECT COUNT(*) AS n FROM runs WHERE same_as IS NOT NULL")["n"])
 
     def runs_counted(self) -> int:
         """Executions counted against the run budget: the stored test runs plus every command
@@ -567,4 +571,4 @@ def _run_row(row: sqlite3.Row) -> StoredRun:
                      tuple(_loads(row["candidate_ids"], [])), tuple(_loads(row["test_ids"], [])),
                      bool(row["isolate"]), _loads(row["outcomes"], {}), row["exit_code"],
                      bool(row["timed_out"]), row["head"] or "", row["tail"] or "",
-                     row["duration"] or 0.0, row["at"] or 0.0)
+                     row["duration"] or 0.0, row["at"] or 0.0, row["same_as"])

@@ -175,6 +175,9 @@ class Usage(FlatRecord):
     seconds: float  # the session's wall time (counted against --budget-seconds), waits included
     waiting_seconds: float = 0.0  # of `seconds`, how long a person's decision / step was awaited
     unpriced: list[str] = field(default_factory=list)  # models with no price: `usd` leaves them out
+    # runs of a test answered by its earlier run on the same world: no container, not in test_runs
+    # (oracle.taken_run)
+    same_test_runs: int = 0
 
 
 @dataclass
@@ -348,7 +351,7 @@ def build_summary(store: SessionStore) -> SessionSummary:
                     estimated=ledger.estimated, test_runs=store.runs_counted(),
                     seconds=round(float(meta.get("elapsed_seconds", 0.0) or 0.0), 1),
                     waiting_seconds=round(float(meta.get("waiting_seconds", 0.0) or 0.0), 1),
-                    unpriced=list(meta.get(UNPRICED) or [])),
+                    unpriced=list(meta.get(UNPRICED) or []), same_test_runs=store.count_copied_runs()),
         totals=totals, models=models_total, tasks=tasks_out, awaiting_operator=awaiting_operator(store))
 
 

@@ -382,6 +382,7 @@ class LiveSession:
     def _on_candidate_validated(self, e: ev.CandidateValidated) -> None:
         c = self._candidate(e.task_id, e.trial_id, e.candidate_id)
         c.reference, c.model, c.outcome = e.reference, e.model, e.outcome
+        c.reference_of, c.model_of = e.reference_of, e.model_of
         if e.outcome == "fails_reference" and e.cause:  # why the runner could not run it, one line
             self.add_log("warning", f"{e.task_id}: {short_id(e.candidate_id, e.task_id)} fails on the "
                                     f"reference ({e.reference}): {e.cause}")

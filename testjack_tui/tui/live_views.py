@@ -116,6 +116,8 @@ class CandidateView(CandidateFacts):
     reference: str = ""
     model: str = ""
     outcome: str = ""
+    reference_of: str = ""  # the earlier candidate with the same test whose reference run answered
+    model_of: str = ""  # ... whose run on the trial's world answered
     dropped: str = ""
     label: str = ""
     reason: str = ""

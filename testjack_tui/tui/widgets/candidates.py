@@ -73,6 +73,10 @@ def candidate_detail(c: CandidateView, operator_judges: bool = False) -> Group:
     head.append_text(cell(f"reference {c.reference or '…'} · model {c.model or '…'}"
                           + (f" → {OUTCOME_TEXT.get(c.outcome, c.outcome.replace('_', ' '))}" if c.outcome else "")))
     head.append("\n")
+    for world, of in (("reference", c.reference_of), ("trial", c.model_of)):
+        if of:  # nothing ran there for it: the same test's earlier run answered
+            head.append_text(cell(f"  {world}: the run of {of} (the same test)", "dim"))
+            head.append("\n")
     for world, summary in c.runs[-4:]:
         head.append_text(cell(f"  run on {world}: {summary}", "dim"))
         head.append("\n")
