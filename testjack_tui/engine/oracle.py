@@ -320,6 +320,8 @@ def taken_run(env: EngineEnv, task_id: str, world: WorldRef, current: Candidate,
     if earlier is None or theirs is None:
         return None
     twin = earlier[1]
+    if twin.path != current.path and not _named_by_path(theirs):
+        return None  # ids that name the file in the runner's own scheme (cargo's target) cannot be renamed here
     outcomes = {_renamed(node, twin, current): dict(o, message=str(o.get("message") or "").replace(twin.path, current.path))
                 for node, o in theirs.outcomes_of(twin.path, twin.test_ids).items()}
     return env.runner.copy(theirs, own, current.run_ids(), outcomes, task_id, trial_id, [current.id]), twin.id
@@ -335,6 +337,16 @@ async def same_test_run(env: EngineEnv, task_id: str, world: WorldRef, current: 
                                task_id=task_id, trial_id=trial_id, candidate_ids=[current.id], repeat=repeat)
     book.note_run(world, isolate, repeat, current, run.key)
     return run, ""
+
+
+def _named_by_path(run: RunResult) -> bool:
+    """Does every outcome of `run` name its test by the file's path (`path` or `path::...`)?
+    Some runners add ids in their own scheme that name the file otherwise (cargo's
+    `<package>::<target>: <test>`, where the target is the file's stem; Django's dotted module):
+    a run of the same test under another file name would report those differently, so it is
+    not copied across names."""
+    files = {test_id.split("::", 1)[0] for test_id in run.test_ids}
+    return all(node.split("::", 1)[0] in files for node in run.outcomes)
 
 
 def _renamed(node: str, twin: Candidate, current: Candidate) -> str:
