@@ -221,13 +221,15 @@ def lang_audits(tmp_path_factory):
 # --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
 # A test counts as a podman test by its `podman` mark or by a fixture that needs podman. A session
 # fixture is built once per worker, so every reader of one goes to that fixture's group
-# (SESSION_FIXTURES). Lane "podman" (one xdist group, so one worker at a time) keeps those of
-# the demo and deepswe and every test reading podman state others change; each file safe beside
+# (SESSION_FIXTURES): the two demo audits' readers are group "podman-demo" (they count only
+# their own sessions' and pids' containers), the language audits' "podman-lang". Lane "podman"
+# (one xdist group, so one worker at a time) keeps deepswe's and every test reading podman state
+# others change; each file safe beside
 # it (tests/lanes.py SAFE_FILES) is a group of its own; the queue runs lane "podman" first, the
 # other groups longest first, the pure tests last (tests/lanes.py says why).
 # TESTJACK_TEST_PODMAN_LANES=1 puts every podman test in lane "podman".
 SESSION_FIXTURES = {  # built once, read by several files: fixture -> the group of its readers
-    "demo_lightweight_audit": PINNED, "demo_per_trial_audit": PINNED, "deepswe_verified": PINNED,
+    "demo_lightweight_audit": "podman-demo", "demo_per_trial_audit": "podman-demo", "deepswe_verified": PINNED,
     "lang_audits": "podman-lang"}
 PODMAN_FIXTURES = {"podman_calls", "own_podman_service", *SESSION_FIXTURES}
 
