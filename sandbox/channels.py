@@ -36,7 +36,7 @@ from typing import Any
 
 from .api import ExecResult, TestOutcome, TestStatus
 from .canaries import Canaries
-from .own_run import CLOCK_SHIFT_DAYS, NOT_RUN, OWN_TOTAL, VARIED_MARK, VARIED_UID, own_status
+from .own_run import CLOCK_SHIFT_DAYS, NOT_RUN, OWN_TOTAL, OWN_WALL, VARIED_MARK, VARIED_UID, own_status
 
 CHANNEL_MARK = "channels disagree"  # every problem this module reports starts with it
 ENV_DEPENDENT = "environment-dependent behaviour"
@@ -81,10 +81,12 @@ def own_request(run_files: list[tuple[str, list[str] | None]], canary: Canaries 
 
 
 def own_budget(own: dict[str, Any], timeout: float | None) -> dict[str, Any]:
-    """The own-run request with the wall time it may take in all: at most OWN_TOTAL, and no
-    more than what nine tenths of the run's timeout leave after the runner (the wrapper
-    subtracts the runner's time), so our own runs never make a run time out."""
-    return {**own, "total": OWN_TOTAL, "run_timeout": timeout}
+    """The own-run request with what it may take in all: OWN_TOTAL CPU seconds of its
+    processes (CPU, not wall time: on a loaded machine an honest test's process takes longer,
+    not more CPU), and no more wall time than nine tenths of the run's timeout leave after the
+    runner (the wrapper subtracts the runner's time; OWN_WALL without a timeout), so our own
+    runs never make a run time out."""
+    return {**own, "total": OWN_TOTAL, "wall": OWN_WALL, "run_timeout": timeout}
 
 
 def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
@@ -149,8 +151,8 @@ def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
         if node in expected or status in ("passed", "not measured") or not honest_varied:
             continue
         if canary is not None and status in ("timed out", "no verdict"):
-            # On a model world: the varied runs share one time budget, and on a loaded machine an
-            # honest test can run out of it. That proves nothing about the environment: doubt
+            # On a model world: the varied runs share the run's time budget, and on a loaded
+            # machine an honest test can run out of it. That proves nothing about the environment: doubt
             # (never SOUND); a refutation needs a result the varied run gave. (On the reference,
             # canary None, it still rejects the witness: unconfirmed there, it refutes no one.)
             check.doubts.append(f"{CHANNEL_MARK} on {node}: passed in our own run, {status} in a varied "

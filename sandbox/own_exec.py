@@ -50,7 +50,7 @@ class OwnPlan:
     tests: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def request(self) -> dict[str, Any]:
-        """The wrapper's `own` request (sandbox/channels.own_budget adds the time it may take)."""
+        """The wrapper's `own` request (sandbox/channels.own_budget adds what it may take)."""
         return {"mode": "exec", "builds": self.builds, "tests": list(self.tests.items()),
                 "strip": list(STRIP), "faketime": FAKETIME_LIB, "days": CLOCK_SHIFT_DAYS,
                 "timeout": OWN_TIMEOUT, "max": MAX_OWN, "vary": True, "varied_uid": VARIED_UID}

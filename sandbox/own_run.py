@@ -37,7 +37,8 @@ CLOCK_SHIFT_DAYS = 400
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 MAX_OWN = 24  # test functions per run given an own run (a witness file holds a few)
 OWN_TIMEOUT = 60  # seconds per own-run process
-OWN_TOTAL = 90.0  # seconds for all of a run's own runs (the rest are "not measured")
+OWN_TOTAL = 90.0  # CPU seconds for all of a run's own runs (the rest are "not measured")
+OWN_WALL = 300.0  # wall seconds for them in a run without a timeout (else 0.9 of it)
 VARIED_MARK = "[tj-varied-env]"  # outcome key suffix of a witness test's varied replay
 
 DRIVER = r'''

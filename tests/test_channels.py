@@ -123,11 +123,12 @@ def test_labels_follow_the_channels():
 def _wrapper_function(name: str):
     """One function of the run's wrapper (it runs in the container as a script of its own)."""
     import base64
+    import os
 
     from testjack_tui.sandbox.runners.run_wrapper import WRAPPER
     start = WRAPPER.index(f"def {name}(")
     end = WRAPPER.index("\ndef ", start + 1)
-    space: dict = {"base64": base64}
+    space: dict = {"base64": base64, "os": os}
     exec(WRAPPER[start:end], space)  # noqa: S102 - our own source
     return space[name]
 
@@ -147,6 +148,23 @@ def test_own_runs_skip_only_tests_the_report_shows_not_passed():
     # Failed, errored, skipped: believed. Passed, listed both ways, or missing: our own run.
     assert got == {keys[0], keys[2], keys[3]}
     assert not_passed(None, keys) == set() and not_passed(base64.b64encode(b"<x").decode(), keys) == set()
+
+
+def test_own_runs_spend_cpu_seconds_and_keep_within_the_runs_timeout():
+    """What bounds our own runs is what their processes cost the machine (CPU seconds, which a
+    loaded machine does not stretch), within nine tenths of the run's timeout after the runner."""
+    import subprocess
+    import sys
+    budget = _wrapper_function("_tj_own_budget")
+    assert budget({"run_timeout": 100, "wall": 300}, 10)[0] == 80
+    assert budget({"run_timeout": None, "wall": 300}, 10)[0] == 300
+    _, spent = budget({"run_timeout": 100, "wall": 300}, 0)
+    subprocess.run([sys.executable, "-c", "import time; time.sleep(1)"], check=True, timeout=120)
+    waited = spent()
+    assert waited < 0.9  # a process that waits a second spends little of the budget
+    subprocess.run([sys.executable, "-c", "n = 0\nfor i in range(5_000_000):\n    n += i"], check=True,
+                   timeout=120)
+    assert spent() - waited > 0.05  # one that computes spends it
 
 
 def test_tests_our_own_run_left_out_are_neither_proof_nor_silently_believed():

@@ -96,7 +96,7 @@ while True:
         os.fork()
     except OSError:
         pass
-""", timeout=5)
+""", timeout=3)
     assert run.exec.timed_out
     assert run.status(F2P[0]) == "timed_out"
 

@@ -321,6 +321,18 @@ def _tj_not_passed(junit, keys):
             out.add(key)
     return out
 
+def _tj_own_budget(own, ran):
+    # What our own runs may take: wall time within nine tenths of the run's timeout after the
+    # runner (RAN seconds), so they never make the run time out, and own["total"] CPU seconds
+    # of their processes (a loaded machine stretches the wall time of an honest test's process,
+    # not its CPU time: it keeps its channels). (wall seconds, CPU seconds spent so far).
+    wall = own["run_timeout"] * 0.9 - ran if own.get("run_timeout") else own["wall"]
+    first = os.times()
+    def spent():
+        now = os.times()
+        return now.children_user + now.children_system - first.children_user - first.children_system
+    return wall, spent
+
 def _tj_own_runs(own, uid, ran, junit):
     import time
     # The canary files come last: always run, whatever the number of witness tests.
@@ -330,9 +342,7 @@ def _tj_own_runs(own, uid, ran, junit):
     tests += [(p, n) for p, names in own["files"][cut:] for n in names]
     keys = [p + "::" + n for p, n in tests]
     normal, varied = dict((k, 3) for k in keys), {}  # 3: not measured
-    left = own["total"]
-    if own.get("run_timeout"):
-        left = min(left, own["run_timeout"] * 0.9 - ran)
+    left, spent = _tj_own_budget(own, ran)
     started = time.time()
     # Our own runs exist to check claimed passes: a test the report does not pass is believed
     # (4: not run), and without any witness test claimed passed there is nothing to check.
@@ -356,7 +366,7 @@ def _tj_own_runs(own, uid, ran, junit):
             normal.update(drive(todo, False, left / 2))
         again = [i for i in todo if normal[keys[i]] == 0]
         left -= time.time() - started
-        if own.get("vary") and again and left >= 1:
+        if own.get("vary") and again and left >= 1 and spent() < own["total"]:
             varied.update(drive(again, True, left))
         return normal, varied
     # No channel is judged here (the reference world): only the varied replay must hold. A test
@@ -367,7 +377,7 @@ def _tj_own_runs(own, uid, ran, junit):
         normal.update((keys[i], 5) for i in todo if varied[keys[i]] == 0)
     again = [i for i in todo if varied.get(keys[i], 0) != 0]
     left -= time.time() - started
-    if again and left >= 1:
+    if again and left >= 1 and spent() < own["total"]:
         normal.update(drive(again, False, left))
     for i in again:
         if normal[keys[i]] != 0:
@@ -380,14 +390,14 @@ def _tj_exec_runs(own, uid, ran):
     # verdict is its exit status read here. Binaries are built as the trial user, then copied
     # by this process into a folder of root's, so nothing the tests start can replace them.
     import random, shutil, tempfile, time
-    started, left = time.time(), own["total"]
-    if own.get("run_timeout"):
-        left = min(left, own["run_timeout"] * 0.9 - ran)
+    left, spent = _tj_own_budget(own, ran)
+    started = time.time()
     keys = [k for k, _ in own["tests"]][:own["max"]]
     normal, varied = dict((k, 3) for k in keys), {}
     tests = dict(own["tests"])
     def remaining():
-        return left - (time.time() - started)
+        # Wall seconds left; none once the CPU seconds are spent.
+        return left - (time.time() - started) if spent() < own["total"] else 0
     def as_user(ids):
         def child():
             _tj_limit_cpu()
