@@ -5,6 +5,7 @@ test_lang_operator.py (the operator's witness added to each language's scripted 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from typer.testing import CliRunner
 
@@ -66,6 +67,55 @@ def test_a_run_the_lender_made_is_read_from_it_and_any_other_runs_here(tmp_path)
     asyncio.run(runner.run(world, ["a"], {"t.py": "y"}, task_id="t"))  # a test the lender never ran
     assert sandbox.runs == [{"t.py": "y"}] and store.count_runs() == 3
     assert lender.count_runs() == 2  # the lender is only read
+
+
+def test_a_run_of_one_test_is_taken_from_the_lenders_run_of_the_same_test_batched_or_not(tmp_path):
+    """A per-trial audit validates each test alone on a trial the lightweight loop replayed it on,
+    batched with other witnesses and under another file name: the lender's run answers it
+    (engine/run_reuse.borrow_same_test), counted here like any lent run; another re-run number,
+    another snapshot of the world or another test still runs."""
+    from testjack_tui.engine.budget import Budget
+    from testjack_tui.engine.budgeted import BudgetedBackend
+    from testjack_tui.engine.config import BudgetLimits
+    from testjack_tui.engine.roles import Candidate
+    from testjack_tui.engine.runner import TestRunner, run_key
+    from testjack_tui.sandbox.api import WorldRef
+
+    world = WorldRef(task_id="t", kind="model", trial_id="a1", image="img:1", workdir="/w")
+    one, two = "def test_x():\n    assert f(0) == 1\n", "def test_y():\n    assert g() is None\n"
+    batch = {"tests/test_tj_zero.py": one, "tests/test_tj_none.py": two}
+    ids = ["tests/test_tj_zero.py", "tests/test_tj_none.py::test_y"]
+    key = run_key(f"{world.name}@{world.image}", ids, batch, True)
+    lender = SessionStore(tmp_path / "lender.db")
+    for cid, (path, source) in zip(("w1", "w2"), batch.items()):
+        lender.put_candidate(Candidate(cid, path, source, "r", "operator",
+                                       test_ids=() if cid == "w1" else ("tests/test_tj_none.py::test_y",)), "t", "a2")
+    lender.put_run(StoredRun(key, "t", world.name, "a1", ("w1", "w2"), tuple(ids), True,
+                             {"tests/test_tj_zero.py::test_x": {"status": "failed",
+                                                                 "message": "tests/test_tj_zero.py:2: assert 0 == 1"},
+                              "tests/test_tj_none.py::test_y": {"status": "passed", "message": ""}},
+                             1, False, "head", "tail", 2.0))
+    lender.put_canary_check(CanaryCheck(key, "t", "a1", world.name, CanaryVerdict.UNVERIFIABLE, ("junit",)))
+    store, sandbox = SessionStore(tmp_path / "new.db"), _Counting()
+    runner = TestRunner(BudgetedBackend(sandbox, Budget(store, BudgetLimits(), "s")), store, lambda e: None, "s",
+                        lender=lender)
+
+    mine = "tests/test_tj_zero_a1_op1.py"  # the same test under the name this session gave it
+    read = asyncio.run(runner.run(world, [mine], {mine: one}, isolate=True, task_id="t", trial_id="a1",
+                                  candidate_ids=["c1"]))
+    assert sandbox.runs == [] and read.cached
+    assert read.outcomes == {f"{mine}::test_x": {"status": "failed", "message": f"{mine}:2: assert 0 == 1"}}
+    assert read.status_of(mine) == "failed" and read.canaries == "unverifiable"
+    row = store.get_run(read.key)
+    assert row is not None and row.same_as is None and row.candidate_ids == ("c1",) and store.count_runs() == 1
+
+    asyncio.run(runner.run(world, [mine], {mine: one}, isolate=True, task_id="t", candidate_ids=["c1"], repeat=1))
+    asyncio.run(runner.run(world, [mine], {mine: one}, task_id="t", candidate_ids=["c1"]))  # not isolated
+    other = dataclasses.replace(world, image="img:2")  # another snapshot of the world
+    asyncio.run(runner.run(other, [mine], {mine: one}, isolate=True, task_id="t", candidate_ids=["c1"]))
+    changed = one.replace("1", "2")
+    asyncio.run(runner.run(world, [mine], {mine: changed}, isolate=True, task_id="t", candidate_ids=["c2"]))
+    assert sandbox.runs == [{mine: one}] * 3 + [{mine: changed}] and store.count_runs() == 5
 
 
 def _session(sid: str, benchmark: str, trials: tuple[str, ...] = ()) -> None:

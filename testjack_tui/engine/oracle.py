@@ -29,6 +29,7 @@ from . import reference_claims
 from .records_cands import DropRecord, ValidationOutcome, ValidationRecord
 from .roles import AuditAgent, AuditContext, Candidate, ReferenceContradiction, TaskAnalyst
 from .runner import RunResult, is_failing
+from .run_reuse import TestKey, test_key as run_test_key
 
 from .env import EngineEnv
 
@@ -124,16 +125,9 @@ class CandidateBook:
         return tag if tag and len(tag) <= 40 else hashlib.sha1(root.encode()).hexdigest()[:10]
 
 
-TestKey = tuple[str, str, tuple[str, ...]]
-
-
 def test_key(candidate: Candidate) -> TestKey:
-    """What makes two candidates one test: the same source and ids in the same folder, whatever
-    name the book gave the file (a run gives every candidate file a fresh name anyway,
-    sandbox/hidden_names.py)."""
-    path = candidate.path
-    ids = tuple(t[len(path):] if t.startswith(path) else "\0" + t for t in candidate.run_ids())
-    return str(PurePosixPath(path).parent), candidate.source, ids
+    """What makes two candidates one test (engine/run_reuse.test_key, the lender's runs too)."""
+    return run_test_key(candidate.path, candidate.source, candidate.run_ids())
 
 
 # Name endings a test runner needs to collect a file (Go compiles only *_test.go as tests;

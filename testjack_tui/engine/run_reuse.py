@@ -5,7 +5,11 @@ A run is keyed by the world's snapshot tag, its test ids, every file's text, the
 re-run number (engine/runner.run_key): a stored run with the same key is this very run, made in
 a fresh container as ours would be. So a per-trial audit after a lightweight one runs only what
 the lightweight loop did not, and an operator's test added after a scripted audit runs only
-itself (T0's runs on every world are the scripted audit's). A lent run is copied into the
+itself (T0's runs on every world are the scripted audit's). A run of one test alone is also
+answered by the lender's run of the same test (test_key) on the same world snapshot, isolation and
+re-run number, alone or batched with others (`borrow_same_test`): what engine/oracle.taken_run
+does within a session, so a per-trial audit's validation of a test the lightweight loop replayed on
+that trial runs nothing. A lent run is copied into the
 borrowing session's own store, with its canary verdict and this session's task, trial and
 candidates, and counts against its budget as a run made here: the session is complete on its own
 (report, export, resume) and its limits pause it where they would without reuse. The lending
@@ -14,12 +18,13 @@ session is only read, and may still be running: a stored run never changes once 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path, PurePosixPath
 
 from testjack_tui.errors import InputError
 
-from .records_runs import StoredRun
+from .records_cands import CandidateRecord
+from .records_runs import StoredRun, TestOutcomes
 from .store import SessionStore, db_path, session_ref
 
 
@@ -85,6 +90,78 @@ def borrow(lender: SessionStore, store: SessionStore, key: str, task_id: str, tr
                               same_as=None)
     store.put_run(run)
     return run
+
+
+TestKey = tuple[str, str, tuple[str, ...]]
+
+
+def test_key(path: str, source: str, run_ids: Sequence[str]) -> TestKey:
+    """What makes two candidates one test: the same source and ids in the same folder, whatever
+    name a session gave the file (a run gives every candidate file a fresh name anyway,
+    sandbox/hidden_names.py). `run_ids`: the ids the test runs as (its file when none)."""
+    ids = tuple(t[len(path):] if t.startswith(path) else "\0" + t for t in run_ids)
+    return str(PurePosixPath(path).parent), source, ids
+
+
+class LenderTests:
+    """The lender's runs of candidates' tests, by task (read once per task: a stored run never
+    changes, and one the lender makes later is only a run not taken)."""
+
+    def __init__(self, lender: SessionStore):
+        self.lender = lender
+        self._by_task: dict[str, list[tuple[StoredRun, list[CandidateRecord]]]] = {}
+
+    def _runs(self, task_id: str) -> list[tuple[StoredRun, list[CandidateRecord]]]:
+        if task_id not in self._by_task:
+            candidates = {c.id: c for c in self.lender.candidates(task_id)}
+            self._by_task[task_id] = [
+                (run, [candidates[c] for c in run.candidate_ids])
+                for run in self.lender.runs(task_id)
+                if run.same_as is None and run.candidate_ids and all(c in candidates for c in run.candidate_ids)]
+        return self._by_task[task_id]
+
+    def same_test(self, task_id: str, world: str, isolate: bool, want: TestKey,
+                  key_of: Callable[[list[str], dict[str, str]], str]) -> tuple[StoredRun, str, list[str]] | None:
+        """The lender's run that ran the test `want` on `world` (a world's name) with this
+        isolation, and that test's file and ids in it; None when it has none. `key_of(ids,
+        files)`: our key of a run of those inputs on our world snapshot and re-run number, so a
+        run of another snapshot or re-run number never matches."""
+        for run, candidates in self._runs(task_id):
+            if run.world != world or run.isolate != isolate:
+                continue
+            for c in candidates:
+                ids = [t for t in run.test_ids if t == c.path or t.startswith(c.path + "::")]
+                if ids and test_key(c.path, c.source, ids) == want and \
+                        key_of(list(run.test_ids), {x.path: x.source for x in candidates}) == run.key:
+                    return run, c.path, ids
+        return None
+
+
+def borrow_same_test(tests: LenderTests, store: SessionStore, key: str, world: str, isolate: bool,
+                     path: str, source: str, run_ids: list[str], task_id: str, trial_id: str | None,
+                     candidate_ids: Iterable[str], key_of: Callable[[list[str], dict[str, str]], str],
+                     reserve: Callable[[], None]) -> StoredRun | None:
+    """A run of one test file (`path`, `source`, `run_ids`) stored under `key` from the lender's
+    run of the same test on the same world, isolation and re-run number, its outcomes named as
+    this run names them (after `reserve` counted it, like a lent run); None when there is none."""
+    found = tests.same_test(task_id, world, isolate, test_key(path, source, run_ids), key_of)
+    if found is None:
+        return None
+    row, theirs, ids = found
+    reserve()
+    for check in tests.lender.canary_checks(key=row.key):
+        store.put_canary_check(dataclasses.replace(check, key=key, task_id=task_id, trial_id=trial_id))
+    run = dataclasses.replace(row, key=key, task_id=task_id, trial_id=trial_id, candidate_ids=tuple(candidate_ids),
+                              test_ids=tuple(run_ids), outcomes=_as_named(row.outcomes, theirs, ids, path),
+                              same_as=None)
+    store.put_run(run)
+    return run
+
+
+def _as_named(outcomes: TestOutcomes, theirs: str, ids: list[str], path: str) -> TestOutcomes:
+    """The outcomes of the test in file `theirs` (ids `ids`) as its run under `path` names them."""
+    return {path + node[len(theirs):]: dict(o, message=str(o.get("message") or "").replace(theirs, path))
+            for node, o in outcomes.items() if node in ids or node == theirs or node.startswith(theirs + "::")}
 
 
 def _other_benchmark(store: SessionStore, benchmark: str) -> str | None:

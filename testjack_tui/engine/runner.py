@@ -3,7 +3,8 @@
 Every run is keyed by (world, test ids, files, isolation). A key already in the session's
 database is answered from there; so is a key another session made, when this one reuses that
 session's runs (`audit --reuse-runs SESSION`, engine/run_reuse.py: the run is stored here as this session's
-own, as if it had run here); otherwise it runs in a fresh container through the session's
+own, as if it had run here), and so is a run of one test file that session ran on the same world
+(alone or with others: `borrow_same_test`); otherwise it runs in a fresh container through the session's
 `BudgetedBackend` (one run reserved from the budget, stopped at the wall-time limit), is stored,
 and announced (TestRunFinished).
 """
@@ -25,7 +26,7 @@ from testjack_tui.safe_text import safe_text
 from .budgeted import BudgetedBackend
 from .events import Log, TestRunFinished
 from .failure_kinds import RESOURCE_KINDS, cause, kind_of
-from .run_reuse import borrow
+from .run_reuse import LenderTests, borrow, borrow_same_test
 from .records_runs import CanaryCheck, CanaryVerdict, StoredRun, TestOutcomes
 from .store import SessionStore
 
@@ -151,6 +152,7 @@ class TestRunner:
     # Another session's store whose runs this one reuses (config reuse_runs, engine/run_reuse.py), read-only here.
     lender: SessionStore | None = None
     noted: set[tuple[str, str]] = field(default_factory=set)  # (task, configuration note) logged
+    _lender_tests: LenderTests | None = field(default=None, init=False, repr=False)  # read at the first need
 
     async def run(self, world: WorldRef, test_ids: list[str], files: dict[str, str] | None = None, *,
                   isolate: bool = False, task_id: str = "", trial_id: str | None = None,
@@ -164,7 +166,8 @@ class TestRunner:
                                announce_cached, key,
                                lambda sb: sb.run_tests(world, test_ids, files=files,
                                                        timeout=timeout or self.timeout,
-                                                       isolate_harness=isolate))
+                                                       isolate_harness=isolate),
+                               lambda ids, fs: self.key_of(world, ids, fs, isolate, repeat))
 
     @staticmethod
     def key_of(world: WorldRef, test_ids: list[str], files: dict[str, str], isolate: bool, repeat: int = 0) -> str:
@@ -215,12 +218,21 @@ class TestRunner:
 
     async def _run(self, world: WorldRef, test_ids: list[str], files: dict[str, str], isolate: bool, task_id: str,
                    trial_id: str | None, candidate_ids: Iterable[str], announce_cached: bool, key: str,
-                   execute: Callable[[SandboxBackend], Awaitable[TestRun]]) -> RunResult:
+                   execute: Callable[[SandboxBackend], Awaitable[TestRun]],
+                   key_here: Callable[[list[str], dict[str, str]], str] | None = None) -> RunResult:
+        """`key_here(ids, files)`: the key of a run of those inputs on this run's world, isolation
+        and re-run number (a run of one candidate file may take the lender's run of its test)."""
         candidate_ids = tuple(candidate_ids)  # read more than once below
         stored = self.store.get_run(key)
         lent = False
         if stored is None and self.lender is not None:
             stored = borrow(self.lender, self.store, key, task_id, trial_id, candidate_ids, self._reserve)
+            if stored is None and key_here is not None and candidate_ids and len(files) == 1:
+                if self._lender_tests is None:
+                    self._lender_tests = LenderTests(self.lender)
+                [(path, source)] = files.items()
+                stored = borrow_same_test(self._lender_tests, self.store, key, world.name, isolate, path, source,
+                                          test_ids, task_id, trial_id, candidate_ids, key_here, self._reserve)
             lent = stored is not None
         if stored is not None:
             result = _from_row(stored)
