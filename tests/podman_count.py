@@ -42,6 +42,7 @@ class PodmanCounter:
         self.me = os.getpid()
         self.starts: list[tuple[float, str]] = []  # (when a test began, its node id), in order
         self.created: list[tuple[float, str]] = []  # (creation time, testjack.session) of ours
+        self.seen: set[str | None] = set()  # container ids counted
         self._proc: subprocess.Popen[str] | None = None
         self._thread: threading.Thread | None = None
 
@@ -61,7 +62,9 @@ class PodmanCounter:
                 pid = int(labels.get("testjack.pid", "0"))
             except ValueError:
                 continue
-            if pid and self.me in _ancestors(pid):
+            # podman may report one creation twice (same container id): count each container once
+            if pid and event.get("ID") not in self.seen and self.me in _ancestors(pid):
+                self.seen.add(event.get("ID"))
                 self.created.append((_epoch(event.get("Time", "")), labels.get("testjack.session", "")))
 
     def test_started(self, nodeid: str) -> None:

@@ -10,10 +10,16 @@ not seen here.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from pathlib import Path
 
+import pytest
+
 import testjack_tui
+
+# The package's graph is read once (package_graph) for both tests that read it: on one worker.
+pytestmark = pytest.mark.xdist_group("pure-import-cycles")
 
 PACKAGE = Path(testjack_tui.__file__).resolve().parent
 ROOT = "testjack_tui"
@@ -139,8 +145,13 @@ def test_cycles_are_found(tmp_path):
     assert cycles({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == [["a", "b", "c"]]
 
 
+@functools.cache
+def package_graph() -> dict[str, dict[str, int]]:
+    return import_graph()
+
+
 def test_the_graph_is_read():
-    graph = import_graph()
+    graph = package_graph()
     assert "testjack_tui.engine.env" in graph["testjack_tui.engine.loop"]
     assert "testjack_tui.sandbox.backend" in graph["testjack_tui.engine.budgeted"]
     # the linked folders are walked too
@@ -148,6 +159,6 @@ def test_the_graph_is_read():
 
 
 def test_no_import_cycle_in_the_package():
-    graph = import_graph()
+    graph = package_graph()
     found = cycles(graph)
     assert not found, "\n".join(_describe(graph, c) for c in found)

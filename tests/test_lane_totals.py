@@ -50,3 +50,11 @@ def test_without_worker_lines_the_lane_is_the_group_the_node_id_carries():
     # The table for tests/lanes.py: podman seconds by file name, whichever lane, largest first.
     assert table(by_file) == {"test_a.py": 12, "test_b.py": 6, "test_d.py": 3}
     assert list(table(by_file)) == ["test_a.py", "test_b.py", "test_d.py"]
+
+
+def test_a_pure_file_held_on_one_worker_by_its_own_group_stays_a_pure_test():
+    log = QUIET.replace("0.50s call     tests/test_c.py::test_pure",
+                        "0.50s call     tests/test_c.py::test_pure@pure-packaging")
+    _, by_lane, by_file = totals(log)
+    assert by_lane["-"] == 0.75 and "pure-packaging" not in by_lane
+    assert by_file[("-", "tests/test_c.py")] == 0.5 and "test_c.py" not in table(by_file)

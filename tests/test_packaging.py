@@ -20,6 +20,10 @@ from pathlib import Path
 
 import pytest
 
+# One worker builds and installs the wheel (the module fixture, most of this file's time): spread
+# over both, as pure tests are, each worker would build its own.
+pytestmark = pytest.mark.xdist_group("pure-packaging")
+
 ROOT = Path(__file__).resolve().parents[1]
 NESTED = ("sandbox", "benchmarks", "prompts")
 

@@ -34,3 +34,22 @@ def test_podman_event_times_and_owners():
         child.kill()
         child.wait()
     assert os.getpid() not in _ancestors(1)
+
+
+def test_a_creation_podman_reports_twice_counts_once():
+    import io
+    import json
+    import types
+
+    def event(cid: str, t: str) -> str:
+        return json.dumps({"ID": cid, "Time": f"1970-01-01T00:02:{t}Z", "Attributes": {
+            "testjack.pid": str(os.getpid()), "testjack.session": "verify-1a2b3c4d"}}) + "\n"
+
+    counter = PodmanCounter()
+    counter.starts = [(100.0, "tests/test_a.py::test_one")]
+    # The same container's create event twice (as podman's event log gives it), then another.
+    counter._proc = types.SimpleNamespace(stdout=io.StringIO(event("c1", "00.1") + event("c1", "00.1")
+                                                             + event("c2", "01.5")))
+    counter._read()
+    counter._proc = None
+    assert counter.stop() == {"tests/test_a.py::test_one": {"verify": 2}}
