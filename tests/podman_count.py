@@ -42,6 +42,7 @@ class PodmanCounter:
         self.me = os.getpid()
         self.starts: list[tuple[float, str]] = []  # (when a test began, its node id), in order
         self.created: list[tuple[float, str]] = []  # (creation time, testjack.session) of ours
+        self._seen: set[str] = set()  # container ids counted: podman 4.3's file logger writes many creations twice
         self._proc: subprocess.Popen[str] | None = None
         self._thread: threading.Thread | None = None
 
@@ -61,7 +62,11 @@ class PodmanCounter:
                 pid = int(labels.get("testjack.pid", "0"))
             except ValueError:
                 continue
+            cid = str(event.get("ID") or "")
+            if cid in self._seen:
+                continue
             if pid and self.me in _ancestors(pid):
+                self._seen.add(cid)
                 self.created.append((_epoch(event.get("Time", "")), labels.get("testjack.session", "")))
 
     def test_started(self, nodeid: str) -> None:
