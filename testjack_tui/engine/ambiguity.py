@@ -457,5 +457,6 @@ def classify_witnesses(task: Task, witnesses: Iterable[hooks.WitnessRecord],
         note = c.clarification if c.klass == AMBIGUOUS else c.note
         if c.klass == AMBIGUOUS and c.note:
             note = f"{c.clarification} ({c.note})"
-        out[wid] = HookClass("ambiguous" if c.klass == AMBIGUOUS else "refutes", round(c.rho, 4), note)
+        out[wid] = HookClass("ambiguous" if c.klass == AMBIGUOUS else "refutes", round(c.rho, 4), note,
+                             settled=c.klass == EXPLICIT)  # rho does not decide an explicit class
     return out

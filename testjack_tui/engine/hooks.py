@@ -42,6 +42,9 @@ class WitnessClass:
     label: str  # "refutes" | "ambiguous"
     rho: float | None = None  # fraction of models whose passing trials mostly fail the witness
     note: str = ""  # e.g. the suggested one-sentence clarification of P
+    # True when no replay can change the label (the ambiguity rule's explicit class): per-trial
+    # mode then need not replay the witness on the other trials at once (loop_witnesses.replay_now).
+    settled: bool = False
 
 
 # classify(task, witnesses, runs_by_trial, trials) -> {witness_id: WitnessClass | "refutes" | "ambiguous"}

@@ -94,6 +94,7 @@ class TaskLoop(WitnessLoop):
                 if not pool:
                     break
             await self.audit_round(pool)
+        await self.replay_waiting()  # per-trial: every trial measures every witness (rho)
 
     # -- task analysis (T1) -------------------------------------------------------------------
     async def task_analysis(self) -> None:
@@ -248,6 +249,7 @@ class TaskLoop(WitnessLoop):
         self._emit(RoundStarted(env.session_id, task_id=task.id, round=round_no, trial_id=trial.id,
                                 active=len(self.active)))
         self._state(trial.id, TrialLoopState.SAMPLED)
+        await self.replay_waiting(trial.id)  # per-trial: what its audit's end reads (replay_now)
 
         evidence = await self._evidence_for(trial)
         ctx, tools = self._context(trial, "audit", evidence)
@@ -321,7 +323,7 @@ class TaskLoop(WitnessLoop):
                 self._note_run(trial.id, w.record.id, v.model_status, v.model_run.key if v.model_run else None)
             self._reclassify()
             targets = self._replay_targets(trial.id)
-            statuses = await self._replay([(w.record.id, w.candidate) for w in new], targets)
+            statuses = await self._replay([(w.record.id, w.candidate) for w in self.replay_now(new)], targets)
             for trial_id, by_witness in statuses.items():
                 for wid, status in by_witness.items():
                     self._note_run(trial_id, wid, status, self._replay_keys.get((trial_id, wid)))

@@ -81,6 +81,7 @@ class LoopBase:
         self.withdrawn: set[str] = set()  # features disproved by a held test (analysis_fates.withdrawn_features)
         self.sampler: Sampler | None = None  # made when the loop starts (lightweight mode)
         self._replay_keys: dict[tuple[str, str], str] = {}  # (trial, test id) -> run key
+        self.waiting: list[Witness] = []  # per-trial: witnesses not yet replayed on every trial (replay_now)
 
     # -- helpers ------------------------------------------------------------------------------
     @property

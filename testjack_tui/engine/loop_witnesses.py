@@ -114,6 +114,45 @@ class WitnessLoop(LoopBase):
                     and (t.id in self.active or t.id not in self.selected)]
         return [t.id for t in self.corpus if t.id != source_trial]
 
+    def replay_now(self, new: list[Witness]) -> list[Witness]:
+        """Of a round's new witnesses (classified on their own trial's run), those to replay on
+        every other trial at once; the rest wait (self.waiting, replay_waiting).
+
+        Per-trial mode refutes a trial only by its own audit's witnesses, so another trial's run
+        of a witness whose class no run can change (WitnessClass.settled: the ambiguity rule's
+        explicit class) is read only when that trial's own audit ends (clean or ambiguous) and
+        for rho in the report. It waits: each trial runs every witness that waited for it in one
+        run when its round starts, and the task's end runs the rest, one run per trial. The
+        same pairs are measured as replaying each round's witnesses at once, which costs one run
+        per other trial and round (n x (n - 1) runs for n trials whose audits all find some)."""
+        if self.lightweight:
+            return new
+        later = [w for w in new if (c := self.classes.get(w.record.id)) is not None and c.settled]
+        self.waiting.extend(later)
+        return [w for w in new if w not in later]
+
+    async def replay_waiting(self, trial_id: str | None = None) -> None:
+        """Replay the waiting witnesses on `trial_id` (its round starts), or, None, on every trial
+        they are replayed on (the task's end; then none waits any more)."""
+        if not self.waiting:
+            return
+        if trial_id is not None:
+            targets = [trial_id]
+        else:
+            targets = sorted({t for w in self.waiting for t in self._replay_targets(w.record.source_trial or "")})
+        items = [(w.record.id, w.candidate) for w in self.waiting]
+        if trial_id is None:
+            self.waiting = []
+        before = set(self.refuted_ids())
+        statuses = await self._replay(items, targets)
+        for tid, by_witness in statuses.items():
+            for wid, status in by_witness.items():
+                self._note_run(tid, wid, status, self._replay_keys.get((tid, wid)))
+        if statuses:
+            self._reclassify()
+        for tid in sorted(set(self.refuted_ids()) - before):
+            await self._tie_by_execution(tid)
+
     async def _replay(self, items: list[tuple[str, Candidate]], targets: list[str]) -> dict[str, dict[str, str]]:
         """Run tests on model worlds: one run per trial with every file, trials in parallel. A
         test that already ran on a trial's world (the same test as an earlier witness or
