@@ -24,22 +24,6 @@ def test_each_container_goes_to_the_test_running_when_it_was_created():
     assert by_file(counts) == {"(session start)": 1, "tests/test_a.py": 3, "tests/test_b.py": 1}
 
 
-def test_a_container_logged_twice_counts_once():
-    # podman 4.3 (file event logger) writes the same creation event twice for most containers:
-    # counted by line, a run looked like two containers.
-    import json
-    import types
-
-    counter = PodmanCounter()
-    event = {"ID": "c1", "Status": "create", "Time": "1970-01-01T00:01:40.5Z",
-             "Attributes": {"testjack.pid": str(os.getpid()), "testjack.session": "demo-scripts-0a1b2c3d"}}
-    other = dict(event, ID="c2")
-    lines = [json.dumps(e) + "\n" for e in (event, event, other)]
-    counter._proc = types.SimpleNamespace(stdout=iter(lines))
-    counter._read()
-    assert counter.created == [(100.5, "demo-scripts-0a1b2c3d"), (100.5, "demo-scripts-0a1b2c3d")]
-
-
 def test_podman_event_times_and_owners():
     assert _epoch("1970-01-01T00:01:40.123456789Z") == 100.123456
     assert _session_name("tj-20261203-175146-c74a84-0f1e2d3c") == "audit"
