@@ -40,7 +40,7 @@ DEFAULT_SECONDS = 60.0
 LANE_SECONDS: dict[str, float] = {
     "test_lang_operator.py": 290, "test_audit_cmd_e2e.py": 284, "test_demo_scripts.py": 202,
     "test_labelled_benchmark_e2e.py": 128, "test_hostile_channels_langs.py": 103,
-    "test_repo_configs_podman.py": 108, "test_ray_backend.py": 102, "test_labelled_fmtkit_e2e.py": 105,
+    "test_repo_configs_podman.py": 108, "test_ray_backend.py": 55, "test_labelled_fmtkit_e2e.py": 105,
     "test_lang_go.py": 95, "test_operator_judgement.py": 85, "test_lang_node.py": 80,
     "test_operator_cli.py": 15, "test_canaries_langs_podman.py": 47, "test_runner_node_podman.py": 44,
     "test_demo_official.py": 41, "test_hostile_trials.py": 41, "test_repo_configs_js_podman.py": 39,
