@@ -1,17 +1,22 @@
 """The Ray backend on a real local Ray cluster (three nodes on this machine, each running this
-machine's podman): an audit of a demo task equals the local backend's, also when a worker node
-is killed while witnesses are replayed, and nothing leaks.
+machine's podman): an audit of a demo task equals the local backend's, also when the operator's
+process is killed (-9) and the audit resumed, and when a worker node is killed while witnesses
+are replayed; nothing leaks.
 
 One local audit and one Ray audit (module fixtures) serve every assertion: the machine is small.
-The audits are the task analysis alone (`rounds=0`): its witnesses are written, checked on R and
-R[G], reviewed and replayed on every model world (where the node is killed), and refute; a round
-of the loop adds more of the same operations, not another path to the nodes.
+The Ray audit is interrupted twice: its process is killed -9 early, and the `resume` that ends it
+loses a node mid-replay. The local audit takes its runs from the shared lightweight demo audit
+(`--reuse-runs`, tests/conftest.py), whose own task analysis of the task made them. The audits are
+the task analysis alone (`rounds=0`): its witnesses are written, checked on R and R[G], reviewed
+and replayed on every model world (where the node is killed), and refute; a round of the loop adds
+more of the same operations, not another path to the nodes.
 """
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-import time
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +25,7 @@ from conftest import DEMO
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # the cluster reports nothing home
 import ray  # noqa: E402 - the ray extra; .ci/setup installs it
 from testjack_tui.compose import session_deps
-# Two audits of one task and a cluster on a small shared machine: generous, not unbounded.
+# Audits of one task and a cluster on a small shared machine: generous, not unbounded.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]
 
 TASK = "cache-async-memoize"
@@ -28,10 +33,10 @@ SLOTS = {"testjack_slot": 1}
 STORE_MB = 80 * 1024 * 1024
 
 
-def audit_config(backend: str):
+def audit_config(backend: str, reuse_runs: str | None = None):
     from testjack_tui.engine.session import SessionConfig
 
-    return SessionConfig(benchmark=str(DEMO), tasks=[TASK], seed=0, backend=backend, rounds=0,
+    return SessionConfig(benchmark=str(DEMO), tasks=[TASK], seed=0, backend=backend, rounds=0, reuse_runs=reuse_runs,
                          agents={"audit": "scripted", "reviewer": "scripted", "task_analysis": "scripted"})
 
 
@@ -62,11 +67,35 @@ def home(tmp_path_factory):
         yield path
 
 
+def session_db(home: Path, session_id: str) -> Path:
+    from testjack_tui.engine.store import db_path
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TESTJACK_HOME", str(home))
+        return db_path(session_id)
+
+
 @pytest.fixture(scope="module")
-def local(home) -> dict:
+def local(home, demo_lightweight_audit) -> dict:
+    """The local audit of the task, taking its runs from the shared lightweight demo audit (its
+    task analysis of the task ran the same tests on the same worlds): that session's store is
+    copied into this module's home, where `--reuse-runs` looks for it, so the demo's own home
+    holds no session of ours."""
+    import sqlite3
+
     from testjack_tui.engine.session import AuditSession
 
-    session = AuditSession.create(audit_config("local"), session_deps())
+    lender = demo_lightweight_audit["session_id"]
+    source = sqlite3.connect(f"file:{session_db(demo_lightweight_audit['home'], lender)}?mode=ro", uri=True)
+    copy = session_db(home, lender)
+    copy.parent.mkdir(parents=True)
+    target = sqlite3.connect(copy)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+    session = AuditSession.create(audit_config("local", reuse_runs=lender), session_deps())
     assert asyncio.run(session.run()) == "finished", session.store.get_meta("state_reason")
     return result_of(session)
 
@@ -103,64 +132,73 @@ def test_doctor_checks_every_node_of_the_cluster(cluster, home):
 
 
 @pytest.fixture(scope="module")
-def on_ray(local, cluster, home) -> dict:
-    """The same audit on the Ray backend; the node holding the first model world to replay a
-    witness candidate (a run with the candidate's files) is killed (SIGKILL) while that run is on
-    it."""
-    from testjack_tui.sandbox.backend import make_backend
+def on_ray(cluster, home, tmp_path_factory) -> dict:
+    """The same audit on the Ray backend, interrupted twice. The operator's process is killed
+    (SIGKILL) as the task analysis gets under way on the nodes (its first candidate has failed on
+    R); `resume` (the command, run in this process) goes on on the cluster, the backend being part
+    of the session, and there the node holding the first model world to replay a witness candidate
+    (a run with the candidate's files) is killed while that run is on it."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from conftest import kill_when
+    from testjack_tui.cli import app
     from testjack_tui.engine.session import AuditSession
+    from testjack_tui.sandbox.ray_backend import RayBackend
 
     c, workers = cluster
+    env = dict(os.environ, TESTJACK_HOME=str(home), RAY_ADDRESS=c.address)
+    seen, _ = kill_when(["audit", str(DEMO), "--headless", "--auto-approve", "--seed", "0", "--task", TASK,
+                         "--rounds", "0", "--backend", "ray"], env, lambda line, text: "back to its author" in line)
+    sid = re.search(r"session (\d{8}-\d{6}-[0-9a-f]+)", seen).group(1)
+    left_by_the_killed = our_containers(sid)
+
     by_label = {w.node_id[:6]: w for w in workers}
-    backends, killed, nodes_seen, lost_lines = [], [], set(), []
+    backends, killed = [], []
+    run_tests = RayBackend.run_tests
 
-    def factory(**kw):
-        backend = make_backend("ray", **kw)
-        backends.append(backend)
-        run_tests = backend.run_tests
+    async def run_tests_killing_its_node(backend, world, *args, **kwargs):
+        if backend not in backends:
+            backends.append(backend)
+        home_node = backend._homes.get(world.name)
+        victim = by_label.get(home_node.label.rsplit("/", 1)[-1]) if home_node else None
+        files = kwargs.get("files") if "files" in kwargs else (args[1] if len(args) > 1 else None)
+        if not (files and not killed and victim is not None and "/model/" in world.name):
+            return await run_tests(backend, world, *args, **kwargs)
+        killed.append(victim)
+        run = asyncio.ensure_future(run_tests(backend, world, *args, **kwargs))
+        # A test run in a container takes well over a second; the kill lands while it is on
+        # the node (or before it reached it): either way it is in flight for the backend.
+        await asyncio.sleep(0.3)
+        await asyncio.to_thread(c.remove_node, victim, False)
+        return await run
 
-        async def run_tests_killing_its_node(world, *args, **kwargs):
-            home_node = backend._homes.get(world.name)
-            victim = by_label.get(home_node.label.rsplit("/", 1)[-1]) if home_node else None
-            files = kwargs.get("files") if "files" in kwargs else (args[1] if len(args) > 1 else None)
-            if not (files and not killed and victim is not None and "/model/" in world.name):
-                return await run_tests(world, *args, **kwargs)
-            killed.append(victim)
-            run = asyncio.ensure_future(run_tests(world, *args, **kwargs))
-            # A test run in a container takes well over a second; the kill lands while it is on
-            # the node (or before it reached it): either way it is in flight for the backend.
-            await asyncio.sleep(0.3)
-            await asyncio.to_thread(c.remove_node, victim, False)
-            return await run
-
-        backend.run_tests = run_tests_killing_its_node
-        return backend
-
-    trace = open(home / "ray-audit-events.log", "a")
-
-    def watch(event) -> None:
-        kind = getattr(event, "kind", "")
-        trace.write(f"{time.strftime('%H:%M:%S')} {kind} {getattr(event, 'world', '')} "
-                    f"{getattr(event, 'state', '')} {getattr(event, 'node', '')} {getattr(event, 'text', '')[:80]}\n")
-        trace.flush()
-        if kind != "world_state" or not event.node:
-            return
-        nodes_seen.add(event.node)
-        if "lost" in event.text:
-            lost_lines.append(event.text)
-
-    session = AuditSession.create(audit_config("ray"), session_deps(sandbox_factory=factory))
-    session.subscribe(watch)
-    state = asyncio.run(session.run())
-    assert state == "finished", session.store.get_meta("state_reason")
-    return {"result": result_of(session), "backend": backends[0], "killed": killed,
-            "nodes_seen": nodes_seen, "lost": lost_lines, "session": session}
+    out = tmp_path_factory.mktemp("ray-resumed")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(RayBackend, "run_tests", run_tests_killing_its_node)
+        resumed = CliRunner().invoke(app, ["resume", sid, "--out", str(out)], env={"TESTJACK_HOME": str(home)})
+    assert resumed.exit_code == 0, resumed.output[-3000:] + repr(resumed.exception)
+    left_after_resume = our_containers(sid)
+    # The progress lines name the node of each world's events, and each lost node.
+    nodes_seen = set(re.findall(r"\] world \S+ on node (\S+)$", resumed.output, re.M))
+    lost = [line for line in resumed.output.splitlines() if "] warning: node " in line and " lost " in line]
+    session = AuditSession.open(sid, session_deps())
+    return {"result": result_of(session), "backend": backends[0], "killed": killed, "nodes_seen": nodes_seen,
+            "lost": lost, "session": session, "before_kill": seen, "resumed": resumed.output,
+            "left_by_the_killed": left_by_the_killed,
+            "left_after_resume": left_after_resume, "summary": json.loads((out / "summary.json").read_text())}
 
 
-def test_ray_audit_equals_the_local_one_with_a_node_killed_mid_replay(local, on_ray):
+def test_ray_audit_killed_resumed_and_losing_a_node_mid_replay_equals_the_local_one(local, on_ray):
+    from testjack_tui.engine.summary import SessionSummary, outcome_view
+
+    assert "on node" in on_ray["before_kill"], on_ray["before_kill"][-2000:]  # killed while on the cluster
+    assert "on node" in on_ray["resumed"], on_ray["resumed"][-2000:]  # it went on with the cluster
     assert on_ray["killed"], "a worker node ran a replay and was killed"
     assert on_ray["lost"] and on_ray["backend"].retries >= 1, "the run in flight there was retried"
     assert on_ray["result"]["outcome"] == local["outcome"]
+    assert outcome_view(SessionSummary.from_json(on_ray["summary"]))[TASK] == local["outcome"]  # resume's --out
     assert on_ray["result"]["verdicts"] == local["verdicts"] and len(local["verdicts"]) == 7
     assert on_ray["result"]["refutations"] == local["refutations"] and local["refutations"]
     # Retried runs are stored and budgeted once: the same number of runs as on one machine.
@@ -173,11 +211,14 @@ def test_worlds_spread_over_nodes_and_events_name_them(on_ray):
     assert any("/model/" in w for w in placement) and len(set(placement.values())) >= 2
 
 
-def test_nothing_leaks_and_a_returning_node_sweeps_the_lost_nodes_containers(on_ray, cluster):
+def test_the_resume_swept_what_the_killed_process_left_and_a_returning_node_the_lost_nodes(on_ray, cluster):
+    """The killed process's containers on the nodes are gone once `resume` has started there; a
+    node coming back sweeps what the lost node left; then nothing of the session is left."""
     from testjack_tui.sandbox.backend import make_backend
 
     c, _ = cluster
     session_id = on_ray["session"].id
+    assert not set(on_ray["left_by_the_killed"]) & set(on_ray["left_after_resume"])
     c.add_node(num_cpus=1, resources=SLOTS, object_store_memory=STORE_MB)
     c.wait_for_nodes()
 
@@ -239,35 +280,3 @@ def test_a_node_without_the_tasks_image_builds_it_from_what_travels_through_ray(
     built = images()
     assert built, "the node built the task's environment image"
     podman("rmi", "-f", *built, check=False)
-
-
-def test_operator_killed_on_ray_resumes_to_the_local_result_without_leaks(local, cluster, home, tmp_path):
-    """kill -9 of the operator's process in the middle of the audit on the Ray backend (a
-    witness candidate has just failed on R, its repair is next); `resume` continues on the
-    cluster (the backend is part of the session) and ends where the local audit ended; the killed
-    session's containers on the nodes are gone."""
-    import json
-    import re
-    import subprocess
-    import sys
-
-    from conftest import ROOT, kill_when
-
-    from testjack_tui.engine.summary import SessionSummary, outcome_view
-
-    c, _ = cluster
-    env = dict(os.environ, TESTJACK_HOME=str(home), RAY_ADDRESS=c.address)
-    common = ["--headless", "--auto-approve"]
-    # Killed as the task analysis gets under way on the nodes: its first candidate ran on R.
-    seen, _ = kill_when(["audit", str(DEMO), *common, "--seed", "0", "--task", TASK, "--rounds", "0",
-                         "--backend", "ray"], env, lambda line, text: "back to its author" in line)
-    sid = re.search(r"session (\d{8}-\d{6}-[0-9a-f]+)", seen).group(1)
-    assert "on node" in seen, seen[-2000:]
-
-    resumed = subprocess.run([sys.executable, "-m", "testjack_tui.cli", "resume", sid, "--out", str(tmp_path)],
-                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
-    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    assert "on node" in resumed.stdout, resumed.stdout[-2000:]  # it went on with the cluster
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert outcome_view(SessionSummary.from_json(summary))[TASK] == local["outcome"]
-    assert our_containers(sid) == []
