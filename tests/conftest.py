@@ -221,15 +221,16 @@ def lang_audits(tmp_path_factory):
 # --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
 # A test counts as a podman test by its `podman` mark or by a fixture that needs podman. A session
 # fixture is built once per worker, so every reader of one goes to that fixture's group
-# (SESSION_FIXTURES): the two demo audits' readers are group "podman-demo" (they count only
-# their own sessions' and pids' containers), the language audits' "podman-lang". Lane "podman"
-# (one xdist group, so one worker at a time) keeps deepswe's and every test reading podman state
+# (SESSION_FIXTURES): the two demo audits' and deepswe's readers are group "podman-demo" (they
+# count only their own sessions' and pids' containers), the language audits' "podman-lang". Lane
+# "podman" (one xdist group, so one worker at a time) keeps every test reading podman state
 # others change; each file safe beside
 # it (tests/lanes.py SAFE_FILES) is a group of its own; the queue runs lane "podman" first, the
 # other groups longest first, the pure tests last (tests/lanes.py says why).
 # TESTJACK_TEST_PODMAN_LANES=1 puts every podman test in lane "podman".
 SESSION_FIXTURES = {  # built once, read by several files: fixture -> the group of its readers
-    "demo_lightweight_audit": "podman-demo", "demo_per_trial_audit": "podman-demo", "deepswe_verified": PINNED,
+    "demo_lightweight_audit": "podman-demo", "demo_per_trial_audit": "podman-demo",
+    "deepswe_verified": "podman-demo",  # test_ray_backend reads it and the lightweight demo audit
     "lang_audits": "podman-lang"}
 PODMAN_FIXTURES = {"podman_calls", "own_podman_service", *SESSION_FIXTURES}
 
@@ -246,6 +247,18 @@ def podman_lane(item) -> str | None:
     return shared.pop() if shared else group_of(item.path.name)
 
 
+def files_with_readers(items) -> dict[str, str]:
+    """file name -> the group of its session fixture's readers, for a file not safe on its own
+    (group_of: lane "podman") holding some: its other podman tests go there too, so a module
+    fixture (a Ray cluster, an audit several tests read) is built on one worker, once."""
+    found: dict[str, str] = {}
+    for item in items:
+        lane = podman_lane(item)
+        if lane and lane != PINNED and group_of(item.path.name) == PINNED:
+            found.setdefault(item.path.name, lane)
+    return found
+
+
 def pytest_configure(config):
     # The queue order is ours (below): xdist's own reordering would put groups by test count.
     if hasattr(config.option, "loadscopereorder"):
@@ -255,8 +268,10 @@ def pytest_configure(config):
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
     groups, files = {}, defaultdict(set)
+    whole = files_with_readers(items)
     for item in items:
         if lane := podman_lane(item):
+            lane = whole.get(item.path.name, lane) if lane == PINNED else lane
             item.add_marker(pytest.mark.xdist_group(lane))
             files[lane].add(item.path.name)
         groups[item.nodeid] = lane

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from conftest import PODMAN_FIXTURES, ROOT, SESSION_FIXTURES, podman_lane
+from conftest import PODMAN_FIXTURES, ROOT, SESSION_FIXTURES, files_with_readers, podman_lane
 from lanes import DEFAULT_SECONDS, LANE_SECONDS, PINNED, SAFE_FILES, group_of, group_seconds, queue_position, simulated_wall
 
 SHARED = ("swept_at_start", "sweep(", "APP_FILTER", "label=testjack.app=testjack-tui\"")
@@ -46,6 +46,17 @@ def test_a_reader_of_a_session_fixture_goes_to_its_group_a_safe_file_to_its_own(
     monkeypatch.setenv("TESTJACK_TEST_PODMAN_LANES", "1")
     assert podman_lane(_item("test_lang_go.py", ["lang_audits"])) == PINNED
     assert podman_lane(_item("test_lang_mocha.py", [])) == PINNED
+
+
+def test_a_file_with_a_reader_of_a_session_fixture_goes_there_whole(monkeypatch):
+    # test_ray_backend: one test reads the demo audit, the others its module's Ray cluster; split
+    # over two groups, the cluster would start on both workers.
+    monkeypatch.delenv("TESTJACK_TEST_PODMAN_LANES", raising=False)
+    items = [_item("test_ray_backend.py", ["cluster"]), _item("test_ray_backend.py", ["demo_lightweight_audit"]),
+             _item("test_probes.py", []), _item("test_lang_go.py", ["lang_audits"]), _item("test_lang_go.py", [])]
+    assert files_with_readers(items) == {"test_ray_backend.py": SESSION_FIXTURES["demo_lightweight_audit"]}
+    # A safe file's other tests keep their own group (nothing of lane "podman" to move).
+    assert podman_lane(items[4]) == group_of("test_lang_go.py") != PINNED
 
 
 def test_the_queue_runs_the_pinned_lane_first_then_the_longest_groups_then_pure_tests():
