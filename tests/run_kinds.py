@@ -119,6 +119,33 @@ def validation_problems(db: Path | str) -> list[str]:
     return problems
 
 
+def one_run_per_test(home: Path | str, session_id: str, label: str) -> RunKinds:
+    """The session's runs by kind, after the checks both demo audits share: every validation has
+    its own runs, and a test ran once per world (and once per re-run number of the flaky
+    control)."""
+    import os
+
+    from testjack_tui.engine.oracle import REFERENCE_RUNS
+    from testjack_tui.engine.store import db_path
+
+    before = os.environ.get("TESTJACK_HOME")
+    os.environ["TESTJACK_HOME"] = str(home)
+    try:
+        db = db_path(session_id)
+    finally:
+        if before is None:
+            del os.environ["TESTJACK_HOME"]
+        else:
+            os.environ["TESTJACK_HOME"] = before
+    assert validation_problems(db) == []
+    found = run_kinds(db)
+    print(f"{label}: {found.runs} runs {dict(found.kinds)}; copied {dict(found.copied)}")
+    assert found.most_per_test("reference") == found.most_per_test("model") == 1
+    assert found.most_per_test("reference", rerun=True) == REFERENCE_RUNS - 1
+    assert found.most_per_test("model", rerun=True) == 1
+    return found
+
+
 def _relative(path: str, test_ids: str | None) -> str:
     ids = json.loads(test_ids or "[]") or [path]
     return json.dumps([t[len(path):] if t.startswith(path) else t for t in ids])

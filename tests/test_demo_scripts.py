@@ -138,18 +138,8 @@ def test_a_test_proposed_for_every_trial_runs_once_per_world_and_each_candidate_
     # trial's world, validation or replay; another candidate with it (the demo's per-trial
     # scripts propose a probe twice, renamed by the book) takes that run (engine/oracle.taken_run),
     # its validation its own.
-    from run_kinds import run_kinds, validation_problems
-    from testjack_tui.engine.oracle import REFERENCE_RUNS
-    from testjack_tui.engine.store import db_path
+    from run_kinds import one_run_per_test
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TESTJACK_HOME", str(demo_per_trial_audit["home"]))
-        db = db_path(demo_per_trial_audit["session_id"])
-    assert validation_problems(db) == []
-    found = run_kinds(db)
-    print(f"per-trial demo audit: {found.runs} runs {dict(found.kinds)}; copied {dict(found.copied)}")
-    assert found.most_per_test("reference") == found.most_per_test("model") == 1
-    assert found.most_per_test("reference", rerun=True) == REFERENCE_RUNS - 1
-    assert found.most_per_test("model", rerun=True) == 1
+    found = one_run_per_test(demo_per_trial_audit["home"], demo_per_trial_audit["session_id"], "per-trial demo audit")
     assert found.copied["validation on R[G]"] > 0
     assert sum(found.copied.values()) == demo_per_trial_audit["summary"]["usage"]["same_test_runs"]
