@@ -191,3 +191,24 @@ def test_a_copy_lent_by_another_session_is_a_lent_run_here(tmp_path):
     run = borrow(lender, mine, "k2", "t", None, ["mine2"], lambda: reserved.append(1))
     assert run is not None and run.same_as is None and mine.get_run("k2").same_as is None
     assert reserved == [1] and mine.count_runs() == 1
+
+
+def test_a_copy_under_another_file_name_answers_in_the_graders_scheme_too():
+    # The export reads a witness's ids in the grader's scheme from its run on R[G]; a copied run
+    # carried only our runner's `path::test` ids, so the rust fixture's witness (copied from
+    # kestrel's tests/tj_range.rs to lumen's tests/tj_range_lumen_2_1.rs) exported no id at all.
+    from testjack_tui.sandbox.runners import moved_grader_ids
+
+    cargo = ["numerals::tj_range: top_of_the_range", "tests/tj_range.rs", "tests/tj_range.rs::top_of_the_range",
+             "numerals::convert: subtractive_forms"]
+    assert moved_grader_ids("cargo", "tests/tj_range.rs", "tests/tj_range_2.rs", cargo) == {
+        "numerals::tj_range: top_of_the_range": "numerals::tj_range_2: top_of_the_range"}
+    go = ["example.com/textkit.TestTJ", "x_tj_test.go::TestTJ", "example.com/textkit.TestOther"]
+    assert moved_grader_ids("go", "x_tj_test.go", "x_2_tj_test.go", go) == {
+        "example.com/textkit.TestTJ": "example.com/textkit.TestTJ"}  # a package's id names no file
+    js = ["test/a.tj.test.ts: decodes + > as a space", "test/a.tj.test.ts::decodes + > as a space"]
+    assert moved_grader_ids("vitest", "test/a.tj.test.ts", "test/a_2.tj.test.ts", js) == {
+        "test/a.tj.test.ts: decodes + > as a space": "test/a_2.tj.test.ts: decodes + > as a space"}
+    django = ["test_a (app.test_x.Class)", "app/test_x.py::Class::test_a", "test_b (app.test_y.Class)"]
+    assert moved_grader_ids("django", "app/test_x.py", "app/test_x_2.py", django) == {
+        "test_a (app.test_x.Class)": "test_a (app.test_x_2.Class)"}
