@@ -29,6 +29,19 @@ def scripted_audit(benchmark: Path, home: Path, out: Path) -> dict:
     return summary
 
 
+def export_check(tests_dir: Path) -> dict:
+    """What `export` wrote of its own check of a harbor export (testjack_check.json): the exported
+    task, with the same test.patch and ids as the folder it wrote, run through the task's own
+    unchanged test.sh on G and on every refuted trial (engine/export_official.py); the rewards
+    its grader wrote are `rewards`. Its runs answer "does the written folder grade G 1 and each
+    refuted trial 0"; a test grades the written folder itself only on worlds the check did not run."""
+    import json
+
+    check = json.loads((tests_dir / "testjack_check.json").read_text())
+    assert check["flow"] == "official" and check["ok"] is True, check
+    return check
+
+
 async def grade_with_test_sh(benchmark: Path, task_id: str, tests_dir: Path,
                              worlds: list[str]) -> dict[str, float]:
     """The reward the task's own test.sh (from `tests_dir`, uploaded to /tests) gives to the
