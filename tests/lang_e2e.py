@@ -39,6 +39,14 @@ def export_check(tests_dir: Path) -> dict:
 
     check = json.loads((tests_dir / "testjack_check.json").read_text())
     assert check["flow"] == "official" and check["ok"] is True, check
+    # The ids it split on the null world are the ones written, in the written lists; the
+    # written patch holds every witness file.
+    config = json.loads((tests_dir / "config.json").read_text())
+    added = config["testjack"]["added_f2p"] + config["testjack"]["added_p2p"]
+    assert sorted(check["null"]) == sorted(added), (check["null"], added)
+    assert set(added) <= set(config["f2p_node_ids"]) | set(config["p2p_node_ids"]), added
+    patch = (tests_dir / "test.patch").read_text()
+    assert all(f"+++ b/{w['path']}" in patch for w in config["testjack"]["witnesses"]), config["testjack"]
     return check
 
 
