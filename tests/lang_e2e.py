@@ -29,6 +29,27 @@ def scripted_audit(benchmark: Path, home: Path, out: Path) -> dict:
     return summary
 
 
+def export_check(tests_dir: Path) -> dict:
+    """What `export` wrote of its own check of a harbor export (testjack_check.json): the exported
+    task, with the same test.patch and ids as the folder it wrote, run through the task's own
+    unchanged test.sh on G and on every refuted trial (engine/export_official.py); the rewards
+    its grader wrote are `rewards`. Its runs answer "does the written folder grade G 1 and each
+    refuted trial 0"; a test grades the written folder itself only on worlds the check did not run."""
+    import json
+
+    check = json.loads((tests_dir / "testjack_check.json").read_text())
+    assert check["flow"] == "official" and check["ok"] is True, check
+    # The ids it split on the null world are the ones written, in the written lists; the
+    # written patch holds every witness file.
+    config = json.loads((tests_dir / "config.json").read_text())
+    added = config["testjack"]["added_f2p"] + config["testjack"]["added_p2p"]
+    assert sorted(check["null"]) == sorted(added), (check["null"], added)
+    assert set(added) <= set(config["f2p_node_ids"]) | set(config["p2p_node_ids"]), added
+    patch = (tests_dir / "test.patch").read_text()
+    assert all(f"+++ b/{w['path']}" in patch for w in config["testjack"]["witnesses"]), config["testjack"]
+    return check
+
+
 async def grade_with_test_sh(benchmark: Path, task_id: str, tests_dir: Path,
                              worlds: list[str]) -> dict[str, float]:
     """The reward the task's own test.sh (from `tests_dir`, uploaded to /tests) gives to the

@@ -1,7 +1,7 @@
 """Go end to end with real podman on our Go fixture (tests/fixtures/golang: a module of our own
 in DeepSWE's layout, CTRF ids `<import path>.<Test>`): verify reproduces the recorded verdicts,
 a scripted audit confirms a witness `_test.go`, replays it and refutes the planted defect (and
-the trial whose TestMain hides it), and the export runs through the task's own test.sh.
+the trial whose TestMain hides it), and the export's check runs it through the task's own test.sh.
 
 The Go toolchain image (Debian's golang-go) is built once and cached by its recipe hash; one
 audit session per test session is shared by the assertions and by test_lang_operator.py
@@ -9,7 +9,6 @@ audit session per test session is shared by the assertions and by test_lang_oper
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, grade_with_test_sh
+from lang_e2e import cli, export_check
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -86,12 +85,14 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp
     assert "example.com/textkit.TestTJSlugifyUnderscore" in config["f2p_node_ids"]
     # The witness goes into the package it tests, where the task's own `go test` finds it.
     assert "+++ b/underscore_tj_test.go" in (tests_dir / "test.patch").read_text()
-    rewards = asyncio.run(grade_with_test_sh(GO, TASK, tests_dir, ["reference", DEFECT, HACK]))
-    assert rewards["reference"] == 1
-    assert rewards[DEFECT] == 0
+    # The export's own check ran this folder's test.patch and ids through the task's test.sh.
+    check = export_check(tests_dir)
+    assert check["rewards"] == {"reference": 1, DEFECT: 0, HACK: 1}, check
     # The official flow keeps the trial's TestMain, so its hack survives there; only our
-    # witness runs (harness restored) refute it. The report calls it out as tampering.
-    assert rewards[HACK] == 1
+    # witness runs (harness restored) refute it: the same test.sh with main_test.go restored
+    # gives it 0, and the export says so. The report calls it out as tampering.
+    [note] = check["notes"]
+    assert HACK in note and "main_test.go" in note and "reward 0" in note, note
 
 
 def test_go_ghost_lines_from_statement_coverage(audit, audit_home, tmp_path):

@@ -7,7 +7,6 @@ through that test.sh and CTRF report, reading the null world's statuses by the s
 an operator's mocha witness refutes the planted defect and exports under the reporter's names."""
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, grade_with_test_sh
+from lang_e2e import cli, export_check
 
 # A whole operator audit under load can take many minutes: the limit test_lang_operator has.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -51,7 +50,8 @@ def test_verify_reads_the_ctrf_report_of_mocha_ctrf_json_reporter(home):
 
 def test_an_operator_witness_refutes_and_exports_in_mochas_ctrf_names(home, tmp_path):
     """The export's added id is the name mocha-ctrf-json-reporter gave the witness on G
-    (fullTitle), and the exported task's own test.sh gives G 1 and the refuted trial 0."""
+    (fullTitle), and the exported task's own test.sh gives G 1 and the refuted trial 0 (the
+    export's check; test_lang_operator's jest case grades a written CTRF export itself)."""
     defect = f"{TASK}__lumen__2"
     mine = tmp_path / "nan.js"
     shutil.copyfile(MOCHA / "agent-scripts" / TASK / "candidates" / "au_nan_v1.js", mine)
@@ -68,5 +68,5 @@ def test_an_operator_witness_refutes_and_exports_in_mochas_ctrf_names(home, tmp_
     config = json.loads(config_file.read_text())
     assert config["testjack"]["checked"] is True, proc.stdout
     assert config["testjack"]["added_f2p"] == ["clamp with a NaN bound throws a RangeError"]
-    rewards = asyncio.run(grade_with_test_sh(MOCHA, TASK, config_file.parent, ["reference", defect]))
-    assert rewards == {"reference": 1, defect: 0}
+    # The export's own check ran this folder's test.patch and ids through the task's test.sh.
+    assert export_check(config_file.parent)["rewards"] == {"reference": 1, defect: 0}

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, grade_with_test_sh
+from lang_e2e import cli, export_check, grade_with_test_sh
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -82,8 +82,11 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp
     assert summary["added_f2p"] == [WITNESS_ID]
     tests_dir = out / TASK / "tests"
     assert WITNESS_ID in json.loads((tests_dir / "config.json").read_text())["f2p_node_ids"]
-    rewards = asyncio.run(grade_with_test_sh(NODE, TASK, tests_dir, ["reference", DEFECT, SOUND]))
-    assert rewards == {"reference": 1, DEFECT: 0, SOUND: 1}
+    # The export's own check ran this folder's test.patch and ids through the task's test.sh on
+    # G and the refuted trial; the sound trial, which it did not run, is graded here: the
+    # strengthened suite does not fail it.
+    assert export_check(tests_dir)["rewards"] == {"reference": 1, DEFECT: 0}
+    assert asyncio.run(grade_with_test_sh(NODE, TASK, tests_dir, [SOUND])) == {SOUND: 1}
 
 
 def test_report_shows_the_lines_t0_never_ran_from_v8_coverage(audit, audit_home, tmp_path):

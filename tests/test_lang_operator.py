@@ -16,8 +16,9 @@ scripted audit to lend, so its operator audit makes its own T0 runs.
 
 The export's check runs the exported task through its own unchanged test.sh on G and on each
 refuted trial (`testjack_check.json` keeps the rewards); the written folder is graded again
-here only for jest: test_lang_go/ts/rust/node grade their own written exports, and no other
-module writes a jest export.
+here only for jest, the one written export of the language modules graded by test.sh itself
+(test_lang_go/ts/rust/node/mocha read their exports' checks; test_lang_node grades its written
+export on the sound trial the check does not run).
 """
 from __future__ import annotations
 

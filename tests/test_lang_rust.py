@@ -8,7 +8,6 @@ tests/conftest.py).
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, grade_with_test_sh
+from lang_e2e import cli, export_check
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -73,5 +72,5 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp
     [f2p], [p2p] = summary["added_f2p"], summary["added_p2p"]
     assert re.fullmatch(r"numerals::tj_range(_[a-z0-9_]+)?: top_of_the_range", f2p), f2p
     assert re.fullmatch(r"numerals::tj_range(_[a-z0-9_]+)?: above_the_range_has_no_numeral", p2p), p2p
-    rewards = asyncio.run(grade_with_test_sh(RS, TASK, out / TASK / "tests", ["reference", DEFECT]))
-    assert rewards == {"reference": 1, DEFECT: 0}
+    # The export's own check ran this folder's test.patch and ids through the task's test.sh.
+    assert export_check(out / TASK / "tests")["rewards"] == {"reference": 1, DEFECT: 0}

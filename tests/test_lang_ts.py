@@ -10,14 +10,13 @@ is shared, with test_lang_operator.py too (`lang_audits` in tests/conftest.py).
 """
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, grade_with_test_sh
+from lang_e2e import cli, export_check
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -73,5 +72,8 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp
     assert summary["added_f2p"] == [WITNESS_ID]
     tests_dir = out / TASK / "tests"
     assert WITNESS_ID in json.loads((tests_dir / "config.json").read_text())["f2p_node_ids"]
-    rewards = asyncio.run(grade_with_test_sh(TS, TASK, tests_dir, ["reference", DEFECT]))
-    assert rewards == {"reference": 1, DEFECT: 0}
+    # The export's own check ran this folder's test.patch and ids through the task's test.sh on
+    # G and on every trial the witness refuted (a trial keeping reward 1 there only through its
+    # own vitest setup file is noted, with 0 once that file is restored: `ok` holds it).
+    rewards = export_check(tests_dir)["rewards"]
+    assert rewards["reference"] == 1 and rewards[DEFECT] == 0, rewards

@@ -193,35 +193,22 @@ def test_a_copy_lent_by_another_session_is_a_lent_run_here(tmp_path):
     assert reserved == [1] and mine.count_runs() == 1
 
 
-class CargoNamedSandbox(FakeSandbox):
-    """Adds, for each candidate file, an id in the runner's own scheme that names the file by its
-    stem, as cargo does (`<package>::<target>: <test>`)."""
+def test_a_copy_under_another_file_name_answers_in_the_graders_scheme_too():
+    # The export reads a witness's ids in the grader's scheme from its run on R[G]; a copied run
+    # carried only our runner's `path::test` ids, so the rust fixture's witness (copied from
+    # kestrel's tests/tj_range.rs to lumen's tests/tj_range_lumen_2_1.rs) exported no id at all.
+    from testjack_tui.sandbox.runners import moved_grader_ids
 
-    async def run_tests(self, world, test_ids, files=None, timeout=300, isolate_harness=False):
-        run = await super().run_tests(world, test_ids, files, timeout, isolate_harness)
-        for path in files or {}:
-            stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-            mine = run.outcomes.get(f"{path}::test_it")
-            if mine is not None:
-                run.outcomes[f"pkg::{stem}: test_it"] = dataclasses.replace(mine, id=f"pkg::{stem}: test_it")
-        return run
-
-
-async def test_a_test_named_by_its_files_stem_is_not_copied_under_another_file_name():
-    task, trials, chains = scenario()
-    session, sandbox, _ = build({"mode": "per-trial"}, task=task, trials=trials, chains=chains,
-                                sandbox=CargoNamedSandbox({task.id: task}, {t.id: t for t in trials}))
-    await session.run()
-    candidates = {c.id: c for c in session.store.candidates()}
-    for validation in session.store.validations(T):
-        mine = candidates[validation.candidate_id]
-        if validation.reference_of:  # taken only from a run of the very same file name
-            assert candidates[validation.reference_of].path == mine.path
-        # Every reference run this candidate reads names its test in the runner's scheme too,
-        # by this candidate's own file (what an export hands the task's grader).
-        stem = mine.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        assert f"pkg::{stem}: test_it" in session.store.get_run(validation.reference_run).outcomes
-    # a5's alias test and a2's are one test under two names: each ran on the reference.
-    a5 = candidates[f"{T}:a5:1.v1"]
-    assert a5.path != candidates[f"{T}:a2:1.v1"].path and a5.source == candidates[f"{T}:a2:1.v1"].source
-    assert len(reference_runs(sandbox)) > 13
+    cargo = ["numerals::tj_range: top_of_the_range", "tests/tj_range.rs", "tests/tj_range.rs::top_of_the_range",
+             "numerals::convert: subtractive_forms"]
+    assert moved_grader_ids("cargo", "tests/tj_range.rs", "tests/tj_range_2.rs", cargo) == {
+        "numerals::tj_range: top_of_the_range": "numerals::tj_range_2: top_of_the_range"}
+    go = ["example.com/textkit.TestTJ", "x_tj_test.go::TestTJ", "example.com/textkit.TestOther"]
+    assert moved_grader_ids("go", "x_tj_test.go", "x_2_tj_test.go", go) == {
+        "example.com/textkit.TestTJ": "example.com/textkit.TestTJ"}  # a package's id names no file
+    js = ["test/a.tj.test.ts: decodes + > as a space", "test/a.tj.test.ts::decodes + > as a space"]
+    assert moved_grader_ids("vitest", "test/a.tj.test.ts", "test/a_2.tj.test.ts", js) == {
+        "test/a.tj.test.ts: decodes + > as a space": "test/a_2.tj.test.ts: decodes + > as a space"}
+    django = ["test_a (app.test_x.Class)", "app/test_x.py::Class::test_a", "test_b (app.test_y.Class)"]
+    assert moved_grader_ids("django", "app/test_x.py", "app/test_x_2.py", django) == {
+        "test_a (app.test_x.Class)": "test_a (app.test_x_2.Class)"}

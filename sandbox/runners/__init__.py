@@ -1,6 +1,7 @@
 """Test runners by framework name (the names tasks use, and their aliases)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from .base import Runner, aggregate
@@ -48,6 +49,32 @@ def grader_ids(framework: str | None, path: str, outcomes: Iterable[str]) -> lis
     return RUNNERS[name].grader_ids(path, outcomes)
 
 
+def moved_grader_ids(framework: str | None, old: str, new: str, outcomes: Iterable[str]) -> dict[str, str]:
+    """The ids the grader gives the tests of the file `old` in a run's outcome keys (`grader_ids`),
+    each as it reads for the same file run as `new` in the same folder, its tests keeping their
+    names: a run copied to a candidate that put the same test under another name
+    (engine/oracle.taken_run) must answer in the grader's scheme too, where the export reads it
+    (cargo's target is the file's stem, JS's and Django's ids name the file, Go's only the package)."""
+    from ..test_ids import module_of
+
+    keys = list(outcomes)
+    name = runner_name(framework) or "pytest"
+    style = RUNNERS[name]().names
+    own = [k[len(old) + 2:] for k in keys if k.startswith(old + "::")]
+    tests = {re.split(style.id_parts, rest)[0]: re.split(style.id_parts, rest)[0] for rest in own} if style else {}
+    moved: dict[str, str] = {}
+    for test_id in RUNNERS[name].grader_ids(old, keys):
+        if test_id == old or test_id.startswith((old + "::", old + ": ")):
+            moved[test_id] = new + test_id[len(old):]
+        elif style is not None and (scheme := style.scheme_id(test_id, old, new, tests)) is not None:
+            moved[test_id] = scheme
+        elif old.endswith(".py") and module_of(old) in test_id:  # Django's `test_m (app.test_x.Class)`
+            moved[test_id] = test_id.replace(module_of(old), module_of(new))
+        else:
+            moved[test_id] = test_id
+    return moved
+
+
 def placement_hint(language: str, framework: str | None) -> str:
     """For the agents: the language, the runner, where witness files go, how ids look."""
     name = runner_name(framework)
@@ -57,5 +84,5 @@ def placement_hint(language: str, framework: str | None) -> str:
     return f"language {language}, runner {name}: {RUNNERS[name].witness_hint}"
 
 
-__all__ = ["Runner", "PytestRunner", "GoTestRunner", "CargoTestRunner", "DjangoRunner", "get_runner", "runner_name", "placement_hint", "grader_ids", "aggregate",
+__all__ = ["Runner", "PytestRunner", "GoTestRunner", "CargoTestRunner", "DjangoRunner", "get_runner", "runner_name", "placement_hint", "grader_ids", "moved_grader_ids", "aggregate",
            "RUNNERS"]

@@ -20,6 +20,7 @@ from typing import Awaitable
 
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
+from testjack_tui.sandbox.runners import moved_grader_ids
 
 from .aio import gather_all
 from .assertion_lines import asserted_lines
@@ -314,10 +315,15 @@ def taken_run(env: EngineEnv, task_id: str, world: WorldRef, current: Candidate,
     if earlier is None or theirs is None:
         return None
     twin = earlier[1]
-    if twin.path != current.path and not _named_by_path(theirs):
-        return None  # ids that name the file in the runner's own scheme (cargo's target) cannot be renamed here
-    outcomes = {_renamed(node, twin, current): dict(o, message=str(o.get("message") or "").replace(twin.path, current.path))
-                for node, o in theirs.outcomes_of(twin.path, twin.test_ids).items()}
+    mine_of = {node: _renamed(node, twin, current) for node in theirs.outcomes_of(twin.path, twin.test_ids)}
+    # The grader's ids too (cargo's `<package>::<target>: <test>`, Go's `<import path>.TestX`): the
+    # export reads a witness's ids in the grader's scheme from its run on the reference.
+    mine_of.update({node: moved for node, moved in
+                    moved_grader_ids(world.framework, twin.path, current.path, theirs.outcomes).items()
+                    if node not in mine_of})
+    outcomes = {mine: dict(theirs.outcomes[node], message=str(theirs.outcomes[node].get("message") or "")
+                           .replace(twin.path, current.path))
+                for node, mine in mine_of.items()}
     return env.runner.copy(theirs, own, current.run_ids(), outcomes, task_id, trial_id, [current.id]), twin.id
 
 
@@ -331,16 +337,6 @@ async def same_test_run(env: EngineEnv, task_id: str, world: WorldRef, current: 
                                task_id=task_id, trial_id=trial_id, candidate_ids=[current.id], repeat=repeat)
     book.note_run(world, isolate, repeat, current, run.key)
     return run, ""
-
-
-def _named_by_path(run: RunResult) -> bool:
-    """Does every outcome of `run` name its test by the file's path (`path` or `path::...`)?
-    Some runners add ids in their own scheme that name the file otherwise (cargo's
-    `<package>::<target>: <test>`, where the target is the file's stem; Django's dotted module):
-    a run of the same test under another file name would report those differently, so it is
-    not copied across names."""
-    files = {test_id.split("::", 1)[0] for test_id in run.test_ids}
-    return all(node.split("::", 1)[0] in files for node in run.outcomes)
 
 
 def _renamed(node: str, twin: Candidate, current: Candidate) -> str:
