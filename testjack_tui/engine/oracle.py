@@ -20,7 +20,6 @@ from typing import Awaitable
 
 from testjack_tui.model import Task, Trial
 from testjack_tui.sandbox.api import WorldRef
-from testjack_tui.sandbox.runners import moved_grader_ids
 
 from .aio import gather_all
 from .assertion_lines import asserted_lines
@@ -30,7 +29,7 @@ from . import reference_claims
 from .records_cands import DropRecord, ValidationOutcome, ValidationRecord
 from .roles import AuditAgent, AuditContext, Candidate, ReferenceContradiction, TaskAnalyst
 from .runner import RunResult, is_failing
-from .run_reuse import TestKey, test_key as run_test_key
+from .run_reuse import TestKey, outcomes_moved, test_key as run_test_key
 
 from .env import EngineEnv
 
@@ -315,15 +314,8 @@ def taken_run(env: EngineEnv, task_id: str, world: WorldRef, current: Candidate,
     if earlier is None or theirs is None:
         return None
     twin = earlier[1]
-    mine_of = {node: _renamed(node, twin, current) for node in theirs.outcomes_of(twin.path, twin.test_ids)}
-    # The grader's ids too (cargo's `<package>::<target>: <test>`, Go's `<import path>.TestX`): the
-    # export reads a witness's ids in the grader's scheme from its run on the reference.
-    mine_of.update({node: moved for node, moved in
-                    moved_grader_ids(world.framework, twin.path, current.path, theirs.outcomes).items()
-                    if node not in mine_of})
-    outcomes = {mine: dict(theirs.outcomes[node], message=str(theirs.outcomes[node].get("message") or "")
-                           .replace(twin.path, current.path))
-                for node, mine in mine_of.items()}
+    outcomes = outcomes_moved(theirs.outcomes, world.framework, twin.path, current.path, twin.test_ids,
+                              current.test_ids)
     return env.runner.copy(theirs, own, current.run_ids(), outcomes, task_id, trial_id, [current.id]), twin.id
 
 
@@ -337,13 +329,6 @@ async def same_test_run(env: EngineEnv, task_id: str, world: WorldRef, current: 
                                task_id=task_id, trial_id=trial_id, candidate_ids=[current.id], repeat=repeat)
     book.note_run(world, isolate, repeat, current, run.key)
     return run, ""
-
-
-def _renamed(node: str, twin: Candidate, current: Candidate) -> str:
-    """A node id of `twin`'s run as `current`'s run names it."""
-    if node in twin.test_ids:
-        return current.test_ids[twin.test_ids.index(node)]
-    return _rebase(node, twin.path, current.path)
 
 
 REFERENCE_RUNS = 3  # passes on R[G] this many times before it may count

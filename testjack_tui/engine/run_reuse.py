@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
 from testjack_tui.errors import InputError
+from testjack_tui.sandbox.runners import moved_grader_ids
 
 from .records_cands import CandidateRecord
 from .records_runs import StoredRun, TestOutcomes
@@ -121,9 +122,9 @@ class LenderTests:
         return self._by_task[task_id]
 
     def same_test(self, task_id: str, world: str, isolate: bool, want: TestKey,
-                  key_of: Callable[[list[str], dict[str, str]], str]) -> tuple[StoredRun, str, list[str]] | None:
+                  key_of: Callable[[list[str], dict[str, str]], str]) -> tuple[StoredRun, str] | None:
         """The lender's run that ran the test `want` on `world` (a world's name) with this
-        isolation, and that test's file and ids in it; None when it has none. `key_of(ids,
+        isolation, and that test's file in it; None when it has none. `key_of(ids,
         files)`: our key of a run of those inputs on our world snapshot and re-run number, so a
         run of another snapshot or re-run number never matches."""
         for run, candidates in self._runs(task_id):
@@ -133,11 +134,11 @@ class LenderTests:
                 ids = [t for t in run.test_ids if t == c.path or t.startswith(c.path + "::")]
                 if ids and test_key(c.path, c.source, ids) == want and \
                         key_of(list(run.test_ids), {x.path: x.source for x in candidates}) == run.key:
-                    return run, c.path, ids
+                    return run, c.path
         return None
 
 
-def borrow_same_test(tests: LenderTests, store: SessionStore, key: str, world: str, isolate: bool,
+def borrow_same_test(tests: LenderTests, store: SessionStore, key: str, world: str, framework: str, isolate: bool,
                      path: str, source: str, run_ids: list[str], task_id: str, trial_id: str | None,
                      candidate_ids: Iterable[str], key_of: Callable[[list[str], dict[str, str]], str],
                      reserve: Callable[[], None]) -> StoredRun | None:
@@ -147,21 +148,35 @@ def borrow_same_test(tests: LenderTests, store: SessionStore, key: str, world: s
     found = tests.same_test(task_id, world, isolate, test_key(path, source, run_ids), key_of)
     if found is None:
         return None
-    row, theirs, ids = found
+    row, theirs = found
     reserve()
     for check in tests.lender.canary_checks(key=row.key):
         store.put_canary_check(dataclasses.replace(check, key=key, task_id=task_id, trial_id=trial_id))
     run = dataclasses.replace(row, key=key, task_id=task_id, trial_id=trial_id, candidate_ids=tuple(candidate_ids),
-                              test_ids=tuple(run_ids), outcomes=_as_named(row.outcomes, theirs, ids, path),
+                              test_ids=tuple(run_ids), outcomes=outcomes_moved(row.outcomes, framework, theirs, path),
                               same_as=None)
     store.put_run(run)
     return run
 
 
-def _as_named(outcomes: TestOutcomes, theirs: str, ids: list[str], path: str) -> TestOutcomes:
-    """The outcomes of the test in file `theirs` (ids `ids`) as its run under `path` names them."""
-    return {path + node[len(theirs):]: dict(o, message=str(o.get("message") or "").replace(theirs, path))
-            for node, o in outcomes.items() if node in ids or node == theirs or node.startswith(theirs + "::")}
+def outcomes_moved(outcomes: TestOutcomes, framework: str | None, old: str, new: str,
+                   old_ids: Sequence[str] = (), new_ids: Sequence[str] = ()) -> TestOutcomes:
+    """The outcomes of the test in file `old` (its listed ids `old_ids`) as a run of the same test
+    in file `new` (ids `new_ids`, in the same order) names them: our runner's `path::test` ids and
+    the grader's own (cargo's `<package>::<target>: <test>`, where the target is the file's stem:
+    the export reads those), messages naming the file too. One rule for a run taken under another
+    file name, within a session (engine/oracle.taken_run) or from a lender (`borrow_same_test`)."""
+    def ours(node: str) -> str:
+        if node in old_ids:
+            return new_ids[list(old_ids).index(node)]
+        return new + node[len(old):] if node.startswith(old) else node
+
+    picked = {node: ours(node) for node in outcomes
+              if node in old_ids or node == old or node.startswith(old + "::")}
+    picked.update({node: moved for node, moved in moved_grader_ids(framework, old, new, outcomes).items()
+                   if node not in picked})
+    return {mine: dict(outcomes[node], message=str(outcomes[node].get("message") or "").replace(old, new))
+            for node, mine in picked.items()}
 
 
 def _other_benchmark(store: SessionStore, benchmark: str) -> str | None:

@@ -231,7 +231,7 @@ class TestRunner:
                 if self._lender_tests is None:
                     self._lender_tests = LenderTests(self.lender)
                 [(path, source)] = files.items()
-                stored = borrow_same_test(self._lender_tests, self.store, key, world.name, isolate, path, source,
+                stored = borrow_same_test(self._lender_tests, self.store, key, world.name, world.framework, isolate, path, source,
                                           test_ids, task_id, trial_id, candidate_ids, key_here, self._reserve)
             lent = stored is not None
         if stored is not None:
