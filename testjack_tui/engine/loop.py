@@ -323,10 +323,7 @@ class TaskLoop(WitnessLoop):
                 self._note_run(trial.id, w.record.id, v.model_status, v.model_run.key if v.model_run else None)
             self._reclassify()
             targets = self._replay_targets(trial.id)
-            statuses = await self._replay([(w.record.id, w.candidate) for w in self.replay_now(new)], targets)
-            for trial_id, by_witness in statuses.items():
-                for wid, status in by_witness.items():
-                    self._note_run(trial_id, wid, status, self._replay_keys.get((trial_id, wid)))
+            await self._replay_witnesses([(w.record.id, w.candidate) for w in self.replay_now(new)], targets)
             self._reclassify()
         if trial.id in self.active:
             self.active.remove(trial.id)

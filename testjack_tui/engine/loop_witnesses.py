@@ -144,14 +144,18 @@ class WitnessLoop(LoopBase):
         if trial_id is None:
             self.waiting = []
         before = set(self.refuted_ids())
+        if await self._replay_witnesses(items, targets):
+            self._reclassify()
+        for tid in sorted(set(self.refuted_ids()) - before):
+            await self._tie_by_execution(tid)
+
+    async def _replay_witnesses(self, items: list[tuple[str, Candidate]], targets: list[str]) -> bool:
+        """Replay witnesses (`_replay`) and note each run in runs_by_trial; False when nothing ran."""
         statuses = await self._replay(items, targets)
         for tid, by_witness in statuses.items():
             for wid, status in by_witness.items():
                 self._note_run(tid, wid, status, self._replay_keys.get((tid, wid)))
-        if statuses:
-            self._reclassify()
-        for tid in sorted(set(self.refuted_ids()) - before):
-            await self._tie_by_execution(tid)
+        return bool(statuses)
 
     async def _replay(self, items: list[tuple[str, Candidate]], targets: list[str]) -> dict[str, dict[str, str]]:
         """Run tests on model worlds: one run per trial with every file, trials in parallel. A
