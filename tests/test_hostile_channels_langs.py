@@ -23,18 +23,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 
 import pytest
 
 from conftest import ROOT
+from test_hostile_channels import CUTOFF
 from testjack_tui.benchmarks import load_benchmark
 from testjack_tui.diffs import parse_diff
 from testjack_tui.engine.detectors.sniffing import sniffing_signals
 from testjack_tui.model import Environment, OfficialTests, Reference, Task, Trial
 from testjack_tui.sandbox import Sandbox
 from testjack_tui.sandbox.channels import CHANNEL_MARK, ENV_DEPENDENT
-from testjack_tui.sandbox.own_run import CLOCK_SHIFT_DAYS, VARIED_MARK
+from testjack_tui.sandbox.own_run import VARIED_MARK
 from testjack_tui.sandbox.selftest import make_patch
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -47,8 +47,7 @@ def _sniffer(name: str) -> str:
     """A hostile fixture with its clock cutoff filled in: a date after today and before the
     varied replay's clock (own_run.CLOCK_SHIFT_DAYS ahead), so the trick works today. A whole
     day, so the trial (and its world, found by content) is the same all day long."""
-    cutoff = (int(time.time()) // 86400 + CLOCK_SHIFT_DAYS // 2) * 86400
-    return (LANGS / name).read_text().replace("TJ_CUTOFF", str(cutoff))
+    return (LANGS / name).read_text().replace("TJ_CUTOFF", str(CUTOFF))
 
 
 def _fixture(benchmark: str, trial_id: str) -> tuple[Task, Trial]:
