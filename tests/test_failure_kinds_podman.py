@@ -2,7 +2,7 @@
 hangs, fork-bombs, exhausts memory, prints endlessly or fills the disk on the witness's input.
 Each comes out refuted INCORRECT_DESPITE_PASS with the resource named, a wrong-value trial fails
 the assertion, and the sound control passes. One sandbox, one world per trial, one witness run
-each (module-scoped)."""
+each (module-scoped, three at once)."""
 from __future__ import annotations
 
 import asyncio
@@ -21,8 +21,10 @@ pytestmark = pytest.mark.podman
 
 PATH = "tests/test_witness_big.py"
 WITNESS = {PATH: "from calc import add\n\n\ndef test_add_big():\n    assert add(1000003, 1) == 1000004\n"}
+# 3 CPU seconds a run (12 * 0.25): the spinning trials are stopped there, not at 6; pytest on the
+# tiny repo needs well under one.
 LIMITS = Limits(memory_mb=256, pids=128, cpus=1.0, disk_mb=64, file_mb=48, read_only=True,
-                cpu_share=0.5, min_cpu_seconds=4)
+                cpu_share=0.25, min_cpu_seconds=3)
 TIMEOUT = 12.0  # a hang guard for the runs, not a measurement
 
 
@@ -35,7 +37,7 @@ def calc_with(on_witness: str) -> str:
 
 TRIALS = {
     "hang": "while True:\n    pass",
-    "forkbomb": "import os, time\nwhile True:\n    if os.fork() == 0:\n        time.sleep(30)\n        os._exit(0)",
+    "forkbomb": "import os, time\nwhile True:\n    if os.fork() == 0:\n        time.sleep(3)\n        os._exit(0)",
     "memory": "hog = []\nwhile True:\n    hog.append(bytearray(32 * 1024 * 1024))",
     "printer": "import os\nwhile True:\n    os.write(1, b'z' * 65536)",
     "diskfill": "with open('/tmp/fill.bin', 'wb') as out:\n    while True:\n        out.write(bytes(1 << 20))\n        out.flush()",
@@ -43,8 +45,8 @@ TRIALS = {
     "sound": "return a + b",
 }
 RESOURCE = ("hang", "forkbomb", "memory", "printer", "diskfill")
-# The fork bomb's children hold the run's output open, so the run usually ends at its timeout
-# (the pids limit stops the bomb; the run does not end until the timeout kills them).
+# The pids limit stops the fork bomb within milliseconds (EAGAIN); its children hold the run's
+# output open for their 3 s, or until the timeout kills them on a loaded machine.
 EXPECTED = {"hang": (fk.TIMED_OUT, fk.KILLED_CPU), "forkbomb": (fk.KILLED_PIDS, fk.TIMED_OUT),
             "memory": (fk.KILLED_MEMORY,), "diskfill": (fk.KILLED_DISK,),
             "printer": fk.RESOURCE_KINDS}
@@ -55,17 +57,23 @@ def runs(tmp_path_factory):
     task = tiny_task(tmp_path_factory.mktemp("kinds"))
 
     async def main():
-        out = {}
-        async with Sandbox(session="failure-kinds", limits=LIMITS) as sb:
-            ref = await sb.prepare(task, "reference")
-            out["reference"] = run_result("ref", ref.name, None, [PATH], await sb.run_tests(
-                ref, [PATH], files=WITNESS, timeout=TIMEOUT))
-            for name, code in TRIALS.items():
+        # The runs go side by side (the hang and the fork bomb mostly wait for a limit or their
+        # children): three at once, each in a fresh container of its own as before.
+        async with Sandbox(session="failure-kinds", limits=LIMITS, concurrency=3) as sb:
+            async def reference():
+                ref = await sb.prepare(task, "reference")
+                return run_result("ref", ref.name, None, [PATH], await sb.run_tests(
+                    ref, [PATH], files=WITNESS, timeout=TIMEOUT))
+
+            async def trial_run(name, code):
                 trial = trial_for(task, name, {"calc/__init__.py": calc_with(code)}, model=f"model-{name}")
                 world = await sb.prepare(task, "model", trial)
                 run = await sb.run_tests(world, [PATH], files=WITNESS, timeout=TIMEOUT, isolate_harness=True)
-                out[name] = run_result(name, world.name, name, [PATH], run)
-        return out
+                return run_result(name, world.name, name, [PATH], run)
+
+            names = list(TRIALS)
+            done = await asyncio.gather(*(trial_run(name, TRIALS[name]) for name in names), reference())
+        return {**dict(zip(names, done)), "reference": done[-1]}
 
     return asyncio.run(main())
 

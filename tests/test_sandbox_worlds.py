@@ -333,17 +333,26 @@ def test_no_container_of_this_process_is_left():
     assert podman_ids(f"label={L_PID}={__import__('os').getpid()}") == []
 
 
-async def test_a_trial_snapshot_holds_the_files_its_patch_changed_not_a_copy_of_the_repo(tmp_path):
-    """The repo belongs to the trial user from the world's base image on: a snapshot's own layer
-    is about the size of what its patches wrote, not the 3 MB file they never touched."""
+@pytest.fixture(scope="module")
+def fresh_task(tmp_path_factory):
+    """A tiny task with a 3 MB file, on an environment image of its own (a fresh tag): its world
+    base is built in this module, by the code under test, not found from an earlier run. The
+    snapshot-size and the bytecode claims read the same base (one build, not two)."""
     import secrets
 
-    from testjack_tui.sandbox.podman_conf import podman
     from testjack_tui.sandbox.selftest import BASE_FILES
 
     files = {**BASE_FILES, "data/blob.txt": secrets.token_hex(1_500_000)}  # 3 MB
-    big = tiny_task(tmp_path, task_id="big-repo", files=files, tag=secrets.token_hex(4))
-    trial = trial_for(big, "big-repo__a__1", {"calc/__init__.py": FIXED_CALC})
+    return tiny_task(tmp_path_factory.mktemp("fresh"), task_id="fresh-repo", files=files, tag=secrets.token_hex(4))
+
+
+async def test_a_trial_snapshot_holds_the_files_its_patch_changed_not_a_copy_of_the_repo(fresh_task):
+    """The repo belongs to the trial user from the world's base image on: a snapshot's own layer
+    is about the size of what its patches wrote, not the 3 MB file they never touched."""
+    from testjack_tui.sandbox.podman_conf import podman
+
+    big = fresh_task
+    trial = trial_for(big, "fresh-repo__a__1", {"calc/__init__.py": FIXED_CALC})
     async with Sandbox(session="t-snapshot-size") as sb:
         world = await sb.prepare(big, "model", trial)
         base, _ = await sb._world_base(big)
@@ -358,16 +367,14 @@ async def test_a_trial_snapshot_holds_the_files_its_patch_changed_not_a_copy_of_
     assert run.status(F2P[0]) == "passed", run.exec.output[-1500:]  # the trial user can run it
 
 
-async def test_the_repo_bytecode_is_compiled_once_and_a_patched_module_still_wins(tmp_path):
+async def test_the_repo_bytecode_is_compiled_once_and_a_patched_module_still_wins(fresh_task):
     """A world's base holds the repository's bytecode, so runs do not compile it again; the trial's
     patch keeps calc/__init__.py's size (a - b -> a + b), and the patched source still runs."""
-    import secrets
-
     from testjack_tui.sandbox.selftest import BASE_FILES
 
     assert len(FIXED_CALC) == len(BASE_FILES["calc/__init__.py"])
-    task = tiny_task(tmp_path, task_id="bytecode", tag=secrets.token_hex(4))
-    trial = trial_for(task, "bytecode__a__1", {"calc/__init__.py": FIXED_CALC})
+    task = fresh_task
+    trial = trial_for(task, "fresh-repo__b__1", {"calc/__init__.py": FIXED_CALC})
     async with Sandbox(session="t-bytecode") as sb:
         null = await sb.prepare(task, "null")
         world = await sb.prepare(task, "model", trial)
