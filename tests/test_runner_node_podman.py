@@ -63,12 +63,22 @@ def task(framework: str, workdir: str) -> Task:
 
 
 async def run_in(framework: str, workdir: str, ids: list[str], files: dict[str, str], timeout: float = 60):
+    (run,) = await runs_in(framework, workdir, (ids, files, timeout))
+    return run
+
+
+async def runs_in(framework: str, workdir: str, *runs: tuple[list[str], dict[str, str], float]) -> list:
+    """Test runs (ids, files, timeout) on one null world, side by side (a run that waits for its
+    timeout holds no CPU): each in a fresh container of its own."""
+    import asyncio
+
     from testjack_tui.sandbox import Sandbox
 
-    async with Sandbox(session="tj-js-runners", concurrency=1) as sb:
+    async with Sandbox(session="tj-js-runners", concurrency=len(runs)) as sb:
         t = task(framework, workdir)
         world = await sb.prepare(t, "null")
-        return await sb.run_tests(world, ids, files=files, timeout=timeout)
+        return list(await asyncio.gather(*(sb.run_tests(world, ids, files=files, timeout=timeout)
+                                           for ids, files, timeout in runs)))
 
 
 async def test_mocha_witness_file_and_single_tests_in_one_run():
@@ -115,12 +125,13 @@ async def test_mocha_single_test_selection_leaves_a_hanging_neighbour_alone():
     text = ('const assert = require("node:assert");\ndescribe("pair", function () {\n'
             '  it("quick", function () { assert.ok(true); });\n'
             '  it("hangs", function () { this.timeout(0); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); });\n});\n')
-    picked = await run_mocha([f"{witness}::pair > quick"], {witness: text}, timeout=120)
+    # The whole file's run waits for its timeout beside the selection's run.
+    picked, whole = await runs_in("mocha", "/app", ([f"{witness}::pair > quick"], {witness: text}, 120),
+                                  ([witness], {witness: text}, 8))
     assert picked.outcomes[f"{witness}::pair > quick"].status == "passed"
     # Our own run (mocha alone for that test, its exit status) and the varied replay agree.
     row = picked.channels[f"{witness}::pair > quick"]
     assert (row["report"], row["own run"], row["varied env"]) == ("passed",) * 3, row
-    whole = await run_mocha([witness], {witness: text}, timeout=8)
     assert whole.outcomes[witness].status == "timed_out"
 
 
@@ -130,7 +141,9 @@ async def test_node_test_runner_witness_selection_and_timeout():
            f"{witness}::countWords witness > counts punctuation as words",
            f"{COUNT}::countWords > whitespace > treats tabs and newlines as separators",
            f"{COUNT}: countWords > skips nothing", f"{COUNT}::countWords > no such test"]
-    run = await run_in("node --test", "/srv/wordcount", ids, {witness: NODE_WITNESS}, timeout=120)
+    # The whole file's run (the hang: its timeout) goes beside the selection's run.
+    run, whole = await runs_in("node --test", "/srv/wordcount", (ids, {witness: NODE_WITNESS}, 120),
+                               ([witness, COUNT], {witness: NODE_WITNESS}, 8))
     out = run.outcomes
     assert out[ids[0]].status == "passed"
     assert out[ids[1]].status == "failed" and "3 !== 2" in out[ids[1]].message
@@ -141,7 +154,6 @@ async def test_node_test_runner_witness_selection_and_timeout():
     assert out[ids[3]].status == "skipped"
     assert out[ids[4]].status == "not_found"
     assert "TJ_NODE node " in run.exec.output  # node itself, no package to install
-    whole = await run_in("node --test", "/srv/wordcount", [witness, COUNT], {witness: NODE_WITNESS}, timeout=8)
     assert whole.outcomes[witness].status == "timed_out"
 
 
