@@ -3,6 +3,7 @@ a gate that holds pre-started runs until their turn, and everything a run owes i
 (outcomes, canaries, timeouts, the disk limit) as with an exec. Real podman, a tiny task."""
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 import pytest
@@ -79,10 +80,11 @@ async def test_a_hung_run_times_out_and_a_disk_filler_is_killed_at_the_limit(tas
                                       "    __import__('time').sleep(600)\n")}
     limits = Limits(memory_mb=512, pids=128, cpus=1.0, disk_mb=64, file_mb=512)
     trial = trial_for(task, "fixed", {"calc/__init__.py": FIXED_CALC})
-    async with Sandbox(session="t-main-limits", limits=limits) as sb:
+    async with Sandbox(session="t-main-limits", limits=limits, concurrency=2) as sb:
         world = await sb.prepare(task, "model", trial)
-        hung = await sb.run_tests(world, list(hang), files=hang, timeout=8)
-        filled = await sb.run_tests(world, list(fill), files=fill, timeout=300)
+        # The disk filler runs while the hung run waits for its timeout (a container each).
+        hung, filled = await asyncio.gather(sb.run_tests(world, list(hang), files=hang, timeout=8),
+                                            sb.run_tests(world, list(fill), files=fill, timeout=300))
     assert hung.exec.timed_out and hung.status("tests/test_tj_hang.py::test_hang") == "timed_out"
     assert hung.exec.exit_code is None  # killed at its timeout, not ended by itself
     assert filled.exec.exit_code is not None  # no trailer from a killed wrapper: podman's `wait` says
