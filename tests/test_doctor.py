@@ -12,13 +12,19 @@ from testjack_tui.cli import app
 pytestmark = [pytest.mark.podman, pytest.mark.usefixtures("own_podman_service")]
 
 
-def test_doctor_passes_and_names_every_check():
+def test_doctor_passes_names_every_check_and_reports_the_llm_endpoint(monkeypatch):
+    # One doctor run (a service, a container, a timed-out exec) serves both: the endpoint is named
+    # in its check, and a configured one is no reason not to be ready.
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
     result = CliRunner().invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
     for name in ("podman", "runtime", "service", "base image", "container", "limits", "exec timeout",
                  "leftovers", "disk", "llm endpoint"):
         assert f"] {name}:" in result.output
     assert "ready: the sandbox can run audits" in result.output
+    [endpoint] = [line for line in result.output.splitlines() if "] llm endpoint:" in line]
+    assert "127.0.0.1:9" in endpoint, result.output
 
 
 def test_doctor_quiet_prints_only_problems(monkeypatch):
@@ -27,13 +33,6 @@ def test_doctor_quiet_prints_only_problems(monkeypatch):
     result = CliRunner().invoke(app, ["doctor", "--fix", "--quiet"])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == ""
-
-
-def test_doctor_reports_the_llm_endpoint(monkeypatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", "k")
-    result = CliRunner().invoke(app, ["doctor"])
-    assert "llm endpoint" in result.output and "127.0.0.1:9" in result.output
 
 
 def test_doctor_fails_without_podman(monkeypatch, tmp_path):
