@@ -2,7 +2,7 @@
 hangs, fork-bombs, exhausts memory, prints endlessly or fills the disk on the witness's input.
 Each comes out refuted INCORRECT_DESPITE_PASS with the resource named, a wrong-value trial fails
 the assertion, and the sound control passes. One sandbox, one world per trial, one witness run
-each (module-scoped, three at once)."""
+each (module-scoped)."""
 from __future__ import annotations
 
 import asyncio
@@ -57,23 +57,17 @@ def runs(tmp_path_factory):
     task = tiny_task(tmp_path_factory.mktemp("kinds"))
 
     async def main():
-        # The runs go side by side (the hang and the fork bomb mostly wait for a limit or their
-        # children): three at once, each in a fresh container of its own as before.
-        async with Sandbox(session="failure-kinds", limits=LIMITS, concurrency=3) as sb:
-            async def reference():
-                ref = await sb.prepare(task, "reference")
-                return run_result("ref", ref.name, None, [PATH], await sb.run_tests(
-                    ref, [PATH], files=WITNESS, timeout=TIMEOUT))
-
-            async def trial_run(name, code):
+        out = {}
+        async with Sandbox(session="failure-kinds", limits=LIMITS) as sb:
+            ref = await sb.prepare(task, "reference")
+            out["reference"] = run_result("ref", ref.name, None, [PATH], await sb.run_tests(
+                ref, [PATH], files=WITNESS, timeout=TIMEOUT))
+            for name, code in TRIALS.items():
                 trial = trial_for(task, name, {"calc/__init__.py": calc_with(code)}, model=f"model-{name}")
                 world = await sb.prepare(task, "model", trial)
                 run = await sb.run_tests(world, [PATH], files=WITNESS, timeout=TIMEOUT, isolate_harness=True)
-                return run_result(name, world.name, name, [PATH], run)
-
-            names = list(TRIALS)
-            done = await asyncio.gather(*(trial_run(name, TRIALS[name]) for name in names), reference())
-        return {**dict(zip(names, done)), "reference": done[-1]}
+                out[name] = run_result(name, world.name, name, [PATH], run)
+        return out
 
     return asyncio.run(main())
 

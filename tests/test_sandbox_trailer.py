@@ -2,7 +2,6 @@
 (sandbox/trailer.py): the splitter on its own, then real test runs in podman."""
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 
@@ -138,15 +137,13 @@ async def test_harness_restore_in_the_wrapper_also_when_the_run_times_out_or_is_
     trial = trial_for(task, "hook", {"tests/conftest.py": HOOK})
     slow = {"tests/test_tj_s.py": "import time\nfrom calc import add\n\ndef test_w():\n"
                                   "    assert add(2, 2) == 4\n\ndef test_slow():\n    time.sleep(600)\n"}
-    async with Sandbox(session="t-trailer-iso", concurrency=2) as sb:
+    async with Sandbox(session="t-trailer-iso") as sb:
         world = await sb.prepare(task, "model", trial)
         assert world.tampered == ("tests/conftest.py",)
-        big = {**slow, "tests/pad.txt": "#" * (INLINE_LIMIT + 1)}
-        # The large run goes beside the one waiting for its timeout, each in a container of its own.
         # (15 s: under load the wrapper, the harness restore and pytest's start-up take a while)
-        timed, large = await asyncio.gather(
-            sb.run_tests(world, list(slow), files=slow, timeout=15, isolate_harness=True),
-            sb.run_tests(world, ["tests/test_tj_s.py::test_w"], files=big, isolate_harness=True))
+        timed = await sb.run_tests(world, list(slow), files=slow, timeout=15, isolate_harness=True)
+        big = {**slow, "tests/pad.txt": "#" * (INLINE_LIMIT + 1)}
+        large = await sb.run_tests(world, ["tests/test_tj_s.py::test_w"], files=big, isolate_harness=True)
     assert timed.exec.timed_out and timed.neutralised == ["tests/conftest.py"]
     assert timed.status("tests/test_tj_s.py::test_w") == "failed"  # the hook did not fool it
     assert timed.status("tests/test_tj_s.py::test_slow") == "timed_out"
