@@ -73,16 +73,18 @@ def session_of(proc: subprocess.CompletedProcess) -> str:
     return match.group(1)
 
 
-def report(home: Path, session: str, out: Path) -> dict:
-    for fmt in ("json", "md", "csv"):
+def report(home: Path, session: str, out: Path, formats: tuple[str, ...]) -> dict:
+    """The session's report in each of FORMATS (the ones its claims read), by `report`."""
+    for fmt in formats:
         proc = cli(home, "report", session, "--format", fmt, "--out", str(out))
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return {"json": json.loads((out / "report.json").read_text()), "md": (out / "report.md").read_text(),
-            "csv": (out / "report.csv").read_text()}
+    read = {"json": lambda: json.loads((out / "report.json").read_text()), "md": (out / "report.md").read_text,
+            "csv": (out / "report.csv").read_text}
+    return {fmt: read[fmt]() for fmt in formats}
 
 
 def operator_run(home: Path, bench: Path, tmp: Path, verdicts: str, *files: tuple[str, str],
-                 reuse: str | None = None) -> dict:
+                 reuse: str | None = None, formats: tuple[str, ...] = ("json",)) -> dict:
     (tmp / "verdicts.toml").write_text(verdicts)
     args = ["audit", str(bench), "--agent", "operator", "--trial", FIRST,
             "--verdicts", str(tmp / "verdicts.toml"), "--out", str(tmp / "out")]
@@ -93,7 +95,7 @@ def operator_run(home: Path, bench: Path, tmp: Path, verdicts: str, *files: tupl
     proc = cli(home, *args)
     session = session_of(proc)
     return {"proc": proc, "session": session, "summary": json.loads((tmp / "out" / "summary.json").read_text()),
-            **report(home, session, tmp / "report")}
+            **report(home, session, tmp / "report", formats)}
 
 
 def refuted(run: dict) -> set[str]:
@@ -139,7 +141,8 @@ def implicit_run(home, bench, explicit_run, tmp_path_factory) -> dict:
                 '["test_tj_express.py"]\nlabel = "questionable"\nrequirement = "express doubles every zone"\n'
                 'note = "P never says whether international parcels count as express"\n')
     return operator_run(home, bench, tmp_path_factory.mktemp("implicit"), verdicts,
-                        ("weight_bulky.py", WITNESS), ("express.py", EXPRESS), reuse=explicit_run["session"])
+                        ("weight_bulky.py", WITNESS), ("express.py", EXPRESS), reuse=explicit_run["session"],
+                        formats=("json", "md", "csv"))
 
 
 def test_explicit_with_a_quote_refutes_every_defect_and_finds_no_prompt_gap(explicit_run):
@@ -190,7 +193,7 @@ def keep_some_run(home, bench, explicit_run, tmp_path_factory) -> dict:
                "--reuse-runs", explicit_run["session"], "--out", str(tmp / "out"))
     session = session_of(proc)
     return {"proc": proc, "session": session, "summary": json.loads((tmp / "out" / "summary.json").read_text()),
-            **report(home, session, tmp / "report")}
+            **report(home, session, tmp / "report", ("json", "md"))}
 
 
 def test_a_questionable_case_of_keep_some_waits_for_a_person(keep_some_run):
