@@ -27,12 +27,48 @@ def test_doctor_passes_names_every_check_and_reports_the_llm_endpoint(monkeypatc
     assert "127.0.0.1:9" in endpoint, result.output
 
 
-def test_doctor_quiet_prints_only_problems(monkeypatch):
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(app, ["doctor", "--fix", "--quiet"])
+@pytest.fixture(scope="module")
+def quiet_prune(tmp_path_factory):
+    """One `doctor --fix --quiet --prune TASK` (a service, a container, a timed-out exec, as every
+    doctor run) read by the quiet claim and the prune claim: world snapshots of TASK in this
+    home, another task's and another home's are made first (a build each of this home's and the
+    other home's, two tags of the first). (result, TASK, the other task, every tag made, this
+    home's snapshots left after it)."""
+    import uuid
+
+    from testjack_tui.sandbox.base_image import BASE_IMAGE
+    from testjack_tui.sandbox.podman_conf import podman
+    from testjack_tui.sandbox.prune import world_snapshots
+    from testjack_tui.sandbox.worlds import L_HOME, WORLD_REPO, home_id
+
+    folder = tmp_path_factory.mktemp("prune")
+    mine = f"prunetest-{uuid.uuid4().hex[:8]}"
+    other = f"prunekeep-{uuid.uuid4().hex[:8]}"
+    (folder / "Containerfile").write_text(f"FROM {BASE_IMAGE}\n")
+    ours, theirs = f"{WORLD_REPO}:{mine}-null-a", f"{WORLD_REPO}:{mine}-foreign"
+    tags = [ours, f"{WORLD_REPO}:{mine}-model-b", f"{WORLD_REPO}:{other}-null-a", theirs]
+    try:
+        with pytest.MonkeyPatch.context() as mp:  # a home of its own: this home's snapshots are the fixture's
+            mp.setenv("TESTJACK_HOME", str(folder / "home"))
+            mp.delenv("OPENAI_BASE_URL", raising=False)
+            mp.delenv("OPENAI_API_KEY", raising=False)
+            podman("build", "-q", "--label", f"{L_HOME}={home_id()}", "-t", ours, str(folder))
+            podman("build", "-q", "--label", f"{L_HOME}=another-home", "-t", theirs, str(folder))
+            for tag in tags[1:3]:
+                podman("tag", ours, tag)
+            result = CliRunner().invoke(app, ["doctor", "--fix", "--quiet", "--prune", mine])
+            left = world_snapshots()
+        yield result, mine, other, tags, left
+    finally:
+        for tag in tags:
+            podman("rmi", tag, check=False)
+
+
+def test_doctor_quiet_prints_only_problems(quiet_prune):
+    result = quiet_prune[0]
     assert result.exit_code == 0, result.output
-    assert result.output.strip() == ""
+    # Nothing but what --prune did: no check had a problem.
+    assert result.output.strip().splitlines() == ["pruned 2 world snapshot(s)"], result.output
 
 
 def test_doctor_fails_without_podman(monkeypatch, tmp_path):
@@ -49,32 +85,13 @@ def test_disk_check_reads_free_space():
     assert check.status in ("ok", "warn", "fail") and "GiB free" in check.detail
 
 
-@pytest.mark.podman
-def test_prune_removes_only_the_named_tasks_world_snapshots_of_this_home(tmp_path):
-    import uuid
-
-    from testjack_tui.sandbox.base_image import BASE_IMAGE
+def test_prune_removes_only_the_named_tasks_world_snapshots_of_this_home(quiet_prune):
     from testjack_tui.sandbox.podman_conf import podman
-    from testjack_tui.sandbox.prune import world_snapshots
-    from testjack_tui.sandbox.worlds import L_HOME, WORLD_REPO, home_id
+    from testjack_tui.sandbox.worlds import WORLD_REPO
 
-    mine = f"prunetest-{uuid.uuid4().hex[:8]}"
-    other = f"prunekeep-{uuid.uuid4().hex[:8]}"
-    (tmp_path / "Containerfile").write_text(f"FROM {BASE_IMAGE}\n")
-    ours, theirs = f"{WORLD_REPO}:{mine}-null-a", f"{WORLD_REPO}:{mine}-foreign"
-    podman("build", "-q", "--label", f"{L_HOME}={home_id()}", "-t", ours, str(tmp_path))
-    podman("build", "-q", "--label", f"{L_HOME}=another-home", "-t", theirs, str(tmp_path))
-    tags = [ours, f"{WORLD_REPO}:{mine}-model-b", f"{WORLD_REPO}:{other}-null-a", theirs]
-    for tag in tags[1:3]:
-        podman("tag", ours, tag)
-    try:
-        result = CliRunner().invoke(app, ["doctor", "--quiet", "--prune", mine])
-        assert "pruned 2 world snapshot(s)" in result.output, result.output
-        left = world_snapshots()
-        assert not [n for n in left if mine in n]
-        assert f"{WORLD_REPO}:{other}-null-a" in left
-        # Another TESTJACK_HOME's snapshot is not ours to prune, whatever its name.
-        assert podman("image", "exists", theirs, check=False).returncode == 0
-    finally:
-        for tag in tags:
-            podman("rmi", tag, check=False)
+    result, mine, other, tags, left = quiet_prune
+    assert "pruned 2 world snapshot(s)" in result.output, result.output
+    assert not [n for n in left if mine in n]
+    assert f"{WORLD_REPO}:{other}-null-a" in left
+    # Another TESTJACK_HOME's snapshot is not ours to prune, whatever its name.
+    assert podman("image", "exists", tags[-1], check=False).returncode == 0
