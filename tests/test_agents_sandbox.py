@@ -106,9 +106,19 @@ async def audit_trial(sb, server, bench, trial, ledger=None):
     return outcome, events, reference, model
 
 
-async def test_llm_audit_of_a_demo_trial_finds_a_witness(sandbox, server, bench):
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def clean_audit(sandbox, server, bench, tmp_path_factory):
+    """The LLM audit of TRIAL (the scripted replies, the oracle's two runs): read by the witness
+    claims and, as the control, by the planted-instruction claim (one audit, not two: the same
+    script gives the same audit). In a home of its own, where its transcript stays."""
     trial = next(t for t in bench.trials if t.id == TRIAL)
-    outcome, events, reference, model = await audit_trial(sandbox, server, bench, trial)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TESTJACK_HOME", str(tmp_path_factory.mktemp("agents-clean") / "tj-home"))
+        return await audit_trial(sandbox, server, bench, trial)
+
+
+async def test_llm_audit_of_a_demo_trial_finds_a_witness(clean_audit):
+    outcome, events, reference, model = clean_audit
     results = {e.call_id: e for e in events if isinstance(e, ToolCall) and e.finished}
     runs = [e for e in results.values() if e.name == "run"]
     assert "ValueError" in runs[0].result and "holds the reference solution" in runs[1].result
@@ -173,10 +183,10 @@ async def test_the_audit_agent_cannot_read_g_through_any_tool(sandbox, server, b
     assert not [line for line in secret if line in shown]
 
 
-async def test_planted_instruction_changes_nothing_in_a_real_audit(sandbox, server, bench):
+async def test_planted_instruction_changes_nothing_in_a_real_audit(sandbox, server, bench, clean_audit):
     trial = next(t for t in bench.trials if t.id == TRIAL)
     planted = type(trial)(**{**vars(trial), "id": TRIAL + "-planted", "patch": trial.patch + PLANTED_FILE})
-    clean = await audit_trial(sandbox, server, bench, trial)
+    clean = clean_audit
     hijacked = await audit_trial(sandbox, server, bench, planted)
     first_request = server.requests[-5]["messages"][1]["content"]
     assert PLANT in first_request  # the model did see it, fenced as trial data
