@@ -71,6 +71,17 @@ def test_verify_reproduces_every_recorded_verdict(tmp_path):
         for trial in task["trials"]:
             failing = truth[trial["trial_id"]]["label"] == "officially_failing"
             assert trial["reproducible"] and trial["reproduced_pass"] is (not failing), trial
+    # A trial whose patch is byte for byte an earlier one's of its task took that trial's world
+    # and T0 run: 93 runs of T0 here, not 96.
+    from testjack_tui.benchmarks import load_benchmark
+
+    bench, want = load_benchmark(BENCH), {}
+    for task_id in tasks:
+        first: dict[str, str] = {}
+        for t in bench.trials_of(task_id):
+            want[t.id] = "" if first.setdefault(t.patch, t.id) == t.id else first[t.patch]
+    assert {t["trial_id"]: t["same_patch_as"] for task in tasks.values() for t in task["trials"]} == want
+    assert sum(1 for v in want.values() if v) == 3
 
 
 async def _witness_runs() -> dict[str, dict[str, set[str]]]:
