@@ -21,7 +21,9 @@ reports can at most make its own T0 "reproduce"; it cannot certify itself: every
 (our runner, sandbox/testruns.py) carries canaries, runs unprivileged on a read-only root and
 under unpredictable names.
 
-Entry points: `Sandbox.run_official(task, kind, trial)` (async) runs this flow;
+Entry points: `Sandbox.run_official(task, kind, trial)` (async) runs this flow, its wrapper as the
+container's main process held at a gate until its turn (sandbox/main_process.py), or as an exec
+when the image cannot start it (`run_official_in`); both read the results with `read_official`;
 `testjack_tui.sandbox.t0.run_t0` picks it for every task whose `task.tests.evaluator` is set and our own
 runner otherwise.
 """
