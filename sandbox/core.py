@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from typing import AsyncIterator, Callable, Sequence
+from typing import Any, AsyncIterator, Callable, Sequence
 
 from podman.domain.containers import Container
 
@@ -55,6 +55,12 @@ class Sandbox(ContainerPool):
     prestart: containers started ahead of their turn for waiting runs (default: one per slot,
     fewer when memory is short; 0 starts each container only when its run's turn comes).
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Images whose verifier flow wrapper could not start as a container's main process (no
+        # python3 there): their runs take the exec at once, not a failed container first.
+        self._exec_only: set[str] = set()
 
     async def env_image(self, task: Task) -> str:
         """The task's environment image (built or pulled when missing; cached by content)."""
@@ -137,11 +143,11 @@ class Sandbox(ContainerPool):
         plan = plan_official(task, kind, trial if kind == "model" else None, name,
                              self.limits.cpu_seconds_for(task.tests.evaluator.timeout_sec
                                                          if task.tests.evaluator else None))
-        if plan.inline_ok():
+        if plan.inline_ok() and image not in self._exec_only:
             try:
                 run = await self._official_as_main(plan, image, trial_id)
             except InlineRefused:
-                pass  # the exec below, with its own ways in for the files
+                self._exec_only.add(image)  # the exec below, with its own ways in for the files
             else:
                 if run is not None:
                     return run
