@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from typing import AsyncIterator, Callable, Sequence
+from typing import Any, AsyncIterator, Callable, Sequence
 
 from podman.domain.containers import Container
 
@@ -28,7 +28,7 @@ from .images import api_image_id, api_images, ensure_env_image, resolve_env_imag
 from .output import OutputCollector
 from .podman_conf import podman
 from .runners import runner_name
-from .official import run_official_in
+from .official import OfficialPlan, plan_official, read_official, run_official_in, trailer_reports
 from .main_process import GATE_ENV, ContainerHandle, GateNotReached, run_main, start_gated
 from .testruns import InlineRefused, RunPlan, finish_run, plan_run, read_trailer, run_tests_in
 from .trailer import TrailerSplitter, exit_code_of
@@ -55,6 +55,12 @@ class Sandbox(ContainerPool):
     prestart: containers started ahead of their turn for waiting runs (default: one per slot,
     fewer when memory is short; 0 starts each container only when its run's turn comes).
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Images whose verifier flow wrapper could not start as a container's main process (no
+        # python3 there): their runs take the exec at once, not a failed container first.
+        self._exec_only: set[str] = set()
 
     async def env_image(self, task: Task) -> str:
         """The task's environment image (built or pulled when missing; cached by content)."""
@@ -126,21 +132,31 @@ class Sandbox(ContainerPool):
 
     async def run_official(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> TestRun:
         """T0 through the benchmark's own verifier flow (testjack_tui.sandbox.official) in a fresh container
-        from the verifier image; outcomes keyed by T0's ids exactly as the benchmark writes them."""
+        from the verifier image; outcomes keyed by T0's ids exactly as the benchmark writes them.
+        The flow's wrapper is the container's main process (no exec, started ahead of its turn)
+        when its files fit in its environment and the image can start it; else an exec."""
         if kind == "model" and trial is None:
             raise ValueError("a model world needs a trial")
         image = await self.verifier_image(task)
         trial_id = trial.id if kind == "model" and trial else None
         name = f"{task.id}/{kind}" + (f"/{trial_id}" if trial_id else "")
+        plan = plan_official(task, kind, trial if kind == "model" else None, name,
+                             self.limits.cpu_seconds_for(task.tests.evaluator.timeout_sec
+                                                         if task.tests.evaluator else None))
+        if plan.inline_ok() and image not in self._exec_only:
+            try:
+                run = await self._official_as_main(plan, image, trial_id)
+            except InlineRefused:
+                self._exec_only.add(image)  # the exec below, with its own ways in for the files
+            else:
+                if run is not None:
+                    return run
 
         def work(container: Container, handles: list[Killable]) -> TestRun:
             run = run_official_in(
-                self._service.client, container, task, kind, trial if kind == "model" else None,
-                name, handles, on_output=self._output_sink(name, container.id),
+                self._service.client, container, plan, handles, on_output=self._output_sink(name, container.id),
                 on_start=lambda cmd: self._emit(WorldEvent(world=name, container=container.id[:12],
-                                                           kind="running", command=cmd)),
-                cpu_seconds=self.limits.cpu_seconds_for(task.tests.evaluator.timeout_sec
-                                                        if task.tests.evaluator else None))
+                                                           kind="running", command=cmd)))
             self._exec_events(name, container.id, run.exec.argv, run.exec)
             return run
 
@@ -157,6 +173,47 @@ class Sandbox(ContainerPool):
                 raise
         self._remove_later(container.id)
         return result
+
+    async def _official_as_main(self, plan: OfficialPlan, image: str, trial_id: str | None) -> TestRun | None:
+        """The verifier flow's wrapper as the main process of a fresh container (as
+        `_run_as_main` runs tests). None: the wrapper ended without its trailer and with exit
+        127 (a shell without python3 behind it), which the exec path runs the plain way."""
+        task, name = plan.task, plan.world_name
+        argv, env, mark = plan.inline()
+        handles: dict[str, ContainerHandle] = {}
+
+        def make() -> Container:
+            container = create_container(self._service.client(), image, self._labels(name, task.id, trial_id),
+                                         self._limits_for(task.environment.memory_mb), command=argv,
+                                         env={**env, GATE_ENV: "1"}, workdir=task.environment.workdir)
+            self._track(container, name, image)
+            handle = handles[container.id] = ContainerHandle(self._service.client, container.id)
+            try:
+                start_gated(handle)
+            except BaseException as exc:
+                handle.close_stream()
+                self._remove_tracked(container.id)
+                if isinstance(exc, GateNotReached):  # e.g. no python3 in the image
+                    raise InlineRefused(f"the wrapper did not start: {exc}") from exc
+                raise
+            return container
+
+        def work(container: Container, killables: list[Killable]) -> TestRun | None:
+            self._emit(WorldEvent(world=name, container=container.id[:12], kind="running",
+                                  command=" ".join(plan.argv)))
+            handle = handles.pop(container.id)
+            killables.append(handle)
+            splitter = TrailerSplitter(OutputCollector(f"t0-{name}", self._output_sink(name, container.id)), mark)
+            result = run_main(handle, argv, timeout=plan.evaluator.timeout_sec, collector=splitter,
+                              reported_exit=lambda: exit_code_of(splitter.report))
+            found = trailer_reports(splitter.report)
+            if found is None and result.exit_code == 127 and not result.timed_out:
+                return None
+            run = read_official(container, plan, result, found)
+            self._exec_events(name, container.id, run.exec.argv, run.exec)
+            return run
+        # A writable root (the benchmark's script runs as it would there): measured.
+        return await self._with_fresh(None, work, make, guard_disk=True)
 
     async def prepare(self, task: Task, kind: WorldKind, trial: Trial | None = None) -> WorldRef:
         """The snapshot of one world of the task (cached). Raises PatchError when G or s (or the

@@ -21,15 +21,18 @@ reports can at most make its own T0 "reproduce"; it cannot certify itself: every
 (our runner, sandbox/testruns.py) carries canaries, runs unprivileged on a read-only root and
 under unpredictable names.
 
-Entry points: `Sandbox.run_official(task, kind, trial)` (async) runs this flow;
+Entry points: `Sandbox.run_official(task, kind, trial)` (async) runs this flow, its wrapper as the
+container's main process held at a gate until its turn (sandbox/main_process.py), or as an exec
+when the image cannot start it (`run_official_in`); both read the results with `read_official`;
 `testjack_tui.sandbox.t0.run_t0` picks it for every task whose `task.tests.evaluator` is set and our own
 runner otherwise.
 """
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from podman.domain.containers import Container
 
@@ -55,6 +58,15 @@ REPORT_CAP = 48 * 1024 * 1024  # bytes of /logs/verifier brought back through th
 # (sandbox/trailer.py). No archive round trips for small tests folders.
 WRAPPER = r"""
 import base64, json, os, subprocess, sys
+if os.environ.pop("TJ_GATE", None):
+    # The container's main process, started ahead of its turn (sandbox/main_process.py): say
+    # so and wait for SIGUSR1 before anything of the task runs; then give the flow the empty
+    # signal mask an exec would have given it (the container's init blocks job control).
+    import signal
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    os.write(1, b"\x1eTJ-GATE\n")
+    signal.sigwait([signal.SIGUSR1])
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
 try:  # the trailer's mark stays out of the verifier's reach (see runners/run_wrapper.WRAPPER)
     import ctypes
     ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
@@ -101,7 +113,9 @@ for path in spec["extra"]:
         reports[path] = None
 sys.stdout.flush()
 sys.stderr.flush()
-out = (spec["mark"] + base64.b64encode(json.dumps({"reports": reports}).encode()).decode()
+# The exit status goes with the reports (as sys.exit gives it): as a container's main process
+# the run needs no `wait` round trip to podman for it.
+out = (spec["mark"] + base64.b64encode(json.dumps({"reports": reports, "code": code % 256}).encode()).decode()
        + spec["mark"] + "END\n").encode()
 while out:
     out = out[os.write(1, out):]
@@ -164,13 +178,36 @@ def _report_bytes(container: Container, path: str, found: dict[str, bytes]) -> b
         return None
 
 
-def run_official_in(client_factory: ClientFactory, container: Container, task: Task, kind: str, trial: Trial | None,
-                    world_name: str, handles: list[Killable],
-                    on_output: Callable[[str], None] | None = None,
-                    on_start: Callable[[str], None] | None = None,
-                    cpu_seconds: int | None = None) -> TestRun:
-    """Run the task's verifier script in a started container and read its reports (blocking).
-    `cpu_seconds`: the CPU-time limit of each process of the flow (Limits.cpu_seconds_for)."""
+@dataclass
+class OfficialPlan:
+    """What one run of the task's verifier flow sends into its container, worked out before the
+    container exists: the files (tests/ and the patch), the flow's command, the wrapper's spec."""
+
+    task: Task
+    evaluator: Evaluator
+    world_name: str
+    files: dict[str, str | bytes]
+    argv: list[str]
+    cpu_seconds: int | None
+
+    def inline_ok(self) -> bool:
+        """Whether the files can travel in the wrapper's environment."""
+        return inline_size(self.files) <= INLINE_LIMIT
+
+    def inline(self) -> tuple[list[str], dict[str, str], str]:
+        """argv, env and trailer mark of the wrapper: files in through its environment,
+        /logs/verifier back as a trailer."""
+        mark = new_mark()
+        extra = [p for p in self.evaluator.reports if not p.startswith(VERIFIER_DIR + "/")]
+        wrap = {"mark": mark, "argv": self.argv, "collect": VERIFIER_DIR, "extra": extra, "cap": REPORT_CAP,
+                "cpu": self.cpu_seconds}
+        return (["python3", "-I", "-S", "-c", WRAPPER],
+                {"TJ_WRAP": json.dumps(wrap), "TJ_FILES": encode_files(self.files)}, mark)
+
+
+def plan_official(task: Task, kind: str, trial: Trial | None, world_name: str,
+                  cpu_seconds: int | None = None) -> OfficialPlan:
+    """`cpu_seconds`: the CPU-time limit of each process of the flow (Limits.cpu_seconds_for)."""
     evaluator = task.tests.evaluator
     if evaluator is None:
         raise SandboxError(f"{task.id}: the task has no verifier flow of its own")
@@ -178,31 +215,50 @@ def run_official_in(client_factory: ClientFactory, container: Container, task: T
     patch = patch_for(task, kind, trial)
     if patch is not None:
         files[PATCH_PATH] = patch if not patch or patch.endswith("\n") else patch + "\n"
-    argv = ["bash", f"{TESTS_MOUNT}/test.sh"]
+    return OfficialPlan(task=task, evaluator=evaluator, world_name=world_name, files=files,
+                        argv=["bash", f"{TESTS_MOUNT}/test.sh"], cpu_seconds=cpu_seconds)
+
+
+def run_official_in(client_factory: ClientFactory, container: Container, plan: OfficialPlan,
+                    handles: list[Killable], on_output: Callable[[str], None] | None = None,
+                    on_start: Callable[[str], None] | None = None) -> TestRun:
+    """Run the task's verifier script as an exec in a started container and read its reports
+    (blocking)."""
+    task, evaluator, argv = plan.task, plan.evaluator, plan.argv
     if on_start:
         on_start(" ".join(argv))
     found: dict[str, bytes] | None = None
     result: ExecResult | None = None
-    if inline_size(files) <= INLINE_LIMIT:
-        # Files in through the exec's environment, /logs/verifier back as a trailer.
-        mark = new_mark()
-        extra = [p for p in evaluator.reports if not p.startswith(VERIFIER_DIR + "/")]
-        wrap = {"mark": mark, "argv": argv, "collect": VERIFIER_DIR, "extra": extra, "cap": REPORT_CAP,
-                "cpu": cpu_seconds}
-        splitter = TrailerSplitter(OutputCollector(f"t0-{world_name}", on_output), mark)
-        result = _exec(client_factory, container, handles, ["python3", "-I", "-S", "-c", WRAPPER], task, evaluator,
-                       {"TJ_WRAP": json.dumps(wrap), "TJ_FILES": encode_files(files)}, splitter)
-        if splitter.report is not None:
-            found = {k: v for k, v in splitter.report["reports"].items() if v is not None}
-        elif result.exit_code == 127 and not result.timed_out:
+    if plan.inline_ok():
+        wrapper, env, mark = plan.inline()
+        splitter = TrailerSplitter(OutputCollector(f"t0-{plan.world_name}", on_output), mark)
+        result = _exec(client_factory, container, handles, wrapper, task, evaluator, env, splitter)
+        found = trailer_reports(splitter.report)
+        if found is None and result.exit_code == 127 and not result.timed_out:
             result = None  # no python3 in the image: the plain way below
     if result is None:
-        put_files(container, files)
-        collector = OutputCollector(f"t0-{world_name}", on_output)
+        put_files(container, plan.files)
+        collector = OutputCollector(f"t0-{plan.world_name}", on_output)
+        cpu_seconds = plan.cpu_seconds
         plain = argv if not cpu_seconds else ["bash", "-c", f"ulimit -t {int(cpu_seconds)}; exec \"$@\"",
                                               "t0", *argv]
         result = _exec(client_factory, container, handles, plain, task, evaluator, {}, collector)
-    result.argv = list(argv)
+    return read_official(container, plan, result, found)
+
+
+def trailer_reports(report: dict[str, Any] | None) -> dict[str, bytes] | None:
+    """The files the wrapper brought back in its trailer (None: no trailer came)."""
+    if report is None:
+        return None
+    return {k: v for k, v in report["reports"].items() if v is not None}
+
+
+def read_official(container: Container, plan: OfficialPlan, result: ExecResult,
+                  found: dict[str, bytes] | None) -> TestRun:
+    """The run's outcomes, keyed by T0's ids, from its reports: those the wrapper brought back
+    (`found`), else copied out of the container."""
+    task, evaluator = plan.task, plan.evaluator
+    result.argv = list(plan.argv)
     if found is None:
         found = get_dir(container, VERIFIER_DIR)
     parsed = read_reports((_report_bytes(container, p, found) for p in evaluator.reports),
@@ -219,5 +275,5 @@ def run_official_in(client_factory: ClientFactory, container: Container, task: T
         else:
             outcomes[test_id] = TestOutcome(test_id, "not_found", MISSING)
     reward = read_reward(found.get("reward.json"), found.get("reward.txt"))
-    return TestRun(world=world_name, test_ids=ids, outcomes=outcomes, exec=result, flow="official",
+    return TestRun(world=plan.world_name, test_ids=ids, outcomes=outcomes, exec=result, flow="official",
                    reward=reward, reported=len(parsed), reported_ids=tuple(parsed))

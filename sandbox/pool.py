@@ -221,20 +221,25 @@ class ContainerPool:
     # --- images and worlds -----------------------------------------------------------------
 
 
-    async def _with_fresh(self, world: WorldRef, work: Work[T],
-                          make: Callable[[], Container] | None = None) -> T:
+    async def _with_fresh(self, world: WorldRef | None, work: Work[T],
+                          make: Callable[[], Container] | None = None, guard_disk: bool = False) -> T:
         # Started before the turn (bounded by _started), worked in only on the turn (_sem).
-        # `make` creates the container instead (a run as its main process starts it itself).
+        # `make` creates the container instead (a run as its main process starts it itself);
+        # `guard_disk`: it has a writable root (the benchmark's own flow), measured always.
+        if make is None:
+            if world is None:
+                raise ValueError("a fresh container needs a world or a way to make it")
+            make = functools.partial(self._start_world, world)
         async with self._started:
             async with self._starting:
-                container = await self._start_fresh(make or (lambda: self._start_world(world)))
+                container = await self._start_fresh(make)
             try:
                 async with self._sem:
                     handles: list[Killable] = []
                     work_done = self._call(work, container, handles)
                     # A read-only root leaves only its sized tmpfs mounts to write: nothing to
                     # measure.
-                    result = await (work_done if self.limits.read_only
+                    result = await (work_done if self.limits.read_only and not guard_disk
                                     else self._guard_disk(container.id, handles, work_done))
             except BaseException:
                 await self._remove_shielded(container.id)

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 from testjack_tui.model import Task, Trial, t0_timeout
 
-from .api import TestRun, WorldKind
+from .api import TestRun, WorldKind, WorldRef
 from .backend import SandboxBackend
 from .errors import PatchError, SandboxError
 from .t0 import run_t0, t0_plan
@@ -40,6 +40,9 @@ class TrialVerification:
     # The canaries of the trial's T0 run came out wrong: its code forged test reports.
     proven_tampering: list[str] = field(default_factory=list)
     recorded: str = ""  # "pass" | "fail" | "unknown" (no verdict source: nothing to reproduce)
+    # The earlier trial of the task whose patch is byte for byte this one's: one world and one
+    # T0 run serve both (the same code in the same repository), so its results are this one's.
+    same_patch_as: str = ""
 
 
 @dataclass
@@ -166,16 +169,32 @@ async def verify_task(sb: SandboxBackend, task: Task, trials: Sequence[Trial],
             return None
         return await world_side("reference")
 
+    # Trials whose patches are byte for byte the same share the first one's world and T0 run.
+    first_of: dict[str, Trial] = {}
+    worlds: dict[str, asyncio.Future[WorldRef]] = {}
+    runs: dict[str, asyncio.Future[TestRun]] = {}
+
+    async def t0_run(trial: Trial, world: WorldRef) -> TestRun:
+        return await run_t0(sb, task, world, trial, timeout=t0_timeout(task))
+
     async def trial_side(trial: Trial) -> TrialVerification:
         tv = TrialVerification(trial_id=trial.id, model=trial.model, recorded_pass=trial.official_pass,
                                reproduced_pass=None, reproducible=False, recorded=trial.recorded)
+        key = trial.patch or ""
+        first = first_of.setdefault(key, trial)
+        if first is not trial:
+            tv.same_patch_as = first.id
         try:
-            world = await sb.prepare(task, "model", trial)
+            if key not in worlds:
+                worlds[key] = asyncio.ensure_future(sb.prepare(task, "model", first))
+            world = await worlds[key]
             tv.tampered = list(world.tampered)
             t0_files = set(task.tests.test_files)
             tv.undone_by_t0 = [f for f in world.tampered if f in t0_files]
             tv.applied_with = world.applied_with
-            run = await run_t0(sb, task, world, trial, timeout=t0_timeout(task))
+            if key not in runs:
+                runs[key] = asyncio.ensure_future(t0_run(first, world))
+            run = await runs[key]
             tv.reward = run.reward
             tv.failing = _not_passing(run, ids)
             tv.reproduced_pass = bool(ids) and not tv.failing

@@ -4,12 +4,16 @@ with a patch that no longer applies.
 
 One Sandbox session for the module; the demo image and the world snapshots are built once and
 every run starts a fresh container (testjack_tui.sandbox.verify.verify_task: prepare + run_tests).
+It also verifies a twin: a copy of one trial under another id, its patch byte for byte the same,
+which shares that trial's world and T0 run.
 """
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
+from collections import Counter
 
 import pytest
 
@@ -29,22 +33,47 @@ def bench():
     return load_benchmark(DEMO)
 
 
+TWIN_OF = "parse-duration-compound__orca__2"
+
+
 @pytest.fixture(scope="module")
-def verification(bench, tmp_path_factory):
+def verified(bench, tmp_path_factory):
+    """(results by task, the twin's verification, the Sandbox's container events, the execs the
+    benchmark's own flow made)."""
+    import testjack_tui.sandbox.official as official
+
     # The module fixture outlives the per-test TESTJACK_HOME, so give it its own.
     mp = pytest.MonkeyPatch()
     mp.setenv("TESTJACK_HOME", str(tmp_path_factory.mktemp("tj-home-demo")))
+    execs = []
+    real_exec = official.run_exec
+    mp.setattr(official, "run_exec", lambda *a, **k: (execs.append(a[1]), real_exec(*a, **k))[1])
+    original = next(t for t in bench.trials if t.id == TWIN_OF)
+    twin = dataclasses.replace(original, id=f"{TWIN_OF}-twin")
+    events = []
+
+    def trials(task_id):
+        return bench.trials_of(task_id) + ([twin] if task_id == original.task_id else [])
 
     async def run():
-        async with Sandbox(session="demo-official") as sb:
-            results = await asyncio.gather(*(verify_task(sb, task, bench.trials_of(task_id))
+        async with Sandbox(session="demo-official", listener=events.append) as sb:
+            results = await asyncio.gather(*(verify_task(sb, task, trials(task_id))
                                              for task_id, task in sorted(bench.tasks.items())))
         return {r.task_id: r for r in results}
 
     try:
-        yield asyncio.run(run())
+        results = asyncio.run(run())
     finally:
         mp.undo()
+    mine = results[original.task_id]
+    twin_result = next(tv for tv in mine.trials if tv.trial_id == twin.id)
+    mine.trials.remove(twin_result)
+    return results, twin_result, events, execs
+
+
+@pytest.fixture(scope="module")
+def verification(verified):
+    return verified[0]
 
 
 def test_every_task_is_well_formed(verification, bench):
@@ -115,3 +144,21 @@ def test_t0_runs_through_each_tasks_own_flow_with_ids_in_the_graders_scheme(veri
         # The task's own grader wrote a reward for every trial it judged, and it agrees with T0.
         judged = [tv for tv in result.trials if tv.reproduced_pass is not None]
         assert judged and all(tv.reward == (1.0 if tv.reproduced_pass else 0.0) for tv in judged)
+
+
+def test_each_t0_run_is_one_container_without_an_exec_and_a_twin_patch_adds_none(verified, bench):
+    """The benchmark's own flow runs as its container's main process: one container per world
+    and T0 run, no exec. The twin's verdict is its original's, from the same world and run."""
+    results, twin, events, execs = verified
+    ran = Counter(world for world, _ in {(e.world, e.container) for e in events if e.kind == "running"})
+    assert execs == []
+    for task_id, result in results.items():
+        for tv in result.trials:
+            assert ran[f"{task_id}/model/{tv.trial_id}"] == (tv.reproduced_pass is not None), tv.trial_id
+        assert ran[f"{task_id}/reference"] == 1
+        assert ran[f"{task_id}/null"] <= 2  # the flow's run, and ours for ids its report left out
+    task_id = next(t.task_id for t in bench.trials if t.id == TWIN_OF)
+    original = next(tv for tv in results[task_id].trials if tv.trial_id == TWIN_OF)
+    assert ran[f"{task_id}/model/{twin.trial_id}"] == 0
+    assert twin.same_patch_as == TWIN_OF and original.same_patch_as == ""
+    assert dataclasses.replace(twin, trial_id=TWIN_OF, same_patch_as="") == original

@@ -158,3 +158,47 @@ def test_a_spinning_trial_is_stopped_by_its_cpu_time_limit_in_the_benchmarks_own
     assert not run.exec.timed_out, run.exec.output[-1500:]
     assert run.reward == 0.0
     assert not any(run.status(i) == "passed" for i in task.tests.fail_to_pass)
+
+
+NO_PYTHON_TEST_SH = """#!/bin/bash
+# A verifier flow without python: apply the patch, grade with grep, write JUnit and the reward.
+mkdir -p /logs/verifier
+cd /app
+[ -s /logs/artifacts/model.patch ] && git apply /logs/artifacts/model.patch
+if grep -q "return a + b" calc/__init__.py; then case='<testcase classname="shell" name="adds"/>'; reward=1
+else case='<testcase classname="shell" name="adds"><failure/></testcase>'; reward=0; fi
+printf '<testsuite>%s</testsuite>\\n' "$case" > /logs/verifier/junit.xml
+echo "$reward" > /logs/verifier/reward.txt
+"""
+
+
+def test_an_image_without_python_runs_the_flow_as_an_exec_and_learns_it_once(tmp_path, monkeypatch):
+    """The flow's wrapper needs python3 to be a container's main process: in an image without
+    it the first run finds out (one container that never reached its gate), then runs as an
+    exec the plain way; the session's later runs take the exec at once."""
+    from testjack_tui.model import Evaluator, OfficialTests
+    from testjack_tui.sandbox import Sandbox
+    from testjack_tui.sandbox.selftest import FIXED_CALC, tiny_task, trial_for
+
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test.sh").write_text(NO_PYTHON_TEST_SH)
+    evaluator = Evaluator(kind="harbor", tests_dir=tests, reports=("/logs/verifier/junit.xml",), timeout_sec=120)
+    task = tiny_task(tmp_path, "no-python", tests=OfficialTests(fail_to_pass=("shell.adds",), evaluator=evaluator))
+    containerfile = task.environment.containerfile
+    containerfile.write_text(containerfile.read_text() + "RUN rm -f /usr/bin/python3 /usr/bin/python3.*\n")
+    trial = trial_for(task, "fixed", {"calc/__init__.py": FIXED_CALC})
+    events = []
+
+    async def runs():
+        async with Sandbox(session="official-no-python", listener=events.append) as sb:
+            fixed = await sb.run_official(task, "model", trial)
+            after = len({e.container for e in events if e.kind == "created"})
+            null = await sb.run_official(task, "null")
+            return fixed, after, null
+
+    fixed, first_containers, null = asyncio.run(runs())
+    assert fixed.reward == 1.0 and fixed.status("shell.adds") == "passed", fixed.exec.output[-1500:]
+    assert null.reward == 0.0 and null.status("shell.adds") == "failed", null.exec.output[-1500:]
+    assert first_containers == 2  # the wrapper that never reached its gate, then the exec's
+    assert len({e.container for e in events if e.kind == "created"}) == 3
