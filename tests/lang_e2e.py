@@ -29,6 +29,19 @@ def scripted_audit(benchmark: Path, home: Path, out: Path) -> dict:
     return summary
 
 
+def logs_of_test_sh(home: Path) -> set[str]:
+    """The logs of the runs of a task's own test.sh made with `home` (`t0-...`, one per run)."""
+    return {p.name for p in (home / "cache" / "logs").glob("*-t0-*")}
+
+
+def export_runs_expected(check: dict, ids_differ: bool = False) -> int:
+    """How many times an export's check of a CTRF task runs test.sh: G with the witnesses, R, each
+    refuted trial, each noted trial again with its harness files restored, and G once more when
+    the final ids are not those G first ran with. G without the witnesses is the audit's own run
+    of T0 there (the same run: engine/export_official.reported_on_g), not run again."""
+    return 2 + (len(check["rewards"]) - 1) + len(check.get("notes") or []) + int(ids_differ)
+
+
 def export_check(tests_dir: Path) -> dict:
     """What `export` wrote of its own check of a harbor export (testjack_check.json): the exported
     task, with the same test.patch and ids as the folder it wrote, run through the task's own

@@ -50,3 +50,37 @@ def test_a_failed_check_names_missing_ids_failing_tests_or_a_gate():
     said = diagnose(run({"c": "passed"}, 0.0, "building\n[gate] npm run build: exit 2\nreward 0\n"), ["c"])
     assert said.startswith("every id passed but the grader wrote reward 0.0: a gate of test.sh decided")
     assert "[gate] npm run build: exit 2" in said
+
+
+def test_a_stored_run_of_test_sh_is_the_exports_run_only_with_the_same_inputs(tmp_path):
+    """The check takes its run of the unchanged task on G from the audit's run of T0 there only
+    when test.sh would read the very same inputs: a changed byte of the tests folder, another
+    patch, another world kind or other settings make it another run."""
+    import dataclasses
+    import shutil
+    from pathlib import Path
+
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.engine.runner import official_inputs
+
+    task = load_benchmark(Path(__file__).parent / "fixtures" / "jest").tasks["clamp-bounds"]
+    ev = task.tests.evaluator
+    assert ev is not None and ev.tests_dir is not None
+    same = official_inputs(task, "reference")
+    assert same and same == official_inputs(dataclasses.replace(task), "reference")
+    copy = tmp_path / "tests"
+    shutil.copytree(ev.tests_dir, copy)
+    moved = dataclasses.replace(task, tests=dataclasses.replace(
+        task.tests, evaluator=dataclasses.replace(ev, tests_dir=copy)))
+    assert official_inputs(moved, "reference") == same  # the folder's content, not where it lies
+    (copy / "test.sh").write_text((copy / "test.sh").read_text() + "\n# changed\n")
+    assert official_inputs(moved, "reference") != same
+    other_patch = dataclasses.replace(task, reference=dataclasses.replace(task.reference,
+                                                                         patch=task.reference.patch + "\n"))
+    assert official_inputs(other_patch, "reference") != same
+    assert official_inputs(task, "null") not in ("", same)
+    longer = dataclasses.replace(task, tests=dataclasses.replace(
+        task.tests, evaluator=dataclasses.replace(ev, timeout_sec=ev.timeout_sec + 1)))
+    assert official_inputs(longer, "reference") != same
+    no_flow = dataclasses.replace(task, tests=dataclasses.replace(task.tests, evaluator=None))
+    assert official_inputs(no_flow, "reference") == ""

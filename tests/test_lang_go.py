@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, export_check
+from lang_e2e import cli, export_check, export_runs_expected, logs_of_test_sh
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -75,6 +75,7 @@ def test_scripted_audit_refutes_the_defect_and_the_test_main_hack(audit):
 
 def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp_path):
     out = tmp_path / "export"
+    before = logs_of_test_sh(audit_home)
     proc = cli("export", audit["session_id"], "--format", "harbor", "--out", str(out), home=audit_home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "export.json").read_text())["tasks"][TASK]
@@ -93,6 +94,7 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp
     # gives it 0, and the export says so. The report calls it out as tampering.
     [note] = check["notes"]
     assert HACK in note and "main_test.go" in note and "reward 0" in note, note
+    assert len(logs_of_test_sh(audit_home) - before) == export_runs_expected(check)
 
 
 def test_go_ghost_lines_from_statement_coverage(audit, audit_home, tmp_path):

@@ -62,6 +62,8 @@ def test_an_operator_witness_refutes_and_exports_in_mochas_ctrf_names(home, tmp_
     summary = json.loads((out / "summary.json").read_text())
     assert summary["tasks"][TASK]["trials"][defect]["state"] == "refuted", proc.stdout[-3000:]
     export = tmp_path / "export"
+    logs = home / "cache" / "logs"  # one log per run of the task's own test.sh (`t0-...`)
+    before = {p.name for p in logs.glob("*-t0-*")}
     proc = cli("export", summary["session_id"], "--format", "harbor", "--out", str(export), home=home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     [config_file] = export.glob("*/tests/config.json")
@@ -69,4 +71,10 @@ def test_an_operator_witness_refutes_and_exports_in_mochas_ctrf_names(home, tmp_
     assert config["testjack"]["checked"] is True, proc.stdout
     assert config["testjack"]["added_f2p"] == ["clamp with a NaN bound throws a RangeError"]
     # The export's own check ran this folder's test.patch and ids through the task's test.sh.
-    assert export_check(config_file.parent)["rewards"] == {"reference": 1, defect: 0}
+    check = export_check(config_file.parent)
+    assert check["rewards"] == {"reference": 1, defect: 0}
+    # test.sh ran on G with the witnesses, on R, on G again with the ids mocha gave them (not our
+    # runner's, which the first run used) and on the refuted trial (and on it with its harness
+    # files restored, were it noted); G without the witnesses is the audit's own run of T0 there.
+    runs = {p.name for p in logs.glob("*-t0-*")} - before
+    assert len(runs) == 4 + len(check.get("notes") or []), sorted(runs)

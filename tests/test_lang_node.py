@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, export_check, grade_with_test_sh
+from lang_e2e import cli, export_check, export_runs_expected, grade_with_test_sh, logs_of_test_sh
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -75,6 +75,7 @@ def test_scripted_audit_refutes_the_defect_and_keeps_the_sound_trial_clean(audit
 
 def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp_path):
     out = tmp_path / "export"
+    before = logs_of_test_sh(audit_home)
     proc = cli("export", audit["session_id"], "--format", "harbor", "--out", str(out), home=audit_home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "export.json").read_text())["tasks"][TASK]
@@ -85,7 +86,9 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp
     # The export's own check ran this folder's test.patch and ids through the task's test.sh on
     # G and the refuted trial; the sound trial, which it did not run, is graded here: the
     # strengthened suite does not fail it.
-    assert export_check(tests_dir)["rewards"] == {"reference": 1, DEFECT: 0}
+    check = export_check(tests_dir)
+    assert check["rewards"] == {"reference": 1, DEFECT: 0}
+    assert len(logs_of_test_sh(audit_home) - before) == export_runs_expected(check)
     assert asyncio.run(grade_with_test_sh(NODE, TASK, tests_dir, [SOUND])) == {SOUND: 1}
 
 

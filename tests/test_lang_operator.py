@@ -173,12 +173,14 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     check = json.loads((config_file.parent / "testjack_check.json").read_text())
     assert check["flow"] == "official" and check["ok"] is True, check
     assert check["rewards"]["reference"] == 1 and check["rewards"][defect] == 0, check
-    # Its runs of test.sh: G without and with the witnesses, R, each refuted trial, each harness
-    # restored; G once more only when the final ids are not those G already ran with.
+    # Its runs of test.sh: G with the witnesses, R, each refuted trial, each harness restored; G
+    # once more only when the final ids are not those G already ran with. G without the witnesses
+    # is the audit's own run of T0 on G (the same snapshot, tests folder, patch and command; its
+    # grader's ids stored with it), not run again.
     refuted = len(check["rewards"]) - 1
     restored = len(check.get("notes") or [])
     runs = {p.name for p in logs.glob("*-t0-*")} - before
-    assert len(runs) == 3 + refuted + restored + (language in FINAL_IDS_DIFFER), sorted(runs)
+    assert len(runs) == 2 + refuted + restored + (language in FINAL_IDS_DIFFER), sorted(runs)
     if language not in SCRIPTED:  # the written folder itself, graded by test.sh (see the docstring)
         rewards = asyncio.run(grade_with_test_sh(bench, task_id, config_file.parent, ["reference", defect]))
         assert rewards == {"reference": 1, defect: 0}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 
-from testjack_tui.engine.records_runs import (AuditRow, CanaryCheck, CanaryVerdict, LedgerTotals, Proof,
+from testjack_tui.engine.records_runs import (AuditRow, CanaryCheck, CanaryVerdict, GraderReport, LedgerTotals, Proof,
                                               ProofKind, RunHeader, StoredRun, TaskCheckRow, TrialCheckRow,
                                               WorldKindName)
 from testjack_tui.engine.store import SessionStore
@@ -27,6 +27,13 @@ def test_records_round_trip_through_the_store(tmp_path):
         assert store.get_run("k1") == stored and store.runs_by_key(["k1", "nope"]) == {"k1": stored}
         assert store.run_headers() == [RunHeader("k1", "task", "task/model/t1", "t1", ("w1",), stored.at)]
         assert store.count_runs() == 1 and store.get_run("nope") is None
+        # A run of the task's own test.sh keeps what its grader reported, with the inputs it ran.
+        graded = dataclasses.replace(run, key="k2", world="task/reference", trial_id=None, candidate_ids=(),
+                                     grader=GraderReport("d1", ("suite a", "suite b")))
+        store.put_run(graded)
+        assert store.get_run("k2") == _stamped(graded, store.get_run("k2").at)
+        assert store.graded_runs("task") == {"k2": GraderReport("d1", ("suite a", "suite b"))}
+        assert store.graded_runs("other") == {}
 
         check = TaskCheckRow("task", False, ("no reference",), ("t0::vacuous",), ("t1",), ("t0::guard",),
                              ("t0::flaky",))

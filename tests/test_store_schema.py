@@ -41,6 +41,29 @@ def test_a_database_from_before_versioning_is_migrated_and_keeps_its_rows(tmp_pa
     SessionStore(path).close()  # opening again is a no-op
 
 
+def test_runs_of_a_version_5_database_gain_the_grader_column_and_read_as_not_graded(tmp_path):
+    path = tmp_path / "v5.db"
+    db = sqlite3.connect(path)
+    # The runs table as version 5 wrote it: no `grader` (what a run of test.sh reported).
+    db.executescript("CREATE TABLE runs (key TEXT PRIMARY KEY, task_id TEXT, world TEXT, trial_id TEXT, "
+                     "candidate_ids TEXT, test_ids TEXT, isolate INTEGER, outcomes TEXT, exit_code INTEGER, "
+                     "timed_out INTEGER, head TEXT, tail TEXT, duration REAL, at REAL, same_as TEXT);"
+                     "INSERT INTO runs VALUES ('k', 't', 't/reference', NULL, '[]', '[\"a\"]', 0, '{}', 0, 0, "
+                     "'', '', 1.0, 1.0, NULL);"
+                     "PRAGMA user_version = 5;")
+    db.commit()
+    db.close()
+    store = SessionStore(path)
+    try:
+        run = store.get_run("k")
+        # An older session's run of test.sh did not keep its grader's ids: an export runs it again.
+        assert run is not None and run.grader is None and run.test_ids == ("a",)
+        assert store.graded_runs("t") == {}
+        assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        store.close()
+
+
 def test_a_database_from_a_newer_version_is_refused_in_one_line(tmp_path):
     path = tmp_path / "new.db"
     db = sqlite3.connect(path)

@@ -112,6 +112,7 @@ def plan_export(session_id: str, tasks: Mapping[str, Task] | None = None) -> lis
         approvals = {a.candidate_id: a for a in store.approvals()}
         questions = open_questions.stored(store)
         waiting = awaiting_operator(store)
+        graded = {task_id: store.graded_runs(task_id) for task_id in {w.task_id for w in witnesses}}
     finally:
         store.close()
     canonical = {w.id: w.first_copy for w in witnesses}  # one copy per witness, as stored
@@ -144,7 +145,7 @@ def plan_export(session_id: str, tasks: Mapping[str, Task] | None = None) -> lis
         if w.classification == WitnessClassification.AMBIGUOUS or not refutes.get(w.id) or canonical[w.id] != w.id:
             continue
         task = (tasks or {}).get(w.task_id)
-        exp = out.setdefault(w.task_id, TaskExport(w.task_id))
+        exp = out.setdefault(w.task_id, TaskExport(w.task_id, graded=graded.get(w.task_id, {})))
         taken = {f.path for f in exp.files}
         if task is not None:
             taken |= set(task.tests.test_files)

@@ -31,6 +31,7 @@ from testjack_tui.sandbox.test_ids import file_of, pytest_to_junit
 
 from .export_suite import ExportCheck, TaskExport, merged_test_patch
 from .fold_witnesses import fold_into, renamed_id
+from .runner import official_inputs, t0_key
 from testjack_tui.model import Evaluator, Task, Trial
 from testjack_tui.sandbox.backend import SandboxBackend
 
@@ -226,11 +227,29 @@ def diagnose(run: Any, ids: Iterable[str]) -> str:
             + (": " + " / ".join(decisive) if decisive else ""))
 
 
+async def reported_on_g(sb: SandboxBackend, task: Task, exp: TaskExport) -> tuple[str, ...] | None:
+    """The ids the task's own grader reported on G for the unchanged task, from the session's
+    stored run of it (T0 on the reference world), or None: then the check runs it. Taken only
+    where it is the same run: the same reference snapshot (the run's key names it), the same
+    tests folder, patch, evaluator settings and command (runner.official_inputs); and only a run
+    that reported ids (one that reported none says nothing a fresh run would not say better)."""
+    inputs = official_inputs(task, "reference") if exp.graded else ""
+    if not inputs:
+        return None
+    try:
+        world = await sb.prepare(task, "reference")
+    except Exception:  # noqa: BLE001 - G does not build here: the check's own run says why
+        return None
+    stored = exp.graded.get(t0_key(task, world))
+    return stored.ids if stored is not None and stored.inputs == inputs and stored.ids else None
+
+
 async def roundtrip_reported(sb: SandboxBackend, task: Task, exp: TaskExport, trials: dict[str, Trial]
                              ) -> ExportCheck:
-    """The witness files join T0's test patch; the task's unmodified test.sh runs on R[G] without
-    and with them, and the ids its grader reports only with them are the witnesses' ids (in the
-    grader's own scheme, whatever our runner calls them). Then R decides fail-to-pass /
+    """The witness files join T0's test patch; the task's unmodified test.sh runs on R[G] with
+    them, and the ids its grader reports only with them, not in its run without them (the
+    session's own run of T0 on G when it is the same run: `reported_on_g`), are the witnesses'
+    ids (in the grader's own scheme, whatever our runner calls them). Then R decides fail-to-pass /
     pass-to-pass, and the exported task must give G reward 1 and every refuted trial 0."""
     rewards: dict[str, float | None] = {}
     result = ExportCheck(flow="official", rewards=rewards, ids_from="grader")
@@ -242,14 +261,18 @@ async def roundtrip_reported(sb: SandboxBackend, task: Task, exp: TaskExport, tr
         probe = exported_task(task, tests_dir, exp.test_patch, list(task.tests.fail_to_pass) + guessed,
                               list(task.tests.pass_to_pass))
         probed_ids = (list(probe.tests.fail_to_pass), list(probe.tests.pass_to_pass))
+        reported = await reported_on_g(sb, task, exp)
         try:
-            baseline, with_witnesses = await asyncio.gather(sb.run_official(task, "reference"),
-                                                            sb.run_official(probe, "reference"))
+            if reported is None:
+                baseline, with_witnesses = await asyncio.gather(sb.run_official(task, "reference"),
+                                                                sb.run_official(probe, "reference"))
+                reported = baseline.reported_ids
+            else:
+                with_witnesses = await sb.run_official(probe, "reference")
         except Exception as exc:  # the witness files do not apply on top of T0
             return _does_not_apply(exp, result, exc)
         result.applies = True
-        names = grader_names(baseline.reported_ids, with_witnesses.reported_ids,
-                             [(f.path, f.source) for f in exp.files])
+        names = grader_names(reported, with_witnesses.reported_ids, [(f.path, f.source) for f in exp.files])
         for f in exp.files:
             if names.get(f.path):
                 f.node_ids = names[f.path]

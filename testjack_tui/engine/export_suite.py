@@ -12,6 +12,7 @@ from typing import Callable
 from testjack_tui.model import Task
 
 from .records import JsonObject
+from .records_runs import GraderReport
 
 
 @dataclass
@@ -76,9 +77,13 @@ class TaskExport:
     # Every decision a person took (or that waits for one) on the task's candidates, counted or
     # not: {candidate_id, trial_id, reviewer_label, decision, label, counts, note, operator?}.
     decisions: list[JsonObject] = field(default_factory=list)
+    # The session's runs of the task's own test.sh (run key -> what its grader reported): the
+    # check takes its run of the unchanged task on G from here when it is the same run.
+    graded: dict[str, GraderReport] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> JsonObject:
         data = asdict(self)
+        data.pop("graded")
         data["check"] = self.check.to_json() if self.check is not None else None
         return data
 

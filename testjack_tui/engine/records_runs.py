@@ -93,6 +93,20 @@ class StoredRun:
     # The key of the run this row copies (a candidate with the same source on the same world:
     # engine/oracle.taken_run); None for a run made in a container (or lent by another session).
     same_as: str | None = None
+    # A run of the task's own verifier flow: every id its grader reported, and the digest of the
+    # flow's inputs beyond the world (engine/runner.official_inputs); None for our runner's runs
+    # and for rows written before schema 6.
+    grader: GraderReport | None = None
+
+
+@dataclass(frozen=True)
+class GraderReport:
+    """What a run of the task's own test.sh reported, with the inputs it ran (`inputs`: the tests
+    folder, the patch, the evaluator's settings, as engine/runner.official_inputs digests them):
+    the export takes `ids` from a stored run only where its own run would have these very inputs."""
+
+    inputs: str
+    ids: tuple[str, ...]
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from .budgeted import BudgetedBackend
 from .events import Log, TestRunFinished
 from .failure_kinds import RESOURCE_KINDS, cause, kind_of
 from .run_reuse import LenderTests, borrow, borrow_same_test
-from .records_runs import CanaryCheck, CanaryVerdict, StoredRun, TestOutcomes
+from .records_runs import CanaryCheck, CanaryVerdict, GraderReport, StoredRun, TestOutcomes
 from .store import SessionStore
 
 # A witness fails on a trial when its tests do not pass there: they fail, error, time out, or are
@@ -141,6 +141,38 @@ def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: boo
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
+def t0_key(task: Task, world: WorldRef, repeat: int = 0) -> str:
+    """The key T0's run in `world` is stored under (TestRunner.run_t0)."""
+    flow = "official" if task.tests.evaluator is not None else "direct"
+    return run_key(f"t0-{flow}:{world.name}@{world.image}", list(dict.fromkeys(task.tests.ids)), {}, False, repeat)
+
+
+def official_inputs(task: Task, kind: str, trial: Trial | None = None) -> str:
+    """A digest of what a run of the task's own test.sh in a `kind` world reads beyond the
+    world's snapshot (which its run key names): every file of the tests folder, the patch it is
+    handed, the evaluator's settings and the command. Two runs with the same key and digest are
+    the same run; "" when the task has no such flow (or it cannot run: the run itself says why)."""
+    from testjack_tui.sandbox.official import patch_for, tests_files
+
+    ev = task.tests.evaluator
+    if ev is None or ev.kind == "swebench" or ev.tests_dir is None:
+        return ""
+    try:
+        files = {path: hashlib.sha256(data).hexdigest() for path, data in tests_files(ev).items()}
+        patch = patch_for(task, kind, trial)
+    except Exception:  # noqa: BLE001 - no digest, so nothing is ever taken from such a run
+        return ""
+    settings = {"kind": ev.kind, "report_format": ev.report_format, "reports": list(ev.reports),
+                "node_id": ev.node_id, "timeout_sec": ev.timeout_sec, "separate": ev.separate,
+                "network_mode": ev.network_mode, "verifier_image": ev.verifier_image,
+                "verifier_containerfile": ev.verifier_containerfile.name if ev.verifier_containerfile else None,
+                "workdir": task.environment.workdir, "memory_mb": task.environment.memory_mb,
+                "ids": list(dict.fromkeys(task.tests.ids))}
+    data = {"argv": ["bash", "/tests/test.sh"], "tests": files, "settings": settings,
+            "patch": None if patch is None else hashlib.sha256(patch.encode()).hexdigest()}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
 @dataclass
 class TestRunner:
     sandbox: BudgetedBackend
@@ -209,19 +241,23 @@ class TestRunner:
 
         test_ids = list(dict.fromkeys(task.tests.ids))
         flow = "official" if task.tests.evaluator is not None else "direct"
-        key = run_key(f"t0-{flow}:{world.name}@{world.image}", test_ids, {}, False, repeat)
+        key = t0_key(task, world, repeat)
         result = await self._run(world, test_ids, {}, False, task.id, trial.id if trial else None, (),
                                  False, key, lambda sb: run_t0(sb, task, world, trial,
-                                                              timeout=t0_timeout(task)))
+                                                              timeout=t0_timeout(task)),
+                                 inputs=lambda: official_inputs(task, world.kind, trial))
         result.flow = flow
         return result
 
     async def _run(self, world: WorldRef, test_ids: list[str], files: dict[str, str], isolate: bool, task_id: str,
                    trial_id: str | None, candidate_ids: Iterable[str], announce_cached: bool, key: str,
                    execute: Callable[[SandboxBackend], Awaitable[TestRun]],
-                   key_here: Callable[[list[str], dict[str, str]], str] | None = None) -> RunResult:
+                   key_here: Callable[[list[str], dict[str, str]], str] | None = None,
+                   inputs: Callable[[], str] | None = None) -> RunResult:
         """`key_here(ids, files)`: the key of a run of those inputs on this run's world, isolation
-        and re-run number (a run of one candidate file may take the lender's run of its test)."""
+        and re-run number (a run of one candidate file may take the lender's run of its test).
+        `inputs`: a run of the task's own flow, its official_inputs (what its grader reported is
+        kept with them)."""
         candidate_ids = tuple(candidate_ids)  # read more than once below
         stored = self.store.get_run(key)
         lent = False
@@ -248,9 +284,11 @@ class TestRunner:
             # Before the run itself: a resumed session finds both or re-runs.
             self.store.put_canary_check(CanaryCheck(key, task_id, trial_id, world.name,
                                                     CanaryVerdict(result.canaries), tuple(result.tampering)))
+        digest = inputs() if inputs is not None and run.flow == "official" else ""
+        grader = GraderReport(digest, tuple(run.reported_ids)) if digest else None
         self.store.put_run(StoredRun(key, task_id, world.name, trial_id, tuple(candidate_ids), tuple(test_ids),
                                      isolate, outcomes, ex.exit_code, ex.timed_out, result.head,
-                                     result.tail, ex.duration))
+                                     result.tail, ex.duration, grader=grader))
         self.history.append(key)
         self._note_config(task_id, ex.stdout_head or "")
         self._announce(task_id, world.name, test_ids, result, candidate_ids)

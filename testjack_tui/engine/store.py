@@ -32,7 +32,7 @@ from .records_cands import (ApprovalRecord, CandidateRecord, DecidedBy, Decision
 from .roles import Candidate, CandidateAuthor, OperatorJudgement, ReviewLabel, ReviewVerdict
 
 from .records_runs import (AuditRow, CanaryCheck, CanaryVerdict, JsonObject, LedgerEntry, LedgerTotals,
-                           Proof, ProofKind, RunHeader, StoredRun, TaskCheckRow, TrialCheckRow,
+                           GraderReport, Proof, ProofKind, RunHeader, StoredRun, TaskCheckRow, TrialCheckRow,
                            WorldKindName, WorldRow)
 from .records import member, member_or_none
 from .store_schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION as SCHEMA_VERSION
@@ -251,10 +251,11 @@ class SessionStore:
         return _run_row(row) if row else None
 
     def put_run(self, run: StoredRun) -> None:
-        self._exec("INSERT OR REPLACE INTO runs(key, task_id, world, trial_id, candidate_ids, test_ids, isolate, outcomes, exit_code, timed_out, head, tail, duration, at, same_as) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self._exec("INSERT OR REPLACE INTO runs(key, task_id, world, trial_id, candidate_ids, test_ids, isolate, outcomes, exit_code, timed_out, head, tail, duration, at, same_as, grader) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (run.key, run.task_id, run.world, run.trial_id, _dumps(list(run.candidate_ids)),
                     _dumps(list(run.test_ids)), int(run.isolate), _dumps(run.outcomes), run.exit_code,
-                    int(run.timed_out), run.head, run.tail, run.duration, time.time(), run.same_as))
+                    int(run.timed_out), run.head, run.tail, run.duration, time.time(), run.same_as,
+                    None if run.grader is None else _dumps({"inputs": run.grader.inputs, "ids": list(run.grader.ids)})))
 
     def put_canary_check(self, check: CanaryCheck) -> None:
         """What a run's canaries showed (sandbox/canaries.py), when not "ok"."""
@@ -285,6 +286,11 @@ class SessionStore:
         rows = self._rows("SELECT key, task_id, world, trial_id, candidate_ids, at FROM runs ORDER BY at")
         return [RunHeader(r["key"], r["task_id"], r["world"] or "", r["trial_id"],
                           tuple(_loads(r["candidate_ids"], [])), r["at"] or 0.0) for r in rows]
+
+    def graded_runs(self, task_id: str) -> dict[str, GraderReport]:
+        """key -> what the grader reported, for the task's runs of its own test.sh that kept it."""
+        rows = self._rows("SELECT key, grader FROM runs WHERE task_id = ? AND grader IS NOT NULL", (task_id,))
+        return {r["key"]: report for r in rows if (report := _grader(r["grader"])) is not None}
 
     def runs_by_key(self, keys: Iterable[str]) -> dict[str, StoredRun]:
         """key -> run, for these keys only (unknown keys are left out)."""
@@ -571,4 +577,11 @@ def _run_row(row: sqlite3.Row) -> StoredRun:
                      tuple(_loads(row["candidate_ids"], [])), tuple(_loads(row["test_ids"], [])),
                      bool(row["isolate"]), _loads(row["outcomes"], {}), row["exit_code"],
                      bool(row["timed_out"]), row["head"] or "", row["tail"] or "",
-                     row["duration"] or 0.0, row["at"] or 0.0, row["same_as"])
+                     row["duration"] or 0.0, row["at"] or 0.0, row["same_as"], _grader(row["grader"]))
+
+
+def _grader(text: str | None) -> GraderReport | None:
+    data = _loads(text)
+    if not isinstance(data, dict):
+        return None
+    return GraderReport(str(data.get("inputs") or ""), tuple(str(i) for i in data.get("ids") or ()))

@@ -19,7 +19,7 @@ CREATE TABLE IF NOT EXISTS candidates (
 CREATE TABLE IF NOT EXISTS runs (
     key TEXT PRIMARY KEY, task_id TEXT, world TEXT, trial_id TEXT, candidate_ids TEXT,
     test_ids TEXT, isolate INTEGER, outcomes TEXT, exit_code INTEGER, timed_out INTEGER,
-    head TEXT, tail TEXT, duration REAL, at REAL, same_as TEXT);
+    head TEXT, tail TEXT, duration REAL, at REAL, same_as TEXT, grader TEXT);
 CREATE TABLE IF NOT EXISTS validations (
     candidate_id TEXT, trial_id TEXT, task_id TEXT, reference TEXT, model TEXT, outcome TEXT,
     reference_run TEXT, model_run TEXT, at REAL, reference_of TEXT DEFAULT '',
@@ -74,7 +74,7 @@ CREATE TABLE IF NOT EXISTS proofs (
 # the migrations from its version up to this one, in order; a database written by a newer
 # TestJack is refused with one line instead of being half-read. Version 0 is a database from
 # before versioning: SCHEMA creates any table it lacks, and the migrations add the columns.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Columns added after a table was first created, by the version that added them:
 # (version, table, column, declaration). Rows an older version wrote read as the defaults.
@@ -86,4 +86,5 @@ ADDED_COLUMNS = (
     (4, "witnesses", "first_copy", "TEXT"),  # one copy per witness (dedup.group), decided as stored
     (5, "runs", "same_as", "TEXT"),  # a copy of this earlier run, not a run (oracle.taken_run)
     (5, "validations", "reference_of", "TEXT DEFAULT ''"),  # whose reference run answered it
+    (6, "runs", "grader", "TEXT"),  # a test.sh run's reported ids and inputs (records_runs.GraderReport)
 )
