@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from testjack_tui.tui import style_cache
 from testjack_tui.tui.logs import log_exception, log_path, logger
 from testjack_tui.tui.text import clean
 
@@ -50,6 +51,7 @@ class TestJackApp(App[int]):
     def __init__(self, benchmark: str | None = None, session_id: str | None = None,
                  strict_errors: bool = False):
         super().__init__()
+        style_cache.install()
         self.start_benchmark = benchmark
         self.start_session = session_id
         # Tests set strict_errors so a bug fails the test instead of becoming a notification.
