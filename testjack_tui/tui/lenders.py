@@ -20,7 +20,9 @@ def lender_choices(benchmark: str) -> list[tuple[str, str]]:
     for info in AuditSession.list():
         theirs = str(info.get("benchmark") or "")
         if theirs and Path(theirs) == folder:
-            choices.append((f"{info['id']} · {info.get('mode') or '?'} · {state_text(info)}", str(info["id"])))
+            state = state_text(info)  # a finished one says nothing more: the label fits 80 columns
+            choices.append((f"{info['id']} · {info.get('mode') or '?'}" + (f" · {state}" if state != "finished" else ""),
+                            str(info["id"])))
     return choices
 
 

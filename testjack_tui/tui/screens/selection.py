@@ -214,8 +214,7 @@ class SelectionScreen(Screen[None]):
         yield row("Step mode", Checkbox(switch_label("step", f.step), f.step, id="step", compact=True))
         yield row("Auto-approve", Checkbox(switch_label("auto_approve", f.auto_approve), f.auto_approve,
                                            id="auto_approve", compact=True))
-        yield Label("Reuse runs (an earlier session of this benchmark: its runs are not run again)",
-                    classes="section-title")
+        yield Label("Reuse runs of an earlier session (not run again)", classes="section-title")
         preset = [(f.reuse_runs, f.reuse_runs)] if f.reuse_runs else []  # listed with the others once read
         yield row("Runs of session", Select([(NO_LENDER_LABEL, NO_LENDER), *preset], value=f.reuse_runs,
                                             allow_blank=False, id="reuse_runs", compact=True))
