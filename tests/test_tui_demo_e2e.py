@@ -1,10 +1,12 @@
 """The main flow on the bundled demo with real containers and the scripted agents: open the
-demo, select a task, start a stepped session, approve one verdict and overrule another, watch
-refutations arrive, finish, open the report."""
+demo, select a task, reuse the runs of the shared lightweight demo audit (tests/conftest.py), start
+a stepped session, approve one verdict and overrule another, watch refutations arrive, finish,
+open the report."""
 from __future__ import annotations
 
 import pytest
 from textual.widgets import DataTable, Input, Checkbox
+from tui_reuse import choose_lender, lend
 from tui_wait import polls, wait_for
 
 from testjack_tui.tui.app import TestJackApp
@@ -16,7 +18,9 @@ TASK = "merge-list-strategies"
 
 
 @pytest.mark.podman
-async def test_demo_flow_open_select_step_approve_overrule_finish_report():
+@pytest.mark.timeout(3600)  # may set up the shared demo audit; slow under load
+async def test_demo_flow_open_select_step_approve_overrule_finish_report(demo_lightweight_audit, testjack_home):
+    lender = lend(demo_lightweight_audit, testjack_home)
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(160, 45)) as pilot:
         table = app.screen.query_one("#benchmark-table", DataTable)
@@ -35,6 +39,7 @@ async def test_demo_flow_open_select_step_approve_overrule_finish_report():
         selection.query_one("#rounds", Input).value = "2"
         selection.query_one("#step", Checkbox).value = True
         selection.query_one("#auto_approve", Checkbox).value = False
+        await choose_lender(pilot, selection, lender)
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, AuditScreen))
         audit = app.screen
