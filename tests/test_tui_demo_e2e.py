@@ -71,6 +71,9 @@ async def test_demo_flow_open_select_step_approve_overrule_finish_report(demo_li
         refuted = {t for t, v in summary.tasks[TASK].trials.items() if v.state == "refuted"}
         assert refuted == {k[1] for k, t in state.trials.items() if t.state == "refuted"}
         assert refuted and refutation_counts[0] == 0  # refutations arrived while we watched
+        # T0's runs and the lightweight loop's were taken, and the status line says from where.
+        assert state.lent_runs > 0
+        assert f"{state.lent_runs} runs taken from session {lender}" in audit._status_text().plain
         await pilot.press("g")
         await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen.summary)
         trials = app.screen.query_one("#report-trials", DataTable)

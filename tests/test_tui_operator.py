@@ -109,5 +109,6 @@ async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_tria
         assert state.trials[(TASK, TRIAL)].state == "refuted"
         summary = audit.session.summary()
         assert summary.tasks[TASK].trials[TRIAL].state == "refuted"
+        assert state.lent_runs > 0  # T0's runs were the lightweight audit's; the witness ran here (above)
         approvals = audit.session.store.approvals()
         assert [(a.by, a.label, a.counts) for a in approvals] == [("operator", "valid", True)]
