@@ -1,10 +1,12 @@
 """The main flow on the bundled demo with real containers and the scripted agents: open the
-demo, select a task, start a stepped session, approve one verdict and overrule another, watch
-refutations arrive, finish, open the report."""
+demo, select a task, reuse the runs of the shared lightweight demo audit (tests/conftest.py), start
+a stepped session, approve one verdict and overrule another, watch refutations arrive, finish,
+open the report."""
 from __future__ import annotations
 
 import pytest
 from textual.widgets import DataTable, Input, Checkbox
+from tui_reuse import choose_lender, lend
 from tui_wait import polls, wait_for
 
 from testjack_tui.tui.app import TestJackApp
@@ -16,7 +18,9 @@ TASK = "merge-list-strategies"
 
 
 @pytest.mark.podman
-async def test_demo_flow_open_select_step_approve_overrule_finish_report():
+@pytest.mark.timeout(3600)  # may set up the shared demo audit; slow under load
+async def test_demo_flow_open_select_step_approve_overrule_finish_report(demo_lightweight_audit, testjack_home):
+    lender = lend(demo_lightweight_audit, testjack_home)
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(160, 45)) as pilot:
         table = app.screen.query_one("#benchmark-table", DataTable)
@@ -35,6 +39,7 @@ async def test_demo_flow_open_select_step_approve_overrule_finish_report():
         selection.query_one("#rounds", Input).value = "2"
         selection.query_one("#step", Checkbox).value = True
         selection.query_one("#auto_approve", Checkbox).value = False
+        await choose_lender(pilot, selection, lender)
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, AuditScreen))
         audit = app.screen
@@ -66,6 +71,9 @@ async def test_demo_flow_open_select_step_approve_overrule_finish_report():
         refuted = {t for t, v in summary.tasks[TASK].trials.items() if v.state == "refuted"}
         assert refuted == {k[1] for k, t in state.trials.items() if t.state == "refuted"}
         assert refuted and refutation_counts[0] == 0  # refutations arrived while we watched
+        # T0's runs and the lightweight loop's were taken, and the status line says from where.
+        assert state.lent_runs > 0
+        assert f"{state.lent_runs} runs taken from session {lender}" in audit._status_text().plain
         await pilot.press("g")
         await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen.summary)
         trials = app.screen.query_one("#report-trials", DataTable)

@@ -1,10 +1,12 @@
 """Operator mode in the TUI on the bundled demo with real containers: the operator is the audit
 agent, the task analyst and the reviewer. They skip the task analysis, write a witness in the
-editor, check and share it, judge it valid, and see the trial refuted by it."""
+editor, check and share it, judge it valid, and see the trial refuted by it. T0's runs are the shared
+lightweight demo audit's (tests/conftest.py), reused on the Settings tab: the operator's test runs."""
 from __future__ import annotations
 
 import pytest
 from textual.widgets import DataTable, Input, Select, Static, TextArea
+from tui_reuse import choose_lender, lend
 from tui_wait import wait_for
 
 from testjack_tui.tui.app import TestJackApp
@@ -24,7 +26,10 @@ LAST_LINE = 'assert rows.where(lambda r: r["k"] == "b").meta == {"licence": "CC-
 
 
 @pytest.mark.podman
-async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_trial():
+@pytest.mark.timeout(3600)  # may set up the shared demo audit; slow under load
+async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_trial(demo_lightweight_audit,
+                                                                                  testjack_home):
+    lender = lend(demo_lightweight_audit, testjack_home)
     app = TestJackApp(strict_errors=True)
     async with app.run_test(size=(100, 32)) as pilot:
         table = app.screen.query_one("#benchmark-table", DataTable)
@@ -49,6 +54,7 @@ async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_tria
         selection.query_one("#rounds", Input).value = "1"
         for role in ("audit", "reviewer", "task_analysis"):
             selection.query_one(f"#agent-{role}", Select).value = "operator"
+        await choose_lender(pilot, selection, lender)
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, AuditScreen), what="the Audit screen")
         audit = app.screen
@@ -103,5 +109,6 @@ async def test_operator_writes_shares_and_judges_a_witness_that_refutes_the_tria
         assert state.trials[(TASK, TRIAL)].state == "refuted"
         summary = audit.session.summary()
         assert summary.tasks[TASK].trials[TRIAL].state == "refuted"
+        assert state.lent_runs > 0  # T0's runs were the lightweight audit's; the witness ran here (above)
         approvals = audit.session.store.approvals()
         assert [(a.by, a.label, a.counts) for a in approvals] == [("operator", "valid", True)]

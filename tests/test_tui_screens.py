@@ -1,8 +1,10 @@
 """Benchmarks, Selection and Help screens driven with Pilot (no containers)."""
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
+import weakref
 
 from conftest import DEMO, ROOT
 from textual.widgets import DataTable, Input, Select, Checkbox
@@ -155,6 +157,31 @@ async def test_help_lists_the_keys_of_the_screen_below_and_palette_has_them():
         assert "Refresh" in text and "Open" in text and "witness" in text
         await pilot.press("escape")
         assert app.screen is under
+
+
+async def shown_help(pilot, app) -> tuple[weakref.ref, list[weakref.ref]]:
+    """F1 until the Help screen has painted: (the screen, the line caches of its widgets)."""
+    await pilot.press("f1")
+    await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the Help screen")
+    shown = app.screen
+    await wait_for(pilot, lambda: any(w._styles_cache._cache for w in shown.walk_children()),
+                   what="the Help screen's lines rendered")
+    return weakref.ref(shown), [weakref.ref(w._styles_cache) for w in shown.walk_children() if w._styles_cache._cache]
+
+
+async def test_a_closed_screen_leaves_none_of_its_rendered_lines_in_memory():
+    """Textual's lru_cache on StylesCache.get_inner_outer kept every widget's line cache alive, and
+    the widget with it (textual#6665): each closed dialog or screen stayed in memory
+    (testjack_tui/tui/style_cache.py)."""
+    app = TestJackApp(strict_errors=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen, caches = await shown_help(pilot, app)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), what="the Help screen closed")
+        # Until the app's queued messages no longer name the screen (a refresh or two). Unfrozen
+        # first: the app's start-up settle_heap may have frozen the heap after F1 on a busy machine.
+        await wait_for(pilot, lambda: (gc.unfreeze(), gc.collect()) and screen() is None, what="the Help screen freed")
+        assert caches and [ref for ref in caches if ref() is not None] == []
 
 
 async def test_quit_without_a_session_does_not_ask():

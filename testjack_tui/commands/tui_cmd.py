@@ -9,12 +9,20 @@ from typing import Optional
 import typer
 
 
-def _run(benchmark: str | None = None, session: str | None = None) -> None:
+def _run(benchmark: str | None = None, session: str | None = None, reuse_runs: str = "") -> None:
     from testjack_tui.tui import run
 
-    code = run(benchmark=benchmark, session=session)
+    code = run(benchmark=benchmark, session=session, reuse_runs=reuse_runs)
     if code:
         raise typer.Exit(code)
+
+
+def _folder(benchmark: str) -> str:
+    """The benchmark folder a session names (a manifest's folder), as the Benchmarks screen opens it."""
+    from pathlib import Path
+
+    path = Path(benchmark).expanduser().resolve()
+    return str(path.parent if path.is_file() else path)
 
 
 def register(app: typer.Typer) -> None:
@@ -26,9 +34,26 @@ def register(app: typer.Typer) -> None:
 
     @app.command("tui")
     def tui(benchmark: Optional[str] = typer.Argument(
-            None, help="Open straight on this benchmark (a benchmark.toml or a benchmark folder).")) -> None:
+            None, help="Open straight on this benchmark (a benchmark.toml or a benchmark folder)."),
+            reuse_runs: Optional[str] = typer.Option(
+                None, "--reuse-runs", metavar="SESSION",
+                help="With BENCHMARK: the new session takes the test runs SESSION (an id or an audit --out "
+                     "folder, same benchmark) already made instead of running them again (chosen on the "
+                     "Settings tab; as `audit --reuse-runs`).")) -> None:
         """Open the terminal UI (optionally on a benchmark)."""
-        _run(benchmark=benchmark)
+        lender = ""
+        if reuse_runs:
+            from testjack_tui.errors import InputError
+            from testjack_tui.tui.lenders import checked_lender
+
+            try:
+                if benchmark is None:
+                    raise InputError("tui", "--reuse-runs", "name the BENCHMARK whose session it reuses")
+                lender = checked_lender(reuse_runs, _folder(benchmark), None)
+            except InputError as error:
+                typer.echo(f"error: {error}", err=True)
+                raise typer.Exit(2) from None
+        _run(benchmark=benchmark, reuse_runs=lender)
 
     @app.command("open")
     def open_session(session: str = typer.Argument(..., help="A session id (see the Benchmarks screen).")) -> None:

@@ -164,6 +164,7 @@ class TestRunFinished(Event):
     test_ids: tuple[str, ...]
     summary: str  # e.g. "3 passed, 1 failed"
     candidate_id: str | None = None
+    lent_by: str = ""  # the session whose run this is, taken instead of running it (engine/run_reuse.py)
 
 
 @dataclass(frozen=True)

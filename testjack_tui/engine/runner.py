@@ -274,8 +274,9 @@ class TestRunner:
             result = _from_row(stored)
             for check in self.store.canary_checks(key=key):
                 result.canaries, result.tampering = check.verdict, list(check.problems)
-            if announce_cached or lent:  # a lent run is announced as this session's own
-                self._announce(task_id, world.name, test_ids, result, candidate_ids)
+            if announce_cached or lent:  # a lent run is announced as this session's own, naming its lender
+                self._announce(task_id, world.name, test_ids, result, candidate_ids,
+                               self.lender.path.parent.name if lent and self.lender is not None else "")
             return result
         run = await self.sandbox.once(execute, world.name)
         result = run_result(key, world.name, trial_id, test_ids, run)
@@ -309,11 +310,11 @@ class TestRunner:
                               message=f"{task_id}: test configuration: {safe_text(note, one_line=True)}"))
 
     def _announce(self, task_id: str, world: str, test_ids: list[str], result: RunResult,
-                  candidate_ids: Iterable[str]) -> None:
+                  candidate_ids: Iterable[str], lent_by: str = "") -> None:
         ids = list(candidate_ids)
         self.emit(TestRunFinished(self.session_id, task_id=task_id, world=world,
                                   test_ids=tuple(test_ids), summary=result.summary(),
-                                  candidate_id=ids[0] if len(ids) == 1 else None))
+                                  candidate_id=ids[0] if len(ids) == 1 else None, lent_by=lent_by))
 
 
 def run_result(key: str, world: str, trial_id: str | None, test_ids: list[str], run: TestRun) -> RunResult:

@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from testjack_tui.tui import style_cache
 from testjack_tui.tui.logs import log_exception, log_path, logger
 from testjack_tui.tui.text import clean
 
@@ -48,10 +49,12 @@ class TestJackApp(App[int]):
     ]
 
     def __init__(self, benchmark: str | None = None, session_id: str | None = None,
-                 strict_errors: bool = False):
+                 strict_errors: bool = False, reuse_runs: str = ""):
         super().__init__()
+        style_cache.install()
         self.start_benchmark = benchmark
         self.start_session = session_id
+        self.start_reuse_runs = reuse_runs  # the start benchmark's session to reuse runs of (checked by the CLI)
         # Tests set strict_errors so a bug fails the test instead of becoming a notification.
         self.strict_errors = strict_errors
         self.session: AuditSession | None = None  # the AuditSession the Audit screen is driving, if any
@@ -90,7 +93,7 @@ class TestJackApp(App[int]):
     def open_benchmark(self, path: str) -> None:
         screen = self.screen
         if hasattr(screen, "open_path"):
-            screen.open_path(path)
+            screen.open_path(path, self.start_reuse_runs)
 
     def open_session(self, session_id: str) -> None:
         screen = self.screen

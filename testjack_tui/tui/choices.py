@@ -48,6 +48,7 @@ class SessionForm:
     agents: dict[str, str] = field(default_factory=lambda: {r: "scripted" for r, _ in ROLES})
     step: bool = False
     auto_approve: bool = True
+    reuse_runs: str = ""  # an earlier session of the benchmark whose runs to take (tui/lenders.py); not remembered
 
     def config_kwargs(self, benchmark: str, tasks: list[str] | None,
                       trials: list[str] | None) -> dict[str, Any]:
@@ -77,4 +78,5 @@ class SessionForm:
             "agents": dict(self.agents),
             "step": self.step,
             "auto_approve": self.auto_approve,
+            "reuse_runs": self.reuse_runs or None,
         }

@@ -63,6 +63,9 @@ class LiveSession:
         # The replay matrix: (task, witness, trial) -> (status, run key).
         self.replays: dict[tuple[str, str, str], tuple[str, str | None]] = {}
         self.budget: ev.BudgetChanged | None = None
+        # The session this one takes test runs from (config reuse_runs), and the runs taken so far.
+        self.lender = ""
+        self.lent_runs = 0
         self.log: deque[tuple[str, str]] = deque(maxlen=200)
         # When each log entry happened (the event's own time: a reopened session's history
         # keeps its times instead of all showing the moment it was reopened).
@@ -275,7 +278,10 @@ class LiveSession:
         self.dirty.add(STATUS)
 
     def _on_test_run_finished_log(self, e: ev.TestRunFinished) -> None:
-        self.add_log("info", f"tests on {self.world_label(e.world)}: {e.summary}")
+        self.add_log("info", f"tests on {self.world_label(e.world)}: {run_summary(e)}")
+        if e.lent_by:
+            self.lent_runs += 1
+            self.dirty.add(STATUS)
 
     def _on_witness_replayed(self, e: ev.WitnessReplayed) -> None:
         self.replays[(e.task_id, e.witness_id, e.trial_id)] = (e.status, e.run_key)
@@ -368,7 +374,7 @@ class LiveSession:
     def _on_test_run_finished(self, e: ev.TestRunFinished) -> None:
         self._on_test_run_finished_log(e)
         if e.candidate_id and e.candidate_id in self.candidates:
-            self.candidates[e.candidate_id].runs.append((e.world, e.summary))
+            self.candidates[e.candidate_id].runs.append((e.world, run_summary(e)))
             self.dirty.add(CANDIDATES)
 
     def _on_candidate_proposed(self, e: ev.CandidateProposed) -> None:
@@ -494,6 +500,11 @@ def gauge_level(fraction: float | None) -> str:
     if fraction >= 0.66:
         return "warning"
     return "ok"
+
+
+def run_summary(e: ev.TestRunFinished) -> str:
+    """A run's outcome, naming the session it was taken from when nothing ran here."""
+    return f"{e.summary} (the run of session {e.lent_by})" if e.lent_by else e.summary
 
 
 def _snake(name: str) -> str:

@@ -93,7 +93,8 @@ def save(benchmark_path: str | Path, memory: SelectionMemory) -> None:
     data = {
         "benchmark": str(Path(benchmark_path).expanduser().resolve()),
         "saved_at": time.time(),
-        "form": asdict(memory.form),
+        # Not the session to reuse runs of: each audit chooses its own (an earlier one may be gone).
+        "form": {name: value for name, value in asdict(memory.form).items() if name != "reuse_runs"},
         "tasks": memory.tasks,
         "trials": memory.trials,
         "verification": {task_id: {"result": kept.result.to_dict(), "trial_ids": kept.trial_ids,

@@ -89,6 +89,7 @@ class AuditLive(Screen[None]):
         self.benchmark = benchmark
         self.resumed = resumed
         self.state = ls.LiveSession(session.id, trials)
+        self.state.lender = session.config.reuse_runs or ""
         self.inbox = EventInbox()
         self._worker: Worker[Any] | None = None
         self._unsubscribe: Any = None
@@ -390,6 +391,9 @@ class AuditLive(Screen[None]):
             text.append(f" · overrules {counts['overrules']}", style="magenta")
         if s.mode:
             text.append(f"  {s.mode}", style="dim")
+        if s.lender:  # what ran nowhere here: the runs taken from the earlier session
+            text.append_text(cell(f"  {s.lent_runs} run{'s' if s.lent_runs != 1 else ''} taken from session {s.lender}",
+                                  style="dim"))
         tasks = s.tasks or sorted({t.task_id for t in s.trials.values()})
         if s.running or s.state == "paused":
             lines = [(t, s.task_line(t)) for t in tasks]

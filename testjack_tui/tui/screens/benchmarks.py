@@ -74,6 +74,7 @@ class BenchmarksScreen(Screen[None]):
         self._sessions: list[dict[str, Any]] = []
         self._resumes = 0
         self._loading = False
+        self._reuse_runs = ""  # for the Selection screen of the benchmark being opened (open_path)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -218,7 +219,10 @@ class BenchmarksScreen(Screen[None]):
         # Mouse double-click / enter when the table has focus.
         self.action_open_selected()
 
-    def open_path(self, path: str) -> None:
+    def open_path(self, path: str, reuse_runs: str = "") -> None:
+        """Open the benchmark at `path` on the Selection screen; `reuse_runs`: the session whose
+        runs its settings take (`testjack-tui tui BENCH --reuse-runs SESSION`)."""
+        self._reuse_runs = reuse_runs
         path = path.strip()
         if not path:
             self.app.notify("Type a path first (a benchmark.toml or a benchmark folder).",
@@ -272,7 +276,8 @@ class BenchmarksScreen(Screen[None]):
         except OSError as error:
             log_exception(error, "remember recent")
         self.query_one("#path-input", Input).value = ""
-        self.app.push_screen(SelectionScreen(bench, str(folder)))
+        self.app.push_screen(SelectionScreen(bench, str(folder), reuse_runs=self._reuse_runs))
+        self._reuse_runs = ""
         self.list_benchmarks()
 
     @guarded

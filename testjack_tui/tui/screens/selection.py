@@ -15,9 +15,11 @@ from textual.widgets import (Checkbox, DataTable, Header, Input, Label, Progress
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
+from testjack_tui.errors import InputError
 from testjack_tui.tui import selection_memory
 from testjack_tui.tui.choices import ROLES, SessionForm, agent_choices, samplers
 from testjack_tui.tui.guard import guarded, reporter
+from testjack_tui.tui.lenders import NO_LENDER, NO_LENDER_LABEL, checked_lender, lender_choices
 from testjack_tui.tui.live_views import short_id
 from testjack_tui.tui.recent import display_path
 from testjack_tui.tui.text import cell, clean
@@ -105,7 +107,7 @@ class SelectionScreen(Screen[None]):
         Binding("escape", "back", "Back", show=False, id="selection.back"),
     ]
 
-    def __init__(self, benchmark: Benchmark, path: str) -> None:
+    def __init__(self, benchmark: Benchmark, path: str, reuse_runs: str = "") -> None:
         super().__init__()
         self.benchmark = benchmark
         self.path = path
@@ -116,8 +118,10 @@ class SelectionScreen(Screen[None]):
         self.verified_at: dict[str, float] = {}
         self.current_task = self.task_ids[0] if self.task_ids else ""
         self.form = SessionForm()
+        self.lenders: list[str] = []  # the sessions offered to reuse runs of, once listed
         self.verifying = False
         self._restore()
+        self.form.reuse_runs = reuse_runs  # `testjack-tui tui BENCH --reuse-runs SESSION`, checked there
 
     # -- kept between visits -----------------------------------------------------------------
     def _restore(self) -> None:
@@ -210,6 +214,10 @@ class SelectionScreen(Screen[None]):
         yield row("Step mode", Checkbox(switch_label("step", f.step), f.step, id="step", compact=True))
         yield row("Auto-approve", Checkbox(switch_label("auto_approve", f.auto_approve), f.auto_approve,
                                            id="auto_approve", compact=True))
+        yield Label("Reuse runs of an earlier session (not run again)", classes="section-title")
+        preset = [(f.reuse_runs, f.reuse_runs)] if f.reuse_runs else []  # listed with the others once read
+        yield row("Runs of session", Select([(NO_LENDER_LABEL, NO_LENDER), *preset], value=f.reuse_runs,
+                                            allow_blank=False, id="reuse_runs", compact=True))
 
     @on(Checkbox.Changed)
     def _switch_changed(self, event: Checkbox.Changed) -> None:
@@ -232,8 +240,20 @@ class SelectionScreen(Screen[None]):
         self._fill_tasks()
         self._fill_trials()
         tasks.focus()
+        self.list_lenders()
         # Widgets post Changed while they settle; only the operator's own changes are saved.
         self.call_after_refresh(self._start_remembering)
+
+    @work(thread=True, exclusive=True, group="lenders", exit_on_error=False)
+    def list_lenders(self) -> None:
+        self.app.call_from_thread(self._show_lenders, lender_choices(self.path))
+
+    def _show_lenders(self, choices: list[tuple[str, str]]) -> None:
+        field = self.query_one("#reuse_runs", Select)
+        chosen = str(field.value)
+        self.lenders = [value for _, value in choices if value]
+        field.set_options(choices)
+        field.value = chosen if chosen in self.lenders else NO_LENDER
 
     def _start_remembering(self) -> None:
         self._remembering = True
@@ -464,6 +484,7 @@ class SelectionScreen(Screen[None]):
         f.agents = {role: str(self.query_one(f"#agent-{role}", Select).value) for role, _ in ROLES}
         f.step = self.query_one("#step", Checkbox).value
         f.auto_approve = self.query_one("#auto_approve", Checkbox).value
+        f.reuse_runs = str(self.query_one("#reuse_runs", Select).value)
         return f
 
     @guarded
@@ -491,6 +512,13 @@ class SelectionScreen(Screen[None]):
             kwargs["trials"] = None
         if len(tasks) == len(self.task_ids):
             kwargs["tasks"] = None
+        if kwargs["reuse_runs"]:
+            try:  # as `audit --reuse-runs` checks it: this benchmark's, with T0 run on the trials chosen
+                kwargs["reuse_runs"] = checked_lender(kwargs["reuse_runs"], self.path, kwargs["trials"])
+            except InputError as error:
+                self.action_show_tab("settings")
+                reporter(self).notify_error(error.message, "Reuse runs")
+                return
         from testjack_tui.tui.screens.audit_start import start_new_session
 
         start_new_session(self.app, kwargs, self.benchmark)

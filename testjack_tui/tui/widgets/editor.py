@@ -120,7 +120,10 @@ class OperatorEditor(Vertical):
         self.queued: list[tuple[str, str, str]] = []  # (target, path, requirement) shared, not yet run
         self.framework: str | None = None  # the waiting task's (set_framework)
         self.waiting_task: Any = None  # the waiting task: its world parses non-Python candidates
-        self.checks = 0  # toolchain checks run (the one in flight is the one that counts)
+        self.checks = 0  # toolchain checks run
+        self._latest = 0  # the number of the last check asked for: only its answer counts
+        # (task, kind, path, source) its toolchain parsed: sharing a file just checked runs no world again.
+        self.parsed: set[tuple[str, str, str, str]] = set()
 
     def compose(self) -> ComposeResult:
         yield Static("No audit waits for your tests now; a shared test goes to the next one that does.",
@@ -215,10 +218,14 @@ class OperatorEditor(Vertical):
             if then_share:
                 self.post_message(self.Share(*self.values()))
             return True
+        self._latest += 1
+        if (self.waiting_task.id, kind or "", path, source) in self.parsed:
+            self._checked(self._latest, None, "", then_share, path, source)
+            return True
         self.checks += 1
         self.set_status(f" {path} with the task's {kind} toolchain, in a world of {self.waiting_task.id}…",
                         lead="checking", lead_style="bold")
-        self._toolchain_check(self.checks, self.waiting_task, kind or "", path, source, then_share)
+        self._toolchain_check(self._latest, self.waiting_task, kind or "", path, source, then_share)
         return True
 
     @work(thread=True, group="syntax", exclusive=True)
@@ -227,11 +234,13 @@ class OperatorEditor(Vertical):
         from testjack_tui.services.test_files import syntax_check
 
         found, unavailable = syntax_check([(path, task, kind, path, source)])
+        if not found and not unavailable:
+            self.parsed.add((task.id, kind, path, source))
         self.app.call_from_thread(self._checked, number, found, unavailable, then_share, path, source)
 
     def _checked(self, number: int, found: tuple[Any, str, str] | None, unavailable: str, then_share: bool,
                  path: str, source: str) -> None:
-        if number != self.checks:
+        if number != self._latest:
             return  # a later check replaced this one
         if unavailable and not then_share:  # not parsed: said so, and sharing stays the operator's call
             self.set_status(f" — no world of the task started to parse it ({unavailable}); the engine's "
