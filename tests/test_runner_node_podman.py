@@ -117,9 +117,10 @@ async def test_mocha_single_test_selection_leaves_a_hanging_neighbour_alone():
             '  it("hangs", function () { this.timeout(0); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); });\n});\n')
     picked = await run_mocha([f"{witness}::pair > quick"], {witness: text}, timeout=120)
     assert picked.outcomes[f"{witness}::pair > quick"].status == "passed"
-    # Our own run (mocha alone for that test, its exit status) and the varied replay agree.
+    # The varied replay (mocha alone for that test, its exit status) passes it: on this world no
+    # channel is judged, so our own run in the usual environment is not needed.
     row = picked.channels[f"{witness}::pair > quick"]
-    assert (row["report"], row["own run"], row["varied env"]) == ("passed",) * 3, row
+    assert (row["report"], row["varied env"]) == ("passed",) * 2 and "varied replay passed" in row["own run"], row
     whole = await run_mocha([witness], {witness: text}, timeout=8)
     assert whole.outcomes[witness].status == "timed_out"
 
