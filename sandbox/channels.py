@@ -8,7 +8,8 @@ runner wrote it, leaves the canaries honest; it cannot reach every channel at on
   every process the tests left behind is killed (a change in between is proof),
 - our own run of each witness test in a fresh process, without pytest, whose verdict is its exit
   status and a nonce line read by the wrapper (sandbox/own_run.py); its own canaries (a
-  must-pass and a must-fail test of the run's canary file) show whether it is forged too.
+  must-pass and a must-fail test of the run's canary file, in the same process) show whether it
+  is forged too.
 
 Disagreement is tampering evidence: proven (a canary of the own run wrong, the report passing a
 test our own run fails, the summary counting failures the report lacks, a report changed after
@@ -17,13 +18,22 @@ runner, an own run that timed out where the report says passed) makes it "unveri
 reach the engine like a canary verdict (engine/tampering.py), with each channel's result in the
 problem text.
 
-The environment-varied replay (the same driver under another uid, argv[0], HOME/TMPDIR, clock,
-without PYTEST_* variables) of every witness test our own run passed: a different result there
-becomes an outcome of its own, `<test id>` + VARIED_MARK, so the witness does not pass on that
-world; on the reference world the same rule rejects a witness that depends on the environment
-itself, so only a trial whose outcome changes while the reference's does not is refuted. (On the
-reference, where no channel is judged, the varied replay runs first, on the tests the report
-passes, and our own run only on those it does not pass: one driver process in the usual case.)
+The environment-varied replay is our own run under another uid, argv[0], HOME/TMPDIR and clock,
+without PYTEST_* (and other runners') variables. It runs first, on every witness test the report
+passes, with the canaries in it: a pass there, with its canaries right, is our own run's pass
+(it is our process and our verdict, without the runner and its reporter, like the usual one)
+and the varied replay's at once. Only a test that does not pass there is run again in the
+usual environment, with the canaries: failing there too it is a runner-only pass (proof on a
+model world, RUNNER_ONLY on the reference); passing there it depends on the environment: a
+different result becomes an outcome of its own, `<test id>` + VARIED_MARK, so the witness does
+not pass on that world; on the reference world the same rule rejects a witness that depends on
+the environment itself, so only a trial whose outcome changes while the reference's does not is
+refuted. A varied run whose canaries are wrong vouches for nothing: every test is run again in
+the usual environment with the canaries, whose verdicts are judged as before (a must-fail
+canary passing only in the varied environment is not held as proof: that environment is not
+the one an honest run was ever checked in). So an honest run costs
+one driver process (pytest), or a process per test and canary (other runners), not two of each.
+On the reference, where no canary runs, a varied pass leaves our own run out (NOT_NEEDED).
 
 Both runs check claimed passes only: a test the runner's report shows failed, errored or skipped
 is believed without them, and keeps the failure kind the report gives it.
@@ -36,7 +46,7 @@ from typing import Any
 
 from .api import ExecResult, TestOutcome, TestStatus
 from .canaries import Canaries
-from .own_run import CLOCK_SHIFT_DAYS, NOT_RUN, OWN_TOTAL, OWN_WALL, VARIED_MARK, VARIED_UID, own_status
+from .own_run import CLOCK_SHIFT_DAYS, NOT_NEEDED, NOT_RUN, OWN_TOTAL, OWN_WALL, VARIED_MARK, VARIED_UID, own_status
 
 CHANNEL_MARK = "channels disagree"  # every problem this module reports starts with it
 ENV_DEPENDENT = "environment-dependent behaviour"
@@ -64,20 +74,23 @@ def own_request(run_files: list[tuple[str, list[str] | None]], canary: Canaries 
     """What the run's wrapper needs for our own runs: (repo path, test names or None for all) of
     each witness file, plus a must-pass and a must-fail canary test of the run's canary file."""
     files = list(run_files)
-    if canary is not None:
-        picked: dict[str, list[str]] = {}
-        for must in ("passed", "failed"):
-            node = next((n for n, m in canary.expected.items() if m == must), None)
-            if node:
-                path, _, name = node.partition("::")
-                picked.setdefault(path, []).append(name)
-        files += list(picked.items())
+    picked: dict[str, list[str]] = {}
+    musts: dict[str, str] = {}
+    expected = canary.expected if canary is not None else {}
+    for must in ("passed", "failed"):
+        node = next((n for n, m in expected.items() if m == must), None)
+        if node:
+            path, _, name = node.partition("::")
+            picked.setdefault(path, []).append(name)
+            musts[node] = must
+    files += list(picked.items())
     return {"files": files, "canary_files": len(files) - len(run_files), "driver": driver,
             "faketime": faketime, "days": CLOCK_SHIFT_DAYS, "timeout": timeout, "max": limit,
             "vary": True, "varied_uid": VARIED_UID,
-            # Without canaries (the reference world) no channel is judged: the varied replay
-            # runs first and our own run only where it does not pass (runners/run_wrapper.WRAPPER).
-            "channel": canary is not None}
+            # The varied replay runs first, our own run in the usual environment only where it
+            # does not pass (runners/run_wrapper.WRAPPER); without canaries (the reference
+            # world) no channel is judged.
+            "channel": canary is not None, "canary_must": musts}
 
 
 def own_budget(own: dict[str, Any], timeout: float | None) -> dict[str, Any]:
@@ -124,7 +137,7 @@ def judge_channels(outcomes: dict[str, TestOutcome], canary: Canaries | None,
                 if claimed_pass:
                     check.doubts.append(f"{CHANNEL_MARK}: our own run ended before a canary test "
                                         f"that must be {must} ({mine})")
-            elif (must == "passed") != (mine == "passed") and mine not in ("not measured", NOT_RUN):
+            elif (must == "passed") != (mine == "passed") and mine not in ("not measured", NOT_RUN, NOT_NEEDED):
                 check.proven.append(f"{CHANNEL_MARK}: our own run of a canary test that must be "
                                     f"{must} came out {mine}")
             continue

@@ -17,10 +17,15 @@ runner exited and every process it left behind was killed:
 - Django: the runner's launcher for that one label (`runtests.py`), its exit status.
 
 A must-pass and a must-fail canary test of the run go through the same processes, so a trick
-that forges exit statuses shows there. The varied replay runs every test that passed again under
+that forges exit statuses shows there. These processes run first in the varied environment:
 another uid, the program's full path as argv[0], fresh HOME/TMPDIR, without the runners' own
 variables (STRIP) and with the clock moved (libfaketime, in our base image: a static Go binary
-reads the clock without libc, so for Go, and in images without the library, the clock stays). The verdicts are judged by
+reads the clock without libc, so for Go, and in images without the library, the clock stays).
+A pass there, with the canaries right, is our own run's pass; only a test that does not pass
+there is run again as the trial user in the usual environment, with the canaries (so an honest
+run costs a process per test and canary, not two). A witness the runner's report shows only
+failed (`failed_if`: go's JSON events, cargo's and Django's logs) is no claim to check: it and
+the canaries get no process at all. The verdicts are judged by
 sandbox/channels.judge_channels exactly as pytest's own run is.
 """
 from __future__ import annotations
@@ -44,22 +49,28 @@ class OwnPlan:
     "pick": "out" | "cargo"}) and one fresh process per test (key -> {"argv" with `{bin}`,
     "cwd", "build", or "spec": a launcher spec the wrapper writes to a file and appends;
     "failed_if": (report file suffix, regex, regex): the report failed it and passed it
-    nowhere, so it needs no own run; "canary": run only beside a witness that is run)."""
+    nowhere, so it needs no own run;
+    "canary": what it must be, run only beside a witness that is run)."""
 
     builds: dict[str, dict[str, Any]] = field(default_factory=dict)
     tests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    channel: bool = True  # a model world's run: its channels are judged (mark_canaries)
 
     def request(self) -> dict[str, Any]:
         """The wrapper's `own` request (sandbox/channels.own_budget adds what it may take)."""
         return {"mode": "exec", "builds": self.builds, "tests": list(self.tests.items()),
                 "strip": list(STRIP), "faketime": FAKETIME_LIB, "days": CLOCK_SHIFT_DAYS,
-                "timeout": OWN_TIMEOUT, "max": MAX_OWN, "vary": True, "varied_uid": VARIED_UID}
+                "timeout": OWN_TIMEOUT, "max": MAX_OWN, "vary": True, "varied_uid": VARIED_UID,
+                "channel": self.channel}
 
 
 def mark_canaries(plan: OwnPlan, canary: Canaries | None) -> OwnPlan:
+    """The plan's canary tests marked with what they must be ("passed" | "failed"), and
+    whether its channels are judged at all (a run with canaries: a model world's)."""
     for key, test in plan.tests.items():
         if canary is not None and key in canary.expected:
-            test["canary"] = True
+            test["canary"] = canary.expected[key]
+    plan.channel = canary is not None
     return plan
 
 

@@ -3,8 +3,10 @@
 A pytest run reports through objects the trial's code can reach (a library patching
 `TestReport` at import, an exit hook rewriting the JUnit file). The own run is a second channel
 the same trick does not reach: the run's root wrapper (sandbox/runners/run_wrapper.WRAPPER),
-after the runner exited, starts `DRIVER` once as the trial user with the run's witness tests and
-a must-pass and a must-fail canary test in random order; the driver imports each test module
+after the runner exited, starts `DRIVER` with the run's witness tests and a must-pass and a
+must-fail canary test in random order (first in the varied environment below; again as the
+trial user in the usual one only for what did not pass there, sandbox/channels.py); the driver
+imports each test module
 the way pytest's default import mode does (the file's first folder without `__init__.py` and
 the repo on sys.path; a witness file's text comes on stdin, since the wrapper made the file
 readable by root only, so code under test cannot read a test's expected values out of its
@@ -17,8 +19,9 @@ e.g. `os._exit(0)` in library code) has no verdict. The wrapper reads the lines;
 never computed in pytest's reporting. The own run checks claimed passes: a test the runner's
 JUnit report shows only failed, errored or skipped is not run again (4), and a run without any
 witness test claimed passed starts no driver (its failures keep their kind from the report).
-Its cost is one interpreter start, one pytest import (kept across the test modules that import
-it, not imported again per module) and the tests' own time.
+Its cost is one interpreter start (two when a test does not pass in the varied environment),
+one pytest import (kept across the test modules that import it, not imported again per module)
+and the tests' own time.
 
 The same driver gives the *environment-varied replay*: another uid than the trial user
 (VARIED_UID), a neutral argv[0], fresh HOME and TMPDIR, no PYTEST_* variables, and the clock
@@ -193,7 +196,8 @@ NOT_RUN = "not run (the report does not pass it)"
 # 4: the wrapper did not run it: the runner's report shows it failed, errored or skipped, or no
 # witness test of the run passed there (a claimed pass is what the own run checks).
 NOT_NEEDED = "not run (no channel is judged on this world; the varied replay passed)"
-# 5: on the reference world our own run is only needed where the varied replay does not pass.
+# 5: on the reference world our own run is only needed where the varied replay does not pass
+# (a canary left out of the usual environment's run on a model world is 5 too).
 STATUS = {0: "passed", 1: "failed", 2: "error", 3: "not measured", 4: NOT_RUN, 5: NOT_NEEDED}
 
 

@@ -161,6 +161,8 @@ def _decode(payload: bytes) -> dict[str, Any] | None:
                 "changed": [str(p) for p in data.get("changed") or []],
                 "own": {str(k): v for k, v in (data.get("own") or {}).items()},
                 "varied": {str(k): v for k, v in (data.get("varied") or {}).items()},
+                # The wrapper's bookkeeping: processes our channels started, CPU seconds.
+                "cost": dict(data.get("cost") or {}),
                 # The test process's exit status as the wrapper saw it (exit_code_of): the run
                 # needs no `wait` round trip to podman for it.
                 "code": data.get("code")}

@@ -85,7 +85,8 @@ def test_node_test_runs_whole_files_with_a_canary_file_that_passes_whole():
     assert set(plan.tests) == {"test/a.test.js", picks["passed"], picks["failed"]}
     for key, test in plan.tests.items():
         assert test["spec"]["plain"] is True and test["spec"]["ids"] == [key.partition("::")[0]]
-        assert test.get("canary", False) == (key != "test/a.test.js")
+        assert test.get("canary") == canary.expected.get(key)  # what it must be: "passed", "failed"
+    assert {plan.tests[picks[m]]["canary"] for m in ("passed", "failed")} == {"passed", "failed"}
     # Only single tests named: nothing runs whole, so no own run (and no canary of it).
     assert not runner.own_plan(["test/b.test.js::s > t"], files, canary).tests
 

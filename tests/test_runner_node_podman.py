@@ -129,9 +129,10 @@ async def test_mocha_single_test_selection_leaves_a_hanging_neighbour_alone():
     picked, whole = await runs_in("mocha", "/app", ([f"{witness}::pair > quick"], {witness: text}, 120),
                                   ([witness], {witness: text}, 8))
     assert picked.outcomes[f"{witness}::pair > quick"].status == "passed"
-    # Our own run (mocha alone for that test, its exit status) and the varied replay agree.
+    # The varied replay (mocha alone for that test, its exit status) passes it: on this world no
+    # channel is judged, so our own run in the usual environment is not needed.
     row = picked.channels[f"{witness}::pair > quick"]
-    assert (row["report"], row["own run"], row["varied env"]) == ("passed",) * 3, row
+    assert (row["report"], row["varied env"]) == ("passed",) * 2 and "varied replay passed" in row["own run"], row
     assert whole.outcomes[witness].status == "timed_out"
 
 

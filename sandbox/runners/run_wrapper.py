@@ -233,6 +233,9 @@ def _tj_hide_sources(paths):
                     pass
     return sources
 
+# Processes our channels started (the run's bookkeeping, in its trailer): builds, own runs, varied.
+_tj_starts = {"build": 0, "own": 0, "varied": 0}
+
 def _tj_faked_clock(own):
     # The date only: a faked monotonic clock hangs vitest's workers.
     return {"LD_PRELOAD": own["faketime"], "FAKETIME": "+%dd" % own["days"], "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
@@ -270,6 +273,7 @@ def _tj_drive(own, tests, uid, varied, left, sources):
             os.setgroups([])
             os.setgid(ids[1])
             os.setuid(ids[0])
+    _tj_starts["varied" if varied else "own"] += 1
     proc = subprocess.Popen([argv0, own["driver"]], executable=sys.executable, stdin=subprocess.PIPE,
                             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=_tj["repo"],
                             close_fds=True, preexec_fn=child)
@@ -359,29 +363,42 @@ def _tj_own_runs(own, uid, ran, junit):
         got = _tj_drive(own, [tests[i] for i in indices], other if vary else uid, vary, budget, sources)
         return dict((keys[i], got[j]) for j, i in enumerate(indices))
 
-    if own.get("channel", True) or not own.get("vary"):
-        # A run with canaries (a model world): our own run is a channel of its own, then the
-        # tests it passed go to the varied replay.
+    if not own.get("vary"):
         if todo and left >= 2:
-            normal.update(drive(todo, False, left / 2))
-        again = [i for i in todo if normal[keys[i]] == 0]
-        left -= time.time() - started
-        if own.get("vary") and again and left >= 1 and spent() < own["total"]:
-            varied.update(drive(again, True, left))
+            normal.update(drive(todo, False, left))
         return normal, varied
-    # No channel is judged here (the reference world): only the varied replay must hold. A test
-    # that does not pass there is run again in the usual environment, to tell the environment
-    # (it passes there) from what our driver cannot run (it fails there too: not measured).
+    # The varied replay runs first, the canaries with the witnesses in it; our own run in the
+    # usual environment only for what does not pass there (sandbox/channels.py).
     if todo and left >= 2:
         varied.update(drive(todo, True, left / 2))
-        normal.update((keys[i], 5) for i in todo if varied[keys[i]] == 0)
-    again = [i for i in todo if varied.get(keys[i], 0) != 0]
+    musts = own.get("canary_must") or {}
+    again = _tj_vouch([keys[i] for i in todo if i < witnesses], musts, normal, varied, own.get("channel", True), (1, 2))
     left -= time.time() - started
     if again and left >= 1 and spent() < own["total"]:
-        normal.update(drive(again, False, left))
-    for i in again:
-        if normal[keys[i]] != 0:
-            del varied[keys[i]]
+        normal.update(drive([i for i in todo if keys[i] in again or keys[i] in musts], False, left))
+    return _tj_settle([keys[i] for i in todo if i < witnesses], musts, normal, varied)
+
+def _tj_vouch(witnesses, musts, normal, varied, channel, failed):
+    # A varied pass is our own run's pass (0) where the canaries in the same run came out as
+    # they must (a must-pass passed, a must-fail failed: a code in FAILED; none run: not so);
+    # where no channel is judged (the reference) it needs nothing more (5). The rest: to run
+    # again in the usual environment, to tell the environment (passes there) from the runner.
+    right = not channel or (bool(musts) and all(varied.get(k) == 0 if m == "passed" else varied.get(k) in failed
+                                                for k, m in musts.items()))
+    for key in witnesses:
+        if varied.get(key) == 0 and right:
+            normal[key] = 0 if channel else 5
+    return [k for k in witnesses if normal[k] not in (0, 5)]
+
+def _tj_settle(witnesses, musts, normal, varied):
+    # A canary the usual environment did not run again was not needed there (5); a witness our
+    # own run does not pass keeps no varied result (that replay speaks of own-run passes).
+    for key in musts:
+        if normal.get(key) == 3 and key in varied:
+            normal[key] = 5
+    for key in witnesses:
+        if normal[key] not in (0, 5):
+            varied.pop(key, None)
     return normal, varied
 
 def _tj_exec_runs(own, uid, ran):
@@ -410,7 +427,8 @@ def _tj_exec_runs(own, uid, ran):
     def mine(path, ids):
         if ids and os.getuid() == 0:
             os.chown(path, ids[0], ids[1])
-    def call(argv, cwd, env, ids, timeout, out=None):
+    def call(argv, cwd, env, ids, timeout, out=None, kind="own"):
+        _tj_starts[kind] += 1
         exe = shutil.which(argv[0], path=env.get("PATH")) or argv[0]
         try:
             proc = subprocess.Popen(argv, executable=exe, cwd=os.path.join(_tj["repo"], cwd or ""),
@@ -438,7 +456,7 @@ def _tj_exec_runs(own, uid, ran):
         target = os.path.join(work, "out")
         log = tempfile.TemporaryFile()
         argv = [a.replace("{out}", target) for a in build["argv"]]
-        if call(argv, build.get("cwd"), _tj_env, _tj_owner, min(own["timeout"], remaining()), log) != 0:
+        if call(argv, build.get("cwd"), _tj_env, _tj_owner, min(own["timeout"], remaining()), log, "build") != 0:
             continue
         _tj_survivors(_tj_since, uid)
         if build.get("pick") == "cargo":
@@ -496,7 +514,8 @@ def _tj_exec_runs(own, uid, ran):
             if test.get("spec") is not None:
                 for p in (folder, path):
                     mine(p, who)
-            got[key] = call(argv, test.get("cwd"), env, who, min(own["timeout"], remaining()))
+            got[key] = call(argv, test.get("cwd"), env, who, min(own["timeout"], remaining()),
+                            kind="varied" if vary else "own")
         return got
     # A witness its own report fails needs no second opinion (only a pass is a claim to check);
     # the canaries run only beside a witness that does.
@@ -510,20 +529,25 @@ def _tj_exec_runs(own, uid, ran):
         # Failed, and passed nowhere in it (a forged pass line after the failure must be checked).
         return bool(re.search(hint[1], text, re.M)) and not re.search(hint[2], text, re.M)
     todo = [k for k in keys if not tests[k].get("canary") and not reported_failed(k)]
-    if todo:
-        todo += [k for k in keys if tests[k].get("canary")]
-    normal.update(run_all(todo, _tj_owner, False))
-    again = [k for k in keys if normal[k] == 0]
-    if own.get("vary") and again:
-        other = (own["varied_uid"], own["varied_uid"]) if os.getuid() == 0 else _tj_owner
-        varied = run_all(again, other, True)
-    return normal, varied
+    cans = [k for k in keys if tests[k].get("canary")] if todo else []
+    if not own.get("vary"):
+        normal.update(run_all(todo + cans, _tj_owner, False))
+        return normal, varied
+    # The varied replay first, the canaries with it; then the usual environment (_tj_own_runs).
+    other = (own["varied_uid"], own["varied_uid"]) if os.getuid() == 0 else _tj_owner
+    varied = run_all(todo + cans, other, True)
+    musts = dict((k, tests[k]["canary"]) for k in cans)
+    again = _tj_vouch(todo, musts, normal, varied, own.get("channel", True), (1,))
+    if again:
+        normal.update(run_all(again + (cans if own.get("channel", True) else []), _tj_owner, False))
+    return _tj_settle(todo, musts, normal, varied)
 
 _tj_since = _tj_started("self")
 import time as _tj_time
 _tj_wall0 = _tj_time.time()
 _tj_code = subprocess.call([sys.executable] + list(_tj["argv"]), env=_tj_env, close_fds=True,
                            cwd=_tj["repo"], preexec_fn=_tj_child)
+_tj_cpu_runner = sum(os.times()[2:4])
 # Read the reports as the runner exits, then end every process it left behind and read them
 # again: a report that differs was changed after the runner exited (sandbox/channels.py).
 _tj_reports = _tj_read_reports()
@@ -541,6 +565,8 @@ if _tj.get("own"):
     _tj_survivors(_tj_since, _tj_uid)
     if _tj["own"].get("vary"):
         _tj_survivors(_tj_since, _tj["own"]["varied_uid"])
+_tj_extra["cost"] = {"starts": _tj_starts, "cpu_runner": round(_tj_cpu_runner, 2),
+                     "cpu_channels": round(sum(os.times()[2:4]) - _tj_cpu_runner, 2)}
 _tj_trailer(_tj["mark"], dict(_tj_extra, reports=_tj_reports, restored=_tj_restored, code=_tj_code))
 sys.exit(128 - _tj_code if _tj_code < 0 else _tj_code)
 """
