@@ -132,8 +132,9 @@ async def _first_start(sb, world, times: int = 3) -> float:
 
 BARE_SCRIPT = ('TIMEFORMAT="TJ_BARE %R %U %S"; '
                '{ time (python3 -m pytest -q -p no:cacheprovider "$@" >/dev/null 2>&1); } 2>&1; '
-               # What each of the two channel processes (our own run, the varied replay) cannot
-               # avoid: a fresh interpreter importing what the witness files import (pytest).
+               # What the channel process (the varied replay, our own run's pass where its
+               # canaries are right) cannot avoid: a fresh interpreter importing what the
+               # witness files import (pytest).
                'TIMEFORMAT="TJ_IMPORT %R %U %S"; { time (python3 -c "import pytest" >/dev/null 2>&1); } 2>&1')
 
 
@@ -379,22 +380,23 @@ async def _measure(quick: bool) -> list[dict]:
             # plus podman's CPU per container on saturated cores, after the first container's
             # start (nothing can run before it).
             # Plus the channels (sandbox/channels.py): on every trial with a witness test the
-            # report passes, our own run and the varied replay are two fresh interpreters that
-            # import what the witness files import (a fork of one would share its uid, cmdline
-            # and environ: nothing varied).
+            # report passes, the varied replay (with the canaries; it stands for our own run
+            # where they come out right) is a fresh interpreter that imports what the witness
+            # files import (a fork of one would share its uid, cmdline and environ: nothing
+            # varied); our own run in the usual environment starts only where it does not pass.
             # (A lower bound: a witness file failing as a whole may still hold passing tests.)
             claimed = sum(1 for st in statuses.values() if "passed" in st.values())
             import_cpu = sum(bare[_source_id(tr)][2] for tr in trials) / len(trials)
             # In wall seconds as the bare runs turned CPU into wall under this run's load.
             wall_per_cpu = bare_total * CORES / (test_cpu * len(trials))
-            channels_s = claimed * 2 * import_cpu * wall_per_cpu / CORES
+            channels_s = claimed * import_cpu * wall_per_cpu / CORES
             least_s = (bare_total * cpu_floor + first_start + channels_s) if cpu_floor is not None else None
             least = ratio(least_s, naive) if least_s is not None else None
             floor_text = "" if lifecycle is None else (
                 f"the first container's start ({fmt_s(first_start)}), then {len(trials)} "
                 f"trials x ({test_cpu:.2f} CPU-s of test process + {lifecycle:.2f} CPU-s of "
                 f"podman for a fresh container) and {claimed} trials with a witness test passed x "
-                f"2 channel processes x {import_cpu:.2f} CPU-s to start and import pytest, over "
+                f"1 channel process x {import_cpu:.2f} CPU-s to start and import pytest, over "
                 f"{CORES} cores = {fmt_s(least_s)}")
             if big and least is not None and least > 1 / SPEEDUP_TARGET and naive_row["status"] == "FAIL":
                 naive_row["gate"] = False
