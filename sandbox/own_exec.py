@@ -24,8 +24,8 @@ reads the clock without libc, so for Go, and in images without the library, the 
 A pass there, with the canaries right, is our own run's pass; only a test that does not pass
 there is run again as the trial user in the usual environment, with the canaries (so an honest
 run costs a process per test and canary, not two). A witness the runner's report shows only
-failed (`failed_if`: go's JSON events, cargo's and Django's logs) is no claim to check: it and
-the canaries get no process at all. The verdicts are judged by
+failed (`failed_if`: go's JSON events, cargo's and Django's logs, the JS runners' JSON report)
+is no claim to check: it and the canaries get no process at all. The verdicts are judged by
 sandbox/channels.judge_channels exactly as pytest's own run is.
 """
 from __future__ import annotations
@@ -48,8 +48,8 @@ class OwnPlan:
     """What a runner's own runs are: binaries to build (id -> {"argv" with `{out}`, "cwd",
     "pick": "out" | "cargo"}) and one fresh process per test (key -> {"argv" with `{bin}`,
     "cwd", "build", or "spec": a launcher spec the wrapper writes to a file and appends;
-    "failed_if": (report file suffix, regex, regex): the report failed it and passed it
-    nowhere, so it needs no own run;
+    "failed_if": (report file suffix, regex, regex), or (suffix, "json", file, test name) for a
+    jest-style JSON report: the report failed it and passed it nowhere, so it needs no own run;
     "canary": what it must be, run only beside a witness that is run)."""
 
     builds: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -28,7 +28,7 @@ from testjack_tui.sandbox.own_run import DRIVER
 from testjack_tui.sandbox.runners.run_wrapper import WRAPPER
 
 FUNCTIONS = ("_tj_limit_cpu", "_tj_faked_clock", "_tj_drive", "_tj_not_passed", "_tj_own_budget",
-             "_tj_own_runs", "_tj_vouch", "_tj_settle", "_tj_exec_runs", "_tj_tests_in",
+             "_tj_own_runs", "_tj_vouch", "_tj_settle", "_tj_exec_runs", "_tj_json_failed", "_tj_tests_in",
              "_tj_unsupported", "_tj_hide_sources")
 
 
@@ -126,22 +126,28 @@ def test_without_canaries_a_varied_pass_is_all_the_reference_needs(repo):
     assert own == {"w_test.go::TestA": 5, "w_test.go::TestHome": 0} and varied["w_test.go::TestHome"] == 1
 
 
-GO_EVENTS = ('{"Action":"run","Test":"TestA"}\n{"Action":"fail","Test":"TestA"}\n'
-             '{"Action":"run","Test":"TestB"}\n{"Action":"pass","Test":"TestB"}\n').encode()
-
-
-def go_failed_if(name: str) -> tuple[str, str, str]:
-    return ("go-test.jsonl", *(f'^(?=.*"Action":"{a}")(?=.*"Test":"{name}").*$' for a in ("fail", "pass")))
+def jest_report(repo: str) -> bytes:
+    """A JSON report (absolute file names) of a file with a failed and a passed test, and a
+    file that failed to load."""
+    return json.dumps({"testResults": [
+        {"name": f"{repo}/test/a.test.js", "status": "failed", "assertionResults": [
+            {"ancestorTitles": ["adds"], "title": "one", "status": "failed"},
+            {"ancestorTitles": ["adds"], "title": "two", "status": "passed"}]},
+        {"name": f"{repo}/test/b.test.js", "status": "failed", "assertionResults": []}]}).encode()
 
 
 def test_a_run_whose_report_passes_no_witness_starts_no_process(repo):
-    """Only a pass is a claim to check: a witness its report failed and passed nowhere gets no
-    process, nor do the canaries; one the report passes gets its own."""
-    reports = {"/tmp/tj/run-1/go-test.jsonl": GO_EVENTS}
-    _, _, starts = run_exec(repo, {"w_test.go::TestA": "0"}, reports=reports, failed_if=go_failed_if("TestA"))
-    assert sum(starts.values()) == 0
-    _, _, starts = run_exec(repo, {"w_test.go::TestB": "0"}, reports=reports, failed_if=go_failed_if("TestB"))
-    assert starts == {"build": 0, "own": 0, "varied": 3}
+    """jest, vitest, mocha, node --test: the JSON report failing every witness (a test failed,
+    a file that did not load) leaves nothing to check; a pass anywhere among them is checked."""
+    reports = {"/tmp/tj/run-1/node-report.json": jest_report(repo)}
+    for key, path, name in [("test/a.test.js::adds > one", "test/a.test.js", "adds > one"),
+                            ("test/b.test.js", "test/b.test.js", "")]:
+        _, _, starts = run_exec(repo, {key: "0"}, reports=reports,
+                                failed_if=("node-report.json", "json", path, name))
+        assert sum(starts.values()) == 0, key
+    _, _, starts = run_exec(repo, {"test/a.test.js": "0"}, reports=reports,
+                            failed_if=("node-report.json", "json", "test/a.test.js", ""))
+    assert starts == {"build": 0, "own": 0, "varied": 3}  # one of its tests passed: a claim
 
 
 def result() -> ExecResult:

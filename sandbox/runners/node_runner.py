@@ -81,8 +81,11 @@ class NodeTestRunner(LaunchedRunner):
         mine = [i for i in test_ids if i.partition("::")[0].partition(": ")[0] in files]
         near = mine[0].partition("::")[0].rsplit("/", 1)[0] if mine and "/" in mine[0] else ""
         for test_id in mine + (canary_picks(canary, near) if mine else []):
+            path, _, name = _split(test_id)
             plan.tests[test_id] = {"argv": ["python3", self.launcher_path], "cwd": "",
-                                   "spec": {"ids": [test_id], "plain": True, **self.spec_extra()}}
+                                   "spec": {"ids": [test_id], "plain": True, **self.spec_extra()},
+                                   # Shown only as not passed in the report: no claim to check.
+                                   "failed_if": (REPORT, "json", path, name)}
             if self.framework == "vitest":
                 # vite bundles the config to a file beside it: another uid cannot run vitest in
                 # the repo, so its varied replay keeps the trial's uid (the rest still varies).
@@ -252,7 +255,8 @@ class NodeBuiltinRunner(NodeTestRunner):
         for key, path in [(i, i) for i in whole] + [
                 (node, node.partition("::")[0]) for node in whole_file_canaries(canary).values() if whole]:
             plan.tests[key] = {"argv": ["python3", self.launcher_path], "cwd": "",
-                               "spec": {"ids": [path], "plain": True, **self.spec_extra()}}
+                               "spec": {"ids": [path], "plain": True, **self.spec_extra()},
+                               "failed_if": (REPORT, "json", path, "")}
         return plan
 
     witness_hint = ("a new `test/<topic>.tj.test.js` (`.mjs` for ES modules) using `node:test` "

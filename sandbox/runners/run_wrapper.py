@@ -526,6 +526,8 @@ def _tj_exec_runs(own, uid, ran):
             return False
         text = next((base64.b64decode(v).decode("utf-8", "replace") for k, v in _tj_reports.items()
                      if v and k.endswith(hint[0])), "")
+        if hint[1] == "json":
+            return _tj_json_failed(text, hint[2], hint[3])
         # Failed, and passed nowhere in it (a forged pass line after the failure must be checked).
         return bool(re.search(hint[1], text, re.M)) and not re.search(hint[2], text, re.M)
     todo = [k for k in keys if not tests[k].get("canary") and not reported_failed(k)]
@@ -541,6 +543,29 @@ def _tj_exec_runs(own, uid, ran):
     if again:
         normal.update(run_all(again + (cans if own.get("channel", True) else []), _tj_owner, False))
     return _tj_settle(todo, musts, normal, varied)
+
+def _tj_json_failed(text, path, name):
+    # A jest-style JSON report (node-report.json) shows the file PATH (repo-relative), or its
+    # tests under NAME (" > "-joined titles), only as not passed: failed, errored or skipped
+    # tests, or a file that failed to load. Anything unclear (no report, no such test, a pass
+    # anywhere among them) is not.
+    try:
+        doc = json.loads(text)
+        found = []
+        for suite in doc.get("testResults") or []:
+            file = str(suite.get("name") or "")
+            if file not in (path, os.path.join(_tj["repo"], path)):
+                continue
+            tests = suite.get("assertionResults") or []
+            if not tests and suite.get("status") == "failed":
+                found.append("failed")
+            for a in tests:
+                title = " > ".join([str(t) for t in (a.get("ancestorTitles") or []) if t] + [str(a.get("title") or "")])
+                if not name or title == name or title.startswith(name + " > "):
+                    found.append(a.get("status"))
+        return bool(found) and "passed" not in found
+    except Exception:
+        return False
 
 _tj_since = _tj_started("self")
 import time as _tj_time
