@@ -174,6 +174,27 @@ class Sandbox(ContainerPool):
         self._remove_later(container.id)
         return result
 
+    def _gated(self, handles: dict[str, ContainerHandle], image: str, name: str, task_id: str,
+               trial_id: str | None, memory_mb: int | None, argv: list[str], env: dict[str, str], workdir: str,
+               user: str | None = None) -> Container:
+        """A fresh container whose main process (`argv`, our wrapper) is started and held at its
+        gate until its turn, its handle kept in `handles`. InlineRefused: the wrapper never
+        reached the gate (e.g. no python3 in the image)."""
+        container = create_container(self._service.client(), image, self._labels(name, task_id, trial_id),
+                                     self._limits_for(memory_mb), user=user, command=argv,
+                                     env={**env, GATE_ENV: "1"}, workdir=workdir)
+        self._track(container, name, image)
+        handle = handles[container.id] = ContainerHandle(self._service.client, container.id)
+        try:
+            start_gated(handle)
+        except BaseException as exc:
+            handle.close_stream()
+            self._remove_tracked(container.id)
+            if isinstance(exc, GateNotReached):
+                raise InlineRefused(f"the wrapper did not start: {exc}") from exc
+            raise
+        return container
+
     async def _official_as_main(self, plan: OfficialPlan, image: str, trial_id: str | None) -> TestRun | None:
         """The verifier flow's wrapper as the main process of a fresh container (as
         `_run_as_main` runs tests). None: the wrapper ended without its trailer and with exit
@@ -183,20 +204,8 @@ class Sandbox(ContainerPool):
         handles: dict[str, ContainerHandle] = {}
 
         def make() -> Container:
-            container = create_container(self._service.client(), image, self._labels(name, task.id, trial_id),
-                                         self._limits_for(task.environment.memory_mb), command=argv,
-                                         env={**env, GATE_ENV: "1"}, workdir=task.environment.workdir)
-            self._track(container, name, image)
-            handle = handles[container.id] = ContainerHandle(self._service.client, container.id)
-            try:
-                start_gated(handle)
-            except BaseException as exc:
-                handle.close_stream()
-                self._remove_tracked(container.id)
-                if isinstance(exc, GateNotReached):  # e.g. no python3 in the image
-                    raise InlineRefused(f"the wrapper did not start: {exc}") from exc
-                raise
-            return container
+            return self._gated(handles, image, name, task.id, trial_id, task.environment.memory_mb, argv, env,
+                               task.environment.workdir)
 
         def work(container: Container, killables: list[Killable]) -> TestRun | None:
             self._emit(WorldEvent(world=name, container=container.id[:12], kind="running",
@@ -310,22 +319,8 @@ class Sandbox(ContainerPool):
         handles: dict[str, ContainerHandle] = {}
 
         def make() -> Container:
-            limits = self._limits_for(world.memory_mb)
-            container = create_container(self._service.client(), world.image,
-                                         self._labels(world.name, world.task_id, world.trial_id), limits,
-                                         user=ROOT_USER, command=argv, env={**env, GATE_ENV: "1"},
-                                         workdir=world.workdir)
-            self._track(container, world.name, world.image)
-            handle = handles[container.id] = ContainerHandle(self._service.client, container.id)
-            try:
-                start_gated(handle)
-            except BaseException as exc:
-                handle.close_stream()
-                self._remove_tracked(container.id)
-                if isinstance(exc, GateNotReached):
-                    raise InlineRefused(f"the wrapper did not start: {exc}") from exc
-                raise
-            return container
+            return self._gated(handles, world.image, world.name, world.task_id, world.trial_id, world.memory_mb,
+                               argv, env, world.workdir, user=ROOT_USER)
 
         def work(container: Container, killables: list[Killable]) -> TestRun:
             self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="running",
