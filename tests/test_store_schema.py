@@ -17,15 +17,21 @@ from testjack_tui.engine.store import SCHEMA_VERSION, SessionStore
 from testjack_tui.errors import InputError
 
 
-def test_a_database_from_before_versioning_is_migrated_and_keeps_its_rows(tmp_path):
-    path = tmp_path / "old.db"
+def _old_database(path: Path, script: str) -> Path:
+    """A database as an older version of the store wrote it (SQL `script`)."""
     db = sqlite3.connect(path)
-    # The approvals table as the first version wrote it: no reviewer_label / decision / trial_id.
-    db.executescript("CREATE TABLE approvals (candidate_id TEXT PRIMARY KEY, request_id TEXT, task_id TEXT, "
-                     "counts INTEGER, label TEXT, by TEXT, note TEXT, at REAL);"
-                     "INSERT INTO approvals VALUES ('c1', 'r1', 't1', 1, 'valid', 'operator', 'ok', 1.0);")
+    db.executescript(script)
     db.commit()
     db.close()
+    return path
+
+
+def test_a_database_from_before_versioning_is_migrated_and_keeps_its_rows(tmp_path):
+    # The approvals table as the first version wrote it: no reviewer_label / decision / trial_id.
+    path = _old_database(tmp_path / "old.db",
+                         "CREATE TABLE approvals (candidate_id TEXT PRIMARY KEY, request_id TEXT, task_id TEXT, "
+                         "counts INTEGER, label TEXT, by TEXT, note TEXT, at REAL);"
+                         "INSERT INTO approvals VALUES ('c1', 'r1', 't1', 1, 'valid', 'operator', 'ok', 1.0);")
     store = SessionStore(path)
     try:
         row = store.get_approval("c1")
@@ -42,17 +48,14 @@ def test_a_database_from_before_versioning_is_migrated_and_keeps_its_rows(tmp_pa
 
 
 def test_runs_of_a_version_5_database_gain_the_grader_column_and_read_as_not_graded(tmp_path):
-    path = tmp_path / "v5.db"
-    db = sqlite3.connect(path)
     # The runs table as version 5 wrote it: no `grader` (what a run of test.sh reported).
-    db.executescript("CREATE TABLE runs (key TEXT PRIMARY KEY, task_id TEXT, world TEXT, trial_id TEXT, "
-                     "candidate_ids TEXT, test_ids TEXT, isolate INTEGER, outcomes TEXT, exit_code INTEGER, "
-                     "timed_out INTEGER, head TEXT, tail TEXT, duration REAL, at REAL, same_as TEXT);"
-                     "INSERT INTO runs VALUES ('k', 't', 't/reference', NULL, '[]', '[\"a\"]', 0, '{}', 0, 0, "
-                     "'', '', 1.0, 1.0, NULL);"
-                     "PRAGMA user_version = 5;")
-    db.commit()
-    db.close()
+    path = _old_database(tmp_path / "v5.db",
+                         "CREATE TABLE runs (key TEXT PRIMARY KEY, task_id TEXT, world TEXT, trial_id TEXT, "
+                         "candidate_ids TEXT, test_ids TEXT, isolate INTEGER, outcomes TEXT, exit_code INTEGER, "
+                         "timed_out INTEGER, head TEXT, tail TEXT, duration REAL, at REAL, same_as TEXT);"
+                         "INSERT INTO runs VALUES ('k', 't', 't/reference', NULL, '[]', '[\"a\"]', 0, '{}', 0, 0, "
+                         "'', '', 1.0, 1.0, NULL);"
+                         "PRAGMA user_version = 5;")
     store = SessionStore(path)
     try:
         run = store.get_run("k")
@@ -65,11 +68,7 @@ def test_runs_of_a_version_5_database_gain_the_grader_column_and_read_as_not_gra
 
 
 def test_a_database_from_a_newer_version_is_refused_in_one_line(tmp_path):
-    path = tmp_path / "new.db"
-    db = sqlite3.connect(path)
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    db.commit()
-    db.close()
+    path = _old_database(tmp_path / "new.db", f"PRAGMA user_version = {SCHEMA_VERSION + 1};")
     with pytest.raises(InputError) as err:
         SessionStore(path)
     assert str(path) in str(err.value) and "user_version" in str(err.value) and "newer" in str(err.value)
