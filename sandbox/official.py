@@ -44,6 +44,7 @@ from .errors import SandboxError
 from .execs import ExecHandle, Killable, run_exec
 from .grader_reports import MISSING, read_reports, read_reward
 from .output import Collector, OutputCollector
+from .runners.run_wrapper import GATE
 from .trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
 
 VERIFIER_DIR = "/logs/verifier"
@@ -56,17 +57,8 @@ REPORT_CAP = 48 * 1024 * 1024  # bytes of /logs/verifier brought back through th
 # grader have python3): writes the files passed in TJ_FILES, runs the task's test.sh with our
 # variables removed from its environment, then writes /logs/verifier back as a stdout trailer
 # (sandbox/trailer.py). No archive round trips for small tests folders.
-WRAPPER = r"""
+WRAPPER = GATE + r"""
 import base64, json, os, subprocess, sys
-if os.environ.pop("TJ_GATE", None):
-    # The container's main process, started ahead of its turn (sandbox/main_process.py): say
-    # so and wait for SIGUSR1 before anything of the task runs; then give the flow the empty
-    # signal mask an exec would have given it (the container's init blocks job control).
-    import signal
-    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
-    os.write(1, b"\x1eTJ-GATE\n")
-    signal.sigwait([signal.SIGUSR1])
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
 try:  # the trailer's mark stays out of the verifier's reach (see runners/run_wrapper.WRAPPER)
     import ctypes
     ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0

@@ -174,9 +174,6 @@ async def verify_task(sb: SandboxBackend, task: Task, trials: Sequence[Trial],
     worlds: dict[str, asyncio.Future[WorldRef]] = {}
     runs: dict[str, asyncio.Future[TestRun]] = {}
 
-    async def t0_run(trial: Trial, world: WorldRef) -> TestRun:
-        return await run_t0(sb, task, world, trial, timeout=t0_timeout(task))
-
     async def trial_side(trial: Trial) -> TrialVerification:
         tv = TrialVerification(trial_id=trial.id, model=trial.model, recorded_pass=trial.official_pass,
                                reproduced_pass=None, reproducible=False, recorded=trial.recorded)
@@ -193,7 +190,7 @@ async def verify_task(sb: SandboxBackend, task: Task, trials: Sequence[Trial],
             tv.undone_by_t0 = [f for f in world.tampered if f in t0_files]
             tv.applied_with = world.applied_with
             if key not in runs:
-                runs[key] = asyncio.ensure_future(t0_run(first, world))
+                runs[key] = asyncio.ensure_future(run_t0(sb, task, world, first, timeout=t0_timeout(task)))
             run = await runs[key]
             tv.reward = run.reward
             tv.failing = _not_passing(run, ids)

@@ -5,6 +5,21 @@ after it exits reads the reports, our own per-test runs (`_tj_own_runs` for pyte
 run goes through it (`PytestRunner.inline_command`, which the other runners reuse)."""
 from __future__ import annotations
 
+# The gate of a wrapper started ahead of its turn as a container's main process
+# (sandbox/main_process.py: GATE_ENV, GATE_OPEN): it says so and waits for SIGUSR1 before
+# anything of the run's runs. Both wrappers (this one, sandbox/official.WRAPPER) start with it.
+GATE = r"""
+import os
+if os.environ.pop("TJ_GATE", None):
+    import signal
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    os.write(1, b"\x1eTJ-GATE\n")
+    signal.sigwait([signal.SIGUSR1])
+    # The container's init leaves job-control signals blocked for its child: the run gets
+    # the empty mask an exec would have given it.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+"""
+
 # Runs as `python3 -I -S -c WRAPPER`: isolated (no PYTHON* variables, no site, no .pth files, no
 # sitecustomize, no current directory on sys.path), so none of the repo's code runs in it.
 # It writes the files passed in TJ_FILES, runs the launcher as a *child process* with an
@@ -75,16 +90,7 @@ def _tj_restore(spec):
         fh.write(out)
     return out, None
 
-if os.environ.pop("TJ_GATE", None):
-    # Started ahead of its turn as a container's main process (sandbox/main_process.py): say so
-    # and wait for SIGUSR1 before anything runs.
-    import signal
-    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
-    os.write(1, b"\x1eTJ-GATE\n")
-    signal.sigwait([signal.SIGUSR1])
-    # The container's init leaves job-control signals blocked for its child: the tests get
-    # the empty mask an exec would have given them.
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+""" + GATE + r"""
 _tj = json.loads(os.environ.pop("TJ_WRAP"))
 if not (_tj.get("user") and os.getuid() == 0):
     # Tests of the same uid could read this process's memory and environment (the mark); tests
