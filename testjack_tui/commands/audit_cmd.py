@@ -164,8 +164,7 @@ class ProgressPrinter:
             self.line(f"session {e.state}{': ' + e.reason if e.reason else ''}"
                       + (f" — {self.last_budget}" if self.last_budget else ""))
         elif self.verbose and kind == "test_run_finished":
-            lent = f" (the run of session {e.lent_by})" if getattr(e, "lent_by", "") else ""
-            self.line(f"{task}: tests on {e.world}: {e.summary}{lent}")
+            self.line(f"{task}: tests on {e.world}: {e.outcome()}")
         elif kind == "world_state" and getattr(e, "node", "") and e.state != "output":
             self._world_node(e)
         elif self.verbose and kind == "world_state" and e.state not in ("output",):

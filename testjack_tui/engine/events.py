@@ -166,6 +166,11 @@ class TestRunFinished(Event):
     candidate_id: str | None = None
     lent_by: str = ""  # the session whose run this is, taken instead of running it (engine/run_reuse.py)
 
+    def outcome(self) -> str:
+        """The run's summary, naming the session it was taken from when nothing ran here (as the
+        CLI's progress lines and the TUI show it)."""
+        return f"{self.summary} (the run of session {self.lent_by})" if self.lent_by else self.summary
+
 
 @dataclass(frozen=True)
 class CandidateProposed(Event):

@@ -278,7 +278,7 @@ class LiveSession:
         self.dirty.add(STATUS)
 
     def _on_test_run_finished_log(self, e: ev.TestRunFinished) -> None:
-        self.add_log("info", f"tests on {self.world_label(e.world)}: {run_summary(e)}")
+        self.add_log("info", f"tests on {self.world_label(e.world)}: {e.outcome()}")
         if e.lent_by:
             self.lent_runs += 1
             self.dirty.add(STATUS)
@@ -374,7 +374,7 @@ class LiveSession:
     def _on_test_run_finished(self, e: ev.TestRunFinished) -> None:
         self._on_test_run_finished_log(e)
         if e.candidate_id and e.candidate_id in self.candidates:
-            self.candidates[e.candidate_id].runs.append((e.world, run_summary(e)))
+            self.candidates[e.candidate_id].runs.append((e.world, e.outcome()))
             self.dirty.add(CANDIDATES)
 
     def _on_candidate_proposed(self, e: ev.CandidateProposed) -> None:
@@ -500,11 +500,6 @@ def gauge_level(fraction: float | None) -> str:
     if fraction >= 0.66:
         return "warning"
     return "ok"
-
-
-def run_summary(e: ev.TestRunFinished) -> str:
-    """A run's outcome, naming the session it was taken from when nothing ran here."""
-    return f"{e.summary} (the run of session {e.lent_by})" if e.lent_by else e.summary
 
 
 def _snake(name: str) -> str:
