@@ -44,7 +44,7 @@ from .errors import SandboxError
 from .execs import ExecHandle, Killable, run_exec
 from .grader_reports import MISSING, read_reports, read_reward
 from .output import Collector, OutputCollector
-from .runners.run_wrapper import GATE
+from .runners.gate import GATE
 from .trailer import INLINE_LIMIT, TrailerSplitter, encode_files, inline_size, new_mark
 
 VERIFIER_DIR = "/logs/verifier"

@@ -5,20 +5,7 @@ after it exits reads the reports, our own per-test runs (`_tj_own_runs` for pyte
 run goes through it (`PytestRunner.inline_command`, which the other runners reuse)."""
 from __future__ import annotations
 
-# The gate of a wrapper started ahead of its turn as a container's main process
-# (sandbox/main_process.py: GATE_ENV, GATE_OPEN): it says so and waits for SIGUSR1 before
-# anything of the run's runs. Both wrappers (this one, sandbox/official.WRAPPER) start with it.
-GATE = r"""
-import os
-if os.environ.pop("TJ_GATE", None):
-    import signal
-    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
-    os.write(1, b"\x1eTJ-GATE\n")
-    signal.sigwait([signal.SIGUSR1])
-    # The container's init leaves job-control signals blocked for its child: the run gets
-    # the empty mask an exec would have given it.
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-"""
+from .gate import GATE
 
 # Runs as `python3 -I -S -c WRAPPER`: isolated (no PYTHON* variables, no site, no .pth files, no
 # sitecustomize, no current directory on sys.path), so none of the repo's code runs in it.

@@ -8,6 +8,7 @@ leaves it at 0.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -15,6 +16,14 @@ from .records import JsonObject as JsonObject  # the one name for a JSON object 
 # A run's per-test outcomes as its JSON column holds them, node id -> {"status", "message"}
 # (what the sandbox reported).
 TestOutcomes = dict[str, JsonObject]
+
+
+def of_file(outcomes: TestOutcomes, path: str, test_ids: Iterable[str] = ()) -> TestOutcomes:
+    """The outcomes of the test in file `path` (its listed ids `test_ids`): those ids, the file
+    itself, and every node under it."""
+    wanted = set(test_ids)
+    return {node: outcome for node, outcome in outcomes.items()
+            if node in wanted or node == path or node.startswith(path + "::")}
 
 
 class WorldKindName(StrEnum):

@@ -25,7 +25,7 @@ from testjack_tui.errors import InputError
 from testjack_tui.sandbox.runners import moved_grader_ids
 
 from .records_cands import CandidateRecord
-from .records_runs import StoredRun, TestOutcomes
+from .records_runs import StoredRun, TestOutcomes, of_file
 from .store import SessionStore, db_path, session_ref
 
 
@@ -171,8 +171,7 @@ def outcomes_moved(outcomes: TestOutcomes, framework: str | None, old: str, new:
             return new_ids[list(old_ids).index(node)]
         return new + node[len(old):] if node.startswith(old) else node
 
-    picked = {node: ours(node) for node in outcomes
-              if node in old_ids or node == old or node.startswith(old + "::")}
+    picked = {node: ours(node) for node in of_file(outcomes, old, old_ids)}
     picked.update({node: moved for node, moved in moved_grader_ids(framework, old, new, outcomes).items()
                    if node not in picked})
     return {mine: dict(outcomes[node], message=str(outcomes[node].get("message") or "").replace(old, new))

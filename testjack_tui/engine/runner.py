@@ -27,7 +27,7 @@ from .budgeted import BudgetedBackend
 from .events import Log, TestRunFinished
 from .failure_kinds import RESOURCE_KINDS, cause, kind_of
 from .run_reuse import LenderTests, borrow, borrow_same_test
-from .records_runs import CanaryCheck, CanaryVerdict, GraderReport, StoredRun, TestOutcomes
+from .records_runs import CanaryCheck, CanaryVerdict, GraderReport, StoredRun, TestOutcomes, of_file
 from .store import SessionStore
 
 # A witness fails on a trial when its tests do not pass there: they fail, error, time out, or are
@@ -89,12 +89,7 @@ class RunResult:
         return cause(self.status_of(path, test_ids), message, self.output)
 
     def outcomes_of(self, path: str, test_ids: Iterable[str] = ()) -> TestOutcomes:
-        wanted = set(test_ids)
-        picked = {}
-        for node, outcome in self.outcomes.items():
-            if node in wanted or node == path or node.startswith(path + "::"):
-                picked[node] = outcome
-        return picked
+        return of_file(self.outcomes, path, test_ids)
 
     def summary(self) -> str:
         return summarize(self.outcomes, self.timed_out)
