@@ -218,11 +218,55 @@ def lang_audits(tmp_path_factory):
     return audit
 
 
+# --- The shared lightweight audit of the shipkit labelled benchmark ----------------------------
+# test_labelled_benchmark_e2e's per-trial audit and test_operator_judgement's first operator audit
+# both need T0 on every world of tests/fixtures/shipkit-labelled (its flaky tests found by running
+# it twice on the null and reference worlds): both take those runs (`--reuse-runs`, same keys)
+# from this one lightweight operator audit with the fixture's labelled witnesses, run at the first
+# reader, in a TESTJACK_HOME its readers share.
+SHIPKIT = ROOT / "tests" / "fixtures" / "shipkit-labelled"
+SHIPKIT_WITNESSES = (  # the labelled witnesses and the requirement each is handed in with
+    ("test_tj_negative_weight.py", "rate must reject a weight that is zero or negative with ValueError"),
+    ("test_tj_express_everywhere.py", "Express delivery doubles the price"),
+    ("test_tj_bulky_express.py", "The surcharge is added after the express doubling, so it is never doubled"))
+
+
+def shipkit_audit(home: Path, mode: str, *extra: str) -> str:
+    """`audit SHIPKIT --agent operator --mode MODE` with the labelled witnesses and their verdicts
+    file, in HOME: the session's id."""
+    import re
+    import subprocess
+    import sys
+
+    witnesses = SHIPKIT / "witnesses"
+    args = ["audit", str(SHIPKIT), "--agent", "operator", "--mode", mode,
+            "--verdicts", str(witnesses / "verdicts.toml"), *extra]
+    for name, requirement in SHIPKIT_WITNESSES:
+        args += ["--candidate", str(witnesses / name), "--requirement", requirement]
+    proc = subprocess.run([sys.executable, "-m", "testjack_tui.cli", *args], cwd=ROOT,
+                          env=dict(os.environ, TESTJACK_HOME=str(home)), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=2400)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    match = re.search(r"session (\d{8}-\d{6}-[0-9a-f]+)", proc.stdout)
+    assert match, proc.stdout[-2000:]
+    return match.group(1)
+
+
+@pytest.fixture(scope="session")
+def shipkit_lightweight(tmp_path_factory) -> dict:
+    """The lightweight operator audit of shipkit-labelled (`--rounds 2`): {"home", "session_id"}."""
+    assert "shipkit" not in SHARED_STARTED, "the shared shipkit audit runs once per session"
+    SHARED_STARTED.append("shipkit")
+    home = tmp_path_factory.mktemp("tj-shipkit-home")
+    return {"home": home, "session_id": shipkit_audit(home, "lightweight", "--rounds", "2")}
+
+
 # --- Parallel runs (pytest-xdist; the README's test command: `-n 2 --dist loadgroup`) ---------
 # A test counts as a podman test by its `podman` mark or by a fixture that needs podman. A session
 # fixture is built once per worker, so every reader of one goes to that fixture's group
 # (SESSION_FIXTURES): the two demo audits' and deepswe's readers are group "podman-demo" (they
-# count only their own sessions' and pids' containers), the language audits' "podman-lang". Lane
+# count only their own sessions' and pids' containers), the language audits' "podman-lang", the
+# shipkit audit's "podman-shipkit". Lane
 # "podman" (one xdist group, so one worker at a time) keeps every test reading podman state
 # others change; each file safe beside
 # it (tests/lanes.py SAFE_FILES) is a group of its own; the queue runs lane "podman" first, the
@@ -231,7 +275,9 @@ def lang_audits(tmp_path_factory):
 SESSION_FIXTURES = {  # built once, read by several files: fixture -> the group of its readers
     "demo_lightweight_audit": "podman-demo", "demo_per_trial_audit": "podman-demo",
     "deepswe_verified": "podman-demo",  # test_ray_backend reads it and the lightweight demo audit
-    "lang_audits": "podman-lang"}
+    "lang_audits": "podman-lang",
+    # test_labelled_benchmark_e2e and test_operator_judgement (which leaves lane "podman" for it)
+    "shipkit_lightweight": "podman-shipkit"}
 PODMAN_FIXTURES = {"podman_calls", "own_podman_service", *SESSION_FIXTURES}
 
 

@@ -7,24 +7,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, SHIPKIT, shipkit_audit
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]  # whole sessions, like the demo e2e
 
-BENCH = ROOT / "tests" / "fixtures" / "shipkit-labelled"
-WITNESSES = BENCH / "witnesses"
+BENCH = SHIPKIT
 TASK = "express-and-bulky"
-REQUIREMENTS = ("rate must reject a weight that is zero or negative with ValueError",
-                "Express delivery doubles the price",
-                "The surcharge is added after the express doubling, so it is never doubled")
-FILES = ("test_tj_negative_weight.py", "test_tj_express_everywhere.py", "test_tj_bulky_express.py")
 
 
 def cli(home: Path, *args: str, timeout: float = 2400) -> subprocess.CompletedProcess:
@@ -33,26 +27,15 @@ def cli(home: Path, *args: str, timeout: float = 2400) -> subprocess.CompletedPr
                           capture_output=True, text=True, timeout=timeout)
 
 
-def audit(home: Path, mode: str, *extra: str) -> str:
-    args = ["audit", str(BENCH), "--agent", "operator", "--mode", mode,
-            "--verdicts", str(WITNESSES / "verdicts.toml"), *extra]
-    for name, requirement in zip(FILES, REQUIREMENTS):
-        args += ["--candidate", str(WITNESSES / name), "--requirement", requirement]
-    proc = cli(home, *args)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    match = re.search(r"session (\d{8}-\d{6}-[0-9a-f]+)", proc.stdout)
-    assert match, proc.stdout[-2000:]
-    return match.group(1)
-
-
 @pytest.fixture(scope="module")
-def run(tmp_path_factory) -> dict:
-    home = tmp_path_factory.mktemp("tj-labelled-home")
-    light = audit(home, "lightweight", "--rounds", "2")
+def run(shipkit_lightweight, tmp_path_factory) -> dict:
+    # The lightweight session (`--rounds 2`) is the shared one of tests/conftest.py, which
+    # test_operator_judgement's audits take T0's runs from too.
+    home, light = shipkit_lightweight["home"], shipkit_lightweight["session_id"]
     # The per-trial audit takes every run the lightweight one made with the same key (T0 on each
     # world, witness files of the same name on the same worlds) and runs only the rest: its
     # report is what its own runs would give (tests/test_reuse_runs.py).
-    full = audit(home, "per-trial", "--reuse-runs", light)
+    full = shipkit_audit(home, "per-trial", "--reuse-runs", light)
     out = tmp_path_factory.mktemp("tj-labelled-report")
     proc = cli(home, "report", full, "--format", "json", "--out", str(out))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

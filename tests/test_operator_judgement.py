@@ -8,17 +8,18 @@ docstring. A second witness judged `questionable` becomes an open question about
 A scripted reviewer's KEEP_SOME with a QUESTIONABLE case, under --auto-approve, leaves that case
 waiting for a person (summary, report, exit status).
 
-The three audits share one copy of the fixture (with the scripted reviewer's recording the third
-needs; the operator's own audits never read agent-scripts) in one home: the second and the third
-take the first's runs (`--reuse-runs`: T0 on every world, the weight/bulky witness on every
-world, same keys), so each runs only what the first did not.
+The three audits run on the fixture (it holds the scripted reviewer's recording the third needs;
+the operator's own audits never read agent-scripts) in the home of the shared lightweight audit
+of tests/conftest.py (`shipkit_lightweight`, which test_labelled_benchmark_e2e reads too): the
+first takes T0's runs on every world from it, the second and the third take the first's
+(`--reuse-runs`: T0 on every world, the weight/bulky witness on every world, same keys), so each
+runs only what the one before did not.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,29 +28,18 @@ import pytest
 
 from testjack_tui.commands.audit_cmd import EXIT_AWAITING
 
-from conftest import ROOT
+from conftest import ROOT, SHIPKIT
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]
 
-BENCH = ROOT / "tests" / "fixtures" / "shipkit-labelled"
+BENCH = SHIPKIT
 TASK = "express-and-bulky"
 FIRST = f"{TASK}__atlas__2"  # fails the bulky case (W), passes EXPRESS: shared to the others
 DEFECTIVE = {f"{TASK}__{t}" for t in ("atlas__2", "atlas__3", "brook__2", "brook__3", "cirrus__1", "cirrus__2")}
 SOUND = {f"{TASK}__atlas__1", f"{TASK}__brook__1"}
-# No docstring: nothing but the verdicts file says what it checks.
-WITNESS = '''import pytest
-
-from shipkit.rates import rate
-
-
-def test_negative_weight_is_rejected():
-    with pytest.raises(ValueError):
-        rate("domestic", -2)
-
-
-def test_bulky_surcharge_is_not_doubled():
-    assert rate("domestic", 21, express=True) == 82.0
-'''
+# No docstring: nothing but the verdicts file says what it checks. The fixture holds it with a
+# scripted reviewer's recorded KEEP_SOME review of it (agent-scripts/, read only by the third audit).
+WITNESS = (BENCH / "agent-scripts" / TASK / "candidates" / "weight_bulky.py").read_text()
 EXPRESS = '''from shipkit.rates import rate
 
 
@@ -57,7 +47,6 @@ def test_express_doubles_everywhere():
     assert rate("international", 1, express=True) == 26.0
     assert rate("domestic", 4, express=True) == 16.0
 '''
-QUOTE = "rate must reject a weight that is zero or negative"
 REQUIREMENT = "weights and bulky parcels are priced as P says"
 
 
@@ -103,35 +92,22 @@ def refuted(run: dict) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("tj-judgement-home")
+def home(shipkit_lightweight) -> Path:
+    return shipkit_lightweight["home"]
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Path:
-    """The fixture with a scripted reviewer's recorded KEEP_SOME review of WITNESS."""
-    bench = tmp_path_factory.mktemp("shipkit") / "shipkit"
-    shutil.copytree(BENCH, bench)
-    scripts = bench / "agent-scripts" / TASK
-    (scripts / "candidates").mkdir(parents=True)
-    (scripts / "candidates" / "weight_bulky.py").write_text(WITNESS)
-    path = "tests/test_tj_weight_bulky.py"
-    (scripts / "reviews.json").write_text(json.dumps({"candidates/weight_bulky.py": {
-        "label": "valid", "requirement": QUOTE, "explicit": True, "quote": QUOTE,
-        "reason": "P states the weight check; the bulky case is arguable", "overall": "KEEP_SOME",
-        "cases": [{"test_id": f"{path}::test_negative_weight_is_rejected", "label": "VALID",
-                   "scope": "in_scope", "overfitting": "none", "reason": "P says so"},
-                  {"test_id": f"{path}::test_bulky_surcharge_is_not_doubled", "label": "QUESTIONABLE",
-                   "scope": "in_scope", "overfitting": "none", "reason": "21 kg: is it bulky at express?"}]}}))
-    return bench
+def bench() -> Path:
+    return BENCH
 
 
 @pytest.fixture(scope="module")
-def explicit_run(home, bench, tmp_path_factory) -> dict:
+def explicit_run(home, bench, shipkit_lightweight, tmp_path_factory) -> dict:
     verdicts = (f'["test_tj_weight_bulky.py"]\nlabel = "valid"\nrequirement = "{REQUIREMENT}"\n'
                 f'explicit = true\nquote = "`rate` must reject a weight that is zero or negative"\n'
                 'note = "P lists both clauses"\n')
-    return operator_run(home, bench, tmp_path_factory.mktemp("explicit"), verdicts, ("weight_bulky.py", WITNESS))
+    return operator_run(home, bench, tmp_path_factory.mktemp("explicit"), verdicts, ("weight_bulky.py", WITNESS),
+                        reuse=shipkit_lightweight["session_id"])
 
 
 @pytest.fixture(scope="module")
@@ -210,22 +186,25 @@ def test_a_questionable_case_of_keep_some_waits_for_a_person(keep_some_run):
 
 
 def test_the_later_audits_ran_only_what_the_first_had_not(explicit_run, implicit_run, keep_some_run, home,
-                                                          monkeypatch):
-    """`--reuse-runs`: T0 ran once, on every world, in the first audit; the second ran only its
-    new witness, the third only its own witness runs (the reviewer kept one case of two)."""
+                                                          shipkit_lightweight, monkeypatch):
+    """`--reuse-runs`: T0 ran once, on every world, in the shared lightweight audit; the first
+    ran only its witness, the second only its new witness, the third only its own witness runs
+    (the reviewer kept one case of two)."""
     from testjack_tui.engine.store import SessionStore, db_path
 
     monkeypatch.setenv("TESTJACK_HOME", str(home))
 
-    def runs(run: dict) -> dict:
-        store = SessionStore(db_path(run["session"]))
+    def runs(session: str) -> dict:
+        store = SessionStore(db_path(session))
         try:
             return {r.key: {i.split("::")[0] for i in r.test_ids} for r in store.runs()}
         finally:
             store.close()
-    first = runs(explicit_run)
-    for run, files in ((implicit_run, {"tests/test_tj_express.py"}), (keep_some_run, {"tests/test_tj_weight_bulky.py"})):
-        mine = runs(run)
-        new = [ran for key, ran in mine.items() if key not in first]
-        assert mine.keys() & first.keys() and new, (len(mine), len(new))
+    lender, first = runs(shipkit_lightweight["session_id"]), runs(explicit_run["session"])
+    for before, run, files in ((lender, explicit_run, {"tests/test_tj_weight_bulky.py"}),
+                               (first, implicit_run, {"tests/test_tj_express.py"}),
+                               (first, keep_some_run, {"tests/test_tj_weight_bulky.py"})):
+        mine = runs(run["session"])
+        new = [ran for key, ran in mine.items() if key not in before]
+        assert mine.keys() & before.keys() and new, (len(mine), len(new))
         assert all(ran <= files for ran in new), new
