@@ -2,7 +2,7 @@
 hangs, fork-bombs, exhausts memory, prints endlessly or fills the disk on the witness's input.
 Each comes out refuted INCORRECT_DESPITE_PASS with the resource named, a wrong-value trial fails
 the assertion, and the sound control passes. One sandbox, one world per trial, one witness run
-each (module-scoped)."""
+each, side by side (module-scoped)."""
 from __future__ import annotations
 
 import asyncio
@@ -58,15 +58,20 @@ def runs(tmp_path_factory):
 
     async def main():
         out = {}
-        async with Sandbox(session="failure-kinds", limits=LIMITS) as sb:
-            ref = await sb.prepare(task, "reference")
-            out["reference"] = run_result("ref", ref.name, None, [PATH], await sb.run_tests(
-                ref, [PATH], files=WITNESS, timeout=TIMEOUT))
-            for name, code in TRIALS.items():
+        async with Sandbox(session="failure-kinds", limits=LIMITS, concurrency=4) as sb:
+            async def reference():
+                ref = await sb.prepare(task, "reference")
+                out["reference"] = run_result("ref", ref.name, None, [PATH], await sb.run_tests(
+                    ref, [PATH], files=WITNESS, timeout=TIMEOUT))
+
+            async def one(name: str, code: str):
                 trial = trial_for(task, name, {"calc/__init__.py": calc_with(code)}, model=f"model-{name}")
                 world = await sb.prepare(task, "model", trial)
                 run = await sb.run_tests(world, [PATH], files=WITNESS, timeout=TIMEOUT, isolate_harness=True)
                 out[name] = run_result(name, world.name, name, [PATH], run)
+            # Side by side: the spinning and sleeping trials wait out their limits together, not
+            # one after another (each container has its own limits; the kinds do not change).
+            await asyncio.gather(reference(), *(one(name, code) for name, code in TRIALS.items()))
         return out
 
     return asyncio.run(main())

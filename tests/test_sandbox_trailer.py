@@ -2,6 +2,7 @@
 (sandbox/trailer.py): the splitter on its own, then real test runs in podman."""
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 
@@ -141,9 +142,11 @@ async def test_harness_restore_in_the_wrapper_also_when_the_run_times_out_or_is_
         world = await sb.prepare(task, "model", trial)
         assert world.tampered == ("tests/conftest.py",)
         # (15 s: under load the wrapper, the harness restore and pytest's start-up take a while)
-        timed = await sb.run_tests(world, list(slow), files=slow, timeout=15, isolate_harness=True)
+        # The large run goes while the slow one waits for its timeout (a container each).
         big = {**slow, "tests/pad.txt": "#" * (INLINE_LIMIT + 1)}
-        large = await sb.run_tests(world, ["tests/test_tj_s.py::test_w"], files=big, isolate_harness=True)
+        timed, large = await asyncio.gather(
+            sb.run_tests(world, list(slow), files=slow, timeout=15, isolate_harness=True),
+            sb.run_tests(world, ["tests/test_tj_s.py::test_w"], files=big, isolate_harness=True))
     assert timed.exec.timed_out and timed.neutralised == ["tests/conftest.py"]
     assert timed.status("tests/test_tj_s.py::test_w") == "failed"  # the hook did not fool it
     assert timed.status("tests/test_tj_s.py::test_slow") == "timed_out"
