@@ -351,7 +351,9 @@ def pytest_runtest_teardown(item, nextitem):
     if not os.path.exists("/proc/self/statm"):
         return
     resident = _resident_bytes()
-    if resident - _THAWED_AT[0] > THAW_AFTER:
+    if not _THAWED_AT[0]:  # the worker's size after its first test (collection, imports) is the start
+        _THAWED_AT[0] = resident
+    elif resident - _THAWED_AT[0] > THAW_AFTER:
         gc.unfreeze()
         gc.collect()
         _THAWED_AT[0] = _resident_bytes()
