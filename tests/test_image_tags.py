@@ -14,6 +14,10 @@ from testjack_tui.sandbox import base_image
 from testjack_tui.sandbox.images import _image_id, resolve_env_image
 from testjack_tui.sandbox.podman_conf import podman_env
 
+# Real podman builds: a podman test (lane "podman", tests/lanes.py), not one of the pure tests the
+# queue ends with (`-m "not podman"` selected them).
+pytestmark = pytest.mark.podman
+
 
 def podman(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["podman", *args], env=podman_env(), capture_output=True, text=True, timeout=300)

@@ -17,6 +17,8 @@ def test_the_agents_and_the_session_wiring_load_without_the_openai_client():
     loaded = _loaded_after("import testjack_tui.agents, testjack_tui.compose, testjack_tui.commands.audit_cmd")
     assert "testjack_tui.agents.chat" in loaded  # the module is there; only its client waits
     assert "openai" not in loaded and "httpx" not in loaded
+    assert "jsonschema" not in loaded  # a model's submissions alone are checked against a schema
+    assert "tomlkit" not in loaded  # no config file is read or written here
 
 
 def test_a_model_session_still_gets_the_client():

@@ -4,8 +4,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
-
 # Limits on rows and characters keep every result within one reply of the usual max_tokens
 # (4096) with room to spare: `worst_case_chars` adds them up and a test holds the line. A model
 # cut off mid-JSON loses the whole result (agents/runtime.py then asks again, shorter).
@@ -298,6 +296,8 @@ SUBMIT_SCHEMAS = {"audit": AUDIT_SUBMIT, "analysis": ANALYSIS_SUBMIT, "repair": 
 
 def schema_errors(payload: Any, schema: dict[str, Any]) -> list[str]:
     """Every problem with a payload, each naming where it is, for the model to fix."""
+    import jsonschema  # ~70 ms of start-up for every CLI process: only a model's reply needs it
+
     validator = jsonschema.Draft202012Validator(schema)
     problems = []
     for error in sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import time
+import weakref
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -59,6 +60,7 @@ class TestJackApp(App[int]):
         self.strict_errors = strict_errors
         self.session: AuditSession | None = None  # the AuditSession the Audit screen is driving, if any
         self._error_times: list[float] = []
+        self._frozen_screens: list[weakref.ref[Screen[Any]]] = []  # the screens up at the last settle_heap
         self._fatal_message = ""
         # No decorative animation (the tab underline alone drew ~8 extra frames per tab key,
         # competing with the next key press); TEXTUAL_ANIMATIONS=full brings it back.
@@ -81,11 +83,15 @@ class TestJackApp(App[int]):
         collector's view: a full collection walks every tracked object (~60 ms for an open
         Audit screen on a slow core) and, triggered by allocation, it landed inside key presses
         and frames. Called once a screen has painted; `collect` first frees what earlier
-        screens left behind in cycles (one pause, at a screen change, not in a key press)."""
+        screens left behind in cycles (one pause, at a screen change, not in a key press).
+        A collection walks only what is not frozen: the frozen part is thawed (and walked) only
+        when a screen that was up at the last freeze has left, frozen with its cycles."""
         if collect:
-            gc.unfreeze()
+            if any(ref() not in self.screen_stack for ref in self._frozen_screens):
+                gc.unfreeze()
             gc.collect()
         gc.freeze()
+        self._frozen_screens = [weakref.ref(screen) for screen in self.screen_stack]
         # Fewer, larger young collections: a frame allocates thousands of short-lived strips and
         # segments, and with the default (700) every key press paid for 10-20 collections.
         gc.set_threshold(20_000, 20, 100)

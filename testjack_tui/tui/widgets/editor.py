@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.widgets import Button, Input, Label, Static, TextArea
 from textual.widgets.text_area import LanguageDoesNotExist
 
+from testjack_tui.tui import syntax_cache
 from testjack_tui.tui.text import cell, untrusted
 
 TEMPLATE = '''"""A witness candidate: checks one requirement of the task prompt."""
@@ -117,6 +118,7 @@ class OperatorEditor(Vertical):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        syntax_cache.install()  # the source's highlight query, compiled once per process
         self.queued: list[tuple[str, str, str]] = []  # (target, path, requirement) shared, not yet run
         self.framework: str | None = None  # the waiting task's (set_framework)
         self.waiting_task: Any = None  # the waiting task: its world parses non-Python candidates
