@@ -29,7 +29,7 @@ from testjack_tui.sandbox.runners.run_wrapper import WRAPPER
 
 FUNCTIONS = ("_tj_limit_cpu", "_tj_faked_clock", "_tj_drive", "_tj_not_passed", "_tj_own_budget",
              "_tj_own_runs", "_tj_vouch", "_tj_settle", "_tj_exec_runs", "_tj_json_failed", "_tj_tests_in",
-             "_tj_unsupported", "_tj_hide_sources")
+             "_tj_unsupported", "_tj_hide_sources", "_tj_idle")
 
 
 # As root the wrapper runs the varied replay as another uid, which cannot read a Python under /root.
@@ -195,3 +195,17 @@ def test_pytest_reference_keeps_its_one_varied_process(repo):
     normal, _, starts = run_pytest(repo, "def test_a():\n    pass\n", canary=None)
     assert starts == {"build": 0, "own": 0, "varied": 1}
     assert normal == {"tests/test_w.py::test_a": 5}  # NOT_NEEDED: no channel is judged there
+
+
+def test_pytest_tests_taking_fixtures_or_async_start_no_second_process(repo):
+    """The driver calls a test taking arguments (fixtures, pytest's parameters) or an async one
+    in no environment (3, not measured): it is not driven at all, so it no longer sends the run
+    to a second process in the usual environment; the canaries still run beside the others."""
+    witness = ("def test_a():\n    pass\n\n\ndef test_f(tmp_path):\n    assert tmp_path\n\n\n"
+               "async def test_c():\n    pass\n")
+    normal, varied, starts = run_pytest(repo, witness)
+    assert starts == {"build": 0, "own": 0, "varied": 1}  # was one varied and one own run
+    assert normal["tests/test_w.py::test_a"] == 0
+    assert normal["tests/test_w.py::test_f"] == normal["tests/test_w.py::test_c"] == 3  # not measured, as before
+    assert "tests/test_w.py::test_f" not in varied and "tests/test_w.py::test_c" not in varied
+    assert (varied["tests/test_c.py::test_p"], varied["tests/test_c.py::test_f"]) == (0, 1)
