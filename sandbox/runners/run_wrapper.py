@@ -293,6 +293,9 @@ def _tj_own_runs(own, uid, ran, junit):
     other = own["varied_uid"] if os.getuid() == 0 else uid
     sources = _tj_hide_sources(sorted(set(tests[i][0] for i in todo)))
     idle = _tj_idle(sources)
+    for path, names in own["files"][cut:]:
+        if path in sources:
+            sources[path] = _tj_only(sources[path], names)
     todo = [i for i in todo if i >= witnesses or tests[i] not in idle]
 
     def drive(indices, vary, budget):
