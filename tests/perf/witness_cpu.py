@@ -29,6 +29,10 @@ FIX = ROOT / "tests" / "fixtures"
 KINDS = {
     "pytest": (ROOT / "benchmarks" / "demo", "parse-duration-compound",
                "environment/repo/tests/test_durations.py", "tests/test_tj_w.py"),
+    # a witness importing no pytest (32 of the demo's 50 Python candidates)
+    "pytest, no pytest import": (ROOT / "benchmarks" / "demo", "recordset-metadata",
+                                 "agent-scripts/recordset-metadata/candidates/au_rec_json_v1.py",
+                                 "tests/test_tj_w.py"),
     "node --test": (ROOT / "benchmarks" / "demo", "duration-units-js",
                     "environment-js/repo/test/duration.test.js", "test/tj_w.test.js"),
     "vitest": (FIX / "typescript", "query-parse", "environment/repo/test/query.test.ts", "test/tj_w.test.ts"),
