@@ -20,8 +20,11 @@ never computed in pytest's reporting. The own run checks claimed passes: a test 
 JUnit report shows only failed, errored or skipped is not run again (4), and a run without any
 witness test claimed passed starts no driver (its failures keep their kind from the report).
 Its cost is one interpreter start (two when a test does not pass in the varied environment),
-one pytest import (kept across the test modules that import it, not imported again per module)
-and the tests' own time.
+one pytest import where a witness imports it (kept across the test modules that import it, not
+imported again per module) and the tests' own time. The wrapper gives the driver neither the
+tests it would call in no environment (a test function taking fixtures or parameters, or an
+async one, as the witness text shows: 3 without a process) nor the canary file's other lines
+(the error canary's fixture and its `import pytest`: pytest's run alone needs them).
 
 The same driver gives the *environment-varied replay*: another uid than the trial user
 (VARIED_UID), a neutral argv[0], fresh HOME and TMPDIR, no PYTEST_* variables, and the clock

@@ -29,7 +29,7 @@ from testjack_tui.sandbox.runners.run_wrapper import WRAPPER
 
 FUNCTIONS = ("_tj_limit_cpu", "_tj_faked_clock", "_tj_drive", "_tj_not_passed", "_tj_own_budget",
              "_tj_own_runs", "_tj_vouch", "_tj_settle", "_tj_exec_runs", "_tj_json_failed", "_tj_tests_in",
-             "_tj_unsupported", "_tj_hide_sources")
+             "_tj_unsupported", "_tj_hide_sources", "_tj_idle", "_tj_only")
 
 
 # As root the wrapper runs the varied replay as another uid, which cannot read a Python under /root.
@@ -159,9 +159,11 @@ PY_CANARY = Canaries(files={"tests/test_c.py": ""},
                      expected={"tests/test_c.py::test_p": "passed", "tests/test_c.py::test_f": "failed"})
 
 
-def run_pytest(repo: str, witness: str, canary: Canaries | None = PY_CANARY) -> tuple[dict, dict, dict]:
+def run_pytest(repo: str, witness: str, canary: Canaries | None = PY_CANARY,
+               canary_text: str = "def test_p():\n    pass\n\n\ndef test_f():\n    assert 1 == 2\n"
+               ) -> tuple[dict, dict, dict]:
     os.makedirs(os.path.join(repo, "tests"), mode=0o755)
-    files = {"tests/test_w.py": witness, "tests/test_c.py": "def test_p():\n    pass\n\n\ndef test_f():\n    assert 1 == 2\n"}
+    files = {"tests/test_w.py": witness, "tests/test_c.py": canary_text}
     for path, text in files.items():
         with open(os.path.join(repo, path), "w") as fh:
             fh.write(text)
@@ -195,3 +197,30 @@ def test_pytest_reference_keeps_its_one_varied_process(repo):
     normal, _, starts = run_pytest(repo, "def test_a():\n    pass\n", canary=None)
     assert starts == {"build": 0, "own": 0, "varied": 1}
     assert normal == {"tests/test_w.py::test_a": 5}  # NOT_NEEDED: no channel is judged there
+
+
+def test_pytest_tests_taking_fixtures_or_async_start_no_second_process(repo):
+    """The driver calls a test taking arguments (fixtures, pytest's parameters) or an async one
+    in no environment (3, not measured): it is not driven at all, so it no longer sends the run
+    to a second process in the usual environment; the canaries still run beside the others."""
+    witness = ("def test_a():\n    pass\n\n\ndef test_f(tmp_path):\n    assert tmp_path\n\n\n"
+               "async def test_c():\n    pass\n")
+    normal, varied, starts = run_pytest(repo, witness)
+    assert starts == {"build": 0, "own": 0, "varied": 1}  # was one varied and one own run
+    assert normal["tests/test_w.py::test_a"] == 0
+    assert normal["tests/test_w.py::test_f"] == normal["tests/test_w.py::test_c"] == 3  # not measured, as before
+    assert "tests/test_w.py::test_f" not in varied and "tests/test_w.py::test_c" not in varied
+    assert (varied["tests/test_c.py::test_p"], varied["tests/test_c.py::test_f"]) == (0, 1)
+
+
+def test_pytest_driver_gets_only_the_canary_tests_it_runs(repo):
+    """Our driver runs a must-pass and a must-fail canary test; the rest of the canary file (the
+    error canary's fixture and its `import pytest`, which only pytest's run needs) is blank in
+    the text it gets, so a driver whose witnesses import no pytest imports none (here: a module
+    this interpreter cannot import, which would fail every canary)."""
+    canary = ("import tj_no_such_module\n\n\n@tj_no_such_module.fixture\ndef fx():\n    raise LookupError\n\n\n"
+              "def test_e(fx):\n    pass\n\n\ndef test_p():\n    pass\n\n\ndef test_f():\n    assert 1 == 2\n")
+    normal, varied, starts = run_pytest(repo, "def test_a():\n    pass\n", canary_text=canary)
+    assert starts == {"build": 0, "own": 0, "varied": 1}
+    assert normal["tests/test_w.py::test_a"] == 0
+    assert (varied["tests/test_c.py::test_p"], varied["tests/test_c.py::test_f"]) == (0, 1)

@@ -6,6 +6,7 @@ run goes through it (`PytestRunner.inline_command`, which the other runners reus
 from __future__ import annotations
 
 from .gate import GATE
+from .wrapper_reads import READS
 
 # Runs as `python3 -I -S -c WRAPPER`: isolated (no PYTHON* variables, no site, no .pth files, no
 # sitecustomize, no current directory on sys.path), so none of the repo's code runs in it.
@@ -77,7 +78,7 @@ def _tj_restore(spec):
         fh.write(out)
     return out, None
 
-""" + GATE + r"""
+""" + GATE + READS + r"""
 _tj = json.loads(os.environ.pop("TJ_WRAP"))
 if not (_tj.get("user") and os.getuid() == 0):
     # Tests of the same uid could read this process's memory and environment (the mark); tests
@@ -159,39 +160,6 @@ def _tj_read_reports():
         except (IOError, OSError):
             out[path] = None
     return out
-
-def _tj_tests_in(path):
-    # The test functions of a witness file, read by this (root, isolated) process with ast.
-    import ast
-    try:
-        with open(os.path.join(_tj["repo"], path), "rb") as fh:
-            tree = ast.parse(fh.read())
-    except Exception:
-        return []
-    names, defs = [], (ast.FunctionDef, ast.AsyncFunctionDef)
-    for node in tree.body:
-        if isinstance(node, defs) and node.name.startswith("test"):
-            names.append(node.name)
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            names += [node.name + "::" + f.name for f in node.body
-                      if isinstance(f, defs) and f.name.startswith("test")]
-    return names
-
-def _tj_unsupported(path):
-    # A conftest.py between the repo and the test file with autouse fixtures, plugins or run
-    # hooks does things to the test our driver does not: its tests are not measured there.
-    folder = os.path.dirname(os.path.join(_tj["repo"], path))
-    while True:
-        try:
-            with open(os.path.join(folder, "conftest.py"), "rb") as fh:
-                text = fh.read()
-            if b"autouse" in text or b"pytest_plugins" in text or b"pytest_runtest" in text:
-                return True
-        except (IOError, OSError):
-            pass
-        if folder.rstrip("/") == _tj["repo"].rstrip("/") or folder in ("/", ""):
-            return False
-        folder = os.path.dirname(folder)
 
 def _tj_hide_sources(paths):
     # The witness files' text goes to our driver on stdin, and the files (with pytest's cached
@@ -291,33 +259,6 @@ def _tj_drive(own, tests, uid, varied, left, sources):
                 continue
     return dict((i, found.get(i, missing)) for i in range(len(tests)))
 
-def _tj_not_passed(junit, keys):
-    # The tests (`path::name`, `path::Class::name`) the JUnit report, as read when the runner
-    # exited, shows only as failed, errored or skipped: no pass is claimed for them, so no
-    # second channel is needed to believe them. Anything unclear (no report, an unreadable one,
-    # a test missing from it, or listed once passed and once not) is not in this set.
-    if not junit:
-        return set()
-    try:
-        import xml.etree.ElementTree as ET
-        root = ET.fromstring(base64.b64decode(junit))
-    except Exception:
-        return set()
-    seen = {}
-    for case in root.iter("testcase"):
-        name = case.get("name") or ""
-        key = (case.get("classname") or "", name.split("[", 1)[0])
-        bad = any(child.tag in ("failure", "error", "skipped") for child in case)
-        seen[key] = seen.get(key, True) and bad
-    out = set()
-    for key in keys:
-        path, _, rest = key.partition("::")
-        parts = rest.split("::")
-        classname = ".".join([path[:-3].replace("/", ".")] + parts[:-1])
-        if seen.get((classname, parts[-1])):
-            out.add(key)
-    return out
-
 def _tj_own_budget(own, ran):
     # What our own runs may take: wall time within nine tenths of the run's timeout after the
     # runner (RAN seconds), so they never make the run time out, and own["total"] CPU seconds
@@ -351,6 +292,11 @@ def _tj_own_runs(own, uid, ran, junit):
     todo = [i for i, (p, n) in enumerate(tests) if keys[i] not in skip and not _tj_unsupported(p)]
     other = own["varied_uid"] if os.getuid() == 0 else uid
     sources = _tj_hide_sources(sorted(set(tests[i][0] for i in todo)))
+    idle = _tj_idle(sources)
+    for path, names in own["files"][cut:]:
+        if path in sources:
+            sources[path] = _tj_only(sources[path], names)
+    todo = [i for i in todo if i >= witnesses or tests[i] not in idle]
 
     def drive(indices, vary, budget):
         got = _tj_drive(own, [tests[i] for i in indices], other if vary else uid, vary, budget, sources)
@@ -536,29 +482,6 @@ def _tj_exec_runs(own, uid, ran):
     if again:
         normal.update(run_all(again + (cans if own.get("channel", True) else []), _tj_owner, False))
     return _tj_settle(todo, musts, normal, varied)
-
-def _tj_json_failed(text, path, name):
-    # A jest-style JSON report (node-report.json) shows the file PATH (repo-relative), or its
-    # tests under NAME (" > "-joined titles), only as not passed: failed, errored or skipped
-    # tests, or a file that failed to load. Anything unclear (no report, no such test, a pass
-    # anywhere among them) is not.
-    try:
-        doc = json.loads(text)
-        found = []
-        for suite in doc.get("testResults") or []:
-            file = str(suite.get("name") or "")
-            if file not in (path, os.path.join(_tj["repo"], path)):
-                continue
-            tests = suite.get("assertionResults") or []
-            if not tests and suite.get("status") == "failed":
-                found.append("failed")
-            for a in tests:
-                title = " > ".join([str(t) for t in (a.get("ancestorTitles") or []) if t] + [str(a.get("title") or "")])
-                if not name or title == name or title.startswith(name + " > "):
-                    found.append(a.get("status"))
-        return bool(found) and "passed" not in found
-    except Exception:
-        return False
 
 _tj_since = _tj_started("self")
 import time as _tj_time
