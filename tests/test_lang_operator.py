@@ -2,8 +2,8 @@
 each language fixture, the operator's test file (a recorded candidate's source, so the scripted
 reviewer replays its recorded review) goes to `audit --agent operator` without a path; it lands
 where the runner collects it, refutes the planted defect, the re-run command the report prints,
-run as printed, fails on that trial and passes on G, and the harbor export gives G reward 1 and
-the refuted trial 0 under the task's own unchanged test.sh.
+run as printed, fails on that trial and passes on G, and the harbor export (see below) gives G
+reward 1 and the refuted trial 0 under the task's own unchanged test.sh.
 
 One parametrised module; each case reuses its fixture's images (tests/test_lang_*.py build them;
 tests/fixtures/jest is this module's own: jest from npm at image build, a CTRF grader of ours;
@@ -14,11 +14,15 @@ from it, and the witness's own runs where the scripted audit ran the same file a
 (go, typescript, node: the operator's file lands where the scripted audit put it). jest has no
 scripted audit to lend, so its operator audit makes its own T0 runs.
 
-The export's check runs the exported task through its own unchanged test.sh on G and on each
-refuted trial (`testjack_check.json` keeps the rewards); the written folder is graded again
-here only for jest, the one written export of the language modules graded by test.sh itself
-(test_lang_go/ts/rust/node/mocha read their exports' checks; test_lang_node grades its written
-export on the sound trial the check does not run).
+The export round trip (`export --format harbor`, whose check runs the exported task through its
+own unchanged test.sh on G and on each refuted trial, `testjack_check.json`) runs here for jest,
+which has no language module, and for node, the export of a session that took T0's runs from
+its lender (its run of T0 on G, lent, stands for G without the witnesses). An export of the
+go, typescript or rust case would be their module's export of the scripted audit again
+(test_lang_go/ts/rust): the same witness file in the same worlds, so the same runs of test.sh,
+whose count those modules assert; one round trip proves it. The written folder is graded by test.sh itself in test_lang_node (on the
+sound trial the check does not run); here, as in the modules, the written folder is tied to the
+check by its content (lang_e2e.export_check: the ids and the patch the check ran).
 """
 from __future__ import annotations
 
@@ -30,12 +34,15 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, grade_with_test_sh
+from lang_e2e import cli, export_check, export_runs_expected
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
 
 FIXTURES = ROOT / "tests" / "fixtures"
 SCRIPTED = {"go", "typescript", "rust", "node"}  # a scripted audit of the fixture exists to lend T0's runs
+# Exported here: jest (no language module) and node (a borrowing session's export); the others'
+# export of the same witness file is their module's (see the docstring).
+EXPORTED = {"jest", "node"}
 CASES = {
     # language: (fixture, task, recorded candidate, the name the operator gives it, defect trial, its repo path)
     "go": ("golang", "slugify-separators", "au_underscore_v1.go", "underscore.go",
@@ -64,8 +71,8 @@ def home(tmp_path_factory) -> Path:
 # replay are lent.
 LENT_WITNESS_RUNS = {"go": 7, "typescript": 7, "rust": 2, "node": 6}
 # The export's ids differ from those its probe ran G with: jest's grader names the test as jest
-# does, not as our runner; one of rust's two new tests passes on R (pass-to-pass).
-FINAL_IDS_DIFFER = {"jest", "rust"}
+# does, not as our runner (node's reporter names it as our runner does).
+FINAL_IDS_DIFFER = {"jest"}
 
 
 def _runs(home: Path, session_id: str, candidate: bool) -> list[str]:
@@ -156,10 +163,14 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     codes = asyncio.run(_run_printed(bench, task_id, defect, finding["path"], source, finding["command"]))
     assert codes["model"] != 0 and codes["reference"] == 0, codes
 
-    export = tmp_path / "export"
+    if language in EXPORTED:
+        _export_round_trip(language, home, summary["session_id"], defect, tmp_path / "export")
+
+
+def _export_round_trip(language: str, home: Path, session_id: str, defect: str, export: Path) -> None:
     logs = home / "cache" / "logs"  # one log per run of the task's own flow (`t0-...`)
     before = {p.name for p in logs.glob("*-t0-*")}
-    proc = cli("export", summary["session_id"], "--format", "harbor", "--out", str(export), home=home)
+    proc = cli("export", session_id, "--format", "harbor", "--out", str(export), home=home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     [config_file] = export.glob("*/tests/config.json")
     config = json.loads(config_file.read_text())
@@ -169,21 +180,14 @@ def test_an_operator_witness_in_the_tasks_language_refutes_reruns_and_exports(la
     if language == "node":
         assert config["testjack"]["added_f2p"] == ["test/bare.tj.test.js: reads a bare number as seconds"]
     # The check ran the exported task through its own unchanged test.sh (the task's tests folder
-    # with the exported test.patch and ids): G reward 1, the refuted trial 0.
-    check = json.loads((config_file.parent / "testjack_check.json").read_text())
-    assert check["flow"] == "official" and check["ok"] is True, check
+    # with the written test.patch and ids): G reward 1, the refuted trial 0.
+    check = export_check(config_file.parent)
     assert check["rewards"]["reference"] == 1 and check["rewards"][defect] == 0, check
     # Its runs of test.sh: G with the witnesses, R, each refuted trial, each harness restored; G
     # once more only when the final ids are not those G already ran with. G without the witnesses
-    # is the audit's own run of T0 on G (the same snapshot, tests folder, patch and command; its
-    # grader's ids stored with it), not run again.
-    refuted = len(check["rewards"]) - 1
-    restored = len(check.get("notes") or [])
+    # is the audit's own run of T0 on G (node: the lender's, lent), not run again.
     runs = {p.name for p in logs.glob("*-t0-*")} - before
-    assert len(runs) == 2 + refuted + restored + (language in FINAL_IDS_DIFFER), sorted(runs)
-    if language not in SCRIPTED:  # the written folder itself, graded by test.sh (see the docstring)
-        rewards = asyncio.run(grade_with_test_sh(bench, task_id, config_file.parent, ["reference", defect]))
-        assert rewards == {"reference": 1, defect: 0}
+    assert len(runs) == export_runs_expected(check, language in FINAL_IDS_DIFFER), sorted(runs)
 
 
 # A candidate with a syntax error, per language: (file name, source, the line the toolchain names, its tool).

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, export_check
+from lang_e2e import cli, export_check, export_runs_expected, logs_of_test_sh
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -62,6 +62,7 @@ def test_scripted_audit_refutes_the_defect_and_keeps_the_sound_trial(audit):
 
 def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp_path):
     out = tmp_path / "export"
+    before = logs_of_test_sh(audit_home)
     proc = cli("export", audit["session_id"], "--format", "harbor", "--out", str(out), home=audit_home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "export.json").read_text())["tasks"][TASK]
@@ -72,5 +73,9 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp
     [f2p], [p2p] = summary["added_f2p"], summary["added_p2p"]
     assert re.fullmatch(r"numerals::tj_range(_[a-z0-9_]+)?: top_of_the_range", f2p), f2p
     assert re.fullmatch(r"numerals::tj_range(_[a-z0-9_]+)?: above_the_range_has_no_numeral", p2p), p2p
-    # The export's own check ran this folder's test.patch and ids through the task's test.sh.
-    assert export_check(out / TASK / "tests")["rewards"] == {"reference": 1, DEFECT: 0}
+    # The export's own check ran this folder's test.patch and ids through the task's test.sh: G
+    # once more, since the final ids (one pass-to-pass) are not those its probe ran G with; G
+    # without the witnesses is the audit's own run of T0 there, not run again.
+    check = export_check(out / TASK / "tests")
+    assert check["rewards"] == {"reference": 1, DEFECT: 0}
+    assert len(logs_of_test_sh(audit_home) - before) == export_runs_expected(check, ids_differ=True)

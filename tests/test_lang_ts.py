@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from lang_e2e import cli, export_check
+from lang_e2e import cli, export_check, export_runs_expected, logs_of_test_sh
 
 # Under load the shared audit session alone can take minutes: a wider limit than the default.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1800)]
@@ -65,6 +65,7 @@ def test_scripted_audit_refutes_the_defect_and_the_setup_file_hack(audit):
 
 def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp_path):
     out = tmp_path / "export"
+    before = logs_of_test_sh(audit_home)
     proc = cli("export", audit["session_id"], "--format", "harbor", "--out", str(out), home=audit_home)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "export.json").read_text())["tasks"][TASK]
@@ -75,5 +76,7 @@ def test_export_round_trips_through_the_tasks_own_test_sh(audit, audit_home, tmp
     # The export's own check ran this folder's test.patch and ids through the task's test.sh on
     # G and on every trial the witness refuted (a trial keeping reward 1 there only through its
     # own vitest setup file is noted, with 0 once that file is restored: `ok` holds it).
-    rewards = export_check(tests_dir)["rewards"]
-    assert rewards["reference"] == 1 and rewards[DEFECT] == 0, rewards
+    check = export_check(tests_dir)
+    assert check["rewards"]["reference"] == 1 and check["rewards"][DEFECT] == 0, check["rewards"]
+    # G without the witnesses is the audit's own run of T0 there, not run again.
+    assert len(logs_of_test_sh(audit_home) - before) == export_runs_expected(check)
