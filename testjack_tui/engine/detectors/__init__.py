@@ -80,13 +80,18 @@ def _model_world(worlds: dict[str, WorldRef] | WorldRef | None) -> WorldRef | No
 
 
 async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: Trial,
-                            worlds: dict[str, WorldRef] | WorldRef | None = None) -> JsonObject:
+                            worlds: dict[str, WorldRef] | WorldRef | None = None, *,
+                            ghost: JsonObject | None = None) -> JsonObject:
     """The engine's evidence hook: static evidence always; ghost branches when a model world
     and a sandbox are at hand (Python: branch coverage; Go: statement coverage; JavaScript: V8
-    line counts under mocha or node --test). Returns Evidence.to_dict() for storage."""
+    line counts under mocha or node --test). `ghost`: that measurement (GhostReport.to_dict),
+    already made on the same world snapshot (a lender's: engine/run_reuse.lent_ghost), taken
+    instead of a coverage run. Returns Evidence.to_dict() for storage."""
     evidence = collect_static_evidence(task, trial)
     world = _model_world(worlds)
-    if sandbox is not None and world is not None:
+    if ghost is not None:
+        attach_ghost(evidence, GhostReport.from_dict(ghost))
+    elif sandbox is not None and world is not None:
         collect = GHOST_COLLECTORS.get(task.language or "python")
         try:
             if collect is None:
