@@ -134,12 +134,15 @@ class LoopBase:
 
     def _lent_ghost(self, trial: Trial, world: WorldRef | None) -> JsonObject | None:
         """The lender's ghost-line measurement of `trial` on this very model world (`--reuse-runs`:
-        engine/run_reuse.lent_ghost), announced like a lent run; None: measure it here."""
+        engine/run_reuse.lent_ghost), counted against the budget as the coverage run it stands
+        for (as a lent run is), so usage and limits are a fresh session's; None: measure it here."""
         lender = self.env.runner.lender
         if lender is None or world is None:
             return None
         ghost = lent_ghost(lender, trial.id, world.name, world.image, t0_key(self.task, world))
         if ghost is not None:
+            if self.env.sandbox.budget is not None:
+                self.env.sandbox.budget.reserve_test_runs(1)
             self._emit(Log(self.env.session_id, level="info",
                            message=f"{trial.id}: ghost lines taken from session {lender.path.parent.name} "
                                    "(the same world snapshot and T0)"))

@@ -23,6 +23,7 @@ from testjack_tui.engine.detectors.signals import DETECTORS, Evidence, EvidenceS
 from testjack_tui.engine.detectors.sniffing import sniffing_signals
 from testjack_tui.repo_files import harness_files
 from testjack_tui.engine.records import JsonObject
+from testjack_tui.engine.roles import BudgetExceeded
 
 __all__ = [
     "DETECTORS", "Evidence", "FileDiff", "GhostReport", "Line", "Signal", "attach_ghost",
@@ -100,6 +101,8 @@ async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: T
                     f"from the toolchain; measured for: {', '.join(sorted(GHOST_COLLECTORS))})"))
             else:
                 report = await collect(sandbox, task, trial, world)
+        except BudgetExceeded:
+            raise  # the session pauses; the ghost lines are measured on resume, not stored as unavailable
         except Exception as exc:  # evidence is optional; a failed coverage run must not stop an audit
             report = GhostReport(task.id, trial.id, error=f"{type(exc).__name__}: {exc}"[:300])
         attach_ghost(evidence, report)
