@@ -120,7 +120,8 @@ def podman_calls(tmp_path, monkeypatch):
 # test_audit_cmd_e2e reads it and compares its one-task re-runs with it. Then the per-trial audit
 # (every passing trial on its own, `--sampler cluster`, seed 0) with `--reuse-runs` on that
 # session: it takes every run the lightweight loop already made (same world snapshot, tests and
-# files: the run's key) and runs only the rest, and ends as a per-trial audit of its own would
+# files: the run's key) and the ghost lines of each trial it audited (T0 under coverage on the
+# same snapshot: engine/run_reuse.lent_ghost), runs only the rest, and ends as a per-trial audit of its own would
 # (tests/test_reuse_runs.py); test_report_e2e, test_probes and test_demo_scripts read it. Under
 # xdist the fixtures are per worker; the `podman` group (below) keeps every reader on one worker,
 # so each runs once per session.

@@ -155,3 +155,42 @@ def test_bad_reuse_runs_input_is_one_error_line_before_any_world(tmp_path):
     assert missing.exit_code == 2 and f"error: {tmp_path / 'gone.py'}: --candidate: no such file" in missing.output
     assert not (tmp_path / "out" / "summary.json").exists()
     assert sorted(p.parent.name for p in db_path("lent").parents[1].glob("*/session.db")) == ["lent", "other"]
+
+
+def test_a_trials_ghost_lines_are_taken_only_from_the_same_world_snapshot_and_t0(tmp_path):
+    # A per-trial audit after a lightweight one measured T0's coverage again on every trial the
+    # lightweight loop had audited (one container each, the same snapshot): it takes that
+    # measurement, and the trial's evidence is the one a coverage run here gives.
+    from testjack_tui.engine.detectors import GhostReport, evidence_provider
+    from testjack_tui.engine.detectors.ghost import GhostLine
+    from testjack_tui.engine.run_reuse import lent_ghost
+    from testjack_tui.engine.runner import t0_key
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.sandbox.api import WorldRef
+
+    bench = load_benchmark(DEMO)
+    trial = next(t for t in bench.trials if t.id == TRIAL)
+    task = bench.tasks[trial.task_id]
+    world = WorldRef(task_id=task.id, kind="model", trial_id=trial.id, image="img:1", workdir="/app")
+    report = GhostReport(task.id, trial.id, "coverage run ...", added_lines=4, executed_lines=3,
+                         ghost_lines=[GhostLine("merge/strategies.py", 12, "return fallback(items)")])
+    lender = SessionStore(tmp_path / "lender.db")
+    lender.put_world(world.name, task.id, "model", trial.id, world.image, ())
+    lender.put_evidence(task.id, trial.id, {"trial_id": trial.id, "ghost": report.to_dict(),
+                                            "executed_by_witness": {"w": [["merge/strategies.py", 3]]}})
+    key = t0_key(task, world)
+    assert lent_ghost(lender, trial.id, world.name, world.image, key) is None  # no T0 run of ours there
+    lender.put_run(dataclasses.replace(_stored(key), world=world.name, trial_id=trial.id))
+    ghost = lent_ghost(lender, trial.id, world.name, world.image, key)
+    assert ghost == report.to_dict()
+    assert lent_ghost(lender, trial.id, world.name, "img:2", key) is None  # another snapshot
+    assert lent_ghost(lender, "other-trial", world.name, world.image, key) is None
+    lender.put_evidence(task.id, trial.id, {"trial_id": trial.id,
+                                            "ghost": dataclasses.asdict(GhostReport(task.id, trial.id, error="timed out"))})
+    assert lent_ghost(lender, trial.id, world.name, world.image, key) is None  # measured nothing: measure here
+
+    taken = asyncio.run(evidence_provider(None, task, trial, {"model": world}, ghost=ghost))
+    assert taken["ghost"] == report.to_dict()
+    assert [(s["detector"], s["line"]) for s in taken["signals"] if s["detector"] == "ghost_branches"] == \
+        [("ghost_branches", 12)]
+    assert "executed_by_witness" not in taken  # what the lender's witnesses ran is its own

@@ -55,7 +55,8 @@ class WitnessClass:
 ClassAnswer: TypeAlias = WitnessClass | str | JsonObject
 Classifier = Callable[[Task, list[WitnessRecord], dict[str, dict[str, str]], list[Trial]], Mapping[str, ClassAnswer]]
 
-# async (sandbox, task, trial, worlds) -> the trial's evidence as stored (Evidence.to_dict())
+# async (sandbox, task, trial, worlds[, ghost=a measurement of the same world: run_reuse.lent_ghost])
+# -> the trial's evidence as stored (Evidence.to_dict())
 EvidenceProvider = Callable[..., Awaitable[JsonObject]]
 
 

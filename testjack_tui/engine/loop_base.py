@@ -17,6 +17,8 @@ from .hooks import WitnessClass, WitnessRecord
 from .oracle import CandidateBook
 from .records_agent import ChecklistRow, JudgedCandidate, SuspiciousFeature, ValidatedTest
 from .records_standing import TrialLoopState
+from .run_reuse import lent_ghost
+from .runner import t0_key
 from .records_runs import JsonObject, TestOutcomes
 from .roles import AuditContext, BudgetExceeded, Candidate, ReviewVerdict, WorldTools
 from .tampering import with_canary_evidence
@@ -112,9 +114,11 @@ class LoopBase:
             return stored
         merged: JsonObject = {}
         worlds = self._worlds_for(trial, "audit")
+        lent = self._lent_ghost(trial, worlds.get("model"))
         for provider in self.env.hooks.evidence:
             try:
-                merged.update(await provider(self.env.sandbox, self.task, trial, worlds) or {})
+                merged.update(await provider(self.env.sandbox, self.task, trial, worlds,
+                                             **({"ghost": lent} if lent is not None else {})) or {})
             except BudgetExceeded:
                 raise  # pause now; the evidence is computed on resume
             except Exception as exc:  # noqa: BLE001 - evidence is optional; the audit goes on
@@ -127,6 +131,22 @@ class LoopBase:
         merged = with_canary_evidence(self.env.store, trial.id, merged)
         self.evidence[trial.id] = merged
         return merged
+
+    def _lent_ghost(self, trial: Trial, world: WorldRef | None) -> JsonObject | None:
+        """The lender's ghost-line measurement of `trial` on this very model world (`--reuse-runs`:
+        engine/run_reuse.lent_ghost), counted against the budget as the coverage run it stands
+        for (as a lent run is), so usage and limits are a fresh session's; None: measure it here."""
+        lender = self.env.runner.lender
+        if lender is None or world is None:
+            return None
+        ghost = lent_ghost(lender, trial.id, world.name, world.image, t0_key(self.task, world))
+        if ghost is not None:
+            if self.env.sandbox.budget is not None:
+                self.env.sandbox.budget.reserve_test_runs(1)
+            self._emit(Log(self.env.session_id, level="info",
+                           message=f"{trial.id}: ghost lines taken from session {lender.path.parent.name} "
+                                   "(the same world snapshot and T0)"))
+        return ghost
 
     async def _mutation_evidence(self, trial: Trial, world: WorldRef, ghost: JsonObject | None) -> JsonObject:
         from .detectors.mutation import MutationReport, collect_mutation_evidence

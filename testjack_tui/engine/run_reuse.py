@@ -14,6 +14,10 @@ borrowing session's own store, with its canary verdict and this session's task, 
 candidates, and counts against its budget as a run made here: the session is complete on its own
 (report, export, resume) and its limits pause it where they would without reuse. The lending
 session is only read, and may still be running: a stored run never changes once written.
+A trial's ghost lines (T0 under coverage in its model world, the one part of its evidence a
+container measures) are taken the same way (`lent_ghost`): the lender's measurement on the same
+world snapshot with the same T0, so a per-trial audit does not measure again every trial the
+lightweight loop audited.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from testjack_tui.errors import InputError
 from testjack_tui.sandbox.runners import moved_grader_ids
 
 from .records_cands import CandidateRecord
+from .records import JsonObject
 from .records_runs import StoredRun, TestOutcomes, of_file
 from .store import SessionStore, db_path, session_ref
 
@@ -91,6 +96,21 @@ def borrow(lender: SessionStore, store: SessionStore, key: str, task_id: str, tr
                               same_as=None)
     store.put_run(run)
     return run
+
+
+def lent_ghost(lender: SessionStore, trial_id: str, world: str, image: str, t0_run: str) -> JsonObject | None:
+    """The ghost-line measurement (the `ghost` part of a trial's evidence: T0 under coverage in
+    its model world) the lender made of `trial_id` on the same world snapshot (`world`@`image`)
+    with the same T0 ids (it holds T0's run there under `t0_run`, our key of it), or None. The
+    snapshot holds the trial's patch, T0 and the environment; the measurement reads nothing else,
+    so it is the one this session would make (the coverage run is trial code, like a test run).
+    A report that measured nothing (its `error`) is not taken: measuring again may tell why."""
+    if lender.get_run(t0_run) is None or not any(w.name == world and w.image == image for w in lender.worlds()):
+        return None
+    ghost = (lender.get_evidence(trial_id) or {}).get("ghost")
+    if not isinstance(ghost, dict) or ghost.get("error") or ghost.get("trial_id") != trial_id:
+        return None
+    return dict(ghost)
 
 
 TestKey = tuple[str, str, tuple[str, ...]]

@@ -23,6 +23,7 @@ from testjack_tui.engine.detectors.signals import DETECTORS, Evidence, EvidenceS
 from testjack_tui.engine.detectors.sniffing import sniffing_signals
 from testjack_tui.repo_files import harness_files
 from testjack_tui.engine.records import JsonObject
+from testjack_tui.engine.roles import BudgetExceeded
 
 __all__ = [
     "DETECTORS", "Evidence", "FileDiff", "GhostReport", "Line", "Signal", "attach_ghost",
@@ -80,13 +81,18 @@ def _model_world(worlds: dict[str, WorldRef] | WorldRef | None) -> WorldRef | No
 
 
 async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: Trial,
-                            worlds: dict[str, WorldRef] | WorldRef | None = None) -> JsonObject:
+                            worlds: dict[str, WorldRef] | WorldRef | None = None, *,
+                            ghost: JsonObject | None = None) -> JsonObject:
     """The engine's evidence hook: static evidence always; ghost branches when a model world
     and a sandbox are at hand (Python: branch coverage; Go: statement coverage; JavaScript: V8
-    line counts under mocha or node --test). Returns Evidence.to_dict() for storage."""
+    line counts under mocha or node --test). `ghost`: that measurement (GhostReport.to_dict),
+    already made on the same world snapshot (a lender's: engine/run_reuse.lent_ghost), taken
+    instead of a coverage run. Returns Evidence.to_dict() for storage."""
     evidence = collect_static_evidence(task, trial)
     world = _model_world(worlds)
-    if sandbox is not None and world is not None:
+    if ghost is not None:
+        attach_ghost(evidence, GhostReport.from_dict(ghost))
+    elif sandbox is not None and world is not None:
         collect = GHOST_COLLECTORS.get(task.language or "python")
         try:
             if collect is None:
@@ -95,6 +101,8 @@ async def evidence_provider(sandbox: SandboxBackend | None, task: Task, trial: T
                     f"from the toolchain; measured for: {', '.join(sorted(GHOST_COLLECTORS))})"))
             else:
                 report = await collect(sandbox, task, trial, world)
+        except BudgetExceeded:
+            raise  # the session pauses; the ghost lines are measured on resume, not stored as unavailable
         except Exception as exc:  # evidence is optional; a failed coverage run must not stop an audit
             report = GhostReport(task.id, trial.id, error=f"{type(exc).__name__}: {exc}"[:300])
         attach_ghost(evidence, report)
