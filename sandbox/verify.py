@@ -13,7 +13,7 @@ import asyncio
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Sequence
 
-from testjack_tui.model import Task, Trial, t0_timeout
+from testjack_tui.model import Task, Trial, t0_flow, t0_timeout
 
 from .api import TestRun, WorldKind, WorldRef
 from .backend import SandboxBackend
@@ -145,7 +145,7 @@ async def verify_task(sb: SandboxBackend, task: Task, trials: Sequence[Trial],
 
     command, parser = t0_plan(task)
     result = TaskVerification(task_id=task.id, well_formed=True,
-                              flow="official" if task.tests.evaluator is not None else "direct",
+                              flow=t0_flow(task),
                               t0_command=command, t0_parser=parser)
     world_problems: list[str] = []
 

@@ -184,3 +184,10 @@ def t0_timeout(task: Task, default: float = SWEBENCH_TIMEOUT) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf"):
         return float(value)
     return default
+
+
+def t0_flow(task: Task) -> str:
+    """Which flow T0 takes on `task`'s worlds: "official" (the benchmark's own evaluator, its
+    test.sh) or "direct" (our runner on T0's ids). Verify reports it and the engine keys T0's
+    stored runs by it."""
+    return "official" if task.tests.evaluator is not None else "direct"

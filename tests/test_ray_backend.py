@@ -22,8 +22,6 @@ import pytest
 
 from conftest import DEMO
 
-os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # the cluster reports nothing home
-import ray  # noqa: E402 - the ray extra; .ci/setup installs it
 from testjack_tui.compose import session_deps
 # Audits of one task and a cluster on a small shared machine: generous, not unbounded.
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(1500)]
@@ -102,6 +100,10 @@ def local(home, demo_lightweight_audit) -> dict:
 
 @pytest.fixture(scope="module")
 def cluster(home):
+    # Imported here, not at the top: the ray extra costs every xdist worker ~0.4 CPU-s at
+    # collection, and only the worker that runs this file needs it (.ci/setup installs it).
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # the cluster reports nothing home
+    import ray
     from ray.cluster_utils import Cluster
 
     # The head only coordinates (no testjack_slot), as on many real clusters: every world then

@@ -19,7 +19,7 @@ from typing import Awaitable, Callable, Iterable
 from testjack_tui.sandbox.api import TestRun, WorldRef
 from testjack_tui.sandbox.backend import SandboxBackend
 from testjack_tui.sandbox.runners.base import aggregate, config_notes
-from testjack_tui.model import Task, Trial, t0_timeout  # noqa: F401 - the engine's T0 runs use it
+from testjack_tui.model import Task, Trial, t0_flow, t0_timeout  # noqa: F401 - the engine's T0 runs use it
 
 from testjack_tui.safe_text import safe_text
 
@@ -138,8 +138,7 @@ def run_key(world: str, test_ids: list[str], files: dict[str, str], isolate: boo
 
 def t0_key(task: Task, world: WorldRef, repeat: int = 0) -> str:
     """The key T0's run in `world` is stored under (TestRunner.run_t0)."""
-    flow = "official" if task.tests.evaluator is not None else "direct"
-    return run_key(f"t0-{flow}:{world.name}@{world.image}", list(dict.fromkeys(task.tests.ids)), {}, False, repeat)
+    return run_key(f"t0-{t0_flow(task)}:{world.name}@{world.image}", list(dict.fromkeys(task.tests.ids)), {}, False, repeat)
 
 
 def official_inputs(task: Task, kind: str, trial: Trial | None = None) -> str:
@@ -235,13 +234,12 @@ class TestRunner:
         from testjack_tui.sandbox.t0 import run_t0
 
         test_ids = list(dict.fromkeys(task.tests.ids))
-        flow = "official" if task.tests.evaluator is not None else "direct"
         key = t0_key(task, world, repeat)
         result = await self._run(world, test_ids, {}, False, task.id, trial.id if trial else None, (),
                                  False, key, lambda sb: run_t0(sb, task, world, trial,
                                                               timeout=t0_timeout(task)),
                                  inputs=lambda: official_inputs(task, world.kind, trial))
-        result.flow = flow
+        result.flow = t0_flow(task)
         return result
 
     async def _run(self, world: WorldRef, test_ids: list[str], files: dict[str, str], isolate: bool, task_id: str,
