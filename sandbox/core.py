@@ -193,6 +193,8 @@ class Sandbox(ContainerPool):
             if isinstance(exc, GateNotReached):
                 raise InlineRefused(f"the wrapper did not start: {exc}") from exc
             raise
+        if handle.upper_dir:
+            self._upper_dirs[container.id] = handle.upper_dir
         return container
 
     async def _official_as_main(self, plan: OfficialPlan, image: str, trial_id: str | None) -> TestRun | None:

@@ -11,6 +11,8 @@ whole container (nothing of the run outlives it).
 """
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -31,6 +33,8 @@ class ContainerHandle:
     container_id: str
     killed: bool = False
     timed_out: bool = False
+    init_pid: int | None = None  # host pid of the container's init, seen while it waits at its gate
+    upper_dir: str | None = None  # host path of its writable layer (sandbox/containers.upper_dir)
     _response: Any = None  # the attach stream
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -90,6 +94,47 @@ def start_gated(handle: ContainerHandle) -> None:
             seen += frame[1]
     finally:
         timer.cancel()
+    _inspect(handle, client)
+
+
+def _inspect(handle: ContainerHandle, client: PodmanClient) -> None:
+    """The init's host pid and the writable layer of a container waiting at its gate (one
+    inspect, off the run's turn). Nothing is lost without them: the gate then opens through the
+    API and the disk guard asks for the layer itself."""
+    try:
+        resp = client.api.get(f"/containers/{handle.container_id}/json")
+        if not resp.ok:
+            return
+        info = resp.json()
+        handle.init_pid = int((info.get("State") or {}).get("Pid") or 0) or None
+        upper = ((info.get("GraphDriver") or {}).get("Data") or {}).get("UpperDir")
+        handle.upper_dir = upper if upper and os.path.isdir(upper) else None
+    except Exception:
+        pass
+
+
+def _signal_init(handle: ContainerHandle, sig: signal.Signals) -> bool:
+    """Send `sig` to the container's init straight from this host. True when sent; False when
+    its pid is unknown, not visible here, or not (any more) a process of this container (a pid
+    is checked through a pidfd: a reused pid never gets the signal)."""
+    pid = handle.init_pid
+    if not pid:
+        return False
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return False
+    try:
+        # The container's cgroup names its id (cgroupfs: libpod-ID, systemd: libpod-ID.scope).
+        with open(f"/proc/{pid}/cgroup") as fh:
+            if handle.container_id not in fh.read():
+                return False
+        signal.pidfd_send_signal(fd, sig)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def run_main(handle: ContainerHandle, argv: list[str], *, timeout: float | None,
@@ -102,7 +147,7 @@ def run_main(handle: ContainerHandle, argv: list[str], *, timeout: float | None,
     started = time.monotonic()
     cid = handle.container_id
     try:
-        if not handle.killed:
+        if not handle.killed and not _signal_init(handle, signal.SIGUSR1):
             client.api.post(f"/containers/{cid}/kill", params={"signal": "SIGUSR1"}).raise_for_status()
     except Exception:
         if not handle.killed:  # (killed meanwhile: follow() below closes up)
