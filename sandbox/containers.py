@@ -145,8 +145,10 @@ def create_container(client: PodmanClient, image: str, labels: dict[str, str], l
     from podman.errors import ImageNotFound
 
     manager = client.containers
+    # No log file: output is read from the attach or exec stream only, and conmon would write
+    # every byte of it to disk again.
     payload: dict[str, Any] = {"image": image, "command": list(command or KEEPALIVE), "labels": labels,
-                               "name": name, **limits.create_kwargs()}
+                               "name": name, "log_config": {"Type": "none"}, **limits.create_kwargs()}
     if user:
         payload["user"] = user
     if env:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import time
 from typing import Any, AsyncIterator, Callable, Sequence
 
 from podman.domain.containers import Container
@@ -23,13 +24,13 @@ from . import cleanup, machine_lock
 from .api import ExecResult, TestRun, WorldEvent, WorldKind, WorldRef
 from .containers import create_container, get_file, init_pid, put_files
 from .errors import SandboxError
-from .execs import ExecHandle, Killable, as_user, run_exec
+from .execs import ExecHandle, Killable, as_user, result_of, run_exec
 from .images import api_image_id, api_images, ensure_env_image, resolve_env_image
 from .output import OutputCollector
 from .podman_conf import podman
 from .runners import runner_name
 from .official import OfficialPlan, plan_official, read_official, run_official_in, trailer_reports
-from .main_process import GATE_ENV, ContainerHandle, GateNotReached, run_main, start_gated
+from .main_process import GATE_ENV, ContainerHandle, GateNotReached, attach_and_start, run_main, start_gated
 from .testruns import InlineRefused, RunPlan, finish_run, plan_run, read_trailer, run_tests_in
 from .trailer import TrailerSplitter, exit_code_of
 from .user_base import ensure_user_base, user_base_tag, warm_for
@@ -193,6 +194,8 @@ class Sandbox(ContainerPool):
             if isinstance(exc, GateNotReached):
                 raise InlineRefused(f"the wrapper did not start: {exc}") from exc
             raise
+        if handle.upper_dir:
+            self._upper_dirs[container.id] = handle.upper_dir
         return container
 
     async def _official_as_main(self, plan: OfficialPlan, image: str, trial_id: str | None) -> TestRun | None:
@@ -357,10 +360,63 @@ class Sandbox(ContainerPool):
     async def exec(self, world: WorldRef, cmd: Command, timeout: float | None = 60,
                    cwd: str | None = None, env: dict[str, str] | None = None,
                    stdin: str | bytes | None = None) -> ExecResult:
-        """Run a command (shell string or argv) in a fresh container from the world."""
+        """Run a command (shell string or argv) in a fresh container from the world: the
+        command is the container's main process (created ahead of its turn, started on it),
+        which saves podman an exec's conmon and `runc exec`. A read-only root keeps the exec:
+        its repo mount belongs to the container's user."""
+        if not self.limits.read_only:
+            return await self._exec_as_main(world, cmd, timeout, cwd, env, stdin)
+
         def work(container: Container, handles: list[Killable]) -> ExecResult:
             return self._exec_in(container, world, cmd, timeout, cwd, env, stdin, handles)
         return await self._with_fresh(world, work)
+
+    async def _exec_as_main(self, world: WorldRef, cmd: Command, timeout: float | None, cwd: str | None,
+                            env: dict[str, str] | None, stdin: str | bytes | None) -> ExecResult:
+        argv = run_argv = _argv(cmd)
+        stdin_file = {}
+        if stdin is not None:
+            path = f"/tmp/tj/stdin-{secrets.token_hex(4)}"  # 0644: readable by the trial user
+            stdin_file[path] = stdin
+            run_argv = ["sh", "-c", 'exec "$@" < "$0"', path, *argv]
+        if cwd and not cwd.startswith("/"):
+            cwd = f"{world.workdir.rstrip('/')}/{cwd}"
+        # As the world's unprivileged trial user, without capabilities (as_user drops them): a
+        # command here may run trial code.
+        user = world.user or None
+        if world.user:
+            run_argv, user = as_user(run_argv, world.user, TRIAL_HOME, TRIAL_NAME), ROOT_USER
+
+        def make() -> Container:
+            container = create_container(self._service.client(), world.image,
+                                         self._labels(world.name, world.task_id, world.trial_id),
+                                         self._limits_for(world.memory_mb), user=user, command=run_argv,
+                                         env=env, workdir=cwd or world.workdir)
+            self._track(container, world.name, world.image)
+            try:
+                put_files(container, stdin_file)
+            except BaseException:
+                self._remove_tracked(container.id)
+                raise
+            return container
+
+        def work(container: Container, handles: list[Killable]) -> ExecResult:
+            handle = ContainerHandle(self._service.client, container.id)
+            handles.append(handle)
+            self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="running",
+                                  command=" ".join(argv)))
+            collector = OutputCollector(f"exec-{world.name}", self._output_sink(world.name, container.id))
+            why = attach_and_start(handle)
+            if why:  # as an exec podman could not start: 127 and podman's word
+                handle.close_stream()
+                collector.add(None, why.encode())
+                collector.close()
+                result = result_of(argv, 127, False, collector, time.monotonic())
+            else:
+                result = run_main(handle, argv, timeout=timeout, collector=collector, gated=False)
+            self._exec_events(world.name, container.id, argv, result)
+            return result
+        return await self._with_fresh(world, work, make)
 
     def _exec_in(self, container: Container, world: WorldRef, cmd: Command, timeout: float | None, cwd: str | None,
                  env: dict[str, str] | None, stdin: str | bytes | None, handles: list[Killable]) -> ExecResult:

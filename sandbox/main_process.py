@@ -11,6 +11,8 @@ whole container (nothing of the run outlives it).
 """
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -31,6 +33,8 @@ class ContainerHandle:
     container_id: str
     killed: bool = False
     timed_out: bool = False
+    init_pid: int | None = None  # host pid of the container's init, seen while it waits at its gate
+    upper_dir: str | None = None  # host path of its writable layer (sandbox/containers.upper_dir)
     _response: Any = None  # the attach stream
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -61,20 +65,30 @@ class GateNotReached(Exception):
     """The main process ended (or stalled) before its gate; its output says why."""
 
 
-def start_gated(handle: ContainerHandle) -> None:
-    """Attach to the created container and start it; return once its main process waits at
-    the gate. Started this way ahead of its turn, a run costs its start no time on the turn,
-    and nothing of it runs before then."""
+def attach_and_start(handle: ContainerHandle) -> str:
+    """Attach to the created container, then start it: "" once started, else why not."""
     client = handle.client_factory()
     cid = handle.container_id
     # Attached before the start: not a byte of the output is missed.
     stream = client.api.post(f"/containers/{cid}/attach",
                              params={"stream": True, "stdout": True, "stderr": True}, stream=True)
+    if stream.status_code in (409, 500):  # e.g. a working directory that is not there
+        return stream.text[-300:] or f"HTTP {stream.status_code}"
     stream.raise_for_status()
     handle._response = stream
     started = client.api.post(f"/containers/{cid}/start")
-    if not started.ok:  # e.g. the image has no python3 for the wrapper
-        raise GateNotReached(started.text[-300:])
+    return "" if started.ok else (started.text[-300:] or f"HTTP {started.status_code}")
+
+
+def start_gated(handle: ContainerHandle) -> None:
+    """Attach to the created container and start it; return once its main process waits at
+    the gate. Started this way ahead of its turn, a run costs its start no time on the turn,
+    and nothing of it runs before then."""
+    client = handle.client_factory()
+    started = attach_and_start(handle)
+    if started:  # e.g. the image has no python3 for the wrapper
+        raise GateNotReached(started)
+    stream = handle._response
     seen = b""
     timer = threading.Timer(GATE_PATIENCE, handle.close_stream)
     timer.daemon = True
@@ -90,19 +104,62 @@ def start_gated(handle: ContainerHandle) -> None:
             seen += frame[1]
     finally:
         timer.cancel()
+    _inspect(handle, client)
+
+
+def _inspect(handle: ContainerHandle, client: PodmanClient) -> None:
+    """The init's host pid and the writable layer of a container waiting at its gate (one
+    inspect, off the run's turn). Nothing is lost without them: the gate then opens through the
+    API and the disk guard asks for the layer itself."""
+    try:
+        resp = client.api.get(f"/containers/{handle.container_id}/json")
+        if not resp.ok:
+            return
+        info = resp.json()
+        handle.init_pid = int((info.get("State") or {}).get("Pid") or 0) or None
+        upper = ((info.get("GraphDriver") or {}).get("Data") or {}).get("UpperDir")
+        handle.upper_dir = upper if upper and os.path.isdir(upper) else None
+    except Exception:
+        pass
+
+
+def _signal_init(handle: ContainerHandle, sig: signal.Signals) -> bool:
+    """Send `sig` to the container's init straight from this host. True when sent; False when
+    its pid is unknown, not visible here, or not (any more) a process of this container (a pid
+    is checked through a pidfd: a reused pid never gets the signal)."""
+    pid = handle.init_pid
+    if not pid:
+        return False
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return False
+    try:
+        # The container's cgroup names its id (cgroupfs: libpod-ID, systemd: libpod-ID.scope).
+        with open(f"/proc/{pid}/cgroup") as fh:
+            if handle.container_id not in fh.read():
+                return False
+        signal.pidfd_send_signal(fd, sig)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def run_main(handle: ContainerHandle, argv: list[str], *, timeout: float | None,
-             collector: Collector, reported_exit: Callable[[], int | None] = lambda: None) -> ExecResult:
-    """Open the gate of a container started with start_gated and follow its main process to
-    the end. `argv` is what the result names as the command; `reported_exit`, asked once the
-    output is in, is the exit code the process reported itself (its trailer), if any: podman's
-    `wait` costs the slot another 0.1-0.3 s on busy cores."""
+             collector: Collector, reported_exit: Callable[[], int | None] = lambda: None,
+             gated: bool = True) -> ExecResult:
+    """Open the gate of a container started with start_gated (`gated`; else one just started
+    with attach_and_start) and follow its main process to the end. `argv` is what the result
+    names as the command; `reported_exit`, asked once the output is in, is the exit code the
+    process reported itself (its trailer), if any: podman's `wait` costs the slot another
+    0.1-0.3 s on busy cores."""
     client = handle.client_factory()
     started = time.monotonic()
     cid = handle.container_id
     try:
-        if not handle.killed:
+        if gated and not handle.killed and not _signal_init(handle, signal.SIGUSR1):
             client.api.post(f"/containers/{cid}/kill", params={"signal": "SIGUSR1"}).raise_for_status()
     except Exception:
         if not handle.killed:  # (killed meanwhile: follow() below closes up)

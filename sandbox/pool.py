@@ -74,6 +74,9 @@ class ContainerPool:
         self._started = asyncio.Semaphore(self.concurrency + self.prestart)  # fresh containers alive: working + waiting
         self._loop: asyncio.AbstractEventLoop | None = None
         self._containers: dict[str, str] = {}
+        # Writable layers already known (a gated container's inspect found it): the disk guard
+        # needs no inspect of its own for them.
+        self._upper_dirs: dict[str, str] = {}
         self._worlds: dict[str, WorldRef] = {}
         self._env_images: dict[tuple[object, ...], tuple[str, str]] = {}
         self._locks: dict[Hashable, asyncio.Lock] = {}
@@ -196,6 +199,7 @@ class ContainerPool:
 
     def _remove_tracked(self, container_id: str) -> None:
         world = self._containers.pop(container_id, "")
+        self._upper_dirs.pop(container_id, None)
         remove_container(self._service.client(), container_id)
         self._emit(WorldEvent(world=world, container=container_id[:12], kind="removed"))
 
@@ -275,10 +279,11 @@ class ContainerPool:
         limit = self.limits.disk_mb * 1024 * 1024
 
         async def guard() -> None:
-            # Looked up after the first interval: most runs are over by then and cost no
-            # inspect round trip.
+            # Looked up after the first interval (unless known already): most runs are over by
+            # then and cost no inspect round trip.
             await asyncio.sleep(DISK_POLL)
-            upper = await self._call(upper_dir, self._service.client(), container_id)
+            upper = self._upper_dirs.get(container_id) or await self._call(
+                upper_dir, self._service.client(), container_id)
             if upper is None:
                 return
             while True:

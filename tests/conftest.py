@@ -332,6 +332,8 @@ def pytest_collection_modifyitems(config, items):
 # each worker counts its own tree) and ends the run with the totals per file, also written to
 # FILE as JSON: what sharing a world or a session saves, in counts.
 COUNT_FILE = os.environ.get("TESTJACK_TEST_COUNT_PODMAN")
+if COUNT_FILE:  # the counter reads podman's event log, which our containers.conf leaves off
+    os.environ.setdefault("TESTJACK_PODMAN_EVENTS", "file")
 _COUNTER: list = []
 
 

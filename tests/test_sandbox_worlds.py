@@ -115,10 +115,18 @@ async def test_file_ids_candidates_and_batched_witnesses_in_one_process(task):
     assert on_ref.exec.stdout_head.count("TJ_FILES") == 1
 
 
-async def test_exec_argv_shell_cwd_env_stdin_and_streaming(task):
+async def test_exec_argv_shell_cwd_env_stdin_and_streaming(task, monkeypatch):
+    import requests
+
     events = []
+    sent: list[str] = []
+    send = requests.Session.send
+    # Every request passed on unchanged, its method and path noted.
+    monkeypatch.setattr(requests.Session, "send",
+                        lambda self, req, **kw: (sent.append(f"{req.method} {req.url}"), send(self, req, **kw))[1])
     async with Sandbox(listener=events.append, session="t-exec") as sb:
         ref = await sb.prepare(task, "reference")
+        sent.clear()
         res = await sb.exec(ref, "pwd; echo $GREETING; echo oops >&2; exit 3", env={"GREETING": "hi"})
         assert res.exit_code == 3 and res.stdout_head == "/app\nhi\n" and res.stderr_head == "oops\n"
         res = await sb.exec(ref, ["cat"], stdin="from stdin")
@@ -148,6 +156,8 @@ async def test_exec_argv_shell_cwd_env_stdin_and_streaming(task):
     assert kinds == ["created", "running", "exited", "removed"]
     exited = next(e for e in events if e.kind == "exited" and e.container == container)
     assert exited.exit_code == 0 and "line" in exited.command
+    # Each command is its fresh container's main process: podman makes no exec for it.
+    assert sent and not [r for r in sent if "/exec" in r], [r for r in sent if "/exec" in r]
 
 
 async def test_exec_timeout_kills_the_tree_and_the_container_survives(task):

@@ -14,7 +14,9 @@ The lightweight demo audit (2026-12-04, load 6 on 2 cores, worlds already built)
 (169 runs as their main process, 71 kept alive for one exec: 54 T0 runs through the benchmark's
 verifier and 17 fresh execs, 15 agents' live worlds), 1,863 API requests, 255 CPU seconds: 176 in
 the containers' own processes, 34 in conmon, runc and podman's cleanup, 36 in the service, 8 in
-the CLI.
+the CLI. Since the gate opens with a signal from the host and one-off commands are main processes
+too (2026-12-04 evening, load 11-21): 1,609 requests (6.3 per container: 5 per gated run), 239 of
+the 255 containers run as the main process, 70 execs (the live worlds' own).
 """
 from __future__ import annotations
 
