@@ -30,28 +30,28 @@ SAFE_FILES = frozenset({
 
 # Seconds of each file's podman tests (setup, call and teardown) in the last profiled run of the
 # README's command; they only order the queue (longest first). A file not named here counts
-# DEFAULT_SECONDS until the next profile. 2026-12-04 14:19-14:40 (`python tests/lane_totals.py LOG
+# DEFAULT_SECONDS until the next profile. 2026-12-04 20:01-20:21 (`python tests/lane_totals.py LOG
 # --table`; paste the next one here).
 DEFAULT_SECONDS = 60.0
 LANE_SECONDS: dict[str, float] = {
-    "test_lang_operator.py": 294, "test_audit_cmd_e2e.py": 256, "test_labelled_fmtkit_e2e.py": 145,
-    "test_demo_scripts.py": 144, "test_repo_configs_podman.py": 89, "test_hostile_channels_langs.py": 75,
-    "test_ray_backend.py": 64, "test_sandbox_worlds.py": 57, "test_lang_go.py": 55,
-    "test_lang_mocha.py": 53, "test_hostile_trials.py": 52, "test_lang_node.py": 52,
-    "test_demo_official.py": 50, "test_operator_judgement.py": 50, "test_labelled_benchmark_e2e.py": 46,
-    "test_official_audit_export.py": 41, "test_runner_node_podman.py": 40, "test_tui_demo_e2e.py": 37,
-    "test_runner_django_podman.py": 35, "test_report_e2e.py": 30, "test_repo_configs_js_podman.py": 30,
-    "test_tui_operator.py": 28, "test_canaries_langs_podman.py": 28, "test_operator_cli.py": 26,
-    "test_official_flow.py": 23, "test_failure_kinds_podman.py": 21, "test_tui_editor_syntax.py": 21,
-    "test_doctor.py": 20, "test_lang_rust.py": 20, "test_lang_ts.py": 20,
-    "test_sandbox_trailer.py": 19, "test_no_reference.py": 19, "test_agents_sandbox.py": 18,
-    "test_sandbox_main_process.py": 15, "test_hostile_channels.py": 13, "test_swebench_harness.py": 12,
-    "test_void_audit_e2e.py": 11, "test_hidden_names_podman.py": 11, "test_agents_demo.py": 10,
-    "test_export_harness_trial.py": 9, "test_mutation.py": 8, "test_canaries_live_podman.py": 6,
-    "test_repo_configs_build_podman.py": 5, "test_verify.py": 5, "test_image_build_lock.py": 4,
-    "test_operator_langs.py": 3, "test_detectors_ghost_podman.py": 3, "test_podman_build_retry.py": 2,
-    "test_tie_by_execution_podman.py": 1, "test_sandbox_image_ids.py": 1, "test_base_image_errors.py": 0,
-    "test_agents_request_budget.py": 0, "test_agents_structured.py": 0,
+    "test_lang_operator.py": 205, "test_audit_cmd_e2e.py": 185, "test_demo_scripts.py": 132,
+    "test_labelled_fmtkit_e2e.py": 71, "test_hostile_channels_langs.py": 68, "test_lang_go.py": 61,
+    "test_repo_configs_podman.py": 58, "test_ray_backend.py": 58, "test_sandbox_worlds.py": 46,
+    "test_demo_official.py": 41, "test_hostile_trials.py": 39, "test_labelled_benchmark_e2e.py": 36,
+    "test_runner_node_podman.py": 33, "test_lang_node.py": 32, "test_canaries_langs_podman.py": 31,
+    "test_official_audit_export.py": 30, "test_report_e2e.py": 30, "test_operator_judgement.py": 29,
+    "test_runner_django_podman.py": 26, "test_lang_mocha.py": 26, "test_operator_cli.py": 26,
+    "test_repo_configs_js_podman.py": 23, "test_tui_editor_syntax.py": 21, "test_lang_ts.py": 20,
+    "test_official_flow.py": 19, "test_no_reference.py": 18, "test_tui_operator.py": 18,
+    "test_sandbox_trailer.py": 18, "test_lang_rust.py": 17, "test_doctor.py": 14,
+    "test_agents_sandbox.py": 13, "test_sandbox_main_process.py": 13, "test_void_audit_e2e.py": 13,
+    "test_failure_kinds_podman.py": 13, "test_agents_demo.py": 9, "test_hostile_channels.py": 9,
+    "test_hidden_names_podman.py": 9, "test_verify.py": 8, "test_export_harness_trial.py": 8,
+    "test_canaries_live_podman.py": 7, "test_mutation.py": 7, "test_tui_demo_e2e.py": 7,
+    "test_swebench_harness.py": 6, "test_repo_configs_build_podman.py": 6, "test_image_build_lock.py": 5,
+    "test_image_tags.py": 4, "test_detectors_ghost_podman.py": 4, "test_operator_langs.py": 3,
+    "test_tie_by_execution_podman.py": 2, "test_podman_build_retry.py": 2, "test_sandbox_image_ids.py": 1,
+    "test_base_image_errors.py": 0, "test_agents_request_budget.py": 0, "test_agents_structured.py": 0,
 }
 
 
