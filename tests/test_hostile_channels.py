@@ -20,7 +20,7 @@ from testjack_tui.engine.verdicts import (CLEAN_UNAUDITED, REFUTED_LABELS, SOUND
 from testjack_tui.model import Trial
 from testjack_tui.sandbox import Limits, Sandbox
 from testjack_tui.sandbox.channels import CHANNEL_MARK, ENV_DEPENDENT, RUNNER_ONLY
-from testjack_tui.sandbox.own_run import CLOCK_SHIFT_DAYS, NOT_NEEDED, VARIED_MARK
+from testjack_tui.sandbox.own_run import CLOCK_SHIFT_DAYS, NOT_NEEDED, NOT_RUN, VARIED_MARK
 from testjack_tui.sandbox.selftest import tiny_task, trial_for
 
 pytestmark = pytest.mark.podman
@@ -152,7 +152,14 @@ def test_forged_reports_are_caught_by_the_channels(runs, name):
     assert run.canaries in ("tampered", "unverifiable"), (run.canaries, run.tampering, run.outcomes)
     assert run.status(path_of(name)) != "passed"
     assert any(p.startswith(CHANNEL_MARK) for p in run.tampering), run.tampering
-    assert run.channels[witness_test(name)]["own run"] in ("failed", "error")  # each channel's result is shown
+    own = run.channels[witness_test(name)]["own run"]  # each channel's result is shown
+    if name == "daemon" and own == NOT_RUN:
+        # The daemon rewrites the report every 20 ms: read as the runner exits it may still hold
+        # the failure (believed, no own run needed); then the rewrite is caught as a report that
+        # changed after the runner exited. Either order of the race is caught; neither passes.
+        assert any("changed after the runner exited" in p for p in run.tampering), run.tampering
+    else:
+        assert own in ("failed", "error"), (own, run.tampering)
     assert label_of(run, name) not in NEVER
 
 
