@@ -42,6 +42,27 @@ Command = str | Sequence[str]
 LOCK_POLL = 0.2  # seconds between tries of a world snapshot's machine-wide build lock
 
 
+
+def _exec_plan(world: WorldRef, cmd: Command, cwd: str | None, stdin: str | bytes | None
+               ) -> tuple[list[str], list[str], str | None, str | None, dict[str, str | bytes]]:
+    """How a one-off command runs in a fresh container of `world`, as an exec or as the
+    container's main process alike: (argv it is named by, argv to run, working directory, user,
+    the stdin file to put in first)."""
+    argv = run_argv = _argv(cmd)
+    stdin_file: dict[str, str | bytes] = {}
+    if stdin is not None:
+        path = f"/tmp/tj/stdin-{secrets.token_hex(4)}"  # 0644: readable by the trial user
+        stdin_file[path] = stdin
+        run_argv = ["sh", "-c", 'exec "$@" < "$0"', path, *argv]
+    if cwd and not cwd.startswith("/"):
+        cwd = f"{world.workdir.rstrip('/')}/{cwd}"
+    # As the world's unprivileged trial user, without capabilities (as_user drops them): a
+    # command here may run trial code.
+    user = None
+    if world.user:
+        run_argv, user = as_user(run_argv, world.user, TRIAL_HOME, TRIAL_NAME), ROOT_USER
+    return argv, run_argv, cwd, user, stdin_file
+
 def _argv(cmd: Command) -> list[str]:
     return ["sh", "-c", cmd] if isinstance(cmd, str) else [str(a) for a in cmd]
 
@@ -373,19 +394,7 @@ class Sandbox(ContainerPool):
 
     async def _exec_as_main(self, world: WorldRef, cmd: Command, timeout: float | None, cwd: str | None,
                             env: dict[str, str] | None, stdin: str | bytes | None) -> ExecResult:
-        argv = run_argv = _argv(cmd)
-        stdin_file = {}
-        if stdin is not None:
-            path = f"/tmp/tj/stdin-{secrets.token_hex(4)}"  # 0644: readable by the trial user
-            stdin_file[path] = stdin
-            run_argv = ["sh", "-c", 'exec "$@" < "$0"', path, *argv]
-        if cwd and not cwd.startswith("/"):
-            cwd = f"{world.workdir.rstrip('/')}/{cwd}"
-        # As the world's unprivileged trial user, without capabilities (as_user drops them): a
-        # command here may run trial code.
-        user = world.user or None
-        if world.user:
-            run_argv, user = as_user(run_argv, world.user, TRIAL_HOME, TRIAL_NAME), ROOT_USER
+        argv, run_argv, cwd, user, stdin_file = _exec_plan(world, cmd, cwd, stdin)
 
         def make() -> Container:
             container = create_container(self._service.client(), world.image,
@@ -420,24 +429,14 @@ class Sandbox(ContainerPool):
 
     def _exec_in(self, container: Container, world: WorldRef, cmd: Command, timeout: float | None, cwd: str | None,
                  env: dict[str, str] | None, stdin: str | bytes | None, handles: list[Killable]) -> ExecResult:
-        argv = _argv(cmd)
-        run_argv = argv
-        if stdin is not None:
-            path = f"/tmp/tj/stdin-{secrets.token_hex(4)}"  # 0644: readable by the trial user
-            put_files(container, {path: stdin})
-            run_argv = ["sh", "-c", 'exec "$@" < "$0"', path, *argv]
-        if cwd and not cwd.startswith("/"):
-            cwd = f"{world.workdir.rstrip('/')}/{cwd}"
+        argv, run_argv, cwd, user, stdin_file = _exec_plan(world, cmd, cwd, stdin)
+        if stdin_file:
+            put_files(container, stdin_file)
         handle = ExecHandle(self._service.client, container.id, init_pid(container))
         handles.append(handle)
         self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="running",
                               command=" ".join(argv)))
         collector = OutputCollector(f"exec-{world.name}", self._output_sink(world.name, container.id))
-        # As the world's unprivileged trial user, without capabilities: a command here may run
-        # trial code.
-        user = None
-        if world.user:
-            run_argv, user = as_user(run_argv, world.user, TRIAL_HOME, TRIAL_NAME), ROOT_USER
         result = run_exec(handle, run_argv, cwd=cwd or world.workdir, env=env, timeout=timeout,
                           collector=collector, user=user)
         result.argv = argv
