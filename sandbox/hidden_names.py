@@ -155,6 +155,12 @@ def _names_file(test_id: str, path: str) -> bool:
     return test_id == path or test_id.startswith((path + "::", path + ": "))
 
 
+# Draws of a run name that holds a hidden name before one is kept anyway: only a name every draw
+# holds (a test named `test_`) gets that far, and holding it tells a trial nothing (the
+# canaries' names hold it too). Any other name is avoided on the first draws.
+_DRAWS = 100
+
+
 def hide(files: dict[str, str], style: NameStyle | None = None, test_ids: Iterable[str] = ()
          ) -> tuple[HiddenNames, dict[str, str]]:
     """(the renaming, files under their run paths with their tests renamed) for candidate test
@@ -171,13 +177,19 @@ def hide(files: dict[str, str], style: NameStyle | None = None, test_ids: Iterab
         if not way.test_file(p, any(_names_file(i, path) for i in ids)):
             run_files[path] = text
             continue
-        # Nothing of the author's name is kept (a prefix is as good as the name to a trial).
+        source, names = way.rename(text, rng)
+        # Nothing of the author's names is kept (a prefix is as good as the name to a trial):
+        # not the file's, nor its tests' (`test_parse_value_3fa2c1.py` would name the test
+        # `test_parse_value` it hides; drawn about once in 900 runs).
+        hidden_names, draws = [p.stem, *names], 0
         while True:
             run_path = str(p.with_name(way.file_name(p, rng, taken)))
-            if run_path not in files and run_path not in run_files:
+            if run_path in files or run_path in run_files:
+                continue
+            draws += 1
+            if draws >= _DRAWS or not any(old in PurePosixPath(run_path).name for old in hidden_names):
                 break
         hidden.paths[path] = run_path
-        source, names = way.rename(text, rng)
         run_files[run_path] = source
         if names:
             hidden.names[run_path] = names
@@ -226,10 +238,14 @@ def rename_tests(source: str, rng: random.Random) -> tuple[str, dict[str, str]]:
     def new_name(old: str, is_class: bool) -> str:
         # A run name that holds the old one (`TestMergeOrder…` for `TestMerge`) would let code
         # matching on the witness's own name find it: draw again.
-        while old not in names or old in names[old]:
+        if old in names:
+            return names[old]
+        for _ in range(_DRAWS):
             fresh = _name(rng, taken)
             names[old] = ("Test" + "".join(w.capitalize() for w in fresh[5:].split("_"))
                           if is_class else fresh)
+            if old not in names[old]:
+                break
         return names[old]
 
     def visit_functions(body: list[ast.stmt], in_class: bool) -> None:

@@ -206,3 +206,23 @@ def test_a_run_name_never_holds_the_name_it_hides():
         _, names = rename_tests(source, random.Random(seed))
         assert set(names) == {"TestMerge", "test_merge", "test_parse"}
         assert all(old not in new for old, new in names.items()), (seed, names)
+
+
+def test_a_run_file_never_holds_the_names_it_hides(monkeypatch):
+    """A file name is drawn from the same words: `test_parse_value_…` would name the test it
+    hides (seed 1060 draws it first). A test named `test_` (held by every draw) still gets a
+    name instead of drawing forever."""
+    import random
+
+    from testjack_tui.sandbox import hidden_names
+
+    source = "def test_parse_value():\n    pass\n"
+    rng = random.Random(1060)
+    hidden_names.rename_tests(source, rng)
+    assert hidden_names._name(rng, set()).startswith("test_parse_value")  # the draw this seed makes first
+    monkeypatch.setattr(hidden_names.secrets, "randbits", lambda bits: 1060)
+    hidden, run_files = hide({"tests/test_witness.py": source})
+    run_path = hidden.paths["tests/test_witness.py"]
+    assert "parse_value" not in run_path and "test_parse_value" not in run_files[run_path]
+    hidden, run_files = hide({"tests/test_x.py": "def test_():\n    pass\n"})
+    assert list(hidden.names[hidden.paths["tests/test_x.py"]]) == ["test_"]
