@@ -264,9 +264,21 @@ async def test_prestarted_containers_wait_idle_and_none_leak_on_cancel_or_error(
         running = podman_ids(ours)
         assert len(running) == 2
         # Nothing runs in the waiting container before its turn: its wrapper waits at its gate.
-        tops = [subprocess.run(["podman", "top", cid, "args"], capture_output=True, text=True,
-                               check=True).stdout for cid in running]
-        assert sorted("pytest_launch.py" in top for top in tops) == [False, True], tops
+        # Read once the working run has reached its tests: on a loaded machine a container listed
+        # a second ago may not be started yet (`podman top` refuses it) or its wrapper not yet at
+        # pytest_launch.py (a hang guard bounds the wait).
+        deadline = time.monotonic() + 120
+        while True:
+            tops = [subprocess.run(["podman", "top", cid, "args"], capture_output=True, text=True)
+                    for cid in running]
+            ready = all(top.returncode == 0 for top in tops) and \
+                any("pytest_launch.py" in top.stdout for top in tops)
+            if ready or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.3)
+        assert sorted(podman_ids(ours)) == sorted(running)  # still these two: the third run starts nothing
+        assert sorted("pytest_launch.py" in top.stdout for top in tops) == [False, True], \
+            [(top.returncode, top.stdout, top.stderr) for top in tops]
         for job in jobs:
             job.cancel()
         for job in jobs:
