@@ -170,10 +170,22 @@ def create_container(client: PodmanClient, image: str, labels: dict[str, str], l
 
 
 def init_pid(container: Container) -> int | None:
+    return pid_in(container.attrs)
+
+
+def pid_in(info: dict[str, Any]) -> int | None:
+    """Host pid of the container's init in an inspect of it (None: not running, not visible)."""
     try:
-        return int(container.attrs.get("State", {}).get("Pid") or 0) or None
+        return int((info.get("State") or {}).get("Pid") or 0) or None
     except (TypeError, ValueError):
         return None
+
+
+def upper_dir_in(info: dict[str, Any]) -> str | None:
+    """Host path of the writable overlay layer in an inspect of the container, when this host
+    can see it."""
+    path = ((info.get("GraphDriver") or {}).get("Data") or {}).get("UpperDir")
+    return path if path and os.path.isdir(path) else None
 
 
 def remove_container(client: PodmanClient, container_id: str) -> None:
@@ -282,11 +294,9 @@ def get_dir(container: Container, path: str, max_bytes: int = 64 * 1024 * 1024) 
 def upper_dir(client: PodmanClient, container_id: str) -> str | None:
     """Host path of the container's writable overlay layer, when this host can see it."""
     try:
-        info = client.api.get(f"/containers/{container_id}/json").json()
-        path = (info.get("GraphDriver") or {}).get("Data", {}).get("UpperDir")
+        return upper_dir_in(client.api.get(f"/containers/{container_id}/json").json())
     except Exception:
         return None
-    return path if path and os.path.isdir(path) else None
 
 
 def disk_used(path: str, stop_above: int) -> int:

@@ -42,7 +42,6 @@ Command = str | Sequence[str]
 LOCK_POLL = 0.2  # seconds between tries of a world snapshot's machine-wide build lock
 
 
-
 def _exec_plan(world: WorldRef, cmd: Command, cwd: str | None, stdin: str | bytes | None
                ) -> tuple[list[str], list[str], str | None, str | None, dict[str, str | bytes]]:
     """How a one-off command runs in a fresh container of `world`, as an exec or as the
@@ -62,6 +61,7 @@ def _exec_plan(world: WorldRef, cmd: Command, cwd: str | None, stdin: str | byte
     if world.user:
         run_argv, user = as_user(run_argv, world.user, TRIAL_HOME, TRIAL_NAME), ROOT_USER
     return argv, run_argv, cwd, user, stdin_file
+
 
 def _argv(cmd: Command) -> list[str]:
     return ["sh", "-c", cmd] if isinstance(cmd, str) else [str(a) for a in cmd]
@@ -430,8 +430,7 @@ class Sandbox(ContainerPool):
     def _exec_in(self, container: Container, world: WorldRef, cmd: Command, timeout: float | None, cwd: str | None,
                  env: dict[str, str] | None, stdin: str | bytes | None, handles: list[Killable]) -> ExecResult:
         argv, run_argv, cwd, user, stdin_file = _exec_plan(world, cmd, cwd, stdin)
-        if stdin_file:
-            put_files(container, stdin_file)
+        put_files(container, stdin_file)
         handle = ExecHandle(self._service.client, container.id, init_pid(container))
         handles.append(handle)
         self._emit(WorldEvent(world=world.name, container=container.id[:12], kind="running",

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from podman import PodmanClient
 
 from .api import ExecResult
+from .containers import pid_in, upper_dir_in
 from .execs import follow, read_frame, result_of
 from .output import Collector
 
@@ -116,9 +117,7 @@ def _inspect(handle: ContainerHandle, client: PodmanClient) -> None:
         if not resp.ok:
             return
         info = resp.json()
-        handle.init_pid = int((info.get("State") or {}).get("Pid") or 0) or None
-        upper = ((info.get("GraphDriver") or {}).get("Data") or {}).get("UpperDir")
-        handle.upper_dir = upper if upper and os.path.isdir(upper) else None
+        handle.init_pid, handle.upper_dir = pid_in(info), upper_dir_in(info)
     except Exception:
         pass
 

@@ -114,6 +114,22 @@ def podman_calls(tmp_path, monkeypatch):
     return calls
 
 
+@pytest.fixture
+def podman_requests(monkeypatch) -> list[str]:
+    """Every request this process sends to the podman service from here on ("METHOD path", no
+    query), each passed on unchanged: what a run costs podman, in requests."""
+    import requests
+
+    seen: list[str] = []
+    send = requests.Session.send
+
+    def counted(self, request, **kwargs):
+        seen.append(f"{request.method} {request.url.split('?', 1)[0]}")
+        return send(self, request, **kwargs)
+    monkeypatch.setattr(requests.Session, "send", counted)
+    return seen
+
+
 # --- The shared demo audits -------------------------------------------------------------------
 # A whole demo audit costs minutes; the demo is audited whole once per test session, in one
 # TESTJACK_HOME, through the CLI as a user runs it. First the default lightweight loop (seed 0):

@@ -42,25 +42,11 @@ def no_exec(monkeypatch):
     monkeypatch.setattr(core, "run_exec", refuse)
 
 
-def count_requests(monkeypatch) -> list[str]:
-    """Every request to the podman service from here on ("METHOD path"), passed on unchanged."""
-    import requests
-
-    seen: list[str] = []
-    send = requests.Session.send
-
-    def counted(self, request, **kwargs):
-        seen.append(f"{request.method} {request.url.split('?', 1)[0]}")
-        return send(self, request, **kwargs)
-    monkeypatch.setattr(requests.Session, "send", counted)
-    return seen
-
-
-async def test_a_witness_run_on_a_trial_needs_no_exec_and_leaves_the_tests_nothing_of_ours(task, monkeypatch):
+async def test_a_witness_run_on_a_trial_needs_no_exec_and_leaves_the_tests_nothing_of_ours(
+        task, monkeypatch, podman_requests):
     import testjack_tui.sandbox.main_process as main_process
 
     no_exec(monkeypatch)
-    requests_seen = count_requests(monkeypatch)
     waits = []
     real_wait = main_process._exit_code
     monkeypatch.setattr(main_process, "_exit_code", lambda *a: (waits.append(1), real_wait(*a))[1])
@@ -70,7 +56,7 @@ async def test_a_witness_run_on_a_trial_needs_no_exec_and_leaves_the_tests_nothi
         world = await sb.prepare(task, "model", trial)
         assert world.user  # trial code runs as the trial user: the case this path is for
         events.clear()  # the run's container only, whether or not the world was cached
-        before = len(requests_seen)
+        before = len(podman_requests)
         run = await sb.run_tests(world, [*F2P, *SIGNALS], files=SIGNALS, isolate_harness=True)
     assert run.canaries == "ok", run.tampering
     assert all(run.status(i) == "passed" for i in F2P), run.exec.output[-1500:]
@@ -87,7 +73,7 @@ async def test_a_witness_run_on_a_trial_needs_no_exec_and_leaves_the_tests_nothi
     # Five requests to podman for the run: create, attach, start, one inspect while it waits at
     # its gate (the gate opens with a signal from this host, not the API's kill), the removal.
     (cid,) = ours
-    run_requests = [r for r in requests_seen[before:] if r.endswith("/containers/create") or f"/{cid}" in r]
+    run_requests = [r for r in podman_requests[before:] if r.endswith("/containers/create") or f"/{cid}" in r]
     assert sorted(r.split(" ")[0] + " " + r.rsplit("/", 1)[-1] for r in run_requests
                   if not r.startswith("DELETE")) == ["GET json", "POST attach", "POST create", "POST start"], run_requests
     assert len(run_requests) == 5 and run_requests[-1].startswith("DELETE"), run_requests

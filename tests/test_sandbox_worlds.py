@@ -115,15 +115,9 @@ async def test_file_ids_candidates_and_batched_witnesses_in_one_process(task):
     assert on_ref.exec.stdout_head.count("TJ_FILES") == 1
 
 
-async def test_exec_argv_shell_cwd_env_stdin_and_streaming(task, monkeypatch):
-    import requests
-
+async def test_exec_argv_shell_cwd_env_stdin_and_streaming(task, podman_requests):
+    sent = podman_requests
     events = []
-    sent: list[str] = []
-    send = requests.Session.send
-    # Every request passed on unchanged, its method and path noted.
-    monkeypatch.setattr(requests.Session, "send",
-                        lambda self, req, **kw: (sent.append(f"{req.method} {req.url}"), send(self, req, **kw))[1])
     async with Sandbox(listener=events.append, session="t-exec") as sb:
         ref = await sb.prepare(task, "reference")
         sent.clear()
