@@ -35,6 +35,9 @@ ClientFactory = Callable[[], PodmanClient]
 
 KEEPALIVE = ["sleep", "infinity"]
 
+# Tries of one copy into a container (put_files): podman sometimes fails one for its own reasons.
+PUT_ATTEMPTS = 3
+
 
 # What test suites need of root's powers: own/chmod their files, switch users, signal their
 # children. Everything else (ptrace, mknod, raw sockets, chroot, setfcap, audit, ...) is dropped.
@@ -236,9 +239,30 @@ def put_files(container: Container, files: Mapping[str, str | bytes], base: str 
             rel[path.lstrip("/")] = content
         else:
             rel[f"{base.rstrip('/')}/{path}".lstrip("/")] = content
-    if not container.put_archive("/", tar_files(rel, mode, owner, dirs)):
-        raise SandboxError(f"could not copy {', '.join(sorted(files))} into container "
-                           f"{container.id[:12]}")
+    data = tar_files(rel, mode, owner, dirs)
+    api = container.client
+    assert api is not None, "a container model always has its client"
+    why = ""
+    for attempt in range(PUT_ATTEMPTS):
+        response = api.put(f"/containers/{container.id}/archive", params={"path": "/"}, data=data)
+        if response.ok:
+            return
+        why = _podman_reason(response)
+        # podman 4.3 now and then loses the pipe to its own extracting child ("passing bulk
+        # input to subprocess: write |1: broken pipe", about 1 copy in 50 with four at once);
+        # the same tar again goes in. A 4xx (no such container, bad path) will not change.
+        if response.status_code < 500:
+            break
+        time.sleep(0.1 * (attempt + 1))
+    raise SandboxError(f"could not copy {', '.join(sorted(files))} into container "
+                       f"{container.id[:12]}: {why}")
+
+
+def _podman_reason(response: Any) -> str:
+    try:
+        return str(response.json().get("message") or response.status_code)
+    except ValueError:
+        return f"{response.status_code} {response.text[:200]}".strip()
 
 
 def get_file(container: Container, path: str, max_bytes: int = 64 * 1024 * 1024) -> bytes:

@@ -8,6 +8,7 @@ not there is no error: the test run still checks."""
 from __future__ import annotations
 
 from .api import WorldRef
+from .errors import SandboxError
 
 # The file comes on stdin; argv: kind, file name. Prints `TJ_SYNTAX line N: message (tool)` and
 # exits 3 on a syntax error; exits 0 otherwise.
@@ -97,7 +98,8 @@ TOOLS = {"go": "gofmt -e", "rust": "rustc's parser", "js": "esbuild, typescript 
 
 async def syntax_error(sandbox: object, world: WorldRef, kind: str, name: str, source: str) -> str | None:
     """`line N: message (tool)` when the toolchain in `world` finds a syntax error in `source`
-    (a test file named `name` of kind go/rust/js), else None."""
+    (a test file named `name` of kind go/rust/js), else None. A check that did not finish
+    (podman could not start it, it timed out) raises SandboxError: "not checked" is not "parses"."""
     if kind not in TOOLS:
         return None
     script = SCRIPT.replace("JS_CHECK", repr(JS_CHECK), 1)
@@ -106,4 +108,8 @@ async def syntax_error(sandbox: object, world: WorldRef, kind: str, name: str, s
     for line in (result.output or "").splitlines():
         if line.startswith("TJ_SYNTAX ") and result.exit_code == 3:
             return line[len("TJ_SYNTAX "):].strip()
+    if result.exit_code != 0 or result.timed_out:
+        said = (result.output or "").strip().splitlines()
+        raise SandboxError(f"the {TOOLS[kind]} check in {world.name} did not finish (exit {result.exit_code}"
+                           f"{', timed out' if result.timed_out else ''})" + (f": {said[-1][:200]}" if said else ""))
     return None

@@ -115,6 +115,33 @@ def podman_calls(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def refuse_copies(monkeypatch):
+    """refuse_copies(times): the service answers the first `times` copies into a container
+    (PUT .../archive) from then on as podman 4.3 sometimes does on its own, with a 500 and its
+    broken pipe; every other request goes to the real service. Returns the copies asked for."""
+    import requests
+
+    send = requests.Session.send
+
+    def refuse(times: int) -> list[str]:
+        asked: list[str] = []
+
+        def flaky(self, request, **kwargs):
+            if request.method == "PUT" and request.url.split("?", 1)[0].endswith("/archive"):
+                asked.append(request.url)
+                if len(asked) <= times:
+                    refused = requests.Response()
+                    refused.status_code, refused.request, refused.url = 500, request, request.url
+                    refused._content = (b'{"cause":"broken pipe","message":"passing bulk input to subprocess: '
+                                        b'write |1: broken pipe","response":500}')
+                    return refused
+            return send(self, request, **kwargs)
+        monkeypatch.setattr(requests.Session, "send", flaky)
+        return asked
+    return refuse
+
+
+@pytest.fixture
 def podman_requests(monkeypatch) -> list[str]:
     """Every request this process sends to the podman service from here on ("METHOD path", no
     query), each passed on unchanged: what a run costs podman, in requests."""

@@ -215,3 +215,33 @@ def test_a_candidate_with_a_syntax_error_is_refused_up_front_by_its_toolchain(la
     assert error.startswith(f"error: {mine}: --candidate: line {line}: ") and f"({tool})" in error, proc.stderr
     assert error.endswith(f"checked in task {task_id}'s world"), error
     assert "Traceback" not in proc.stderr and not (tmp_path / "audit" / "summary.json").exists()
+
+
+@pytest.mark.parametrize("language", list(BROKEN))
+def test_a_syntax_check_podman_cannot_make_is_said_and_never_passed_off_as_parsing(language, refuse_copies,
+                                                                                  tmp_path, capsys):
+    """When no check could be made (here: podman drops every copy of the file into the check's
+    container), the candidate is not taken to parse: one warning line says why, and the audit
+    goes on to its runs. The broken file is caught as soon as a copy goes in again."""
+    from types import SimpleNamespace
+
+    from testjack_tui.benchmarks import load_benchmark
+    from testjack_tui.commands.operator_input import check_syntax, read_candidates
+    from testjack_tui.errors import InputError
+
+    fixture, task_id, *_ = CASES[language]
+    name, source, line, tool = BROKEN[language]
+    mine = tmp_path / name
+    mine.write_text(source)
+    bench = load_benchmark(FIXTURES / fixture)
+    cfg = SimpleNamespace(tasks=[task_id])
+    candidates = read_candidates([mine], None, None, bench.tasks[task_id].tests.framework)
+    asked = refuse_copies(99)
+    check_syntax(bench, cfg, candidates)  # no InputError: the check did not happen
+    [warning] = capsys.readouterr().err.splitlines()
+    assert warning.startswith("warning: the candidates' syntax was not checked before the audit (") \
+        and "broken pipe" in warning, warning
+    assert len(asked) == 3  # three copies tried, no more
+    refuse_copies(1)  # podman drops one copy: the next goes in and the toolchain is heard
+    with pytest.raises(InputError, match=rf"line {line}: .*\({tool}\), checked in task {task_id}'s world"):
+        check_syntax(bench, cfg, candidates)

@@ -133,3 +133,24 @@ async def test_read_only_worlds_keep_the_exec_path(task, monkeypatch):
         run = await sb.run_tests(world, list(F2P))
     assert execs == [1]
     assert run.canaries == "ok" and all(run.status(i) == "passed" for i in F2P), run.exec.output[-1500:]
+
+
+async def test_a_copy_podman_drops_once_is_made_again_and_one_it_always_drops_is_named(task, refuse_copies):
+    from testjack_tui.errors import SandboxError
+
+    events = []
+    async with Sandbox(listener=events.append, session="t-copy") as sb:
+        world = await sb.prepare(task, "null")
+        events.clear()
+        asked = refuse_copies(1)
+        result = await sb.exec(world, ["cat"], stdin="the candidate's source\n")
+        assert (result.exit_code, result.output) == (0, "the candidate's source\n")
+        assert len(asked) == 2  # the dropped copy and the one that went in
+
+        asked = refuse_copies(99)
+        with pytest.raises(SandboxError, match=r"could not copy .* into container \w+: passing bulk input "
+                                               r"to subprocess: write \|1: broken pipe$"):
+            await sb.exec(world, ["cat"], stdin="x")
+        assert len(asked) == 3  # bounded: three tries, then podman's own word
+    made = [e.container for e in events if e.kind == "created"]
+    assert len(made) == 2 and made == [e.container for e in events if e.kind == "removed"]

@@ -295,3 +295,39 @@ def test_cli_calls_go_through_a_configured_socket_unless_one_of_ours_serves_the_
         assert not started_by_us(url)
     finally:
         shutil.rmtree(ours, ignore_errors=True)
+
+
+def test_a_syntax_check_that_did_not_finish_is_not_a_file_that_parses():
+    """syntax_error reads the check's exit: 3 and its line is the toolchain's error, 0 parses;
+    anything else (podman could not start it: 127 and its word; a timeout) is "not checked"."""
+    import asyncio
+
+    import pytest
+
+    from testjack_tui.errors import SandboxError
+    from testjack_tui.sandbox.api import WorldRef
+    from testjack_tui.sandbox.syntax_check import syntax_error
+
+    class Answers:
+        def __init__(self, result: ExecResult) -> None:
+            self.result = result
+
+        async def exec(self, world, argv, timeout, stdin):
+            return self.result
+
+    world = WorldRef(task_id="t", kind="null", trial_id=None, image="img", workdir="/repo")
+
+    def check(result: ExecResult, kind: str = "go") -> str | None:
+        return asyncio.run(syntax_error(Answers(result), world, kind, "x_test.go", "package x\n"))
+
+    assert check(_exec(3, out="TJ_SYNTAX line 6: missing ',' (gofmt -e)\n")) == "line 6: missing ',' (gofmt -e)"
+    for kind in ("go", "rust", "js"):
+        assert check(_exec(0, out=""), kind) is None
+        with pytest.raises(SandboxError, match=r"check in t/null did not finish \(exit 127\): Error: OCI runtime"):
+            check(_exec(127, out="Error: OCI runtime error: crun: no such file\n"), kind)
+        with pytest.raises(SandboxError, match=r"did not finish \(exit None, timed out\)"):
+            check(_exec(None, timed_out=True), kind)
+    # A TJ_SYNTAX line from a check that did not exit 3 is not the toolchain's verdict.
+    with pytest.raises(SandboxError):
+        check(_exec(1, out="TJ_SYNTAX line 1: forged\n"))
+    assert check(_exec(5), "python") is None  # no toolchain check for this kind: nothing ran

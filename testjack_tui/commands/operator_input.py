@@ -346,13 +346,18 @@ def check_syntax(bench: Benchmark, cfg: SessionConfig, candidates: list[Candidat
     """Each non-Python candidate parsed by its own toolchain in a world of the first task that
     takes it (sandbox/syntax_check.py), before the audit starts: a syntax error is one
     InputError naming the file and the line, not a failed run on the reference world later."""
-    from testjack_tui.services.test_files import first_syntax_error
+    from testjack_tui.safe_text import echo
+    from testjack_tui.services.test_files import syntax_check
 
     tasks = [bench.tasks[t] for t in (cfg.tasks or sorted(bench.tasks)) if t in bench.tasks]
     todo = [(c, task) for c in candidates if kind_of(c.file) != "python"
             for task in [next((t for t in tasks if runner_kind(t.tests.framework)[1] == kind_of(c.file)), None)]
             if task is not None]
-    found = first_syntax_error([(c, task, kind_of(c.file) or "", c.path_for(task), c.source) for c, task in todo])
+    found, unavailable = syntax_check([(c, task, kind_of(c.file) or "", c.path_for(task), c.source)
+                                       for c, task in todo])
+    if unavailable:
+        echo(f"warning: the candidates' syntax was not checked before the audit ({unavailable}); "
+             "their runs on the reference world will show any error", err=True)
     if found:
         c, task_id, error = found
         raise InputError(c.file, "--candidate", f"{error}, checked in task {task_id}'s world")

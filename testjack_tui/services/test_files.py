@@ -20,15 +20,12 @@ def check_test_path(path: Any) -> str | None:
     return check(path)
 
 
-def first_syntax_error(todo: list[tuple[Any, Any, str, str, str]]) -> tuple[Any, str, str] | None:
-    """(item, task id, error) of the first candidate its toolchain cannot parse, each checked in
-    a null world of its task (sandbox/syntax_check.py); todo holds (item, task, kind, repo path,
-    source). None when all parse, or when no world could start (the audit's runs then say why)."""
-    return syntax_check(todo)[0]
-
-
 def syntax_check(todo: list[tuple[Any, Any, str, str, str]]) -> tuple[tuple[Any, str, str] | None, str]:
-    """(first_syntax_error's answer, why no world could start: "" when the check ran)."""
+    """((item, task id, error) of the first candidate its toolchain cannot parse, or None; why
+    the check could not be made, "" when it was). Each is checked in a null world of its task
+    (sandbox/syntax_check.py); todo holds (item, task, kind, repo path, source). When no world
+    started or a check did not finish, the files not yet checked are not known to parse: the
+    front end says so, and the audit's runs will say why."""
     if not todo:
         return None, ""
     import asyncio

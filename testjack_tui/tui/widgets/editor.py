@@ -245,7 +245,7 @@ class OperatorEditor(Vertical):
         if number != self._latest:
             return  # a later check replaced this one
         if unavailable and not then_share:  # not parsed: said so, and sharing stays the operator's call
-            self.set_status(f" — no world of the task started to parse it ({unavailable}); the engine's "
+            self.set_status(f" — its toolchain could not check it here ({unavailable}); the engine's "
                             "runs will say", lead="not checked", lead_style="bold yellow")
             return
         if found:
