@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from podman import PodmanClient
 from podman.domain.containers import Container
-from podman.errors import NotFound
+from podman.errors import APIError, NotFound
 
 from .errors import SandboxError
 
@@ -244,25 +244,20 @@ def put_files(container: Container, files: Mapping[str, str | bytes], base: str 
     assert api is not None, "a container model always has its client"
     why = ""
     for attempt in range(PUT_ATTEMPTS):
-        response = api.put(f"/containers/{container.id}/archive", params={"path": "/"}, data=data)
-        if response.ok:
+        if attempt:
+            time.sleep(0.1 * attempt)
+        try:
+            api.put(f"/containers/{container.id}/archive", params={"path": "/"}, data=data).raise_for_status()
             return
-        why = _podman_reason(response)
-        # podman 4.3 now and then loses the pipe to its own extracting child ("passing bulk
-        # input to subprocess: write |1: broken pipe", about 1 copy in 50 with four at once);
-        # the same tar again goes in. A 4xx (no such container, bad path) will not change.
-        if response.status_code < 500:
-            break
-        time.sleep(0.1 * (attempt + 1))
+        except APIError as error:
+            why = error.explanation or str(error)
+            # podman 4.3 now and then loses the pipe to its own extracting child ("passing bulk
+            # input to subprocess: write |1: broken pipe", about 1 copy in 50 with four at once);
+            # the same tar again goes in. A 4xx (no such container, bad path) will not change.
+            if not error.is_server_error():
+                break
     raise SandboxError(f"could not copy {', '.join(sorted(files))} into container "
                        f"{container.id[:12]}: {why}")
-
-
-def _podman_reason(response: Any) -> str:
-    try:
-        return str(response.json().get("message") or response.status_code)
-    except ValueError:
-        return f"{response.status_code} {response.text[:200]}".strip()
 
 
 def get_file(container: Container, path: str, max_bytes: int = 64 * 1024 * 1024) -> bytes:

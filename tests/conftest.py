@@ -114,6 +114,21 @@ def podman_calls(tmp_path, monkeypatch):
     return calls
 
 
+def _on_requests(monkeypatch, answer) -> None:
+    """Every request this process sends to the podman service from here on goes through
+    `answer(request)` first: the response it gives, or (None) the real service's. A later call
+    replaces an earlier one's answer."""
+    import requests
+
+    send = getattr(requests.Session.send, "real", requests.Session.send)
+
+    def through(self, request, **kwargs):
+        answered = answer(request)  # a Response is falsy when it is an error: compare with None
+        return send(self, request, **kwargs) if answered is None else answered
+    through.real = send  # type: ignore[attr-defined]
+    monkeypatch.setattr(requests.Session, "send", through)
+
+
 @pytest.fixture
 def refuse_copies(monkeypatch):
     """refuse_copies(times): the service answers the first `times` copies into a container
@@ -121,22 +136,21 @@ def refuse_copies(monkeypatch):
     broken pipe; every other request goes to the real service. Returns the copies asked for."""
     import requests
 
-    send = requests.Session.send
-
     def refuse(times: int) -> list[str]:
         asked: list[str] = []
 
-        def flaky(self, request, **kwargs):
-            if request.method == "PUT" and request.url.split("?", 1)[0].endswith("/archive"):
-                asked.append(request.url)
-                if len(asked) <= times:
-                    refused = requests.Response()
-                    refused.status_code, refused.request, refused.url = 500, request, request.url
-                    refused._content = (b'{"cause":"broken pipe","message":"passing bulk input to subprocess: '
-                                        b'write |1: broken pipe","response":500}')
-                    return refused
-            return send(self, request, **kwargs)
-        monkeypatch.setattr(requests.Session, "send", flaky)
+        def flaky(request):
+            if request.method != "PUT" or not request.url.split("?", 1)[0].endswith("/archive"):
+                return None
+            asked.append(request.url)
+            if len(asked) > times:
+                return None
+            refused = requests.Response()
+            refused.status_code, refused.request, refused.url = 500, request, request.url
+            refused._content = (b'{"cause":"broken pipe","message":"passing bulk input to subprocess: '
+                                b'write |1: broken pipe","response":500}')
+            return refused
+        _on_requests(monkeypatch, flaky)
         return asked
     return refuse
 
@@ -145,15 +159,8 @@ def refuse_copies(monkeypatch):
 def podman_requests(monkeypatch) -> list[str]:
     """Every request this process sends to the podman service from here on ("METHOD path", no
     query), each passed on unchanged: what a run costs podman, in requests."""
-    import requests
-
     seen: list[str] = []
-    send = requests.Session.send
-
-    def counted(self, request, **kwargs):
-        seen.append(f"{request.method} {request.url.split('?', 1)[0]}")
-        return send(self, request, **kwargs)
-    monkeypatch.setattr(requests.Session, "send", counted)
+    _on_requests(monkeypatch, lambda request: seen.append(f"{request.method} {request.url.split('?', 1)[0]}"))
     return seen
 
 
